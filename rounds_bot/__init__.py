@@ -1,0 +1,3 @@
+"""rounds: a diagnostic bot that makes rounds on running software."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Fingerprinting and three-tier deduplication: one engine for the round and `rounds group`."""

@@ -1,0 +1,50 @@
+"""The source interface shared by every telemetry backend."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from pydantic import Field
+
+from rounds_bot.models import ErrorEvent, Frozen
+
+
+class Window(Frozen):
+    """The time range one round reads: [start, end)."""
+
+    start: datetime
+    end: datetime
+
+
+class SkippedRecord(Frozen):
+    """A record the source could not use, and why; reported, never silently dropped."""
+
+    where: str = Field(description="file:line, URL or record id")
+    reason: str
+
+
+class GroupCount(Frozen):
+    """Counts for a backend group already mapped to a signature: no detail request needed."""
+
+    source_group_id: str
+    service: str
+    count: int
+    first_seen: datetime
+    last_seen: datetime
+
+
+class PollResult(Frozen):
+    events: list[ErrorEvent] = Field(default_factory=list)
+    known_group_counts: list[GroupCount] = Field(default_factory=list)
+    skipped: list[SkippedRecord] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="things the round report must say")
+    requests: int = Field(default=0, description="HTTP requests made, for the report and benchmarks")
+
+
+class Source(Protocol):
+    """A telemetry backend. `name` is stable: the round keeps one cursor per name."""
+
+    name: str
+
+    def poll(self, window: Window, known_group_ids: frozenset[str]) -> PollResult: ...
