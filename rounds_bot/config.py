@@ -1,0 +1,232 @@
+"""The one settings object of rounds.
+
+Every field is read from the environment (and an optional `.env` file named on the command line) and documented
+in the README's settings table; `tests/test_config.py` checks that the table and this class agree. Names that
+users of the original design know keep their names; every new one is prefixed `ROUNDS_`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from rounds_bot.errors import ConfigError
+
+CommaList = Annotated[list[str], NoDecode]
+
+
+def _env(name: str) -> Any:
+    """Bind a field to exactly one environment variable name."""
+    return AliasChoices(name)
+
+
+class Settings(BaseSettings):
+    """All settings. Construct with `load_settings()` so errors come out as one ConfigError."""
+
+    model_config = SettingsConfigDict(
+        extra="ignore", populate_by_name=False, case_sensitive=True, frozen=True
+    )
+
+    # --- where errors come from -------------------------------------------------------------
+    source: str | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_SOURCE"),
+        description="Telemetry source: `signoz` or `otlp-file:PATH`. Default: `signoz` when "
+        "SIGNOZ_API_URL is set; otherwise it must be given (or use `rounds run --demo`).",
+    )
+    signoz_api_url: str | None = Field(
+        default=None,
+        validation_alias=_env("SIGNOZ_API_URL"),
+        description="Base URL of the SigNoz instance, with its port (8080 since v0.76, 3301 before).",
+    )
+    signoz_api_key: str | None = Field(
+        default=None,
+        validation_alias=_env("SIGNOZ_API_KEY"),
+        description="SigNoz API key, sent as the `SIGNOZ-API-KEY` header.",
+    )
+    poll_interval_seconds: int = Field(
+        default=900,
+        ge=60,
+        le=86_400,
+        validation_alias=_env("POLL_INTERVAL_SECONDS"),
+        description="How often rounds are scheduled; used to size the spike baseline window.",
+    )
+    error_lookback_minutes: int = Field(
+        default=60,
+        ge=1,
+        le=10_080,
+        validation_alias=_env("ERROR_LOOKBACK_MINUTES"),
+        description="How far back the first round reads (later rounds read from the cursor).",
+    )
+    cursor_overlap_seconds: int = Field(
+        default=120,
+        ge=0,
+        le=3_600,
+        validation_alias=_env("ROUNDS_CURSOR_OVERLAP_SECONDS"),
+        description="Each round re-reads this much before the cursor to catch late-arriving data; "
+        "occurrences already counted are not counted twice.",
+    )
+
+    # --- the signature database and the output ----------------------------------------------
+    signatures_db_path: Path = Field(
+        default=Path("rounds.db"),
+        validation_alias=_env("SIGNATURES_DB_PATH"),
+        description="SQLite signature database.",
+    )
+    output_dir: Path = Field(
+        default=Path("rounds-out"),
+        validation_alias=_env("ROUNDS_OUTPUT_DIR"),
+        description="Folder for the dry-run tracker's Markdown issue drafts.",
+    )
+    tracker: Literal["dry-run", "github"] = Field(
+        default="dry-run",
+        validation_alias=_env("ROUNDS_TRACKER"),
+        description="Where issues go: `dry-run` (Markdown drafts in ROUNDS_OUTPUT_DIR) or `github`.",
+    )
+    max_new_issues_per_round: int = Field(
+        default=10,
+        ge=0,
+        le=1_000,
+        validation_alias=_env("ROUNDS_MAX_NEW_ISSUES_PER_ROUND"),
+        description="Cap on issues filed in one round; the rest are listed and filed next round.",
+    )
+
+    # --- GitHub -------------------------------------------------------------------------------
+    github_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=_env("GITHUB_TOKEN"),
+        description="Token for the GitHub tracker (needs `issues: write`; `actions: read` for state).",
+    )
+    github_repository: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
+        validation_alias=_env("GITHUB_REPOSITORY"),
+        description="`owner/name` of the repository issues are filed in (set by GitHub Actions).",
+    )
+    github_api_url: str = Field(
+        default="https://api.github.com",
+        validation_alias=_env("ROUNDS_GITHUB_API_URL"),
+        description="GitHub REST API base URL; change it for GitHub Enterprise Server "
+        "(`https://HOST/api/v3`).",
+    )
+
+    # --- grouping ---------------------------------------------------------------------------
+    in_app_include: CommaList = Field(
+        default_factory=list,
+        validation_alias=_env("ROUNDS_IN_APP_INCLUDE"),
+        description="Comma-separated path or module prefixes that are always your code (in-app).",
+    )
+    in_app_exclude: CommaList = Field(
+        default_factory=list,
+        validation_alias=_env("ROUNDS_IN_APP_EXCLUDE"),
+        description="Comma-separated path or module prefixes that are never your code.",
+    )
+    error_code_attributes: CommaList | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_ERROR_CODE_ATTRIBUTES"),
+        description="Comma-separated attribute keys holding a standardised error code, in priority "
+        "order. Default: the grouping engine's list (`error.code` and the like).",
+    )
+    error_code_pattern: str | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_ERROR_CODE_PATTERN"),
+        description="Regular expression with one group that extracts an error code from a message. "
+        "Default: the grouping engine's pattern.",
+    )
+    merge_threshold: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        validation_alias=_env("ROUNDS_MERGE_THRESHOLD"),
+        description="TF-IDF cosine similarity at or above which an error joins a known signature.",
+    )
+    related_threshold: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        validation_alias=_env("ROUNDS_RELATED_THRESHOLD"),
+        description="Similarity at or above which a new signature is linked as possibly related.",
+    )
+
+    # --- diagnosis ----------------------------------------------------------------------------
+    claude_model: str = Field(
+        default="sonnet",
+        validation_alias=_env("CLAUDE_MODEL"),
+        description="Model given to the Claude Code CLI (`--model`).",
+    )
+    claude_max_budget_usd: float = Field(
+        default=0.50,
+        gt=0,
+        le=100,
+        validation_alias=_env("CLAUDE_MAX_BUDGET_USD"),
+        description="Cap in USD for one diagnosis (`--max-budget-usd`).",
+    )
+
+    @field_validator("in_app_include", "in_app_exclude", "error_code_attributes", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("error_code_pattern")
+    @classmethod
+    def _pattern_compiles(cls, value: str | None) -> str | None:
+        import re
+
+        if value is None:
+            return value
+        try:
+            compiled = re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from exc
+        if compiled.groups < 1:
+            raise ValueError("the pattern needs one capturing group around the code")
+        return value
+
+    @field_validator("signoz_api_url")
+    @classmethod
+    def _url_has_scheme(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://, e.g. http://localhost:8080")
+        return value.rstrip("/") if value else value
+
+    def effective_source(self) -> str | None:
+        """The source spec a round will read, or None when nothing is configured."""
+        if self.source:
+            return self.source
+        return "signoz" if self.signoz_api_url else None
+
+
+def env_name(field_name: str) -> str:
+    """The environment variable that sets a field."""
+    alias = Settings.model_fields[field_name].validation_alias
+    assert isinstance(alias, AliasChoices)
+    return str(alias.choices[0])
+
+
+def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
+    """Read settings; report every invalid value at once, each with its variable name."""
+    try:
+        if env_file is not None and not env_file.is_file():
+            raise ConfigError(f"settings file {env_file} does not exist", hint="create it or omit --env-file")
+        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    by_alias = {env_name(name): name for name in Settings.model_fields}
+    problems = []
+    for error in exc.errors():
+        where = str(error["loc"][0]) if error["loc"] else "settings"
+        variable = where if where in by_alias else env_name(where) if where in Settings.model_fields else where
+        value = error.get("input")
+        shown = f"{value!r}" if isinstance(value, str | int | float) else "the value"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        problems.append(f"{variable}={shown}: {message}")
+    count = len(problems)
+    return f"{count} invalid setting{'s' if count > 1 else ''}: " + "; ".join(problems)

@@ -1,0 +1,471 @@
+"""One round, start to end.
+
+    window  = plan_window(...)            where to read from
+    polled  = source.poll(window, ...)    errors since the cursor
+    tallies = group_occurrences(...)      fingerprint + dedup, count what is new
+    plans   = plan_issues(...)            new / updated / regressed / deferred
+    refs    = file_issues(...)            one issue per signature, never a twin
+    commit(...)                           everything learned, in ONE transaction
+    report                                 what happened, for humans
+
+Nothing is written to the database before the last step, so a round that fails anywhere leaves the database as
+it was and the next round reads the same window again. Issues filed before a failure are found again by their
+hidden marker, so the retry updates them instead of filing twins.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from rounds_bot.config import Settings
+from rounds_bot.errors import RoundsError
+from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
+from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.report import RoundReport, SignatureLine
+from rounds_bot.sources.base import PollResult, Source, Window
+from rounds_bot.store import Store, bucket_of, iso, parse_iso
+from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker
+from rounds_bot.tracker.marker import MarkerState
+from rounds_bot.tracker.render import IssueView, issue_title, render_body
+
+# Data younger than this may still be arriving at the backend (SigNoz clamps queries the same way).
+INGEST_DELAY = timedelta(seconds=30)
+# The start of time, for sources that are read whole the first time (files).
+BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
+SAMPLES_PER_SIGNATURE = 5
+BOT_LABEL = "rounds"
+
+
+@dataclass
+class Tally:
+    """What one round saw of one signature."""
+
+    assignment: Assignment
+    count: int = 0
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    buckets: dict[str, int] = field(default_factory=dict)
+    samples: list[ErrorEvent] = field(default_factory=list)
+    occurrences: list[tuple[str, str, datetime]] = field(default_factory=list)
+    group_ids: set[str] = field(default_factory=set)
+    services: set[str] = field(default_factory=set)
+    versions: set[str] = field(default_factory=set)
+    environments: set[str] = field(default_factory=set)
+
+    def add(self, event: ErrorEvent, count: int, first: datetime, last: datetime) -> None:
+        self.count += count
+        self.first_seen = min(self.first_seen or first, first)
+        self.last_seen = max(self.last_seen or last, last)
+        self.buckets[bucket_of(last)] = self.buckets.get(bucket_of(last), 0) + count
+        self.services.add(event.service)
+        if event.service_version:
+            self.versions.add(event.service_version)
+        if event.environment:
+            self.environments.add(event.environment)
+        if event.source_group_id:
+            self.group_ids.add(event.source_group_id)
+        if len(self.samples) < SAMPLES_PER_SIGNATURE and self._varied(event):
+            self.samples.append(event)
+
+    def _varied(self, event: ErrorEvent) -> bool:
+        """Keep samples that differ from each other: different service, version, or message."""
+        return all(
+            (s.service, s.service_version, s.message) != (event.service, event.service_version, event.message)
+            for s in self.samples
+        )
+
+
+@dataclass
+class IssuePlan:
+    signature_id: str
+    kind: str  # new | updated | regressed | muted | deferred
+    tally: Tally | None
+    existing: dict | None
+    issue: IssueRef | None = None
+
+
+@dataclass
+class RoundContext:
+    settings: Settings
+    source: Source
+    tracker: Tracker
+    store: Store
+    now: datetime
+    run_id: str
+    window: Window
+    report_notes: list[str] = field(default_factory=list)
+    tier_counts: dict[str, int] = field(default_factory=dict)
+
+
+def run_round(
+    settings: Settings,
+    source: Source,
+    tracker: Tracker,
+    store: Store,
+    *,
+    now: datetime | None = None,
+    reads_whole_history: bool = False,
+) -> RoundReport:
+    """Run one round and return its report. Raises RoundsError (database untouched) on failure."""
+    now = now or datetime.now(UTC)
+    run_id = f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    window = plan_window(store, source, settings, now, reads_whole_history)
+    ctx = RoundContext(settings, source, tracker, store, now, run_id, window)
+
+    polled = source.poll(window, frozenset(store.group_map()))
+    engine = load_engine(settings, store)
+    tallies, already_counted = group_occurrences(ctx, engine, polled)
+    plans = plan_issues(ctx, tallies)
+    file_issues(ctx, engine, plans)
+    commit(ctx, engine, polled, tallies, plans)
+    return build_report(ctx, polled, tallies, plans, already_counted)
+
+
+def plan_window(
+    store: Store, source: Source, settings: Settings, now: datetime, reads_whole_history: bool
+) -> Window:
+    """[cursor - overlap, now - ingest delay]; the first round reaches back the lookback (files: all)."""
+    end = now - INGEST_DELAY
+    cursor = store.cursor(source.name)
+    if cursor is not None:
+        start = cursor - timedelta(seconds=settings.cursor_overlap_seconds)
+    elif reads_whole_history:
+        start = BEGINNING
+    else:
+        start = end - timedelta(minutes=settings.error_lookback_minutes)
+    return Window(start=min(start, end), end=end)
+
+
+def grouping_config(settings: Settings) -> GroupingConfig:
+    """The engine's defaults, with whatever the user set."""
+    overrides = {
+        "in_app_include": settings.in_app_include,
+        "in_app_exclude": settings.in_app_exclude,
+        "error_code_attributes": settings.error_code_attributes,
+        "error_code_pattern": settings.error_code_pattern,
+        "merge_threshold": settings.merge_threshold,
+        "related_threshold": settings.related_threshold,
+    }
+    return GroupingConfig(**{k: v for k, v in overrides.items() if v not in (None, [])})
+
+
+def load_engine(settings: Settings, store: Store) -> GroupingEngine:
+    states = [SignatureState.model_validate_json(text) for text in store.grouping_states() if text]
+    return GroupingEngine(grouping_config(settings), known=states)
+
+
+def group_occurrences(
+    ctx: RoundContext, engine: GroupingEngine, polled: PollResult
+) -> tuple[dict[str, Tally], int]:
+    """Fingerprint every occurrence not counted before; known backend groups are counted without grouping."""
+    tallies: dict[str, Tally] = {}
+    fresh = [e for e in polled.events if e.timestamp >= ctx.window.start]
+    already = ctx.store.seen(e.event_id for e in fresh)
+    already_counted = len(polled.events) - len(fresh)
+    seen_now: set[str] = set()
+    for event in fresh:
+        if event.event_id in already or event.event_id in seen_now:
+            already_counted += 1
+            continue
+        seen_now.add(event.event_id)
+        assignment = engine.assign(event)
+        ctx.tier_counts[assignment.tier] = ctx.tier_counts.get(assignment.tier, 0) + 1
+        tally = tallies.setdefault(assignment.signature_id, Tally(assignment=assignment))
+        tally.add(event, event.count, event.timestamp, event.timestamp)
+        tally.occurrences.append((event.event_id, assignment.signature_id, event.timestamp))
+
+    group_map = ctx.store.group_map()
+    for group in polled.known_group_counts:
+        signature_id = group_map.get(group.source_group_id)
+        row = ctx.store.signature(signature_id) if signature_id else None
+        if row is None:
+            ctx.report_notes.append(f"group {group.source_group_id} is mapped to an unknown signature; ignored")
+            continue
+        if signature_id not in tallies:
+            tallies[signature_id] = Tally(assignment=_assignment_from_row(row))
+        stand_in = ErrorEvent(
+            event_id=f"group:{group.source_group_id}", timestamp=group.last_seen, service=group.service
+        )
+        tallies[signature_id].add(stand_in, group.count, group.first_seen, group.last_seen)
+    return tallies, already_counted
+
+
+def _assignment_from_row(row: dict) -> Assignment:
+    return Assignment(
+        signature_id=row["id"],
+        tier="fingerprint",
+        fingerprint_hash=row["fingerprint_hash"],
+        fingerprint_version=row["fingerprint_version"],
+        explanation=row["explanation"],
+        title=row["title"],
+        normalized_message=row["normalized_message"],
+    )
+
+
+def plan_issues(ctx: RoundContext, tallies: dict[str, Tally]) -> list[IssuePlan]:
+    """Decide, per signature, whether to file, update, reopen, or wait for the next round."""
+    plans: list[IssuePlan] = []
+    filed_new = 0
+    candidates: dict[str, Tally | None] = dict(tallies)
+    for row in ctx.store.signatures():  # signatures deferred by an earlier round's cap
+        if not row["issue_ref"] and row["id"] not in candidates:
+            candidates[row["id"]] = None
+    for signature_id, tally in candidates.items():
+        existing = ctx.store.signature(signature_id)
+        issue = ctx.tracker.find(signature_id)
+        if issue is None:
+            if filed_new >= ctx.settings.max_new_issues_per_round:
+                plans.append(IssuePlan(signature_id, "deferred", tally, existing))
+                continue
+            filed_new += 1
+            plans.append(IssuePlan(signature_id, "new" if existing is None else "filed-late", tally, existing))
+        elif tally is None:
+            continue
+        elif issue.state == "closed" and issue.state_reason == "not_planned":
+            plans.append(IssuePlan(signature_id, "muted", tally, existing, issue))
+        elif issue.state == "closed":
+            plans.append(IssuePlan(signature_id, "regressed", tally, existing, issue))
+        else:
+            plans.append(IssuePlan(signature_id, "updated", tally, existing, issue))
+    return plans
+
+
+def file_issues(ctx: RoundContext, engine: GroupingEngine, plans: list[IssuePlan]) -> None:
+    for plan in plans:
+        if plan.kind == "deferred":
+            continue
+        draft = IssueDraft(
+            signature_id=plan.signature_id,
+            title="",
+            body="",
+            labels=[BOT_LABEL, f"service:{_service(plan)}"],
+        )
+        view = issue_view(ctx, engine, plan)
+        draft = draft.model_copy(update={"title": issue_title(view), "body": render_body(view)})
+        if plan.issue is None:
+            plan.issue = ctx.tracker.create(draft)
+        elif plan.kind == "regressed":
+            comment = (
+                f"Regression: this problem recurred after the issue was closed — "
+                f"{plan.tally.count if plan.tally else 0} occurrences in this round."
+            )
+            plan.issue = ctx.tracker.update(plan.issue, draft, comment=comment, reopen=True)
+        else:
+            plan.issue = ctx.tracker.update(plan.issue, draft)
+
+
+def _service(plan: IssuePlan) -> str:
+    if plan.tally and plan.tally.services:
+        return sorted(plan.tally.services)[0]
+    return plan.existing["service"] if plan.existing else "unknown"
+
+
+def _merged_list(existing: dict | None, column: str, new: set[str]) -> list[str]:
+    old = json.loads(existing[column]) if existing and existing.get(column) else []
+    return sorted(set(old) | new)
+
+
+def issue_view(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> IssueView:
+    tally, existing = plan.tally, plan.existing
+    row = signature_row(ctx, engine, plan.signature_id, tally, existing)
+    representative = ErrorEvent.model_validate_json(row["representative"])
+    return IssueView(
+        signature_id=plan.signature_id,
+        service=row["service"],
+        error_type=row["error_type"] or None,
+        normalized_message=row["normalized_message"],
+        title=row["title"],
+        tier=tally.assignment.tier if tally else row["first_tier"],
+        explanation=row["explanation"],
+        round_count=tally.count if tally else 0,
+        total_count=row["total_count"],
+        first_seen=row["first_seen"],
+        last_seen=row["last_seen"],
+        services=json.loads(row["services"]),
+        versions=json.loads(row["versions"]),
+        environments=json.loads(row["environments"]),
+        message=representative.message,
+        stacktrace=representative.stacktrace,
+        related=json.loads(row["related"]),
+        links=[("Source", representative.source_url)] if representative.source_url else [],
+        marker=MarkerState(
+            signature_id=plan.signature_id,
+            service=row["service"],
+            fingerprint_hash=row["fingerprint_hash"],
+            fingerprint_version=row["fingerprint_version"],
+            first_seen=row["first_seen"],
+            last_seen=row["last_seen"],
+            total_count=row["total_count"],
+            grouping_state=json.loads(row["grouping_state"]),
+        ),
+    )
+
+
+def signature_row(
+    ctx: RoundContext, engine: GroupingEngine, signature_id: str, tally: Tally | None, existing: dict | None
+) -> dict:
+    """The signature as it will be after this round (pure: nothing is written here)."""
+    if tally is None:
+        assert existing is not None
+        return existing
+    a = tally.assignment
+    first = iso(tally.first_seen) if tally.first_seen else iso(ctx.now)
+    last = iso(tally.last_seen) if tally.last_seen else iso(ctx.now)
+    representative = (
+        existing["representative"] if existing and existing.get("representative") else _sample_json(tally)
+    )
+    return {
+        "id": signature_id,
+        "service": existing["service"] if existing else sorted(tally.services)[0],
+        "title": existing["title"] if existing else a.title,
+        "error_type": existing["error_type"] if existing else (tally.samples[0].error_type or "")
+        if tally.samples
+        else "",
+        "normalized_message": existing["normalized_message"] if existing else a.normalized_message,
+        "fingerprint_hash": existing["fingerprint_hash"] if existing else a.fingerprint_hash,
+        "fingerprint_version": existing["fingerprint_version"] if existing else a.fingerprint_version,
+        "first_tier": existing["first_tier"] if existing else a.tier,
+        "explanation": existing["explanation"] if existing else a.explanation,
+        "representative": representative,
+        "grouping_state": engine.state(signature_id).model_dump_json(),
+        "first_seen": min(existing["first_seen"], first) if existing else first,
+        "last_seen": max(existing["last_seen"], last) if existing else last,
+        "total_count": (existing["total_count"] if existing else 0) + tally.count,
+        "services": json.dumps(_merged_list(existing, "services", tally.services)),
+        "versions": json.dumps(_merged_list(existing, "versions", tally.versions)),
+        "environments": json.dumps(_merged_list(existing, "environments", tally.environments)),
+        "related": json.dumps(sorted(set(json.loads(existing["related"]) if existing else []) | set(a.related))),
+        "issue_ref": existing["issue_ref"] if existing else None,
+        "created_run": existing["created_run"] if existing else ctx.run_id,
+    }
+
+
+def _sample_json(tally: Tally) -> str:
+    if tally.samples:
+        return tally.samples[0].model_dump_json()
+    return ErrorEvent(event_id="none", timestamp=tally.last_seen or datetime.now(UTC)).model_dump_json()
+
+
+def commit(
+    ctx: RoundContext,
+    engine: GroupingEngine,
+    polled: PollResult,
+    tallies: dict[str, Tally],
+    plans: list[IssuePlan],
+) -> None:
+    """Everything this round learned, in one transaction."""
+    store = ctx.store
+    with store.transaction():
+        for plan in plans:
+            existing = store.signature(plan.signature_id)
+            row = signature_row(ctx, engine, plan.signature_id, plan.tally, existing)
+            if plan.issue is not None:
+                row["issue_ref"] = plan.issue.ref
+            store.upsert_signature(row)
+            _log_events(ctx, plan)
+        for signature_id, tally in tallies.items():
+            if not any(p.signature_id == signature_id for p in plans):
+                store.upsert_signature(signature_row(ctx, engine, signature_id, tally, store.signature(signature_id)))
+            store.add_occurrences(signature_id, tally.buckets)
+            store.mark_seen(tally.occurrences)
+            for group_id in tally.group_ids:
+                store.map_group(group_id, signature_id)
+        cursor = _next_cursor(ctx, polled)
+        store.set_cursor(ctx.source.name, cursor)
+        store.forget_seen_before(cursor - timedelta(seconds=ctx.settings.cursor_overlap_seconds))
+        store.record_run(
+            {
+                "id": ctx.run_id,
+                "started_at": iso(ctx.now),
+                "finished_at": iso(datetime.now(UTC)),
+                "source": ctx.source.name,
+                "status": "ok",
+                "stats": json.dumps({"plans": {p.signature_id: p.kind for p in plans}}, sort_keys=True),
+            }
+        )
+
+
+def _next_cursor(ctx: RoundContext, polled: PollResult) -> datetime:
+    """Up to the window's end; for historic data (files) the newest occurrence read, so nothing is skipped."""
+    newest = max((e.timestamp for e in polled.events), default=None)
+    if ctx.window.start == BEGINNING or (newest and newest < ctx.window.start):
+        previous = ctx.store.cursor(ctx.source.name)
+        candidates = [t for t in (newest, previous) if t is not None]
+        return max(candidates) if candidates else ctx.window.start
+    return ctx.window.end
+
+
+def _log_events(ctx: RoundContext, plan: IssuePlan) -> None:
+    sid, run, at = plan.signature_id, ctx.run_id, ctx.now
+    count = plan.tally.count if plan.tally else 0
+    if plan.kind in ("new", "deferred"):
+        ctx.store.append_event("IncidentDetected", f"detected:{sid}", signature_id=sid, run_id=run, at=at)
+    if plan.issue is not None:
+        ctx.store.append_event(
+            "IssueFiled", f"filed:{sid}", signature_id=sid, run_id=run, at=at, payload={"issue": plan.issue.ref}
+        )
+    if plan.kind == "regressed":
+        ctx.store.append_event(
+            "Regressed", f"regressed:{sid}:{run}", signature_id=sid, run_id=run, at=at, payload={"count": count}
+        )
+    if plan.kind in ("updated", "muted", "regressed") and count:
+        ctx.store.append_event(
+            "Updated", f"updated:{sid}:{run}", signature_id=sid, run_id=run, at=at, payload={"count": count}
+        )
+
+
+def build_report(
+    ctx: RoundContext,
+    polled: PollResult,
+    tallies: dict[str, Tally],
+    plans: list[IssuePlan],
+    already_counted: int,
+) -> RoundReport:
+    def line(plan: IssuePlan, note: str = "") -> SignatureLine:
+        row = ctx.store.signature(plan.signature_id) or {}
+        tally = plan.tally
+        return SignatureLine(
+            signature_id=plan.signature_id,
+            title=row.get("title") or (tally.assignment.title if tally else ""),
+            service=row.get("service") or "",
+            tier=tally.assignment.tier if tally else row.get("first_tier", ""),
+            round_count=tally.count if tally else 0,
+            total_count=row.get("total_count") or 0,
+            issue=plan.issue.ref if plan.issue else None,
+            note=note,
+        )
+
+    by_kind: dict[str, list[SignatureLine]] = {"new": [], "updated": [], "regressed": [], "deferred": []}
+    for plan in plans:
+        if plan.kind in ("new", "filed-late"):
+            by_kind["new"].append(line(plan, "filed late" if plan.kind == "filed-late" else ""))
+        elif plan.kind == "muted":
+            by_kind["updated"].append(line(plan, "closed as not planned: muted"))
+        else:
+            by_kind[plan.kind].append(line(plan, "over the new-issue cap" if plan.kind == "deferred" else ""))
+    return RoundReport(
+        run_id=ctx.run_id,
+        source=ctx.source.name,
+        tracker=ctx.tracker.name,
+        window_start="the beginning" if ctx.window.start == BEGINNING else iso(ctx.window.start),
+        window_end=iso(ctx.window.end),
+        events_read=len(polled.events),
+        occurrences_counted=sum(t.count for t in tallies.values()),
+        already_counted=already_counted,
+        new=by_kind["new"],
+        updated=by_kind["updated"],
+        regressed=by_kind["regressed"],
+        deferred=by_kind["deferred"],
+        skipped=polled.skipped,
+        notes=[*polled.notes, *ctx.report_notes],
+        tier_counts=ctx.tier_counts,
+        requests=polled.requests,
+    )
+
+
+RoundRunner = Callable[..., RoundReport]
+__all__ = ["RoundsError", "parse_iso", "run_round"]

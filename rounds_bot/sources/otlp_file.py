@@ -1,0 +1,342 @@
+"""The `otlp-file:PATH` source: errors from OTLP/JSON lines, as the OpenTelemetry Collector's
+file exporter writes them (one ExportTraceServiceRequest or ExportLogsServiceRequest per line).
+
+What counts as an error:
+- a span event named `exception` (kind "exception"), read from its `exception.*` attributes;
+- a span whose status is ERROR (code 2) and that carries no exception event (kind "span_error"),
+  with the status message as its message, or the span name when the status says nothing;
+- a log record of severity ERROR or above (severityNumber >= 17; FATAL is 21-24), kind "log",
+  its `exception.*` attributes read like a span event's. A record with no severityNumber is
+  judged by its severityText, as some log bridges only write that.
+
+Everything else (OK spans, INFO and WARN logs, other span events) is not an error and is skipped
+silently. Event ids are hashes of what identifies the record in OTLP (trace id, span id, event
+index; for logs their times, body and attributes), so reading a file again yields the same ids.
+The file holds history: `poll` returns every error before the window's end, and the round
+counts each event id once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rounds_bot.errors import SourceError, SourceFormatError
+from rounds_bot.models import AttributeValue, ErrorEvent
+from rounds_bot.sources.base import PollResult, SkippedRecord, Window
+from rounds_bot.sources.otlp_json import (
+    STATUS_CODE_ERROR,
+    ExportLine,
+    InstrumentationScope,
+    LogRecord,
+    Resource,
+    Span,
+    SpanEvent,
+    decode_any_value,
+    flatten_attributes,
+    parse_export_line,
+    to_text,
+)
+
+SEVERITY_ERROR = 17
+SEVERITY_FATAL = 21
+SEVERITY_FATAL_MAX = 24
+
+#: Severity words of log bridges that write only severityText, and the number they stand for.
+_SEVERITY_BY_TEXT = {
+    "ERROR": SEVERITY_ERROR,
+    "ERR": SEVERITY_ERROR,
+    "SEVERE": SEVERITY_ERROR,
+    "CRITICAL": SEVERITY_FATAL,
+    "CRIT": SEVERITY_FATAL,
+    "ALERT": SEVERITY_FATAL,
+    "EMERGENCY": SEVERITY_FATAL,
+    "FATAL": SEVERITY_FATAL,
+    "PANIC": SEVERITY_FATAL,
+}
+
+EXCEPTION_TYPE = "exception.type"
+EXCEPTION_MESSAGE = "exception.message"
+EXCEPTION_STACKTRACE = "exception.stacktrace"
+#: Kept in ErrorEvent's own fields, so not repeated in its attributes.
+_EXCEPTION_KEYS = (EXCEPTION_TYPE, EXCEPTION_MESSAGE, EXCEPTION_STACKTRACE)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class OtlpFileSource:
+    """Reads errors from one OTLP/JSON file; `name` (the round's cursor key) is its spec."""
+
+    def __init__(self, path: Path | str, *, name: str | None = None) -> None:
+        self.path = Path(path)
+        self.name = name or f"otlp-file:{path}"
+
+    def poll(self, window: Window, known_group_ids: frozenset[str] = frozenset()) -> PollResult:
+        """Every error in the file before `window.end`; malformed lines are skipped and listed.
+
+        `known_group_ids` is unused: a file has no backend groups to count.
+        """
+        end = window.end if window.end.tzinfo else window.end.replace(tzinfo=UTC)
+        events: list[ErrorEvent] = []
+        skipped: list[SkippedRecord] = []
+        seen: set[str] = set()
+        later = repeated = 0
+        for where, line in self._export_lines(skipped):
+            line_events, line_skipped = errors_in_export_line(line, where)
+            skipped.extend(line_skipped)
+            for event in line_events:
+                if event.timestamp >= end:
+                    later += 1
+                elif event.event_id in seen:
+                    repeated += 1
+                else:
+                    seen.add(event.event_id)
+                    events.append(event)
+        return PollResult(events=events, skipped=skipped, notes=_notes(self.path, end, later, repeated))
+
+    def _export_lines(self, skipped: list[SkippedRecord]) -> Iterator[tuple[str, ExportLine]]:
+        for number, raw in self._raw_lines():
+            if not raw.strip():
+                continue
+            where = f"{self.path}:{number}"
+            try:
+                yield where, parse_export_line(raw)
+            except SourceFormatError as exc:
+                skipped.append(SkippedRecord(where=where, reason=str(exc)))
+
+    def _raw_lines(self) -> Iterator[tuple[int, bytes]]:
+        try:
+            with self.path.open("rb") as handle:
+                yield from enumerate(handle, start=1)
+        except OSError as exc:
+            raise _unreadable(self.path, exc) from exc
+
+
+def _unreadable(path: Path, error: OSError) -> SourceError:
+    fix = (
+        "give otlp-file:PATH (ROUNDS_SOURCE) the file that the OpenTelemetry Collector's file "
+        "exporter writes (its `path` setting)"
+    )
+    if isinstance(error, FileNotFoundError):
+        return SourceError(f"OTLP file {path} does not exist", hint=fix)
+    if isinstance(error, IsADirectoryError):
+        return SourceError(f"OTLP file {path} is a directory, not a file", hint=fix)
+    if isinstance(error, PermissionError):
+        return SourceError(
+            f"OTLP file {path} cannot be read: permission denied",
+            hint="make it readable by the user that runs rounds",
+        )
+    return SourceError(f"OTLP file {path} cannot be read: {error.strerror or error}", hint=fix)
+
+
+def _notes(path: Path, end: datetime, later: int, repeated: int) -> list[str]:
+    notes = []
+    if later:
+        notes.append(
+            f"{later} error(s) in {path} at or after the window's end ({end.isoformat()}) "
+            "were left for a later round"
+        )
+    if repeated:
+        notes.append(f"{repeated} error record(s) repeated in {path} were counted once")
+    return notes
+
+
+# --- from one export request to ErrorEvents ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Origin:
+    """What a record inherits from its resource and instrumentation scope."""
+
+    service: str
+    version: str | None
+    environment: str | None
+    attributes: dict[str, AttributeValue]
+
+    @classmethod
+    def of(cls, resource: Resource, scope: InstrumentationScope) -> _Origin:
+        attributes = flatten_attributes(resource.attributes)
+        if scope.name:
+            attributes["otel.scope.name"] = scope.name
+        environment = attributes.get("deployment.environment.name", attributes.get("deployment.environment"))
+        version = attributes.get("service.version")
+        return cls(
+            service=str(attributes.get("service.name") or "unknown"),
+            version=None if version is None else str(version),
+            environment=None if environment is None else str(environment),
+            attributes=attributes,
+        )
+
+
+def errors_in_export_line(line: ExportLine, where: str) -> tuple[list[ErrorEvent], list[SkippedRecord]]:
+    """The errors of one export request; a record that cannot become an event is skipped alone."""
+    events: list[ErrorEvent] = []
+    skipped: list[SkippedRecord] = []
+    for resource_spans in line.resource_spans or []:
+        for scope_spans in resource_spans.scope_spans:
+            origin = _Origin.of(resource_spans.resource, scope_spans.scope)
+            for span in scope_spans.spans:
+                try:
+                    events.extend(errors_in_span(span, origin))
+                except SourceFormatError as exc:
+                    skipped.append(SkippedRecord(where=where, reason=f"span {span.span_id or '?'}: {exc}"))
+    for resource_logs in line.resource_logs or []:
+        for scope_logs in resource_logs.scope_logs:
+            origin = _Origin.of(resource_logs.resource, scope_logs.scope)
+            for record in scope_logs.log_records:
+                try:
+                    event = error_in_log_record(record, origin)
+                except SourceFormatError as exc:
+                    skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
+                    continue
+                if event is not None:
+                    events.append(event)
+    return events, skipped
+
+
+def errors_in_span(span: Span, origin: _Origin) -> list[ErrorEvent]:
+    exception_events = [
+        (index, event) for index, event in enumerate(span.events) if event.name == "exception"
+    ]
+    if not exception_events and span.status.code != STATUS_CODE_ERROR:
+        return []
+    span_attributes = flatten_attributes(span.attributes)
+    if exception_events:
+        return [
+            _exception_event(span, index, event, span_attributes, origin)
+            for index, event in exception_events
+        ]
+    return [_span_error_event(span, span_attributes, origin)]
+
+
+def _exception_event(
+    span: Span,
+    index: int,
+    event: SpanEvent,
+    span_attributes: dict[str, AttributeValue],
+    origin: _Origin,
+) -> ErrorEvent:
+    own = flatten_attributes(event.attributes)
+    attributes = {**origin.attributes, **span_attributes, **own}
+    moment = event.time_unix_nano or span.end_time_unix_nano or span.start_time_unix_nano
+    return ErrorEvent(
+        event_id=_stable_id("span-event", *_span_identity(span, origin), str(index)),
+        timestamp=_timestamp(moment, "exception event"),
+        service=origin.service,
+        kind="exception",
+        error_type=_text_or_none(own.get(EXCEPTION_TYPE)),
+        message=_text_or_none(own.get(EXCEPTION_MESSAGE)) or "",
+        stacktrace=_text_or_none(own.get(EXCEPTION_STACKTRACE)),
+        error_code=_error_code(attributes),
+        trace_id=span.trace_id or None,
+        span_id=span.span_id or None,
+        service_version=origin.version,
+        environment=origin.environment,
+        attributes=_without_exception_keys(attributes),
+    )
+
+
+def _span_error_event(span: Span, span_attributes: dict[str, AttributeValue], origin: _Origin) -> ErrorEvent:
+    attributes = {**origin.attributes, **span_attributes}
+    moment = span.end_time_unix_nano or span.start_time_unix_nano
+    return ErrorEvent(
+        event_id=_stable_id("span", *_span_identity(span, origin)),
+        timestamp=_timestamp(moment, "span"),
+        service=origin.service,
+        kind="span_error",
+        # `error.type` is the semantic conventions' low-cardinality class of a failed operation.
+        error_type=_text_or_none(span_attributes.get("error.type")),
+        message=span.status.message or span.name,
+        error_code=_error_code(attributes),
+        trace_id=span.trace_id or None,
+        span_id=span.span_id or None,
+        service_version=origin.version,
+        environment=origin.environment,
+        attributes=attributes,
+    )
+
+
+def _span_identity(span: Span, origin: _Origin) -> tuple[str, ...]:
+    if span.trace_id and span.span_id:
+        return (span.trace_id, span.span_id)
+    # A span without valid ids is still one record: name it by what it says about itself.
+    return ("no-ids", origin.service, span.name, str(span.start_time_unix_nano))
+
+
+def error_in_log_record(record: LogRecord, origin: _Origin) -> ErrorEvent | None:
+    severity = record.severity_number or _SEVERITY_BY_TEXT.get(record.severity_text.strip().upper(), 0)
+    if severity < SEVERITY_ERROR:
+        return None
+    fatal = SEVERITY_FATAL <= severity <= SEVERITY_FATAL_MAX
+    own = flatten_attributes(record.attributes)
+    body = "" if record.body is None else to_text(decode_any_value(record.body))
+    exception_message = _text_or_none(own.get(EXCEPTION_MESSAGE))
+    attributes = {**origin.attributes, **_without_exception_keys(own)}
+    if exception_message is not None and body and body != exception_message:
+        # The exception is the error; the log line around it is kept as context.
+        attributes["log.body"] = body
+    return ErrorEvent(
+        event_id=_stable_id(
+            "log",
+            origin.service,
+            str(origin.attributes.get("otel.scope.name", "")),
+            record.trace_id,
+            record.span_id,
+            str(record.time_unix_nano),
+            str(record.observed_time_unix_nano),
+            str(record.severity_number),
+            record.severity_text,
+            record.event_name,
+            body,
+            json.dumps(own, sort_keys=True, default=str),
+        ),
+        timestamp=_timestamp(record.time_unix_nano or record.observed_time_unix_nano, "log record"),
+        service=origin.service,
+        kind="log",
+        error_type=_text_or_none(own.get(EXCEPTION_TYPE)),
+        message=exception_message if exception_message is not None else body,
+        stacktrace=_text_or_none(own.get(EXCEPTION_STACKTRACE)),
+        error_code=_error_code({**origin.attributes, **own}),
+        severity="FATAL" if fatal else "ERROR",
+        fatal=fatal,
+        trace_id=record.trace_id or None,
+        span_id=record.span_id or None,
+        service_version=origin.version,
+        environment=origin.environment,
+        attributes=attributes,
+    )
+
+
+# --- small conversions ------------------------------------------------------------------------
+
+
+def _stable_id(*parts: str) -> str:
+    digest = hashlib.sha256("\x1f".join(("otlp", *parts)).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
+
+
+def _timestamp(unix_nano: int, what: str) -> datetime:
+    if unix_nano <= 0:
+        raise SourceFormatError(f"the {what} has no timestamp (timeUnixNano is 0 or missing)")
+    try:
+        return _EPOCH + timedelta(microseconds=unix_nano // 1_000)
+    except OverflowError:
+        raise SourceFormatError(
+            f"the {what}'s timestamp {unix_nano} is not a time in Unix nanoseconds"
+        ) from None
+
+
+def _error_code(attributes: dict[str, AttributeValue]) -> str | None:
+    return _text_or_none(attributes.get("error.code"))
+
+
+def _text_or_none(value: AttributeValue | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _without_exception_keys(attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+    return {key: value for key, value in attributes.items() if key not in _EXCEPTION_KEYS}

@@ -1,0 +1,288 @@
+"""OpenTelemetry's OTLP/JSON encoding, as pydantic models, and the decoding of its AnyValue.
+
+OTLP/JSON is the protobuf JSON mapping with a few rules of its own, all handled here:
+- field names in lowerCamelCase (`timeUnixNano`, `resourceSpans`);
+- trace and span ids as hex strings, not base64 (base64 ids, from protobuf's generic JSON
+  printer, are accepted too and turned into hex, so both spellings give the same event ids);
+- enums as integers (`"code": 2`);
+- 64-bit integers (`timeUnixNano`, `intValue`) as decimal strings or as JSON numbers;
+- attribute values as AnyValue objects: `{"stringValue": ..}`, `{"intValue": ..}`, arrays, kvlists.
+
+Only the fields rounds reads are modelled; unknown fields are ignored, so a newer collector does
+not break reading. A line that does not fit these models raises `SourceFormatError`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from rounds_bot.errors import SourceFormatError
+from rounds_bot.models import AttributeValue
+
+_DECIMAL_INTEGER = re.compile(r"-?\d+")
+_HEX = re.compile(r"[0-9a-fA-F]*")
+
+#: Status.code as the protobuf JSON mapping may also spell it (OTLP/JSON itself writes integers).
+_STATUS_CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+STATUS_CODE_ERROR = 2
+
+#: Top-level keys of the other signals the collector's file exporter may write to the same file.
+OTHER_SIGNAL_KEYS = frozenset({"resourceMetrics", "resourceProfiles"})
+
+
+def _integer(value: object) -> int:
+    """A 64-bit integer as OTLP/JSON allows it: a JSON number or a decimal string."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected an integer, got the boolean {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _DECIMAL_INTEGER.fullmatch(value.strip()):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise ValueError(f"expected an integer (a JSON number or a decimal string), got {value!r}")
+
+
+def _double(value: object) -> float:
+    """A double; the protobuf JSON mapping spells the special values as strings."""
+    if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
+        return float(value.replace("Infinity", "inf"))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def _status_code(value: object) -> int:
+    if isinstance(value, str) and value in _STATUS_CODE_NAMES:
+        return _STATUS_CODE_NAMES[value]
+    return _integer(value)
+
+
+def _id(value: object, byte_length: int) -> str:
+    """A trace or span id as lowercase hex; "" when absent or all zeros (an invalid id)."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected an id string, got {value!r}")
+    hex_length = byte_length * 2
+    if len(value) == hex_length and _HEX.fullmatch(value):
+        text = value.lower()
+    elif value == "":
+        return ""
+    else:
+        text = _hex_from_base64(value, byte_length)
+    return "" if text.strip("0") == "" else text
+
+
+def _hex_from_base64(value: str, byte_length: int) -> str:
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != byte_length:
+        raise ValueError(
+            f"expected {byte_length * 2} hex characters (OTLP/JSON writes ids in hex), got {value!r}"
+        )
+    return raw.hex()
+
+
+Int64 = Annotated[int, BeforeValidator(_integer)]
+Double = Annotated[float, BeforeValidator(_double)]
+StatusCode = Annotated[int, BeforeValidator(_status_code)]
+TraceId = Annotated[str, BeforeValidator(lambda value: _id(value, 16))]
+SpanId = Annotated[str, BeforeValidator(lambda value: _id(value, 8))]
+
+
+class OtlpModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+    )
+
+
+class AnyValue(OtlpModel):
+    """One of the value kinds; an object with none of them set is an empty (null) value."""
+
+    string_value: str | None = None
+    bool_value: bool | None = None
+    int_value: Int64 | None = None
+    double_value: Double | None = None
+    array_value: ArrayValue | None = None
+    kvlist_value: KeyValueList | None = None
+    bytes_value: str | None = None
+
+
+class ArrayValue(OtlpModel):
+    values: list[AnyValue] = []
+
+
+class KeyValue(OtlpModel):
+    key: str
+    value: AnyValue = AnyValue()
+
+
+class KeyValueList(OtlpModel):
+    values: list[KeyValue] = []
+
+
+AnyValue.model_rebuild()
+
+
+class Resource(OtlpModel):
+    attributes: list[KeyValue] = []
+
+
+class InstrumentationScope(OtlpModel):
+    name: str = ""
+    version: str = ""
+
+
+class Status(OtlpModel):
+    code: StatusCode = 0
+    message: str = ""
+
+
+class SpanEvent(OtlpModel):
+    time_unix_nano: Int64 = 0
+    name: str = ""
+    attributes: list[KeyValue] = []
+
+
+class Span(OtlpModel):
+    trace_id: TraceId = ""
+    span_id: SpanId = ""
+    parent_span_id: SpanId = ""
+    name: str = ""
+    start_time_unix_nano: Int64 = 0
+    end_time_unix_nano: Int64 = 0
+    attributes: list[KeyValue] = []
+    events: list[SpanEvent] = []
+    status: Status = Status()
+
+
+class ScopeSpans(OtlpModel):
+    scope: InstrumentationScope = InstrumentationScope()
+    spans: list[Span] = []
+
+
+class ResourceSpans(OtlpModel):
+    resource: Resource = Resource()
+    scope_spans: list[ScopeSpans] = []
+
+
+class LogRecord(OtlpModel):
+    time_unix_nano: Int64 = 0
+    observed_time_unix_nano: Int64 = 0
+    severity_number: Int64 = 0
+    severity_text: str = ""
+    body: AnyValue | None = None
+    attributes: list[KeyValue] = []
+    trace_id: TraceId = ""
+    span_id: SpanId = ""
+    event_name: str = ""
+
+
+class ScopeLogs(OtlpModel):
+    scope: InstrumentationScope = InstrumentationScope()
+    log_records: list[LogRecord] = []
+
+
+class ResourceLogs(OtlpModel):
+    resource: Resource = Resource()
+    scope_logs: list[ScopeLogs] = []
+
+
+class ExportLine(OtlpModel):
+    """One line of the file exporter's output: an ExportTraceServiceRequest or an
+    ExportLogsServiceRequest (or a request of another signal, which rounds does not read)."""
+
+    resource_spans: list[ResourceSpans] | None = None
+    resource_logs: list[ResourceLogs] | None = None
+
+
+def parse_export_line(text: str | bytes) -> ExportLine:
+    """One line of OTLP/JSON; raises SourceFormatError saying what is wrong and where in the line."""
+    try:
+        line = ExportLine.model_validate_json(text)
+    except ValidationError as exc:
+        raise SourceFormatError(_describe(exc)) from None
+    if line.resource_spans is None and line.resource_logs is None and not _is_other_signal(text):
+        raise SourceFormatError(
+            "neither resourceSpans nor resourceLogs: not an OTLP/JSON export request"
+        )
+    return line
+
+
+def _is_other_signal(text: str | bytes) -> bool:
+    document = json.loads(text)
+    return isinstance(document, dict) and not OTHER_SIGNAL_KEYS.isdisjoint(document)
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        return f"invalid JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
+    location = ".".join(str(part) for part in first["loc"]) or "the line"
+    message = first["msg"].removeprefix("Value error, ")
+    more = error.error_count() - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"{location}: {message}{suffix}"
+
+
+# --- AnyValue decoding ------------------------------------------------------------------------
+
+
+def decode_any_value(value: AnyValue) -> Any:
+    """The Python value of an AnyValue: scalars as they are, arrays as lists, kvlists as dicts,
+    bytes as their base64 text, an empty value as None."""
+    if value.string_value is not None:
+        return value.string_value
+    if value.bool_value is not None:
+        return value.bool_value
+    if value.int_value is not None:
+        return value.int_value
+    if value.double_value is not None:
+        return value.double_value
+    if value.array_value is not None:
+        return [decode_any_value(item) for item in value.array_value.values]
+    if value.kvlist_value is not None:
+        return {pair.key: decode_any_value(pair.value) for pair in value.kvlist_value.values}
+    if value.bytes_value is not None:
+        return value.bytes_value
+    return None
+
+
+def flatten_attributes(pairs: list[KeyValue]) -> dict[str, AttributeValue]:
+    """Attributes as flat str/int/float/bool values.
+
+    A kvlist becomes dotted keys (`http.request.header.x` under `http.request.header`), an array
+    becomes its JSON text (its order and element types matter and a flat value cannot hold them),
+    and an empty value is left out. A later duplicate key wins, as in the SDKs.
+    """
+    flat: dict[str, AttributeValue] = {}
+    for pair in pairs:
+        _flatten_into(flat, pair.key, decode_any_value(pair.value))
+    return flat
+
+
+def _flatten_into(flat: dict[str, AttributeValue], key: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, dict):
+        for sub_key, sub_value in value.items():
+            _flatten_into(flat, f"{key}.{sub_key}", sub_value)
+    elif isinstance(value, list):
+        flat[key] = to_text(value)
+    else:
+        flat[key] = value
+
+
+def to_text(value: Any) -> str:
+    """A decoded value as one line of text: strings as they are, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=True)

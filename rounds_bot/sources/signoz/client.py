@@ -1,0 +1,381 @@
+"""An httpx client for the SigNoz HTTP API: retries, a per-round deadline, clear errors.
+
+Every failure leaves this module as a `SignozError` whose message names the URL and what went
+wrong, and whose hint says what to do. Transient failures (timeouts, broken connections, 429,
+5xx, bodies cut short) are retried with exponential backoff and jitter, honouring `Retry-After`,
+but never past the round's deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import BaseModel, ValidationError
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_exponential_jitter
+
+from rounds_bot import __version__
+from rounds_bot.errors import SignozError
+from rounds_bot.sources.signoz.wire import (
+    ErrorBody,
+    ErrorGroupRow,
+    ErrorWithSpan,
+    QueryRangeData,
+    QueryRangeEnvelope,
+    VersionInfo,
+    looks_like_html,
+    parse_error_body,
+)
+
+API_KEY_HEADER = "SIGNOZ-API-KEY"
+RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+URL_HINT = (
+    "set SIGNOZ_API_URL to the SigNoz base URL with no path: http://<host>:8080 for SigNoz "
+    "v0.76 and later (one container serves UI and API), http://<host>:3301 for older installs "
+    "(the frontend that proxies /api), or https://<instance>.signoz.cloud"
+)
+KEY_HINT = (
+    "set SIGNOZ_API_KEY to a key from Settings → Service Accounts → Keys (older SigNoz: "
+    "Settings → API Keys); it is sent as the SIGNOZ-API-KEY header, which community builds "
+    "before v0.85 ignore"
+)
+ROLE_HINT = (
+    "give the key's service account the Viewer role or higher; clickhouse_sql queries also "
+    "need the clickhouse_sql grant"
+)
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class SignozHTTPError(SignozError):
+    """SigNoz answered with an HTTP error status; `status` and `body` say which."""
+
+    def __init__(self, message: str, *, status: int, body: ErrorBody, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.body = body
+
+
+class _TransientFailure(SignozError):
+    """A failure worth another attempt; `retry_after` is the server's own wish, in seconds."""
+
+    def __init__(self, message: str, *, hint: str | None = None, retry_after: float | None = None):
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+
+@dataclass
+class Traffic:
+    """What one round cost: HTTP attempts (retries included) and bytes of bodies both ways."""
+
+    requests: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+
+
+class SignozClient:
+    """The endpoints rounds reads. One instance per SigNoz; `begin_round` starts the deadline."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        timeout_seconds: float = 30.0,
+        max_attempts: int = 5,
+        backoff_seconds: float = 0.5,
+        max_backoff_seconds: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.base_url = normalise_base_url(base_url)
+        self._timeout = timeout_seconds
+        self._max_attempts = max_attempts
+        self._backoff = wait_exponential_jitter(
+            initial=backoff_seconds, max=max_backoff_seconds, jitter=backoff_seconds
+        )
+        self._sleep = sleep
+        self._clock = clock
+        self._deadline: float | None = None
+        self._deadline_seconds = 0.0
+        self.traffic = Traffic()
+        headers = {"Accept": "application/json", "User-Agent": f"rounds/{__version__}"}
+        if api_key:
+            headers[API_KEY_HEADER] = api_key
+        self._http = httpx.Client(
+            base_url=self.base_url, headers=headers, transport=transport, follow_redirects=False
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> SignozClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def begin_round(self, deadline_seconds: float) -> None:
+        """Reset the traffic counters; no request may start after `deadline_seconds` from now."""
+        self._deadline_seconds = deadline_seconds
+        self._deadline = self._clock() + deadline_seconds
+        self.traffic = Traffic()
+
+    # -- endpoints ---------------------------------------------------------------------------
+
+    def version(self) -> VersionInfo:
+        return self._model(VersionInfo, self._call("GET", "/api/v1/version"), "/api/v1/version")
+
+    def count_errors(self, start_ns: int, end_ns: int) -> int:
+        body = {"start": str(start_ns), "end": str(end_ns), "tags": []}
+        count = self._call("POST", "/api/v1/countErrors", json_body=body)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise SignozError(
+                f"SigNoz answered /api/v1/countErrors with {count!r} instead of a group count",
+                hint="check that SIGNOZ_API_URL points at SigNoz",
+            )
+        return count
+
+    def list_errors(
+        self, start_ns: int, end_ns: int, *, limit: int, offset: int = 0
+    ) -> list[ErrorGroupRow]:
+        """One page of exception groups, oldest first seen first (a stable order for paging)."""
+        body = {
+            "start": str(start_ns),
+            "end": str(end_ns),
+            "limit": limit,
+            "offset": offset,
+            "order": "ascending",
+            "orderParam": "firstSeen",
+            "tags": [],
+        }
+        rows = self._call("POST", "/api/v1/listErrors", json_body=body)
+        if rows is None:  # SigNoz's nil slice: no group in the window
+            return []
+        if not isinstance(rows, list):
+            raise SignozError(
+                f"SigNoz answered /api/v1/listErrors with {type(rows).__name__} instead of a list",
+                hint="check that SIGNOZ_API_URL points at SigNoz",
+            )
+        return [self._model(ErrorGroupRow, row, "/api/v1/listErrors") for row in rows]
+
+    def error_from_group_id(self, group_id: str, timestamp_ns: int) -> ErrorWithSpan | None:
+        """The occurrence of a group at exactly `timestamp_ns`; None when SigNoz has none."""
+        path = "/api/v1/errorFromGroupID"
+        params = {"groupID": group_id, "timestamp": str(timestamp_ns)}
+        try:
+            payload = self._call("GET", path, params=params)
+        except SignozHTTPError as error:
+            if error.status == 404:
+                return None
+            raise
+        return self._model(ErrorWithSpan, payload, path)
+
+    def query_range(self, request: dict[str, Any]) -> QueryRangeData:
+        path = "/api/v5/query_range"
+        try:
+            payload = self._call("POST", path, json_body=request)
+        except SignozHTTPError as error:
+            if error.status in (404, 405):
+                raise SignozHTTPError(
+                    f"SigNoz at {self.base_url} has no {path} ({error.status})",
+                    status=error.status,
+                    body=error.body,
+                    hint="upgrade SigNoz to v0.87 or later to read error spans and logs",
+                ) from error
+            raise
+        envelope = self._model(QueryRangeEnvelope, payload, path)
+        if envelope.status != "success":
+            raise SignozError(
+                f"SigNoz answered {path} with status {envelope.status!r}",
+                hint="report the SigNoz version and this message",
+            )
+        return envelope.data
+
+    # -- transport, retries and error translation ----------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: dict[str, str] | None = None,
+    ) -> Any:
+        content = None if json_body is None else json.dumps(json_body).encode()
+        retrying = Retrying(
+            retry=retry_if_exception_type(_TransientFailure),
+            wait=self._wait,
+            stop=self._should_stop,
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(self._attempt, method, path, content, params)
+        except _TransientFailure as failure:
+            attempts = retrying.statistics.get("attempt_number", 1)
+            raise SignozError(
+                f"{failure.args[0]}; gave up after {attempts} attempt(s)", hint=failure.hint
+            ) from failure
+
+    def _wait(self, retry_state: RetryCallState) -> float:
+        failure = retry_state.outcome.exception() if retry_state.outcome else None
+        if isinstance(failure, _TransientFailure) and failure.retry_after is not None:
+            return max(0.0, failure.retry_after)
+        return self._backoff(retry_state)
+
+    def _should_stop(self, retry_state: RetryCallState) -> bool:
+        if retry_state.attempt_number >= self._max_attempts:
+            return True
+        return self._remaining() - retry_state.upcoming_sleep <= 0
+
+    def _remaining(self) -> float:
+        if self._deadline is None:
+            return float("inf")
+        return self._deadline - self._clock()
+
+    def _attempt(
+        self, method: str, path: str, content: bytes | None, params: dict[str, str] | None
+    ) -> Any:
+        remaining = self._remaining()
+        if remaining <= 0:
+            raise SignozError(
+                f"the round's SigNoz deadline of {self._deadline_seconds:.0f} s ran out before "
+                f"{method} {path} ({self.traffic.requests} requests made)",
+                hint="raise the SigNoz deadline, shorten the polling window, or check why "
+                "SigNoz is slow",
+            )
+        timeout = min(self._timeout, remaining)
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        self.traffic.requests += 1
+        self.traffic.bytes_sent += len(content or b"")
+        try:
+            response = self._http.request(
+                method, path, content=content, params=params, headers=headers, timeout=timeout
+            )
+        except httpx.TimeoutException as error:
+            raise _TransientFailure(
+                f"SigNoz at {self.base_url} did not answer {method} {path} within {timeout:.1f} s "
+                f"({type(error).__name__})",
+                hint="check that SigNoz is healthy (GET /api/v1/health); raise the timeout for "
+                "very large windows",
+            ) from error
+        except httpx.ConnectError as error:
+            raise _TransientFailure(
+                f"cannot reach SigNoz at {self.base_url}: {error}", hint=URL_HINT
+            ) from error
+        except httpx.TransportError as error:
+            raise _TransientFailure(
+                f"the connection to SigNoz at {self.base_url} broke during {method} {path}, "
+                f"so the body was cut short: {error}",
+                hint="check any proxy between rounds and SigNoz",
+            ) from error
+        self.traffic.bytes_received += len(response.content)
+        return self._read(response, method, path)
+
+    def _read(self, response: httpx.Response, method: str, path: str) -> Any:
+        status = response.status_code
+        text = response.text
+        content_type = response.headers.get("content-type", "")
+        if status in RETRIED_STATUSES:
+            raise self._transient_status(response, method, path)
+        if looks_like_html(content_type, text):
+            raise SignozError(
+                f"{self.base_url}{path} answered an HTML page (HTTP {status}), not SigNoz's JSON "
+                "API: the URL points at a web page, a proxy or the wrong port",
+                hint=URL_HINT,
+            )
+        if status >= 300:
+            raise self._refusal(status, parse_error_body(text), method, path)
+        try:
+            return json.loads(text)
+        except ValueError as error:
+            raise _TransientFailure(
+                f"SigNoz answered {method} {path} with a body that is not valid JSON "
+                f"({len(response.content)} bytes, {error}; it starts {text[:60]!r})",
+                hint="the body may have been cut short by a proxy or a crashed query service",
+            ) from error
+
+    def _transient_status(self, response: httpx.Response, method: str, path: str) -> Exception:
+        body = parse_error_body(response.text)
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if retry_after is None:
+            retry_after = body.retry_delay_seconds
+        what = "rate-limited" if response.status_code == 429 else "failed"
+        return _TransientFailure(
+            f"SigNoz {what} {method} {path} (HTTP {response.status_code}"
+            f"{_describe(body)})",
+            hint="SigNoz or its ClickHouse is overloaded or down; rounds retries with backoff",
+            retry_after=retry_after,
+        )
+
+    def _refusal(self, status: int, body: ErrorBody, method: str, path: str) -> SignozHTTPError:
+        said = _describe(body)
+        if status == 401:
+            message = f"SigNoz at {self.base_url} refused the API key on {path} (401{said})"
+            hint = KEY_HINT
+        elif status == 403:
+            message = f"SigNoz at {self.base_url} forbids {path} for this API key (403{said})"
+            hint = ROLE_HINT
+        elif status == 400:
+            message = f"SigNoz rejected {method} {path} as invalid (400{said})"
+            hint = (
+                f"SigNoz's documentation for this error: {body.url}"
+                if body.url
+                else "this SigNoz version may not accept rounds' query; report the message "
+                "and the SigNoz version"
+            )
+        elif status == 404:
+            message = f"SigNoz at {self.base_url} has no {path} (404{said})"
+            hint = URL_HINT
+        else:
+            message = f"SigNoz could not answer {method} {path} (HTTP {status}{said})"
+            hint = "check SigNoz's query-service logs for this request"
+        return SignozHTTPError(message, status=status, body=body, hint=hint)
+
+    def _model(self, model: type[ModelT], payload: Any, path: str) -> ModelT:
+        try:
+            return model.model_validate(payload)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the body"
+            raise SignozError(
+                f"SigNoz answered {path} with an unexpected shape: {where}: {first['msg']}",
+                hint="check that SIGNOZ_API_URL points at SigNoz, and report its version if it does",
+            ) from error
+
+
+def _describe(body: ErrorBody) -> str:
+    parts = [part for part in (body.code, body.message) if part]
+    return f" {': '.join(parts)}" if parts else ""
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def normalise_base_url(url: str) -> str:
+    """`http://host:8080` from what a user typed; SignozError when it cannot be a URL."""
+    text = url.strip().rstrip("/")
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SignozError(f"SIGNOZ_API_URL {url!r} is not an http(s) URL", hint=URL_HINT)
+    return text

@@ -1,0 +1,66 @@
+"""Which SigNoz APIs a version offers, from the version history in the API spec."""
+
+from __future__ import annotations
+
+import re
+
+from rounds_bot.models import Frozen
+
+Version = tuple[int, int, int]
+
+EXCEPTIONS_API_SINCE: Version = (0, 10, 0)
+QUERY_RANGE_V5_SINCE: Version = (0, 87, 0)
+COMMUNITY_API_KEYS_SINCE: Version = (0, 85, 0)
+SINGLE_PORT_SINCE: Version = (0, 76, 0)
+PARSED_SPAN_EVENTS_SINCE: Version = (0, 130, 0)
+RICH_ERROR_BODY_SINCE: Version = (0, 131, 0)
+TRACE_KEY_WARNINGS_SINCE: Version = (0, 134, 0)
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
+
+
+def parse_version(text: str) -> Version | None:
+    """(major, minor, patch) of `v0.138.0` or `0.138.0-cloud.1`; None when it has no number."""
+    match = _VERSION.match(text.strip())
+    if match is None:
+        return None
+    return (int(match[1]), int(match[2]), int(match[3]))
+
+
+def format_version(version: Version) -> str:
+    return "v{}.{}.{}".format(*version)
+
+
+class Capabilities(Frozen):
+    """What a SigNoz instance can answer, decided once from `GET /api/v1/version`."""
+
+    version: str
+    exceptions_api: bool
+    query_range_v5: bool
+    parsed_span_events: bool
+    notes: list[str] = []
+
+
+def capabilities_of(version_text: str) -> Capabilities:
+    """The APIs of a version. An unreadable version (a dev build) is taken as the newest."""
+    version = parse_version(version_text)
+    notes: list[str] = []
+    if version is None:
+        notes.append(
+            f"SigNoz reported version {version_text!r}, which has no version number; "
+            "assuming a current build"
+        )
+        version = (999, 0, 0)
+    if version < QUERY_RANGE_V5_SINCE:
+        notes.append(
+            f"SigNoz {version_text} has no /api/v5/query_range (it needs "
+            f"{format_version(QUERY_RANGE_V5_SINCE)}+): error spans without exception events "
+            "and error logs are not read; upgrade SigNoz to read them"
+        )
+    return Capabilities(
+        version=version_text,
+        exceptions_api=version >= EXCEPTIONS_API_SINCE,
+        query_range_v5=version >= QUERY_RANGE_V5_SINCE,
+        parsed_span_events=version >= PARSED_SPAN_EVENTS_SINCE,
+        notes=notes,
+    )

@@ -1,0 +1,49 @@
+"""The hidden, versioned marker every issue carries.
+
+GitHub is the record of facts: the marker holds the signature id and the minimal state needed to rebuild the
+signature database from the issues alone. It is an HTML comment, invisible in the rendered issue:
+
+    <!-- rounds:marker v1 {"signature_id": "...", ...} -->
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pydantic import Field, ValidationError
+
+from rounds_bot.models import Frozen
+
+MARKER_VERSION = 1
+_MARKER = re.compile(r"<!-- rounds:marker v(?P<version>\d+) (?P<state>\{.*?\}) -->", re.DOTALL)
+
+
+class MarkerState(Frozen):
+    signature_id: str
+    service: str = "unknown"
+    fingerprint_hash: str = ""
+    fingerprint_version: str = ""
+    first_seen: str = ""
+    last_seen: str = ""
+    total_count: int = 0
+    closed: bool = False
+    grouping_state: dict = Field(default_factory=dict)
+
+
+def write_marker(state: MarkerState) -> str:
+    payload = json.dumps(state.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    # "--" cannot appear inside an HTML comment; JSON never needs it unescaped
+    payload = payload.replace("--", "-\\u002d")
+    return f"<!-- rounds:marker v{MARKER_VERSION} {payload} -->"
+
+
+def read_marker(body: str) -> MarkerState | None:
+    """The marker in an issue body, or None when it is absent, garbled or from an unknown version."""
+    match = _MARKER.search(body or "")
+    if not match or int(match["version"]) > MARKER_VERSION:
+        return None
+    try:
+        return MarkerState.model_validate(json.loads(match["state"]))
+    except (ValueError, ValidationError):
+        return None

@@ -1,0 +1,108 @@
+"""The signature database: migrations, WAL, the event log's idempotency, all-or-nothing round commits."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from rounds_bot.errors import SchemaTooNewError, StoreError
+from rounds_bot.store import SCHEMA_VERSION, Store
+
+NOW = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
+
+
+def test_a_new_database_is_migrated_to_the_current_schema(fresh_db):
+    assert fresh_db.schema_version() == SCHEMA_VERSION
+    assert {"signatures", "occurrence_buckets", "events", "runs", "ledger", "cursors"} <= set(
+        fresh_db.db.table_names()
+    )
+
+
+def test_a_file_database_uses_wal(tmp_path):
+    store = Store.open(tmp_path / "rounds.db")
+    assert store.db.journal_mode == "wal"
+    store.close()
+
+
+def test_reopening_does_not_migrate_again(tmp_path):
+    Store.open(tmp_path / "r.db").close()
+    store = Store.open(tmp_path / "r.db")
+    assert store.schema_version() == SCHEMA_VERSION
+    store.close()
+
+
+def test_a_database_from_a_newer_rounds_is_refused_untouched(tmp_path):
+    path = tmp_path / "r.db"
+    store = Store.open(path)
+    store.db["meta"].upsert({"key": "schema_version", "value": str(SCHEMA_VERSION + 1)}, pk="key")
+    store.close()
+    with pytest.raises(SchemaTooNewError, match="upgrade rounds"):
+        Store.open(path)
+    assert sqlite3.connect(path).execute("select value from meta").fetchone()[0] == str(SCHEMA_VERSION + 1)
+
+
+def test_an_unwritable_path_names_the_setting(tmp_path):
+    with pytest.raises(StoreError, match="SIGNATURES_DB_PATH"):
+        Store.open(tmp_path / "missing-folder" / "r.db")
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
+    path = tmp_path / "r.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="cannot open the signature database"):
+        Store.open(path)
+
+
+def test_event_log_appends_once_per_idempotency_key(fresh_db):
+    with fresh_db.transaction():
+        assert fresh_db.append_event("IncidentDetected", "detected:s1", signature_id="s1", run_id="r1", at=NOW)
+        assert not fresh_db.append_event("IncidentDetected", "detected:s1", signature_id="s1", run_id="r2", at=NOW)
+    assert len(fresh_db.events_of("s1")) == 1
+
+
+def test_status_is_derived_from_the_event_log(fresh_db):
+    with fresh_db.transaction():
+        fresh_db.append_event("IncidentDetected", "d", signature_id="s1", run_id="r", at=NOW)
+    assert fresh_db.status("s1") == "open"
+    with fresh_db.transaction():
+        fresh_db.append_event("IncidentResolved", "res", signature_id="s1", run_id="r", at=NOW)
+    assert fresh_db.status("s1") == "resolved"
+    with fresh_db.transaction():
+        fresh_db.append_event("Regressed", "reg", signature_id="s1", run_id="r", at=NOW)
+    assert fresh_db.status("s1") == "open"
+
+
+def test_a_failed_transaction_leaves_nothing_behind(fresh_db):
+    with pytest.raises(RuntimeError), fresh_db.transaction():
+        fresh_db.set_cursor("src", NOW)
+        fresh_db.add_occurrences("s1", {"2026-11-01T10:00:00+00:00": 3})
+        fresh_db.append_event("IncidentDetected", "d", signature_id="s1", run_id="r", at=NOW)
+        raise RuntimeError("the round failed half-way")
+    assert fresh_db.cursor("src") is None
+    assert fresh_db.count_since("s1", NOW - timedelta(days=1)) == 0
+    assert fresh_db.events_of("s1") == []
+
+
+def test_occurrence_buckets_accumulate(fresh_db):
+    with fresh_db.transaction():
+        fresh_db.add_occurrences("s1", {"2026-11-01T10:00:00+00:00": 3})
+        fresh_db.add_occurrences("s1", {"2026-11-01T10:00:00+00:00": 2, "2026-11-01T10:05:00+00:00": 1})
+    assert fresh_db.count_since("s1", NOW) == 6
+    assert fresh_db.count_since("s1", NOW + timedelta(minutes=5)) == 1
+
+
+def test_seen_ids_are_forgotten_once_no_window_can_reach_them(fresh_db):
+    with fresh_db.transaction():
+        fresh_db.mark_seen([("e1", "s1", NOW), ("e2", "s1", NOW + timedelta(hours=1))])
+        fresh_db.forget_seen_before(NOW + timedelta(minutes=30))
+    assert fresh_db.seen(["e1", "e2", "e3"]) == {"e2"}
+
+
+def test_ledger_sums_spend_since_a_moment(fresh_db):
+    with fresh_db.transaction():
+        fresh_db.book_cost(run_id="r", signature_id="s", usd=0.02, model="sonnet", note="", at=NOW)
+        fresh_db.book_cost(run_id="r", signature_id="s", usd=0.03, model="sonnet", note="", at=NOW)
+    assert fresh_db.spent_since(NOW - timedelta(days=1)) == pytest.approx(0.05)
+    assert fresh_db.spent_since(NOW + timedelta(days=1)) == 0
