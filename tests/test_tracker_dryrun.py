@@ -1,0 +1,50 @@
+"""The dry-run tracker and the hidden marker: drafts found again by their marker, written atomically."""
+
+from __future__ import annotations
+
+import pytest
+
+from rounds_bot.errors import TrackerError
+from rounds_bot.tracker.base import IssueDraft
+from rounds_bot.tracker.dryrun import DryRunTracker
+from rounds_bot.tracker.marker import MarkerState, read_marker, write_marker
+
+
+def draft(signature_id: str = "sig_0123456789abcdef", body_extra: str = "") -> IssueDraft:
+    marker = write_marker(MarkerState(signature_id=signature_id, service="api", total_count=3))
+    return IssueDraft(signature_id=signature_id, title="[api] KeyError: 'user'", body=f"Body{body_extra}\n\n{marker}\n")
+
+
+def test_marker_round_trips_and_survives_double_dashes():
+    state = MarkerState(signature_id="sig_1", service="a--b", grouping_state={"doc": "x -- y -->"})
+    text = write_marker(state)
+    assert text.count("-->") == 1
+    assert read_marker(f"Some body\n{text}\n") == state
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["no marker at all", "<!-- rounds:marker v1 {not json} -->", "<!-- rounds:marker v99 {} -->", ""],
+)
+def test_a_missing_garbled_or_future_marker_reads_as_none(body):
+    assert read_marker(body) is None
+
+
+def test_create_then_find_then_update_in_place(tmp_path):
+    tracker = DryRunTracker(tmp_path / "out")
+    assert tracker.find("sig_0123456789abcdef") is None
+    ref = tracker.create(draft())
+    assert ref.ref == "sig_0123456789abcdef.md"
+    assert tracker.find("sig_0123456789abcdef") == ref
+    tracker.update(ref, draft(body_extra=" updated"), comment="Regression: 4 occurrences")
+    text = (tmp_path / "out" / ref.ref).read_text()
+    assert "Body updated" in text
+    assert "Regression: 4 occurrences" in text
+    assert list((tmp_path / "out").iterdir()) == [tmp_path / "out" / ref.ref]
+
+
+def test_an_unwritable_folder_is_a_tracker_error_naming_the_setting(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(TrackerError, match="ROUNDS_OUTPUT_DIR"):
+        DryRunTracker(blocker / "out").create(draft())
