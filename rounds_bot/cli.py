@@ -85,7 +85,7 @@ def run_command(demo: bool, env_file: Path | None) -> None:
 
 def build_source(settings: Settings, demo: bool) -> tuple[Source, bool]:
     """The configured source, and whether its whole history should be read on the first round."""
-    from rounds_bot.sources.configured import source_from_settings
+    from rounds_bot.sources.factory import source_from_spec
 
     if demo:
         from rounds_bot.demo import demo_data_path
@@ -99,7 +99,7 @@ def build_source(settings: Settings, demo: bool) -> tuple[Source, bool]:
             "or ROUNDS_SOURCE=otlp-file:PATH",
             hint="or try `rounds run --demo` for the bundled demo data",
         )
-    source = source_from_settings(settings)
+    source = source_from_spec(spec, settings)
     return source, spec.startswith("otlp-file:")
 
 

@@ -207,8 +207,7 @@ def errors_in_span(span: Span, origin: _Origin) -> list[ErrorEvent]:
     span_attributes = flatten_attributes(span.attributes)
     if exception_events:
         return [
-            _exception_event(span, index, event, span_attributes, origin)
-            for index, event in exception_events
+            _exception_event(span, index, event, span_attributes, origin) for index, event in exception_events
         ]
     return [_span_error_event(span, span_attributes, origin)]
 

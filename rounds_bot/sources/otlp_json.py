@@ -20,7 +20,7 @@ import json
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from rounds_bot.errors import SourceFormatError
@@ -99,9 +99,7 @@ SpanId = Annotated[str, BeforeValidator(lambda value: _id(value, 8))]
 
 
 class OtlpModel(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
 
 
 class AnyValue(OtlpModel):
@@ -122,7 +120,7 @@ class ArrayValue(OtlpModel):
 
 class KeyValue(OtlpModel):
     key: str
-    value: AnyValue = AnyValue()
+    value: AnyValue = Field(default_factory=lambda: AnyValue())
 
 
 class KeyValueList(OtlpModel):
@@ -211,9 +209,7 @@ def parse_export_line(text: str | bytes) -> ExportLine:
     except ValidationError as exc:
         raise SourceFormatError(_describe(exc)) from None
     if line.resource_spans is None and line.resource_logs is None and not _is_other_signal(text):
-        raise SourceFormatError(
-            "neither resourceSpans nor resourceLogs: not an OTLP/JSON export request"
-        )
+        raise SourceFormatError("neither resourceSpans nor resourceLogs: not an OTLP/JSON export request")
     return line
 
 
@@ -226,8 +222,10 @@ def _describe(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
     if first["type"] == "json_invalid":
         return f"invalid JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
-    location = ".".join(str(part) for part in first["loc"]) or "the line"
     message = first["msg"].removeprefix("Value error, ")
+    if not first["loc"]:
+        return f"not an OTLP/JSON export request: {message[0].lower()}{message[1:]}"
+    location = ".".join(str(part) for part in first["loc"])
     more = error.error_count() - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"{location}: {message}{suffix}"

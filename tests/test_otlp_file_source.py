@@ -1,0 +1,265 @@
+"""The otlp-file source: OTLP/JSON lines as the OpenTelemetry Collector's file exporter writes them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.config import load_settings
+from rounds_bot.errors import ConfigError, SourceError
+from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.factory import SUPPORTED_SPECS, source_from_spec
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.sources.signoz import SignozSource
+
+SAMPLE = Path(__file__).parent / "fixtures" / "otlp" / "shop_sample.otlp.jsonl"
+SAMPLE_START = datetime(2026, 3, 14, 9, 26, 53, tzinfo=UTC)
+EVERYTHING = Window(start=datetime(2000, 1, 1, tzinfo=UTC), end=datetime(2100, 1, 1, tzinfo=UTC))
+
+
+def poll(path: Path, window: Window = EVERYTHING) -> PollResult:
+    return OtlpFileSource(path).poll(window, frozenset())
+
+
+def by_message(result: PollResult) -> dict[str, ErrorEvent]:
+    return {event.message: event for event in result.events}
+
+
+@pytest.fixture(scope="module")
+def sample() -> PollResult:
+    return poll(SAMPLE)
+
+
+# --- what becomes an error --------------------------------------------------------------------
+
+
+def test_sample_yields_exactly_its_errors_and_no_noise(sample: PollResult) -> None:
+    kinds = sorted(event.kind for event in sample.events)
+    assert kinds == ["exception"] * 3 + ["log"] * 5 + ["span_error"] * 2
+    assert sample.skipped == []
+    messages = {event.message for event in sample.events}
+    assert not {"invoice 51 sent", "retrying after error: connection reset", "error budget: 0.1%"} & messages
+
+
+def test_exception_event_reads_type_message_stacktrace_and_resource(sample: PollResult) -> None:
+    event = by_message(sample)["order 7731 is locked"]
+    assert event.kind == "exception"
+    assert event.error_type == "orders.errors.LockTimeout"
+    assert event.stacktrace is not None
+    assert event.stacktrace.startswith("Traceback (most recent call last):")
+    assert event.service == "orders"
+    assert event.service_version == "1.4.2"
+    assert event.environment == "production"
+    assert event.trace_id == "5b8efff798038103d269b633813fc60d"
+    assert event.span_id == "eee19b7ec3c1b175"
+    assert event.timestamp == SAMPLE_START + timedelta(seconds=1.049)
+
+
+def test_error_code_attribute_becomes_the_error_code(sample: PollResult) -> None:
+    assert by_message(sample)["order 7731 is locked"].error_code == "ORDER_LOCKED"
+    rendered = by_message(sample)["invoice 52 could not be rendered: template 'eu-vat' missing"]
+    assert rendered.error_code == "4012"
+
+
+def test_every_any_value_kind_is_flattened_into_attributes(sample: PollResult) -> None:
+    attributes = by_message(sample)["order 7731 is locked"].attributes
+    assert attributes["http.response.status_code"] == 500
+    assert attributes["retry.ratio"] == 0.25
+    assert attributes["feature.enabled"] is True
+    assert attributes["order.tags"] == '["gift",3]'
+    assert attributes["http.request.header.x-request-id"] == "r-19"
+    assert attributes["http.request.header.x-retries"] == 2
+    assert attributes["payload.digest"] == "AQID"
+    assert attributes["exception.escaped"] == "True"
+    assert attributes["host.name"] == "orders-7f9c-abcde"
+    assert "nothing" not in attributes
+    assert not {"exception.type", "exception.message", "exception.stacktrace"} & set(attributes)
+
+
+def test_error_span_without_exception_event_is_a_span_error_named_by_its_status(sample: PollResult) -> None:
+    event = by_message(sample)["upstream timed out after 2000ms"]
+    assert event.kind == "span_error"
+    assert event.error_type == "timeout"
+    assert event.timestamp == SAMPLE_START + timedelta(seconds=5)
+
+
+def test_error_span_with_empty_status_message_is_named_by_the_span(sample: PollResult) -> None:
+    event = by_message(sample)["SELECT orders"]
+    assert event.kind == "span_error"
+    assert event.stacktrace is None
+
+
+def test_each_exception_event_of_a_span_is_its_own_error(sample: PollResult) -> None:
+    events = [event for event in sample.events if event.message == "cart 88 already checked out"]
+    assert len(events) == 2
+    assert len({event.event_id for event in events}) == 2
+    assert [event.stacktrace is not None for event in events] == [True, False]
+
+
+def test_error_log_reads_body_severity_and_trace_context(sample: PollResult) -> None:
+    event = by_message(sample)["invoice 52 could not be rendered: template 'eu-vat' missing"]
+    assert event.kind == "log"
+    assert event.severity == "ERROR"
+    assert event.fatal is False
+    assert event.service == "billing"
+    assert event.environment == "staging"  # from the older deployment.environment key
+    assert event.trace_id == "0af7651916cd43dd8448eb211c80319c"
+    assert event.attributes["otel.scope.name"] == "billing.invoices"
+
+
+def test_log_exception_attributes_are_read_like_a_span_exception(sample: PollResult) -> None:
+    event = by_message(sample)["card ending 4242 declined (insufficient_funds)"]
+    assert event.error_type == "billing.errors.CardDeclined"
+    assert event.stacktrace is not None and "raise CardDeclined(card)" in event.stacktrace
+    assert event.attributes["log.body"] == "Unhandled error while charging"
+
+
+def test_fatal_severity_sets_fatal(sample: PollResult) -> None:
+    event = by_message(sample)["cannot open ledger database: disk full"]
+    assert event.fatal is True
+    assert event.severity == "FATAL"
+
+
+def test_severity_text_decides_when_the_number_is_missing(sample: PollResult) -> None:
+    assert "bridge without severity numbers: payment webhook rejected" in by_message(sample)
+
+
+def test_structured_body_becomes_json_text_and_observed_time_stands_in(sample: PollResult) -> None:
+    event = by_message(sample)['{"msg":"refund failed","refund":77}']
+    assert event.timestamp == SAMPLE_START + timedelta(seconds=16)
+
+
+# --- ids and windows --------------------------------------------------------------------------
+
+
+def test_event_ids_are_stable_across_reads_and_file_locations(tmp_path: Path, sample: PollResult) -> None:
+    copy = tmp_path / "elsewhere.jsonl"
+    shutil.copy(SAMPLE, copy)
+    assert [event.event_id for event in poll(copy).events] == [event.event_id for event in sample.events]
+    assert len({event.event_id for event in sample.events}) == len(sample.events)
+
+
+def test_base64_ids_give_the_same_event_ids_as_hex(tmp_path: Path, sample: PollResult) -> None:
+    document = json.loads(SAMPLE.read_text().splitlines()[0])
+    span = document["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
+    span["traceId"] = "W47/95gDgQPSabYzgT/GDQ=="
+    span["spanId"] = "7uGbfsPBsXU="
+    path = tmp_path / "base64.jsonl"
+    path.write_text(json.dumps(document) + "\n")
+    [base64_event] = [event for event in poll(path).events if event.message == "order 7731 is locked"]
+    assert base64_event.trace_id == "5b8efff798038103d269b633813fc60d"
+    assert base64_event.event_id == by_message(sample)["order 7731 is locked"].event_id
+
+
+def test_a_repeated_line_is_counted_once(tmp_path: Path, sample: PollResult) -> None:
+    path = tmp_path / "twice.jsonl"
+    path.write_text(SAMPLE.read_text() * 2)
+    result = poll(path)
+    assert len(result.events) == len(sample.events)
+    assert any("repeated" in note for note in result.notes)
+
+
+def test_errors_at_or_after_the_window_end_are_left_for_later(sample: PollResult) -> None:
+    end = SAMPLE_START + timedelta(seconds=5)
+    result = poll(SAMPLE, Window(start=end - timedelta(hours=1), end=end))
+    assert {event.message for event in result.events} == {"order 7731 is locked", "SELECT orders"}
+    assert any("left for a later round" in note for note in result.notes)
+
+
+def test_the_window_start_does_not_hide_history(sample: PollResult) -> None:
+    window = Window(start=datetime(2099, 1, 1, tzinfo=UTC), end=datetime(2100, 1, 1, tzinfo=UTC))
+    assert len(poll(SAMPLE, window).events) == len(sample.events)
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+def test_malformed_lines_are_skipped_with_file_and_line_and_the_rest_is_read(tmp_path: Path) -> None:
+    good = SAMPLE.read_text().splitlines()[0]
+    lines = [
+        "{not json",
+        '{"resourceSpans": {"resource": {}}}',
+        good.replace('"endTimeUnixNano":"1773480413012000000"', '"endTimeUnixNano":"soon"'),
+        '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":1.5,"severityNumber":17}]}]}]}',
+        "[1, 2, 3]",
+        '{"hello": "world"}',
+        good,
+    ]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = poll(path)
+    assert [record.where for record in result.skipped] == [f"{path}:{number}" for number in range(1, 7)]
+    reasons = [record.reason for record in result.skipped]
+    assert reasons[0].startswith("invalid JSON")
+    assert reasons[1].startswith("resourceSpans:")
+    assert "endTimeUnixNano" in reasons[2] and "'soon'" in reasons[2]
+    assert "timeUnixNano" in reasons[3] and "1.5" in reasons[3]
+    assert "neither resourceSpans nor resourceLogs" in reasons[5]
+    assert len(result.events) == 5  # the last line, read in full
+
+
+def test_a_record_without_any_timestamp_is_skipped_alone(tmp_path: Path) -> None:
+    records = [
+        {"severityNumber": 17, "body": {"stringValue": "no time at all"}},
+        {"timeUnixNano": "1773480413000000000", "severityNumber": 17, "body": {"stringValue": "fine"}},
+    ]
+    path = tmp_path / "untimed.jsonl"
+    path.write_text(json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}) + "\n")
+    result = poll(path)
+    assert [event.message for event in result.events] == ["fine"]
+    assert [record.where for record in result.skipped] == [f"{path}:1"]
+    assert "no timestamp" in result.skipped[0].reason
+
+
+def test_a_missing_file_is_a_source_error_naming_the_path_and_the_fix(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.jsonl"
+    with pytest.raises(SourceError) as caught:
+        poll(missing)
+    assert str(missing) in str(caught.value)
+    assert "does not exist" in str(caught.value)
+    assert "otlp-file:PATH" in str(caught.value)
+
+
+def test_a_directory_is_a_source_error(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="is a directory"):
+        poll(tmp_path)
+
+
+# --- the factory ------------------------------------------------------------------------------
+
+
+def test_factory_builds_a_file_source_from_its_spec() -> None:
+    source = source_from_spec(f"otlp-file:{SAMPLE}")
+    assert isinstance(source, OtlpFileSource)
+    assert source.path == SAMPLE
+    assert source.name == f"otlp-file:{SAMPLE}"
+
+
+def test_factory_rejects_an_unknown_scheme_naming_it_and_listing_the_supported_ones() -> None:
+    with pytest.raises(ConfigError) as caught:
+        source_from_spec("kafka:orders")
+    message = str(caught.value)
+    assert "'kafka:orders'" in message
+    assert all(spec in message for spec in ("otlp-file:PATH", "signoz"))
+    assert SUPPORTED_SPECS == ("otlp-file:PATH", "signoz")
+
+
+def test_factory_rejects_a_file_spec_without_a_path() -> None:
+    with pytest.raises(ConfigError, match="names no file"):
+        source_from_spec("otlp-file:")
+
+
+def test_factory_needs_the_signoz_url_from_settings(clean_env: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="SIGNOZ_API_URL"):
+        source_from_spec("signoz")
+    clean_env.setenv("SIGNOZ_API_URL", "http://127.0.0.1:8080")
+    clean_env.setenv("SIGNOZ_API_KEY", "test-key")
+    source = source_from_spec("signoz", load_settings())
+    assert isinstance(source, SignozSource)
+    with source:
+        assert source.name == "signoz:127.0.0.1:8080"
