@@ -100,7 +100,7 @@ class SignozClient:
         self._timeout = timeout_seconds
         self._max_attempts = max_attempts
         self._backoff = wait_exponential_jitter(
-            initial=backoff_seconds, max=max_backoff_seconds, jitter=backoff_seconds
+            multiplier=backoff_seconds, max=max_backoff_seconds, jitter=backoff_seconds
         )
         self._sleep = sleep
         self._clock = clock
@@ -144,9 +144,7 @@ class SignozClient:
             )
         return count
 
-    def list_errors(
-        self, start_ns: int, end_ns: int, *, limit: int, offset: int = 0
-    ) -> list[ErrorGroupRow]:
+    def list_errors(self, start_ns: int, end_ns: int, *, limit: int, offset: int = 0) -> list[ErrorGroupRow]:
         """One page of exception groups, oldest first seen first (a stable order for paging)."""
         body = {
             "start": str(start_ns),
@@ -242,16 +240,13 @@ class SignozClient:
             return float("inf")
         return self._deadline - self._clock()
 
-    def _attempt(
-        self, method: str, path: str, content: bytes | None, params: dict[str, str] | None
-    ) -> Any:
+    def _attempt(self, method: str, path: str, content: bytes | None, params: dict[str, str] | None) -> Any:
         remaining = self._remaining()
         if remaining <= 0:
             raise SignozError(
                 f"the round's SigNoz deadline of {self._deadline_seconds:.0f} s ran out before "
                 f"{method} {path} ({self.traffic.requests} requests made)",
-                hint="raise the SigNoz deadline, shorten the polling window, or check why "
-                "SigNoz is slow",
+                hint="raise the SigNoz deadline, shorten the polling window, or check why SigNoz is slow",
             )
         timeout = min(self._timeout, remaining)
         headers = {"Content-Type": "application/json"} if content is not None else None
@@ -311,8 +306,7 @@ class SignozClient:
             retry_after = body.retry_delay_seconds
         what = "rate-limited" if response.status_code == 429 else "failed"
         return _TransientFailure(
-            f"SigNoz {what} {method} {path} (HTTP {response.status_code}"
-            f"{_describe(body)})",
+            f"SigNoz {what} {method} {path} (HTTP {response.status_code}{_describe(body)})",
             hint="SigNoz or its ClickHouse is overloaded or down; rounds retries with backoff",
             retry_after=retry_after,
         )

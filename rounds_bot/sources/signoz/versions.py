@@ -38,7 +38,7 @@ class Capabilities(Frozen):
     exceptions_api: bool
     query_range_v5: bool
     parsed_span_events: bool
-    notes: list[str] = []
+    notes: tuple[str, ...] = ()
 
 
 def capabilities_of(version_text: str) -> Capabilities:
@@ -47,8 +47,7 @@ def capabilities_of(version_text: str) -> Capabilities:
     notes: list[str] = []
     if version is None:
         notes.append(
-            f"SigNoz reported version {version_text!r}, which has no version number; "
-            "assuming a current build"
+            f"SigNoz reported version {version_text!r}, which has no version number; assuming a current build"
         )
         version = (999, 0, 0)
     if version < QUERY_RANGE_V5_SINCE:
@@ -62,5 +61,5 @@ def capabilities_of(version_text: str) -> Capabilities:
         exceptions_api=version >= EXCEPTIONS_API_SINCE,
         query_range_v5=version >= QUERY_RANGE_V5_SINCE,
         parsed_span_events=version >= PARSED_SPAN_EVENTS_SINCE,
-        notes=notes,
+        notes=tuple(notes),
     )

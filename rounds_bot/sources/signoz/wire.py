@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+from rounds_bot.errors import SignozError
 
 
 class Lenient(BaseModel):
@@ -24,34 +26,34 @@ class VersionInfo(Lenient):
 
     version: StrictStr
     ee: str | None = None
-    setupCompleted: bool | None = None  # noqa: N815 (SigNoz's name)
+    setupCompleted: bool | None = None
 
 
 class ErrorGroupRow(Lenient):
     """One row of `POST /api/v1/listErrors` (Go `model.Error`)."""
 
-    exceptionType: StrictStr  # noqa: N815
-    exceptionMessage: StrictStr  # noqa: N815
-    exceptionCount: StrictInt = Field(ge=1)  # noqa: N815
-    lastSeen: StrictStr  # noqa: N815
-    firstSeen: StrictStr  # noqa: N815
-    serviceName: StrictStr  # noqa: N815
-    groupID: StrictStr = Field(min_length=1)  # noqa: N815
+    exceptionType: StrictStr
+    exceptionMessage: StrictStr
+    exceptionCount: StrictInt = Field(ge=1)
+    lastSeen: StrictStr
+    firstSeen: StrictStr
+    serviceName: StrictStr
+    groupID: StrictStr = Field(min_length=1)
 
 
 class ErrorWithSpan(Lenient):
     """`GET /api/v1/errorFromGroupID` (Go `model.ErrorWithSpan`; note `errorId`)."""
 
-    errorId: StrictStr  # noqa: N815
-    exceptionType: StrictStr  # noqa: N815
-    exceptionStacktrace: StrictStr  # noqa: N815
-    exceptionEscaped: bool  # noqa: N815
-    exceptionMessage: StrictStr  # noqa: N815
+    errorId: StrictStr
+    exceptionType: StrictStr
+    exceptionStacktrace: StrictStr
+    exceptionEscaped: bool
+    exceptionMessage: StrictStr
     timestamp: StrictStr
-    spanID: StrictStr  # noqa: N815
-    traceID: StrictStr  # noqa: N815
-    serviceName: StrictStr  # noqa: N815
-    groupID: StrictStr  # noqa: N815
+    spanID: StrictStr
+    traceID: StrictStr
+    serviceName: StrictStr
+    groupID: StrictStr
 
 
 class RawRow(Lenient):
@@ -62,20 +64,55 @@ class RawRow(Lenient):
 class RawResult(Lenient):
     """One `RawData` of a v5 `raw` answer; `rows` is null when nothing matched."""
 
-    queryName: StrictStr  # noqa: N815
-    nextCursor: str | None = ""  # noqa: N815
+    queryName: StrictStr
+    nextCursor: str | None = ""
     rows: list[RawRow] | None = None
 
 
-class RawPayload(Lenient):
-    results: list[RawResult]
+class ScalarColumn(Lenient):
+    name: StrictStr
+    columnType: StrictStr
+
+
+class ScalarResult(Lenient):
+    """One `ScalarData`: column descriptors and rows of values."""
+
+    queryName: StrictStr
+    columns: list[ScalarColumn]
+    data: list[list[Any]] | None = None
+
+
+class ResultsPayload(Lenient):
+    results: list[dict[str, Any]]
 
 
 class QueryRangeData(Lenient):
     type: StrictStr
-    data: RawPayload
+    data: ResultsPayload
     meta: dict[str, Any] = Field(default_factory=dict)
     warning: dict[str, Any] | None = None
+
+    def raw_results(self) -> list[RawResult]:
+        return [_result(RawResult, result) for result in self.data.results]
+
+    def scalar_results(self) -> list[ScalarResult]:
+        return [_result(ScalarResult, result) for result in self.data.results]
+
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+def _result(model: type[ResultT], result: dict[str, Any]) -> ResultT:
+    try:
+        return model.model_validate(result)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the result"
+        raise SignozError(
+            f"SigNoz answered /api/v5/query_range with an unexpected {model.__name__}: "
+            f"{where}: {first['msg']}",
+            hint="report the SigNoz version and this message",
+        ) from error
 
 
 class QueryRangeEnvelope(Lenient):

@@ -1,0 +1,138 @@
+"""`SignozSource`: one poll of a SigNoz instance, with aggregation pushed into SigNoz."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+import httpx
+
+from rounds_bot.errors import SignozError
+from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.signoz.client import SignozClient, Traffic
+from rounds_bot.sources.signoz.collector import Collector
+from rounds_bot.sources.signoz.error_logs import ErrorLogsReader
+from rounds_bot.sources.signoz.error_spans import ErrorSpansReader, RowLimits
+from rounds_bot.sources.signoz.exception_groups import (
+    ExceptionGroupsReader,
+    ExceptionSettings,
+    SqlPermission,
+)
+from rounds_bot.sources.signoz.times import NS_PER_S, datetime_to_ns
+from rounds_bot.sources.signoz.versions import (
+    EXCEPTIONS_API_SINCE,
+    Capabilities,
+    capabilities_of,
+    format_version,
+)
+
+# listErrors and countErrors never return the last 30 s (SigNoz subtracts them from `end`).
+EXCEPTIONS_END_BUFFER_NS = 30 * NS_PER_S
+
+
+class SignozSource:
+    """Reads exception groups, error spans and error logs of one window from SigNoz."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None,
+        *,
+        timeout_seconds: float = 30.0,
+        deadline_seconds: float = 300.0,
+        max_attempts: int = 5,
+        raw_row_cap: int = 20_000,
+        raw_page_size: int = 1_000,
+        list_page_size: int = 2_000,
+        sample_batch_size: int = 400,
+        detail_request_cap: int = 200,
+        sql_group_cap: int = 50_000,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._client = SignozClient(
+            url,
+            api_key,
+            timeout_seconds=timeout_seconds,
+            max_attempts=max_attempts,
+            transport=transport,
+            sleep=sleep,
+            clock=clock,
+        )
+        self.name = f"signoz:{urlsplit(self._client.base_url).netloc}"
+        self._deadline_seconds = deadline_seconds
+        self._exceptions = ExceptionSettings(
+            page_size=list_page_size,
+            sample_batch_size=sample_batch_size,
+            detail_request_cap=detail_request_cap,
+        )
+        self._limits = RowLimits(
+            raw_page_size=raw_page_size, raw_row_cap=raw_row_cap, sql_group_cap=sql_group_cap
+        )
+        self._wall_clock = wall_clock
+        self._capabilities: Capabilities | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self._client.base_url
+
+    @property
+    def client(self) -> SignozClient:
+        return self._client
+
+    @property
+    def traffic(self) -> Traffic:
+        """Requests and bytes of the last poll (or check)."""
+        return self._client.traffic
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> SignozSource:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def capabilities(self) -> Capabilities:
+        """The APIs this SigNoz offers, read once from `GET /api/v1/version`."""
+        if self._capabilities is None:
+            version = self._client.version().version
+            capabilities = capabilities_of(version)
+            if not capabilities.exceptions_api:
+                raise SignozError(
+                    f"SigNoz {version} at {self.base_url} is too old: rounds needs "
+                    f"{format_version(EXCEPTIONS_API_SINCE)} or later (the exceptions API)",
+                    hint="upgrade SigNoz; v0.87 or later also gives error spans and logs",
+                )
+            self._capabilities = capabilities
+        return self._capabilities
+
+    def begin_round(self) -> None:
+        self._client.begin_round(self._deadline_seconds)
+
+    def poll(self, window: Window, known_group_ids: frozenset[str]) -> PollResult:
+        self.begin_round()
+        capabilities = self.capabilities()
+        collector = Collector(known_group_ids)
+        for note in capabilities.notes:
+            collector.note(note)
+        start_ns, end_ns = datetime_to_ns(window.start), datetime_to_ns(window.end)
+        if end_ns <= start_ns:
+            return collector.result(self.traffic.requests)
+        if end_ns > int(self._wall_clock() * NS_PER_S) - EXCEPTIONS_END_BUFFER_NS:
+            collector.note(
+                "the window ends less than 30 s ago; SigNoz's exceptions API leaves those "
+                "seconds out, so they are read only by the next round's overlap"
+            )
+        sql = SqlPermission()
+        ExceptionGroupsReader(self._client, self._exceptions, use_v5=capabilities.query_range_v5).read(
+            start_ns, end_ns, collector, sql
+        )
+        if capabilities.query_range_v5:
+            ErrorSpansReader(self._client, self._limits).read(start_ns, end_ns, collector, sql)
+            ErrorLogsReader(self._client, self._limits).read(start_ns, end_ns, collector, sql)
+        return collector.result(self.traffic.requests)

@@ -1,0 +1,150 @@
+"""`rounds run` end to end: the demo round, the second round that files nothing, and every bad input."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rounds_bot.cli import main
+from rounds_bot.demo import DEMO_BUGS
+from rounds_bot.store import SCHEMA_VERSION
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def workdir(clean_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_demo_round_files_one_draft_per_distinct_bug_and_no_noise(workdir):
+    code, out, _ = run("run", "--demo")
+    assert code == 0, out
+    drafts = sorted((workdir / "rounds-out").glob("*.md"))
+    assert len(drafts) == len(DEMO_BUGS)
+    assert f"**{len(DEMO_BUGS)} new, 0 updated, 0 regressed**" in out
+    signatures = (
+        sqlite3.connect(workdir / "rounds.db").execute("select count(*) from signatures").fetchone()[0]
+    )
+    assert signatures == len(DEMO_BUGS)
+
+
+def test_demo_signatures_match_the_known_bugs_exactly(workdir):
+    """Every demo bug is one signature, and no signature mixes two bugs."""
+    truth = json.loads((FIXTURES / "demo_truth.json").read_text())["events"]
+    run("run", "--demo")
+    rows = sqlite3.connect(workdir / "rounds.db").execute("select event_id, signature_id from seen_events")
+    bugs_by_signature: dict[str, set[str]] = {}
+    signatures_by_bug: dict[str, set[str]] = {}
+    for event_id, signature_id in rows:
+        bug = truth[event_id]
+        bugs_by_signature.setdefault(signature_id, set()).add(bug)
+        signatures_by_bug.setdefault(bug, set()).add(signature_id)
+    assert all(len(b) == 1 for b in bugs_by_signature.values()), bugs_by_signature
+    assert all(len(s) == 1 for s in signatures_by_bug.values()), signatures_by_bug
+    assert set(signatures_by_bug) == {bug.id for bug in DEMO_BUGS}
+
+
+def test_second_demo_round_files_nothing_new_and_says_so(workdir):
+    run("run", "--demo")
+    before = {p.name: p.read_text() for p in (workdir / "rounds-out").glob("*.md")}
+    code, out, _ = run("run", "--demo")
+    assert code == 0
+    assert "Nothing new." in out
+    assert "already counted" in out
+    after = {p.name: p.read_text() for p in (workdir / "rounds-out").glob("*.md")}
+    assert after.keys() == before.keys()
+    totals = (
+        sqlite3.connect(workdir / "rounds.db").execute("select sum(total_count) from signatures").fetchone()
+    )
+    assert totals[0] == sum(bug.expected_count for bug in DEMO_BUGS)
+
+
+def test_report_goes_to_the_github_step_summary(workdir, monkeypatch):
+    summary = workdir / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run("run", "--demo")
+    assert "## rounds: round" in summary.read_text()
+
+
+def test_without_a_source_the_error_names_the_settings_and_points_at_demo(workdir):
+    code, _, err = run("run")
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "SIGNOZ_API_URL" in err and "ROUNDS_SOURCE" in err and "--demo" in err
+    assert not (workdir / "rounds.db").exists()
+
+
+def test_an_unknown_source_scheme_is_refused(workdir, monkeypatch):
+    monkeypatch.setenv("ROUNDS_SOURCE", "kafka:errors")
+    code, _, err = run("run")
+    assert code == 2
+    assert "'kafka:errors'" in err and "otlp-file:PATH" in err
+
+
+def test_a_missing_data_file_is_a_clear_error_and_writes_nothing(workdir, monkeypatch):
+    monkeypatch.setenv("ROUNDS_SOURCE", "otlp-file:absent.jsonl")
+    code, _, err = run("run")
+    assert code == 2
+    assert "absent.jsonl" in err
+    assert sqlite3.connect(workdir / "rounds.db").execute("select count(*) from runs").fetchone()[0] == 0
+
+
+def test_malformed_lines_are_reported_with_file_and_line_and_the_rest_is_read(workdir, monkeypatch):
+    good = (FIXTURES / "otlp" / "shop_sample.otlp.jsonl").read_text().splitlines()
+    data = workdir / "mixed.jsonl"
+    data.write_text("\n".join([good[0], "{not json", *good[1:]]) + "\n")
+    monkeypatch.setenv("ROUNDS_SOURCE", f"otlp-file:{data}")
+    code, out, _ = run("run")
+    assert code == 0
+    assert f"{data}:2" in out
+    assert "Skipped records (1)" in out
+
+
+def test_an_unwritable_database_path_is_a_clear_error(workdir, monkeypatch):
+    monkeypatch.setenv("SIGNATURES_DB_PATH", str(workdir / "no" / "such" / "dir" / "r.db"))
+    code, _, err = run("run", "--demo")
+    assert code == 2
+    assert "SIGNATURES_DB_PATH" in err
+
+
+def test_a_database_from_a_newer_rounds_is_refused_and_left_alone(workdir):
+    run("run", "--demo")
+    db = sqlite3.connect(workdir / "rounds.db")
+    db.execute("update meta set value = ? where key = 'schema_version'", [str(SCHEMA_VERSION + 1)])
+    db.commit()
+    db.close()
+    code, _, err = run("run", "--demo")
+    assert code == 2
+    assert "upgrade rounds" in err
+
+
+def test_invalid_settings_are_all_reported(workdir, monkeypatch):
+    monkeypatch.setenv("ERROR_LOOKBACK_MINUTES", "0")
+    monkeypatch.setenv("ROUNDS_MAX_NEW_ISSUES_PER_ROUND", "many")
+    code, _, err = run("run", "--demo")
+    assert code == 2
+    assert "ERROR_LOOKBACK_MINUTES" in err and "ROUNDS_MAX_NEW_ISSUES_PER_ROUND" in err
+
+
+def test_new_issue_cap_defers_the_rest_to_the_next_round(workdir, monkeypatch):
+    monkeypatch.setenv("ROUNDS_MAX_NEW_ISSUES_PER_ROUND", "3")
+    code, out, _ = run("run", "--demo")
+    assert code == 0
+    assert len(list((workdir / "rounds-out").glob("*.md"))) == 3
+    assert "Deferred to the next round" in out
+    run("run", "--demo")
+    assert len(list((workdir / "rounds-out").glob("*.md"))) == 6
+    monkeypatch.setenv("ROUNDS_MAX_NEW_ISSUES_PER_ROUND", "100")
+    run("run", "--demo")
+    assert len(list((workdir / "rounds-out").glob("*.md"))) == len(DEMO_BUGS)

@@ -1,0 +1,223 @@
+"""SignozSource.poll against the emulator: what a round gets, and what it costs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from signoz_fixtures import (
+    JAVA_TRACE,
+    PY_TRACE,
+    VALUE_ERROR,
+    fixture_dataset,
+    fixture_window,
+    source_for,
+)
+
+from rounds_bot.errors import SignozError
+from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.signoz.emulator import Behaviour, SignozEmulator, build_dataset
+from rounds_bot.sources.signoz.emulator_data import Dataset
+from rounds_bot.sources.signoz.times import ns_to_datetime
+
+CHECKOUT_VALUE_ERROR = "1e59539e8effec84f7ec674dda15ddfa"
+PAYMENT_NPE = "d8f7c26258a536b9f2315fc6cf7e3094"
+
+
+@pytest.fixture(scope="module")
+def dataset() -> Dataset:
+    return fixture_dataset()
+
+
+@pytest.fixture
+def emulator(dataset: Dataset) -> Iterator[SignozEmulator]:
+    with SignozEmulator(dataset, Behaviour(api_key="test-key")) as running:
+        yield running
+
+
+def poll(emulator: SignozEmulator, known: frozenset[str] = frozenset(), **options) -> PollResult:
+    with source_for(emulator, **options) as source:
+        return source.poll(fixture_window(), known)
+
+
+def by_kind(result: PollResult, kind: str) -> list[ErrorEvent]:
+    return sorted((event for event in result.events if event.kind == kind), key=lambda e: e.message)
+
+
+def test_first_poll_reports_each_exception_group_once_with_its_window_count(emulator):
+    result = poll(emulator)
+    exceptions = {event.source_group_id: event for event in by_kind(result, "exception")}
+    assert set(exceptions) == {CHECKOUT_VALUE_ERROR, PAYMENT_NPE, "a931b17d882d9e58bb396226559d91db"}
+    value_error = exceptions[CHECKOUT_VALUE_ERROR]
+    assert (value_error.count, value_error.error_type, value_error.message) == (
+        3,
+        "ValueError",
+        VALUE_ERROR,
+    )
+    assert result.skipped == [] and result.notes == []
+
+
+def test_exception_events_carry_a_representative_stack_trace_and_page_url(emulator):
+    exceptions = {e.source_group_id: e for e in by_kind(poll(emulator), "exception")}
+    value_error, npe = exceptions[CHECKOUT_VALUE_ERROR], exceptions[PAYMENT_NPE]
+    assert value_error.stacktrace == PY_TRACE and npe.stacktrace == JAVA_TRACE
+    assert value_error.service_version == "1.4.2" and value_error.environment == "production"
+    assert value_error.source_url == (
+        f"{emulator.url}/error-detail?groupId={CHECKOUT_VALUE_ERROR}&timestamp=1779272400992654321"
+    )
+    assert value_error.trace_id and value_error.span_id
+
+
+def test_handled_exceptions_on_spans_without_error_status_are_still_read(emulator):
+    exceptions = {e.error_type for e in by_kind(poll(emulator), "exception")}
+    assert "KeyError" in exceptions
+
+
+def test_error_spans_with_exception_events_are_left_to_the_error_index(emulator):
+    (span_group,) = by_kind(poll(emulator), "span_error")
+    assert span_group.count == 2
+    assert span_group.message == "upstream timeout after 3500 ms"
+    assert span_group.attributes["http.response.status_code"] == "504"
+    assert span_group.source_group_id.startswith("signoz-span:")
+    assert span_group.source_url == f"{emulator.url}/trace/{span_group.trace_id}"
+
+
+def test_error_logs_are_grouped_by_normalised_body_and_keep_severity(emulator):
+    logs = {event.message: event for event in by_kind(poll(emulator), "log")}
+    assert set(logs) == {"card declined", "cache miss storm on shard 7", "database connection lost"}
+    payment = logs["card declined"]
+    assert payment.count == 2 and payment.error_type == "PaymentDeclined"
+    assert payment.stacktrace and payment.severity == "ERROR" and not payment.fatal
+    assert logs["database connection lost"].fatal is True
+    assert logs["database connection lost"].severity == "FATAL"
+    assert logs["cache miss storm on shard 7"].severity == "ERROR"  # lowercase text, number 0
+
+
+def test_reading_the_same_window_again_gives_the_same_event_ids(emulator):
+    first, second = poll(emulator), poll(emulator)
+    assert [e.event_id for e in first.events] == [e.event_id for e in second.events]
+    assert len({e.event_id for e in first.events}) == len(first.events)
+
+
+def test_known_groups_cost_no_detail_request_and_come_back_as_counts(emulator):
+    known = frozenset(e.source_group_id for e in poll(emulator).events)
+    emulator.requests.clear()
+    result = poll(emulator, known)
+    assert result.events == []
+    counts = {count.source_group_id: count.count for count in result.known_group_counts}
+    assert counts[CHECKOUT_VALUE_ERROR] == 3 and len(counts) == len(known)
+    assert emulator.paths() == [
+        "/api/v1/version",
+        "/api/v1/countErrors",
+        "/api/v1/listErrors",
+        "/api/v5/query_range",
+        "/api/v5/query_range",
+    ]
+    assert result.requests == 5
+
+
+def test_refused_clickhouse_sql_falls_back_to_raw_rows_with_the_same_groups(dataset):
+    with SignozEmulator(dataset) as aggregated:
+        expected = {(e.source_group_id, e.count) for e in poll(aggregated).events}
+    with SignozEmulator(dataset, Behaviour(clickhouse_sql_allowed=False)) as refused:
+        result = poll(refused)
+        paths = refused.paths()
+    assert {(e.source_group_id, e.count) for e in result.events} == expected
+    assert paths.count("/api/v1/errorFromGroupID") == 3
+    assert any("clickhouse_sql" in note and "403" in note for note in result.notes)
+    assert all(e.stacktrace for e in result.events if e.kind == "exception")
+
+
+def test_old_signoz_events_as_json_strings_still_tell_exception_spans_apart(dataset):
+    behaviour = Behaviour(version="v0.120.0", clickhouse_sql_allowed=False)
+    with SignozEmulator(dataset, behaviour) as emulator:
+        (span_group,) = by_kind(poll(emulator), "span_error")
+    assert span_group.count == 2
+
+
+def test_the_raw_row_cap_is_reported_in_notes(dataset):
+    with SignozEmulator(dataset, Behaviour(clickhouse_sql_allowed=False)) as emulator:
+        result = poll(emulator, raw_row_cap=1)
+    assert any("only the newest 1 were read" in note for note in result.notes)
+    assert sum(1 for e in result.events if e.kind == "log") == 1
+
+
+def test_the_detail_request_cap_is_reported_and_events_keep_type_and_message(dataset):
+    with SignozEmulator(dataset, Behaviour(clickhouse_sql_allowed=False)) as emulator:
+        result = poll(emulator, detail_request_cap=1)
+        assert emulator.paths().count("/api/v1/errorFromGroupID") == 1
+    exceptions = by_kind(result, "exception")
+    assert sum(1 for e in exceptions if e.stacktrace is None) == 2
+    assert all(e.message for e in exceptions)
+    assert any("cap of 1 detail requests" in note for note in result.notes)
+
+
+def test_list_errors_is_paged_when_groups_exceed_a_page(emulator):
+    result = poll(emulator, list_page_size=1)
+    assert len(by_kind(result, "exception")) == 3
+    assert emulator.paths().count("/api/v1/listErrors") == 4
+
+
+def test_signoz_without_v5_reads_exceptions_only_and_says_so(dataset):
+    with SignozEmulator(dataset, Behaviour(version="v0.80.0")) as emulator:
+        result = poll(emulator)
+        assert "/api/v5/query_range" not in emulator.paths()
+    assert {e.kind for e in result.events} == {"exception"}
+    assert all(e.stacktrace for e in result.events)
+    assert any("needs v0.87.0+" in note for note in result.notes)
+
+
+def test_signoz_older_than_the_exceptions_api_is_refused_with_an_upgrade_hint(dataset):
+    with (
+        SignozEmulator(dataset, Behaviour(version="v0.9.0")) as emulator,
+        pytest.raises(SignozError, match="too old") as caught,
+    ):
+        poll(emulator)
+    assert "upgrade SigNoz" in str(caught.value)
+
+
+def test_source_name_names_the_host_and_port(emulator):
+    with source_for(emulator) as source:
+        assert source.name == f"signoz:{emulator.url.removeprefix('http://')}"
+
+
+def test_an_empty_window_makes_no_query_beyond_the_version(emulator):
+    window = fixture_window()
+    with source_for(emulator) as source:
+        result = source.poll(window.model_copy(update={"end": window.start}), frozenset())
+    assert result.events == [] and result.requests == 1
+
+
+def test_a_recent_window_end_is_noted_because_exceptions_lag_thirty_seconds(emulator):
+    window = fixture_window()
+    with source_for(emulator, wall_clock=lambda: window.end.timestamp() + 10) as source:
+        result = source.poll(window, frozenset())
+    assert any("less than 30 s ago" in note for note in result.notes)
+
+
+DEMO_DATA = Path(__file__).parent.parent / "rounds_bot" / "data" / "demo.otlp.jsonl"
+
+
+@pytest.mark.skipif(not DEMO_DATA.exists(), reason="the shipped demo data is not there")
+def test_the_shipped_demo_data_can_be_polled_as_a_user_would_try_it():
+    now_ns = 1_800_000_000 * 1_000_000_000
+    dataset = build_dataset(
+        [DEMO_DATA],
+        rebase=True,
+        synthetic_events=0,
+        synthetic_groups=0,
+        window_seconds=0,
+        now_ns=now_ns,
+    )
+    window = Window(
+        start=ns_to_datetime(now_ns - 24 * 3600 * 1_000_000_000),
+        end=ns_to_datetime(now_ns - 30 * 1_000_000_000),
+    )
+    with SignozEmulator(dataset) as emulator, source_for(emulator, None) as source:
+        result = source.poll(window, frozenset())
+    kinds = {event.kind for event in result.events}
+    assert "exception" in kinds and result.skipped == []
+    exceptions = sum(e.count for e in result.events if e.kind == "exception")
+    assert exceptions == dataset.error_index.total_rows()
