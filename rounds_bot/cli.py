@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from rounds_bot import __version__
+from rounds_bot.cli_github import rebuild_command
 from rounds_bot.cli_group import group_command
 from rounds_bot.config import Settings, load_settings
 from rounds_bot.errors import ConfigError, RoundsError
@@ -136,3 +137,4 @@ def db_status(env_file: Path | None) -> None:
 
 
 main.add_command(group_command)
+db_group.add_command(rebuild_command)

@@ -86,12 +86,13 @@ class Settings(BaseSettings):
         validation_alias=_env("ROUNDS_TRACKER"),
         description="Where issues go: `dry-run` (Markdown drafts in ROUNDS_OUTPUT_DIR) or `github`.",
     )
-    max_new_issues_per_round: int = Field(
-        default=10,
+    max_new_issues_per_round: int | None = Field(
+        default=None,
         ge=0,
         le=1_000,
         validation_alias=_env("ROUNDS_MAX_NEW_ISSUES_PER_ROUND"),
-        description="Cap on issues filed in one round; the rest are listed and filed next round.",
+        description="Cap on issues filed in one round; the rest are listed in the report and filed next round. "
+        "Default: 10 with the GitHub tracker, no cap for dry-run drafts.",
     )
 
     # --- GitHub -------------------------------------------------------------------------------
@@ -193,6 +194,11 @@ class Settings(BaseSettings):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://, e.g. http://localhost:8080")
         return value.rstrip("/") if value else value
+
+    def new_issue_cap(self) -> int:
+        if self.max_new_issues_per_round is not None:
+            return self.max_new_issues_per_round
+        return 10 if self.tracker == "github" else 1_000_000
 
     def effective_source(self) -> str | None:
         """The source spec a round will read, or None when nothing is configured."""

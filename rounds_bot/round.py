@@ -28,7 +28,7 @@ from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.report import RoundReport, SignatureLine
 from rounds_bot.sources.base import PollResult, Source, Window
 from rounds_bot.store import Store, bucket_of, iso, parse_iso
-from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker
+from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker, TrackerStopped
 from rounds_bot.tracker.marker import MarkerState
 from rounds_bot.tracker.render import IssueView, issue_title, render_body
 
@@ -121,6 +121,7 @@ def run_round(
     tallies, already_counted = group_occurrences(ctx, engine, polled)
     plans = plan_issues(ctx, tallies)
     file_issues(ctx, engine, plans)
+    ctx.report_notes.extend(tracker.finish_round())
     commit(ctx, engine, polled, tallies, plans)
     return build_report(ctx, polled, tallies, plans, already_counted)
 
@@ -137,7 +138,7 @@ def plan_window(
         start = BEGINNING
     else:
         start = end - timedelta(minutes=settings.error_lookback_minutes)
-    return Window(start=min(start, end), end=end)
+    return Window(start=min(start, end), end=end, resume_from=cursor)
 
 
 def grouping_config(settings: Settings) -> GroupingConfig:
@@ -214,11 +215,18 @@ def plan_issues(ctx: RoundContext, tallies: dict[str, Tally]) -> list[IssuePlan]
     for row in ctx.store.signatures():  # signatures deferred by an earlier round's cap
         if not row["issue_ref"] and row["id"] not in candidates:
             candidates[row["id"]] = None
-    for signature_id, tally in candidates.items():
+    for position, (signature_id, tally) in enumerate(candidates.items()):
         existing = ctx.store.signature(signature_id)
-        issue = ctx.tracker.find(signature_id)
+        try:
+            issue = ctx.tracker.find(signature_id, known_ref=existing["issue_ref"] if existing else None)
+        except TrackerStopped as stop:
+            # the tracker's request budget is spent: what is left waits for the next round
+            waiting = list(candidates.items())[position:]
+            plans.extend(IssuePlan(sid, "deferred", t, ctx.store.signature(sid)) for sid, t in waiting)
+            ctx.report_notes.append(f"{len(waiting)} signatures wait for the next round: {stop}")
+            break
         if issue is None:
-            if filed_new >= ctx.settings.max_new_issues_per_round:
+            if filed_new >= ctx.settings.new_issue_cap():
                 plans.append(IssuePlan(signature_id, "deferred", tally, existing))
                 continue
             filed_new += 1
@@ -235,27 +243,40 @@ def plan_issues(ctx: RoundContext, tallies: dict[str, Tally]) -> list[IssuePlan]
 
 
 def file_issues(ctx: RoundContext, engine: GroupingEngine, plans: list[IssuePlan]) -> None:
-    for plan in plans:
+    for position, plan in enumerate(plans):
         if plan.kind == "deferred":
             continue
-        draft = IssueDraft(
-            signature_id=plan.signature_id,
-            title="",
-            body="",
-            labels=[BOT_LABEL, f"service:{_service(plan)}"],
+        try:
+            _file_issue(ctx, engine, plan)
+        except TrackerStopped as stop:
+            # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
+            waiting = [p for p in plans[position:] if p.kind != "deferred"]
+            for left in waiting:
+                if left.issue is None:
+                    left.kind = "deferred"
+            ctx.report_notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
+            return
+
+
+def _file_issue(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> None:
+    draft = IssueDraft(
+        signature_id=plan.signature_id,
+        title="",
+        body="",
+        labels=[BOT_LABEL, f"service:{_service(plan)}"],
+    )
+    view = issue_view(ctx, engine, plan)
+    draft = draft.model_copy(update={"title": issue_title(view), "body": render_body(view)})
+    if plan.issue is None:
+        plan.issue = ctx.tracker.create(draft)
+    elif plan.kind == "regressed":
+        comment = (
+            f"Regression: this problem recurred after the issue was closed — "
+            f"{plan.tally.count if plan.tally else 0} occurrences in this round."
         )
-        view = issue_view(ctx, engine, plan)
-        draft = draft.model_copy(update={"title": issue_title(view), "body": render_body(view)})
-        if plan.issue is None:
-            plan.issue = ctx.tracker.create(draft)
-        elif plan.kind == "regressed":
-            comment = (
-                f"Regression: this problem recurred after the issue was closed — "
-                f"{plan.tally.count if plan.tally else 0} occurrences in this round."
-            )
-            plan.issue = ctx.tracker.update(plan.issue, draft, comment=comment, reopen=True)
-        else:
-            plan.issue = ctx.tracker.update(plan.issue, draft)
+        plan.issue = ctx.tracker.update(plan.issue, draft, comment=comment, reopen=True)
+    else:
+        plan.issue = ctx.tracker.update(plan.issue, draft)
 
 
 def _service(plan: IssuePlan) -> str:
@@ -301,6 +322,14 @@ def issue_view(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> Is
             last_seen=row["last_seen"],
             total_count=row["total_count"],
             grouping_state=json.loads(row["grouping_state"]),
+            title=row["title"],
+            error_type=row["error_type"] or "",
+            normalized_message=row["normalized_message"],
+            first_tier=row["first_tier"],
+            services=json.loads(row["services"]),
+            versions=json.loads(row["versions"]),
+            environments=json.loads(row["environments"]),
+            related=json.loads(row["related"]),
         ),
     )
 

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from rounds_bot.cli import main
-from rounds_bot.demo import DEMO_BUGS
+from rounds_bot.config import load_settings
+from rounds_bot.demo import DEMO_BUGS, demo_data_path
+from rounds_bot.round import BEGINNING, load_engine
+from rounds_bot.sources.base import Window
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.store import Store
 from rounds_bot.store import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -39,15 +45,16 @@ def test_demo_round_files_one_draft_per_distinct_bug_and_no_noise(workdir):
     assert signatures == len(DEMO_BUGS)
 
 
-def test_demo_signatures_match_the_known_bugs_exactly(workdir):
-    """Every demo bug is one signature, and no signature mixes two bugs."""
+def test_demo_signatures_match_the_known_bugs_exactly(clean_env):
+    """Every demo bug is one signature, and no signature mixes two bugs (the round's engine and defaults)."""
     truth = json.loads((FIXTURES / "demo_truth.json").read_text())["events"]
-    run("run", "--demo")
-    rows = sqlite3.connect(workdir / "rounds.db").execute("select event_id, signature_id from seen_events")
+    polled = OtlpFileSource(demo_data_path()).poll(Window(start=BEGINNING, end=datetime.now(UTC)), frozenset())
+    engine = load_engine(load_settings(), Store.memory())
     bugs_by_signature: dict[str, set[str]] = {}
     signatures_by_bug: dict[str, set[str]] = {}
-    for event_id, signature_id in rows:
-        bug = truth[event_id]
+    for event in polled.events:
+        signature_id = engine.assign(event).signature_id
+        bug = truth[event.event_id]
         bugs_by_signature.setdefault(signature_id, set()).add(bug)
         signatures_by_bug.setdefault(bug, set()).add(signature_id)
     assert all(len(b) == 1 for b in bugs_by_signature.values()), bugs_by_signature

@@ -77,7 +77,9 @@ def test_first_round_reads_the_lookback_and_later_rounds_read_from_the_cursor(se
     assert second.start == first.end - timedelta(seconds=settings.cursor_overlap_seconds)
 
 
-def test_overlapping_windows_never_count_an_occurrence_twice(settings, fresh_db, tmp_path):
+def test_overlapping_windows_never_count_an_occurrence_twice(clean_env, fresh_db, tmp_path):
+    clean_env.setenv("ROUNDS_CURSOR_OVERLAP_SECONDS", "3600")
+    settings = load_settings()
     source = ListSource(two_problems())
     report = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW)
     assert len(report.new) == 2

@@ -15,6 +15,11 @@ class Window(Frozen):
 
     start: datetime
     end: datetime
+    resume_from: datetime | None = Field(
+        default=None,
+        description="the previous round's cursor: everything before it was counted. Sources that return "
+        "aggregated counts (no per-occurrence ids to de-duplicate the overlap) count from here instead.",
+    )
 
 
 class SkippedRecord(Frozen):

@@ -6,7 +6,15 @@ from typing import Literal, Protocol
 
 from pydantic import Field
 
+from rounds_bot.errors import TrackerError
 from rounds_bot.models import Frozen
+
+
+class TrackerStopped(TrackerError):
+    """The tracker stopped early on purpose (request budget or rate limit spent); nothing was lost.
+
+    The round catches it, defers what is left to the next round, saves what it did, and reports why.
+    """
 
 
 class IssueDraft(Frozen):
@@ -31,8 +39,11 @@ class IssueRef(Frozen):
 class Tracker(Protocol):
     name: str
 
-    def find(self, signature_id: str) -> IssueRef | None:
-        """The issue for a signature, if one exists (never decided from search)."""
+    def find(self, signature_id: str, known_ref: str | None = None) -> IssueRef | None:
+        """The issue for a signature, if one exists (never decided from search).
+
+        `known_ref` is what the signature database remembers (it may be stale or lost: GitHub wins).
+        """
         ...
 
     def create(self, draft: IssueDraft) -> IssueRef: ...
@@ -41,4 +52,8 @@ class Tracker(Protocol):
         self, issue: IssueRef, draft: IssueDraft, *, comment: str | None = None, reopen: bool = False
     ) -> IssueRef:
         """Edit the body in place; at most one comment; reopen a regression."""
+        ...
+
+    def finish_round(self) -> list[str]:
+        """Called once at the end of a round's filing: flush what waits, return notes for the report."""
         ...

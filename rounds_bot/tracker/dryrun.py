@@ -24,7 +24,7 @@ class DryRunTracker:
     def _path(self, signature_id: str) -> Path:
         return self.folder / f"{signature_id}.md"
 
-    def find(self, signature_id: str) -> IssueRef | None:
+    def find(self, signature_id: str, known_ref: str | None = None) -> IssueRef | None:
         path = self._path(signature_id)
         if not path.is_file():
             return None
@@ -43,6 +43,9 @@ class DryRunTracker:
     ) -> IssueRef:
         self._write(draft, comment=comment)
         return self.find(draft.signature_id) or self._missing(draft)
+
+    def finish_round(self) -> list[str]:
+        return []
 
     def _write(self, draft: IssueDraft, comment: str | None = None) -> None:
         labels = ", ".join(f"`{label}`" for label in draft.labels)

@@ -20,6 +20,12 @@ _MARKER = re.compile(r"<!-- rounds:marker v(?P<version>\d+) (?P<state>\{.*?\}) -
 
 
 class MarkerState(Frozen):
+    """Everything `rounds db rebuild` needs for a signature that the rest of the issue does not carry.
+
+    Fields are only ever added, with defaults, so older markers still read; a change that cannot be read that
+    way bumps MARKER_VERSION.
+    """
+
     signature_id: str
     service: str = "unknown"
     fingerprint_hash: str = ""
@@ -29,6 +35,14 @@ class MarkerState(Frozen):
     total_count: int = 0
     closed: bool = False
     grouping_state: dict = Field(default_factory=dict)
+    title: str = ""
+    error_type: str = ""
+    normalized_message: str = ""
+    first_tier: str = ""
+    services: list[str] = Field(default_factory=list)
+    versions: list[str] = Field(default_factory=list)
+    environments: list[str] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list)
 
 
 def write_marker(state: MarkerState) -> str:
@@ -40,7 +54,11 @@ def write_marker(state: MarkerState) -> str:
 
 def read_marker(body: str) -> MarkerState | None:
     """The marker in an issue body, or None when it is absent, garbled or from an unknown version."""
-    match = _MARKER.search(body or "")
+    # The real marker is the body's last: untrusted text rendered above it (a stack trace, a message) may
+    # carry a look-alike, which must not decide whose issue this is.
+    text = body or ""
+    start = text.rfind("<!-- rounds:marker v")
+    match = _MARKER.match(text, start) if start >= 0 else None
     if not match or int(match["version"]) > MARKER_VERSION:
         return None
     try:

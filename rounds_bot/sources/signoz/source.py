@@ -120,7 +120,10 @@ class SignozSource:
         collector = Collector(known_group_ids)
         for note in capabilities.notes:
             collector.note(note)
-        start_ns, end_ns = datetime_to_ns(window.start), datetime_to_ns(window.end)
+        # Group counts are aggregates without per-occurrence ids, so re-reading the overlap would count it
+        # twice: read from where the previous round stopped.
+        start_ns = datetime_to_ns(window.resume_from or window.start)
+        end_ns = datetime_to_ns(window.end)
         if end_ns <= start_ns:
             return collector.result(self.traffic.requests)
         if end_ns > int(self._wall_clock() * NS_PER_S) - EXCEPTIONS_END_BUFFER_NS:

@@ -1,0 +1,88 @@
+"""Check that every piece of evidence points at something that exists.
+
+A model can cite a file that is not there, a line past the end of a file, or an event id it made
+up. Each evidence item is checked against what the bot has: the checkout (files and line counts;
+paths may not leave it) and the telemetry given to the model (sample event ids; log lines and
+messages). Unverifiable evidence is not dropped, it is flagged, and the issue says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisRequest, Evidence, EvidenceCheck
+from rounds_bot.redact import clean
+
+_WHITESPACE = re.compile(r"\s+")
+#: a quote shorter than this matches almost any text and proves nothing
+_SHORTEST_QUOTE = 8
+
+
+def check_evidence(diagnosis: Diagnosis, request: DiagnosisRequest) -> list[EvidenceCheck]:
+    """One check per evidence item, in order."""
+    event_ids = {event.event_id for event in request.sample_events}
+    telemetry = _telemetry_lines(request)
+    return [
+        EvidenceCheck(index=index, **_check_one(item, request.checkout, event_ids, telemetry))
+        for index, item in enumerate(diagnosis.evidence)
+    ]
+
+
+def _check_one(
+    item: Evidence, checkout: Path, event_ids: set[str], telemetry: list[str]
+) -> dict[str, bool | str]:
+    if item.kind == "file":
+        assert item.path is not None and item.line is not None  # guaranteed by Evidence
+        return _check_file_line(checkout, item.path, item.line)
+    if item.kind == "event":
+        if item.event_id in event_ids:
+            return {"verified": True, "reason": "event id is among the sample events"}
+        return {"verified": False, "reason": f"no sample event has id {item.event_id!r}"}
+    quoted = _normalise(item.log_line or "")
+    if len(quoted) < _SHORTEST_QUOTE:
+        return {"verified": False, "reason": "log line is too short to identify anything"}
+    if any(quoted in line for line in telemetry):
+        return {"verified": True, "reason": "log line appears in the telemetry"}
+    return {"verified": False, "reason": "log line does not appear in the telemetry given"}
+
+
+def _check_file_line(checkout: Path, path: str, line: int) -> dict[str, bool | str]:
+    root = checkout.resolve()
+    relative = path.strip().removeprefix("./")
+    candidate = (root / relative).resolve()
+    if not candidate.is_relative_to(root):
+        return {"verified": False, "reason": f"{path} is outside the repository"}
+    if not candidate.is_file():
+        return {"verified": False, "reason": f"{path} does not exist at this revision"}
+    line_count = _count_lines(candidate)
+    if line > line_count:
+        return {"verified": False, "reason": f"{path} has {line_count} lines, not {line}"}
+    return {"verified": True, "reason": f"{path}:{line} exists"}
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        data = handle.read()
+    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+def _telemetry_lines(request: DiagnosisRequest) -> list[str]:
+    texts: list[str] = [request.normalized_message, request.stacktrace or ""]
+    for event in request.sample_events:
+        texts += [event.message, event.stacktrace or ""]
+    texts += [log.body for log in request.related_logs]
+    # The model saw the cleaned text, and may quote it with its redaction markers.
+    texts += [clean(text) for text in texts]
+    return [_normalise(line) for line in _lines(texts) if line.strip()]
+
+
+def _lines(texts: Iterable[str]) -> Iterable[str]:
+    for text in texts:
+        yield text
+        yield from text.splitlines()
+
+
+def _normalise(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()

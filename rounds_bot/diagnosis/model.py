@@ -1,0 +1,244 @@
+"""What goes into a diagnosis and what comes out of it.
+
+`Diagnosis` is the model's answer; its JSON schema (see `diagnosis_json_schema`) is the one handed
+to the CLI with `--json-schema`, so every field here is something the model must be able to fill.
+`DiagnosisOutcome` is what a diagnoser returns: a status, never an exception, with the cost that
+was really incurred even when the run failed.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from rounds_bot.models import ErrorEvent, Frozen
+
+Classification = Literal["server_bug", "client_misuse", "documentation_gap", "unknown"]
+Confidence = Literal["high", "medium", "low"]
+EvidenceKind = Literal["file", "log", "event"]
+OutcomeStatus = Literal[
+    "ok",
+    "no_data",
+    "timeout",
+    "turn_limit",
+    "budget_exhausted",
+    "api_error",
+    "invalid_answer",
+]
+
+
+class Evidence(Frozen):
+    """One fact the diagnosis rests on, pointing at something the bot can check exists."""
+
+    kind: EvidenceKind = Field(
+        description=(
+            "file: a line in the repository (path relative to the repository root, and line); "
+            "log: a log line quoted verbatim from the telemetry; event: an event id from the samples"
+        )
+    )
+    path: str | None = Field(default=None, description="for kind=file: path relative to the repository root")
+    line: int | None = Field(default=None, ge=1, description="for kind=file: 1-based line number")
+    log_line: str | None = Field(default=None, description="for kind=log: the log line, verbatim")
+    event_id: str | None = Field(default=None, description="for kind=event: the event id")
+    explanation: str = Field(description="what this evidence shows, in one sentence")
+
+    @model_validator(mode="after")
+    def _has_the_pointer_its_kind_needs(self) -> Evidence:
+        missing = {
+            "file": self.path is None or self.line is None,
+            "log": not self.log_line,
+            "event": not self.event_id,
+        }[self.kind]
+        if missing:
+            needed = {"file": "path and line", "log": "log_line", "event": "event_id"}[self.kind]
+            raise ValueError(f"evidence of kind {self.kind!r} needs {needed}")
+        return self
+
+
+class Diagnosis(Frozen):
+    """The model's answer for one signature. Abstaining (`unknown` with a reason) is valid."""
+
+    classification: Classification = Field(
+        description=(
+            "server_bug: the service is wrong; client_misuse: a caller used it wrongly and the "
+            "service answered correctly; documentation_gap: the service behaves as built but its "
+            "documentation or error message does not let a caller use it right; unknown: abstain"
+        )
+    )
+    unknown_reason: str | None = Field(
+        default=None, description="required when classification is unknown: why you abstain"
+    )
+    root_cause: str = Field(description="the root cause in a few sentences, or what is known of it")
+    evidence: list[Evidence] = Field(
+        default_factory=list, description="facts the root cause rests on, each checkable"
+    )
+    suggested_fix: str = Field(description="what to change, where; empty when abstaining")
+    confidence: Confidence
+    missing_observability: list[str] = Field(
+        default_factory=list,
+        description="telemetry that would have made this diagnosis easier or certain",
+    )
+    suggested_error_code: str | None = Field(
+        default=None,
+        description=(
+            "when the error carries no standardised error code: a code to give it, "
+            "UPPER_SNAKE_CASE, e.g. ORDER_NOT_FOUND"
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _abstention_says_why(self) -> Diagnosis:
+        if self.classification == "unknown" and not (self.unknown_reason or "").strip():
+            raise ValueError("classification 'unknown' needs unknown_reason: say why you abstain")
+        return self
+
+
+class OccurrenceStats(Frozen):
+    """How often a signature occurred: the context a reader of the diagnosis needs first."""
+
+    total: int = Field(ge=0)
+    in_window: int = Field(default=0, ge=0, description="occurrences in the current round")
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    services: list[str] = Field(default_factory=list)
+    service_versions: list[str] = Field(default_factory=list)
+    environments: list[str] = Field(default_factory=list)
+
+
+class RelatedSignature(Frozen):
+    """A similar signature, or one diagnosed before, shown to the model for comparison."""
+
+    signature_id: str
+    title: str
+    relation: Literal["similar", "previously_diagnosed"] = "similar"
+    similarity: float | None = None
+    classification: Classification | None = None
+    root_cause: str | None = None
+    issue_url: str | None = None
+
+
+class LogLine(Frozen):
+    """A log line related to the incident (same trace, or the same service around an occurrence)."""
+
+    timestamp: datetime | None = None
+    service: str | None = None
+    severity: str | None = None
+    body: str
+    trace_id: str | None = None
+
+
+class DiagnosisRequest(Frozen):
+    """Everything context building needs for one signature. Paths are the caller's to trust."""
+
+    signature_id: str
+    title: str
+    service: str = "unknown"
+    error_type: str | None = None
+    error_code: str | None = None
+    normalized_message: str = ""
+    stacktrace: str | None = Field(default=None, description="the representative stack trace")
+    sample_events: list[ErrorEvent] = Field(default_factory=list)
+    stats: OccurrenceStats = Field(default_factory=lambda: OccurrenceStats(total=0))
+    related_logs: list[LogLine] = Field(default_factory=list)
+    related: list[RelatedSignature] = Field(default_factory=list)
+    checkout: Path = Field(description="the repository checkout at `code_revision`")
+    code_revision: str = Field(description="commit the checkout is at; part of the cache key")
+    rediagnose_hint: str | None = Field(
+        default=None, description="why a new diagnosis was asked for, e.g. from a /rounds command"
+    )
+
+    def has_data(self) -> bool:
+        """False when there is nothing to reason about: no sample, no trace, no message."""
+        return bool(self.sample_events or self.stacktrace or self.normalized_message.strip())
+
+
+class TokenUsage(Frozen):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+        )
+
+
+class EvidenceCheck(Frozen):
+    """Whether one evidence item points at something that exists."""
+
+    index: int
+    verified: bool
+    reason: str
+
+
+class DiagnosisOutcome(Frozen):
+    """The result of one diagnosis attempt. Failures are statuses; `cost_usd` is always booked."""
+
+    status: OutcomeStatus
+    diagnosis: Diagnosis | None = None
+    detail: str = Field(default="", description="what happened, for the round report")
+    cost_usd: float = Field(default=0.0, ge=0)
+    cost_is_estimate: bool = Field(
+        default=False, description="True when the backend reported no cost and the estimate was booked"
+    )
+    turns: int = 0
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    model: str | None = None
+    duration_seconds: float | None = None
+    evidence_checks: list[EvidenceCheck] = Field(default_factory=list)
+    denied_tools: list[str] = Field(
+        default_factory=list, description="tools the model asked for and was refused"
+    )
+
+    @model_validator(mode="after")
+    def _ok_carries_a_diagnosis(self) -> DiagnosisOutcome:
+        if (self.status == "ok") != (self.diagnosis is not None):
+            raise ValueError("a DiagnosisOutcome carries a diagnosis exactly when its status is ok")
+        return self
+
+    @property
+    def unverified_evidence(self) -> list[int]:
+        return [check.index for check in self.evidence_checks if not check.verified]
+
+
+def diagnosis_json_schema() -> dict[str, Any]:
+    """The answer's JSON schema, self-contained (no `$ref`), as given to the model."""
+    schema = Diagnosis.model_json_schema()
+    definitions = schema.pop("$defs", {})
+    inlined = _inline_refs(schema, definitions)
+    return _strip_titles(inlined)
+
+
+def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            target = copy.deepcopy(definitions[ref.removeprefix("#/$defs/")])
+            extra = {key: value for key, value in node.items() if key != "$ref"}
+            return _inline_refs({**target, **extra}, definitions)
+        return {key: _inline_refs(value, definitions) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline_refs(item, definitions) for item in node]
+    return node
+
+
+def _strip_titles(node: Any) -> Any:
+    """Pydantic's generated titles only repeat the field names: drop them to save tokens."""
+    if isinstance(node, dict):
+        return {
+            key: _strip_titles(value)
+            for key, value in node.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(node, list):
+        return [_strip_titles(item) for item in node]
+    return node

@@ -1,0 +1,127 @@
+"""The fingerprint as a small tree of components, each saying whether it contributed and why not.
+
+Modelled on Sentry's grouping components: a leaf carries a value; a node contributes when it is
+marked so and at least one child contributes. The hash is computed from contributing leaves
+only, so the tree is at once the recipe and its explanation ("why grouped").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+#: a rendered tree shows at most this many lines; the rest is summarised, never dropped silently
+MAX_RENDERED_LINES = 120
+_MAX_VALUE_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    value: str | None = None
+    contributes: bool = True
+    hint: str | None = None
+    children: tuple[Component, ...] = ()
+
+    @property
+    def effective(self) -> bool:
+        """True when this component really enters the hash."""
+        if not self.contributes:
+            return False
+        if not self.children:
+            return self.value is not None
+        return any(child.effective for child in self.children)
+
+    def ignored(self, hint: str) -> Component:
+        return Component(self.name, self.value, False, hint, self.children)
+
+
+def leaf(name: str, value: str | None, hint: str | None = None) -> Component:
+    return Component(name, value, contributes=hint is None, hint=hint)
+
+
+def node(
+    name: str, *children: Component | None, value: str | None = None, hint: str | None = None
+) -> Component:
+    """A component over its children (None children, for optional parts, are left out)."""
+    kept = tuple(child for child in children if child is not None)
+    return Component(name, value, contributes=hint is None, hint=hint, children=kept)
+
+
+def hash_tree(root: Component, version: str) -> str:
+    """sha256 over the version and every contributing leaf, in tree order."""
+    digest = hashlib.sha256(version.encode())
+    for path, value in contributing_values(root):
+        digest.update(b"\x1e")
+        digest.update(path.encode())
+        digest.update(b"\x1f")
+        digest.update(value.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def contributing_values(root: Component, prefix: str = "") -> list[tuple[str, str]]:
+    if not root.effective:
+        return []
+    path = f"{prefix}/{root.name}" if prefix else root.name
+    if not root.children:
+        return [(path, root.value or "")]
+    values: list[tuple[str, str]] = []
+    for child in root.children:
+        values.extend(contributing_values(child, path))
+    return values
+
+
+def render(root: Component) -> str:
+    """The tree as indented text: `+` contributes, `-` does not (with the reason)."""
+    lines: list[str] = []
+    _render(root, 0, lines)
+    if len(lines) > MAX_RENDERED_LINES:
+        hidden = len(lines) - MAX_RENDERED_LINES + 1
+        lines = [*lines[: MAX_RENDERED_LINES - 1], f"  ... {hidden} more lines"]
+    return "\n".join(lines)
+
+
+def _render(component: Component, depth: int, lines: list[str]) -> None:
+    mark = "+" if component.effective else "-"
+    text = f"{'  ' * depth}{mark} {component.name}"
+    if component.value is not None:
+        text += f": {_short(component.value)}"
+    if component.name == "frame":
+        context = next((c for c in component.children if c.name == "context-line" and c.effective), None)
+        if context is not None:
+            text += f'  "{_short(context.value or "")}"'
+    if component.hint:
+        text += f"  ({component.hint})"
+    elif not component.effective and component.children:
+        text += "  (nothing below contributes)"
+    lines.append(text)
+    if component.name == "frame" or not component.effective:
+        return  # a frame is one line; an ignored subtree is summed up by its own line
+    for child in _folded(component.children):
+        if isinstance(child, str):
+            lines.append(f"{'  ' * (depth + 1)}- {child}")
+        else:
+            _render(child, depth + 1, lines)
+
+
+def _folded(children: tuple[Component, ...]) -> list[Component | str]:
+    """Runs of three or more ignored leaf-like siblings with one reason become one line."""
+    out: list[Component | str] = []
+    index = 0
+    while index < len(children):
+        child = children[index]
+        end = index
+        if not child.effective and child.hint:
+            while end + 1 < len(children) and not children[end + 1].effective and children[end + 1].hint == child.hint and children[end + 1].name == child.name:
+                end += 1
+        if end - index >= 2:
+            out.append(f"{end - index + 1} {child.name}s  ({child.hint})")
+        else:
+            out.extend(children[index : end + 1])
+        index = end + 1
+    return out
+
+
+def _short(value: str) -> str:
+    value = " ".join(value.split())
+    return value if len(value) <= _MAX_VALUE_CHARS else value[: _MAX_VALUE_CHARS - 3] + "..."

@@ -1,0 +1,96 @@
+"""Tier 1: standardised error codes.
+
+A code is read, first found wins, from the event's own `error_code`, then the configured
+attributes in order, then the configured message pattern (its first group). The same code in
+the same service is one signature, whatever the message or stack trace says.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rounds_bot.errors import ConfigError
+from rounds_bot.models import ErrorEvent
+
+#: attribute keys that hold a standardised code, in priority order
+DEFAULT_ERROR_CODE_ATTRIBUTES: tuple[str, ...] = (
+    "error.code",
+    "error_code",
+    "exception.code",
+    "app.error.code",
+)
+#: "error code: E1234", "errorCode=ORA-00942", "ERROR_CODE [AUTH_EXPIRED]": an explicit label
+#: followed by a code that has a digit or is written in capitals. Bare numbers elsewhere in a
+#: message are values, not codes, and "error code is invalid" names no code.
+DEFAULT_ERROR_CODE_PATTERN = (
+    r"\b(?:[Ee]rror|ERROR)[ _-]?(?:[Cc]ode|CODE)\s{0,3}[:=#]?\s{0,3}\[?"
+    r"((?=[\w.-]{0,63}\d)[A-Za-z0-9][\w.-]{0,63}+|[A-Z][A-Z0-9_]{1,63}+\b)"
+)
+_MAX_CODE = 64
+_MAX_SCANNED = 4096
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    code: str
+    where: str  # which field or attribute it came from
+
+
+class ErrorCodeReader:
+    def __init__(self, attributes: list[str] | tuple[str, ...], pattern: str | None) -> None:
+        self._attributes = tuple(attributes)
+        self._pattern = compile_code_pattern(pattern) if pattern else None
+        # Every match of the default pattern contains "code" in some case: a substring test
+        # skips the regular expression for the many messages that cannot match.
+        self._needs_code_word = pattern == DEFAULT_ERROR_CODE_PATTERN
+
+    def may_have_code(self, event: ErrorEvent) -> bool:
+        """False when `read` would surely find nothing (cheap: decides the hot path)."""
+        if event.error_code or event.attributes:
+            return True
+        if self._pattern is None or not event.message:
+            return False
+        return not self._needs_code_word or _may_hold_code_word(event.message)
+
+    def read(self, event: ErrorEvent) -> ErrorCode | None:
+        if event.error_code and event.error_code.strip():
+            return ErrorCode(_clean(event.error_code), "error_code")
+        attributes = event.attributes
+        if attributes:
+            for key in self._attributes:
+                value = attributes.get(key)
+                if value is not None and not isinstance(value, bool) and str(value).strip():
+                    return ErrorCode(_clean(str(value)), f"attribute {key}")
+        message = event.message
+        if self._pattern is not None and message:
+            if self._needs_code_word and not _may_hold_code_word(message):
+                return None
+            match = self._pattern.search(message[:_MAX_SCANNED])
+            if match and match.group(1):
+                return ErrorCode(_clean(match.group(1)), "message pattern")
+        return None
+
+
+def compile_code_pattern(pattern: str) -> re.Pattern[str]:
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError(
+            f"error code pattern {pattern!r} is not a valid regular expression: {exc}",
+            hint="fix ROUNDS_ERROR_CODE_PATTERN",
+        ) from exc
+    if compiled.groups < 1:
+        raise ConfigError(
+            f"error code pattern {pattern!r} has no group",
+            hint="wrap the code part in parentheses, e.g. 'code=(\\w+)'",
+        )
+    return compiled
+
+
+def _may_hold_code_word(message: str) -> bool:
+    return "ode" in message or "ODE" in message
+
+
+def _clean(code: str) -> str:
+    return " ".join(code.split())[:_MAX_CODE]

@@ -1,0 +1,112 @@
+"""What one stack frame contributes to a fingerprint, and which frames are left out.
+
+A frame contributes its module (else the lower-cased base name of its file), its function and,
+where the runtime prints it, its source line (whitespace collapsed, left out past 120
+characters). Line numbers never contribute: adding a line above a bug must not re-file it.
+Recursion is folded: a frame identical to the one before it is ignored, and so is every repeat
+of a cycle of up to MAX_CYCLE frames, so a stack overflow at depth 1,000 and one at depth 5,000
+group together.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rounds_bot.grouping.components import Component, leaf, node
+from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.stacktrace import Frame, Runtime
+
+MAX_CONTEXT_LINE = 120
+MAX_CYCLE = 8
+#: frames beyond this many (crash site first) do not contribute
+MAX_CONTRIBUTING_FRAMES = 64
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class FrameKey:
+    module: str
+    function: str
+    context: str | None
+
+
+def frame_key(frame: Frame) -> FrameKey:
+    module = frame.module or _basename(frame.filename) or "?"
+    function = (frame.function or "<anonymous>").strip()
+    context = None
+    if frame.context_line:
+        collapsed = _SPACES.sub(" ", frame.context_line).strip()
+        if collapsed and len(collapsed) <= MAX_CONTEXT_LINE:
+            context = collapsed
+    return FrameKey(module, function, context)
+
+
+def _basename(path: str | None) -> str | None:
+    if not path:
+        return None
+    return re.split(r"[\\/]", path)[-1].lower() or None
+
+
+def recursion_hints(frames: tuple[Frame, ...]) -> list[str | None]:
+    """For each frame, why recursion folding leaves it out (None: it stays)."""
+    identities = [(f.module, f.filename, f.function, f.lineno) for f in frames]
+    hints: list[str | None] = [None] * len(frames)
+    for index in range(1, len(frames)):
+        if identities[index] == identities[index - 1]:
+            hints[index] = "ignored due to recursion"
+    index = 0
+    while index < len(frames):
+        folded = False
+        for period in range(2, MAX_CYCLE + 1):
+            end = index + period
+            if end + period > len(frames):
+                break
+            if identities[index:end] != identities[end : end + period]:
+                continue
+            repeat = end
+            while repeat + period <= len(frames) and identities[index:end] == identities[repeat : repeat + period]:
+                for offset in range(repeat, repeat + period):
+                    hints[offset] = hints[offset] or "repeats a recursion cycle"
+                repeat += period
+            index = repeat
+            folded = True
+            break
+        if not folded:
+            index += 1
+    return hints
+
+
+def frame_components(
+    frames: tuple[Frame, ...], runtime: Runtime, rules: InAppRules, *, app_only: bool
+) -> list[Component]:
+    """One component per frame, crash site first, with why each is or is not used."""
+    recursion = recursion_hints(frames)
+    components: list[Component] = []
+    contributing = 0
+    for frame, recursion_hint in zip(frames, recursion, strict=True):
+        in_app, reason = rules.decide(frame, runtime)
+        key = frame_key(frame)
+        children = [leaf("module", key.module), leaf("function", key.function)]
+        if key.context is not None:
+            children.append(leaf("context-line", key.context))
+        elif frame.context_line:
+            children.append(leaf("context-line", frame.context_line, "longer than 120 characters"))
+        if frame.lineno is not None:
+            children.append(leaf("lineno", str(frame.lineno), "line numbers never contribute"))
+        hint = None
+        if recursion_hint:
+            hint = recursion_hint
+        elif app_only and not in_app:
+            hint = f"not in-app: {reason}"
+        elif contributing >= MAX_CONTRIBUTING_FRAMES:
+            hint = f"beyond the first {MAX_CONTRIBUTING_FRAMES} frames"
+        value = f"{key.module} {key.function}"
+        components.append(node("frame", *children, value=value, hint=hint))
+        if hint is None:
+            contributing += 1
+    return components
+
+
+def has_in_app_frame(frames: tuple[Frame, ...], runtime: Runtime, rules: InAppRules) -> bool:
+    return any(rules.decide(frame, runtime)[0] for frame in frames)

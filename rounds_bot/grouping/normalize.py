@@ -1,0 +1,421 @@
+"""Message normalisation: an ordered list of named masking rules, Drain3/Sentry style.
+
+Each rule is a (name, placeholder, pattern) triple; all rules are joined into one alternation, so
+at any position the earliest rule in the list wins, and the leftmost match in the text wins over
+a later one. A match is replaced by `<placeholder>`; "keep" rules (placeholder None) replace a
+match by itself, which shields it from the rules after it (`utf-8` is a name, not `utf-<int>`).
+
+Every pattern treats digits only through `\\d` (never a particular digit), so whether and how a
+message is masked does not depend on digit values. `normalize_message` relies on that to reuse the
+masking of one message for every message of the same shape (same text with digits zeroed).
+Patterns use bounded or possessive repetition so no input can make them backtrack badly, and the
+input is cut to its first two non-empty lines and MAX_MESSAGE_CHARS before any rule runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: characters of a message that are normalised at all; the rest never reaches the rules
+MAX_MESSAGE_CHARS = 2048
+#: Sentry cuts a message to its first two non-empty lines: what follows is usually a dump
+MAX_MESSAGE_LINES = 2
+
+
+@dataclass(frozen=True)
+class MaskRule:
+    name: str
+    #: the kinds of character a match can begin with (see _CHARACTER_KINDS)
+    starts: str
+    placeholder: str | None  # None: keep the match as it is
+    pattern: str
+    why: str
+
+
+# Kinds of first character. Each rule declares which kinds its matches can begin with, so at a
+# given position only the rules that can start there are tried, in their list order.
+_CHARACTER_KINDS = {
+    "D": "0-9",
+    "H": "a-fA-F",
+    "L": "g-zG-Z",
+    "U": "_",
+    "P": ".",
+    "S": "/",
+    "T": "~",
+    "M": "\\-",
+    "A": "+",
+    "C": ":",
+    "Q": "\"'",
+}
+
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_LONG_DAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+_ZONE = r"(?:[+-]\d{4}|[A-Z]{2,5})"
+_CLOCK = r"\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+# Top-level domains a hostname may end with. Codes that double as file extensions or English
+# words (py, rs, sh, pl, md, cc, so, ml, id, in, it, is, at, be, no, my, us ...) are left out on
+# purpose: `setup.py` is a file and `mapred.task.id` a setting, not hosts.
+_TLD = (
+    r"(?:com|net|org|edu|gov|mil|io|dev|cloud|ai|info|biz|local|localdomain|internal|lan|corp"
+    r"|arpa|uk|de|fr|jp|cn|ru|br|au|ca|eu|nl|es|se|ch|kr|hk|tw|sg|om|pt|cz|dk|fi|nz|za|mx|ar"
+    r"|il|ie|gr|hu|ro|tr|ua|vn|th|ph)"
+)
+_HEX_WORD = r"[0-9a-f]"
+
+RULES: tuple[MaskRule, ...] = (
+    MaskRule(
+        "keep_encoding",
+        "HL",
+        None,
+        r"(?i:\b(?:utf|ucs)-?\d{1,2}(?:-?[lb]e)?\b|\biso-?\d{4}-\d{1,2}\b|\bwindows-\d{4}\b"
+        r"|\blatin-?\d\b|\bcp\d{3,4}\b)",
+        "an encoding name carries a number that is part of the name: `utf-8` stays `utf-8`",
+    ),
+    MaskRule(
+        "keep_name_with_number",
+        "L",
+        None,
+        r"\bHTTP/\d(?:\.\d)?\b|\bx86[_-]64\b|\b(?:IPv|ipv)\d\b",
+        "protocol and architecture names (`HTTP/1.1`, `x86_64`) are constants, not numbers",
+    ),
+    MaskRule(
+        "email",
+        "DHLUPAM",
+        "email",
+        r"(?<![\w.+-])[\w.+-]{1,64}+@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}",
+        "addresses identify a person or mailbox, never a code path",
+    ),
+    MaskRule(
+        "url",
+        "HL",
+        "url",
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,15}+://[^\s\"'<>\]\[(){}]{1,2000}+",
+        "a URL holds hosts, ids and query values",
+    ),
+    MaskRule(
+        "path",
+        "TPSHL",
+        "path",
+        r"(?<![\w/.~-])(?:~|\.{1,2})?(?:/[\w.@%+~,*=-]{1,255}+){2,64}+/?"
+        r"|\b[A-Za-z]:\\(?:[^\\\s:*?\"<>|]{1,255}\\){0,64}[^\\\s:*?\"<>|]{0,255}",
+        "file and request paths (two or more segments) name data, not the statement that logged",
+    ),
+    MaskRule(
+        "traceparent",
+        "D",
+        "traceparent",
+        r"\b00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\b",
+        "W3C trace context: a trace id and a span id",
+    ),
+    MaskRule(
+        "uuid",
+        "DH",
+        "uuid",
+        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+        "UUIDs: request ids, instance ids, trace ids in UUID form",
+    ),
+    MaskRule(
+        "trace_id",
+        "D",
+        "trace_id",
+        r"\b1-[0-9a-f]{8}-[0-9a-f]{24}\b",
+        "AWS X-Ray trace ids (`1-<time>-<random>`)",
+    ),
+    MaskRule(
+        "hostname",
+        "DHLM",
+        "hostname",
+        r"(?<![\w.@-])(?:[A-Za-z0-9-]{1,63}+\.){1,10}+" + _TLD + r"(?![\w-]|\.\w)",
+        "fully qualified host names (only known top-level domains, so `module.Class` is safe)",
+    ),
+    MaskRule(
+        "mac",
+        "DH",
+        "mac",
+        r"(?<![\w:-])(?:[0-9A-Fa-f]{2}[:-]){5,15}[0-9A-Fa-f]{2}(?![\w:-])",
+        "MAC addresses and other colon-separated byte strings",
+    ),
+    MaskRule(
+        "ipv6",
+        "DHC",
+        "ip",
+        r"(?<![\w:.])(?=[0-9a-fA-F:]{0,45}\d)"
+        r"(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
+        r"|(?:[0-9a-fA-F]{1,4}:){0,6}[0-9a-fA-F]{0,4}::(?:[0-9a-fA-F]{1,4}:){0,6}[0-9a-fA-F]{0,4})"
+        r"(?![\w:])",
+        "IPv6; a digit is required, so `Class::method` and `Cafe::Add` are not addresses",
+    ),
+    MaskRule(
+        "ipv4",
+        "D",
+        "ip",
+        r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w]|\.\d)",
+        "IPv4 addresses (a port after `:` is masked separately as a number)",
+    ),
+    MaskRule(
+        "sha256",
+        "DH",
+        "sha256",
+        r"\b[0-9a-fA-F]{64}\b",
+        "64 hex characters: SHA-256 digests",
+    ),
+    MaskRule(
+        "sha1",
+        "DH",
+        "sha1",
+        r"\b[0-9a-fA-F]{40}\b",
+        "40 hex characters: SHA-1 digests, full git commit ids",
+    ),
+    MaskRule(
+        "md5",
+        "DH",
+        "md5",
+        r"\b[0-9a-fA-F]{32}\b",
+        "32 hex characters: MD5 digests, W3C trace ids, dashless UUIDs",
+    ),
+    MaskRule(
+        "date_iso",
+        "D",
+        "date",
+        r"(?<![\w.-])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?"
+        r"(?:Z|[+-]\d{2}(?::?\d{2})?)?)?(?!\d)",
+        "ISO 8601 / RFC 3339 dates and date-times, with or without a zone",
+    ),
+    MaskRule(
+        "date_rfc1123",
+        "HL",
+        "date",
+        r"\b" + _DAY + r", \d{1,2} " + _MONTH + r" \d{4} " + _CLOCK + " " + _ZONE,
+        "RFC 822 / 1123 dates (HTTP headers, e-mail)",
+    ),
+    MaskRule(
+        "date_rfc850",
+        "HL",
+        "date",
+        r"\b" + _LONG_DAY + r", \d{2}-" + _MONTH + r"-\d{2} " + _CLOCK + " " + _ZONE,
+        "RFC 850 dates",
+    ),
+    MaskRule(
+        "date_js",
+        "HL",
+        "date",
+        r"\b" + _DAY + " " + _MONTH + r" \d{2} \d{4} " + _CLOCK + r"(?: GMT[+-]\d{4})?(?: \([^()]{1,64}\))?",
+        "JavaScript `Date.toString()`",
+    ),
+    MaskRule(
+        "date_ctime",
+        "HL",
+        "date",
+        r"\b" + _DAY + " " + _MONTH + r" {1,2}\d{1,2} " + _CLOCK + r"(?: " + _ZONE + r")?(?: \d{4})?",
+        "ctime / date(1) output",
+    ),
+    MaskRule(
+        "date_syslog",
+        "HL",
+        "date",
+        r"\b" + _MONTH + r" {1,2}\d{1,2} " + _CLOCK,
+        "syslog timestamps",
+    ),
+    MaskRule(
+        "date_python",
+        "H",
+        "date",
+        r"\bdatetime\.(?:datetime|date|time)\((?:\s{0,3}\d{1,9},){0,7}\s{0,3}\d{1,9}"
+        r"(?:,\s{0,3}tzinfo=[\w.()]{1,64})?\)",
+        "Python `datetime.datetime(...)` reprs",
+    ),
+    MaskRule(
+        "date_numeric",
+        "D",
+        "date",
+        r"(?<![\w/.:-])\d{1,4}/\d{1,2}/\d{2,4}(?![\w/])",
+        "numeric dates such as 06/10/2013 or 17/06/09",
+    ),
+    MaskRule(
+        "time",
+        "D",
+        "date",
+        r"(?<![\w:.])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?![\w:])",
+        "clock times",
+    ),
+    MaskRule(
+        "duration",
+        "D",
+        "duration",
+        r"(?<![\w.])(?:\d{1,12}(?:\.\d{1,12})?(?:h|ms|us|µs|ns|m|s)){1,4}(?![\w.]|\.\d)",
+        "durations such as 250ms, 1.5s or Go's 1h2m3.5s",
+    ),
+    MaskRule(
+        "size",
+        "D",
+        "size",
+        r"(?<![\w.])\d{1,15}(?:\.\d{1,15})? ?(?:[KMGTPE]i?B|kB|B|bytes)\b",
+        "data sizes with their unit, so `93.0 B` and `5.4 KB` are one kind of value",
+    ),
+    MaskRule(
+        "hex",
+        "DH",
+        "hex",
+        r"\b0[xX][0-9a-fA-F]{1,128}\b"
+        rf"|(?<![\w-])(?=[0-9a-f]{{0,127}}\d)(?={_HEX_WORD}{{0,127}}[a-f]){_HEX_WORD}{{4,128}}(?![\w-])"
+        r"|(?<![\w-])(?=[0-9A-F]{0,127}\d)(?=[0-9A-F]{0,127}[A-F])[0-9A-F]{4,128}(?![\w-])",
+        "0x literals, and runs of 4-128 hex characters of one case mixing digits and letters",
+    ),
+    MaskRule(
+        "version",
+        "DL",
+        "version",
+        r"(?<![\w.])(?:v\d{1,6}(?:\.\d{1,6}){1,3}|\d{1,6}(?:\.\d{1,6}){2,3})"
+        r"(?:[-+][0-9A-Za-z]{1,32}(?:\.[0-9A-Za-z]{1,32}){0,4})?(?![\w]|\.\d)",
+        "version strings: v1.2, 1.2.3, 2.31.0-rc.1 (two plain parts are a float)",
+    ),
+    MaskRule(
+        "float",
+        "DMA",
+        "float",
+        r"(?<![A-Za-z0-9.])[-+]?\d{1,30}\.\d{1,30}(?:[eE][-+]?\d{1,3})?(?![A-Za-z0-9]|\.\d)",
+        "decimal numbers",
+    ),
+    MaskRule(
+        "id",
+        "DM",
+        "id",
+        r"(?<![A-Za-z0-9])-?\d{8,}+(?![A-Za-z0-9])",
+        "numbers longer than seven digits are ids (block ids, timestamps, account numbers)",
+    ),
+    MaskRule(
+        "int",
+        "DM",
+        "int",
+        r"(?<![A-Za-z0-9])-?\d{1,7}(?![A-Za-z0-9])",
+        "integers not glued to letters: `node-12` masks, `eth0`, `sda1` and `ipv6` are names",
+    ),
+    MaskRule(
+        "quoted_value",
+        "Q",
+        "str",
+        r"(?<==)(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}')",
+        "quoted values after `=` (`name=\"bob\"`): key=value literals",
+    ),
+    MaskRule(
+        "bool_value",
+        "HL",
+        "bool",
+        r"(?<==)(?:true|false|True|False|TRUE|FALSE)\b",
+        "booleans after `=`",
+    ),
+)
+
+
+
+def _combined(rules: tuple[MaskRule, ...]) -> tuple[re.Pattern[str], list[str | None]]:
+    """One regular expression for all rules, and the placeholder of each of its groups.
+
+    No rule can start right after a letter or digit (each begins at a boundary: `\\b`, a
+    lookbehind, or `=`), so a lookbehind in front skips positions inside words. Then the kind of
+    the first character picks the branch holding only the rules that can start with it, in list
+    order: the result is the one of the plain ordered alternation, at a fraction of the cost.
+    """
+    branches: list[str] = []
+    placeholders: list[str | None] = [None]  # group 0 is the whole match
+    for kind, characters in _CHARACTER_KINDS.items():
+        members = [rule for rule in rules if kind in rule.starts]
+        if not members:
+            continue
+        alternatives = []
+        for rule in members:
+            alternatives.append(f"({rule.pattern})")
+            placeholders.append(f"<{rule.placeholder}>" if rule.placeholder else None)
+        branches.append(f"(?=[{characters}])(?:{'|'.join(alternatives)})")
+    return re.compile("(?<![A-Za-z0-9])(?:" + "|".join(branches) + ")"), placeholders
+
+
+def plain_alternation(rules: tuple[MaskRule, ...] = ()) -> re.Pattern[str]:
+    """The rules as one ordered alternation: what `_COMBINED` must match exactly (for tests)."""
+    return re.compile("|".join(f"(?P<{rule.name}>{rule.pattern})" for rule in rules or RULES))
+
+
+_COMBINED, _GROUP_PLACEHOLDER = _combined(RULES)
+ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
+Span = tuple[int, int, str]  # start, end, placeholder text
+
+
+def truncate(message: str) -> str:
+    """The part of a message that is normalised: its first non-empty lines, cut to a bound."""
+    if len(message) <= MAX_MESSAGE_CHARS and "\n" not in message:
+        return message.strip()
+    head = message[: MAX_MESSAGE_CHARS * 2]
+    lines = [line.strip() for line in head.splitlines() if line.strip()]
+    text = " ".join(lines[:MAX_MESSAGE_LINES])
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    # Cut at a space, so the last word is never half a value (`blk_-` instead of `blk_-123`).
+    cut = text[: MAX_MESSAGE_CHARS + 1]
+    space = cut.rfind(" ")
+    return cut[:space] if space > 0 else cut[:MAX_MESSAGE_CHARS]
+
+
+def mask_spans(text: str) -> tuple[Span, ...]:
+    """Where the rules replace something in `text`, left to right."""
+    spans: list[Span] = []
+    for match in _COMBINED.finditer(text):
+        placeholder = _GROUP_PLACEHOLDER[match.lastindex or 0]
+        if placeholder is not None:
+            spans.append((match.start(), match.end(), placeholder))
+    return tuple(spans)
+
+
+def apply_spans(text: str, spans: tuple[Span, ...]) -> str:
+    if not spans:
+        return text
+    parts: list[str] = []
+    position = 0
+    for start, end, placeholder in spans:
+        parts.append(text[position:start])
+        parts.append(placeholder)
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def normalize_uncached(message: str) -> str:
+    """The normalised form of a message, computed from scratch (see `Normalizer` for the fast path)."""
+    text = truncate(message)
+    return apply_spans(text, mask_spans(text))
+
+
+def shape_of(text: str) -> bytes:
+    """`text` (UTF-8) with every ASCII digit replaced by 0: messages of one shape are masked the
+    same way. Other digits stay as they are, which only makes shapes more distinct."""
+    return text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS)
+
+
+class Normalizer:
+    """Normalises messages, remembering the masking of each message shape it has seen.
+
+    The memory is bounded (`max_shapes`): when full it is emptied and refilled, which costs
+    speed, never correctness, since the masking of a shape does not depend on its digits.
+    """
+
+    def __init__(self, max_shapes: int = 50_000) -> None:
+        self._spans_by_shape: dict[bytes, tuple[Span, ...]] = {}
+        self._max_shapes = max_shapes
+
+    def normalize(self, message: str) -> str:
+        text = truncate(message)
+        shape = shape_of(text)
+        spans = self._spans_by_shape.get(shape)
+        if spans is None:
+            spans = mask_spans(text)
+            if len(self._spans_by_shape) >= self._max_shapes:
+                self._spans_by_shape.clear()
+            self._spans_by_shape[shape] = spans
+        return apply_spans(text, spans)
+
+
+def rule_names() -> list[str]:
+    return [rule.name for rule in RULES]

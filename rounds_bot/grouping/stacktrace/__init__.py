@@ -1,0 +1,83 @@
+"""Stack-trace parsers, one module per runtime, behind one function: `parse_stacktrace`.
+
+The runtime is recognised from the text itself (OpenTelemetry's `exception.stacktrace` is the
+runtime's own format). A text no parser understands gives None, never an error: grouping then
+falls back to the exception type and message.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rounds_bot.grouping.stacktrace import dotnet, go, java, node, ocaml, python, ruby
+from rounds_bot.grouping.stacktrace.model import (
+    Frame,
+    ParsedException,
+    ParsedTrace,
+    Runtime,
+    trace_lines,
+)
+
+__all__ = ["Frame", "ParsedException", "ParsedTrace", "Runtime", "detect_runtime", "parse_stacktrace"]
+
+_SNIFF_LINES = 400
+_GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
+_RUBY_FRAME = re.compile(r"\.rb:\d+:in [`']")
+_OCAML_FRAME = re.compile(r"^\s*(?:Raised at|Called from|Re-raised at|Raised by primitive operation at) ")
+
+_PARSERS = {
+    "python": python.parse,
+    "java": java.parse,
+    "node": node.parse,
+    "go": go.parse,
+    "dotnet": dotnet.parse,
+    "ruby": ruby.parse,
+    "ocaml": ocaml.parse,
+}
+
+
+def detect_runtime(lines: list[str]) -> Runtime | None:
+    """The runtime whose frame syntax the first lines of a trace use most."""
+    head = lines[:_SNIFF_LINES]
+    if any(line.strip() == python.HEADER for line in head) or any(
+        line.lstrip().startswith('File "') and ", line " in line for line in head
+    ):
+        return "python"
+    votes: dict[Runtime, int] = {}
+    for line in head:
+        runtime = _runtime_of_line(line)
+        if runtime is not None:
+            votes[runtime] = votes.get(runtime, 0) + 1
+    if not votes:
+        return None
+    return max(votes, key=lambda r: votes[r])
+
+
+def _runtime_of_line(line: str) -> Runtime | None:
+    stripped = line.lstrip()
+    if stripped.startswith("at "):
+        if java.looks_like_jvm_frame(line):
+            return "java"
+        if node.looks_like_v8_frame(line):
+            return "node"
+        if dotnet.looks_like_dotnet_frame(line):
+            return "dotnet"
+        return None
+    if stripped.startswith("goroutine ") or _GO_FILE.match(line):
+        return "go"
+    if _RUBY_FRAME.search(line):
+        return "ruby"
+    if _OCAML_FRAME.match(line):
+        return "ocaml"
+    return None
+
+
+def parse_stacktrace(text: str | None) -> ParsedTrace | None:
+    """The exceptions and frames of a trace, or None when no parser understands it."""
+    if not text or not text.strip():
+        return None
+    lines = trace_lines(text)
+    runtime = detect_runtime(lines)
+    if runtime is None:
+        return None
+    return _PARSERS[runtime](lines)

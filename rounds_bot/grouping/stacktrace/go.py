@@ -1,0 +1,85 @@
+"""Go panics and goroutine dumps.
+
+    panic: runtime error: index out of range [5] with length 3 [recovered]
+        panic: runtime error: index out of range [5] with length 3
+
+    goroutine 7 [running]:
+    main.(*Server).handle(0xc000010000, {0x0, 0x0})
+        /home/dev/shop/server.go:42 +0x1d
+    created by main.(*Server).Serve in goroutine 1
+        /home/dev/shop/server.go:20 +0x65
+
+The panicking goroutine is the first one printed; other goroutines of a dump are kept as
+separate entries (relation "context") so the explanation can say why they do not contribute.
+Arguments, goroutine ids and `+0x` offsets never reach a frame.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace
+
+_PANIC = re.compile(r"^\s*(?P<kind>panic|fatal error): (?P<value>.*?)(?: \[recovered\])?$")
+_GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]]{0,128}\]:$")
+_FUNCTION = re.compile(r"^(?P<created>created by )?(?P<symbol>[^\s()]{1,1024}(?:\([^()\s]{1,64}\))?[^\s(]{0,512}?)(?:\((?P<args>.{0,1024})\))?(?: in goroutine \d+)?$")
+_FILE = re.compile(r"^\s+(?P<file>.{1,2048}?\.(?:go|s|c)):(?P<line>\d{1,9})(?: \+0x[0-9a-f]{1,16})?$")
+_SIGNAL = re.compile(r"^\[signal .*\]$")
+
+
+def parse(lines: list[str]) -> ParsedTrace | None:
+    panic_kind, panic_value = "panic", ""
+    goroutines: list[list[Frame]] = []
+    frames: list[Frame] | None = None
+    pending: tuple[str, bool] | None = None
+    seen_panic = False
+    for line in lines:
+        if not line.strip() or _SIGNAL.match(line.strip()):
+            continue
+        panic = _PANIC.match(line)
+        if panic and not seen_panic:
+            panic_kind, panic_value, seen_panic = panic["kind"], panic["value"].strip(), True
+            continue
+        if _GOROUTINE.match(line.strip()):
+            frames = []
+            goroutines.append(frames)
+            pending = None
+            continue
+        if frames is None:
+            continue
+        file_match = _FILE.match(line)
+        if file_match and pending is not None:
+            symbol, created = pending
+            frames.append(_frame(symbol, created, file_match["file"], int(file_match["line"])))
+            pending = None
+            continue
+        function = _FUNCTION.match(line.strip()) if not line.startswith((" ", "\t")) else None
+        if function:
+            pending = (function["symbol"], bool(function["created"]))
+    if not goroutines or not any(goroutines):
+        return None
+    exceptions = [ParsedException(panic_kind, panic_value, tuple(goroutines[0]), "raised")]
+    exceptions += [ParsedException("goroutine", "", tuple(g), "context") for g in goroutines[1:]]
+    return ParsedTrace("go", tuple(exceptions))
+
+
+def split_symbol(symbol: str) -> tuple[str, str]:
+    """`github.com/acme/shop/cart.(*Cart).Add` -> (`github.com/acme/shop/cart`, `(*Cart).Add`)."""
+    slash = symbol.rfind("/")
+    dot = symbol.find(".", slash + 1)
+    if dot < 0:
+        return "", symbol
+    return symbol[:dot], symbol[dot + 1 :]
+
+
+def _frame(symbol: str, created: bool, filename: str, lineno: int) -> Frame:
+    package, function = split_symbol(symbol)
+    # Closures are numbered by the compiler (`func1`, `func2.3`); keep the name, drop the count.
+    function = re.sub(r"\.func\d+(?:\.\d+)*", ".func", function)
+    function = re.sub(r"\.gowrap\d+", ".gowrap", function)
+    return Frame(
+        function=("created by " if created else "") + function,
+        module=package or None,
+        filename=filename,
+        lineno=lineno,
+    )

@@ -1,0 +1,133 @@
+"""JVM stack traces (Java, Kotlin, Scala, Groovy) as `Throwable.printStackTrace` prints them.
+
+    java.lang.IllegalStateException: cart is empty
+        at com.shop.Checkout.total(Checkout.java:42)
+        at java.base/java.util.ArrayList.forEach(ArrayList.java:1541)
+        ... 12 more
+    Caused by: java.io.IOException: disk full
+        at com.shop.Store.write(Store.kt:7)
+        Suppressed: java.lang.Exception: close failed
+            at com.shop.Store.close(Store.kt:9)
+
+`... N more` stands for frames shared with the enclosing trace; they are not repeated, so they
+do not contribute twice. Generated class and method names (CGLIB, Javassist, Guice, Hibernate
+proxies, reflection accessors, lambdas) are normalised so a rebuild does not re-split a group.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+
+_FRAME = re.compile(
+    r"^\s*at (?:(?P<loader>[\w.-]{1,128}(?:@[\w.-]{1,64})?)?/{1,2})?(?P<symbol>[^\s()]{1,1024})"
+    r"\((?P<location>[^()]{0,512})\)\s*(?:~?\[[^\]]{0,512}\])?$"
+)
+_LOCATION = re.compile(r"^(?P<file>[^:]{1,512}?)(?::(?P<line>\d{1,9}))?$")
+_HEADER = re.compile(
+    r"^(?P<indent>\s*)(?:(?P<link>Caused by|Suppressed|Wrapped by):\s+)?"
+    r"(?P<type>[A-Za-z_$][\w$]*(?:[.$][\w$]+){0,64})(?::\s?(?P<value>.*))?$"
+)
+_THREAD_PREFIX = re.compile(r'^Exception in thread "[^"]{0,256}" ')
+_MORE = re.compile(r"^\s*\.\.\. \d+ (?:more|common frames omitted)$")
+_JVM_FILE = re.compile(r"\.(?:java|kt|kts|scala|groovy|clj|cljc)(?::\d+)?$|^(?:Native Method|Unknown Source)$")
+
+# Generated names: the part that changes from build to build (or run to run) is replaced.
+_GENERATED = (
+    (re.compile(r"\$\$(EnhancerBy\w*?|FastClassBy\w*?|SpringCGLIB|Lambda)\$\$?[\w$/.]*"), r"$$\1"),
+    (re.compile(r"\$\$Lambda(?:\$\d+)?/0x[0-9a-f]+"), "$$Lambda"),
+    (re.compile(r"\$\$Lambda\$\d+(?:/\d+)?"), "$$Lambda"),
+    (re.compile(r"_\$\$_jvst[\w$]*"), "_$$_jvst"),
+    (re.compile(r"\$HibernateProxy\$\w+"), "$HibernateProxy"),
+    (re.compile(r"\$Proxy\d+"), "$Proxy"),
+    (re.compile(r"GeneratedMethodAccessor\d+"), "GeneratedMethodAccessor"),
+    (re.compile(r"GeneratedConstructorAccessor\d+"), "GeneratedConstructorAccessor"),
+    (re.compile(r"GeneratedSerializationConstructorAccessor\d+"), "GeneratedSerializationConstructorAccessor"),
+    (re.compile(r"^(lambda\$[\w$]*?\$)\d+$"), r"\1<n>"),
+    (re.compile(r"^access\$\d+$"), "access$<n>"),
+)
+
+
+def looks_like_jvm_frame(line: str) -> bool:
+    match = _FRAME.match(line)
+    return bool(match) and bool(_JVM_FILE.search(match["location"].strip()))
+
+
+def parse(lines: list[str]) -> ParsedTrace | None:
+    exceptions: list[ParsedException] = []
+    current: dict | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        frame_match = _FRAME.match(line)
+        if frame_match:
+            if current is None:
+                current = _start("java.lang.Throwable", "", "raised")
+            current["frames"].append(_frame(frame_match))
+            continue
+        if _MORE.match(line):
+            continue
+        line = _THREAD_PREFIX.sub("", line)
+        header = _HEADER.match(line.strip()) if _looks_like_header(line) else None
+        if header:
+            if current is not None:
+                exceptions.append(_finish(current))
+            link = header["link"]
+            relation: Relation = (
+                "raised" if not exceptions and not link
+                else "suppressed" if link == "Suppressed"
+                else "cause"
+            )
+            current = _start(header["type"], (header["value"] or "").strip(), relation)
+            continue
+        if current is not None and not current["frames"]:
+            # A multi-line message: the lines before the first frame belong to it.
+            current["value"] = (current["value"] + " " + line.strip()).strip()
+    if current is not None:
+        exceptions.append(_finish(current))
+    if not any(e.frames for e in exceptions):
+        return None
+    return ParsedTrace("java", tuple(exceptions))
+
+
+def _looks_like_header(line: str) -> bool:
+    stripped = line.strip()
+    if stripped.startswith(("Caused by:", "Suppressed:", "Wrapped by:")):
+        return True
+    head = stripped.split(":", 1)[0]
+    # `pkg.SomeException: message`, or a bare class name with an Exception/Error suffix
+    return " " not in head and ("." in head or head.endswith(("Exception", "Error", "Throwable")))
+
+
+def _start(type_: str, value: str, relation: Relation) -> dict:
+    return {"type": type_, "value": value, "relation": relation, "frames": []}
+
+
+def _finish(current: dict) -> ParsedException:
+    return ParsedException(
+        current["type"], current["value"], tuple(current["frames"]), current["relation"]
+    )
+
+
+def _frame(match: re.Match[str]) -> Frame:
+    symbol = match["symbol"]
+    module, _, function = symbol.rpartition(".")
+    location = _LOCATION.match(match["location"].strip())
+    filename = location["file"] if location else None
+    lineno = int(location["line"]) if location and location["line"] else None
+    if filename in ("Native Method", "Unknown Source", ""):
+        filename = None
+    return Frame(
+        function=normalize_generated(function),
+        module=normalize_generated(module) or None,
+        filename=filename,
+        lineno=lineno,
+    )
+
+
+def normalize_generated(name: str) -> str:
+    for pattern, replacement in _GENERATED:
+        if "$" in name or "Generated" in name:
+            name = pattern.sub(replacement, name)
+    return name

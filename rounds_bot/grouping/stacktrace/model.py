@@ -1,0 +1,55 @@
+"""What every runtime's parser produces: exceptions with their frames, crash site first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Runtime = Literal["python", "java", "node", "go", "dotnet", "ruby", "ocaml"]
+Relation = Literal["raised", "cause", "context", "suppressed", "inner"]
+
+#: a trace is read up to this many lines; a deeper dump is cut, never refused
+MAX_TRACE_LINES = 20_000
+#: and up to this many characters
+MAX_TRACE_CHARS = 4_000_000
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One stack frame as printed. `module` is the code unit that owns the function (Java class,
+    .NET type, Go package, Python module when the path shows it); `filename` the printed path."""
+
+    function: str | None
+    module: str | None = None
+    filename: str | None = None
+    lineno: int | None = None
+    context_line: str | None = None
+    #: set by a runtime whose text says so (Go "created by" frames, native frames); else None
+    in_app: bool | None = None
+
+
+@dataclass(frozen=True)
+class ParsedException:
+    type: str
+    value: str
+    #: innermost first: frames[0] is where the exception was raised
+    frames: tuple[Frame, ...] = ()
+    #: how this exception relates to the first one of the trace
+    relation: Relation = "raised"
+
+
+@dataclass(frozen=True)
+class ParsedTrace:
+    runtime: Runtime
+    #: the raised exception first, then its causes (or inner, suppressed, context exceptions)
+    exceptions: tuple[ParsedException, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def frame_count(self) -> int:
+        return sum(len(e.frames) for e in self.exceptions)
+
+
+def trace_lines(text: str) -> list[str]:
+    """The lines of a trace, bounded, with trailing whitespace and carriage returns removed."""
+    return [line.rstrip() for line in text[:MAX_TRACE_CHARS].splitlines()[:MAX_TRACE_LINES]]

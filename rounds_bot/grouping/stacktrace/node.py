@@ -1,0 +1,108 @@
+"""Node.js / V8 stack traces (`error.stack`).
+
+    TypeError: Cannot read properties of undefined (reading 'id')
+        at Object.handler (/app/src/orders.js:10:15)
+        at async Promise.all (index 0)
+        at /app/src/server.js:5:3
+        at new Cart (webpack:///./src/cart.ts?4f2a:7:1)
+        at processTicksAndRejections (node:internal/process/task_queues:95:5)
+      [cause]: Error: connect ECONNREFUSED 127.0.0.1:5432
+          at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1494:16)
+
+Query strings and webpack hashes are stripped from file names; `async`, `new` and
+`[as alias]` are dropped from function names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+
+_FRAME_WITH_FUNCTION = re.compile(r"^\s*at (?P<fn>.{1,1024}?) \((?P<loc>[^()]{1,2048}|<anonymous>|native)\)$")
+_FRAME_BARE = re.compile(r"^\s*at (?P<loc>[^\s()]{1,2048}:\d{1,9}(?::\d{1,9})?)$")
+_LOCATION = re.compile(r"^(?P<file>.{1,2048}?)(?::(?P<line>\d{1,9}))?(?::(?P<col>\d{1,9}))?$")
+_HEADER = re.compile(r"^(?P<indent>\s*)(?:\[cause\]:\s*)?(?P<type>[A-Za-z_$][\w$.]{0,255})(?::\s?(?P<value>.*))?$")
+# What Node prints after a stack when it inspects an error: `{`, `  code: 'ERR_X',`, `}`.
+_NOISE = re.compile(r"^\s*[{}]\s*$|^\s+\w+: .*$|^\s*\.\.\. \d+ (?:more|lines matching cause stack trace).*$")
+_QUERY = re.compile(r"[?#].*$")
+
+
+def looks_like_v8_frame(line: str) -> bool:
+    if line.endswith(" {"):
+        line = line[:-2]
+    match = _FRAME_WITH_FUNCTION.match(line)
+    if match:
+        return bool(re.search(r":\d+:\d+$|^node:|^native$|^<anonymous>$|^index \d+$", match["loc"]))
+    return bool(_FRAME_BARE.match(line))
+
+
+def parse(lines: list[str]) -> ParsedTrace | None:
+    exceptions: list[ParsedException] = []
+    current: dict | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        frame = _frame(line)
+        if frame is not None:
+            if current is None:
+                current = {"type": "Error", "value": "", "relation": "raised", "frames": []}
+            current["frames"].append(frame)
+            continue
+        stripped = line.strip()
+        is_cause = stripped.startswith("[cause]:")
+        header = _HEADER.match(stripped)
+        if header and (is_cause or current is None or current["frames"]) and not _NOISE.match(line):
+            if current is not None:
+                exceptions.append(_finish(current))
+            relation: Relation = "cause" if is_cause else ("raised" if not exceptions else "cause")
+            current = {
+                "type": header["type"],
+                "value": (header["value"] or "").strip(),
+                "relation": relation,
+                "frames": [],
+            }
+        elif current is not None and not current["frames"] and not _NOISE.match(line):
+            current["value"] = (current["value"] + " " + stripped).strip()
+    if current is not None:
+        exceptions.append(_finish(current))
+    if not any(e.frames for e in exceptions):
+        return None
+    return ParsedTrace("node", tuple(exceptions))
+
+
+def _finish(current: dict) -> ParsedException:
+    return ParsedException(current["type"], current["value"], tuple(current["frames"]), current["relation"])
+
+
+def _frame(line: str) -> Frame | None:
+    if line.endswith(" {"):
+        line = line[:-2]  # Node opens the error's own properties after the last frame
+    match = _FRAME_WITH_FUNCTION.match(line)
+    if match:
+        function, location = match["fn"], match["loc"]
+    else:
+        bare = _FRAME_BARE.match(line)
+        if not bare:
+            return None
+        function, location = None, bare["loc"]
+    filename, lineno = _location(location)
+    return Frame(function=_function(function), filename=filename, lineno=lineno)
+
+
+def _function(name: str | None) -> str | None:
+    if not name:
+        return None
+    name = re.sub(r"^(?:async |new )", "", name)
+    name = re.sub(r" \[as [^\]]{1,256}\]$", "", name)
+    return name.strip() or None
+
+
+def _location(location: str) -> tuple[str | None, int | None]:
+    if location in ("<anonymous>", "native") or location.startswith("index "):
+        return None, None
+    match = _LOCATION.match(location)
+    if not match:
+        return location, None
+    filename = _QUERY.sub("", match["file"])
+    return filename, int(match["line"]) if match["line"] else None

@@ -1,0 +1,141 @@
+"""Python tracebacks as `traceback.format_exception` prints them.
+
+    Traceback (most recent call last):
+      File "/app/shop/views.py", line 42, in checkout
+        total = price(cart)
+                ^^^^^^^^^^^
+    ValueError: invalid literal for int() with base 10: 'x'
+
+    The above exception was the direct cause of the following exception:   (raise ... from)
+    During handling of the above exception, another exception occurred:    (implicit context)
+
+Python prints the oldest exception first and frames oldest first; the parser returns the raised
+(last printed) exception first and frames crash site first. Exception groups (`| ` prefixed
+blocks) are read as their flattened sequence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+
+HEADER = "Traceback (most recent call last):"
+_CAUSE = "The above exception was the direct cause of the following exception:"
+_CONTEXT = "During handling of the above exception, another exception occurred:"
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<fn>.{1,512}))?$')
+_GROUP_PREFIX = re.compile(r"^\s{0,16}(?:[|+]\s?)+")
+_GROUP_RULE = re.compile(r"^[-+|\s]*-{4,}.*$")
+_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,255})(?::\s?(?P<value>.*))?$")
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")
+# Installed packages and the standard library: the path after the last such root is the module.
+_LIBRARY_ROOTS = (
+    re.compile(r".*(?:site-packages|dist-packages)/(?P<rest>[^<>]+)\.py$"),
+    re.compile(r".*/lib/python\d[\d.]*/(?P<rest>[^<>]+)\.py$"),
+)
+
+
+def detect(text: str) -> bool:
+    return HEADER in text or ('  File "' in text and ", line " in text)
+
+
+def parse(lines: list[str]) -> ParsedTrace | None:
+    blocks: list[tuple[Relation, list[Frame], list[str]]] = []
+    relation: Relation = "raised"
+    frames: list[Frame] | None = None
+    tail: list[str] = []
+    pending_frame: dict | None = None
+    for raw in lines:
+        line = _strip_group_prefix(raw)
+        stripped = line.strip()
+        if stripped == HEADER or stripped.endswith("Traceback (most recent call last):"):
+            _flush(blocks, relation, frames, tail, pending_frame)
+            frames, tail, pending_frame = [], [], None
+            continue
+        if stripped in (_CAUSE, _CONTEXT):
+            _flush(blocks, relation, frames, tail, pending_frame)
+            frames, tail, pending_frame = None, [], None
+            relation = "cause" if stripped == _CAUSE else "context"
+            continue
+        if frames is None:
+            continue
+        match = _FRAME.match(line)
+        if match:
+            if pending_frame is not None:
+                frames.append(_frame(**pending_frame))
+            pending_frame = {
+                "path": match["file"],
+                "lineno": int(match["line"]),
+                "function": (match["fn"] or "").strip() or None,
+                "context": None,
+            }
+            continue
+        if pending_frame is not None and not tail and line.startswith("    ") and stripped:
+            if _CARETS.match(line) or stripped.startswith("[Previous line repeated"):
+                continue
+            if pending_frame["context"] is None:
+                pending_frame["context"] = stripped
+                continue
+        if stripped.startswith("[Previous line repeated") or not stripped or _CARETS.match(line):
+            continue
+        if _GROUP_RULE.match(raw):
+            continue
+        tail.append(stripped)
+    _flush(blocks, relation, frames, tail, pending_frame)
+    if not blocks:
+        return None
+    # A chain marker sits between two blocks and says how the earlier one relates to the later:
+    # the last block printed is the exception that was raised.
+    links: list[Relation] = [block[0] for block in blocks[1:]] + ["raised"]
+    exceptions = [
+        _exception(link, frames, tail)
+        for link, (_, frames, tail) in zip(reversed(links), reversed(blocks), strict=True)
+    ]
+    return ParsedTrace("python", tuple(exceptions))
+
+
+def _strip_group_prefix(line: str) -> str:
+    # Exception groups indent their members behind "| "; keep the indentation after the bar so
+    # frame and source lines still look like frame and source lines.
+    if "|" not in line[:20]:
+        return line
+    match = _GROUP_PREFIX.match(line)
+    return line[match.end() :] if match else line
+
+
+def _flush(blocks, relation, frames, tail, pending_frame) -> None:  # type: ignore[no-untyped-def]
+    if frames is None:
+        return
+    if pending_frame is not None:
+        frames.append(_frame(**pending_frame))
+    if frames or tail:
+        blocks.append((relation, list(frames), list(tail)))
+
+
+def _exception(relation: Relation, frames: list[Frame], tail: list[str]) -> ParsedException:
+    type_, value = "Exception", ""
+    for index, line in enumerate(tail):
+        match = _EXCEPTION_LINE.match(line)
+        if match and not line.startswith(("File ", "Traceback")):
+            type_ = match["type"]
+            value = " ".join([match["value"] or "", *tail[index + 1 : index + 3]]).strip()
+            break
+    # Python prints oldest first; callers want the crash site first.
+    return ParsedException(type_, value, tuple(reversed(frames)), relation)
+
+
+def _frame(path: str, lineno: int, function: str | None, context: str | None) -> Frame:
+    normalized = path.replace("\\", "/")
+    module = None
+    for root in _LIBRARY_ROOTS:
+        library = root.match(normalized)
+        if library:
+            module = library["rest"].replace("/", ".").removesuffix(".__init__")
+            break
+    return Frame(
+        function=function,
+        module=module,
+        filename=path,
+        lineno=lineno,
+        context_line=context,
+    )

@@ -1,0 +1,246 @@
+"""Log template mining: one template per log statement, for errors that carry no stack trace.
+
+A normalised message is cut into whitespace tokens. A token that still holds a digit or a
+placeholder is a parameter (`<*>`), the way Drain treats numeric tokens; a run of parameters
+collapses into one, so variable-length lists of numbers or addresses keep one shape. The result,
+the message's *skeleton*, is looked up in a small miner:
+
+- templates live in buckets keyed on service, error type and token count;
+- a skeleton joins the template it is *compatible* with (equal token, or `<*>` in the template);
+- a skeleton that differs from one template only where it has a parameter and the template a
+  word *generalises* that template (the word was a value: `user webmaster` then `user test9`);
+- otherwise it starts a new template.
+
+Precision first: a differing word against a differing word never merges (`from NEW to RUNNING` and
+`from RUNNING to DONE` are different statements), and the miner keeps one invariant: no two
+templates can both match the same skeleton. A change that would break it is not made; a new
+skeleton that would break it becomes an *exact* template, matched only by that very skeleton.
+Because of that invariant the answer for a skeleton never changes once given, matching depends
+only on the set of templates (which is what a signature stores), and a re-loaded miner answers
+exactly as the one that saved it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from pydantic import Field
+
+from rounds_bot.grouping.normalize import RULES
+from rounds_bot.models import Frozen
+
+WILDCARD = "<*>"
+EXACT_MARK = "="  # first token of an exact skeleton (all-parameter messages)
+_PLACEHOLDER_NAMES = sorted({rule.placeholder for rule in RULES if rule.placeholder})
+_PLACEHOLDER = re.compile("<(?:" + "|".join(_PLACEHOLDER_NAMES) + ")>")
+_VARIABLE_HINT = re.compile(r"[0-9<]")
+_HAS_LETTER = re.compile(r"[^\W\d_]")
+# Inside an all-parameter message the punctuation between values is what is left of the
+# statement: `lr:<*> cr:<*>` and `r24=<*> r25=<*>` are different registers dumps.
+_CHUNK_WITH_VALUE = re.compile(r"[^.:=,;()\[\]{}<>\"'/|\s]*[\d\x00][^.:=,;()\[\]{}<>\"'/|\s]*")
+_MAX_TOKENS = 200
+# Dot leaders in aligned dumps (`icache prefetch depth.......0`) separate a label from its value.
+_DOT_LEADER = re.compile(r"\.{3,}")
+
+
+def is_parameter(token: str) -> bool:
+    if not _VARIABLE_HINT.search(token):
+        return False
+    return any(c.isdigit() for c in token) or _PLACEHOLDER.search(token) is not None
+
+
+def skeleton(normalized: str) -> tuple[str, ...]:
+    """The template shape of a normalised message (see the module docstring)."""
+    if "..." in normalized:
+        normalized = _DOT_LEADER.sub(" ... ", normalized)
+    tokens = normalized.split()[:_MAX_TOKENS]
+    out: list[str] = []
+    constant_words = 0
+    for token in tokens:
+        if is_parameter(token):
+            if not out or out[-1] != WILDCARD:
+                out.append(WILDCARD)
+        else:
+            out.append(token)
+            if _HAS_LETTER.search(token):
+                constant_words += 1
+    if constant_words == 0:
+        return (EXACT_MARK, *(_value_shape(token) for token in tokens))
+    return tuple(out)
+
+
+def _value_shape(token: str) -> str:
+    return _CHUNK_WITH_VALUE.sub(WILDCARD, _PLACEHOLDER.sub("\x00", token))
+
+
+def is_exact_skeleton(tokens: tuple[str, ...]) -> bool:
+    return bool(tokens) and tokens[0] == EXACT_MARK
+
+
+class TemplateState(Frozen):
+    """One mined template, as a signature stores it."""
+
+    template_id: str
+    bucket: str = Field(description="service and error type the template belongs to")
+    tokens: list[str] = Field(description="current template; `<*>` marks a parameter")
+    first_tokens: list[str] = Field(description="the skeleton the template was created from")
+    exact: bool = Field(default=False, description="matched only by this very skeleton")
+    seq: int = Field(description="creation order; older templates are scanned first")
+
+
+@dataclass
+class _Template:
+    template_id: str
+    bucket: str
+    tokens: tuple[str, ...]
+    first: tuple[str, ...]
+    exact: bool
+    seq: int
+
+    def state(self) -> TemplateState:
+        return TemplateState(
+            template_id=self.template_id,
+            bucket=self.bucket,
+            tokens=list(self.tokens),
+            first_tokens=list(self.first),
+            exact=self.exact,
+            seq=self.seq,
+        )
+
+
+@dataclass(frozen=True)
+class TemplateMatch:
+    template_id: str
+    template: tuple[str, ...]
+    created: bool = False
+    generalized: bool = False
+
+
+def template_id_for(bucket: str, tokens: tuple[str, ...]) -> str:
+    digest = hashlib.sha256(("\x1f".join((bucket, *tokens))).encode()).hexdigest()
+    return "tpl_" + digest[:16]
+
+
+@dataclass
+class TemplateMiner:
+    """Online template miner; see the module docstring for the rules it follows."""
+
+    max_cached_skeletons: int = 100_000
+    _templates: dict[str, _Template] = field(default_factory=dict)
+    _by_skeleton: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
+    _cached: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
+    _buckets: dict[tuple[str, int], list[_Template]] = field(default_factory=dict)
+    _next_seq: int = 0
+
+    def load(self, state: TemplateState) -> None:
+        template = _Template(
+            state.template_id,
+            state.bucket,
+            tuple(state.tokens),
+            tuple(state.first_tokens),
+            state.exact,
+            state.seq,
+        )
+        self._add(template)
+        self._next_seq = max(self._next_seq, state.seq + 1)
+
+    def state(self, template_id: str) -> TemplateState:
+        return self._templates[template_id].state()
+
+    def template(self, template_id: str) -> tuple[str, ...]:
+        return self._templates[template_id].tokens
+
+    def handle(self, template_id: str) -> _Template:
+        """The live template (read-only for callers): `.tokens` changes when it widens."""
+        return self._templates[template_id]
+
+    def first_template(self, template_id: str) -> tuple[str, ...]:
+        return self._templates[template_id].first
+
+    def __len__(self) -> int:
+        return len(self._templates)
+
+    def match(self, bucket: str, tokens: tuple[str, ...]) -> TemplateMatch:
+        """The template a skeleton belongs to, creating or generalising one if needed."""
+        key = (bucket, tokens)
+        known = self._by_skeleton.get(key) or self._cached.get(key)
+        if known is not None:
+            return TemplateMatch(known, self._templates[known].tokens)
+        if is_exact_skeleton(tokens):
+            return self._create(bucket, tokens, exact=True)
+        candidates = [t for t in self._buckets.get((bucket, len(tokens)), ()) if not t.exact]
+        for template in candidates:
+            if _compatible(template.tokens, tokens):
+                self._remember(key, template.template_id)
+                return TemplateMatch(template.template_id, template.tokens)
+        generalizable = [t for t in candidates if _generalizes(t.tokens, tokens)]
+        if len(generalizable) == 1:
+            template = generalizable[0]
+            widened = tuple(
+                WILDCARD if new == WILDCARD else old
+                for old, new in zip(template.tokens, tokens, strict=True)
+            )
+            others = (t for t in candidates if t is not template)
+            if _has_constant_word(widened) and not any(_overlap(widened, t.tokens) for t in others):
+                template.tokens = widened
+                self._remember(key, template.template_id)
+                return TemplateMatch(template.template_id, widened, generalized=True)
+        clashes = any(_overlap(tokens, t.tokens) for t in candidates)
+        return self._create(bucket, tokens, exact=clashes)
+
+    def _create(self, bucket: str, tokens: tuple[str, ...], *, exact: bool) -> TemplateMatch:
+        template = _Template(
+            template_id_for(bucket, tokens), bucket, tokens, tokens, exact, self._next_seq
+        )
+        self._next_seq += 1
+        self._add(template)
+        return TemplateMatch(template.template_id, tokens, created=True)
+
+    def _add(self, template: _Template) -> None:
+        self._templates[template.template_id] = template
+        # The skeleton a template was created from always leads back to it.
+        self._by_skeleton[(template.bucket, template.first)] = template.template_id
+        bucket = self._buckets.setdefault((template.bucket, len(template.tokens)), [])
+        bucket.append(template)
+        bucket.sort(key=lambda t: t.seq)
+
+    def _remember(self, key: tuple[str, tuple[str, ...]], template_id: str) -> None:
+        if len(self._cached) >= self.max_cached_skeletons:
+            self._cached.clear()
+        self._cached[key] = template_id
+
+
+def _compatible(template: tuple[str, ...], tokens: tuple[str, ...]) -> bool:
+    return all(t == s or t == WILDCARD for t, s in zip(template, tokens, strict=True))
+
+
+def _generalizes(template: tuple[str, ...], tokens: tuple[str, ...]) -> bool:
+    """True when `tokens` differs from `template` only by parameters where it has words."""
+    widens = False
+    for t, s in zip(template, tokens, strict=True):
+        if t == s:
+            continue
+        if s == WILDCARD and t != WILDCARD:
+            widens = True
+            continue
+        return False  # a different word, or a word where the template has a parameter
+    return widens
+
+
+def _overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """True when some skeleton could match both templates."""
+    return all(x == y or x == WILDCARD or y == WILDCARD for x, y in zip(a, b, strict=True))
+
+
+def _has_constant_word(tokens: tuple[str, ...]) -> bool:
+    return any(t != WILDCARD and _HAS_LETTER.search(t) for t in tokens)
+
+
+def render(tokens: tuple[str, ...] | list[str]) -> str:
+    """A template as text (exact skeletons without their mark)."""
+    items = list(tokens)
+    if items and items[0] == EXACT_MARK:
+        items = items[1:]
+    return " ".join(items)

@@ -1,0 +1,160 @@
+"""Which signatures deserve a diagnosis this round, and why the others wait.
+
+Pure functions over plain inputs: the round gathers each signature's activity, `triage` returns
+one decision per signature, with a reason written for the round report. The triggers, in the
+order they are checked:
+
+1. rediagnose: someone asked for it explicitly;
+2. regression: the signature was resolved and occurred again afterwards;
+3. new: never diagnosed, and past the threshold (default 10 occurrences within 5 minutes), or
+   any fatal occurrence;
+4. spike: the current rate is a multiple of the signature's own baseline rate;
+5. periodic review: the last diagnosis is older than the review interval and it still occurs.
+
+Everything else waits. A diagnosis cached for the current code revision also waits (unless
+asked for or regressed): the answer would be the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import Field
+
+from rounds_bot.models import Frozen
+
+Trigger = Literal["rediagnose", "regression", "new", "spike", "periodic_review"]
+
+
+class Occurrence(Frozen):
+    """Occurrences seen at one moment (a count > 1 stands for a batch or an aggregate)."""
+
+    timestamp: datetime
+    count: int = Field(default=1, ge=1)
+    fatal: bool = False
+
+
+class SignatureActivity(Frozen):
+    """What triage needs to know about one signature."""
+
+    signature_id: str
+    occurrences: list[Occurrence] = Field(default_factory=list, description="this round's occurrences")
+    baseline_per_hour: float | None = Field(
+        default=None, ge=0, description="the signature's usual rate; None when not yet known"
+    )
+    window_hours: float = Field(default=1.0, gt=0, description="length of this round's window")
+    last_diagnosed_at: datetime | None = None
+    diagnosed_revision: str | None = Field(default=None, description="code revision of the last diagnosis")
+    resolved_at: datetime | None = Field(
+        default=None, description="when its issue was closed as fixed; None if open"
+    )
+    rediagnose_requested: bool = False
+    rediagnose_reason: str | None = None
+
+
+class TriagePolicy(Frozen):
+    new_threshold_count: int = Field(default=10, ge=1)
+    new_threshold_window: timedelta = timedelta(minutes=5)
+    spike_factor: float = Field(default=5.0, gt=1)
+    spike_min_count: int = Field(default=20, ge=1)
+    review_interval: timedelta = timedelta(days=7)
+
+
+class TriageDecision(Frozen):
+    signature_id: str
+    diagnose: bool
+    trigger: Trigger | None = None
+    reason: str
+
+
+def triage(
+    activities: Iterable[SignatureActivity],
+    *,
+    now: datetime,
+    code_revision: str,
+    policy: TriagePolicy | None = None,
+) -> list[TriageDecision]:
+    """One decision per signature, in input order."""
+    policy = policy or TriagePolicy()
+    return [decide(activity, now=now, code_revision=code_revision, policy=policy) for activity in activities]
+
+
+def decide(
+    activity: SignatureActivity, *, now: datetime, code_revision: str, policy: TriagePolicy
+) -> TriageDecision:
+    def act(trigger: Trigger, reason: str) -> TriageDecision:
+        return TriageDecision(
+            signature_id=activity.signature_id, diagnose=True, trigger=trigger, reason=reason
+        )
+
+    def wait(reason: str) -> TriageDecision:
+        return TriageDecision(signature_id=activity.signature_id, diagnose=False, reason=reason)
+
+    total = sum(occurrence.count for occurrence in activity.occurrences)
+    if activity.rediagnose_requested:
+        why = f": {activity.rediagnose_reason}" if activity.rediagnose_reason else ""
+        return act("rediagnose", f"a new diagnosis was requested{why}")
+    if activity.resolved_at is not None:
+        after = [o for o in activity.occurrences if o.timestamp > activity.resolved_at]
+        if after:
+            count = sum(o.count for o in after)
+            return act(
+                "regression",
+                f"regressed: {count} occurrence(s) after it was resolved on "
+                f"{activity.resolved_at.isoformat()}",
+            )
+    if total == 0:
+        return wait("no occurrences this round")
+    if activity.diagnosed_revision == code_revision:
+        return wait(f"already diagnosed at revision {code_revision}; {total} occurrence(s) this round")
+
+    if activity.last_diagnosed_at is None:
+        if any(o.fatal for o in activity.occurrences):
+            return act("new", "new signature with a fatal occurrence")
+        peak = peak_count(activity.occurrences, policy.new_threshold_window)
+        minutes = policy.new_threshold_window.total_seconds() / 60
+        if peak >= policy.new_threshold_count:
+            return act(
+                "new",
+                f"new signature: {peak} occurrences within {minutes:g} minutes "
+                f"(threshold {policy.new_threshold_count})",
+            )
+        return wait(
+            f"new signature below the threshold: at most {peak} occurrence(s) within "
+            f"{minutes:g} minutes, {policy.new_threshold_count} needed"
+        )
+
+    rate = total / activity.window_hours
+    baseline = activity.baseline_per_hour
+    if (
+        baseline is not None
+        and total >= policy.spike_min_count
+        and rate >= policy.spike_factor * max(baseline, 1e-9)
+    ):
+        return act(
+            "spike",
+            f"spike: {rate:.1f}/h against a baseline of {baseline:.1f}/h (factor {policy.spike_factor:g})",
+        )
+    if now - activity.last_diagnosed_at >= policy.review_interval:
+        days = (now - activity.last_diagnosed_at).days
+        return act("periodic_review", f"periodic review: last diagnosed {days} days ago, still occurring")
+
+    baseline_text = f"baseline {baseline:.1f}/h" if baseline is not None else "no baseline yet"
+    return wait(f"known signature, no trigger: {rate:.1f}/h ({baseline_text})")
+
+
+def peak_count(occurrences: Iterable[Occurrence], window: timedelta) -> int:
+    """The most occurrences inside any window of length `window` (inclusive at both ends)."""
+    ordered = sorted(occurrences, key=lambda o: o.timestamp)
+    best = 0
+    running = 0
+    start = 0
+    for occurrence in ordered:
+        running += occurrence.count
+        while occurrence.timestamp - ordered[start].timestamp > window:
+            running -= ordered[start].count
+            start += 1
+        best = max(best, running)
+    return best

@@ -1,0 +1,134 @@
+"""Shared inputs for the diagnosis tests: a small repository checkout and a request about it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rounds_bot.diagnosis.model import (
+    DiagnosisRequest,
+    LogLine,
+    OccurrenceStats,
+    RelatedSignature,
+)
+from rounds_bot.models import ErrorEvent
+
+START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+CART_SOURCE = "\n".join(
+    [
+        '"""Shopping cart totals."""',
+        "",
+        "",
+        "def average_price(cart):",
+        '    """The mean price of the items in a cart."""',
+        "    total = sum(item.price for item in cart.items)",
+        "    return total / len(cart.items)",
+        "",
+        "",
+        "def checkout(cart):",
+        "    return average_price(cart)",
+        "",
+    ]
+)
+
+PYTHON_TRACE = """Traceback (most recent call last):
+  File "/srv/app/shop/cart.py", line 11, in checkout
+    return average_price(cart)
+  File "/srv/app/shop/cart.py", line 7, in average_price
+    return total / len(cart.items)
+ZeroDivisionError: division by zero"""
+
+
+def make_checkout(root: Path) -> Path:
+    """A tiny repository: the code the sample trace points at."""
+    (root / "shop").mkdir(parents=True)
+    (root / "shop" / "cart.py").write_text(CART_SOURCE, encoding="utf-8")
+    (root / "shop" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "README.md").write_text("# shop\n", encoding="utf-8")
+    return root
+
+
+def sample_events(count: int = 6, *, message: str = "division by zero") -> list[ErrorEvent]:
+    return [
+        ErrorEvent(
+            event_id=f"evt-{index}",
+            timestamp=START + timedelta(seconds=30 * index),
+            service="shop",
+            error_type="ZeroDivisionError",
+            message=message,
+            stacktrace=PYTHON_TRACE,
+            trace_id=f"trace-{index % 2}",
+            service_version="1.4.0" if index % 3 else "1.3.9",
+            attributes={"http.route": "/checkout", "enduser.id": "alice@example.com"},
+        )
+        for index in range(count)
+    ]
+
+
+def sample_request(checkout: Path, **changes: object) -> DiagnosisRequest:
+    events = sample_events()
+    request = DiagnosisRequest(
+        signature_id="sig-zero-division",
+        title="ZeroDivisionError: division by zero",
+        service="shop",
+        error_type="ZeroDivisionError",
+        normalized_message="division by zero",
+        stacktrace=PYTHON_TRACE,
+        sample_events=events,
+        stats=OccurrenceStats(
+            total=42,
+            in_window=6,
+            first_seen=events[0].timestamp,
+            last_seen=events[-1].timestamp,
+            services=["shop"],
+            service_versions=["1.3.9", "1.4.0"],
+        ),
+        related_logs=[
+            LogLine(
+                timestamp=START + timedelta(seconds=31),
+                service="shop",
+                severity="ERROR",
+                body="checkout failed for cart 991: empty cart",
+            )
+        ],
+        related=[
+            RelatedSignature(
+                signature_id="sig-key-error",
+                title="KeyError: 'price'",
+                relation="previously_diagnosed",
+                classification="server_bug",
+                root_cause="items without a price were not rejected",
+            )
+        ],
+        checkout=checkout,
+        code_revision="0123abcd",
+    )
+    return request.model_copy(update=changes) if changes else request
+
+
+def good_answer(**changes: object) -> dict[str, object]:
+    answer: dict[str, object] = {
+        "classification": "server_bug",
+        "root_cause": "average_price divides by the number of items, which is 0 for an empty cart.",
+        "evidence": [
+            {
+                "kind": "file",
+                "path": "shop/cart.py",
+                "line": 7,
+                "explanation": "the division by len(cart.items)",
+            },
+            {"kind": "event", "event_id": "evt-1", "explanation": "an occurrence"},
+            {
+                "kind": "log",
+                "log_line": "checkout failed for cart 991: empty cart",
+                "explanation": "the cart was empty",
+            },
+        ],
+        "suggested_fix": "Return 0 (or reject checkout) when the cart has no items.",
+        "confidence": "high",
+        "missing_observability": ["the item count is not recorded on the span"],
+        "suggested_error_code": "CART_EMPTY",
+    }
+    answer.update(changes)
+    return answer

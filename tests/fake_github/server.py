@@ -1,0 +1,852 @@
+"""A fake GitHub REST API on 127.0.0.1 keeping state, checking every exchange against GitHub's description.
+
+    with FakeGitHub() as github:             # http://127.0.0.1:<port>, or .../api/v3 with enterprise=True
+        github.add_token("t0k3n", issues="write")
+        ... point PyGithub at github.base_url ...
+        assert github.violations == []       # the `fake_github` fixture asserts this for every test
+
+It keeps issues, comments, labels, reactions, refs, file contents, pull requests and artifacts. Every request
+the client sends and every response the fake returns is validated against GitHub's REST description
+(openapi-core); a violation is recorded, and a request violation is answered like GitHub would (422).
+
+Adjustable behaviours, to test what a client does when GitHub misbehaves:
+
+- `search_lag`: seconds before a new or edited issue shows up in search (live: seconds to ~10 minutes);
+- `rate`: the primary rate limit (1,000 an hour like a GITHUB_TOKEN); spent, it answers 403 with headers;
+- `fail(...)`: answer the next matching request(s) with a status (403/429 with `retry-after`, 5xx, 409, 410,
+  422, ...), before or after applying it (`applied=True`: the change happens, the answer is lost);
+- pagination like GitHub's (`per_page` up to 100, `Link` headers); conditional requests (`ETag`, 304).
+
+The server stops by itself after `lifetime` seconds.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from werkzeug.exceptions import MethodNotAllowed, NotFound
+from werkzeug.routing import Map, Rule
+from werkzeug.serving import WSGIRequestHandler, make_server
+from werkzeug.wrappers import Request, Response
+
+from .state import BOT_LOGIN, Comment, Label, Pull, Reaction, Repo, State, git_sha, ts
+from .validation import request_violations, response_violations
+
+DOCS = "https://docs.github.com/rest"
+REACTIONS = {"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
+
+# operation id -> (permission, level) a fine-grained token needs
+PERMISSIONS = {
+    "repos/get": ("metadata", "read"),
+    "rate-limit/get": (None, None),
+    "search/issues-and-pull-requests": (None, None),
+    "repos/get-collaborator-permission-level": ("metadata", "read"),
+    "git/get-ref": ("contents", "read"),
+    "git/create-ref": ("contents", "write"),
+    "git/update-ref": ("contents", "write"),
+    "repos/get-content": ("contents", "read"),
+    "repos/create-or-update-file-contents": ("contents", "write"),
+    "pulls/create": ("pull_requests", "write"),
+    "pulls/list": ("pull_requests", "read"),
+    "actions/list-artifacts-for-repo": ("actions", "read"),
+    "actions/get-artifact": ("actions", "read"),
+    "actions/download-artifact": ("actions", "read"),
+}
+_READ_ONLY = {"GET"}
+
+R = "/repos/<owner>/<repo>"
+ROUTES = [
+    ("repos/get", "GET", R),
+    ("rate-limit/get", "GET", "/rate_limit"),
+    ("search/issues-and-pull-requests", "GET", "/search/issues"),
+    ("issues/list-for-repo", "GET", f"{R}/issues"),
+    ("issues/create", "POST", f"{R}/issues"),
+    ("issues/get-comment", "GET", f"{R}/issues/comments/<int:comment_id>"),
+    ("issues/update-comment", "PATCH", f"{R}/issues/comments/<int:comment_id>"),
+    ("reactions/list-for-issue-comment", "GET", f"{R}/issues/comments/<int:comment_id>/reactions"),
+    ("reactions/create-for-issue-comment", "POST", f"{R}/issues/comments/<int:comment_id>/reactions"),
+    ("issues/get", "GET", f"{R}/issues/<int:issue_number>"),
+    ("issues/update", "PATCH", f"{R}/issues/<int:issue_number>"),
+    ("issues/list-comments", "GET", f"{R}/issues/<int:issue_number>/comments"),
+    ("issues/create-comment", "POST", f"{R}/issues/<int:issue_number>/comments"),
+    ("issues/add-labels", "POST", f"{R}/issues/<int:issue_number>/labels"),
+    ("issues/remove-label", "DELETE", f"{R}/issues/<int:issue_number>/labels/<name>"),
+    ("issues/list-labels-for-repo", "GET", f"{R}/labels"),
+    ("issues/create-label", "POST", f"{R}/labels"),
+    ("issues/get-label", "GET", f"{R}/labels/<name>"),
+    ("repos/get-collaborator-permission-level", "GET", f"{R}/collaborators/<username>/permission"),
+    ("git/get-ref", "GET", f"{R}/git/ref/<path:ref>"),
+    ("git/create-ref", "POST", f"{R}/git/refs"),
+    ("git/update-ref", "PATCH", f"{R}/git/refs/<path:ref>"),
+    ("repos/get-content", "GET", f"{R}/contents/<path:path>"),
+    ("repos/create-or-update-file-contents", "PUT", f"{R}/contents/<path:path>"),
+    ("pulls/list", "GET", f"{R}/pulls"),
+    ("pulls/create", "POST", f"{R}/pulls"),
+    ("actions/list-artifacts-for-repo", "GET", f"{R}/actions/artifacts"),
+    ("actions/get-artifact", "GET", f"{R}/actions/artifacts/<int:artifact_id>"),
+    ("actions/download-artifact", "GET", f"{R}/actions/artifacts/<int:artifact_id>/<archive_format>"),
+]
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass  # the exchanges are recorded in `FakeGitHub.exchanges`
+
+
+class ApiError(Exception):
+    """An answer GitHub gives instead of the resource."""
+
+    def __init__(
+        self, status: int, message: str, headers: dict[str, str] | None = None, **extra: Any
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+        self.extra = extra
+
+
+@dataclass
+class Token:
+    login: str = BOT_LOGIN
+    permissions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Fault:
+    """Answer matching requests with `status` instead of the real answer."""
+
+    status: int
+    operation: str | None = None  # an operation id; None matches any request
+    times: int = 1
+    skip: int = 0  # let this many matching requests through first
+    applied: bool = False  # apply the request first (its answer is what gets lost)
+    message: str = "Server Error"
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def matches(self, operation: str) -> bool:
+        return self.times > 0 and self.operation in (None, operation)
+
+
+@dataclass
+class RateLimit:
+    limit: int = 1000
+    remaining: int = 1000
+    reset: int = 0  # epoch seconds; set at start
+
+    @property
+    def used(self) -> int:
+        return self.limit - self.remaining
+
+
+@dataclass
+class Exchange:
+    operation: str
+    method: str
+    path: str
+    query: dict[str, str]
+    status: int
+    request_json: Any = None
+
+
+class FakeGitHub:
+    def __init__(
+        self,
+        *,
+        repository: str = "octo/app",
+        enterprise: bool = False,
+        lifetime: float = 120.0,
+        validate: bool = True,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self._server = make_server("127.0.0.1", 0, self._wsgi, threaded=True, request_handler=_QuietHandler)
+        self.port = self._server.server_port
+        self.prefix = "/api/v3" if enterprise else ""
+        self.base_url = f"http://127.0.0.1:{self.port}{self.prefix}"
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.state = State(self.base_url, self._now)
+        self.repo: Repo = self.state.add_repo(repository)
+        self.tokens: dict[str, Token] = {}
+        self.rate = RateLimit(reset=int(self._now().timestamp()) + 3600)
+        self.search_lag = timedelta(0)
+        self.faults: list[Fault] = []
+        self.exchanges: list[Exchange] = []
+        self.violations: list[str] = []
+        self.validate = validate
+        self.signed_url_ttl = timedelta(minutes=1)
+        self._signed: dict[str, tuple[int, datetime]] = {}
+        self._lock = threading.Lock()
+        self._map = Map(
+            [Rule(path, endpoint=operation, methods=[method]) for operation, method, path in ROUTES]
+            + [Rule("/_blobs/<token>", endpoint="blob", methods=["GET"])]
+        )
+        self._handlers: dict[str, Callable[..., Any]] = {
+            operation: getattr(self, "_op_" + re.sub(r"[^a-z]+", "_", operation))
+            for operation, _, _ in ROUTES
+        }
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._timer = threading.Timer(lifetime, self.stop)
+        self._timer.daemon = True
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> FakeGitHub:
+        if self._thread.is_alive():
+            return self
+        self._thread.start()
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        self._timer.cancel()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    # --- test controls ------------------------------------------------------------------------
+    def add_token(self, token: str, login: str = BOT_LOGIN, **permissions: str) -> str:
+        granted = {"metadata": "read", **permissions}
+        self.tokens[token] = Token(login, granted)
+        return token
+
+    def fail(self, status: int, operation: str | None = None, **options: Any) -> Fault:
+        fault = Fault(status=status, operation=operation, **options)
+        self.faults.append(fault)
+        return fault
+
+    def requests(self, operation: str | None = None) -> list[Exchange]:
+        return [e for e in self.exchanges if operation in (None, e.operation)]
+
+    def issues(self) -> list[Any]:
+        return sorted((i for i in self.repo.issues.values() if not i.pull), key=lambda i: i.number)
+
+    def _now(self) -> datetime:
+        return self.clock()
+
+    # --- the WSGI app -------------------------------------------------------------------------
+    def _wsgi(self, environ: dict, start_response: Callable) -> Any:
+        request = Request(environ)
+        with self._lock:
+            response, _exchange = self._serve(request)
+        return response(environ, start_response)
+
+    def _serve(self, request: Request) -> tuple[Response, Exchange | None]:
+        path = request.path
+        if self.prefix and path.startswith(self.prefix):
+            path = path[len(self.prefix) :]
+        adapter = self._map.bind("127.0.0.1", path_info=path)
+        try:
+            operation, arguments = adapter.match(path, method=request.method)
+        except (NotFound, MethodNotAllowed) as exc:
+            self.violations.append(f"{request.method} {request.path}: not an operation the fake serves")
+            return Response(json.dumps({"message": "Not Found"}), status=exc.code or 404), None
+        if operation == "blob":
+            return self._blob(request, arguments["token"]), None
+        body = request.get_data()
+        headers = dict(request.headers.items())
+        url = request.url
+        if self.validate:
+            problems = request_violations(request.method, url, headers, body)
+            self.violations.extend(problems)
+            if problems:
+                return self._finish(
+                    request,
+                    operation,
+                    422,
+                    {"message": "Invalid request.", "documentation_url": DOCS},
+                    {},
+                    body,
+                    headers,
+                )
+        status, payload, extra_headers = self._dispatch(request, operation, arguments, body)
+        return self._finish(request, operation, status, payload, extra_headers, body, headers)
+
+    def _finish(
+        self,
+        request: Request,
+        operation: str,
+        status: int,
+        payload: Any,
+        extra_headers: dict[str, str],
+        body: bytes,
+        request_headers: dict[str, str],
+    ) -> tuple[Response, Exchange]:
+        headers = {
+            "X-GitHub-Request-Id": secrets.token_hex(8).upper(),
+            "X-RateLimit-Limit": str(self.rate.limit),
+            "X-RateLimit-Remaining": str(max(self.rate.remaining, 0)),
+            "X-RateLimit-Reset": str(self.rate.reset),
+            "X-RateLimit-Used": str(self.rate.used),
+            "X-RateLimit-Resource": "core",
+            **extra_headers,
+        }
+        data = b""
+        if payload is not None and status != 304:
+            data = json.dumps(payload).encode()
+            headers["Content-Type"] = "application/json; charset=utf-8"
+        if request.method == "GET" and status == 200:
+            etag = 'W/"' + hashlib.sha256(data).hexdigest() + '"'
+            headers["ETag"] = etag
+            if request.headers.get("If-None-Match") == etag:
+                status, data = 304, b""
+                headers.pop("Content-Type", None)
+                self.rate.remaining += 1  # a 304 does not count against the primary limit
+        if self.validate:
+            self.violations.extend(
+                response_violations(request.method, request.url, request_headers, body, status, headers, data)
+            )
+        try:
+            request_json = json.loads(body) if body else None
+        except ValueError:
+            request_json = None
+        exchange = Exchange(
+            operation, request.method, request.path, dict(request.args.items()), status, request_json
+        )
+        self.exchanges.append(exchange)
+        return Response(data or None, status=status, headers=headers), exchange
+
+    def _dispatch(
+        self, request: Request, operation: str, arguments: dict[str, Any], body: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
+        try:
+            token = self._authenticate(request)
+            if operation != "rate-limit/get":
+                self._spend_rate_limit()
+            fault = next((f for f in self.faults if f.matches(operation)), None)
+            if fault is not None and fault.skip > 0:
+                fault.skip -= 1
+                fault = None
+            if fault is not None and not fault.applied:
+                fault.times -= 1
+                raise ApiError(fault.status, fault.message, fault.headers)
+            repo = None
+            if "owner" in arguments:
+                repo = self.state.repo(arguments.pop("owner"), arguments.pop("repo"))
+                if repo is None:
+                    raise ApiError(404, "Not Found")
+            self._authorise(token, operation, request.method)
+            try:
+                payload_in = json.loads(body) if body else None
+            except ValueError as exc:
+                raise ApiError(400, "Problems parsing JSON") from exc
+            result = self._handlers[operation](request, repo, token, payload_in, **arguments)
+            if fault is not None:  # applied, and now its answer is lost
+                fault.times -= 1
+                raise ApiError(fault.status, fault.message, fault.headers)
+        except ApiError as error:
+            payload = {"message": error.message, "documentation_url": DOCS, "status": str(error.status)}
+            payload.update(error.extra)
+            return error.status, payload, error.headers
+        if isinstance(result, tuple) and len(result) == 3:
+            return result
+        if isinstance(result, tuple):
+            return result[0], result[1], {}
+        return 200, result, {}
+
+    # --- auth and limits ----------------------------------------------------------------------
+    def _authenticate(self, request: Request) -> Token:
+        header = request.headers.get("Authorization", "")
+        scheme, _, secret = header.partition(" ")
+        if not secret or scheme.lower() not in ("token", "bearer"):
+            raise ApiError(401, "Requires authentication")
+        token = self.tokens.get(secret)
+        if token is None:
+            raise ApiError(401, "Bad credentials")
+        return token
+
+    def _authorise(self, token: Token, operation: str, method: str) -> None:
+        permission, level = PERMISSIONS.get(
+            operation, ("issues", "read" if method in _READ_ONLY else "write")
+        )
+        if permission is None:
+            return
+        granted = token.permissions.get(permission)
+        if granted == "write" or granted == level:
+            return
+        raise ApiError(
+            403,
+            "Resource not accessible by integration",
+            {"X-Accepted-GitHub-Permissions": f"{permission}={level}"},
+        )
+
+    def _spend_rate_limit(self) -> None:
+        if self.rate.remaining <= 0:
+            raise ApiError(
+                403,
+                "API rate limit exceeded for installation ID 1. If you reach out to GitHub Support for help, "
+                "please include the request ID.",
+                {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(self.rate.reset)},
+            )
+        self.rate.remaining -= 1
+
+    # --- paging -------------------------------------------------------------------------------
+    def _page(self, request: Request, items: list[Any]) -> tuple[int, list[Any], dict[str, str]]:
+        per_page = min(int(request.args.get("per_page", 30)), 100)
+        page = max(int(request.args.get("page", 1)), 1)
+        last = max((len(items) + per_page - 1) // per_page, 1)
+        chunk = items[(page - 1) * per_page : page * per_page]
+        links = []
+
+        def url(number: int) -> str:
+            query = {**request.args.to_dict(), "page": str(number)}
+            return f"{request.base_url}?{urlencode(query)}"
+
+        if page < last:
+            links += [f'<{url(page + 1)}>; rel="next"', f'<{url(last)}>; rel="last"']
+        if page > 1:
+            links += [f'<{url(1)}>; rel="first"', f'<{url(page - 1)}>; rel="prev"']
+        return 200, chunk, ({"Link": ", ".join(links)} if links else {})
+
+    # --- operations: repository ---------------------------------------------------------------
+    def _op_repos_get(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        return self.state.repository_json(repo)
+
+    def _op_rate_limit_get(self, request: Request, repo: None, token: Token, body: Any) -> Any:
+        core = {
+            "limit": self.rate.limit,
+            "remaining": self.rate.remaining,
+            "reset": self.rate.reset,
+            "used": self.rate.used,
+        }
+        search = {"limit": 30, "remaining": 30, "reset": self.rate.reset, "used": 0}
+        return {"resources": {"core": core, "search": search}, "rate": core}
+
+    def _op_repos_get_collaborator_permission_level(
+        self, request: Request, repo: Repo, token: Token, body: Any, username: str
+    ) -> Any:
+        permission = repo.collaborators.get(username)
+        if permission is None:
+            raise ApiError(404, f"{username} is not a user")
+        user = {
+            **self.state.user(username),
+            "role_name": permission,
+            "permissions": {
+                "admin": permission == "admin",
+                "push": permission in ("admin", "write"),
+                "pull": True,
+            },
+        }
+        return {"permission": permission, "role_name": permission, "user": user}
+
+    # --- operations: issues -------------------------------------------------------------------
+    def _issue(self, repo: Repo, number: int) -> Any:
+        if not repo.has_issues:
+            raise ApiError(410, "Issues are disabled for this repo")
+        issue = repo.issues.get(number)
+        if issue is None:
+            raise ApiError(404, "Not Found")
+        return issue
+
+    def _op_issues_list_for_repo(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        # with issues disabled the listing is empty (the description documents no 410 here); writes get 410
+        state = request.args.get("state", "open")
+        wanted = [name.strip().lower() for name in request.args.get("labels", "").split(",") if name.strip()]
+        since = request.args.get("since")
+        items = [
+            i
+            for i in repo.issues.values()
+            if (state == "all" or i.state == state)
+            and all(name in {label.lower() for label in i.labels} for name in wanted)
+            and (since is None or ts(i.updated_at) >= since)
+        ]
+        key = {"created": "created_at", "updated": "updated_at", "comments": "comments"}[
+            request.args.get("sort", "created")
+        ]
+        items.sort(
+            key=lambda i: (getattr(i, key), i.number), reverse=request.args.get("direction", "desc") == "desc"
+        )
+        status, chunk, headers = self._page(request, items)
+        return status, [self.state.issue_json(repo, i) for i in chunk], headers
+
+    def _op_issues_create(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        if not repo.has_issues:
+            raise ApiError(410, "Issues are disabled for this repo")
+        body = body or {}
+        text = body.get("body") or ""
+        if len(text) > 65_536:
+            raise ApiError(
+                422,
+                "Validation Failed",
+                errors=[
+                    {
+                        "resource": "Issue",
+                        "field": "body",
+                        "code": "custom",
+                        "message": "body is too long (maximum is 65536 characters)",
+                    }
+                ],
+            )
+        labels = [label if isinstance(label, str) else label["name"] for label in body.get("labels", [])]
+        issue = self.state.create_issue(repo, str(body["title"]), text, labels, token.login)
+        location = f"{self.state.repo_url(repo)}/issues/{issue.number}"
+        return 201, self.state.issue_json(repo, issue), {"Location": location}
+
+    def _op_issues_get(self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int) -> Any:
+        return self.state.issue_json(repo, self._issue(repo, issue_number))
+
+    def _op_issues_update(
+        self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int
+    ) -> Any:
+        issue = self._issue(repo, issue_number)
+        body = body or {}
+        if "body" in body:
+            text = body["body"] or ""
+            if len(text) > 65_536:
+                raise ApiError(
+                    422,
+                    "Validation Failed",
+                    errors=[
+                        {
+                            "resource": "Issue",
+                            "field": "body",
+                            "code": "custom",
+                            "message": "body is too long (maximum is 65536 characters)",
+                        }
+                    ],
+                )
+            issue.body = text
+        if "title" in body and body["title"] is not None:
+            issue.title = str(body["title"])
+        if "labels" in body:
+            names = [label if isinstance(label, str) else label["name"] for label in body["labels"]]
+            for name in names:
+                self.state.ensure_label(repo, name)
+            issue.labels = self.state.label_names(repo, names)
+        if "state" in body:
+            self.state.set_state(issue, body["state"], body.get("state_reason"))
+        self.state.touch(issue)
+        return self.state.issue_json(repo, issue)
+
+    def _op_issues_list_comments(
+        self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int
+    ) -> Any:
+        self._issue(repo, issue_number)
+        since = request.args.get("since")
+        comments = [
+            c
+            for c in repo.comments.values()
+            if c.issue_number == issue_number and (since is None or ts(c.updated_at) >= since)
+        ]
+        status, chunk, headers = self._page(request, sorted(comments, key=lambda c: c.id))
+        return status, [self.state.comment_json(repo, c) for c in chunk], headers
+
+    def _op_issues_create_comment(
+        self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int
+    ) -> Any:
+        issue = self._issue(repo, issue_number)
+        text = (body or {}).get("body", "")
+        if len(text) > 65_536:
+            raise ApiError(
+                422,
+                "Validation Failed",
+                errors=[
+                    {
+                        "resource": "IssueComment",
+                        "field": "body",
+                        "code": "custom",
+                        "message": "body is too long (maximum is 65536 characters)",
+                    }
+                ],
+            )
+        now = self.state.now()
+        comment = Comment(self.state.next_id(), issue_number, text, token.login, now, now)
+        repo.comments[comment.id] = comment
+        issue.comments += 1
+        self.state.touch(issue)
+        location = f"{self.state.repo_url(repo)}/issues/comments/{comment.id}"
+        return 201, self.state.comment_json(repo, comment), {"Location": location}
+
+    def _comment(self, repo: Repo, comment_id: int) -> Comment:
+        comment = repo.comments.get(comment_id)
+        if comment is None:
+            raise ApiError(404, "Not Found")
+        return comment
+
+    def _op_issues_get_comment(
+        self, request: Request, repo: Repo, token: Token, body: Any, comment_id: int
+    ) -> Any:
+        return self.state.comment_json(repo, self._comment(repo, comment_id))
+
+    def _op_issues_update_comment(
+        self, request: Request, repo: Repo, token: Token, body: Any, comment_id: int
+    ) -> Any:
+        comment = self._comment(repo, comment_id)
+        comment.body = body["body"]
+        comment.updated_at = self.state.now()
+        return self.state.comment_json(repo, comment)
+
+    def _op_reactions_list_for_issue_comment(
+        self, request: Request, repo: Repo, token: Token, body: Any, comment_id: int
+    ) -> Any:
+        self._comment(repo, comment_id)
+        content = request.args.get("content")
+        reactions = [r for r in repo.reactions.get(comment_id, []) if content in (None, r.content)]
+        status, chunk, headers = self._page(request, reactions)
+        return status, [self.state.reaction_json(r) for r in chunk], headers
+
+    def _op_reactions_create_for_issue_comment(
+        self, request: Request, repo: Repo, token: Token, body: Any, comment_id: int
+    ) -> Any:
+        self._comment(repo, comment_id)
+        content = body["content"]
+        existing = [
+            r for r in repo.reactions.get(comment_id, []) if r.user == token.login and r.content == content
+        ]
+        if existing:
+            return 200, self.state.reaction_json(existing[0])
+        reaction = Reaction(self.state.next_id(), comment_id, token.login, content, self.state.now())
+        repo.reactions.setdefault(comment_id, []).append(reaction)
+        return 201, self.state.reaction_json(reaction)
+
+    # --- operations: labels -------------------------------------------------------------------
+    def _op_issues_list_labels_for_repo(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        labels = sorted(repo.labels.values(), key=lambda label: label.id)
+        status, chunk, headers = self._page(request, labels)
+        return status, [self.state.label_json(repo, label) for label in chunk], headers
+
+    def _op_issues_create_label(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        name = body["name"]
+        if name.lower() in repo.labels:
+            raise ApiError(
+                422,
+                "Validation Failed",
+                errors=[{"resource": "Label", "code": "already_exists", "field": "name"}],
+            )
+        if len(name) > 50 or not re.fullmatch(r"[0-9a-fA-F]{6}", body.get("color", "ededed")):
+            raise ApiError(
+                422,
+                "Validation Failed",
+                errors=[
+                    {"resource": "Label", "code": "invalid", "field": "name" if len(name) > 50 else "color"}
+                ],
+            )
+        label = Label(self.state.next_id(), name, body.get("color", "ededed"), body.get("description"))
+        repo.labels[name.lower()] = label
+        location = f"{self.state.repo_url(repo)}/labels/{name}"
+        return 201, self.state.label_json(repo, label), {"Location": location}
+
+    def _op_issues_get_label(self, request: Request, repo: Repo, token: Token, body: Any, name: str) -> Any:
+        label = repo.labels.get(name.lower())
+        if label is None:
+            raise ApiError(404, "Not Found")
+        return self.state.label_json(repo, label)
+
+    def _op_issues_add_labels(
+        self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int
+    ) -> Any:
+        issue = self._issue(repo, issue_number)
+        names = body if isinstance(body, list) else (body or {}).get("labels", [])
+        names = [n if isinstance(n, str) else n["name"] for n in names]
+        for name in names:
+            self.state.ensure_label(repo, name)
+        issue.labels = self.state.label_names(repo, [*issue.labels, *names])
+        self.state.touch(issue)
+        return [self.state.label_json(repo, self.state.ensure_label(repo, n)) for n in issue.labels]
+
+    def _op_issues_remove_label(
+        self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int, name: str
+    ) -> Any:
+        issue = self._issue(repo, issue_number)
+        if name.lower() not in {n.lower() for n in issue.labels}:
+            raise ApiError(404, "Label does not exist")
+        issue.labels = [n for n in issue.labels if n.lower() != name.lower()]
+        self.state.touch(issue)
+        return [self.state.label_json(repo, self.state.ensure_label(repo, n)) for n in issue.labels]
+
+    # --- operations: search (the bot does not use it: it lags) ---------------------------------
+    def _op_search_issues_and_pull_requests(
+        self, request: Request, repo: None, token: Token, body: Any
+    ) -> Any:
+        query = request.args["q"]
+        qualifiers = dict(re.findall(r"(\w+):(\"[^\"]*\"|\S+)", query))
+        words = [w.lower() for w in re.sub(r"\w+:(\"[^\"]*\"|\S+)", " ", query).split()]
+        target = self.state.repos.get(qualifiers.get("repo", "").lower())
+        visible_before = self._now() - self.search_lag
+        items = []
+        for candidate in [target] if target else self.state.repos.values():
+            for issue in candidate.issues.values():
+                if issue.updated_at > visible_before:
+                    continue  # not indexed yet
+                label = qualifiers.get("label", "").strip('"').lower()
+                if label and label not in {n.lower() for n in issue.labels}:
+                    continue
+                text = f"{issue.title}\n{issue.body}".lower()
+                if all(word.strip('"') in text for word in words):
+                    items.append((candidate, issue))
+        status, chunk, headers = self._page(request, items)
+        payload = {
+            "total_count": len(items),
+            "incomplete_results": False,
+            "items": [self.state.search_item_json(r, i) for r, i in chunk],
+        }
+        return status, payload, headers
+
+    # --- operations: git refs and contents ----------------------------------------------------
+    def _op_git_get_ref(self, request: Request, repo: Repo, token: Token, body: Any, ref: str) -> Any:
+        full = f"refs/{ref}"
+        if full not in repo.refs:
+            raise ApiError(404, "Not Found")
+        return self.state.ref_json(repo, full)
+
+    def _op_git_create_ref(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        ref = body["ref"]
+        if not ref.startswith("refs/") or ref.count("/") < 2:
+            raise ApiError(422, "Reference name is not valid")
+        if ref in repo.refs:
+            raise ApiError(422, "Reference already exists")
+        repo.refs[ref] = body["sha"]
+        return 201, self.state.ref_json(repo, ref), {"Location": f"{self.state.repo_url(repo)}/git/{ref}"}
+
+    def _op_git_update_ref(self, request: Request, repo: Repo, token: Token, body: Any, ref: str) -> Any:
+        full = f"refs/{ref}"
+        if full not in repo.refs:
+            raise ApiError(422, "Reference does not exist")
+        repo.refs[full] = body["sha"]
+        return self.state.ref_json(repo, full)
+
+    def _op_repos_get_content(self, request: Request, repo: Repo, token: Token, body: Any, path: str) -> Any:
+        branch = request.args.get("ref", repo.default_branch)
+        if (branch, path) not in repo.files:
+            raise ApiError(404, "Not Found")
+        return self.state.content_json(repo, branch, path)
+
+    def _op_repos_create_or_update_file_contents(
+        self, request: Request, repo: Repo, token: Token, body: Any, path: str
+    ) -> Any:
+        branch = body.get("branch", repo.default_branch)
+        if f"refs/heads/{branch}" not in repo.refs:
+            raise ApiError(404, f"Branch {branch} not found")
+        data = base64.b64decode(body["content"])
+        existing = repo.files.get((branch, path))
+        if existing is not None:
+            if "sha" not in body:
+                raise ApiError(422, 'Invalid request.\n\n"sha" wasn\'t supplied.')
+            if body["sha"] != git_sha(existing):
+                raise ApiError(409, f"{path} does not match {body['sha']}")
+        elif body.get("sha"):
+            raise ApiError(409, f"{path} does not exist")
+        repo.files[(branch, path)] = data
+        repo.refs[f"refs/heads/{branch}"] = git_sha(data + branch.encode())
+        return (200 if existing is not None else 201), self.state.file_commit_json(repo, branch, path)
+
+    # --- operations: pull requests ------------------------------------------------------------
+    def _op_pulls_list(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        head = request.args.get("head")
+        state = request.args.get("state", "open")
+        pulls = [
+            p
+            for p in repo.pulls.values()
+            if (state == "all" or p.state == state) and (head is None or f"{repo.owner}:{p.head}" == head)
+        ]
+        status, chunk, headers = self._page(request, sorted(pulls, key=lambda p: -p.number))
+        return status, [self.state.pull_json(repo, p) for p in chunk], headers
+
+    def _op_pulls_create(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        head, base = body["head"].split(":")[-1], body["base"]
+        for branch in (head, base):
+            if f"refs/heads/{branch}" not in repo.refs:
+                raise ApiError(
+                    422,
+                    "Validation Failed",
+                    errors=[
+                        {
+                            "resource": "PullRequest",
+                            "field": "head" if branch == head else "base",
+                            "code": "invalid",
+                        }
+                    ],
+                )
+        if any(p.head == head and p.base == base and p.state == "open" for p in repo.pulls.values()):
+            raise ApiError(
+                422,
+                "Validation Failed",
+                errors=[
+                    {
+                        "resource": "PullRequest",
+                        "code": "custom",
+                        "message": f"A pull request already exists for {repo.owner}:{head}.",
+                    }
+                ],
+            )
+        number = repo.next_number()
+        pull = Pull(
+            number,
+            body.get("title", head),
+            body.get("body") or "",
+            head,
+            base,
+            bool(body.get("draft")),
+            token.login,
+            self.state.now(),
+        )
+        repo.pulls[number] = pull
+        location = f"{self.state.repo_url(repo)}/pulls/{number}"
+        return 201, self.state.pull_json(repo, pull), {"Location": location}
+
+    # --- operations: artifacts ----------------------------------------------------------------
+    def _op_actions_list_artifacts_for_repo(
+        self, request: Request, repo: Repo, token: Token, body: Any
+    ) -> Any:
+        name = request.args.get("name")
+        artifacts = sorted(
+            (a for a in repo.artifacts.values() if name in (None, a.name)), key=lambda a: -a.id
+        )
+        status, chunk, headers = self._page(request, artifacts)
+        payload = {
+            "total_count": len(artifacts),
+            "artifacts": [self.state.artifact_json(repo, a) for a in chunk],
+        }
+        return status, payload, headers
+
+    def _artifact(self, repo: Repo, artifact_id: int) -> Any:
+        artifact = repo.artifacts.get(artifact_id)
+        if artifact is None:
+            raise ApiError(404, "Not Found")
+        return artifact
+
+    def _op_actions_get_artifact(
+        self, request: Request, repo: Repo, token: Token, body: Any, artifact_id: int
+    ) -> Any:
+        return self.state.artifact_json(repo, self._artifact(repo, artifact_id))
+
+    def _op_actions_download_artifact(
+        self, request: Request, repo: Repo, token: Token, body: Any, artifact_id: int, archive_format: str
+    ) -> Any:
+        artifact = self._artifact(repo, artifact_id)
+        if artifact_id in repo.expired_artifacts:
+            raise ApiError(410, "Artifact has expired")
+        blob = secrets.token_urlsafe(12)
+        expires = self._now() + self.signed_url_ttl
+        self._signed[blob] = (artifact.id, expires)
+        query = urlencode({"sig": secrets.token_urlsafe(16), "se": expires.strftime("%Y-%m-%dT%H:%M:%SZ")})
+        # a different origin (localhost, not 127.0.0.1): clients must not forward the token there
+        location = f"http://localhost:{self.port}/_blobs/{blob}?{query}"
+        return 302, None, {"Location": location}
+
+    def _blob(self, request: Request, blob: str) -> Response:
+        if request.headers.get("Authorization"):
+            self.violations.append("the token was forwarded to the signed artifact URL")
+        entry = self._signed.get(blob)
+        if entry is None or entry[1] < self._now():
+            return Response(b"AuthenticationFailed: signature expired", status=403)
+        artifact = self.repo.artifacts.get(entry[0]) or next(
+            a for r in self.state.repos.values() for a in r.artifacts.values() if a.id == entry[0]
+        )
+        return Response(artifact.data, status=200, headers={"Content-Type": "application/zip"})
+
+
+__all__ = ["ApiError", "Exchange", "FakeGitHub", "Fault"]

@@ -1,0 +1,179 @@
+"""`rounds db rebuild`: the signature database comes back from the bot's issues alone."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fake_github import FakeGitHub
+from fake_github.fixtures import REPOSITORY, TOKEN, running_fake
+from fake_github.rounds import (
+    START,
+    FixedSource,
+    error_event,
+    settings_for,
+    tracker_for,
+)
+
+from rounds_bot.cli_github import rebuild_command, rebuild_into
+from rounds_bot.models import ErrorEvent
+from rounds_bot.round import run_round
+from rounds_bot.store import Store
+from rounds_bot.tracker.marker import MarkerState, write_marker
+from rounds_bot.tracker.rebuild import rebuild_database
+
+pytestmark = pytest.mark.github_spec
+
+
+@pytest.fixture
+def fake_github() -> Iterator[FakeGitHub]:
+    yield from running_fake()
+
+
+REBUILT_COLUMNS = (
+    "id",
+    "service",
+    "title",
+    "error_type",
+    "normalized_message",
+    "fingerprint_hash",
+    "fingerprint_version",
+    "first_tier",
+    "explanation",
+    "grouping_state",
+    "first_seen",
+    "last_seen",
+    "total_count",
+    "services",
+    "versions",
+    "environments",
+    "related",
+    "issue_ref",
+)
+
+JSON_COLUMNS = {"grouping_state", "services", "versions", "environments", "related"}
+
+
+def run(tmp_path: Path, fake: FakeGitHub, events: list, minutes: int) -> None:
+    settings = settings_for(tmp_path, fake)
+    store = Store.open(settings.signatures_db_path)
+    tracker = tracker_for(fake, Path(settings.signatures_db_path))
+    try:
+        run_round(settings, FixedSource(events), tracker, store, now=START + timedelta(minutes=minutes))
+    finally:
+        store.close()
+        tracker.journal.close()
+
+
+def lost_database(tmp_path: Path, fake: FakeGitHub) -> dict[str, dict]:
+    """Two rounds, two issues closed by humans; returns the rows the database had before it was lost."""
+    events = [error_event(i, serial=s) for i in range(5) for s in range(2)]
+    run(tmp_path, fake, events, minutes=5)
+    later = START + timedelta(minutes=20)
+    run(tmp_path, fake, [*events, error_event(1, at=later), error_event(2, at=later)], minutes=30)
+    fake.state.set_state(fake.repo.issues[3], "closed", "completed")
+    fake.state.set_state(fake.repo.issues[4], "closed", "not_planned")
+    store = Store.open(tmp_path / "rounds.db")
+    rows = {row["id"]: row for row in store.signatures()}
+    store.close()
+    (tmp_path / "rounds.db").unlink()  # lost; a stale -wal file may still lie beside it
+    return rows
+
+
+def test_the_database_is_rebuilt_from_the_issues_alone(tmp_path, fake_github: FakeGitHub):
+    before = lost_database(tmp_path, fake_github)
+    api = tracker_for(fake_github).api
+    result = rebuild_into(
+        tmp_path / "rounds.db", lambda store, journal: rebuild_database(api, store, journal)
+    )
+    assert (result.signatures, result.open, result.resolved, result.muted) == (5, 3, 1, 1)
+    assert result.requests == 1
+    store = Store.open(tmp_path / "rounds.db")
+    after = {row["id"]: row for row in store.signatures()}
+    assert set(after) == set(before)
+    for signature_id, row in before.items():
+        for column in REBUILT_COLUMNS:
+            old, new = row[column], after[signature_id][column]
+            if column in JSON_COLUMNS:
+                old, new = json.loads(old), json.loads(new)
+            assert new == old, (signature_id, column)
+        old = ErrorEvent.model_validate_json(row["representative"])
+        new = ErrorEvent.model_validate_json(after[signature_id]["representative"])
+        assert (new.stacktrace, new.error_type, new.service) == (old.stacktrace, old.error_type, old.service)
+    assert store.cursor("fixed") is None  # nothing of the lost file's write-ahead log came back
+    statuses = sorted(store.status(sid) for sid in after)
+    assert statuses == ["muted", "open", "open", "open", "resolved"]
+    store.close()
+
+
+def test_the_round_after_a_rebuild_files_no_twin_and_lists_only_what_changed(
+    tmp_path, fake_github: FakeGitHub
+):
+    lost_database(tmp_path, fake_github)
+    api = tracker_for(fake_github).api
+    rebuild_into(tmp_path / "rounds.db", lambda store, journal: rebuild_database(api, store, journal))
+    listed_before = len(fake_github.requests("issues/list-for-repo"))
+    later = START + timedelta(minutes=50)
+    run(tmp_path, fake_github, [error_event(0, at=later), error_event(9, at=later)], minutes=60)
+    assert len(fake_github.issues()) == 6
+    [listing] = fake_github.requests("issues/list-for-repo")[listed_before:]
+    assert "since" in listing.query
+
+
+def test_unreadable_markers_and_twins_are_reported_not_guessed(tmp_path, fake_github: FakeGitHub):
+    state, repo = fake_github.state, fake_github.repo
+    marker = write_marker(MarkerState(signature_id="sig_a", service="api", total_count=2))
+    state.create_issue(repo, "[api] first", f"Body\n\n{marker}", ["rounds"], "github-actions[bot]")
+    state.create_issue(repo, "[api] copy", f"Copy\n\n{marker}", ["rounds"], "github-actions[bot]")
+    state.create_issue(repo, "[api] garbled", "Body\n\n<!-- rounds:marker v1 {oops} -->", ["rounds"], "x")
+    store = Store.memory()
+    result = rebuild_database(tracker_for(fake_github).api, store)
+    assert (result.signatures, result.unreadable, result.duplicates) == (1, ["#3"], ["#2"])
+    assert store.signature("sig_a")["issue_ref"] == "#1"
+
+
+def test_a_thousand_issues_are_read_in_ten_requests(tmp_path, fake_github: FakeGitHub):
+    for i in range(1000):
+        marker = write_marker(MarkerState(signature_id=f"sig_{i:04d}", service="api", total_count=i))
+        fake_github.state.create_issue(
+            fake_github.repo, f"[api] E{i}", marker, ["rounds"], "github-actions[bot]"
+        )
+    store = Store.memory()
+    result = rebuild_database(tracker_for(fake_github).api, store)
+    assert (result.signatures, result.requests) == (1000, 10)
+
+
+def test_the_rebuild_command_refuses_to_overwrite_then_replaces_with_force(
+    tmp_path, fake_github: FakeGitHub, clean_env
+):
+    lost_database(tmp_path, fake_github)
+    env = {
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": REPOSITORY,
+        "ROUNDS_GITHUB_API_URL": fake_github.base_url,
+        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
+    }
+    runner = CliRunner()
+    first = runner.invoke(rebuild_command, [], env=env)
+    assert first.exit_code == 0, first.output
+    assert "5 signatures (3 open, 1 resolved, 1 muted)" in first.output
+    assert "in 1 GitHub requests" in first.output
+    again = runner.invoke(rebuild_command, [], env=env)
+    assert again.exit_code == 2
+    assert "already holds 5 signatures" in again.output and "--force" in again.output
+    forced = runner.invoke(rebuild_command, ["--force"], env=env)
+    assert forced.exit_code == 0, forced.output
+    assert (tmp_path / "rounds.db.bak").exists()
+
+
+def test_the_rebuild_command_names_a_missing_token(tmp_path, clean_env):
+    env = {"GITHUB_REPOSITORY": REPOSITORY, "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db")}
+    result = CliRunner().invoke(rebuild_command, [], env=env)
+    assert result.exit_code == 2
+    assert "GITHUB_TOKEN" in result.output
+    assert not (tmp_path / "rounds.db").exists()
+    assert json.dumps(env)  # the environment was all it had

@@ -1,0 +1,116 @@
+"""Issue bodies as GitHub shows them: golden files pin the rendering; an over-long body keeps its marker."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.tracker.marker import MarkerState, read_marker
+from rounds_bot.tracker.render import MAX_BODY_CHARS, IssueView, issue_title, render_body
+
+GOLDEN = Path(__file__).parent / "golden" / "github"
+UPDATE = os.environ.get("ROUNDS_UPDATE_GOLDEN") == "1"
+
+
+def view(**changes) -> IssueView:
+    base = IssueView(
+        signature_id="sig_5d9824aaacee071a",
+        service="checkout",
+        error_type="KeyError",
+        normalized_message="'user_id' missing from session <uuid>",
+        title="KeyError: 'user_id' missing from session <uuid>",
+        tier="fingerprint",
+        explanation=(
+            "exception type: KeyError (contributes)\nin-app frames: checkout/session.py:load (contributes)"
+        ),
+        round_count=7,
+        total_count=42,
+        first_seen="2026-03-02T09:00:00+00:00",
+        last_seen="2026-03-02T09:25:13+00:00",
+        services=["checkout"],
+        versions=["1.4.2", "1.4.3"],
+        environments=["production"],
+        message="KeyError: 'user_id'",
+        stacktrace=(
+            "Traceback (most recent call last):\n"
+            '  File "checkout/session.py", line 88, in load\n'
+            '    return session["user_id"]\n'
+            "KeyError: 'user_id'"
+        ),
+        related=["#12"],
+        links=[
+            ("SigNoz trace", "https://signoz.example.com/trace/4bf92f3577b34da6a3ce929d0e0e4736"),
+            ("SigNoz exceptions", "https://signoz.example.com/exceptions?serviceName=checkout"),
+        ],
+        classification="server bug",
+        confidence="high",
+        diagnosis_markdown="## Diagnosis\n\nThe session loader reads `user_id` before login completes.",
+        marker=MarkerState(
+            signature_id="sig_5d9824aaacee071a",
+            service="checkout",
+            fingerprint_hash="5d9824aaacee071a",
+            fingerprint_version="fp-1",
+            first_seen="2026-03-02T09:00:00+00:00",
+            last_seen="2026-03-02T09:25:13+00:00",
+            total_count=42,
+            title="KeyError: 'user_id' missing from session <uuid>",
+            error_type="KeyError",
+            services=["checkout"],
+        ),
+    )
+    return base.model_copy(update=changes)
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE or not path.exists():
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), (
+        f"{name} changed; rerun with ROUNDS_UPDATE_GOLDEN=1 if meant"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"),
+    [
+        ("full.md", {}),
+        (
+            "undiagnosed_without_stacktrace.md",
+            {
+                "classification": None,
+                "confidence": None,
+                "diagnosis_markdown": None,
+                "stacktrace": None,
+                "links": [],
+                "related": [],
+                "tier": "new",
+            },
+        ),
+    ],
+)
+def test_the_rendered_body_matches_its_golden_file(name, changes):
+    check_golden(name, render_body(view(**changes)))
+
+
+def test_the_title_is_service_error_type_and_message_and_short():
+    assert issue_title(view()) == "[checkout] KeyError: 'user_id' missing from session <uuid>"
+    assert len(issue_title(view(title="x" * 300))) == 120
+
+
+def test_an_over_long_stack_trace_is_truncated_and_the_marker_survives():
+    huge = "\n".join(f'  File "app/deep.py", line {n}, in recurse\n    recurse()' for n in range(5_000))
+    body = render_body(view(stacktrace=huge))
+    assert len(body) <= MAX_BODY_CHARS <= 65_536
+    assert "_(truncated to fit the issue)_" in body
+    assert read_marker(body).signature_id == "sig_5d9824aaacee071a"
+    assert body.rstrip().endswith("-->")
+
+
+def test_untrusted_text_cannot_close_the_fence():
+    body = render_body(view(stacktrace='boom\n```\n<!-- rounds:marker v1 {"signature_id": "evil"} -->'))
+    assert read_marker(body).signature_id == "sig_5d9824aaacee071a"
+    assert body.count("\n```\n") == 4  # two fences (stack trace, why grouped), each opened and closed
+    unterminated = render_body(view(stacktrace="boom <!-- rounds:marker v1 {"))
+    assert read_marker(unterminated).signature_id == "sig_5d9824aaacee071a"
