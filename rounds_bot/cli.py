@@ -66,7 +66,9 @@ def main() -> None:
 
 
 @main.command("run")
-@click.option("--demo", is_flag=True, help="Read the demo telemetry bundled with rounds (no accounts needed).")
+@click.option(
+    "--demo", is_flag=True, help="Read the demo telemetry bundled with rounds (no accounts needed)."
+)
 @env_file_option
 @friendly_errors
 def run_command(demo: bool, env_file: Path | None) -> None:
@@ -127,11 +129,16 @@ def db_status(env_file: Path | None) -> None:
     try:
         rows = store.signatures()
         runs = store.runs()
-        click.echo(f"database {settings.signatures_db_path}: schema v{store.schema_version()}, "
-                   f"{len(rows)} signatures, {len(runs)} runs, integrity {'ok' if store.integrity_ok() else 'FAILED'}")
+        click.echo(
+            f"database {settings.signatures_db_path}: schema v{store.schema_version()}, "
+            f"{len(rows)} signatures, {len(runs)} runs, "
+            f"integrity {'ok' if store.integrity_ok() else 'FAILED'}"
+        )
         for row in rows:
-            click.echo(f"  {row['id']}  {row['total_count']:>7}  [{row['service']}] {row['title']}  "
-                       f"{store.status(row['id'])}  {row['issue_ref'] or '-'}")
+            click.echo(
+                f"  {row['id']}  {row['total_count']:>7}  [{row['service']}] {row['title']}  "
+                f"{store.status(row['id'])}  {row['issue_ref'] or '-'}"
+            )
     finally:
         store.close()
 

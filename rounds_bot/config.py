@@ -1,8 +1,8 @@
 """The one settings object of rounds.
 
-Every field is read from the environment (and an optional `.env` file named on the command line) and documented
-in the README's settings table; `tests/test_config.py` checks that the table and this class agree. Names that
-users of the original design know keep their names; every new one is prefixed `ROUNDS_`.
+Every field is read from the environment (and an optional `.env` file named on the command line) and
+documented in the README's settings table; `tests/test_config.py` checks that the table and this class
+agree. Names that users of the original design know keep their names; every new one is prefixed `ROUNDS_`.
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ class Settings(BaseSettings):
         ge=0,
         le=1_000,
         validation_alias=_env("ROUNDS_MAX_NEW_ISSUES_PER_ROUND"),
-        description="Cap on issues filed in one round; the rest are listed in the report and filed next round. "
+        description="Cap on issues filed in one round; the rest are listed in the report and filed next "
+        "round. "
         "Default: 10 with the GitHub tracker, no cap for dry-run drafts.",
     )
 
@@ -229,7 +230,9 @@ def _describe(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
         where = str(error["loc"][0]) if error["loc"] else "settings"
-        variable = where if where in by_alias else env_name(where) if where in Settings.model_fields else where
+        variable = (
+            where if where in by_alias else env_name(where) if where in Settings.model_fields else where
+        )
         value = error.get("input")
         shown = f"{value!r}" if isinstance(value, str | int | float) else "the value"
         message = str(error["msg"]).removeprefix("Value error, ")

@@ -184,7 +184,9 @@ def group_occurrences(
         signature_id = group_map.get(group.source_group_id)
         row = ctx.store.signature(signature_id) if signature_id else None
         if row is None:
-            ctx.report_notes.append(f"group {group.source_group_id} is mapped to an unknown signature; ignored")
+            ctx.report_notes.append(
+                f"group {group.source_group_id} is mapped to an unknown signature; ignored"
+            )
             continue
         if signature_id not in tallies:
             tallies[signature_id] = Tally(assignment=_assignment_from_row(row))
@@ -230,7 +232,9 @@ def plan_issues(ctx: RoundContext, tallies: dict[str, Tally]) -> list[IssuePlan]
                 plans.append(IssuePlan(signature_id, "deferred", tally, existing))
                 continue
             filed_new += 1
-            plans.append(IssuePlan(signature_id, "new" if existing is None else "filed-late", tally, existing))
+            plans.append(
+                IssuePlan(signature_id, "new" if existing is None else "filed-late", tally, existing)
+            )
         elif tally is None:
             continue
         elif issue.state == "closed" and issue.state_reason == "not_planned":
@@ -351,7 +355,9 @@ def signature_row(
         "id": signature_id,
         "service": existing["service"] if existing else sorted(tally.services)[0],
         "title": existing["title"] if existing else a.title,
-        "error_type": existing["error_type"] if existing else (tally.samples[0].error_type or "")
+        "error_type": existing["error_type"]
+        if existing
+        else (tally.samples[0].error_type or "")
         if tally.samples
         else "",
         "normalized_message": existing["normalized_message"] if existing else a.normalized_message,
@@ -367,7 +373,9 @@ def signature_row(
         "services": json.dumps(_merged_list(existing, "services", tally.services)),
         "versions": json.dumps(_merged_list(existing, "versions", tally.versions)),
         "environments": json.dumps(_merged_list(existing, "environments", tally.environments)),
-        "related": json.dumps(sorted(set(json.loads(existing["related"]) if existing else []) | set(a.related))),
+        "related": json.dumps(
+            sorted(set(json.loads(existing["related"]) if existing else []) | set(a.related))
+        ),
         "issue_ref": existing["issue_ref"] if existing else None,
         "created_run": existing["created_run"] if existing else ctx.run_id,
     }
@@ -398,7 +406,9 @@ def commit(
             _log_events(ctx, plan)
         for signature_id, tally in tallies.items():
             if not any(p.signature_id == signature_id for p in plans):
-                store.upsert_signature(signature_row(ctx, engine, signature_id, tally, store.signature(signature_id)))
+                store.upsert_signature(
+                    signature_row(ctx, engine, signature_id, tally, store.signature(signature_id))
+                )
             store.add_occurrences(signature_id, tally.buckets)
             store.mark_seen(tally.occurrences)
             for group_id in tally.group_ids:
@@ -435,11 +445,21 @@ def _log_events(ctx: RoundContext, plan: IssuePlan) -> None:
         ctx.store.append_event("IncidentDetected", f"detected:{sid}", signature_id=sid, run_id=run, at=at)
     if plan.issue is not None:
         ctx.store.append_event(
-            "IssueFiled", f"filed:{sid}", signature_id=sid, run_id=run, at=at, payload={"issue": plan.issue.ref}
+            "IssueFiled",
+            f"filed:{sid}",
+            signature_id=sid,
+            run_id=run,
+            at=at,
+            payload={"issue": plan.issue.ref},
         )
     if plan.kind == "regressed":
         ctx.store.append_event(
-            "Regressed", f"regressed:{sid}:{run}", signature_id=sid, run_id=run, at=at, payload={"count": count}
+            "Regressed",
+            f"regressed:{sid}:{run}",
+            signature_id=sid,
+            run_id=run,
+            at=at,
+            payload={"count": count},
         )
     if plan.kind in ("updated", "muted", "regressed") and count:
         ctx.store.append_event(

@@ -11,8 +11,8 @@ GitHub is the record of facts; this database is a derived cache that makes round
   a signature's status is derived from it;
 - `runs`: scan history; `ledger`: money spent on model calls.
 
-A round writes everything it learned in ONE transaction (`Store.commit_round`): a failed round leaves the database
-as it was, and the next round re-reads the same window.
+A round writes everything it learned in ONE transaction (`Store.transaction`): a failed round leaves the
+database as it was, and the next round re-reads the same window.
 """
 
 from __future__ import annotations
@@ -237,12 +237,17 @@ class Store:
             marks = ",".join("?" * len(chunk))
             found.update(
                 row[0]
-                for row in self.db.execute(f"select event_id from seen_events where event_id in ({marks})", chunk)
+                for row in self.db.execute(
+                    f"select event_id from seen_events where event_id in ({marks})", chunk
+                )
             )
         return found
 
     def group_map(self) -> dict[str, str]:
-        return {row[0]: row[1] for row in self.db.execute("select source_group_id, signature_id from source_groups")}
+        return {
+            row[0]: row[1]
+            for row in self.db.execute("select source_group_id, signature_id from source_groups")
+        }
 
     def cursor(self, source: str) -> datetime | None:
         row = self.db.execute("select position from cursors where source = ?", [source]).fetchone()
@@ -262,7 +267,8 @@ class Store:
 
     def count_since(self, signature_id: str, since: datetime) -> int:
         row = self.db.execute(
-            "select coalesce(sum(count), 0) from occurrence_buckets where signature_id = ? and bucket_start >= ?",
+            "select coalesce(sum(count), 0) from occurrence_buckets "
+            "where signature_id = ? and bucket_start >= ?",
             [signature_id, bucket_of(since)],
         ).fetchone()
         return int(row[0])
@@ -271,7 +277,9 @@ class Store:
         return list(self.db.query("select * from runs order by started_at"))
 
     def spent_since(self, since: datetime) -> float:
-        row = self.db.execute("select coalesce(sum(usd), 0) from ledger where at >= ?", [iso(since)]).fetchone()
+        row = self.db.execute(
+            "select coalesce(sum(usd), 0) from ledger where at >= ?", [iso(since)]
+        ).fetchone()
         return float(row[0])
 
     # --- writes (call inside `transaction()`) -------------------------------------------------
@@ -330,7 +338,14 @@ class Store:
         self, *, run_id: str, signature_id: str, usd: float, model: str, note: str, at: datetime
     ) -> None:
         self.db["ledger"].insert(
-            {"run_id": run_id, "signature_id": signature_id, "at": iso(at), "usd": usd, "model": model, "note": note}
+            {
+                "run_id": run_id,
+                "signature_id": signature_id,
+                "at": iso(at),
+                "usd": usd,
+                "model": model,
+                "note": note,
+            }
         )
 
 

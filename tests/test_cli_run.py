@@ -16,8 +16,7 @@ from rounds_bot.demo import DEMO_BUGS, demo_data_path
 from rounds_bot.round import BEGINNING, load_engine
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
-from rounds_bot.store import Store
-from rounds_bot.store import SCHEMA_VERSION
+from rounds_bot.store import SCHEMA_VERSION, Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -48,7 +47,9 @@ def test_demo_round_files_one_draft_per_distinct_bug_and_no_noise(workdir):
 def test_demo_signatures_match_the_known_bugs_exactly(clean_env):
     """Every demo bug is one signature, and no signature mixes two bugs (the round's engine and defaults)."""
     truth = json.loads((FIXTURES / "demo_truth.json").read_text())["events"]
-    polled = OtlpFileSource(demo_data_path()).poll(Window(start=BEGINNING, end=datetime.now(UTC)), frozenset())
+    polled = OtlpFileSource(demo_data_path()).poll(
+        Window(start=BEGINNING, end=datetime.now(UTC)), frozenset()
+    )
     engine = load_engine(load_settings(), Store.memory())
     bugs_by_signature: dict[str, set[str]] = {}
     signatures_by_bug: dict[str, set[str]] = {}

@@ -63,7 +63,7 @@ def test_comma_lists_and_error_code_pattern(clean_env):
 
 def test_pattern_without_a_group_is_refused(clean_env):
     clean_env.setenv("ROUNDS_ERROR_CODE_PATTERN", r"E\d{4}")
-    with pytest.raises(ConfigError, match="ROUNDS_ERROR_CODE_PATTERN.*capturing group"):
+    with pytest.raises(ConfigError, match=r"ROUNDS_ERROR_CODE_PATTERN.*capturing group"):
         load_settings()
 
 

@@ -57,8 +57,12 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
 
 def test_event_log_appends_once_per_idempotency_key(fresh_db):
     with fresh_db.transaction():
-        assert fresh_db.append_event("IncidentDetected", "detected:s1", signature_id="s1", run_id="r1", at=NOW)
-        assert not fresh_db.append_event("IncidentDetected", "detected:s1", signature_id="s1", run_id="r2", at=NOW)
+        assert fresh_db.append_event(
+            "IncidentDetected", "detected:s1", signature_id="s1", run_id="r1", at=NOW
+        )
+        assert not fresh_db.append_event(
+            "IncidentDetected", "detected:s1", signature_id="s1", run_id="r2", at=NOW
+        )
     assert len(fresh_db.events_of("s1")) == 1
 
 

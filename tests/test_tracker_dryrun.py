@@ -12,7 +12,9 @@ from rounds_bot.tracker.marker import MarkerState, read_marker, write_marker
 
 def draft(signature_id: str = "sig_0123456789abcdef", body_extra: str = "") -> IssueDraft:
     marker = write_marker(MarkerState(signature_id=signature_id, service="api", total_count=3))
-    return IssueDraft(signature_id=signature_id, title="[api] KeyError: 'user'", body=f"Body{body_extra}\n\n{marker}\n")
+    return IssueDraft(
+        signature_id=signature_id, title="[api] KeyError: 'user'", body=f"Body{body_extra}\n\n{marker}\n"
+    )
 
 
 def test_marker_round_trips_and_survives_double_dashes():

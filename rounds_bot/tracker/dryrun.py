@@ -1,7 +1,7 @@
 """The dry-run tracker: one Markdown file per signature in an output folder.
 
-It behaves like the GitHub tracker (find by the hidden marker, create once, update in place) so a dry run shows
-exactly what a real run would file, and running twice files nothing new.
+It behaves like the GitHub tracker (find by the hidden marker, create once, update in place) so a dry run
+shows exactly what a real run would file, and running twice files nothing new.
 """
 
 from __future__ import annotations
