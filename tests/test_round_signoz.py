@@ -1,0 +1,75 @@
+"""A whole round against the SigNoz emulator, configured the way a user would: SIGNOZ_API_URL and a key."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from rounds_bot.cli import main
+from rounds_bot.demo import DEMO_BUGS, demo_data_path
+from rounds_bot.sources.signoz.emulator import Behaviour, SignozEmulator, build_dataset
+
+NS_PER_S = 1_000_000_000
+
+
+@pytest.fixture
+def emulator():
+    dataset = build_dataset(
+        [demo_data_path()],
+        rebase=True,
+        synthetic_events=0,
+        synthetic_groups=0,
+        window_seconds=0,
+        now_ns=time.time_ns(),
+    )
+    with SignozEmulator(dataset, Behaviour(api_key="demo-key")).start() as server:
+        yield server
+
+
+@pytest.fixture
+def signoz_env(clean_env, emulator, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    clean_env.setenv("SIGNOZ_API_URL", emulator.url)
+    clean_env.setenv("SIGNOZ_API_KEY", "demo-key")
+    clean_env.setenv("ERROR_LOOKBACK_MINUTES", "1440")
+    return tmp_path
+
+
+def run() -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["run"], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_round_against_signoz_finds_every_demo_bug_once(signoz_env):
+    code, out, err = run()
+    assert code == 0, err
+    db = sqlite3.connect(signoz_env / "rounds.db")
+    assert db.execute("select count(*) from signatures").fetchone()[0] == len(DEMO_BUGS)
+    assert db.execute("select sum(total_count) from signatures").fetchone()[0] == sum(
+        bug.expected_count for bug in DEMO_BUGS
+    )
+    assert db.execute("select count(*) from source_groups").fetchone()[0] > 0
+    assert len(list((signoz_env / "rounds-out").glob("*.md"))) == len(DEMO_BUGS)
+
+
+def test_the_next_round_reads_from_the_cursor_and_counts_nothing_twice(signoz_env):
+    run()
+    code, out, _ = run()
+    assert code == 0
+    assert "Nothing new." in out
+    db = sqlite3.connect(signoz_env / "rounds.db")
+    assert db.execute("select sum(total_count) from signatures").fetchone()[0] == sum(
+        bug.expected_count for bug in DEMO_BUGS
+    )
+
+
+def test_a_wrong_key_is_a_one_line_error_and_moves_no_cursor(signoz_env, clean_env):
+    clean_env.setenv("SIGNOZ_API_KEY", "wrong")
+    code, _, err = run()
+    assert code == 2
+    assert "SIGNOZ_API_KEY" in err or "401" in err
+    db = sqlite3.connect(signoz_env / "rounds.db")
+    assert db.execute("select count(*) from cursors").fetchone()[0] == 0
