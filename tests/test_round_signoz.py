@@ -44,7 +44,7 @@ def run() -> tuple[int, str, str]:
 
 
 def test_a_round_against_signoz_finds_every_demo_bug_once(signoz_env):
-    code, out, err = run()
+    code, _, err = run()
     assert code == 0, err
     db = sqlite3.connect(signoz_env / "rounds.db")
     assert db.execute("select count(*) from signatures").fetchone()[0] == len(DEMO_BUGS)

@@ -45,29 +45,27 @@ _MAX_TOKENS = 200
 _DOT_LEADER = re.compile(r"\.{3,}")
 
 
+# A whole whitespace-separated token that holds a digit or a placeholder.
+_PARAMETER_TOKEN = re.compile(r"(?<!\S)\S*?(?:\d|" + _PLACEHOLDER.pattern + r")\S*")
+
+
 def is_parameter(token: str) -> bool:
-    if not _VARIABLE_HINT.search(token):
-        return False
-    return any(c.isdigit() for c in token) or _PLACEHOLDER.search(token) is not None
+    return _PARAMETER_TOKEN.fullmatch(token) is not None
 
 
 def skeleton(normalized: str) -> tuple[str, ...]:
     """The template shape of a normalised message (see the module docstring)."""
     if "..." in normalized:
         normalized = _DOT_LEADER.sub(" ... ", normalized)
-    tokens = normalized.split()[:_MAX_TOKENS]
+    tokens = _PARAMETER_TOKEN.sub(WILDCARD, normalized).split()[:_MAX_TOKENS]
     out: list[str] = []
-    constant_words = 0
+    previous = None
     for token in tokens:
-        if is_parameter(token):
-            if not out or out[-1] != WILDCARD:
-                out.append(WILDCARD)
-        else:
+        if token != WILDCARD or previous != WILDCARD:  # a run of parameters is one parameter
             out.append(token)
-            if _HAS_LETTER.search(token):
-                constant_words += 1
-    if constant_words == 0:
-        return (EXACT_MARK, *(_value_shape(token) for token in tokens))
+        previous = token
+    if not any(token != WILDCARD and _HAS_LETTER.search(token) for token in out):
+        return (EXACT_MARK, *(_value_shape(token) for token in normalized.split()[:_MAX_TOKENS]))
     return tuple(out)
 
 
@@ -132,6 +130,10 @@ class TemplateMiner:
     _by_skeleton: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
     _cached: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
     _buckets: dict[tuple[str, int], list[_Template]] = field(default_factory=dict)
+    # The same templates filed under their first token as well: a template can only match,
+    # widen towards or overlap a skeleton whose first token equals its own, or when either
+    # first token is a parameter.
+    _by_first: dict[tuple[str, int, str], list[_Template]] = field(default_factory=dict)
     _next_seq: int = 0
 
     def load(self, state: TemplateState) -> None:
@@ -170,7 +172,7 @@ class TemplateMiner:
             return TemplateMatch(known, self._templates[known].tokens)
         if is_exact_skeleton(tokens):
             return self._create(bucket, tokens, exact=True)
-        candidates = [t for t in self._buckets.get((bucket, len(tokens)), ()) if not t.exact]
+        candidates = self._candidates(bucket, tokens)
         for template in candidates:
             if _compatible(template.tokens, tokens):
                 self._remember(key, template.template_id)
@@ -184,7 +186,7 @@ class TemplateMiner:
             )
             others = (t for t in candidates if t is not template)
             if _has_constant_word(widened) and not any(_overlap(widened, t.tokens) for t in others):
-                template.tokens = widened
+                self._refile(template, widened)
                 self._remember(key, template.template_id)
                 return TemplateMatch(template.template_id, widened, generalized=True)
         clashes = any(_overlap(tokens, t.tokens) for t in candidates)
@@ -198,13 +200,40 @@ class TemplateMiner:
         self._add(template)
         return TemplateMatch(template.template_id, tokens, created=True)
 
+    def _candidates(self, bucket: str, tokens: tuple[str, ...]) -> list[_Template]:
+        """Non-exact templates that could match, widen towards or overlap `tokens`, oldest first."""
+        if tokens[0] == WILDCARD:
+            found = self._buckets.get((bucket, len(tokens)), [])
+        else:
+            same = self._by_first.get((bucket, len(tokens), tokens[0]), [])
+            open_ = self._by_first.get((bucket, len(tokens), WILDCARD), [])
+            found = sorted(same + open_, key=lambda t: t.seq) if same and open_ else (same or open_)
+        return [t for t in found if not t.exact]
+
     def _add(self, template: _Template) -> None:
         self._templates[template.template_id] = template
         # The skeleton a template was created from always leads back to it.
         self._by_skeleton[(template.bucket, template.first)] = template.template_id
-        bucket = self._buckets.setdefault((template.bucket, len(template.tokens)), [])
-        bucket.append(template)
-        bucket.sort(key=lambda t: t.seq)
+        if template.exact or not template.tokens:
+            return
+        for key in ((template.bucket, len(template.tokens)), (template.bucket, len(template.tokens), template.tokens[0])):
+            shelf = self._shelf(key)
+            shelf.append(template)
+            shelf.sort(key=lambda t: t.seq)
+
+    def _shelf(self, key: tuple) -> list[_Template]:
+        if len(key) == 2:
+            return self._buckets.setdefault(key, [])  # type: ignore[arg-type]
+        return self._by_first.setdefault(key, [])  # type: ignore[arg-type]
+
+    def _refile(self, template: _Template, widened: tuple[str, ...]) -> None:
+        if widened[0] != template.tokens[0]:
+            old = (template.bucket, len(template.tokens), template.tokens[0])
+            self._by_first[old].remove(template)
+            shelf = self._by_first.setdefault((template.bucket, len(widened), widened[0]), [])
+            shelf.append(template)
+            shelf.sort(key=lambda t: t.seq)
+        template.tokens = widened
 
     def _remember(self, key: tuple[str, tuple[str, ...]], template_id: str) -> None:
         if len(self._cached) >= self.max_cached_skeletons:
