@@ -18,6 +18,7 @@ from rounds_bot import __version__
 from rounds_bot.cli_github import rebuild_command
 from rounds_bot.cli_group import group_command
 from rounds_bot.config import Settings, load_settings
+from rounds_bot.diagnose import build_diagnoser
 from rounds_bot.errors import ConfigError, RoundsError
 from rounds_bot.report import append_to_step_summary, render_report
 from rounds_bot.round import run_round
@@ -76,9 +77,18 @@ def run_command(demo: bool, env_file: Path | None) -> None:
     settings = settings_from(env_file)
     source, whole_history = build_source(settings, demo)
     tracker = build_tracker(settings)
+    diagnoser, diagnosis_mode = build_diagnoser(settings)
     store = Store.open(settings.signatures_db_path)
     try:
-        report = run_round(settings, source, tracker, store, reads_whole_history=whole_history)
+        report = run_round(
+            settings,
+            source,
+            tracker,
+            store,
+            reads_whole_history=whole_history,
+            diagnoser=diagnoser,
+            diagnosis_mode=diagnosis_mode,
+        )
     finally:
         store.close()
     markdown = render_report(report)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from rounds_bot.errors import ConfigError
@@ -167,6 +167,155 @@ class Settings(BaseSettings):
         description="Cap in USD for one diagnosis (`--max-budget-usd`).",
     )
 
+    # --- GitHub Actions: saved state, the workflow, notifications ----------------------------
+    artifact_name: str = Field(
+        default="rounds-db",
+        pattern=r"^[A-Za-z0-9._-]{1,100}$",
+        validation_alias=_env("ROUNDS_ARTIFACT_NAME"),
+        description="Name of the workflow artifact that carries the signature database from one run to "
+        "the next.",
+    )
+    artifact_retention_days: int = Field(
+        default=30,
+        ge=1,
+        le=400,
+        validation_alias=_env("ROUNDS_ARTIFACT_RETENTION_DAYS"),
+        description="Days a saved database is kept; `rounds doctor` warns when the repository keeps "
+        "artifacts for less.",
+    )
+    workflow_file: str | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_WORKFLOW_FILE"),
+        description="The workflow file that runs rounds, for `rounds doctor`'s schedule check. Default: the "
+        "running workflow in Actions, else `rounds.yml`.",
+    )
+    zulip_site: str | None = Field(
+        default=None,
+        validation_alias=_env("ZULIP_SITE"),
+        description="Zulip server, e.g. `https://example.zulipchat.com`. Notifications are off unless "
+        "ZULIP_SITE, ZULIP_EMAIL, ZULIP_API_KEY and ROUNDS_ZULIP_STREAM are all set.",
+    )
+    zulip_email: str | None = Field(
+        default=None,
+        validation_alias=_env("ZULIP_EMAIL"),
+        description="Email address of the Zulip bot that posts.",
+    )
+    zulip_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=_env("ZULIP_API_KEY"),
+        description="API key of that Zulip bot.",
+    )
+    zulip_stream: str | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_ZULIP_STREAM"),
+        description="Zulip stream (channel) that gets round summaries and new-issue notices.",
+    )
+    zulip_topic: str = Field(
+        default="rounds",
+        min_length=1,
+        max_length=60,
+        validation_alias=_env("ROUNDS_ZULIP_TOPIC"),
+        description="Topic of those messages (Zulip allows 60 characters).",
+    )
+
+    diagnoser: Literal["auto", "off", "claude-code", "openai"] = Field(
+        default="auto",
+        validation_alias=_env("ROUNDS_DIAGNOSER"),
+        description="Who diagnoses: `claude-code` (the `claude` CLI, read-only), `openai` (any "
+        "OpenAI-compatible chat-completions endpoint, context only), `off`, or `auto` (claude-code when "
+        "ANTHROPIC_API_KEY is set, else off; the report says which).",
+    )
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=_env("ANTHROPIC_API_KEY"),
+        description="Key for the Claude Code CLI; the only secret the model's process receives.",
+    )
+    anthropic_base_url: str | None = Field(
+        default=None,
+        validation_alias=_env("ANTHROPIC_BASE_URL"),
+        description="Messages API base URL for the CLI (a gateway); default: Anthropic's.",
+    )
+    claude_bin: str = Field(
+        default="claude",
+        validation_alias=_env("ROUNDS_CLAUDE_BIN"),
+        description="The Claude Code CLI executable (name on PATH or a path).",
+    )
+    claude_max_turns: int = Field(
+        default=12,
+        ge=1,
+        le=100,
+        validation_alias=_env("ROUNDS_CLAUDE_MAX_TURNS"),
+        description="`--max-turns` for one diagnosis.",
+    )
+    claude_max_retries: int | None = Field(
+        default=None,
+        ge=0,
+        le=20,
+        validation_alias=_env("ROUNDS_CLAUDE_MAX_RETRIES"),
+        description="How often the CLI retries a failed API request (`CLAUDE_CODE_MAX_RETRIES`). "
+        "Default: the CLI's own (10, with backoff).",
+    )
+    diagnosis_timeout_seconds: int = Field(
+        default=600,
+        ge=10,
+        le=3_600,
+        validation_alias=_env("ROUNDS_DIAGNOSIS_TIMEOUT_SECONDS"),
+        description="Wall-clock limit for one diagnosis; the process is killed after it.",
+    )
+    round_budget_usd: float = Field(
+        default=5.0,
+        ge=0,
+        validation_alias=_env("ROUNDS_ROUND_BUDGET_USD"),
+        description="Cap in USD on model spend in one round.",
+    )
+    monthly_budget_usd: float = Field(
+        default=50.0,
+        ge=0,
+        validation_alias=_env("ROUNDS_MONTHLY_BUDGET_USD"),
+        description="Cap in USD on model spend in a calendar month (UTC), from the ledger.",
+    )
+    diagnose_threshold: int = Field(
+        default=10,
+        ge=1,
+        validation_alias=_env("ROUNDS_DIAGNOSE_THRESHOLD"),
+        description="A new signature is diagnosed once it has this many occurrences within "
+        "ROUNDS_DIAGNOSE_WINDOW_MINUTES (any fatal occurrence is enough).",
+    )
+    diagnose_window_minutes: int = Field(
+        default=5,
+        ge=1,
+        le=1_440,
+        validation_alias=_env("ROUNDS_DIAGNOSE_WINDOW_MINUTES"),
+        description="The window of ROUNDS_DIAGNOSE_THRESHOLD.",
+    )
+    repo_path: Path = Field(
+        default=Path("."),
+        validation_alias=_env("ROUNDS_REPO_PATH"),
+        description="Checkout of the code being diagnosed; the model reads it and nothing else.",
+    )
+    code_revision: str | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_CODE_REVISION"),
+        description="Revision of that checkout (diagnoses are cached per revision). Default: "
+        "`git rev-parse HEAD` there, else GITHUB_SHA.",
+    )
+    openai_base_url: str | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_OPENAI_BASE_URL"),
+        description="Base URL of an OpenAI-compatible API (e.g. `http://localhost:11434/v1`), for "
+        "ROUNDS_DIAGNOSER=openai.",
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_OPENAI_API_KEY"),
+        description="Bearer key for that endpoint, if it needs one.",
+    )
+    openai_model: str | None = Field(
+        default=None,
+        validation_alias=_env("ROUNDS_OPENAI_MODEL"),
+        description="Model name for that endpoint.",
+    )
+
     @field_validator("in_app_include", "in_app_exclude", "error_code_attributes", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
@@ -189,7 +338,7 @@ class Settings(BaseSettings):
             raise ValueError("the pattern needs one capturing group around the code")
         return value
 
-    @field_validator("signoz_api_url")
+    @field_validator("signoz_api_url", "zulip_site")
     @classmethod
     def _url_has_scheme(cls, value: str | None) -> str | None:
         if value and not value.startswith(("http://", "https://")):

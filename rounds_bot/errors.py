@@ -12,7 +12,8 @@ boundary where they happen, so the CLI can turn any of them into a one-line mess
      │    └── SchemaTooNewError     the database was written by a newer rounds
      ├── TrackerError           the issue tracker (dry-run folder or GitHub) failed
      ├── DiagnosisError         the model could not be run
-     └── CommandError           a /rounds command was malformed or not allowed
+     ├── CommandError           a /rounds command was malformed or not allowed
+     └── NotifyError            a chat notification (Zulip) could not be sent
 """
 
 from __future__ import annotations
@@ -68,3 +69,7 @@ class DiagnosisError(RoundsError):
 
 class CommandError(RoundsError):
     """A /rounds command was malformed or not allowed."""
+
+
+class NotifyError(RoundsError):
+    """A chat notification could not be sent; the round itself is unaffected."""

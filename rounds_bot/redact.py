@@ -285,9 +285,12 @@ def _apply_rule(rule: Rule, text: str, counts: Counter[str]) -> str:
         if rule.accept is not None and not rule.accept(value):
             return match.group(0)
         counts[rule.category] += 1
+        kept = replacement
+        if len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]:
+            kept = value[0] + replacement + value[0]  # keep the quotes: the text stays valid JSON
         whole = match.group(0)
         start = match.start(rule.group) - match.start(0)
         end = match.end(rule.group) - match.start(0)
-        return whole[:start] + replacement + whole[end:]
+        return whole[:start] + kept + whole[end:]
 
     return rule.pattern.sub(substitute, text)

@@ -36,7 +36,10 @@ class RoundReport(Frozen):
     updated: list[SignatureLine] = Field(default_factory=list)
     regressed: list[SignatureLine] = Field(default_factory=list)
     deferred: list[SignatureLine] = Field(default_factory=list, description="over a cap: next round")
+    diagnosed: list[SignatureLine] = Field(default_factory=list, description="model calls made this round")
     waiting: list[SignatureLine] = Field(default_factory=list, description="not diagnosed, with the reason")
+    model_calls: int = 0
+    diagnosis_mode: str = ""
     skipped: list[SkippedRecord] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     tier_counts: dict[str, int] = Field(default_factory=dict)

@@ -17,26 +17,34 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from rounds_bot.config import Settings
-from rounds_bot.errors import RoundsError
+from rounds_bot.diagnose import DiagnosisStep, Patient, run_diagnosis_step
+from rounds_bot.diagnosis.base import Diagnoser
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
+from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.redact import clean
 from rounds_bot.report import RoundReport, SignatureLine
 from rounds_bot.sources.base import PollResult, Source, Window
-from rounds_bot.store import Store, bucket_of, iso, parse_iso
+from rounds_bot.store import Store, bucket_of, iso
 from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker, TrackerStopped
+from rounds_bot.tracker.labels import service_label
 from rounds_bot.tracker.marker import MarkerState
 from rounds_bot.tracker.render import IssueView, issue_title, render_body
+from rounds_bot.triage import Occurrence
 
 # Data younger than this may still be arriving at the backend (SigNoz clamps queries the same way).
 INGEST_DELAY = timedelta(seconds=30)
 # The start of time, for sources that are read whole the first time (files).
 BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
 SAMPLES_PER_SIGNATURE = 5
+# A diagnosis that keeps failing (timeouts, API errors) is retried this many times, then waits for new
+# occurrences or a `/rounds rediagnose`.
+MAX_DIAGNOSIS_ATTEMPTS = 3
 BOT_LABEL = "rounds"
 
 
@@ -55,12 +63,14 @@ class Tally:
     services: set[str] = field(default_factory=set)
     versions: set[str] = field(default_factory=set)
     environments: set[str] = field(default_factory=set)
+    timeline: list[Occurrence] = field(default_factory=list)
 
     def add(self, event: ErrorEvent, count: int, first: datetime, last: datetime) -> None:
         self.count += count
         self.first_seen = min(self.first_seen or first, first)
         self.last_seen = max(self.last_seen or last, last)
         self.buckets[bucket_of(last)] = self.buckets.get(bucket_of(last), 0) + count
+        self.timeline.append(Occurrence(timestamp=last, count=count, fatal=event.fatal))
         self.services.add(event.service)
         if event.service_version:
             self.versions.add(event.service_version)
@@ -99,6 +109,8 @@ class RoundContext:
     window: Window
     report_notes: list[str] = field(default_factory=list)
     tier_counts: dict[str, int] = field(default_factory=dict)
+    diagnosis_mode: str = "diagnosis off"
+    diagnosis: DiagnosisStep = field(default_factory=DiagnosisStep)
 
 
 def run_round(
@@ -109,21 +121,71 @@ def run_round(
     *,
     now: datetime | None = None,
     reads_whole_history: bool = False,
+    diagnoser: Diagnoser | None = None,
+    diagnosis_mode: str = "diagnosis off",
+    rediagnose: dict[str, str] | None = None,
 ) -> RoundReport:
-    """Run one round and return its report. Raises RoundsError (database untouched) on failure."""
+    """Run one round and return its report. Raises RoundsError (database untouched) on failure.
+
+    `rediagnose` maps signature ids to a hint for signatures someone asked to diagnose again.
+    """
     now = now or datetime.now(UTC)
     run_id = f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     window = plan_window(store, source, settings, now, reads_whole_history)
-    ctx = RoundContext(settings, source, tracker, store, now, run_id, window)
+    ctx = RoundContext(settings, source, tracker, store, now, run_id, window, diagnosis_mode=diagnosis_mode)
 
     polled = source.poll(window, frozenset(store.group_map()))
     engine = load_engine(settings, store)
     tallies, already_counted = group_occurrences(ctx, engine, polled)
-    plans = plan_issues(ctx, tallies)
+    rediagnose = rediagnose or {}
+    retries = store.pending_diagnoses(MAX_DIAGNOSIS_ATTEMPTS)
+    wanted = retries | set(rediagnose)
+    plans = plan_issues(ctx, tallies, wanted)
+    ctx.diagnosis = diagnose_patients(ctx, engine, plans, diagnoser, rediagnose, wanted)
     file_issues(ctx, engine, plans)
     ctx.report_notes.extend(tracker.finish_round())
     commit(ctx, engine, polled, tallies, plans)
     return build_report(ctx, polled, tallies, plans, already_counted)
+
+
+def diagnose_patients(
+    ctx: RoundContext,
+    engine: GroupingEngine,
+    plans: list[IssuePlan],
+    diagnoser: Diagnoser | None,
+    rediagnose: dict[str, str],
+    wanted: set[str],
+) -> DiagnosisStep:
+    """Diagnose what triage picks, within budget; duplicates never reach this step."""
+    patients = [
+        Patient(
+            row=signature_row(ctx, engine, plan.signature_id, plan.tally, plan.existing),
+            samples=plan.tally.samples if plan.tally else [],
+            timeline=plan.tally.timeline if plan.tally else [],
+            regressed=plan.kind == "regressed",
+            retry=plan.signature_id in wanted and plan.signature_id not in rediagnose,
+            related=list(plan.tally.assignment.related) if plan.tally else [],
+        )
+        for plan in plans
+        if plan.kind in ("new", "filed-late", "updated", "regressed")
+        and (plan.tally is not None or plan.signature_id in wanted)
+    ]
+    window_hours = max((ctx.window.end - max(ctx.window.start, _earliest(plans))).total_seconds(), 60) / 3600
+    return run_diagnosis_step(
+        ctx.settings,
+        ctx.store,
+        patients,
+        diagnoser=diagnoser,
+        run_id=ctx.run_id,
+        now=ctx.now,
+        window_hours=window_hours,
+        rediagnose=rediagnose,
+    )
+
+
+def _earliest(plans: list[IssuePlan]) -> datetime:
+    seen = [p.tally.first_seen for p in plans if p.tally is not None and p.tally.first_seen is not None]
+    return min(seen, default=BEGINNING)
 
 
 def plan_window(
@@ -209,13 +271,17 @@ def _assignment_from_row(row: dict) -> Assignment:
     )
 
 
-def plan_issues(ctx: RoundContext, tallies: dict[str, Tally]) -> list[IssuePlan]:
-    """Decide, per signature, whether to file, update, reopen, or wait for the next round."""
+def plan_issues(ctx: RoundContext, tallies: dict[str, Tally], wanted: set[str]) -> list[IssuePlan]:
+    """Decide, per signature, whether to file, update, reopen, or wait for the next round.
+
+    Besides the signatures seen this round: those an earlier round's cap deferred, and `wanted` ones
+    (a diagnosis to retry or asked for) even when they did not occur.
+    """
     plans: list[IssuePlan] = []
     filed_new = 0
     candidates: dict[str, Tally | None] = dict(tallies)
-    for row in ctx.store.signatures():  # signatures deferred by an earlier round's cap
-        if not row["issue_ref"] and row["id"] not in candidates:
+    for row in ctx.store.signatures():
+        if (not row["issue_ref"] or row["id"] in wanted) and row["id"] not in candidates:
             candidates[row["id"]] = None
     for position, (signature_id, tally) in enumerate(candidates.items()):
         existing = ctx.store.signature(signature_id)
@@ -235,7 +301,7 @@ def plan_issues(ctx: RoundContext, tallies: dict[str, Tally]) -> list[IssuePlan]
             plans.append(
                 IssuePlan(signature_id, "new" if existing is None else "filed-late", tally, existing)
             )
-        elif tally is None:
+        elif tally is None and (signature_id not in wanted or issue.state == "closed"):
             continue
         elif issue.state == "closed" and issue.state_reason == "not_planned":
             plans.append(IssuePlan(signature_id, "muted", tally, existing, issue))
@@ -263,14 +329,14 @@ def file_issues(ctx: RoundContext, engine: GroupingEngine, plans: list[IssuePlan
 
 
 def _file_issue(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> None:
+    diagnosis = _latest_diagnosis(ctx, plan.signature_id)
+    labels = [BOT_LABEL, service_label(_service(plan))]
+    if diagnosis is not None and diagnosis.classification != "unknown":
+        labels.append(f"classification:{diagnosis.classification.replace('_', '-')}")
+    view = issue_view(ctx, engine, plan, diagnosis)
     draft = IssueDraft(
-        signature_id=plan.signature_id,
-        title="",
-        body="",
-        labels=[BOT_LABEL, f"service:{_service(plan)}"],
+        signature_id=plan.signature_id, title=issue_title(view), body=render_body(view), labels=labels
     )
-    view = issue_view(ctx, engine, plan)
-    draft = draft.model_copy(update={"title": issue_title(view), "body": render_body(view)})
     if plan.issue is None:
         plan.issue = ctx.tracker.create(draft)
     elif plan.kind == "regressed":
@@ -280,7 +346,26 @@ def _file_issue(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> N
         )
         plan.issue = ctx.tracker.update(plan.issue, draft, comment=comment, reopen=True)
     else:
-        plan.issue = ctx.tracker.update(plan.issue, draft)
+        plan.issue = ctx.tracker.update(plan.issue, draft, comment=_diagnosis_comment(ctx, plan))
+
+
+def _latest_diagnosis(ctx: RoundContext, signature_id: str) -> Diagnosis | None:
+    row = ctx.store.latest_diagnosis(signature_id, ok_only=True)
+    if row is None:
+        return None
+    return DiagnosisOutcome.model_validate_json(row["outcome"]).diagnosis
+
+
+def _diagnosis_comment(ctx: RoundContext, plan: IssuePlan) -> str | None:
+    """One comment when a diagnosis was added to an issue that already existed (new issues carry it)."""
+    outcome = ctx.diagnosis.attempted.get(plan.signature_id)
+    if outcome is None or outcome.diagnosis is None:
+        return None
+    d = outcome.diagnosis
+    return (
+        f"Diagnosis added: **{d.classification.replace('_', ' ')}** (confidence {d.confidence}). "
+        "See the Diagnosis section of the description."
+    )
 
 
 def _service(plan: IssuePlan) -> str:
@@ -294,7 +379,9 @@ def _merged_list(existing: dict | None, column: str, new: set[str]) -> list[str]
     return sorted(set(old) | new)
 
 
-def issue_view(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> IssueView:
+def issue_view(
+    ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan, diagnosis: Diagnosis | None = None
+) -> IssueView:
     tally, existing = plan.tally, plan.existing
     row = signature_row(ctx, engine, plan.signature_id, tally, existing)
     representative = ErrorEvent.model_validate_json(row["representative"])
@@ -313,8 +400,11 @@ def issue_view(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> Is
         services=json.loads(row["services"]),
         versions=json.loads(row["versions"]),
         environments=json.loads(row["environments"]),
-        message=representative.message,
-        stacktrace=representative.stacktrace,
+        message=clean(representative.message),
+        stacktrace=clean(representative.stacktrace) if representative.stacktrace else None,
+        classification=diagnosis.classification.replace("_", " ") if diagnosis else None,
+        confidence=diagnosis.confidence if diagnosis else None,
+        diagnosis_markdown=render_diagnosis(diagnosis) if diagnosis else None,
         related=json.loads(row["related"]),
         links=[("Source", representative.source_url)] if representative.source_url else [],
         marker=MarkerState(
@@ -382,8 +472,13 @@ def signature_row(
 
 
 def _sample_json(tally: Tally) -> str:
+    """The representative occurrence, redacted: the database travels as a build artifact."""
     if tally.samples:
-        return tally.samples[0].model_dump_json()
+        sample = tally.samples[0]
+        redacted = {"message": clean(sample.message)}
+        if sample.stacktrace:
+            redacted["stacktrace"] = clean(sample.stacktrace)
+        return sample.model_copy(update=redacted).model_dump_json()
     return ErrorEvent(event_id="none", timestamp=tally.last_seen or datetime.now(UTC)).model_dump_json()
 
 
@@ -488,6 +583,7 @@ def build_report(
             note=note,
         )
 
+    step = ctx.diagnosis
     by_kind: dict[str, list[SignatureLine]] = {"new": [], "updated": [], "regressed": [], "deferred": []}
     for plan in plans:
         if plan.kind in ("new", "filed-late"):
@@ -510,11 +606,27 @@ def build_report(
         regressed=by_kind["regressed"],
         deferred=by_kind["deferred"],
         skipped=polled.skipped,
-        notes=[*polled.notes, *ctx.report_notes],
+        notes=[*polled.notes, *ctx.report_notes, *step.notes],
         tier_counts=ctx.tier_counts,
         requests=polled.requests,
+        diagnosed=[
+            _diagnosed_line(ctx, plan, line(plan)) for plan in plans if plan.signature_id in step.attempted
+        ],
+        waiting=[
+            line(plan, step.waiting[plan.signature_id]) for plan in plans if plan.signature_id in step.waiting
+        ],
+        spent_usd=step.spent_usd,
+        model_calls=step.calls,
+        diagnosis_mode=ctx.diagnosis_mode,
+        budget_remaining_usd=step.month_remaining_usd,
     )
 
 
-RoundRunner = Callable[..., RoundReport]
-__all__ = ["RoundsError", "parse_iso", "run_round"]
+def _diagnosed_line(ctx: RoundContext, plan: IssuePlan, base: SignatureLine) -> SignatureLine:
+    outcome = ctx.diagnosis.attempted[plan.signature_id]
+    if outcome.status == "ok" and outcome.diagnosis is not None:
+        d = outcome.diagnosis
+        note = f"{d.classification} ({d.confidence}), ${outcome.cost_usd:.4f}, {outcome.turns} turns"
+    else:
+        note = f"{outcome.status}: {outcome.detail[:120]}"
+    return base.model_copy(update={"note": note})

@@ -17,6 +17,7 @@ database as it was, and the next round re-reads the same window.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -29,7 +30,7 @@ from sqlite_utils import Database
 
 from rounds_bot.errors import SchemaTooNewError, StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUCKET_SECONDS = 300
 
 # Status-changing event kinds, and the status each one leaves a signature in.
@@ -117,8 +118,28 @@ def _create_v1(db: Database) -> None:
     )
 
 
+def _add_diagnoses_v2(db: Database) -> None:
+    """Diagnoses, cached per signature and code revision (the cache key), with every attempt's outcome."""
+    db["diagnoses"].create(
+        {
+            "id": int,
+            "cache_key": str,
+            "signature_id": str,
+            "revision": str,
+            "at": str,
+            "status": str,
+            "trigger": str,
+            "cost_usd": float,
+            "outcome": str,  # DiagnosisOutcome JSON
+        },
+        pk="id",
+    )
+    db["diagnoses"].create_index(["signature_id", "at"])
+    db["diagnoses"].create_index(["cache_key"])
+
+
 # Migration N takes a database at schema version N-1 to version N. Append, never edit.
-MIGRATIONS: list[Callable[[Database], None]] = [_create_v1]
+MIGRATIONS: list[Callable[[Database], None]] = [_create_v1, _add_diagnoses_v2]
 
 
 def iso(moment: datetime) -> str:
@@ -273,6 +294,39 @@ class Store:
         ).fetchone()
         return int(row[0])
 
+    def latest_diagnosis(self, signature_id: str, *, ok_only: bool = False) -> dict[str, Any] | None:
+        status = "and status = 'ok' " if ok_only else ""
+        rows = list(
+            self.db.query(
+                f"select * from diagnoses where signature_id = ? {status}order by at desc, id desc limit 1",
+                [signature_id],
+            )
+        )
+        return rows[0] if rows else None
+
+    def pending_diagnoses(self, max_attempts: int) -> set[str]:
+        """Signatures whose last diagnosis attempt failed, with fewer than `max_attempts` failures in a row."""
+        statuses: dict[str, list[str]] = {}
+        for signature_id, status in self.db.execute(
+            "select signature_id, status from diagnoses order by id desc"
+        ):
+            statuses.setdefault(signature_id, []).append(status)
+        pending = set()
+        for signature_id, newest_first in statuses.items():
+            failures = len(list(itertools.takewhile(lambda status: status != "ok", newest_first)))
+            if 0 < failures < max_attempts:
+                pending.add(signature_id)
+        return pending
+
+    def cached_diagnosis(self, cache_key: str) -> dict[str, Any] | None:
+        rows = list(
+            self.db.query(
+                "select * from diagnoses where cache_key = ? and status = 'ok' order by id desc limit 1",
+                [cache_key],
+            )
+        )
+        return rows[0] if rows else None
+
     def runs(self) -> list[dict[str, Any]]:
         return list(self.db.query("select * from runs order by started_at"))
 
@@ -333,6 +387,9 @@ class Store:
 
     def record_run(self, row: dict[str, Any]) -> None:
         self.db["runs"].upsert(row, pk="id")
+
+    def record_diagnosis(self, row: dict[str, Any]) -> None:
+        self.db["diagnoses"].insert(row)
 
     def book_cost(
         self, *, run_id: str, signature_id: str, usd: float, model: str, note: str, at: datetime

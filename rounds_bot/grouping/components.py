@@ -8,29 +8,38 @@ only, so the tree is at once the recipe and its explanation ("why grouped").
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 #: a rendered tree shows at most this many lines; the rest is summarised, never dropped silently
 MAX_RENDERED_LINES = 120
 _MAX_VALUE_CHARS = 160
 
 
-@dataclass(frozen=True)
 class Component:
-    name: str
-    value: str | None = None
-    contributes: bool = True
-    hint: str | None = None
-    children: tuple[Component, ...] = ()
+    """One node of the tree. Immutable by convention; `effective` is worked out once."""
 
-    @property
-    def effective(self) -> bool:
-        """True when this component really enters the hash."""
-        if not self.contributes:
-            return False
-        if not self.children:
-            return self.value is not None
-        return any(child.effective for child in self.children)
+    __slots__ = ("children", "contributes", "effective", "hint", "name", "value")
+
+    def __init__(
+        self,
+        name: str,
+        value: str | None = None,
+        contributes: bool = True,
+        hint: str | None = None,
+        children: tuple[Component, ...] = (),
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.contributes = contributes
+        self.hint = hint
+        self.children = children
+        #: True when this component really enters the hash: it contributes, and it is a leaf
+        #: with a value or a node with at least one effective child
+        self.effective = contributes and (
+            any(child.effective for child in children) if children else value is not None
+        )
+
+    def __repr__(self) -> str:
+        return f"Component({self.name!r}, {self.value!r}, contributes={self.contributes}, hint={self.hint!r})"
 
     def ignored(self, hint: str) -> Component:
         return Component(self.name, self.value, False, hint, self.children)
@@ -49,26 +58,43 @@ def node(
 
 
 def hash_tree(root: Component, version: str) -> str:
-    """sha256 over the version and every contributing leaf, in tree order."""
-    digest = hashlib.sha256(version.encode())
-    for path, value in contributing_values(root):
-        digest.update(b"\x1e")
-        digest.update(path.encode())
-        digest.update(b"\x1f")
-        digest.update(value.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
+    """sha256 over the version and every contributing leaf, with the shape of the tree."""
+    parts: list[str] = [version]
+    _serialize(root, parts)
+    return hashlib.sha256("".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def contributing_values(root: Component, prefix: str = "") -> list[tuple[str, str]]:
-    if not root.effective:
-        return []
-    path = f"{prefix}/{root.name}" if prefix else root.name
-    if not root.children:
-        return [(path, root.value or "")]
+def _serialize(component: Component, parts: list[str]) -> None:
+    # Length-prefixed, so no value can be mistaken for structure.
+    if not component.effective:
+        return
+    name = component.name
+    if component.children:
+        parts.append(f"{len(name)}:{name}(")
+        for child in component.children:
+            _serialize(child, parts)
+        parts.append(")")
+    else:
+        value = component.value or ""
+        parts.append(f"{len(name)}:{name}={len(value)}:{value};")
+
+
+def contributing_values(root: Component) -> list[tuple[str, str]]:
+    """(path, value) of every leaf that enters the hash, in order."""
     values: list[tuple[str, str]] = []
-    for child in root.children:
-        values.extend(contributing_values(child, path))
+    _collect(root, "", values)
     return values
+
+
+def _collect(component: Component, prefix: str, values: list[tuple[str, str]]) -> None:
+    if not component.effective:
+        return
+    path = f"{prefix}/{component.name}" if prefix else component.name
+    if not component.children:
+        values.append((path, component.value or ""))
+        return
+    for child in component.children:
+        _collect(child, path, values)
 
 
 def render(root: Component) -> str:

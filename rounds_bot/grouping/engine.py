@@ -53,6 +53,7 @@ MAX_HASHES_PER_SIGNATURE = 64
 MAX_TEMPLATES_PER_SIGNATURE = 64
 MAX_RELATED = 3
 _TRACE_CACHE = 4096
+_ANSWERS_PER_TEMPLATE = 256
 
 
 class GroupingConfig(Frozen):
@@ -122,26 +123,16 @@ class _Signature:
 
 
 class _Route:
-    """Where a message shape goes for one service and error type, and the last answer given."""
+    """A known template of the message path, with the answers already given for it."""
 
-    __slots__ = (
-        "assignment",
-        "environment",
-        "normalized",
-        "service_version",
-        "signature_id",
-        "template",
-        "tokens",
-    )
+    __slots__ = ("answers", "signature_id", "template", "tokens")
 
     def __init__(self, template: Any, signature_id: str) -> None:
         self.template = template  # the miner's live template: its tokens change when it widens
         self.signature_id = signature_id
-        self.tokens: tuple[str, ...] | None = None
-        self.normalized: str | None = None
-        self.environment: str | None = None
-        self.service_version: str | None = None
-        self.assignment: Assignment | None = None
+        self.tokens: tuple[str, ...] | None = template.tokens
+        #: (normalised message, error type, environment, version) -> the assignment given
+        self.answers: dict[tuple, Assignment] = {}
 
 
 @dataclass(frozen=True)
@@ -161,6 +152,7 @@ class GroupingEngine:
         self.config = config or GroupingConfig()
         self._rules = InAppRules(tuple(self.config.in_app_include), tuple(self.config.in_app_exclude))
         self._codes = ErrorCodeReader(self.config.error_code_attributes, self.config.error_code_pattern)
+        self._message_may_hold_code = self._codes.message_may_hold_code
         self._signatures: dict[str, _Signature] = {}
         self._by_hash: dict[str, str] = {}
         self._by_code: dict[str, str] = {}
@@ -171,6 +163,7 @@ class GroupingEngine:
         self._traces: dict[tuple[str, str | None], ParsedTrace | None] = {}
         self._buckets: dict[tuple[str, str | None], str] = {}
         self._template_fingerprints: dict[tuple, Fingerprint] = {}
+        self._routes: dict[str, _Route] = {}
         self._rendered: dict[int, tuple[Fingerprint, str]] = {}
         self._next_seq = 0
         for state in sorted(known, key=lambda s: s.seq):
@@ -179,9 +172,15 @@ class GroupingEngine:
     # --- public interface ---------------------------------------------------------------------
 
     def assign(self, event: ErrorEvent) -> Assignment:
-        stacktrace = event.stacktrace
-        if not (stacktrace and not stacktrace.isspace()) and not self._codes.may_have_code(event):
+        # The common case first: a message with no stack trace and no error code anywhere.
+        if (
+            event.stacktrace is None
+            and not event.error_code
+            and not event.attributes
+            and not self._message_may_hold_code(event.message)
+        ):
             return self._assign_message(event)
+        stacktrace = event.stacktrace
         code = self._codes.read(event)
         if code is None and not (stacktrace and not stacktrace.isspace()):
             return self._assign_message(event)
@@ -268,31 +267,31 @@ class GroupingEngine:
     def _assign_message(self, event: ErrorEvent) -> Assignment:
         normalized, shape = self._shapes.lookup(event.message)
         error_type = event.error_type
-        route_key = (event.service, error_type)
-        route = shape.routes.get(route_key)
+        route = shape.routes.get((event.service, error_type))
         if route is None:
             bucket = self._bucket(event.service or "unknown", error_type)
             match = self._miner.match(bucket, shape.skeleton)
-            signature_id = self._by_template.get(match.template_id)
-            if signature_id is None:  # a template seen for the first time
-                candidate = self._template_candidate(event, normalized, match.template_id)
-                return self._place_by_similarity(candidate)
-            route = shape.routes[route_key] = _Route(self._miner.handle(match.template_id), signature_id)
-        # The last answer for this shape stands while nothing it shows has changed.
-        if (
-            route.tokens is route.template.tokens
-            and route.normalized == normalized
-            and route.environment == event.environment
-            and route.service_version == event.service_version
-        ):
-            return route.assignment
-        candidate = self._template_candidate(event, normalized, route.template.template_id)
-        route.assignment = self._assignment(candidate, route.signature_id, "fingerprint")
-        route.tokens = route.template.tokens
-        route.normalized = normalized
-        route.environment = event.environment
-        route.service_version = event.service_version
-        return route.assignment
+            route = self._routes.get(match.template_id)
+            if route is None:
+                signature_id = self._by_template.get(match.template_id)
+                if signature_id is None:  # a template seen for the first time
+                    candidate = self._template_candidate(event, normalized, match.template_id)
+                    return self._place_by_similarity(candidate)
+                route = self._routes[match.template_id] = _Route(self._miner.handle(match.template_id), signature_id)
+            shape.routes[(event.service, error_type)] = route
+        # Answers given for this template stand while the template has not widened.
+        if route.tokens is not route.template.tokens:
+            route.answers.clear()
+            route.tokens = route.template.tokens
+        key = (normalized, error_type, event.environment, event.service_version)
+        answer = route.answers.get(key)
+        if answer is None:
+            candidate = self._template_candidate(event, normalized, route.template.template_id)
+            answer = self._assignment(candidate, route.signature_id, "fingerprint")
+            if len(route.answers) >= _ANSWERS_PER_TEMPLATE:
+                route.answers.clear()
+            route.answers[key] = answer
+        return answer
 
     def _view(self, event: ErrorEvent, normalized: str) -> EventView:
         return EventView(
@@ -329,10 +328,8 @@ class GroupingEngine:
 
     def _place_by_similarity(self, candidate: _Candidate) -> Assignment:
         service = candidate.view.service
-        with_frames = candidate.trace is not None
-        terms = self._terms(candidate)
-        query = self._index.vectorize(service, terms, with_frames=with_frames, adding=False)
-        neighbours = self._index.nearest(service, query, self.config.related_threshold)
+        counts = self._index.counts(self._terms(candidate))
+        neighbours = self._index.nearest(service, counts, self.config.related_threshold)
         best = next((n for n in neighbours if self._may_merge(candidate, n)), None)
         if best is not None and best.score >= self.config.merge_threshold:
             self._register(self._signatures[best.signature_id], candidate)
@@ -340,7 +337,7 @@ class GroupingEngine:
             return self._assignment(
                 candidate, best.signature_id, "similarity", similarity=best.score, neighbours=others
             )
-        return self._create(candidate, neighbours=neighbours, terms=terms)
+        return self._create(candidate, neighbours=neighbours, counts=counts)
 
     def _may_merge(self, candidate: _Candidate, neighbour: Neighbour) -> bool:
         """Merging needs stack-trace evidence on both sides: two log lines whose templates differ
@@ -358,7 +355,7 @@ class GroupingEngine:
     # --- signatures ---------------------------------------------------------------------------
 
     def _create(
-        self, candidate: _Candidate, neighbours: list[Neighbour], terms: list[str] | None = None
+        self, candidate: _Candidate, neighbours: list[Neighbour], counts: dict[int, float] | None = None
     ) -> Assignment:
         fingerprint = candidate.fingerprint
         signature = _Signature(
@@ -372,14 +369,13 @@ class GroupingEngine:
         self._signatures[signature.signature_id] = signature
         self._register(signature, candidate)
         if candidate.code_key is None:
-            vector = self._index.vectorize(
+            signature.similarity = self._index.add_new(
                 signature.service,
-                terms if terms is not None else self._terms(candidate),
+                signature.signature_id,
+                signature.seq,
+                counts if counts is not None else self._index.counts(self._terms(candidate)),
                 with_frames=candidate.trace is not None,
-                adding=True,
             )
-            signature.similarity = vector
-            self._index.add(signature.service, signature.signature_id, signature.seq, vector)
         return self._assignment(candidate, signature.signature_id, "new", neighbours=neighbours)
 
     def _register(self, signature: _Signature, candidate: _Candidate) -> None:
@@ -429,7 +425,7 @@ class GroupingEngine:
             signature.template_ids.append(template.template_id)
         if state.similarity is not None:
             signature.similarity = state.similarity
-            self._index.add(state.service, state.signature_id, state.seq, state.similarity)
+            self._index.add_saved(state.service, state.signature_id, state.seq, state.similarity)
         self._next_seq = max(self._next_seq, state.seq + 1)
 
     def _render(self, fingerprint: Fingerprint) -> str:
@@ -459,8 +455,7 @@ class GroupingEngine:
         explanation = self._render(candidate.fingerprint) + "\n" + _decision(
             tier, signature_id, similarity, neighbours or [], self.config
         )
-        # Every field is built here from validated parts: skip re-validating on the hot path.
-        return Assignment.model_construct(
+        return Assignment(
             signature_id=signature_id,
             tier=tier,
             fingerprint_hash=candidate.fingerprint.hash,

@@ -45,13 +45,11 @@ class ErrorCodeReader:
         # skips the regular expression for the many messages that cannot match.
         self._needs_code_word = pattern == DEFAULT_ERROR_CODE_PATTERN
 
-    def may_have_code(self, event: ErrorEvent) -> bool:
-        """False when `read` would surely find nothing (cheap: decides the hot path)."""
-        if event.error_code or event.attributes:
-            return True
-        if self._pattern is None or not event.message:
+    def message_may_hold_code(self, message: str) -> bool:
+        """False when the message pattern surely finds nothing (cheap: decides the hot path)."""
+        if self._pattern is None or not message:
             return False
-        return not self._needs_code_word or _may_hold_code_word(event.message)
+        return not self._needs_code_word or "ode" in message or "ODE" in message
 
     def read(self, event: ErrorEvent) -> ErrorCode | None:
         if event.error_code and event.error_code.strip():
@@ -63,9 +61,7 @@ class ErrorCodeReader:
                 if value is not None and not isinstance(value, bool) and str(value).strip():
                     return ErrorCode(_clean(str(value)), f"attribute {key}")
         message = event.message
-        if self._pattern is not None and message:
-            if self._needs_code_word and not _may_hold_code_word(message):
-                return None
+        if self.message_may_hold_code(message):
             match = self._pattern.search(message[:_MAX_SCANNED])
             if match and match.group(1):
                 return ErrorCode(_clean(match.group(1)), "message pattern")
@@ -86,10 +82,6 @@ def compile_code_pattern(pattern: str) -> re.Pattern[str]:
             hint="wrap the code part in parentheses, e.g. 'code=(\\w+)'",
         )
     return compiled
-
-
-def _may_hold_code_word(message: str) -> bool:
-    return "ode" in message or "ODE" in message
 
 
 def _clean(code: str) -> str:

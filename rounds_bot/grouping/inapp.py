@@ -11,7 +11,7 @@ Order of decision, first answer wins:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rounds_bot.grouping.stacktrace import Frame, Runtime
 
@@ -68,17 +68,29 @@ _GO_STDLIB = frozenset(
 )
 
 
+_MEMO_LIMIT = 50_000
+
+
 @dataclass(frozen=True)
 class InAppRules:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def decide(self, frame: Frame, runtime: Runtime) -> tuple[bool, str]:
         """Whether a frame is in-app, and the reason in a few words."""
         if frame.in_app is not None:
             return frame.in_app, "marked by the runtime"
-        module = frame.module or ""
-        path = (frame.filename or "").replace("\\", "/")
+        key = (runtime, frame.module, frame.filename)
+        decision = self._memo.get(key)
+        if decision is None:
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            decision = self._memo[key] = self._decide(frame.module or "", frame.filename or "", runtime)
+        return decision
+
+    def _decide(self, module: str, filename: str, runtime: Runtime) -> tuple[bool, str]:
+        path = filename.replace("\\", "/")
         for prefix in self.include:
             if _matches(prefix, module, path):
                 return True, f"in-app prefix {prefix!r}"

@@ -67,6 +67,24 @@ _HEX_WORD = r"[0-9a-f]"
 
 RULES: tuple[MaskRule, ...] = (
     MaskRule(
+        "plain_word",
+        "HL",
+        None,
+        # A shortcut, like plain_number below: equivalent to trying every rule (a test checks
+        # it), but most positions in a message are the start of such a word.
+        r"(?<!=)(?!" + _DAY + "|" + _MONTH + r")[A-Za-z]{1,64}+(?=[,;:.!?)\]}>\"'|]{0,4}(?:\s|$))",
+        "a word of letters before a space (not a day or month name, not after `=`) masks nothing",
+    ),
+    MaskRule(
+        "plain_number",
+        "DM",
+        "int",
+        # Equivalent to the rules below for what it matches (a test checks it), but tried first
+        # because most numbers in messages are like this.
+        r"(?<![A-Za-z0-9.])-?\d{1,7}(?=[\s,;)\]}>\"'|]|$)(?! ?(?:[KMGTPE]i?B|kB|B|bytes)\b)",
+        "a plain integer between spaces or closing punctuation: nothing else can start there",
+    ),
+    MaskRule(
         "keep_encoding",
         "HL",
         None,

@@ -8,7 +8,7 @@ and reused; only the final text is rebuilt when a masked message still shows a d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
 from typing import Any
 
 from rounds_bot.grouping.normalize import (
@@ -21,23 +21,26 @@ from rounds_bot.grouping.normalize import (
 )
 from rounds_bot.grouping.templates import skeleton
 
+_DIGIT = re.compile(r"[0-9]")
 
-@dataclass
+
 class ShapeInfo:
-    spans: tuple[Span, ...]
-    skeleton: tuple[str, ...]
-    #: the normalised text, when it is the same for every message of the shape
-    normalized: str | None
-    #: what the engine worked out for this shape, per bucket (service and error type); it is
-    #: forgotten with the shape and is only ever a shortcut to an answer that cannot change
-    routes: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    __slots__ = ("normalized", "routes", "skeleton", "spans")
+
+    def __init__(self, spans: tuple[Span, ...], skeleton: tuple[str, ...], normalized: str | None) -> None:
+        self.spans = spans
+        self.skeleton = skeleton
+        #: the normalised text, when it is the same for every message of the shape
+        self.normalized = normalized
+        #: what the engine worked out for this shape, per service and error type; it is
+        #: forgotten with the shape and is only ever a shortcut to an answer that cannot change
+        self.routes: dict[tuple[str, str | None], Any] = {}
 
 
 class ShapeCache:
     def __init__(self, max_shapes: int = 100_000) -> None:
         self._shapes: dict[bytes, ShapeInfo] = {}
         self._max_shapes = max_shapes
-        self.hits = 0
         self.misses = 0
 
     def lookup(self, message: str) -> tuple[str, ShapeInfo]:
@@ -49,12 +52,11 @@ class ShapeCache:
         shape = text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS)
         info = self._shapes.get(shape)
         if info is not None:
-            self.hits += 1
             return (info.normalized if info.normalized is not None else apply_spans(text, info.spans)), info
         self.misses += 1
         spans = mask_spans(text)
         normalized = apply_spans(text, spans)
-        constant = normalized if not any(c.isdigit() for c in normalized) else None
+        constant = normalized if _DIGIT.search(normalized) is None else None
         info = ShapeInfo(spans, skeleton(normalized), constant)
         if len(self._shapes) >= self._max_shapes:
             self._shapes.clear()

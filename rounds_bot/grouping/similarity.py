@@ -8,9 +8,8 @@ one signature costs little and a lookup is a handful of sparse products.
 
 A signature's vector is weighted with the document frequencies known when it was added and then
 kept as it is (it is part of the signature's saved state): a re-loaded index answers exactly as
-the one that saved it. A query is weighted with the current frequencies. Scores of the best
-candidates are recomputed with `math.fsum` from the stored vectors, so they do not depend on how
-the blocks happen to be laid out.
+the one that saved it. A query is weighted with the current frequencies. A score is summed in a
+fixed order whatever the layout of the blocks, so re-loading never changes a decision.
 """
 
 from __future__ import annotations
@@ -28,11 +27,11 @@ from rounds_bot.grouping.stacktrace import ParsedTrace
 from rounds_bot.models import Frozen
 
 N_FEATURES = 2**20
-PENDING_LIMIT = 32
+PENDING_LIMIT = 512
 #: frames per exception that enter a document (crash site first)
 DOCUMENT_FRAMES = 3
-#: candidates whose score is recomputed exactly from their stored vectors
-_EXACT_CANDIDATES = 8
+#: neighbours returned at most (the best; ties broken by age)
+_MAX_NEIGHBOURS = 16
 _MAX_MEMO_TERMS = 200_000
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_]+")
 _PLACEHOLDER = re.compile(r"<[a-z_0-9]+>")
@@ -123,13 +122,12 @@ class _Block:
         present = np.flatnonzero(self.features[positions] == features)
         if len(present) == 0:
             return None
-        columns, values = [], []
-        for at in present.tolist():
-            row = positions[at]
-            start, end = self.indptr[row], self.indptr[row + 1]
-            columns.append(self.columns[start:end])
-            values.append(self.data[start:end] * weights[at])
-        return np.bincount(np.concatenate(columns), np.concatenate(values), minlength=self.size)
+        rows = positions[present]
+        starts, lengths = self.indptr[rows], self.indptr[rows + 1] - self.indptr[rows]
+        # Every entry of the selected rows, in row order, gathered without a Python loop.
+        entries = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        values = self.data[entries] * np.repeat(weights[present], lengths)
+        return np.bincount(self.columns[entries], values, minlength=self.size)
 
 
 def _build_block(docs: list[tuple[int, np.ndarray, np.ndarray]]) -> _Block:
@@ -148,7 +146,8 @@ def _build_block(docs: list[tuple[int, np.ndarray, np.ndarray]]) -> _Block:
 class _ServiceIndex:
     signature_ids: list[str] = field(default_factory=list)
     seqs: list[int] = field(default_factory=list)
-    vectors: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: each document's sorted features and weights (plain lists: cheap to keep and to save)
+    vectors: list[tuple[list[int], list[float]]] = field(default_factory=list)
     with_frames: list[bool] = field(default_factory=list)
     document_frequency: dict[int, int] = field(default_factory=dict)
     blocks: list[_Block] = field(default_factory=list)
@@ -156,72 +155,76 @@ class _ServiceIndex:
     #: feature -> [(document index, weight)] for the documents not yet in a block
     pending_postings: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
 
-    def add(self, signature_id: str, seq: int, vector: SimilarityVector) -> None:
-        features = np.asarray(vector.features, dtype=np.int64)
-        weights = np.asarray(vector.weights, dtype=np.float64)
+    def add(self, signature_id: str, seq: int, features: list[int], weights: list[float], with_frames: bool) -> None:
         self.signature_ids.append(signature_id)
         self.seqs.append(seq)
         self.vectors.append((features, weights))
-        self.with_frames.append(vector.with_frames)
-        for feature in vector.features:
-            self.document_frequency[feature] = self.document_frequency.get(feature, 0) + 1
+        self.with_frames.append(with_frames)
         index = len(self.signature_ids) - 1
         self.pending.append(index)
-        for feature, weight in zip(vector.features, vector.weights, strict=True):
-            self.pending_postings.setdefault(feature, []).append((index, weight))
+        frequency = self.document_frequency
+        postings = self.pending_postings
+        for feature, weight in zip(features, weights, strict=True):
+            frequency[feature] = frequency.get(feature, 0) + 1
+            postings.setdefault(feature, []).append((index, weight))
         if len(self.pending) >= PENDING_LIMIT:
             self._compact()
 
     def _compact(self) -> None:
-        docs = [(i, *self.vectors[i]) for i in self.pending]
-        self.blocks.append(_build_block(docs))
+        self.blocks.append(_build_block([self._doc(i) for i in self.pending]))
         self.pending = []
         self.pending_postings = {}
         while len(self.blocks) >= 2 and self.blocks[-1].size * 2 > self.blocks[-2].size:
             last, before = self.blocks.pop(), self.blocks.pop()
-            merged = [
-                (int(i), *self.vectors[int(i)])
-                for i in np.concatenate([before.doc_indices, last.doc_indices])
-            ]
-            self.blocks.append(_build_block(merged))
+            indices = np.concatenate([before.doc_indices, last.doc_indices]).tolist()
+            self.blocks.append(_build_block([self._doc(i) for i in indices]))
 
-    def weigh(self, counts: dict[int, float], *, adding: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Sublinear tf times smooth idf, L2-normalised; features sorted."""
-        documents = len(self.signature_ids) + (1 if adding else 0)
-        features = np.array(sorted(counts), dtype=np.int64)
-        weights = np.empty(len(features), dtype=np.float64)
-        for position, feature in enumerate(features.tolist()):
-            frequency = self.document_frequency.get(feature, 0) + (1 if adding else 0)
-            idf = math.log((1 + documents) / (1 + frequency)) + 1.0
-            weights[position] = (1.0 + math.log(counts[feature])) * idf
-        norm = math.sqrt(math.fsum(float(w) * float(w) for w in weights))
+    def _doc(self, index: int) -> tuple[int, np.ndarray, np.ndarray]:
+        features, weights = self.vectors[index]
+        return index, np.array(features, dtype=np.int64), np.array(weights, dtype=np.float64)
+
+    def weigh(self, counts: dict[int, float], *, adding: bool) -> tuple[list[int], list[float]]:
+        """Sublinear tf times smooth idf (as scikit-learn's TfidfTransformer), L2-normalised;
+        features in ascending order."""
+        extra = 1 if adding else 0
+        documents = 1.0 + len(self.signature_ids) + extra
+        frequency = self.document_frequency
+        features = sorted(counts)
+        weights = [
+            (1.0 + math.log(counts[f])) * (math.log(documents / (1.0 + frequency.get(f, 0) + extra)) + 1.0)
+            for f in features
+        ]
+        norm = math.sqrt(math.fsum(w * w for w in weights))
         if norm > 0:
-            weights /= norm
+            weights = [w / norm for w in weights]
         return features, weights
 
-    def candidates(self, features: np.ndarray, weights: np.ndarray, minimum: float) -> list[int]:
-        """Indices of the documents whose (approximate) score reaches `minimum`, best first."""
-        if not self.signature_ids:
-            return []
-        scores = np.zeros(len(self.signature_ids), dtype=np.float64)
-        for block in self.blocks:
-            partial = block.scores(features, weights)
-            if partial is not None:
-                scores[block.doc_indices] += partial
+    def neighbours(self, features: list[int], weights: list[float], minimum: float) -> list[tuple[int, float]]:
+        """(document, score) for every document whose dot product with the query reaches
+        `minimum`.
+
+        Each document's score is summed in one place (its block, or the pending postings) in
+        ascending feature order, so it comes out bit for bit the same whatever the layout of
+        the blocks: a re-loaded index scores exactly as the original.
+        """
+        found: list[tuple[int, float]] = []
+        if self.blocks:
+            query_features = np.array(features, dtype=np.int64)
+            query_weights = np.array(weights, dtype=np.float64)
+            for block in self.blocks:
+                partial = block.scores(query_features, query_weights)
+                if partial is None:
+                    continue
+                for column in np.flatnonzero(partial >= minimum).tolist():
+                    found.append((int(block.doc_indices[column]), float(partial[column])))
         if self.pending_postings:
-            for feature, weight in zip(features.tolist(), weights.tolist(), strict=True):
-                for index, doc_weight in self.pending_postings.get(feature, ()):
-                    scores[index] += weight * doc_weight
-        # A small margin below `minimum`: the exact score, computed next, has the last word.
-        touched = np.flatnonzero(scores >= minimum - 1e-6)
-        if len(touched) > _EXACT_CANDIDATES:
-            touched = touched[np.argsort(-scores[touched], kind="stable")[:_EXACT_CANDIDATES]]
-        return [int(i) for i in touched]
-
-
-def _exact(q_features: np.ndarray, q_weights: np.ndarray, d_features: np.ndarray, d_weights: np.ndarray) -> float:
-    _, q_at, d_at = np.intersect1d(q_features, d_features, assume_unique=True, return_indices=True)
-    return math.fsum((q_weights[q_at] * d_weights[d_at]).tolist())
+            sums: dict[int, float] = {}
+            postings = self.pending_postings
+            for feature, weight in zip(features, weights, strict=True):
+                for index, doc_weight in postings.get(feature, ()):
+                    sums[index] = sums.get(index, 0.0) + weight * doc_weight
+            found.extend((index, score) for index, score in sums.items() if score >= minimum)
+        return found
 
 
 @dataclass(frozen=True)
@@ -240,32 +243,38 @@ class SimilarityIndex:
     def __len__(self) -> int:
         return sum(len(s.signature_ids) for s in self._services.values())
 
-    def vectorize(self, service: str, terms: list[str], *, with_frames: bool, adding: bool) -> SimilarityVector:
+    @staticmethod
+    def counts(terms: list[str]) -> dict[int, float]:
+        """Term counts by hashed feature: what `HASHING_VECTORIZER` would produce."""
         counts: dict[int, float] = {}
         for term in terms:
             feature = feature_of(term)
             counts[feature] = counts.get(feature, 0.0) + 1.0
-        index = self._services.get(service) or _ServiceIndex()
-        features, weights = index.weigh(counts, adding=adding)
-        return SimilarityVector(features=features.tolist(), weights=weights.tolist(), with_frames=with_frames)
+        return counts
 
-    def add(self, service: str, signature_id: str, seq: int, vector: SimilarityVector) -> None:
-        self._services.setdefault(service, _ServiceIndex()).add(signature_id, seq, vector)
-
-    def nearest(self, service: str, query: SimilarityVector, minimum: float) -> list[Neighbour]:
-        """Known signatures scoring at least `minimum`, best first (ties: oldest first)."""
+    def nearest(self, service: str, counts: dict[int, float], minimum: float) -> list[Neighbour]:
+        """Known signatures whose cosine to the document reaches `minimum`, best first (ties:
+        oldest first). The document is weighted with the service's current frequencies."""
         index = self._services.get(service)
-        if index is None or not query.features:
+        if index is None or not counts:
             return []
-        features = np.asarray(query.features, dtype=np.int64)
-        weights = np.asarray(query.weights, dtype=np.float64)
-        found = []
-        for doc in index.candidates(features, weights, minimum):
-            score = _exact(features, weights, *index.vectors[doc])
-            if score >= minimum:
-                found.append((-score, index.seqs[doc], doc, score))
-        found.sort()
+        features, weights = index.weigh(counts, adding=False)
+        ranked = sorted((-score, index.seqs[doc], doc) for doc, score in index.neighbours(features, weights, minimum))
         return [
-            Neighbour(index.signature_ids[doc], round(score, 6), index.with_frames[doc])
-            for _, _, doc, score in found
+            Neighbour(index.signature_ids[doc], round(-negative, 6), index.with_frames[doc])
+            for negative, _, doc in ranked[:_MAX_NEIGHBOURS]
         ]
+
+    def add_new(
+        self, service: str, signature_id: str, seq: int, counts: dict[int, float], *, with_frames: bool
+    ) -> SimilarityVector:
+        """Add a new signature's document, weighted with the frequencies known now (itself
+        included); returns the frozen vector to save with the signature."""
+        index = self._services.setdefault(service, _ServiceIndex())
+        features, weights = index.weigh(counts, adding=True)
+        index.add(signature_id, seq, features, weights, with_frames)
+        return SimilarityVector.model_construct(features=features, weights=weights, with_frames=with_frames)
+
+    def add_saved(self, service: str, signature_id: str, seq: int, vector: SimilarityVector) -> None:
+        index = self._services.setdefault(service, _ServiceIndex())
+        index.add(signature_id, seq, list(vector.features), list(vector.weights), vector.with_frames)

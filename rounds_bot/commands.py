@@ -1,0 +1,315 @@
+"""`/rounds ...` commands in issue comments: parsing and authorisation.
+
+A command is a line of its own that starts with `/rounds` (up to three spaces of indentation, as Markdown
+allows before a paragraph):
+
+    /rounds help                      what rounds can be asked
+    /rounds status                    what rounds knows about this issue's signature, and whether it is paused
+    /rounds rediagnose [hint]         diagnose this signature again, with an optional hint
+    /rounds ignore [for DURATION | until N occurrences]
+                                      stop commenting and reopening (counts still update);
+                                      DURATION: 30m, 12h, 7d, 2w
+    /rounds unignore                  undo `ignore`
+    /rounds merge #N                  this issue's signature is the same problem as #N: occurrences go there
+    /rounds split                     undo a wrong merge of this issue
+    /rounds fix                       ask for a fix pull request
+    /rounds pause | resume            emergency stop (and restart) of every automated action
+
+Text that is not meant as a command never counts: quoted lines (`> /rounds ...`), fenced or indented
+code, inline code, and anything inside an HTML comment. Only the first MAX_COMMANDS_PER_COMMENT commands of
+a comment are carried out.
+
+Who may command: users with write or admin permission on the repository, as the collaborator-permission API
+says (`author_association` is wrong for private organisation members). Bots are never obeyed, and edited
+comments are ignored (an edit must not replay or smuggle in a command).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import Field
+
+from rounds_bot.models import Frozen
+
+PREFIX = "/rounds"
+MAX_COMMANDS_PER_COMMENT = 10
+# GitHub refuses comments over 65,536 characters; nothing longer is read.
+MAX_COMMENT_CHARS = 65_536
+MAX_LINE_CHARS = 1_000
+MAX_HINT_CHARS = 500
+MAX_IGNORE = timedelta(days=365)
+MAX_OCCURRENCES = 1_000_000_000
+ALLOWED_PERMISSIONS = frozenset({"admin", "write"})
+
+CommandName = Literal[
+    "help", "status", "rediagnose", "ignore", "unignore", "merge", "split", "fix", "pause", "resume"
+]
+USAGE: dict[str, str] = {
+    "help": "/rounds help",
+    "status": "/rounds status",
+    "rediagnose": "/rounds rediagnose [hint]",
+    "ignore": "/rounds ignore [for DURATION | until N occurrences]",
+    "unignore": "/rounds unignore",
+    "merge": "/rounds merge #N",
+    "split": "/rounds split",
+    "fix": "/rounds fix",
+    "pause": "/rounds pause",
+    "resume": "/rounds resume",
+}
+SUMMARY: dict[str, str] = {
+    "help": "this list",
+    "status": "what rounds knows about this issue's signature, and whether rounds is paused",
+    "rediagnose": "diagnose this signature again at the next round, with an optional hint",
+    "ignore": "stop commenting, reopening and notifying about this signature (its counts still update); "
+    "DURATION like 30m, 12h, 7d, 2w",
+    "unignore": "undo `ignore`",
+    "merge": "this issue's signature is the same problem as #N: its occurrences are counted there from "
+    "now on",
+    "split": "undo a wrong `merge` of this issue",
+    "fix": "ask for a draft fix pull request",
+    "pause": "emergency stop: no issue is filed, updated or commented on until `resume`",
+    "resume": "undo `pause`",
+}
+_NO_ARGUMENTS = {"help", "status", "unignore", "split", "fix", "pause", "resume"}
+
+_COMMAND_LINE = re.compile(r"^ {0,3}/rounds(?=\s|$)(?P<rest>.*)$", re.IGNORECASE)
+_FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_UNITS = {
+    "m": 60,
+    "min": 60,
+    "mins": 60,
+    "minute": 60,
+    "minutes": 60,
+    "h": 3600,
+    "hr": 3600,
+    "hrs": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86_400,
+    "day": 86_400,
+    "days": 86_400,
+    "w": 604_800,
+    "week": 604_800,
+    "weeks": 604_800,
+}
+_DURATION = re.compile(r"^(?P<amount>\d{1,6})\s*(?P<unit>[a-z]+)$")
+_ISSUE = re.compile(r"^#?(?P<number>\d{1,9})$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+class Command(Frozen):
+    """One command, understood."""
+
+    name: CommandName
+    line: str = Field(description="the line as written, shortened, for the reply")
+    hint: str | None = None
+    duration: timedelta | None = None
+    occurrences: int | None = None
+    target: int | None = Field(default=None, description="merge: the issue number of the other problem")
+
+
+class Malformed(Frozen):
+    """A `/rounds` line that could not be understood, and why."""
+
+    line: str
+    problem: str
+
+
+class Parsed(Frozen):
+    commands: list[Command] = Field(default_factory=list)
+    malformed: list[Malformed] = Field(default_factory=list)
+    dropped: int = Field(default=0, description="commands past MAX_COMMANDS_PER_COMMENT, not carried out")
+
+    @property
+    def empty(self) -> bool:
+        return not self.commands and not self.malformed
+
+
+def parse_comment(body: str) -> Parsed:
+    """Every command line of a comment, understood or not, in order."""
+    commands: list[Command] = []
+    malformed: list[Malformed] = []
+    lines = command_lines(body)
+    for line in lines[:MAX_COMMANDS_PER_COMMENT]:
+        result = parse_line(line)
+        (commands if isinstance(result, Command) else malformed).append(result)  # type: ignore[arg-type]
+    return Parsed(
+        commands=commands, malformed=malformed, dropped=max(len(lines) - MAX_COMMANDS_PER_COMMENT, 0)
+    )
+
+
+def command_lines(body: str) -> list[str]:
+    """The lines that are commands: not quoted, not code, not hidden in an HTML comment."""
+    text = _HTML_COMMENT.sub("", (body or "")[:MAX_COMMENT_CHARS])
+    found: list[str] = []
+    fence: str | None = None
+    for raw in text.splitlines():
+        if fence is not None:
+            stripped = raw.strip()
+            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
+                fence = None
+            continue
+        opening = _FENCE_OPEN.match(raw)
+        if opening:
+            fence = opening["fence"]
+            continue
+        if _COMMAND_LINE.match(raw):
+            found.append(raw.strip())
+    return found
+
+
+def parse_line(line: str) -> Command | Malformed:
+    shown = shorten(line)
+    if len(line) > MAX_LINE_CHARS:
+        return Malformed(
+            line=shown,
+            problem=f"the line is {len(line):,} characters; keep a command under {MAX_LINE_CHARS:,}",
+        )
+    match = _COMMAND_LINE.match(line)
+    assert match is not None, "command_lines only returns command lines"
+    parts = match["rest"].split(maxsplit=1)
+    word = parts[0] if parts else ""
+    arguments = parts[1].strip() if len(parts) > 1 else ""
+    name = word.lower() or "help"
+    if name not in USAGE:
+        return Malformed(line=shown, problem=_unknown(word))
+    if name in _NO_ARGUMENTS:
+        if arguments:
+            return Malformed(line=shown, problem=f"`{name}` takes nothing after it; usage: `{USAGE[name]}`")
+        return Command(name=name, line=shown)  # type: ignore[arg-type]
+    if name == "rediagnose":
+        return _rediagnose(shown, arguments)
+    if name == "ignore":
+        return _ignore(shown, arguments)
+    return _merge(shown, arguments)
+
+
+def _unknown(word: str) -> str:
+    close = difflib.get_close_matches(word.lower(), list(USAGE), n=1)
+    suggestion = f" (did you mean `{close[0]}`?)" if close else ""
+    return f"unknown command {inline_code(word)}{suggestion}; known: {', '.join(USAGE)}"
+
+
+def _rediagnose(shown: str, arguments: str) -> Command | Malformed:
+    hint = clean_text(arguments)
+    if len(hint) > MAX_HINT_CHARS:
+        return Malformed(
+            line=shown, problem=f"the hint is {len(hint)} characters; keep it under {MAX_HINT_CHARS}"
+        )
+    return Command(name="rediagnose", line=shown, hint=hint or None)
+
+
+def _ignore(shown: str, arguments: str) -> Command | Malformed:
+    usage = f"usage: `{USAGE['ignore']}`, e.g. `ignore for 7d` or `ignore until 100 occurrences`"
+    words = arguments.lower().split()
+    if not words:
+        return Command(name="ignore", line=shown)
+    if words[0] == "for":
+        duration = parse_duration(" ".join(words[1:]))
+        if duration is None:
+            return Malformed(line=shown, problem=f"cannot read the duration; {usage}")
+        if duration > MAX_IGNORE:
+            return Malformed(line=shown, problem="at most 365 days; `ignore` alone lasts until `unignore`")
+        return Command(name="ignore", line=shown, duration=duration)
+    if words[0] == "until" and len(words) == 3 and words[2] in ("occurrence", "occurrences"):
+        if not words[1].isdigit() or not 0 < int(words[1]) <= MAX_OCCURRENCES:
+            return Malformed(
+                line=shown, problem=f"N must be a whole number from 1 to {MAX_OCCURRENCES:,}; {usage}"
+            )
+        return Command(name="ignore", line=shown, occurrences=int(words[1]))
+    return Malformed(line=shown, problem=usage)
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """`30m`, `12 hours`, `7d`, `2w` -> a timedelta of at least a minute; None when unreadable."""
+    match = _DURATION.match(text.strip().lower())
+    if not match or match["unit"] not in _UNITS:
+        return None
+    seconds = int(match["amount"]) * _UNITS[match["unit"]]
+    return timedelta(seconds=seconds) if seconds >= 60 else None
+
+
+def _merge(shown: str, arguments: str) -> Command | Malformed:
+    match = _ISSUE.match(arguments)
+    if not match or int(match["number"]) == 0:
+        return Malformed(line=shown, problem=f"name one issue of this repository; usage: `{USAGE['merge']}`")
+    return Command(name="merge", line=shown, target=int(match["number"]))
+
+
+# --- who may command ---------------------------------------------------------------------------
+class Author(Frozen):
+    login: str
+    type: str = "User"
+
+    @property
+    def is_bot(self) -> bool:
+        return self.type == "Bot" or self.login.lower().endswith("[bot]")
+
+
+def ignore_reason(action: str, author: Author) -> str | None:
+    """Why a comment event is not read for commands at all, or None when it is."""
+    if action != "created":
+        return f"the comment was {action}; only new comments carry commands"
+    if author.is_bot:
+        return f"@{author.login} is a bot; bots are never obeyed"
+    return None
+
+
+class Authorisation(Frozen):
+    allowed: bool
+    permission: str
+    reason: str
+
+
+def authorise(login: str, permission_of: Callable[[str], str]) -> Authorisation:
+    """Write or admin permission on the repository, as GitHub's collaborator-permission API says."""
+    permission = permission_of(login)
+    if permission in ALLOWED_PERMISSIONS:
+        return Authorisation(
+            allowed=True, permission=permission, reason=f"@{login} has {permission} permission"
+        )
+    held = "no permission" if permission in ("none", "") else f"{permission} permission"
+    return Authorisation(
+        allowed=False,
+        permission=permission,
+        reason=f"@{login} has {held} on this repository; `/rounds` commands need write or admin",
+    )
+
+
+# --- text that goes back into a comment ------------------------------------------------------------
+def clean_text(text: str) -> str:
+    """User text kept as data: no control, invisible or bidirectional characters, one line."""
+    return " ".join(_CONTROL.sub("", text).split())
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    text = clean_text(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def inline_code(text: str) -> str:
+    """User text shown inside inline code, which it cannot break out of."""
+    text = shorten(text).replace("`", "'")
+    return f"`{text}`" if text else "``"
+
+
+def neutralise(text: str) -> str:
+    """No line of the bot's own comments may read as a command: `\\/rounds` renders as `/rounds`."""
+    return "\n".join(
+        re.sub(r"^(\s*(?:>\s*)*)/rounds", r"\1\\/rounds", line, flags=re.IGNORECASE)
+        for line in text.split("\n")
+    )
+
+
+def help_text() -> str:
+    rows = "\n".join(f"| `{USAGE[name]}` | {SUMMARY[name]} |" for name in USAGE)
+    return (
+        "Comment one command per line; people with write or admin permission can use them.\n\n"
+        "| command | what it does |\n|---|---|\n" + rows
+    )

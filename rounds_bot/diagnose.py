@@ -1,0 +1,369 @@
+"""The round's diagnosis step: triage, cache, budget, one model call per chosen signature.
+
+    decisions = triage(...)                 which signatures deserve a diagnosis now, and why others wait
+    for each chosen signature:
+        cached?  -> reuse it, no call       (one diagnosis per signature and code revision)
+        estimate -> budget.decide(...)      per-diagnosis, per-round and monthly caps
+        outcome  = diagnoser.diagnose(...)  a status, never an exception
+        record(...)                         ledger, diagnosis row, event log: at once
+
+Money spent is a fact even if the round fails later, so each attempt is written in its own small
+transaction as soon as it ends: a retried round reuses the cached answer instead of paying twice. A failed
+attempt leaves the signature pending; the next round retries it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rounds_bot.config import Settings
+from rounds_bot.diagnosis.base import Diagnoser
+from rounds_bot.diagnosis.budget import BudgetCaps, decide, diagnosis_cache_key
+from rounds_bot.diagnosis.model import (
+    DiagnosisOutcome,
+    DiagnosisRequest,
+    LogLine,
+    OccurrenceStats,
+    RelatedSignature,
+)
+from rounds_bot.models import ErrorEvent
+from rounds_bot.store import Store, iso, parse_iso
+from rounds_bot.telemetry import span
+from rounds_bot.triage import Occurrence, SignatureActivity, TriageDecision, TriagePolicy, triage
+
+RELATED_LOGS = 5
+PREVIOUSLY_DIAGNOSED = 3
+
+
+@dataclass
+class Patient:
+    """One signature the round touched, as the diagnosis step sees it."""
+
+    row: dict  # the signature row as it will be after this round
+    samples: list[ErrorEvent]
+    timeline: list[Occurrence]
+    regressed: bool = False
+    retry: bool = False  # its last diagnosis attempt failed: try again
+    related: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DiagnosisStep:
+    """What the step did, for the issue bodies and the round report."""
+
+    attempted: dict[str, DiagnosisOutcome] = field(default_factory=dict)
+    waiting: dict[str, str] = field(default_factory=dict)
+    spent_usd: float = 0.0
+    calls: int = 0
+    notes: list[str] = field(default_factory=list)
+    month_remaining_usd: float | None = None
+
+
+def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
+    """The configured diagnoser, or None with the reason diagnosis is off."""
+    choice = settings.diagnoser
+    if choice == "auto":
+        if settings.anthropic_api_key is None:
+            return None, "diagnosis off: ROUNDS_DIAGNOSER=auto and ANTHROPIC_API_KEY is not set"
+        choice = "claude-code"
+    if choice == "off":
+        return None, "diagnosis off (ROUNDS_DIAGNOSER=off)"
+    if choice == "openai":
+        from rounds_bot.diagnosis.openai_compat import OpenAICompatDiagnoser
+
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        assert settings.openai_base_url and settings.openai_model  # checked by Settings
+        return OpenAICompatDiagnoser(
+            base_url=settings.openai_base_url,
+            model=settings.openai_model,
+            api_key=key,
+            timeout_seconds=settings.diagnosis_timeout_seconds,
+        ), "diagnosis by an OpenAI-compatible endpoint"
+    from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
+
+    binary = settings.claude_bin
+    if shutil.which(binary) is None:
+        return None, (
+            f"diagnosis off: the Claude Code CLI `{binary}` was not found "
+            "(npm install -g @anthropic-ai/claude-code, or set ROUNDS_CLAUDE_BIN)"
+        )
+    credentials = {}
+    if settings.anthropic_api_key is not None:
+        credentials["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()
+    if settings.anthropic_base_url:
+        credentials["ANTHROPIC_BASE_URL"] = settings.anthropic_base_url
+    return ClaudeCodeDiagnoser(
+        binary=binary,
+        model=settings.claude_model,
+        credentials=credentials,
+        inherited_env=os.environ,
+        max_turns=settings.claude_max_turns,
+        max_retries=settings.claude_max_retries,
+        max_budget_usd=settings.claude_max_budget_usd,
+        timeout_seconds=settings.diagnosis_timeout_seconds,
+    ), f"diagnosis by the Claude Code CLI ({settings.claude_model})"
+
+
+def code_revision(settings: Settings) -> str:
+    """The checkout's revision: diagnoses are cached per revision."""
+    if settings.code_revision:
+        return settings.code_revision
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=settings.repo_path,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        return found.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return os.environ.get("GITHUB_SHA", "unknown")
+
+
+def month_start(now: datetime) -> datetime:
+    return now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def run_diagnosis_step(
+    settings: Settings,
+    store: Store,
+    patients: Sequence[Patient],
+    *,
+    diagnoser: Diagnoser | None,
+    run_id: str,
+    now: datetime,
+    window_hours: float,
+    rediagnose: dict[str, str] | None = None,
+) -> DiagnosisStep:
+    step = DiagnosisStep()
+    caps = BudgetCaps(
+        per_diagnosis=settings.claude_max_budget_usd,
+        per_round=settings.round_budget_usd,
+        monthly=settings.monthly_budget_usd,
+    )
+    spent_month = store.spent_since(month_start(now))
+    step.month_remaining_usd = max(caps.monthly - spent_month, 0.0)
+    if not patients:
+        return step
+    revision = code_revision(settings)
+    policy = TriagePolicy(
+        new_threshold_count=settings.diagnose_threshold,
+        new_threshold_window=timedelta(minutes=settings.diagnose_window_minutes),
+    )
+    activities = [_activity(store, p, window_hours, rediagnose or {}, now) for p in patients]
+    decisions = triage(activities, now=now, code_revision=revision, policy=policy)
+    by_id = {p.row["id"]: p for p in patients}
+    for decision in decisions:
+        if not decision.diagnose:
+            step.waiting[decision.signature_id] = decision.reason
+            continue
+        patient = by_id[decision.signature_id]
+        key = diagnosis_cache_key(decision.signature_id, revision)
+        if decision.trigger not in ("rediagnose", "regression") and store.cached_diagnosis(key):
+            step.waiting[decision.signature_id] = f"cached diagnosis for revision {revision[:12]} reused"
+            continue
+        if diagnoser is None:
+            step.waiting[decision.signature_id] = f"{decision.reason}; but diagnosis is off"
+            continue
+        request = _request(store, settings, patient, revision, rediagnose or {}, patients)
+        estimate = diagnoser.estimate_cost(request)
+        verdict = decide(estimate, spent_this_round=step.spent_usd, spent_this_month=spent_month, caps=caps)
+        if not verdict.allow:
+            step.waiting[decision.signature_id] = verdict.reason
+            continue
+        outcome = _call(diagnoser, request, decision)
+        step.calls += 1
+        step.spent_usd += outcome.cost_usd
+        spent_month += outcome.cost_usd
+        step.attempted[decision.signature_id] = outcome
+        _record(store, decision, outcome, key=key, revision=revision, run_id=run_id, now=now)
+        if outcome.status != "ok":
+            step.waiting[decision.signature_id] = (
+                f"diagnosis {outcome.status}: {outcome.detail or 'no detail'}; retried next round"
+            )
+    step.month_remaining_usd = max(caps.monthly - spent_month, 0.0)
+    return step
+
+
+def _call(diagnoser: Diagnoser, request: DiagnosisRequest, decision: TriageDecision) -> DiagnosisOutcome:
+    with span("rounds.diagnose", signature=request.signature_id, trigger=decision.trigger) as current:
+        outcome = diagnoser.diagnose(request)
+        current.set(
+            **{
+                "rounds.status": outcome.status,
+                "gen_ai.request.model": outcome.model,
+                "rounds.turns": outcome.turns,
+                "gen_ai.usage.input_tokens": outcome.tokens.input_tokens,
+                "gen_ai.usage.output_tokens": outcome.tokens.output_tokens,
+                "rounds.cost_usd": outcome.cost_usd,
+            }
+        )
+    return outcome
+
+
+def _record(
+    store: Store,
+    decision: TriageDecision,
+    outcome: DiagnosisOutcome,
+    *,
+    key: str,
+    revision: str,
+    run_id: str,
+    now: datetime,
+) -> None:
+    sid = decision.signature_id
+    with store.transaction():
+        store.record_diagnosis(
+            {
+                "cache_key": key,
+                "signature_id": sid,
+                "revision": revision,
+                "at": iso(now),
+                "status": outcome.status,
+                "trigger": decision.trigger or "",
+                "cost_usd": outcome.cost_usd,
+                "outcome": outcome.model_dump_json(),
+            }
+        )
+        if outcome.cost_usd:
+            store.book_cost(
+                run_id=run_id,
+                signature_id=sid,
+                usd=outcome.cost_usd,
+                model=outcome.model or "",
+                note=f"{decision.trigger}: {outcome.status}"
+                + (" (estimate)" if outcome.cost_is_estimate else ""),
+                at=now,
+            )
+        store.append_event(
+            "ContextBuilt", f"context:{key}:{run_id}", signature_id=sid, run_id=run_id, at=now,
+            payload={"trigger": decision.trigger, "reason": decision.reason},
+        )  # fmt: skip
+        if outcome.status == "ok" and outcome.diagnosis is not None:
+            store.append_event(
+                "RootCauseProposed", f"rootcause:{key}:{run_id}", signature_id=sid, run_id=run_id, at=now,
+                payload={
+                    "classification": outcome.diagnosis.classification,
+                    "confidence": outcome.diagnosis.confidence,
+                    "revision": revision,
+                },
+            )  # fmt: skip
+
+
+def _activity(
+    store: Store, patient: Patient, window_hours: float, rediagnose: dict[str, str], now: datetime
+) -> SignatureActivity:
+    sid = patient.row["id"]
+    latest = store.latest_diagnosis(sid)
+    ok = store.latest_diagnosis(sid, ok_only=True)
+    pending = patient.retry and latest is not None
+    day_before = store.count_since(sid, now - timedelta(days=1)) - sum(o.count for o in patient.timeline)
+    reason = rediagnose.get(sid)
+    if pending and reason is None and sid not in rediagnose:
+        reason = f"retrying: the last attempt ended with {latest['status']}"  # type: ignore[index]
+    return SignatureActivity(
+        signature_id=sid,
+        occurrences=patient.timeline,
+        baseline_per_hour=max(day_before, 0) / 24 if ok else None,
+        window_hours=max(window_hours, 1 / 60),
+        last_diagnosed_at=parse_iso(ok["at"]) if ok else None,
+        diagnosed_revision=ok["revision"] if ok else None,
+        resolved_at=(patient.timeline[0].timestamp - timedelta(seconds=1))
+        if patient.regressed and patient.timeline
+        else None,
+        rediagnose_requested=sid in rediagnose or pending,
+        rediagnose_reason=reason,
+    )
+
+
+def _request(
+    store: Store,
+    settings: Settings,
+    patient: Patient,
+    revision: str,
+    rediagnose: dict[str, str],
+    everyone: Sequence[Patient],
+) -> DiagnosisRequest:
+    row = patient.row
+    representative = ErrorEvent.model_validate_json(row["representative"])
+    return DiagnosisRequest(
+        signature_id=row["id"],
+        title=row["title"],
+        service=row["service"],
+        error_type=row["error_type"] or None,
+        error_code=representative.error_code,
+        normalized_message=row["normalized_message"],
+        stacktrace=representative.stacktrace,
+        sample_events=patient.samples or [representative],
+        stats=OccurrenceStats(
+            total=row["total_count"],
+            in_window=sum(o.count for o in patient.timeline),
+            first_seen=parse_iso(row["first_seen"]),
+            last_seen=parse_iso(row["last_seen"]),
+            services=json.loads(row["services"]),
+            service_versions=json.loads(row["versions"]),
+            environments=json.loads(row["environments"]),
+        ),
+        related_logs=_related_logs(patient, everyone),
+        related=_related(store, patient),
+        checkout=Path(settings.repo_path).resolve(),
+        code_revision=revision,
+        rediagnose_hint=rediagnose.get(row["id"]) or None,
+    )
+
+
+def _related_logs(patient: Patient, everyone: Sequence[Patient]) -> list[LogLine]:
+    """Error logs of the same service from other signatures this round: often the cause's footprints."""
+    lines: list[LogLine] = []
+    for other in everyone:
+        if other is patient:
+            continue
+        for event in other.samples:
+            if event.kind == "log" and event.service == patient.row["service"]:
+                lines.append(
+                    LogLine(
+                        timestamp=event.timestamp,
+                        service=event.service,
+                        severity=event.severity,
+                        body=event.message,
+                        trace_id=event.trace_id,
+                    )
+                )
+    return lines[:RELATED_LOGS]
+
+
+def _related(store: Store, patient: Patient) -> list[RelatedSignature]:
+    related: list[RelatedSignature] = []
+    for sid in patient.related:
+        row = store.signature(sid)
+        if row:
+            related.append(RelatedSignature(signature_id=sid, title=row["title"], relation="similar"))
+    for row in store.signatures():
+        if len(related) >= PREVIOUSLY_DIAGNOSED + len(patient.related):
+            break
+        if row["id"] == patient.row["id"] or row["service"] != patient.row["service"]:
+            continue
+        ok = store.latest_diagnosis(row["id"], ok_only=True)
+        if ok is None:
+            continue
+        outcome = DiagnosisOutcome.model_validate_json(ok["outcome"])
+        if outcome.diagnosis is not None:
+            related.append(
+                RelatedSignature(
+                    signature_id=row["id"],
+                    title=row["title"],
+                    relation="previously_diagnosed",
+                    classification=outcome.diagnosis.classification,
+                    root_cause=outcome.diagnosis.root_cause,
+                )
+            )
+    return related

@@ -1,0 +1,1 @@
+"""Optional notifications about rounds, off unless configured: a Zulip stream (`zulip.py`)."""

@@ -1,0 +1,85 @@
+"""What a round tells a chat: one notice per new issue, and a summary when the round filed or reopened something.
+
+Built from the signature database after the round (the `runs` table says what each signature's plan was, the
+tracker's journal has each issue's link), so notifying is a separate step that cannot break a round, and a run
+notifies each round once (`RoundNotified` in the event log).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from pydantic import Field
+
+from rounds_bot.models import Frozen
+from rounds_bot.notify.zulip import code
+from rounds_bot.store import Store
+
+NOTIFIED = "RoundNotified"
+# More new issues than this in one round are listed in the summary instead of one notice each.
+MAX_NEW_NOTICES = 10
+_NEW = ("new", "filed-late")
+
+
+class Notices(Frozen):
+    run_id: str | None = None
+    messages: list[str] = Field(default_factory=list)
+    why_none: str = ""
+
+
+def round_notices(store: Store, issue_links: dict[str, str], run_url: str | None = None) -> Notices:
+    """Messages about the newest round not notified yet; `issue_links` maps signature ids to issue URLs."""
+    runs = store.runs()
+    if not runs:
+        return Notices(why_none="no round has run yet")
+    run = runs[-1]
+    if store.db.execute("select 1 from events where idempotency_key = ?", [f"notified:{run['id']}"]).fetchone():
+        return Notices(run_id=run["id"], why_none=f"round {run['id']} was notified already")
+    plans: dict[str, str] = json.loads(run.get("stats") or "{}").get("plans", {})
+    new = [sid for sid, kind in plans.items() if kind in _NEW]
+    regressed = [sid for sid, kind in plans.items() if kind == "regressed"]
+    updated = [sid for sid, kind in plans.items() if kind == "updated"]
+    if not new and not regressed:
+        return Notices(run_id=run["id"], why_none=f"round {run['id']} filed and reopened nothing")
+    messages = [_new_issue(store, sid, issue_links.get(sid)) for sid in new[:MAX_NEW_NOTICES]]
+    messages.append(_summary(store, run["id"], new, regressed, updated, issue_links, run_url))
+    return Notices(run_id=run["id"], messages=messages)
+
+
+def mark_notified(store: Store, run_id: str, at: datetime) -> None:
+    with store.transaction():
+        store.append_event(NOTIFIED, f"notified:{run_id}", signature_id=None, run_id=run_id, at=at)
+
+
+def _new_issue(store: Store, signature_id: str, link: str | None) -> str:
+    row = store.signature(signature_id) or {}
+    issue = _issue(row.get("issue_ref"), link)
+    return (
+        f"**New problem** {issue} in {code(row.get('service') or 'unknown')}: {code(row.get('title') or '')}\n"
+        f"{row.get('total_count', 0)} occurrences since {row.get('first_seen') or '?'}"
+    )
+
+
+def _summary(
+    store: Store,
+    run_id: str,
+    new: list[str],
+    regressed: list[str],
+    updated: list[str],
+    links: dict[str, str],
+    run_url: str | None,
+) -> str:
+    where = f"[round {run_id}]({run_url})" if run_url else f"round {code(run_id)}"
+    lines = [f"{where}: {len(new)} new, {len(regressed)} regressed, {len(updated)} updated"]
+    for label, ids in (("regressed", regressed), ("new, not announced one by one", new[MAX_NEW_NOTICES:])):
+        for sid in ids[:20]:
+            row = store.signature(sid) or {}
+            lines.append(f"- {label}: {_issue(row.get('issue_ref'), links.get(sid))} {code(row.get('title') or '')}")
+    return "\n".join(lines)
+
+
+def _issue(ref: str | None, link: str | None) -> str:
+    if ref and link:
+        return f"[{ref}]({link})"
+    return code(ref or "not filed")
