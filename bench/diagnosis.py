@@ -33,14 +33,22 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT / "tests"))
 
+from rounds_bot.config import load_settings  # noqa: E402
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context  # noqa: E402
-from rounds_bot.diagnosis.model import DiagnosisRequest, OccurrenceStats  # noqa: E402
+from rounds_bot.diagnosis.model import (  # noqa: E402
+    Diagnosis,
+    DiagnosisOutcome,
+    DiagnosisRequest,
+    OccurrenceStats,
+)
 from rounds_bot.diagnosis.prompting import PromptLibrary  # noqa: E402
 from rounds_bot.grouping.engine import GroupingEngine  # noqa: E402
 from rounds_bot.models import ErrorEvent  # noqa: E402
+from rounds_bot.round import run_round  # noqa: E402
 from rounds_bot.sources.base import Window  # noqa: E402
 from rounds_bot.sources.otlp_file import OtlpFileSource  # noqa: E402
-from rounds_bot.triage import Occurrence, SignatureActivity, triage  # noqa: E402
+from rounds_bot.store import Store  # noqa: E402
+from rounds_bot.tracker.dryrun import DryRunTracker  # noqa: E402
 
 DEMO = PROJECT_ROOT / "rounds_bot" / "data" / "demo.otlp.jsonl"
 
@@ -93,19 +101,55 @@ def context_sizes(groups, titles) -> list[tuple[str, int, int, int]]:
     return rows
 
 
-def calls_per_thousand(groups) -> float:
-    now = max(e.timestamp for events in groups.values() for e in events)
-    activities = [
-        SignatureActivity(
-            signature_id=signature_id,
-            occurrences=[Occurrence(timestamp=e.timestamp, count=e.count, fatal=e.fatal) for e in events],
+class CountingDiagnoser:
+    """Answers every request with a valid abstention and counts the calls: the round's logic decides."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def estimate_cost(self, request: DiagnosisRequest) -> float:
+        return 0.01
+
+    def diagnose(self, request: DiagnosisRequest) -> DiagnosisOutcome:
+        self.calls += 1
+        answer = Diagnosis(
+            classification="unknown",
+            unknown_reason="benchmark",
+            root_cause="not analysed",
+            evidence=[],
+            suggested_fix="",
+            confidence="low",
         )
-        for signature_id, events in groups.items()
-    ]
-    decisions = triage(activities, now=now, code_revision="bench")
-    calls = sum(decision.diagnose for decision in decisions)
-    occurrences = sum(e.count for events in groups.values() for e in events)
-    return 1000 * calls / occurrences if occurrences else 0.0
+        return DiagnosisOutcome(status="ok", diagnosis=answer, cost_usd=0.01, model="bench")
+
+
+def round_calls_per_thousand() -> tuple[float, int, int]:
+    """Two demo rounds through the real round: model calls per 1,000 occurrences, and each round's calls."""
+    with tempfile.TemporaryDirectory() as scratch:
+        settings = load_settings(
+            signatures_db_path=Path(scratch) / "rounds.db", output_dir=Path(scratch) / "out"
+        )
+        store = Store.open(settings.signatures_db_path)
+        diagnoser = CountingDiagnoser()
+        calls = []
+        occurrences = 0
+        for _ in range(2):
+            before = diagnoser.calls
+            report = run_round(
+                settings,
+                OtlpFileSource(DEMO),
+                DryRunTracker(settings.output_dir),
+                store,
+                reads_whole_history=True,
+                diagnoser=diagnoser,
+                diagnosis_mode="bench",
+            )
+            occurrences += report.occurrences_counted
+            calls.append(diagnoser.calls - before)
+        store.close()
+    return 1000 * sum(calls) / occurrences, calls[0], calls[1]
 
 
 def real_cli_seconds() -> float | None:
@@ -160,8 +204,11 @@ def main() -> None:
     max_prompt = max((row[3] for row in rows), default=0)
     print(f"max context tokens {max_context} (budget {DEFAULT_BUDGET_TOKENS}); max prompt {max_prompt}")
 
-    calls = calls_per_thousand(groups)
-    print(f"triage on the demo as one round: {calls:.2f} model calls per 1,000 occurrences")
+    calls, first, second = round_calls_per_thousand()
+    print(
+        f"two demo rounds: {first} model calls in the first, {second} in the second (nothing new): "
+        f"{calls:.2f} per 1,000 occurrences; duplicates cost nothing"
+    )
 
     seconds = None if arguments.no_real_cli else real_cli_seconds()
     print("real CLI: " + ("not run" if seconds is None else f"{seconds:.2f} s for one diagnosis"))

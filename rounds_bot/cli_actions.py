@@ -90,7 +90,13 @@ def read_event(path: Path | None) -> tuple[str, dict[str, Any]]:
     if not isinstance(payload, dict):
         raise ConfigError(f"the event payload {path} is not a JSON object")
     if not name:
-        name = "issue_comment" if "comment" in payload else "workflow_dispatch" if "inputs" in payload else "manual"
+        name = (
+            "issue_comment"
+            if "comment" in payload
+            else "workflow_dispatch"
+            if "inputs" in payload
+            else "manual"
+        )
     return name, payload
 
 

@@ -80,6 +80,7 @@ class CommandContext:
     store: Store
     now: datetime
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     # issue number -> signature id, read once per run
     _signatures: dict[int, str | None] = field(default_factory=dict)
 
@@ -520,7 +521,9 @@ def catch_up(ctx: CommandContext, *, skip: set[int] | None = None) -> list[Outco
                 outcomes.append(handle_comment(ctx, comment))
             except TrackerError as exc:
                 # listed again next run (`since` is inclusive); the comments after it wait with it
-                ctx.notes.append(f"the commands of comment {comment.comment_id} wait for the next run: {exc}")
+                ctx.warnings.append(
+                    f"the commands of comment {comment.comment_id} wait for the next run: {exc}"
+                )
                 break
         newest = max(newest, item.get("updated_at") or "")
     with ctx.store.transaction():

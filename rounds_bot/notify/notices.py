@@ -34,7 +34,9 @@ def round_notices(store: Store, issue_links: dict[str, str], run_url: str | None
     if not runs:
         return Notices(why_none="no round has run yet")
     run = runs[-1]
-    if store.db.execute("select 1 from events where idempotency_key = ?", [f"notified:{run['id']}"]).fetchone():
+    if store.db.execute(
+        "select 1 from events where idempotency_key = ?", [f"notified:{run['id']}"]
+    ).fetchone():
         return Notices(run_id=run["id"], why_none=f"round {run['id']} was notified already")
     plans: dict[str, str] = json.loads(run.get("stats") or "{}").get("plans", {})
     new = [sid for sid, kind in plans.items() if kind in _NEW]
@@ -75,7 +77,9 @@ def _summary(
     for label, ids in (("regressed", regressed), ("new, not announced one by one", new[MAX_NEW_NOTICES:])):
         for sid in ids[:20]:
             row = store.signature(sid) or {}
-            lines.append(f"- {label}: {_issue(row.get('issue_ref'), links.get(sid))} {code(row.get('title') or '')}")
+            lines.append(
+                f"- {label}: {_issue(row.get('issue_ref'), links.get(sid))} {code(row.get('title') or '')}"
+            )
     return "\n".join(lines)
 
 

@@ -74,7 +74,9 @@ class ZulipNotifier:
             "topic": self.target.topic,
             "content": fit(content),
         }
-        data = self._request("POST", "/api/v1/messages", f"post to the stream {self.target.stream!r}", data=form)
+        data = self._request(
+            "POST", "/api/v1/messages", f"post to the stream {self.target.stream!r}", data=form
+        )
         return int(data.get("id") or 0)
 
     def whoami(self) -> str:
