@@ -64,7 +64,7 @@ def add_to_summary(markdown: str) -> None:
 
 
 def annotate(level: str, message: str) -> None:
-    """`::warning::` / `::notice::` / `::error::` in Actions (shown on the run page); plain stderr elsewhere."""
+    """`::warning::`, `::notice::` or `::error::` in Actions (shown on the run page); else plain stderr."""
     if in_actions():
         escaped = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
         click.echo(f"::{level}::{escaped}", err=True)
@@ -73,7 +73,7 @@ def annotate(level: str, message: str) -> None:
 
 
 def read_event(path: Path | None) -> tuple[str, dict[str, Any]]:
-    """The event name and payload of this run: `--event FILE`, or `$GITHUB_EVENT_PATH` (a file, never inlined)."""
+    """The event name and payload: `--event FILE`, or `$GITHUB_EVENT_PATH` (a file, never inlined)."""
     name = os.environ.get("GITHUB_EVENT_NAME", "")
     if path is None:
         env_path = os.environ.get("GITHUB_EVENT_PATH")

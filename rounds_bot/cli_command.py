@@ -7,8 +7,8 @@ In the workflow, after the database is restored and before the round:
     rounds command --acknowledge   only the eyes reaction on the event's comment (a job without the database,
                                    so the receipt does not wait for a round in progress)
 
-The comment text is read from the event file (`$GITHUB_EVENT_PATH`), never from the command line. Sets the step
-output `round=true` when a round should follow (always for schedule and dispatch; for comments, after
+The comment text is read from the event file (`$GITHUB_EVENT_PATH`), never from the command line. Sets the
+step output `round=true` when a round should follow (always for schedule and dispatch; for comments, after
 `rediagnose` or `resume`).
 """
 

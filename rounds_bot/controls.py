@@ -171,13 +171,10 @@ class RediagnoseRequest(Frozen):
     hint: str | None = None
 
 
-def rediagnose_requests(store: Store, since: datetime | None = None) -> list[RediagnoseRequest]:
-    """Requests to diagnose a signature again (newest per signature), for the diagnosis step to honour."""
-    rows = _latest(store, [REDIAGNOSE])
+def rediagnose_requests(store: Store) -> list[RediagnoseRequest]:
+    """The newest request per signature to diagnose it again, oldest first."""
     requests = []
-    for row in rows:
-        if since is not None and parse_iso(row["at"]) < since:
-            continue
+    for row in _latest(store, [REDIAGNOSE]):
         payload = row["payload"]
         requests.append(
             RediagnoseRequest(
@@ -188,6 +185,16 @@ def rediagnose_requests(store: Store, since: datetime | None = None) -> list[Red
             )
         )
     return sorted(requests, key=lambda r: r.at)
+
+
+def pending_rediagnoses(store: Store) -> dict[str, str]:
+    """Requests no diagnosis has answered yet: signature id -> hint ("" without one), for the round."""
+    pending = {}
+    for request in rediagnose_requests(store):
+        latest = store.latest_diagnosis(request.signature_id)
+        if latest is None or parse_iso(latest["at"]) < parse_iso(request.at):
+            pending[request.signature_id] = request.hint or ""
+    return pending
 
 
 # --- handled comments ----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""What a round tells a chat: one notice per new issue, and a summary when the round filed or reopened something.
+"""What a round tells a chat: a notice per new issue, and a summary when the round filed or reopened anything.
 
 Built from the signature database after the round (the `runs` table says what each signature's plan was, the
 tracker's journal has each issue's link), so notifying is a separate step that cannot break a round, and a run
@@ -58,7 +58,8 @@ def _new_issue(store: Store, signature_id: str, link: str | None) -> str:
     row = store.signature(signature_id) or {}
     issue = _issue(row.get("issue_ref"), link)
     return (
-        f"**New problem** {issue} in {code(row.get('service') or 'unknown')}: {code(row.get('title') or '')}\n"
+        f"**New problem** {issue} in {code(row.get('service') or 'unknown')}: "
+        f"{code(row.get('title') or '')}\n"
         f"{row.get('total_count', 0)} occurrences since {row.get('first_seen') or '?'}"
     )
 
