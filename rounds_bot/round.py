@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from rounds_bot.config import Settings
+from rounds_bot.controls import UNMUTED, Controls, load_controls, pending_rediagnoses
 from rounds_bot.diagnose import DiagnosisStep, Patient, run_diagnosis_step
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
@@ -111,6 +112,9 @@ class RoundContext:
     tier_counts: dict[str, int] = field(default_factory=dict)
     diagnosis_mode: str = "diagnosis off"
     diagnosis: DiagnosisStep = field(default_factory=DiagnosisStep)
+    # what people asked with /rounds commands: pause, mutes, merges (controls.py)
+    controls: Controls = field(default_factory=Controls)
+    lapsed_mutes: list[str] = field(default_factory=list)
 
 
 def run_round(
@@ -133,19 +137,42 @@ def run_round(
     run_id = f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     window = plan_window(store, source, settings, now, reads_whole_history)
     ctx = RoundContext(settings, source, tracker, store, now, run_id, window, diagnosis_mode=diagnosis_mode)
+    ctx.controls = load_controls(store)
 
     polled = source.poll(window, frozenset(store.group_map()))
     engine = load_engine(settings, store)
     tallies, already_counted = group_occurrences(ctx, engine, polled)
-    rediagnose = rediagnose or {}
-    retries = store.pending_diagnoses(MAX_DIAGNOSIS_ATTEMPTS)
-    wanted = retries | set(rediagnose)
-    plans = plan_issues(ctx, tallies, wanted)
-    ctx.diagnosis = diagnose_patients(ctx, engine, plans, diagnoser, rediagnose, wanted)
-    file_issues(ctx, engine, plans)
-    ctx.report_notes.extend(tracker.finish_round())
+    if ctx.controls.pause is not None:
+        plans = hold_while_paused(ctx, tallies)
+    else:
+        rediagnose = {**pending_rediagnoses(store), **(rediagnose or {})}
+        retries = store.pending_diagnoses(MAX_DIAGNOSIS_ATTEMPTS)
+        wanted = retries | set(rediagnose)
+        plans = plan_issues(ctx, tallies, wanted)
+        ctx.diagnosis = diagnose_patients(ctx, engine, plans, diagnoser, rediagnose, wanted)
+        file_issues(ctx, engine, plans)
+        ctx.report_notes.extend(tracker.finish_round())
     commit(ctx, engine, polled, tallies, plans)
     return build_report(ctx, polled, tallies, plans, already_counted)
+
+
+def hold_while_paused(ctx: RoundContext, tallies: dict[str, Tally]) -> list[IssuePlan]:
+    """`/rounds pause`: occurrences are counted; nothing reaches the tracker or the model until `resume`.
+
+    Signatures without an issue are deferred, so the first round after `resume` files them.
+    """
+    pause = ctx.controls.pause
+    assert pause is not None
+    plans = []
+    for signature_id, tally in tallies.items():
+        existing = ctx.store.signature(signature_id)
+        if existing is None or not existing["issue_ref"]:
+            plans.append(IssuePlan(signature_id, "deferred", tally, existing))
+    ctx.report_notes.append(
+        f"paused by @{pause.by} since {pause.since}: nothing was filed, updated, commented on or diagnosed "
+        "(occurrences are still counted); a `resume` command on any issue restarts rounds"
+    )
+    return plans
 
 
 def diagnose_patients(
@@ -237,6 +264,7 @@ def group_occurrences(
         seen_now.add(event.event_id)
         assignment = engine.assign(event)
         ctx.tier_counts[assignment.tier] = ctx.tier_counts.get(assignment.tier, 0) + 1
+        assignment = _follow_merge(ctx, assignment)
         tally = tallies.setdefault(assignment.signature_id, Tally(assignment=assignment))
         tally.add(event, event.count, event.timestamp, event.timestamp)
         tally.occurrences.append((event.event_id, assignment.signature_id, event.timestamp))
@@ -244,6 +272,7 @@ def group_occurrences(
     group_map = ctx.store.group_map()
     for group in polled.known_group_counts:
         signature_id = group_map.get(group.source_group_id)
+        signature_id = ctx.controls.target_of(signature_id) if signature_id else None
         row = ctx.store.signature(signature_id) if signature_id else None
         if row is None:
             ctx.report_notes.append(
@@ -257,6 +286,13 @@ def group_occurrences(
         )
         tallies[signature_id].add(stand_in, group.count, group.first_seen, group.last_seen)
     return tallies, already_counted
+
+
+def _follow_merge(ctx: RoundContext, assignment: Assignment) -> Assignment:
+    """A signature merged into another (`/rounds merge`) counts its occurrences there."""
+    target = ctx.controls.target_of(assignment.signature_id)
+    row = ctx.store.signature(target) if target != assignment.signature_id else None
+    return _assignment_from_row(row) if row is not None else assignment
 
 
 def _assignment_from_row(row: dict) -> Assignment:
@@ -303,13 +339,29 @@ def plan_issues(ctx: RoundContext, tallies: dict[str, Tally], wanted: set[str]) 
             )
         elif tally is None and (signature_id not in wanted or issue.state == "closed"):
             continue
-        elif issue.state == "closed" and issue.state_reason == "not_planned":
+        elif _muted(ctx, signature_id, tally, existing) or (
+            issue.state == "closed" and issue.state_reason == "not_planned"
+        ):
             plans.append(IssuePlan(signature_id, "muted", tally, existing, issue))
         elif issue.state == "closed":
             plans.append(IssuePlan(signature_id, "regressed", tally, existing, issue))
         else:
             plans.append(IssuePlan(signature_id, "updated", tally, existing, issue))
     return plans
+
+
+def _muted(ctx: RoundContext, signature_id: str, tally: Tally | None, existing: dict | None) -> bool:
+    """Ignored with `/rounds ignore` and not lapsed: counts update, no comment, no reopening."""
+    mute = ctx.controls.mutes.get(signature_id)
+    if mute is None:
+        return False
+    total = (existing["total_count"] if existing else 0) + (tally.count if tally else 0)
+    lapsed = mute.lapsed(ctx.now, total)
+    if lapsed is None:
+        return True
+    ctx.lapsed_mutes.append(signature_id)
+    ctx.report_notes.append(f"{signature_id} is no longer ignored: {lapsed}")
+    return False
 
 
 def file_issues(ctx: RoundContext, engine: GroupingEngine, plans: list[IssuePlan]) -> None:
@@ -346,7 +398,8 @@ def _file_issue(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> N
         )
         plan.issue = ctx.tracker.update(plan.issue, draft, comment=comment, reopen=True)
     else:
-        plan.issue = ctx.tracker.update(plan.issue, draft, comment=_diagnosis_comment(ctx, plan))
+        comment = None if plan.kind == "muted" else _diagnosis_comment(ctx, plan)
+        plan.issue = ctx.tracker.update(plan.issue, draft, comment=comment)
 
 
 def _latest_diagnosis(ctx: RoundContext, signature_id: str) -> Diagnosis | None:
@@ -508,6 +561,15 @@ def commit(
             store.mark_seen(tally.occurrences)
             for group_id in tally.group_ids:
                 store.map_group(group_id, signature_id)
+        for signature_id in ctx.lapsed_mutes:
+            store.append_event(
+                UNMUTED,
+                f"lapsed:{signature_id}:{ctx.run_id}",
+                signature_id=signature_id,
+                run_id=ctx.run_id,
+                at=ctx.now,
+                payload={"source": "command", "by": "rounds", "reason": "lapsed"},
+            )
         cursor = _next_cursor(ctx, polled)
         store.set_cursor(ctx.source.name, cursor)
         store.forget_seen_before(cursor - timedelta(seconds=ctx.settings.cursor_overlap_seconds))
@@ -589,9 +651,14 @@ def build_report(
         if plan.kind in ("new", "filed-late"):
             by_kind["new"].append(line(plan, "filed late" if plan.kind == "filed-late" else ""))
         elif plan.kind == "muted":
-            by_kind["updated"].append(line(plan, "closed as not planned: muted"))
+            mute = ctx.controls.mutes.get(plan.signature_id)
+            by_kind["updated"].append(line(plan, mute.describe() if mute else "closed as not planned: muted"))
+        elif plan.kind == "deferred":
+            by_kind["deferred"].append(
+                line(plan, "paused" if ctx.controls.pause else "over the new-issue cap")
+            )
         else:
-            by_kind[plan.kind].append(line(plan, "over the new-issue cap" if plan.kind == "deferred" else ""))
+            by_kind[plan.kind].append(line(plan))
     return RoundReport(
         run_id=ctx.run_id,
         source=ctx.source.name,
