@@ -338,6 +338,12 @@ class Settings(BaseSettings):
             raise ValueError("the pattern needs one capturing group around the code")
         return value
 
+    @model_validator(mode="after")
+    def _openai_needs_an_endpoint(self) -> Settings:
+        if self.diagnoser == "openai" and not (self.openai_base_url and self.openai_model):
+            raise ValueError("ROUNDS_DIAGNOSER=openai needs ROUNDS_OPENAI_BASE_URL and ROUNDS_OPENAI_MODEL")
+        return self
+
     @field_validator("signoz_api_url", "zulip_site")
     @classmethod
     def _url_has_scheme(cls, value: str | None) -> str | None:

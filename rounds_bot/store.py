@@ -40,6 +40,8 @@ STATUS_BY_EVENT = {
     "IncidentResolved": "resolved",
     "IncidentSuppressed": "muted",
     "IncidentUnsuppressed": "open",
+    "SignatureMerged": "merged",  # `/rounds merge`: its occurrences are counted under another signature
+    "SignatureSplit": "open",
 }
 
 
@@ -305,7 +307,7 @@ class Store:
         return rows[0] if rows else None
 
     def pending_diagnoses(self, max_attempts: int) -> set[str]:
-        """Signatures whose last diagnosis attempt failed, with fewer than `max_attempts` failures in a row."""
+        """Signatures whose last diagnosis failed, with fewer than `max_attempts` failures in a row."""
         statuses: dict[str, list[str]] = {}
         for signature_id, status in self.db.execute(
             "select signature_id, status from diagnoses order by id desc"

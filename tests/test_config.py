@@ -86,3 +86,12 @@ def test_every_setting_is_documented_in_the_readme():
     declared = {env_name(name) for name in Settings.model_fields}
     assert declared <= documented, f"undocumented: {sorted(declared - documented)}"
     assert documented <= declared, f"documented but not settings: {sorted(documented - declared)}"
+
+
+def test_an_openai_diagnoser_needs_its_endpoint(clean_env):
+    clean_env.setenv("ROUNDS_DIAGNOSER", "openai")
+    with pytest.raises(ConfigError, match="ROUNDS_OPENAI_BASE_URL"):
+        load_settings()
+    clean_env.setenv("ROUNDS_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+    clean_env.setenv("ROUNDS_OPENAI_MODEL", "qwen")
+    assert load_settings().diagnoser == "openai"
