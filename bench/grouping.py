@@ -38,12 +38,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rounds_bot.grouping.engine import GroupingEngine  # noqa: E402
+from rounds_bot.grouping.engine import GroupingEngine, SignatureState  # noqa: E402
+from rounds_bot.grouping.similarity import SimilarityIndex, document_terms  # noqa: E402
+from rounds_bot.grouping.stacktrace import parse_stacktrace  # noqa: E402
 from rounds_bot.models import ErrorEvent  # noqa: E402
+
+if TYPE_CHECKING:
+    from drain3 import TemplateMiner
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 SYSTEMS = ("HDFS", "Hadoop", "Spark", "Zookeeper", "BGL", "HPC", "Thunderbird", "OpenStack")
@@ -135,10 +141,17 @@ def rounds_grouper(service: str) -> Callable[[list[str]], list[str]]:
     return group
 
 
-def drain3_grouper(messages: list[str]) -> list[str]:
+def drain3_miner() -> TemplateMiner:
+    """Drain3 with its default settings (passing the default config object skips the lookup of
+    a `drain3.ini` file, which only prints that it found none)."""
     from drain3 import TemplateMiner
+    from drain3.template_miner_config import TemplateMinerConfig
 
-    miner = TemplateMiner()
+    return TemplateMiner(config=TemplateMinerConfig())
+
+
+def drain3_grouper(messages: list[str]) -> list[str]:
+    miner = drain3_miner()
     return [str(miner.add_log_message(m)["cluster_id"]) for m in messages]
 
 
@@ -147,9 +160,9 @@ def drain3_grouper(messages: list[str]) -> list[str]:
 
 def loghub_part(data: Path, systems: list[str]) -> dict[str, float]:
     print("\n== Loghub-2k: grouping accuracy (GA) and pairwise precision / recall")
-    print(
-        f"{'system':<12} {'GA':>7} {'pairP':>7} {'pairR':>7} {'groups':>7} | {'Drain3 GA':>9} {'pairP':>7} {'pairR':>7} {'groups':>7} | {'true':>5}"
-    )
+    ours_head = f"{'GA':>7} {'pairP':>7} {'pairR':>7} {'groups':>7}"
+    drain_head = f"{'Drain3 GA':>9} {'pairP':>7} {'pairR':>7} {'groups':>7}"
+    print(f"{'system':<12} {ours_head} | {drain_head} | {'true':>5}")
     ours_ga, ours_p, drain_ga, drain_p = [], [], [], []
     for system in systems:
         log = load_loghub(data, system)
@@ -196,10 +209,9 @@ def defects4j_part(data: Path) -> float:
         tiers[assignment.tier] += 1
     precision, recall, f1 = bcubed(predicted, truth)
     naive = bcubed(naive_mask_and_hash(rows), truth)
-    print(f"{'grouper':<22} {'P':>6} {'R':>6} {'F1':>6} {'groups':>7}  (true groups: {len(set(truth))})")
-    print(
-        f"{'rounds':<22} {precision:6.3f} {recall:6.3f} {f1:6.3f} {len(set(predicted)):7d}  tiers: {dict(tiers)}"
-    )
+    print(f"{'grouper':<22} {'P':>6} {'R':>6} {'F1':>6} {'groups':>7}  (true: {len(set(truth))})")
+    groups = len(set(predicted))
+    print(f"{'rounds':<22} {precision:6.3f} {recall:6.3f} {f1:6.3f} {groups:7d}  tiers: {dict(tiers)}")
     print(f"{'naive mask-and-hash':<22} {naive[0]:6.3f} {naive[1]:6.3f} {naive[2]:6.3f}")
     return f1
 
@@ -287,11 +299,9 @@ def throughput_part(data: Path, systems: list[str], count: int, repeats: int) ->
 
 
 def _time_drain3(messages: list[str]) -> tuple[float, int]:
-    from drain3 import TemplateMiner
-
     # Inputs are made before timing and set aside from the garbage collector, for both engines.
     with _frozen_inputs():
-        miner = TemplateMiner()
+        miner = drain3_miner()
         start = time.perf_counter()
         for message in messages:
             miner.add_log_message(message)
@@ -382,6 +392,31 @@ def synthetic_trace(rng: random.Random, vocabulary: list[str], types: list[str])
     return type_, message, "\n".join(lines)
 
 
+def synthetic_states(
+    count: int, rng: random.Random, vocabulary: list[str], types: list[str]
+) -> list[SignatureState]:
+    """Saved states of `count` distinct trace signatures of one service, built the way the
+    engine builds them (parse, document terms, incremental TF-IDF), without grouping each."""
+    index = SimilarityIndex()
+    states = []
+    for number in range(count):
+        type_, message, trace = synthetic_trace(rng, vocabulary, types)
+        terms = document_terms(type_.rsplit(".", 1)[-1], message, parse_stacktrace(trace))
+        signature_id = f"sig_{number:016x}"
+        index.add_new("big", signature_id, number, index.counts(terms), with_frames=True)
+        vector = index.saved_vector("big", signature_id)
+        states.append(
+            SignatureState(
+                signature_id=signature_id,
+                service="big",
+                seq=number,
+                hashes=[f"{number:064x}"],
+                similarity=vector,
+            )
+        )
+    return states
+
+
 def tier3_part(data: Path, signatures: int, queries: int) -> float:
     print(f"\n== Tier 3: nearest-signature lookups with {signatures:,} known signatures in one service")
     rng = random.Random(11)
@@ -394,34 +429,23 @@ def tier3_part(data: Path, signatures: int, queries: int) -> float:
         }
     )
     types = sorted({row["exception_type"] for row in load_defects4j(data)})
-    engine = GroupingEngine()
-    start = time.perf_counter()
-    for index in range(signatures):
-        type_, message, trace = synthetic_trace(rng, vocabulary, types)
-        engine.assign(
-            ErrorEvent(
-                event_id=str(index),
-                timestamp=EPOCH,
-                service="big",
-                error_type=type_,
-                message=message,
-                stacktrace=trace,
-            )
-        )
-    built = time.perf_counter() - start
-    print(
-        f"built {len(engine.signature_ids()):,} signatures one by one in {built:.1f} s ({built / signatures * 1e6:.0f} µs each)"
-    )
-
-    from rounds_bot.grouping.similarity import document_terms
-    from rounds_bot.grouping.stacktrace import parse_stacktrace
+    with _frozen_inputs():
+        start = time.perf_counter()
+        states = synthetic_states(signatures, rng, vocabulary, types)
+        built = time.perf_counter() - start
+    each = built / signatures * 1e6
+    print(f"added {signatures:,} signatures one by one to an index in {built:.1f} s ({each:.0f} µs each)")
+    with _frozen_inputs():
+        start = time.perf_counter()
+        engine = GroupingEngine(known=states)
+        print(f"loaded their saved states into a fresh engine in {time.perf_counter() - start:.1f} s")
+    del states
 
     index = engine._index  # the engine's own index: the lookup the round pays for
     lookups, assigns = [], []
     for number in range(queries):
         type_, message, trace = synthetic_trace(rng, vocabulary, types)
-        parsed = parse_stacktrace(trace)
-        terms = document_terms(type_.rsplit(".", 1)[-1], message, parsed)
+        terms = document_terms(type_.rsplit(".", 1)[-1], message, parse_stacktrace(trace))
         start = time.perf_counter()
         index.nearest("big", index.counts(terms), engine.config.related_threshold)
         lookups.append((time.perf_counter() - start) * 1000)
@@ -437,13 +461,10 @@ def tier3_part(data: Path, signatures: int, queries: int) -> float:
         engine.assign(event)
         assigns.append((time.perf_counter() - start) * 1000)
     p95 = _percentile(lookups, 95)
-    print(f"{'':<24} {'p50':>8} {'p95':>8} {'p99':>8}  (ms)")
-    print(
-        f"{'lookup (vectorize+find)':<24} {_percentile(lookups, 50):8.2f} {p95:8.2f} {_percentile(lookups, 99):8.2f}"
-    )
-    print(
-        f"{'whole assign()':<24} {_percentile(assigns, 50):8.2f} {_percentile(assigns, 95):8.2f} {_percentile(assigns, 99):8.2f}"
-    )
+    print(f"{'':<26} {'p50':>8} {'p95':>8} {'p99':>8}  (ms)")
+    for label, times in (("lookup (weigh + find)", lookups), ("whole assign() of a trace", assigns)):
+        p50, p95_, p99 = (_percentile(times, q) for q in (50, 95, 99))
+        print(f"{label:<26} {p50:8.2f} {p95_:8.2f} {p99:8.2f}")
     return p95
 
 

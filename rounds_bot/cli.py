@@ -155,3 +155,7 @@ def db_status(env_file: Path | None) -> None:
 
 main.add_command(group_command)
 db_group.add_command(rebuild_command)
+
+from rounds_bot.cli_actions import add_actions_commands  # noqa: E402  (its commands import this module)
+
+add_actions_commands(main)

@@ -1,7 +1,7 @@
 """`rounds notify`: tell the Zulip stream what the last round filed (off unless Zulip is configured).
 
-    rounds notify          after a round: a notice per new issue and a summary, once per round
-    rounds notify --test   one test message, to check the settings
+rounds notify          after a round: a notice per new issue and a summary, once per round
+rounds notify --test   one test message, to check the settings
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def notify_command(test: bool, env_file: Path | None) -> None:
     settings = settings_from(env_file)
     notifier = zulip_from_settings(settings)
     if notifier is None:
-        click.echo("notifications are off: ZULIP_SITE, ZULIP_EMAIL, ZULIP_API_KEY and ROUNDS_ZULIP_STREAM are not set")
+        click.echo("notifications are off: ZULIP_SITE and the other ZULIP_* settings are not set")
         return
     with notifier:
         if test:
@@ -63,7 +63,9 @@ def notify_command(test: bool, env_file: Path | None) -> None:
 
 def _run_url() -> str | None:
     """This workflow run's page, in Actions."""
-    server, repository, run = (os.environ.get(n) for n in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    server, repository, run = (
+        os.environ.get(n) for n in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
     if server and repository and run:
         return f"{server}/{repository}/actions/runs/{run}"
     return None

@@ -87,6 +87,7 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
             timeout_seconds=settings.diagnosis_timeout_seconds,
         ), "diagnosis by an OpenAI-compatible endpoint"
     from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
+    from rounds_bot.diagnosis.mcp_server import McpLaunch
 
     binary = settings.claude_bin
     if shutil.which(binary) is None:
@@ -99,6 +100,12 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
         credentials["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()
     if settings.anthropic_base_url:
         credentials["ANTHROPIC_BASE_URL"] = settings.anthropic_base_url
+    # The incident look-ups: SigNoz when it is configured, else the incident's own samples.
+    incident_tools = (
+        McpLaunch.for_signoz(settings.signoz_api_url, settings.signoz_api_key)
+        if settings.signoz_api_url
+        else McpLaunch()
+    )
     return ClaudeCodeDiagnoser(
         binary=binary,
         model=settings.claude_model,
@@ -108,6 +115,7 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
         max_retries=settings.claude_max_retries,
         max_budget_usd=settings.claude_max_budget_usd,
         timeout_seconds=settings.diagnosis_timeout_seconds,
+        incident_tools=incident_tools,
     ), f"diagnosis by the Claude Code CLI ({settings.claude_model})"
 
 

@@ -253,10 +253,13 @@ class ClaudeCodeDiagnoser:
         servers: dict[str, Any] = {}
         if self.incident_tools is not None:
             scope_path = scratch / "incident-scope.json"
-            scope_path.write_text(scope_for_request(request).model_dump_json(), encoding="utf-8")
+            scope = scope_for_request(request, backend=self.incident_tools.backend)
+            scope_path.write_text(scope.model_dump_json(), encoding="utf-8")
             servers[MCP_SERVER_NAME] = server_config(self.incident_tools, scope_path)
+        # The server's entry may carry the telemetry back-end's key in its `env` (McpLaunch.for_signoz
+        # says why there): readable by this user only, outside the checkout, gone with `scratch`.
+        mcp_config_path.touch(mode=0o600)
         mcp_config_path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-        mcp_config_path.chmod(0o600)  # it may carry the telemetry back-end's key
 
         argv, stdin_text = self.command_line(prompt, mcp_config_path)
         stream = _StreamWatcher(self.on_progress) if self.stream else None

@@ -6,9 +6,10 @@ three look-ups, scoped to the incident: only trace ids and event ids of the inci
 are accepted, only the signature's service is searched, and every answer is bounded and passes
 through `redact.clean` before the model sees it.
 
-The look-ups go through an `IncidentLookups` object, so the server is tested with a fake. The
-backend here answers from the telemetry rounds already holds for the incident (the samples and
-related logs written into the scope file); a SigNoz backend plugs in behind the same protocol.
+The look-ups go through an `IncidentLookups` object, so the server is tested with a fake. Two
+back-ends answer them: SigNoz (`signoz_lookups.SignozLookups`), when the scope file names one, and
+otherwise the telemetry rounds already holds for the incident (the samples and related logs written
+into the scope file).
 
 Run by the CLI as `python -m rounds_bot.diagnosis.mcp_server --scope <scope.json>`; the
 diagnoser writes the scope file and the `--mcp-config` entry (`server_config`).
@@ -18,16 +19,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
 from rounds_bot.diagnosis.model import DiagnosisRequest, LogLine
-from rounds_bot.errors import DiagnosisError
+from rounds_bot.errors import RoundsError
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.redact import clean
 
@@ -38,6 +41,8 @@ MAX_LOGS = 100
 MAX_MINUTES_AROUND = 30
 MAX_COUNT_POINTS = 500
 MAX_TEXT_CHARS = 500
+#: the variable of the server's own environment that carries the SigNoz API key (see McpLaunch)
+SIGNOZ_API_KEY_VARIABLE = "SIGNOZ_API_KEY"
 
 
 def tool_names(server: str = SERVER_NAME) -> list[str]:
@@ -88,6 +93,24 @@ class IncidentLookups(Protocol):
 # --------------------------------------------------------------------------- scope
 
 
+class RecordedBackend(Frozen):
+    """Answer from the incident's own samples and related logs, written into the scope file."""
+
+    backend: Literal["recorded"] = "recorded"
+
+
+class SignozBackend(Frozen):
+    """Answer from SigNoz. Only where it is: the API key is never part of the scope file."""
+
+    backend: Literal["signoz"] = "signoz"
+    url: str = Field(min_length=1, description="SigNoz's base URL, as SIGNOZ_API_URL")
+    timeout_seconds: float = Field(default=15.0, gt=0, le=120, description="per HTTP request")
+    deadline_seconds: float = Field(default=30.0, gt=0, le=300, description="per look-up, retries included")
+
+
+Backend = Annotated[RecordedBackend | SignozBackend, Field(discriminator="backend")]
+
+
 class ScopedEvent(Frozen):
     event_id: str
     timestamp: datetime
@@ -104,7 +127,7 @@ class IncidentScope(Frozen):
     window_start: datetime
     window_end: datetime
     events: list[ScopedEvent]
-    backend: Literal["recorded"] = "recorded"
+    backend: Backend = Field(default_factory=RecordedBackend)
     recorded_events: list[ErrorEvent] = Field(default_factory=list)
     recorded_logs: list[LogLine] = Field(default_factory=list)
 
@@ -112,17 +135,51 @@ class IncidentScope(Frozen):
     def trace_ids(self) -> set[str]:
         return {event.trace_id for event in self.events if event.trace_id}
 
+    @property
+    def services(self) -> set[str]:
+        return {self.service} | {event.service for event in self.events}
+
+
+def _server_module() -> list[str]:
+    return [sys.executable, "-m", "rounds_bot.diagnosis.mcp_server"]
+
 
 class McpLaunch(Frozen):
-    """How the CLI starts this server: the command, and variables only the server gets."""
+    """How the CLI starts this server: the command, the back-end it asks, and variables only the
+    server gets (kept out of `repr` so a logged diagnoser never shows a key)."""
 
-    command: list[str] = Field(
-        default_factory=lambda: [sys.executable, "-m", "rounds_bot.diagnosis.mcp_server"]
-    )
-    env: dict[str, str] = Field(default_factory=dict)
+    command: list[str] = Field(default_factory=_server_module)
+    backend: Backend = Field(default_factory=RecordedBackend)
+    env: dict[str, str] = Field(default_factory=dict, repr=False)
+
+    @classmethod
+    def for_signoz(cls, url: str, api_key: str | None, **options: Any) -> McpLaunch:
+        """The server over SigNoz at `url`, holding `api_key` in its own environment.
+
+        Where the key goes, and why there. The CLI must start the server, so the CLI necessarily
+        handles the key once; what matters is that the model never can, and that nothing else
+        inherits or keeps it:
+        - it is NOT in the scope file (a description of the incident, not a credential);
+        - it is NOT in the CLI's own environment: whatever is there is inherited by every
+          process the CLI starts, which is why that environment is an allow-list;
+        - it is NOT on a command line, which every local user can read in the process table;
+        - it IS in this server's `env` entry of the `--mcp-config` file, which the CLI hands to
+          this one process only. That file is written mode 0600 into a throwaway directory
+          outside the checkout and deleted when the diagnosis ends, never into the checkout.
+          The model's only tools are Read, Grep and Glob, which `--restricted` confines to the
+          checkout (Bash is not offered, so no `env` or `cat`), and these look-ups, which never
+          echo the key: neither the file nor the server's environment is within its reach.
+        """
+        env = {SIGNOZ_API_KEY_VARIABLE: api_key} if api_key else {}
+        return cls(backend=SignozBackend(url=url, **options), env=env)
 
 
-def scope_for_request(request: DiagnosisRequest, *, margin: timedelta = timedelta(hours=1)) -> IncidentScope:
+def scope_for_request(
+    request: DiagnosisRequest,
+    *,
+    margin: timedelta = timedelta(hours=1),
+    backend: RecordedBackend | SignozBackend | None = None,
+) -> IncidentScope:
     """The incident's scope: its samples, and a window around them (or around the statistics)."""
     times = [event.timestamp for event in request.sample_events]
     times += [t for t in (request.stats.first_seen, request.stats.last_seen) if t is not None]
@@ -143,6 +200,7 @@ def scope_for_request(request: DiagnosisRequest, *, margin: timedelta = timedelt
             )
             for event in request.sample_events
         ],
+        backend=backend or RecordedBackend(),
         recorded_events=list(request.sample_events),
         recorded_logs=list(request.related_logs),
     )
@@ -311,11 +369,15 @@ class RecordedLookups:
         return [CountPoint(start=when, count=count) for when, count in sorted(buckets.items())]
 
 
-def lookups_for(scope: IncidentScope) -> IncidentLookups:
-    """The back-end a scope file names."""
-    if scope.backend == "recorded":
-        return RecordedLookups(scope.recorded_events, scope.recorded_logs)
-    raise DiagnosisError(f"unknown incident look-up back-end {scope.backend!r}")
+def lookups_for(scope: IncidentScope, environ: Mapping[str, str] | None = None) -> IncidentLookups:
+    """The back-end a scope file names: SigNoz when it names one (its key, if any, read from the
+    server's own environment), else the incident's recorded samples."""
+    if isinstance(scope.backend, SignozBackend):
+        from rounds_bot.diagnosis.signoz_lookups import SignozLookups
+
+        environ = os.environ if environ is None else environ
+        return SignozLookups.connect(scope, api_key=environ.get(SIGNOZ_API_KEY_VARIABLE) or None)
+    return RecordedLookups(scope.recorded_events, scope.recorded_logs)
 
 
 # --------------------------------------------------------------------------- MCP
@@ -359,6 +421,10 @@ def _answer(function: Any, *args: Any) -> str:
         return function(*args)
     except ScopeViolation as error:
         return f"refused: {error}"
+    except RoundsError as error:
+        # The back-end failed (SigNoz down, a key without a grant): tell the model, which can
+        # go on with what it has, instead of ending its run.
+        return f"failed: {_text(error)}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -366,8 +432,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scope", required=True, type=Path, help="the scope file of the incident")
     arguments = parser.parse_args(argv)
     scope = IncidentScope.model_validate(json.loads(arguments.scope.read_text(encoding="utf-8")))
-    build_server(lookups_for(scope), scope).run("stdio")
+    lookups = lookups_for(scope)
+    try:
+        build_server(lookups, scope).run("stdio")
+    finally:
+        close = getattr(lookups, "close", None)  # a SigNoz back-end holds an HTTP client
+        if close is not None:
+            close()
 
 
 if __name__ == "__main__":
-    main()
+    # Run the package's copy of this module, not `__main__`: the SigNoz back-end imports it, and
+    # two copies would mean two different `ScopeViolation` and `SignozBackend` classes.
+    from rounds_bot.diagnosis import mcp_server
+
+    mcp_server.main()

@@ -34,9 +34,16 @@ class Component:
         self.children = children
         #: True when this component really enters the hash: it contributes, and it is a leaf
         #: with a value or a node with at least one effective child
-        self.effective = contributes and (
-            any(child.effective for child in children) if children else value is not None
-        )
+        effective = False
+        if contributes:
+            if children:
+                for child in children:
+                    if child.effective:
+                        effective = True
+                        break
+            else:
+                effective = value is not None
+        self.effective = effective
 
     def __repr__(self) -> str:
         return f"Component({self.name!r}, {self.value!r}, contributes={self.contributes}, hint={self.hint!r})"
@@ -46,15 +53,15 @@ class Component:
 
 
 def leaf(name: str, value: str | None, hint: str | None = None) -> Component:
-    return Component(name, value, contributes=hint is None, hint=hint)
+    return Component(name, value, hint is None, hint)
 
 
 def node(
     name: str, *children: Component | None, value: str | None = None, hint: str | None = None
 ) -> Component:
     """A component over its children (None children, for optional parts, are left out)."""
-    kept = tuple(child for child in children if child is not None)
-    return Component(name, value, contributes=hint is None, hint=hint, children=kept)
+    kept = children if None not in children else tuple(c for c in children if c is not None)
+    return Component(name, value, hint is None, hint, kept)
 
 
 def hash_tree(root: Component, version: str) -> str:
@@ -138,7 +145,12 @@ def _folded(children: tuple[Component, ...]) -> list[Component | str]:
         child = children[index]
         end = index
         if not child.effective and child.hint:
-            while end + 1 < len(children) and not children[end + 1].effective and children[end + 1].hint == child.hint and children[end + 1].name == child.name:
+            while (
+                end + 1 < len(children)
+                and not children[end + 1].effective
+                and children[end + 1].hint == child.hint
+                and children[end + 1].name == child.name
+            ):
                 end += 1
         if end - index >= 2:
             out.append(f"{end - index + 1} {child.name}s  ({child.hint})")

@@ -45,7 +45,8 @@ from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex, SimilarityVector, document_terms
 from rounds_bot.grouping.stacktrace import ParsedTrace, parse_stacktrace
-from rounds_bot.grouping.templates import TemplateMiner, TemplateState, render as render_template
+from rounds_bot.grouping.templates import TemplateMiner, TemplateState
+from rounds_bot.grouping.templates import render as render_template
 from rounds_bot.models import Assignment, ErrorEvent, Frozen, Tier
 
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
@@ -108,7 +109,7 @@ class SignatureState(Frozen):
     related: list[str] = Field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Signature:
     signature_id: str
     service: str
@@ -118,7 +119,6 @@ class _Signature:
     hashes: list[str] = field(default_factory=list)
     error_codes: list[str] = field(default_factory=list)
     template_ids: list[str] = field(default_factory=list)
-    similarity: SimilarityVector | None = None
     related: list[str] = field(default_factory=list)
 
 
@@ -160,7 +160,8 @@ class GroupingEngine:
         self._miner = TemplateMiner()
         self._index = SimilarityIndex()
         self._shapes = ShapeCache()
-        self._traces: dict[tuple[str, str | None], ParsedTrace | None] = {}
+        self._traces: dict[str, tuple[str, ParsedTrace, list[str]] | None] = {}
+        self._trace_candidates: dict[tuple, _Candidate | None] = {}
         self._buckets: dict[tuple[str, str | None], str] = {}
         self._template_fingerprints: dict[tuple, Fingerprint] = {}
         self._routes: dict[str, _Route] = {}
@@ -209,7 +210,7 @@ class GroupingEngine:
             hashes=list(signature.hashes),
             error_codes=list(signature.error_codes),
             templates=[self._miner.state(t) for t in signature.template_ids],
-            similarity=signature.similarity,
+            similarity=self._index.saved_vector(signature.service, signature.signature_id),
             related=list(signature.related),
         )
 
@@ -220,25 +221,46 @@ class GroupingEngine:
 
     def _candidate(self, event: ErrorEvent, code: ErrorCode | None) -> _Candidate:
         service = event.service or "unknown"
+        normalized, shape = self._shapes.lookup(event.message)
         if code is not None:
-            view = self._view(event, normalize_uncached(event.message))
+            view = self._view(event, normalized)
             fingerprint = code_fingerprint(view, code.code, code.where)
             return _Candidate(
-                fingerprint, view, title_for(event.error_type, view.normalized_message),
+                fingerprint,
+                view,
+                title_for(event.error_type, normalized),
                 code_key=f"{service}\x1f{code.code}",
             )
-        trace = self._parse(event)
-        if trace is not None:
-            view = self._view(event, normalize_uncached(event.message))
-            values = [normalize_uncached(e.value) for e in trace.exceptions]
-            error_type = event.error_type or trace.exceptions[0].type
-            view = EventView(view.service, error_type, view.normalized_message or values[0], view.environment, view.service_version)
-            fingerprint = trace_fingerprint(view, trace, self._rules, values)
-            if fingerprint is not None:
-                return _Candidate(fingerprint, view, title_for(error_type, view.normalized_message), trace=trace)
-        normalized, shape = self._shapes.lookup(event.message)
+        parsed = self._parse(event)
+        if parsed is not None:
+            digest, trace, values = parsed
+            key = (digest, service, event.error_type, normalized, event.environment, event.service_version)
+            candidate = self._trace_candidates.get(key)
+            if candidate is None:
+                candidate = self._trace_candidate(event, normalized, trace, values)
+                if len(self._trace_candidates) >= _TRACE_CACHE:
+                    self._trace_candidates.clear()
+                self._trace_candidates[key] = candidate
+            if candidate is not None:
+                return candidate
         match = self._miner.match(self._bucket(service, event.error_type), shape.skeleton)
         return self._template_candidate(event, normalized, match.template_id)
+
+    def _trace_candidate(
+        self, event: ErrorEvent, normalized: str, trace: ParsedTrace, values: list[str]
+    ) -> _Candidate | None:
+        error_type = event.error_type or trace.exceptions[0].type
+        view = EventView(
+            event.service or "unknown",
+            error_type,
+            normalized or values[0],
+            event.environment,
+            event.service_version,
+        )
+        fingerprint = trace_fingerprint(view, trace, self._rules, values)
+        if fingerprint is None:
+            return None
+        return _Candidate(fingerprint, view, title_for(error_type, view.normalized_message), trace=trace)
 
     def _template_candidate(self, event: ErrorEvent, normalized: str, template_id: str) -> _Candidate:
         view = self._view(event, normalized)
@@ -277,7 +299,9 @@ class GroupingEngine:
                 if signature_id is None:  # a template seen for the first time
                     candidate = self._template_candidate(event, normalized, match.template_id)
                     return self._place_by_similarity(candidate)
-                route = self._routes[match.template_id] = _Route(self._miner.handle(match.template_id), signature_id)
+                route = self._routes[match.template_id] = _Route(
+                    self._miner.handle(match.template_id), signature_id
+                )
             shape.routes[(event.service, error_type)] = route
         # Answers given for this template stand while the template has not widened.
         if route.tokens is not route.template.tokens:
@@ -302,17 +326,21 @@ class GroupingEngine:
             service_version=event.service_version,
         )
 
-    def _parse(self, event: ErrorEvent) -> ParsedTrace | None:
-        if not event.stacktrace or not event.stacktrace.strip():
+    def _parse(self, event: ErrorEvent) -> tuple[str, ParsedTrace, list[str]] | None:
+        """The event's parsed trace with its exceptions' normalised values (memoised by text)."""
+        if not event.stacktrace or event.stacktrace.isspace():
             return None
-        key = (hashlib.sha1(event.stacktrace.encode("utf-8", "surrogatepass")).hexdigest(), None)
-        if key in self._traces:
-            return self._traces[key]
+        digest = hashlib.sha1(event.stacktrace.encode("utf-8", "surrogatepass")).hexdigest()
+        if digest in self._traces:
+            return self._traces[digest]
         trace = parse_stacktrace(event.stacktrace)
+        parsed = None
+        if trace is not None:
+            parsed = (digest, trace, [normalize_uncached(e.value) for e in trace.exceptions])
         if len(self._traces) >= _TRACE_CACHE:
             self._traces.clear()
-        self._traces[key] = trace
-        return trace
+        self._traces[digest] = parsed
+        return parsed
 
     # --- tiers --------------------------------------------------------------------------------
 
@@ -369,7 +397,7 @@ class GroupingEngine:
         self._signatures[signature.signature_id] = signature
         self._register(signature, candidate)
         if candidate.code_key is None:
-            signature.similarity = self._index.add_new(
+            self._index.add_new(
                 signature.service,
                 signature.signature_id,
                 signature.seq,
@@ -424,7 +452,6 @@ class GroupingEngine:
             self._by_template[template.template_id] = state.signature_id
             signature.template_ids.append(template.template_id)
         if state.similarity is not None:
-            signature.similarity = state.similarity
             self._index.add_saved(state.service, state.signature_id, state.seq, state.similarity)
         self._next_seq = max(self._next_seq, state.seq + 1)
 
@@ -452,8 +479,10 @@ class GroupingEngine:
         related = [n.signature_id for n in (neighbours or []) if n.signature_id != signature_id]
         if tier in ("fingerprint", "error_code"):
             related = list(signature.related)
-        explanation = self._render(candidate.fingerprint) + "\n" + _decision(
-            tier, signature_id, similarity, neighbours or [], self.config
+        explanation = (
+            self._render(candidate.fingerprint)
+            + "\n"
+            + _decision(tier, signature_id, similarity, neighbours or [], self.config)
         )
         return Assignment(
             signature_id=signature_id,
@@ -469,7 +498,11 @@ class GroupingEngine:
 
 
 def _decision(
-    tier: Tier, signature_id: str, similarity: float | None, neighbours: list[Neighbour], config: GroupingConfig
+    tier: Tier,
+    signature_id: str,
+    similarity: float | None,
+    neighbours: list[Neighbour],
+    config: GroupingConfig,
 ) -> str:
     if tier == "error_code":
         line = f"grouped by error code into {signature_id}"

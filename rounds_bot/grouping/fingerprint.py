@@ -58,6 +58,8 @@ def short_type(error_type: str | None) -> str | None:
 def title_for(error_type: str | None, message: str) -> str:
     short = short_type(error_type)
     text = " ".join(message.split())
+    if short and error_type and text.startswith((f"{short}:", f"{error_type.strip()}:")):
+        short = None  # the message already names its type: "KeyError: 'user_id'"
     title = f"{short}: {text}" if short and text else (short or text or "(no message)")
     return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 3] + "..."
 
@@ -103,7 +105,8 @@ def _trace_tree(
         stack = node(
             "stacktrace",
             *frames,
-            value=f"{trace.runtime}, {len(exception.frames)} frames",
+            leaf("line-numbers", "ignored", "line numbers never contribute") if frames else None,
+            value=f"{trace.runtime}, {_count(len(exception.frames), 'frame')}",
             hint=None if frames else "no frames",
         )
         value = values[index] if index < len(values) else exception.value
@@ -130,9 +133,7 @@ def _trace_tree(
     return tree
 
 
-def template_fingerprint(
-    view: EventView, first_template: str, current_template: str
-) -> Fingerprint:
+def template_fingerprint(view: EventView, first_template: str, current_template: str) -> Fingerprint:
     """Type and mined template. The template the group started with contributes: a template
     widens as values are seen, but the group it names stays the same."""
     short = short_type(view.error_type)
@@ -144,11 +145,14 @@ def template_fingerprint(
         leaf("current-template", current_template, "shown for reading")
         if current_template != first_template
         else None,
-        leaf("message", view.normalized_message, "the template stands for it"),
         *_never_split(view),
         value=FINGERPRINT_VERSION,
     )
     return Fingerprint("template", hash_tree(tree, FINGERPRINT_VERSION), tree)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _never_split(view: EventView) -> list[Component]:

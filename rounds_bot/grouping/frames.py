@@ -65,7 +65,10 @@ def recursion_hints(frames: tuple[Frame, ...]) -> list[str | None]:
             if identities[index:end] != identities[end : end + period]:
                 continue
             repeat = end
-            while repeat + period <= len(frames) and identities[index:end] == identities[repeat : repeat + period]:
+            while (
+                repeat + period <= len(frames)
+                and identities[index:end] == identities[repeat : repeat + period]
+            ):
                 for offset in range(repeat, repeat + period):
                     hints[offset] = hints[offset] or "repeats a recursion cycle"
                 repeat += period
@@ -92,8 +95,6 @@ def frame_components(
             children.append(leaf("context-line", key.context))
         elif frame.context_line:
             children.append(leaf("context-line", frame.context_line, "longer than 120 characters"))
-        if frame.lineno is not None:
-            children.append(leaf("lineno", str(frame.lineno), "line numbers never contribute"))
         hint = None
         if recursion_hint:
             hint = recursion_hint
@@ -102,6 +103,8 @@ def frame_components(
         elif contributing >= MAX_CONTRIBUTING_FRAMES:
             hint = f"beyond the first {MAX_CONTRIBUTING_FRAMES} frames"
         value = f"{key.module} {key.function}"
+        if frame.lineno is not None:
+            value += f" (line {frame.lineno})"  # shown, never hashed: only children are
         components.append(node("frame", *children, value=value, hint=hint))
         if hint is None:
             contributing += 1

@@ -5,9 +5,10 @@ at any position the earliest rule in the list wins, and the leftmost match in th
 a later one. A match is replaced by `<placeholder>`; "keep" rules (placeholder None) replace a
 match by itself, which shields it from the rules after it (`utf-8` is a name, not `utf-<int>`).
 
-Every pattern treats digits only through `\\d` (never a particular digit), so whether and how a
-message is masked does not depend on digit values. `normalize_message` relies on that to reuse the
-masking of one message for every message of the same shape (same text with digits zeroed).
+Every pattern treats digits only through `\\d`, never a particular digit (the `0x` of hex literals is
+written `\\d[xX]`), so whether and how a message is masked does not depend on digit values.
+`Normalizer` relies on that to reuse the masking of one message for every message of the same
+shape (see `shape_of`).
 Patterns use bounded or possessive repetition so no input can make them backtrack badly, and the
 input is cut to its first two non-empty lines and MAX_MESSAGE_CHARS before any rule runs.
 """
@@ -96,7 +97,7 @@ RULES: tuple[MaskRule, ...] = (
         "keep_name_with_number",
         "L",
         None,
-        r"\bHTTP/\d(?:\.\d)?\b|\bx86[_-]64\b|\b(?:IPv|ipv)\d\b",
+        r"\bHTTP/\d(?:\.\d)?\b|\bx\d\d[_-]\d\d\b|\b(?:IPv|ipv)\d\b",
         "protocol and architecture names (`HTTP/1.1`, `x86_64`) are constants, not numbers",
     ),
     MaskRule(
@@ -125,7 +126,7 @@ RULES: tuple[MaskRule, ...] = (
         "traceparent",
         "D",
         "traceparent",
-        r"\b00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\b",
+        r"\b\d\d-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\b",
         "W3C trace context: a trace id and a span id",
     ),
     MaskRule(
@@ -139,7 +140,7 @@ RULES: tuple[MaskRule, ...] = (
         "trace_id",
         "D",
         "trace_id",
-        r"\b1-[0-9a-f]{8}-[0-9a-f]{24}\b",
+        r"\b\d-[0-9a-f]{8}-[0-9a-f]{24}\b",
         "AWS X-Ray trace ids (`1-<time>-<random>`)",
     ),
     MaskRule(
@@ -277,7 +278,7 @@ RULES: tuple[MaskRule, ...] = (
         "hex",
         "DH",
         "hex",
-        r"\b0[xX][0-9a-fA-F]{1,128}\b"
+        r"\b\d[xX][0-9a-fA-F]{1,128}\b"
         rf"|(?<![\w-])(?=[0-9a-f]{{0,127}}\d)(?={_HEX_WORD}{{0,127}}[a-f]){_HEX_WORD}{{4,128}}(?![\w-])"
         r"|(?<![\w-])(?=[0-9A-F]{0,127}\d)(?=[0-9A-F]{0,127}[A-F])[0-9A-F]{4,128}(?![\w-])",
         "0x literals, and runs of 4-128 hex characters of one case mixing digits and letters",
@@ -316,7 +317,7 @@ RULES: tuple[MaskRule, ...] = (
         "Q",
         "str",
         r"(?<==)(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}')",
-        "quoted values after `=` (`name=\"bob\"`): key=value literals",
+        'quoted values after `=` (`name="bob"`): key=value literals',
     ),
     MaskRule(
         "bool_value",
@@ -326,7 +327,6 @@ RULES: tuple[MaskRule, ...] = (
         "booleans after `=`",
     ),
 )
-
 
 
 def _combined(rules: tuple[MaskRule, ...]) -> tuple[re.Pattern[str], list[str | None]]:
@@ -357,7 +357,7 @@ def plain_alternation(rules: tuple[MaskRule, ...] = ()) -> re.Pattern[str]:
 
 
 _COMBINED, _GROUP_PLACEHOLDER = _combined(RULES)
-ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+SHAPE_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 
 Span = tuple[int, int, str]  # start, end, placeholder text
 
@@ -409,7 +409,7 @@ def normalize_uncached(message: str) -> str:
 def shape_of(text: str) -> bytes:
     """`text` (UTF-8) with every ASCII digit replaced by 0: messages of one shape are masked the
     same way. Other digits stay as they are, which only makes shapes more distinct."""
-    return text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS)
+    return text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
 
 
 class Normalizer:

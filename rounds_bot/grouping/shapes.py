@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from rounds_bot.grouping.normalize import (
-    ZERO_DIGITS,
     MAX_MESSAGE_CHARS,
+    SHAPE_DIGITS,
     Span,
     apply_spans,
     mask_spans,
@@ -49,7 +49,7 @@ class ShapeCache:
             text = message.strip()  # what `truncate` does, without the call, on the common path
         else:
             text = truncate(message)
-        shape = text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS)
+        shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
         info = self._shapes.get(shape)
         if info is not None:
             return (info.normalized if info.normalized is not None else apply_spans(text, info.spans)), info

@@ -14,8 +14,10 @@ fixed order whatever the layout of the blocks, so re-loading never changes a dec
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,7 +85,7 @@ def document_terms(
         terms.append("type:" + error_type.lower())
     words = [w.lower() for w in _WORD.findall(_PLACEHOLDER.sub(" ", normalized_message))][:64]
     terms.extend("w:" + w for w in words)
-    terms.extend(f"p:{a}_{b}" for a, b in zip(words, words[1:], strict=False))
+    terms.extend(f"p:{a}_{b}" for a, b in itertools.pairwise(words))
     if trace is not None:
         for index, exception in enumerate(trace.exceptions):
             if trace.runtime == "go" and exception.relation == "context":
@@ -130,58 +132,82 @@ class _Block:
         return np.bincount(self.columns[entries], values, minlength=self.size)
 
 
-def _build_block(docs: list[tuple[int, np.ndarray, np.ndarray]]) -> _Block:
-    features = np.concatenate([f for _, f, _ in docs])
-    columns = np.concatenate([np.full(len(f), column, dtype=np.int64) for column, (_, f, _) in enumerate(docs)])
-    data = np.concatenate([w for _, _, w in docs])
+def _block_from(doc_indices: list[int], vectors: list[tuple[array, array]]) -> _Block:
+    features = [np.frombuffer(vectors[i][0], dtype=np.int64) for i in doc_indices]
+    weights = [np.frombuffer(vectors[i][1], dtype=np.float64) for i in doc_indices]
+    lengths = np.fromiter((len(f) for f in features), dtype=np.int64, count=len(features))
+    return _sorted_block(
+        np.concatenate(features),
+        np.repeat(np.arange(len(doc_indices), dtype=np.int64), lengths),
+        np.concatenate(weights),
+        np.asarray(doc_indices, dtype=np.int64),
+    )
+
+
+def _merged(before: _Block, last: _Block) -> _Block:
+    return _sorted_block(
+        np.concatenate([np.repeat(b.features, np.diff(b.indptr)) for b in (before, last)]),
+        np.concatenate([before.columns, last.columns + before.size]),
+        np.concatenate([before.data, last.data]),
+        np.concatenate([before.doc_indices, last.doc_indices]),
+    )
+
+
+def _sorted_block(
+    features: np.ndarray, columns: np.ndarray, data: np.ndarray, doc_indices: np.ndarray
+) -> _Block:
     order = np.lexsort((columns, features))
     features, columns, data = features[order], columns[order], data[order]
     unique, starts = np.unique(features, return_index=True)
     indptr = np.append(starts, len(features)).astype(np.int64)
-    doc_indices = np.array([index for index, _, _ in docs], dtype=np.int64)
     return _Block(unique, indptr, columns, data, doc_indices)
 
 
 @dataclass
 class _ServiceIndex:
     signature_ids: list[str] = field(default_factory=list)
+    document_of: dict[str, int] = field(default_factory=dict)
     seqs: list[int] = field(default_factory=list)
-    #: each document's sorted features and weights (plain lists: cheap to keep and to save)
-    vectors: list[tuple[list[int], list[float]]] = field(default_factory=list)
+    #: each document's sorted features and weights, as compact arrays (no object per entry)
+    vectors: list[tuple[array, array]] = field(default_factory=list)
     with_frames: list[bool] = field(default_factory=list)
     document_frequency: dict[int, int] = field(default_factory=dict)
     blocks: list[_Block] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
-    #: feature -> [(document index, weight)] for the documents not yet in a block
-    pending_postings: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
+    #: feature -> (document indices, weights) for the documents not yet in a block; arrays in
+    #: a tuple hold no Python objects, so the garbage collector can leave them alone
+    pending_postings: dict[int, tuple[array, array]] = field(default_factory=dict)
 
-    def add(self, signature_id: str, seq: int, features: list[int], weights: list[float], with_frames: bool) -> None:
+    def add(
+        self, signature_id: str, seq: int, features: list[int], weights: list[float], with_frames: bool
+    ) -> None:
+        index = len(self.signature_ids)
         self.signature_ids.append(signature_id)
+        self.document_of[signature_id] = index
         self.seqs.append(seq)
-        self.vectors.append((features, weights))
+        self.vectors.append((array("q", features), array("d", weights)))
         self.with_frames.append(with_frames)
-        index = len(self.signature_ids) - 1
         self.pending.append(index)
         frequency = self.document_frequency
         postings = self.pending_postings
         for feature, weight in zip(features, weights, strict=True):
             frequency[feature] = frequency.get(feature, 0) + 1
-            postings.setdefault(feature, []).append((index, weight))
+            entry = postings.get(feature)
+            if entry is None:
+                postings[feature] = (array("q", (index,)), array("d", (weight,)))
+            else:
+                entry[0].append(index)
+                entry[1].append(weight)
         if len(self.pending) >= PENDING_LIMIT:
             self._compact()
 
     def _compact(self) -> None:
-        self.blocks.append(_build_block([self._doc(i) for i in self.pending]))
+        self.blocks.append(_block_from(self.pending, self.vectors))
         self.pending = []
         self.pending_postings = {}
         while len(self.blocks) >= 2 and self.blocks[-1].size * 2 > self.blocks[-2].size:
             last, before = self.blocks.pop(), self.blocks.pop()
-            indices = np.concatenate([before.doc_indices, last.doc_indices]).tolist()
-            self.blocks.append(_build_block([self._doc(i) for i in indices]))
-
-    def _doc(self, index: int) -> tuple[int, np.ndarray, np.ndarray]:
-        features, weights = self.vectors[index]
-        return index, np.array(features, dtype=np.int64), np.array(weights, dtype=np.float64)
+            self.blocks.append(_merged(before, last))
 
     def weigh(self, counts: dict[int, float], *, adding: bool) -> tuple[list[int], list[float]]:
         """Sublinear tf times smooth idf (as scikit-learn's TfidfTransformer), L2-normalised;
@@ -199,7 +225,9 @@ class _ServiceIndex:
             weights = [w / norm for w in weights]
         return features, weights
 
-    def neighbours(self, features: list[int], weights: list[float], minimum: float) -> list[tuple[int, float]]:
+    def neighbours(
+        self, features: list[int], weights: list[float], minimum: float
+    ) -> list[tuple[int, float]]:
         """(document, score) for every document whose dot product with the query reaches
         `minimum`.
 
@@ -221,7 +249,10 @@ class _ServiceIndex:
             sums: dict[int, float] = {}
             postings = self.pending_postings
             for feature, weight in zip(features, weights, strict=True):
-                for index, doc_weight in postings.get(feature, ()):
+                entry = postings.get(feature)
+                if entry is None:
+                    continue
+                for index, doc_weight in zip(entry[0], entry[1], strict=True):
                     sums[index] = sums.get(index, 0.0) + weight * doc_weight
             found.extend((index, score) for index, score in sums.items() if score >= minimum)
         return found
@@ -259,7 +290,9 @@ class SimilarityIndex:
         if index is None or not counts:
             return []
         features, weights = index.weigh(counts, adding=False)
-        ranked = sorted((-score, index.seqs[doc], doc) for doc, score in index.neighbours(features, weights, minimum))
+        ranked = sorted(
+            (-score, index.seqs[doc], doc) for doc, score in index.neighbours(features, weights, minimum)
+        )
         return [
             Neighbour(index.signature_ids[doc], round(-negative, 6), index.with_frames[doc])
             for negative, _, doc in ranked[:_MAX_NEIGHBOURS]
@@ -267,13 +300,22 @@ class SimilarityIndex:
 
     def add_new(
         self, service: str, signature_id: str, seq: int, counts: dict[int, float], *, with_frames: bool
-    ) -> SimilarityVector:
+    ) -> None:
         """Add a new signature's document, weighted with the frequencies known now (itself
-        included); returns the frozen vector to save with the signature."""
+        included); `saved_vector` gives it back to be saved with the signature."""
         index = self._services.setdefault(service, _ServiceIndex())
         features, weights = index.weigh(counts, adding=True)
         index.add(signature_id, seq, features, weights, with_frames)
-        return SimilarityVector.model_construct(features=features, weights=weights, with_frames=with_frames)
+
+    def saved_vector(self, service: str, signature_id: str) -> SimilarityVector | None:
+        index = self._services.get(service)
+        document = index.document_of.get(signature_id) if index is not None else None
+        if index is None or document is None:
+            return None
+        features, weights = index.vectors[document]
+        return SimilarityVector(
+            features=features.tolist(), weights=weights.tolist(), with_frames=index.with_frames[document]
+        )
 
     def add_saved(self, service: str, signature_id: str, seq: int, vector: SimilarityVector) -> None:
         index = self._services.setdefault(service, _ServiceIndex())

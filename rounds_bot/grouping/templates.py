@@ -117,7 +117,7 @@ class TemplateMatch:
 
 
 def template_id_for(bucket: str, tokens: tuple[str, ...]) -> str:
-    digest = hashlib.sha256(("\x1f".join((bucket, *tokens))).encode()).hexdigest()
+    digest = hashlib.sha256(("\x1f".join((bucket, *tokens))).encode("utf-8", "surrogatepass")).hexdigest()
     return "tpl_" + digest[:16]
 
 
@@ -181,8 +181,7 @@ class TemplateMiner:
         if len(generalizable) == 1:
             template = generalizable[0]
             widened = tuple(
-                WILDCARD if new == WILDCARD else old
-                for old, new in zip(template.tokens, tokens, strict=True)
+                WILDCARD if new == WILDCARD else old for old, new in zip(template.tokens, tokens, strict=True)
             )
             others = (t for t in candidates if t is not template)
             if _has_constant_word(widened) and not any(_overlap(widened, t.tokens) for t in others):
@@ -193,9 +192,7 @@ class TemplateMiner:
         return self._create(bucket, tokens, exact=clashes)
 
     def _create(self, bucket: str, tokens: tuple[str, ...], *, exact: bool) -> TemplateMatch:
-        template = _Template(
-            template_id_for(bucket, tokens), bucket, tokens, tokens, exact, self._next_seq
-        )
+        template = _Template(template_id_for(bucket, tokens), bucket, tokens, tokens, exact, self._next_seq)
         self._next_seq += 1
         self._add(template)
         return TemplateMatch(template.template_id, tokens, created=True)
@@ -216,7 +213,10 @@ class TemplateMiner:
         self._by_skeleton[(template.bucket, template.first)] = template.template_id
         if template.exact or not template.tokens:
             return
-        for key in ((template.bucket, len(template.tokens)), (template.bucket, len(template.tokens), template.tokens[0])):
+        for key in (
+            (template.bucket, len(template.tokens)),
+            (template.bucket, len(template.tokens), template.tokens[0]),
+        ):
             shelf = self._shelf(key)
             shelf.append(template)
             shelf.sort(key=lambda t: t.seq)
@@ -242,7 +242,7 @@ class TemplateMiner:
 
 
 def _compatible(template: tuple[str, ...], tokens: tuple[str, ...]) -> bool:
-    return all(t == s or t == WILDCARD for t, s in zip(template, tokens, strict=True))
+    return all(t in (s, WILDCARD) for t, s in zip(template, tokens, strict=True))
 
 
 def _generalizes(template: tuple[str, ...], tokens: tuple[str, ...]) -> bool:
@@ -260,7 +260,7 @@ def _generalizes(template: tuple[str, ...], tokens: tuple[str, ...]) -> bool:
 
 def _overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """True when some skeleton could match both templates."""
-    return all(x == y or x == WILDCARD or y == WILDCARD for x, y in zip(a, b, strict=True))
+    return all(x in (y, WILDCARD) or y == WILDCARD for x, y in zip(a, b, strict=True))
 
 
 def _has_constant_word(tokens: tuple[str, ...]) -> bool:

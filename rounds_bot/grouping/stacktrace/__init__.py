@@ -20,7 +20,7 @@ from rounds_bot.grouping.stacktrace.model import (
 
 __all__ = ["Frame", "ParsedException", "ParsedTrace", "Runtime", "detect_runtime", "parse_stacktrace"]
 
-_SNIFF_LINES = 400
+_SNIFF_LINES = 60
 _GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
 _RUBY_FRAME = re.compile(r"\.rb:\d+:in [`']")
 _OCAML_FRAME = re.compile(r"^\s*(?:Raised at|Called from|Re-raised at|Raised by primitive operation at) ")
@@ -39,9 +39,7 @@ _PARSERS = {
 def detect_runtime(lines: list[str]) -> Runtime | None:
     """The runtime whose frame syntax the first lines of a trace use most."""
     head = lines[:_SNIFF_LINES]
-    if any(line.strip() == python.HEADER for line in head) or any(
-        line.lstrip().startswith('File "') and ", line " in line for line in head
-    ):
+    if any(python.HEADER in line or python.looks_like_frame(line) for line in head):
         return "python"
     votes: dict[Runtime, int] = {}
     for line in head:

@@ -25,7 +25,9 @@ _FRAME = re.compile(
     r"(?: in (?P<file>.{1,2048}?):line (?P<line>\d{1,9}))?(?: \+ 0x[0-9a-f]{1,8})?$"
 )
 _INNER_END = "--- End of inner exception stack trace ---"
-_ASYNC_BOUNDARY = re.compile(r"^\s*--- End of stack trace from previous location(?: where exception was thrown)? ---$")
+_ASYNC_BOUNDARY = re.compile(
+    r"^\s*--- End of stack trace from previous location(?: where exception was thrown)? ---$"
+)
 _HEADER = re.compile(r"^(?P<type>[A-Za-z_][\w.`+]{0,255})(?::\s?(?P<value>.*))?$")
 _STATE_MACHINE = re.compile(r"^(?P<owner>.*)\.<(?P<method>[^>]{1,256})>d__\d+\.MoveNext$")
 _LAMBDA = re.compile(r"<(?P<method>[^>]{0,256})>b__\d+(?:_\d+)?")

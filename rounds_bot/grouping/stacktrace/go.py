@@ -22,7 +22,11 @@ from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedT
 
 _PANIC = re.compile(r"^\s*(?P<kind>panic|fatal error): (?P<value>.*?)(?: \[recovered\])?$")
 _GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]]{0,128}\]:$")
-_FUNCTION = re.compile(r"^(?P<created>created by )?(?P<symbol>[^\s()]{1,1024}(?:\([^()\s]{1,64}\))?[^\s(]{0,512}?)(?:\((?P<args>.{0,1024})\))?(?: in goroutine \d+)?$")
+_FUNCTION = re.compile(
+    r"^(?P<created>created by )?"
+    r"(?P<symbol>[^\s()]{1,1024}(?:\([^()\s]{1,64}\))?[^\s(]{0,512}?)"
+    r"(?:\((?P<args>.{0,1024})\))?(?: in goroutine \d+)?$"
+)
 _FILE = re.compile(r"^\s+(?P<file>.{1,2048}?\.(?:go|s|c)):(?P<line>\d{1,9})(?: \+0x[0-9a-f]{1,16})?$")
 _SIGNAL = re.compile(r"^\[signal .*\]$")
 

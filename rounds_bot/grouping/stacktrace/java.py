@@ -31,7 +31,9 @@ _HEADER = re.compile(
 )
 _THREAD_PREFIX = re.compile(r'^Exception in thread "[^"]{0,256}" ')
 _MORE = re.compile(r"^\s*\.\.\. \d+ (?:more|common frames omitted)$")
-_JVM_FILE = re.compile(r"\.(?:java|kt|kts|scala|groovy|clj|cljc)(?::\d+)?$|^(?:Native Method|Unknown Source)$")
+_JVM_FILE = re.compile(
+    r"\.(?:java|kt|kts|scala|groovy|clj|cljc)(?::\d+)?$|^(?:Native Method|Unknown Source)$"
+)
 
 # Generated names: the part that changes from build to build (or run to run) is replaced.
 _GENERATED = (
@@ -43,7 +45,10 @@ _GENERATED = (
     (re.compile(r"\$Proxy\d+"), "$Proxy"),
     (re.compile(r"GeneratedMethodAccessor\d+"), "GeneratedMethodAccessor"),
     (re.compile(r"GeneratedConstructorAccessor\d+"), "GeneratedConstructorAccessor"),
-    (re.compile(r"GeneratedSerializationConstructorAccessor\d+"), "GeneratedSerializationConstructorAccessor"),
+    (
+        re.compile(r"GeneratedSerializationConstructorAccessor\d+"),
+        "GeneratedSerializationConstructorAccessor",
+    ),
     (re.compile(r"^(lambda\$[\w$]*?\$)\d+$"), r"\1<n>"),
     (re.compile(r"^access\$\d+$"), "access$<n>"),
 )
@@ -75,9 +80,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
                 exceptions.append(_finish(current))
             link = header["link"]
             relation: Relation = (
-                "raised" if not exceptions and not link
-                else "suppressed" if link == "Suppressed"
-                else "cause"
+                "raised" if not exceptions and not link else "suppressed" if link == "Suppressed" else "cause"
             )
             current = _start(header["type"], (header["value"] or "").strip(), relation)
             continue
@@ -105,9 +108,7 @@ def _start(type_: str, value: str, relation: Relation) -> dict:
 
 
 def _finish(current: dict) -> ParsedException:
-    return ParsedException(
-        current["type"], current["value"], tuple(current["frames"]), current["relation"]
-    )
+    return ParsedException(current["type"], current["value"], tuple(current["frames"]), current["relation"])
 
 
 def _frame(match: re.Match[str]) -> Frame:
@@ -127,7 +128,8 @@ def _frame(match: re.Match[str]) -> Frame:
 
 
 def normalize_generated(name: str) -> str:
+    if "$" not in name and "Generated" not in name:
+        return name
     for pattern, replacement in _GENERATED:
-        if "$" in name or "Generated" in name:
-            name = pattern.sub(replacement, name)
+        name = pattern.sub(replacement, name)
     return name

@@ -12,6 +12,8 @@ Relation = Literal["raised", "cause", "context", "suppressed", "inner"]
 MAX_TRACE_LINES = 20_000
 #: and up to this many characters
 MAX_TRACE_CHARS = 4_000_000
+#: a line is read up to this many characters, so no line can make a pattern slow
+MAX_LINE_CHARS = 2048
 
 
 @dataclass(frozen=True)
@@ -52,4 +54,5 @@ class ParsedTrace:
 
 def trace_lines(text: str) -> list[str]:
     """The lines of a trace, bounded, with trailing whitespace and carriage returns removed."""
-    return [line.rstrip() for line in text[:MAX_TRACE_CHARS].splitlines()[:MAX_TRACE_LINES]]
+    lines = text[:MAX_TRACE_CHARS].splitlines()[:MAX_TRACE_LINES]
+    return [line[:MAX_LINE_CHARS].rstrip() for line in lines]

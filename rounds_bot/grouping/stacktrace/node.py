@@ -22,7 +22,9 @@ from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedT
 _FRAME_WITH_FUNCTION = re.compile(r"^\s*at (?P<fn>.{1,1024}?) \((?P<loc>[^()]{1,2048}|<anonymous>|native)\)$")
 _FRAME_BARE = re.compile(r"^\s*at (?P<loc>[^\s()]{1,2048}:\d{1,9}(?::\d{1,9})?)$")
 _LOCATION = re.compile(r"^(?P<file>.{1,2048}?)(?::(?P<line>\d{1,9}))?(?::(?P<col>\d{1,9}))?$")
-_HEADER = re.compile(r"^(?P<indent>\s*)(?:\[cause\]:\s*)?(?P<type>[A-Za-z_$][\w$.]{0,255})(?::\s?(?P<value>.*))?$")
+_HEADER = re.compile(
+    r"^(?P<indent>\s*)(?:\[cause\]:\s*)?(?P<type>[A-Za-z_$][\w$.]{0,255})(?::\s?(?P<value>.*))?$"
+)
 # What Node prints after a stack when it inspects an error: `{`, `  code: 'ERR_X',`, `}`.
 _NOISE = re.compile(r"^\s*[{}]\s*$|^\s+\w+: .*$|^\s*\.\.\. \d+ (?:more|lines matching cause stack trace).*$")
 _QUERY = re.compile(r"[?#].*$")

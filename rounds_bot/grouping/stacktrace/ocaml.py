@@ -60,7 +60,7 @@ def _frame(match: re.Match[str]) -> Frame:
         demangled = demangle(symbol)
         head, _, tail = demangled.rpartition(".")
         # `Shop.lookup` is a function in module Shop; `Shop` alone is the module's top level.
-        if head and tail[:1].islower() or tail.startswith("("):
+        if (head and tail[:1].islower()) or tail.startswith("("):
             module, function = head, tail
         else:
             module, function = demangled, "<toplevel>"

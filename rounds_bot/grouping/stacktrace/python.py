@@ -10,8 +10,8 @@
     During handling of the above exception, another exception occurred:    (implicit context)
 
 Python prints the oldest exception first and frames oldest first; the parser returns the raised
-(last printed) exception first and frames crash site first. Exception groups (`| ` prefixed
-blocks) are read as their flattened sequence.
+(last printed) exception first and frames crash site first. An exception group (`| ` prefixed
+blocks) is the raised exception, followed by its members.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import re
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
 
 HEADER = "Traceback (most recent call last):"
+_GROUP_HEADER = "Exception Group Traceback (most recent call last):"
 _CAUSE = "The above exception was the direct cause of the following exception:"
 _CONTEXT = "During handling of the above exception, another exception occurred:"
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<fn>.{1,512}))?$')
@@ -35,11 +36,12 @@ _LIBRARY_ROOTS = (
 )
 
 
-def detect(text: str) -> bool:
-    return HEADER in text or ('  File "' in text and ", line " in text)
+def looks_like_frame(line: str) -> bool:
+    return 'File "' in line and ", line " in line and _FRAME.match(_strip_group_prefix(line)) is not None
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
+    grouped = any(_GROUP_HEADER in line for line in lines[:3])
     blocks: list[tuple[Relation, list[Frame], list[str]]] = []
     relation: Relation = "raised"
     frames: list[Frame] | None = None
@@ -84,6 +86,13 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     _flush(blocks, relation, frames, tail, pending_frame)
     if not blocks:
         return None
+    if grouped:
+        # An exception group prints itself first, then each member exception.
+        exceptions = [
+            _exception("raised" if index == 0 else "inner", frames, tail)
+            for index, (_, frames, tail) in enumerate(blocks)
+        ]
+        return ParsedTrace("python", tuple(exceptions))
     # A chain marker sits between two blocks and says how the earlier one relates to the later:
     # the last block printed is the exception that was raised.
     links: list[Relation] = [block[0] for block in blocks[1:]] + ["raised"]

@@ -1,8 +1,8 @@
 """Ruby backtraces, as the interpreter prints an uncaught exception and as Rails logs one.
 
     /app/models/cart.rb:10:in `total': undefined method `price' for nil (NoMethodError)
-    	from /app/controllers/carts_controller.rb:5:in `show'
-    	from /usr/local/bundle/gems/actionpack-7.1.2/lib/action_controller/metal.rb:227:in `dispatch'
+        from /app/controllers/carts_controller.rb:5:in `show'
+        from /usr/local/bundle/gems/actionpack-7.1.2/lib/action_controller/metal.rb:227:in `dispatch'
     /app/models/cart.rb:3:in `load': record missing (ArgumentError)       <- the cause (Ruby 3.1+)
 
 Ruby 3.4 quotes with '...' and names methods `Cart#total`; both spellings are read. Rails
@@ -29,9 +29,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
             continue
         raised = _RAISE.match(line)
         if raised:
-            exceptions.append(
-                {"type": raised["type"], "value": raised["value"], "frames": [_frame(raised)]}
-            )
+            exceptions.append({"type": raised["type"], "value": raised["value"], "frames": [_frame(raised)]})
             continue
         rails = _RAILS_HEADER.match(line.strip())
         if rails:

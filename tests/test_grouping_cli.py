@@ -1,0 +1,100 @@
+"""`rounds group`: JSON Lines in, one JSON object per line out, bad lines reported not fatal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from rounds_bot.cli import main
+
+TRACES = Path(__file__).parent / "golden" / "grouping" / "traces"
+
+
+def run(stdin: bytes | str, *args: str) -> list[dict]:
+    result = CliRunner().invoke(main, ["group", *args], input=stdin)
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.output.splitlines()]
+
+
+def lines(*events: object) -> str:
+    return "\n".join(json.dumps(e) if not isinstance(e, str) else e for e in events) + "\n"
+
+
+def test_one_output_object_per_input_line_in_order() -> None:
+    out = run(
+        lines(
+            {"message": "user 123 not found in shard 7"},
+            {"message": "user 9 not found in shard 12"},
+            {"message": "disk full"},
+        )
+    )
+    assert [o["line"] for o in out] == [1, 2, 3]
+    assert [o["tier"] for o in out] == ["new", "fingerprint", "new"]
+    assert out[0]["signature"] == out[1]["signature"] != out[2]["signature"]
+
+
+def test_all_optional_fields_are_read() -> None:
+    event = {
+        "service": "pay",
+        "error_type": "PaymentError",
+        "message": "declined",
+        "stacktrace": (TRACES / "python_chained_cause.txt").read_text(),
+        "error_code": None,
+        "attributes": {"error.code": "card_declined", "retry": 2, "nested": {"a": [1]}},
+    }
+    first, second = run(lines(event, {**event, "message": "other"}))
+    assert (first["tier"], second["tier"]) == ("new", "error_code")
+
+
+def test_explain_adds_the_fingerprint_explanation() -> None:
+    (plain,) = run(lines({"message": "disk full"}))
+    (explained,) = run(lines({"message": "disk full"}), "--explain")
+    assert "explanation" not in plain
+    assert explained["explanation"].startswith("+ fingerprint: rounds-fp:1")
+
+
+def test_bad_lines_get_an_error_object_and_the_run_goes_on() -> None:
+    out = run(
+        lines(
+            {"message": "first"},
+            "",
+            "{not json",
+            "[1, 2]",
+            {"message": {"nested": True}},
+            {"message": "ok", "attributes": [1]},
+            "[" * 100_000,
+            {"message": "last"},
+        )
+    )
+    assert [o["line"] for o in out] == list(range(1, 9))
+    assert [("error" in o) for o in out] == [False, True, True, True, True, True, True, False]
+    assert out[2]["error"].startswith("invalid JSON")
+    assert out[4]["error"] == "field 'message' must be a string, got an object"
+
+
+def test_binary_junk_and_huge_messages_are_grouped_not_fatal() -> None:
+    junk = b'{"message": "caf\xc3\xa9 \xff\xfe bytes"}\n' + b"\xff\xfe\x00 not json\n"
+    huge = (json.dumps({"message": "x" * 1_000_000}) + "\n").encode()
+    out = run(junk + huge)
+    assert "signature" in out[0] and "error" in out[1] and "signature" in out[2]
+
+
+def test_lone_surrogates_in_json_are_handled() -> None:
+    (out,) = run(lines('{"message": "half a pair \\udc80 here"}'))
+    assert out["signature"].startswith("sig_")
+
+
+def test_reads_a_file_or_standard_input(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text(lines({"message": "disk full"}))
+    from_file = CliRunner().invoke(main, ["group", str(path)])
+    from_stdin = CliRunner().invoke(main, ["group", "-"], input=path.read_text())
+    assert from_file.exit_code == from_stdin.exit_code == 0
+    assert from_file.output == from_stdin.output
+
+
+def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["group", str(tmp_path / "absent.jsonl")])
+    assert result.exit_code == 2

@@ -1,0 +1,167 @@
+"""The fingerprint: what contributes, what never does, and how it explains itself."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.grouping.components import Component, hash_tree, leaf, node, render
+from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine
+from rounds_bot.models import Assignment, ErrorEvent
+
+GOLDEN = Path(__file__).parent / "golden" / "grouping"
+EXPLAIN = GOLDEN / "explain"
+TRACES = GOLDEN / "traces"
+EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def assign(engine: GroupingEngine | None = None, **fields: object) -> Assignment:
+    engine = GroupingEngine() if engine is None else engine
+    return engine.assign(ErrorEvent(event_id="e", timestamp=EPOCH, **fields))  # type: ignore[arg-type]
+
+
+def trace(name: str) -> str:
+    return (TRACES / f"{name}.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "case", sorted(p.name.removesuffix(".event.json") for p in EXPLAIN.glob("*.event.json"))
+)
+def test_explanation_renders_as_recorded(case: str) -> None:
+    event = json.loads((EXPLAIN / f"{case}.event.json").read_text(encoding="utf-8"))
+    expected = (EXPLAIN / f"{case}.txt").read_text(encoding="utf-8")
+    assert assign(**event).explanation + "\n" == expected
+
+
+def test_line_numbers_never_enter_the_hash() -> None:
+    original = trace("java_caused_by")
+    moved = re.sub(r"\.java:(\d+)\)", lambda m: f".java:{int(m.group(1)) + 7})", original)
+    assert moved != original
+    assert (
+        assign(service="shop", stacktrace=original).fingerprint_hash
+        == assign(service="shop", stacktrace=moved).fingerprint_hash
+    )
+
+
+def test_a_change_in_library_frames_keeps_the_in_app_hash() -> None:
+    original = trace("python_chained_cause")
+    # a new psycopg release: other private functions below the same public call
+    upgraded = original.replace("_fetch_pipeline", "_fetch_rows").replace("line 861", "line 902")
+    assert (
+        assign(service="shop", stacktrace=original).fingerprint_hash
+        == assign(service="shop", stacktrace=upgraded).fingerprint_hash
+    )
+
+
+def test_a_change_in_an_in_app_source_line_changes_the_hash() -> None:
+    original = trace("python_chained_cause")
+    edited = original.replace('cart = load_cart(session["cart_id"])', "cart = load_cart(request.cart_id)")
+    assert (
+        assign(service="shop", stacktrace=original).fingerprint_hash
+        != assign(service="shop", stacktrace=edited).fingerprint_hash
+    )
+
+
+def test_environment_and_version_never_split_a_group() -> None:
+    engine = GroupingEngine()
+    first = assign(
+        engine, service="shop", message="cart 7 is empty", environment="production", service_version="1.0"
+    )
+    second = assign(
+        engine, service="shop", message="cart 9 is empty", environment="staging", service_version="2.3"
+    )
+    assert first.signature_id == second.signature_id
+    assert second.tier == "fingerprint"
+
+
+def test_recursion_depth_does_not_change_the_fingerprint() -> None:
+    def overflow(depth: int) -> str:
+        frames = "\tat com.acme.Tree.depth(Tree.java:12)\n\tat com.acme.Tree.visit(Tree.java:30)\n" * depth
+        return "java.lang.StackOverflowError\n" + frames + "\tat com.acme.Main.main(Main.java:5)\n"
+
+    shallow = assign(service="tree", stacktrace=overflow(300))
+    deep = assign(service="tree", stacktrace=overflow(2000))
+    assert shallow.fingerprint_hash == deep.fingerprint_hash
+    assert "repeats a recursion cycle" in deep.explanation
+
+
+def test_identical_consecutive_frames_are_ignored_as_recursion() -> None:
+    text = "java.lang.StackOverflowError\n" + "\tat com.acme.Tree.depth(Tree.java:12)\n" * 50
+    explanation = assign(service="tree", stacktrace=text).explanation
+    assert "ignored due to recursion" in explanation
+
+
+def test_exception_type_with_or_without_module_is_one_type() -> None:
+    engine = GroupingEngine()
+    first = assign(engine, service="s", error_type="builtins.ValueError", message="bad value 3")
+    second = assign(engine, service="s", error_type="ValueError", message="bad value 4")
+    assert first.signature_id == second.signature_id
+
+
+def test_the_service_always_contributes() -> None:
+    assert (
+        assign(service="a", message="disk full").fingerprint_hash
+        != assign(service="b", message="disk full").fingerprint_hash
+    )
+
+
+def test_a_trace_without_in_app_frames_uses_all_frames() -> None:
+    explanation = assign(
+        service="s",
+        stacktrace="java.lang.NullPointerException\n\tat java.util.Objects.requireNonNull(Objects.java:208)",
+    ).explanation
+    assert "+ chain: all frames" in explanation
+
+
+def test_configured_prefixes_decide_what_is_in_app() -> None:
+    text = trace("java_caused_by")
+    default = assign(service="s", stacktrace=text).explanation
+    configured = GroupingEngine(
+        GroupingConfig(in_app_exclude=["com.acme.shop.audit"], in_app_include=["java.util.Optional"])
+    )
+    explanation = assign(configured, service="s", stacktrace=text).explanation
+    assert "+ frame: java.util.Optional map" in explanation
+    assert "excluded prefix 'com.acme.shop.audit'" in explanation
+    assert "- frame: java.util.Optional map" in default
+
+
+def test_generated_class_names_do_not_split_a_group() -> None:
+    base = trace("java_caused_by")
+    rebuilt = base.replace("$$8a3f1c2b", "$$ffee0011").replace(
+        "GeneratedMethodAccessor231", "GeneratedMethodAccessor7"
+    )
+    assert (
+        assign(service="s", stacktrace=base).fingerprint_hash
+        == assign(service="s", stacktrace=rebuilt).fingerprint_hash
+    )
+
+
+def test_the_fingerprint_version_is_part_of_every_hash() -> None:
+    tree = node("fingerprint", leaf("service", "s"))
+    assert hash_tree(tree, "rounds-fp:1") != hash_tree(tree, "rounds-fp:2")
+
+
+def test_only_contributing_leaves_enter_the_hash() -> None:
+    a = node("fingerprint", leaf("service", "s"), leaf("message", "x", "ignored"))
+    b = node("fingerprint", leaf("service", "s"), leaf("message", "y", "ignored"))
+    assert hash_tree(a, "v") == hash_tree(b, "v")
+
+
+def test_a_node_whose_children_all_fail_to_contribute_does_not_contribute() -> None:
+    tree = node("stacktrace", leaf("frame", "a", "not in-app"))
+    assert not tree.effective
+    assert "(nothing below contributes)" in render(tree)
+
+
+def test_rendering_is_bounded_for_huge_traces() -> None:
+    frames = "".join(f"\tat com.acme.Gen{n}.run(Gen{n}.java:1)\n" for n in range(10_000))
+    explanation = assign(service="s", stacktrace="java.lang.Error\n" + frames).explanation
+    assert len(explanation.splitlines()) <= 130
+
+
+def test_components_are_hashable_structures_not_strings() -> None:
+    assert isinstance(leaf("a", "b"), Component)

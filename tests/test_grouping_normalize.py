@@ -1,0 +1,141 @@
+"""Message normalisation: golden cases per rule, and the properties the fast paths rely on."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.grouping import normalize
+from rounds_bot.grouping.normalize import (
+    RULES,
+    Normalizer,
+    mask_spans,
+    normalize_uncached,
+    plain_alternation,
+    shape_of,
+)
+
+GOLDEN = Path(__file__).parent / "golden" / "grouping" / "normalize.tsv"
+
+
+def golden_cases() -> list[tuple[str, str]]:
+    cases = []
+    for line in GOLDEN.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        message, expected = line.split("\t")
+        cases.append((message.replace("\\n", "\n"), expected))
+    return cases
+
+
+@pytest.mark.parametrize(("message", "expected"), golden_cases())
+def test_golden_messages_normalise_as_recorded(message: str, expected: str) -> None:
+    assert normalize_uncached(message) == expected
+
+
+def test_every_masking_rule_has_a_golden_case() -> None:
+    covered = set()
+    for message, _ in golden_cases():
+        for match in plain_alternation().finditer(normalize.truncate(message)):
+            covered.add(match.lastgroup)
+    shortcuts = {"plain_word", "plain_number"}
+    assert {rule.name for rule in RULES} - shortcuts - covered == set()
+
+
+def test_utf8_codec_name_is_not_a_number() -> None:
+    assert normalize_uncached("'utf-8' codec can't decode") == "'utf-8' codec can't decode"
+
+
+def test_scope_operator_is_not_an_ipv6_address() -> None:
+    assert normalize_uncached("Foo::Bar::baz failed") == "Foo::Bar::baz failed"
+    assert normalize_uncached("Cafe::Add failed") == "Cafe::Add failed"
+
+
+def test_version_strings_mask_as_one_value() -> None:
+    assert normalize_uncached("upgrade 1.2.3 to v1.4") == "upgrade <version> to <version>"
+
+
+def test_ids_in_a_sentence_do_not_change_its_normal_form() -> None:
+    first = normalize_uncached("user 123 not found in shard 7")
+    second = normalize_uncached("user 9 not found in shard 12")
+    assert first == second == "user <int> not found in shard <int>"
+
+
+# --- properties the fast paths rely on ----------------------------------------------------------
+
+
+def _corpus() -> list[str]:
+    rng = random.Random(3)
+    messages = [m for m, _ in golden_cases()]
+    alphabet = "abcdefxyzABCDEF0123456789 .:-_/@=\"'()[]{},;#+~\\<>"
+    for _ in range(400):
+        messages.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))))
+    messages.append("Mon Jan  2 15:04:05 2006 and Monitor May Maybe March 12")
+    return messages
+
+
+def test_dispatching_regex_matches_exactly_like_the_plain_ordered_rule_list() -> None:
+    # The combined pattern dispatches on the first character and has two shortcuts; it must
+    # find the same spans as trying the rules in order without them.
+    shortcuts = {"plain_word", "plain_number"}
+    plain = plain_alternation(tuple(rule for rule in RULES if rule.name not in shortcuts))
+    placeholder = {rule.name: rule.placeholder for rule in RULES}
+    for message in _corpus():
+        expected = tuple(
+            (m.start(), m.end(), f"<{placeholder[m.lastgroup]}>")
+            for m in plain.finditer(message)
+            if placeholder[m.lastgroup or ""] is not None
+        )
+        assert mask_spans(message) == expected, message
+
+
+def _other_digits(text: str, rng: random.Random) -> str:
+    """The same text with every digit replaced by a random digit."""
+    return re.sub(r"[0-9]", lambda _: str(rng.randrange(10)), text)
+
+
+def test_masking_never_depends_on_digit_values() -> None:
+    # Messages of one shape (same text, other digits) are masked at the same places: the shape
+    # memo depends on it, and so does every rule's use of `\d` only.
+    rng = random.Random(5)
+    for message in _corpus():
+        text = normalize.truncate(message)
+        other = _other_digits(text, rng)
+        assert shape_of(other) == shape_of(text)
+        assert mask_spans(other) == mask_spans(text), message
+
+
+def test_memoised_normaliser_agrees_with_normalising_from_scratch() -> None:
+    normalizer = Normalizer(max_shapes=8)  # tiny, so the memo is also emptied along the way
+    rng = random.Random(9)
+    for message in _corpus() * 2:
+        varied = re.sub(r"[0-9]", lambda _: str(rng.randrange(10)), message)  # any digits
+        assert normalizer.normalize(varied) == normalize_uncached(varied)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "a" * 200_000,
+        "(" * 5000 + "x@" * 3000,
+        "a." * 50_000,
+        "1." * 50_000,
+        "0x" + "f" * 100_000,
+        "/" + "a/" * 50_000,
+        "a:" * 50_000 + "1",
+        "\x00\xff\ud800" * 1000,
+    ],
+)
+def test_adversarial_messages_are_cut_and_normalised(message: str) -> None:
+    assert len(normalize.truncate(message)) <= normalize.MAX_MESSAGE_CHARS
+    # a placeholder is longer than what it replaces, but never more than a few times
+    assert len(normalize_uncached(message)) <= 6 * normalize.MAX_MESSAGE_CHARS
+
+
+def test_a_long_message_is_cut_at_a_space_not_inside_a_value() -> None:
+    message = "delete " + " ".join(f"blk_{n}" for n in range(10**6, 10**6 + 400))
+    out = normalize_uncached(message)
+    assert out.split()[-1] == "blk_<int>"

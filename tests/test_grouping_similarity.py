@@ -1,0 +1,127 @@
+"""Tier 3's TF-IDF index: scikit-learn's hashing and weighting, kept incrementally."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import TfidfTransformer
+
+from rounds_bot.grouping import similarity
+from rounds_bot.grouping.similarity import HASHING_VECTORIZER, SimilarityIndex, document_terms, feature_of
+from rounds_bot.grouping.stacktrace import parse_stacktrace
+
+
+def random_documents(seed: int, count: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    vocabulary = [f"w:word{n}" for n in range(60)] + ["type:valueerror", "type:keyerror"]
+    return [[rng.choice(vocabulary) for _ in range(rng.randint(3, 12))] for _ in range(count)]
+
+
+def test_features_are_the_columns_of_scikit_learns_hashing_vectorizer() -> None:
+    terms = ["type:valueerror", "w:cart", "p:cart_empty", "f:com.acme.Cart.total", "s:é", "x" * 300]
+    expected = HASHING_VECTORIZER.transform([terms])
+    assert sorted(expected.indices.tolist()) == sorted({feature_of(t) for t in terms})
+
+
+def test_a_new_document_is_weighted_like_scikit_learns_tfidf_over_the_documents_so_far() -> None:
+    documents = random_documents(1, 12)
+    index = SimilarityIndex()
+    for number, terms in enumerate(documents):
+        index.add_new("svc", f"sig{number}", number, index.counts(terms), with_frames=False)
+    counts = HASHING_VECTORIZER.transform(documents)
+    tfidf = TfidfTransformer(sublinear_tf=True, smooth_idf=True, norm="l2").fit_transform(counts)
+    last = tfidf[len(documents) - 1]
+    saved = index.saved_vector("svc", f"sig{len(documents) - 1}")
+    assert saved is not None
+    assert saved.features == sorted(last.indices.tolist())
+    expected = dict(zip(last.indices.tolist(), last.data.tolist(), strict=True))
+    assert saved.weights == pytest.approx([expected[f] for f in saved.features], rel=1e-12)
+
+
+def test_adding_a_signature_never_reweights_the_ones_before_it() -> None:
+    index = SimilarityIndex()
+    documents = random_documents(2, 40)
+    index.add_new("svc", "first", 0, index.counts(documents[0]), with_frames=False)
+    before = index.saved_vector("svc", "first")
+    for number, terms in enumerate(documents[1:], start=1):
+        index.add_new("svc", f"sig{number}", number, index.counts(terms), with_frames=False)
+    assert index.saved_vector("svc", "first") == before
+
+
+def test_scores_do_not_depend_on_how_documents_are_split_into_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    documents = random_documents(3, 300)
+
+    def build(pending_limit: int) -> SimilarityIndex:
+        monkeypatch.setattr(similarity, "PENDING_LIMIT", pending_limit)
+        index = SimilarityIndex()
+        for number, terms in enumerate(documents):
+            index.add_new("svc", f"sig{number}", number, index.counts(terms), with_frames=False)
+        return index
+
+    many_blocks, all_pending = build(4), build(100_000)
+    assert len(many_blocks._services["svc"].blocks) > 1
+    assert not all_pending._services["svc"].blocks
+    for query in random_documents(4, 50):
+        counts = many_blocks.counts(query)
+        assert many_blocks.nearest("svc", counts, 0.1) == all_pending.nearest("svc", counts, 0.1)
+
+
+def test_a_reloaded_index_scores_exactly_like_the_original() -> None:
+    documents = random_documents(5, 200)
+    original = SimilarityIndex()
+    for number, terms in enumerate(documents):
+        original.add_new("svc", f"sig{number}", number, original.counts(terms), with_frames=number % 2 == 0)
+    reloaded = SimilarityIndex()
+    for number in range(len(documents)):
+        vector = original.saved_vector("svc", f"sig{number}")
+        assert vector is not None
+        reloaded.add_saved("svc", f"sig{number}", number, vector)
+    for query in random_documents(6, 40):
+        assert original.nearest("svc", original.counts(query), 0.2) == reloaded.nearest(
+            "svc", reloaded.counts(query), 0.2
+        )
+
+
+def test_nearest_lists_the_best_first_and_the_oldest_first_among_equals() -> None:
+    index = SimilarityIndex()
+    for number in range(3):
+        index.add_new("svc", f"twin{number}", number, index.counts(["w:disk", "w:full"]), with_frames=False)
+    index.add_new("svc", "other", 3, index.counts(["w:disk", "w:slow"]), with_frames=False)
+    found = index.nearest("svc", index.counts(["w:disk", "w:full"]), 0.1)
+    assert [n.signature_id for n in found[:3]] == ["twin0", "twin1", "twin2"]
+    assert found[0].score >= found[-1].score
+
+
+def test_unknown_service_or_empty_document_finds_nothing() -> None:
+    index = SimilarityIndex()
+    assert index.nearest("nowhere", index.counts(["w:x"]), 0.1) == []
+    index.add_new("svc", "a", 0, index.counts(["w:x"]), with_frames=False)
+    assert index.nearest("svc", {}, 0.1) == []
+
+
+def test_trace_documents_hold_type_message_words_and_top_frames() -> None:
+    trace = parse_stacktrace(
+        "java.lang.IllegalStateException: cart is empty\n"
+        "\tat com.acme.shop.CartService.checkoutNow(CartService.java:10)\n"
+        "\tat com.acme.shop.Api.post(Api.java:3)"
+    )
+    terms = document_terms("IllegalStateException", "cart is empty", trace)
+    assert "type:illegalstateexception" in terms
+    assert {"w:cart", "w:is", "w:empty", "p:cart_is"} <= set(terms)
+    assert "f:com.acme.shop.CartService.checkoutNow" in terms
+    assert {"s:cart", "s:service", "s:checkout", "s:now"} <= set(terms)
+
+
+def test_placeholders_are_not_words() -> None:
+    terms = document_terms(None, "user <int> not found at <ip>", None)
+    assert "w:int" not in terms and "w:ip" not in terms
+
+
+def test_weights_are_unit_length() -> None:
+    index = SimilarityIndex()
+    index.add_new("svc", "a", 0, index.counts(["w:a", "w:a", "w:b", "w:c"]), with_frames=False)
+    vector = index.saved_vector("svc", "a")
+    assert vector is not None
+    assert np.isclose(np.linalg.norm(vector.weights), 1.0)

@@ -1,0 +1,148 @@
+"""Stack-trace parsers: each runtime's real output in, the parsed exceptions and frames out.
+
+Golden pairs live in tests/golden/grouping/traces/: `<case>.txt` is the trace as the runtime
+prints it, `<case>.json` what the parser must read from it (frames crash site first).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime, parse_stacktrace
+from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, trace_lines
+
+TRACES = Path(__file__).parent / "golden" / "grouping" / "traces"
+CASES = sorted(path.stem for path in TRACES.glob("*.txt"))
+
+
+def as_json(trace: ParsedTrace | None) -> dict | None:
+    if trace is None:
+        return None
+    return {
+        "runtime": trace.runtime,
+        "exceptions": [
+            {
+                "type": e.type,
+                "value": e.value,
+                "relation": e.relation,
+                "frames": [{k: v for k, v in asdict(f).items() if v is not None} for f in e.frames],
+            }
+            for e in trace.exceptions
+        ],
+    }
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_trace_parses_as_recorded(case: str) -> None:
+    text = (TRACES / f"{case}.txt").read_text(encoding="utf-8")
+    expected = json.loads((TRACES / f"{case}.json").read_text(encoding="utf-8"))
+    assert as_json(parse_stacktrace(text)) == expected
+
+
+def test_every_runtime_has_golden_traces() -> None:
+    runtimes = {
+        json.loads((TRACES / f"{c}.json").read_text())["runtime"] for c in CASES if c != "not_a_trace"
+    }
+    assert runtimes == {"python", "java", "node", "go", "dotnet", "ruby", "ocaml"}
+
+
+def test_python_chained_exceptions_are_read_raised_first() -> None:
+    trace = parse_stacktrace((TRACES / "python_chained_cause.txt").read_text())
+    assert trace is not None
+    assert [(e.type, e.relation) for e in trace.exceptions] == [
+        ("shop.errors.StoreUnavailable", "raised"),
+        ("psycopg.OperationalError", "cause"),
+    ]
+    assert trace.exceptions[0].frames[0].function == "load_cart"  # crash site first
+
+
+def test_java_caused_by_chain_and_suppressed_are_all_read() -> None:
+    trace = parse_stacktrace((TRACES / "java_caused_by.txt").read_text())
+    assert trace is not None
+    assert [e.relation for e in trace.exceptions] == ["raised", "cause", "suppressed", "cause"]
+
+
+def test_java_generated_names_are_normalised() -> None:
+    trace = parse_stacktrace((TRACES / "java_caused_by.txt").read_text())
+    assert trace is not None
+    modules = {f.module for e in trace.exceptions for f in e.frames}
+    functions = {f.function for e in trace.exceptions for f in e.frames}
+    assert "com.acme.shop.web.CheckoutController$$EnhancerBySpringCGLIB" in modules
+    assert "jdk.internal.reflect.GeneratedMethodAccessor" in modules
+    assert "lambda$checkout$<n>" in functions
+
+
+def test_go_panicking_goroutine_comes_first_and_others_are_context() -> None:
+    trace = parse_stacktrace((TRACES / "go_deadlock.txt").read_text())
+    assert trace is not None
+    assert [(e.type, e.relation) for e in trace.exceptions] == [
+        ("fatal error", "raised"),
+        ("goroutine", "context"),
+    ]
+
+
+def test_dotnet_inner_exception_gets_the_frames_printed_before_its_end_marker() -> None:
+    trace = parse_stacktrace((TRACES / "dotnet_inner.txt").read_text())
+    assert trace is not None
+    inner = trace.exceptions[1]
+    assert inner.relation == "inner"
+    assert inner.frames[0].function == "ThrowArgumentNullException"
+
+
+def test_dotnet_async_state_machine_names_map_back_to_the_method() -> None:
+    trace = parse_stacktrace((TRACES / "dotnet_inner.txt").read_text())
+    assert trace is not None
+    assert trace.exceptions[0].frames[0].module == "Shop.Orders.OrderService"
+    assert trace.exceptions[0].frames[0].function == "TotalAsync"
+
+
+def test_ocaml_dune_mangling_is_undone() -> None:
+    trace = parse_stacktrace((TRACES / "ocaml_raised_at.txt").read_text())
+    assert trace is not None
+    assert [f.module for f in trace.exceptions[0].frames] == ["Stdlib.Map.Make", "Shop", "Shop", "Shop"]
+
+
+def test_text_that_is_no_trace_parses_to_nothing() -> None:
+    assert parse_stacktrace((TRACES / "not_a_trace.txt").read_text()) is None
+    assert parse_stacktrace("") is None
+    assert parse_stacktrace("   \n  ") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Error: x\n    at " + "a (" * 300_000,
+        "/a.rb:1:in `x': " + "m (" * 300_000 + " (Err)",
+        "java.lang.X: y\n\tat " + "a." * 400_000 + "b(X.java:1)",
+        'Traceback (most recent call last):\n  File "x", line\n garbage \x00\x01',
+        "goroutine 1 [running]:\n\t/only/a/file.go:1",
+        "\tat \n\tat (\n\tat a(\n--- End of inner exception stack trace ---\n ---> ",
+        "Raised at\nCalled from file",
+    ],
+)
+def test_malformed_and_huge_traces_never_raise(text: str) -> None:
+    parse_stacktrace(text)
+
+
+def test_a_ten_thousand_frame_trace_is_read_whole() -> None:
+    text = "java.lang.StackOverflowError\n" + "\tat com.acme.Tree.depth(Tree.java:12)\n" * 10_000
+    trace = parse_stacktrace(text)
+    assert trace is not None
+    assert trace.frame_count == 10_000
+
+
+def test_lines_are_cut_so_no_pattern_sees_a_huge_line() -> None:
+    assert max(len(line) for line in trace_lines("x" * 1_000_000 + "\ny")) == MAX_LINE_CHARS
+
+
+def test_runtime_is_recognised_from_frame_syntax() -> None:
+    assert detect_runtime(["\tat com.acme.A.b(A.java:3)"]) == "java"
+    assert detect_runtime(["    at handler (/app/x.js:1:2)"]) == "node"
+    assert detect_runtime(["   at Shop.A.B(Int32 id) in /src/A.cs:line 3"]) == "dotnet"
+    assert detect_runtime(["\t/home/x/main.go:12 +0x1d"]) == "go"
+    assert detect_runtime(["/app/x.rb:3:in `y'"]) == "ruby"
+    assert detect_runtime(['Called from Shop.f in file "a.ml", line 1, characters 0-1']) == "ocaml"
