@@ -42,7 +42,7 @@ class ActionsApi(GitHubApi):
     """`GitHubApi` plus reactions, permissions, repository comments, issue state, artifacts and workflows."""
 
     # --- the repository -----------------------------------------------------------------------
-    def repository(self) -> dict[str, Any]:
+    def repository_info(self) -> dict[str, Any]:
         _, data = self._call(
             f"read the repository {self.repository}",
             lambda: self.github.requester.requestJsonAndCheck("GET", self._repo.url),

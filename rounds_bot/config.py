@@ -26,8 +26,9 @@ def _env(name: str) -> Any:
 class Settings(BaseSettings):
     """All settings. Construct with `load_settings()` so errors come out as one ConfigError."""
 
+    # env_ignore_empty: GitHub Actions expands a secret that is not set to "", which must mean "not set"
     model_config = SettingsConfigDict(
-        extra="ignore", populate_by_name=False, case_sensitive=True, frozen=True
+        extra="ignore", populate_by_name=False, case_sensitive=True, frozen=True, env_ignore_empty=True
     )
 
     # --- where errors come from -------------------------------------------------------------

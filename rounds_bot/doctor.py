@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import Field
 
 from rounds_bot.config import Settings
+from rounds_bot.diagnose import month_start
 from rounds_bot.errors import RoundsError
 from rounds_bot.models import Frozen
 from rounds_bot.store import Store
@@ -156,7 +157,7 @@ def _github(settings: Settings, now: datetime, environ: dict[str, str]) -> list[
     api = actions_api_from_settings(settings)
     checks: list[Check] = []
     try:
-        repository = api.repository()
+        repository = api.repository_info()
     except RoundsError as exc:
         return [
             Check(
@@ -318,16 +319,12 @@ def _running_workflow(environ: dict[str, str]) -> str | None:
 
 # --- diagnosis ----------------------------------------------------------------------------------
 def _diagnosis(settings: Settings, now: datetime, environ: dict[str, str]) -> list[Check]:
-    mode = getattr(settings, "diagnoser", "auto")
+    mode = settings.diagnoser
     if mode == "off":
         return [Check(area="diagnosis", status="off", detail="ROUNDS_DIAGNOSER=off")]
     checks = []
-    binary = getattr(settings, "claude_bin", "claude")
-    key_set = bool(
-        getattr(settings, "anthropic_api_key", None)
-        or environ.get("ANTHROPIC_API_KEY")
-        or environ.get("CLAUDE_CODE_OAUTH_TOKEN")
-    )
+    binary = settings.claude_bin
+    key_set = settings.anthropic_api_key is not None or bool(environ.get("CLAUDE_CODE_OAUTH_TOKEN"))
     if mode in ("auto", "claude-code"):
         checks.append(_claude_binary(binary, environ, required=mode == "claude-code" or key_set))
         if not key_set:
@@ -381,21 +378,20 @@ def _claude_binary(binary: str, environ: dict[str, str], *, required: bool) -> C
 
 
 def _budget(settings: Settings, now: datetime) -> Check:
-    monthly = getattr(settings, "monthly_budget_usd", None)
-    spent = None
+    monthly = settings.monthly_budget_usd
+    caps = (
+        f"${settings.claude_max_budget_usd:.2f} per diagnosis, ${settings.round_budget_usd:.2f} a round, "
+        f"${monthly:.2f} a month"
+    )
     path = Path(settings.signatures_db_path)
-    if path.is_file():
-        store = Store.open(path)
-        try:
-            spent = store.spent_since(now.replace(day=1, hour=0, minute=0, second=0, microsecond=0))
-        finally:
-            store.close()
-    caps = f"${settings.claude_max_budget_usd:.2f} per diagnosis"
-    if monthly is not None:
-        caps += f", ${monthly:.2f} a month"
-    if spent is None:
+    if not path.is_file():
         return Check(area="budget", status="ok", detail=f"{caps}; no database here to read the spending from")
-    if monthly is not None and spent >= monthly:
+    store = Store.open(path)
+    try:
+        spent = store.spent_since(month_start(now))
+    finally:
+        store.close()
+    if spent >= monthly:
         return Check(
             area="budget",
             status="warn",

@@ -88,7 +88,7 @@ def describe_age(moment: datetime | None, now: datetime | None = None) -> str:
 # --- finding -------------------------------------------------------------------------------------
 def usable_artifacts(api: ActionsApi, name: str) -> tuple[list[Artifact], list[str]]:
     """The candidates newest first, and why the others were passed over."""
-    repository = api.repository()
+    repository = api.repository_info()
     default_branch = str(repository.get("default_branch") or "main")
     repository_id = repository.get("id")
     chosen: list[Artifact] = []

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, running_actions_fake
+from fake_github.fixtures import TOKEN
 from fake_github.rounds import START, FixedSource, error_event, settings_for, tracker_for
 from fake_github.state import Issue
 
 from rounds_bot import controls
+from rounds_bot.cli import main
 from rounds_bot.command_runner import (
     CommandContext,
     catch_up,
@@ -43,7 +47,7 @@ def filed(fake: ActionsFakeGitHub, tmp_path: Path) -> dict[int, str]:
             FixedSource([error_event(i) for i in range(3)]),
             tracker,
             store,
-            now=START,
+            now=START + timedelta(minutes=5),
             reads_whole_history=True,
         )
         found = {int(row["issue_ref"][1:]): row["id"] for row in store.signatures()}
@@ -292,7 +296,41 @@ def test_catch_up_handles_comments_whose_run_never_came(fake, filed, tmp_path):
     finally:
         ctx.store.close()
     assert [(o.comment_id, o.status) for o in outcomes if o.status != "ignored"] == [(late.id, "handled")]
-    assert all(o.status == "already-handled" for o in again)
+    assert not [o for o in again if o.status == "handled"]
     assert filed[1] in state.mutes and state.pause is None
     assert watermark is not None and watermark.endswith("Z")
     assert len(fake.replies(1)) == 1 and fake.replies(2) == [] and fake.replies(3) == []
+
+
+def dispatch_env(fake, tmp_path, rediagnose: str) -> dict[str, str]:
+    payload = json.loads((Path(__file__).parent / "events" / "workflow_dispatch.json").read_text())
+    payload["inputs"]["rediagnose"] = rediagnose
+    payload["repository"] = fake.state.repository_json(fake.repo)
+    event_file = tmp_path / f"event-{len(rediagnose)}.json"
+    event_file.write_text(json.dumps(payload))
+    return {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        "GITHUB_EVENT_PATH": str(event_file),
+        "GITHUB_RUN_ID": "77",
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": "octo/app",
+        "ROUNDS_GITHUB_API_URL": fake.base_url,
+        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
+        "GITHUB_OUTPUT": str(tmp_path / "outputs"),
+    }
+
+
+def test_the_run_workflow_button_can_ask_for_a_rediagnosis(fake, filed, tmp_path, clean_env):
+    runner = CliRunner()
+    asked = runner.invoke(main, ["command"], env=dispatch_env(fake, tmp_path, "#2"))
+    assert asked.exit_code == 0, asked.output
+    assert "@olivia asked to diagnose" in asked.output
+    assert (tmp_path / "outputs").read_text() == "round=true\n"
+    store = Store.open(tmp_path / "rounds.db")
+    try:
+        assert controls.pending_rediagnoses(store) == {filed[2]: ""}
+    finally:
+        store.close()
+    unknown = runner.invoke(main, ["command"], env=dispatch_env(fake, tmp_path, "sig_nope"))
+    assert unknown.exit_code == 2 and "no signature 'sig_nope'" in unknown.output

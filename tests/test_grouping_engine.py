@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from rounds_bot.errors import ConfigError
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
 
@@ -288,6 +289,11 @@ def test_the_same_stream_always_gives_the_same_answers() -> None:
 # --- configuration ------------------------------------------------------------------------------
 
 
+def test_a_threshold_out_of_range_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        GroupingConfig(merge_threshold=1.5)
+
+
 def test_default_configuration_is_the_documented_one() -> None:
     config = GroupingConfig()
     assert "error.code" in config.error_code_attributes
@@ -296,7 +302,7 @@ def test_default_configuration_is_the_documented_one() -> None:
 
 
 def test_related_threshold_above_merge_threshold_is_refused() -> None:
-    with pytest.raises(ValidationError, match="related band"):
+    with pytest.raises(ConfigError, match="related band"):
         GroupingConfig(merge_threshold=0.5, related_threshold=0.7)
 
 
@@ -304,7 +310,7 @@ def test_related_threshold_above_merge_threshold_is_refused() -> None:
     ("pattern", "problem"), [("code=(", "not a valid regular expression"), ("code=\\w+", "has no group")]
 )
 def test_a_bad_error_code_pattern_is_refused_with_the_reason(pattern: str, problem: str) -> None:
-    with pytest.raises(ValidationError, match=problem):
+    with pytest.raises(ConfigError, match=problem):
         GroupingConfig(error_code_pattern=pattern)
 
 

@@ -46,11 +46,16 @@ def mine(messages: list[str], miner: TemplateMiner | None = None, bucket: str = 
         ),
         # a word glued to digits is a parameter for the miner, like Drain's numeric tokens
         ("allocating divert_blk for eth0", "allocating divert_blk for <*>"),
+        # the value of a key=value token is data, its key is part of the statement
+        (
+            "authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=host.example.com user=root",
+            "authentication failure; logname= uid=<*> euid=<*> tty=<*> ruser= rhost=<*> user=<*>",
+        ),
         # dot leaders separate the label from its value
         ("icache prefetch depth....................0", "icache prefetch depth ... <*>"),
         # a message of parameters only keeps its punctuation, matched exactly
-        ("lr:00004ed0 cr:28244842 xer:20000002", f"lr:{W} cr:{W} xer:{W}"),
-        ("r24=0x0ffea4c8 r25=0x00000003", f"{W}={W} {W}={W}"),
+        ("lr:00004ed0 cr:28244842 xer:20000002", f"exactly: lr:{W} cr:{W} xer:{W}"),
+        ("r24=0x0ffea4c8 r25=0x00000003", f"exactly: {W}={W} {W}={W}"),
     ],
 )
 def test_skeletons_of_real_log_lines(message: str, expected: str) -> None:

@@ -48,9 +48,6 @@ class Component:
     def __repr__(self) -> str:
         return f"Component({self.name!r}, {self.value!r}, contributes={self.contributes}, hint={self.hint!r})"
 
-    def ignored(self, hint: str) -> Component:
-        return Component(self.name, self.value, False, hint, self.children)
-
 
 def leaf(name: str, value: str | None, hint: str | None = None) -> Component:
     return Component(name, value, hint is None, hint)
@@ -84,24 +81,6 @@ def _serialize(component: Component, parts: list[str]) -> None:
     else:
         value = component.value or ""
         parts.append(f"{len(name)}:{name}={len(value)}:{value};")
-
-
-def contributing_values(root: Component) -> list[tuple[str, str]]:
-    """(path, value) of every leaf that enters the hash, in order."""
-    values: list[tuple[str, str]] = []
-    _collect(root, "", values)
-    return values
-
-
-def _collect(component: Component, prefix: str, values: list[tuple[str, str]]) -> None:
-    if not component.effective:
-        return
-    path = f"{prefix}/{component.name}" if prefix else component.name
-    if not component.children:
-        values.append((path, component.value or ""))
-        return
-    for child in component.children:
-        _collect(child, path, values)
 
 
 def render(root: Component) -> str:

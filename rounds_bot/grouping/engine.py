@@ -19,17 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
-
-from rounds_bot.errors import ConfigError
 from rounds_bot.grouping.components import render
-from rounds_bot.grouping.error_codes import (
-    DEFAULT_ERROR_CODE_ATTRIBUTES,
-    DEFAULT_ERROR_CODE_PATTERN,
-    ErrorCode,
-    ErrorCodeReader,
-    compile_code_pattern,
-)
+from rounds_bot.grouping.config import GroupingConfig
+from rounds_bot.grouping.error_codes import ErrorCode, ErrorCodeReader
 from rounds_bot.grouping.fingerprint import (
     FINGERPRINT_VERSION,
     EventView,
@@ -42,12 +34,15 @@ from rounds_bot.grouping.fingerprint import (
 )
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.normalize import normalize_uncached
-from rounds_bot.grouping.shapes import ShapeCache
-from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex, SimilarityVector, document_terms
+from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
+from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex, document_terms
 from rounds_bot.grouping.stacktrace import ParsedTrace, parse_stacktrace
-from rounds_bot.grouping.templates import TemplateMiner, TemplateState
+from rounds_bot.grouping.state import SignatureState
+from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.templates import render as render_template
-from rounds_bot.models import Assignment, ErrorEvent, Frozen, Tier
+from rounds_bot.models import Assignment, ErrorEvent, Tier
+
+__all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
 MAX_HASHES_PER_SIGNATURE = 64
@@ -55,58 +50,6 @@ MAX_TEMPLATES_PER_SIGNATURE = 64
 MAX_RELATED = 3
 _TRACE_CACHE = 4096
 _ANSWERS_PER_TEMPLATE = 256
-
-
-class GroupingConfig(Frozen):
-    """How events are grouped. The defaults are THE configuration: the round and `rounds group`
-    use them unless the user overrides a field, and no data set gets settings of its own."""
-
-    in_app_include: list[str] = Field(default_factory=list, description="prefixes forced in-app")
-    in_app_exclude: list[str] = Field(default_factory=list, description="prefixes forced not in-app")
-    error_code_attributes: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_ERROR_CODE_ATTRIBUTES),
-        description="attribute keys holding a standardised error code, in priority order",
-    )
-    error_code_pattern: str | None = Field(
-        default=DEFAULT_ERROR_CODE_PATTERN,
-        description="regex with one group over the message that extracts an error code",
-    )
-    merge_threshold: float = Field(default=0.6, gt=0, le=1)
-    related_threshold: float = Field(default=0.4, gt=0, le=1)
-
-    @field_validator("error_code_pattern")
-    @classmethod
-    def _pattern_compiles(cls, value: str | None) -> str | None:
-        if value:
-            try:
-                compile_code_pattern(value)
-            except ConfigError as exc:
-                raise ValueError(str(exc)) from exc
-        return value
-
-    @model_validator(mode="after")
-    def _thresholds_ordered(self) -> GroupingConfig:
-        if self.related_threshold > self.merge_threshold:
-            raise ValueError(
-                f"related_threshold {self.related_threshold} is above merge_threshold "
-                f"{self.merge_threshold}; the related band must lie below the merge threshold"
-            )
-        return self
-
-
-class SignatureState(Frozen):
-    """All a signature needs to be re-loaded into a fresh engine (stored per signature)."""
-
-    signature_id: str
-    service: str
-    fingerprint_version: str = FINGERPRINT_VERSION
-    seq: int = Field(description="creation order; breaks ties deterministically")
-    title: str = ""
-    hashes: list[str] = Field(default_factory=list, description="fingerprint hashes of this group")
-    error_codes: list[str] = Field(default_factory=list)
-    templates: list[TemplateState] = Field(default_factory=list)
-    similarity: SimilarityVector | None = None
-    related: list[str] = Field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -131,8 +74,9 @@ class _Route:
         self.template = template  # the miner's live template: its tokens change when it widens
         self.signature_id = signature_id
         self.tokens: tuple[str, ...] | None = template.tokens
-        #: (normalised message, error type, environment, version) -> the assignment given
-        self.answers: dict[tuple, Assignment] = {}
+        #: (normalised message, error type, environment, version), or the message alone when
+        #: the others are None -> the assignment given
+        self.answers: dict[str | tuple, Assignment] = {}
 
 
 @dataclass(frozen=True)
@@ -159,7 +103,7 @@ class GroupingEngine:
         self._by_template: dict[str, str] = {}
         self._miner = TemplateMiner()
         self._index = SimilarityIndex()
-        self._shapes = ShapeCache()
+        self._shapes = ShapeCache(code_test=self._codes.shape_test())
         self._traces: dict[str, tuple[str, ParsedTrace, list[str]] | None] = {}
         self._trace_candidates: dict[tuple, _Candidate | None] = {}
         self._buckets: dict[tuple[str, str | None], str] = {}
@@ -174,17 +118,14 @@ class GroupingEngine:
 
     def assign(self, event: ErrorEvent) -> Assignment:
         # The common case first: a message with no stack trace and no error code anywhere.
-        if (
-            event.stacktrace is None
-            and not event.error_code
-            and not event.attributes
-            and not self._message_may_hold_code(event.message)
-        ):
-            return self._assign_message(event)
+        if event.stacktrace is None and not event.error_code and not event.attributes:
+            normalized, shape = self._shapes.lookup(event.message)
+            if not shape.may_hold_code or not self._message_may_hold_code(event.message):
+                return self._assign_message(event, normalized, shape)
         stacktrace = event.stacktrace
         code = self._codes.read(event)
         if code is None and not (stacktrace and not stacktrace.isspace()):
-            return self._assign_message(event)
+            return self._assign_message(event, *self._shapes.lookup(event.message))
         candidate = self._candidate(event, code)
         if candidate.code_key is not None:
             known = self._by_code.get(candidate.code_key)
@@ -286,8 +227,7 @@ class GroupingEngine:
 
     # --- the message path, tuned for the common case: a known template -----------------------
 
-    def _assign_message(self, event: ErrorEvent) -> Assignment:
-        normalized, shape = self._shapes.lookup(event.message)
+    def _assign_message(self, event: ErrorEvent, normalized: str, shape: ShapeInfo) -> Assignment:
         error_type = event.error_type
         route = shape.routes.get((event.service, error_type))
         if route is None:
@@ -307,7 +247,18 @@ class GroupingEngine:
         if route.tokens is not route.template.tokens:
             route.answers.clear()
             route.tokens = route.template.tokens
-        key = (normalized, error_type, event.environment, event.service_version)
+        environment, version = event.environment, event.service_version
+        # most events carry none of these: the message alone is then the key
+        key = (
+            normalized
+            if error_type is None and environment is None and version is None
+            else (
+                normalized,
+                error_type,
+                environment,
+                version,
+            )
+        )
         answer = route.answers.get(key)
         if answer is None:
             candidate = self._template_candidate(event, normalized, route.template.template_id)
@@ -387,7 +338,7 @@ class GroupingEngine:
     ) -> Assignment:
         fingerprint = candidate.fingerprint
         signature = _Signature(
-            signature_id="sig_" + fingerprint.hash[:16],
+            signature_id=self._new_signature_id(fingerprint.hash),
             service=candidate.view.service,
             seq=self._next_seq,
             title=candidate.title,
@@ -405,6 +356,15 @@ class GroupingEngine:
                 with_frames=candidate.trace is not None,
             )
         return self._assignment(candidate, signature.signature_id, "new", neighbours=neighbours)
+
+    def _new_signature_id(self, digest: str) -> str:
+        """`sig_` and the first 16 hex digits of the first event's fingerprint; should two
+        fingerprints ever share those digits, a counter is hashed in (still deterministic)."""
+        candidate, attempt = "sig_" + digest[:16], 0
+        while candidate in self._signatures:
+            attempt += 1
+            candidate = "sig_" + hashlib.sha256(f"{digest}#{attempt}".encode()).hexdigest()[:16]
+        return candidate
 
     def _register(self, signature: _Signature, candidate: _Candidate) -> None:
         """Make the candidate's identity lead to `signature` from now on (first come wins)."""

