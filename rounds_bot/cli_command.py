@@ -33,7 +33,7 @@ from rounds_bot.command_runner import (
 )
 from rounds_bot.commands import clean_text, ignore_reason, parse_comment
 from rounds_bot.controls import REDIAGNOSE, record
-from rounds_bot.errors import CommandError
+from rounds_bot.errors import CommandError, TrackerError
 from rounds_bot.store import Store
 
 
@@ -102,7 +102,11 @@ def _handle(
     elif event_name == "workflow_dispatch":
         _dispatch_rediagnose(ctx, event)
     if catch_up_too:
-        caught = catch_up(ctx, skip=skip)
+        try:
+            caught = catch_up(ctx, skip=skip)
+        except TrackerError as exc:  # the next run catches up; this run's own command and round go on
+            ctx.warnings.append(f"comments left by earlier runs were not read: {exc}")
+            caught = []
         outcomes.extend(caught)
         wants_round = wants_round or any(o.needs_round for o in caught)
     return outcomes, wants_round

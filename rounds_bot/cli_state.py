@@ -32,7 +32,7 @@ def state_group() -> None:
 @env_file_option
 @friendly
 def restore_command(env_file: Path | None) -> None:
-    """Put the newest saved database in place, or rebuild it from the bot's issues."""
+    """Put the newest saved database in place (an existing one is kept as .bak), or rebuild it from issues."""
     from rounds_bot.cli import settings_from
 
     settings = settings_from(env_file)

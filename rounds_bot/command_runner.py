@@ -160,7 +160,8 @@ def _already_handled(ctx: CommandContext, comment: CommentEvent) -> bool:
     since = comment.created_at or None
     for reply in ctx.api.list_comments(comment.issue_number, since=since):
         match = _REPLY_MARK_PATTERN.search(reply.get("body") or "")
-        if match and int(match["id"]) == comment.comment_id:
+        by_a_bot = (reply.get("user") or {}).get("type") == "Bot"  # a person cannot fake an answer
+        if match and by_a_bot and int(match["id"]) == comment.comment_id:
             # the database was lost or rebuilt since: GitHub remembers that this comment was answered
             with ctx.store.transaction():
                 _record(ctx, comment, reply.get("body") or "", [])

@@ -66,6 +66,10 @@ _TLD = (
     r"|il|ie|gr|hu|ro|tr|ua|vn|th|ph)"
 )
 _HEX_WORD = r"[0-9a-f]"
+_SIZE_UNIT = r"(?:[KMGTPE]i?B|kB|B|bytes)"
+_SPELLED_TIME_UNIT = (
+    r"(?:(?:milli|micro|nano)?(?:seconds?|secs?)|minutes?|mins?|hours?|hrs?|days?|msecs?|millis|ms|us|ns)"
+)
 
 RULES: tuple[MaskRule, ...] = (
     MaskRule(
@@ -83,7 +87,8 @@ RULES: tuple[MaskRule, ...] = (
         "int",
         # Equivalent to the rules below for what it matches (a test checks it), but tried first
         # because most numbers in messages are like this.
-        r"(?<![A-Za-z0-9.])-?\d{1,7}(?=[\s,;)\]}>\"'|]|$)(?! ?(?:[KMGTPE]i?B|kB|B|bytes)\b)",
+        r"(?<![A-Za-z0-9.])-?\d{1,7}(?=[\s,;)\]}>\"'|]|$)"
+        r"(?! ?(?:" + _SIZE_UNIT + "|" + _SPELLED_TIME_UNIT + r")\b)",
         "a plain integer between spaces or closing punctuation: nothing else can start there",
     ),
     MaskRule(
@@ -265,14 +270,15 @@ RULES: tuple[MaskRule, ...] = (
         "duration",
         "D",
         "duration",
-        r"(?<![\w.])(?:\d{1,12}(?:\.\d{1,12})?(?:h|ms|us|µs|ns|m|s)){1,4}(?![\w.]|\.\d)",
-        "durations such as 250ms, 1.5s or Go's 1h2m3.5s",
+        r"(?<![\w.])(?:(?:\d{1,12}(?:\.\d{1,12})?(?:h|ms|us|µs|ns|m|s)){1,4}(?![\w.]|\.\d)"
+        r"|\d{1,12}(?:\.\d{1,12})? ?" + _SPELLED_TIME_UNIT + r"\b)",
+        "durations: 250ms, 1.5s, Go's 1h2m3.5s, and spelled units (`0.57 seconds`, `<1 sec`)",
     ),
     MaskRule(
         "size",
         "D",
         "size",
-        r"(?<![\w.])\d{1,15}(?:\.\d{1,15})? ?(?:[KMGTPE]i?B|kB|B|bytes)\b",
+        r"(?<![\w.])\d{1,15}(?:\.\d{1,15})? ?" + _SIZE_UNIT + r"\b",
         "data sizes with their unit, so `93.0 B` and `5.4 KB` are one kind of value",
     ),
     MaskRule(

@@ -1,7 +1,9 @@
 """Tier 3: TF-IDF similarity of a new error to the known signatures of its service.
 
-Terms are hashed with scikit-learn's `HashingVectorizer`, so the vocabulary never has to be
-refitted. Each service keeps its own document frequencies, updated as signatures are added, and
+Terms are hashed into the columns scikit-learn's `HashingVectorizer` uses (its murmurhash3, one
+term at a time; a test checks the two agree), so there is no vocabulary to refit. Weights are
+scikit-learn's TF-IDF (sublinear tf, smooth idf, L2 norm; a test checks against
+`TfidfTransformer`). Each service keeps its own document frequencies, updated as signatures are added, and
 its signatures' vectors in sparse blocks: a new signature lands in a small pending list, pending
 lists become a block, and blocks of similar size are merged (like a binary counter), so adding
 one signature costs little and a lookup is a handful of sparse products.
