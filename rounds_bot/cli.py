@@ -7,21 +7,19 @@ shows its traceback.
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import click
 
 from rounds_bot import __version__
 from rounds_bot.cli_github import rebuild_command
-from rounds_bot.cli_group import group_command
 from rounds_bot.config import Settings, load_settings
-from rounds_bot.diagnose import build_diagnoser
 from rounds_bot.errors import ConfigError, RoundsError
 from rounds_bot.report import append_to_step_summary, render_report
-from rounds_bot.round import run_round
 from rounds_bot.sources.base import Source
 from rounds_bot.store import Store
 from rounds_bot.tracker.base import Tracker
@@ -60,7 +58,23 @@ def settings_from(env_file: Path | None) -> Settings:
     return load_settings(env_file)
 
 
-@click.group()
+class LazyGroup(click.Group):
+    """Commands whose modules are imported only when used: the grouping engine loads scikit-learn,
+    which `rounds doctor` or `rounds command` do not need (click's documented lazy-loading pattern)."""
+
+    lazy_commands: ClassVar[dict[str, str]] = {"group": "rounds_bot.cli_group:group_command"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy_commands])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy_commands:
+            module_name, attribute = self.lazy_commands[cmd_name].split(":")
+            return getattr(importlib.import_module(module_name), attribute)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup)
 @click.version_option(__version__, prog_name="rounds")
 def main() -> None:
     """rounds: makes rounds on running software and files one issue per problem."""
@@ -74,6 +88,10 @@ def main() -> None:
 @friendly_errors
 def run_command(demo: bool, env_file: Path | None) -> None:
     """Run one round: poll, group, file one issue per problem, report."""
+    # imported here: the grouping engine loads scikit-learn, which other commands do not need
+    from rounds_bot.diagnose import build_diagnoser
+    from rounds_bot.round import run_round
+
     settings = settings_from(env_file)
     source, whole_history = build_source(settings, demo)
     tracker = build_tracker(settings)
@@ -153,7 +171,6 @@ def db_status(env_file: Path | None) -> None:
         store.close()
 
 
-main.add_command(group_command)
 db_group.add_command(rebuild_command)
 
 from rounds_bot.cli_actions import add_actions_commands  # noqa: E402  (its commands import this module)

@@ -161,6 +161,7 @@ def test_rendering_is_bounded_for_huge_traces() -> None:
     frames = "".join(f"\tat com.acme.Gen{n}.run(Gen{n}.java:1)\n" for n in range(10_000))
     explanation = assign(service="s", stacktrace="java.lang.Error\n" + frames).explanation
     assert len(explanation.splitlines()) <= 130
+    assert "beyond the first 64 frames" in explanation
 
 
 def test_components_are_hashable_structures_not_strings() -> None:
