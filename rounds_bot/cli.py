@@ -122,7 +122,7 @@ def build_source(settings: Settings, demo: bool) -> tuple[Source, bool]:
         from rounds_bot.demo import demo_data_path
         from rounds_bot.sources.otlp_file import OtlpFileSource
 
-        return OtlpFileSource(demo_data_path()), True
+        return OtlpFileSource(demo_data_path(), name="otlp-file:demo"), True
     spec = settings.effective_source()
     if spec is None:
         raise ConfigError(
