@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, running_actions_fake
-from fake_github.rounds import START, FixedSource, error_event, settings_for, tracker_for
+from fake_github.rounds import START, error_event, round_against
 
 from rounds_bot import controls
 from rounds_bot.command_runner import CommandContext, comment_from_event, handle_comment
 from rounds_bot.diagnosis.model import DiagnosisOutcome, DiagnosisRequest
 from rounds_bot.report import RoundReport
-from rounds_bot.round import run_round
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.github_spec
@@ -43,22 +42,9 @@ class Recorder:
 
 
 def round_at(fake, tmp_path, minutes, events, **kwargs) -> RoundReport:
-    settings = settings_for(tmp_path, fake, ROUNDS_CODE_REVISION="abc123")
-    store = Store.open(settings.signatures_db_path)
-    tracker = tracker_for(fake, Path(settings.signatures_db_path))
-    try:
-        return run_round(
-            settings,
-            FixedSource(events),
-            tracker,
-            store,
-            now=START + timedelta(minutes=minutes),
-            reads_whole_history=True,
-            **kwargs,
-        )
-    finally:
-        store.close()
-        tracker.journal.close()
+    return round_against(
+        fake, tmp_path, events, minutes, settings={"ROUNDS_CODE_REVISION": "abc123"}, **kwargs
+    )
 
 
 def command(fake, tmp_path, number, body, minutes):

@@ -13,15 +13,13 @@ from fake_github import FakeGitHub
 from fake_github.fixtures import REPOSITORY, TOKEN, running_fake
 from fake_github.rounds import (
     START,
-    FixedSource,
     error_event,
-    settings_for,
+    round_against,
     tracker_for,
 )
 
 from rounds_bot.cli_github import rebuild_command, rebuild_into
 from rounds_bot.models import ErrorEvent
-from rounds_bot.round import run_round
 from rounds_bot.store import Store
 from rounds_bot.tracker.marker import MarkerState, write_marker
 from rounds_bot.tracker.rebuild import rebuild_database
@@ -59,14 +57,7 @@ JSON_COLUMNS = {"grouping_state", "services", "versions", "environments", "relat
 
 
 def run(tmp_path: Path, fake: FakeGitHub, events: list, minutes: int) -> None:
-    settings = settings_for(tmp_path, fake)
-    store = Store.open(settings.signatures_db_path)
-    tracker = tracker_for(fake, Path(settings.signatures_db_path))
-    try:
-        run_round(settings, FixedSource(events), tracker, store, now=START + timedelta(minutes=minutes))
-    finally:
-        store.close()
-        tracker.journal.close()
+    round_against(fake, tmp_path, events, minutes)
 
 
 def lost_database(tmp_path: Path, fake: FakeGitHub) -> dict[str, dict]:

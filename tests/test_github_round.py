@@ -18,6 +18,7 @@ from fake_github.rounds import (
     START,
     FixedSource,
     error_event,
+    round_against,
     settings_for,
     tracker_for,
 )
@@ -41,21 +42,7 @@ class Killed(BaseException):
 
 
 def run(tmp_path: Path, fake: FakeGitHub, events: list, minutes: int, **options) -> RoundReport:
-    settings = settings_for(tmp_path, fake)
-    store = Store.open(settings.signatures_db_path)
-    tracker = tracker_for(fake, Path(settings.signatures_db_path), **options)
-    try:
-        return run_round(
-            settings,
-            FixedSource(events),
-            tracker,
-            store,
-            now=START + timedelta(minutes=minutes),
-            reads_whole_history=True,
-        )
-    finally:
-        store.close()
-        tracker.journal.close()
+    return round_against(fake, tmp_path, events, minutes, tracker_options=options)
 
 
 def first_round_events() -> list:

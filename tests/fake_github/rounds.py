@@ -11,6 +11,7 @@ from typing import Any
 
 from rounds_bot.config import Settings
 from rounds_bot.models import ErrorEvent
+from rounds_bot.report import RoundReport
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.tracker.github import GitHubOptions, GitHubTracker
 from rounds_bot.tracker.github_api import GitHubApi, make_github
@@ -133,3 +134,35 @@ def tracker_for(
     elif isinstance(journal, Path):
         journal = Journal.open(journal)
     return GitHubTracker(api, journal, opts)
+
+
+def round_against(
+    fake: FakeGitHub,
+    tmp_path: Path,
+    events: list[ErrorEvent],
+    minutes: int,
+    *,
+    settings: dict[str, Any] | None = None,
+    tracker_options: dict[str, Any] | None = None,
+    **run_options: Any,
+) -> RoundReport:
+    """One whole round at START + `minutes`, its database in `tmp_path`, its issues on the fake."""
+    from rounds_bot.round import run_round
+    from rounds_bot.store import Store
+
+    configured = settings_for(tmp_path, fake, **(settings or {}))
+    store = Store.open(configured.signatures_db_path)
+    tracker = tracker_for(fake, Path(configured.signatures_db_path), **(tracker_options or {}))
+    try:
+        return run_round(
+            configured,
+            FixedSource(events),
+            tracker,
+            store,
+            now=START + timedelta(minutes=minutes),
+            reads_whole_history=True,
+            **run_options,
+        )
+    finally:
+        store.close()
+        tracker.journal.close()
