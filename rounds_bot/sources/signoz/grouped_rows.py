@@ -1,17 +1,27 @@
-"""Paging through one v5 query: grouped SQL rows or raw rows, each checked as it arrives."""
+"""Paging through one v5 query: grouped SQL rows or raw rows, each checked as it arrives; and the
+reader shared by error spans and error logs, which groups them in ClickHouse or, without SQL, here.
+"""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from rounds_bot.sources.signoz.client import SignozClient
-from rounds_bot.sources.signoz.collector import Collector
-from rounds_bot.sources.signoz.queries import query_range_request
+from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.signoz.client import SignozClient, SignozHTTPError
+from rounds_bot.sources.signoz.collector import Collector, GroupSpan, Tally
+from rounds_bot.sources.signoz.exception_groups import REFUSED_SQL_NOTE, SqlPermission
+from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT, clickhouse_sql, query_range_request
+from rounds_bot.sources.signoz.times import check_unix_ns
 
 RowT = TypeVar("RowT", bound=BaseModel)
+GroupT = TypeVar("GroupT", bound=BaseModel)
+RawT = TypeVar("RawT", bound=BaseModel)
+GroupKey = tuple[str, str, str]
 
 
 def iter_rows(
@@ -51,3 +61,156 @@ def validated(model: type[RowT], data: dict[str, Any], where: str, collector: Co
         location = ".".join(str(part) for part in first["loc"]) or "row"
         collector.skip(where, f"{location}: {first['msg']}")
         return None
+
+
+@dataclass(frozen=True)
+class RowLimits:
+    raw_page_size: int = 1_000
+    raw_row_cap: int = 20_000
+    sql_group_cap: int = 50_000
+
+
+class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
+    """Error rows of one kind as groups: grouped inside ClickHouse where the key may run
+    clickhouse_sql (one row per group), else read raw, newest first, up to a cap, and grouped here.
+
+    A subclass names what it reads (`what`), its two row models, its queries, how a raw row is
+    keyed and how a group becomes an event.
+    """
+
+    what: str
+    group_model: type[GroupT]
+    raw_model: type[RawT]
+
+    def __init__(self, client: SignozClient, limits: RowLimits):
+        self._client = client
+        self._limits = limits
+
+    def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
+        if sql.allowed:
+            try:
+                self._read_groups(start_ns, end_ns, collector)
+                return
+            except SignozHTTPError as error:
+                if error.status != 403:
+                    raise
+                sql.allowed = False
+        self._read_raw(start_ns, end_ns, collector)
+
+    def _where(self, number: int) -> str:
+        return f"{self._client.base_url}/api/v5/query_range {self.what} row {number}"
+
+    def _read_groups(self, start_ns: int, end_ns: int, collector: Collector) -> None:
+        cap = self._limits.sql_group_cap
+        rows = iter_rows(
+            self._client,
+            start_ns,
+            end_ns,
+            lambda limit, offset: clickhouse_sql(self._groups_sql(limit, offset)),
+            page_size=MAX_V5_LIMIT,
+            row_cap=cap + 1,
+        )
+        for number, data in rows:
+            if number >= cap:
+                collector.note(
+                    f"more than {cap} groups of {self.what} in the window; "
+                    "the rarest were not read (shorten the polling interval)"
+                )
+                return
+            row = validated(self.group_model, data, self._where(number), collector)
+            if row is None:
+                continue
+            group = self._group_span(row)
+            try:
+                check_unix_ns(group.first_seen_ns, "first_seen_ns")
+                check_unix_ns(group.last_seen_ns, "last_seen_ns")
+            except ValueError as error:
+                collector.skip(self._where(number), str(error))
+                continue
+            self._add(row, group, collector)
+
+    def _read_raw(self, start_ns: int, end_ns: int, collector: Collector) -> None:
+        cap = self._limits.raw_row_cap
+        collector.note(
+            REFUSED_SQL_NOTE.format(
+                what=self.what,
+                consequence=f"raw rows, newest first, at most {cap} a round, grouped in rounds",
+            )
+        )
+        tallies: dict[GroupKey, Tally] = {}
+        rows = iter_rows(
+            self._client,
+            start_ns,
+            end_ns,
+            self._raw_query,
+            page_size=self._limits.raw_page_size,
+            row_cap=cap + 1,
+        )
+        for number, data in rows:
+            if number >= cap:
+                collector.note(f"more than {cap} {self.what} in the window: only the newest {cap} were read")
+                break
+            record = validated(self.raw_model, self._raw_fields(data), self._where(number), collector)
+            if record is None:
+                continue
+            try:
+                timestamp_ns = self._timestamp_ns(record)
+            except ValueError as error:
+                collector.skip(self._where(number), str(error))
+                continue
+            key = self._key(record)
+            if key is None:
+                continue
+            tallies.setdefault(key, self._new_tally()).add(timestamp_ns, {"record": record})
+        for key, tally in tallies.items():
+            row = self._row_from_tally(key, tally)
+            self._add(row, self._group_span(row), collector)
+
+    def _add(self, row: GroupT, group: GroupSpan, collector: Collector) -> None:
+        if collector.is_known(group.group_id):
+            collector.count_known(group)
+            return
+        collector.events.append(self._event(row, group))
+
+    def _sample(self, tally: Tally) -> RawT:
+        """The newest raw row of a group counted here."""
+        record = tally.sample["record"]
+        assert isinstance(record, self.raw_model)
+        return record
+
+    # -- what differs between kinds of rows ----------------------------------------------------
+
+    @abstractmethod
+    def _groups_sql(self, limit: int, offset: int) -> str:
+        """One page of the ClickHouse query that groups rows into `group_model` rows."""
+
+    @abstractmethod
+    def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
+        """One page of raw rows, newest first."""
+
+    def _raw_fields(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A raw row's data as `raw_model` reads it."""
+        return data
+
+    @abstractmethod
+    def _timestamp_ns(self, record: RawT) -> int:
+        """When the row happened; ValueError skips the row."""
+
+    @abstractmethod
+    def _key(self, record: RawT) -> GroupKey | None:
+        """The group of a raw row, or None to leave the row out."""
+
+    def _new_tally(self) -> Tally:
+        return Tally()
+
+    @abstractmethod
+    def _row_from_tally(self, key: GroupKey, tally: Tally) -> GroupT:
+        """A group counted here, as the row ClickHouse would have answered for it."""
+
+    @abstractmethod
+    def _group_span(self, row: GroupT) -> GroupSpan:
+        """The group's id, service, count and first and last occurrence."""
+
+    @abstractmethod
+    def _event(self, row: GroupT, group: GroupSpan) -> ErrorEvent:
+        """The event that stands for a new group."""

@@ -13,12 +13,13 @@ from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.signoz.client import SignozClient, Traffic
 from rounds_bot.sources.signoz.collector import Collector
 from rounds_bot.sources.signoz.error_logs import ErrorLogsReader
-from rounds_bot.sources.signoz.error_spans import ErrorSpansReader, RowLimits
+from rounds_bot.sources.signoz.error_spans import ErrorSpansReader
 from rounds_bot.sources.signoz.exception_groups import (
     ExceptionGroupsReader,
     ExceptionSettings,
     SqlPermission,
 )
+from rounds_bot.sources.signoz.grouped_rows import RowLimits
 from rounds_bot.sources.signoz.times import NS_PER_S, datetime_to_ns
 from rounds_bot.sources.signoz.versions import (
     EXCEPTIONS_API_SINCE,
