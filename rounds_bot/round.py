@@ -17,6 +17,7 @@ journal (so an issue created just before a crash is found again instead of filed
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -28,6 +29,7 @@ from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.filing import file_issues, hold_while_paused, plan_issues
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.redact import clean
 from rounds_bot.report import RoundReport
 from rounds_bot.round_state import BEGINNING, IssuePlan, RoundContext, Tally, signature_row
 from rounds_bot.round_summary import build_report
@@ -168,6 +170,7 @@ def group_occurrences(
             already_counted += 1
             continue
         seen_now.add(event.event_id)
+        event = redacted(event)
         assignment = engine.assign(event)
         ctx.tier_counts[assignment.tier] = ctx.tier_counts.get(assignment.tier, 0) + 1
         assignment = _follow_merge(ctx, assignment)
@@ -192,6 +195,28 @@ def group_occurrences(
         )
         tallies[signature_id].add(stand_in, group.count, group.first_seen, group.last_seen)
     return tallies, already_counted
+
+
+def redacted(event: ErrorEvent) -> ErrorEvent:
+    """The occurrence with secrets and personal data redacted, before anything else sees it.
+
+    Grouping runs on the redacted text, so what the signature remembers (its title, templates and the
+    state carried in the issue's marker) never holds a secret, and a re-loaded engine groups exactly as
+    this one did.
+    """
+    changes: dict[str, object] = {"message": _clean_cached(event.message)}
+    if event.stacktrace:
+        changes["stacktrace"] = _clean_cached(event.stacktrace)
+    strings = {k: _clean_cached(v) for k, v in event.attributes.items() if isinstance(v, str)}
+    if strings:
+        changes["attributes"] = {**event.attributes, **strings}
+    return event.model_copy(update=changes)
+
+
+@functools.lru_cache(maxsize=8192)
+def _clean_cached(text: str) -> str:
+    # the same message and stack trace recur thousands of times; redaction costs about a millisecond
+    return clean(text)
 
 
 def _follow_merge(ctx: RoundContext, assignment: Assignment) -> Assignment:

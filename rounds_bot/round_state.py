@@ -106,17 +106,18 @@ def signature_row(
     return {
         "id": signature_id,
         "service": existing["service"] if existing else sorted(tally.services)[0],
-        "title": existing["title"] if existing else a.title,
+        # redacted once, here: titles reach issues, job summaries and the database artifact
+        "title": existing["title"] if existing else clean(a.title),
         "error_type": existing["error_type"]
         if existing
         else (tally.samples[0].error_type or "")
         if tally.samples
         else "",
-        "normalized_message": existing["normalized_message"] if existing else a.normalized_message,
+        "normalized_message": existing["normalized_message"] if existing else clean(a.normalized_message),
         "fingerprint_hash": existing["fingerprint_hash"] if existing else a.fingerprint_hash,
         "fingerprint_version": existing["fingerprint_version"] if existing else a.fingerprint_version,
         "first_tier": existing["first_tier"] if existing else a.tier,
-        "explanation": existing["explanation"] if existing else a.explanation,
+        "explanation": existing["explanation"] if existing else clean(a.explanation),
         "representative": representative,
         "grouping_state": engine.state(signature_id).model_dump_json(),
         "first_seen": min(existing["first_seen"], first) if existing else first,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -123,3 +124,22 @@ def test_events_are_logged_once_per_signature(settings, fresh_db, tmp_path):
         kinds = [e["kind"] for e in fresh_db.events_of(row["id"])]
         assert kinds == ["IncidentDetected", "IssueFiled"]
         assert fresh_db.status(row["id"]) == "open"
+
+
+def test_secrets_in_messages_never_reach_the_issue_or_the_database(settings, fresh_db, tmp_path):
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    leaky = ErrorEvent(
+        event_id="leak-1",
+        timestamp=NOW - timedelta(minutes=3),
+        service="api",
+        error_type="AuthError",
+        message=f"login failed for alice@example.com with token {token}",
+        stacktrace=f'Traceback (most recent call last):\n  File "/app/auth.py", line 3, in login\n'
+        f"    check({token!r})\nAuthError: bad token {token}\n",
+    )
+    report = run_round(settings, ListSource([leaky]), DryRunTracker(tmp_path), fresh_db, now=NOW)
+    draft = (tmp_path / f"{report.new[0].signature_id}.md").read_text()
+    stored = json.dumps(fresh_db.signatures())
+    for text in (draft, stored, report.model_dump_json()):
+        assert token not in text
+        assert "alice@example.com" not in text
