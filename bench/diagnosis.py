@@ -21,8 +21,6 @@ model_calls_per_1000_occurrences=<x> max_context_tokens=<n> real_cli_seconds=<x>
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
 import tempfile
 import time
@@ -153,17 +151,11 @@ def round_calls_per_thousand() -> tuple[float, int, int]:
 
 
 def real_cli_seconds() -> float | None:
-    from diagnosis_samples import good_answer, make_checkout, sample_request
+    from diagnosis_samples import fake_api_diagnoser, find_claude, good_answer, make_checkout, sample_request
     from fake_messages_api import FakeMessagesApi, ToolUse, structured_output, turn
 
-    from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
-
-    binary = os.environ.get("ROUNDS_CLAUDE_BIN") or str(
-        PROJECT_ROOT / ".ci" / "node" / "node_modules" / ".bin" / "claude"
-    )
-    if not Path(binary).is_file():
-        binary = shutil.which("claude") or ""
-    if not binary:
+    binary = find_claude()
+    if binary is None:
         return None
     with tempfile.TemporaryDirectory() as scratch:
         checkout = make_checkout(Path(scratch) / "repo")
@@ -172,14 +164,7 @@ def real_cli_seconds() -> float | None:
             structured_output(good_answer()),
         ]
         with FakeMessagesApi(script) as api:
-            diagnoser = ClaudeCodeDiagnoser(
-                binary=binary,
-                model="sonnet",
-                credentials={"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.url},
-                inherited_env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                max_retries=0,
-                timeout_seconds=120,
-            )
+            diagnoser = fake_api_diagnoser(binary, api, timeout_seconds=120)
             started = time.perf_counter()
             outcome = diagnoser.diagnose(sample_request(checkout))
             seconds = time.perf_counter() - started

@@ -43,37 +43,16 @@ class ActionsApi(GitHubApi):
 
     # --- the repository -----------------------------------------------------------------------
     def repository_info(self) -> dict[str, Any]:
-        _, data = self._call(
-            f"read the repository {self.repository}",
-            lambda: self.github.requester.requestJsonAndCheck("GET", self._repo.url),
-            permission=METADATA_READ,
-            idempotent=True,
-        )
-        return data
+        return self._get(f"read the repository {self.repository}", self._repo.url, METADATA_READ)
 
     def branch_head(self, branch: str) -> str | None:
         """The commit a branch points at (proves `contents: read`), or None when the branch is missing."""
-        try:
-            _, data = self._call(
-                f"read the branch {branch}",
-                lambda: self.github.requester.requestJsonAndCheck(
-                    "GET", f"{self._repo.url}/git/ref/heads/{branch}"
-                ),
-                permission=CONTENTS_READ,
-                idempotent=True,
-                missing_ok=True,
-            )
-        except _Missing:
-            return None
-        return str(data["object"]["sha"])
+        url = f"{self._repo.url}/git/ref/heads/{branch}"
+        data = self._get(f"read the branch {branch}", url, CONTENTS_READ, missing_ok=True)
+        return None if data is None else str(data["object"]["sha"])
 
     def rate_limit(self) -> dict[str, Any]:
-        _, data = self._call(
-            "read the rate limit",
-            lambda: self.github.requester.requestJsonAndCheck("GET", "/rate_limit"),
-            permission=METADATA_READ,
-            idempotent=True,
-        )
+        data = self._get("read the rate limit", "/rate_limit", METADATA_READ)
         return dict(data["resources"]["core"])
 
     # --- commands -----------------------------------------------------------------------------
@@ -142,19 +121,8 @@ class ActionsApi(GitHubApi):
 
     def workflow(self, file_name: str) -> dict[str, Any] | None:
         """The workflow defined by `.github/workflows/<file_name>`, or None when GitHub does not know it."""
-        try:
-            _, data = self._call(
-                f"read the workflow {file_name}",
-                lambda: self.github.requester.requestJsonAndCheck(
-                    "GET", f"{self._repo.url}/actions/workflows/{file_name}"
-                ),
-                permission=ACTIONS_READ,
-                idempotent=True,
-                missing_ok=True,
-            )
-        except _Missing:
-            return None
-        return data
+        url = f"{self._repo.url}/actions/workflows/{file_name}"
+        return self._get(f"read the workflow {file_name}", url, ACTIONS_READ, missing_ok=True)
 
 
 def _artifact(item: Any) -> Artifact:

@@ -177,16 +177,15 @@ def _record_and_reply(ctx: CommandContext, comment: CommentEvent, reply: str, na
 
 
 def _record(ctx: CommandContext, comment: CommentEvent, reply: str, names: list[str]) -> None:
-    controls.record(
-        ctx.store,
-        controls.HANDLED,
-        f"command:{comment.comment_id}",
-        at=ctx.now,
-        issue=comment.issue_number,
-        by=comment.author.login,
-        commands=names,
-        reply=reply,
+    _record_command(
+        ctx, comment, controls.HANDLED, "command", issue=comment.issue_number, commands=names, reply=reply
     )
+
+
+def _record_command(ctx: CommandContext, comment: CommentEvent, kind: str, key: str, **payload: Any) -> None:
+    """A control event a comment caused, keyed by the comment and in its author's name."""
+    payload.setdefault("by", comment.author.login)
+    controls.record(ctx.store, kind, f"{key}:{comment.comment_id}", at=ctx.now, **payload)
 
 
 def _reply(ctx: CommandContext, comment_id: int, issue_number: int, reply: str) -> None:
@@ -258,10 +257,10 @@ def _signature_status(ctx: CommandContext, signature_id: str, state: controls.Co
         )
     target = state.target_of(signature_id)
     if target != signature_id:
-        facts.append(f"merged into {_issue_of(ctx, target) or target}")
+        facts.append(f"merged into {_issue_of(ctx, target)}")
     sources = state.merged_into(signature_id)
     if sources:
-        facts.append("merged here: " + ", ".join(_issue_of(ctx, s) or s for s in sources))
+        facts.append("merged here: " + ", ".join(_issue_of(ctx, s) for s in sources))
     return "; ".join(facts)
 
 
@@ -269,14 +268,7 @@ def _pause(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
     state = controls.load_controls(ctx.store)
     if state.pause is not None:
         return f"already paused by @{state.pause.by} since {state.pause.since}"
-    controls.record(
-        ctx.store,
-        controls.PAUSED,
-        f"pause:{comment.comment_id}",
-        at=ctx.now,
-        by=comment.author.login,
-        where=f"#{comment.issue_number}",
-    )
+    _record_command(ctx, comment, controls.PAUSED, "pause", where=f"#{comment.issue_number}")
     return (
         "paused: from the next round on, rounds files, updates and comments on nothing and runs no diagnosis "
         "(occurrences are still counted) until someone comments `resume`"
@@ -287,9 +279,7 @@ def _resume(ctx: CommandContext, comment: CommentEvent, command: Command) -> str
     state = controls.load_controls(ctx.store)
     if state.pause is None:
         return "rounds was not paused; nothing to resume"
-    controls.record(
-        ctx.store, controls.RESUMED, f"resume:{comment.comment_id}", at=ctx.now, by=comment.author.login
-    )
+    _record_command(ctx, comment, controls.RESUMED, "resume")
     return f"resumed (it was paused by @{state.pause.by} since {state.pause.since}); a round runs now"
 
 
@@ -300,9 +290,7 @@ def _ignore(ctx: CommandContext, comment: CommentEvent, command: Command) -> str
     state = controls.load_controls(ctx.store)
     target = state.target_of(signature_id)
     if target != signature_id:
-        return (
-            f"not done: this issue is merged into {_issue_of(ctx, target) or target}; ignore that one instead"
-        )
+        return f"not done: this issue is merged into {_issue_of(ctx, target)}; ignore that one instead"
     row = ctx.store.signature(signature_id)
     payload = controls.mute_payload(
         comment.author.login,
@@ -311,14 +299,7 @@ def _ignore(ctx: CommandContext, comment: CommentEvent, command: Command) -> str
         occurrences=command.occurrences,
         count_at=int(row["total_count"]) if row else 0,
     )
-    controls.record(
-        ctx.store,
-        controls.MUTED,
-        f"ignore:{comment.comment_id}",
-        at=ctx.now,
-        signature_id=signature_id,
-        **payload,
-    )
+    _record_command(ctx, comment, controls.MUTED, "ignore", signature_id=signature_id, **payload)
     if command.duration is not None:
         until = f"until {payload['until']}"
     elif command.occurrences is not None:
@@ -341,14 +322,8 @@ def _unignore(ctx: CommandContext, comment: CommentEvent, command: Command) -> s
             "this signature was not ignored with a command; nothing to undo (an issue closed as not planned "
             "stays quiet until it is reopened)"
         )
-    controls.record(
-        ctx.store,
-        controls.UNMUTED,
-        f"unignore:{comment.comment_id}",
-        at=ctx.now,
-        signature_id=signature_id,
-        source=controls.COMMAND_SOURCE,
-        by=comment.author.login,
+    _record_command(
+        ctx, comment, controls.UNMUTED, "unignore", signature_id=signature_id, source=controls.COMMAND_SOURCE
     )
     return f"no longer ignored (it was {mute.describe()})"
 
@@ -357,14 +332,8 @@ def _rediagnose(ctx: CommandContext, comment: CommentEvent, command: Command) ->
     signature_id, refusal = _own_signature(ctx, comment, command)
     if signature_id is None:
         return refusal
-    controls.record(
-        ctx.store,
-        controls.REDIAGNOSE,
-        f"rediagnose:{comment.comment_id}",
-        at=ctx.now,
-        signature_id=signature_id,
-        by=comment.author.login,
-        hint=command.hint,
+    _record_command(
+        ctx, comment, controls.REDIAGNOSE, "rediagnose", signature_id=signature_id, hint=command.hint
     )
     with_hint = f", with the hint {inline_code(command.hint)}" if command.hint else ""
     return f"queued: the next round that runs diagnoses diagnoses this signature again{with_hint}"
@@ -383,29 +352,28 @@ def _merge(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
     state = controls.load_controls(ctx.store)
     already = state.merges.get(signature_id)
     if already is not None:
-        where = _issue_of(ctx, already) or already
+        where = _issue_of(ctx, already)
         return f"not done: this issue is already merged into {where}; `split` it first"
     final = state.target_of(target_id)
     if final == signature_id:
         return (
             f"not done: #{command.target} is already merged into this issue; merging back would make a loop"
         )
-    controls.record(
-        ctx.store,
+    _record_command(
+        ctx,
+        comment,
         controls.MERGED,
-        f"merge:{comment.comment_id}",
-        at=ctx.now,
+        "merge",
         signature_id=signature_id,
         into=target_id,
         into_issue=f"#{command.target}",
-        by=comment.author.login,
     )
     try:
         ctx.api.set_issue_state(comment.issue_number, "closed", "duplicate")
         closed = "and this issue is closed as a duplicate"
     except TrackerError as exc:
         closed = f"but this issue could not be closed ({exc})"
-    follows = f" (which is merged into {_issue_of(ctx, final) or final})" if final != target_id else ""
+    follows = f" (which is merged into {_issue_of(ctx, final)})" if final != target_id else ""
     return (
         f"merged into #{command.target}{follows}: this signature's occurrences are counted there from the "
         f"next round on, {closed}; `split` undoes it"
@@ -421,20 +389,12 @@ def _split(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
     if target is None:
         sources = state.merged_into(signature_id)
         if sources:
-            listed = ", ".join(_issue_of(ctx, s) or s for s in sources)
+            listed = ", ".join(_issue_of(ctx, s) for s in sources)
             return (
                 f"nothing to split here: {listed} merged into this issue; comment `split` on the one to undo"
             )
         return "nothing to split: this issue was not merged into another"
-    controls.record(
-        ctx.store,
-        controls.SPLIT,
-        f"split:{comment.comment_id}",
-        at=ctx.now,
-        signature_id=signature_id,
-        was=target,
-        by=comment.author.login,
-    )
+    _record_command(ctx, comment, controls.SPLIT, "split", signature_id=signature_id, was=target)
     reopened = ""
     try:
         issue = ctx.api.get_issue(comment.issue_number)
@@ -444,7 +404,7 @@ def _split(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
     except TrackerError as exc:
         reopened = f"; this issue could not be reopened ({exc})"
     return (
-        f"split from {_issue_of(ctx, target) or target}: this signature's occurrences are counted here again "
+        f"split from {_issue_of(ctx, target)}: this signature's occurrences are counted here again "
         f"from the next round on{reopened}"
     )
 
@@ -502,9 +462,10 @@ def _signature_of_issue(ctx: CommandContext, number: int, body: str | None) -> s
     return ctx._signatures[number]
 
 
-def _issue_of(ctx: CommandContext, signature_id: str) -> str | None:
+def _issue_of(ctx: CommandContext, signature_id: str) -> str:
+    """The signature's issue (`#12`), or the signature id when it has none."""
     row = ctx.store.signature(signature_id)
-    return row["issue_ref"] if row and row.get("issue_ref") else None
+    return row["issue_ref"] if row and row.get("issue_ref") else signature_id
 
 
 # --- catching up -------------------------------------------------------------------------------

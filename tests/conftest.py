@@ -1,4 +1,4 @@
-"""Shared fixtures: a fresh signature database, a clean environment for settings."""
+"""Shared fixtures: a fresh signature database, a clean environment for settings, the real CLI."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from diagnosis_samples import require_claude
 
 from rounds_bot.config import Settings
 from rounds_bot.store import Store
@@ -31,3 +32,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     return monkeypatch
+
+
+@pytest.fixture(scope="module")
+def claude_bin() -> str:
+    """The real Claude Code CLI (see `diagnosis_samples.find_claude`)."""
+    return require_claude()

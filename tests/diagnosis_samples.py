@@ -1,10 +1,18 @@
-"""Shared inputs for the diagnosis tests: a small repository checkout and a request about it."""
+"""Shared inputs for the diagnosis tests: a small repository checkout and a request about it, and the
+real Claude Code CLI run against the fake Messages API."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import pytest
+from fake_messages_api import FakeMessagesApi
+
+from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
 from rounds_bot.diagnosis.model import (
     DiagnosisRequest,
     LogLine,
@@ -14,6 +22,7 @@ from rounds_bot.diagnosis.model import (
 from rounds_bot.models import ErrorEvent
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 CART_SOURCE = "\n".join(
     [
@@ -132,3 +141,46 @@ def good_answer(**changes: object) -> dict[str, object]:
     }
     answer.update(changes)
     return answer
+
+
+def find_claude() -> str | None:
+    """ROUNDS_CLAUDE_BIN, else `.ci/node/node_modules/.bin/claude` under the project root (where the CI
+    script installs @anthropic-ai/claude-code@2.1.328), else `claude` on PATH; None without one."""
+    candidates = [
+        os.environ.get("ROUNDS_CLAUDE_BIN"),
+        str(PROJECT_ROOT / ".ci" / "node" / "node_modules" / ".bin" / "claude"),
+        shutil.which("claude"),
+    ]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def require_claude() -> str:
+    """`find_claude()`; without one the test skips, except under CI (CI set), where it fails: CI must
+    never skip the real-CLI tests silently."""
+    found = find_claude()
+    if found is None:
+        message = (
+            "the Claude Code CLI was not found: set ROUNDS_CLAUDE_BIN or run "
+            "npm install --no-save --prefix .ci/node @anthropic-ai/claude-code@2.1.328"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+def fake_api_diagnoser(binary: str, api: FakeMessagesApi, **overrides: Any) -> ClaudeCodeDiagnoser:
+    """The real CLI pointed at the fake Messages API: model `sonnet`, no retries, a 90-second timeout."""
+    settings: dict[str, Any] = {
+        "binary": binary,
+        "model": "sonnet",
+        "credentials": {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.url},
+        "inherited_env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        "timeout_seconds": 90,
+        "max_retries": 0,
+    }
+    settings.update(overrides)
+    return ClaudeCodeDiagnoser(**settings)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import sys
 import textwrap
@@ -16,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from diagnosis_samples import good_answer, make_checkout, sample_request
+from diagnosis_samples import fake_api_diagnoser, good_answer, make_checkout, sample_request
 from fake_messages_api import FakeMessagesApi, ToolUse, structured_output, turn
 from signoz_fixtures import fixture_dataset, fixture_window, source_for
 
@@ -46,7 +45,6 @@ from rounds_bot.sources.signoz.emulator import Behaviour, SignozEmulator
 from rounds_bot.sources.signoz.emulator_data import Dataset, load_otlp_lines, signoz_group_id
 from rounds_bot.sources.signoz.times import datetime_to_ns
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 5, 20, 10, 0, tzinfo=UTC)
 API_KEY = "signoz-key-for-the-lookups-only-7f3e"
 MESSAGE = "division by zero for alice@example.com"
@@ -484,40 +482,15 @@ def test_a_round_hands_the_cli_the_signoz_lookups_when_signoz_is_configured(clea
 # ---------------------------------------------------------------------- the real CLI
 
 
-def _find_claude() -> str | None:
-    candidates = [
-        os.environ.get("ROUNDS_CLAUDE_BIN"),
-        str(PROJECT_ROOT / ".ci" / "node" / "node_modules" / ".bin" / "claude"),
-        shutil.which("claude"),
-    ]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 @pytest.mark.real_cli
-def test_real_cli_gets_the_emulators_spans_through_the_signoz_lookups(shop_signoz, checkout):
-    claude = _find_claude()
-    if claude is None:
-        message = "the Claude Code CLI was not found: set ROUNDS_CLAUDE_BIN"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+def test_real_cli_gets_the_emulators_spans_through_the_signoz_lookups(shop_signoz, checkout, claude_bin):
     script = [
         turn(ToolUse("mcp__rounds__get_trace", {"trace_id": TRACE_A})),
         structured_output(good_answer()),
     ]
     with FakeMessagesApi(script) as api:
-        diagnoser = ClaudeCodeDiagnoser(
-            binary=claude,
-            model="sonnet",
-            credentials={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.url},
-            inherited_env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            max_turns=6,
-            timeout_seconds=90,
-            max_retries=0,
-            incident_tools=McpLaunch.for_signoz(shop_signoz.url, API_KEY),
+        diagnoser = fake_api_diagnoser(
+            claude_bin, api, max_turns=6, incident_tools=McpLaunch.for_signoz(shop_signoz.url, API_KEY)
         )
         outcome = diagnoser.diagnose(shop_request(checkout))
     assert outcome.status == "ok", outcome.detail

@@ -1,55 +1,23 @@
 """End to end: the real Claude Code CLI against a scripted fake of the Messages API on 127.0.0.1.
 
-The binary is found through ROUNDS_CLAUDE_BIN, else `.ci/node/node_modules/.bin/claude` under the
-project root (where the CI script installs @anthropic-ai/claude-code@2.1.328), else `claude` on
-PATH. Without one these tests skip, except under CI (CI set), where they fail: CI must never skip
-them silently.
+The binary is found by `diagnosis_samples.find_claude` (the `claude_bin` fixture). Without one these
+tests skip, except under CI (CI set), where they fail: CI must never skip them silently.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from diagnosis_samples import good_answer, make_checkout, sample_events, sample_request
+from diagnosis_samples import fake_api_diagnoser, good_answer, make_checkout, sample_events, sample_request
 from fake_messages_api import FakeMessagesApi, HttpError, Text, ToolUse, structured_output, turn
 
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
 from rounds_bot.diagnosis.mcp_server import McpLaunch
 
 pytestmark = pytest.mark.real_cli
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
-
-def find_claude() -> str | None:
-    candidates = [
-        os.environ.get("ROUNDS_CLAUDE_BIN"),
-        str(PROJECT_ROOT / ".ci" / "node" / "node_modules" / ".bin" / "claude"),
-        shutil.which("claude"),
-    ]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> str:
-    found = find_claude()
-    if found is None:
-        message = (
-            "the Claude Code CLI was not found: set ROUNDS_CLAUDE_BIN or run "
-            "npm install --no-save --prefix .ci/node @anthropic-ai/claude-code@2.1.328"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
 
 
 @pytest.fixture
@@ -58,18 +26,8 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def run(claude_bin: str, api: FakeMessagesApi, checkout: Path, **overrides: Any) -> ClaudeCodeDiagnoser:
-    settings: dict[str, Any] = {
-        "binary": claude_bin,
-        "model": "sonnet",
-        "credentials": {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.url},
-        "inherited_env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        "max_turns": 8,
-        "max_budget_usd": 1.0,
-        "timeout_seconds": 90,
-        "max_retries": 0,
-    }
-    settings.update(overrides)
-    return ClaudeCodeDiagnoser(**settings)
+    """The CLI against the fake API, with a tighter turn limit unless the test sets one."""
+    return fake_api_diagnoser(claude_bin, api, **{"max_turns": 8, **overrides})
 
 
 def test_real_cli_diagnosis_reads_a_real_file_and_answers(claude_bin, checkout):

@@ -14,23 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fake_messages_api import FakeMessagesApi, HttpError, ToolUse, structured_output, turn
-from test_diagnosis_real_cli import find_claude
 
 from rounds_bot.cli import main
 
 pytestmark = pytest.mark.real_cli
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> str:
-    found = find_claude()
-    if found is None:
-        import os
-
-        if os.environ.get("CI"):
-            pytest.fail("the Claude Code CLI is not installed (see .ci/run)")
-        pytest.skip("the Claude Code CLI is not installed")
-    return found
 
 
 def answer(checkout: Path) -> dict[str, Any]:

@@ -23,7 +23,6 @@ range outside the incident is refused before any request is made.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -66,7 +65,7 @@ from rounds_bot.sources.signoz.times import (
     ns_to_datetime,
     parse_rfc3339_ns,
 )
-from rounds_bot.sources.signoz.wire import Lenient, QueryRangeData
+from rounds_bot.sources.signoz.wire import Lenient, QueryRangeData, exception_event
 
 #: the span fields a trace look-up reads (SigNoz adds timestamp, trace_id and span_id itself)
 TRACE_FIELDS = (
@@ -453,21 +452,12 @@ def _span_record(trace_id: str, data: dict[str, Any]) -> SpanRecord:
 
 
 def _exception_attributes(events: Any) -> dict[str, str]:
-    """The first exception event's type, message and stack trace. Events are objects since
-    SigNoz v0.130 and JSON strings before."""
-    for event in events or []:
-        if isinstance(event, str):
-            try:
-                event = json.loads(event)
-            except ValueError:
-                continue
-        if not isinstance(event, dict):
-            continue
-        name = str(event.get("name", ""))
-        if name == "exception" or name.endswith(".exception"):
-            attributes = event.get("attributes") or event.get("attributeMap") or {}
-            return {key: str(attributes[key]) for key in EXCEPTION_ATTRIBUTES if attributes.get(key)}
-    return {}
+    """The first exception event's type, message and stack trace."""
+    event = exception_event(events)
+    if event is None:
+        return {}
+    attributes = event.get("attributes") or event.get("attributeMap") or {}
+    return {key: str(attributes[key]) for key in EXCEPTION_ATTRIBUTES if attributes.get(key)}
 
 
 def _log_record(data: dict[str, Any]) -> LogRecord:

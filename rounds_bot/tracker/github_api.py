@@ -101,17 +101,9 @@ class GitHubApi:
 
     def get_issue(self, number: int) -> dict[str, Any] | None:
         """One issue, or None when it is gone (deleted, transferred, never existed)."""
-        try:
-            _, data = self._call(
-                f"read issue #{number}",
-                lambda: self.github.requester.requestJsonAndCheck("GET", f"{self._repo.url}/issues/{number}"),
-                permission=ISSUES_READ,
-                idempotent=True,
-                missing_ok=True,
-            )
-        except _Missing:
-            return None
-        return data
+        return self._get(
+            f"read issue #{number}", f"{self._repo.url}/issues/{number}", ISSUES_READ, missing_ok=True
+        )
 
     def list_comments(self, number: int, since: str | None) -> list[dict[str, Any]]:
         parameters: dict[str, Any] = {"per_page": PER_PAGE}
@@ -199,6 +191,20 @@ class GitHubApi:
             items.extend(page or [])
             next_url = _next_link(page_headers)
         return Listing(items, _header(first_headers, "etag"))
+
+    def _get(self, what: str, url: str, permission: str, *, missing_ok: bool = False) -> Any:
+        """GET one resource; with `missing_ok`, None when GitHub answers that it is not there (404, 410)."""
+        try:
+            _, data = self._call(
+                what,
+                lambda: self.github.requester.requestJsonAndCheck("GET", url),
+                permission=permission,
+                idempotent=True,
+                missing_ok=missing_ok,
+            )
+        except _Missing:
+            return None
+        return data
 
     def _call(
         self,

@@ -25,7 +25,7 @@ from werkzeug.wrappers import Request
 from rounds_bot.actions_api import ActionsApi, actions_api_from_settings
 
 from .fixtures import BOT_PERMISSIONS, REPOSITORY, TOKEN, require_description
-from .server import ApiError, FakeGitHub, R, Token
+from .server import ApiError, FakeGitHub, R, Token, found
 from .state import BOT_LOGIN, Comment, Repo, ts
 
 ACTIONS_ROUTES = [
@@ -85,9 +85,7 @@ class ActionsFakeGitHub(FakeGitHub):
     def _op_actions_get_workflow(
         self, request: Request, repo: Repo, token: Token, body: Any, workflow_id: str
     ) -> Any:
-        state = self.workflows.get(workflow_id)
-        if state is None:
-            raise ApiError(404, "Not Found")
+        state = found(self.workflows.get(workflow_id))
         number = int(hashlib.sha1(workflow_id.encode()).hexdigest()[:6], 16)
         created = ts(datetime(2026, 1, 5, tzinfo=UTC))
         path = f".github/workflows/{workflow_id}"

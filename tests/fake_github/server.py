@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from werkzeug.exceptions import MethodNotAllowed, NotFound
@@ -114,6 +114,31 @@ class ApiError(Exception):
         self.message = message
         self.headers = headers or {}
         self.extra = extra
+
+
+T = TypeVar("T")
+
+
+def found(thing: T | None) -> T:
+    """The resource asked for, or GitHub's 404 when there is none."""
+    if thing is None:
+        raise ApiError(404, "Not Found")
+    return thing
+
+
+def invalid(**error: Any) -> ApiError:
+    """GitHub's 422 for a request it understood but refuses, with the one entry of its `errors`."""
+    return ApiError(422, "Validation Failed", errors=[error])
+
+
+def check_body_length(text: str, resource: str) -> None:
+    if len(text) > 65_536:
+        raise invalid(
+            resource=resource,
+            field="body",
+            code="custom",
+            message="body is too long (maximum is 65536 characters)",
+        )
 
 
 @dataclass
@@ -335,9 +360,7 @@ class FakeGitHub:
                 raise ApiError(fault.status, fault.message, fault.headers)
             repo = None
             if "owner" in arguments:
-                repo = self.state.repo(arguments.pop("owner"), arguments.pop("repo"))
-                if repo is None:
-                    raise ApiError(404, "Not Found")
+                repo = found(self.state.repo(arguments.pop("owner"), arguments.pop("repo")))
             self._authorise(token, operation, request.method)
             try:
                 payload_in = json.loads(body) if body else None
@@ -446,10 +469,7 @@ class FakeGitHub:
     def _issue(self, repo: Repo, number: int) -> Any:
         if not repo.has_issues:
             raise ApiError(410, "Issues are disabled for this repo")
-        issue = repo.issues.get(number)
-        if issue is None:
-            raise ApiError(404, "Not Found")
-        return issue
+        return found(repo.issues.get(number))
 
     def _op_issues_list_for_repo(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
         # with issues disabled the listing is empty (the description documents no 410 here); writes get 410
@@ -477,19 +497,7 @@ class FakeGitHub:
             raise ApiError(410, "Issues are disabled for this repo")
         body = body or {}
         text = body.get("body") or ""
-        if len(text) > 65_536:
-            raise ApiError(
-                422,
-                "Validation Failed",
-                errors=[
-                    {
-                        "resource": "Issue",
-                        "field": "body",
-                        "code": "custom",
-                        "message": "body is too long (maximum is 65536 characters)",
-                    }
-                ],
-            )
+        check_body_length(text, "Issue")
         labels = [label if isinstance(label, str) else label["name"] for label in body.get("labels", [])]
         issue = self.state.create_issue(repo, str(body["title"]), text, labels, token.login)
         location = f"{self.state.repo_url(repo)}/issues/{issue.number}"
@@ -505,19 +513,7 @@ class FakeGitHub:
         body = body or {}
         if "body" in body:
             text = body["body"] or ""
-            if len(text) > 65_536:
-                raise ApiError(
-                    422,
-                    "Validation Failed",
-                    errors=[
-                        {
-                            "resource": "Issue",
-                            "field": "body",
-                            "code": "custom",
-                            "message": "body is too long (maximum is 65536 characters)",
-                        }
-                    ],
-                )
+            check_body_length(text, "Issue")
             issue.body = text
         if "title" in body and body["title"] is not None:
             issue.title = str(body["title"])
@@ -549,19 +545,7 @@ class FakeGitHub:
     ) -> Any:
         issue = self._issue(repo, issue_number)
         text = (body or {}).get("body", "")
-        if len(text) > 65_536:
-            raise ApiError(
-                422,
-                "Validation Failed",
-                errors=[
-                    {
-                        "resource": "IssueComment",
-                        "field": "body",
-                        "code": "custom",
-                        "message": "body is too long (maximum is 65536 characters)",
-                    }
-                ],
-            )
+        check_body_length(text, "IssueComment")
         now = self.state.now()
         comment = Comment(self.state.next_id(), issue_number, text, token.login, now, now)
         repo.comments[comment.id] = comment
@@ -571,10 +555,7 @@ class FakeGitHub:
         return 201, self.state.comment_json(repo, comment), {"Location": location}
 
     def _comment(self, repo: Repo, comment_id: int) -> Comment:
-        comment = repo.comments.get(comment_id)
-        if comment is None:
-            raise ApiError(404, "Not Found")
-        return comment
+        return found(repo.comments.get(comment_id))
 
     def _op_issues_get_comment(
         self, request: Request, repo: Repo, token: Token, body: Any, comment_id: int
@@ -621,29 +602,16 @@ class FakeGitHub:
     def _op_issues_create_label(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
         name = body["name"]
         if name.lower() in repo.labels:
-            raise ApiError(
-                422,
-                "Validation Failed",
-                errors=[{"resource": "Label", "code": "already_exists", "field": "name"}],
-            )
+            raise invalid(resource="Label", code="already_exists", field="name")
         if len(name) > 50 or not re.fullmatch(r"[0-9a-fA-F]{6}", body.get("color", "ededed")):
-            raise ApiError(
-                422,
-                "Validation Failed",
-                errors=[
-                    {"resource": "Label", "code": "invalid", "field": "name" if len(name) > 50 else "color"}
-                ],
-            )
+            raise invalid(resource="Label", code="invalid", field="name" if len(name) > 50 else "color")
         label = Label(self.state.next_id(), name, body.get("color", "ededed"), body.get("description"))
         repo.labels[name.lower()] = label
         location = f"{self.state.repo_url(repo)}/labels/{name}"
         return 201, self.state.label_json(repo, label), {"Location": location}
 
     def _op_issues_get_label(self, request: Request, repo: Repo, token: Token, body: Any, name: str) -> Any:
-        label = repo.labels.get(name.lower())
-        if label is None:
-            raise ApiError(404, "Not Found")
-        return self.state.label_json(repo, label)
+        return self.state.label_json(repo, found(repo.labels.get(name.lower())))
 
     def _op_issues_add_labels(
         self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int
@@ -759,28 +727,14 @@ class FakeGitHub:
         head, base = body["head"].split(":")[-1], body["base"]
         for branch in (head, base):
             if f"refs/heads/{branch}" not in repo.refs:
-                raise ApiError(
-                    422,
-                    "Validation Failed",
-                    errors=[
-                        {
-                            "resource": "PullRequest",
-                            "field": "head" if branch == head else "base",
-                            "code": "invalid",
-                        }
-                    ],
+                raise invalid(
+                    resource="PullRequest", field="head" if branch == head else "base", code="invalid"
                 )
         if any(p.head == head and p.base == base and p.state == "open" for p in repo.pulls.values()):
-            raise ApiError(
-                422,
-                "Validation Failed",
-                errors=[
-                    {
-                        "resource": "PullRequest",
-                        "code": "custom",
-                        "message": f"A pull request already exists for {repo.owner}:{head}.",
-                    }
-                ],
+            raise invalid(
+                resource="PullRequest",
+                code="custom",
+                message=f"A pull request already exists for {repo.owner}:{head}.",
             )
         number = repo.next_number()
         pull = Pull(
@@ -813,10 +767,7 @@ class FakeGitHub:
         return status, payload, headers
 
     def _artifact(self, repo: Repo, artifact_id: int) -> Any:
-        artifact = repo.artifacts.get(artifact_id)
-        if artifact is None:
-            raise ApiError(404, "Not Found")
-        return artifact
+        return found(repo.artifacts.get(artifact_id))
 
     def _op_actions_get_artifact(
         self, request: Request, repo: Repo, token: Token, body: Any, artifact_id: int
@@ -849,4 +800,4 @@ class FakeGitHub:
         return Response(artifact.data, status=200, headers={"Content-Type": "application/zip"})
 
 
-__all__ = ["ApiError", "Exchange", "FakeGitHub", "Fault"]
+__all__ = ["ApiError", "Exchange", "FakeGitHub", "Fault", "found"]

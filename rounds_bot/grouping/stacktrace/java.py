@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+from rounds_bot.grouping.stacktrace.reading import close_exception, finish_trace, open_exception
 
 _FRAME = re.compile(
     r"^\s*at (?:(?P<loader>[\w.-]{1,128}(?:@[\w.-]{1,64})?)?/{1,2})?(?P<symbol>[^\s()]{1,1024})"
@@ -68,7 +69,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         frame_match = _FRAME.match(line)
         if frame_match:
             if current is None:
-                current = _start("java.lang.Throwable", "", "raised")
+                current = open_exception("java.lang.Throwable", "", "raised")
             current["frames"].append(_frame(frame_match))
             continue
         if _MORE.match(line):
@@ -77,21 +78,17 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         header = _HEADER.match(line.strip()) if _looks_like_header(line) else None
         if header:
             if current is not None:
-                exceptions.append(_finish(current))
+                exceptions.append(close_exception(current))
             link = header["link"]
             relation: Relation = (
                 "raised" if not exceptions and not link else "suppressed" if link == "Suppressed" else "cause"
             )
-            current = _start(header["type"], (header["value"] or "").strip(), relation)
+            current = open_exception(header["type"], (header["value"] or "").strip(), relation)
             continue
         if current is not None and not current["frames"]:
             # A multi-line message: the lines before the first frame belong to it.
             current["value"] = (current["value"] + " " + line.strip()).strip()
-    if current is not None:
-        exceptions.append(_finish(current))
-    if not any(e.frames for e in exceptions):
-        return None
-    return ParsedTrace("java", tuple(exceptions))
+    return finish_trace("java", exceptions, current)
 
 
 def _looks_like_header(line: str) -> bool:
@@ -101,14 +98,6 @@ def _looks_like_header(line: str) -> bool:
     head = stripped.split(":", 1)[0]
     # `pkg.SomeException: message`, or a bare class name with an Exception/Error suffix
     return " " not in head and ("." in head or head.endswith(("Exception", "Error", "Throwable")))
-
-
-def _start(type_: str, value: str, relation: Relation) -> dict:
-    return {"type": type_, "value": value, "relation": relation, "frames": []}
-
-
-def _finish(current: dict) -> ParsedException:
-    return ParsedException(current["type"], current["value"], tuple(current["frames"]), current["relation"])
 
 
 def _frame(match: re.Match[str]) -> Frame:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+from rounds_bot.grouping.stacktrace.reading import close_exception, finish_trace, open_exception
 
 _FRAME_WITH_FUNCTION = re.compile(r"^\s*at (?P<fn>.{1,1024}?) \((?P<loc>[^()]{1,2048}|<anonymous>|native)\)$")
 _FRAME_BARE = re.compile(r"^\s*at (?P<loc>[^\s()]{1,2048}:\d{1,9}(?::\d{1,9})?)$")
@@ -48,7 +49,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         frame = _frame(line)
         if frame is not None:
             if current is None:
-                current = {"type": "Error", "value": "", "relation": "raised", "frames": []}
+                current = open_exception("Error", "", "raised")
             current["frames"].append(frame)
             continue
         stripped = line.strip()
@@ -56,25 +57,12 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         header = _HEADER.match(stripped)
         if header and (is_cause or current is None or current["frames"]) and not _NOISE.match(line):
             if current is not None:
-                exceptions.append(_finish(current))
+                exceptions.append(close_exception(current))
             relation: Relation = "cause" if is_cause else ("raised" if not exceptions else "cause")
-            current = {
-                "type": header["type"],
-                "value": (header["value"] or "").strip(),
-                "relation": relation,
-                "frames": [],
-            }
+            current = open_exception(header["type"], (header["value"] or "").strip(), relation)
         elif current is not None and not current["frames"] and not _NOISE.match(line):
             current["value"] = (current["value"] + " " + stripped).strip()
-    if current is not None:
-        exceptions.append(_finish(current))
-    if not any(e.frames for e in exceptions):
-        return None
-    return ParsedTrace("node", tuple(exceptions))
-
-
-def _finish(current: dict) -> ParsedException:
-    return ParsedException(current["type"], current["value"], tuple(current["frames"]), current["relation"])
+    return finish_trace("node", exceptions, current)
 
 
 def _frame(line: str) -> Frame | None:

@@ -6,7 +6,6 @@ they are left out here: the two sets overlap, and this keeps every occurrence co
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import StrictInt, StrictStr
@@ -22,7 +21,7 @@ from rounds_bot.sources.signoz.collector import (
 from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
 from rounds_bot.sources.signoz.queries import error_span_groups_sql, error_spans_raw
 from rounds_bot.sources.signoz.times import ns_to_datetime, parse_rfc3339_ns
-from rounds_bot.sources.signoz.wire import Lenient
+from rounds_bot.sources.signoz.wire import Lenient, exception_event
 
 
 class SpanGroupRow(Lenient):
@@ -77,7 +76,7 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
         return parse_rfc3339_ns(record.timestamp)
 
     def _key(self, record: RawSpan) -> GroupKey | None:
-        if _has_exception_event(record.events):
+        if exception_event(record.events) is not None:
             return None  # counted by the exception groups
         return (record.service_name, record.name, normalise_message(record.status_message))
 
@@ -147,18 +146,3 @@ def _flatten_span(data: dict[str, Any]) -> dict[str, Any]:
         if flat.get(key) is None:
             flat[key] = ""
     return flat
-
-
-def _has_exception_event(events: list[Any] | None) -> bool:
-    """Events are objects since SigNoz v0.130 and JSON strings before."""
-    for event in events or []:
-        if isinstance(event, str):
-            try:
-                event = json.loads(event)
-            except ValueError:
-                continue
-        if isinstance(event, dict):
-            name = str(event.get("name", ""))
-            if name == "exception" or name.endswith(".exception"):
-                return True
-    return False

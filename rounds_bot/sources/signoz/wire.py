@@ -183,6 +183,22 @@ def _shorten(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def exception_event(events: Any) -> dict[str, Any] | None:
+    """The first exception event of a span's events. Events are objects since SigNoz v0.130 and
+    JSON strings before."""
+    for event in events or []:
+        if isinstance(event, str):
+            try:
+                event = json.loads(event)
+            except ValueError:
+                continue
+        if isinstance(event, dict):
+            name = str(event.get("name", ""))
+            if name == "exception" or name.endswith(".exception"):
+                return event
+    return None
+
+
 def looks_like_html(content_type: str, text: str) -> bool:
     """A page meant for a browser: the URL points at a UI or a proxy, not the API."""
     if "html" in content_type.lower():
