@@ -11,7 +11,7 @@ from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import clean
 from rounds_bot.round_state import IssuePlan, RoundContext, Tally, signature_row
 from rounds_bot.tracker.base import IssueDraft, TrackerStopped
-from rounds_bot.tracker.labels import service_label
+from rounds_bot.tracker.labels import service_label, severity_label
 from rounds_bot.tracker.marker import MarkerState
 from rounds_bot.tracker.render import IssueView, issue_title, render_body
 
@@ -112,10 +112,11 @@ def file_issues(ctx: RoundContext, engine: GroupingEngine, plans: list[IssuePlan
 
 def _file_issue(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> None:
     diagnosis = _latest_diagnosis(ctx, plan.signature_id)
-    labels = [BOT_LABEL, service_label(_service(plan))]
+    row = signature_row(ctx, engine, plan.signature_id, plan.tally, plan.existing)
+    labels = [BOT_LABEL, service_label(_service(plan)), severity_label(severity(row))]
     if diagnosis is not None and diagnosis.classification != "unknown":
         labels.append(f"classification:{diagnosis.classification.replace('_', '-')}")
-    view = issue_view(ctx, engine, plan, diagnosis)
+    view = issue_view(plan, row, diagnosis)
     draft = IssueDraft(
         signature_id=plan.signature_id, title=issue_title(view), body=render_body(view), labels=labels
     )
@@ -130,6 +131,15 @@ def _file_issue(ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan) -> N
     else:
         comment = None if plan.kind == "muted" else _diagnosis_comment(ctx, plan)
         plan.issue = ctx.tracker.update(plan.issue, draft, comment=comment)
+
+
+def severity(row: dict) -> str:
+    """A stable severity: fatal problems are critical, the rest grows with the total count (never churns
+    between rounds, so labels change only when a threshold is crossed)."""
+    if ErrorEvent.model_validate_json(row["representative"]).fatal:
+        return "critical"
+    total = row["total_count"]
+    return "high" if total >= 1_000 else "medium" if total >= 100 else "low"
 
 
 def _latest_diagnosis(ctx: RoundContext, signature_id: str) -> Diagnosis | None:
@@ -157,11 +167,9 @@ def _service(plan: IssuePlan) -> str:
     return plan.existing["service"] if plan.existing else "unknown"
 
 
-def issue_view(
-    ctx: RoundContext, engine: GroupingEngine, plan: IssuePlan, diagnosis: Diagnosis | None = None
-) -> IssueView:
-    tally, existing = plan.tally, plan.existing
-    row = signature_row(ctx, engine, plan.signature_id, tally, existing)
+def issue_view(plan: IssuePlan, row: dict, diagnosis: Diagnosis | None = None) -> IssueView:
+    """What the issue shows, from the signature as it will be after this round."""
+    tally = plan.tally
     representative = ErrorEvent.model_validate_json(row["representative"])
     return IssueView(
         signature_id=plan.signature_id,

@@ -36,7 +36,7 @@ from rounds_bot.tracker.journal import (
     label_names,
     mirrored_issue,
 )
-from rounds_bot.tracker.labels import BOT_LABEL, REGRESSION_LABEL, LabelKeeper
+from rounds_bot.tracker.labels import BOT_LABEL, REGRESSION_LABEL, LabelKeeper, without_replaced
 from rounds_bot.tracker.marker import read_marker
 from rounds_bot.tracker.ratelimit import CallBudget, Waiter
 
@@ -128,10 +128,11 @@ class GitHubTracker:
         mirrored = self.journal.issue(draft.signature_id)
         current = set(mirrored.labels) if mirrored else set()
         wanted = set(draft.labels) | ({REGRESSION_LABEL} if reopen else set())
+        kept = without_replaced(current, wanted)
         labels = None
-        if not wanted <= current:
+        if not wanted <= current or kept != current:
             self.labels.ensure(sorted(wanted - current))
-            labels = sorted(current | wanted)  # a replacement list: keep the labels humans added
+            labels = sorted(kept | wanted)  # a replacement list: keep the labels humans added
         state = "open" if reopen and (mirrored is None or mirrored.state == "closed") else None
         intent = self._announce_comment(draft.signature_id, number, comment) if comment else None
         unchanged = mirrored is not None and mirrored.body_digest == body_digest(draft.body)

@@ -74,6 +74,20 @@ def label_name(prefix: str, value: str) -> str:
     return name if len(name) <= MAX_LABEL_CHARS else name[: MAX_LABEL_CHARS - 1] + "…"
 
 
+# Families that hold one value at a time: a new severity or classification replaces the old one.
+EXCLUSIVE_FAMILIES = ("severity:", "classification:")
+
+
+def without_replaced(current: set[str], wanted: set[str]) -> set[str]:
+    """`current` minus the labels that `wanted` replaces (another value of an exclusive family)."""
+    replaced = {family for family in EXCLUSIVE_FAMILIES if any(label.startswith(family) for label in wanted)}
+    return {label for label in current if label in wanted or not any(label.startswith(f) for f in replaced)}
+
+
+def severity_label(level: str) -> str:
+    return label_name("severity:", level)
+
+
 def service_label(service: str) -> str:
     return label_name("service:", service or "unknown")
 
