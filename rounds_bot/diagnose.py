@@ -355,15 +355,9 @@ def _related(store: Store, patient: Patient) -> list[RelatedSignature]:
         row = store.signature(sid)
         if row:
             related.append(RelatedSignature(signature_id=sid, title=row["title"], relation="similar"))
-    for row in store.signatures():
-        if len(related) >= PREVIOUSLY_DIAGNOSED + len(patient.related):
-            break
-        if row["id"] == patient.row["id"] or row["service"] != patient.row["service"]:
-            continue
-        ok = store.latest_diagnosis(row["id"], ok_only=True)
-        if ok is None:
-            continue
-        outcome = DiagnosisOutcome.model_validate_json(ok["outcome"])
+    neighbours = store.diagnosed_neighbours(patient.row["service"], patient.row["id"], PREVIOUSLY_DIAGNOSED)
+    for row, outcome_json in neighbours:
+        outcome = DiagnosisOutcome.model_validate_json(outcome_json)
         if outcome.diagnosis is not None:
             related.append(
                 RelatedSignature(

@@ -46,9 +46,9 @@ def plan_issues(ctx: RoundContext, tallies: dict[str, Tally], wanted: set[str]) 
     plans: list[IssuePlan] = []
     filed_new = 0
     candidates: dict[str, Tally | None] = dict(tallies)
-    for row in ctx.store.signatures():
-        if (not row["issue_ref"] or row["id"] in wanted) and row["id"] not in candidates:
-            candidates[row["id"]] = None
+    for signature_id in [*ctx.store.unfiled_ids(), *sorted(wanted)]:
+        if signature_id not in candidates and ctx.store.signature(signature_id) is not None:
+            candidates[signature_id] = None
     for position, (signature_id, tally) in enumerate(candidates.items()):
         existing = ctx.store.signature(signature_id)
         try:

@@ -249,6 +249,26 @@ class Store:
     def signatures(self) -> list[dict[str, Any]]:
         return list(self.db.query("select * from signatures order by first_seen, id"))
 
+    def unfiled_ids(self) -> list[str]:
+        """Signatures recorded without an issue (deferred by a cap or a stop), oldest first."""
+        return [
+            row[0]
+            for row in self.db.execute(
+                "select id from signatures where issue_ref is null or issue_ref = '' order by first_seen, id"
+            )
+        ]
+
+    def diagnosed_neighbours(self, service: str, exclude: str, limit: int) -> list[tuple[dict, str]]:
+        """Other signatures of `service` with an ok diagnosis: (signature row, latest ok outcome JSON)."""
+        rows = self.db.execute(
+            "select s.id, d.outcome from signatures s join diagnoses d on d.signature_id = s.id "
+            "where s.service = ? and s.id != ? and d.status = 'ok' "
+            "and d.id = (select max(id) from diagnoses where signature_id = s.id and status = 'ok') "
+            "order by s.first_seen, s.id limit ?",
+            [service, exclude, limit],
+        ).fetchall()
+        return [(self.signature(sid) or {}, outcome) for sid, outcome in rows]
+
     def grouping_states(self) -> list[str]:
         return [row[0] for row in self.db.execute("select grouping_state from signatures order by rowid")]
 

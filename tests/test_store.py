@@ -110,3 +110,42 @@ def test_ledger_sums_spend_since_a_moment(fresh_db):
         fresh_db.book_cost(run_id="r", signature_id="s", usd=0.03, model="sonnet", note="", at=NOW)
     assert fresh_db.spent_since(NOW - timedelta(days=1)) == pytest.approx(0.05)
     assert fresh_db.spent_since(NOW + timedelta(days=1)) == 0
+
+
+def _signature(store, sid, service="api", issue_ref=None, first_seen="2026-11-01T10:00:00+00:00"):
+    store.upsert_signature(
+        {
+            "id": sid,
+            "service": service,
+            "title": f"title {sid}",
+            "issue_ref": issue_ref,
+            "first_seen": first_seen,
+        }
+    )
+
+
+def test_unfiled_ids_are_the_signatures_without_an_issue_oldest_first(fresh_db):
+    with fresh_db.transaction():
+        _signature(fresh_db, "s2", first_seen="2026-11-01T11:00:00+00:00")
+        _signature(fresh_db, "s1", first_seen="2026-11-01T10:00:00+00:00")
+        _signature(fresh_db, "s3", issue_ref="#3")
+    assert fresh_db.unfiled_ids() == ["s1", "s2"]
+
+
+def test_diagnosed_neighbours_are_the_same_service_latest_ok_diagnoses(fresh_db):
+    with fresh_db.transaction():
+        for sid, service in (("me", "api"), ("a", "api"), ("b", "api"), ("other", "web")):
+            _signature(fresh_db, sid, service=service)
+        for sid, status, outcome in (
+            ("a", "ok", "old"),
+            ("a", "ok", "new"),
+            ("b", "timeout", "x"),
+            ("other", "ok", "y"),
+            ("me", "ok", "z"),
+        ):
+            fresh_db.record_diagnosis(
+                {"cache_key": sid, "signature_id": sid, "revision": "r", "at": "t", "status": status,
+                 "trigger": "new", "cost_usd": 0.0, "outcome": outcome}
+            )  # fmt: skip
+    found = fresh_db.diagnosed_neighbours("api", exclude="me", limit=3)
+    assert [(row["id"], outcome) for row, outcome in found] == [("a", "new")]
