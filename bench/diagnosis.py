@@ -42,7 +42,7 @@ from rounds_bot.diagnosis.model import (  # noqa: E402
 from rounds_bot.diagnosis.prompting import PromptLibrary  # noqa: E402
 from rounds_bot.grouping.engine import GroupingEngine  # noqa: E402
 from rounds_bot.models import ErrorEvent  # noqa: E402
-from rounds_bot.round import run_round  # noqa: E402
+from rounds_bot.round.run import run_round  # noqa: E402
 from rounds_bot.sources.base import Window  # noqa: E402
 from rounds_bot.sources.otlp_file import OtlpFileSource  # noqa: E402
 from rounds_bot.store import Store  # noqa: E402

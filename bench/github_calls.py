@@ -30,10 +30,10 @@ from fake_github.rounds import (  # noqa: E402
     tracker_for,
 )
 
-from rounds_bot.round import run_round  # noqa: E402
+from rounds_bot.github.rebuild import rebuild_database  # noqa: E402
+from rounds_bot.render.marker import MarkerState, write_marker  # noqa: E402
+from rounds_bot.round.run import run_round  # noqa: E402
 from rounds_bot.store import Store  # noqa: E402
-from rounds_bot.tracker.marker import MarkerState, write_marker  # noqa: E402
-from rounds_bot.tracker.rebuild import rebuild_database  # noqa: E402
 
 HOURLY_LIMIT = 1_000
 

@@ -17,6 +17,7 @@ import sys
 import time
 import tracemalloc
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.signoz.source import SignozSource
@@ -27,7 +28,7 @@ def start_emulator(events: int, groups: int) -> tuple[subprocess.Popen[str], str
         [
             sys.executable,
             "-m",
-            "rounds_bot.sources.signoz.emulator",
+            "tests.signoz_emulator",
             "--port",
             "0",
             "--synthetic-events",
@@ -37,6 +38,7 @@ def start_emulator(events: int, groups: int) -> tuple[subprocess.Popen[str], str
         ],
         stdout=subprocess.PIPE,
         text=True,
+        cwd=Path(__file__).resolve().parent.parent,
     )
     assert process.stdout is not None
     line = process.stdout.readline()

@@ -25,9 +25,9 @@ from typing import Literal
 from pydantic import Field
 
 from rounds_bot.config import Settings
-from rounds_bot.diagnose import month_start
 from rounds_bot.errors import RoundsError
 from rounds_bot.models import Frozen
+from rounds_bot.round.diagnosis_step import month_start
 from rounds_bot.store import Store
 
 Status = Literal["ok", "warn", "fix", "off"]
@@ -122,7 +122,7 @@ def _source(settings: Settings, now: datetime, signoz_check: Callable[..., objec
             )
         ]
     if signoz_check is None:
-        from rounds_bot.sources.signoz.doctor import check as signoz_check
+        from rounds_bot.sources.signoz.probe import check as signoz_check
     report = signoz_check(settings.signoz_api_url, settings.signoz_api_key, now=now)
     checks = []
     if report.ok:  # type: ignore[attr-defined]
@@ -151,8 +151,8 @@ def _github(settings: Settings, now: datetime, environ: dict[str, str]) -> list[
                 else None,
             )
         ]
-    from rounds_bot.actions_api import actions_api_from_settings
-    from rounds_bot.tracker.labels import BOT_LABEL, label_spec
+    from rounds_bot.github.actions import actions_api_from_settings
+    from rounds_bot.github.labels import BOT_LABEL, label_spec
 
     api = actions_api_from_settings(settings)
     checks: list[Check] = []
@@ -233,7 +233,7 @@ def _github(settings: Settings, now: datetime, environ: dict[str, str]) -> list[
 def _saved_state(
     settings: Settings, artifacts: list, branch: str, repository_id: object, now: datetime
 ) -> list[Check]:
-    from rounds_bot.state_artifacts import _unusable, describe_age
+    from rounds_bot.github.artifacts import _unusable, describe_age
 
     usable = [a for a in artifacts if _unusable(a, branch, repository_id) is None]
     if not usable:

@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from signoz_emulator import SignozEmulator
+from signoz_emulator.data import Dataset, load_otlp_lines
+
 from rounds_bot.sources.base import Window
-from rounds_bot.sources.signoz.emulator import SignozEmulator
-from rounds_bot.sources.signoz.emulator_data import Dataset, load_otlp_lines
 from rounds_bot.sources.signoz.source import SignozSource
 from rounds_bot.sources.signoz.times import ns_to_datetime
 

@@ -32,14 +32,14 @@ import vcr
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from signoz_emulator import Behaviour, SignozEmulator
 from signoz_fixtures import WINDOW_END_NS, WINDOW_START_NS, fixture_dataset
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.signoz.client import SignozClient
-from rounds_bot.sources.signoz.doctor import check
-from rounds_bot.sources.signoz.emulator import Behaviour, SignozEmulator
+from rounds_bot.sources.signoz.probe import check
 from rounds_bot.sources.signoz.source import SignozSource
 from rounds_bot.sources.signoz.times import (
     datetime_to_ns,

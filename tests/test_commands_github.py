@@ -15,16 +15,16 @@ from fake_github.rounds import START, FixedSource, error_event, settings_for, tr
 from fake_github.state import Issue
 
 from rounds_bot import controls
-from rounds_bot.cli import main
-from rounds_bot.command_runner import (
+from rounds_bot.cli.app import main
+from rounds_bot.github.commands.grammar import command_lines
+from rounds_bot.github.commands.runner import (
     CommandContext,
     catch_up,
     comment_from_event,
     handle_comment,
     post_unreplied,
 )
-from rounds_bot.commands import command_lines
-from rounds_bot.round import run_round
+from rounds_bot.round.run import run_round
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.github_spec

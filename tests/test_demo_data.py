@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from rounds_bot.demo import DEMO_BUGS, demo_bug, demo_data_path
-from rounds_bot.demo.generate import write_demo
-from rounds_bot.demo.stacktraces import JavaException, JavaFrame, java_stack_trace
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from tools.demo.generate import write_demo
+from tools.demo.stacktraces import JavaException, JavaFrame, java_stack_trace
 
 TRUTH_FILE = Path(__file__).parent / "fixtures" / "demo_truth.json"
 EVERYTHING = Window(start=datetime(2000, 1, 1, tzinfo=UTC), end=datetime(2100, 1, 1, tzinfo=UTC))

@@ -17,10 +17,11 @@ import anyio
 import pytest
 from diagnosis_samples import fake_api_diagnoser, good_answer, make_checkout, sample_request
 from fake_messages_api import FakeMessagesApi, ToolUse, structured_output, turn
+from signoz_emulator import Behaviour, SignozEmulator
+from signoz_emulator.data import Dataset, load_otlp_lines, signoz_group_id
 from signoz_fixtures import fixture_dataset, fixture_window, source_for
 
 from rounds_bot.config import load_settings
-from rounds_bot.diagnose import build_diagnoser
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
 from rounds_bot.diagnosis.mcp_server import (
     MAX_LOGS,
@@ -41,8 +42,7 @@ from rounds_bot.diagnosis.model import DiagnosisRequest, OccurrenceStats
 from rounds_bot.diagnosis.signoz_lookups import SignozLookups
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
-from rounds_bot.sources.signoz.emulator import Behaviour, SignozEmulator
-from rounds_bot.sources.signoz.emulator_data import Dataset, load_otlp_lines, signoz_group_id
+from rounds_bot.round.diagnosis_step import build_diagnoser
 from rounds_bot.sources.signoz.times import datetime_to_ns
 
 T0 = datetime(2026, 5, 20, 10, 0, tzinfo=UTC)

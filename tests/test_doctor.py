@@ -12,12 +12,12 @@ from click.testing import CliRunner
 from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_github.fixtures import TOKEN
 from fake_zulip import FakeZulip
+from signoz_emulator import SignozEmulator
 from signoz_fixtures import T0_NS, fixture_dataset
 
-from rounds_bot.cli import main
+from rounds_bot.cli.app import main
 from rounds_bot.config import Settings
 from rounds_bot.doctor import DoctorResult, examine
-from rounds_bot.sources.signoz.emulator import SignozEmulator
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
 pytestmark = pytest.mark.github_spec

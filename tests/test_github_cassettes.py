@@ -25,12 +25,12 @@ from fake_github.fixtures import BOT_PERMISSIONS, REPOSITORY, TOKEN, require_des
 from fake_github.validation import request_violations, response_violations
 
 from rounds_bot.errors import TrackerError
+from rounds_bot.github.journal import Journal
+from rounds_bot.github.ratelimit import CallBudget, Waiter
+from rounds_bot.github.rest import GitHubApi, make_github
+from rounds_bot.github.tracker import GitHubTracker
+from rounds_bot.render.marker import MarkerState, write_marker
 from rounds_bot.tracker.base import IssueDraft
-from rounds_bot.tracker.github import GitHubTracker
-from rounds_bot.tracker.github_api import GitHubApi, make_github
-from rounds_bot.tracker.journal import Journal
-from rounds_bot.tracker.marker import MarkerState, write_marker
-from rounds_bot.tracker.ratelimit import CallBudget, Waiter
 
 pytestmark = pytest.mark.github_spec
 

@@ -10,7 +10,7 @@ from fake_github import FakeGitHub
 from fake_github.fixtures import running_fake
 from fake_github.rounds import START, error_event, round_against
 
-from rounds_bot.tracker.labels import without_replaced
+from rounds_bot.github.labels import without_replaced
 
 pytestmark = pytest.mark.github_spec
 

@@ -18,11 +18,11 @@ from fake_github.rounds import (
     tracker_for,
 )
 
-from rounds_bot.cli_github import rebuild_command, rebuild_into
+from rounds_bot.cli.db import rebuild_command, rebuild_into
+from rounds_bot.github.rebuild import rebuild_database
 from rounds_bot.models import ErrorEvent
+from rounds_bot.render.marker import MarkerState, write_marker
 from rounds_bot.store import Store
-from rounds_bot.tracker.marker import MarkerState, write_marker
-from rounds_bot.tracker.rebuild import rebuild_database
 
 pytestmark = pytest.mark.github_spec
 

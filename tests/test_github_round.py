@@ -24,10 +24,10 @@ from fake_github.rounds import (
 )
 
 from rounds_bot.errors import TrackerError
-from rounds_bot.report import RoundReport, render_report
-from rounds_bot.round import run_round
+from rounds_bot.render.marker import read_marker
+from rounds_bot.round.report import RoundReport, render_report
+from rounds_bot.round.run import run_round
 from rounds_bot.store import Store
-from rounds_bot.tracker.marker import read_marker
 
 pytestmark = pytest.mark.github_spec
 

@@ -10,11 +10,11 @@ from fake_github.fixtures import REPOSITORY, TOKEN, running_fake
 from fake_github.rounds import tracker_for
 
 from rounds_bot.errors import ConfigError, TrackerError
+from rounds_bot.github.journal import Journal
+from rounds_bot.github.labels import label_spec
+from rounds_bot.github.tracker import github_tracker_from_settings
+from rounds_bot.render.marker import MarkerState, read_marker, write_marker
 from rounds_bot.tracker.base import IssueDraft, TrackerStopped
-from rounds_bot.tracker.github import github_tracker_from_settings
-from rounds_bot.tracker.journal import Journal
-from rounds_bot.tracker.labels import label_spec
-from rounds_bot.tracker.marker import MarkerState, read_marker, write_marker
 
 pytestmark = pytest.mark.github_spec
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from rounds_bot.cli import main
+from rounds_bot.cli.app import main
 
 TRACES = Path(__file__).parent / "golden" / "grouping" / "traces"
 

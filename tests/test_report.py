@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rounds_bot.report import RoundReport, SignatureLine, append_to_step_summary, render_report
+from rounds_bot.round.report import RoundReport, SignatureLine, append_to_step_summary, render_report
 from rounds_bot.sources.base import SkippedRecord
 
 GOLDEN = Path(__file__).parent / "golden" / "report"

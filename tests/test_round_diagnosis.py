@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from fake_messages_api import FakeMessagesApi, HttpError, ToolUse, structured_output, turn
 
-from rounds_bot.cli import main
+from rounds_bot.cli.app import main
 
 pytestmark = pytest.mark.real_cli
 

@@ -7,10 +7,10 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from signoz_emulator import Behaviour, SignozEmulator, build_dataset
 
-from rounds_bot.cli import main
+from rounds_bot.cli.app import main
 from rounds_bot.demo import DEMO_BUGS, demo_data_path
-from rounds_bot.sources.signoz.emulator import Behaviour, SignozEmulator, build_dataset
 
 NS_PER_S = 1_000_000_000
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import socket
 
 import pytest
+from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_fixtures import T0_NS, fixture_dataset
 
-from rounds_bot.sources.signoz.doctor import check
-from rounds_bot.sources.signoz.emulator import Behaviour, Fault, SignozEmulator
+from rounds_bot.sources.signoz.probe import check
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
 NOW = ns_to_datetime(T0_NS + 3_500 * 1_000_000_000)

@@ -7,10 +7,19 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from signoz_emulator import Behaviour, SignozEmulator
+from signoz_emulator.data import (
+    Dataset,
+    add_synthetic_exceptions,
+    load_otlp_lines,
+)
+from signoz_emulator.replies import go_json
+from signoz_emulator.sql import SqlError, execute
 from signoz_fixtures import (
     SECOND,
     T0_NS,
@@ -20,15 +29,6 @@ from signoz_fixtures import (
     fixture_dataset,
     write_fixture,
 )
-
-from rounds_bot.sources.signoz.emulator import Behaviour, SignozEmulator
-from rounds_bot.sources.signoz.emulator_data import (
-    Dataset,
-    add_synthetic_exceptions,
-    load_otlp_lines,
-)
-from rounds_bot.sources.signoz.emulator_replies import go_json
-from rounds_bot.sources.signoz.emulator_sql import SqlError, execute
 
 CHECKOUT_VALUE_ERROR = "1e59539e8effec84f7ec674dda15ddfa"  # the spec's own example
 
@@ -483,7 +483,7 @@ def test_emulator_runs_by_hand_from_a_fixture_file(tmp_path):
         [
             sys.executable,
             "-m",
-            "rounds_bot.sources.signoz.emulator",
+            "tests.signoz_emulator",
             "--data",
             str(data),
             "--port",
@@ -493,6 +493,7 @@ def test_emulator_runs_by_hand_from_a_fixture_file(tmp_path):
         ],
         stdout=subprocess.PIPE,
         text=True,
+        cwd=Path(__file__).resolve().parent.parent,
     )
     try:
         assert process.stdout is not None

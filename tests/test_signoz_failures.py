@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from signoz_emulator import Behaviour, Fault, SignozEmulator
+from signoz_emulator.data import Dataset
 from signoz_fixtures import RecordedSleep, fixture_dataset, fixture_window, source_for
 
 from rounds_bot.errors import SignozError
 from rounds_bot.sources.signoz.client import SignozClient, normalise_base_url, parse_retry_after
-from rounds_bot.sources.signoz.emulator import Behaviour, Fault, SignozEmulator
-from rounds_bot.sources.signoz.emulator_data import Dataset
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from signoz_emulator import Behaviour, SignozEmulator, build_dataset
+from signoz_emulator.data import Dataset
 from signoz_fixtures import (
     JAVA_TRACE,
     PY_TRACE,
@@ -18,8 +20,6 @@ from signoz_fixtures import (
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.sources.signoz.emulator import Behaviour, SignozEmulator, build_dataset
-from rounds_bot.sources.signoz.emulator_data import Dataset
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
 CHECKOUT_VALUE_ERROR = "1e59539e8effec84f7ec674dda15ddfa"

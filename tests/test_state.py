@@ -15,9 +15,9 @@ from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, runni
 from fake_github.fixtures import TOKEN
 from fake_github.rounds import START, FixedSource, error_event, settings_for, tracker_for
 
-from rounds_bot.cli import main
+from rounds_bot.cli.app import main
 from rounds_bot.errors import StoreError
-from rounds_bot.state_artifacts import check_database, restore, snapshot
+from rounds_bot.github.artifacts import check_database, restore, snapshot
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.github_spec
@@ -131,7 +131,7 @@ def test_without_an_artifact_the_database_is_rebuilt_from_the_issues(fake, tmp_p
 
 
 def run_round(settings, store, tracker) -> None:
-    from rounds_bot.round import run_round as one_round
+    from rounds_bot.round.run import run_round as one_round
 
     events = [error_event(0), error_event(1)]
     one_round(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rounds_bot.errors import TrackerError
+from rounds_bot.render.marker import MarkerState, read_marker, write_marker
 from rounds_bot.tracker.base import IssueDraft
 from rounds_bot.tracker.dryrun import DryRunTracker
-from rounds_bot.tracker.marker import MarkerState, read_marker, write_marker
 
 
 def draft(signature_id: str = "sig_0123456789abcdef", body_extra: str = "") -> IssueDraft:

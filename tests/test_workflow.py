@@ -27,13 +27,13 @@ import yaml
 from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_github.fixtures import TOKEN
 from fake_zulip import FakeZulip
+from signoz_emulator import SignozEmulator, build_dataset
 from signoz_fixtures import otlp_lines
 from workflow_runner import RunResult, WorkflowRunner, evaluate, load
 
 from rounds_bot import controls
-from rounds_bot.commands import command_lines
-from rounds_bot.sources.signoz.emulator import SignozEmulator, build_dataset
-from rounds_bot.state_artifacts import extract
+from rounds_bot.github.artifacts import extract
+from rounds_bot.github.commands.grammar import command_lines
 from rounds_bot.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

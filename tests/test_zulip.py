@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from fake_zulip import FakeZulip
 
-from rounds_bot.cli import main
+from rounds_bot.cli.app import main
 from rounds_bot.config import load_settings
 from rounds_bot.errors import ConfigError, NotifyError
 from rounds_bot.notify.notices import mark_notified, round_notices

@@ -2,7 +2,7 @@
 
 `demo_data_path()` is an OTLP/JSON file (the OpenTelemetry Collector's file-exporter format)
 that `rounds run --demo` reads: six hours of a small shop's five services, written by the real
-OpenTelemetry Python SDK (see `rounds_bot.demo.generate`, which also says how to regenerate it).
+OpenTelemetry Python SDK (see `tools.demo.generate`, which also says how to regenerate it).
 
 `DEMO_BUGS` says which distinct problems the file holds and how many error events each produces,
 so tests can pin that grouping finds exactly these problems. The records themselves carry no

@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 from rounds_bot.errors import TrackerError
+from rounds_bot.render.marker import read_marker
 from rounds_bot.tracker.base import IssueDraft, IssueRef
-from rounds_bot.tracker.marker import read_marker
 
 
 class DryRunTracker:

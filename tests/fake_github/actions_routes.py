@@ -22,7 +22,7 @@ from typing import Any
 from werkzeug.routing import Rule
 from werkzeug.wrappers import Request
 
-from rounds_bot.actions_api import ActionsApi, actions_api_from_settings
+from rounds_bot.github.actions import ActionsApi, actions_api_from_settings
 
 from .fixtures import BOT_PERMISSIONS, REPOSITORY, TOKEN, require_description
 from .server import ApiError, FakeGitHub, R, Token, found

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from rounds_bot.config import Settings
+from rounds_bot.github.journal import Journal
+from rounds_bot.github.ratelimit import CallBudget, Waiter
+from rounds_bot.github.rest import GitHubApi, make_github
+from rounds_bot.github.tracker import GitHubOptions, GitHubTracker
 from rounds_bot.models import ErrorEvent
-from rounds_bot.report import RoundReport
+from rounds_bot.round.report import RoundReport
 from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.tracker.github import GitHubOptions, GitHubTracker
-from rounds_bot.tracker.github_api import GitHubApi, make_github
-from rounds_bot.tracker.journal import Journal
-from rounds_bot.tracker.ratelimit import CallBudget, Waiter
 
 from .fixtures import REPOSITORY, TOKEN
 from .server import FakeGitHub
@@ -147,7 +147,7 @@ def round_against(
     **run_options: Any,
 ) -> RoundReport:
     """One whole round at START + `minutes`, its database in `tmp_path`, its issues on the fake."""
-    from rounds_bot.round import run_round
+    from rounds_bot.round.run import run_round
     from rounds_bot.store import Store
 
     configured = settings_for(tmp_path, fake, **(settings or {}))

@@ -6,7 +6,7 @@ SignozEmulator(dataset, ...)      SigNoz's HTTP API on 127.0.0.1, for tests and 
 """
 
 from rounds_bot.sources.signoz.client import SignozClient, SignozHTTPError
-from rounds_bot.sources.signoz.doctor import DoctorReport, check
+from rounds_bot.sources.signoz.probe import DoctorReport, check
 from rounds_bot.sources.signoz.source import SignozSource
 
 __all__ = ["DoctorReport", "SignozClient", "SignozHTTPError", "SignozSource", "check"]

@@ -1,0 +1,88 @@
+"""`rounds state restore | check`: the signature database between workflow runs.
+
+rounds state restore          before the round: the newest usable artifact to SIGNATURES_DB_PATH, or the
+                              database rebuilt from the bot's issues (said in the job summary);
+                              step output `source=artifact|rebuilt`
+rounds state check --out DIR  after the round: integrity check, then a single-file copy in DIR for
+                              `actions/upload-artifact`; step output `ok=true` only when it passed
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rounds_bot.cli.actions import add_to_summary, annotate, env_file_option, friendly, set_output
+from rounds_bot.errors import StoreError
+from rounds_bot.github.actions import actions_api_from_settings
+from rounds_bot.github.artifacts import check_database, restore, snapshot
+from rounds_bot.github.tracker import GitHubOptions
+
+# A rebuild lists every bot issue (10 requests per 1,000 issues); the tracker's default budget is per round.
+RESTORE_REQUEST_BUDGET = 900
+
+
+@click.group("state")
+def state_group() -> None:
+    """Save and restore the signature database between GitHub Actions runs."""
+
+
+@state_group.command("restore")
+@env_file_option
+@friendly
+def restore_command(env_file: Path | None) -> None:
+    """Put the newest saved database in place (an existing one is kept as .bak), or rebuild it from issues."""
+    from rounds_bot.cli.app import settings_from
+
+    settings = settings_from(env_file)
+    api = actions_api_from_settings(settings, GitHubOptions(max_requests_per_round=RESTORE_REQUEST_BUDGET))
+    assert settings.github_token is not None and settings.github_repository is not None
+    target = Path(settings.signatures_db_path)
+    result = restore(
+        api,
+        artifact_name=settings.artifact_name,
+        target=target,
+        token=settings.github_token.get_secret_value(),
+    )
+    summary = result.summary(settings.github_repository)
+    click.echo(summary.strip())
+    add_to_summary(summary)
+    set_output("source", result.source)
+    if result.rebuilt is not None:
+        if result.rebuilt.issues_read:
+            annotate(
+                "warning",
+                f"no usable saved database: rebuilt {target} from {result.rebuilt.issues_read} issues "
+                f"({'; '.join(result.notes)})",
+            )
+        else:
+            annotate("notice", f"no saved database and no rounds issues yet: {target} starts empty")
+
+
+@state_group.command("check")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Also write a checked single-file copy into this folder, for upload.",
+)
+@env_file_option
+@friendly
+def check_command(out_dir: Path | None, env_file: Path | None) -> None:
+    """Check the database's integrity (never upload one that fails)."""
+    from rounds_bot.cli.app import settings_from
+
+    settings = settings_from(env_file)
+    database = Path(settings.signatures_db_path)
+    if out_dir is None:
+        result = check_database(database)
+        if not result.ok:
+            raise StoreError(f"{database} failed its check: {'; '.join(result.problems)}")
+    else:
+        copy, result = snapshot(database, out_dir)
+        set_output("path", str(copy))
+        click.echo(f"wrote {copy}")
+    click.echo(f"{database}: ok (schema v{result.schema_version}, {result.signatures} signatures)")
+    set_output("ok", "true")  # only now: without it the upload step does not run

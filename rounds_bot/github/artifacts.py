@@ -1,0 +1,312 @@
+"""The signature database between workflow runs, carried as a workflow artifact.
+
+    restore(...)     the newest usable artifact -> SIGNATURES_DB_PATH; else rebuilt from the bot's issues
+    snapshot(...)    a checked, single-file copy of the database for `actions/upload-artifact`
+
+Which artifact is usable: the newest one named ROUNDS_ARTIFACT_NAME that has not expired, saved by a run of
+this repository (not a fork's) on the default branch (not a pull request's or another branch's run), whose
+database passes SQLite's integrity check and has a schema this rounds can read.
+
+The download: `GET archive_download_url` with the token; GitHub answers 302 with a signed URL on another host
+that is valid for about a minute. httpx follows it and drops the Authorization header on a cross-origin
+redirect, so the token never reaches the storage host. 410 Gone means the artifact expired.
+
+Only the zip member named like the database file is read (nothing else from the archive touches the disk),
+and a database that fails its check is never restored and never uploaded.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sqlite3
+import zipfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import httpx
+from pydantic import Field
+
+from rounds_bot.errors import StoreError, TrackerError
+from rounds_bot.github.actions import ActionsApi, Artifact
+from rounds_bot.github.rebuild import RebuildResult, rebuild_database
+from rounds_bot.models import Frozen
+from rounds_bot.store import SCHEMA_VERSION
+
+# A signature database is a few megabytes; refuse to unpack anything absurd.
+MAX_DATABASE_BYTES = 1 << 30
+DOWNLOAD_TIMEOUT_SECONDS = 60.0
+
+
+class DatabaseCheck(Frozen):
+    ok: bool
+    problems: list[str] = Field(default_factory=list)
+    schema_version: int | None = None
+    signatures: int | None = None
+
+
+class RestoreResult(Frozen):
+    source: Literal["artifact", "rebuilt"]
+    artifact: Artifact | None = None
+    rebuilt: RebuildResult | None = None
+    notes: list[str] = Field(
+        default_factory=list, description="why an artifact was not used, and what that means"
+    )
+
+    def summary(self, repository: str, now: datetime | None = None) -> str:
+        """Markdown for the job summary."""
+        lines = ["### Saved state", ""]
+        if self.source == "artifact" and self.artifact is not None:
+            age = describe_age(self.artifact.created_at, now)
+            lines.append(
+                f"Restored the signature database from artifact `{self.artifact.name}` "
+                f"(id {self.artifact.id}, run {self.artifact.run_id}, saved {age})."
+            )
+        elif self.rebuilt is not None:
+            lines.append(
+                f"Rebuilt the signature database from {self.rebuilt.issues_read} issues of {repository} "
+                f"({self.rebuilt.signatures} signatures): occurrence history and spike baselines restart, "
+                "and the first round reads its lookback window again."
+            )
+        lines.extend(f"- {note}" for note in self.notes)
+        return "\n".join(lines) + "\n"
+
+
+def describe_age(moment: datetime | None, now: datetime | None = None) -> str:
+    if moment is None:
+        return "at an unknown time"
+    seconds = ((now or datetime.now(UTC)) - moment).total_seconds()
+    if seconds < 3600:
+        return f"{max(int(seconds // 60), 0)} minutes ago"
+    if seconds < 2 * 86_400:
+        return f"{seconds / 3600:.1f} hours ago"
+    return f"{seconds / 86_400:.1f} days ago"
+
+
+# --- finding -------------------------------------------------------------------------------------
+def usable_artifacts(api: ActionsApi, name: str) -> tuple[list[Artifact], list[str]]:
+    """The candidates newest first, and why the others were passed over."""
+    repository = api.repository_info()
+    default_branch = str(repository.get("default_branch") or "main")
+    repository_id = repository.get("id")
+    chosen: list[Artifact] = []
+    passed: dict[str, int] = {}
+    for artifact in api.artifacts(name):
+        reason = _unusable(artifact, default_branch, repository_id)
+        if reason is None:
+            chosen.append(artifact)
+        else:
+            passed[reason] = passed.get(reason, 0) + 1
+    notes = [
+        f"{count} artifact{'s' if count > 1 else ''} {reason}, not used" for reason, count in passed.items()
+    ]
+    return chosen, notes
+
+
+def _unusable(artifact: Artifact, default_branch: str, repository_id: object) -> str | None:
+    if artifact.expired:
+        return "expired"
+    if artifact.head_repository_id is not None and artifact.head_repository_id != repository_id:
+        return "came from a fork's run"
+    if artifact.head_branch != default_branch:
+        return f"came from runs on branches other than {default_branch}"
+    return None
+
+
+# --- downloading -----------------------------------------------------------------------------------
+class ArtifactGone(TrackerError):
+    """The artifact expired or was deleted between listing and download (404/410)."""
+
+
+def download(
+    artifact: Artifact,
+    token: str,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    spend: Callable[[str], None],
+) -> bytes:
+    """The artifact's zip. The token goes to the API host only; the signed redirect is followed without it."""
+    spend(f"download artifact {artifact.id}")
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/vnd.github+json",
+        "User-Agent": "rounds-bot",
+    }
+    try:
+        with httpx.Client(
+            transport=transport, follow_redirects=True, timeout=DOWNLOAD_TIMEOUT_SECONDS, headers=headers
+        ) as client:
+            response = client.get(artifact.archive_download_url)
+    except httpx.HTTPError as exc:
+        raise TrackerError(
+            f"could not download artifact {artifact.id} ({artifact.name}): {exc.__class__.__name__}: {exc}",
+            hint="a network problem; the state is rebuilt from the issues this time",
+        ) from exc
+    if response.status_code in (404, 410):
+        raise ArtifactGone(f"artifact {artifact.id} ({artifact.name}) is gone: {response.status_code}")
+    if response.status_code in (401, 403):
+        raise TrackerError(
+            f"GitHub refused to hand out artifact {artifact.id}: {response.status_code}",
+            hint="the workflow job needs `actions: read` in its `permissions:`",
+        )
+    if response.status_code != 200:
+        raise TrackerError(f"downloading artifact {artifact.id} answered {response.status_code}")
+    return response.content
+
+
+def extract(archive: bytes, member: str, target: Path) -> None:
+    """Write the one member named `member` (at any depth) to `target`; nothing else is unpacked."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
+            entries = [e for e in zipped.infolist() if not e.is_dir() and Path(e.filename).name == member]
+            if not entries:
+                names = ", ".join(e.filename for e in zipped.infolist()[:5]) or "nothing"
+                raise StoreError(f"the artifact holds no {member} (it holds {names})")
+            entry = min(entries, key=lambda e: e.filename.count("/"))
+            if entry.file_size > MAX_DATABASE_BYTES:
+                raise StoreError(
+                    f"{entry.filename} in the artifact is {entry.file_size:,} bytes: too big to restore"
+                )
+            with zipped.open(entry) as source, target.open("wb") as out:
+                while chunk := source.read(1 << 20):
+                    out.write(chunk)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise StoreError(f"the artifact is not a readable zip: {exc}") from exc
+
+
+# --- checking ------------------------------------------------------------------------------------
+def check_database(path: Path) -> DatabaseCheck:
+    """SQLite's integrity check, and a schema version this rounds can read."""
+    if not path.is_file():
+        return DatabaseCheck(ok=False, problems=[f"{path} does not exist"])
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        return DatabaseCheck(ok=False, problems=[f"{path} cannot be opened: {exc}"])
+    try:
+        problems: list[str] = []
+        rows = [row[0] for row in connection.execute("PRAGMA integrity_check").fetchall()]
+        if rows != ["ok"]:
+            problems.append(f"integrity check failed: {'; '.join(rows[:5])}")
+        tables = {row[0] for row in connection.execute("select name from sqlite_master where type = 'table'")}
+        version = None
+        signatures = None
+        if "meta" in tables:
+            found = connection.execute("select value from meta where key = 'schema_version'").fetchone()
+            version = int(found[0]) if found else None
+        if version is None:
+            problems.append("no schema version: not a rounds signature database")
+        elif version > SCHEMA_VERSION:
+            problems.append(f"schema version {version} is newer than this rounds reads ({SCHEMA_VERSION})")
+        if "signatures" in tables:
+            signatures = int(connection.execute("select count(*) from signatures").fetchone()[0])
+        return DatabaseCheck(
+            ok=not problems, problems=problems, schema_version=version, signatures=signatures
+        )
+    except sqlite3.DatabaseError as exc:
+        return DatabaseCheck(ok=False, problems=[f"{path} is not a readable SQLite database: {exc}"])
+    finally:
+        connection.close()
+
+
+def snapshot(database: Path, folder: Path) -> tuple[Path, DatabaseCheck]:
+    """A consistent single-file copy in `folder`, checked; raises StoreError (nothing left behind) if bad."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / database.name
+    scratch = folder / (database.name + ".partial")
+    _remove(scratch)
+    before = check_database(database)
+    if not before.ok:
+        raise StoreError(
+            f"the signature database {database} failed its check: {'; '.join(before.problems)}",
+            hint="it is not uploaded; the next run restores the previous artifact or rebuilds from issues",
+        )
+    try:
+        source = sqlite3.connect(database)
+        copy = sqlite3.connect(scratch)
+        try:
+            source.backup(copy)  # a consistent copy, including what is still in the -wal file
+            copy.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+        finally:
+            copy.close()
+            source.close()
+    except sqlite3.Error as exc:
+        _remove(scratch)
+        raise StoreError(f"could not copy the signature database {database}: {exc}") from exc
+    after = check_database(scratch)
+    if not after.ok:
+        _remove(scratch)
+        raise StoreError(f"the copy of {database} failed its check: {'; '.join(after.problems)}")
+    os.replace(scratch, target)
+    return target, after
+
+
+# --- restoring -----------------------------------------------------------------------------------
+def restore(
+    api: ActionsApi,
+    *,
+    artifact_name: str,
+    target: Path,
+    token: str,
+    transport: httpx.BaseTransport | None = None,
+    rebuild: Callable[[Path], RebuildResult] | None = None,
+) -> RestoreResult:
+    """Put the newest usable saved database at `target`; rebuild it from the issues when there is none."""
+    candidates, notes = usable_artifacts(api, artifact_name)
+    if not candidates:
+        notes.append(f"no saved database named {artifact_name!r} from the default branch")
+    for artifact in candidates[:2]:  # the newest, and one older if the newest is broken
+        problem = _try_artifact(api, artifact, target, token, transport)
+        if problem is None:
+            return RestoreResult(source="artifact", artifact=artifact, notes=notes)
+        notes.append(problem)
+    result = (rebuild or (lambda path: rebuild_from_issues(api, path)))(target)
+    return RestoreResult(source="rebuilt", rebuilt=result, notes=notes)
+
+
+def _try_artifact(
+    api: ActionsApi, artifact: Artifact, target: Path, token: str, transport: httpx.BaseTransport | None
+) -> str | None:
+    """None when `artifact` is now at `target`; otherwise why not (target untouched)."""
+    scratch = target.with_name(target.name + ".restoring")
+    _remove(scratch)
+    try:
+        archive = download(artifact, token, transport=transport, spend=api.budget.spend)
+        extract(archive, target.name, scratch)
+    except ArtifactGone as exc:
+        return f"{exc}; it expired or was deleted meanwhile"
+    except (TrackerError, StoreError) as exc:
+        _remove(scratch)
+        return f"artifact {artifact.id} could not be used: {exc}"
+    check = check_database(scratch)
+    if not check.ok:
+        _remove(scratch)
+        return f"artifact {artifact.id} failed its check ({'; '.join(check.problems)}), not used"
+    _move_aside(target)
+    os.replace(scratch, target)
+    return None
+
+
+def rebuild_from_issues(api: ActionsApi, target: Path) -> RebuildResult:
+    """`rounds db rebuild`: the database from the bot's issues alone, swapped in only when complete."""
+    from rounds_bot.cli.db import rebuild_into
+
+    return rebuild_into(target, lambda store, journal: rebuild_database(api, store, journal))
+
+
+def _move_aside(target: Path) -> None:
+    """A database already at the target is kept as `.bak`; a stray -wal would be replayed into the new one."""
+    backup = target.with_name(target.name + ".bak")
+    for suffix in ("", "-wal", "-shm"):
+        side = target.with_name(target.name + suffix)
+        if side.exists():
+            os.replace(side, backup.with_name(backup.name + suffix))
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.unlink()

@@ -1,0 +1,106 @@
+"""Issue titles and bodies, rendered from a template (`templates/issue.md.j2`)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from pydantic import Field
+
+from rounds_bot.models import Frozen
+from rounds_bot.render.marker import MarkerState, write_marker
+
+# GitHub refuses issue bodies over 65,536 characters; keep a margin for the marker and table.
+MAX_BODY_CHARS = 65_000
+TITLE_CHARS = 120
+TIER_TEXT = {
+    "error_code": "same standardised error code",
+    "fingerprint": "same fingerprint",
+    "similarity": "similar to a known signature",
+    "new": "a new fingerprint",
+}
+
+
+class IssueView(Frozen):
+    """Everything an issue body shows; built by the round from the store and the round's counts."""
+
+    signature_id: str
+    service: str
+    error_type: str | None
+    normalized_message: str
+    title: str
+    tier: str
+    explanation: str
+    round_count: int
+    total_count: int
+    first_seen: str
+    last_seen: str
+    services: list[str] = Field(default_factory=list)
+    versions: list[str] = Field(default_factory=list)
+    environments: list[str] = Field(default_factory=list)
+    message: str = ""
+    stacktrace: str | None = None
+    related: list[str] = Field(default_factory=list)
+    links: list[tuple[str, str]] = Field(default_factory=list)
+    classification: str | None = None
+    confidence: str | None = None
+    diagnosis_markdown: str | None = None
+    marker: MarkerState
+
+
+@cache
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("rounds_bot", "templates"),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # Markdown, not HTML; untrusted text is fenced and sanitised before it gets here
+    )
+
+
+def issue_title(view: IssueView) -> str:
+    title = f"[{view.service}] {view.title}"
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+
+
+def _fence_safe(text: str) -> str:
+    """Untrusted text inside a ``` fence must not be able to close it."""
+    return text.replace("```", "`\u200b``")
+
+
+def render_body(view: IssueView) -> str:
+    """The issue body; an over-long stack trace is truncated so the marker always survives."""
+    stacktrace = _fence_safe(view.stacktrace) if view.stacktrace else None
+    body = _render(view, stacktrace, truncated=False)
+    if len(body) <= MAX_BODY_CHARS or not stacktrace:
+        return body
+    overflow = len(body) - MAX_BODY_CHARS + 200
+    keep = max(len(stacktrace) - overflow, 0)
+    return _render(view, stacktrace[:keep], truncated=True)
+
+
+def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
+    template = _environment().get_template("issue.md.j2")
+    kind = f"`{view.error_type}`" if view.error_type else "An error"
+    summary = f"{kind} in **{view.service}**: {view.normalized_message[:300]}"
+    return template.render(
+        summary=_fence_safe(summary),
+        classification=view.classification,
+        confidence=view.confidence,
+        round_count=view.round_count,
+        total_count=view.total_count,
+        first_seen=view.first_seen,
+        last_seen=view.last_seen,
+        services=view.services,
+        versions=view.versions,
+        environments=view.environments,
+        stacktrace=stacktrace,
+        stacktrace_truncated=truncated,
+        message=_fence_safe(view.message[:2_000]) if not view.stacktrace else "",
+        tier_text=TIER_TEXT.get(view.tier, view.tier),
+        explanation=_fence_safe(view.explanation),
+        related=view.related,
+        links=view.links,
+        diagnosis=view.diagnosis_markdown,
+        marker=write_marker(view.marker),
+    )

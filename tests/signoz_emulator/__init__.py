@@ -1,0 +1,358 @@
+"""A SigNoz emulator: SigNoz's HTTP API on 127.0.0.1, fed from OTLP/JSON files.
+
+For tests and for trying rounds out without a SigNoz:
+
+    python -m tests.signoz_emulator --data demo.otlp.jsonl --port 8080
+
+then point rounds at `SIGNOZ_API_URL=http://127.0.0.1:8080`. Fixtures are shifted so their
+newest record lands a minute ago (`--no-rebase` keeps their times). `--synthetic-events` adds
+exception groups stored as series, cheap even at a million rows.
+
+Tests adjust `Behaviour` while the server runs: the version, a required API key, a role that is
+refused, clickhouse_sql refused, and one-shot faults (500, 429 with Retry-After, a hang, an HTML
+page, a body cut short, a body that is not JSON, or any change to the JSON answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
+
+from rounds_bot.sources.signoz.times import NS_PER_S
+
+from .api import EmulatedSignoz
+from .data import (
+    DataError,
+    Dataset,
+    add_synthetic_exceptions,
+    load_otlp_file,
+    newest_in_lines,
+)
+from .replies import ApiError, Reply, go_json
+
+FaultKind = Literal["status", "hang", "html", "truncated", "malformed", "mutate"]
+OPEN_PATHS = ("/api/v1/health", "/api/v1/version")
+UI_PAGE = (
+    b'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>SigNoz</title>'
+    b'</head><body><div id="root"></div><script src="/js/main.js"></script></body></html>'
+)
+
+
+@dataclass
+class Fault:
+    """Something wrong with the next `times` answers to paths starting with `path`."""
+
+    kind: FaultKind
+    status: int = 500
+    retry_after: str | None = None
+    path: str = "/api/"
+    times: int = 1
+    seconds: float = 5.0
+    mutate: Callable[[Any], Any] | None = None
+
+
+@dataclass
+class Behaviour:
+    version: str = "v0.138.0"
+    api_key: str | None = None
+    role_allowed: bool = True
+    clickhouse_sql_allowed: bool = True
+    faults: list[Fault] = field(default_factory=list)
+
+    def take_fault(self, path: str) -> Fault | None:
+        for fault in self.faults:
+            if path.startswith(fault.path) and fault.times != 0:
+                if fault.times > 0:
+                    fault.times -= 1
+                return fault
+        return None
+
+
+@dataclass(frozen=True)
+class SeenRequest:
+    method: str
+    path: str
+    query: str
+    body: bytes
+    headers: dict[str, str]
+    status: int
+
+
+class SignozEmulator:
+    """An emulated SigNoz listening on 127.0.0.1; use as a context manager or start/stop."""
+
+    def __init__(
+        self,
+        dataset: Dataset | None = None,
+        behaviour: Behaviour | None = None,
+        *,
+        port: int = 0,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.dataset = dataset or Dataset()
+        self.behaviour = behaviour or Behaviour()
+        self.requests: list[SeenRequest] = []
+        self._now = now
+        self.stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self._server.daemon_threads = True
+        self._server.emulator = self  # type: ignore[attr-defined]
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> SignozEmulator:
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (for running by hand)."""
+        try:
+            self._server.serve_forever()
+        finally:
+            self._server.server_close()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> SignozEmulator:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def api(self) -> EmulatedSignoz:
+        return EmulatedSignoz(
+            self.dataset,
+            version=self.behaviour.version,
+            clickhouse_sql_allowed=self.behaviour.clickhouse_sql_allowed,
+            now_ns=lambda: int(self._now() * NS_PER_S),
+        )
+
+    def record(self, request: SeenRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def paths(self) -> list[str]:
+        return [request.path for request in self.requests]
+
+    # -- routing -------------------------------------------------------------------------------
+
+    def answer(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
+        api = self.api()
+        if not path.startswith("/api/"):
+            return Reply(200, UI_PAGE, "text/html; charset=utf-8")
+        if path == "/api/v1/health" and method == "GET":
+            return api.health()
+        if path == "/api/v1/version" and method == "GET":
+            return api.version_reply()
+        routes: dict[tuple[str, str], Callable[[], Reply]] = {
+            ("POST", "/api/v1/listErrors"): lambda: api.list_errors(body),
+            ("POST", "/api/v1/countErrors"): lambda: api.count_errors(body),
+            ("GET", "/api/v1/errorFromGroupID"): lambda: api.error_from_group_id(parse_qs(query)),
+            ("GET", "/api/v1/errorFromErrorID"): lambda: api.error_from_error_id(parse_qs(query)),
+            ("GET", "/api/v1/nextPrevErrorIDs"): lambda: api.next_prev_error_ids(parse_qs(query)),
+            ("POST", "/api/v5/query_range"): lambda: api.query_range(body),
+        }
+        handler = routes.get((method, path))
+        if handler is None:
+            if any(route_path == path for _, route_path in routes):
+                return Reply(405, b"", "text/plain; charset=utf-8")
+            return Reply(404, b"404 page not found\n", "text/plain; charset=utf-8")
+        refusal = self._auth(api, headers)
+        if refusal is not None:
+            return refusal
+        try:
+            return handler()
+        except ApiError as error:
+            return error.reply
+
+    def _auth(self, api: EmulatedSignoz, headers: dict[str, str]) -> Reply | None:
+        expected = self.behaviour.api_key
+        if expected is not None and headers.get("signoz-api-key") != expected:
+            return api.render_error(401, "unauthenticated", "unauthenticated", "unauthenticated")
+        if not self.behaviour.role_allowed:
+            return api.render_error(
+                403, "forbidden", "forbidden", "only viewers/editors/admins can access this resource"
+            )
+        return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "signoz-emulator"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests read `emulator.requests` instead."""
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def _serve(self, method: str) -> None:
+        emulator: SignozEmulator = self.server.emulator  # type: ignore[attr-defined]
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        fault = emulator.behaviour.take_fault(parts.path)
+        if fault is not None and fault.kind == "hang":
+            emulator.record(SeenRequest(method, parts.path, parts.query, body, headers, 0))
+            emulator.stopping.wait(fault.seconds)
+            self.close_connection = True
+            return
+        reply = emulator.answer(method, parts.path, parts.query, body, headers)
+        reply = _apply_fault(fault, reply, emulator.api())
+        emulator.record(SeenRequest(method, parts.path, parts.query, body, headers, reply.status))
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(reply.body)))
+        self.end_headers()
+        if fault is not None and fault.kind == "truncated":
+            self.wfile.write(reply.body[: len(reply.body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(reply.body)
+
+
+def _apply_fault(fault: Fault | None, reply: Reply, api: EmulatedSignoz) -> Reply:
+    if fault is None or fault.kind == "truncated":
+        return reply
+    if fault.kind == "html":
+        return Reply(fault.status if fault.status != 500 else 200, UI_PAGE, "text/html; charset=utf-8")
+    if fault.kind == "malformed":
+        return Reply(reply.status, reply.body[: max(1, len(reply.body) // 2)], reply.content_type)
+    if fault.kind == "mutate" and fault.mutate is not None:
+        return Reply(reply.status, go_json(fault.mutate(json.loads(reply.body))), reply.content_type)
+    # status faults answer in the v5 render family; 429 carries Retry-After and a retry delay
+    delay_ns = None
+    headers: dict[str, str] = {}
+    if fault.retry_after is not None:
+        headers["Retry-After"] = fault.retry_after
+        if fault.retry_after.isdigit():
+            delay_ns = int(fault.retry_after) * NS_PER_S
+    kind = {429: "too-many-requests", 503: "unavailable", 504: "timeout"}.get(fault.status, "internal")
+    code = kind.replace("-", "_")
+    failure = api.render_error(
+        fault.status, kind, code, f"emulated failure {fault.status}", retry_delay_ns=delay_ns
+    )
+    failure.headers.update(headers)
+    return failure
+
+
+# -- running by hand ----------------------------------------------------------------------------
+
+
+def build_dataset(
+    files: list[Path],
+    *,
+    rebase: bool,
+    synthetic_events: int,
+    synthetic_groups: int,
+    window_seconds: int,
+    now_ns: int,
+) -> Dataset:
+    dataset = Dataset()
+    for path in files:
+        shift = 0
+        if rebase:
+            with path.open(encoding="utf-8") as handle:
+                newest = newest_in_lines(handle)
+            shift = (now_ns - 60 * NS_PER_S - newest) if newest is not None else 0
+        load_otlp_file(path, dataset, shift_ns=shift)
+    if synthetic_events:
+        end = now_ns - 60 * NS_PER_S
+        add_synthetic_exceptions(
+            dataset,
+            events=synthetic_events,
+            groups=synthetic_groups,
+            start_ns=end - window_seconds * NS_PER_S,
+            end_ns=end,
+        )
+    return dataset
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.signoz_emulator",
+        description="Serve SigNoz's HTTP API on 127.0.0.1 from OTLP/JSON files.",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        action="append",
+        default=[],
+        help="OTLP/JSON lines (ExportTraceServiceRequest/ExportLogsServiceRequest)",
+    )
+    parser.add_argument("--port", type=int, default=8080, help="0 picks a free port")
+    parser.add_argument(
+        "--version", dest="signoz_version", default="v0.138.0", help="the SigNoz version to emulate"
+    )
+    parser.add_argument("--api-key", help="require this SIGNOZ-API-KEY")
+    parser.add_argument(
+        "--refuse-clickhouse-sql",
+        action="store_true",
+        help="answer 403 to clickhouse_sql queries, as a key without the grant",
+    )
+    parser.add_argument(
+        "--no-rebase",
+        action="store_true",
+        help="keep fixture times instead of shifting them to end a minute ago",
+    )
+    parser.add_argument("--synthetic-events", type=int, default=0)
+    parser.add_argument("--synthetic-groups", type=int, default=100)
+    parser.add_argument("--synthetic-window-seconds", type=int, default=3600)
+    args = parser.parse_args(argv)
+    try:
+        dataset = build_dataset(
+            args.data,
+            rebase=not args.no_rebase,
+            synthetic_events=args.synthetic_events,
+            synthetic_groups=args.synthetic_groups,
+            window_seconds=args.synthetic_window_seconds,
+            now_ns=time.time_ns(),
+        )
+    except (OSError, DataError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    behaviour = Behaviour(
+        version=args.signoz_version,
+        api_key=args.api_key,
+        clickhouse_sql_allowed=not args.refuse_clickhouse_sql,
+    )
+    emulator = SignozEmulator(dataset, behaviour, port=args.port)
+    print(
+        f"SigNoz emulator {args.signoz_version} listening on {emulator.url} "
+        f"({dataset.error_index.total_rows()} exception rows, {len(dataset.spans.rows_list)} "
+        f"spans, {len(dataset.logs.rows_list)} log records)",
+        flush=True,
+    )
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a user stops it
+        emulator.serve_forever()
+    return 0

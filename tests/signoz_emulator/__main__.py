@@ -1,0 +1,5 @@
+"""`python -m tests.signoz_emulator`: the emulator by hand (see the package docstring)."""
+
+from . import main
+
+raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""What the emulator answers with: replies, Go-style JSON, and SigNoz's three error families.
+
+- render (v5 and newer APIs): `{"status":"error","error":{...}}`, whose shape changed in v0.131;
+- RespondError: `{"status":"error","errorType":"not_found","error":"..."}`;
+- HandleError: a `text/plain` body holding a JSON `structuredResponse`, ending in a newline.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from rounds_bot.sources.signoz.times import format_rfc3339_ns
+from rounds_bot.sources.signoz.versions import RICH_ERROR_BODY_SINCE, Version, parse_version
+
+from .sql import Instant
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def go_json(value: Any) -> bytes:
+    """JSON as Go's encoding/json writes it: compact, with <, > and & escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_encode)
+    for char, escape in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escape)
+    return text.encode()
+
+
+def _encode(value: Any) -> Any:
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def plain(value: Any) -> Any:
+    """Instants become RFC 3339 strings, as Go marshals time.Time."""
+    if isinstance(value, Instant):
+        return format_rfc3339_ns(int(value))
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
+class ApiError(Exception):
+    """Carries the reply a handler answers with when a request is refused."""
+
+    def __init__(self, reply: Reply):
+        super().__init__(reply.status)
+        self.reply = reply
+
+
+class ReplyFamilies:
+    """The error bodies of one SigNoz version."""
+
+    version: str
+
+    @property
+    def parsed_version(self) -> Version:
+        return parse_version(self.version) or (999, 0, 0)
+
+    # -- error bodies, one per family --------------------------------------------------------
+
+    def render_error(
+        self,
+        status: int,
+        kind: str,
+        code: str,
+        message: str,
+        *,
+        url: str | None = None,
+        retry_delay_ns: int | None = None,
+    ) -> Reply:
+        error: dict[str, Any]
+        if self.parsed_version >= RICH_ERROR_BODY_SINCE:
+            error = {"type": kind, "code": code, "message": message}
+            if url:
+                error["url"] = url
+            error["errors"] = []
+            error["suggestions"] = []
+            if retry_delay_ns is not None:
+                error["retry"] = {"delay": retry_delay_ns}
+        else:
+            error = {"code": code, "message": message}
+            if url:
+                error["url"] = url
+        return Reply(status, go_json({"status": "error", "error": error}))
+
+    @staticmethod
+    def handle_error(status: int, message: str) -> Reply:
+        body = {
+            "data": None,
+            "total": 0,
+            "limit": 0,
+            "offset": 0,
+            "errors": [{"code": status, "msg": message}],
+        }
+        return Reply(status, go_json(body) + b"\n", "text/plain; charset=utf-8")
+
+    @staticmethod
+    def respond_error(status: int, error_type: str, message: str) -> Reply:
+        return Reply(status, go_json({"status": "error", "errorType": error_type, "error": message}))
+
+    def invalid_input(self, message: str, url: str | None = None) -> ApiError:
+        return ApiError(self.render_error(400, "invalid-input", "invalid_input", message, url=url))
+
+
+def go_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
