@@ -22,14 +22,15 @@ from typing import Any
 
 from pydantic import Field
 
+from rounds_bot.events import Fact
 from rounds_bot.models import Frozen
 from rounds_bot.store import Store, iso, parse_iso
 
-PAUSED, RESUMED = "RoundsPaused", "RoundsResumed"
-MUTED, UNMUTED = "IncidentSuppressed", "IncidentUnsuppressed"
-MERGED, SPLIT = "SignatureMerged", "SignatureSplit"
-REDIAGNOSE = "RediagnoseRequested"
-HANDLED, REPLIED = "CommandHandled", "CommandReplied"
+PAUSED, RESUMED = Fact.ROUNDS_PAUSED, Fact.ROUNDS_RESUMED
+MUTED, UNMUTED = Fact.INCIDENT_SUPPRESSED, Fact.INCIDENT_UNSUPPRESSED
+MERGED, SPLIT = Fact.SIGNATURE_MERGED, Fact.SIGNATURE_SPLIT
+REDIAGNOSE = Fact.REDIAGNOSE_REQUESTED
+HANDLED, REPLIED = Fact.COMMAND_HANDLED, Fact.COMMAND_REPLIED
 COMMAND_SOURCE = "command"
 # Merges may chain (A into B, B into C); a longer chain than this is treated as broken.
 MAX_MERGE_DEPTH = 20

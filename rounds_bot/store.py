@@ -29,20 +29,10 @@ from typing import Any
 from sqlite_utils import Database
 
 from rounds_bot.errors import SchemaTooNewError, StoreError
+from rounds_bot.events import STATUS_AFTER, Fact
 
 SCHEMA_VERSION = 2
 BUCKET_SECONDS = 300
-
-# Status-changing event kinds, and the status each one leaves a signature in.
-STATUS_BY_EVENT = {
-    "IncidentDetected": "open",
-    "Regressed": "open",
-    "IncidentResolved": "resolved",
-    "IncidentSuppressed": "muted",
-    "IncidentUnsuppressed": "open",
-    "SignatureMerged": "merged",  # `/rounds merge`: its occurrences are counted under another signature
-    "SignatureSplit": "open",
-}
 
 
 def _create_v1(db: Database) -> None:
@@ -298,12 +288,12 @@ class Store:
 
     def status(self, signature_id: str) -> str:
         """Derived from the event log: the latest status-changing event wins."""
-        kinds = ",".join(f"'{kind}'" for kind in STATUS_BY_EVENT)
+        kinds = ",".join(f"'{kind}'" for kind in STATUS_AFTER)
         row = self.db.execute(
             f"select kind from events where signature_id = ? and kind in ({kinds}) order by id desc limit 1",
             [signature_id],
         ).fetchone()
-        return STATUS_BY_EVENT[row[0]] if row else "unknown"
+        return STATUS_AFTER[row[0]] if row else "unknown"
 
     def events_of(self, signature_id: str) -> list[dict[str, Any]]:
         return list(self.db.query("select * from events where signature_id = ? order by id", [signature_id]))
@@ -361,7 +351,7 @@ class Store:
     # --- writes (call inside `transaction()`) -------------------------------------------------
     def append_event(
         self,
-        kind: str,
+        kind: Fact,
         key: str,
         *,
         signature_id: str | None,

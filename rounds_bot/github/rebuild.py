@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import Field
 
+from rounds_bot.events import Fact
 from rounds_bot.github.journal import Journal, mirrored_issue
 from rounds_bot.github.labels import BOT_LABEL
 from rounds_bot.github.rest import GitHubApi
@@ -140,10 +141,10 @@ def _log(store: Store, signature_id: str, item: dict[str, Any], status: str) -> 
     run = "rebuilt"
     ref = f"#{item['number']}"
     store.append_event(
-        "IncidentDetected", f"detected:{signature_id}", signature_id=signature_id, run_id=run, at=at
+        Fact.INCIDENT_DETECTED, f"detected:{signature_id}", signature_id=signature_id, run_id=run, at=at
     )
     store.append_event(
-        "IssueFiled",
+        Fact.ISSUE_FILED,
         f"filed:{signature_id}",
         signature_id=signature_id,
         run_id=run,

@@ -12,11 +12,12 @@ from datetime import datetime
 
 from pydantic import Field
 
+from rounds_bot.events import Fact
 from rounds_bot.models import Frozen
 from rounds_bot.notify.zulip import code
 from rounds_bot.store import Store
 
-NOTIFIED = "RoundNotified"
+NOTIFIED = Fact.ROUND_NOTIFIED
 # More new issues than this in one round are listed in the summary instead of one notice each.
 MAX_NEW_NOTICES = 10
 _NEW = ("new", "filed-late")

@@ -33,6 +33,7 @@ from rounds_bot.diagnosis.model import (
     OccurrenceStats,
     RelatedSignature,
 )
+from rounds_bot.events import Fact
 from rounds_bot.models import ErrorEvent
 from rounds_bot.store import Store, iso, parse_iso
 from rounds_bot.telemetry import span
@@ -253,12 +254,13 @@ def _record(
                 at=now,
             )
         store.append_event(
-            "ContextBuilt", f"context:{key}:{run_id}", signature_id=sid, run_id=run_id, at=now,
+            Fact.CONTEXT_BUILT, f"context:{key}:{run_id}", signature_id=sid, run_id=run_id, at=now,
             payload={"trigger": decision.trigger, "reason": decision.reason},
         )  # fmt: skip
         if outcome.status == "ok" and outcome.diagnosis is not None:
             store.append_event(
-                "RootCauseProposed", f"rootcause:{key}:{run_id}", signature_id=sid, run_id=run_id, at=now,
+                Fact.ROOT_CAUSE_PROPOSED, f"rootcause:{key}:{run_id}",
+                signature_id=sid, run_id=run_id, at=now,
                 payload={
                     "classification": outcome.diagnosis.classification,
                     "confidence": outcome.diagnosis.confidence,

@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from rounds_bot.config import Settings
 from rounds_bot.controls import UNMUTED, load_controls, pending_rediagnoses
 from rounds_bot.diagnosis.base import Diagnoser
+from rounds_bot.events import Fact
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.redact import clean
@@ -302,10 +303,10 @@ def _log_events(ctx: RoundContext, plan: IssuePlan) -> None:
     sid, run, at = plan.signature_id, ctx.run_id, ctx.now
     count = plan.tally.count if plan.tally else 0
     if plan.kind in ("new", "deferred"):
-        ctx.store.append_event("IncidentDetected", f"detected:{sid}", signature_id=sid, run_id=run, at=at)
+        ctx.store.append_event(Fact.INCIDENT_DETECTED, f"detected:{sid}", signature_id=sid, run_id=run, at=at)
     if plan.issue is not None:
         ctx.store.append_event(
-            "IssueFiled",
+            Fact.ISSUE_FILED,
             f"filed:{sid}",
             signature_id=sid,
             run_id=run,
@@ -314,7 +315,7 @@ def _log_events(ctx: RoundContext, plan: IssuePlan) -> None:
         )
     if plan.kind == "regressed":
         ctx.store.append_event(
-            "Regressed",
+            Fact.REGRESSED,
             f"regressed:{sid}:{run}",
             signature_id=sid,
             run_id=run,
@@ -323,7 +324,12 @@ def _log_events(ctx: RoundContext, plan: IssuePlan) -> None:
         )
     if plan.kind in ("updated", "muted", "regressed") and count:
         ctx.store.append_event(
-            "Updated", f"updated:{sid}:{run}", signature_id=sid, run_id=run, at=at, payload={"count": count}
+            Fact.UPDATED,
+            f"updated:{sid}:{run}",
+            signature_id=sid,
+            run_id=run,
+            at=at,
+            payload={"count": count},
         )
 
 

@@ -1,0 +1,47 @@
+"""The kinds of fact the event log holds: one enum, so every writer and reader spells them the same.
+
+The log is append-only; a signature's status is derived from the last status-changing fact about it
+(`STATUS_AFTER`). Values are the strings stored in the `events.kind` column, so they never change.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Fact(StrEnum):
+    """One kind of fact in the event log."""
+
+    # a signature's life
+    INCIDENT_DETECTED = "IncidentDetected"
+    ISSUE_FILED = "IssueFiled"
+    UPDATED = "Updated"
+    REGRESSED = "Regressed"
+    INCIDENT_RESOLVED = "IncidentResolved"
+    # diagnosis
+    CONTEXT_BUILT = "ContextBuilt"
+    ROOT_CAUSE_PROPOSED = "RootCauseProposed"
+    REDIAGNOSE_REQUESTED = "RediagnoseRequested"
+    # what people asked with /rounds commands
+    INCIDENT_SUPPRESSED = "IncidentSuppressed"
+    INCIDENT_UNSUPPRESSED = "IncidentUnsuppressed"
+    SIGNATURE_MERGED = "SignatureMerged"
+    SIGNATURE_SPLIT = "SignatureSplit"
+    ROUNDS_PAUSED = "RoundsPaused"
+    ROUNDS_RESUMED = "RoundsResumed"
+    COMMAND_HANDLED = "CommandHandled"
+    COMMAND_REPLIED = "CommandReplied"
+    # notifications
+    ROUND_NOTIFIED = "RoundNotified"
+
+
+# Status-changing facts, and the status each one leaves a signature in.
+STATUS_AFTER: dict[Fact, str] = {
+    Fact.INCIDENT_DETECTED: "open",
+    Fact.REGRESSED: "open",
+    Fact.INCIDENT_RESOLVED: "resolved",
+    Fact.INCIDENT_SUPPRESSED: "muted",
+    Fact.INCIDENT_UNSUPPRESSED: "open",
+    Fact.SIGNATURE_MERGED: "merged",  # `/rounds merge`: its occurrences are counted under another signature
+    Fact.SIGNATURE_SPLIT: "open",
+}
