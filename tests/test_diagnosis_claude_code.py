@@ -17,7 +17,9 @@ import pytest
 from diagnosis_samples import good_answer, make_checkout, sample_request
 
 from rounds_bot.diagnosis import claude_code
-from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser, find_result, parse_json_answer
+from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
+from rounds_bot.diagnosis.claude_result import find_result
+from rounds_bot.diagnosis.json_answer import parse_json_answer
 from rounds_bot.diagnosis.mcp_server import McpLaunch
 from rounds_bot.errors import ConfigError, DiagnosisError
 

@@ -7,14 +7,9 @@ from pathlib import Path
 import pytest
 from diagnosis_samples import make_checkout, sample_events, sample_request
 
-from rounds_bot.diagnosis.context import (
-    CheckoutIndex,
-    FrameRef,
-    build_context,
-    estimate_tokens,
-    parse_frames,
-)
+from rounds_bot.diagnosis.context import build_context, estimate_tokens
 from rounds_bot.diagnosis.prompting import PACKAGED_TEMPLATES, PromptLibrary, fence
+from rounds_bot.diagnosis.snippets import CheckoutIndex, FrameRef, parse_frames
 from rounds_bot.errors import DiagnosisError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

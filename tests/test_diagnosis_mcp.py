@@ -9,17 +9,10 @@ import anyio
 import pytest
 from diagnosis_samples import START, make_checkout, sample_request
 
-from rounds_bot.diagnosis.mcp_server import (
-    CountPoint,
-    IncidentTools,
-    LogRecord,
-    McpLaunch,
-    RecordedLookups,
-    SpanRecord,
-    build_server,
-    scope_for_request,
-    server_config,
-)
+from rounds_bot.diagnosis.lookups.recorded import RecordedLookups
+from rounds_bot.diagnosis.lookups.scope import CountPoint, LogRecord, SpanRecord, scope_for_request
+from rounds_bot.diagnosis.lookups.tools import IncidentTools
+from rounds_bot.diagnosis.mcp_server import McpLaunch, build_server, server_config
 
 
 class FakeLookups:

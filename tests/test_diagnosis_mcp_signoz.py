@@ -23,23 +23,20 @@ from signoz_fixtures import fixture_dataset, fixture_window, source_for
 
 from rounds_bot.config import load_settings
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
-from rounds_bot.diagnosis.mcp_server import (
+from rounds_bot.diagnosis.lookups.recorded import RecordedLookups
+from rounds_bot.diagnosis.lookups.scope import (
     MAX_LOGS,
     MAX_SPANS,
     IncidentScope,
-    IncidentTools,
-    McpLaunch,
     RecordedBackend,
-    RecordedLookups,
     ScopeViolation,
     SignozBackend,
-    build_server,
-    lookups_for,
     scope_for_request,
-    server_config,
 )
+from rounds_bot.diagnosis.lookups.signoz import SignozLookups
+from rounds_bot.diagnosis.lookups.tools import IncidentTools
+from rounds_bot.diagnosis.mcp_server import McpLaunch, build_server, lookups_for, server_config
 from rounds_bot.diagnosis.model import DiagnosisRequest, OccurrenceStats
-from rounds_bot.diagnosis.signoz_lookups import SignozLookups
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.round.diagnosis_step import build_diagnoser

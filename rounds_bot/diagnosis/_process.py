@@ -53,33 +53,7 @@ def run_with_deadline(
         errors="replace",
         start_new_session=True,
     )
-    stdout_lines: list[str] = []
-    stderr_parts: list[str] = []
-
-    def read_stdout() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            stdout_lines.append(line)
-            if on_stdout_line is not None:
-                on_stdout_line(line)
-
-    def read_stderr() -> None:
-        assert process.stderr is not None
-        stderr_parts.append(process.stderr.read())
-
-    def write_stdin() -> None:
-        assert process.stdin is not None
-        with contextlib.suppress(BrokenPipeError, OSError):
-            process.stdin.write(stdin_text or "")
-            process.stdin.close()
-
-    threads = [threading.Thread(target=read_stdout), threading.Thread(target=read_stderr)]
-    if stdin_text is not None:
-        threads.append(threading.Thread(target=write_stdin))
-    for thread in threads:
-        thread.daemon = True
-        thread.start()
-
+    pipes = _Pipes(process, stdin_text, on_stdout_line)
     timed_out = False
     try:
         process.wait(timeout=timeout_seconds)
@@ -87,15 +61,61 @@ def run_with_deadline(
         timed_out = True
     finally:
         _end_group(process)
-    for thread in threads:
-        thread.join(_READER_GRACE_SECONDS)
+    pipes.join(_READER_GRACE_SECONDS)
     return Finished(
-        stdout_lines=list(stdout_lines),
-        stderr="".join(stderr_parts),
+        stdout_lines=list(pipes.stdout_lines),
+        stderr="".join(pipes.stderr_parts),
         returncode=None if timed_out else process.returncode,
         timed_out=timed_out,
         seconds=time.monotonic() - started,
     )
+
+
+class _Pipes:
+    """The child's output read line by line as it comes, and its stdin written, by daemon threads
+    (started at once), so a child that fills a pipe never blocks waiting for rounds."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen[str],
+        stdin_text: str | None,
+        on_stdout_line: Callable[[str], None] | None,
+    ) -> None:
+        self._process = process
+        self._stdin_text = stdin_text
+        self._on_stdout_line = on_stdout_line
+        self.stdout_lines: list[str] = []
+        self.stderr_parts: list[str] = []
+        self._threads = [
+            threading.Thread(target=self._read_stdout),
+            threading.Thread(target=self._read_stderr),
+        ]
+        if stdin_text is not None:
+            self._threads.append(threading.Thread(target=self._write_stdin))
+        for thread in self._threads:
+            thread.daemon = True
+            thread.start()
+
+    def join(self, timeout: float) -> None:
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def _read_stdout(self) -> None:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            self.stdout_lines.append(line)
+            if self._on_stdout_line is not None:
+                self._on_stdout_line(line)
+
+    def _read_stderr(self) -> None:
+        assert self._process.stderr is not None
+        self.stderr_parts.append(self._process.stderr.read())
+
+    def _write_stdin(self) -> None:
+        assert self._process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, OSError):
+            self._process.stdin.write(self._stdin_text or "")
+            self._process.stdin.close()
 
 
 def _end_group(process: subprocess.Popen[str]) -> None:

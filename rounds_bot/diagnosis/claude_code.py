@@ -12,38 +12,28 @@ The command line, and why each part is there (see the CLI spec for what was veri
 - A throwaway HOME and TMPDIR, stdin closed, a wall-clock timeout that ends the process group,
   and an environment built from an allow-list: the model gets no GitHub token nor anything else
   it does not need.
+
+This module builds and runs the command; the CLI's output is read by `claude_result` (the final
+result object) and `claude_stream` (progress and token usage while it runs).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-from pydantic import ValidationError
 
 from rounds_bot import telemetry
 from rounds_bot.diagnosis._process import Finished, run_with_deadline
 from rounds_bot.diagnosis.budget import CallShape, ModelPrice, estimate_cost, price_for
+from rounds_bot.diagnosis.claude_result import find_result, no_result_detail, outcome_from_result
+from rounds_bot.diagnosis.claude_stream import ProgressCallback, StreamWatcher, spent
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context
-from rounds_bot.diagnosis.evidence import check_evidence
-from rounds_bot.diagnosis.mcp_server import (
-    McpLaunch,
-    scope_for_request,
-    server_config,
-    tool_names,
-)
-from rounds_bot.diagnosis.model import (
-    Diagnosis,
-    DiagnosisOutcome,
-    DiagnosisRequest,
-    OutcomeStatus,
-    TokenUsage,
-    diagnosis_json_schema,
-)
+from rounds_bot.diagnosis.lookups.scope import scope_for_request
+from rounds_bot.diagnosis.mcp_server import McpLaunch, server_config, tool_names
+from rounds_bot.diagnosis.model import DiagnosisOutcome, DiagnosisRequest, diagnosis_json_schema
 from rounds_bot.diagnosis.prompting import Prompt, PromptLibrary
 from rounds_bot.errors import ConfigError, DiagnosisError
 
@@ -81,8 +71,6 @@ CREDENTIAL_VARIABLES = frozenset(
 )
 #: above this many bytes the prompt goes on stdin: one command-line argument is limited to 128 KiB
 MAX_PROMPT_ARGUMENT_BYTES = 100_000
-
-ProgressCallback = Callable[[dict[str, Any]], None]
 
 
 class ClaudeCodeDiagnoser:
@@ -152,19 +140,19 @@ class ClaudeCodeDiagnoser:
                 status="no_data", detail="no sample event, stack trace or message to diagnose"
             )
         prompt = self._prompt(request)
+        call: dict[str, telemetry.AttributeValue | None] = {
+            "gen_ai.system": "anthropic",
+            "gen_ai.request.model": self.model,
+            "rounds.diagnoser": self.name,
+            "rounds.signature_id": request.signature_id,
+            "rounds.prompt_tokens_estimate": prompt.tokens,
+        }
         with (
-            telemetry.span(
-                "rounds.diagnose",
-                **{
-                    "gen_ai.system": "anthropic",
-                    "gen_ai.request.model": self.model,
-                    "rounds.diagnoser": self.name,
-                    "rounds.signature_id": request.signature_id,
-                    "rounds.prompt_tokens_estimate": prompt.tokens,
-                },
-            ) as span,
+            telemetry.span("rounds.diagnose") as span,
             tempfile.TemporaryDirectory(prefix="rounds-claude-") as scratch,
         ):
+            # Dotted attribute names go through `set`, which takes nothing but attributes.
+            span.set(**call)
             outcome = self._run(request, prompt, Path(scratch))
             span.set(
                 **{
@@ -262,7 +250,7 @@ class ClaudeCodeDiagnoser:
         mcp_config_path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
 
         argv, stdin_text = self.command_line(prompt, mcp_config_path)
-        stream = _StreamWatcher(self.on_progress) if self.stream else None
+        stream = StreamWatcher(self.on_progress) if self.stream else None
         try:
             finished = run_with_deadline(
                 argv,
@@ -286,7 +274,7 @@ class ClaudeCodeDiagnoser:
         request: DiagnosisRequest,
         prompt: Prompt,
         finished: Finished,
-        stream: _StreamWatcher | None,
+        stream: StreamWatcher | None,
     ) -> DiagnosisOutcome:
         if finished.timed_out:
             return self._timeout_outcome(prompt, finished, stream)
@@ -294,7 +282,7 @@ class ClaudeCodeDiagnoser:
         if result is None:
             return DiagnosisOutcome(
                 status="api_error",
-                detail=_no_result_detail(finished),
+                detail=no_result_detail(finished),
                 model=self.model,
                 duration_seconds=finished.seconds,
             )
@@ -303,12 +291,12 @@ class ClaudeCodeDiagnoser:
         )
 
     def _timeout_outcome(
-        self, prompt: Prompt, finished: Finished, stream: _StreamWatcher | None
+        self, prompt: Prompt, finished: Finished, stream: StreamWatcher | None
     ) -> DiagnosisOutcome:
         detail = f"no answer within {self.timeout_seconds:g} s; the CLI was stopped"
         if stream is not None and stream.turns:
             usage = stream.usage()
-            cost = _cost_of(usage, self.price)
+            cost = spent(usage, self.price)
             return DiagnosisOutcome(
                 status="timeout",
                 detail=detail + f" after {stream.turns} model turns",
@@ -328,202 +316,4 @@ class ClaudeCodeDiagnoser:
             cost_is_estimate=True,
             model=self.model,
             duration_seconds=finished.seconds,
-        )
-
-
-# ---------------------------------------------------------------------- result parsing
-
-_SUBTYPE_STATUS: dict[str, OutcomeStatus] = {
-    "error_max_turns": "turn_limit",
-    "error_max_budget_usd": "budget_exhausted",
-    "error_max_structured_output_retries": "invalid_answer",
-}
-
-
-def find_result(stdout_lines: list[str]) -> dict[str, Any] | None:
-    """The final `{"type":"result",...}` object of json or stream-json output, if any."""
-    for line in reversed(stdout_lines):
-        candidate = _json_object(line.strip())
-        if candidate is not None and candidate.get("type") == "result":
-            return candidate
-    whole = _json_object("".join(stdout_lines).strip())
-    if whole is not None and whole.get("type") == "result":
-        return whole
-    return None
-
-
-def outcome_from_result(
-    result: dict[str, Any],
-    request: DiagnosisRequest,
-    *,
-    duration_seconds: float | None = None,
-    fallback_model: str | None = None,
-) -> DiagnosisOutcome:
-    """Map the CLI's result object to an outcome; validate the answer either way it came."""
-    common: dict[str, Any] = {
-        "cost_usd": max(float(result.get("total_cost_usd") or 0.0), 0.0),
-        "turns": int(result.get("num_turns") or 0),
-        "tokens": _usage(result.get("usage")),
-        "model": _model(result) or fallback_model,
-        "duration_seconds": duration_seconds,
-        "denied_tools": [
-            str(denial.get("tool_name"))
-            for denial in result.get("permission_denials") or []
-            if isinstance(denial, dict)
-        ],
-    }
-    subtype = str(result.get("subtype") or "")
-    if subtype in _SUBTYPE_STATUS:
-        return DiagnosisOutcome(
-            status=_SUBTYPE_STATUS[subtype], detail=_error_detail(result, subtype), **common
-        )
-    if subtype.startswith("error") or result.get("is_error"):
-        return DiagnosisOutcome(status="api_error", detail=_error_detail(result, subtype), **common)
-
-    answer = result.get("structured_output")
-    source = "structured_output"
-    if not isinstance(answer, dict):
-        answer = parse_json_answer(str(result.get("result") or ""))
-        source = "result text (no structured_output)"
-    if answer is None:
-        return DiagnosisOutcome(
-            status="invalid_answer",
-            detail="the answer held no JSON object: " + _excerpt(str(result.get("result") or "")),
-            **common,
-        )
-    try:
-        diagnosis = Diagnosis.model_validate(answer)
-    except ValidationError as error:
-        return DiagnosisOutcome(
-            status="invalid_answer",
-            detail=f"the answer from {source} does not match the schema: {_errors(error)}",
-            **common,
-        )
-    return DiagnosisOutcome(
-        status="ok",
-        diagnosis=diagnosis,
-        detail=f"answer read from {source}",
-        evidence_checks=check_evidence(diagnosis, request),
-        **common,
-    )
-
-
-_FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
-
-
-def parse_json_answer(text: str) -> dict[str, Any] | None:
-    """A JSON object from model text: the whole text, a fenced block, or the outermost braces."""
-    text = text.strip()
-    candidates = [text]
-    candidates += [match.group(1) for match in _FENCED_JSON.finditer(text)]
-    if "{" in text and "}" in text:
-        candidates.append(text[text.index("{") : text.rindex("}") + 1])
-    for candidate in candidates:
-        parsed = _json_object(candidate)
-        if parsed is not None:
-            return parsed
-    return None
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _usage(raw: Any) -> TokenUsage:
-    if not isinstance(raw, dict):
-        return TokenUsage()
-    return TokenUsage(
-        input_tokens=int(raw.get("input_tokens") or 0),
-        output_tokens=int(raw.get("output_tokens") or 0),
-        cache_read_input_tokens=int(raw.get("cache_read_input_tokens") or 0),
-        cache_creation_input_tokens=int(raw.get("cache_creation_input_tokens") or 0),
-    )
-
-
-def _model(result: dict[str, Any]) -> str | None:
-    usage = result.get("modelUsage")
-    if isinstance(usage, dict) and usage:
-        return ",".join(sorted(str(name) for name in usage))
-    return None
-
-
-def _error_detail(result: dict[str, Any], subtype: str) -> str:
-    parts = [f"subtype {subtype or 'unknown'}"]
-    if result.get("terminal_reason"):
-        parts.append(f"terminal reason {result['terminal_reason']}")
-    if result.get("api_error_status"):
-        parts.append(f"API status {result['api_error_status']}")
-    message = result.get("result") or "; ".join(str(e) for e in result.get("errors") or [])
-    if message:
-        parts.append(_excerpt(str(message)))
-    if "Not logged in" in str(message):
-        parts.append("no credentials reached the CLI: set ANTHROPIC_API_KEY")
-    return ", ".join(parts)
-
-
-def _no_result_detail(finished: Finished) -> str:
-    stdout = "".join(finished.stdout_lines).strip()
-    what = "printed no result object" if not stdout else "printed output that is not a result"
-    stderr = _excerpt(finished.stderr.strip()) if finished.stderr.strip() else "empty stderr"
-    return f"the CLI exited {finished.returncode} and {what}; stderr: {stderr}"
-
-
-def _excerpt(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _errors(error: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(part) for part in item['loc']) or 'answer'}: {item['msg']}"
-        for item in error.errors()[:5]
-    )
-
-
-def _cost_of(usage: TokenUsage, price: ModelPrice) -> float:
-    return (
-        usage.input_tokens * price.input
-        + usage.output_tokens * price.output
-        + usage.cache_read_input_tokens * price.cache_read
-        + usage.cache_creation_input_tokens * price.cache_write
-    ) / 1_000_000
-
-
-class _StreamWatcher:
-    """Follows stream-json output: forwards events for progress and keeps the token usage, so a
-    run stopped by the timeout can still book what it spent."""
-
-    def __init__(self, on_progress: ProgressCallback | None) -> None:
-        self._on_progress = on_progress
-        self._usage_by_message: dict[str, dict[str, Any]] = {}
-
-    @property
-    def turns(self) -> int:
-        return len(self._usage_by_message)
-
-    def feed(self, line: str) -> None:
-        event = _json_object(line.strip())
-        if event is None:
-            return
-        if event.get("type") == "assistant":
-            message = event.get("message") or {}
-            if isinstance(message, dict) and isinstance(message.get("usage"), dict):
-                key = str(message.get("id") or len(self._usage_by_message))
-                self._usage_by_message[key] = message["usage"]
-        if self._on_progress is not None:
-            self._on_progress(event)
-
-    def usage(self) -> TokenUsage:
-        totals = [_usage(raw) for raw in self._usage_by_message.values()]
-        return TokenUsage(
-            input_tokens=sum(u.input_tokens for u in totals),
-            output_tokens=sum(u.output_tokens for u in totals),
-            cache_read_input_tokens=sum(u.cache_read_input_tokens for u in totals),
-            cache_creation_input_tokens=sum(u.cache_creation_input_tokens for u in totals),
         )

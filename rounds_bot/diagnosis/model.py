@@ -214,8 +214,7 @@ def diagnosis_json_schema() -> dict[str, Any]:
     """The answer's JSON schema, self-contained (no `$ref`), as given to the model."""
     schema = Diagnosis.model_json_schema()
     definitions = schema.pop("$defs", {})
-    inlined = _inline_refs(schema, definitions)
-    return _strip_titles(inlined)
+    return _without_titles(_inline_refs(schema, definitions))
 
 
 def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
@@ -234,11 +233,15 @@ def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
 def _strip_titles(node: Any) -> Any:
     """Pydantic's generated titles only repeat the field names: drop them to save tokens."""
     if isinstance(node, dict):
-        return {
-            key: _strip_titles(value)
-            for key, value in node.items()
-            if not (key == "title" and isinstance(value, str))
-        }
+        return _without_titles(node)
     if isinstance(node, list):
         return [_strip_titles(item) for item in node]
     return node
+
+
+def _without_titles(mapping: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: _strip_titles(value)
+        for key, value in mapping.items()
+        if not (key == "title" and isinstance(value, str))
+    }

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 
 from rounds_bot import telemetry
 from rounds_bot.diagnosis.budget import CallShape, ModelPrice, estimate_cost
-from rounds_bot.diagnosis.claude_code import parse_json_answer
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context
 from rounds_bot.diagnosis.evidence import check_evidence
+from rounds_bot.diagnosis.json_answer import parse_json_answer
 from rounds_bot.diagnosis.model import (
     Diagnosis,
     DiagnosisOutcome,
@@ -80,15 +80,16 @@ class OpenAICompatDiagnoser:
             return DiagnosisOutcome(
                 status="no_data", detail="no sample event, stack trace or message to diagnose"
             )
-        with telemetry.span(
-            "rounds.diagnose",
-            **{
-                "gen_ai.system": "openai_compatible",
-                "gen_ai.request.model": self.model,
-                "rounds.diagnoser": self.name,
-                "rounds.signature_id": request.signature_id,
-            },
-        ) as span:
+        with telemetry.span("rounds.diagnose") as span:
+            # Dotted attribute names go through `set`, which takes nothing but attributes.
+            span.set(
+                **{
+                    "gen_ai.system": "openai_compatible",
+                    "gen_ai.request.model": self.model,
+                    "rounds.diagnoser": self.name,
+                    "rounds.signature_id": request.signature_id,
+                }
+            )
             outcome = self._diagnose(request)
             span.set(
                 **{

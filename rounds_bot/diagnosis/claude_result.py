@@ -1,0 +1,151 @@
+"""The Claude Code CLI's result object read into a `DiagnosisOutcome`.
+
+The CLI prints one `{"type":"result",...}` object (the last line of stream-json output). Its
+subtype says how the run ended: a turn or budget limit, an API error, or success with the answer
+as `structured_output` (or, failing that, as JSON in the result text). The answer is validated
+against the schema and its evidence checked against the checkout either way it came.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from rounds_bot.diagnosis._process import Finished
+from rounds_bot.diagnosis.evidence import check_evidence
+from rounds_bot.diagnosis.json_answer import json_object, parse_json_answer
+from rounds_bot.diagnosis.model import (
+    Diagnosis,
+    DiagnosisOutcome,
+    DiagnosisRequest,
+    OutcomeStatus,
+    TokenUsage,
+)
+
+_SUBTYPE_STATUS: dict[str, OutcomeStatus] = {
+    "error_max_turns": "turn_limit",
+    "error_max_budget_usd": "budget_exhausted",
+    "error_max_structured_output_retries": "invalid_answer",
+}
+
+
+def find_result(stdout_lines: list[str]) -> dict[str, Any] | None:
+    """The final `{"type":"result",...}` object of json or stream-json output, if any."""
+    for line in reversed(stdout_lines):
+        candidate = json_object(line.strip())
+        if candidate is not None and candidate.get("type") == "result":
+            return candidate
+    whole = json_object("".join(stdout_lines).strip())
+    if whole is not None and whole.get("type") == "result":
+        return whole
+    return None
+
+
+def outcome_from_result(
+    result: dict[str, Any],
+    request: DiagnosisRequest,
+    *,
+    duration_seconds: float | None = None,
+    fallback_model: str | None = None,
+) -> DiagnosisOutcome:
+    """Map the CLI's result object to an outcome; validate the answer either way it came."""
+    common: dict[str, Any] = {
+        "cost_usd": max(float(result.get("total_cost_usd") or 0.0), 0.0),
+        "turns": int(result.get("num_turns") or 0),
+        "tokens": token_usage(result.get("usage")),
+        "model": _model(result) or fallback_model,
+        "duration_seconds": duration_seconds,
+        "denied_tools": [
+            str(denial.get("tool_name"))
+            for denial in result.get("permission_denials") or []
+            if isinstance(denial, dict)
+        ],
+    }
+    subtype = str(result.get("subtype") or "")
+    if subtype in _SUBTYPE_STATUS:
+        return DiagnosisOutcome(
+            status=_SUBTYPE_STATUS[subtype], detail=_error_detail(result, subtype), **common
+        )
+    if subtype.startswith("error") or result.get("is_error"):
+        return DiagnosisOutcome(status="api_error", detail=_error_detail(result, subtype), **common)
+
+    answer = result.get("structured_output")
+    source = "structured_output"
+    if not isinstance(answer, dict):
+        answer = parse_json_answer(str(result.get("result") or ""))
+        source = "result text (no structured_output)"
+    if answer is None:
+        return DiagnosisOutcome(
+            status="invalid_answer",
+            detail="the answer held no JSON object: " + _excerpt(str(result.get("result") or "")),
+            **common,
+        )
+    try:
+        diagnosis = Diagnosis.model_validate(answer)
+    except ValidationError as error:
+        return DiagnosisOutcome(
+            status="invalid_answer",
+            detail=f"the answer from {source} does not match the schema: {_errors(error)}",
+            **common,
+        )
+    return DiagnosisOutcome(
+        status="ok",
+        diagnosis=diagnosis,
+        detail=f"answer read from {source}",
+        evidence_checks=check_evidence(diagnosis, request),
+        **common,
+    )
+
+
+def token_usage(raw: Any) -> TokenUsage:
+    """The token counts of a `usage` object; zeros for what it lacks."""
+    if not isinstance(raw, dict):
+        return TokenUsage()
+    return TokenUsage(
+        input_tokens=int(raw.get("input_tokens") or 0),
+        output_tokens=int(raw.get("output_tokens") or 0),
+        cache_read_input_tokens=int(raw.get("cache_read_input_tokens") or 0),
+        cache_creation_input_tokens=int(raw.get("cache_creation_input_tokens") or 0),
+    )
+
+
+def _model(result: dict[str, Any]) -> str | None:
+    usage = result.get("modelUsage")
+    if isinstance(usage, dict) and usage:
+        return ",".join(sorted(str(name) for name in usage))
+    return None
+
+
+def _error_detail(result: dict[str, Any], subtype: str) -> str:
+    parts = [f"subtype {subtype or 'unknown'}"]
+    if result.get("terminal_reason"):
+        parts.append(f"terminal reason {result['terminal_reason']}")
+    if result.get("api_error_status"):
+        parts.append(f"API status {result['api_error_status']}")
+    message = result.get("result") or "; ".join(str(e) for e in result.get("errors") or [])
+    if message:
+        parts.append(_excerpt(str(message)))
+    if "Not logged in" in str(message):
+        parts.append("no credentials reached the CLI: set ANTHROPIC_API_KEY")
+    return ", ".join(parts)
+
+
+def no_result_detail(finished: Finished) -> str:
+    """Why a run that printed no result object gave no answer: its exit, output and stderr."""
+    stdout = "".join(finished.stdout_lines).strip()
+    what = "printed no result object" if not stdout else "printed output that is not a result"
+    stderr = _excerpt(finished.stderr.strip()) if finished.stderr.strip() else "empty stderr"
+    return f"the CLI exited {finished.returncode} and {what}; stderr: {stderr}"
+
+
+def _excerpt(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _errors(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or 'answer'}: {item['msg']}"
+        for item in error.errors()[:5]
+    )
