@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rounds_bot.grouping import normalize
+from rounds_bot.grouping.mask_rules import RULES
 from rounds_bot.grouping.normalize import (
-    RULES,
     mask_spans,
     normalize_uncached,
     plain_alternation,

@@ -8,6 +8,7 @@ only, so the tree is at once the recipe and its explanation ("why grouped").
 from __future__ import annotations
 
 import hashlib
+from typing import TypeGuard
 
 #: a rendered tree shows at most this many lines; the rest is summarised, never dropped silently
 MAX_RENDERED_LINES = 120
@@ -18,6 +19,8 @@ class Component:
     """One node of the tree. Immutable by convention; `effective` is worked out once."""
 
     __slots__ = ("children", "contributes", "effective", "hint", "name", "value")
+
+    effective: bool
 
     def __init__(
         self,
@@ -57,8 +60,12 @@ def node(
     name: str, *children: Component | None, value: str | None = None, hint: str | None = None
 ) -> Component:
     """A component over its children (None children, for optional parts, are left out)."""
-    kept = children if None not in children else tuple(c for c in children if c is not None)
+    kept = children if _all_present(children) else tuple(c for c in children if c is not None)
     return Component(name, value, hint is None, hint, kept)
+
+
+def _all_present(children: tuple[Component | None, ...]) -> TypeGuard[tuple[Component, ...]]:
+    return None not in children
 
 
 def hash_tree(root: Component, version: str) -> str:

@@ -10,6 +10,9 @@ Tiers, first that answers wins:
 Everything the engine knows is held per signature (`SignatureState`), so an engine re-loaded from
 saved states groups later events exactly as the one that saved them. Nothing depends on wall
 time, randomness or dictionary order; the only caches are memos of pure functions.
+
+This module places events and keeps the signatures; an event's identity (its fingerprint and how
+it registers) comes from `candidates`, the explanation of each assignment from `explanation`.
 """
 
 from __future__ import annotations
@@ -17,29 +20,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from rounds_bot.grouping.components import render
+from rounds_bot.grouping.candidates import Candidate, CandidateReader
 from rounds_bot.grouping.config import GroupingConfig
-from rounds_bot.grouping.error_codes import ErrorCode, ErrorCodeReader
-from rounds_bot.grouping.fingerprint import (
-    FINGERPRINT_VERSION,
-    EventView,
-    Fingerprint,
-    code_fingerprint,
-    short_type,
-    template_fingerprint,
-    title_for,
-    trace_fingerprint,
-)
+from rounds_bot.grouping.error_codes import ErrorCodeReader
+from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
-from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
-from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex, document_terms
-from rounds_bot.grouping.stacktrace import ParsedTrace, parse_stacktrace
+from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
-from rounds_bot.grouping.templates import TemplateMiner
-from rounds_bot.grouping.templates import render as render_template
+from rounds_bot.grouping.templates import MinedTemplate, TemplateMiner
 from rounds_bot.models import Assignment, ErrorEvent, Tier
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
@@ -47,9 +38,10 @@ __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
 MAX_HASHES_PER_SIGNATURE = 64
 MAX_TEMPLATES_PER_SIGNATURE = 64
-MAX_RELATED = 3
-_TRACE_CACHE = 4096
 _ANSWERS_PER_TEMPLATE = 256
+#: what a message path answer depends on besides the template: the normalised message, and the
+#: error type, environment and version when any of them is set
+_AnswerKey = str | tuple[str, str | None, str | None, str | None]
 
 
 @dataclass(slots=True)
@@ -70,28 +62,18 @@ class _Route:
 
     __slots__ = ("answers", "signature_id", "template", "tokens")
 
-    def __init__(self, template: Any, signature_id: str) -> None:
+    def __init__(self, template: MinedTemplate, signature_id: str) -> None:
         self.template = template  # the miner's live template: its tokens change when it widens
         self.signature_id = signature_id
         self.tokens: tuple[str, ...] | None = template.tokens
         #: (normalised message, error type, environment, version), or the message alone when
         #: the others are None -> the assignment given
-        self.answers: dict[str | tuple, Assignment] = {}
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    """An event's identity before it is placed: its fingerprint and how to register it."""
-
-    fingerprint: Fingerprint
-    view: EventView
-    title: str
-    trace: ParsedTrace | None = None
-    template_id: str | None = None
-    code_key: str | None = None
+        self.answers: dict[_AnswerKey, Assignment] = {}
 
 
 class GroupingEngine:
+    """Assigns events to signatures, tier by tier; `state` gives what a signature saves."""
+
     def __init__(self, config: GroupingConfig | None = None, known: Iterable[SignatureState] = ()) -> None:
         self.config = config or GroupingConfig()
         self._rules = InAppRules(tuple(self.config.in_app_include), tuple(self.config.in_app_exclude))
@@ -104,12 +86,9 @@ class GroupingEngine:
         self._miner = TemplateMiner()
         self._index = SimilarityIndex()
         self._shapes = ShapeCache(code_test=self._codes.shape_test())
-        self._traces: dict[str, tuple[str, ParsedTrace, list[str]] | None] = {}
-        self._trace_candidates: dict[tuple, _Candidate | None] = {}
-        self._buckets: dict[tuple[str, str | None], str] = {}
-        self._template_fingerprints: dict[tuple, Fingerprint] = {}
+        self._candidates = CandidateReader(self._rules, self._shapes, self._miner)
+        self._explainer = Explainer(self.config)
         self._routes: dict[str, _Route] = {}
-        self._rendered: dict[int, tuple[Fingerprint, str]] = {}
         self._next_seq = 0
         for state in sorted(known, key=lambda s: s.seq):
             self._load(state)
@@ -126,7 +105,7 @@ class GroupingEngine:
         code = self._codes.read(event)
         if code is None and not (stacktrace and not stacktrace.isspace()):
             return self._assign_message(event, *self._shapes.lookup(event.message))
-        candidate = self._candidate(event, code)
+        candidate = self._candidates.candidate(event, code)
         if candidate.code_key is not None:
             known = self._by_code.get(candidate.code_key)
             if known is not None:
@@ -158,86 +137,19 @@ class GroupingEngine:
     def signature_ids(self) -> list[str]:
         return list(self._signatures)
 
-    # --- identity of an event -----------------------------------------------------------------
-
-    def _candidate(self, event: ErrorEvent, code: ErrorCode | None) -> _Candidate:
-        service = event.service or "unknown"
-        normalized, shape = self._shapes.lookup(event.message)
-        if code is not None:
-            view = self._view(event, normalized)
-            fingerprint = code_fingerprint(view, code.code, code.where)
-            return _Candidate(
-                fingerprint,
-                view,
-                title_for(event.error_type, normalized),
-                code_key=f"{service}\x1f{code.code}",
-            )
-        parsed = self._parse(event)
-        if parsed is not None:
-            digest, trace, values = parsed
-            key = (digest, service, event.error_type, normalized, event.environment, event.service_version)
-            candidate = self._trace_candidates.get(key)
-            if candidate is None:
-                candidate = self._trace_candidate(event, normalized, trace, values)
-                if len(self._trace_candidates) >= _TRACE_CACHE:
-                    self._trace_candidates.clear()
-                self._trace_candidates[key] = candidate
-            if candidate is not None:
-                return candidate
-        match = self._miner.match(self._bucket(service, event.error_type), shape.skeleton)
-        return self._template_candidate(event, normalized, match.template_id)
-
-    def _trace_candidate(
-        self, event: ErrorEvent, normalized: str, trace: ParsedTrace, values: list[str]
-    ) -> _Candidate | None:
-        error_type = event.error_type or trace.exceptions[0].type
-        view = EventView(
-            event.service or "unknown",
-            error_type,
-            normalized or values[0],
-            event.environment,
-            event.service_version,
-        )
-        fingerprint = trace_fingerprint(view, trace, self._rules, values)
-        if fingerprint is None:
-            return None
-        return _Candidate(fingerprint, view, title_for(error_type, view.normalized_message), trace=trace)
-
-    def _template_candidate(self, event: ErrorEvent, normalized: str, template_id: str) -> _Candidate:
-        view = self._view(event, normalized)
-        tokens = self._miner.template(template_id)
-        key = (template_id, tokens, event.error_type, event.environment, event.service_version)
-        fingerprint = self._template_fingerprints.get(key)
-        if fingerprint is None:
-            first = render_template(self._miner.first_template(template_id))
-            fingerprint = template_fingerprint(view, first, render_template(tokens))
-            if len(self._template_fingerprints) >= _TRACE_CACHE:
-                self._template_fingerprints.clear()
-            self._template_fingerprints[key] = fingerprint
-        return _Candidate(fingerprint, view, title_for(event.error_type, normalized), template_id=template_id)
-
-    def _bucket(self, service: str, error_type: str | None) -> str:
-        key = (service, error_type)
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            if len(self._buckets) >= _TRACE_CACHE:
-                self._buckets.clear()
-            bucket = self._buckets[key] = f"{service}\x1f{short_type(error_type) or ''}"
-        return bucket
-
     # --- the message path, tuned for the common case: a known template -----------------------
 
     def _assign_message(self, event: ErrorEvent, normalized: str, shape: ShapeInfo) -> Assignment:
         error_type = event.error_type
         route = shape.routes.get((event.service, error_type))
         if route is None:
-            bucket = self._bucket(event.service or "unknown", error_type)
+            bucket = self._candidates.bucket(event.service or "unknown", error_type)
             match = self._miner.match(bucket, shape.skeleton)
             route = self._routes.get(match.template_id)
             if route is None:
                 signature_id = self._by_template.get(match.template_id)
                 if signature_id is None:  # a template seen for the first time
-                    candidate = self._template_candidate(event, normalized, match.template_id)
+                    candidate = self._candidates.template_candidate(event, normalized, match.template_id)
                     return self._place_by_similarity(candidate)
                 route = self._routes[match.template_id] = _Route(
                     self._miner.handle(match.template_id), signature_id
@@ -261,41 +173,16 @@ class GroupingEngine:
         )
         answer = route.answers.get(key)
         if answer is None:
-            candidate = self._template_candidate(event, normalized, route.template.template_id)
+            candidate = self._candidates.template_candidate(event, normalized, route.template.template_id)
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
             if len(route.answers) >= _ANSWERS_PER_TEMPLATE:
                 route.answers.clear()
             route.answers[key] = answer
         return answer
 
-    def _view(self, event: ErrorEvent, normalized: str) -> EventView:
-        return EventView(
-            service=event.service or "unknown",
-            error_type=event.error_type,
-            normalized_message=normalized,
-            environment=event.environment,
-            service_version=event.service_version,
-        )
-
-    def _parse(self, event: ErrorEvent) -> tuple[str, ParsedTrace, list[str]] | None:
-        """The event's parsed trace with its exceptions' normalised values (memoised by text)."""
-        if not event.stacktrace or event.stacktrace.isspace():
-            return None
-        digest = hashlib.sha1(event.stacktrace.encode("utf-8", "surrogatepass")).hexdigest()
-        if digest in self._traces:
-            return self._traces[digest]
-        trace = parse_stacktrace(event.stacktrace)
-        parsed = None
-        if trace is not None:
-            parsed = (digest, trace, [normalize_uncached(e.value) for e in trace.exceptions])
-        if len(self._traces) >= _TRACE_CACHE:
-            self._traces.clear()
-        self._traces[digest] = parsed
-        return parsed
-
     # --- tiers --------------------------------------------------------------------------------
 
-    def _known(self, candidate: _Candidate) -> str | None:
+    def _known(self, candidate: Candidate) -> str | None:
         if candidate.template_id is not None:
             return self._by_template.get(candidate.template_id)
         fingerprint = candidate.fingerprint
@@ -305,9 +192,9 @@ class GroupingEngine:
                 return known
         return None
 
-    def _place_by_similarity(self, candidate: _Candidate) -> Assignment:
+    def _place_by_similarity(self, candidate: Candidate) -> Assignment:
         service = candidate.view.service
-        counts = self._index.counts(self._terms(candidate))
+        counts = self._index.counts(self._candidates.terms(candidate))
         neighbours = self._index.nearest(service, counts, self.config.related_threshold)
         best = next((n for n in neighbours if self._may_merge(candidate, n)), None)
         if best is not None and best.score >= self.config.merge_threshold:
@@ -318,23 +205,15 @@ class GroupingEngine:
             )
         return self._create(candidate, neighbours=neighbours, counts=counts)
 
-    def _may_merge(self, candidate: _Candidate, neighbour: Neighbour) -> bool:
+    def _may_merge(self, candidate: Candidate, neighbour: Neighbour) -> bool:
         """Merging needs stack-trace evidence on both sides: two log lines whose templates differ
         by a word are two statements in the code, so they are only linked as related."""
         return candidate.trace is not None and neighbour.with_frames
 
-    def _terms(self, candidate: _Candidate) -> list[str]:
-        trace = candidate.trace
-        in_app = None
-        if trace is not None:
-            in_app = [[self._rules.decide(f, trace.runtime)[0] for f in e.frames] for e in trace.exceptions]
-        error_type = short_type(candidate.view.error_type)
-        return document_terms(error_type, candidate.view.normalized_message, trace, in_app)
-
     # --- signatures ---------------------------------------------------------------------------
 
     def _create(
-        self, candidate: _Candidate, neighbours: list[Neighbour], counts: dict[int, float] | None = None
+        self, candidate: Candidate, neighbours: list[Neighbour], counts: dict[int, float] | None = None
     ) -> Assignment:
         fingerprint = candidate.fingerprint
         signature = _Signature(
@@ -352,7 +231,7 @@ class GroupingEngine:
                 signature.service,
                 signature.signature_id,
                 signature.seq,
-                counts if counts is not None else self._index.counts(self._terms(candidate)),
+                counts if counts is not None else self._index.counts(self._candidates.terms(candidate)),
                 with_frames=candidate.trace is not None,
             )
         return self._assignment(candidate, signature.signature_id, "new", neighbours=neighbours)
@@ -366,7 +245,7 @@ class GroupingEngine:
             candidate = "sig_" + hashlib.sha256(f"{digest}#{attempt}".encode()).hexdigest()[:16]
         return candidate
 
-    def _register(self, signature: _Signature, candidate: _Candidate) -> None:
+    def _register(self, signature: _Signature, candidate: Candidate) -> None:
         """Make the candidate's identity lead to `signature` from now on (first come wins)."""
         if candidate.code_key is not None:
             if candidate.code_key not in self._by_code:
@@ -415,20 +294,9 @@ class GroupingEngine:
             self._index.add_saved(state.service, state.signature_id, state.seq, state.similarity)
         self._next_seq = max(self._next_seq, state.seq + 1)
 
-    def _render(self, fingerprint: Fingerprint) -> str:
-        # Keyed on the object: cached fingerprints are shared, fresh ones render once.
-        cached = self._rendered.get(id(fingerprint))
-        if cached is not None and cached[0] is fingerprint:
-            return cached[1]
-        text = render(fingerprint.tree)
-        if len(self._rendered) >= _TRACE_CACHE:
-            self._rendered.clear()
-        self._rendered[id(fingerprint)] = (fingerprint, text)
-        return text
-
     def _assignment(
         self,
-        candidate: _Candidate,
+        candidate: Candidate,
         signature_id: str,
         tier: Tier,
         *,
@@ -439,10 +307,8 @@ class GroupingEngine:
         related = [n.signature_id for n in (neighbours or []) if n.signature_id != signature_id]
         if tier in ("fingerprint", "error_code"):
             related = list(signature.related)
-        explanation = (
-            self._render(candidate.fingerprint)
-            + "\n"
-            + _decision(tier, signature_id, similarity, neighbours or [], self.config)
+        explanation = self._explainer.explain(
+            candidate.fingerprint, tier, signature_id, similarity, neighbours or []
         )
         return Assignment(
             signature_id=signature_id,
@@ -455,28 +321,3 @@ class GroupingEngine:
             related=related[:MAX_RELATED],
             similarity=similarity,
         )
-
-
-def _decision(
-    tier: Tier,
-    signature_id: str,
-    similarity: float | None,
-    neighbours: list[Neighbour],
-    config: GroupingConfig,
-) -> str:
-    if tier == "error_code":
-        line = f"grouped by error code into {signature_id}"
-    elif tier == "fingerprint":
-        line = f"grouped by fingerprint into {signature_id}"
-    elif tier == "similarity":
-        line = (
-            f"grouped by similarity into {signature_id}: TF-IDF cosine {similarity:.2f} "
-            f">= merge threshold {config.merge_threshold:.2f}"
-        )
-    else:
-        line = f"new signature {signature_id}"
-    related = [n for n in neighbours if n.signature_id != signature_id][:MAX_RELATED]
-    if related:
-        listed = ", ".join(f"{n.signature_id} ({n.score:.2f})" for n in related)
-        line += f"\npossibly related to {listed}"
-    return line

@@ -73,9 +73,10 @@ class ErrorCodeReader:
                 if value is not None and not isinstance(value, bool) and str(value).strip():
                     return ErrorCode(_clean(str(value)), f"attribute {key}")
         message = event.message
-        if self.message_may_hold_code(message):
+        pattern = self._pattern
+        if pattern is not None and self.message_may_hold_code(message):
             # the pattern reads what normalisation reads: the first lines, cut to a bound
-            match = self._pattern.search(truncate(message))  # type: ignore[union-attr]
+            match = pattern.search(truncate(message))
             if match and match.group(1):
                 return ErrorCode(_clean(match.group(1)), "message pattern")
         return None

@@ -85,7 +85,9 @@ _MEMO_LIMIT = 50_000
 class InAppRules:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    _memo: dict = field(default_factory=dict, compare=False, repr=False)
+    _memo: dict[tuple[Runtime, str | None, str | None], tuple[bool, str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def decide(self, frame: Frame, runtime: Runtime) -> tuple[bool, str]:
         """Whether a frame is in-app, and the reason in a few words."""

@@ -134,7 +134,7 @@ class _Block:
         return np.bincount(self.columns[entries], values, minlength=self.size)
 
 
-def _block_from(doc_indices: list[int], vectors: list[tuple[array, array]]) -> _Block:
+def _block_from(doc_indices: list[int], vectors: list[tuple[array[int], array[float]]]) -> _Block:
     features = [np.frombuffer(vectors[i][0], dtype=np.int64) for i in doc_indices]
     weights = [np.frombuffer(vectors[i][1], dtype=np.float64) for i in doc_indices]
     lengths = np.fromiter((len(f) for f in features), dtype=np.int64, count=len(features))
@@ -171,14 +171,14 @@ class _ServiceIndex:
     document_of: dict[str, int] = field(default_factory=dict)
     seqs: list[int] = field(default_factory=list)
     #: each document's sorted features and weights, as compact arrays (no object per entry)
-    vectors: list[tuple[array, array]] = field(default_factory=list)
+    vectors: list[tuple[array[int], array[float]]] = field(default_factory=list)
     with_frames: list[bool] = field(default_factory=list)
     document_frequency: dict[int, int] = field(default_factory=dict)
     blocks: list[_Block] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
     #: feature -> (document indices, weights) for the documents not yet in a block; arrays in
     #: a tuple hold no Python objects, so the garbage collector can leave them alone
-    pending_postings: dict[int, tuple[array, array]] = field(default_factory=dict)
+    pending_postings: dict[int, tuple[array[int], array[float]]] = field(default_factory=dict)
 
     def add(
         self, signature_id: str, seq: int, features: list[int], weights: list[float], with_frames: bool

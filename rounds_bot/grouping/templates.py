@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from rounds_bot.grouping.normalize import RULES
+from rounds_bot.grouping.mask_rules import RULES
 from rounds_bot.models import Frozen
 
 WILDCARD = "<*>"
@@ -88,7 +88,9 @@ class TemplateState(Frozen):
 
 
 @dataclass
-class _Template:
+class MinedTemplate:
+    """A template as the miner holds it: `tokens` widen in place as it generalises."""
+
     template_id: str
     bucket: str
     tokens: tuple[str, ...]
@@ -125,18 +127,18 @@ class TemplateMiner:
     """Online template miner; see the module docstring for the rules it follows."""
 
     max_cached_skeletons: int = 100_000
-    _templates: dict[str, _Template] = field(default_factory=dict)
+    _templates: dict[str, MinedTemplate] = field(default_factory=dict)
     _by_skeleton: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
     _cached: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
-    _buckets: dict[tuple[str, int], list[_Template]] = field(default_factory=dict)
+    _buckets: dict[tuple[str, int], list[MinedTemplate]] = field(default_factory=dict)
     # The same templates filed under their first token as well: a template can only match,
     # widen towards or overlap a skeleton whose first token equals its own, or when either
     # first token is a parameter.
-    _by_first: dict[tuple[str, int, str], list[_Template]] = field(default_factory=dict)
+    _by_first: dict[tuple[str, int, str], list[MinedTemplate]] = field(default_factory=dict)
     _next_seq: int = 0
 
     def load(self, state: TemplateState) -> None:
-        template = _Template(
+        template = MinedTemplate(
             state.template_id,
             state.bucket,
             tuple(state.tokens),
@@ -153,7 +155,7 @@ class TemplateMiner:
     def template(self, template_id: str) -> tuple[str, ...]:
         return self._templates[template_id].tokens
 
-    def handle(self, template_id: str) -> _Template:
+    def handle(self, template_id: str) -> MinedTemplate:
         """The live template (read-only for callers): `.tokens` changes when it widens."""
         return self._templates[template_id]
 
@@ -191,12 +193,14 @@ class TemplateMiner:
         return self._create(bucket, tokens, exact=clashes)
 
     def _create(self, bucket: str, tokens: tuple[str, ...], *, exact: bool) -> TemplateMatch:
-        template = _Template(template_id_for(bucket, tokens), bucket, tokens, tokens, exact, self._next_seq)
+        template = MinedTemplate(
+            template_id_for(bucket, tokens), bucket, tokens, tokens, exact, self._next_seq
+        )
         self._next_seq += 1
         self._add(template)
         return TemplateMatch(template.template_id, tokens, created=True)
 
-    def _candidates(self, bucket: str, tokens: tuple[str, ...]) -> list[_Template]:
+    def _candidates(self, bucket: str, tokens: tuple[str, ...]) -> list[MinedTemplate]:
         """Non-exact templates that could match, widen towards or overlap `tokens`, oldest first."""
         if tokens[0] == WILDCARD:
             found = self._buckets.get((bucket, len(tokens)), [])
@@ -206,26 +210,20 @@ class TemplateMiner:
             found = sorted(same + open_, key=lambda t: t.seq) if same and open_ else (same or open_)
         return [t for t in found if not t.exact]
 
-    def _add(self, template: _Template) -> None:
+    def _add(self, template: MinedTemplate) -> None:
         self._templates[template.template_id] = template
         # The skeleton a template was created from always leads back to it.
         self._by_skeleton[(template.bucket, template.first)] = template.template_id
         if template.exact or not template.tokens:
             return
-        for key in (
-            (template.bucket, len(template.tokens)),
-            (template.bucket, len(template.tokens), template.tokens[0]),
+        for shelf in (
+            self._buckets.setdefault((template.bucket, len(template.tokens)), []),
+            self._by_first.setdefault((template.bucket, len(template.tokens), template.tokens[0]), []),
         ):
-            shelf = self._shelf(key)
             shelf.append(template)
             shelf.sort(key=lambda t: t.seq)
 
-    def _shelf(self, key: tuple) -> list[_Template]:
-        if len(key) == 2:
-            return self._buckets.setdefault(key, [])  # type: ignore[arg-type]
-        return self._by_first.setdefault(key, [])  # type: ignore[arg-type]
-
-    def _refile(self, template: _Template, widened: tuple[str, ...]) -> None:
+    def _refile(self, template: MinedTemplate, widened: tuple[str, ...]) -> None:
         if widened[0] != template.tokens[0]:
             old = (template.bucket, len(template.tokens), template.tokens[0])
             self._by_first[old].remove(template)

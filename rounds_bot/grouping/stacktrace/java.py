@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
-from rounds_bot.grouping.stacktrace.reading import close_exception, finish_trace, open_exception
+from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace
 
 _FRAME = re.compile(
     r"^\s*at (?:(?P<loader>[\w.-]{1,128}(?:@[\w.-]{1,64})?)?/{1,2})?(?P<symbol>[^\s()]{1,1024})"
@@ -57,20 +57,20 @@ _GENERATED = (
 
 def looks_like_jvm_frame(line: str) -> bool:
     match = _FRAME.match(line)
-    return bool(match) and bool(_JVM_FILE.search(match["location"].strip()))
+    return match is not None and bool(_JVM_FILE.search(match["location"].strip()))
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[ParsedException] = []
-    current: dict | None = None
+    current: OpenException | None = None
     for line in lines:
         if not line.strip():
             continue
         frame_match = _FRAME.match(line)
         if frame_match:
             if current is None:
-                current = open_exception("java.lang.Throwable", "", "raised")
-            current["frames"].append(_frame(frame_match))
+                current = OpenException("java.lang.Throwable", "", "raised")
+            current.frames.append(_frame(frame_match))
             continue
         if _MORE.match(line):
             continue
@@ -78,16 +78,16 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         header = _HEADER.match(line.strip()) if _looks_like_header(line) else None
         if header:
             if current is not None:
-                exceptions.append(close_exception(current))
+                exceptions.append(current.close())
             link = header["link"]
             relation: Relation = (
                 "raised" if not exceptions and not link else "suppressed" if link == "Suppressed" else "cause"
             )
-            current = open_exception(header["type"], (header["value"] or "").strip(), relation)
+            current = OpenException(header["type"], (header["value"] or "").strip(), relation)
             continue
-        if current is not None and not current["frames"]:
+        if current is not None and not current.frames:
             # A multi-line message: the lines before the first frame belong to it.
-            current["value"] = (current["value"] + " " + line.strip()).strip()
+            current.value = (current.value + " " + line.strip()).strip()
     return finish_trace("java", exceptions, current)
 
 

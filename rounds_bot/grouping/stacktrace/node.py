@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
-from rounds_bot.grouping.stacktrace.reading import close_exception, finish_trace, open_exception
+from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace
 
 _FRAME_WITH_FUNCTION = re.compile(r"^\s*at (?P<fn>.{1,1024}?) \((?P<loc>[^()]{1,2048}|<anonymous>|native)\)$")
 _FRAME_BARE = re.compile(r"^\s*at (?P<loc>[^\s()]{1,2048}:\d{1,9}(?::\d{1,9})?)$")
@@ -42,26 +42,26 @@ def looks_like_v8_frame(line: str) -> bool:
 
 def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[ParsedException] = []
-    current: dict | None = None
+    current: OpenException | None = None
     for line in lines:
         if not line.strip():
             continue
         frame = _frame(line)
         if frame is not None:
             if current is None:
-                current = open_exception("Error", "", "raised")
-            current["frames"].append(frame)
+                current = OpenException("Error", "", "raised")
+            current.frames.append(frame)
             continue
         stripped = line.strip()
         is_cause = stripped.startswith("[cause]:")
         header = _HEADER.match(stripped)
-        if header and (is_cause or current is None or current["frames"]) and not _NOISE.match(line):
+        if header and (is_cause or current is None or current.frames) and not _NOISE.match(line):
             if current is not None:
-                exceptions.append(close_exception(current))
+                exceptions.append(current.close())
             relation: Relation = "cause" if is_cause else ("raised" if not exceptions else "cause")
-            current = open_exception(header["type"], (header["value"] or "").strip(), relation)
-        elif current is not None and not current["frames"] and not _NOISE.match(line):
-            current["value"] = (current["value"] + " " + stripped).strip()
+            current = OpenException(header["type"], (header["value"] or "").strip(), relation)
+        elif current is not None and not current.frames and not _NOISE.match(line):
+            current.value = (current.value + " " + stripped).strip()
     return finish_trace("node", exceptions, current)
 
 

@@ -17,6 +17,7 @@ blocks) is the raised exception, followed by its members.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
 
@@ -42,48 +43,11 @@ def looks_like_frame(line: str) -> bool:
 
 def parse(lines: list[str]) -> ParsedTrace | None:
     grouped = any(_GROUP_HEADER in line for line in lines[:3])
-    blocks: list[tuple[Relation, list[Frame], list[str]]] = []
-    relation: Relation = "raised"
-    frames: list[Frame] | None = None
-    tail: list[str] = []
-    pending_frame: dict | None = None
+    reader = _BlockReader()
     for raw in lines:
-        line = _strip_group_prefix(raw)
-        stripped = line.strip()
-        if stripped == HEADER or stripped.endswith("Traceback (most recent call last):"):
-            _flush(blocks, relation, frames, tail, pending_frame)
-            frames, tail, pending_frame = [], [], None
-            continue
-        if stripped in (_CAUSE, _CONTEXT):
-            _flush(blocks, relation, frames, tail, pending_frame)
-            frames, tail, pending_frame = None, [], None
-            relation = "cause" if stripped == _CAUSE else "context"
-            continue
-        if frames is None:
-            continue
-        match = _FRAME.match(line)
-        if match:
-            if pending_frame is not None:
-                frames.append(_frame(**pending_frame))
-            pending_frame = {
-                "path": match["file"],
-                "lineno": int(match["line"]),
-                "function": (match["fn"] or "").strip() or None,
-                "context": None,
-            }
-            continue
-        if pending_frame is not None and not tail and line.startswith("    ") and stripped:
-            if _CARETS.match(line) or stripped.startswith("[Previous line repeated"):
-                continue
-            if pending_frame["context"] is None:
-                pending_frame["context"] = stripped
-                continue
-        if stripped.startswith("[Previous line repeated") or not stripped or _CARETS.match(line):
-            continue
-        if _GROUP_RULE.match(raw):
-            continue
-        tail.append(stripped)
-    _flush(blocks, relation, frames, tail, pending_frame)
+        reader.read(raw)
+    reader.flush()
+    blocks = reader.blocks
     if not blocks:
         return None
     if grouped:
@@ -103,6 +67,74 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     return ParsedTrace("python", tuple(exceptions))
 
 
+@dataclass
+class _PendingFrame:
+    """A frame line read, waiting for the source line Python may print under it."""
+
+    path: str
+    lineno: int
+    function: str | None
+    context: str | None = None
+
+    def frame(self) -> Frame:
+        return _frame(self.path, self.lineno, self.function, self.context)
+
+
+class _BlockReader:
+    """The blocks of a printed traceback, one per exception, read line by line: how the block
+    relates to the next one (the chain marker before it), its frames, and the lines after them."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[Relation, list[Frame], list[str]]] = []
+        self._relation: Relation = "raised"
+        self._frames: list[Frame] | None = None  # None: outside a block, between marker and header
+        self._tail: list[str] = []
+        self._pending: _PendingFrame | None = None
+
+    def read(self, raw: str) -> None:
+        line = _strip_group_prefix(raw)
+        stripped = line.strip()
+        if stripped == HEADER or stripped.endswith("Traceback (most recent call last):"):
+            self.flush()
+            self._frames, self._tail, self._pending = [], [], None
+            return
+        if stripped in (_CAUSE, _CONTEXT):
+            self.flush()
+            self._frames, self._tail, self._pending = None, [], None
+            self._relation = "cause" if stripped == _CAUSE else "context"
+            return
+        if self._frames is None:
+            return
+        match = _FRAME.match(line)
+        if match:
+            if self._pending is not None:
+                self._frames.append(self._pending.frame())
+            self._pending = _PendingFrame(
+                match["file"], int(match["line"]), (match["fn"] or "").strip() or None
+            )
+            return
+        if self._pending is not None and not self._tail and line.startswith("    ") and stripped:
+            if _CARETS.match(line) or stripped.startswith("[Previous line repeated"):
+                return
+            if self._pending.context is None:
+                self._pending.context = stripped
+                return
+        if stripped.startswith("[Previous line repeated") or not stripped or _CARETS.match(line):
+            return
+        if _GROUP_RULE.match(raw):
+            return
+        self._tail.append(stripped)
+
+    def flush(self) -> None:
+        """Close the block being read, if any: its pending frame included."""
+        if self._frames is None:
+            return
+        if self._pending is not None:
+            self._frames.append(self._pending.frame())
+        if self._frames or self._tail:
+            self.blocks.append((self._relation, list(self._frames), list(self._tail)))
+
+
 def _strip_group_prefix(line: str) -> str:
     # Exception groups indent their members behind "| "; keep the indentation after the bar so
     # frame and source lines still look like frame and source lines.
@@ -110,15 +142,6 @@ def _strip_group_prefix(line: str) -> str:
         return line
     match = _GROUP_PREFIX.match(line)
     return line[match.end() :] if match else line
-
-
-def _flush(blocks, relation, frames, tail, pending_frame) -> None:  # type: ignore[no-untyped-def]
-    if frames is None:
-        return
-    if pending_frame is not None:
-        frames.append(_frame(**pending_frame))
-    if frames or tail:
-        blocks.append((relation, list(frames), list(tail)))
 
 
 def _exception(relation: Relation, frames: list[Frame], tail: list[str]) -> ParsedException:

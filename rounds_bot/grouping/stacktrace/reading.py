@@ -3,26 +3,30 @@ frames are complete, then the trace."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
 
-from rounds_bot.grouping.stacktrace.model import ParsedException, ParsedTrace, Relation, Runtime
+from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation, Runtime
 
 
-def open_exception(type_: str, value: str, relation: Relation) -> dict[str, Any]:
+@dataclass
+class OpenException:
     """An exception being read line by line: its header so far, and the frames found under it."""
-    return {"type": type_, "value": value, "relation": relation, "frames": []}
 
+    type: str
+    value: str
+    relation: Relation
+    frames: list[Frame] = field(default_factory=list)
 
-def close_exception(current: dict[str, Any]) -> ParsedException:
-    return ParsedException(current["type"], current["value"], tuple(current["frames"]), current["relation"])
+    def close(self) -> ParsedException:
+        return ParsedException(self.type, self.value, tuple(self.frames), self.relation)
 
 
 def finish_trace(
-    runtime: Runtime, exceptions: list[ParsedException], current: dict[str, Any] | None
+    runtime: Runtime, exceptions: list[ParsedException], current: OpenException | None
 ) -> ParsedTrace | None:
     """The trace once every line is read, the exception still open included; None without a frame."""
     if current is not None:
-        exceptions.append(close_exception(current))
+        exceptions.append(current.close())
     if not any(e.frames for e in exceptions):
         return None
     return ParsedTrace(runtime, tuple(exceptions))

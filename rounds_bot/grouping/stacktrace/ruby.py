@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace
+from rounds_bot.grouping.stacktrace.reading import OpenException
 
 _LOCATION = r"(?P<file>[^\s:][^:]{0,2047}?):(?P<line>\d{1,9})(?::in [`'](?P<fn>[^`']{0,512})')?"
 _RAISE = re.compile(r"^\s*" + _LOCATION + r": (?P<value>.*?) \((?P<type>[A-Z][\w:]{0,255})\)$")
@@ -23,29 +24,29 @@ _BLOCK = re.compile(r"^(?:block (?:\(\d+ levels\) )?in |rescue in |ensure in )")
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
-    exceptions: list[dict] = []
+    exceptions: list[OpenException] = []
     for line in lines:
         if not line.strip():
             continue
         raised = _RAISE.match(line)
         if raised:
-            exceptions.append({"type": raised["type"], "value": raised["value"], "frames": [_frame(raised)]})
+            exceptions.append(OpenException(raised["type"], raised["value"], "raised", [_frame(raised)]))
             continue
         rails = _RAILS_HEADER.match(line.strip())
         if rails:
-            exceptions.append({"type": rails["type"], "value": rails["value"], "frames": []})
+            exceptions.append(OpenException(rails["type"], rails["value"], "raised"))
             continue
         location = _FROM.match(line)
         if location and (location["fn"] is not None or line.lstrip().startswith("from ")):
             if not exceptions:
-                exceptions.append({"type": "RuntimeError", "value": "", "frames": []})
-            exceptions[-1]["frames"].append(_frame(location))
-    if not any(e["frames"] for e in exceptions):
+                exceptions.append(OpenException("RuntimeError", "", "raised"))
+            exceptions[-1].frames.append(_frame(location))
+    if not any(e.frames for e in exceptions):
         return None
     return ParsedTrace(
         "ruby",
         tuple(
-            ParsedException(e["type"], e["value"], tuple(e["frames"]), "raised" if i == 0 else "cause")
+            ParsedException(e.type, e.value, tuple(e.frames), "raised" if i == 0 else "cause")
             for i, e in enumerate(exceptions)
         ),
     )

@@ -1,0 +1,171 @@
+"""An event's identity before the engine places it: its fingerprint, title and registration key.
+
+One of three kinds, by the strongest evidence the event carries:
+- an error code: a code fingerprint, registered under `service + code` (`code_key`);
+- a stack trace with frames: a trace fingerprint, registered under its hashes (`trace`);
+- otherwise its message: the mined template's fingerprint, registered under the template
+  (`template_id`).
+
+`CandidateReader` works them out. Parsing a trace and fingerprinting are pure, so both are
+memoised (bounded: a full memo is cleared, never evicted piecemeal). It also gives a candidate's
+similarity terms, which depend on the same in-app rules as its fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from rounds_bot.grouping.error_codes import ErrorCode
+from rounds_bot.grouping.fingerprint import (
+    EventView,
+    Fingerprint,
+    code_fingerprint,
+    short_type,
+    template_fingerprint,
+    title_for,
+    trace_fingerprint,
+)
+from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.normalize import normalize_uncached
+from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.similarity import document_terms
+from rounds_bot.grouping.stacktrace import ParsedTrace, parse_stacktrace
+from rounds_bot.grouping.templates import TemplateMiner
+from rounds_bot.grouping.templates import render as render_template
+from rounds_bot.models import ErrorEvent
+
+#: entries each memo holds before it is cleared
+MEMO_LIMIT = 4096
+
+#: a parsed trace: the text's digest, the trace, and its exceptions' normalised values
+ParsedEventTrace = tuple[str, ParsedTrace, list[str]]
+#: what a trace candidate depends on: digest, service, error type, message, environment, version
+_TraceKey = tuple[str, str, str | None, str, str | None, str | None]
+#: what a template fingerprint depends on: template id and tokens, error type, environment, version
+_TemplateKey = tuple[str, tuple[str, ...], str | None, str | None, str | None]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An event's identity before it is placed: its fingerprint and how to register it."""
+
+    fingerprint: Fingerprint
+    view: EventView
+    title: str
+    trace: ParsedTrace | None = None
+    template_id: str | None = None
+    code_key: str | None = None
+
+
+class CandidateReader:
+    """Candidates of events, over the engine's in-app rules, message shapes and template miner."""
+
+    def __init__(self, rules: InAppRules, shapes: ShapeCache, miner: TemplateMiner) -> None:
+        self._rules = rules
+        self._shapes = shapes
+        self._miner = miner
+        self._traces: dict[str, ParsedEventTrace | None] = {}
+        self._trace_candidates: dict[_TraceKey, Candidate | None] = {}
+        self._buckets: dict[tuple[str, str | None], str] = {}
+        self._template_fingerprints: dict[_TemplateKey, Fingerprint] = {}
+
+    def candidate(self, event: ErrorEvent, code: ErrorCode | None) -> Candidate:
+        service = event.service or "unknown"
+        normalized, shape = self._shapes.lookup(event.message)
+        if code is not None:
+            view = self._view(event, normalized)
+            fingerprint = code_fingerprint(view, code.code, code.where)
+            return Candidate(
+                fingerprint,
+                view,
+                title_for(event.error_type, normalized),
+                code_key=f"{service}\x1f{code.code}",
+            )
+        parsed = self._parse(event)
+        if parsed is not None:
+            digest, trace, values = parsed
+            key = (digest, service, event.error_type, normalized, event.environment, event.service_version)
+            candidate = self._trace_candidates.get(key)
+            if candidate is None:
+                candidate = self._trace_candidate(event, normalized, trace, values)
+                if len(self._trace_candidates) >= MEMO_LIMIT:
+                    self._trace_candidates.clear()
+                self._trace_candidates[key] = candidate
+            if candidate is not None:
+                return candidate
+        match = self._miner.match(self.bucket(service, event.error_type), shape.skeleton)
+        return self.template_candidate(event, normalized, match.template_id)
+
+    def template_candidate(self, event: ErrorEvent, normalized: str, template_id: str) -> Candidate:
+        view = self._view(event, normalized)
+        tokens = self._miner.template(template_id)
+        key = (template_id, tokens, event.error_type, event.environment, event.service_version)
+        fingerprint = self._template_fingerprints.get(key)
+        if fingerprint is None:
+            first = render_template(self._miner.first_template(template_id))
+            fingerprint = template_fingerprint(view, first, render_template(tokens))
+            if len(self._template_fingerprints) >= MEMO_LIMIT:
+                self._template_fingerprints.clear()
+            self._template_fingerprints[key] = fingerprint
+        return Candidate(fingerprint, view, title_for(event.error_type, normalized), template_id=template_id)
+
+    def bucket(self, service: str, error_type: str | None) -> str:
+        """The miner's bucket of a service and error type."""
+        key = (service, error_type)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= MEMO_LIMIT:
+                self._buckets.clear()
+            bucket = self._buckets[key] = f"{service}\x1f{short_type(error_type) or ''}"
+        return bucket
+
+    def terms(self, candidate: Candidate) -> list[str]:
+        """The candidate's document for the similarity tier."""
+        trace = candidate.trace
+        in_app = None
+        if trace is not None:
+            in_app = [[self._rules.decide(f, trace.runtime)[0] for f in e.frames] for e in trace.exceptions]
+        error_type = short_type(candidate.view.error_type)
+        return document_terms(error_type, candidate.view.normalized_message, trace, in_app)
+
+    def _trace_candidate(
+        self, event: ErrorEvent, normalized: str, trace: ParsedTrace, values: list[str]
+    ) -> Candidate | None:
+        error_type = event.error_type or trace.exceptions[0].type
+        view = EventView(
+            event.service or "unknown",
+            error_type,
+            normalized or values[0],
+            event.environment,
+            event.service_version,
+        )
+        fingerprint = trace_fingerprint(view, trace, self._rules, values)
+        if fingerprint is None:
+            return None
+        return Candidate(fingerprint, view, title_for(error_type, view.normalized_message), trace=trace)
+
+    def _view(self, event: ErrorEvent, normalized: str) -> EventView:
+        return EventView(
+            service=event.service or "unknown",
+            error_type=event.error_type,
+            normalized_message=normalized,
+            environment=event.environment,
+            service_version=event.service_version,
+        )
+
+    def _parse(self, event: ErrorEvent) -> ParsedEventTrace | None:
+        """The event's parsed trace with its exceptions' normalised values (memoised by text)."""
+        if not event.stacktrace or event.stacktrace.isspace():
+            return None
+        digest = hashlib.sha1(event.stacktrace.encode("utf-8", "surrogatepass")).hexdigest()
+        if digest in self._traces:
+            return self._traces[digest]
+        trace = parse_stacktrace(event.stacktrace)
+        parsed = None
+        if trace is not None:
+            parsed = (digest, trace, [normalize_uncached(e.value) for e in trace.exceptions])
+        if len(self._traces) >= MEMO_LIMIT:
+            self._traces.clear()
+        self._traces[digest] = parsed
+        return parsed

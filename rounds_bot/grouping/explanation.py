@@ -1,0 +1,76 @@
+"""Why an event was grouped where it was: the fingerprint tree, then the tier's decision.
+
+The tree says which parts of the event contributed to the fingerprint (and why the others did
+not); the decision line names the tier, the signature, the similarity score against the merge
+threshold where one was used, and the signatures it is only possibly related to.
+"""
+
+from __future__ import annotations
+
+from rounds_bot.grouping.components import render
+from rounds_bot.grouping.config import GroupingConfig
+from rounds_bot.grouping.fingerprint import Fingerprint
+from rounds_bot.grouping.similarity import Neighbour
+from rounds_bot.models import Tier
+
+#: related signatures an assignment names
+MAX_RELATED = 3
+_RENDER_MEMO_LIMIT = 4096
+
+
+class Explainer:
+    """Explanations, with each fingerprint's tree rendered once."""
+
+    def __init__(self, config: GroupingConfig) -> None:
+        self._config = config
+        self._rendered: dict[int, tuple[Fingerprint, str]] = {}
+
+    def explain(
+        self,
+        fingerprint: Fingerprint,
+        tier: Tier,
+        signature_id: str,
+        similarity: float | None,
+        neighbours: list[Neighbour],
+    ) -> str:
+        return (
+            self._render(fingerprint)
+            + "\n"
+            + _decision(tier, signature_id, similarity, neighbours, self._config)
+        )
+
+    def _render(self, fingerprint: Fingerprint) -> str:
+        # Keyed on the object: cached fingerprints are shared, fresh ones render once.
+        cached = self._rendered.get(id(fingerprint))
+        if cached is not None and cached[0] is fingerprint:
+            return cached[1]
+        text = render(fingerprint.tree)
+        if len(self._rendered) >= _RENDER_MEMO_LIMIT:
+            self._rendered.clear()
+        self._rendered[id(fingerprint)] = (fingerprint, text)
+        return text
+
+
+def _decision(
+    tier: Tier,
+    signature_id: str,
+    similarity: float | None,
+    neighbours: list[Neighbour],
+    config: GroupingConfig,
+) -> str:
+    if tier == "error_code":
+        line = f"grouped by error code into {signature_id}"
+    elif tier == "fingerprint":
+        line = f"grouped by fingerprint into {signature_id}"
+    elif tier == "similarity":
+        line = (
+            f"grouped by similarity into {signature_id}: TF-IDF cosine {similarity:.2f} "
+            f">= merge threshold {config.merge_threshold:.2f}"
+        )
+    else:
+        line = f"new signature {signature_id}"
+    related = [n for n in neighbours if n.signature_id != signature_id][:MAX_RELATED]
+    if related:
+        listed = ", ".join(f"{n.signature_id} ({n.score:.2f})" for n in related)
+        line += f"\npossibly related to {listed}"
+    return line

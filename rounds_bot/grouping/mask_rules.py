@@ -1,0 +1,326 @@
+"""The masking rules of message normalisation: which values in a message are masked, and why.
+
+Each rule has a name, the kinds of character its matches can begin with, a placeholder (None for
+a "keep" rule, which shields what it matches from the rules after it), a pattern and the reason it
+exists. Order matters: at any position the earliest rule in RULES wins (`normalize` joins them
+into one expression, and says how).
+
+Every pattern treats digits only through `\\d`, never a particular digit (the `0x` of hex literals
+is written `\\d[xX]`), so whether and how a message is masked does not depend on digit values.
+Patterns use bounded or possessive repetition so no input can make them backtrack badly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MaskRule:
+    name: str
+    #: the kinds of character a match can begin with (see CHARACTER_KINDS)
+    starts: str
+    placeholder: str | None  # None: keep the match as it is
+    pattern: str
+    why: str
+
+
+# Kinds of first character. Each rule declares which kinds its matches can begin with, so at a
+# given position only the rules that can start there are tried, in their list order.
+CHARACTER_KINDS = {
+    "D": "0-9",
+    "H": "a-fA-F",
+    "L": "g-zG-Z",
+    "U": "_",
+    "P": ".",
+    "S": "/",
+    "T": "~",
+    "M": "\\-",
+    "A": "+",
+    "C": ":",
+    "Q": "\"'",
+}
+
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_LONG_DAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+_ZONE = r"(?:[+-]\d{4}|[A-Z]{2,5})"
+_CLOCK = r"\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+# Top-level domains a hostname may end with. Codes that double as file extensions or English
+# words (py, rs, sh, pl, md, cc, so, ml, id, in, it, is, at, be, no, my, us ...) are left out on
+# purpose: `setup.py` is a file and `mapred.task.id` a setting, not hosts.
+_TLD = (
+    r"(?:com|net|org|edu|gov|mil|io|dev|cloud|ai|info|biz|local|localdomain|internal|lan|corp"
+    r"|arpa|uk|de|fr|jp|cn|ru|br|au|ca|eu|nl|es|se|ch|kr|hk|tw|sg|om|pt|cz|dk|fi|nz|za|mx|ar"
+    r"|il|ie|gr|hu|ro|tr|ua|vn|th|ph)"
+)
+_HEX_WORD = r"[0-9a-f]"
+_SIZE_UNIT = r"(?:[KMGTPE]i?B|kB|B|bytes)"
+_SPELLED_TIME_UNIT = (
+    r"(?:(?:milli|micro|nano)?(?:seconds?|secs?)|minutes?|mins?|hours?|hrs?|days?|msecs?|millis|ms|us|ns)"
+)
+
+RULES: tuple[MaskRule, ...] = (
+    MaskRule(
+        "plain_word",
+        "HL",
+        None,
+        # A shortcut, like plain_number below: equivalent to trying every rule (a test checks
+        # it), but most positions in a message are the start of such a word.
+        r"(?<!=)(?!" + _DAY + "|" + _MONTH + r")[A-Za-z]{1,64}+(?=[,;:.!?)\]}>\"'|]{0,4}(?:\s|$))",
+        "a word of letters before a space (not a day or month name, not after `=`) masks nothing",
+    ),
+    MaskRule(
+        "plain_number",
+        "DM",
+        "int",
+        # Equivalent to the rules below for what it matches (a test checks it), but tried first
+        # because most numbers in messages are like this.
+        r"(?<![A-Za-z0-9.])-?\d{1,7}(?=[\s,;)\]}>\"'|]|$)"
+        r"(?! ?(?:" + _SIZE_UNIT + "|" + _SPELLED_TIME_UNIT + r")\b)",
+        "a plain integer between spaces or closing punctuation: nothing else can start there",
+    ),
+    MaskRule(
+        "keep_encoding",
+        "HL",
+        None,
+        r"(?i:\b(?:utf|ucs)-?\d{1,2}(?:-?[lb]e)?\b|\biso-?\d{4}-\d{1,2}\b|\bwindows-\d{4}\b"
+        r"|\blatin-?\d\b|\bcp\d{3,4}\b)",
+        "an encoding name carries a number that is part of the name: `utf-8` stays `utf-8`",
+    ),
+    MaskRule(
+        "keep_name_with_number",
+        "L",
+        None,
+        r"\bHTTP/\d(?:\.\d)?\b|\bx\d\d[_-]\d\d\b|\b(?:IPv|ipv)\d\b",
+        "protocol and architecture names (`HTTP/1.1`, `x86_64`) are constants, not numbers",
+    ),
+    MaskRule(
+        "email",
+        "DHLUPAM",
+        "email",
+        r"(?<![\w.+-])[\w.+-]{1,64}+@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}",
+        "addresses identify a person or mailbox, never a code path",
+    ),
+    MaskRule(
+        "url",
+        "HL",
+        "url",
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,15}+://[^\s\"'<>\]\[(){}]{1,2000}+",
+        "a URL holds hosts, ids and query values",
+    ),
+    MaskRule(
+        "path",
+        "TPSHL",
+        "path",
+        r"(?<![\w/.~-])(?:~|\.{1,2})?(?:/[\w.@%+~,*=-]{1,255}+){2,64}+/?"
+        r"|\b[A-Za-z]:\\(?:[^\\\s:*?\"<>|]{1,255}\\){0,64}[^\\\s:*?\"<>|]{0,255}",
+        "file and request paths (two or more segments) name data, not the statement that logged",
+    ),
+    MaskRule(
+        "traceparent",
+        "D",
+        "traceparent",
+        r"\b\d\d-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}\b",
+        "W3C trace context: a trace id and a span id",
+    ),
+    MaskRule(
+        "uuid",
+        "DH",
+        "uuid",
+        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+        "UUIDs: request ids, instance ids, trace ids in UUID form",
+    ),
+    MaskRule(
+        "trace_id",
+        "D",
+        "trace_id",
+        r"\b\d-[0-9a-f]{8}-[0-9a-f]{24}\b",
+        "AWS X-Ray trace ids (`1-<time>-<random>`)",
+    ),
+    MaskRule(
+        "hostname",
+        "DHLM",
+        "hostname",
+        r"(?<![\w.@-])(?:[A-Za-z0-9-]{1,63}+\.){1,10}+" + _TLD + r"(?![\w-]|\.\w)",
+        "fully qualified host names (only known top-level domains, so `module.Class` is safe)",
+    ),
+    MaskRule(
+        "mac",
+        "DH",
+        "mac",
+        r"(?<![\w:-])(?:[0-9A-Fa-f]{2}[:-]){5,15}[0-9A-Fa-f]{2}(?![\w:-])",
+        "MAC addresses and other colon-separated byte strings",
+    ),
+    MaskRule(
+        "ipv6",
+        "DHC",
+        "ip",
+        r"(?<![\w:.])(?=[0-9a-fA-F:]{0,45}\d)"
+        r"(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
+        r"|(?:[0-9a-fA-F]{1,4}:){0,6}[0-9a-fA-F]{0,4}::(?:[0-9a-fA-F]{1,4}:){0,6}[0-9a-fA-F]{0,4})"
+        r"(?![\w:])",
+        "IPv6; a digit is required, so `Class::method` and `Cafe::Add` are not addresses",
+    ),
+    MaskRule(
+        "ipv4",
+        "D",
+        "ip",
+        r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w]|\.\d)",
+        "IPv4 addresses (a port after `:` is masked separately as a number)",
+    ),
+    MaskRule(
+        "sha256",
+        "DH",
+        "sha256",
+        r"\b[0-9a-fA-F]{64}\b",
+        "64 hex characters: SHA-256 digests",
+    ),
+    MaskRule(
+        "sha1",
+        "DH",
+        "sha1",
+        r"\b[0-9a-fA-F]{40}\b",
+        "40 hex characters: SHA-1 digests, full git commit ids",
+    ),
+    MaskRule(
+        "md5",
+        "DH",
+        "md5",
+        r"\b[0-9a-fA-F]{32}\b",
+        "32 hex characters: MD5 digests, W3C trace ids, dashless UUIDs",
+    ),
+    MaskRule(
+        "date_iso",
+        "D",
+        "date",
+        r"(?<![\w.-])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?"
+        r"(?:Z|[+-]\d{2}(?::?\d{2})?)?)?(?!\d)",
+        "ISO 8601 / RFC 3339 dates and date-times, with or without a zone",
+    ),
+    MaskRule(
+        "date_rfc1123",
+        "HL",
+        "date",
+        r"\b" + _DAY + r", \d{1,2} " + _MONTH + r" \d{4} " + _CLOCK + " " + _ZONE,
+        "RFC 822 / 1123 dates (HTTP headers, e-mail)",
+    ),
+    MaskRule(
+        "date_rfc850",
+        "HL",
+        "date",
+        r"\b" + _LONG_DAY + r", \d{2}-" + _MONTH + r"-\d{2} " + _CLOCK + " " + _ZONE,
+        "RFC 850 dates",
+    ),
+    MaskRule(
+        "date_js",
+        "HL",
+        "date",
+        r"\b" + _DAY + " " + _MONTH + r" \d{2} \d{4} " + _CLOCK + r"(?: GMT[+-]\d{4})?(?: \([^()]{1,64}\))?",
+        "JavaScript `Date.toString()`",
+    ),
+    MaskRule(
+        "date_ctime",
+        "HL",
+        "date",
+        r"\b" + _DAY + " " + _MONTH + r" {1,2}\d{1,2} " + _CLOCK + r"(?: " + _ZONE + r")?(?: \d{4})?",
+        "ctime / date(1) output",
+    ),
+    MaskRule(
+        "date_syslog",
+        "HL",
+        "date",
+        r"\b" + _MONTH + r" {1,2}\d{1,2} " + _CLOCK,
+        "syslog timestamps",
+    ),
+    MaskRule(
+        "date_python",
+        "H",
+        "date",
+        r"\bdatetime\.(?:datetime|date|time)\((?:\s{0,3}\d{1,9},){0,7}\s{0,3}\d{1,9}"
+        r"(?:,\s{0,3}tzinfo=[\w.()]{1,64})?\)",
+        "Python `datetime.datetime(...)` reprs",
+    ),
+    MaskRule(
+        "date_numeric",
+        "D",
+        "date",
+        r"(?<![\w/.:-])\d{1,4}/\d{1,2}/\d{2,4}(?![\w/])",
+        "numeric dates such as 06/10/2013 or 17/06/09",
+    ),
+    MaskRule(
+        "time",
+        "D",
+        "date",
+        r"(?<![\w:.])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?![\w:])",
+        "clock times",
+    ),
+    MaskRule(
+        "duration",
+        "D",
+        "duration",
+        r"(?<![\w.])(?:(?:\d{1,12}(?:\.\d{1,12})?(?:h|ms|us|µs|ns|m|s)){1,4}(?![\w.]|\.\d)"
+        r"|\d{1,12}(?:\.\d{1,12})? ?" + _SPELLED_TIME_UNIT + r"\b)",
+        "durations: 250ms, 1.5s, Go's 1h2m3.5s, and spelled units (`0.57 seconds`, `<1 sec`)",
+    ),
+    MaskRule(
+        "size",
+        "D",
+        "size",
+        r"(?<![\w.])\d{1,15}(?:\.\d{1,15})? ?" + _SIZE_UNIT + r"\b",
+        "data sizes with their unit, so `93.0 B` and `5.4 KB` are one kind of value",
+    ),
+    MaskRule(
+        "hex",
+        "DH",
+        "hex",
+        r"\b\d[xX][0-9a-fA-F]{1,128}\b"
+        rf"|(?<![\w-])(?=[0-9a-f]{{0,127}}\d)(?={_HEX_WORD}{{0,127}}[a-f]){_HEX_WORD}{{4,128}}(?![\w-])"
+        r"|(?<![\w-])(?=[0-9A-F]{0,127}\d)(?=[0-9A-F]{0,127}[A-F])[0-9A-F]{4,128}(?![\w-])",
+        "0x literals, and runs of 4-128 hex characters of one case mixing digits and letters",
+    ),
+    MaskRule(
+        "version",
+        "DL",
+        "version",
+        r"(?<![\w.])(?:v\d{1,6}(?:\.\d{1,6}){1,3}|\d{1,6}(?:\.\d{1,6}){2,3})"
+        r"(?:[-+][0-9A-Za-z]{1,32}(?:\.[0-9A-Za-z]{1,32}){0,4})?(?![\w]|\.\d)",
+        "version strings: v1.2, 1.2.3, 2.31.0-rc.1 (two plain parts are a float)",
+    ),
+    MaskRule(
+        "float",
+        "DMA",
+        "float",
+        r"(?<![A-Za-z0-9.])[-+]?\d{1,30}\.\d{1,30}(?:[eE][-+]?\d{1,3})?(?![A-Za-z0-9]|\.\d)",
+        "decimal numbers",
+    ),
+    MaskRule(
+        "id",
+        "DM",
+        "id",
+        r"(?<![A-Za-z0-9])-?\d{8,}+(?![A-Za-z0-9])",
+        "numbers longer than seven digits are ids (block ids, timestamps, account numbers)",
+    ),
+    MaskRule(
+        "int",
+        "DM",
+        "int",
+        r"(?<![A-Za-z0-9])-?\d{1,7}(?![A-Za-z0-9])",
+        "integers not glued to letters: `node-12` masks, `eth0`, `sda1` and `ipv6` are names",
+    ),
+    MaskRule(
+        "quoted_value",
+        "Q",
+        "str",
+        r"(?<==)(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}')",
+        'quoted values after `=` (`name="bob"`): key=value literals',
+    ),
+    MaskRule(
+        "bool_value",
+        "HL",
+        "bool",
+        r"(?<==)(?:true|false|True|False|TRUE|FALSE)\b",
+        "booleans after `=`",
+    ),
+)
