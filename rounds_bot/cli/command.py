@@ -21,10 +21,11 @@ from typing import Any
 
 import click
 
-from rounds_bot.cli.actions import add_to_summary, annotate, env_file_option, friendly, read_event, set_output
+from rounds_bot.cli.actions_io import add_to_summary, annotate, read_event, set_output
+from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.controls import REDIAGNOSE, record
 from rounds_bot.errors import CommandError, TrackerError
-from rounds_bot.github.actions import actions_api_from_settings
+from rounds_bot.github.actions import ActionsApi, actions_api_from_settings
 from rounds_bot.github.commands.grammar import clean_text, ignore_reason, parse_comment
 from rounds_bot.github.commands.runner import (
     CommandContext,
@@ -48,13 +49,11 @@ from rounds_bot.store import Store
 @click.option("--acknowledge", is_flag=True, help="Only react with eyes to the event's comment; no database.")
 @click.option("--no-catch-up", is_flag=True, help="Handle only this event, not comments earlier runs left.")
 @env_file_option
-@friendly
+@friendly_errors
 def command_command(
     event_path: Path | None, acknowledge: bool, no_catch_up: bool, env_file: Path | None
 ) -> None:
     """Handle `/rounds` commands from issue comments (and the Run workflow button's inputs)."""
-    from rounds_bot.cli.app import settings_from
-
     settings = settings_from(env_file)
     event_name, event = read_event(event_path)
     api = actions_api_from_settings(settings)
@@ -71,7 +70,7 @@ def command_command(
     set_output("round", "true" if wants_round else "false")
 
 
-def _acknowledge(api: Any, event_name: str, event: dict[str, Any]) -> str:
+def _acknowledge(api: ActionsApi, event_name: str, event: dict[str, Any]) -> str:
     if event_name != "issue_comment" or "comment" not in event:
         return "nothing to acknowledge: not an issue comment event"
     comment = comment_from_event(event)

@@ -1,74 +1,71 @@
-"""`rounds db rebuild`: the signature database, rebuilt from the bot's GitHub issues alone."""
+"""`rounds db status | rebuild`: inspect the signature database, or rebuild it from the bot's GitHub issues
+alone (after it was lost)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.errors import StoreError
-from rounds_bot.github.journal import Journal
-from rounds_bot.github.rebuild import RebuildResult, rebuild_database
+from rounds_bot.github.db_rebuild import rebuild_from_issues, rebuild_into
+from rounds_bot.github.rebuild import RebuildResult
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
 from rounds_bot.store import Store
+
+# `rebuild_into` lives in github/db_rebuild.py; it stays importable from here, beside `rounds db rebuild`
+__all__ = ["db_group", "describe", "rebuild_command", "rebuild_into", "status_command"]
 
 # Rebuilding 1,000 issues takes 10 listing requests; leave room for repositories with many more.
 REBUILD_REQUEST_BUDGET = 900
 
 
-@click.command("rebuild")
-@click.option(
-    "--env-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Read settings from this .env file as well as the environment (default: ./.env when it exists).",
-)
+@click.group("db")
+def db_group() -> None:
+    """Inspect or rebuild the signature database."""
+
+
+@db_group.command("status")
+@env_file_option
+@friendly_errors
+def status_command(env_file: Path | None) -> None:
+    """Schema version, signatures, last runs."""
+    settings = settings_from(env_file)
+    store = Store.open(settings.signatures_db_path)
+    try:
+        rows = store.signatures()
+        runs = store.runs()
+        click.echo(
+            f"database {settings.signatures_db_path}: schema v{store.schema_version()}, "
+            f"{len(rows)} signatures, {len(runs)} runs, "
+            f"integrity {'ok' if store.integrity_ok() else 'FAILED'}"
+        )
+        for row in rows:
+            click.echo(
+                f"  {row['id']}  {row['total_count']:>7}  [{row['service']}] {row['title']}  "
+                f"{store.status(row['id'])}  {row['issue_ref'] or '-'}"
+            )
+    finally:
+        store.close()
+
+
+@db_group.command("rebuild")
+@env_file_option
 @click.option("--force", is_flag=True, help="Replace a database that has signatures (kept as PATH.bak).")
+@friendly_errors
 def rebuild_command(env_file: Path | None, force: bool) -> None:
     """Rebuild SIGNATURES_DB_PATH from the bot's issues on GitHub (after the database was lost)."""
-    from rounds_bot.cli.app import friendly_errors, settings_from
-
-    @friendly_errors
-    def run() -> None:
-        settings = settings_from(env_file)
-        target = Path(settings.signatures_db_path)
-        _refuse_to_overwrite(target, force)
-        api = github_api_from_settings(settings, GitHubOptions(max_requests_per_round=REBUILD_REQUEST_BUDGET))
-        result = rebuild_into(target, lambda store, journal: rebuild_database(api, store, journal))
-        click.echo(describe(result, target, settings.github_repository or ""))
-
-    run()
-
-
-def rebuild_into(target: Path, build: Callable[[Store, Journal], RebuildResult]) -> RebuildResult:
-    """Build next to `target`, then swap it in: a failed rebuild leaves the old file untouched."""
-    scratch = target.with_name(target.name + ".rebuilding")
-    _remove_database_files(scratch)
-    store = Store.open(scratch)
-    journal = Journal.open(scratch)
-    try:
-        result = build(store, journal)
-    except BaseException:
-        store.close()
-        journal.close()
-        _remove_database_files(scratch)
-        raise
-    store.close()
-    journal.close()
-    backup = target.with_name(target.name + ".bak")
-    _remove_database_files(backup)
-    # a -wal file left beside a lost database would be replayed into the new one: move it aside too
-    for suffix in ("", "-wal", "-shm"):
-        side = target.with_name(target.name + suffix)
-        if side.exists():
-            os.replace(side, backup.with_name(backup.name + suffix))
-    os.replace(scratch, target)
-    return result
+    settings = settings_from(env_file)
+    target = Path(settings.signatures_db_path)
+    _refuse_to_overwrite(target, force)
+    api = github_api_from_settings(settings, GitHubOptions(max_requests_per_round=REBUILD_REQUEST_BUDGET))
+    result = rebuild_from_issues(api, target)
+    click.echo(describe(result, target, settings.github_repository or ""))
 
 
 def describe(result: RebuildResult, target: Path, repository: str) -> str:
+    """What a rebuild found, for the terminal."""
     lines = [
         f"rebuilt {target} from {result.issues_read} issues of {repository} in {result.requests} GitHub "
         f"requests: {result.signatures} signatures ({result.open} open, {result.resolved} resolved, "
@@ -101,10 +98,3 @@ def _refuse_to_overwrite(target: Path, force: bool) -> None:
             f"{target} already holds {count} signatures",
             hint="pass --force to replace it (the old file is kept as " + target.name + ".bak)",
         )
-
-
-def _remove_database_files(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            side.unlink()

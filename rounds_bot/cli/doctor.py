@@ -1,4 +1,7 @@
-"""`rounds doctor`: check what rounds needs and print what to fix (exit status 1 if anything must be)."""
+"""`rounds doctor`, the command: print what the checks found (exit status 1 if anything must be fixed).
+
+The checks themselves are `rounds_bot.doctor`; the SigNoz one is `rounds_bot.sources.signoz.probe`.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +10,16 @@ from pathlib import Path
 
 import click
 
-from rounds_bot.cli.actions import add_to_summary, env_file_option, friendly
+from rounds_bot.cli.actions_io import add_to_summary
+from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 
 
 @click.command("doctor")
 @env_file_option
-@friendly
+@friendly_errors
 def doctor_command(env_file: Path | None) -> None:
     """Check settings, SigNoz, the GitHub token, the saved state, the schedule, `claude`, the budget."""
-    from rounds_bot.cli.app import settings_from
+    # imported here: the budget check reads the diagnosis step, which loads scikit-learn
     from rounds_bot.doctor import examine
 
     settings = settings_from(env_file)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from rounds_bot.cli.actions import env_file_option, friendly
+from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.controls import load_controls
 from rounds_bot.github.journal import Journal
 from rounds_bot.notify.notices import mark_notified, round_notices
@@ -23,11 +23,9 @@ from rounds_bot.store import Store
 @click.command("notify")
 @click.option("--test", is_flag=True, help="Send one test message and stop.")
 @env_file_option
-@friendly
+@friendly_errors
 def notify_command(test: bool, env_file: Path | None) -> None:
     """Post the last round's new issues and summary to Zulip (ZULIP_* settings)."""
-    from rounds_bot.cli.app import settings_from
-
     settings = settings_from(env_file)
     notifier = zulip_from_settings(settings)
     if notifier is None:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 
-from rounds_bot.cli.actions import add_to_summary, annotate, env_file_option, friendly, set_output
+from rounds_bot.cli.actions_io import add_to_summary, annotate, set_output
+from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.errors import StoreError
 from rounds_bot.github.actions import actions_api_from_settings
 from rounds_bot.github.artifacts import check_database, restore, snapshot
@@ -30,11 +31,9 @@ def state_group() -> None:
 
 @state_group.command("restore")
 @env_file_option
-@friendly
+@friendly_errors
 def restore_command(env_file: Path | None) -> None:
     """Put the newest saved database in place (an existing one is kept as .bak), or rebuild it from issues."""
-    from rounds_bot.cli.app import settings_from
-
     settings = settings_from(env_file)
     api = actions_api_from_settings(settings, GitHubOptions(max_requests_per_round=RESTORE_REQUEST_BUDGET))
     assert settings.github_token is not None and settings.github_repository is not None
@@ -69,11 +68,9 @@ def restore_command(env_file: Path | None) -> None:
     help="Also write a checked single-file copy into this folder, for upload.",
 )
 @env_file_option
-@friendly
+@friendly_errors
 def check_command(out_dir: Path | None, env_file: Path | None) -> None:
     """Check the database's integrity (never upload one that fails)."""
-    from rounds_bot.cli.app import settings_from
-
     settings = settings_from(env_file)
     database = Path(settings.signatures_db_path)
     if out_dir is None:

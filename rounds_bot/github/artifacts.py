@@ -3,6 +3,8 @@
     restore(...)     the newest usable artifact -> SIGNATURES_DB_PATH; else rebuilt from the bot's issues
     snapshot(...)    a checked, single-file copy of the database for `actions/upload-artifact`
 
+The rebuild from the issues, when no artifact is usable, is `db_rebuild.rebuild_from_issues`.
+
 Which artifact is usable: the newest one named ROUNDS_ARTIFACT_NAME that has not expired, saved by a run of
 this repository (not a fork's) on the default branch (not a pull request's or another branch's run), whose
 database passes SQLite's integrity check and has a schema this rounds can read.
@@ -31,7 +33,8 @@ from pydantic import Field
 
 from rounds_bot.errors import StoreError, TrackerError
 from rounds_bot.github.actions import ActionsApi, Artifact
-from rounds_bot.github.rebuild import RebuildResult, rebuild_database
+from rounds_bot.github.db_rebuild import rebuild_from_issues
+from rounds_bot.github.rebuild import RebuildResult
 from rounds_bot.models import Frozen
 from rounds_bot.store import SCHEMA_VERSION
 
@@ -94,7 +97,7 @@ def usable_artifacts(api: ActionsApi, name: str) -> tuple[list[Artifact], list[s
     chosen: list[Artifact] = []
     passed: dict[str, int] = {}
     for artifact in api.artifacts(name):
-        reason = _unusable(artifact, default_branch, repository_id)
+        reason = unusable_reason(artifact, default_branch, repository_id)
         if reason is None:
             chosen.append(artifact)
         else:
@@ -105,7 +108,8 @@ def usable_artifacts(api: ActionsApi, name: str) -> tuple[list[Artifact], list[s
     return chosen, notes
 
 
-def _unusable(artifact: Artifact, default_branch: str, repository_id: object) -> str | None:
+def unusable_reason(artifact: Artifact, default_branch: str, repository_id: object) -> str | None:
+    """Why `artifact` must not be restored (expired, a fork's, another branch's), or None when it may be."""
     if artifact.expired:
         return "expired"
     if artifact.head_repository_id is not None and artifact.head_repository_id != repository_id:
@@ -287,13 +291,6 @@ def _try_artifact(
     _move_aside(target)
     os.replace(scratch, target)
     return None
-
-
-def rebuild_from_issues(api: ActionsApi, target: Path) -> RebuildResult:
-    """`rounds db rebuild`: the database from the bot's issues alone, swapped in only when complete."""
-    from rounds_bot.cli.db import rebuild_into
-
-    return rebuild_into(target, lambda store, journal: rebuild_database(api, store, journal))
 
 
 def _move_aside(target: Path) -> None:

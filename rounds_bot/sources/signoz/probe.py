@@ -1,4 +1,4 @@
-"""`check()`: what rounds can read from a SigNoz, for `rounds doctor`.
+"""`check()`: what rounds can read from a SigNoz, for the doctor's source check (`rounds_bot.doctor.source`).
 
 It answers in a structured report instead of raising, so every problem is listed at once: the
 version and the APIs rounds will use, whether the key may run clickhouse_sql, and the errors the
@@ -70,8 +70,6 @@ def check(
 
 
 def _probe(source: SignozSource, now: datetime) -> DoctorReport:
-    report: dict[str, object] = {"url": source.base_url}
-    problems: list[str] = []
     source.begin_round()
     try:
         capabilities = source.capabilities()
@@ -79,29 +77,55 @@ def _probe(source: SignozSource, now: datetime) -> DoctorReport:
         return DoctorReport(
             url=source.base_url, ok=False, problems=[str(error)], requests=source.traffic.requests
         )
-    report["version"] = capabilities.version
-    report["notes"] = list(capabilities.notes)
     apis = ["POST /api/v1/countErrors", "POST /api/v1/listErrors"]
     end_ns = datetime_to_ns(now - timedelta(seconds=30))
     start_ns = datetime_to_ns(now - timedelta(hours=1))
-    client = source.client
-    groups = 0
-    events: int | None = None
     try:
-        groups = client.count_errors(start_ns, end_ns)
+        groups = source.client.count_errors(start_ns, end_ns)
     except SignozError as error:
         # a refused key or an unreachable API fails every later probe the same way
         return DoctorReport(
-            **report,
+            url=source.base_url,
             ok=False,
+            version=capabilities.version,
             apis=apis,
-            problems=[str(error)],  # type: ignore[arg-type]
+            problems=[str(error)],
+            notes=list(capabilities.notes),
             requests=source.traffic.requests,
         )
+    problems: list[str] = []
+    sql_allowed, last_hour = _last_hour(
+        source.client, capabilities.query_range_v5, (start_ns, end_ns), groups, apis, problems
+    )
+    problems = list(dict.fromkeys(problems))
+    return DoctorReport(
+        url=source.base_url,
+        ok=not problems,
+        version=capabilities.version,
+        apis=apis,
+        clickhouse_sql=sql_allowed,
+        last_hour=last_hour,
+        problems=problems,
+        notes=list(capabilities.notes),
+        requests=source.traffic.requests,
+    )
+
+
+def _last_hour(
+    client: SignozClient,
+    query_range_v5: bool,
+    window: tuple[int, int],
+    groups: int,
+    apis: list[str],
+    problems: list[str],
+) -> tuple[bool | None, LastHour]:
+    """Whether the key may run clickhouse_sql, and the hour's errors; adds the APIs rounds will call."""
+    start_ns, end_ns = window
+    events: int | None = None
     spans: int | None = None
     logs: int | None = None
     sql_allowed: bool | None = None
-    if capabilities.query_range_v5:
+    if query_range_v5:
         sql_allowed, events = _sql_probe(client, start_ns, end_ns, problems)
         apis.append(
             "POST /api/v5/query_range (clickhouse_sql: exception samples, error spans and logs "
@@ -118,18 +142,8 @@ def _probe(source: SignozSource, now: datetime) -> DoctorReport:
         apis.append("GET /api/v1/errorFromGroupID (one request per new exception group)")
     if events is None and not problems:
         events = _events_from_list(client, start_ns, end_ns, groups, problems)
-    problems = list(dict.fromkeys(problems))
-    return DoctorReport(
-        **report,  # type: ignore[arg-type]
-        ok=not problems,
-        apis=apis,
-        clickhouse_sql=sql_allowed,
-        last_hour=LastHour(
-            exception_groups=groups, exception_events=events, error_spans=spans, error_logs=logs
-        ),
-        problems=problems,
-        requests=source.traffic.requests,
-    )
+    last_hour = LastHour(exception_groups=groups, exception_events=events, error_spans=spans, error_logs=logs)
+    return sql_allowed, last_hour
 
 
 def _sql_probe(

@@ -1,51 +1,21 @@
-"""The commands that run rounds in GitHub Actions, registered on the `rounds` group by `add_actions_commands`:
+"""How a command running in a GitHub Actions step talks to the runner: the file protocol (`$GITHUB_OUTPUT`,
+`$GITHUB_STEP_SUMMARY`), workflow commands such as `::warning::` (plain stderr lines outside Actions), and the
+event payload at `$GITHUB_EVENT_PATH`.
 
-    rounds command      handle `/rounds` comments (the event's, and any a replaced run left behind)
-    rounds state        restore | check: the signature database between runs, as an artifact
-    rounds doctor       what is set up, what is not, and how to fix it
-    rounds notify       tell a Zulip stream what the last round filed
-
-Plus what they share: the GitHub Actions file protocol (`$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`, workflow
-commands such as `::warning::`), the event payload at `$GITHUB_EVENT_PATH`, and friendly errors.
+Used by the commands the workflow runs: `rounds command`, `rounds state`, `rounds doctor`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from rounds_bot.cli.options import in_actions
 from rounds_bot.errors import ConfigError
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-env_file_option = click.option(
-    "--env-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Read settings from this .env file as well as the environment (default: ./.env when it exists).",
-)
-
-
-def friendly(command: F) -> F:
-    """`rounds_bot.cli.app.friendly_errors`, looked up when called (the cli module imports this one)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from rounds_bot.cli.app import friendly_errors
-
-        return friendly_errors(command)(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def in_actions() -> bool:
-    return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
 def set_output(name: str, value: str) -> None:
@@ -57,6 +27,7 @@ def set_output(name: str, value: str) -> None:
 
 
 def add_to_summary(markdown: str) -> None:
+    """Markdown appended to the job summary, when running in Actions."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
         with Path(target).open("a", encoding="utf-8") as out:
@@ -98,13 +69,3 @@ def read_event(path: Path | None) -> tuple[str, dict[str, Any]]:
             else "manual"
         )
     return name, payload
-
-
-def add_actions_commands(group: click.Group) -> None:
-    from rounds_bot.cli.command import command_command
-    from rounds_bot.cli.doctor import doctor_command
-    from rounds_bot.cli.notify import notify_command
-    from rounds_bot.cli.state import state_group
-
-    for command in (command_command, state_group, doctor_command, notify_command):
-        group.add_command(command)

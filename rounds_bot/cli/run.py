@@ -1,0 +1,80 @@
+"""`rounds run`: one round (poll, group, file one issue per problem), its report on stdout and in the job
+summary; the source and the tracker the settings choose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
+from rounds_bot.config import Settings
+from rounds_bot.errors import ConfigError
+from rounds_bot.round.report import append_to_step_summary, render_report
+from rounds_bot.sources.base import Source
+from rounds_bot.store import Store
+from rounds_bot.tracker.base import Tracker
+from rounds_bot.tracker.dryrun import DryRunTracker
+
+
+@click.command("run")
+@click.option(
+    "--demo", is_flag=True, help="Read the demo telemetry bundled with rounds (no accounts needed)."
+)
+@env_file_option
+@friendly_errors
+def run_command(demo: bool, env_file: Path | None) -> None:
+    """Run one round: poll, group, file one issue per problem, report."""
+    # imported here: the grouping engine loads scikit-learn, which other commands do not need
+    from rounds_bot.round.diagnosis_step import build_diagnoser
+    from rounds_bot.round.run import run_round
+
+    settings = settings_from(env_file)
+    source, whole_history = build_source(settings, demo)
+    tracker = build_tracker(settings)
+    diagnoser, diagnosis_mode = build_diagnoser(settings)
+    store = Store.open(settings.signatures_db_path)
+    try:
+        report = run_round(
+            settings,
+            source,
+            tracker,
+            store,
+            reads_whole_history=whole_history,
+            diagnoser=diagnoser,
+            diagnosis_mode=diagnosis_mode,
+        )
+    finally:
+        store.close()
+    markdown = render_report(report)
+    click.echo(markdown)
+    append_to_step_summary(markdown)
+
+
+def build_source(settings: Settings, demo: bool) -> tuple[Source, bool]:
+    """The configured source, and whether its whole history should be read on the first round."""
+    from rounds_bot.sources.factory import source_from_spec
+
+    if demo:
+        from rounds_bot.demo import demo_data_path
+        from rounds_bot.sources.otlp_file import OtlpFileSource
+
+        return OtlpFileSource(demo_data_path(), name="otlp-file:demo"), True
+    spec = settings.effective_source()
+    if spec is None:
+        raise ConfigError(
+            "no telemetry source configured: set SIGNOZ_API_URL and SIGNOZ_API_KEY, "
+            "or ROUNDS_SOURCE=otlp-file:PATH",
+            hint="or try `rounds run --demo` for the bundled demo data",
+        )
+    source = source_from_spec(spec, settings)
+    return source, spec.startswith("otlp-file:")
+
+
+def build_tracker(settings: Settings) -> Tracker:
+    """The GitHub tracker (ROUNDS_TRACKER=github), or drafts written to the output folder."""
+    if settings.tracker == "github":
+        from rounds_bot.github.tracker import github_tracker_from_settings
+
+        return github_tracker_from_settings(settings)
+    return DryRunTracker(settings.output_dir)

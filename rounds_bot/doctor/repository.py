@@ -1,0 +1,120 @@
+"""The doctor's GitHub checks: the token reads the repository, reads and writes issues, reads Actions and the
+code; the rate limit left. Then what the workflow keeps and whether it runs (`doctor.workflow`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+from rounds_bot.config import Settings
+from rounds_bot.doctor.result import Check, Status
+from rounds_bot.doctor.workflow import saved_state_checks, schedule_checks
+from rounds_bot.errors import RoundsError
+from rounds_bot.github.actions import ActionsApi, Artifact, actions_api_from_settings
+from rounds_bot.github.labels import BOT_LABEL, label_spec
+
+T = TypeVar("T")
+
+
+def github_checks(settings: Settings, now: datetime, environ: dict[str, str]) -> list[Check]:
+    if not settings.github_token or not settings.github_repository:
+        status: Status = "fix" if settings.tracker == "github" else "off"
+        return [
+            Check(
+                area="GitHub",
+                status=status,
+                detail="GITHUB_TOKEN and GITHUB_REPOSITORY are not both set",
+                fix="in Actions they come from the workflow; locally export a token and owner/name"
+                if status == "fix"
+                else None,
+            )
+        ]
+    api = actions_api_from_settings(settings)
+    try:
+        repository = api.repository_info()
+    except RoundsError as exc:
+        return [
+            Check(
+                area="GitHub", status="fix", detail=str(exc), fix="check GITHUB_TOKEN and GITHUB_REPOSITORY"
+            )
+        ]
+    branch = str(repository.get("default_branch") or "main")
+    checks = _repository(settings, repository, branch)
+    token, artifacts = _permissions(api, settings, branch)
+    checks += token
+    checks.append(_rate_limit(api))
+    if artifacts is not None:
+        checks += saved_state_checks(settings, artifacts, branch, repository.get("id"), now)
+    checks += schedule_checks(settings, api, environ)
+    return checks
+
+
+def _repository(settings: Settings, repository: dict[str, Any], branch: str) -> list[Check]:
+    checks = [
+        Check(area="GitHub", status="ok", detail=f"{settings.github_repository}, default branch {branch}")
+    ]
+    if repository.get("has_issues") is False:
+        checks.append(
+            Check(
+                area="GitHub",
+                status="fix",
+                detail="issues are disabled in this repository",
+                fix="enable Issues in the repository's Settings -> General -> Features",
+            )
+        )
+    return checks
+
+
+def _permissions(
+    api: ActionsApi, settings: Settings, branch: str
+) -> tuple[list[Check], list[Artifact] | None]:
+    """What the token may do, each proved by one request; and the saved databases, when it may read them."""
+    spec = label_spec(BOT_LABEL)
+    read, _ = _permission("issues: read", "`issues: read`", lambda: api.list_labels(None))
+    write, created = _permission(
+        "issues: write", "`issues: write`", lambda: api.create_label(spec.name, spec.color, spec.description)
+    )
+    if created:
+        write = Check(
+            area="token",
+            status="ok",
+            detail=f"issues: write (created the {BOT_LABEL!r} label, as the first round would)",
+        )
+    actions, artifacts = _permission(
+        "actions: read", "`actions: read` (the saved database)", lambda: api.artifacts(settings.artifact_name)
+    )
+    contents, _ = _permission(
+        "contents: read", "`contents: read` (the code, for diagnoses)", lambda: api.branch_head(branch)
+    )
+    return [read, write, actions, contents], artifacts
+
+
+def _permission(name: str, grant: str, probe: Callable[[], T]) -> tuple[Check, T | None]:
+    """`ok` and the probe's answer, or `fix` with the grant the job's `permissions:` needs (and None)."""
+    try:
+        answer = probe()
+    except RoundsError as exc:
+        return (
+            Check(
+                area="token",
+                status="fix",
+                detail=f"cannot use {name}: {exc}",
+                fix=f"grant {grant} in the job's `permissions:`",
+            ),
+            None,
+        )
+    return Check(area="token", status="ok", detail=name), answer
+
+
+def _rate_limit(api: ActionsApi) -> Check:
+    try:
+        limit = api.rate_limit()
+    except RoundsError as exc:
+        return Check(area="token", status="warn", detail=f"rate limit unknown: {exc}")
+    status: Status = "ok" if int(limit.get("remaining", 0)) > 100 else "warn"
+    return Check(
+        area="token",
+        status=status,
+        detail=f"{limit.get('remaining')} of {limit.get('limit')} requests left this hour",
+    )

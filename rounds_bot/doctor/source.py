@@ -1,0 +1,69 @@
+"""The doctor's source check: SigNoz reachable (its version and the last hour's errors, from
+`sources.signoz.probe`), or the OTLP file readable."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from rounds_bot.config import Settings
+from rounds_bot.doctor.result import Check
+from rounds_bot.sources.signoz.probe import DoctorReport, check
+
+
+class SignozCheck(Protocol):
+    """`sources.signoz.probe.check`, or a stand-in for it."""
+
+    def __call__(self, url: str, api_key: str | None, *, now: datetime | None = None) -> DoctorReport: ...
+
+
+def source_checks(settings: Settings, now: datetime, signoz_check: SignozCheck | None) -> list[Check]:
+    spec = settings.effective_source()
+    if spec is None:
+        return [
+            Check(
+                area="source",
+                status="fix",
+                detail="no telemetry source is configured",
+                fix="set SIGNOZ_API_URL and SIGNOZ_API_KEY, or ROUNDS_SOURCE=otlp-file:PATH",
+            )
+        ]
+    if spec.startswith("otlp-file:"):
+        return [_otlp_file(Path(spec.removeprefix("otlp-file:")))]
+    if not settings.signoz_api_url:
+        return [
+            Check(
+                area="source",
+                status="fix",
+                detail="ROUNDS_SOURCE=signoz without SIGNOZ_API_URL",
+                fix="set SIGNOZ_API_URL, e.g. http://signoz.internal:8080",
+            )
+        ]
+    report = (signoz_check or check)(settings.signoz_api_url, settings.signoz_api_key, now=now)
+    return _signoz(report)
+
+
+def _otlp_file(path: Path) -> Check:
+    if path.is_file():
+        return Check(area="source", status="ok", detail=f"OTLP file {path} ({path.stat().st_size:,} bytes)")
+    return Check(
+        area="source",
+        status="fix",
+        detail=f"OTLP file {path} does not exist",
+        fix="fix ROUNDS_SOURCE",
+    )
+
+
+def _signoz(report: DoctorReport) -> list[Check]:
+    checks = []
+    if report.ok:
+        hour = report.last_hour
+        errors = f"; last hour: {hour.exception_groups} exception groups" if hour is not None else ""
+        detail = f"SigNoz {report.version} at {report.url}{errors}"
+        checks.append(Check(area="source", status="ok", detail=detail))
+    for problem in report.problems:
+        checks.append(Check(area="source", status="fix", detail=problem, fix="see the message"))
+    for note in report.notes:
+        checks.append(Check(area="source", status="warn", detail=note))
+    return checks
