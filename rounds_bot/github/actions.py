@@ -8,10 +8,11 @@ names the operation and the permission that is missing.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from rounds_bot.config import Settings
-from rounds_bot.github.rest import ISSUES_READ, ISSUES_WRITE, GitHubApi, _Missing
+from rounds_bot.github.rest import ISSUES_READ, ISSUES_WRITE, GitHubApi, _Missing, json_object
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
 from rounds_bot.models import Frozen
 
@@ -100,7 +101,7 @@ class ActionsApi(GitHubApi):
             ),
             permission=ISSUES_WRITE,
         )
-        return data
+        return json_object(data)
 
     # --- saved state and the workflow -----------------------------------------------------------
     def artifacts(self, name: str) -> list[Artifact]:
@@ -110,7 +111,7 @@ class ActionsApi(GitHubApi):
         for page in range(ARTIFACT_PAGES):
             items = self._call(
                 f"list the artifacts named {name!r}",
-                lambda page=page: listing.get_page(page),
+                partial(listing.get_page, page),
                 permission=ACTIONS_READ,
                 idempotent=True,
             )

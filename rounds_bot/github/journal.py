@@ -30,6 +30,9 @@ from rounds_bot.models import Frozen
 # pending: announced, maybe sent; deferred: held back by a cap, not sent; done: GitHub has it;
 # abandoned: a create GitHub never received (a fresh listing proved it), superseded by a later round.
 IntentStatus = Literal["pending", "deferred", "done", "abandoned"]
+# a row as sqlite3 returns it, and the parameters of a statement
+Row = tuple[Any, ...]
+Params = list[Any]
 
 _SCHEMA = """
 create table if not exists github_issues (
@@ -77,7 +80,7 @@ class Intent(Frozen):
     kind: Literal["create", "comment"]
     signature_id: str
     number: int | None = None
-    payload: dict = Field(default_factory=dict)
+    payload: dict[str, Any] = Field(default_factory=dict)
     status: IntentStatus
     created_at: str
 
@@ -176,7 +179,7 @@ class Journal:
     def open_intents(self, kind: str | None = None) -> list[Intent]:
         """Intents not known to be done, oldest first."""
         sql = "select * from github_intents where status != 'done'"
-        args: list = []
+        args: Params = []
         if kind:
             sql += " and kind = ?"
             args.append(kind)
@@ -201,7 +204,7 @@ class Journal:
         self.set_meta("labels", json.dumps(sorted(self.known_labels() | names)))
 
     # --- plumbing -----------------------------------------------------------------------------
-    def _issue(self, row: sqlite3.Row | tuple) -> MirroredIssue:
+    def _issue(self, row: Row) -> MirroredIssue:
         sid, number, url, title, state, reason, labels, updated, digest = row
         return MirroredIssue(
             signature_id=sid,
@@ -215,7 +218,7 @@ class Journal:
             body_digest=digest,
         )
 
-    def _intent(self, row: tuple) -> Intent:
+    def _intent(self, row: Row) -> Intent:
         key, kind, sid, number, payload, status, created, _updated = row
         return Intent(
             key=key,
@@ -227,19 +230,20 @@ class Journal:
             created_at=created,
         )
 
-    def _one(self, sql: str, args: list) -> tuple | None:
+    def _one(self, sql: str, args: Params) -> Row | None:
         try:
-            return self._db.execute(sql, args).fetchone()
+            row: Row | None = self._db.execute(sql, args).fetchone()
+            return row
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
-    def _all(self, sql: str, args: list | None = None) -> list[tuple]:
+    def _all(self, sql: str, args: Params | None = None) -> list[Row]:
         try:
             return self._db.execute(sql, args or []).fetchall()
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
-    def _write(self, sql: str, args: list) -> None:
+    def _write(self, sql: str, args: Params) -> None:
         try:
             self._db.execute(sql, args)
         except sqlite3.Error as exc:

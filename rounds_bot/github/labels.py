@@ -14,7 +14,7 @@ made (with their own colour) is used as it is.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from rounds_bot.models import Frozen
 
@@ -137,7 +137,7 @@ class LabelKeeper:
 
 
 class _Listing(Protocol):
-    items: list[dict]
+    items: list[dict[str, Any]]
     etag: str | None
     not_modified: bool
 

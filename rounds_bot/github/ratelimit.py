@@ -48,7 +48,7 @@ def rate_limit_wait(headers: Mapping[str, str] | None, attempt: int, now: float)
                 return max(float(reset) - now, 0.0) + 1.0  # +1: the reset second itself may still be limited
             except ValueError:
                 pass
-    return SECONDARY_LIMIT_WAIT * (2**attempt)
+    return SECONDARY_LIMIT_WAIT * 2.0**attempt
 
 
 def is_rate_limited(status: int, headers: Mapping[str, str] | None, message: str) -> bool:

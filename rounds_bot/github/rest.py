@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any, Literal, TypeVar, cast, overload
 
 import requests
 from github import Auth, Github, GithubException
@@ -24,6 +25,8 @@ from rounds_bot.errors import TrackerError
 from rounds_bot.github.ratelimit import CallBudget, Waiter, is_rate_limited
 
 T = TypeVar("T")
+# A JSON object as GitHub answers it (PyGithub hands answers over untyped).
+JsonObject = dict[str, Any]
 PER_PAGE = 100
 ISSUES_READ = "issues: read"
 ISSUES_WRITE = "issues: write"
@@ -184,7 +187,7 @@ class GitHubApi:
         while next_url:
             page_headers, page = self._call(
                 what,
-                lambda url=next_url: requester.requestJsonAndCheck("GET", url),
+                partial(requester.requestJsonAndCheck, "GET", next_url),
                 permission=ISSUES_READ,
                 idempotent=True,
             )
@@ -192,7 +195,15 @@ class GitHubApi:
             next_url = _next_link(page_headers)
         return Listing(items, _header(first_headers, "etag"))
 
-    def _get(self, what: str, url: str, permission: str, *, missing_ok: bool = False) -> Any:
+    @overload
+    def _get(
+        self, what: str, url: str, permission: str, *, missing_ok: Literal[False] = False
+    ) -> JsonObject: ...
+
+    @overload
+    def _get(self, what: str, url: str, permission: str, *, missing_ok: bool) -> JsonObject | None: ...
+
+    def _get(self, what: str, url: str, permission: str, *, missing_ok: bool = False) -> JsonObject | None:
         """GET one resource; with `missing_ok`, None when GitHub answers that it is not there (404, 410)."""
         try:
             _, data = self._call(
@@ -204,7 +215,7 @@ class GitHubApi:
             )
         except _Missing:
             return None
-        return data
+        return json_object(data)
 
     def _call(
         self,
@@ -377,3 +388,8 @@ def _iso(moment: datetime | None) -> str:
     if moment is None:
         return ""
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def json_object(data: Any) -> JsonObject:
+    """An answer of an endpoint that returns one JSON object, typed as such."""
+    return cast(JsonObject, data)

@@ -261,7 +261,8 @@ class GitHubTracker:
         return None
 
     def _orphans(self) -> dict[str, dict[str, Any]]:
-        return json.loads(self.journal.meta("orphans") or "{}")
+        orphans: dict[str, dict[str, Any]] = json.loads(self.journal.meta("orphans") or "{}")
+        return orphans
 
     def _remember_orphan(self, item: dict[str, Any]) -> None:
         orphans = self._orphans()
@@ -375,7 +376,7 @@ def _ref(issue: MirroredIssue) -> IssueRef:
         ref=f"#{issue.number}",
         url=issue.url,
         state=issue.state,
-        state_reason=reason,  # type: ignore[arg-type]
+        state_reason=reason,
     )
 
 

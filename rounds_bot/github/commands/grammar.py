@@ -138,7 +138,10 @@ def parse_comment(body: str) -> Parsed:
     lines = command_lines(body)
     for line in lines[:MAX_COMMANDS_PER_COMMENT]:
         result = parse_line(line)
-        (commands if isinstance(result, Command) else malformed).append(result)  # type: ignore[arg-type]
+        if isinstance(result, Command):
+            commands.append(result)
+        else:
+            malformed.append(result)
     return Parsed(
         commands=commands, malformed=malformed, dropped=max(len(lines) - MAX_COMMANDS_PER_COMMENT, 0)
     )
@@ -182,7 +185,7 @@ def parse_line(line: str) -> Command | Malformed:
     if name in _NO_ARGUMENTS:
         if arguments:
             return Malformed(line=shown, problem=f"`{name}` takes nothing after it; usage: `{USAGE[name]}`")
-        return Command(name=name, line=shown)  # type: ignore[arg-type]
+        return Command(name=name, line=shown)
     if name == "rediagnose":
         return _rediagnose(shown, arguments)
     if name == "ignore":
