@@ -156,3 +156,17 @@ def test_new_issue_cap_defers_the_rest_to_the_next_round(workdir, monkeypatch):
     monkeypatch.setenv("ROUNDS_MAX_NEW_ISSUES_PER_ROUND", "100")
     run("run", "--demo")
     assert len(list((workdir / "rounds-out").glob("*.md"))) == len(DEMO_BUGS)
+
+
+def test_db_status_lists_each_signature_with_its_count_status_and_issue(workdir):
+    run("run", "--demo")
+    code, out, _ = run("db", "status")
+    assert code == 0
+    header, *lines = out.splitlines()
+    assert header == (
+        f"database rounds.db: schema v{SCHEMA_VERSION}, {len(DEMO_BUGS)} signatures, 1 runs, integrity ok"
+    )
+    assert len(lines) == len(DEMO_BUGS)
+    signature_id, count = lines[0].split()[:2]
+    assert signature_id.startswith("sig_") and int(count) > 0
+    assert lines[0].endswith(f"  open  {signature_id}.md")
