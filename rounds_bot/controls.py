@@ -140,7 +140,7 @@ def _latest(store: Store, kinds: list[str], *, per_signature: bool = True) -> li
 # --- recording (call inside `store.transaction()`) -------------------------------------------------
 def record(
     store: Store,
-    kind: str,
+    kind: Fact,
     key: str,
     *,
     at: datetime,
@@ -252,4 +252,4 @@ def command_watermark(store: Store) -> str | None:
 
 
 def set_command_watermark(store: Store, value: str) -> None:
-    store.db["meta"].upsert({"key": _WATERMARK_KEY, "value": value}, pk="key")
+    store.db.table("meta").upsert({"key": _WATERMARK_KEY, "value": value}, pk="key")

@@ -50,7 +50,7 @@ def filed(fake: ActionsFakeGitHub, tmp_path: Path) -> dict[int, str]:
             now=START + timedelta(minutes=5),
             reads_whole_history=True,
         )
-        found = {int(row["issue_ref"][1:]): row["id"] for row in store.signatures()}
+        found = {int(s.issue_ref[1:]): s.id for s in store.signatures() if s.issue_ref}
     finally:
         store.close()
         tracker.journal.close()

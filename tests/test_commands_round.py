@@ -14,6 +14,7 @@ from rounds_bot import controls
 from rounds_bot.diagnosis.model import DiagnosisOutcome, DiagnosisRequest
 from rounds_bot.github.commands.runner import CommandContext, comment_from_event, handle_comment
 from rounds_bot.round.report import RoundReport
+from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.github_spec
@@ -72,10 +73,10 @@ def occurrences(index: int, at_minutes: int, count: int = 1):
     return [error_event(index, at=START + timedelta(minutes=at_minutes), serial=s) for s in range(count)]
 
 
-def signature_of(tmp_path: Path, issue: str) -> dict:
+def signature_of(tmp_path: Path, issue: str) -> Signature:
     store = Store.open(tmp_path / "rounds.db")
     try:
-        return next(row for row in store.signatures() if row["issue_ref"] == issue)
+        return next(signature for signature in store.signatures() if signature.issue_ref == issue)
     finally:
         store.close()
 
@@ -88,7 +89,7 @@ def test_a_paused_round_counts_but_writes_nothing_and_resume_files_what_waited(f
     assert fake.exchanges[before:] == [], "a paused round must not touch GitHub"
     assert any("paused by @alice" in note for note in paused.notes)
     assert paused.new == [] and [line.note for line in paused.deferred] == ["paused"]
-    assert signature_of(tmp_path, "#1")["total_count"] == 4
+    assert signature_of(tmp_path, "#1").total_count == 4
     assert len(fake.issues()) == 1
 
     command(fake, tmp_path, 1, "/rounds resume", minutes=21)
@@ -108,7 +109,7 @@ def test_an_ignored_signature_is_counted_but_never_commented_on_or_reopened(fake
     assert report.regressed == [] and [line.note for line in report.updated] == [
         "muted by @alice until `unignore`"
     ]
-    assert signature_of(tmp_path, "#1")["total_count"] == 6
+    assert signature_of(tmp_path, "#1").total_count == 6
     assert "6" in issue.body  # the count in the body still updates
 
 
@@ -141,15 +142,15 @@ def test_a_merged_signature_counts_its_occurrences_under_the_other_until_split(f
     round_at(fake, tmp_path, 5, occurrences(0, 0) + occurrences(1, 1))
     command(fake, tmp_path, 2, "/rounds merge #1", minutes=6)
     report = round_at(fake, tmp_path, 30, occurrences(1, 20, 4))
-    assert signature_of(tmp_path, "#1")["total_count"] == 5
-    assert signature_of(tmp_path, "#2")["total_count"] == 1
+    assert signature_of(tmp_path, "#1").total_count == 5
+    assert signature_of(tmp_path, "#2").total_count == 1
     assert [line.issue for line in report.updated] == ["#1"] and report.new == []
     assert len(fake.issues()) == 2
 
     command(fake, tmp_path, 2, "/rounds split", minutes=31)
     round_at(fake, tmp_path, 50, occurrences(1, 40, 2))
-    assert signature_of(tmp_path, "#2")["total_count"] == 3
-    assert signature_of(tmp_path, "#1")["total_count"] == 5
+    assert signature_of(tmp_path, "#2").total_count == 3
+    assert signature_of(tmp_path, "#1").total_count == 5
 
 
 def test_rediagnose_reaches_the_next_round_with_its_hint_once(fake, tmp_path):
@@ -158,7 +159,7 @@ def test_rediagnose_reaches_the_next_round_with_its_hint_once(fake, tmp_path):
     recorder = Recorder()
     round_at(fake, tmp_path, 20, [], diagnoser=recorder, diagnosis_mode="recorder")
     assert [(r.signature_id, r.rediagnose_hint) for r in recorder.asked] == [
-        (signature_of(tmp_path, "#1")["id"], "the cookie is set by the gateway")
+        (signature_of(tmp_path, "#1").id, "the cookie is set by the gateway")
     ]
     store = Store.open(tmp_path / "rounds.db")
     try:

@@ -20,8 +20,8 @@ from fake_github.rounds import (
 
 from rounds_bot.cli.db import rebuild_command, rebuild_into
 from rounds_bot.github.rebuild import rebuild_database
-from rounds_bot.models import ErrorEvent
 from rounds_bot.render.marker import MarkerState, write_marker
+from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.github_spec
@@ -32,7 +32,7 @@ def fake_github() -> Iterator[FakeGitHub]:
     yield from running_fake()
 
 
-REBUILT_COLUMNS = (
+REBUILT_FIELDS = (
     "id",
     "service",
     "title",
@@ -53,14 +53,12 @@ REBUILT_COLUMNS = (
     "issue_ref",
 )
 
-JSON_COLUMNS = {"grouping_state", "services", "versions", "environments", "related"}
-
 
 def run(tmp_path: Path, fake: FakeGitHub, events: list, minutes: int) -> None:
     round_against(fake, tmp_path, events, minutes)
 
 
-def lost_database(tmp_path: Path, fake: FakeGitHub) -> dict[str, dict]:
+def lost_database(tmp_path: Path, fake: FakeGitHub) -> dict[str, Signature]:
     """Two rounds, two issues closed by humans; returns the rows the database had before it was lost."""
     events = [error_event(i, serial=s) for i in range(5) for s in range(2)]
     run(tmp_path, fake, events, minutes=5)
@@ -69,7 +67,7 @@ def lost_database(tmp_path: Path, fake: FakeGitHub) -> dict[str, dict]:
     fake.state.set_state(fake.repo.issues[3], "closed", "completed")
     fake.state.set_state(fake.repo.issues[4], "closed", "not_planned")
     store = Store.open(tmp_path / "rounds.db")
-    rows = {row["id"]: row for row in store.signatures()}
+    rows = {signature.id: signature for signature in store.signatures()}
     store.close()
     (tmp_path / "rounds.db").unlink()  # lost; a stale -wal file may still lie beside it
     return rows
@@ -84,16 +82,13 @@ def test_the_database_is_rebuilt_from_the_issues_alone(tmp_path, fake_github: Fa
     assert (result.signatures, result.open, result.resolved, result.muted) == (5, 3, 1, 1)
     assert result.requests == 1
     store = Store.open(tmp_path / "rounds.db")
-    after = {row["id"]: row for row in store.signatures()}
+    after = {signature.id: signature for signature in store.signatures()}
     assert set(after) == set(before)
     for signature_id, row in before.items():
-        for column in REBUILT_COLUMNS:
-            old, new = row[column], after[signature_id][column]
-            if column in JSON_COLUMNS:
-                old, new = json.loads(old), json.loads(new)
-            assert new == old, (signature_id, column)
-        old = ErrorEvent.model_validate_json(row["representative"])
-        new = ErrorEvent.model_validate_json(after[signature_id]["representative"])
+        for name in REBUILT_FIELDS:
+            old, new = getattr(row, name), getattr(after[signature_id], name)
+            assert new == old, (signature_id, name)
+        old, new = row.representative, after[signature_id].representative
         assert (new.stacktrace, new.error_type, new.service) == (old.stacktrace, old.error_type, old.service)
     assert store.cursor("fixed") is None  # nothing of the lost file's write-ahead log came back
     statuses = sorted(store.status(sid) for sid in after)
@@ -124,7 +119,7 @@ def test_unreadable_markers_and_twins_are_reported_not_guessed(tmp_path, fake_gi
     store = Store.memory()
     result = rebuild_database(tracker_for(fake_github).api, store)
     assert (result.signatures, result.unreadable, result.duplicates) == (1, ["#3"], ["#2"])
-    assert store.signature("sig_a")["issue_ref"] == "#1"
+    assert store.signature("sig_a").issue_ref == "#1"
 
 
 def test_a_thousand_issues_are_read_in_ten_requests(tmp_path, fake_github: FakeGitHub):

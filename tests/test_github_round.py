@@ -112,13 +112,13 @@ def test_a_round_killed_at_any_github_call_leaves_no_twin_and_loses_nothing(tmp_
                 context = f"killed {'after' if after else 'before'} call {at}"
                 assert issues_by_signature(fake) == expected, context
                 store = Store.open(where / "rounds.db")
-                rows = {row["id"]: row for row in store.signatures()}
+                rows = {signature.id: signature for signature in store.signatures()}
                 store.close()
                 assert set(rows) == set(expected), context
                 for signature_id, row in rows.items():
                     [issue] = [i for i in fake.issues() if read_marker(i.body).signature_id == signature_id]
-                    assert row["issue_ref"] == f"#{issue.number}", context
-                    assert read_marker(issue.body).total_count == row["total_count"], context
+                    assert row.issue_ref == f"#{issue.number}", context
+                    assert read_marker(issue.body).total_count == row.total_count, context
                 reopened = fake.repo.issues[1]
                 assert reopened.state == "open" and "regression" in reopened.labels, context
                 regression_comments = [
@@ -182,7 +182,7 @@ def test_a_spent_budget_stops_cleanly_saves_state_and_says_why(tmp_path, fake_gi
     assert 0 < filed < 6
     assert len(report.new) == filed and len(report.deferred) == 6 - filed
     store = Store.open(tmp_path / "rounds.db")
-    assert sum(1 for row in store.signatures() if row["issue_ref"]) == filed
+    assert sum(1 for signature in store.signatures() if signature.issue_ref) == filed
     assert len(store.signatures()) == 6
     store.close()
     run(tmp_path, fake_github, events, minutes=20)

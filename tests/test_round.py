@@ -88,7 +88,7 @@ def test_overlapping_windows_never_count_an_occurrence_twice(clean_env, fresh_db
     again = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW + timedelta(seconds=60))
     assert again.quiet
     assert again.already_counted == 27
-    assert sum(row["total_count"] for row in fresh_db.signatures()) == 27
+    assert sum(signature.total_count for signature in fresh_db.signatures()) == 27
 
 
 def test_new_occurrences_update_counts_in_place(settings, fresh_db, tmp_path):
@@ -120,10 +120,10 @@ def test_a_round_that_fails_half_way_leaves_the_database_untouched_and_the_retry
 def test_events_are_logged_once_per_signature(settings, fresh_db, tmp_path):
     source = ListSource(two_problems())
     run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW)
-    for row in fresh_db.signatures():
-        kinds = [e["kind"] for e in fresh_db.events_of(row["id"])]
+    for signature in fresh_db.signatures():
+        kinds = [e["kind"] for e in fresh_db.events_of(signature.id)]
         assert kinds == ["IncidentDetected", "IssueFiled"]
-        assert fresh_db.status(row["id"]) == "open"
+        assert fresh_db.status(signature.id) == "open"
 
 
 def test_secrets_in_messages_never_reach_the_issue_or_the_database(settings, fresh_db, tmp_path):
@@ -139,7 +139,7 @@ def test_secrets_in_messages_never_reach_the_issue_or_the_database(settings, fre
     )
     report = run_round(settings, ListSource([leaky]), DryRunTracker(tmp_path), fresh_db, now=NOW)
     draft = (tmp_path / f"{report.new[0].signature_id}.md").read_text()
-    stored = json.dumps(fresh_db.signatures())
+    stored = json.dumps(list(fresh_db.db["signatures"].rows))
     for text in (draft, stored, report.model_dump_json()):
         assert token not in text
         assert "alice@example.com" not in text

@@ -125,7 +125,7 @@ def test_without_an_artifact_the_database_is_rebuilt_from_the_issues(fake, tmp_p
     assert "Rebuilt the signature database from 2 issues of octo/app" in result.summary("octo/app")
     rebuilt = Store.open(target)
     try:
-        assert sorted(row["issue_ref"] for row in rebuilt.signatures()) == ["#1", "#2"]
+        assert sorted(signature.issue_ref for signature in rebuilt.signatures()) == ["#1", "#2"]
     finally:
         rebuilt.close()
 

@@ -6,7 +6,9 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from signature_samples import a_signature
 
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.errors import SchemaTooNewError, StoreError
 from rounds_bot.store import SCHEMA_VERSION, Store
 
@@ -113,15 +115,7 @@ def test_ledger_sums_spend_since_a_moment(fresh_db):
 
 
 def _signature(store, sid, service="api", issue_ref=None, first_seen="2026-11-01T10:00:00+00:00"):
-    store.upsert_signature(
-        {
-            "id": sid,
-            "service": service,
-            "title": f"title {sid}",
-            "issue_ref": issue_ref,
-            "first_seen": first_seen,
-        }
-    )
+    store.save(a_signature(sid, service=service, issue_ref=issue_ref, first_seen=first_seen))
 
 
 def test_unfiled_ids_are_the_signatures_without_an_issue_oldest_first(fresh_db):
@@ -130,6 +124,16 @@ def test_unfiled_ids_are_the_signatures_without_an_issue_oldest_first(fresh_db):
         _signature(fresh_db, "s1", first_seen="2026-11-01T10:00:00+00:00")
         _signature(fresh_db, "s3", issue_ref="#3")
     assert fresh_db.unfiled_ids() == ["s1", "s2"]
+
+
+def _outcome(status: str, root_cause: str) -> str:
+    """An attempt's outcome as stored; the root cause names which attempt it was."""
+    if status != "ok":
+        return DiagnosisOutcome(status=status, detail=root_cause).model_dump_json()
+    diagnosis = Diagnosis(
+        classification="server_bug", root_cause=root_cause, suggested_fix="", confidence="low"
+    )
+    return DiagnosisOutcome(status="ok", diagnosis=diagnosis).model_dump_json()
 
 
 def test_diagnosed_neighbours_are_the_same_service_latest_ok_diagnoses(fresh_db):
@@ -145,7 +149,7 @@ def test_diagnosed_neighbours_are_the_same_service_latest_ok_diagnoses(fresh_db)
         ):
             fresh_db.record_diagnosis(
                 {"cache_key": sid, "signature_id": sid, "revision": "r", "at": "t", "status": status,
-                 "trigger": "new", "cost_usd": 0.0, "outcome": outcome}
+                 "trigger": "new", "cost_usd": 0.0, "outcome": _outcome(status, outcome)}
             )  # fmt: skip
     found = fresh_db.diagnosed_neighbours("api", exclude="me", limit=3)
-    assert [(row["id"], outcome) for row, outcome in found] == [("a", "new")]
+    assert [(signature.id, outcome.diagnosis.root_cause) for signature, outcome in found] == [("a", "new")]

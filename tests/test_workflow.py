@@ -322,7 +322,7 @@ def test_schedule_comment_and_dispatch_runs_carry_the_database_between_them(fake
         assert repo.artifacts() == 2
         saved = repo.saved_database(tmp_path)
         try:
-            signature = next(row["id"] for row in saved.signatures() if row["issue_ref"] == "#1")
+            signature = next(s.id for s in saved.signatures() if s.issue_ref == "#1")
             assert signature in controls.load_controls(saved).mutes
         finally:
             saved.close()

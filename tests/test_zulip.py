@@ -9,6 +9,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from fake_zulip import FakeZulip
+from signature_samples import a_signature
 
 from rounds_bot.cli.app import main
 from rounds_bot.config import load_settings
@@ -117,15 +118,15 @@ def test_notifications_are_off_unless_configured_and_half_a_configuration_is_an_
 def a_round(store: Store, plans: dict[str, str], run_id: str = "20260302T090000Z-abc") -> None:
     with store.transaction():
         for sid in plans:
-            store.upsert_signature(
-                {
-                    "id": sid,
-                    "service": "checkout",
-                    "title": f"KeyError @**all** in {sid}",
-                    "issue_ref": f"#{sid[-1]}",
-                    "total_count": 3,
-                    "first_seen": "2026-03-02T08:00:00+00:00",
-                }
+            store.save(
+                a_signature(
+                    sid,
+                    service="checkout",
+                    title=f"KeyError @**all** in {sid}",
+                    issue_ref=f"#{sid[-1]}",
+                    total_count=3,
+                    first_seen="2026-03-02T08:00:00+00:00",
+                )
             )
         store.record_run(
             {"id": run_id, "started_at": "2026-03-02T09:00:00+00:00", "stats": json.dumps({"plans": plans})}

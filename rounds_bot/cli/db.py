@@ -34,17 +34,17 @@ def status_command(env_file: Path | None) -> None:
     settings = settings_from(env_file)
     store = Store.open(settings.signatures_db_path)
     try:
-        rows = store.signatures()
+        signatures = store.signatures()
         runs = store.runs()
         click.echo(
             f"database {settings.signatures_db_path}: schema v{store.schema_version()}, "
-            f"{len(rows)} signatures, {len(runs)} runs, "
+            f"{len(signatures)} signatures, {len(runs)} runs, "
             f"integrity {'ok' if store.integrity_ok() else 'FAILED'}"
         )
-        for row in rows:
+        for signature in signatures:
             click.echo(
-                f"  {row['id']}  {row['total_count']:>7}  [{row['service']}] {row['title']}  "
-                f"{store.status(row['id'])}  {row['issue_ref'] or '-'}"
+                f"  {signature.id}  {signature.total_count:>7}  [{signature.service}] {signature.title}  "
+                f"{store.status(signature.id)}  {signature.issue_ref or '-'}"
             )
     finally:
         store.close()

@@ -13,9 +13,7 @@ and the sources' cursors, so the first round after a rebuild reads its lookback 
 
 from __future__ import annotations
 
-import json
-import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
@@ -24,11 +22,10 @@ from rounds_bot.events import Fact
 from rounds_bot.github.journal import Journal, mirrored_issue
 from rounds_bot.github.labels import BOT_LABEL
 from rounds_bot.github.rest import GitHubApi
-from rounds_bot.models import ErrorEvent, Frozen
+from rounds_bot.models import Frozen
 from rounds_bot.render.marker import MarkerState, read_marker
+from rounds_bot.signature import Signature
 from rounds_bot.store import Store
-
-_FENCE_BREAK = "`\u200b``"  # how render.py keeps untrusted text from closing a fence
 
 
 class RebuildResult(Frozen):
@@ -65,7 +62,7 @@ def rebuild_database(
     counts = {"open": 0, "resolved": 0, "muted": 0}
     with store.transaction():
         for signature_id, (item, marker) in chosen.items():
-            store.upsert_signature(signature_row(item, marker))
+            store.save(Signature.from_issue(item, marker))
             status = _status(item)
             counts[status] += 1
             _log(store, signature_id, item, status)
@@ -79,55 +76,6 @@ def rebuild_database(
         requests=api.requests_made - before,
         **counts,
     )
-
-
-def signature_row(item: dict[str, Any], marker: MarkerState) -> dict[str, Any]:
-    """The `signatures` row a round would have written, from an issue and its marker."""
-    body = item.get("body") or ""
-    last_seen = marker.last_seen or item.get("updated_at") or datetime.now(UTC).isoformat()
-    representative = ErrorEvent(
-        event_id=f"rebuilt:{item['number']}",
-        timestamp=datetime.fromisoformat(last_seen.replace("Z", "+00:00")),
-        service=marker.service,
-        error_type=marker.error_type or None,
-        message=section(body, "Representative message") or marker.normalized_message,
-        stacktrace=section(body, "Representative stack trace"),
-    )
-    return {
-        "id": marker.signature_id,
-        "service": marker.service,
-        "title": marker.title or _title_without_service(item.get("title") or "", marker.service),
-        "error_type": marker.error_type,
-        "normalized_message": marker.normalized_message,
-        "fingerprint_hash": marker.fingerprint_hash,
-        "fingerprint_version": marker.fingerprint_version,
-        "first_tier": marker.first_tier or "fingerprint",
-        "explanation": section(body, "Why grouped") or "",
-        "representative": representative.model_dump_json(),
-        "grouping_state": json.dumps(marker.grouping_state) if marker.grouping_state else "",
-        "first_seen": marker.first_seen,
-        "last_seen": marker.last_seen,
-        "total_count": marker.total_count,
-        "services": json.dumps(sorted(marker.services or [marker.service])),
-        "versions": json.dumps(sorted(marker.versions)),
-        "environments": json.dumps(sorted(marker.environments)),
-        "related": json.dumps(sorted(marker.related)),
-        "issue_ref": f"#{item['number']}",
-        "created_run": "rebuilt",
-    }
-
-
-def section(body: str, summary: str) -> str | None:
-    """The fenced text inside `<details><summary>{summary}...</summary>` of a rendered issue body."""
-    pattern = re.compile(
-        r"<summary>" + re.escape(summary) + r"[^<]*</summary>\s*```\n(?P<text>.*?)\n```", re.DOTALL
-    )
-    match = pattern.search(body)
-    return match["text"].replace(_FENCE_BREAK, "```") if match else None
-
-
-def _title_without_service(title: str, service: str) -> str:
-    return title.removeprefix(f"[{service}] ")
 
 
 def _status(item: dict[str, Any]) -> str:
@@ -153,7 +101,7 @@ def _log(store: Store, signature_id: str, item: dict[str, Any], status: str) -> 
     )
     if status != "open":
         closed = datetime.fromisoformat((item.get("closed_at") or item["updated_at"]).replace("Z", "+00:00"))
-        kind = "IncidentSuppressed" if status == "muted" else "IncidentResolved"
+        kind = Fact.INCIDENT_SUPPRESSED if status == "muted" else Fact.INCIDENT_RESOLVED
         store.append_event(
             kind, f"rebuilt:{kind}:{signature_id}", signature_id=signature_id, run_id=run, at=closed
         )

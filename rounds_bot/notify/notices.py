@@ -12,6 +12,7 @@ from datetime import datetime
 
 from pydantic import Field
 
+from rounds_bot.clock import iso
 from rounds_bot.events import Fact
 from rounds_bot.models import Frozen
 from rounds_bot.notify.zulip import code
@@ -56,12 +57,13 @@ def mark_notified(store: Store, run_id: str, at: datetime) -> None:
 
 
 def _new_issue(store: Store, signature_id: str, link: str | None) -> str:
-    row = store.signature(signature_id) or {}
-    issue = _issue(row.get("issue_ref"), link)
+    signature = store.signature(signature_id)
+    if signature is None:
+        return f"**New problem** {_issue(None, link)} in {code('unknown')}: {code('')}\n0 occurrences since ?"
     return (
-        f"**New problem** {issue} in {code(row.get('service') or 'unknown')}: "
-        f"{code(row.get('title') or '')}\n"
-        f"{row.get('total_count', 0)} occurrences since {row.get('first_seen') or '?'}"
+        f"**New problem** {_issue(signature.issue_ref, link)} in {code(signature.service or 'unknown')}: "
+        f"{code(signature.title)}\n"
+        f"{signature.total_count} occurrences since {iso(signature.first_seen)}"
     )
 
 
@@ -78,10 +80,9 @@ def _summary(
     lines = [f"{where}: {len(new)} new, {len(regressed)} regressed, {len(updated)} updated"]
     for label, ids in (("regressed", regressed), ("new, not announced one by one", new[MAX_NEW_NOTICES:])):
         for sid in ids[:20]:
-            row = store.signature(sid) or {}
-            lines.append(
-                f"- {label}: {_issue(row.get('issue_ref'), links.get(sid))} {code(row.get('title') or '')}"
-            )
+            signature = store.signature(sid)
+            ref, title = (signature.issue_ref, signature.title) if signature else (None, "")
+            lines.append(f"- {label}: {_issue(ref, links.get(sid))} {code(title)}")
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from pydantic import Field, ValidationError
 
@@ -34,7 +35,7 @@ class MarkerState(Frozen):
     last_seen: str = ""
     total_count: int = 0
     closed: bool = False
-    grouping_state: dict = Field(default_factory=dict)
+    grouping_state: dict[str, Any] = Field(default_factory=dict)
     title: str = ""
     error_type: str = ""
     normalized_message: str = ""

@@ -14,7 +14,6 @@ attempt leaves the signature pending; the next round retries it.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -23,10 +22,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from rounds_bot.clock import iso, parse_iso
 from rounds_bot.config import Settings
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.diagnosis.budget import BudgetCaps, decide, diagnosis_cache_key
 from rounds_bot.diagnosis.model import (
+    Diagnosis,
     DiagnosisOutcome,
     DiagnosisRequest,
     LogLine,
@@ -35,7 +36,8 @@ from rounds_bot.diagnosis.model import (
 )
 from rounds_bot.events import Fact
 from rounds_bot.models import ErrorEvent
-from rounds_bot.store import Store, iso, parse_iso
+from rounds_bot.signature import Signature
+from rounds_bot.store import Store
 from rounds_bot.telemetry import span
 from rounds_bot.triage import Occurrence, SignatureActivity, TriageDecision, TriagePolicy, triage
 
@@ -47,7 +49,7 @@ PREVIOUSLY_DIAGNOSED = 3
 class Patient:
     """One signature the round touched, as the diagnosis step sees it."""
 
-    row: dict  # the signature row as it will be after this round
+    signature: Signature  # as it will be after this round
     samples: list[ErrorEvent]
     timeline: list[Occurrence]
     regressed: bool = False
@@ -65,6 +67,14 @@ class DiagnosisStep:
     calls: int = 0
     notes: list[str] = field(default_factory=list)
     month_remaining_usd: float | None = None
+
+    def good_diagnoses(self) -> dict[str, Diagnosis]:
+        """This round's successful diagnoses, by signature."""
+        return {
+            sid: outcome.diagnosis
+            for sid, outcome in self.attempted.items()
+            if outcome.status == "ok" and outcome.diagnosis is not None
+        }
 
 
 def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
@@ -170,7 +180,7 @@ def run_diagnosis_step(
     )
     activities = [_activity(store, p, window_hours, rediagnose or {}, now) for p in patients]
     decisions = triage(activities, now=now, code_revision=revision, policy=policy)
-    by_id = {p.row["id"]: p for p in patients}
+    by_id = {p.signature.id: p for p in patients}
     for decision in decisions:
         if not decision.diagnose:
             step.waiting[decision.signature_id] = decision.reason
@@ -272,7 +282,7 @@ def _record(
 def _activity(
     store: Store, patient: Patient, window_hours: float, rediagnose: dict[str, str], now: datetime
 ) -> SignatureActivity:
-    sid = patient.row["id"]
+    sid = patient.signature.id
     latest = store.latest_diagnosis(sid)
     ok = store.latest_diagnosis(sid, ok_only=True)
     pending = patient.retry and latest is not None
@@ -303,31 +313,31 @@ def _request(
     rediagnose: dict[str, str],
     everyone: Sequence[Patient],
 ) -> DiagnosisRequest:
-    row = patient.row
-    representative = ErrorEvent.model_validate_json(row["representative"])
+    signature = patient.signature
+    representative = signature.representative
     return DiagnosisRequest(
-        signature_id=row["id"],
-        title=row["title"],
-        service=row["service"],
-        error_type=row["error_type"] or None,
+        signature_id=signature.id,
+        title=signature.title,
+        service=signature.service,
+        error_type=signature.error_type or None,
         error_code=representative.error_code,
-        normalized_message=row["normalized_message"],
+        normalized_message=signature.normalized_message,
         stacktrace=representative.stacktrace,
         sample_events=patient.samples or [representative],
         stats=OccurrenceStats(
-            total=row["total_count"],
+            total=signature.total_count,
             in_window=sum(o.count for o in patient.timeline),
-            first_seen=parse_iso(row["first_seen"]),
-            last_seen=parse_iso(row["last_seen"]),
-            services=json.loads(row["services"]),
-            service_versions=json.loads(row["versions"]),
-            environments=json.loads(row["environments"]),
+            first_seen=signature.first_seen,
+            last_seen=signature.last_seen,
+            services=sorted(signature.services),
+            service_versions=sorted(signature.versions),
+            environments=sorted(signature.environments),
         ),
         related_logs=_related_logs(patient, everyone),
         related=_related(store, patient),
         checkout=Path(settings.repo_path).resolve(),
         code_revision=revision,
-        rediagnose_hint=rediagnose.get(row["id"]) or None,
+        rediagnose_hint=rediagnose.get(signature.id) or None,
     )
 
 
@@ -338,7 +348,7 @@ def _related_logs(patient: Patient, everyone: Sequence[Patient]) -> list[LogLine
         if other is patient:
             continue
         for event in other.samples:
-            if event.kind == "log" and event.service == patient.row["service"]:
+            if event.kind == "log" and event.service == patient.signature.service:
                 lines.append(
                     LogLine(
                         timestamp=event.timestamp,
@@ -354,17 +364,18 @@ def _related_logs(patient: Patient, everyone: Sequence[Patient]) -> list[LogLine
 def _related(store: Store, patient: Patient) -> list[RelatedSignature]:
     related: list[RelatedSignature] = []
     for sid in patient.related:
-        row = store.signature(sid)
-        if row:
-            related.append(RelatedSignature(signature_id=sid, title=row["title"], relation="similar"))
-    neighbours = store.diagnosed_neighbours(patient.row["service"], patient.row["id"], PREVIOUSLY_DIAGNOSED)
-    for row, outcome_json in neighbours:
-        outcome = DiagnosisOutcome.model_validate_json(outcome_json)
+        known = store.signature(sid)
+        if known is not None:
+            related.append(RelatedSignature(signature_id=sid, title=known.title, relation="similar"))
+    signature = patient.signature
+    for neighbour, outcome in store.diagnosed_neighbours(
+        signature.service, signature.id, PREVIOUSLY_DIAGNOSED
+    ):
         if outcome.diagnosis is not None:
             related.append(
                 RelatedSignature(
-                    signature_id=row["id"],
-                    title=row["title"],
+                    signature_id=neighbour.id,
+                    title=neighbour.title,
                     relation="previously_diagnosed",
                     classification=outcome.diagnosis.classification,
                     root_cause=outcome.diagnosis.root_cause,

@@ -2,82 +2,104 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from rounds_bot.clock import iso
+from rounds_bot.controls import Controls
+from rounds_bot.round.diagnosis_step import DiagnosisStep
+from rounds_bot.round.occurrences import Grouped
+from rounds_bot.round.planning import IssuePlan
 from rounds_bot.round.report import RoundReport, SignatureLine
-from rounds_bot.round.tally import BEGINNING, IssuePlan, RoundContext, Tally
-from rounds_bot.sources.base import PollResult
-from rounds_bot.store import iso
+from rounds_bot.round.window import BEGINNING
+from rounds_bot.sources.base import PollResult, Window
 
 
-def build_report(
-    ctx: RoundContext,
-    polled: PollResult,
-    tallies: dict[str, Tally],
-    plans: list[IssuePlan],
-    already_counted: int,
-) -> RoundReport:
-    def line(plan: IssuePlan, note: str = "") -> SignatureLine:
-        row = ctx.store.signature(plan.signature_id) or {}
-        tally = plan.tally
-        return SignatureLine(
-            signature_id=plan.signature_id,
-            title=row.get("title") or (tally.assignment.title if tally else ""),
-            service=row.get("service") or "",
-            tier=tally.assignment.tier if tally else row.get("first_tier", ""),
-            round_count=tally.count if tally else 0,
-            total_count=row.get("total_count") or 0,
-            issue=plan.issue.ref if plan.issue else None,
-            note=note,
-        )
+@dataclass(frozen=True)
+class RoundOutcome:
+    """Everything a round did, as the report needs it."""
 
-    step = ctx.diagnosis
+    run_id: str
+    source: str
+    tracker: str
+    window: Window
+    polled: PollResult
+    grouped: Grouped
+    plans: list[IssuePlan]  # as they ended
+    notes: list[str]
+    diagnosis: DiagnosisStep
+    diagnosis_mode: str
+    controls: Controls
+
+
+def build_report(outcome: RoundOutcome) -> RoundReport:
+    step, polled, grouped = outcome.diagnosis, outcome.polled, outcome.grouped
     by_kind: dict[str, list[SignatureLine]] = {"new": [], "updated": [], "regressed": [], "deferred": []}
-    for plan in plans:
+    for plan in outcome.plans:
         if plan.kind in ("new", "filed-late"):
-            by_kind["new"].append(line(plan, "filed late" if plan.kind == "filed-late" else ""))
+            by_kind["new"].append(_line(plan, "filed late" if plan.kind == "filed-late" else ""))
         elif plan.kind == "muted":
-            mute = ctx.controls.mutes.get(plan.signature_id)
-            by_kind["updated"].append(line(plan, mute.describe() if mute else "closed as not planned: muted"))
+            mute = outcome.controls.mutes.get(plan.signature_id)
+            by_kind["updated"].append(
+                _line(plan, mute.describe() if mute else "closed as not planned: muted")
+            )
         elif plan.kind == "deferred":
             by_kind["deferred"].append(
-                line(plan, "paused" if ctx.controls.pause else "over the new-issue cap")
+                _line(plan, "paused" if outcome.controls.pause else "over the new-issue cap")
             )
         else:
-            by_kind[plan.kind].append(line(plan))
+            by_kind[plan.kind].append(_line(plan))
+    window = outcome.window
     return RoundReport(
-        run_id=ctx.run_id,
-        source=ctx.source.name,
-        tracker=ctx.tracker.name,
-        window_start="the beginning" if ctx.window.start == BEGINNING else iso(ctx.window.start),
-        window_end=iso(ctx.window.end),
+        run_id=outcome.run_id,
+        source=outcome.source,
+        tracker=outcome.tracker,
+        window_start="the beginning" if window.start == BEGINNING else iso(window.start),
+        window_end=iso(window.end),
         events_read=len(polled.events),
-        occurrences_counted=sum(t.count for t in tallies.values()),
-        already_counted=already_counted,
+        occurrences_counted=sum(t.count for t in grouped.tallies.values()),
+        already_counted=grouped.already_counted,
         new=by_kind["new"],
         updated=by_kind["updated"],
         regressed=by_kind["regressed"],
         deferred=by_kind["deferred"],
         skipped=polled.skipped,
-        notes=[*polled.notes, *ctx.report_notes, *step.notes],
-        tier_counts=ctx.tier_counts,
+        notes=[*polled.notes, *grouped.notes, *outcome.notes, *step.notes],
+        tier_counts=grouped.tier_counts,
         requests=polled.requests,
         diagnosed=[
-            _diagnosed_line(ctx, plan, line(plan)) for plan in plans if plan.signature_id in step.attempted
+            _diagnosed_line(step, plan) for plan in outcome.plans if plan.signature_id in step.attempted
         ],
         waiting=[
-            line(plan, step.waiting[plan.signature_id]) for plan in plans if plan.signature_id in step.waiting
+            _line(plan, step.waiting[plan.signature_id])
+            for plan in outcome.plans
+            if plan.signature_id in step.waiting
         ],
         spent_usd=step.spent_usd,
         model_calls=step.calls,
-        diagnosis_mode=ctx.diagnosis_mode,
+        diagnosis_mode=outcome.diagnosis_mode,
         budget_remaining_usd=step.month_remaining_usd,
     )
 
 
-def _diagnosed_line(ctx: RoundContext, plan: IssuePlan, base: SignatureLine) -> SignatureLine:
-    outcome = ctx.diagnosis.attempted[plan.signature_id]
+def _line(plan: IssuePlan, note: str = "") -> SignatureLine:
+    signature, tally = plan.signature, plan.tally
+    return SignatureLine(
+        signature_id=plan.signature_id,
+        title=signature.title or (tally.assignment.title if tally else ""),
+        service=signature.service,
+        tier=tally.assignment.tier if tally else signature.first_tier,
+        round_count=tally.count if tally else 0,
+        total_count=signature.total_count,
+        issue=plan.issue.ref if plan.issue else None,
+        note=note,
+    )
+
+
+def _diagnosed_line(step: DiagnosisStep, plan: IssuePlan) -> SignatureLine:
+    outcome = step.attempted[plan.signature_id]
     if outcome.status == "ok" and outcome.diagnosis is not None:
         d = outcome.diagnosis
         note = f"{d.classification} ({d.confidence}), ${outcome.cost_usd:.4f}, {outcome.turns} turns"
     else:
         note = f"{outcome.status}: {outcome.detail[:120]}"
-    return base.model_copy(update={"note": note})
+    return _line(plan).model_copy(update={"note": note})

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from rounds_bot import controls
+from rounds_bot.clock import iso
 from rounds_bot.errors import TrackerError
 from rounds_bot.events import Fact
 from rounds_bot.github.commands.context import CommandContext, CommentEvent, record_command
@@ -64,15 +65,15 @@ def _status(ctx: CommandContext, comment: CommentEvent, command: Command) -> str
 
 
 def _signature_status(ctx: CommandContext, signature_id: str, state: controls.Controls) -> str:
-    row = ctx.store.signature(signature_id)
+    signature = ctx.store.signature(signature_id)
     status = ctx.store.status(signature_id)
     mute = state.mutes.get(signature_id)
     facts = [f"signature `{signature_id}` is {mute.describe() if mute else status}"]
-    if row is not None:
+    if signature is not None:
         recent = ctx.store.count_since(signature_id, ctx.now - timedelta(hours=24))
         facts.append(
-            f"{row['total_count']} occurrences ({recent} in the last 24 hours), "
-            f"first seen {row['first_seen']}, last seen {row['last_seen']}"
+            f"{signature.total_count} occurrences ({recent} in the last 24 hours), "
+            f"first seen {iso(signature.first_seen)}, last seen {iso(signature.last_seen)}"
         )
     target = state.target_of(signature_id)
     if target != signature_id:
@@ -110,13 +111,13 @@ def _ignore(ctx: CommandContext, comment: CommentEvent, command: Command) -> str
     target = state.target_of(signature_id)
     if target != signature_id:
         return f"not done: this issue is merged into {_issue_of(ctx, target)}; ignore that one instead"
-    row = ctx.store.signature(signature_id)
+    signature = ctx.store.signature(signature_id)
     payload = controls.mute_payload(
         comment.author.login,
         now=ctx.now,
         duration=command.duration,
         occurrences=command.occurrences,
-        count_at=int(row["total_count"]) if row else 0,
+        count_at=signature.total_count if signature else 0,
     )
     record_command(ctx, comment, Fact.INCIDENT_SUPPRESSED, "ignore", signature_id=signature_id, **payload)
     if command.duration is not None:
@@ -288,5 +289,5 @@ def _signature_of_issue(ctx: CommandContext, number: int, body: str | None) -> s
 
 def _issue_of(ctx: CommandContext, signature_id: str) -> str:
     """The signature's issue (`#12`), or the signature id when it has none."""
-    row = ctx.store.signature(signature_id)
-    return row["issue_ref"] if row and row.get("issue_ref") else signature_id
+    signature = ctx.store.signature(signature_id)
+    return signature.issue_ref if signature and signature.issue_ref else signature_id

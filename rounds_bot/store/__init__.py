@@ -1,4 +1,4 @@
-"""The signature database: schema, migrations and queries (SQLite through sqlite-utils).
+"""The signature database: opening, migrating, queries (SQLite through sqlite-utils).
 
 GitHub is the record of facts; this database is a derived cache that makes rounds cheap. It holds:
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,124 +28,14 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from rounds_bot.clock import bucket_of, iso, parse_iso
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.errors import SchemaTooNewError, StoreError
 from rounds_bot.events import STATUS_AFTER, Fact
-
-SCHEMA_VERSION = 2
-BUCKET_SECONDS = 300
-
-
-def _create_v1(db: Database) -> None:
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["signatures"].create(
-        {
-            "id": str,
-            "service": str,
-            "title": str,
-            "error_type": str,
-            "normalized_message": str,
-            "fingerprint_hash": str,
-            "fingerprint_version": str,
-            "first_tier": str,
-            "explanation": str,
-            "representative": str,  # ErrorEvent JSON, already redacted for display
-            "grouping_state": str,  # the grouping engine's SignatureState JSON
-            "first_seen": str,
-            "last_seen": str,
-            "total_count": int,
-            "services": str,  # JSON list
-            "versions": str,  # JSON list
-            "environments": str,  # JSON list
-            "related": str,  # JSON list of signature ids
-            "issue_ref": str,
-            "created_run": str,
-        },
-        pk="id",
-    )
-    db["occurrence_buckets"].create(
-        {"signature_id": str, "bucket_start": str, "count": int}, pk=("signature_id", "bucket_start")
-    )
-    # seen_at is the occurrence's own time, so ids are forgotten once no window can reach them
-    db["seen_events"].create({"event_id": str, "signature_id": str, "seen_at": str}, pk="event_id")
-    db["seen_events"].create_index(["seen_at"])
-    db["source_groups"].create({"source_group_id": str, "signature_id": str}, pk="source_group_id")
-    db["cursors"].create({"source": str, "position": str}, pk="source")
-    db["events"].create(
-        {
-            "id": int,
-            "idempotency_key": str,
-            "kind": str,
-            "signature_id": str,
-            "run_id": str,
-            "at": str,
-            "payload": str,
-        },
-        pk="id",
-        not_null={"idempotency_key", "kind", "at"},
-    )
-    db["events"].create_index(["idempotency_key"], unique=True)
-    db["events"].create_index(["signature_id"])
-    db["runs"].create(
-        {
-            "id": str,
-            "started_at": str,
-            "finished_at": str,
-            "source": str,
-            "status": str,
-            "stats": str,
-        },
-        pk="id",
-    )
-    db["ledger"].create(
-        {
-            "id": int,
-            "run_id": str,
-            "signature_id": str,
-            "at": str,
-            "usd": float,
-            "model": str,
-            "note": str,
-        },
-        pk="id",
-    )
-
-
-def _add_diagnoses_v2(db: Database) -> None:
-    """Diagnoses, cached per signature and code revision (the cache key), with every attempt's outcome."""
-    db["diagnoses"].create(
-        {
-            "id": int,
-            "cache_key": str,
-            "signature_id": str,
-            "revision": str,
-            "at": str,
-            "status": str,
-            "trigger": str,
-            "cost_usd": float,
-            "outcome": str,  # DiagnosisOutcome JSON
-        },
-        pk="id",
-    )
-    db["diagnoses"].create_index(["signature_id", "at"])
-    db["diagnoses"].create_index(["cache_key"])
-
-
-# Migration N takes a database at schema version N-1 to version N. Append, never edit.
-MIGRATIONS: list[Callable[[Database], None]] = [_create_v1, _add_diagnoses_v2]
-
-
-def iso(moment: datetime) -> str:
-    """Timestamps are stored as ISO-8601 UTC strings, which sort correctly as text."""
-    return moment.astimezone(UTC).isoformat()
-
-
-def parse_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
-def bucket_of(moment: datetime) -> str:
-    epoch = int(moment.timestamp())
-    return iso(datetime.fromtimestamp(epoch - epoch % BUCKET_SECONDS, UTC))
+from rounds_bot.grouping.state import SignatureState
+from rounds_bot.signature import Signature
+from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
+from rounds_bot.store.signatures import from_row, grouping_state, to_row
 
 
 class Store:
@@ -208,7 +98,7 @@ class Store:
             with self.db.atomic():
                 for version in range(current + 1, SCHEMA_VERSION + 1):
                     MIGRATIONS[version - 1](self.db)
-                self.db["meta"].upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")
+                self.db.table("meta").upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")
         except sqlite3.OperationalError as exc:
             raise StoreError(
                 f"cannot write the signature database {self.where}: {exc}",
@@ -232,12 +122,13 @@ class Store:
             ) from exc
 
     # --- reads ------------------------------------------------------------------------------
-    def signature(self, signature_id: str) -> dict[str, Any] | None:
+    def signature(self, signature_id: str) -> Signature | None:
         rows = list(self.db.query("select * from signatures where id = ?", [signature_id]))
-        return rows[0] if rows else None
+        return from_row(rows[0]) if rows else None
 
-    def signatures(self) -> list[dict[str, Any]]:
-        return list(self.db.query("select * from signatures order by first_seen, id"))
+    def signatures(self) -> list[Signature]:
+        """Every signature, oldest first."""
+        return [from_row(row) for row in self.db.query("select * from signatures order by first_seen, id")]
 
     def unfiled_ids(self) -> list[str]:
         """Signatures recorded without an issue (deferred by a cap or a stop), oldest first."""
@@ -248,8 +139,10 @@ class Store:
             )
         ]
 
-    def diagnosed_neighbours(self, service: str, exclude: str, limit: int) -> list[tuple[dict, str]]:
-        """Other signatures of `service` with an ok diagnosis: (signature row, latest ok outcome JSON)."""
+    def diagnosed_neighbours(
+        self, service: str, exclude: str, limit: int
+    ) -> list[tuple[Signature, DiagnosisOutcome]]:
+        """Other signatures of `service` with an ok diagnosis, each with its latest ok outcome."""
         rows = self.db.execute(
             "select s.id, d.outcome from signatures s join diagnoses d on d.signature_id = s.id "
             "where s.service = ? and s.id != ? and d.status = 'ok' "
@@ -257,10 +150,13 @@ class Store:
             "order by s.first_seen, s.id limit ?",
             [service, exclude, limit],
         ).fetchall()
-        return [(self.signature(sid) or {}, outcome) for sid, outcome in rows]
+        found = [(self.signature(sid), DiagnosisOutcome.model_validate_json(text)) for sid, text in rows]
+        return [(signature, outcome) for signature, outcome in found if signature is not None]
 
-    def grouping_states(self) -> list[str]:
-        return [row[0] for row in self.db.execute("select grouping_state from signatures order by rowid")]
+    def grouping_states(self) -> list[SignatureState]:
+        """What a fresh grouping engine needs, in the order the signatures were created."""
+        texts = self.db.execute("select grouping_state from signatures order by rowid")
+        return [state for (text,) in texts if (state := grouping_state(text)) is not None]
 
     def seen(self, event_ids: Iterable[str]) -> set[str]:
         ids = list(event_ids)
@@ -316,6 +212,16 @@ class Store:
         )
         return rows[0] if rows else None
 
+    def latest_good_diagnoses(self, signature_ids: Iterable[str]) -> dict[str, Diagnosis]:
+        """Each signature's latest ok diagnosis, for those that have one."""
+        found: dict[str, Diagnosis] = {}
+        for signature_id in signature_ids:
+            row = self.latest_diagnosis(signature_id, ok_only=True)
+            diagnosis = DiagnosisOutcome.model_validate_json(row["outcome"]).diagnosis if row else None
+            if diagnosis is not None:
+                found[signature_id] = diagnosis
+        return found
+
     def pending_diagnoses(self, max_attempts: int) -> set[str]:
         """Signatures whose last diagnosis failed, with fewer than `max_attempts` failures in a row."""
         statuses: dict[str, list[str]] = {}
@@ -367,8 +273,9 @@ class Store:
         )
         return cursor.rowcount == 1
 
-    def upsert_signature(self, row: dict[str, Any]) -> None:
-        self.db["signatures"].upsert(row, pk="id")
+    def save(self, signature: Signature) -> None:
+        """Insert or replace the signature."""
+        self.db.table("signatures").upsert(to_row(signature), pk="id")
 
     def add_occurrences(self, signature_id: str, buckets: dict[str, int]) -> None:
         for bucket_start, count in buckets.items():
@@ -390,23 +297,23 @@ class Store:
         self.db.execute("delete from seen_events where seen_at < ?", [iso(moment)])
 
     def map_group(self, source_group_id: str, signature_id: str) -> None:
-        self.db["source_groups"].upsert(
+        self.db.table("source_groups").upsert(
             {"source_group_id": source_group_id, "signature_id": signature_id}, pk="source_group_id"
         )
 
     def set_cursor(self, source: str, position: datetime) -> None:
-        self.db["cursors"].upsert({"source": source, "position": iso(position)}, pk="source")
+        self.db.table("cursors").upsert({"source": source, "position": iso(position)}, pk="source")
 
     def record_run(self, row: dict[str, Any]) -> None:
-        self.db["runs"].upsert(row, pk="id")
+        self.db.table("runs").upsert(row, pk="id")
 
     def record_diagnosis(self, row: dict[str, Any]) -> None:
-        self.db["diagnoses"].insert(row)
+        self.db.table("diagnoses").insert(row)
 
     def book_cost(
         self, *, run_id: str, signature_id: str, usd: float, model: str, note: str, at: datetime
     ) -> None:
-        self.db["ledger"].insert(
+        self.db.table("ledger").insert(
             {
                 "run_id": run_id,
                 "signature_id": signature_id,
@@ -420,3 +327,6 @@ class Store:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+__all__ = ["SCHEMA_VERSION", "Store", "bucket_of", "iso", "parse_iso", "utcnow"]

@@ -1,0 +1,108 @@
+"""The round's last step: everything it learned, written in ONE transaction."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from rounds_bot.clock import iso
+from rounds_bot.events import Fact
+from rounds_bot.round.planning import IssuePlan
+from rounds_bot.round.tally import Tally
+from rounds_bot.signature import Signature
+from rounds_bot.store import Store
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What one round learned, ready to be written."""
+
+    run_id: str
+    now: datetime
+    source: str
+    signatures: dict[str, Signature]  # every signature the round touched, as it is after the round
+    tallies: dict[str, Tally]
+    plans: list[IssuePlan]  # as they ended (filed, updated, deferred ...)
+    lapsed_mutes: list[str]
+    cursor: datetime
+    forget_before: datetime
+
+
+def commit(store: Store, learned: Learned) -> None:
+    """Signatures, counts, seen occurrences, group mappings, the event log, the cursor and the run."""
+    with store.transaction():
+        planned = {plan.signature_id for plan in learned.plans}
+        for plan in learned.plans:
+            signature = learned.signatures[plan.signature_id]
+            store.save(signature.filed_as(plan.issue.ref) if plan.issue is not None else signature)
+            _log_events(store, learned, plan)
+        for signature_id, tally in learned.tallies.items():
+            if signature_id not in planned:
+                store.save(learned.signatures[signature_id])
+            store.add_occurrences(signature_id, tally.buckets)
+            store.mark_seen(tally.occurrences)
+            for group_id in tally.group_ids:
+                store.map_group(group_id, signature_id)
+        for signature_id in learned.lapsed_mutes:
+            store.append_event(
+                Fact.INCIDENT_UNSUPPRESSED,
+                f"lapsed:{signature_id}:{learned.run_id}",
+                signature_id=signature_id,
+                run_id=learned.run_id,
+                at=learned.now,
+                payload={"source": "command", "by": "rounds", "reason": "lapsed"},
+            )
+        store.set_cursor(learned.source, learned.cursor)
+        store.forget_seen_before(learned.forget_before)
+        store.record_run(
+            {
+                "id": learned.run_id,
+                "started_at": iso(learned.now),
+                "finished_at": iso(datetime.now(UTC)),
+                "source": learned.source,
+                "status": "ok",
+                "stats": json.dumps(
+                    {"plans": {p.signature_id: p.kind for p in learned.plans}}, sort_keys=True
+                ),
+            }
+        )
+
+
+def _log_events(store: Store, learned: Learned, plan: IssuePlan) -> None:
+    sid, run, at = plan.signature_id, learned.run_id, learned.now
+    count = plan.tally.count if plan.tally else 0
+    if plan.kind in ("new", "deferred"):
+        store.append_event(Fact.INCIDENT_DETECTED, f"detected:{sid}", signature_id=sid, run_id=run, at=at)
+    if plan.issue is not None:
+        store.append_event(
+            Fact.ISSUE_FILED,
+            f"filed:{sid}",
+            signature_id=sid,
+            run_id=run,
+            at=at,
+            payload={"issue": plan.issue.ref},
+        )
+    if plan.kind == "regressed":
+        store.append_event(
+            Fact.REGRESSED,
+            f"regressed:{sid}:{run}",
+            signature_id=sid,
+            run_id=run,
+            at=at,
+            payload={"count": count},
+        )
+    if plan.kind in ("updated", "muted", "regressed") and count:
+        store.append_event(
+            Fact.UPDATED,
+            f"updated:{sid}:{run}",
+            signature_id=sid,
+            run_id=run,
+            at=at,
+            payload={"count": count},
+        )
+
+
+def forget_before(cursor: datetime, overlap_seconds: int) -> datetime:
+    """Occurrence ids older than the next window's start can never be read again."""
+    return cursor - timedelta(seconds=overlap_seconds)

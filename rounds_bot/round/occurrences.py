@@ -1,0 +1,154 @@
+"""The round's grouping step: every occurrence not counted before, redacted, fingerprinted and tallied.
+
+engine  = load_engine(settings, store)          the grouping engine as the last round left it
+grouped = group_occurrences(...)                a Tally per signature, and what was already counted
+after   = signatures_after(...)                 each touched signature as it will be after this round
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from rounds_bot.config import Settings
+from rounds_bot.controls import Controls
+from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine
+from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.redact import clean
+from rounds_bot.round.tally import Tally
+from rounds_bot.signature import Signature
+from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.store import Store
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """What the grouping step found: a tally per signature, in the order signatures were first seen."""
+
+    tallies: dict[str, Tally]
+    already_counted: int
+    tier_counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def grouping_config(settings: Settings) -> GroupingConfig:
+    """The engine's defaults, with whatever the user set."""
+    overrides = {
+        "in_app_include": settings.in_app_include,
+        "in_app_exclude": settings.in_app_exclude,
+        "error_code_attributes": settings.error_code_attributes,
+        "error_code_pattern": settings.error_code_pattern,
+        "merge_threshold": settings.merge_threshold,
+        "related_threshold": settings.related_threshold,
+    }
+    return GroupingConfig(**{k: v for k, v in overrides.items() if v not in (None, [])})
+
+
+def load_engine(settings: Settings, store: Store) -> GroupingEngine:
+    return GroupingEngine(grouping_config(settings), known=store.grouping_states())
+
+
+def group_occurrences(
+    store: Store, engine: GroupingEngine, controls: Controls, window: Window, polled: PollResult
+) -> Grouped:
+    """Fingerprint every occurrence not counted before; known backend groups are counted without grouping."""
+    tallies: dict[str, Tally] = {}
+    tier_counts: dict[str, int] = {}
+    fresh = [e for e in polled.events if e.timestamp >= window.start]
+    already = store.seen(e.event_id for e in fresh)
+    already_counted = len(polled.events) - len(fresh)
+    seen_now: set[str] = set()
+    for event in fresh:
+        if event.event_id in already or event.event_id in seen_now:
+            already_counted += 1
+            continue
+        seen_now.add(event.event_id)
+        event = redacted(event)
+        assignment = engine.assign(event)
+        tier_counts[assignment.tier] = tier_counts.get(assignment.tier, 0) + 1
+        assignment = _follow_merge(store, controls, assignment)
+        tally = tallies.setdefault(assignment.signature_id, Tally(assignment=assignment))
+        tally.add(event, event.count, event.timestamp, event.timestamp)
+        tally.occurrences.append((event.event_id, assignment.signature_id, event.timestamp))
+    notes = _count_known_groups(store, controls, polled, tallies)
+    return Grouped(tallies, already_counted, tier_counts, notes)
+
+
+def _count_known_groups(
+    store: Store, controls: Controls, polled: PollResult, tallies: dict[str, Tally]
+) -> list[str]:
+    """Backend groups already mapped to a signature arrive as counts: added without grouping."""
+    notes: list[str] = []
+    group_map = store.group_map()
+    for group in polled.known_group_counts:
+        signature_id = group_map.get(group.source_group_id)
+        signature_id = controls.target_of(signature_id) if signature_id else None
+        known = store.signature(signature_id) if signature_id else None
+        if known is None:
+            notes.append(f"group {group.source_group_id} is mapped to an unknown signature; ignored")
+            continue
+        if known.id not in tallies:
+            tallies[known.id] = Tally(assignment=_assignment_of(known))
+        stand_in = ErrorEvent(
+            event_id=f"group:{group.source_group_id}", timestamp=group.last_seen, service=group.service
+        )
+        tallies[known.id].add(stand_in, group.count, group.first_seen, group.last_seen)
+    return notes
+
+
+def signatures_after(
+    store: Store, engine: GroupingEngine, tallies: dict[str, Tally], *, run_id: str, now: datetime
+) -> dict[str, Signature]:
+    """Each signature the round saw, as it will be after the round (nothing is written here)."""
+    after: dict[str, Signature] = {}
+    for signature_id, tally in tallies.items():
+        known = store.signature(signature_id)
+        state = engine.state(signature_id)
+        after[signature_id] = (
+            known.absorb(tally, state, now=now)
+            if known is not None
+            else Signature.first(tally, state, run_id=run_id, now=now)
+        )
+    return after
+
+
+def redacted(event: ErrorEvent) -> ErrorEvent:
+    """The occurrence with secrets and personal data redacted, before anything else sees it.
+
+    Grouping runs on the redacted text, so what the signature remembers (its title, templates and the
+    state carried in the issue's marker) never holds a secret, and a re-loaded engine groups exactly as
+    this one did.
+    """
+    changes: dict[str, object] = {"message": _clean_cached(event.message)}
+    if event.stacktrace:
+        changes["stacktrace"] = _clean_cached(event.stacktrace)
+    strings = {k: _clean_cached(v) for k, v in event.attributes.items() if isinstance(v, str)}
+    if strings:
+        changes["attributes"] = {**event.attributes, **strings}
+    return event.model_copy(update=changes)
+
+
+@functools.lru_cache(maxsize=8192)
+def _clean_cached(text: str) -> str:
+    # the same message and stack trace recur thousands of times; redaction costs about a millisecond
+    return clean(text)
+
+
+def _follow_merge(store: Store, controls: Controls, assignment: Assignment) -> Assignment:
+    """A signature merged into another (`/rounds merge`) counts its occurrences there."""
+    target = controls.target_of(assignment.signature_id)
+    known = store.signature(target) if target != assignment.signature_id else None
+    return _assignment_of(known) if known is not None else assignment
+
+
+def _assignment_of(signature: Signature) -> Assignment:
+    return Assignment(
+        signature_id=signature.id,
+        tier="fingerprint",
+        fingerprint_hash=signature.fingerprint_hash,
+        fingerprint_version=signature.fingerprint_version,
+        explanation=signature.explanation,
+        title=signature.title,
+        normalized_message=signature.normalized_message,
+    )

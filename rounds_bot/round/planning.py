@@ -1,0 +1,158 @@
+"""What each signature needs this round: file, update, reopen, stay quiet, or wait.
+
+candidates = gather_candidates(...)   seen this round, deferred earlier, or wanted for a diagnosis
+found      = look_up_issues(...)      the tracker's issue for each (network: its own step)
+planned    = plan_issues(...)         pure: new / filed-late / updated / regressed / muted / deferred
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from rounds_bot.controls import Controls
+from rounds_bot.round.tally import Tally
+from rounds_bot.signature import Signature
+from rounds_bot.store import Store
+from rounds_bot.tracker.base import IssueRef, Tracker, TrackerStopped
+
+PlanKind = Literal["new", "filed-late", "updated", "regressed", "muted", "deferred"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A signature the round may act on: before and after this round, and what it saw of it."""
+
+    signature_id: str
+    tally: Tally | None
+    known: Signature | None  # as the database had it before this round
+    after: Signature  # as it will be after this round
+
+
+@dataclass(frozen=True)
+class IssuePlan:
+    signature_id: str
+    kind: PlanKind
+    tally: Tally | None
+    signature: Signature  # as it will be after this round
+    issue: IssueRef | None = None
+
+
+@dataclass(frozen=True)
+class Planned:
+    plans: list[IssuePlan]
+    lapsed_mutes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Lookups:
+    """The tracker's issue per candidate, in order; `stopped` says why the rest were not looked up."""
+
+    issues: dict[str, IssueRef | None]
+    stopped: str | None = None
+
+
+def gather_candidates(
+    store: Store, tallies: dict[str, Tally], after: dict[str, Signature], wanted: Iterable[str]
+) -> list[Candidate]:
+    """The signatures seen this round, then those an earlier round's cap deferred, then `wanted` ones
+    (a diagnosis to retry or asked for) even when they did not occur."""
+    found: dict[str, Candidate] = {}
+    for signature_id, tally in tallies.items():
+        found[signature_id] = Candidate(
+            signature_id, tally, store.signature(signature_id), after[signature_id]
+        )
+    for signature_id in [*store.unfiled_ids(), *sorted(wanted)]:
+        if signature_id in found:
+            continue
+        known = store.signature(signature_id)
+        if known is not None:
+            found[signature_id] = Candidate(signature_id, None, known, known)
+    return list(found.values())
+
+
+def look_up_issues(tracker: Tracker, candidates: list[Candidate]) -> Lookups:
+    """Each candidate's issue, if it has one; a tracker out of request budget stops the look-ups cleanly."""
+    issues: dict[str, IssueRef | None] = {}
+    for candidate in candidates:
+        known_ref = candidate.known.issue_ref if candidate.known else None
+        try:
+            issues[candidate.signature_id] = tracker.find(candidate.signature_id, known_ref=known_ref)
+        except TrackerStopped as stop:
+            return Lookups(issues, stopped=str(stop))
+    return Lookups(issues)
+
+
+def plan_issues(
+    candidates: list[Candidate],
+    lookups: Lookups,
+    *,
+    controls: Controls,
+    new_issue_cap: int,
+    wanted: set[str],
+    now: datetime,
+) -> Planned:
+    """Decide, per candidate, whether to file, update, reopen, or wait for the next round."""
+    plans: list[IssuePlan] = []
+    lapsed: list[str] = []
+    notes: list[str] = []
+    filed_new = 0
+    for position, candidate in enumerate(candidates):
+        sid, tally, after = candidate.signature_id, candidate.tally, candidate.after
+        if sid not in lookups.issues:
+            # the tracker's request budget is spent: what is left waits for the next round
+            waiting = candidates[position:]
+            plans.extend(IssuePlan(c.signature_id, "deferred", c.tally, c.after) for c in waiting)
+            notes.append(f"{len(waiting)} signatures wait for the next round: {lookups.stopped}")
+            break
+        issue = lookups.issues[sid]
+        if issue is None:
+            if filed_new >= new_issue_cap:
+                plans.append(IssuePlan(sid, "deferred", tally, after))
+                continue
+            filed_new += 1
+            plans.append(IssuePlan(sid, "new" if candidate.known is None else "filed-late", tally, after))
+            continue
+        if tally is None and (sid not in wanted or issue.state == "closed"):
+            continue
+        mute_lapsed = _mute_lapsed(controls, sid, after, now)
+        if mute_lapsed is not None:
+            lapsed.append(sid)
+            notes.append(f"{sid} is no longer ignored: {mute_lapsed}")
+        muted = sid in controls.mutes and mute_lapsed is None
+        if muted or (issue.state == "closed" and issue.state_reason == "not_planned"):
+            plans.append(IssuePlan(sid, "muted", tally, after, issue))
+        elif issue.state == "closed":
+            plans.append(IssuePlan(sid, "regressed", tally, after, issue))
+        else:
+            plans.append(IssuePlan(sid, "updated", tally, after, issue))
+    return Planned(plans, lapsed, notes)
+
+
+def _mute_lapsed(controls: Controls, signature_id: str, after: Signature, now: datetime) -> str | None:
+    """Why an `/rounds ignore` on this signature is over (counts update, no comment, no reopening while
+    it holds); None while it holds or when there is none."""
+    mute = controls.mutes.get(signature_id)
+    return mute.lapsed(now, after.total_count) if mute is not None else None
+
+
+def hold_while_paused(candidates: list[Candidate], controls: Controls) -> Planned:
+    """`/rounds pause`: occurrences are counted; nothing reaches the tracker or the model until `resume`.
+
+    Signatures without an issue are deferred, so the first round after `resume` files them.
+    """
+    pause = controls.pause
+    assert pause is not None
+    plans = [
+        IssuePlan(c.signature_id, "deferred", c.tally, c.after)
+        for c in candidates
+        if c.tally is not None and (c.known is None or not c.known.issue_ref)
+    ]
+    note = (
+        f"paused by @{pause.by} since {pause.since}: nothing was filed, updated, commented on or diagnosed "
+        "(occurrences are still counted); a `resume` command on any issue restarts rounds"
+    )
+    return Planned(plans, notes=[note])

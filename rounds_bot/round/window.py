@@ -1,0 +1,34 @@
+"""Where a round reads from, and where the next round will start."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from rounds_bot.config import Settings
+from rounds_bot.sources.base import PollResult, Window
+
+# The start of time, for sources that are read whole the first time (files).
+BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
+# Data younger than this may still be arriving at the backend (SigNoz clamps queries the same way).
+INGEST_DELAY = timedelta(seconds=30)
+
+
+def plan_window(settings: Settings, cursor: datetime | None, now: datetime, *, whole_history: bool) -> Window:
+    """[cursor - overlap, now - ingest delay]; the first round reaches back the lookback (files: all)."""
+    end = now - INGEST_DELAY
+    if cursor is not None:
+        start = cursor - timedelta(seconds=settings.cursor_overlap_seconds)
+    elif whole_history:
+        start = BEGINNING
+    else:
+        start = end - timedelta(minutes=settings.error_lookback_minutes)
+    return Window(start=min(start, end), end=end, resume_from=cursor)
+
+
+def next_cursor(window: Window, polled: PollResult) -> datetime:
+    """Up to the window's end; for historic data (files) the newest occurrence read, so nothing is skipped."""
+    newest = max((e.timestamp for e in polled.events), default=None)
+    if window.start == BEGINNING or (newest and newest < window.start):
+        candidates = [t for t in (newest, window.resume_from) if t is not None]
+        return max(candidates) if candidates else window.start
+    return window.end

@@ -1,0 +1,189 @@
+"""Signature: one distinct problem, the domain object a round builds, files, stores and rebuilds.
+
+A round sees occurrences (a `Tally` per signature) and turns them into the signature as it will be after the
+round: `Signature.first(tally, ...)` for a problem never seen before, `known.absorb(tally, ...)` for one
+already known. The issue carries it in its hidden marker (`to_marker`) and a lost database reads it back from
+the issue (`from_issue`). Only `store.py` knows how a signature is laid out in the database.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import Field
+
+from rounds_bot.clock import iso, parse_iso
+from rounds_bot.grouping.state import SignatureState
+from rounds_bot.models import ErrorEvent, Frozen
+from rounds_bot.redact import clean
+from rounds_bot.render.marker import MarkerState
+from rounds_bot.round.tally import Tally
+
+# The total counts at which a signature's severity rises; fatal problems are critical at once.
+HIGH_AT, MEDIUM_AT = 1_000, 100
+_FENCE_BREAK = "`\u200b``"  # how the issue body keeps untrusted text from closing a fence
+
+
+class Signature(Frozen):
+    """One distinct problem as rounds knows it: identity, grouping state, counts, where it was seen."""
+
+    id: str
+    service: str
+    title: str = Field(description="redacted, from the grouping engine's title of the first occurrence")
+    error_type: str = ""
+    normalized_message: str = ""
+    fingerprint_hash: str = ""
+    fingerprint_version: str = ""
+    first_tier: str = Field(default="", description="the dedup tier that created it")
+    explanation: str = Field(default="", description='the "why grouped" component tree, as text')
+    representative: ErrorEvent = Field(description="one redacted occurrence, shown in the issue")
+    grouping_state: SignatureState | None = Field(
+        default=None, description="what a fresh grouping engine needs to group as the last one did"
+    )
+    first_seen: datetime
+    last_seen: datetime
+    total_count: int = 0
+    services: frozenset[str] = frozenset()
+    versions: frozenset[str] = frozenset()
+    environments: frozenset[str] = frozenset()
+    related: frozenset[str] = Field(default=frozenset(), description="possibly related signature ids")
+    issue_ref: str | None = Field(default=None, description="the tracker's reference, e.g. #12")
+    created_run: str = ""
+
+    @classmethod
+    def first(cls, tally: Tally, grouping_state: SignatureState, *, run_id: str, now: datetime) -> Signature:
+        """A signature never seen before, from the occurrences of its first round."""
+        a = tally.assignment
+        sample = tally.samples[0] if tally.samples else None
+        return cls(
+            id=a.signature_id,
+            service=sorted(tally.services)[0],
+            # redacted once, here: titles reach issues, job summaries and the database artifact
+            title=clean(a.title),
+            error_type=(sample.error_type or "") if sample else "",
+            normalized_message=clean(a.normalized_message),
+            fingerprint_hash=a.fingerprint_hash,
+            fingerprint_version=a.fingerprint_version,
+            first_tier=a.tier,
+            explanation=clean(a.explanation),
+            representative=_representative(tally),
+            grouping_state=grouping_state,
+            first_seen=tally.first_seen or now,
+            last_seen=tally.last_seen or now,
+            total_count=tally.count,
+            services=frozenset(tally.services),
+            versions=frozenset(tally.versions),
+            environments=frozenset(tally.environments),
+            related=frozenset(a.related),
+            created_run=run_id,
+        )
+
+    def absorb(self, tally: Tally, grouping_state: SignatureState, *, now: datetime) -> Signature:
+        """This signature after a round that saw `tally` more of it; its identity never changes."""
+        return self.model_copy(
+            update={
+                "grouping_state": grouping_state,
+                "first_seen": min(self.first_seen, tally.first_seen or now),
+                "last_seen": max(self.last_seen, tally.last_seen or now),
+                "total_count": self.total_count + tally.count,
+                "services": self.services | tally.services,
+                "versions": self.versions | tally.versions,
+                "environments": self.environments | tally.environments,
+                "related": self.related | set(tally.assignment.related),
+            }
+        )
+
+    def filed_as(self, issue_ref: str) -> Signature:
+        return self.model_copy(update={"issue_ref": issue_ref})
+
+    @property
+    def severity(self) -> str:
+        """Stable: fatal problems are critical, the rest grows with the total count (a label changes only
+        when a threshold is crossed, never churns between rounds)."""
+        if self.representative.fatal:
+            return "critical"
+        return "high" if self.total_count >= HIGH_AT else "medium" if self.total_count >= MEDIUM_AT else "low"
+
+    def to_marker(self) -> MarkerState:
+        """What the issue's hidden marker carries, so the database can be rebuilt from the issue."""
+        return MarkerState(
+            signature_id=self.id,
+            service=self.service,
+            fingerprint_hash=self.fingerprint_hash,
+            fingerprint_version=self.fingerprint_version,
+            first_seen=iso(self.first_seen),
+            last_seen=iso(self.last_seen),
+            total_count=self.total_count,
+            grouping_state=self.grouping_state.model_dump(mode="json") if self.grouping_state else {},
+            title=self.title,
+            error_type=self.error_type,
+            normalized_message=self.normalized_message,
+            first_tier=self.first_tier,
+            services=sorted(self.services),
+            versions=sorted(self.versions),
+            environments=sorted(self.environments),
+            related=sorted(self.related),
+        )
+
+    @classmethod
+    def from_issue(cls, issue: dict[str, Any], marker: MarkerState) -> Signature:
+        """The signature a round would have stored, from one of the bot's issues and its marker."""
+        body = issue.get("body") or ""
+        fallback = issue.get("updated_at") or iso(datetime.now(UTC))
+        last_seen = parse_iso(marker.last_seen or fallback)
+        return cls(
+            id=marker.signature_id,
+            service=marker.service,
+            title=marker.title or (issue.get("title") or "").removeprefix(f"[{marker.service}] "),
+            error_type=marker.error_type,
+            normalized_message=marker.normalized_message,
+            fingerprint_hash=marker.fingerprint_hash,
+            fingerprint_version=marker.fingerprint_version,
+            first_tier=marker.first_tier or "fingerprint",
+            explanation=body_section(body, "Why grouped") or "",
+            representative=ErrorEvent(
+                event_id=f"rebuilt:{issue['number']}",
+                timestamp=last_seen,
+                service=marker.service,
+                error_type=marker.error_type or None,
+                message=body_section(body, "Representative message") or marker.normalized_message,
+                stacktrace=body_section(body, "Representative stack trace"),
+            ),
+            grouping_state=(
+                SignatureState.model_validate(marker.grouping_state) if marker.grouping_state else None
+            ),
+            first_seen=parse_iso(marker.first_seen) if marker.first_seen else last_seen,
+            last_seen=last_seen,
+            total_count=marker.total_count,
+            services=frozenset(marker.services or [marker.service]),
+            versions=frozenset(marker.versions),
+            environments=frozenset(marker.environments),
+            related=frozenset(marker.related),
+            issue_ref=f"#{issue['number']}",
+            created_run="rebuilt",
+        )
+
+
+def body_section(body: str, summary: str) -> str | None:
+    """The fenced text inside `<details><summary>{summary}...</summary>` of a rendered issue body."""
+    pattern = re.compile(
+        r"<summary>" + re.escape(summary) + r"[^<]*</summary>\s*```\n(?P<text>.*?)\n```", re.DOTALL
+    )
+    match = pattern.search(body)
+    return match["text"].replace(_FENCE_BREAK, "```") if match else None
+
+
+def _representative(tally: Tally) -> ErrorEvent:
+    """The first sample, redacted: the database travels as a build artifact."""
+    if not tally.samples:
+        return ErrorEvent(event_id="none", timestamp=tally.last_seen or datetime.now(UTC))
+    sample = tally.samples[0]
+    redacted: dict[str, Any] = {"message": clean(sample.message)}
+    if sample.stacktrace:
+        redacted["stacktrace"] = clean(sample.stacktrace)
+    return sample.model_copy(update=redacted)
+
+
+__all__ = ["Signature", "body_section"]

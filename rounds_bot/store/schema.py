@@ -1,0 +1,107 @@
+"""The signature database's tables, and the migrations that build them (append, never edit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlite_utils import Database
+
+
+def _create_v1(db: Database) -> None:
+    db.table("meta").create({"key": str, "value": str}, pk="key")
+    db.table("signatures").create(
+        {
+            "id": str,
+            "service": str,
+            "title": str,
+            "error_type": str,
+            "normalized_message": str,
+            "fingerprint_hash": str,
+            "fingerprint_version": str,
+            "first_tier": str,
+            "explanation": str,
+            "representative": str,  # ErrorEvent JSON, already redacted for display
+            "grouping_state": str,  # the grouping engine's SignatureState JSON
+            "first_seen": str,
+            "last_seen": str,
+            "total_count": int,
+            "services": str,  # JSON list
+            "versions": str,  # JSON list
+            "environments": str,  # JSON list
+            "related": str,  # JSON list of signature ids
+            "issue_ref": str,
+            "created_run": str,
+        },
+        pk="id",
+    )
+    db.table("occurrence_buckets").create(
+        {"signature_id": str, "bucket_start": str, "count": int}, pk=("signature_id", "bucket_start")
+    )
+    # seen_at is the occurrence's own time, so ids are forgotten once no window can reach them
+    db.table("seen_events").create({"event_id": str, "signature_id": str, "seen_at": str}, pk="event_id")
+    db.table("seen_events").create_index(["seen_at"])
+    db.table("source_groups").create({"source_group_id": str, "signature_id": str}, pk="source_group_id")
+    db.table("cursors").create({"source": str, "position": str}, pk="source")
+    db.table("events").create(
+        {
+            "id": int,
+            "idempotency_key": str,
+            "kind": str,
+            "signature_id": str,
+            "run_id": str,
+            "at": str,
+            "payload": str,
+        },
+        pk="id",
+        not_null={"idempotency_key", "kind", "at"},
+    )
+    db.table("events").create_index(["idempotency_key"], unique=True)
+    db.table("events").create_index(["signature_id"])
+    db.table("runs").create(
+        {
+            "id": str,
+            "started_at": str,
+            "finished_at": str,
+            "source": str,
+            "status": str,
+            "stats": str,
+        },
+        pk="id",
+    )
+    db.table("ledger").create(
+        {
+            "id": int,
+            "run_id": str,
+            "signature_id": str,
+            "at": str,
+            "usd": float,
+            "model": str,
+            "note": str,
+        },
+        pk="id",
+    )
+
+
+def _add_diagnoses_v2(db: Database) -> None:
+    """Diagnoses, cached per signature and code revision (the cache key), with every attempt's outcome."""
+    db.table("diagnoses").create(
+        {
+            "id": int,
+            "cache_key": str,
+            "signature_id": str,
+            "revision": str,
+            "at": str,
+            "status": str,
+            "trigger": str,
+            "cost_usd": float,
+            "outcome": str,  # DiagnosisOutcome JSON
+        },
+        pk="id",
+    )
+    db.table("diagnoses").create_index(["signature_id", "at"])
+    db.table("diagnoses").create_index(["cache_key"])
+
+
+# Migration N takes a database at schema version N-1 to version N. Append, never edit.
+MIGRATIONS: list[Callable[[Database], None]] = [_create_v1, _add_diagnoses_v2]
+SCHEMA_VERSION = len(MIGRATIONS)
