@@ -18,7 +18,7 @@ from rounds_bot.errors import ConfigError
 CommaList = Annotated[list[str], NoDecode]
 
 
-def _env(name: str) -> Any:
+def _env(name: str) -> AliasChoices:
     """Bind a field to exactly one environment variable name."""
     return AliasChoices(name)
 
@@ -376,7 +376,7 @@ def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
     try:
         if env_file is not None and not env_file.is_file():
             raise ConfigError(f"settings file {env_file} does not exist", hint="create it or omit --env-file")
-        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+        return Settings(_env_file=env_file, **overrides)
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
 

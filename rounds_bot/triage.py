@@ -84,48 +84,61 @@ def triage(
 def decide(
     activity: SignatureActivity, *, now: datetime, code_revision: str, policy: TriagePolicy
 ) -> TriageDecision:
-    def act(trigger: Trigger, reason: str) -> TriageDecision:
-        return TriageDecision(
-            signature_id=activity.signature_id, diagnose=True, trigger=trigger, reason=reason
-        )
-
-    def wait(reason: str) -> TriageDecision:
-        return TriageDecision(signature_id=activity.signature_id, diagnose=False, reason=reason)
-
+    """The decision for one signature: the first trigger that fires, or why it waits."""
     total = sum(occurrence.count for occurrence in activity.occurrences)
     if activity.rediagnose_requested:
         why = f": {activity.rediagnose_reason}" if activity.rediagnose_reason else ""
-        return act("rediagnose", f"a new diagnosis was requested{why}")
+        return _act(activity, "rediagnose", f"a new diagnosis was requested{why}")
     if activity.resolved_at is not None:
         after = [o for o in activity.occurrences if o.timestamp > activity.resolved_at]
         if after:
             count = sum(o.count for o in after)
-            return act(
+            return _act(
+                activity,
                 "regression",
                 f"regressed: {count} occurrence(s) after it was resolved on "
                 f"{activity.resolved_at.isoformat()}",
             )
     if total == 0:
-        return wait("no occurrences this round")
+        return _wait(activity, "no occurrences this round")
     if activity.diagnosed_revision == code_revision:
-        return wait(f"already diagnosed at revision {code_revision}; {total} occurrence(s) this round")
-
-    if activity.last_diagnosed_at is None:
-        if any(o.fatal for o in activity.occurrences):
-            return act("new", "new signature with a fatal occurrence")
-        peak = peak_count(activity.occurrences, policy.new_threshold_window)
-        minutes = policy.new_threshold_window.total_seconds() / 60
-        if peak >= policy.new_threshold_count:
-            return act(
-                "new",
-                f"new signature: {peak} occurrences within {minutes:g} minutes "
-                f"(threshold {policy.new_threshold_count})",
-            )
-        return wait(
-            f"new signature below the threshold: at most {peak} occurrence(s) within "
-            f"{minutes:g} minutes, {policy.new_threshold_count} needed"
+        return _wait(
+            activity, f"already diagnosed at revision {code_revision}; {total} occurrence(s) this round"
         )
+    if activity.last_diagnosed_at is None:
+        return _decide_new(activity, policy)
+    return _decide_known(activity, activity.last_diagnosed_at, total, now=now, policy=policy)
 
+
+def _decide_new(activity: SignatureActivity, policy: TriagePolicy) -> TriageDecision:
+    """A signature never diagnosed: any fatal occurrence, or enough of them within the window."""
+    if any(o.fatal for o in activity.occurrences):
+        return _act(activity, "new", "new signature with a fatal occurrence")
+    peak = peak_count(activity.occurrences, policy.new_threshold_window)
+    minutes = policy.new_threshold_window.total_seconds() / 60
+    if peak >= policy.new_threshold_count:
+        return _act(
+            activity,
+            "new",
+            f"new signature: {peak} occurrences within {minutes:g} minutes "
+            f"(threshold {policy.new_threshold_count})",
+        )
+    return _wait(
+        activity,
+        f"new signature below the threshold: at most {peak} occurrence(s) within "
+        f"{minutes:g} minutes, {policy.new_threshold_count} needed",
+    )
+
+
+def _decide_known(
+    activity: SignatureActivity,
+    last_diagnosed_at: datetime,
+    total: int,
+    *,
+    now: datetime,
+    policy: TriagePolicy,
+) -> TriageDecision:
+    """A signature diagnosed before: a spike against its baseline, or a review that is due."""
     rate = total / activity.window_hours
     baseline = activity.baseline_per_hour
     if (
@@ -133,16 +146,26 @@ def decide(
         and total >= policy.spike_min_count
         and rate >= policy.spike_factor * max(baseline, 1e-9)
     ):
-        return act(
+        return _act(
+            activity,
             "spike",
             f"spike: {rate:.1f}/h against a baseline of {baseline:.1f}/h (factor {policy.spike_factor:g})",
         )
-    if now - activity.last_diagnosed_at >= policy.review_interval:
-        days = (now - activity.last_diagnosed_at).days
-        return act("periodic_review", f"periodic review: last diagnosed {days} days ago, still occurring")
-
+    if now - last_diagnosed_at >= policy.review_interval:
+        days = (now - last_diagnosed_at).days
+        return _act(
+            activity, "periodic_review", f"periodic review: last diagnosed {days} days ago, still occurring"
+        )
     baseline_text = f"baseline {baseline:.1f}/h" if baseline is not None else "no baseline yet"
-    return wait(f"known signature, no trigger: {rate:.1f}/h ({baseline_text})")
+    return _wait(activity, f"known signature, no trigger: {rate:.1f}/h ({baseline_text})")
+
+
+def _act(activity: SignatureActivity, trigger: Trigger, reason: str) -> TriageDecision:
+    return TriageDecision(signature_id=activity.signature_id, diagnose=True, trigger=trigger, reason=reason)
+
+
+def _wait(activity: SignatureActivity, reason: str) -> TriageDecision:
+    return TriageDecision(signature_id=activity.signature_id, diagnose=False, reason=reason)
 
 
 def peak_count(occurrences: Iterable[Occurrence], window: timedelta) -> int:

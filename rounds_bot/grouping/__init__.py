@@ -1,5 +1,10 @@
 """Fingerprinting and three-tier deduplication: one engine for the round and `rounds group`.
 
+The engine (`engine.py`) reads messages through normalisation (`normalize.py`, `mask_rules.py`,
+memoised per shape in `shapes.py`), stack traces through the per-runtime parsers (`stacktrace/`),
+log statements through the template miner (`templates.py`), and places what it cannot match by
+TF-IDF similarity (`similarity.py`).
+
 engine = GroupingEngine(GroupingConfig(), known=saved_states)
 assignment = engine.assign(event)          # signature id, tier, explanation ...
 saved = engine.state(assignment.signature_id)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -84,7 +85,9 @@ class ZulipNotifier:
         data = self._request("GET", "/api/v1/users/me", "read the bot's own profile")
         return f"{data.get('full_name', '?')} <{data.get('email', self.target.email)}>"
 
-    def _request(self, method: str, path: str, what: str, data: dict[str, str] | None = None) -> dict:
+    def _request(
+        self, method: str, path: str, what: str, data: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         for attempt in range(2):
             try:
                 response = self._client.request(method, path, data=data)
@@ -102,7 +105,9 @@ class ZulipNotifier:
             return self._answer(response, what)
         raise AssertionError("unreachable: the second attempt always returns or raises")
 
-    def _answer(self, response: httpx.Response, what: str) -> dict:
+    def _answer(self, response: httpx.Response, what: str) -> dict[str, Any]:
+        """Zulip's JSON answer, an object; a refusal raises NotifyError with what Zulip said."""
+        payload: dict[str, Any]
         try:
             payload = response.json()
         except ValueError:

@@ -1,8 +1,8 @@
 """The three incident look-ups as the model calls them: scoped, bounded, redacted, answered as text.
 
-    get_trace(trace_id)                    the spans of one of the incident's traces
-    get_logs_around(event_id, before, after) logs of the service around one sample event
-    get_error_counts(bucket_minutes)       the error's occurrence counts over the incident's window
+    get_trace(trace_id)                 the spans of one of the incident's traces
+    get_logs_around(event_id, ...)      logs of the service around one sample event
+    get_error_counts(bucket_minutes)    the error's occurrence counts over the incident's window
 
 A call outside the scope raises `ScopeViolation` before the back-end is asked. Every answer is cut
 to the limits of `scope.py`, and every text passes through `redact.clean` and is kept to one line

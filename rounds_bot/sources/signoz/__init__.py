@@ -1,8 +1,9 @@
-"""SigNoz as a source of errors: an httpx client, the source, a doctor check and an emulator.
+"""SigNoz as a source of errors: an httpx client, the source and a doctor check.
 
 SignozSource(url, api_key, ...)   poll(window, known_group_ids) -> PollResult
 check(url, api_key, ...)          -> DoctorReport, for `rounds doctor`
-SignozEmulator(dataset, ...)      SigNoz's HTTP API on 127.0.0.1, for tests and trials
+
+An emulator of SigNoz's HTTP API, for tests and trials, lives with the tests (`tests/signoz_emulator`).
 """
 
 from rounds_bot.sources.signoz.client import SignozClient, SignozHTTPError
