@@ -27,10 +27,11 @@ from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.routes import Route
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
-from rounds_bot.grouping.templates import MinedTemplate, TemplateMiner
+from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.models import Assignment, ErrorEvent, Tier
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
@@ -39,9 +40,6 @@ __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 MAX_HASHES_PER_SIGNATURE = 64
 MAX_TEMPLATES_PER_SIGNATURE = 64
 _ANSWERS_PER_TEMPLATE = 256
-#: what a message path answer depends on besides the template: the normalised message, and the
-#: error type, environment and version when any of them is set
-_AnswerKey = str | tuple[str, str | None, str | None, str | None]
 
 
 @dataclass(slots=True)
@@ -55,20 +53,6 @@ class _Signature:
     error_codes: list[str] = field(default_factory=list)
     template_ids: list[str] = field(default_factory=list)
     related: list[str] = field(default_factory=list)
-
-
-class _Route:
-    """A known template of the message path, with the answers already given for it."""
-
-    __slots__ = ("answers", "signature_id", "template", "tokens")
-
-    def __init__(self, template: MinedTemplate, signature_id: str) -> None:
-        self.template = template  # the miner's live template: its tokens change when it widens
-        self.signature_id = signature_id
-        self.tokens: tuple[str, ...] | None = template.tokens
-        #: (normalised message, error type, environment, version), or the message alone when
-        #: the others are None -> the assignment given
-        self.answers: dict[_AnswerKey, Assignment] = {}
 
 
 class GroupingEngine:
@@ -88,7 +72,7 @@ class GroupingEngine:
         self._shapes = ShapeCache(code_test=self._codes.shape_test())
         self._candidates = CandidateReader(self._rules, self._shapes, self._miner)
         self._explainer = Explainer(self.config)
-        self._routes: dict[str, _Route] = {}
+        self._routes: dict[str, Route] = {}
         self._next_seq = 0
         for state in sorted(known, key=lambda s: s.seq):
             self._load(state)
@@ -151,7 +135,7 @@ class GroupingEngine:
                 if signature_id is None:  # a template seen for the first time
                     candidate = self._candidates.template_candidate(event, normalized, match.template_id)
                     return self._place_by_similarity(candidate)
-                route = self._routes[match.template_id] = _Route(
+                route = self._routes[match.template_id] = Route(
                     self._miner.handle(match.template_id), signature_id
                 )
             shape.routes[(event.service, error_type)] = route

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from rounds_bot.grouping.normalize import (
     MAX_MESSAGE_CHARS,
@@ -20,6 +19,7 @@ from rounds_bot.grouping.normalize import (
     mask_spans,
     truncate,
 )
+from rounds_bot.grouping.routes import Route
 from rounds_bot.grouping.templates import skeleton
 
 _DIGIT = re.compile(r"[0-9]")
@@ -39,7 +39,7 @@ class ShapeInfo:
         self.may_hold_code = may_hold_code
         #: what the engine worked out for this shape, per service and error type; it is
         #: forgotten with the shape and is only ever a shortcut to an answer that cannot change
-        self.routes: dict[tuple[str, str | None], Any] = {}
+        self.routes: dict[tuple[str, str | None], Route] = {}
 
 
 class ShapeCache:
