@@ -16,15 +16,15 @@ carrying `"source": "command"` are read here.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import Field
 
+from rounds_bot.clock import iso, parse_iso
 from rounds_bot.events import Fact
 from rounds_bot.models import Frozen
-from rounds_bot.store import Store, iso, parse_iso
+from rounds_bot.store import Logged, Store
 
 PAUSED, RESUMED = Fact.ROUNDS_PAUSED, Fact.ROUNDS_RESUMED
 MUTED, UNMUTED = Fact.INCIDENT_SUPPRESSED, Fact.INCIDENT_UNSUPPRESSED
@@ -96,45 +96,28 @@ class Controls(Frozen):
 def load_controls(store: Store) -> Controls:
     """Read pause, mutes and merges from the event log (three small queries)."""
     pause = None
-    latest = _latest(store, [PAUSED, RESUMED], per_signature=False)
-    if latest and latest[0]["kind"] == PAUSED:
-        payload = latest[0]["payload"]
-        pause = Pause(by=payload.get("by", "unknown"), since=latest[0]["at"], where=payload.get("where"))
+    latest = store.latest_facts([PAUSED, RESUMED], per_signature=False)
+    if latest and latest[0].kind == PAUSED:
+        fact = latest[0]
+        pause = Pause(by=fact.payload.get("by", "unknown"), since=fact.at, where=fact.payload.get("where"))
     mutes = {}
-    for row in _latest(store, [MUTED, UNMUTED]):
-        payload = row["payload"]
-        if row["kind"] == MUTED and payload.get("source") == COMMAND_SOURCE:
-            mutes[row["signature_id"]] = Mute(
-                signature_id=row["signature_id"],
+    for fact in store.latest_facts([MUTED, UNMUTED]):
+        payload = fact.payload
+        if fact.kind == MUTED and payload.get("source") == COMMAND_SOURCE and fact.signature_id:
+            mutes[fact.signature_id] = Mute(
+                signature_id=fact.signature_id,
                 by=payload.get("by", "unknown"),
-                since=row["at"],
+                since=fact.at,
                 until=payload.get("until"),
                 until_occurrences=payload.get("until_occurrences"),
                 count_at=int(payload.get("count_at") or 0),
             )
     merges = {
-        row["signature_id"]: row["payload"]["into"]
-        for row in _latest(store, [MERGED, SPLIT])
-        if row["kind"] == MERGED and row["payload"].get("into")
+        fact.signature_id: str(fact.payload["into"])
+        for fact in store.latest_facts([MERGED, SPLIT])
+        if fact.kind == MERGED and fact.payload.get("into") and fact.signature_id
     }
     return Controls(pause=pause, mutes=mutes, merges=merges)
-
-
-def _latest(store: Store, kinds: list[str], *, per_signature: bool = True) -> list[dict[str, Any]]:
-    """The newest event among `kinds`, per signature (or overall)."""
-    marks = ",".join("?" * len(kinds))
-    if per_signature:
-        sql = (
-            f"select e.* from events e join (select signature_id, max(id) as id from events "
-            f"where kind in ({marks}) and signature_id is not null group by signature_id) last "
-            "on e.id = last.id"
-        )
-    else:
-        sql = f"select * from events where kind in ({marks}) order by id desc limit 1"
-    rows = []
-    for row in store.db.query(sql, kinds):
-        rows.append({**row, "payload": json.loads(row["payload"] or "{}")})
-    return rows
 
 
 # --- recording (call inside `store.transaction()`) -------------------------------------------------
@@ -174,17 +157,16 @@ class RediagnoseRequest(Frozen):
 
 def rediagnose_requests(store: Store) -> list[RediagnoseRequest]:
     """The newest request per signature to diagnose it again, oldest first."""
-    requests = []
-    for row in _latest(store, [REDIAGNOSE]):
-        payload = row["payload"]
-        requests.append(
-            RediagnoseRequest(
-                signature_id=row["signature_id"],
-                by=payload.get("by", "unknown"),
-                at=row["at"],
-                hint=payload.get("hint"),
-            )
+    requests = [
+        RediagnoseRequest(
+            signature_id=fact.signature_id,
+            by=fact.payload.get("by", "unknown"),
+            at=fact.at,
+            hint=fact.payload.get("hint"),
         )
+        for fact in store.latest_facts([REDIAGNOSE])
+        if fact.signature_id
+    ]
     return sorted(requests, key=lambda r: r.at)
 
 
@@ -193,7 +175,7 @@ def pending_rediagnoses(store: Store) -> dict[str, str]:
     pending = {}
     for request in rediagnose_requests(store):
         latest = store.latest_diagnosis(request.signature_id)
-        if latest is None or parse_iso(latest["at"]) < parse_iso(request.at):
+        if latest is None or parse_iso(latest.at) < parse_iso(request.at):
             pending[request.signature_id] = request.hint or ""
     return pending
 
@@ -207,49 +189,32 @@ class Handled(Frozen):
 
 
 def handled_comment(store: Store, comment_id: int) -> Handled | None:
-    row = store.db.execute(
-        "select payload from events where idempotency_key = ?", [f"command:{comment_id}"]
-    ).fetchone()
-    if row is None:
+    handled = store.fact(f"command:{comment_id}")
+    if handled is None:
         return None
-    payload = json.loads(row[0])
-    replied = store.db.execute(
-        "select 1 from events where idempotency_key = ?", [f"replied:{comment_id}"]
-    ).fetchone()
-    return Handled(
-        comment_id=comment_id,
-        reply=payload.get("reply", ""),
-        issue_number=int(payload.get("issue", 0)),
-        replied=replied is not None,
-    )
+    return _handled(comment_id, handled, replied=store.fact(f"replied:{comment_id}") is not None)
 
 
 def unreplied(store: Store) -> list[Handled]:
     """Comments handled whose reply was never posted (the run died, or GitHub failed, in between)."""
-    rows = store.db.execute(
-        "select h.idempotency_key, h.payload from events h where h.kind = ? and not exists "
-        "(select 1 from events r where r.idempotency_key = 'replied:' || substr(h.idempotency_key, 9)) "
-        "order by h.id",
-        [HANDLED],
+    return [
+        _handled(int(fact.key.split(":", 1)[1]), fact, replied=False)
+        for fact in store.unanswered(HANDLED, asked="command:", answered="replied:")
+    ]
+
+
+def _handled(comment_id: int, fact: Logged, *, replied: bool) -> Handled:
+    return Handled(
+        comment_id=comment_id,
+        reply=fact.payload.get("reply", ""),
+        issue_number=int(fact.payload.get("issue", 0)),
+        replied=replied,
     )
-    found = []
-    for key, payload_text in rows:
-        payload = json.loads(payload_text)
-        found.append(
-            Handled(
-                comment_id=int(key.split(":", 1)[1]),
-                reply=payload.get("reply", ""),
-                issue_number=int(payload.get("issue", 0)),
-                replied=False,
-            )
-        )
-    return found
 
 
 def command_watermark(store: Store) -> str | None:
-    row = store.db.execute("select value from meta where key = ?", [_WATERMARK_KEY]).fetchone()
-    return str(row[0]) if row else None
+    return store.meta(_WATERMARK_KEY)
 
 
 def set_command_watermark(store: Store, value: str) -> None:
-    store.db.table("meta").upsert({"key": _WATERMARK_KEY, "value": value}, pk="key")
+    store.set_meta(_WATERMARK_KEY, value)

@@ -10,7 +10,7 @@ from signature_samples import a_signature
 
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.errors import SchemaTooNewError, StoreError
-from rounds_bot.store import SCHEMA_VERSION, Store
+from rounds_bot.store import SCHEMA_VERSION, DiagnosisRecord, Store
 
 NOW = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
 
@@ -126,14 +126,14 @@ def test_unfiled_ids_are_the_signatures_without_an_issue_oldest_first(fresh_db):
     assert fresh_db.unfiled_ids() == ["s1", "s2"]
 
 
-def _outcome(status: str, root_cause: str) -> str:
+def _outcome(status: str, root_cause: str) -> DiagnosisOutcome:
     """An attempt's outcome as stored; the root cause names which attempt it was."""
     if status != "ok":
-        return DiagnosisOutcome(status=status, detail=root_cause).model_dump_json()
+        return DiagnosisOutcome(status=status, detail=root_cause)
     diagnosis = Diagnosis(
         classification="server_bug", root_cause=root_cause, suggested_fix="", confidence="low"
     )
-    return DiagnosisOutcome(status="ok", diagnosis=diagnosis).model_dump_json()
+    return DiagnosisOutcome(status="ok", diagnosis=diagnosis)
 
 
 def test_diagnosed_neighbours_are_the_same_service_latest_ok_diagnoses(fresh_db):
@@ -148,8 +148,8 @@ def test_diagnosed_neighbours_are_the_same_service_latest_ok_diagnoses(fresh_db)
             ("me", "ok", "z"),
         ):
             fresh_db.record_diagnosis(
-                {"cache_key": sid, "signature_id": sid, "revision": "r", "at": "t", "status": status,
-                 "trigger": "new", "cost_usd": 0.0, "outcome": _outcome(status, outcome)}
+                DiagnosisRecord(cache_key=sid, signature_id=sid, revision="r", at="t", status=status,
+                                trigger="new", outcome=_outcome(status, outcome))
             )  # fmt: skip
     found = fresh_db.diagnosed_neighbours("api", exclude="me", limit=3)
     assert [(signature.id, outcome.diagnosis.root_cause) for signature, outcome in found] == [("a", "new")]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
 import httpx
@@ -23,7 +22,7 @@ from rounds_bot.notify.zulip import (
     fit,
     zulip_from_settings,
 )
-from rounds_bot.store import Store
+from rounds_bot.store import RunRecord, Store
 
 TARGET = ZulipTarget(site="https://chat.example.com", email="bot@example.com", stream="ops", topic="rounds")
 
@@ -128,9 +127,7 @@ def a_round(store: Store, plans: dict[str, str], run_id: str = "20260302T090000Z
                     first_seen="2026-03-02T08:00:00+00:00",
                 )
             )
-        store.record_run(
-            {"id": run_id, "started_at": "2026-03-02T09:00:00+00:00", "stats": json.dumps({"plans": plans})}
-        )
+        store.record_run(RunRecord(id=run_id, started_at="2026-03-02T09:00:00+00:00", plans=plans))
 
 
 def test_a_round_that_filed_issues_gets_one_notice_each_and_a_summary_once(fresh_db):

@@ -117,11 +117,8 @@ def _dispatch_rediagnose(ctx: CommandContext, event: dict[str, Any]) -> None:
     if not wanted:
         return
     who = str((event.get("sender") or {}).get("login") or "unknown")
-    row = ctx.store.db.execute(
-        "select id from signatures where id = ? or issue_ref = ? or issue_ref = ?",
-        [wanted, wanted, f"#{wanted.lstrip('#')}"],
-    ).fetchone()
-    if row is None:
+    signature_id = ctx.store.find_signature_id(wanted)
+    if signature_id is None:
         raise CommandError(
             f"rediagnose: no signature {wanted!r} in the database",
             hint="give a signature id (`rounds db status` lists them) or the number of an issue rounds filed",
@@ -132,11 +129,11 @@ def _dispatch_rediagnose(ctx: CommandContext, event: dict[str, Any]) -> None:
             REDIAGNOSE,
             f"rediagnose:dispatch:{os.environ.get('GITHUB_RUN_ID') or ctx.now.isoformat()}",
             at=ctx.now,
-            signature_id=str(row[0]),
+            signature_id=signature_id,
             by=who,
             hint=None,
         )
-    ctx.notes.append(f"@{who} asked to diagnose {row[0]} again")
+    ctx.notes.append(f"@{who} asked to diagnose {signature_id} again")
 
 
 def _report(outcomes: list[Outcome], notes: list[str], warnings: list[str]) -> None:

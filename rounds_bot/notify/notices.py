@@ -7,7 +7,6 @@ notifies each round once (`RoundNotified` in the event log).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from pydantic import Field
@@ -36,19 +35,17 @@ def round_notices(store: Store, issue_links: dict[str, str], run_url: str | None
     if not runs:
         return Notices(why_none="no round has run yet")
     run = runs[-1]
-    if store.db.execute(
-        "select 1 from events where idempotency_key = ?", [f"notified:{run['id']}"]
-    ).fetchone():
-        return Notices(run_id=run["id"], why_none=f"round {run['id']} was notified already")
-    plans: dict[str, str] = json.loads(run.get("stats") or "{}").get("plans", {})
+    if store.fact(f"notified:{run.id}") is not None:
+        return Notices(run_id=run.id, why_none=f"round {run.id} was notified already")
+    plans = run.plans
     new = [sid for sid, kind in plans.items() if kind in _NEW]
     regressed = [sid for sid, kind in plans.items() if kind == "regressed"]
     updated = [sid for sid, kind in plans.items() if kind == "updated"]
     if not new and not regressed:
-        return Notices(run_id=run["id"], why_none=f"round {run['id']} filed and reopened nothing")
+        return Notices(run_id=run.id, why_none=f"round {run.id} filed and reopened nothing")
     messages = [_new_issue(store, sid, issue_links.get(sid)) for sid in new[:MAX_NEW_NOTICES]]
-    messages.append(_summary(store, run["id"], new, regressed, updated, issue_links, run_url))
-    return Notices(run_id=run["id"], messages=messages)
+    messages.append(_summary(store, run.id, new, regressed, updated, issue_links, run_url))
+    return Notices(run_id=run.id, messages=messages)
 
 
 def mark_notified(store: Store, run_id: str, at: datetime) -> None:

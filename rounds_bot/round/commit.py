@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -11,7 +10,7 @@ from rounds_bot.events import Fact
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
-from rounds_bot.store import Store
+from rounds_bot.store import RunRecord, Store
 
 
 @dataclass(frozen=True)
@@ -56,16 +55,14 @@ def commit(store: Store, learned: Learned) -> None:
         store.set_cursor(learned.source, learned.cursor)
         store.forget_seen_before(learned.forget_before)
         store.record_run(
-            {
-                "id": learned.run_id,
-                "started_at": iso(learned.now),
-                "finished_at": iso(datetime.now(UTC)),
-                "source": learned.source,
-                "status": "ok",
-                "stats": json.dumps(
-                    {"plans": {p.signature_id: p.kind for p in learned.plans}}, sort_keys=True
-                ),
-            }
+            RunRecord(
+                id=learned.run_id,
+                started_at=iso(learned.now),
+                finished_at=iso(datetime.now(UTC)),
+                source=learned.source,
+                status="ok",
+                plans={p.signature_id: p.kind for p in learned.plans},
+            )
         )
 
 

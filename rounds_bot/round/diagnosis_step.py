@@ -37,7 +37,7 @@ from rounds_bot.diagnosis.model import (
 from rounds_bot.events import Fact
 from rounds_bot.models import ErrorEvent
 from rounds_bot.signature import Signature
-from rounds_bot.store import Store
+from rounds_bot.store import DiagnosisRecord, Store
 from rounds_bot.telemetry import span
 from rounds_bot.triage import Occurrence, SignatureActivity, TriageDecision, TriagePolicy, triage
 
@@ -242,16 +242,16 @@ def _record(
     sid = decision.signature_id
     with store.transaction():
         store.record_diagnosis(
-            {
-                "cache_key": key,
-                "signature_id": sid,
-                "revision": revision,
-                "at": iso(now),
-                "status": outcome.status,
-                "trigger": decision.trigger or "",
-                "cost_usd": outcome.cost_usd,
-                "outcome": outcome.model_dump_json(),
-            }
+            DiagnosisRecord(
+                cache_key=key,
+                signature_id=sid,
+                revision=revision,
+                at=iso(now),
+                status=outcome.status,
+                trigger=decision.trigger or "",
+                cost_usd=outcome.cost_usd,
+                outcome=outcome,
+            )
         )
         if outcome.cost_usd:
             store.book_cost(
@@ -289,14 +289,14 @@ def _activity(
     day_before = store.count_since(sid, now - timedelta(days=1)) - sum(o.count for o in patient.timeline)
     reason = rediagnose.get(sid)
     if pending and reason is None and sid not in rediagnose:
-        reason = f"retrying: the last attempt ended with {latest['status']}"  # type: ignore[index]
+        reason = f"retrying: the last attempt ended with {latest.status}" if latest else None
     return SignatureActivity(
         signature_id=sid,
         occurrences=patient.timeline,
         baseline_per_hour=max(day_before, 0) / 24 if ok else None,
         window_hours=max(window_hours, 1 / 60),
-        last_diagnosed_at=parse_iso(ok["at"]) if ok else None,
-        diagnosed_revision=ok["revision"] if ok else None,
+        last_diagnosed_at=parse_iso(ok.at) if ok else None,
+        diagnosed_revision=ok.revision if ok else None,
         resolved_at=(patient.timeline[0].timestamp - timedelta(seconds=1))
         if patient.regressed and patient.timeline
         else None,

@@ -34,6 +34,16 @@ from rounds_bot.errors import SchemaTooNewError, StoreError
 from rounds_bot.events import STATUS_AFTER, Fact
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.signature import Signature
+from rounds_bot.store.records import (
+    DiagnosisRecord,
+    Logged,
+    RunRecord,
+    diagnosis_record,
+    diagnosis_row,
+    logged,
+    run_record,
+    run_row,
+)
 from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
 from rounds_bot.store.signatures import from_row, grouping_state, to_row
 
@@ -98,7 +108,9 @@ class Store:
             with self.db.atomic():
                 for version in range(current + 1, SCHEMA_VERSION + 1):
                     MIGRATIONS[version - 1](self.db)
-                self.db.table("meta").upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")
+                self.db.table("meta").upsert(
+                    {"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key"
+                )
         except sqlite3.OperationalError as exc:
             raise StoreError(
                 f"cannot write the signature database {self.where}: {exc}",
@@ -202,7 +214,7 @@ class Store:
         ).fetchone()
         return int(row[0])
 
-    def latest_diagnosis(self, signature_id: str, *, ok_only: bool = False) -> dict[str, Any] | None:
+    def latest_diagnosis(self, signature_id: str, *, ok_only: bool = False) -> DiagnosisRecord | None:
         status = "and status = 'ok' " if ok_only else ""
         rows = list(
             self.db.query(
@@ -210,16 +222,15 @@ class Store:
                 [signature_id],
             )
         )
-        return rows[0] if rows else None
+        return diagnosis_record(rows[0]) if rows else None
 
     def latest_good_diagnoses(self, signature_ids: Iterable[str]) -> dict[str, Diagnosis]:
         """Each signature's latest ok diagnosis, for those that have one."""
         found: dict[str, Diagnosis] = {}
         for signature_id in signature_ids:
-            row = self.latest_diagnosis(signature_id, ok_only=True)
-            diagnosis = DiagnosisOutcome.model_validate_json(row["outcome"]).diagnosis if row else None
-            if diagnosis is not None:
-                found[signature_id] = diagnosis
+            record = self.latest_diagnosis(signature_id, ok_only=True)
+            if record is not None and record.outcome.diagnosis is not None:
+                found[signature_id] = record.outcome.diagnosis
         return found
 
     def pending_diagnoses(self, max_attempts: int) -> set[str]:
@@ -236,17 +247,60 @@ class Store:
                 pending.add(signature_id)
         return pending
 
-    def cached_diagnosis(self, cache_key: str) -> dict[str, Any] | None:
+    def cached_diagnosis(self, cache_key: str) -> DiagnosisRecord | None:
         rows = list(
             self.db.query(
                 "select * from diagnoses where cache_key = ? and status = 'ok' order by id desc limit 1",
                 [cache_key],
             )
         )
-        return rows[0] if rows else None
+        return diagnosis_record(rows[0]) if rows else None
 
-    def runs(self) -> list[dict[str, Any]]:
-        return list(self.db.query("select * from runs order by started_at"))
+    def runs(self) -> list[RunRecord]:
+        """The run history, oldest first."""
+        return [run_record(row) for row in self.db.query("select * from runs order by started_at")]
+
+    def find_signature_id(self, reference: str) -> str | None:
+        """The signature a person means: its id, or its issue (`#12` or `12`)."""
+        row = self.db.execute(
+            "select id from signatures where id = ? or issue_ref = ? or issue_ref = ?",
+            [reference, reference, f"#{reference.lstrip('#')}"],
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    # --- the event log ------------------------------------------------------------------------
+    def fact(self, key: str) -> Logged | None:
+        """The fact logged under an idempotency key."""
+        rows = list(self.db.query("select * from events where idempotency_key = ?", [key]))
+        return logged(rows[0]) if rows else None
+
+    def latest_facts(self, kinds: Iterable[str], *, per_signature: bool = True) -> list[Logged]:
+        """The newest fact among `kinds`, per signature (or overall)."""
+        wanted = list(kinds)
+        marks = ",".join("?" * len(wanted))
+        if per_signature:
+            sql = (
+                f"select e.* from events e join (select signature_id, max(id) as id from events "
+                f"where kind in ({marks}) and signature_id is not null group by signature_id) last "
+                "on e.id = last.id"
+            )
+        else:
+            sql = f"select * from events where kind in ({marks}) order by id desc limit 1"
+        return [logged(row) for row in self.db.query(sql, wanted)]
+
+    def unanswered(self, kind: str, *, asked: str, answered: str) -> list[Logged]:
+        """Facts of `kind` keyed `{asked}{x}` with no fact keyed `{answered}{x}`, oldest first."""
+        rows = self.db.query(
+            "select h.* from events h where h.kind = ? and h.idempotency_key like ? and not exists "
+            "(select 1 from events r where r.idempotency_key = ? || substr(h.idempotency_key, ?)) "
+            "order by h.id",
+            [kind, f"{asked}%", answered, len(asked) + 1],
+        )
+        return [logged(row) for row in rows]
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("select value from meta where key = ?", [key]).fetchone()
+        return str(row[0]) if row else None
 
     def spent_since(self, since: datetime) -> float:
         row = self.db.execute(
@@ -304,11 +358,14 @@ class Store:
     def set_cursor(self, source: str, position: datetime) -> None:
         self.db.table("cursors").upsert({"source": source, "position": iso(position)}, pk="source")
 
-    def record_run(self, row: dict[str, Any]) -> None:
-        self.db.table("runs").upsert(row, pk="id")
+    def record_run(self, run: RunRecord) -> None:
+        self.db.table("runs").upsert(run_row(run), pk="id")
 
-    def record_diagnosis(self, row: dict[str, Any]) -> None:
-        self.db.table("diagnoses").insert(row)
+    def record_diagnosis(self, record: DiagnosisRecord) -> None:
+        self.db.table("diagnoses").insert(diagnosis_row(record))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.table("meta").upsert({"key": key, "value": value}, pk="key")
 
     def book_cost(
         self, *, run_id: str, signature_id: str, usd: float, model: str, note: str, at: datetime
@@ -329,4 +386,14 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-__all__ = ["SCHEMA_VERSION", "Store", "bucket_of", "iso", "parse_iso", "utcnow"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "DiagnosisRecord",
+    "Logged",
+    "RunRecord",
+    "Store",
+    "bucket_of",
+    "iso",
+    "parse_iso",
+    "utcnow",
+]

@@ -59,7 +59,7 @@ def _status(ctx: CommandContext, comment: CommentEvent, command: Command) -> str
         )
     else:
         runs = ctx.store.runs()
-        last = f"the last round ran at {runs[-1]['started_at']}" if runs else "no round has run yet"
+        last = f"the last round ran at {runs[-1].started_at}" if runs else "no round has run yet"
         parts.append(f"rounds is running; {last}")
     return "; ".join(parts)
 
@@ -276,10 +276,10 @@ def _signature_of_issue(ctx: CommandContext, number: int, body: str | None) -> s
     if number in ctx._signatures:
         return ctx._signatures[number]
     if body is None:
-        row = ctx.store.db.execute("select id from signatures where issue_ref = ?", [f"#{number}"]).fetchone()
-        if row is not None:
-            ctx._signatures[number] = str(row[0])
-            return ctx._signatures[number]
+        known = ctx.store.find_signature_id(f"#{number}")
+        if known is not None:
+            ctx._signatures[number] = known
+            return known
         issue = ctx.api.get_issue(number)
         body = "" if issue is None or "pull_request" in issue else issue.get("body") or ""
     marker = read_marker(body)
