@@ -1,7 +1,8 @@
-"""Shared fixtures: a fresh signature database, a clean environment for settings, the real CLI."""
+"""Shared fixtures: a fresh signature database, clean settings, the real CLI, the shared data sets."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,24 @@ from rounds_bot.store import Store
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+# the data sets in it that tests read
+SHARED_DATA_SETS = ("loghub_2k", "defects4j_traces")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """`../shared/data` beside the checkout (the labelled data sets); a skip when it is not there.
+
+    CI (`CI=true`) always has it beside the checkout, so there a missing folder fails the test instead of
+    skipping it: a silent skip would hide that the acceptance figures were never checked.
+    """
+    missing = [name for name in SHARED_DATA_SETS if not (SHARED_DATA / name).is_dir()]
+    if not missing:
+        return SHARED_DATA
+    why = f"labelled data not present: {', '.join(missing)} missing from {SHARED_DATA} (../shared/data)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{why}; in CI (CI=true) the shared data must be beside the checkout", pytrace=False)
+    pytest.skip(why)
 
 
 @pytest.fixture

@@ -1,8 +1,10 @@
 """A SigNoz emulator: SigNoz's HTTP API on 127.0.0.1, fed from OTLP/JSON files.
 
-For tests and for trying rounds out without a SigNoz:
+A test double that lives with the tests, not in the installed package: the tests import it as
+`signoz_emulator` (`tests/` is on their path). To try rounds without a SigNoz, run it by hand from
+the root of a source checkout:
 
-    python -m tests.signoz_emulator --data demo.otlp.jsonl --port 8080
+    python -m tests.signoz_emulator --data rounds_bot/data/demo.otlp.jsonl --port 8080
 
 then point rounds at `SIGNOZ_API_URL=http://127.0.0.1:8080`. Fixtures are shifted so their
 newest record lands a minute ago (`--no-rebase` keeps their times). `--synthetic-events` adds

@@ -1,10 +1,12 @@
 """Write the demo telemetry with the real OpenTelemetry Python SDK.
 
-Regenerate it (needs the `demo` extra: `pip install -e '.[demo]'`) with
+The generator is a maintainer tool: it lives in `tools/` of a source checkout and is not installed
+with rounds. Regenerate the data (needs the `demo` extra: `pip install -e '.[demo]'`) from the root
+of the checkout with
 
     python -m tools.demo.generate
 
-which rewrites `rounds_bot/data/demo.otlp.jsonl` and, in a source checkout,
+which rewrites `rounds_bot/data/demo.otlp.jsonl` (the file `rounds run --demo` reads) and
 `tests/fixtures/demo_truth.json` (event id -> demo bug id, for tests of grouping purity).
 `--output` and `--truth` write elsewhere. The output is byte-for-byte the same on every run:
 the random choices come from one fixed seed, span and trace ids from a seeded id generator,
@@ -326,13 +328,18 @@ def write_demo(output: Path, truth_output: Path | None = None, seed: int = SEED)
     return by_event
 
 
+#: the source checkout this generator is part of (tools/demo/generate.py)
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
 def _default_output() -> Path:
-    return Path(__file__).resolve().parent.parent / "data" / DEMO_DATA_FILE
+    """The package's bundled demo file in this checkout: rounds_bot/data/demo.otlp.jsonl."""
+    return CHECKOUT / "rounds_bot" / "data" / DEMO_DATA_FILE
 
 
 def _default_truth() -> Path | None:
-    """tests/fixtures/demo_truth.json of a source checkout; None in an installed package."""
-    tests = Path(__file__).resolve().parents[2] / "tests"
+    """tests/fixtures/demo_truth.json of the checkout; None when its tests are not there."""
+    tests = CHECKOUT / "tests"
     return tests / "fixtures" / "demo_truth.json" if tests.is_dir() else None
 
 
@@ -341,7 +348,7 @@ def _default_truth() -> Path | None:
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="Where to write the demo file (default: the package's data/demo.otlp.jsonl).",
+    help="Where to write the demo file (default: rounds_bot/data/demo.otlp.jsonl in this checkout).",
 )
 @click.option(
     "--truth",
