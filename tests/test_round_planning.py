@@ -40,7 +40,8 @@ def issue(sid: str, state: str = "open", reason: str | None = None) -> IssueRef:
     return IssueRef(signature_id=sid, ref=f"#{sid}", state=state, state_reason=reason)
 
 
-def plan(candidates, issues, *, cap=10, wanted=(), controls=Controls(), stopped=None):
+def plan(candidates, issues, *, cap=10, wanted=(), controls=None, stopped=None):
+    controls = controls or Controls()
     lookups = Lookups(issues, stopped=stopped)
     return plan_issues(candidates, lookups, controls=controls, new_issue_cap=cap, wanted=set(wanted), now=NOW)
 
