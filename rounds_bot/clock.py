@@ -20,3 +20,7 @@ def bucket_of(moment: datetime) -> str:
     """The start of the bucket `moment` falls in."""
     epoch = int(moment.timestamp())
     return iso(datetime.fromtimestamp(epoch - epoch % BUCKET_SECONDS, UTC))
+
+
+def month_start(now: datetime) -> datetime:
+    return now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)

@@ -23,6 +23,7 @@ from signoz_fixtures import fixture_dataset, fixture_window, source_for
 
 from rounds_bot.config import load_settings
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
+from rounds_bot.diagnosis.configured import build_diagnoser
 from rounds_bot.diagnosis.lookups.recorded import RecordedLookups
 from rounds_bot.diagnosis.lookups.scope import (
     MAX_LOGS,
@@ -39,7 +40,6 @@ from rounds_bot.diagnosis.mcp_server import McpLaunch, build_server, lookups_for
 from rounds_bot.diagnosis.model import DiagnosisRequest, OccurrenceStats
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
-from rounds_bot.round.diagnosis_step import build_diagnoser
 from rounds_bot.sources.signoz.times import datetime_to_ns
 
 T0 = datetime(2026, 5, 20, 10, 0, tzinfo=UTC)

@@ -18,7 +18,8 @@ from fake_github.rounds import (
     tracker_for,
 )
 
-from rounds_bot.cli.db import rebuild_command, rebuild_into
+from rounds_bot.cli.db import rebuild_command
+from rounds_bot.github.db_rebuild import rebuild_into
 from rounds_bot.github.rebuild import rebuild_database
 from rounds_bot.render.marker import MarkerState, write_marker
 from rounds_bot.signature import Signature

@@ -9,13 +9,12 @@ import click
 
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.errors import StoreError
-from rounds_bot.github.db_rebuild import rebuild_from_issues, rebuild_into
+from rounds_bot.github.db_rebuild import rebuild_from_issues
 from rounds_bot.github.rebuild import RebuildResult
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
 from rounds_bot.store import Store
 
-# `rebuild_into` lives in github/db_rebuild.py; it stays importable from here, beside `rounds db rebuild`
-__all__ = ["db_group", "describe", "rebuild_command", "rebuild_into", "status_command"]
+__all__ = ["db_group", "describe", "rebuild_command", "status_command"]
 
 # Rebuilding 1,000 issues takes 10 listing requests; leave room for repositories with many more.
 REBUILD_REQUEST_BUDGET = 900

@@ -14,18 +14,16 @@ attempt leaves the signature pending; the next round retries it.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
-from rounds_bot.clock import iso, parse_iso
+from rounds_bot.clock import iso, month_start, parse_iso
 from rounds_bot.config import Settings
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.diagnosis.budget import BudgetCaps, decide, diagnosis_cache_key
+from rounds_bot.diagnosis.configured import code_revision
 from rounds_bot.diagnosis.model import (
     Diagnosis,
     DiagnosisOutcome,
@@ -75,81 +73,6 @@ class DiagnosisStep:
             for sid, outcome in self.attempted.items()
             if outcome.status == "ok" and outcome.diagnosis is not None
         }
-
-
-def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
-    """The configured diagnoser, or None with the reason diagnosis is off."""
-    choice = settings.diagnoser
-    if choice == "auto":
-        if settings.anthropic_api_key is None:
-            return None, "diagnosis off: ROUNDS_DIAGNOSER=auto and ANTHROPIC_API_KEY is not set"
-        choice = "claude-code"
-    if choice == "off":
-        return None, "diagnosis off (ROUNDS_DIAGNOSER=off)"
-    if choice == "openai":
-        from rounds_bot.diagnosis.openai_compat import OpenAICompatDiagnoser
-
-        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-        assert settings.openai_base_url and settings.openai_model  # checked by Settings
-        return OpenAICompatDiagnoser(
-            base_url=settings.openai_base_url,
-            model=settings.openai_model,
-            api_key=key,
-            timeout_seconds=settings.diagnosis_timeout_seconds,
-        ), "diagnosis by an OpenAI-compatible endpoint"
-    from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
-    from rounds_bot.diagnosis.mcp_server import McpLaunch
-
-    binary = settings.claude_bin
-    if shutil.which(binary) is None:
-        return None, (
-            f"diagnosis off: the Claude Code CLI `{binary}` was not found "
-            "(npm install -g @anthropic-ai/claude-code, or set ROUNDS_CLAUDE_BIN)"
-        )
-    credentials = {}
-    if settings.anthropic_api_key is not None:
-        credentials["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()
-    if settings.anthropic_base_url:
-        credentials["ANTHROPIC_BASE_URL"] = settings.anthropic_base_url
-    # The incident look-ups: SigNoz when it is configured, else the incident's own samples.
-    incident_tools = (
-        McpLaunch.for_signoz(settings.signoz_api_url, settings.signoz_api_key)
-        if settings.signoz_api_url
-        else McpLaunch()
-    )
-    return ClaudeCodeDiagnoser(
-        binary=binary,
-        model=settings.claude_model,
-        credentials=credentials,
-        inherited_env=os.environ,
-        max_turns=settings.claude_max_turns,
-        max_retries=settings.claude_max_retries,
-        max_budget_usd=settings.claude_max_budget_usd,
-        timeout_seconds=settings.diagnosis_timeout_seconds,
-        incident_tools=incident_tools,
-    ), f"diagnosis by the Claude Code CLI ({settings.claude_model})"
-
-
-def code_revision(settings: Settings) -> str:
-    """The checkout's revision: diagnoses are cached per revision."""
-    if settings.code_revision:
-        return settings.code_revision
-    try:
-        found = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=settings.repo_path,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-        return found.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return os.environ.get("GITHUB_SHA", "unknown")
-
-
-def month_start(now: datetime) -> datetime:
-    return now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
 
 
 def run_diagnosis_step(
