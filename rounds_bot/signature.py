@@ -18,6 +18,7 @@ from rounds_bot.clock import iso, parse_iso
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.redact import clean
+from rounds_bot.render.headline import headline
 from rounds_bot.render.marker import MarkerState
 from rounds_bot.round.tally import Tally
 
@@ -31,7 +32,7 @@ class Signature(Frozen):
 
     id: str
     service: str
-    title: str = Field(description="redacted, from the grouping engine's title of the first occurrence")
+    title: str = Field(description="the headline of the first occurrence, redacted (`render/headline.py`)")
     error_type: str = ""
     normalized_message: str = ""
     fingerprint_hash: str = ""
@@ -61,7 +62,7 @@ class Signature(Frozen):
             id=a.signature_id,
             service=sorted(tally.services)[0],
             # redacted once, here: titles reach issues, job summaries and the database artifact
-            title=clean(a.title),
+            title=clean(headline(sample) if sample else a.title),
             error_type=(sample.error_type or "") if sample else "",
             normalized_message=clean(a.normalized_message),
             fingerprint_hash=a.fingerprint_hash,

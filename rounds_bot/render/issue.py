@@ -8,11 +8,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import Field
 
 from rounds_bot.models import Frozen
+from rounds_bot.render.headline import trim
 from rounds_bot.render.marker import MarkerState, write_marker
 
 # GitHub refuses issue bodies over 65,536 characters; keep a margin for the marker and table.
 MAX_BODY_CHARS = 65_000
 TITLE_CHARS = 120
+SUMMARY_CHARS = 300
 TIER_TEXT = {
     "error_code": "same standardised error code",
     "fingerprint": "same fingerprint",
@@ -39,6 +41,7 @@ class IssueView(Frozen):
     versions: list[str] = Field(default_factory=list)
     environments: list[str] = Field(default_factory=list)
     message: str = ""
+    summary: str = Field(default="", description="what happened, in the occurrence's own words")
     stacktrace: str | None = None
     related: list[str] = Field(default_factory=list)
     links: list[tuple[str, str]] = Field(default_factory=list)
@@ -59,8 +62,7 @@ def _environment() -> Environment:
 
 
 def issue_title(view: IssueView) -> str:
-    title = f"[{view.service}] {view.title}"
-    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+    return trim(f"[{view.service}] {view.title}", TITLE_CHARS)
 
 
 def _fence_safe(text: str) -> str:
@@ -82,7 +84,7 @@ def render_body(view: IssueView) -> str:
 def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
     template = _environment().get_template("issue.md.j2")
     kind = f"`{view.error_type}`" if view.error_type else "An error"
-    summary = f"{kind} in **{view.service}**: {view.normalized_message[:300]}"
+    summary = f"{kind} in **{view.service}**: {trim(view.summary or view.normalized_message, SUMMARY_CHARS)}"
     return template.render(
         summary=_fence_safe(summary),
         classification=view.classification,

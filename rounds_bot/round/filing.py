@@ -9,6 +9,7 @@ from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
 from rounds_bot.redact import clean
+from rounds_bot.render.headline import summary_of
 from rounds_bot.render.issue import IssueView, issue_title, render_body
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
@@ -120,6 +121,7 @@ def issue_view(plan: IssuePlan, diagnosis: Diagnosis | None = None) -> IssueView
         versions=sorted(signature.versions),
         environments=sorted(signature.environments),
         message=clean(representative.message),
+        summary=clean(summary_of(representative)),
         stacktrace=clean(representative.stacktrace) if representative.stacktrace else None,
         classification=diagnosis.classification.replace("_", " ") if diagnosis else None,
         confidence=diagnosis.confidence if diagnosis else None,
