@@ -11,7 +11,7 @@ The command line, and why each part is there (see the CLI spec for what was veri
 - `--json-schema`, `--max-turns`, `--max-budget-usd`, `--model`, `--no-session-persistence`.
 - A throwaway HOME and TMPDIR, stdin closed, a wall-clock timeout that ends the process group,
   and an environment built from an allow-list: the model gets no GitHub token nor anything else
-  it does not need.
+  it does not need. `claude_cli.ClaudeCli` does this part, the same for every run of the CLI.
 
 This module builds and runs the command; the CLI's output is read by `claude_result` (the final
 result object) and `claude_stream` (progress and token usage while it runs).
@@ -20,14 +20,21 @@ result object) and `claude_stream` (progress and token usage while it runs).
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rounds_bot import telemetry
-from rounds_bot.diagnosis._process import Finished, run_with_deadline
+from rounds_bot.diagnosis._process import Finished
 from rounds_bot.diagnosis.budget import CallShape, ModelPrice, estimate_cost, price_for
+from rounds_bot.diagnosis.claude_cli import (
+    CREDENTIAL_VARIABLES,
+    INHERITED_VARIABLES,
+    MAX_PROMPT_ARGUMENT_BYTES,
+    ClaudeCli,
+    prompt_argument,
+    scratch_folder,
+)
 from rounds_bot.diagnosis.claude_result import find_result, no_result_detail, outcome_from_result
 from rounds_bot.diagnosis.claude_stream import ProgressCallback, StreamWatcher, spent
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context
@@ -35,42 +42,18 @@ from rounds_bot.diagnosis.lookups.scope import scope_for_request
 from rounds_bot.diagnosis.mcp_server import McpLaunch, server_config, tool_names
 from rounds_bot.diagnosis.model import DiagnosisOutcome, DiagnosisRequest, diagnosis_json_schema
 from rounds_bot.diagnosis.prompting import Prompt, PromptLibrary
-from rounds_bot.errors import ConfigError, DiagnosisError
+
+__all__ = [
+    "CREDENTIAL_VARIABLES",
+    "INHERITED_VARIABLES",
+    "MAX_PROMPT_ARGUMENT_BYTES",
+    "MCP_SERVER_NAME",
+    "READ_ONLY_TOOLS",
+    "ClaudeCodeDiagnoser",
+]
 
 READ_ONLY_TOOLS = ("Read", "Grep", "Glob")
 MCP_SERVER_NAME = "rounds"
-
-#: variables the CLI may inherit from rounds' own environment: locale, certificates, proxies
-INHERITED_VARIABLES = frozenset(
-    {
-        "PATH",
-        "LANG",
-        "LC_ALL",
-        "LC_CTYPE",
-        "TZ",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "NODE_EXTRA_CA_CERTS",
-        "HTTPS_PROXY",
-        "HTTP_PROXY",
-        "NO_PROXY",
-        "https_proxy",
-        "http_proxy",
-        "no_proxy",
-    }
-)
-#: the only credentials the CLI needs, passed explicitly by the caller
-CREDENTIAL_VARIABLES = frozenset(
-    {
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "CLAUDE_CODE_OAUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "ANTHROPIC_CUSTOM_HEADERS",
-    }
-)
-#: above this many bytes the prompt goes on stdin: one command-line argument is limited to 128 KiB
-MAX_PROMPT_ARGUMENT_BYTES = 100_000
 
 
 class ClaudeCodeDiagnoser:
@@ -97,30 +80,21 @@ class ClaudeCodeDiagnoser:
         price: ModelPrice | None = None,
         expected_turns: int = 4,
     ) -> None:
-        unknown = sorted(set(credentials) - CREDENTIAL_VARIABLES)
-        if unknown:
-            raise ConfigError(
-                f"credentials for the Claude Code CLI may only set {sorted(CREDENTIAL_VARIABLES)}, "
-                f"not {unknown}",
-                hint="pass other settings as constructor arguments",
-            )
-        if max_turns < 1 or max_budget_usd <= 0 or timeout_seconds <= 0:
-            raise ConfigError(
-                "max_turns, max_budget_usd and timeout_seconds must be positive "
-                f"(got {max_turns}, {max_budget_usd}, {timeout_seconds})"
-            )
-        # A relative path is the caller's, not the checkout's (the CLI runs with cwd=checkout).
-        self.binary = str(Path(binary).absolute()) if "/" in str(binary) else str(binary)
+        self.cli = ClaudeCli(
+            binary=binary,
+            model=model,
+            credentials=credentials,
+            inherited_env=inherited_env,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            timeout_seconds=timeout_seconds,
+            max_retries=max_retries,
+        )
         self.model = model
-        self._credentials = dict(credentials)
-        self._inherited = {
-            key: value for key, value in (inherited_env or {}).items() if key in INHERITED_VARIABLES
-        }
         self.max_turns = max_turns
         self.max_budget_usd = max_budget_usd
         self.timeout_seconds = timeout_seconds
         self.context_budget_tokens = context_budget_tokens
-        self.max_retries = max_retries
         self.incident_tools = incident_tools
         self.stream = stream
         self.on_progress = on_progress
@@ -149,7 +123,7 @@ class ClaudeCodeDiagnoser:
         }
         with (
             telemetry.span("rounds.diagnose") as span,
-            tempfile.TemporaryDirectory(prefix="rounds-claude-") as scratch,
+            scratch_folder() as scratch,
         ):
             # Dotted attribute names go through `set`, which takes nothing but attributes.
             span.set(**call)
@@ -183,7 +157,7 @@ class ClaudeCodeDiagnoser:
     def command_line(self, prompt: Prompt, mcp_config_path: Path) -> tuple[list[str], str | None]:
         """The argv, and the text to pipe on stdin (None: stdin closed)."""
         argv = [
-            self.binary,
+            self.cli.binary,
             "-p",
             *(["--output-format", "stream-json", "--verbose"] if self.stream else []),
             *([] if self.stream else ["--output-format", "json"]),
@@ -195,13 +169,7 @@ class ClaudeCodeDiagnoser:
             str(mcp_config_path),
             "--json-schema",
             json.dumps(diagnosis_json_schema(), separators=(",", ":")),
-            "--max-turns",
-            str(self.max_turns),
-            "--max-budget-usd",
-            f"{self.max_budget_usd:.4f}",
-            "--model",
-            self.model,
-            "--no-session-persistence",
+            *self.cli.limit_arguments(),
             "--append-system-prompt",
             prompt.system,
         ]
@@ -209,34 +177,13 @@ class ClaudeCodeDiagnoser:
         if mcp_tools:
             # MCP tools need permission in print mode; these are the only ones pre-approved.
             argv += ["--allowedTools", ",".join(mcp_tools)]
-        if len(prompt.user.encode()) <= MAX_PROMPT_ARGUMENT_BYTES:
-            return [*argv, "--", prompt.user], None
-        return argv, prompt.user
+        return prompt_argument(argv, prompt.user, MAX_PROMPT_ARGUMENT_BYTES)
 
     def environment(self, home: Path) -> dict[str, str]:
         """The CLI's whole environment: an allow-list, never a copy with secrets deleted."""
-        env = {
-            **self._inherited,
-            **self._credentials,
-            "HOME": str(home),
-            "TMPDIR": str(home / "tmp"),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
-        env.setdefault("PATH", "/usr/bin:/bin")
-        if self.max_retries is not None:
-            env["CLAUDE_CODE_MAX_RETRIES"] = str(self.max_retries)
-        return env
+        return self.cli.environment(home)
 
     def _run(self, request: DiagnosisRequest, prompt: Prompt, scratch: Path) -> DiagnosisOutcome:
-        home = scratch / "home"
-        (home / "tmp").mkdir(parents=True)
         mcp_config_path = scratch / "mcp.json"
         servers: dict[str, Any] = {}
         if self.incident_tools is not None:
@@ -251,20 +198,13 @@ class ClaudeCodeDiagnoser:
 
         argv, stdin_text = self.command_line(prompt, mcp_config_path)
         stream = StreamWatcher(self.on_progress) if self.stream else None
-        try:
-            finished = run_with_deadline(
-                argv,
-                cwd=request.checkout,
-                env=self.environment(home),
-                timeout_seconds=self.timeout_seconds,
-                stdin_text=stdin_text,
-                on_stdout_line=stream.feed if stream else None,
-            )
-        except OSError as error:
-            raise DiagnosisError(
-                f"the Claude Code CLI could not be started as {self.binary!r}: {error}",
-                hint="install it (npm install @anthropic-ai/claude-code) or set its path",
-            ) from error
+        finished = self.cli.run(
+            argv,
+            cwd=request.checkout,
+            scratch=scratch,
+            stdin_text=stdin_text,
+            on_stdout_line=stream.feed if stream else None,
+        )
         return self._outcome(request, prompt, finished, stream)
 
     # ------------------------------------------------------------------ reading the result
