@@ -294,6 +294,22 @@ class Settings(BaseSettings):
         validation_alias=_env("ROUNDS_REPO_PATH"),
         description="Checkout of the code being diagnosed; the model reads it and nothing else.",
     )
+    code_mappings: CommaList = Field(
+        default_factory=list,
+        validation_alias=_env("ROUNDS_CODE_MAPPINGS"),
+        description="Comma-separated RUNTIME_PREFIX=REPO_PREFIX rules from paths in stack traces to files in "
+        "the repository, tried before the mapping inferred from the checkout.",
+    )
+    github_server_url: str = Field(
+        default="https://github.com",
+        validation_alias=_env("GITHUB_SERVER_URL"),
+        description="Where links into the code and to commits point (set by GitHub Actions).",
+    )
+    charts: bool = Field(
+        default=True,
+        validation_alias=_env("ROUNDS_CHARTS"),
+        description="Mermaid charts of occurrences (issues) and of signatures (job summary); off: tables.",
+    )
     code_revision: str | None = Field(
         default=None,
         validation_alias=_env("ROUNDS_CODE_REVISION"),
@@ -317,7 +333,9 @@ class Settings(BaseSettings):
         description="Model name for that endpoint.",
     )
 
-    @field_validator("in_app_include", "in_app_exclude", "error_code_attributes", mode="before")
+    @field_validator(
+        "in_app_include", "in_app_exclude", "error_code_attributes", "code_mappings", mode="before"
+    )
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -214,6 +214,13 @@ class Store:
         ).fetchone()
         return int(row[0])
 
+    def occurrence_counts(self, signature_id: str) -> dict[datetime, int]:
+        """Occurrences per five-minute bucket, from the first one."""
+        rows = self.db.execute(
+            "select bucket_start, count from occurrence_buckets where signature_id = ?", [signature_id]
+        )
+        return {parse_iso(start): int(count) for start, count in rows}
+
     def latest_diagnosis(self, signature_id: str, *, ok_only: bool = False) -> DiagnosisRecord | None:
         status = "and status = 'ok' " if ok_only else ""
         rows = list(

@@ -1,0 +1,83 @@
+"""Pictures of a trend, as Mermaid `xychart-beta` blocks GitHub renders in issues and job summaries, or as
+small tables where charts are off. Bounded: never more than MAX_BARS bars, whatever the history.
+
+    occurrence_chart(counts)        one signature's occurrences over time (the issue body)
+    rounds_chart(rounds)            new and ongoing signatures per round (the job summary)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+
+MAX_BARS = 24
+# The bin is the smallest of these that shows the whole history in MAX_BARS bars.
+BINS = (
+    (timedelta(minutes=5), "5 minutes", "%m-%d %H:%M"),
+    (timedelta(hours=1), "hour", "%m-%d %H:00"),
+    (timedelta(hours=6), "6 hours", "%m-%d %H:00"),
+    (timedelta(days=1), "day", "%Y-%m-%d"),
+    (timedelta(days=7), "week", "%Y-%m-%d"),
+)
+
+
+def occurrence_chart(counts: Mapping[datetime, int], *, mermaid: bool = True) -> str:
+    """Occurrences per bin from the first one to the last (the last MAX_BARS bins of a longer history)."""
+    if not counts:
+        return ""
+    first, now = min(counts), max(counts)
+    step, unit, label_format = next(
+        ((s, u, f) for s, u, f in BINS if _floor(now, s) - _floor(first, s) < s * MAX_BARS), BINS[-1]
+    )
+    end = _floor(now, step)
+    starts = [end - step * i for i in reversed(range(MAX_BARS))]
+    starts = [s for s in starts if s + step > _floor(first, step)] or [end]
+    bars = [0] * len(starts)
+    for moment, count in counts.items():
+        index = int((_floor(moment, step) - starts[0]) / step)
+        if 0 <= index < len(bars):
+            bars[index] += count
+    labels = [s.strftime(label_format) for s in starts]
+    title = f"Occurrences per {unit} (UTC)"
+    if not mermaid:
+        return _table(title, ["from", "occurrences"], list(zip(labels, bars, strict=True)))
+    return _mermaid(title, labels, {"bar": bars}, y_label="occurrences")
+
+
+def rounds_chart(rounds: Sequence[tuple[datetime, int, int]], *, mermaid: bool = True) -> str:
+    """New (bars) and ongoing (line) signatures for the last MAX_BARS rounds: (started, new, ongoing)."""
+    recent = list(rounds)[-MAX_BARS:]
+    if not recent:
+        return ""
+    labels = [started.astimezone(UTC).strftime("%m-%d %H:%M") for started, _, _ in recent]
+    new = [n for _, n, _ in recent]
+    ongoing = [o for _, _, o in recent]
+    title = "New (bars) and ongoing (line) signatures per round"
+    if not mermaid:
+        return _table(title, ["round", "new", "ongoing"], list(zip(labels, new, ongoing, strict=True)))
+    return _mermaid(title, labels, {"bar": new, "line": ongoing}, y_label="signatures")
+
+
+def _mermaid(title: str, labels: list[str], series: dict[str, list[int]], *, y_label: str) -> str:
+    top = max((max(values) for values in series.values()), default=0)
+    lines = [
+        "```mermaid",
+        "xychart-beta",
+        f'    title "{title}"',
+        "    x-axis [" + ", ".join(f'"{label}"' for label in labels) + "]",
+        f'    y-axis "{y_label}" 0 --> {max(top, 1)}',
+        *(f"    {kind} [{', '.join(str(v) for v in values)}]" for kind, values in series.items()),
+        "```",
+    ]
+    return "\n".join(lines)
+
+
+def _table(title: str, header: list[str], rows: list[tuple[object, ...]]) -> str:
+    lines = [f"_{title}_", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows if any(row[1:])]
+    return "\n".join(lines)
+
+
+def _floor(moment: datetime, step: timedelta) -> datetime:
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    return epoch + ((moment.astimezone(UTC) - epoch) // step) * step

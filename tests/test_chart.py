@@ -1,0 +1,46 @@
+"""Trend pictures: Mermaid xychart blocks of bounded size, or small tables where charts are off."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from rounds_bot.render.chart import MAX_BARS, occurrence_chart, rounds_chart
+
+T0 = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
+
+
+def bars(chart: str) -> list[int]:
+    line = next(line for line in chart.splitlines() if line.strip().startswith("bar ["))
+    return [int(v) for v in line.split("[", 1)[1].rstrip("]").split(",")]
+
+
+def test_six_hours_of_occurrences_are_shown_per_hour_from_the_first_to_the_last():
+    counts = {T0 + timedelta(minutes=5 * i): 1 for i in range(72)}  # 10:00 to 15:55
+    chart = occurrence_chart(counts)
+    assert chart.startswith("```mermaid\nxychart-beta") and chart.endswith("```")
+    assert 'title "Occurrences per hour (UTC)"' in chart
+    assert bars(chart) == [12] * 6 and '"11-01 10:00"' in chart and '"11-01 15:00"' in chart
+
+
+def test_a_long_history_keeps_the_latest_bars_and_never_more_than_the_limit():
+    counts = {T0 + timedelta(days=d): d + 1 for d in range(400)}
+    chart = occurrence_chart(counts)
+    assert "per week" in chart and len(bars(chart)) == MAX_BARS
+    shown = bars(chart)
+    assert shown[-1] > 0 and sum(shown) < sum(counts.values())  # the newest weeks, not the oldest
+
+
+def test_without_charts_the_same_figures_come_as_a_table_of_the_bins_that_saw_something():
+    counts = {T0: 3, T0 + timedelta(hours=2): 5}
+    table = occurrence_chart(counts, mermaid=False)
+    assert "mermaid" not in table and "| 11-01 10:00 | 3 |" in table and "| 11-01 12:00 | 5 |" in table
+    assert "| 11-01 11:00 |" not in table
+    assert occurrence_chart({}) == ""
+
+
+def test_the_job_summary_chart_shows_new_as_bars_and_ongoing_as_a_line():
+    rounds = [(T0 + timedelta(minutes=30 * i), i % 3, 10 + i) for i in range(30)]
+    chart = rounds_chart(rounds)
+    assert "bar [" in chart and "line [" in chart
+    assert len(bars(chart)) == MAX_BARS  # the latest rounds only
+    assert "| round | new | ongoing |" in rounds_chart(rounds, mermaid=False)
