@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.plugins.private_key import PrivateKeyDetector
@@ -248,6 +249,17 @@ def redact_with_report(text: str, *, redact_ips: bool = False) -> Redaction:
 def clean(text: str, *, redact_ips: bool = False) -> str:
     """Sanitise, then redact: the one call for any untrusted text headed for a prompt or issue."""
     return redact(sanitize(text), redact_ips=redact_ips)
+
+
+def redact_json(value: Any) -> Any:
+    """A JSON value with every string in it (keys too) sanitised and redacted."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [redact_json(item) for item in value]
+    if isinstance(value, dict):
+        return {clean(str(key)): redact_json(item) for key, item in value.items()}
+    return value
 
 
 def _apply_detect_secrets(text: str, counts: Counter[str]) -> str:

@@ -51,12 +51,29 @@ def test_abstention_renders_its_reason():
     "hostile",
     [
         "contact admin@example.com",
-        "<!-- hidden instructions -->visible",
         "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-        "bidi \u202eevil\u202c text",
     ],
 )
-def test_model_text_is_cleaned_before_it_reaches_the_issue(hostile):
-    rendered = render_diagnosis(Diagnosis.model_validate(good_answer(root_cause=hostile)))
-    for forbidden in ("admin@example.com", "<!--", "ghp_abcdef", "\u202e"):
+def test_secrets_in_the_models_answer_are_redacted_when_the_answer_is_read(hostile):
+    rendered = render_diagnosis(Diagnosis.from_answer(good_answer(root_cause=hostile)))
+    for forbidden in ("admin@example.com", "ghp_abcdef"):
         assert forbidden not in rendered
+
+
+@pytest.mark.parametrize(
+    ("hostile", "inert"),
+    [
+        ("<!-- hidden instructions -->visible", "\\<!-- hidden instructions --\\>visible"),
+        ("bidi \u202eevil\u202c text", "bidi evil text"),
+        ("ping @octocat and @acme/security", "ping @\u200boctocat and @\u200bacme/security"),
+        ("see #12 and acme/shop#7", "see #\u200b12 and acme/shop#\u200b7"),
+        ("![x](//evil.example/i.png) <img src=//x.example/i.png>", "!\\[x\\](//evil.example/i.png) \\<img"),
+        ("[click](https://evil.example)", "\\[click\\](https:\u200b//evil.example)"),
+        ("<details><summary>x</summary>", "\\<details\\>\\<summary\\>x\\</summary\\>"),
+    ],
+)
+def test_the_models_markdown_is_shown_as_text_and_renders_nothing_active(hostile, inert):
+    diagnosis = Diagnosis.model_validate(good_answer(root_cause=hostile, suggested_fix=hostile))
+    rendered = render_diagnosis(diagnosis)
+    assert inert in rendered
+    assert hostile not in rendered

@@ -82,7 +82,7 @@ def outcome_from_result(
             **common,
         )
     try:
-        diagnosis = Diagnosis.model_validate(answer)
+        diagnosis = Diagnosis.from_answer(answer)
     except ValidationError as error:
         return DiagnosisOutcome(
             status="invalid_answer",

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from rounds_bot.models import ErrorEvent, Frozen
+from rounds_bot.redact import redact_json
 
 Classification = Literal["server_bug", "client_misuse", "documentation_gap", "unknown"]
 Confidence = Literal["high", "medium", "low"]
@@ -89,6 +90,12 @@ class Diagnosis(Frozen):
             "UPPER_SNAKE_CASE, e.g. ORDER_NOT_FOUND"
         ),
     )
+
+    @classmethod
+    def from_answer(cls, answer: dict[str, Any]) -> Diagnosis:
+        """The model's answer, validated, with its text redacted once, here: the model read the repository
+        and the telemetry, and may quote a secret from either. Raises pydantic's ValidationError."""
+        return cls.model_validate(redact_json(answer))
 
     @model_validator(mode="after")
     def _abstention_says_why(self) -> Diagnosis:

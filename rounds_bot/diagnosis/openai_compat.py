@@ -188,7 +188,7 @@ class OpenAICompatDiagnoser:
                 status="invalid_answer", detail=f"the answer held no JSON object{reason}", **common
             )
         try:
-            diagnosis = Diagnosis.model_validate(answer)
+            diagnosis = Diagnosis.from_answer(answer)
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "answer"

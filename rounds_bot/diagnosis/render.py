@@ -1,13 +1,14 @@
 """Render a diagnosis as Markdown sections for an issue body.
 
-Every free text field came from a model that read untrusted telemetry, so it is sanitised and
-redacted again here, and evidence the bot could not verify is marked as such.
+Every free text field came from a model that read untrusted telemetry (and was redacted when the answer
+was read, `Diagnosis.from_answer`), so it reaches Markdown only through `render.markdown`: escaped prose,
+inert code spans. Evidence the bot could not verify is marked as such.
 """
 
 from __future__ import annotations
 
 from rounds_bot.diagnosis.model import Diagnosis, Evidence, EvidenceCheck
-from rounds_bot.redact import clean
+from rounds_bot.render import markdown as md
 
 CLASSIFICATION_LABELS = {
     "server_bug": "Server bug",
@@ -37,7 +38,7 @@ def render_diagnosis(diagnosis: Diagnosis, checks: list[EvidenceCheck] | None = 
     if diagnosis.suggested_error_code:
         sections += [
             "### Suggested error code",
-            f"`{_inline_code(diagnosis.suggested_error_code)}`",
+            md.code(diagnosis.suggested_error_code),
         ]
     return "\n\n".join(sections) + "\n"
 
@@ -57,17 +58,12 @@ def _evidence_list(evidence: list[Evidence], checks: dict[int, EvidenceCheck]) -
 
 def _pointer(item: Evidence) -> str:
     if item.kind == "file":
-        return f"`{_inline_code(f'{item.path}:{item.line}')}`"
+        return md.code(f"{item.path}:{item.line}")
     if item.kind == "event":
-        return f"event `{_inline_code(item.event_id or '')}`"
-    return f"log line `{_inline_code(item.log_line or '')}`"
+        return f"event {md.code(item.event_id or '')}"
+    return f"log line {md.code((item.log_line or '').strip())}"
 
 
 def _text(text: str) -> str:
-    """Model text, cleaned; mentions and issue references defused so the issue pings nobody."""
-    cleaned = clean(text).strip()
-    return cleaned.replace("@", "@\u200b") if "@" in cleaned else cleaned
-
-
-def _inline_code(text: str) -> str:
-    return clean(text).replace("`", "'").replace("\n", " ").strip()
+    """Model prose as Markdown that renders as written and pings, references, links and embeds nothing."""
+    return str(md.escape_block(text.strip()))

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cache
-
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment
 from pydantic import Field
 
 from rounds_bot.models import Frozen
+from rounds_bot.render import markdown as md
 from rounds_bot.render.headline import trim
 from rounds_bot.render.marker import MarkerState, write_marker
 
@@ -51,23 +50,18 @@ class IssueView(Frozen):
     marker: MarkerState
 
 
-@cache
 def _environment() -> Environment:
-    return Environment(
-        loader=PackageLoader("rounds_bot", "templates"),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,  # Markdown, not HTML; untrusted text is fenced and sanitised before it gets here
-    )
+    """Markdown templates: every interpolation is escaped unless built as Markdown (`render.markdown`)."""
+    return md.environment()
 
 
 def issue_title(view: IssueView) -> str:
-    return trim(f"[{view.service}] {view.title}", TITLE_CHARS)
+    return md.title_text(trim(f"[{view.service}] {view.title}", TITLE_CHARS), TITLE_CHARS)
 
 
 def _fence_safe(text: str) -> str:
     """Untrusted text inside a ``` fence must not be able to close it."""
-    return text.replace("```", "`\u200b``")
+    return md.fence_safe(text)
 
 
 def render_body(view: IssueView) -> str:
@@ -83,10 +77,11 @@ def render_body(view: IssueView) -> str:
 
 def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
     template = _environment().get_template("issue.md.j2")
-    kind = f"`{view.error_type}`" if view.error_type else "An error"
-    summary = f"{kind} in **{view.service}**: {trim(view.summary or view.normalized_message, SUMMARY_CHARS)}"
+    kind = md.code(view.error_type) if view.error_type else "An error"
+    sentence = md.escape(trim(view.summary or view.normalized_message, SUMMARY_CHARS))
+    summary = md.trusted(f"{kind} in **{md.escape(view.service)}**: {sentence}")
     return template.render(
-        summary=_fence_safe(summary),
+        summary=summary,
         classification=view.classification,
         confidence=view.confidence,
         round_count=view.round_count,
@@ -96,13 +91,13 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         services=view.services,
         versions=view.versions,
         environments=view.environments,
-        stacktrace=stacktrace,
+        stacktrace=md.trusted(f"```\n{stacktrace}\n```") if stacktrace else None,
         stacktrace_truncated=truncated,
-        message=_fence_safe(view.message[:2_000]) if not view.stacktrace else "",
+        message=md.fenced(view.message[:2_000]) if not view.stacktrace else "",
         tier_text=TIER_TEXT.get(view.tier, view.tier),
-        explanation=_fence_safe(view.explanation),
+        explanation=md.fenced(view.explanation),
         related=view.related,
         links=view.links,
-        diagnosis=view.diagnosis_markdown,
-        marker=write_marker(view.marker),
+        diagnosis=md.trusted(view.diagnosis_markdown) if view.diagnosis_markdown else None,
+        marker=md.trusted(write_marker(view.marker)),
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field
 
 from rounds_bot.models import Frozen
-from rounds_bot.render.issue import _environment
+from rounds_bot.render.markdown import environment
 from rounds_bot.sources.base import SkippedRecord
 
 
@@ -56,7 +56,7 @@ MAX_SKIPPED_SHOWN = 20
 
 
 def render_report(report: RoundReport) -> str:
-    template = _environment().get_template("report.md.j2")
+    template = environment().get_template("report.md.j2")
     return template.render(
         r=report,
         skipped=report.skipped[:MAX_SKIPPED_SHOWN],

@@ -1,0 +1,205 @@
+"""The one rule for untrusted text in Markdown: it reaches Markdown fenced, or escaped here.
+
+Telemetry (messages, stack traces, service names, versions, environments, attribute values) and the model's
+answer are untrusted. On GitHub, Markdown text can notify people (`@user`, `@org/team`), cross-reference
+issues (`#12`, `owner/repo#12`, `GH-12`), render HTML (`<img>`, `<details>`, `<!--` that hides the rest of a
+body), images and links (`![](//host/x)`, autolinked `https://...`, `www.`), math (`$...$`), tables and
+headings. Nothing of that may come from untrusted text:
+
+    escape(text)          inline text (a sentence, a table cell): every construct above is neutralised;
+                          backtick-quoted parts become inert code spans
+    escape_block(text)    several lines of prose (the model's root cause): escape() line by line
+    code(text)            an inline code span that its content cannot close
+    fenced(text)          a ``` block that its content cannot close
+    title_text(text)      strict: an issue title (plain text, one line, nothing that links or pings)
+    label_text(text)      strict: the value part of a label name (letters, digits, `.`, `_`, `-`, `/`)
+
+Templates render through `environment()`: every `{{ value }}` goes through `escape` unless the renderer built
+it with these functions (they return `Markup`), so a template cannot interpolate raw telemetry by mistake.
+`trusted()` marks Markdown that rounds composed itself from escaped parts.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+#: A zero-width space: breaks `@name`, `#12` and `://` so GitHub neither pings, references nor links.
+BREAK = "\u200b"
+_FENCE = "```"
+
+# Characters that change how the rest of a line renders wherever they stand.
+_ALWAYS = re.compile(r"[\\`*\[\]<>|~$]")
+_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_ENTITY = re.compile(r"&(?=[#A-Za-z0-9])")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
+_REFERENCE = re.compile(r"#(?=\d)|(?<![A-Za-z0-9])(GH)-(?=\d)", re.IGNORECASE)
+_AUTOLINK = re.compile(r"(?<=:)//|(?<![A-Za-z0-9])(www)\.", re.IGNORECASE)
+_HEADING = re.compile(r"^#")
+# Block constructs that only count at the start of a line: lists, setext/thematic breaks, ordered lists.
+_LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|(\d{1,9})([.)])(?=\s|$))")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_SPACES = re.compile(r"[ \t]+")
+_LABEL_UNSAFE = re.compile(r"[^\w./-]+")
+
+
+def visible(text: str) -> str:
+    """`text` without control, format (bidi, zero-width, tag) and separator characters; tabs become spaces."""
+    kept = []
+    for ch in text:
+        if ch == "\n":
+            kept.append(ch)
+        elif ch in "\t\r\u2028\u2029\x85":
+            kept.append(" " if ch != "\r" else "")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn") or ch in "\u115f\u1160\u3164\uffa0":
+            continue
+        else:
+            kept.append(ch)
+    return "".join(kept)
+
+
+def _escape_plain(text: str) -> str:
+    """One line of plain text (no code spans) with every Markdown and GitHub construct neutralised."""
+    text = _ALWAYS.sub(lambda m: "\\" + m.group(0), text)
+    text = _UNDERSCORE.sub(r"\\_", text)
+    text = _ENTITY.sub(r"\\&", text)
+    text = _MENTION.sub("@" + BREAK, text)
+    text = _REFERENCE.sub(lambda m: f"{m.group(1)}-{BREAK}" if m.group(1) else "#" + BREAK, text)
+    text = _AUTOLINK.sub(lambda m: f"{m.group(1)}{BREAK}." if m.group(1) else BREAK + "//", text)
+    text = _HEADING.sub(r"\\#", text)
+    return _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text)
+
+
+def _escape_line(line: str) -> str:
+    line = _SPACES.sub(" ", line).strip()
+    pieces: list[str] = []
+    cursor = 0
+    for match in _CODE_SPAN.finditer(line):
+        if "|" in match.group(1):
+            continue  # a pipe would split a table cell even inside a code span: shown escaped instead
+        pieces.append(_escape_plain(line[cursor : match.start()]))
+        pieces.append(code(match.group(1)))
+        cursor = match.end()
+    pieces.append(_escape_plain(line[cursor:]))
+    return "".join(pieces)
+
+
+def escape(text: object, limit: int | None = None) -> Markup:
+    """Inline Markdown showing `text` as it is, on one line, cut to `limit` characters first."""
+    plain = visible(str(text)).replace("\n", " ")
+    if limit is not None and len(plain) > limit:
+        plain = plain[: max(limit - 1, 0)].rstrip() + "…"
+    return Markup(_escape_line(plain))
+
+
+def escape_block(text: object) -> Markup:
+    """Several lines of untrusted prose, escaped line by line; paragraphs and line breaks are kept."""
+    lines = [_escape_line(line) for line in visible(str(text)).split("\n")]
+    paragraphs = "\n".join(lines).strip("\n")
+    return Markup(re.sub(r"\n{3,}", "\n\n", paragraphs))
+
+
+def code(text: object, *, in_table: bool = False) -> Markup:
+    """An inline code span holding `text` (one line) that no backtick inside can close."""
+    content = visible(str(text)).replace("\n", " ")
+    if in_table:
+        content = content.replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if content.startswith("`") or content.endswith("`") or not content.strip() else ""
+    return Markup(f"{ticks}{pad}{content}{pad}{ticks}")
+
+
+def fence_safe(text: str) -> str:
+    """Text that cannot close a ``` fence around it: no line starts with three backticks any more."""
+    return visible(text).replace(_FENCE, "`" + BREAK + "``")
+
+
+def unfence(text: str) -> str:
+    """`fence_safe` undone, for text read back from a rendered body."""
+    return text.replace("`" + BREAK + "``", _FENCE)
+
+
+def fenced(text: str) -> Markup:
+    """A ``` code block showing `text`; nothing inside renders."""
+    return Markup(f"{_FENCE}\n{fence_safe(text)}\n{_FENCE}")
+
+
+def title_text(text: str, limit: int) -> str:
+    """An issue title from untrusted parts: one line, no pings, references, links or code spans."""
+    plain = _SPACES.sub(" ", visible(text).replace("\n", " ")).strip().replace("`", "'")
+    plain = _MENTION.sub("@" + BREAK, plain)
+    plain = _REFERENCE.sub(lambda m: f"{m.group(1)}-{BREAK}" if m.group(1) else "#" + BREAK, plain)
+    plain = _AUTOLINK.sub(lambda m: f"{m.group(1)}{BREAK}." if m.group(1) else BREAK + "//", plain)
+    return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
+
+
+def label_text(text: str) -> str:
+    """The value part of a label name: letters, digits, `.`, `_`, `-` and `/` only, nothing empty."""
+    cleaned = _LABEL_UNSAFE.sub("-", visible(text).strip()).strip("-")
+    return cleaned or "unknown"
+
+
+def link(label: str, url: str) -> Markup:
+    """A Markdown link to an http(s) URL; any other URL (or a malformed one) is shown as code instead."""
+    if not re.fullmatch(r"https?://[^\s<>()\[\]`\"'\\]+", url):
+        return Markup(f"{escape(label)}: {code(url)}")
+    return Markup(f"[{escape(label)}]({url})")
+
+
+def issue_ref(ref: str) -> Markup:
+    """A tracker's own issue reference: `#12` stays a link, anything else (a draft's file name) is escaped."""
+    return Markup(ref) if re.fullmatch(r"#\d+", ref) else escape(ref)
+
+
+def trusted(markdown: str) -> Markup:
+    """Markdown rounds composed itself from escaped, coded or fenced parts."""
+    return Markup(markdown)
+
+
+def _finalize(value: object) -> object:
+    if isinstance(value, Markup):
+        return value
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    return escape(value)
+
+
+@cache
+def environment() -> Environment:
+    """The templates' environment: every interpolation is escaped unless the renderer marked it Markdown."""
+    env = Environment(
+        loader=PackageLoader("rounds_bot", "templates"),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        finalize=_finalize,
+    )
+    env.filters["code"] = code
+    env.filters["table_code"] = lambda text: code(text, in_table=True)
+    env.filters["md"] = escape
+    env.filters["issue_ref"] = issue_ref
+    env.globals["link"] = link
+    return env
+
+
+__all__ = [
+    "BREAK",
+    "code",
+    "environment",
+    "escape",
+    "escape_block",
+    "fence_safe",
+    "fenced",
+    "issue_ref",
+    "label_text",
+    "link",
+    "title_text",
+    "trusted",
+    "unfence",
+    "visible",
+]

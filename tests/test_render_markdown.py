@@ -1,0 +1,107 @@
+"""The one escaping rule: untrusted text reaches Markdown fenced or escaped, and renders nothing active."""
+
+from __future__ import annotations
+
+import pytest
+
+from rounds_bot.render import markdown as md
+
+ZW = md.BREAK
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("@octocat and @acme/security", f"@{ZW}octocat and @{ZW}acme/security"),
+        ("see #12, acme/shop#7 and GH-3", f"see #{ZW}12, acme/shop#{ZW}7 and GH-{ZW}3"),
+        ("![](//host/x)", "!\\[\\](//host/x)"),
+        ("<img src=//host/x>", "\\<img src=//host/x\\>"),
+        ("<!-- the rest is hidden", "\\<!-- the rest is hidden"),
+        ("<details><h1>big</h1>", "\\<details\\>\\<h1\\>big\\</h1\\>"),
+        (
+            "https://evil.example/x and www.evil.example",
+            f"https:{ZW}//evil.example/x and www{ZW}.evil.example",
+        ),
+        ("[link](x) [ref]: y", "\\[link\\](x) \\[ref\\]: y"),
+        ("a | b", "a \\| b"),
+        ("$x^2$ costs $5", "\\$x^2\\$ costs \\$5"),
+        ("&lt; &#64;", f"\\&lt; \\&#{ZW}64;"),
+        ("*bold* _em_ ~strike~", "\\*bold\\* \\_em\\_ \\~strike\\~"),
+        ("user_id stays", "user_id stays"),
+        ("two\nlines", "two lines"),
+    ],
+)
+def test_escape_neutralises_every_active_construct(text, expected):
+    assert md.escape(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("start", "expected"),
+    [
+        ("# heading", "\\# heading"),
+        ("- item", "\\- item"),
+        ("+ item", "\\+ item"),
+        ("1. item", "1\\. item"),
+        ("2) item", "2\\) item"),
+        ("> quote", "\\> quote"),
+        ("---", "\\---"),
+        ("===", "\\==="),
+    ],
+)
+def test_escape_keeps_a_line_start_from_becoming_a_block(start, expected):
+    assert md.escape(start) == expected
+
+
+def test_control_bidi_and_invisible_characters_are_removed():
+    assert md.escape("a\u202eb\u2066c\u200bd\x00e\x1bf\ufeffg\U000e0041h") == "abcdefgh"
+    assert md.title_text("a\u202eb\nc", 50) == "ab c"
+
+
+def test_backtick_quoted_words_stay_code_and_cannot_break_out():
+    assert md.escape("read `user_id` first") == "read `user_id` first"
+    assert md.escape("lone ` tick") == "lone \\` tick"
+    assert md.code("a``b") == "```a``b```"
+    assert md.code("`x") == "`` `x ``"
+    assert md.code("a|b", in_table=True) == "`a\\|b`"
+
+
+def test_a_fence_cannot_be_closed_from_inside():
+    block = md.fenced("x\n```\n<!-- rounds:marker v1 -->\n````")
+    lines = block.splitlines()
+    assert lines[0] == "```" and lines[-1] == "```"
+    assert not any(line.startswith("```") for line in lines[1:-1])
+    assert md.unfence(md.fence_safe("a\n```\nb")) == "a\n```\nb"
+
+
+def test_escape_block_keeps_lines_and_paragraphs():
+    assert md.escape_block("one\n- two\n\n\n\n    three") == "one\n\\- two\n\nthree"
+
+
+def test_titles_ping_reference_and_link_nothing():
+    title = md.title_text("[svc] @alice #12 `code` https://x.example", 120)
+    assert title == f"[svc] @{ZW}alice #{ZW}12 'code' https:{ZW}//x.example"
+    assert len(md.title_text("x" * 300, 120)) == 120
+
+
+def test_label_values_keep_only_plain_characters():
+    assert md.label_text("checkout-api") == "checkout-api"
+    assert md.label_text("a,b <img> \u202e") == "a-b-img"
+    assert md.label_text("\u202e") == "unknown"
+
+
+def test_links_only_for_plain_http_urls():
+    assert md.link("Trace", "https://signoz.example/trace/1") == "[Trace](https://signoz.example/trace/1)"
+    assert md.link("Trace", "javascript:alert(1)") == "Trace: `javascript:alert(1)`"
+    assert md.link("Trace", "https://x.example/a) [b](c") == "Trace: `https://x.example/a) [b](c`"
+
+
+def test_templates_escape_every_interpolation_unless_built_as_markdown():
+    template = md.environment().from_string("{{ raw }} {{ built }} {{ n }}")
+    out = template.render(raw="@team <b>", built=md.code("@team"), n=3)
+    assert out == f"@{ZW}team \\<b\\> `@team` 3"
+
+
+def test_issue_references_of_the_tracker_stay_links():
+    assert md.issue_ref("#12") == "#12"
+    assert md.issue_ref("sig_1.md") == "sig_1.md"
+    assert md.issue_ref("#12 @x") == f"\\#{ZW}12 @{ZW}x"
