@@ -13,6 +13,7 @@ boundary where they happen, so the CLI can turn any of them into a one-line mess
      ├── TrackerError           the issue tracker (dry-run folder or GitHub) failed
      ├── DiagnosisError         the model could not be run
      ├── CommandError           a /rounds command was malformed or not allowed
+     ├── FixError               a fix proposal could not be made (git, the worktree, the test command)
      └── NotifyError            a chat notification (Zulip) could not be sent
 """
 
@@ -69,6 +70,10 @@ class DiagnosisError(RoundsError):
 
 class CommandError(RoundsError):
     """A /rounds command was malformed or not allowed."""
+
+
+class FixError(RoundsError):
+    """A fix proposal could not be made: git, the worktree or the test command failed."""
 
 
 class NotifyError(RoundsError):

@@ -22,6 +22,14 @@ class Fact(StrEnum):
     CONTEXT_BUILT = "ContextBuilt"
     ROOT_CAUSE_PROPOSED = "RootCauseProposed"
     REDIAGNOSE_REQUESTED = "RediagnoseRequested"
+    # fix proposals and what became of them (fixing/)
+    FIX_REQUESTED = "FixRequested"  # `/rounds fix`, or chosen automatically
+    FIX_FAILED = "FixFailed"  # an attempt that opened no pull request, and why
+    FIX_PROPOSED = "FixProposed"  # a draft pull request opened, or its branch updated
+    FIX_APPLIED = "FixApplied"  # the pull request was merged (observed from GitHub)
+    FIX_ABANDONED = "FixAbandoned"  # the pull request was closed without merging
+    FIX_RELEASED = "FixReleased"  # the first occurrence of a newer service.version after the merge
+    RECURRENCE_NOTED = "RecurrenceNoted"  # it occurred again, but on a version older than the fix
     # what people asked with /rounds commands
     INCIDENT_SUPPRESSED = "IncidentSuppressed"
     INCIDENT_UNSUPPRESSED = "IncidentUnsuppressed"

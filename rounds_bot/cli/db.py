@@ -1,5 +1,5 @@
-"""`rounds db status | rebuild`: inspect the signature database, or rebuild it from the bot's GitHub issues
-alone (after it was lost)."""
+"""`rounds db status | rebuild | replay`: inspect the signature database, rebuild it from the bot's GitHub
+issues alone (after it was lost), or rebuild the tables derived from its event log."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rounds_bot.github.rebuild import RebuildResult
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
 from rounds_bot.store import Store
 
-__all__ = ["db_group", "describe", "rebuild_command", "status_command"]
+__all__ = ["db_group", "describe", "rebuild_command", "replay_command", "status_command"]
 
 # Rebuilding 1,000 issues takes 10 listing requests; leave room for repositories with many more.
 REBUILD_REQUEST_BUDGET = 900
@@ -61,6 +61,31 @@ def rebuild_command(env_file: Path | None, force: bool) -> None:
     api = github_api_from_settings(settings, GitHubOptions(max_requests_per_round=REBUILD_REQUEST_BUDGET))
     result = rebuild_from_issues(api, target)
     click.echo(describe(result, target, settings.github_repository or ""))
+
+
+@db_group.command("replay")
+@env_file_option
+@friendly_errors
+def replay_command(env_file: Path | None) -> None:
+    """Rebuild the tables derived from the event log (incidents, fixes) from the log alone."""
+    settings = settings_from(env_file)
+    if not Path(settings.signatures_db_path).exists():
+        raise StoreError(
+            f"no signature database at {settings.signatures_db_path}: nothing to replay",
+            hint="point SIGNATURES_DB_PATH at the database (`rounds state restore` fetches the saved one)",
+        )
+    store = Store.open(settings.signatures_db_path)
+    try:
+        store.replay()
+        rows = store.derived_rows()
+        facts = store.db.execute("select count(*) from events").fetchone()[0]
+    finally:
+        store.close()
+    incidents, fixes = len(rows["incidents"]), len(rows["fixes"])
+    click.echo(
+        f"replayed {facts} facts of {settings.signatures_db_path}: {incidents} "
+        f"signature{'s' if incidents != 1 else ''}, {fixes} fix{'es' if fixes != 1 else ''}"
+    )
 
 
 def describe(result: RebuildResult, target: Path, repository: str) -> str:

@@ -33,7 +33,9 @@ from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.errors import SchemaTooNewError, StoreError
 from rounds_bot.events import STATUS_AFTER, Fact
 from rounds_bot.grouping.state import SignatureState
+from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.signature import Signature
+from rounds_bot.store.derived import DerivedTables
 from rounds_bot.store.records import (
     DiagnosisRecord,
     Logged,
@@ -48,7 +50,7 @@ from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
 from rounds_bot.store.signatures import from_row, grouping_state, to_row
 
 
-class Store:
+class Store(DerivedTables):
     """An open signature database. Use `Store.open(path)` or `Store.memory()`."""
 
     def __init__(self, db: Database, where: str) -> None:
@@ -116,6 +118,11 @@ class Store:
                 f"cannot write the signature database {self.where}: {exc}",
                 hint="check that the file and its folder are writable (SIGNATURES_DB_PATH)",
             ) from exc
+
+    def is_empty(self) -> bool:
+        """Nothing recorded yet: no signature, fact, run, diagnosis or cost."""
+        tables = ("signatures", "events", "runs", "diagnoses", "ledger", "seen_events")
+        return all(self.db.execute(f"select count(*) from {t}").fetchone()[0] == 0 for t in tables)
 
     def integrity_ok(self) -> bool:
         row = self.db.execute("PRAGMA integrity_check").fetchone()
@@ -332,6 +339,8 @@ class Store:
             "values (?, ?, ?, ?, ?, ?)",
             [key, kind, signature_id, run_id, iso(at), json.dumps(payload or {}, sort_keys=True)],
         )
+        if cursor.rowcount == 1 and signature_id and kind in LIFECYCLE_FACTS:
+            self.refresh_derived(signature_id)  # the derived tables follow the log in the same transaction
         return cursor.rowcount == 1
 
     def save(self, signature: Signature) -> None:
@@ -393,6 +402,12 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def remove_database(path: Path) -> None:
+    """Delete a database file with its write-ahead log and shared-memory files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
 __all__ = [
     "SCHEMA_VERSION",
     "DiagnosisRecord",
@@ -402,5 +417,6 @@ __all__ = [
     "bucket_of",
     "iso",
     "parse_iso",
+    "remove_database",
     "utcnow",
 ]

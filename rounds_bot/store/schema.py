@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from sqlite_utils import Database
 
+from rounds_bot.store.derived import create_derived_tables
+
 
 def _create_v1(db: Database) -> None:
     db.table("meta").create({"key": str, "value": str}, pk="key")
@@ -103,5 +105,5 @@ def _add_diagnoses_v2(db: Database) -> None:
 
 
 # Migration N takes a database at schema version N-1 to version N. Append, never edit.
-MIGRATIONS: list[Callable[[Database], None]] = [_create_v1, _add_diagnoses_v2]
+MIGRATIONS: list[Callable[[Database], None]] = [_create_v1, _add_diagnoses_v2, create_derived_tables]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,140 @@
+"""Tables derived from the event log alone, and the reads the fix lifecycle makes.
+
+- `incidents`: a row per signature: its status, issue, regressions and latest fix (`lifecycle.fold_incident`);
+- `fixes`: a row per pull request rounds opened, with its status and measured rates (`lifecycle.fold_fixes`).
+
+Appending a lifecycle fact refreshes its signature's rows in the same transaction (`Store.append_event`), and
+`Store.replay()` drops both tables' rows and folds the whole log again: nothing in them is known otherwise, so
+replaying gives the same tables, however often it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlite_utils import Database
+
+from rounds_bot.clock import bucket_of, iso
+from rounds_bot.lifecycle import LIFECYCLE_FACTS, FixRecord, IncidentRecord, fold_fixes, fold_incident
+from rounds_bot.store.records import Logged, logged
+
+DERIVED_TABLES = ("incidents", "fixes")
+
+
+def create_derived_tables(db: Database) -> None:
+    """Migration: the derived tables, filled from the log already there."""
+    db.table("incidents").create(
+        {"signature_id": str, "status": str, "issue": str, "fix_pr": int, "fix_status": str, "record": str},
+        pk="signature_id",
+    )
+    db.table("fixes").create(
+        {"pr_number": int, "signature_id": str, "status": str, "proposed_at": str, "record": str},
+        pk="pr_number",
+    )
+    db.table("fixes").create_index(["signature_id"])
+    rebuild(db)
+
+
+def rebuild(db: Database) -> None:
+    """Every derived row, from the event log alone."""
+    for table in DERIVED_TABLES:
+        db.execute(f"delete from {table}")
+    signature_ids = [
+        row[0]
+        for row in db.execute(
+            "select signature_id from events where signature_id is not null group by signature_id "
+            "order by min(id)"
+        )
+    ]
+    for signature_id in signature_ids:
+        refresh(db, signature_id)
+
+
+def refresh(db: Database, signature_id: str) -> None:
+    """One signature's derived rows, folded again from its facts."""
+    facts = _facts(db, signature_id)
+    incident = fold_incident(signature_id, facts)
+    db.table("incidents").upsert(
+        {
+            "signature_id": signature_id,
+            "status": incident.status,
+            "issue": incident.issue,
+            "fix_pr": incident.fix_pr,
+            "fix_status": incident.fix_status,
+            "record": incident.model_dump_json(),
+        },
+        pk="signature_id",
+    )
+    db.execute("delete from fixes where signature_id = ?", [signature_id])
+    for fix in fold_fixes(facts):
+        db.table("fixes").upsert(
+            {
+                "pr_number": fix.pr_number,
+                "signature_id": signature_id,
+                "status": fix.status,
+                "proposed_at": fix.proposed_at,
+                "record": fix.model_dump_json(),
+            },
+            pk="pr_number",
+        )
+
+
+def _facts(db: Database, signature_id: str) -> list[Logged]:
+    kinds = sorted(LIFECYCLE_FACTS)
+    marks = ",".join("?" * len(kinds))
+    rows = db.query(
+        f"select * from events where signature_id = ? and kind in ({marks}) order by id",
+        [signature_id, *kinds],
+    )
+    return [logged(row) for row in rows]
+
+
+class DerivedTables:
+    """The Store's methods for the derived tables and the fix lifecycle's reads (mixed into `Store`)."""
+
+    db: Database
+
+    def refresh_derived(self, signature_id: str) -> None:
+        refresh(self.db, signature_id)
+
+    def replay(self) -> None:
+        """Rebuild `incidents` and `fixes` from the event log, in one transaction."""
+        with self.db.atomic():
+            rebuild(self.db)
+
+    def derived_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """Every derived row, in key order: what a replay must give again."""
+        keys = {"incidents": "signature_id", "fixes": "pr_number"}
+        return {table: list(self.db.query(f"select * from {table} order by {keys[table]}")) for table in keys}
+
+    def fix_records(self, signature_id: str | None = None) -> list[FixRecord]:
+        """Fixes rounds proposed (for one signature), oldest first."""
+        where, arguments = ("where signature_id = ? ", [signature_id]) if signature_id else ("", [])
+        rows = self.db.execute(f"select record from fixes {where}order by proposed_at, pr_number", arguments)
+        return [FixRecord.model_validate_json(text) for (text,) in rows]
+
+    def incident(self, signature_id: str) -> IncidentRecord | None:
+        row = self.db.execute(
+            "select record from incidents where signature_id = ?", [signature_id]
+        ).fetchone()
+        return IncidentRecord.model_validate_json(row[0]) if row else None
+
+    def count_between(self, signature_id: str, start: datetime, end: datetime) -> int:
+        """Occurrences in the five-minute buckets from the one holding `start` to the one before `end`'s."""
+        row = self.db.execute(
+            "select coalesce(sum(count), 0) from occurrence_buckets "
+            "where signature_id = ? and bucket_start >= ? and bucket_start < ?",
+            [signature_id, bucket_of(start), bucket_of(end)],
+        ).fetchone()
+        return int(row[0])
+
+    def facts(self, kinds: Iterable[str], *, since: datetime | None = None) -> list[Logged]:
+        """Facts of `kinds` (logged at or after `since`), oldest first."""
+        wanted = sorted(kinds)
+        marks = ",".join("?" * len(wanted))
+        after = "and at >= ? " if since is not None else ""
+        arguments: list[Any] = [*wanted, *([iso(since)] if since is not None else [])]
+        rows = self.db.query(f"select * from events where kind in ({marks}) {after}order by id", arguments)
+        return [logged(row) for row in rows]
