@@ -363,6 +363,16 @@ class Settings(BaseSettings):
             raise ValueError("ROUNDS_DIAGNOSER=openai needs ROUNDS_OPENAI_BASE_URL and ROUNDS_OPENAI_MODEL")
         return self
 
+    @field_validator("source")
+    @classmethod
+    def _known_source(cls, value: str | None) -> str | None:
+        from rounds_bot.sources.factory import spec_problem  # here: the factory's modules need no settings
+
+        problem = spec_problem(value) if value else None
+        if problem:
+            raise ValueError(problem)
+        return value
+
     @field_validator("signoz_api_url", "zulip_site")
     @classmethod
     def _url_has_scheme(cls, value: str | None) -> str | None:

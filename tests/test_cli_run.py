@@ -105,7 +105,7 @@ def test_a_missing_data_file_is_a_clear_error_and_writes_nothing(workdir, monkey
     code, _, err = run("run")
     assert code == 2
     assert "absent.jsonl" in err
-    assert sqlite3.connect(workdir / "rounds.db").execute("select count(*) from runs").fetchone()[0] == 0
+    assert not (workdir / "rounds.db").exists()  # nothing written, not even an empty database
 
 
 def test_malformed_lines_are_reported_with_file_and_line_and_the_rest_is_read(workdir, monkeypatch):
@@ -170,3 +170,24 @@ def test_db_status_lists_each_signature_with_its_count_status_and_issue(workdir)
     signature_id, count = lines[0].split()[:2]
     assert signature_id.startswith("sig_") and int(count) > 0
     assert lines[0].endswith(f"  open  {signature_id}.md")
+
+
+def test_a_failed_first_round_leaves_no_empty_database_behind(workdir, monkeypatch):
+    monkeypatch.setenv("ROUNDS_SOURCE", f"otlp-file:{workdir / 'missing.jsonl'}")
+    code, _, err = run("run")
+    assert code == 2 and "does not exist" in err
+    assert not list(workdir.glob("rounds.db*"))
+
+
+def test_db_status_without_a_database_says_so_and_creates_none(workdir):
+    code, out, _ = run("db", "status")
+    assert code == 0 and "no signature database at rounds.db yet" in out
+    assert not list(workdir.glob("rounds.db*"))
+
+
+def test_an_invalid_source_is_reported_with_every_other_invalid_setting(workdir, monkeypatch):
+    monkeypatch.setenv("ROUNDS_SOURCE", "bogus")
+    monkeypatch.setenv("ROUNDS_DIAGNOSER", "nope")
+    code, _, err = run("run")
+    assert code == 2 and "2 invalid settings" in err
+    assert "ROUNDS_SOURCE='bogus': unknown telemetry source" in err and "ROUNDS_DIAGNOSER" in err

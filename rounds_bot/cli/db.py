@@ -31,6 +31,13 @@ def db_group() -> None:
 def status_command(env_file: Path | None) -> None:
     """Schema version, signatures, last runs."""
     settings = settings_from(env_file)
+    if not Path(settings.signatures_db_path).exists():
+        # a read-only look must not leave an empty database behind
+        click.echo(
+            f"no signature database at {settings.signatures_db_path} yet: no round has run here "
+            "(SIGNATURES_DB_PATH says where it lives)"
+        )
+        return
     store = Store.open(settings.signatures_db_path)
     try:
         signatures = store.signatures()

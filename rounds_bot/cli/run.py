@@ -12,7 +12,7 @@ from rounds_bot.config import Settings
 from rounds_bot.errors import ConfigError
 from rounds_bot.round.report import append_to_step_summary, render_report
 from rounds_bot.sources.base import Source
-from rounds_bot.store import Store
+from rounds_bot.store import Store, remove_database
 from rounds_bot.tracker.base import Tracker
 from rounds_bot.tracker.dryrun import DryRunTracker
 
@@ -33,7 +33,9 @@ def run_command(demo: bool, env_file: Path | None) -> None:
     source, whole_history = build_source(settings, demo)
     tracker = build_tracker(settings)
     diagnoser, diagnosis_mode = build_diagnoser(settings)
-    store = Store.open(settings.signatures_db_path)
+    database = Path(settings.signatures_db_path)
+    existed = database.exists()
+    store = Store.open(database)
     try:
         report = run_round(
             settings,
@@ -44,6 +46,11 @@ def run_command(demo: bool, env_file: Path | None) -> None:
             diagnoser=diagnoser,
             diagnosis_mode=diagnosis_mode,
         )
+    except BaseException:
+        if not existed and store.is_empty():
+            store.close()
+            remove_database(database)  # a first round that failed leaves no empty database behind
+        raise
     finally:
         store.close()
     markdown = render_report(report)

@@ -26,7 +26,7 @@ RESTORE_REQUEST_BUDGET = 900
 
 @click.group("state")
 def state_group() -> None:
-    """Save and restore the signature database between GitHub Actions runs."""
+    """Restore and check the signature database between GitHub Actions runs (the workflow uploads it)."""
 
 
 @state_group.command("restore")

@@ -45,6 +45,11 @@ class IssueView(Frozen):
     related: list[str] = Field(default_factory=list)
     links: list[tuple[str, str]] = Field(default_factory=list)
     classification: str | None = None
+    classification_key: str | None = Field(default=None, description="for the label: server-bug, ...")
+    where_markdown: str = Field(
+        default="", description="in-app frames, suspect commit (`render/code_section`)"
+    )
+    trend_markdown: str = Field(default="", description="occurrences over time (`render/chart`)")
     confidence: str | None = None
     diagnosis_markdown: str | None = None
     marker: MarkerState
@@ -99,5 +104,7 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         related=view.related,
         links=view.links,
         diagnosis=md.trusted(view.diagnosis_markdown) if view.diagnosis_markdown else None,
+        where=md.trusted(view.where_markdown) if view.where_markdown else None,
+        trend=md.trusted(view.trend_markdown) if view.trend_markdown else None,
         marker=md.trusted(write_marker(view.marker)),
     )

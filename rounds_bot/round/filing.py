@@ -9,8 +9,11 @@ from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
 from rounds_bot.redact import clean
+from rounds_bot.render.chart import occurrence_chart
+from rounds_bot.render.code_section import code_section
 from rounds_bot.render.headline import summary_of
 from rounds_bot.render.issue import IssueView, issue_title, render_body
+from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
 from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker, TrackerStopped
@@ -41,17 +44,20 @@ def file_issues(
     plans: list[IssuePlan],
     diagnoses: dict[str, Diagnosis],
     attempted: dict[str, DiagnosisOutcome],
+    evidence: dict[str, Evidence],
+    style: IssueStyle,
 ) -> Filed:
     """File or update each planned issue. `diagnoses` holds each signature's latest good diagnosis;
-    `attempted`, this round's diagnosis attempts (an existing issue gets one comment for a new one)."""
+    `attempted`, this round's diagnosis attempts (an existing issue gets one comment for a new one);
+    `evidence`, where and when each problem happens."""
     filed = Filed()
     for position, plan in enumerate(plans):
         if plan.kind == "deferred":
             continue
         try:
-            filed.issues[plan.signature_id] = _file_issue(
-                tracker, plan, diagnoses.get(plan.signature_id), attempted.get(plan.signature_id)
-            )
+            sid = plan.signature_id
+            view = issue_view(plan, diagnoses.get(sid), evidence.get(sid, Evidence()), style)
+            filed.issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
             waiting = [p for p in plans[position:] if p.kind != "deferred"]
@@ -62,12 +68,11 @@ def file_issues(
 
 
 def _file_issue(
-    tracker: Tracker, plan: IssuePlan, diagnosis: Diagnosis | None, attempt: DiagnosisOutcome | None
+    tracker: Tracker, plan: IssuePlan, view: IssueView, attempt: DiagnosisOutcome | None
 ) -> IssueRef:
     labels = [BOT_LABEL, service_label(_service(plan)), severity_label(plan.signature.severity)]
-    if diagnosis is not None and diagnosis.classification != "unknown":
-        labels.append(f"classification:{diagnosis.classification.replace('_', '-')}")
-    view = issue_view(plan, diagnosis)
+    if view.classification_key:
+        labels.append(f"classification:{view.classification_key}")
     draft = IssueDraft(
         signature_id=plan.signature_id, title=issue_title(view), body=render_body(view), labels=labels
     )
@@ -100,8 +105,22 @@ def _service(plan: IssuePlan) -> str:
     return plan.signature.service
 
 
-def issue_view(plan: IssuePlan, diagnosis: Diagnosis | None = None) -> IssueView:
+@dataclass(frozen=True)
+class IssueStyle:
+    """How issues are drawn this round."""
+
+    charts: bool = True
+
+
+def issue_view(
+    plan: IssuePlan,
+    diagnosis: Diagnosis | None = None,
+    evidence: Evidence | None = None,
+    style: IssueStyle | None = None,
+) -> IssueView:
     """What the issue shows, from the signature as it will be after this round."""
+    evidence = evidence or Evidence()
+    style = style or IssueStyle()
     signature: Signature = plan.signature
     tally = plan.tally
     representative = signature.representative
@@ -124,6 +143,13 @@ def issue_view(plan: IssuePlan, diagnosis: Diagnosis | None = None) -> IssueView
         summary=clean(summary_of(representative)),
         stacktrace=clean(representative.stacktrace) if representative.stacktrace else None,
         classification=diagnosis.classification.replace("_", " ") if diagnosis else None,
+        classification_key=(
+            diagnosis.classification.replace("_", "-")
+            if diagnosis and diagnosis.classification != "unknown"
+            else None
+        ),
+        where_markdown=code_section(evidence.code),
+        trend_markdown=occurrence_chart(evidence.occurrences, mermaid=style.charts),
         confidence=diagnosis.confidence if diagnosis else None,
         diagnosis_markdown=render_diagnosis(diagnosis) if diagnosis else None,
         related=sorted(signature.related),

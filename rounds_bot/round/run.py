@@ -29,7 +29,8 @@ from rounds_bot.controls import Controls, load_controls, pending_rediagnoses
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.round.commit import Learned, commit, forget_before
 from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosis_step
-from rounds_bot.round.filing import Filed, file_issues
+from rounds_bot.round.evidence import gather_evidence
+from rounds_bot.round.filing import Filed, IssueStyle, file_issues
 from rounds_bot.round.occurrences import Grouped, group_occurrences, load_engine, signatures_after
 from rounds_bot.round.planning import (
     IssuePlan,
@@ -161,7 +162,9 @@ def act(
         rediagnose=rediagnose,
     )
     diagnoses.update(diagnosis.good_diagnoses())
-    filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted)
+    evidence = gather_evidence(settings, store, planned.plans)
+    style = IssueStyle(charts=settings.charts)
+    filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style)
     filed.notes.extend(tracker.finish_round())
     return planned, diagnosis, filed
 

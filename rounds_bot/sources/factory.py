@@ -39,6 +39,20 @@ def source_from_spec(spec: str, settings: Settings | None = None) -> Source:
     return builder(argument, settings)
 
 
+def spec_problem(spec: str) -> str | None:
+    """What is wrong with how a spec is written, or None; nothing is opened or contacted (settings use it to
+    report a bad ROUNDS_SOURCE together with every other invalid setting)."""
+    scheme, _, argument = spec.strip().partition(":")
+    scheme = scheme.strip().lower()
+    if scheme not in _BUILDERS:
+        return f"unknown telemetry source; must be one of: {', '.join(SUPPORTED_SPECS)}"
+    if scheme == "otlp-file" and not argument.strip():
+        return "names no file: write it as otlp-file:PATH"
+    if scheme == "signoz" and argument:
+        return "signoz takes no argument: write ROUNDS_SOURCE=signoz and set SIGNOZ_API_URL"
+    return None
+
+
 def _otlp_file(argument: str, settings: Settings | None) -> Source:
     path = argument.strip()
     if not path:
