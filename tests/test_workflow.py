@@ -2,22 +2,19 @@
 
 The behaviour test takes `.github/workflows/rounds.yml` as it is, evaluates its `if:`s and `${{ }}`s, and
 runs its `run:` scripts in bash with the runner's environment and event payloads shaped like GitHub's, against
-the fake GitHub, the SigNoz emulator and a fake Zulip. `uses:` steps get local stand-ins: checkout and
-setup-python do nothing (this checkout and this Python), upload-artifact stores the files as an artifact of
-the fake GitHub.
+the fake GitHub, the SigNoz emulator and a fake Zulip. `uses:` steps get local stand-ins (`workflow_harness`):
+checkout and setup-python do nothing (this checkout and this Python, where rounds is installed),
+upload-artifact stores the files as an artifact of the fake GitHub. How a caller's workflow installs rounds
+from a pinned commit is tested in test_workflow_adoption.py.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import time
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,20 +22,17 @@ from typing import Any
 import pytest
 import yaml
 from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
-from fake_github.fixtures import TOKEN
 from fake_zulip import FakeZulip
-from signoz_emulator import SignozEmulator, build_dataset
-from signoz_fixtures import otlp_lines
-from workflow_runner import RunResult, WorkflowRunner, evaluate, load
+from signoz_emulator import SignozEmulator
+from workflow_expressions import evaluate
+from workflow_harness import Repository, failures, ran, recent_signoz
+from workflow_runner import load
 
 from rounds_bot import controls
-from rounds_bot.github.artifacts import extract
 from rounds_bot.github.commands.grammar import command_lines
-from rounds_bot.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "rounds.yml"
-EVENTS = Path(__file__).resolve().parent / "events"
 README = ROOT / "README.md"
 SHA_PIN = re.compile(
     r"^\s*(?:- )?uses: (?P<action>[\w.-]+/[\w.-]+)@(?P<ref>\S+)(?P<comment>\s+# v\d+\S*)?\s*$"
@@ -153,137 +147,7 @@ def fake() -> Iterator[ActionsFakeGitHub]:
 
 @pytest.fixture
 def signoz(tmp_path: Path) -> Iterator[SignozEmulator]:
-    """The checkout service's spans of the SigNoz fixture, moved to end a minute ago.
-
-    One service and a few problems: the GitHub tracker spaces its writes a second apart, as it must on GitHub.
-    """
-    traces = json.loads(otlp_lines()[0])
-    traces["resourceSpans"] = traces["resourceSpans"][:1]
-    data = tmp_path / "telemetry.otlp.jsonl"
-    data.write_text(json.dumps(traces) + "\n", encoding="utf-8")
-    dataset = build_dataset(
-        [data], rebase=True, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=time.time_ns()
-    )
-    with SignozEmulator(dataset) as emulator:
-        yield emulator
-
-
-class Repository:
-    """This repository as the workflow sees it: the fake GitHub, payloads shaped like GitHub's, the runner."""
-
-    def __init__(
-        self, fake: ActionsFakeGitHub, workspace: Path, zulip: FakeZulip, signoz: SignozEmulator
-    ) -> None:
-        self.fake = fake
-        self.zulip = zulip
-        self.runner = WorkflowRunner(
-            load(WORKFLOW),
-            workspace,
-            actions={
-                "actions/checkout": lambda with_, env: None,
-                "actions/setup-python": lambda with_, env: None,
-                "actions/upload-artifact": self.upload,
-            },
-            substitute={"install"},  # the package under test is installed in this environment
-            base_env={"PATH": os.environ.get("PATH", ""), "HOME": str(workspace.parent)},
-        )
-        self.settings = "\n".join(
-            [
-                f"SIGNOZ_API_URL={signoz.url}",
-                "ROUNDS_DIAGNOSER=off",
-                f"ZULIP_SITE={zulip.url}",
-                f"ZULIP_EMAIL={zulip.email}",
-                "ROUNDS_ZULIP_STREAM=ops",
-            ]
-        )
-
-    def upload(self, with_: dict[str, str], env: dict[str, str]) -> None:
-        """actions/upload-artifact, into the fake GitHub."""
-        path = Path(with_["path"])
-        files = (
-            sorted(p for p in path.rglob("*") if p.is_file())
-            if path.is_dir()
-            else [path]
-            if path.exists()
-            else []
-        )
-        if not files:
-            assert with_.get("if-no-files-found") != "error", f"upload-artifact: nothing at {path}"
-            return
-        assert 1 <= int(with_["retention-days"]) <= 90
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as archive:
-            for file in files:
-                archive.write(file, file.relative_to(path) if path.is_dir() else file.name)
-        self.fake.state.add_artifact(
-            self.fake.repo, with_["name"], buffer.getvalue(), run_id=self.runner.run_number
-        )
-
-    def payload(self, name: str, **fill: Any) -> dict[str, Any]:
-        repository = json.loads((EVENTS / "repository.json").read_text())
-        repository["id"] = self.fake.repo.id
-        text = (EVENTS / f"{name}.json").read_text()
-        payload = json.loads(text)
-        for key, value in payload.items():
-            if value == "REPOSITORY":
-                payload[key] = repository
-        for key, value in fill.items():
-            if isinstance(payload.get(key), dict) and isinstance(value, dict):
-                payload[key] = {**payload[key], **value}
-            else:
-                payload[key] = value
-        return payload
-
-    def comment_event(self, number: int, body: str, user: str = "alice") -> dict[str, Any]:
-        comment = self.fake.comment(number, body, user=user)
-        repo = self.fake.repo
-        return self.payload(
-            "issue_comment",
-            issue=self.fake.state.issue_json(repo, repo.issues[number]),
-            comment=self.fake.state.comment_json(repo, comment),
-            sender=self.fake.state.user(user),
-        )
-
-    def run(self, event_name: str, payload: dict[str, Any], token: str = TOKEN) -> RunResult:
-        return self.runner.run(
-            event_name,
-            payload,
-            github={
-                "repository": "octo/app",
-                "token": token,
-                "api_url": self.fake.base_url,
-                "server_url": "https://github.com",
-                "ref": "refs/heads/main",
-                "ref_name": "main",
-                "workflow_ref": "octo/app/.github/workflows/rounds.yml@refs/heads/main",
-            },
-            secrets={"ZULIP_API_KEY": self.zulip.api_key},
-            vars={"ROUNDS_SETTINGS": self.settings},
-        )
-
-    def saved_database(self, tmp_path: Path) -> Store:
-        newest = max(
-            (a for a in self.fake.repo.artifacts.values() if a.name == "rounds-db"), key=lambda a: a.id
-        )
-        target = tmp_path / f"saved-{newest.id}.db"
-        extract(newest.data, "rounds.db", target)
-        return Store.open(target)
-
-    def artifacts(self, name: str = "rounds-db") -> int:
-        return sum(1 for a in self.fake.repo.artifacts.values() if a.name == name)
-
-
-def ran(result: RunResult, job: str) -> list[str]:
-    return [step_id for step_id, step in result.jobs[job].steps.items() if not step.skipped]
-
-
-def failures(result: RunResult) -> str:
-    return "\n".join(
-        f"{job_id}/{step_id}: {step.stdout[-2000:]}{step.stderr[-2000:]}"
-        for job_id, job in result.jobs.items()
-        for step_id, step in job.steps.items()
-        if step.outcome == "failure"
-    )
+    yield from recent_signoz(tmp_path)
 
 
 def test_schedule_comment_and_dispatch_runs_carry_the_database_between_them(fake, signoz, tmp_path):
@@ -291,7 +155,7 @@ def test_schedule_comment_and_dispatch_runs_carry_the_database_between_them(fake
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     with FakeZulip(streams=("ops",)) as zulip:
-        repo = Repository(fake, workspace, zulip, signoz)
+        repo = Repository(fake, workspace, zulip, signoz, workflow=load(WORKFLOW))
 
         # 1. the first scheduled run: nothing saved yet, so the database starts from the (no) issues
         first = repo.run("schedule", repo.payload("schedule"))
@@ -350,7 +214,7 @@ def test_a_failing_step_is_an_error_annotation_and_nothing_is_saved(fake, signoz
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     with FakeZulip() as zulip:
-        repo = Repository(fake, workspace, zulip, signoz)
+        repo = Repository(fake, workspace, zulip, signoz, workflow=load(WORKFLOW))
         result = repo.run("schedule", repo.payload("schedule"), token="not-a-valid-token")
     steps = result.jobs["round"].steps
     assert result.jobs["round"].status == "failure"

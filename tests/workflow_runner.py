@@ -5,31 +5,49 @@
     run.jobs["round"].steps["restore"].outputs, run.summary, run.jobs["acknowledge"].skipped
 
 What it does like the runner:
-- evaluates `if:` of jobs and steps (a step's `if:` without a status function means `success() && (...)`);
-- interpolates `${{ }}` in `env:` and `with:` from the contexts github, inputs, secrets, vars, env, steps,
-  runner and job (a small evaluator for GitHub's expression syntax: literals, property access, `!`, `==`,
-  `!=`, `<`, `>`, `&&`, `||` with their value semantics, `contains`, `startsWith`, `endsWith`, `format`,
-  `toJSON`, `fromJSON` and the status functions);
+- evaluates `if:` of jobs and steps (a step's `if:` without a status function means `success() && (...)`) and
+  interpolates `${{ }}` in `env:` and `with:` (`workflow_expressions`), from the contexts github, inputs,
+  secrets, vars, env, steps, runner and job (its status and the identity of the workflow file that defines
+  it: job.workflow_repository, job.workflow_sha, job.workflow_ref, job.workflow_file_path);
 - runs `run:` steps with `bash --noprofile --norc -eo pipefail`, in the workspace, with the runner's
   variables:
   GITHUB_ACTIONS, CI, GITHUB_EVENT_NAME, GITHUB_EVENT_PATH (the payload as a file), GITHUB_OUTPUT, GITHUB_ENV,
-  GITHUB_STEP_SUMMARY (one file per step), GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_SHA, GITHUB_REF,
-  GITHUB_WORKSPACE, GITHUB_WORKFLOW_REF, GITHUB_SERVER_URL, GITHUB_API_URL, RUNNER_TEMP;
-- reads step outputs (`name=value` and `name<<DELIMITER` blocks) and `GITHUB_ENV` additions for later steps;
-- honours `continue-on-error`, and a failed step fails the job.
+  GITHUB_PATH, GITHUB_STEP_SUMMARY (files of each step), GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_SHA,
+  GITHUB_REF, GITHUB_WORKSPACE, GITHUB_WORKFLOW_REF, GITHUB_SERVER_URL, GITHUB_API_URL, RUNNER_TEMP;
+- reads step outputs (`name=value` and `name<<DELIMITER` blocks), and `GITHUB_ENV` and `GITHUB_PATH` additions
+  for the job's later steps (a later PATH addition comes first);
+- honours `continue-on-error`, and a failed step fails the job;
+- a job that calls a reusable workflow (`uses: owner/name/.github/workflows/file.yml@ref`) runs the called
+  workflow's jobs, read at that ref from a local git repository (`repositories={"owner/name": path}`): its
+  inputs from `with:` and the declared defaults, typed (an undeclared input is an error, as on GitHub), its
+  secrets (`inherit` or a mapping), the caller's github and vars contexts, and job.workflow_* naming the
+  called file at the resolved commit. Their results are named `caller-job/called-job`;
+- a step that uses a composite action (`./folder` in the workspace, or `owner/name@ref` from `repositories`,
+  unpacked under `_actions/owner/name/ref` as the runner does) runs the action's steps with its inputs
+  (declared defaults interpolated; an undeclared input is an error), `github.action_path` and
+  `GITHUB_ACTION_PATH`, a steps context of its own, and sets the action's outputs; its own steps' results are
+  in the step result's `steps`.
 
-What it replaces: `uses:` steps by local stand-ins given by the test (`actions={"actions/upload-artifact":
-...}`, looked up by the action's name without its ref), and steps whose id is in `substitute` (e.g. the
-install step: the package under test is already installed here).
+What it replaces: other `uses:` steps by local stand-ins given by the test
+(`actions={"actions/upload-artifact": ...}`, looked up by the action's name without its ref), called with the
+step's `with:` values and environment (the runner's variables and the step's GITHUB_OUTPUT, GITHUB_ENV and
+GITHUB_PATH files included, which the stand-in may write like an action does); and steps whose id is in
+`substitute` (e.g. an install step). With `preinstalled=True` (the default) the scripts of the Python running
+the tests come first on PATH: the package under test is already installed there. With `preinstalled=False`
+only PATH additions and `base_env`'s PATH count, so a workflow must install what it runs.
+
+What it does not do: permissions, concurrency, timeouts, matrices, `needs:`, services, containers, pre
+and post steps of actions.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import re
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,13 +55,18 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from workflow_expressions import evaluate_condition, interpolate, truthy
 
 ActionStandIn = Callable[[dict[str, str], dict[str, str]], None]
-_STATUS_FUNCTIONS = ("success()", "failure()", "always()", "cancelled()")
+_NO_SHA = "0" * 40
 
 
 def load(path: Path) -> dict[str, Any]:
-    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return parse(path.read_text(encoding="utf-8"))
+
+
+def parse(text: str) -> dict[str, Any]:
+    workflow = yaml.safe_load(text)
     # YAML 1.1 reads the key `on` as True
     if True in workflow:
         workflow["on"] = workflow.pop(True)
@@ -60,6 +83,7 @@ class StepResult:
     stdout: str = ""
     stderr: str = ""
     seconds: float = 0.0
+    steps: dict[str, StepResult] = field(default_factory=dict)  # a composite action's own steps
 
 
 @dataclass
@@ -80,6 +104,63 @@ class RunResult:
         return "\n".join(job.summary for job in self.jobs.values())
 
 
+@dataclass
+class _Run:
+    """What every job of one run shares: the runner's variables and its temporary folder."""
+
+    runner_env: dict[str, str]
+    temp: Path
+
+
+@dataclass
+class _Job:
+    """What the steps of one job share: the runner's variables, the job's environment and its additions."""
+
+    name: str
+    runner_env: dict[str, str]
+    temp: Path
+    env: dict[str, str]
+    added_env: dict[str, str] = field(default_factory=dict)
+    added_path: list[str] = field(default_factory=list)
+    summary: str = ""
+    steps_run: int = 0
+
+
+@dataclass
+class _StepFiles:
+    """The files the runner gives one step: outputs, environment and PATH additions, summary."""
+
+    output: Path
+    env: Path
+    path: Path
+    summary: Path
+
+    @classmethod
+    def create(cls, job: _Job) -> _StepFiles:
+        job.steps_run += 1
+        stem = job.temp / f"{job.name.replace('/', '-')}-{job.steps_run}"
+        files = cls(*(Path(f"{stem}.{kind}") for kind in ("output", "env", "path", "summary.md")))
+        for path in (files.output, files.env, files.path):
+            path.write_text("", encoding="utf-8")
+        return files
+
+    def variables(self) -> dict[str, str]:
+        return {
+            "GITHUB_OUTPUT": str(self.output),
+            "GITHUB_ENV": str(self.env),
+            "GITHUB_PATH": str(self.path),
+            "GITHUB_STEP_SUMMARY": str(self.summary),
+        }
+
+    def collect(self, job: _Job) -> dict[str, str]:
+        """Hand the step's environment, PATH and summary additions to the job; the step's outputs."""
+        job.added_env.update(read_key_values(self.env.read_text(encoding="utf-8")))
+        job.added_path.extend(line for line in self.path.read_text(encoding="utf-8").splitlines() if line)
+        if self.summary.exists():
+            job.summary += self.summary.read_text(encoding="utf-8")
+        return read_key_values(self.output.read_text(encoding="utf-8"))
+
+
 class WorkflowRunner:
     def __init__(
         self,
@@ -89,12 +170,16 @@ class WorkflowRunner:
         actions: dict[str, ActionStandIn],
         substitute: set[str] | None = None,
         base_env: dict[str, str] | None = None,
+        repositories: dict[str, Path] | None = None,
+        preinstalled: bool = True,
     ) -> None:
         self.workflow = workflow
         self.workspace = workspace
         self.actions = actions
         self.substitute = substitute or set()
         self.base_env = base_env or {}
+        self.repositories = repositories or {}
+        self.preinstalled = preinstalled
         self.run_number = 0
 
     def run(
@@ -124,7 +209,6 @@ class WorkflowRunner:
             "vars": vars or {},
             "inputs": inputs or {},
             "runner": {"temp": str(temp), "os": "Linux"},
-            "job": {"status": "success"},
         }
         runner_env = {
             "GITHUB_ACTIONS": "true",
@@ -133,7 +217,7 @@ class WorkflowRunner:
             "GITHUB_EVENT_PATH": str(event_path),
             "GITHUB_REPOSITORY": github["repository"],
             "GITHUB_RUN_ID": str(self.run_number),
-            "GITHUB_SHA": github.get("sha", "0" * 40),
+            "GITHUB_SHA": github.get("sha", _NO_SHA),
             "GITHUB_REF": github.get("ref", "refs/heads/main"),
             "GITHUB_REF_NAME": github.get("ref_name", "main"),
             "GITHUB_WORKSPACE": str(self.workspace),
@@ -142,113 +226,152 @@ class WorkflowRunner:
             "GITHUB_API_URL": github.get("api_url", ""),
             "RUNNER_TEMP": str(temp),
         }
+        workflow_ref = github.get("workflow_ref", "")
+        identity = {
+            "workflow_repository": github["repository"],
+            "workflow_sha": github.get("sha", _NO_SHA),
+            "workflow_ref": workflow_ref,
+            "workflow_file_path": workflow_ref.partition("@")[0].removeprefix(f"{github['repository']}/"),
+        }
         result = RunResult()
-        for job_id, job in self.workflow["jobs"].items():
-            result.jobs[job_id] = self._job(job_id, job, contexts, runner_env, temp)
+        self._jobs(self.workflow, contexts, identity, _Run(runner_env, temp), result, prefix="")
         return result
 
-    # --- a job --------------------------------------------------------------------------------
-    def _job(
+    # --- jobs ---------------------------------------------------------------------------------------
+    def _jobs(
         self,
-        job_id: str,
-        job: dict[str, Any],
+        workflow: dict[str, Any],
         contexts: dict[str, Any],
-        runner_env: dict[str, str],
-        temp: Path,
-    ) -> JobResult:
-        result = JobResult(name=job_id)
-        job_contexts = {**contexts, "steps": {}, "env": {}, "job": {"status": "success"}}
-        if "if" in job and not truthy(evaluate_condition(job["if"], job_contexts, "success")):
+        identity: dict[str, str],
+        run: _Run,
+        result: RunResult,
+        prefix: str,
+    ) -> None:
+        for job_id, job in workflow["jobs"].items():
+            name = f"{prefix}{job_id}"
+            if "uses" in job:
+                self._call(name, job, contexts, run, result)
+            else:
+                job_contexts = {**contexts, "job": {"status": "success", **identity}}
+                result.jobs[name] = self._job(name, job, job_contexts, run)
+
+    def _job(self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run) -> JobResult:
+        result = JobResult(name=name)
+        scope = {**contexts, "steps": {}, "env": {}}
+        if "if" in job and not truthy(evaluate_condition(job["if"], scope, "success")):
             result.skipped = True
             return result
-        job_env = {k: interpolate(v, job_contexts) for k, v in (job.get("env") or {}).items()}
-        added_env: dict[str, str] = {}
-        for index, step in enumerate(job["steps"]):
+        env = {k: interpolate(v, scope) for k, v in (job.get("env") or {}).items()}
+        state = _Job(name, run.runner_env, run.temp, env)
+        result.steps, result.status = self._steps(job["steps"], scope, state, outer_env={})
+        result.summary = state.summary
+        return result
+
+    def _call(
+        self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run, result: RunResult
+    ) -> None:
+        """A job that calls a reusable workflow: the called workflow's jobs, as `name/job`."""
+        if "if" in job and not truthy(evaluate_condition(job["if"], {**contexts, "job": {}}, "success")):
+            result.jobs[name] = JobResult(name=name, skipped=True)
+            return
+        uses = job["uses"]
+        repository, _, rest = uses.partition("/.github/")
+        path, _, ref = f".github/{rest}".partition("@")
+        source = self._repository(repository, uses)
+        sha = _git(source, "rev-parse", f"{ref}^{{commit}}").strip()
+        called = parse(_git(source, "show", f"{sha}:{path}"))
+        on = called["on"]
+        triggers = on if isinstance(on, dict) else dict.fromkeys([on] if isinstance(on, str) else on)
+        if "workflow_call" not in triggers:
+            raise AssertionError(f"{uses} cannot be called: it has no workflow_call trigger")
+        declared = (triggers["workflow_call"] or {}).get("inputs") or {}
+        secrets = (
+            contexts["secrets"]
+            if job.get("secrets") == "inherit"
+            else {k: interpolate(v, contexts) for k, v in (job.get("secrets") or {}).items()}
+        )
+        called_contexts = {
+            **contexts,
+            "inputs": call_inputs(declared, job.get("with") or {}, contexts, uses),
+            "secrets": {"GITHUB_TOKEN": contexts["secrets"]["GITHUB_TOKEN"], **secrets},
+        }
+        identity = {
+            "workflow_repository": repository,
+            "workflow_sha": sha,
+            "workflow_ref": f"{repository}/{path}@{ref}",
+            "workflow_file_path": path,
+        }
+        self._jobs(called, called_contexts, identity, run, result, prefix=f"{name}/")
+
+    # --- steps --------------------------------------------------------------------------------------
+    def _steps(
+        self, steps: list[dict[str, Any]], scope: dict[str, Any], job: _Job, outer_env: dict[str, str]
+    ) -> tuple[dict[str, StepResult], str]:
+        """Run steps in order (a job's, or a composite action's with `outer_env`): results and status."""
+        results: dict[str, StepResult] = {}
+        status = "success"
+        for index, step in enumerate(steps):
             step_id = step.get("id") or f"step{index}"
-            env = {**job_env, **added_env}
-            job_contexts["env"] = env
-            status = result.status
+            env = {**job.env, **job.added_env, **outer_env}
+            scope["env"] = env
             condition = step.get("if")
             run_it = (
-                truthy(evaluate_condition(condition, job_contexts, status))
-                if condition
-                else status == "success"
+                truthy(evaluate_condition(condition, scope, status)) if condition else status == "success"
             )
-            if not run_it:
+            if run_it:
+                env.update({k: interpolate(v, scope) for k, v in (step.get("env") or {}).items()})
+                outcome = self._step(step, step_id, env, scope, job)
+                if outcome.outcome == "failure":
+                    outcome.conclusion = "success" if step.get("continue-on-error") else "failure"
+                if outcome.conclusion == "failure":
+                    status = "failure"
+                    scope["job"] = {**scope["job"], "status": "failure"}
+            else:
                 outcome = StepResult(
                     name=step.get("name", step_id), skipped=True, outcome="skipped", conclusion="skipped"
                 )
-                result.steps[step_id] = outcome
-                job_contexts["steps"][step_id] = {
-                    "outputs": {},
-                    "outcome": "skipped",
-                    "conclusion": "skipped",
-                }
-                continue
-            env.update({k: interpolate(v, job_contexts) for k, v in (step.get("env") or {}).items()})
-            outcome = self._step(job_id, step, step_id, env, job_contexts, runner_env, temp, added_env)
-            if outcome.outcome == "failure" and step.get("continue-on-error"):
-                outcome.conclusion = "success"
-            elif outcome.outcome == "failure":
-                outcome.conclusion = "failure"
-                result.status = "failure"
-                job_contexts["job"] = {"status": "failure"}
-            result.steps[step_id] = outcome
-            job_contexts["steps"][step_id] = {
+            results[step_id] = outcome
+            scope["steps"][step_id] = {
                 "outputs": outcome.outputs,
                 "outcome": outcome.outcome,
                 "conclusion": outcome.conclusion,
             }
-            summary_file = temp / f"summary-{job_id}-{step_id}.md"
-            if summary_file.exists():
-                result.summary += summary_file.read_text(encoding="utf-8")
-        return result
+        return results, status
 
     def _step(
-        self,
-        job_id: str,
-        step: dict[str, Any],
-        step_id: str,
-        env: dict[str, str],
-        contexts: dict[str, Any],
-        runner_env: dict[str, str],
-        temp: Path,
-        added_env: dict[str, str],
+        self, step: dict[str, Any], step_id: str, env: dict[str, str], scope: dict[str, Any], job: _Job
     ) -> StepResult:
         name = step.get("name") or step.get("uses") or step_id
         if step_id in self.substitute:
             return StepResult(name=name)
-        if "uses" in step:
-            action = step["uses"].split("@", 1)[0]
-            stand_in = self.actions.get(action)
-            if stand_in is None:
-                raise AssertionError(f"no local stand-in for {step['uses']}")
-            with_values = {
-                k: interpolate(v, {**contexts, "env": env}) for k, v in (step.get("with") or {}).items()
-            }
-            stand_in(with_values, env)
-            return StepResult(name=name)
-        output_file = temp / f"output-{job_id}-{step_id}"
-        env_file = temp / f"env-{job_id}-{step_id}"
-        summary_file = temp / f"summary-{job_id}-{step_id}.md"
-        for path in (output_file, env_file):
-            path.write_text("", encoding="utf-8")
-        script = temp / f"{job_id}-{step_id}.sh"
-        script.write_text(step["run"], encoding="utf-8")
-        inherited_path = self.base_env.get("PATH", os.environ.get("PATH", ""))
+        if "uses" not in step:
+            return self._script(step["run"], name, env, job)
+        with_values = {k: interpolate(v, scope) for k, v in (step.get("with") or {}).items()}
+        folder = self._action_folder(step["uses"])
+        if folder is not None:
+            return self._composite(step["uses"], name, folder, with_values, env, scope, job)
+        stand_in = self.actions.get(step["uses"].split("@", 1)[0])
+        if stand_in is None:
+            raise AssertionError(f"no local stand-in for {step['uses']}")
+        files = _StepFiles.create(job)
+        stand_in(with_values, {**job.runner_env, **env, **files.variables()})
+        return StepResult(name=name, outputs=files.collect(job))
+
+    def _script(self, script: str, name: str, env: dict[str, str], job: _Job) -> StepResult:
+        files = _StepFiles.create(job)
+        script_path = files.output.with_suffix(".sh")
+        script_path.write_text(script, encoding="utf-8")
         process_env = {
             **self.base_env,
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{inherited_path}",
-            "HOME": self.base_env.get("HOME", str(temp)),
-            **runner_env,
+            "PATH": self._path(job),
+            "HOME": self.base_env.get("HOME", str(job.temp)),
+            **job.runner_env,
             **env,
-            "GITHUB_OUTPUT": str(output_file),
-            "GITHUB_ENV": str(env_file),
-            "GITHUB_STEP_SUMMARY": str(summary_file),
+            **files.variables(),
         }
         started = time.monotonic()
         done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script_path)],
             cwd=self.workspace,
             env=process_env,
             capture_output=True,
@@ -256,15 +379,134 @@ class WorkflowRunner:
             timeout=300,
             check=False,
         )
-        added_env.update(read_key_values(env_file.read_text(encoding="utf-8")))
         return StepResult(
             name=name,
             seconds=time.monotonic() - started,
             outcome="success" if done.returncode == 0 else "failure",
-            outputs=read_key_values(output_file.read_text(encoding="utf-8")),
+            outputs=files.collect(job),
             stdout=done.stdout,
             stderr=done.stderr,
         )
+
+    def _path(self, job: _Job) -> str:
+        inherited = self.base_env.get("PATH", os.environ.get("PATH", ""))
+        mine = [str(Path(sys.executable).parent)] if self.preinstalled else []
+        return os.pathsep.join([*reversed(job.added_path), *mine, inherited])
+
+    # --- composite actions --------------------------------------------------------------------------
+    def _action_folder(self, uses: str) -> Path | None:
+        """Where a composite action's files are: in the workspace, or unpacked from a local repository."""
+        if uses.startswith("./"):
+            return self.workspace / uses
+        name, _, ref = uses.partition("@")
+        parts = name.split("/")
+        repository, inside = "/".join(parts[:2]), "/".join(parts[2:])
+        if repository not in self.repositories:
+            return None
+        target = self.workspace.parent / "_actions" / repository / ref
+        if not target.exists():
+            target.mkdir(parents=True)
+            archive = subprocess.run(
+                ["git", "-C", str(self.repositories[repository]), "archive", "--format=tar", ref],
+                capture_output=True,
+                check=True,
+            ).stdout
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                tar.extractall(target, filter="data")
+        return target / inside if inside else target
+
+    def _composite(
+        self,
+        uses: str,
+        name: str,
+        folder: Path,
+        with_values: dict[str, str],
+        env: dict[str, str],
+        scope: dict[str, Any],
+        job: _Job,
+    ) -> StepResult:
+        metadata = yaml.safe_load((folder / "action.yml").read_text(encoding="utf-8"))
+        runs = metadata["runs"]
+        if runs.get("using") != "composite":
+            raise AssertionError(f"{uses} is not a composite action")
+        for step in runs["steps"]:
+            if "run" in step and step.get("shell") != "bash":
+                raise AssertionError(f"{uses}: a composite action's run step needs `shell: bash`: {step}")
+        inner = {
+            **scope,
+            "inputs": action_inputs(metadata.get("inputs") or {}, with_values, scope, uses),
+            "steps": {},
+            "github": {**scope["github"], "action_path": str(folder)},
+        }
+        outer_env = {**env, "GITHUB_ACTION_PATH": str(folder)}
+        steps, status = self._steps(runs["steps"], inner, job, outer_env=outer_env)
+        outputs = {
+            key: interpolate(spec.get("value", ""), inner)
+            for key, spec in (metadata.get("outputs") or {}).items()
+        }
+        return StepResult(name=name, outcome=status, conclusion=status, outputs=outputs, steps=steps)
+
+    def _repository(self, repository: str, uses: str) -> Path:
+        if repository not in self.repositories:
+            raise AssertionError(
+                f"no local repository for {uses} (give repositories={{{repository!r}: path}})"
+            )
+        return self.repositories[repository]
+
+
+def call_inputs(
+    declared: dict[str, Any], given: dict[str, Any], contexts: dict[str, Any], uses: str
+) -> dict[str, Any]:
+    """A called workflow's inputs: the caller's `with:` values and the declared defaults, typed."""
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise AssertionError(f"{uses} has no input {', '.join(unknown)}")
+    empty: dict[str, Any] = {"string": "", "boolean": False, "number": 0}
+    values: dict[str, Any] = {}
+    for name, spec in declared.items():
+        kind = (spec or {}).get("type", "string")
+        if name in given:
+            values[name] = _typed(interpolate(given[name], contexts), kind, f"{uses} input {name}")
+        elif (spec or {}).get("required"):
+            raise AssertionError(f"{uses} needs the input {name}")
+        else:
+            values[name] = (spec or {}).get("default", empty[kind])
+    return values
+
+
+def action_inputs(
+    declared: dict[str, Any], given: dict[str, str], contexts: dict[str, Any], uses: str
+) -> dict[str, str]:
+    """A composite action's inputs: the step's `with:` values and the declared defaults, interpolated."""
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise AssertionError(f"{uses} has no input {', '.join(unknown)}")
+    values: dict[str, str] = {}
+    for name, spec in declared.items():
+        if name in given:
+            values[name] = given[name]
+        elif (spec or {}).get("required") and "default" not in (spec or {}):
+            raise AssertionError(f"{uses} needs the input {name}")
+        else:
+            values[name] = interpolate((spec or {}).get("default", ""), contexts)
+    return values
+
+
+def _typed(value: str, kind: str, where: str) -> Any:
+    if kind == "boolean":
+        if value not in ("true", "false"):
+            raise AssertionError(f"{where}: {value!r} is not a boolean")
+        return value == "true"
+    if kind == "number":
+        number = float(value)
+        return int(number) if number.is_integer() else number
+    return value
+
+
+def _git(repository: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repository), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def read_key_values(text: str) -> dict[str, str]:
@@ -284,200 +526,3 @@ def read_key_values(text: str) -> dict[str, str]:
             key, value = line.split("=", 1)
             values[key] = value
     return values
-
-
-# --- expressions --------------------------------------------------------------------------------
-_TOKEN = re.compile(
-    r"\s*(?:(?P<number>-?\d+(?:\.\d+)?)|(?P<string>'(?:[^']|'')*')|(?P<op>==|!=|<=|>=|&&|\|\||[!<>().,\[\]*])"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_-]*))"
-)
-
-
-def evaluate_condition(condition: Any, contexts: dict[str, Any], job_status: str) -> Any:
-    text = str(condition).strip()
-    if text.startswith("${{") and text.endswith("}}"):
-        text = text[3:-2].strip()
-    if not any(function in text.replace(" ", "") for function in _STATUS_FUNCTIONS):
-        text = f"success() && ({text})"
-    return evaluate(text, {**contexts, "_status": job_status})
-
-
-def interpolate(value: Any, contexts: dict[str, Any]) -> str:
-    text = str(value) if not isinstance(value, bool) else str(value).lower()
-
-    def replace(match: re.Match[str]) -> str:
-        return to_string(evaluate(match[1], contexts))
-
-    return re.sub(r"\$\{\{(.*?)\}\}", replace, text)
-
-
-def to_string(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, dict | list):
-        return json.dumps(value)
-    return str(value)
-
-
-def truthy(value: Any) -> bool:
-    return value not in (None, False, 0, "") and not (isinstance(value, float) and value != value)
-
-
-def evaluate(text: str, contexts: dict[str, Any]) -> Any:
-    tokens = _tokens(text)
-    parser = _Parser(tokens, contexts)
-    value = parser.expression()
-    if parser.position != len(tokens):
-        raise ValueError(f"unexpected {tokens[parser.position]} in {text!r}")
-    return value
-
-
-def _tokens(text: str) -> list[tuple[str, str]]:
-    found, position = [], 0
-    text = text.strip()
-    while position < len(text):
-        match = _TOKEN.match(text, position)
-        if not match or match.end() == position:
-            raise ValueError(f"cannot read {text[position:]!r}")
-        kind = match.lastgroup or ""
-        found.append((kind, match[kind]))
-        position = match.end()
-        while position < len(text) and text[position].isspace():
-            position += 1
-    return found
-
-
-class _Parser:
-    def __init__(self, tokens: list[tuple[str, str]], contexts: dict[str, Any]) -> None:
-        self.tokens = tokens
-        self.position = 0
-        self.contexts = contexts
-
-    def peek(self) -> str | None:
-        return self.tokens[self.position][1] if self.position < len(self.tokens) else None
-
-    def take(self, expected: str | None = None) -> tuple[str, str]:
-        token = self.tokens[self.position]
-        if expected is not None and token[1] != expected:
-            raise ValueError(f"expected {expected}, found {token[1]}")
-        self.position += 1
-        return token
-
-    def expression(self) -> Any:
-        value = self.conjunction()
-        while self.peek() == "||":
-            self.take()
-            right = self.conjunction()
-            value = value if truthy(value) else right
-        return value
-
-    def conjunction(self) -> Any:
-        value = self.comparison()
-        while self.peek() == "&&":
-            self.take()
-            right = self.comparison()
-            value = right if truthy(value) else value
-        return value
-
-    def comparison(self) -> Any:
-        left = self.unary()
-        while self.peek() in ("==", "!=", "<", "<=", ">", ">="):
-            op = self.take()[1]
-            right = self.unary()
-            left = _compare(op, left, right)
-        return left
-
-    def unary(self) -> Any:
-        if self.peek() == "!":
-            self.take()
-            return not truthy(self.unary())
-        return self.primary()
-
-    def primary(self) -> Any:
-        kind, text = self.take()
-        if text == "(":
-            value = self.expression()
-            self.take(")")
-            return value
-        if kind == "number":
-            return float(text) if "." in text else int(text)
-        if kind == "string":
-            return text[1:-1].replace("''", "'")
-        if kind != "name":
-            raise ValueError(f"unexpected {text}")
-        if text in ("true", "false"):
-            return text == "true"
-        if text == "null":
-            return None
-        if self.peek() == "(":
-            return self.call(text)
-        value = self.contexts.get(text)
-        while self.peek() in (".", "["):
-            if self.take()[1] == ".":
-                key = self.take()[1]
-            else:
-                key = to_string(self.expression())
-                self.take("]")
-            value = value.get(key) if isinstance(value, dict) else None
-        return value
-
-    def call(self, name: str) -> Any:
-        self.take("(")
-        arguments = []
-        while self.peek() != ")":
-            arguments.append(self.expression())
-            if self.peek() == ",":
-                self.take()
-        self.take(")")
-        status = self.contexts.get("_status", "success")
-        functions: dict[str, Callable[..., Any]] = {
-            "success": lambda: status == "success",
-            "failure": lambda: status == "failure",
-            "always": lambda: True,
-            "cancelled": lambda: False,
-            "contains": _contains,
-            "startswith": lambda a, b: to_string(a).lower().startswith(to_string(b).lower()),
-            "endswith": lambda a, b: to_string(a).lower().endswith(to_string(b).lower()),
-            "format": lambda f, *a: re.sub(r"\{(\d+)\}", lambda m: to_string(a[int(m[1])]), f),
-            "tojson": lambda v: json.dumps(v, indent=2),
-            "fromjson": lambda v: json.loads(v),
-        }
-        return functions[name.lower()](*arguments)
-
-
-def _contains(search: Any, item: Any) -> bool:
-    if isinstance(search, list):
-        return any(_compare("==", element, item) for element in search)
-    return to_string(item).lower() in to_string(search).lower()
-
-
-def _compare(op: str, left: Any, right: Any) -> bool:
-    if isinstance(left, str) and isinstance(right, str):
-        left, right = left.lower(), right.lower()
-    elif type(left) is not type(right):
-        left, right = _number(left), _number(right)
-    if op == "==":
-        return left == right
-    if op == "!=":
-        return left != right
-    try:
-        return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
-    except TypeError:
-        return False
-
-
-def _number(value: Any) -> float:
-    if value is None:
-        return 0.0
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, int | float):
-        return float(value)
-    try:
-        return float(value) if str(value).strip() else 0.0
-    except ValueError:
-        return float("nan")

@@ -1,0 +1,271 @@
+"""A repository as its workflows see it: the fake GitHub, payloads shaped like GitHub's, the local runner.
+
+    repo = Repository(fake, workspace, zulip, signoz, workflow=load(WORKFLOW))     # rounds already installed
+    repo = Repository(..., workflow=parse(caller), sources=commit_sources(folder))  # installed from a commit
+    result = repo.run("schedule", repo.payload("schedule"))
+
+Stand-ins for the actions the workflows use:
+- actions/checkout: the workspace already is this repository's checkout; a checkout of another repository
+  (`repository:`) clones it from its local git repository at `ref` into `path`, as the action does;
+- actions/setup-python: with sources, a Python of its own (a new virtual environment) first on PATH; without,
+  nothing (the Python running the tests, where rounds is installed);
+- actions/upload-artifact: the files as an artifact of the fake GitHub.
+
+With sources (`commit_sources`: the package's files committed to a new local git repository, `octo/rounds`),
+nothing of the tests' installation of rounds can run: the tests' Python is off PATH, `python3` is the base
+interpreter, and pip installs offline, only into a virtual environment (no index; the dependencies and the
+build backend are this environment's, read through PYTHONPATH, which holds no rounds_bot of its own).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fake_github.actions_routes import ActionsFakeGitHub
+from fake_github.fixtures import TOKEN
+from fake_zulip import FakeZulip
+from signoz_emulator import SignozEmulator, build_dataset
+from signoz_fixtures import otlp_lines
+from workflow_runner import RunResult, WorkflowRunner
+
+from rounds_bot.github.artifacts import extract
+from rounds_bot.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = Path(__file__).resolve().parent / "events"
+# what `pip install` of the project needs, and the files a caller uses from the repository
+SOURCES = ("pyproject.toml", "README.md", "action.yml", ".github/workflows/rounds.yml", "rounds_bot")
+ROUNDS_REPOSITORY = "octo/rounds"
+
+
+@dataclass(frozen=True)
+class Sources:
+    """rounds' sources committed to a local git repository: what `uses: octo/rounds...@sha` resolves to."""
+
+    repository: str
+    path: Path
+    sha: str
+
+
+def commit_sources(folder: Path) -> Sources:
+    """The package's files as they are in this checkout, committed to a new git repository in `folder`."""
+    for name in SOURCES:
+        source, target = ROOT / name, folder / name
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    git = ["git", "-C", str(folder), "-c", "user.name=rounds", "-c", "user.email=rounds@example.com"]
+    subprocess.run([*git, "init", "--quiet", "--initial-branch=main"], check=True)
+    subprocess.run([*git, "add", "--all"], check=True)
+    subprocess.run([*git, "commit", "--quiet", "--message=rounds"], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout
+    return Sources(ROUNDS_REPOSITORY, folder, sha.strip())
+
+
+def recent_signoz(folder: Path) -> Iterator[SignozEmulator]:
+    """The checkout service's spans of the SigNoz fixture, moved to end a minute ago.
+
+    One service and a few problems: the GitHub tracker spaces its writes a second apart, as it must on GitHub.
+    """
+    traces = json.loads(otlp_lines()[0])
+    traces["resourceSpans"] = traces["resourceSpans"][:1]
+    data = folder / "telemetry.otlp.jsonl"
+    data.write_text(json.dumps(traces) + "\n", encoding="utf-8")
+    dataset = build_dataset(
+        [data], rebase=True, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=time.time_ns()
+    )
+    with SignozEmulator(dataset) as emulator:
+        yield emulator
+
+
+def offline_python_env(tools: Path) -> dict[str, str]:
+    """PATH without the tests' Python, `python3` the base interpreter, and pip offline into venvs only."""
+    tools.mkdir(parents=True, exist_ok=True)
+    (tools / "python3").symlink_to(Path(sys.executable).resolve())
+    mine = Path(sys.executable).parent.resolve()
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p).resolve() != mine]
+    return {
+        "PATH": os.pathsep.join([str(tools), *path]),
+        "PYTHONPATH": sysconfig.get_paths()["purelib"],
+        "PIP_NO_INDEX": "1",
+        "PIP_NO_BUILD_ISOLATION": "0",  # pip's spelling of --no-build-isolation
+        "PIP_REQUIRE_VIRTUALENV": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+
+
+class Repository:
+    """`octo/app`, whose workflow runs rounds: the fake GitHub, its events, the runner and the stand-ins."""
+
+    def __init__(
+        self,
+        fake: ActionsFakeGitHub,
+        workspace: Path,
+        zulip: FakeZulip,
+        signoz: SignozEmulator,
+        *,
+        workflow: dict[str, Any],
+        sources: Sources | None = None,
+    ) -> None:
+        self.fake = fake
+        self.zulip = zulip
+        self.sources = sources
+        self.workspace = workspace
+        self.pythons: list[Path] = []
+        base_env = {"PATH": os.environ.get("PATH", ""), "HOME": str(workspace.parent)}
+        if sources is not None:
+            base_env.update(offline_python_env(workspace.parent / "tools"))
+        self.runner = WorkflowRunner(
+            workflow,
+            workspace,
+            actions={
+                "actions/checkout": self.checkout,
+                "actions/setup-python": self.setup_python,
+                "actions/upload-artifact": self.upload,
+            },
+            # without sources, the package under test is the one installed in this environment
+            substitute=set() if sources else {"install"},
+            base_env=base_env,
+            repositories={sources.repository: sources.path} if sources else {},
+            preinstalled=sources is None,
+        )
+        self.settings = "\n".join(
+            [
+                f"SIGNOZ_API_URL={signoz.url}",
+                "ROUNDS_DIAGNOSER=off",
+                f"ZULIP_SITE={zulip.url}",
+                f"ZULIP_EMAIL={zulip.email}",
+                "ROUNDS_ZULIP_STREAM=ops",
+            ]
+        )
+
+    # --- stand-ins ----------------------------------------------------------------------------------
+    def checkout(self, with_: dict[str, str], env: dict[str, str]) -> None:
+        """actions/checkout: this repository is already in the workspace; another is cloned at `ref`."""
+        repository = with_.get("repository") or env["GITHUB_REPOSITORY"]
+        if repository == env["GITHUB_REPOSITORY"]:
+            return
+        assert self.sources is not None and repository == self.sources.repository, f"checkout of {repository}"
+        target = self.workspace / with_.get("path", "")
+        assert target.resolve().is_relative_to(self.workspace.resolve()), "checkout writes in the workspace"
+        git = ["git", "-c", "advice.detachedHead=false"]
+        subprocess.run(
+            [*git, "clone", "--quiet", "--no-checkout", str(self.sources.path), str(target)], check=True
+        )
+        subprocess.run([*git, "-C", str(target), "checkout", "--quiet", with_["ref"]], check=True)
+
+    def setup_python(self, with_: dict[str, str], env: dict[str, str]) -> None:
+        """actions/setup-python: with sources, a new virtual environment first on PATH (pip: PYTHONPATH's)."""
+        if self.sources is None:
+            return
+        python = Path(env["RUNNER_TEMP"]) / f"python-{len(self.pythons)}"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(python)], check=True)
+        self.pythons.append(python)
+        with open(env["GITHUB_PATH"], "a", encoding="utf-8") as path:
+            path.write(f"{python / 'bin'}\n")
+
+    def upload(self, with_: dict[str, str], env: dict[str, str]) -> None:
+        """actions/upload-artifact, into the fake GitHub."""
+        path = Path(with_["path"])
+        files = (
+            sorted(p for p in path.rglob("*") if p.is_file())
+            if path.is_dir()
+            else [path]
+            if path.exists()
+            else []
+        )
+        if not files:
+            assert with_.get("if-no-files-found") != "error", f"upload-artifact: nothing at {path}"
+            return
+        assert 1 <= int(with_["retention-days"]) <= 90
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for file in files:
+                archive.write(file, file.relative_to(path) if path.is_dir() else file.name)
+        self.fake.state.add_artifact(
+            self.fake.repo, with_["name"], buffer.getvalue(), run_id=self.runner.run_number
+        )
+
+    # --- events and runs ----------------------------------------------------------------------------
+    def payload(self, name: str, **fill: Any) -> dict[str, Any]:
+        repository = json.loads((EVENTS / "repository.json").read_text())
+        repository["id"] = self.fake.repo.id
+        text = (EVENTS / f"{name}.json").read_text()
+        payload = json.loads(text)
+        for key, value in payload.items():
+            if value == "REPOSITORY":
+                payload[key] = repository
+        for key, value in fill.items():
+            if isinstance(payload.get(key), dict) and isinstance(value, dict):
+                payload[key] = {**payload[key], **value}
+            else:
+                payload[key] = value
+        return payload
+
+    def comment_event(self, number: int, body: str, user: str = "alice") -> dict[str, Any]:
+        comment = self.fake.comment(number, body, user=user)
+        repo = self.fake.repo
+        return self.payload(
+            "issue_comment",
+            issue=self.fake.state.issue_json(repo, repo.issues[number]),
+            comment=self.fake.state.comment_json(repo, comment),
+            sender=self.fake.state.user(user),
+        )
+
+    def run(self, event_name: str, payload: dict[str, Any], token: str = TOKEN) -> RunResult:
+        return self.runner.run(
+            event_name,
+            payload,
+            github={
+                "repository": "octo/app",
+                "token": token,
+                "api_url": self.fake.base_url,
+                "server_url": "https://github.com",
+                "ref": "refs/heads/main",
+                "ref_name": "main",
+                "workflow_ref": "octo/app/.github/workflows/rounds.yml@refs/heads/main",
+            },
+            secrets={"ZULIP_API_KEY": self.zulip.api_key},
+            vars={"ROUNDS_SETTINGS": self.settings},
+        )
+
+    def saved_database(self, tmp_path: Path) -> Store:
+        newest = max(
+            (a for a in self.fake.repo.artifacts.values() if a.name == "rounds-db"), key=lambda a: a.id
+        )
+        target = tmp_path / f"saved-{newest.id}.db"
+        extract(newest.data, "rounds.db", target)
+        return Store.open(target)
+
+    def artifacts(self, name: str = "rounds-db") -> int:
+        return sum(1 for a in self.fake.repo.artifacts.values() if a.name == name)
+
+
+def ran(result: RunResult, job: str) -> list[str]:
+    return [step_id for step_id, step in result.jobs[job].steps.items() if not step.skipped]
+
+
+def failures(result: RunResult) -> str:
+    def failed(prefix: str, steps: dict[str, Any]) -> list[str]:
+        found = []
+        for step_id, step in steps.items():
+            if step.outcome == "failure":
+                found.append(f"{prefix}{step_id}: {step.stdout[-2000:]}{step.stderr[-2000:]}")
+            found.extend(failed(f"{prefix}{step_id}/", step.steps))
+        return found
+
+    return "\n".join(line for job_id, job in result.jobs.items() for line in failed(f"{job_id}/", job.steps))
