@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode, SettingsConfigDict
 
 from rounds_bot.errors import ConfigError
+from rounds_bot.fixing.settings import FixSettings
 
 CommaList = Annotated[list[str], NoDecode]
 
@@ -23,8 +24,10 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(BaseSettings):
-    """All settings. Construct with `load_settings()` so errors come out as one ConfigError."""
+class Settings(FixSettings):
+    """All settings. Construct with `load_settings()` so errors come out as one ConfigError.
+
+    The fix proposals' settings (ROUNDS_FIX_*) are declared by concept in `fixing/settings.py`."""
 
     # env_ignore_empty: GitHub Actions expands a secret that is not set to "", which must mean "not set"
     model_config = SettingsConfigDict(

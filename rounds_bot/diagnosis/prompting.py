@@ -97,6 +97,10 @@ class PromptLibrary:
             user=self._render(USER_TEMPLATE, variables),
         )
 
+    def render_templates(self, system: str, user: str, variables: dict[str, object]) -> Prompt:
+        """A system prompt and a user turn from two named templates (a fix proposal's, for one)."""
+        return Prompt(system=self._render(system, variables), user=self._render(user, variables))
+
     def _render(self, name: str, variables: dict[str, object]) -> str:
         try:
             text = self._environment.get_template(name).render(**variables)

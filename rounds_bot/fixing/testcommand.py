@@ -1,0 +1,87 @@
+"""The repository's own tests, run in the worktree after the model's change: the proof a fix is worth a PR.
+
+The command (ROUNDS_FIX_TEST_COMMAND) is split like a shell would split it but run without a shell, in its own
+process group, with a wall-clock limit that ends everything it started. It runs code the model may have
+written, so its environment is an allow-list like the CLI's (a throwaway HOME, no token of any kind); the tail
+of its output is kept for the report.
+"""
+
+from __future__ import annotations
+
+import shlex
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from rounds_bot.diagnosis._process import run_with_deadline
+from rounds_bot.diagnosis.claude_cli import INHERITED_VARIABLES, isolated_home
+from rounds_bot.errors import ConfigError
+from rounds_bot.models import Frozen
+
+TAIL_LINES = 40
+TAIL_CHARS = 4_000
+
+
+class TestRun(Frozen):
+    """How the repository's tests ended."""
+
+    __test__ = False  # not a pytest test class
+
+    command: str
+    passed: bool
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    tail: str
+
+    def summary(self) -> str:
+        if self.timed_out:
+            return f"`{self.command}` did not finish within the time limit"
+        outcome = "passed" if self.passed else f"failed (exit status {self.exit_code})"
+        return f"`{self.command}` {outcome} in {self.seconds:.1f} s"
+
+
+def split_command(command: str) -> list[str]:
+    """The command's words; a clear error when it cannot be read."""
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        raise ConfigError(f"ROUNDS_FIX_TEST_COMMAND={command!r} cannot be read: {error}") from None
+    if not words:
+        raise ConfigError("ROUNDS_FIX_TEST_COMMAND is empty", hint="e.g. `python -m pytest -x -q`")
+    return words
+
+
+def run_tests(
+    command: str, worktree: Path, *, timeout_seconds: float, inherited_env: Mapping[str, str]
+) -> TestRun:
+    """Run the test command in `worktree` and keep the tail of what it printed."""
+    words = split_command(command)
+    with tempfile.TemporaryDirectory(prefix="rounds-fix-tests-") as scratch:
+        home = Path(scratch)
+        (home / "tmp").mkdir()
+        env = {key: value for key, value in inherited_env.items() if key in INHERITED_VARIABLES}
+        env.update(isolated_home(home))
+        env.setdefault("PATH", "/usr/bin:/bin")
+        try:
+            finished = run_with_deadline(words, cwd=worktree, env=env, timeout_seconds=timeout_seconds)
+        except OSError as error:
+            return TestRun(
+                command=command, passed=False, exit_code=None, timed_out=False, seconds=0.0, tail=str(error)
+            )
+    output = "".join(finished.stdout_lines) + finished.stderr
+    return TestRun(
+        command=command,
+        passed=finished.returncode == 0 and not finished.timed_out,
+        exit_code=finished.returncode,
+        timed_out=finished.timed_out,
+        seconds=finished.seconds,
+        tail=tail(output),
+    )
+
+
+def tail(text: str) -> str:
+    """The last lines of `text`, at most TAIL_LINES lines and TAIL_CHARS characters."""
+    lines = text.rstrip().splitlines()[-TAIL_LINES:]
+    joined = "\n".join(lines)
+    return joined[-TAIL_CHARS:]

@@ -1,0 +1,79 @@
+"""The pull request calls a fix proposal makes: find by branch, open as a draft, update, read its state.
+
+One request each, through the same plumbing as every other GitHub call (`GitHubApi._call`: counted, paced,
+rate limits waited out, errors translated). rounds opens pull requests and edits their description; it never
+merges, approves or closes one: there is no method for it here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rounds_bot.config import Settings
+from rounds_bot.github.actions import ActionsApi
+from rounds_bot.github.rest import json_object
+from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
+
+PULLS_READ = "pull_requests: read"
+PULLS_WRITE = "pull_requests: write"
+
+
+class PullsApi(ActionsApi):
+    """`ActionsApi` plus the pull request calls."""
+
+    def pull_for_branch(self, branch: str) -> dict[str, Any] | None:
+        """The newest pull request from `branch` of this repository (open or not), or None."""
+        owner = self.repository.split("/")[0]
+        parameters = {"head": f"{owner}:{branch}", "state": "all", "per_page": 100}
+        _, data = self._call(
+            f"find the pull request of branch {branch}",
+            lambda: self.github.requester.requestJsonAndCheck(
+                "GET", f"{self._repo.url}/pulls", parameters=parameters
+            ),
+            permission=PULLS_READ,
+            idempotent=True,
+        )
+        pulls = [pull for pull in data or [] if (pull.get("head") or {}).get("ref") == branch]
+        pulls.sort(key=lambda pull: (pull.get("state") == "open", int(pull["number"])), reverse=True)
+        return json_object(pulls[0]) if pulls else None
+
+    def get_pull(self, number: int) -> dict[str, Any]:
+        return self._get(f"read pull request #{number}", f"{self._repo.url}/pulls/{number}", PULLS_READ)
+
+    def create_draft_pull(self, *, title: str, body: str, head: str, base: str) -> dict[str, Any]:
+        """Open a DRAFT pull request from `head` into `base`."""
+        fields = {"title": title, "body": body, "head": head, "base": base, "draft": True}
+        _, data = self._call(
+            f"open a draft pull request from {head}",
+            lambda: self.github.requester.requestJsonAndCheck(
+                "POST", f"{self._repo.url}/pulls", input=fields
+            ),
+            permission=PULLS_WRITE,
+        )
+        return json_object(data)
+
+    def update_pull_body(self, number: int, body: str) -> dict[str, Any]:
+        _, data = self._call(
+            f"update the description of pull request #{number}",
+            lambda: self.github.requester.requestJsonAndCheck(
+                "PATCH", f"{self._repo.url}/pulls/{number}", input={"body": body}
+            ),
+            permission=PULLS_WRITE,
+        )
+        return json_object(data)
+
+
+def pulls_api_from_settings(settings: Settings, options: GitHubOptions | None = None) -> PullsApi:
+    """The same token, repository and pacing as the tracker."""
+    api = github_api_from_settings(settings, options)
+    return PullsApi(
+        api.github,
+        api.repository,
+        api.budget,
+        api.waiter,
+        server_error_retries=api.server_error_retries,
+        backoff_seconds=api.backoff_seconds,
+    )
+
+
+__all__ = ["PULLS_WRITE", "PullsApi", "pulls_api_from_settings"]
