@@ -1,4 +1,4 @@
-"""The emulator reproduces SigNoz's envelopes and quirks as the API spec describes them."""
+"""The emulator reproduces SigNoz's envelopes and quirks, with its queries run by a real ClickHouse engine."""
 
 from __future__ import annotations
 
@@ -13,13 +13,10 @@ from typing import Any
 import httpx
 import pytest
 from signoz_emulator import Behaviour, SignozEmulator
-from signoz_emulator.data import (
-    Dataset,
-    add_synthetic_exceptions,
-    load_otlp_lines,
-)
+from signoz_emulator.data import Dataset, load_otlp_lines
+from signoz_emulator.engine import ClickHouseError, Engine
 from signoz_emulator.replies import go_json
-from signoz_emulator.sql import SqlError, execute
+from signoz_emulator.synthetic import SyntheticExceptions
 from signoz_fixtures import (
     SECOND,
     T0_NS,
@@ -109,7 +106,7 @@ def spans_query(**spec: Any) -> dict[str, Any]:
 def test_group_id_is_md5_of_service_type_and_message_with_no_separator(dataset):
     expected = hashlib.md5(("checkout" + "ValueError" + VALUE_ERROR).encode()).hexdigest()
     assert expected == CHECKOUT_VALUE_ERROR
-    assert CHECKOUT_VALUE_ERROR in dataset.error_index.groups
+    assert CHECKOUT_VALUE_ERROR in {row["groupID"] for row in dataset.exceptions}
 
 
 def test_list_errors_answers_bare_rows_with_window_counts(http):
@@ -131,9 +128,15 @@ def test_list_errors_answers_bare_rows_with_window_counts(http):
 
 
 def test_list_errors_answers_null_when_no_group_is_in_the_window(http):
-    response = http.post("/api/v1/listErrors", json=list_body(start="1", end="2"))
+    response = http.post("/api/v1/listErrors", json=list_body(start=str(T0_NS), end=str(T0_NS + 1)))
     assert response.status_code == 200
     assert response.text == "null"
+
+
+def test_a_start_clickhouse_cannot_read_as_a_time_fails_the_query_as_in_signoz(http):
+    response = http.post("/api/v1/listErrors", json=list_body(start="0"))
+    assert response.status_code == 500
+    assert response.json()["errors"][0]["msg"] == "error in processing sql query"
 
 
 def test_list_errors_rejects_numeric_times_with_a_text_plain_body(http):
@@ -230,29 +233,6 @@ def test_error_from_group_id_without_group_is_a_handle_error(http):
     response = http.get("/api/v1/errorFromGroupID", params={"timestamp": "1"})
     assert response.status_code == 400
     assert "groupID param cannot be empty" in response.text
-
-
-def test_error_from_error_id_without_error_id_is_bad_data(http):
-    response = http.get("/api/v1/errorFromErrorID", params={"groupID": "g", "timestamp": "1"})
-    assert response.status_code == 400
-    assert response.json()["errorType"] == "bad_data"
-
-
-def test_next_prev_error_ids_use_go_zero_time_without_a_neighbour(http):
-    timestamp = T0_NS + 60 * SECOND + 5_000_000
-    detail = http.get(
-        "/api/v1/errorFromGroupID", params={"groupID": CHECKOUT_VALUE_ERROR, "timestamp": timestamp}
-    ).json()
-    walk = http.get(
-        "/api/v1/nextPrevErrorIDs",
-        params={
-            "errorID": detail["errorId"],
-            "groupID": CHECKOUT_VALUE_ERROR,
-            "timestamp": timestamp,
-        },
-    ).json()
-    assert walk["prevErrorID"] == "" and walk["prevTimestamp"] == "0001-01-01T00:00:00Z"
-    assert walk["nextErrorID"] != "" and walk["nextTimestamp"] == "2026-05-20T10:10:00.128456789Z"
 
 
 # -- v5 query_range ---------------------------------------------------------------------------
@@ -399,9 +379,19 @@ def test_clickhouse_sql_raw_rows_take_their_timestamp_column(http):
     assert row["data"]["exceptionEscaped"] is False
 
 
-def test_sql_engine_reports_a_missing_column_like_clickhouse(dataset):
-    with pytest.raises(SqlError, match="Missing columns: 'nope'"):
-        execute("SELECT nope FROM signoz_logs.distributed_logs_v2", dataset.tables())
+def test_the_engine_reports_clickhouse_errors_with_their_code_and_clears_partial_output():
+    engine = Engine.shared()
+    with pytest.raises(ClickHouseError) as failure:
+        engine.query("SELECT nope FROM signoz_logs.distributed_logs_v2")
+    assert failure.value.code == 47 and failure.value.name == "UNKNOWN_IDENTIFIER"
+    with pytest.raises(ClickHouseError):
+        engine.query("SELECT throwIf(1, 'boom')")
+    assert engine.query("SELECT 2 AS two").rows == [{"two": 2}]
+
+
+def test_fixture_rows_older_than_the_tables_ttl_stay_readable(emulator):
+    rows = Engine.shared().query("SELECT count() AS n FROM signoz_traces.distributed_signoz_error_index_v2")
+    assert rows.rows == [{"n": 5}]
 
 
 # -- access, pages and encoding ---------------------------------------------------------------
@@ -457,24 +447,28 @@ def test_otlp_status_names_uppercase_ids_and_missing_service_are_understood():
     )
     dataset = Dataset()
     load_otlp_lines([line], dataset, where="inline")
-    span = dataset.spans.rows_list[0]
+    (span,) = dataset.spans
     assert span["has_error"] is True and span["status_code_string"] == "Error"
     assert span["trace_id"] == "a" * 32
-    (group,) = dataset.error_index.groups.values()
-    assert group.service == "<nil-service-name>"
+    (exception,) = dataset.exceptions
+    assert exception["serviceName"] == "<nil-service-name>"
 
 
-def test_synthetic_groups_count_windows_without_materialising_rows():
-    dataset = Dataset()
-    add_synthetic_exceptions(
-        dataset, events=1_000_000, groups=4, start_ns=T0_NS, end_ns=T0_NS + 3600 * SECOND
-    )
-    assert dataset.error_index.total_rows() == 1_000_000
-    group = next(iter(dataset.error_index.groups.values()))
-    count, first, last = group.stats_between(T0_NS, T0_NS + 3600 * SECOND)
-    assert count == 250_000 and first <= last
-    newest = next(group.newest_first(T0_NS, T0_NS + 3600 * SECOND))
-    assert int(newest["timestamp"]) == last
+def test_synthetic_rows_are_generated_inside_clickhouse_with_signoz_group_ids():
+    load = SyntheticExceptions(events=100_000, groups=4, start_ns=T0_NS, end_ns=T0_NS + 3600 * SECOND)
+    dataset = Dataset(synthetic=[load])
+    engine = Engine.shared()
+    dataset.load(engine)
+    groups = engine.query(
+        "SELECT groupID, any(serviceName) AS s, any(exceptionType) AS t, any(exceptionMessage) AS m, "
+        "count() AS n, toUnixTimestamp64Nano(max(timestamp)) AS last "
+        "FROM signoz_traces.distributed_signoz_error_index_v2 GROUP BY groupID"
+    ).rows
+    assert sorted(group["n"] for group in groups) == [25_000] * 4
+    for group in groups:
+        assert group["groupID"] == hashlib.md5((group["s"] + group["t"] + group["m"]).encode()).hexdigest()
+        assert T0_NS <= group["last"] < T0_NS + 3600 * SECOND
+    assert dataset.exception_rows() == 100_000
 
 
 def test_emulator_runs_by_hand_from_a_fixture_file(tmp_path):
@@ -503,7 +497,7 @@ def test_emulator_runs_by_hand_from_a_fixture_file(tmp_path):
         count = httpx.post(
             f"{url}/api/v1/countErrors",
             headers={"SIGNOZ-API-KEY": "k"},
-            json={"start": "0", "end": str(2**62), "tags": []},
+            json={"start": "1", "end": str(2**62), "tags": []},
         )
         assert count.json() == 3
     finally:

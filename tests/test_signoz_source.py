@@ -220,4 +220,4 @@ def test_the_shipped_demo_data_can_be_polled_as_a_user_would_try_it():
     kinds = {event.kind for event in result.events}
     assert "exception" in kinds and result.skipped == []
     exceptions = sum(e.count for e in result.events if e.kind == "exception")
-    assert exceptions == dataset.error_index.total_rows()
+    assert exceptions == dataset.exception_rows()

@@ -1,14 +1,20 @@
-"""A SigNoz emulator: SigNoz's HTTP API on 127.0.0.1, fed from OTLP/JSON files.
+"""A SigNoz emulator: SigNoz's HTTP API on 127.0.0.1 over a real ClickHouse engine, fed from OTLP/JSON.
 
 A test double that lives with the tests, not in the installed package: the tests import it as
-`signoz_emulator` (`tests/` is on their path). To try rounds without a SigNoz, run it by hand from
-the root of a source checkout:
+`signoz_emulator` (`tests/` is on their path). The queries run on ClickHouse itself (chDB, in this
+process: `engine`), over tables created from SigNoz's own schema (`schema.sql`); what stays in
+Python is SigNoz's own behaviour by version: routes and envelopes, request checks, variable
+rendering, and ClickHouse errors as HTTP statuses. To try rounds without a SigNoz, run it by hand
+from the root of a source checkout:
 
     python -m tests.signoz_emulator --data rounds_bot/data/demo.otlp.jsonl --port 8080
 
 then point rounds at `SIGNOZ_API_URL=http://127.0.0.1:8080`. Fixtures are shifted so their
 newest record lands a minute ago (`--no-rebase` keeps their times). `--synthetic-events` adds
-exception groups stored as series, cheap even at a million rows.
+exception rows generated inside ClickHouse, cheap even at a million rows.
+
+The engine is one per process: an emulator loads its dataset into it when it starts (emptying
+the tables first), so one emulator serves at a time.
 
 Tests adjust `Behaviour` while the server runs: the version, a required API key, a role that is
 refused, clickhouse_sql refused, and one-shot faults (500, 429 with Retry-After, a hang, an HTML
@@ -33,14 +39,10 @@ from urllib.parse import parse_qs, urlsplit
 from rounds_bot.sources.signoz.times import NS_PER_S
 
 from .api import EmulatedSignoz
-from .data import (
-    DataError,
-    Dataset,
-    add_synthetic_exceptions,
-    load_otlp_file,
-    newest_in_lines,
-)
+from .data import DataError, Dataset, load_otlp_file, newest_in_lines
+from .engine import Engine
 from .replies import ApiError, Reply, go_json
+from .synthetic import SyntheticExceptions
 
 FaultKind = Literal["status", "hang", "html", "truncated", "malformed", "mutate"]
 OPEN_PATHS = ("/api/v1/health", "/api/v1/version")
@@ -102,6 +104,7 @@ class SignozEmulator:
         now: Callable[[], float] = time.time,
     ) -> None:
         self.dataset = dataset or Dataset()
+        self.engine = Engine.shared()
         self.behaviour = behaviour or Behaviour()
         self.requests: list[SeenRequest] = []
         self._now = now
@@ -118,6 +121,7 @@ class SignozEmulator:
         return f"http://{host}:{port}"
 
     def start(self) -> SignozEmulator:
+        self.dataset.load(self.engine)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -126,6 +130,7 @@ class SignozEmulator:
 
     def serve_forever(self) -> None:
         """Serve in this thread until interrupted (for running by hand)."""
+        self.dataset.load(self.engine)
         try:
             self._server.serve_forever()
         finally:
@@ -146,11 +151,15 @@ class SignozEmulator:
 
     def api(self) -> EmulatedSignoz:
         return EmulatedSignoz(
-            self.dataset,
+            self.engine,
             version=self.behaviour.version,
             clickhouse_sql_allowed=self.behaviour.clickhouse_sql_allowed,
             now_ns=lambda: int(self._now() * NS_PER_S),
         )
+
+    def now(self) -> float:
+        """The emulated server's clock, in Unix seconds."""
+        return self._now()
 
     def record(self, request: SeenRequest) -> None:
         with self._lock:
@@ -169,12 +178,11 @@ class SignozEmulator:
             return api.health()
         if path == "/api/v1/version" and method == "GET":
             return api.version_reply()
+        exceptions = api.exceptions_method()
         routes: dict[tuple[str, str], Callable[[], Reply]] = {
-            ("POST", "/api/v1/listErrors"): lambda: api.list_errors(body),
-            ("POST", "/api/v1/countErrors"): lambda: api.count_errors(body),
+            (exceptions, "/api/v1/listErrors"): lambda: api.list_errors(method, body, parse_qs(query)),
+            (exceptions, "/api/v1/countErrors"): lambda: api.count_errors(method, body, parse_qs(query)),
             ("GET", "/api/v1/errorFromGroupID"): lambda: api.error_from_group_id(parse_qs(query)),
-            ("GET", "/api/v1/errorFromErrorID"): lambda: api.error_from_error_id(parse_qs(query)),
-            ("GET", "/api/v1/nextPrevErrorIDs"): lambda: api.next_prev_error_ids(parse_qs(query)),
             ("POST", "/api/v5/query_range"): lambda: api.query_range(body),
         }
         handler = routes.get((method, path))
@@ -207,6 +215,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests read `emulator.requests` instead."""
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The `Date` header from the emulated server's own clock."""
+        emulator: SignozEmulator = self.server.emulator  # type: ignore[attr-defined]
+        return super().date_time_string(emulator.now() if timestamp is None else timestamp)
 
     def do_GET(self) -> None:
         self._serve("GET")
@@ -290,12 +303,13 @@ def build_dataset(
         load_otlp_file(path, dataset, shift_ns=shift)
     if synthetic_events:
         end = now_ns - 60 * NS_PER_S
-        add_synthetic_exceptions(
-            dataset,
-            events=synthetic_events,
-            groups=synthetic_groups,
-            start_ns=end - window_seconds * NS_PER_S,
-            end_ns=end,
+        dataset.synthetic.append(
+            SyntheticExceptions(
+                events=synthetic_events,
+                groups=synthetic_groups,
+                start_ns=end - window_seconds * NS_PER_S,
+                end_ns=end,
+            )
         )
     return dataset
 
@@ -340,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
             window_seconds=args.synthetic_window_seconds,
             now_ns=time.time_ns(),
         )
-    except (OSError, DataError) as error:
+    except (OSError, DataError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     behaviour = Behaviour(
@@ -351,8 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     emulator = SignozEmulator(dataset, behaviour, port=args.port)
     print(
         f"SigNoz emulator {args.signoz_version} listening on {emulator.url} "
-        f"({dataset.error_index.total_rows()} exception rows, {len(dataset.spans.rows_list)} "
-        f"spans, {len(dataset.logs.rows_list)} log records)",
+        f"({dataset.exception_rows()} exception rows, {len(dataset.spans)} "
+        f"spans, {len(dataset.logs)} log records; ClickHouse {emulator.engine.version()} in-process)",
         flush=True,
     )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a user stops it

@@ -1,10 +1,11 @@
 """The emulator's endpoints, without HTTP: open ones, the v1 exceptions API, and v5 (inherited).
 
-Each handler takes the parsed request and answers a `Reply`. The v1 quirks reproduced are those
-of the API spec: bare JSON, `null` for an empty list, nanosecond strings in and RFC 3339 out, the
-30-second clamp of `end`, text/plain HandleError bodies for bad requests, RespondError bodies for
-a missing occurrence, `errorId` in answers vs `errorID` in queries, ILIKE-substring filters, and
-Go's zero time when an occurrence has no neighbour.
+The v1 exceptions API runs SigNoz's own statements (query service `clickhouseReader`: ListErrors,
+CountErrors, GetErrorFromGroupID) on the engine, with the named arguments bound as clickhouse-go
+binds them (strings quoted). What is SigNoz's and not ClickHouse's stays here: the request format by
+version (query parameters with GET before v0.18, a JSON body with POST from v0.18), the 30-second
+clamp of `end` against SigNoz's own clock, text/plain HandleError bodies for bad requests and for
+failed queries, RespondError bodies for a missing occurrence, and `errorId` in answers.
 """
 
 from __future__ import annotations
@@ -14,27 +15,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rounds_bot.sources.signoz.times import NS_PER_S, format_rfc3339_ns
+from rounds_bot.sources.signoz.times import NS_PER_S
 
-from .data import (
-    Dataset,
-    ExplicitOccurrences,
-    SyntheticOccurrences,
-)
-from .replies import ApiError, Reply, go_json, go_type
+from .engine import ClickHouseError, Engine, sql_literal
+from .replies import ApiError, Reply, go_json, go_type, go_value
 from .v5 import QueryRangeEndpoint
 
 END_BUFFER_NS = 30 * NS_PER_S
-ZERO_TIME = "0001-01-01T00:00:00Z"
 ORDERS = ("ascending", "descending")
 ORDER_PARAMS = ("exceptionType", "exceptionCount", "firstSeen", "lastSeen", "serviceName")
+ERROR_TABLE = "signoz_traces.distributed_signoz_error_index_v2"
+JSON_BODY_SINCE = (0, 18, 0)
+TAG_OPERATORS = {"In": "IN", "Equals": "IN", "NotIn": "NOT IN", "NotEquals": "NOT IN"}
 
 
 @dataclass
 class EmulatedSignoz(QueryRangeEndpoint):
-    """The endpoint logic of one emulated SigNoz, its data and its version."""
+    """The endpoint logic of one emulated SigNoz: its engine, its version and its clock."""
 
-    dataset: Dataset
+    engine: Engine
     version: str = "v0.138.0"
     clickhouse_sql_allowed: bool = True
     now_ns: Callable[[], int] = field(default=lambda: 0)
@@ -48,245 +47,181 @@ class EmulatedSignoz(QueryRangeEndpoint):
     def version_reply(self) -> Reply:
         return Reply(200, go_json({"version": self.version, "ee": "Y", "setupCompleted": True}))
 
-    # -- v1 exceptions API -------------------------------------------------------------------
+    def exceptions_method(self) -> str:
+        """listErrors and countErrors: GET with query parameters before v0.18, POST with JSON since."""
+        return "POST" if self.parsed_version >= JSON_BODY_SINCE else "GET"
 
-    def _v1_params(self, raw: bytes, struct: str, *, needs_limit: bool) -> dict[str, Any]:
+    # -- request parsing, by version -------------------------------------------------------------
+
+    def _bad(self, message: str) -> ApiError:
+        return ApiError(self.handle_error(400, message))
+
+    def _json_params(self, raw: bytes, struct: str) -> dict[str, Any]:
         try:
             body = json.loads(raw or b"null")
         except ValueError as error:
-            message = f"invalid character in request body: {error}"
-            raise ApiError(self.handle_error(400, message)) from error
+            raise self._bad(f"invalid character in request body: {error}") from error
         if not isinstance(body, dict):
-            raise ApiError(
-                self.handle_error(
-                    400, f"json: cannot unmarshal {type(body).__name__} into Go value of type model.{struct}"
-                )
-            )
+            raise self._bad(f"json: cannot unmarshal {go_type(body)} into Go value of type model.{struct}")
         params = {key.lower(): value for key, value in body.items()}  # Go matches keys loosely
-        for key in ("start", "end"):
+        for key, go_kind in (("start", "string"), ("end", "string"), ("limit", "int64"), ("offset", "int64")):
             value = params.get(key)
-            if value is not None and not isinstance(value, str):
-                raise ApiError(
-                    self.handle_error(
-                        400,
-                        f"json: cannot unmarshal {go_type(value)} into Go struct field "
-                        f"{struct}.{key} of type string",
-                    )
+            wrong = (
+                not isinstance(value, str) if go_kind == "string" else isinstance(value, bool | str | float)
+            )
+            if value is not None and wrong:
+                found = go_type(value)
+                raise self._bad(
+                    f"json: cannot unmarshal {found} into Go struct field {struct}.{key} of type {go_kind}"
                 )
-        for key in ("limit", "offset"):
-            value = params.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ApiError(
-                    self.handle_error(
-                        400,
-                        f"json: cannot unmarshal {go_type(value)} into Go struct field "
-                        f"{struct}.{key} of type int64",
-                    )
-                )
-        for key in ("start", "end"):
-            text = params.get(key) or ""
-            if not text.isdigit():
-                raise ApiError(self.handle_error(400, f"{key} param is not in correct timestamp format"))
-            params[key] = int(text)
-        if needs_limit and not params.get("limit"):
-            raise ApiError(self.handle_error(400, "limit param cannot be empty from the query"))
-        order = params.get("order") or ""
-        if order:
-            if order not in ORDERS:
-                raise ApiError(self.handle_error(400, f"given order: {order} is not allowed in query"))
-            order_param = params.get("orderparam") or ""
-            if order_param not in ORDER_PARAMS:
-                raise ApiError(
-                    self.handle_error(400, f"given orderParam: {order_param} is not allowed in query")
-                )
-        if params["end"] > self.now_ns() - END_BUFFER_NS:
-            params["end"] -= END_BUFFER_NS
         return params
 
-    def _groups_in_window(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        service = (params.get("servicename") or "").lower()
-        exception_type = (params.get("exceptiontype") or "").lower()
-        tags = params.get("tags") or []
-        rows: list[dict[str, Any]] = []
-        for group in self.dataset.error_index.groups.values():
-            if service and service not in group.service.lower():
-                continue
-            if exception_type and exception_type not in group.exception_type.lower():
-                continue
-            count, first, last = self._stats(group, params["start"], params["end"], tags)
-            if count == 0:
-                continue
-            rows.append(
-                {
-                    "exceptionType": group.exception_type,
-                    "exceptionMessage": group.message,
-                    "exceptionCount": count,
-                    "lastSeen": format_rfc3339_ns(last),
-                    "firstSeen": format_rfc3339_ns(first),
-                    "serviceName": group.service,
-                    "groupID": group.group_id,
-                    "_first": first,
-                    "_last": last,
-                }
-            )
-        return rows
+    def _query_params(self, query: dict[str, list[str]], *, needs_paging: bool) -> dict[str, Any]:
+        params: dict[str, Any] = {key.lower(): values[0] for key, values in query.items()}
+        if needs_paging:
+            if not params.get("offset") or not params.get("limit"):
+                raise self._bad("offset or limit param cannot be empty from the query")
+            for key in ("limit", "offset"):
+                if not params[key].lstrip("-").isdigit():
+                    raise self._bad(f"{key} param is not in correct format")
+                params[key] = int(params[key])
+        return params
 
-    def _stats(
-        self,
-        group: ExplicitOccurrences | SyntheticOccurrences,
-        low: int,
-        high: int,
-        tags: list[Any],
-    ) -> tuple[int, int, int]:
-        if not tags:
-            return group.stats_between(low, high)
-        matching = [
-            int(r["timestamp"])
-            for r in group.newest_first(low, high)
-            if self._tags_match(r["resourceTagsMap"], tags)
-        ]
-        if not matching:
-            return 0, 0, 0
-        return len(matching), min(matching), max(matching)
+    def _window(self, params: dict[str, Any]) -> tuple[int, int]:
+        bounds = []
+        for key in ("start", "end"):
+            text = params.get(key) or ""
+            if not text:
+                raise self._bad(f"{key} param missing in query")
+            if not text.lstrip("-").isdigit():
+                raise self._bad(f"{key} param is not in correct timestamp format")
+            bounds.append(int(text))
+        start, end = bounds
+        if end > self.now_ns() - END_BUFFER_NS:  # parseTimeMinusBuffer, against SigNoz's own clock
+            end -= END_BUFFER_NS
+        return start, end
 
-    def _tags_match(self, resource: dict[str, str], tags: list[Any]) -> bool:
+    def _exceptions_params(
+        self, method: str, raw: bytes, query: dict[str, list[str]], struct: str, *, paging: bool
+    ) -> dict[str, Any]:
+        if method == "GET":
+            params = self._query_params(query, needs_paging=paging)
+        else:
+            params = self._json_params(raw, struct)
+            if paging and not params.get("limit"):
+                raise self._bad("limit param cannot be empty from the query")
+        params["start"], params["end"] = self._window(params)
+        order = params.get("order") or ""
+        if paging and order and order not in ORDERS:
+            raise self._bad(f"given order: {order} is not allowed in query")
+        if paging and order and (params.get("orderparam") or "") not in ORDER_PARAMS:
+            raise self._bad(f"given orderParam: {params.get('orderparam') or ''} is not allowed in query")
+        return params
+
+    # -- SigNoz's statements -------------------------------------------------------------------
+
+    def _filters(self, params: dict[str, Any]) -> str:
+        where = (
+            f" FROM {ERROR_TABLE} WHERE timestamp >= {sql_literal(str(params['start']))} "
+            f"AND timestamp <= {sql_literal(str(params['end']))}"
+        )
+        for key, column in (("servicename", "serviceName"), ("exceptiontype", "exceptionType")):
+            if params.get(key):
+                where += f" AND {column} ilike {sql_literal('%' + params[key] + '%')}"
+        return where + self._tags(params.get("tags") or [])
+
+    def _tags(self, tags: list[Any]) -> str:
+        clause = ""
         for tag in tags:
             if not isinstance(tag, dict):
-                raise ApiError(self.handle_error(400, "json: cannot unmarshal tags"))
+                raise self._bad("json: cannot unmarshal tags")
             lowered = {key.lower(): value for key, value in tag.items()}
-            if lowered.get("tagtype") != "ResourceAttribute":
-                # the error index has no stringTagMap: ClickHouse fails on the column
-                raise ApiError(self.handle_error(500, "error in processing sql query"))
-            key, operator = lowered.get("key", ""), lowered.get("operator", "")
-            values = [str(v) for v in lowered.get("stringvalues") or []]
-            holds = _tag_holds(operator, resource.get(key), values)
-            if holds is None:
-                raise ApiError(self.handle_error(500, f"filter operator {operator} not supported"))
-            if not holds:
-                return False
-        return True
-
-    def list_errors(self, raw: bytes) -> Reply:
-        params = self._v1_params(raw, "ListErrorsParams", needs_limit=True)
-        rows = self._groups_in_window(params)
-        if params.get("order"):
-            key = {"firstSeen": "_first", "lastSeen": "_last"}.get(params["orderparam"], params["orderparam"])
-            rows.sort(key=lambda row: row[key], reverse=params["order"] == "descending")
-        offset = params.get("offset") or 0
-        offset = offset if offset > 0 else 0
-        page = rows[offset : offset + params["limit"]]
-        for row in page:
-            del row["_first"], row["_last"]
-        return Reply(200, go_json(page or None))
-
-    def count_errors(self, raw: bytes) -> Reply:
-        params = self._v1_params(raw, "CountErrorsParams", needs_limit=False)
-        return Reply(200, go_json(len(self._groups_in_window(params))))
-
-    def _query_value(self, query: dict[str, list[str]], name: str) -> str:
-        values = query.get(name) or [""]
-        return values[0]
-
-    def _timestamp_param(self, query: dict[str, list[str]]) -> int:
-        text = self._query_value(query, "timestamp")
-        if not text:
-            raise ApiError(self.handle_error(400, "timestamp param missing in query"))
-        if not text.isdigit():
-            raise ApiError(
-                self.handle_error(400, f"timestamp param {text} is not in correct timestamp format")
+            column = "resourceTagsMap" if lowered.get("tagtype") == "ResourceAttribute" else "stringTagMap"
+            operator = TAG_OPERATORS.get(str(lowered.get("operator", "")))
+            if operator is None:
+                message = f"filter operator {lowered.get('operator')} not supported"
+                raise ApiError(self.handle_error(500, message))
+            key = sql_literal(str(lowered.get("key", "")))
+            pairs = " OR ".join(
+                f"{column}[{key}] = {sql_literal(str(v))}" for v in lowered.get("stringvalues") or []
             )
-        return int(text)
+            clause += f" AND {'NOT' if operator == 'NOT IN' else ''} ({pairs or 'false'})"
+        return clause
 
-    def _group_param(self, query: dict[str, list[str]]) -> str:
-        group_id = self._query_value(query, "groupID")
-        if not group_id:
-            raise ApiError(self.handle_error(400, "groupID param cannot be empty from the query"))
-        return group_id
+    def _run(self, sql: str) -> list[dict[str, Any]]:
+        try:
+            return self.engine.query(sql).rows
+        except ClickHouseError as error:
+            raise ApiError(self.handle_error(500, "error in processing sql query")) from error
+
+    def list_errors(self, method: str, raw: bytes, query: dict[str, list[str]]) -> Reply:
+        params = self._exceptions_params(method, raw, query, "ListErrorsParams", paging=True)
+        service, exception_type = params.get("servicename"), params.get("exceptiontype")
+        sql = "SELECT any(exceptionMessage) as exceptionMessage, count() AS exceptionCount, "
+        sql += "min(timestamp) as firstSeen, max(timestamp) as lastSeen, groupID"
+        sql += ", serviceName" if service else ", any(serviceName) as serviceName"
+        sql += ", exceptionType" if exception_type else ", any(exceptionType) as exceptionType"
+        sql += self._filters(params) + " GROUP BY groupID"
+        sql += (", serviceName" if service else "") + (", exceptionType" if exception_type else "")
+        if params.get("orderparam") and params.get("order") in ORDERS:
+            direction = "DESC" if params["order"] == "descending" else "ASC"
+            sql += f" ORDER BY {params['orderparam']} {direction}"
+        if params.get("limit", 0) > 0:
+            sql += f" LIMIT {params['limit']}"
+        if (params.get("offset") or 0) > 0:
+            sql += f" OFFSET {params['offset']}"
+        rows = [_error_row(row) for row in self._run(sql)]
+        return Reply(200, go_json(rows or None))
+
+    def count_errors(self, method: str, raw: bytes, query: dict[str, list[str]]) -> Reply:
+        params = self._exceptions_params(method, raw, query, "CountErrorsParams", paging=False)
+        rows = self._run("SELECT count(distinct(groupID)) AS count" + self._filters(params))
+        return Reply(200, go_json(int(rows[0]["count"])))
 
     def error_from_group_id(self, query: dict[str, list[str]]) -> Reply:
-        group_id = self._group_param(query)
-        timestamp = self._timestamp_param(query)
-        row = self._row_at(group_id, timestamp, None)
-        if row is None:
-            return self.respond_error(404, "not_found", "Error/Exception not found")
-        return Reply(200, go_json(_error_with_span(row)))
-
-    def error_from_error_id(self, query: dict[str, list[str]]) -> Reply:
-        error_id = self._query_value(query, "errorID")
-        if not error_id:
-            return self.respond_error(400, "bad_data", "ErrorID missing from params")
-        group_id = self._group_param(query)
-        timestamp = self._timestamp_param(query)
-        row = self._row_at(group_id, timestamp, error_id)
-        if row is None:
-            return self.respond_error(404, "not_found", "Error/Exception not found")
-        return Reply(200, go_json(_error_with_span(row)))
-
-    def next_prev_error_ids(self, query: dict[str, list[str]]) -> Reply:
-        error_id = self._query_value(query, "errorID")
-        if not error_id:
-            return self.respond_error(400, "bad_data", "ErrorID missing from params")
-        group_id = self._group_param(query)
-        timestamp = self._timestamp_param(query)
-        group = self.dataset.error_index.groups.get(group_id)
-        ordered = (
-            sorted((int(r["timestamp"]), r["errorID"]) for r in group.newest_first(0, 2**63)) if group else []
+        group_id = (query.get("groupID") or [""])[0]
+        if not group_id:
+            raise self._bad("groupID param cannot be empty from the query")
+        timestamp = (query.get("timestamp") or [""])[0]
+        if not timestamp:
+            raise self._bad("timestamp param missing in query")
+        if not timestamp.isdigit():
+            raise self._bad(f"timestamp param {timestamp} is not in correct timestamp format")
+        rows = self._run(
+            "SELECT errorID, exceptionType, exceptionStacktrace, exceptionEscaped, exceptionMessage, "
+            f"timestamp, spanID, traceID, serviceName, groupID FROM {ERROR_TABLE} "
+            f"WHERE timestamp = {sql_literal(timestamp)} AND groupID = {sql_literal(group_id)} LIMIT 1"
         )
-        position = (timestamp, error_id)
-        after = [pair for pair in ordered if pair > position]
-        before = [pair for pair in ordered if pair < position]
-        nxt, prev = (after[0] if after else None), (before[-1] if before else None)
+        if not rows:
+            return self.respond_error(404, "not_found", "Error/Exception not found")
+        row = rows[0]
         return Reply(
             200,
             go_json(
                 {
-                    "nextErrorID": nxt[1] if nxt else "",
-                    "nextTimestamp": format_rfc3339_ns(nxt[0]) if nxt else ZERO_TIME,
-                    "prevErrorID": prev[1] if prev else "",
-                    "prevTimestamp": format_rfc3339_ns(prev[0]) if prev else ZERO_TIME,
-                    "groupID": group_id,
+                    "errorId": row["errorID"],
+                    "exceptionType": row["exceptionType"],
+                    "exceptionStacktrace": row["exceptionStacktrace"],
+                    "exceptionEscaped": bool(row["exceptionEscaped"]),
+                    "exceptionMessage": row["exceptionMessage"],
+                    "timestamp": go_value(row["timestamp"], "DateTime64(9)"),
+                    "spanID": row["spanID"],
+                    "traceID": row["traceID"],
+                    "serviceName": row["serviceName"],
+                    "groupID": row["groupID"],
                 }
             ),
         )
 
-    def _row_at(self, group_id: str, timestamp: int, error_id: str | None) -> dict[str, Any] | None:
-        group = self.dataset.error_index.groups.get(group_id)
-        if group is None:
-            return None
-        for row in group.newest_first(timestamp, timestamp):
-            if error_id is None or row["errorID"] == error_id:
-                return row
-        return None
 
-
-def _error_with_span(row: dict[str, Any]) -> dict[str, Any]:
+def _error_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Go's model.Error, in its field order."""
     return {
-        "errorId": row["errorID"],
         "exceptionType": row["exceptionType"],
-        "exceptionStacktrace": row["exceptionStacktrace"],
-        "exceptionEscaped": row["exceptionEscaped"],
         "exceptionMessage": row["exceptionMessage"],
-        "timestamp": format_rfc3339_ns(int(row["timestamp"])),
-        "spanID": row["spanID"],
-        "traceID": row["traceID"],
+        "exceptionCount": int(row["exceptionCount"]),
+        "lastSeen": go_value(row["lastSeen"], "DateTime64(9)"),
+        "firstSeen": go_value(row["firstSeen"], "DateTime64(9)"),
         "serviceName": row["serviceName"],
         "groupID": row["groupID"],
     }
-
-
-def _tag_holds(operator: str, actual: str | None, values: list[str]) -> bool | None:
-    """One TagQueryParam; None for an operator SigNoz does not know. StartsWith is ILIKE %v%."""
-    contains = any(value.lower() in (actual or "").lower() for value in values)
-    checks = {
-        "In": actual in values,
-        "Equals": actual in values,
-        "NotIn": actual not in values,
-        "NotEquals": actual not in values,
-        "Exists": actual is not None,
-        "NotExists": actual is None,
-        "Contains": contains,
-        "StartsWith": contains,
-        "NotContains": not contains,
-        "NotStartsWith": not contains,
-    }
-    return checks.get(operator)

@@ -11,10 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rounds_bot.sources.signoz.times import format_rfc3339_ns
+from rounds_bot.sources.signoz.times import format_rfc3339_ns, parse_rfc3339_ns
 from rounds_bot.sources.signoz.versions import RICH_ERROR_BODY_SINCE, Version, parse_version
-
-from .sql import Instant
 
 
 @dataclass
@@ -43,14 +41,15 @@ def _encode(value: Any) -> Any:
     raise TypeError(f"cannot encode {type(value).__name__}")
 
 
-def plain(value: Any) -> Any:
-    """Instants become RFC 3339 strings, as Go marshals time.Time."""
-    if isinstance(value, Instant):
-        return format_rfc3339_ns(int(value))
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(item) for item in value]
+def datetime64_ns(text: str) -> int:
+    """Unix nanoseconds of a DateTime64 as ClickHouse writes it in JSON (`2026-05-20 10:01:00.005`, UTC)."""
+    return parse_rfc3339_ns(text.replace(" ", "T", 1) + "Z")
+
+
+def go_value(value: Any, clickhouse_type: str) -> Any:
+    """A ClickHouse JSON value as SigNoz marshals what clickhouse-go scanned: DateTime64 as RFC 3339."""
+    if isinstance(value, str) and clickhouse_type.removeprefix("Nullable(").startswith("DateTime64"):
+        return format_rfc3339_ns(datetime64_ns(value))
     return value
 
 
