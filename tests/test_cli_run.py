@@ -191,3 +191,13 @@ def test_an_invalid_source_is_reported_with_every_other_invalid_setting(workdir,
     code, _, err = run("run")
     assert code == 2 and "2 invalid settings" in err
     assert "ROUNDS_SOURCE='bogus': unknown telemetry source" in err and "ROUNDS_DIAGNOSER" in err
+
+
+def test_from_the_second_round_the_report_charts_new_and_ongoing_signatures(workdir, monkeypatch):
+    assert "New and ongoing signatures" not in run("run", "--demo")[1]  # one round: nothing to compare
+    code, out, _ = run("run", "--demo")
+    assert code == 0 and "### New and ongoing signatures\n```mermaid\nxychart-beta" in out
+    assert "bar [16, 0]" in out
+    monkeypatch.setenv("ROUNDS_CHARTS", "false")
+    out = run("run", "--demo")[1]
+    assert "mermaid" not in out and "| round | new | ongoing |" in out

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field
 
 from rounds_bot.models import Frozen
-from rounds_bot.render.markdown import environment
+from rounds_bot.render.markdown import environment, trusted
 from rounds_bot.sources.base import SkippedRecord
 
 
@@ -46,6 +46,7 @@ class RoundReport(Frozen):
     spent_usd: float = 0.0
     budget_remaining_usd: float | None = None
     requests: int = 0
+    trend: str = Field(default="", description="new and ongoing signatures over the last rounds, as Markdown")
 
     @property
     def quiet(self) -> bool:
@@ -59,6 +60,7 @@ def render_report(report: RoundReport) -> str:
     template = environment().get_template("report.md.j2")
     return template.render(
         r=report,
+        trend=trusted(report.trend) if report.trend else None,
         skipped=report.skipped[:MAX_SKIPPED_SHOWN],
         more_skipped=max(len(report.skipped) - MAX_SKIPPED_SHOWN, 0),
     )

@@ -41,7 +41,7 @@ from rounds_bot.round.planning import (
     plan_issues,
 )
 from rounds_bot.round.report import RoundReport
-from rounds_bot.round.summary import RoundOutcome, build_report
+from rounds_bot.round.summary import HISTORY_ROUNDS, RoundOutcome, build_report
 from rounds_bot.round.window import BEGINNING, INGEST_DELAY, next_cursor, plan_window
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import Source, Window
@@ -73,6 +73,7 @@ def run_round(
     run_id = f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     window = plan_window(settings, store.cursor(source.name), now, whole_history=reads_whole_history)
     controls = load_controls(store)
+    history = store.recent_runs(HISTORY_ROUNDS)
     polled = source.poll(window, frozenset(store.group_map()))
     engine = load_engine(settings, store)
     grouped = group_occurrences(store, engine, controls, window, polled)
@@ -114,6 +115,9 @@ def run_round(
             diagnosis=diagnosis,
             diagnosis_mode=diagnosis_mode,
             controls=controls,
+            started=now,
+            history=history,
+            charts=settings.charts,
         )
     )
 

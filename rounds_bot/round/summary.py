@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
-from rounds_bot.clock import iso
+from rounds_bot.clock import iso, parse_iso
 from rounds_bot.controls import Controls
+from rounds_bot.render.chart import MAX_BARS, rounds_chart
 from rounds_bot.round.diagnosis_step import DiagnosisStep
 from rounds_bot.round.occurrences import Grouped
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.round.report import RoundReport, SignatureLine
 from rounds_bot.round.window import BEGINNING
 from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.store import RunRecord
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,9 @@ class RoundOutcome:
     diagnosis: DiagnosisStep
     diagnosis_mode: str
     controls: Controls
+    started: datetime
+    history: list[RunRecord] = field(default_factory=list)  # the rounds before this one, oldest first
+    charts: bool = True
 
 
 def build_report(outcome: RoundOutcome) -> RoundReport:
@@ -78,6 +84,7 @@ def build_report(outcome: RoundOutcome) -> RoundReport:
         model_calls=step.calls,
         diagnosis_mode=outcome.diagnosis_mode,
         budget_remaining_usd=step.month_remaining_usd,
+        trend=_trend(outcome),
     )
 
 
@@ -103,3 +110,22 @@ def _diagnosed_line(step: DiagnosisStep, plan: IssuePlan) -> SignatureLine:
     else:
         note = f"{outcome.status}: {outcome.detail[:120]}"
     return _line(plan).model_copy(update={"note": note})
+
+
+NEW_KINDS = ("new", "filed-late")
+ONGOING_KINDS = ("updated", "regressed", "muted")
+HISTORY_ROUNDS = MAX_BARS - 1
+
+
+def _trend(outcome: RoundOutcome) -> str:
+    """New and ongoing signatures per round, this one last; nothing until there are two rounds to compare."""
+    kinds = [(parse_iso(run.started_at), list(run.plans.values())) for run in outcome.history]
+    kinds.append((outcome.started, [plan.kind for plan in outcome.plans]))
+    if len(kinds) < 2:
+        return ""
+    rounds = [(at, _count(k, NEW_KINDS), _count(k, ONGOING_KINDS)) for at, k in kinds]
+    return rounds_chart(rounds, mermaid=outcome.charts)
+
+
+def _count(kinds: list[str], wanted: tuple[str, ...]) -> int:
+    return sum(1 for kind in kinds if kind in wanted)

@@ -274,6 +274,11 @@ class Store(DerivedTables):
         """The run history, oldest first."""
         return [run_record(row) for row in self.db.query("select * from runs order by started_at")]
 
+    def recent_runs(self, limit: int) -> list[RunRecord]:
+        """The newest `limit` runs, oldest first."""
+        rows = self.db.query("select * from runs order by started_at desc limit ?", [limit])
+        return [run_record(row) for row in reversed(list(rows))]
+
     def find_signature_id(self, reference: str) -> str | None:
         """The signature a person means: its id, or its issue (`#12` or `12`)."""
         row = self.db.execute(
