@@ -11,7 +11,11 @@ from signoz_emulator.data import Dataset
 from signoz_fixtures import (
     JAVA_TRACE,
     PY_TRACE,
+    SECOND,
+    T0_NS,
     VALUE_ERROR,
+    WINDOW_END_NS,
+    WINDOW_START_NS,
     fixture_dataset,
     fixture_window,
     source_for,
@@ -190,11 +194,41 @@ def test_an_empty_window_makes_no_query_beyond_the_version(emulator):
     assert result.events == [] and result.requests == 1
 
 
-def test_a_recent_window_end_is_noted_because_exceptions_lag_thirty_seconds(emulator):
-    window = fixture_window()
-    with source_for(emulator, wall_clock=lambda: window.end.timestamp() + 10) as source:
-        result = source.poll(window, frozenset())
-    assert any("less than 30 s ago" in note for note in result.notes)
+LAST_VALUE_ERROR_NS = T0_NS + 1200 * SECOND + 987_654_321 + 5_000_000
+
+
+def _value_error_count(result: PollResult) -> int:
+    return sum(e.count for e in result.events if e.error_type == "ValueError")
+
+
+def test_a_bot_clock_ahead_of_signoz_loses_nothing_to_the_thirty_second_clamp(dataset):
+    # SigNoz's clock says the last ValueError is 10 s old; the bot's clock runs 60 s ahead of it
+    server_now = (LAST_VALUE_ERROR_NS + 10 * SECOND) / 1e9
+    window = Window(start=ns_to_datetime(WINDOW_START_NS), end=ns_to_datetime(int((server_now + 30) * 1e9)))
+    clock = [server_now]
+    with (
+        SignozEmulator(dataset, Behaviour(api_key="test-key"), now=lambda: clock[0]) as emulator,
+        source_for(emulator, wall_clock=lambda: clock[0] + 60) as source,
+    ):
+        first = source.poll(window, frozenset())
+        assert first.read_until is not None and first.read_until < window.end
+        assert any("SigNoz's own clock" in note for note in first.notes)
+        later = clock[0] = server_now + 120  # both clocks move on; the next round resumes where data ended
+        following = Window(start=first.read_until, end=ns_to_datetime(int((later - 60) * 1e9)))
+        second = source.poll(following.model_copy(update={"resume_from": first.read_until}), frozenset())
+    assert _value_error_count(first) + _value_error_count(second) == 3
+
+
+def test_consecutive_windows_with_sub_millisecond_ends_count_each_occurrence_once(emulator):
+    # a boundary inside the millisecond of an occurrence: v5 windows round to whole milliseconds
+    boundary = ns_to_datetime(LAST_VALUE_ERROR_NS + 400_000)  # 0.4 ms after it, same millisecond
+    with source_for(emulator) as source:
+        first = source.poll(Window(start=ns_to_datetime(WINDOW_START_NS), end=boundary), frozenset())
+        rest = Window(start=boundary, end=ns_to_datetime(WINDOW_END_NS), resume_from=boundary)
+        second = source.poll(rest, frozenset())
+    assert _value_error_count(first) + _value_error_count(second) == 3
+    counted = [e.count for r in (first, second) for e in r.events if e.kind == "span_error"]
+    assert sum(counted) == 2
 
 
 DEMO_DATA = Path(__file__).parent.parent / "rounds_bot" / "data" / "demo.otlp.jsonl"
@@ -215,7 +249,10 @@ def test_the_shipped_demo_data_can_be_polled_as_a_user_would_try_it():
         start=ns_to_datetime(now_ns - 24 * 3600 * 1_000_000_000),
         end=ns_to_datetime(now_ns - 30 * 1_000_000_000),
     )
-    with SignozEmulator(dataset) as emulator, source_for(emulator, None) as source:
+    with (
+        SignozEmulator(dataset, now=lambda: now_ns / 1e9) as emulator,
+        source_for(emulator, None, wall_clock=lambda: now_ns / 1e9) as source,
+    ):
         result = source.poll(window, frozenset())
     kinds = {event.kind for event in result.events}
     assert "exception" in kinds and result.skipped == []

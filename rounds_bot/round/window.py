@@ -31,4 +31,6 @@ def next_cursor(window: Window, polled: PollResult) -> datetime:
     if window.start == BEGINNING or (newest and newest < window.start):
         candidates = [t for t in (newest, window.resume_from) if t is not None]
         return max(candidates) if candidates else window.start
+    if polled.read_until is not None:
+        return min(window.end, polled.read_until)
     return window.end

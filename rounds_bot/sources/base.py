@@ -45,6 +45,11 @@ class PollResult(Frozen):
     skipped: list[SkippedRecord] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list, description="things the round report must say")
     requests: int = Field(default=0, description="HTTP requests made, for the report and benchmarks")
+    read_until: datetime | None = Field(
+        default=None,
+        description="where the data read really ended when the source had to stop short of the window's "
+        "end; the cursor moves no further, so the next round reads the rest",
+    )
 
 
 class Source(Protocol):

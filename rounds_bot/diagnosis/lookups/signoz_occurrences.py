@@ -17,7 +17,7 @@ from typing import TypeVar
 from rounds_bot.diagnosis.lookups.scope import MAX_COUNT_POINTS, IncidentScope
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.collector import normalise_message
-from rounds_bot.sources.signoz.queries import ERROR_SEVERITY_TEXTS, normalised, sql_string
+from rounds_bot.sources.signoz.queries import error_severity_sql, normalised, sql_string
 from rounds_bot.sources.signoz.times import NS_PER_S
 
 #: SigNoz's exception group ids are md5 hex digests of service, type and message
@@ -130,7 +130,6 @@ def _log_key(event: ErrorEvent) -> tuple[str, str]:
 
 
 def _error_logs(service: str, keys: list[tuple[str, str]]) -> OccurrenceCondition:
-    texts = ", ".join(sql_string(text) for text in ERROR_SEVERITY_TEXTS)
     alternatives = [
         f"(attributes_string['exception.type'] = {sql_string(error_type)} "
         f"AND {normalised('body')} = {sql_string(pattern)})"
@@ -138,7 +137,7 @@ def _error_logs(service: str, keys: list[tuple[str, str]]) -> OccurrenceConditio
     ]
     condition = (
         f"resources_string['service.name'] = {sql_string(service)}"
-        f" AND (severity_number >= 17 OR upper(severity_text) IN ({texts}))"
+        f" AND {error_severity_sql()}"
         f" AND ({' OR '.join(alternatives)})"
     )
     return OccurrenceCondition(

@@ -9,6 +9,7 @@ but never past the round's deadline.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,8 +96,11 @@ class SignozClient:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.base_url = normalise_base_url(base_url)
+        self._wall_clock = wall_clock
+        self._server_date: tuple[float, float] | None = None
         self._timeout = timeout_seconds
         self._max_attempts = max_attempts
         self._backoff = wait_exponential_jitter(
@@ -134,9 +138,11 @@ class SignozClient:
     def version(self) -> VersionInfo:
         return self._model(VersionInfo, self._call("GET", "/api/v1/version"), "/api/v1/version")
 
-    def count_errors(self, start_ns: int, end_ns: int) -> int:
-        body = {"start": str(start_ns), "end": str(end_ns), "tags": []}
-        count = self._call("POST", "/api/v1/countErrors", json_body=body)
+    def count_errors(self, start_ns: int, end_ns: int, *, method: str = "POST") -> int:
+        """Exception groups in [start, end] (SigNoz includes `end`). `method` is the version's:
+        GET with query parameters before v0.18, POST with a JSON body since."""
+        body: dict[str, Any] = {"start": str(start_ns), "end": str(end_ns), "tags": []}
+        count = self._exceptions_call(method, "/api/v1/countErrors", body)
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise SignozError(
                 f"SigNoz answered /api/v1/countErrors with {count!r} instead of a group count",
@@ -144,7 +150,9 @@ class SignozClient:
             )
         return count
 
-    def list_errors(self, start_ns: int, end_ns: int, *, limit: int, offset: int = 0) -> list[ErrorGroupRow]:
+    def list_errors(
+        self, start_ns: int, end_ns: int, *, limit: int, offset: int = 0, method: str = "POST"
+    ) -> list[ErrorGroupRow]:
         """One page of exception groups, oldest first seen first (a stable order for paging)."""
         body = {
             "start": str(start_ns),
@@ -155,7 +163,7 @@ class SignozClient:
             "orderParam": "firstSeen",
             "tags": [],
         }
-        rows = self._call("POST", "/api/v1/listErrors", json_body=body)
+        rows = self._exceptions_call(method, "/api/v1/listErrors", body)
         if rows is None:  # SigNoz's nil slice: no group in the window
             return []
         if not isinstance(rows, list):
@@ -164,6 +172,20 @@ class SignozClient:
                 hint="check that SIGNOZ_API_URL points at SigNoz",
             )
         return [self._model(ErrorGroupRow, row, "/api/v1/listErrors") for row in rows]
+
+    def _exceptions_call(self, method: str, path: str, body: dict[str, Any]) -> Any:
+        if method == "GET":
+            params = {key: str(value) for key, value in body.items() if key != "tags"}
+            return self._call("GET", path, params=params)
+        return self._call("POST", path, json_body=body)
+
+    def server_now(self) -> float | None:
+        """SigNoz's own clock (Unix seconds) from the `Date` of its last answer, moved on by the
+        time elapsed here since; None before any answer carried one."""
+        if self._server_date is None:
+            return None
+        date, seen_at = self._server_date
+        return date + (self._wall_clock() - seen_at)
 
     def error_from_group_id(self, group_id: str, timestamp_ns: int) -> ErrorWithSpan | None:
         """The occurrence of a group at exactly `timestamp_ns`; None when SigNoz has none."""
@@ -182,7 +204,9 @@ class SignozClient:
         try:
             payload = self._call("POST", path, json_body=request)
         except SignozHTTPError as error:
-            if error.status in (404, 405):
+            # a router's 404 has no SigNoz error body; from v0.131 a 404 with one is a ClickHouse
+            # error (unknown table or database) for a query_range that does exist
+            if error.status in (404, 405) and not error.body.code:
                 raise SignozHTTPError(
                     f"SigNoz at {self.base_url} has no {path} ({error.status})",
                     status=error.status,
@@ -274,13 +298,22 @@ class SignozClient:
                 hint="check any proxy between rounds and SigNoz",
             ) from error
         self.traffic.bytes_received += len(response.content)
+        self._note_server_date(response.headers.get("date"))
         return self._read(response, method, path)
+
+    def _note_server_date(self, value: str | None) -> None:
+        try:
+            moment = parsedate_to_datetime(value) if value else None
+        except (TypeError, ValueError):
+            moment = None
+        if moment is not None:
+            self._server_date = (moment.timestamp(), self._wall_clock())
 
     def _read(self, response: httpx.Response, method: str, path: str) -> Any:
         status = response.status_code
         text = response.text
         content_type = response.headers.get("content-type", "")
-        if status in RETRIED_STATUSES:
+        if status in RETRIED_STATUSES and not _is_clickhouse_error(status, text):
             raise self._transient_status(response, method, path)
         if looks_like_html(content_type, text):
             raise SignozError(
@@ -330,6 +363,12 @@ class SignozClient:
         elif status == 404:
             message = f"SigNoz at {self.base_url} has no {path} (404{said})"
             hint = URL_HINT
+        elif _is_clickhouse_error(status, body.message):
+            message = f"ClickHouse failed the query SigNoz ran for {method} {path} (HTTP {status}{said})"
+            hint = (
+                "the query itself is wrong for this SigNoz's ClickHouse schema, so it is not retried; "
+                "report the SigNoz version and this message"
+            )
         else:
             message = f"SigNoz could not answer {method} {path} (HTTP {status}{said})"
             hint = "check SigNoz's query-service logs for this request"
@@ -345,6 +384,15 @@ class SignozClient:
                 f"SigNoz answered {path} with an unexpected shape: {where}: {first['msg']}",
                 hint="check that SIGNOZ_API_URL points at SigNoz, and report its version if it does",
             ) from error
+
+
+_CLICKHOUSE_ERROR = re.compile(r"\bcode: \d+, message: |DB::Exception")
+
+
+def _is_clickhouse_error(status: int, text: str) -> bool:
+    """A 500 whose body is ClickHouse's own error (`code: 62, message: ...`): the query failed, and
+    sending it again fails the same way (SigNoz v0.87-v0.130 answer 500 for every ClickHouse error)."""
+    return status == 500 and _CLICKHOUSE_ERROR.search(text) is not None
 
 
 def _describe(body: ErrorBody) -> str:

@@ -16,7 +16,8 @@ from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 from rounds_bot.sources.signoz.queries import NORMALISATION_RULES
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
-_COMPILED_RULES = tuple((re.compile(pattern), repl) for pattern, repl in NORMALISATION_RULES)
+# re.ASCII: ClickHouse's RE2 reads \d and \b as ASCII-only, and both sides must mask alike
+_COMPILED_RULES = tuple((re.compile(pattern, re.ASCII), repl) for pattern, repl in NORMALISATION_RULES)
 
 
 def normalise_message(text: str) -> str:

@@ -20,7 +20,12 @@ from rounds_bot.sources.signoz.collector import (
     normalise_message,
 )
 from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
-from rounds_bot.sources.signoz.queries import ERROR_SEVERITY_TEXTS, error_log_groups_sql, error_logs_raw
+from rounds_bot.sources.signoz.queries import (
+    ERROR_SEVERITY_TEXTS,
+    error_log_groups_sql,
+    error_logs_raw,
+    is_error_severity,
+)
 from rounds_bot.sources.signoz.times import check_unix_ns, ns_to_datetime
 from rounds_bot.sources.signoz.wire import Lenient
 
@@ -79,8 +84,8 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
     group_model = LogGroupRow
     raw_model = RawLog
 
-    def _groups_sql(self, limit: int, offset: int) -> str:
-        return error_log_groups_sql(limit, offset)
+    def _groups_sql(self, start_ns: int, end_ns: int, limit: int, offset: int) -> str:
+        return error_log_groups_sql(start_ns, end_ns, limit, offset)
 
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
         return error_logs_raw(limit, offset)
@@ -88,7 +93,9 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
     def _timestamp_ns(self, record: RawLog) -> int:
         return check_unix_ns(record.timestamp, "log timestamp")
 
-    def _key(self, record: RawLog) -> GroupKey:
+    def _key(self, record: RawLog) -> GroupKey | None:
+        if not is_error_severity(record.severity_number, record.severity_text):
+            return None  # the raw filter reads a superset; the one severity rule decides
         service = record.resources_string.get("service.name", "")
         exception_type = record.attributes_string.get("exception.type", "")
         return (service, exception_type, normalise_message(record.body))

@@ -63,8 +63,8 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
     group_model = SpanGroupRow
     raw_model = RawSpan
 
-    def _groups_sql(self, limit: int, offset: int) -> str:
-        return error_span_groups_sql(limit, offset)
+    def _groups_sql(self, start_ns: int, end_ns: int, limit: int, offset: int) -> str:
+        return error_span_groups_sql(start_ns, end_ns, limit, offset)
 
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
         return error_spans_raw(limit, offset)
@@ -136,13 +136,23 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
 
 
 def _flatten_span(data: dict[str, Any]) -> dict[str, Any]:
+    """A raw span row as `RawSpan` reads it. A resource field the span lacks comes back as JSON null
+    (SigNoz's field mapper ends in `multiIf(..., NULL)`): it is read as empty, never as a bad row."""
     flat = dict(data)
     if "timestamp" not in flat and "__row_timestamp" in flat:
         flat["timestamp"] = flat["__row_timestamp"]
-    flat["service_name"] = data.get("service.name", "")
-    flat["service_version"] = data.get("service.version", "")
-    flat["environment"] = data.get("deployment.environment", "")
-    for key in ("status_message", "response_status_code", "http_method", "http_url"):
+    flat["service_name"] = data.get("service.name")
+    flat["service_version"] = data.get("service.version")
+    flat["environment"] = data.get("deployment.environment")
+    for key in (
+        "service_name",
+        "service_version",
+        "environment",
+        "status_message",
+        "response_status_code",
+        "http_method",
+        "http_url",
+    ):
         if flat.get(key) is None:
             flat[key] = ""
     return flat

@@ -64,10 +64,13 @@ REFUSED_SQL_NOTE = (
 
 
 class ExceptionGroupsReader:
-    def __init__(self, client: SignozClient, settings: ExceptionSettings, *, use_v5: bool):
+    def __init__(
+        self, client: SignozClient, settings: ExceptionSettings, *, use_v5: bool, method: str = "POST"
+    ):
         self._client = client
         self._settings = settings
         self._use_v5 = use_v5
+        self._method = method
 
     def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
         rows = self._list_all(start_ns, end_ns)
@@ -93,7 +96,7 @@ class ExceptionGroupsReader:
             )
 
     def _list_all(self, start_ns: int, end_ns: int) -> list[ErrorGroupRow]:
-        expected = self._client.count_errors(start_ns, end_ns)
+        expected = self._client.count_errors(start_ns, end_ns, method=self._method)
         if expected == 0:
             return []
         rows = self._pages(start_ns, end_ns, self._settings.page_size)
@@ -113,7 +116,9 @@ class ExceptionGroupsReader:
         rows: dict[str, ErrorGroupRow] = {}
         offset = 0
         while True:
-            page = self._client.list_errors(start_ns, end_ns, limit=page_size, offset=offset)
+            page = self._client.list_errors(
+                start_ns, end_ns, limit=page_size, offset=offset, method=self._method
+            )
             for row in page:
                 rows.setdefault(row.groupID, row)
             if len(page) < page_size:

@@ -106,7 +106,7 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             self._client,
             start_ns,
             end_ns,
-            lambda limit, offset: clickhouse_sql(self._groups_sql(limit, offset)),
+            lambda limit, offset: clickhouse_sql(self._groups_sql(start_ns, end_ns, limit, offset)),
             page_size=MAX_V5_LIMIT,
             row_cap=cap + 1,
         )
@@ -181,8 +181,8 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
     # -- what differs between kinds of rows ----------------------------------------------------
 
     @abstractmethod
-    def _groups_sql(self, limit: int, offset: int) -> str:
-        """One page of the ClickHouse query that groups rows into `group_model` rows."""
+    def _groups_sql(self, start_ns: int, end_ns: int, limit: int, offset: int) -> str:
+        """One page of the ClickHouse query that groups the window's rows into `group_model` rows."""
 
     @abstractmethod
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:

@@ -15,11 +15,10 @@ from pydantic import Field
 from rounds_bot.errors import SignozError
 from rounds_bot.models import Frozen
 from rounds_bot.sources.signoz.client import SignozClient, SignozHTTPError
-from rounds_bot.sources.signoz.error_logs import ERROR_SEVERITY_TEXTS
 from rounds_bot.sources.signoz.queries import (
     clickhouse_sql,
+    error_severity_filter,
     query_range_request,
-    sql_string,
 )
 from rounds_bot.sources.signoz.source import SignozSource
 from rounds_bot.sources.signoz.times import datetime_to_ns
@@ -134,10 +133,7 @@ def _last_hour(
             else "POST /api/v5/query_range (builder raw rows, grouped in rounds)"
         )
         spans = _count(client, start_ns, end_ns, "traces", "has_error = true", problems)
-        texts = ", ".join(sql_string(t) for u in ERROR_SEVERITY_TEXTS for t in (u, u.lower()))
-        logs = _count(
-            client, start_ns, end_ns, "logs", f"severity_number >= 17 OR severity_text IN ({texts})", problems
-        )
+        logs = _count(client, start_ns, end_ns, "logs", error_severity_filter(), problems)
     if not sql_allowed:
         apis.append("GET /api/v1/errorFromGroupID (one request per new exception group)")
     if events is None and not problems:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rounds_bot.sources.signoz.times import ms_ceil, ms_floor
+from rounds_bot.sources.signoz.times import NS_PER_S, ms_ceil, ms_floor
 
 MAX_V5_LIMIT = 10_000  # SigNoz rejects a larger limit with 400
 
 # Masks applied, in order, to a log body (or span status message) before grouping, so ids,
-# numbers and quoted values do not split one problem into many groups. RE2 and Python's `re`
-# read these patterns the same way.
+# numbers and quoted values do not split one problem into many groups. ClickHouse runs them with
+# RE2, whose `\d` and `\b` are ASCII-only; Python must compile them with re.ASCII to agree.
 NORMALISATION_RULES: tuple[tuple[str, str], ...] = (
     (r"(?s)\n.*", ""),  # the first line only: stack traces follow it
     (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", "<uuid>"),
@@ -28,6 +28,31 @@ NORMALISATION_RULES: tuple[tuple[str, str], ...] = (
 )
 
 ERROR_SEVERITY_TEXTS = ("ERROR", "FATAL", "CRITICAL", "EMERGENCY", "ALERT")
+ERROR_SEVERITY_NUMBER = 17
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def ascii_upper(text: str) -> str:
+    """Upper case as ClickHouse's `upper` does it: ASCII letters only."""
+    return text.translate(_ASCII_UPPER)
+
+
+def is_error_severity(severity_number: int, severity_text: str) -> bool:
+    """The one rule for an error log record, the Python side of `error_severity_sql()`."""
+    return severity_number >= ERROR_SEVERITY_NUMBER or ascii_upper(severity_text) in ERROR_SEVERITY_TEXTS
+
+
+def error_severity_sql() -> str:
+    """The one rule for an error log record, in ClickHouse (whose `upper` is ASCII-only)."""
+    texts = ", ".join(sql_string(text) for text in ERROR_SEVERITY_TEXTS)
+    return f"(severity_number >= {ERROR_SEVERITY_NUMBER} OR upper(severity_text) IN ({texts}))"
+
+
+def error_severity_filter() -> str:
+    """A v5 filter expression that matches at least every record `is_error_severity` accepts
+    (ILIKE matches each text in any case); rows read with it are checked with that rule."""
+    texts = " OR ".join(f"severity_text ILIKE {sql_string(text.lower())}" for text in ERROR_SEVERITY_TEXTS)
+    return f"severity_number >= {ERROR_SEVERITY_NUMBER} OR {texts}"
 
 
 def sql_string(text: str) -> str:
@@ -87,8 +112,16 @@ ORDER BY timestamp DESC, errorID DESC
 LIMIT 1 BY group_id"""
 
 
-def error_span_groups_sql(limit: int, offset: int) -> str:
-    """Error spans WITHOUT exception events (those are in the error index), grouped."""
+def _bucket_window(start_ns: int, end_ns: int) -> str:
+    """SigNoz's 30-minute `ts_bucket_start` buckets that can hold rows of [start, end)."""
+    return f"ts_bucket_start >= {start_ns // NS_PER_S - 1800} AND ts_bucket_start <= {-(-end_ns // NS_PER_S)}"
+
+
+def error_span_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
+    """Error spans WITHOUT exception events (those are in the error index), grouped.
+
+    The window is written as literal nanoseconds: SigNoz renders `{{.start_timestamp_nano}}` and the
+    like only from v0.88, and before that ClickHouse would read them as a syntax error."""
     return f"""SELECT serviceName AS service_name, name AS span_name,
   {normalised("status_message")} AS message_pattern,
   count() AS occurrences,
@@ -103,10 +136,8 @@ def error_span_groups_sql(limit: int, offset: int) -> str:
   argMax(resources_string['service.version'], timestamp) AS sample_service_version,
   argMax(resources_string['deployment.environment'], timestamp) AS sample_environment
 FROM signoz_traces.distributed_signoz_index_v3
-WHERE timestamp >= fromUnixTimestamp64Nano(toInt64({{{{.start_timestamp_nano}}}}))
-  AND timestamp < fromUnixTimestamp64Nano(toInt64({{{{.end_timestamp_nano}}}}))
-  AND ts_bucket_start >= {{{{.start_timestamp}}}} - 1800
-  AND ts_bucket_start <= {{{{.end_timestamp}}}}
+WHERE {_window_ns("timestamp", start_ns, end_ns, end_inclusive=False)}
+  AND {_bucket_window(start_ns, end_ns)}
   AND has_error = true
   AND NOT arrayExists(event -> JSONExtractString(event, 'name') = 'exception'
       OR endsWith(JSONExtractString(event, 'name'), '.exception'), events)
@@ -115,9 +146,9 @@ ORDER BY occurrences DESC, service_name ASC, span_name ASC, message_pattern ASC
 LIMIT {limit} OFFSET {offset}"""
 
 
-def error_log_groups_sql(limit: int, offset: int) -> str:
-    """ERROR-or-worse log records grouped by service, exception type and normalised body."""
-    texts = ", ".join(sql_string(text) for text in ERROR_SEVERITY_TEXTS)
+def error_log_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
+    """ERROR-or-worse log records grouped by service, exception type and normalised body (literal
+    nanoseconds, as for error spans)."""
     return f"""SELECT resources_string['service.name'] AS service_name,
   attributes_string['exception.type'] AS exception_type,
   {normalised("body")} AS message_pattern,
@@ -135,10 +166,9 @@ def error_log_groups_sql(limit: int, offset: int) -> str:
   argMax(resources_string['service.version'], timestamp) AS sample_service_version,
   argMax(resources_string['deployment.environment'], timestamp) AS sample_environment
 FROM signoz_logs.distributed_logs_v2
-WHERE timestamp >= {{{{.start_timestamp_nano}}}} AND timestamp < {{{{.end_timestamp_nano}}}}
-  AND ts_bucket_start >= {{{{.start_timestamp}}}} - 1800
-  AND ts_bucket_start <= {{{{.end_timestamp}}}}
-  AND (severity_number >= 17 OR upper(severity_text) IN ({texts}))
+WHERE timestamp >= {start_ns} AND timestamp < {end_ns}
+  AND {_bucket_window(start_ns, end_ns)}
+  AND {error_severity_sql()}
 GROUP BY service_name, exception_type, message_pattern
 ORDER BY occurrences DESC, service_name ASC, exception_type ASC, message_pattern ASC
 LIMIT {limit} OFFSET {offset}"""
@@ -184,14 +214,13 @@ def error_spans_raw(limit: int, offset: int) -> dict[str, Any]:
 
 def error_logs_raw(limit: int, offset: int) -> dict[str, Any]:
     """ERROR-or-worse log records one by one, newest first (for the no-SQL fallback)."""
-    texts = ", ".join(sql_string(text) for upper in ERROR_SEVERITY_TEXTS for text in (upper, upper.lower()))
     return {
         "type": "builder_query",
         "spec": {
             "name": "A",
             "signal": "logs",
             "disabled": False,
-            "filter": {"expression": f"severity_number >= 17 OR severity_text IN ({texts})"},
+            "filter": {"expression": error_severity_filter()},
             "order": [
                 {"key": {"name": "timestamp"}, "direction": "desc"},
                 {"key": {"name": "id"}, "direction": "desc"},

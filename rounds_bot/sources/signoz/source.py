@@ -20,7 +20,7 @@ from rounds_bot.sources.signoz.exception_groups import (
     SqlPermission,
 )
 from rounds_bot.sources.signoz.grouped_rows import RowLimits
-from rounds_bot.sources.signoz.times import NS_PER_S, datetime_to_ns
+from rounds_bot.sources.signoz.times import NS_PER_MS, NS_PER_S, datetime_to_ns, ms_floor, ns_to_datetime
 from rounds_bot.sources.signoz.versions import (
     EXCEPTIONS_API_SINCE,
     Capabilities,
@@ -62,6 +62,7 @@ class SignozSource:
             transport=transport,
             sleep=sleep,
             clock=clock,
+            wall_clock=wall_clock,
         )
         self.name = f"signoz:{urlsplit(self._client.base_url).netloc}"
         self._deadline_seconds = deadline_seconds
@@ -122,21 +123,43 @@ class SignozSource:
         for note in capabilities.notes:
             collector.note(note)
         # Group counts are aggregates without per-occurrence ids, so re-reading the overlap would count it
-        # twice: read from where the previous round stopped.
-        start_ns = datetime_to_ns(window.resume_from or window.start)
-        end_ns = datetime_to_ns(window.end)
+        # twice: read from where the previous round stopped. Both ends sit on whole milliseconds, as v5
+        # windows do, so consecutive rounds share no boundary millisecond.
+        start_ns = ms_floor(datetime_to_ns(window.resume_from or window.start)) * NS_PER_MS
+        end_ns = self._readable_end(ms_floor(datetime_to_ns(window.end)) * NS_PER_MS, collector)
         if end_ns <= start_ns:
-            return collector.result(self.traffic.requests)
-        if end_ns > int(self._wall_clock() * NS_PER_S) - EXCEPTIONS_END_BUFFER_NS:
-            collector.note(
-                "the window ends less than 30 s ago; SigNoz's exceptions API leaves those "
-                "seconds out, so they are read only by the next round's overlap"
-            )
+            return self._result(collector, window, max(start_ns, end_ns))
         sql = SqlPermission()
-        ExceptionGroupsReader(self._client, self._exceptions, use_v5=capabilities.query_range_v5).read(
-            start_ns, end_ns, collector, sql
-        )
+        # the exceptions API includes `end`: ask for [start, end - 1 ns] so the window stays half-open
+        ExceptionGroupsReader(
+            self._client,
+            self._exceptions,
+            use_v5=capabilities.query_range_v5,
+            method=capabilities.exceptions_method,
+        ).read(start_ns, end_ns - 1, collector, sql)
         if capabilities.query_range_v5:
             ErrorSpansReader(self._client, self._limits).read(start_ns, end_ns, collector, sql)
             ErrorLogsReader(self._client, self._limits).read(start_ns, end_ns, collector, sql)
-        return collector.result(self.traffic.requests)
+        return self._result(collector, window, end_ns)
+
+    def _readable_end(self, end_ns: int, collector: Collector) -> int:
+        """The window's end, moved back when it falls in SigNoz's last 30 s by SigNoz's own clock
+        (its `Date`): there listErrors and countErrors would quietly leave 30 s out."""
+        server_now = self._client.server_now()
+        now = server_now if server_now is not None else self._wall_clock()
+        # `Date` has whole seconds: one more second keeps clear of the clamp
+        limit = (ms_floor(int(now * NS_PER_S)) * NS_PER_MS) - EXCEPTIONS_END_BUFFER_NS - NS_PER_S
+        if end_ns <= limit:
+            return end_ns
+        collector.note(
+            "the window ends less than 30 s before SigNoz's own clock (its Date header); "
+            "SigNoz's exceptions API leaves those seconds out, so this round reads up to "
+            f"{ns_to_datetime(limit).isoformat()} and the next round reads from there"
+        )
+        return limit
+
+    def _result(self, collector: Collector, window: Window, end_ns: int) -> PollResult:
+        result = collector.result(self.traffic.requests)
+        if end_ns < datetime_to_ns(window.end):
+            return result.model_copy(update={"read_until": ns_to_datetime(end_ns)})
+        return result

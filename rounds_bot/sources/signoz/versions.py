@@ -9,6 +9,8 @@ from rounds_bot.models import Frozen
 Version = tuple[int, int, int]
 
 EXCEPTIONS_API_SINCE: Version = (0, 10, 0)
+EXCEPTIONS_POST_SINCE: Version = (0, 18, 0)  # listErrors/countErrors: GET with query parameters before
+CLICKHOUSE_SQL_VARIABLES_SINCE: Version = (0, 88, 0)  # {{.start_timestamp_nano}} and the like rendered
 QUERY_RANGE_V5_SINCE: Version = (0, 87, 0)
 COMMUNITY_API_KEYS_SINCE: Version = (0, 85, 0)
 SINGLE_PORT_SINCE: Version = (0, 76, 0)
@@ -38,6 +40,7 @@ class Capabilities(Frozen):
     exceptions_api: bool
     query_range_v5: bool
     parsed_span_events: bool
+    exceptions_method: str = "POST"
     notes: tuple[str, ...] = ()
 
 
@@ -59,6 +62,7 @@ def capabilities_of(version_text: str) -> Capabilities:
     return Capabilities(
         version=version_text,
         exceptions_api=version >= EXCEPTIONS_API_SINCE,
+        exceptions_method="POST" if version >= EXCEPTIONS_POST_SINCE else "GET",
         query_range_v5=version >= QUERY_RANGE_V5_SINCE,
         parsed_span_events=version >= PARSED_SPAN_EVENTS_SINCE,
         notes=tuple(notes),
