@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from rounds_bot.cli.app import main
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 
 TRACES = Path(__file__).parent / "golden" / "grouping" / "traces"
 
@@ -52,7 +53,7 @@ def test_explain_adds_the_fingerprint_explanation() -> None:
     (plain,) = run(lines({"message": "disk full"}))
     (explained,) = run(lines({"message": "disk full"}), "--explain")
     assert "explanation" not in plain
-    assert explained["explanation"].startswith("+ fingerprint: rounds-fp:1")
+    assert explained["explanation"].startswith(f"+ fingerprint: {FINGERPRINT_VERSION}")
 
 
 def test_bad_lines_get_an_error_object_and_the_run_goes_on() -> None:

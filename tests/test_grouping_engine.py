@@ -120,14 +120,14 @@ def test_a_similar_trace_joins_by_similarity_above_the_merge_threshold() -> None
         event(
             service="chart",
             error_type="NullPointerException",
-            stacktrace=java_trace(top, "LogAxisTests.testAutoRange"),
+            stacktrace=java_trace([*top, "ui.Zoom.in"], "T.t"),
         )
     )
     second = engine.assign(
         event(
             service="chart",
             error_type="NullPointerException",
-            stacktrace=java_trace(top, "ScatterTests.testDraw"),
+            stacktrace=java_trace([*top, "export.Png.write"], "T.t"),
         )
     )
     assert second.fingerprint_hash != first.fingerprint_hash
@@ -135,6 +135,16 @@ def test_a_similar_trace_joins_by_similarity_above_the_merge_threshold() -> None
     assert second.signature_id == first.signature_id
     assert second.similarity is not None and second.similarity >= engine.config.merge_threshold
     assert "grouped by similarity" in second.explanation
+
+
+def test_two_tests_that_reach_the_same_fault_are_one_fingerprint() -> None:
+    engine = GroupingEngine()
+    top = ["plot.XYPlot.getDataRange", "axis.NumberAxis.autoAdjustRange", "axis.NumberAxis.configure"]
+    first = engine.assign(event(service="chart", stacktrace=java_trace(top, "LogAxisTests.testAutoRange")))
+    second = engine.assign(event(service="chart", stacktrace=java_trace(top, "ScatterTests.testDraw")))
+    assert (first.tier, second.tier) == ("new", "fingerprint")
+    assert second.signature_id == first.signature_id
+    assert "not in-app: test code" in second.explanation
 
 
 def test_a_dissimilar_trace_is_a_new_signature() -> None:

@@ -2,7 +2,8 @@
 
 One of three kinds, by the strongest evidence the event carries:
 - an error code: a code fingerprint, registered under `service + code` (`code_key`);
-- a stack trace with frames: a trace fingerprint, registered under its hashes (`trace`);
+- a stack trace with frames: a trace fingerprint, registered under its hashes (`trace`), with the
+  role of each frame (`roles`) and the crash site;
 - otherwise its message: the mined template's fingerprint, registered under the template
   (`template_id`).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from rounds_bot.grouping.crash_site import crash_site
 from rounds_bot.grouping.error_codes import ErrorCode
 from rounds_bot.grouping.fingerprint import (
     EventView,
@@ -26,7 +28,7 @@ from rounds_bot.grouping.fingerprint import (
     title_for,
     trace_fingerprint,
 )
-from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.similarity import document_terms
@@ -54,6 +56,9 @@ class Candidate:
     view: EventView
     title: str
     trace: ParsedTrace | None = None
+    roles: TraceRoles | None = None
+    #: `module:function` of the innermost app frame (see `crash_site`)
+    crash_site: str | None = None
     template_id: str | None = None
     code_key: str | None = None
 
@@ -121,13 +126,14 @@ class CandidateReader:
         return bucket
 
     def terms(self, candidate: Candidate) -> list[str]:
-        """The candidate's document for the similarity tier."""
-        trace = candidate.trace
-        in_app = None
-        if trace is not None:
-            in_app = [[self._rules.decide(f, trace.runtime)[0] for f in e.frames] for e in trace.exceptions]
+        """The candidate's document for the similarity tier: per exception, its app frames, else
+        its test frames, else all of them."""
+        trace, roles = candidate.trace, candidate.roles
+        chosen = None
+        if trace is not None and roles is not None:
+            chosen = [_preferred(exception_roles) for exception_roles in roles.frames]
         error_type = short_type(candidate.view.error_type)
-        return document_terms(error_type, candidate.view.normalized_message, trace, in_app)
+        return document_terms(error_type, candidate.view.normalized_message, trace, chosen)
 
     def _trace_candidate(
         self, event: ErrorEvent, normalized: str, trace: ParsedTrace, values: list[str]
@@ -140,10 +146,18 @@ class CandidateReader:
             event.environment,
             event.service_version,
         )
-        fingerprint = trace_fingerprint(view, trace, self._rules, values)
+        roles = self._rules.roles(trace)
+        fingerprint = trace_fingerprint(view, trace, roles, values)
         if fingerprint is None:
             return None
-        return Candidate(fingerprint, view, title_for(error_type, view.normalized_message), trace=trace)
+        return Candidate(
+            fingerprint,
+            view,
+            title_for(error_type, view.normalized_message),
+            trace=trace,
+            roles=roles,
+            crash_site=crash_site(trace, roles),
+        )
 
     def _view(self, event: ErrorEvent, normalized: str) -> EventView:
         return EventView(
@@ -169,3 +183,11 @@ class CandidateReader:
             self._traces.clear()
         self._traces[digest] = parsed
         return parsed
+
+
+def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:
+    for wanted in ("app", "test"):
+        flags = [role.role == wanted for role in roles]
+        if any(flags):
+            return flags
+    return [True] * len(roles)

@@ -4,7 +4,8 @@ Tiers, first that answers wins:
 1. `error_code`  - same service and standardised error code;
 2. `fingerprint` - a known fingerprint hash (stack trace) or a known mined template (message);
 3. `similarity`  - TF-IDF cosine to a known signature of the same service at or above
-   `merge_threshold`; between `related_threshold` and it, only a "possibly related" link;
+   `merge_threshold`, for stack traces only and never across crash sites (`crash_site`);
+   between `related_threshold` and it, only a "possibly related" link;
 4. `new`         - a new signature, whose id is derived from its first event's fingerprint.
 
 Everything the engine knows is held per signature (`SignatureState`), so an engine re-loaded from
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 
 from rounds_bot.grouping.candidates import Candidate, CandidateReader
 from rounds_bot.grouping.config import GroupingConfig
+from rounds_bot.grouping.crash_site import may_merge_by_similarity
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
@@ -53,6 +55,7 @@ class _Signature:
     error_codes: list[str] = field(default_factory=list)
     template_ids: list[str] = field(default_factory=list)
     related: list[str] = field(default_factory=list)
+    crash_site: str | None = None
 
 
 class GroupingEngine:
@@ -116,6 +119,7 @@ class GroupingEngine:
             templates=[self._miner.state(t) for t in signature.template_ids],
             similarity=self._index.saved_vector(signature.service, signature.signature_id),
             related=list(signature.related),
+            crash_site=signature.crash_site,
         )
 
     def signature_ids(self) -> list[str]:
@@ -170,7 +174,7 @@ class GroupingEngine:
         if candidate.template_id is not None:
             return self._by_template.get(candidate.template_id)
         fingerprint = candidate.fingerprint
-        for digest in (fingerprint.hash, *fingerprint.other_hashes):
+        for digest in (fingerprint.hash, *fingerprint.other_hashes, *fingerprint.legacy_hashes):
             known = self._by_hash.get(digest)
             if known is not None:
                 return known
@@ -182,22 +186,52 @@ class GroupingEngine:
         neighbours = self._index.nearest(service, counts, self.config.related_threshold)
         best = next((n for n in neighbours if self._may_merge(candidate, n)), None)
         if best is not None and best.score >= self.config.merge_threshold:
-            self._register(self._signatures[best.signature_id], candidate)
+            signature = self._signatures[best.signature_id]
+            self._register(signature, candidate)
+            signature.crash_site = signature.crash_site or candidate.crash_site
             others = [n for n in neighbours if n.signature_id != best.signature_id]
             return self._assignment(
                 candidate, best.signature_id, "similarity", similarity=best.score, neighbours=others
             )
-        return self._create(candidate, neighbours=neighbours, counts=counts)
+        return self._create(
+            candidate, neighbours=neighbours, counts=counts, note=self._kept_apart(candidate, neighbours)
+        )
+
+    def _kept_apart(self, candidate: Candidate, neighbours: list[Neighbour]) -> str | None:
+        """Why the nearest signature above the merge threshold was not joined, when a crash site
+        kept them apart."""
+        for neighbour in neighbours:
+            if neighbour.score < self.config.merge_threshold:
+                return None
+            if (
+                candidate.trace is not None
+                and neighbour.with_frames
+                and not self._may_merge(candidate, neighbour)
+            ):
+                theirs = self._signatures[neighbour.signature_id].crash_site
+                return (
+                    f"not merged with {neighbour.signature_id} (TF-IDF cosine {neighbour.score:.2f}): "
+                    f"crash site {candidate.crash_site} is not its {theirs}"
+                )
+        return None
 
     def _may_merge(self, candidate: Candidate, neighbour: Neighbour) -> bool:
-        """Merging needs stack-trace evidence on both sides: two log lines whose templates differ
-        by a word are two statements in the code, so they are only linked as related."""
-        return candidate.trace is not None and neighbour.with_frames
+        """Merging needs stack-trace evidence on both sides (two log lines whose templates differ
+        by a word are two statements in the code, so they are only linked as related), and the
+        same crash site wherever both errors have one."""
+        if candidate.trace is None or not neighbour.with_frames:
+            return False
+        other = self._signatures[neighbour.signature_id].crash_site
+        return may_merge_by_similarity(candidate.crash_site, other)
 
     # --- signatures ---------------------------------------------------------------------------
 
     def _create(
-        self, candidate: Candidate, neighbours: list[Neighbour], counts: dict[int, float] | None = None
+        self,
+        candidate: Candidate,
+        neighbours: list[Neighbour],
+        counts: dict[int, float] | None = None,
+        note: str | None = None,
     ) -> Assignment:
         fingerprint = candidate.fingerprint
         signature = _Signature(
@@ -206,6 +240,7 @@ class GroupingEngine:
             seq=self._next_seq,
             title=candidate.title,
             related=[n.signature_id for n in neighbours[:MAX_RELATED]],
+            crash_site=candidate.crash_site,
         )
         self._next_seq += 1
         self._signatures[signature.signature_id] = signature
@@ -218,7 +253,7 @@ class GroupingEngine:
                 counts if counts is not None else self._index.counts(self._candidates.terms(candidate)),
                 with_frames=candidate.trace is not None,
             )
-        return self._assignment(candidate, signature.signature_id, "new", neighbours=neighbours)
+        return self._assignment(candidate, signature.signature_id, "new", neighbours=neighbours, note=note)
 
     def _new_signature_id(self, digest: str) -> str:
         """`sig_` and the first 16 hex digits of the first event's fingerprint; should two
@@ -257,6 +292,7 @@ class GroupingEngine:
             title=state.title,
             version=state.fingerprint_version,
             related=list(state.related),
+            crash_site=state.crash_site,
         )
         self._signatures[state.signature_id] = signature
         for digest in state.hashes:
@@ -286,6 +322,7 @@ class GroupingEngine:
         *,
         similarity: float | None = None,
         neighbours: list[Neighbour] | None = None,
+        note: str | None = None,
     ) -> Assignment:
         signature = self._signatures[signature_id]
         related = [n.signature_id for n in (neighbours or []) if n.signature_id != signature_id]
@@ -294,6 +331,8 @@ class GroupingEngine:
         explanation = self._explainer.explain(
             candidate.fingerprint, tier, signature_id, similarity, neighbours or []
         )
+        if note:
+            explanation += "\n" + note
         return Assignment(
             signature_id=signature_id,
             tier=tier,

@@ -14,14 +14,15 @@ import re
 from dataclasses import dataclass
 
 from rounds_bot.grouping.components import Component, leaf, node
-from rounds_bot.grouping.inapp import InAppRules
-from rounds_bot.grouping.stacktrace import Frame, Runtime
+from rounds_bot.grouping.inapp import FrameRole, Role
+from rounds_bot.grouping.stacktrace import Frame
 
 MAX_CONTEXT_LINE = 120
 MAX_CYCLE = 8
 #: frames beyond this many (crash site first) do not contribute
 MAX_CONTRIBUTING_FRAMES = 64
 _SPACES = re.compile(r"\s+")
+_NOT: dict[Role, str] = {"app": "not in-app", "test": "not test code", "library": "not a library"}
 
 
 @dataclass(frozen=True)
@@ -81,14 +82,14 @@ def recursion_hints(frames: tuple[Frame, ...]) -> list[str | None]:
 
 
 def frame_components(
-    frames: tuple[Frame, ...], runtime: Runtime, rules: InAppRules, *, app_only: bool
+    frames: tuple[Frame, ...], roles: tuple[FrameRole, ...], only: Role | None
 ) -> list[Component]:
-    """One component per frame, crash site first, with why each is or is not used."""
+    """One component per frame, crash site first, with why each is or is not used: with `only`
+    set, frames of another role do not contribute."""
     recursion = recursion_hints(frames)
     components: list[Component] = []
     contributing = 0
-    for frame, recursion_hint in zip(frames, recursion, strict=True):
-        in_app, reason = rules.decide(frame, runtime)
+    for frame, role, recursion_hint in zip(frames, roles, recursion, strict=True):
         key = frame_key(frame)
         children = [leaf("module", key.module), leaf("function", key.function)]
         if key.context is not None:
@@ -98,8 +99,8 @@ def frame_components(
         hint = None
         if recursion_hint:
             hint = recursion_hint
-        elif app_only and not in_app:
-            hint = f"not in-app: {reason}"
+        elif only is not None and role.role != only:
+            hint = f"{_NOT[only]}: {role.reason}"
         elif contributing >= MAX_CONTRIBUTING_FRAMES:
             hint = f"beyond the first {MAX_CONTRIBUTING_FRAMES} frames"
         value = f"{key.module} {key.function}"
@@ -109,7 +110,3 @@ def frame_components(
         if hint is None:
             contributing += 1
     return components
-
-
-def has_in_app_frame(frames: tuple[Frame, ...], runtime: Runtime, rules: InAppRules) -> bool:
-    return any(rules.decide(frame, runtime)[0] for frame in frames)

@@ -1,19 +1,32 @@
-"""Which frames are the application's own code ("in-app"), and which belong to someone else.
+"""Whose code each frame is: the application's ("app"), its tests ("test"), or someone else's ("library").
 
-Order of decision, first answer wins:
+Per frame, first answer wins:
 1. the frame says so itself (a runtime marker the parser read);
-2. a configured include prefix (module or path) makes it in-app;
-3. a configured exclude prefix makes it not in-app;
+2. a configured include prefix (module or path) makes it the app's;
+3. a configured exclude prefix makes it a library's;
 4. installed-package locations (site-packages, node_modules, vendor, go/pkg/mod, gems ...),
-   the runtime's standard library, frameworks, test runners and telemetry SDKs are not in-app;
-5. everything else is in-app.
+   the runtime's standard library, frameworks, test runners and telemetry SDKs are libraries;
+5. test code, by the naming conventions the runtimes' test runners use to find tests
+   (`*Test.java`, `test_*.py`, `*.spec.ts`, `*_test.go`, `*_spec.rb` ...), is the app's tests;
+6. everything else is application code, except on the JVM and .NET (below).
+
+On the JVM and .NET an unknown package is not taken for the app's own: package names start with
+their owner (Java's reverse domain name, `com.acme`; .NET's company name, `Acme`). The app is the
+code its runtime, framework or test runner calls into, so the *entry* of a trace (its outermost
+frame that is not a library's) names the app's owner, and a package of another owner found on
+the way (`org.postgresql`, `com.zaxxer.hikari` called by `com.acme`) is a library the app uses.
+The rule is read from each trace alone: the same trace always gets the same answer.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Literal
 
-from rounds_bot.grouping.stacktrace import Frame, Runtime
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime
+
+Role = Literal["app", "test", "library"]
 
 # Path fragments of code that was installed, not written here.
 _LIBRARY_PATHS = (
@@ -77,48 +90,157 @@ _GO_STDLIB = frozenset((
 ))
 # fmt: on
 
+# How each runtime's test runners recognise test code (their default discovery patterns): a
+# failing check in a test is where the failure was *noticed*, and a test is a caller, like the
+# runner that started it.
+_CLASS_TEST_NAME = re.compile(r"^(?:Test\w*|\w*Tests?|\w*TestCase)$")  # Maven Surefire, .NET
+_TEST_FILES: dict[str, re.Pattern[str]] = {
+    "python": re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$"),  # pytest
+    "node": re.compile(r"(?:^|/)__tests__/|\.(?:test|spec)\.[cm]?[jt]sx?$"),  # Jest, Mocha, Vitest
+    "go": re.compile(r"_test\.go$"),  # go test
+    "ruby": re.compile(r"(?:^|/)spec/|_spec\.rb$|(?:^|/)test_[^/]*\.rb$|_test\.rb$"),  # RSpec, Minitest
+}
+#: how many leading package components name a package's owner, where names follow that convention
+_OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1}
 
 _MEMO_LIMIT = 50_000
+_APPLICATION = "application code"
+
+
+@dataclass(frozen=True, slots=True)
+class FrameRole:
+    """Whose code a frame is, and why, in a few words."""
+
+    role: Role
+    reason: str
+
+    @property
+    def in_app(self) -> bool:
+        return self.role == "app"
+
+
+@dataclass(frozen=True)
+class TraceRoles:
+    """The role of every frame of a trace (`frames[i][j]`: exception i, frame j), and the owner
+    whose code counts as the app's when the runtime's package names say (None otherwise)."""
+
+    frames: tuple[tuple[FrameRole, ...], ...]
+    owner: str | None = None
 
 
 @dataclass(frozen=True)
 class InAppRules:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    _memo: dict[tuple[Runtime, str | None, str | None], tuple[bool, str]] = field(
+    _memo: dict[tuple[Runtime, str | None, str | None], FrameRole] = field(
         default_factory=dict, compare=False, repr=False
     )
 
     def decide(self, frame: Frame, runtime: Runtime) -> tuple[bool, str]:
-        """Whether a frame is in-app, and the reason in a few words."""
+        """Whether a frame is the project's own code (the app's or its tests'), from the frame
+        alone, and the reason in a few words. `roles` gives the grouping's fuller answer."""
+        role = self.frame_role(frame, runtime)
+        return role.role != "library", role.reason
+
+    def frame_role(self, frame: Frame, runtime: Runtime) -> FrameRole:
+        """The role of a frame judged alone (steps 1-6 of the module docstring)."""
         if frame.in_app is not None:
-            return frame.in_app, "marked by the runtime"
+            return FrameRole("app" if frame.in_app else "library", "marked by the runtime")
         key = (runtime, frame.module, frame.filename)
-        decision = self._memo.get(key)
-        if decision is None:
+        role = self._memo.get(key)
+        if role is None:
             if len(self._memo) >= _MEMO_LIMIT:
                 self._memo.clear()
-            decision = self._memo[key] = self._decide(frame.module or "", frame.filename or "", runtime)
-        return decision
+            role = self._memo[key] = self._decide(frame.module or "", frame.filename or "", runtime)
+        return role
 
-    def _decide(self, module: str, filename: str, runtime: Runtime) -> tuple[bool, str]:
+    def roles(self, trace: ParsedTrace) -> TraceRoles:
+        """The role of every frame of a trace, with the owner rule applied where it holds."""
+        alone = tuple(tuple(self.frame_role(f, trace.runtime) for f in e.frames) for e in trace.exceptions)
+        components = _OWNER_COMPONENTS.get(trace.runtime)
+        if components is None:
+            return TraceRoles(alone)
+        owner = _entry_owner(trace, alone, components)
+        if owner is None:
+            return TraceRoles(alone)
+        return TraceRoles(
+            tuple(
+                tuple(_owned(role, f.module, owner) for f, role in zip(e.frames, roles, strict=True))
+                for e, roles in zip(trace.exceptions, alone, strict=True)
+            ),
+            owner,
+        )
+
+    def _decide(self, module: str, filename: str, runtime: Runtime) -> FrameRole:
         path = filename.replace("\\", "/")
         for prefix in self.include:
             if _matches(prefix, module, path):
-                return True, f"in-app prefix {prefix!r}"
+                return FrameRole("app", f"in-app prefix {prefix!r}")
         for prefix in self.exclude:
             if _matches(prefix, module, path):
-                return False, f"excluded prefix {prefix!r}"
-        for marker in _LIBRARY_PATHS:
-            if marker in path:
-                return False, f"installed code ({marker.strip('/')})"
-        if module.startswith(_LIBRARY_MODULES.get(runtime, ())):
-            return False, "runtime, framework or SDK code"
-        if runtime == "go" and module.split("/", 1)[0] in _GO_STDLIB:
-            return False, "Go standard library"
-        if runtime == "node" and path.startswith(_NODE_INTERNAL_FILES):
-            return False, "Node.js internals"
-        return True, "application code"
+                return FrameRole("library", f"excluded prefix {prefix!r}")
+        library = _library_reason(module, path, runtime)
+        if library is not None:
+            return FrameRole("library", library)
+        if _is_test_code(module, path, runtime):
+            return FrameRole("test", "test code")
+        return FrameRole("app", _APPLICATION)
+
+
+def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
+    for marker in _LIBRARY_PATHS:
+        if marker in path:
+            return f"installed code ({marker.strip('/')})"
+    if module.startswith(_LIBRARY_MODULES.get(runtime, ())):
+        return "runtime, framework or SDK code"
+    if runtime == "go" and module.split("/", 1)[0] in _GO_STDLIB:
+        return "Go standard library"
+    if runtime == "node" and path.startswith(_NODE_INTERNAL_FILES):
+        return "Node.js internals"
+    return None
+
+
+def _is_test_code(module: str, path: str, runtime: Runtime) -> bool:
+    if runtime in ("java", "dotnet"):
+        simple = module.rsplit(".", 1)[-1].split("$", 1)[0].split("`", 1)[0]
+        if _CLASS_TEST_NAME.match(simple):
+            return True
+        if runtime == "dotnet" and any(part in ("Tests", "Test") for part in module.split(".")[:-1]):
+            return True
+    pattern = _TEST_FILES.get(runtime)
+    return bool(pattern and path and pattern.search(path))
+
+
+def owner_of(module: str | None, components: int) -> str:
+    """The owner a package name starts with: `com.acme.shop.Cart` -> `com.acme` (two components
+    on the JVM), `Acme.Shop.Cart` -> `Acme` (one on .NET). A class in the default package has
+    no owner ("")."""
+    return ".".join(_package(module)[:components])
+
+
+def _package(module: str | None) -> list[str]:
+    return (module or "").split(".")[:-1]  # the last part names the class
+
+
+def _entry_owner(trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...], components: int) -> str | None:
+    """The owner of the trace's entry: the outermost frame judged application or test code of
+    the first exception that has one (the raised exception carries the whole stack)."""
+    for exception, exception_roles in zip(trace.exceptions, roles, strict=True):
+        for frame, role in zip(reversed(exception.frames), reversed(exception_roles), strict=True):
+            if role.reason == _APPLICATION or role.role == "test":
+                return owner_of(frame.module, components) or None
+    return None
+
+
+def _owned(role: FrameRole, module: str | None, owner: str) -> FrameRole:
+    if role.reason != _APPLICATION:
+        return role
+    owner_parts = owner.split(".")
+    package = _package(module)
+    if package[: len(owner_parts)] == owner_parts:
+        return FrameRole("app", f"the app's code: {owner} is where the trace enters")
+    theirs = ".".join(package[: len(owner_parts)]) or "the default package"
+    return FrameRole("library", f"another owner's code ({theirs}), called by the app ({owner})")
 
 
 def _matches(prefix: str, module: str, path: str) -> bool:

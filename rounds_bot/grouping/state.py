@@ -23,3 +23,6 @@ class SignatureState(Frozen):
     templates: list[TemplateState] = Field(default_factory=list)
     similarity: SimilarityVector | None = None
     related: list[str] = Field(default_factory=list)
+    crash_site: str | None = Field(
+        default=None, description="`module:function` of the innermost app frame; tier 3 never crosses it"
+    )
