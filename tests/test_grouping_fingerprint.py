@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from rounds_bot.grouping.components import Component, hash_tree, leaf, node, render
-from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine
+from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.models import Assignment, ErrorEvent
 
 GOLDEN = Path(__file__).parent / "golden" / "grouping"
@@ -166,3 +167,21 @@ def test_rendering_is_bounded_for_huge_traces() -> None:
 
 def test_components_are_hashable_structures_not_strings() -> None:
     assert isinstance(leaf("a", "b"), Component)
+
+
+def test_a_signature_of_the_previous_fingerprint_version_still_receives_its_trace() -> None:
+    # what rounds-fp:1 saved for this trace: its in-app hash, then its all-frames hash
+    saved = SignatureState(
+        signature_id="sig_4092a063ba376255",
+        service="shop",
+        fingerprint_version="rounds-fp:1",
+        seq=0,
+        hashes=[
+            "4092a063ba37625574086e3bdfbe12bb777e757ea789905072a8969ec5a4d9ec",
+            "52ccdbd60c1ca88349da6080f4767316ce4ff70bf2753ea7e53666df74385cd5",
+        ],
+    )
+    engine = GroupingEngine(known=[saved])
+    again = assign(engine, service="shop", stacktrace=trace("java_caused_by"))
+    assert (again.tier, again.signature_id) == ("fingerprint", "sig_4092a063ba376255")
+    assert again.fingerprint_version == FINGERPRINT_VERSION != "rounds-fp:1"
