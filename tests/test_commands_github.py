@@ -277,9 +277,9 @@ def test_rediagnose_is_queued_with_its_hint_and_asks_for_a_round(fake, filed, tm
     assert "`check the retry loop in client.py`" in fake.replies(3)[-1]
 
 
-def test_fix_says_it_is_not_enabled_yet(fake, filed, tmp_path):
+def test_fix_says_why_it_is_off_when_the_run_has_no_fix_settings(fake, filed, tmp_path):
     outcome, _, _ = handle(fake, tmp_path, 1, "/rounds fix")
-    assert "not enabled yet" in (outcome.reply or "") and not outcome.needs_round
+    assert "fix pull requests are off here" in (outcome.reply or "") and not outcome.needs_round
 
 
 def test_catch_up_handles_comments_whose_run_never_came(fake, filed, tmp_path):

@@ -25,6 +25,7 @@ from rounds_bot.cli.actions_io import add_to_summary, annotate, read_event, set_
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.controls import REDIAGNOSE, record
 from rounds_bot.errors import CommandError, TrackerError
+from rounds_bot.fixing.enabled import fixes_off
 from rounds_bot.github.actions import ActionsApi, actions_api_from_settings
 from rounds_bot.github.commands.grammar import clean_text, ignore_reason, parse_comment
 from rounds_bot.github.commands.runner import (
@@ -62,7 +63,7 @@ def command_command(
         return
     store = Store.open(settings.signatures_db_path)
     try:
-        ctx = CommandContext(api=api, store=store, now=datetime.now(UTC))
+        ctx = CommandContext(api=api, store=store, now=datetime.now(UTC), fixes_off=fixes_off(settings))
         outcomes, wants_round = _handle(ctx, event_name, event, catch_up_too=not no_catch_up)
     finally:
         store.close()

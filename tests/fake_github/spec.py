@@ -66,6 +66,9 @@ OPERATIONS = frozenset(
         "repos/create-or-update-file-contents",
         "pulls/create",
         "pulls/list",
+        # fix proposals: read a pull request's state (merged?), update its description
+        "pulls/get",
+        "pulls/update",
         "actions/list-artifacts-for-repo",
         "actions/get-artifact",
         "actions/download-artifact",
@@ -130,7 +133,9 @@ def trimmed_description(cache_dir: Path = CACHE_DIR) -> dict[str, Any]:
             f"{cache_dir / FILE_NAME} is missing: run `python -m tests.fake_github.spec` "
             f"(npm pack {PACKAGE}@{VERSION})"
         )
-    trimmed = cache_dir / f"api.github.com.trimmed-{VERSION}-r{_TRIM_REVISION}.json"
+    # the operations' digest is in the name too: a copy trimmed for another set is never reused
+    operations = hashlib.sha256(",".join(sorted(OPERATIONS)).encode()).hexdigest()[:8]
+    trimmed = cache_dir / f"api.github.com.trimmed-{VERSION}-r{_TRIM_REVISION}-{operations}.json"
     if trimmed.is_file():
         return json.loads(trimmed.read_text(encoding="utf-8"))
     spec = _patch(_trim(json.loads(source.read_text(encoding="utf-8"))))

@@ -79,6 +79,10 @@ class Pull:
     user: str
     created_at: datetime
     state: str = "open"
+    updated_at: datetime | None = None
+    closed_at: datetime | None = None
+    merged_at: datetime | None = None
+    merge_commit_sha: str | None = None
 
 
 @dataclass
@@ -468,10 +472,10 @@ class State:
             "labels": [],
             "milestone": None,
             "created_at": ts(pull.created_at),
-            "updated_at": ts(pull.created_at),
-            "closed_at": None,
-            "merged_at": None,
-            "merge_commit_sha": None,
+            "updated_at": ts(pull.updated_at or pull.created_at),
+            "closed_at": ts(pull.closed_at),
+            "merged_at": ts(pull.merged_at),
+            "merge_commit_sha": pull.merge_commit_sha,
             "assignee": None,
             "draft": pull.draft,
             "head": side(pull.head),
@@ -488,7 +492,7 @@ class State:
             },
             "author_association": "NONE",
             "auto_merge": None,
-            "merged": False,
+            "merged": pull.merged_at is not None,
             "mergeable": None,
             "mergeable_state": "unknown",
             "merged_by": None,

@@ -55,6 +55,8 @@ class CommandContext:
     now: datetime
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # why `/rounds fix` cannot be carried out with this run's settings; None when it can (fixing/setup.py)
+    fixes_off: str | None = "this run was started without the fix settings"
     # issue number -> signature id, read once per run
     _signatures: dict[int, str | None] = field(default_factory=dict)
 

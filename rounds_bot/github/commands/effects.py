@@ -15,6 +15,7 @@ from rounds_bot import controls
 from rounds_bot.clock import iso
 from rounds_bot.errors import TrackerError
 from rounds_bot.events import Fact
+from rounds_bot.fixing.requests import pending_for
 from rounds_bot.github.commands.context import CommandContext, CommentEvent, record_command
 from rounds_bot.github.commands.grammar import Command, Parsed, help_text, inline_code
 from rounds_bot.render.marker import read_marker
@@ -235,7 +236,33 @@ def _split(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
 
 
 def _fix(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
-    return "fix pull requests are not enabled yet in this version of rounds; nothing was done"
+    signature_id, refusal = _own_signature(ctx, comment, command)
+    if signature_id is None:
+        return refusal
+    if ctx.fixes_off is not None:
+        return f"not done: fix pull requests are off here: {ctx.fixes_off}"
+    pending = pending_for(ctx.store, signature_id)
+    if pending is not None:
+        return f"a fix for this signature is already queued ({pending.asked_by()}); it runs once"
+    record_command(
+        ctx,
+        comment,
+        Fact.FIX_REQUESTED,
+        "fix",
+        signature_id=signature_id,
+        issue=comment.issue_number,
+        trigger="command",
+    )
+    open_pulls = [f for f in ctx.store.fix_records(signature_id) if f.status == "proposed"]
+    if open_pulls:
+        return (
+            f"queued: rounds adds a commit to its draft pull request #{open_pulls[-1].pr_number} if the "
+            "repository's tests pass with the new change, and says here what happened"
+        )
+    return (
+        "queued: rounds tries a fix in a worktree and opens a DRAFT pull request if the repository's tests "
+        "pass with it; either way it says here what happened. It never merges anything"
+    )
 
 
 ACTIONS: dict[str, Callable[[CommandContext, CommentEvent, Command], str]] = {
