@@ -360,6 +360,10 @@ class SignozClient:
                 else "this SigNoz version may not accept rounds' query; report the message "
                 "and the SigNoz version"
             )
+        elif status == 404 and body.code:
+            # SigNoz's own not-found (from v0.131 also ClickHouse's unknown table or database)
+            message = f"SigNoz at {self.base_url} answered {method} {path} with not found (404{said})"
+            hint = "the query names what this SigNoz's ClickHouse lacks; report the SigNoz version"
         elif status == 404:
             message = f"SigNoz at {self.base_url} has no {path} (404{said})"
             hint = URL_HINT
