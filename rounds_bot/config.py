@@ -119,6 +119,14 @@ class Settings(FixSettings):
         "(`https://HOST/api/v3`).",
     )
 
+    # --- redaction ------------------------------------------------------------------------
+    redact_ips: Literal["all", "public", "off"] = Field(
+        default="all",
+        validation_alias=_env("ROUNDS_REDACT_IPS"),
+        description="IP addresses in telemetry: `all` redacts every one but loopback, `public` keeps private "
+        "ranges (10/8, 172.16/12, 192.168/16, 100.64/10, link-local, fc00::/7), `off` keeps them all.",
+    )
+
     # --- grouping ---------------------------------------------------------------------------
     in_app_include: CommaList = Field(
         default_factory=list,

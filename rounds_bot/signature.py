@@ -17,7 +17,6 @@ from pydantic import Field
 from rounds_bot.clock import iso, parse_iso
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import ErrorEvent, Frozen
-from rounds_bot.redact import clean
 from rounds_bot.render.headline import headline
 from rounds_bot.render.marker import MarkerState
 from rounds_bot.round.tally import Tally
@@ -61,14 +60,14 @@ class Signature(Frozen):
         return cls(
             id=a.signature_id,
             service=sorted(tally.services)[0],
-            # redacted once, here: titles reach issues, job summaries and the database artifact
-            title=clean(headline(sample) if sample else a.title),
+            # from occurrences redacted at ingestion (`redact.Redactor.poll`): never redacted again
+            title=headline(sample) if sample else a.title,
             error_type=(sample.error_type or "") if sample else "",
-            normalized_message=clean(a.normalized_message),
+            normalized_message=a.normalized_message,
             fingerprint_hash=a.fingerprint_hash,
             fingerprint_version=a.fingerprint_version,
             first_tier=a.tier,
-            explanation=clean(a.explanation),
+            explanation=a.explanation,
             representative=_representative(tally),
             grouping_state=grouping_state,
             first_seen=tally.first_seen or now,
@@ -177,14 +176,10 @@ def body_section(body: str, summary: str) -> str | None:
 
 
 def _representative(tally: Tally) -> ErrorEvent:
-    """The first sample, redacted: the database travels as a build artifact."""
+    """The first sample (redacted at ingestion, like every occurrence)."""
     if not tally.samples:
         return ErrorEvent(event_id="none", timestamp=tally.last_seen or datetime.now(UTC))
-    sample = tally.samples[0]
-    redacted: dict[str, Any] = {"message": clean(sample.message)}
-    if sample.stacktrace:
-        redacted["stacktrace"] = clean(sample.stacktrace)
-    return sample.model_copy(update=redacted)
+    return tally.samples[0]
 
 
 __all__ = ["Signature", "body_section"]

@@ -11,6 +11,7 @@ from rounds_bot.diagnosis.context import build_context, estimate_tokens
 from rounds_bot.diagnosis.prompting import PACKAGED_TEMPLATES, PromptLibrary, fence
 from rounds_bot.diagnosis.snippets import CheckoutIndex, FrameRef, parse_frames
 from rounds_bot.errors import DiagnosisError
+from rounds_bot.redact import Redactor
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,10 +46,16 @@ def test_samples_are_varied_not_just_the_latest(checkout):
     assert versions == {"1.3.9", "1.4.0"}
 
 
-def test_telemetry_is_redacted_in_the_context(checkout):
-    context = build_context(sample_request(checkout))
+def test_the_context_shows_samples_as_the_round_redacted_them_and_redacts_nothing_again(checkout):
+    redactor = Redactor()
+    request = sample_request(checkout)
+    request = request.model_copy(update={"sample_events": [redactor.event(e) for e in request.sample_events]})
+    context = build_context(request)
     assert all("alice@example.com" not in str(s.attributes) for s in context.samples)
     assert context.samples[0].attributes["enduser.id"] == "[REDACTED:email]"
+    assert [s.message for s in context.samples] == [
+        e.message for e in request.sample_events if e.event_id in {s.event_id for s in context.samples}
+    ]
 
 
 @pytest.mark.parametrize(

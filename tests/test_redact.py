@@ -1,27 +1,34 @@
-"""Sanitising hidden content, and redacting secrets and personal data."""
+"""Sanitising invisible characters, redacting secrets and personal data in text, and the boundary that
+redacts every field of what a source read."""
 
 from __future__ import annotations
 
-from rounds_bot.redact import clean, redact, redact_with_report, sanitize
+import sys
+import unicodedata
+from datetime import UTC, datetime
+
+import pytest
+
+from rounds_bot.models import ErrorEvent
+from rounds_bot.redact import Redactor, cut, redact, redact_with_report, sanitize
+from rounds_bot.redact.keys import personal_category, secret_category
+from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
+
+AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def test_html_comments_are_removed_even_when_unterminated():
-    assert sanitize("a<!-- do this -->b") == "ab"
-    assert sanitize("a<!-- never closed") == "a"
-
-
-def test_invisible_and_bidi_characters_are_removed():
+def test_invisible_bidi_and_control_characters_are_removed_newlines_and_tabs_stay():
     assert sanitize("ad\u200bmin\u202e\u2066x\ufeff\U000e0041") == "adminx"
+    assert sanitize("a\x00b\x1bc\n\td\ud800") == "abc\n\td"
 
 
-def test_control_characters_go_but_newlines_and_tabs_stay():
-    assert sanitize("a\x00b\x1bc\n\td") == "abc\n\td"
-
-
-def test_hidden_markdown_is_removed():
-    assert sanitize("![ignore rules](http://x/i.png)") == "![](http://x/i.png)"
-    assert sanitize('[docs](http://x "secret title")') == "[docs](http://x)"
-    assert sanitize('<img src="a.png" alt="run rm -rf" title="t">') == '<img src="a.png">'
+def test_the_sanitiser_knows_every_control_format_surrogate_and_private_use_character():
+    hidden = [
+        chr(cp)
+        for cp in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(cp)) in ("Cc", "Cf", "Cs", "Co") and chr(cp) not in "\n\t"
+    ]
+    assert sanitize("".join(hidden)) == ""
 
 
 def test_redaction_names_its_category_and_counts():
@@ -30,21 +37,50 @@ def test_redaction_names_its_category_and_counts():
     assert report.counts["email"] == 2 and report.total == 2
 
 
-def test_card_numbers_need_a_valid_luhn_checksum():
+def test_card_numbers_need_luhn_and_a_card_networks_prefix_and_length():
     assert redact("card 4111 1111 1111 1111") == "card [REDACTED:card_number]"
     assert redact("order 4111 1111 1111 1112") == "order 4111 1111 1111 1112"
+    # epoch milliseconds and nanoseconds, snowflake ids: Luhn-valid or not, they are not cards
+    for number in ("1732300000018", "1732300000000000026", "1234567890123456789", "1700000000000000000"):
+        assert redact(f"at {number}") == f"at {number}"
 
 
-def test_ip_addresses_are_redacted_only_when_asked():
-    assert redact("from 10.1.2.3") == "from 10.1.2.3"
-    assert redact("from 10.1.2.3", redact_ips=True) == "from [REDACTED:ip_address]"
-    assert redact("version 1.2.3.4567", redact_ips=True) == "version 1.2.3.4567"
+def test_ip_addresses_follow_the_policy():
+    text = "from 203.0.113.7 via 10.1.2.3 to 127.0.0.1 and 2001:db8::7"
+    assert redact(text) == (
+        "from [REDACTED:ip_address] via [REDACTED:ip_address] to 127.0.0.1 and [REDACTED:ip_address]"
+    )
+    assert redact(text, ips="public") == (
+        "from [REDACTED:ip_address] via 10.1.2.3 to 127.0.0.1 and [REDACTED:ip_address]"
+    )
+    assert redact(text, ips="off") == text
+    assert redact("version 1.2.3.4 at 12:30:45, mac 00:1a:2b:3c:4d:5e") == (
+        "version 1.2.3.4 at 12:30:45, mac 00:1a:2b:3c:4d:5e"
+    )
 
 
 def test_key_value_secrets_keep_the_key():
     assert redact("password=hunter2&user=x") == "password=[REDACTED:key_value_secret]&user=x"
     assert redact('{"api_key": "abc123"}') == '{"api_key": "[REDACTED:key_value_secret]"}'
     assert redact("password=null") == "password=null"
+
+
+def test_words_after_a_secret_name_are_kept_when_they_are_prose():
+    for text in (
+        "invalid token: signature has expired",
+        "password must be at least 12 characters",
+        "token bucket refilled",
+        "Basic authentication failed",
+        "the author: someone",
+    ):
+        assert redact(text) == text
+
+
+def test_a_git_remote_is_not_an_email_address():
+    assert (
+        redact("push to git@github.com:acme/shop.git failed") == "push to git@github.com:acme/shop.git failed"
+    )
+    assert redact("mail git@example.com: bounced") == "mail [REDACTED:email]: bounced"
 
 
 def test_a_jwt_is_redacted_whole_signature_included():
@@ -55,8 +91,12 @@ def test_a_jwt_is_redacted_whole_signature_included():
     assert redact(f"jwt {jwt} end") == "jwt [REDACTED:jwt] end"
 
 
-def test_clean_sanitises_before_redacting_so_hidden_characters_cannot_split_a_secret():
-    assert clean("ghp_abcdefghij\u200bklmnopqrstuvwxyz0123456789") == "[REDACTED:github_token]"
+def test_a_token_longer_than_its_pattern_leaves_no_tail():
+    assert redact("ghp_" + "a" * 400 + " end") == "[REDACTED:github_token] end"
+
+
+def test_invisible_characters_cannot_split_a_secret():
+    assert redact("ghp_abcdefghij\u200bklmnopqrstuvwxyz0123456789") == "[REDACTED:github_token]"
 
 
 def test_ordinary_telemetry_is_left_alone():
@@ -65,3 +105,137 @@ def test_ordinary_telemetry_is_left_alone():
         "span 00f067aa0ba902b7 uuid 123e4567-e89b-12d3-a456-426614174000 at 2026-03-01T12:00:00Z"
     )
     assert redact(text) == text
+
+
+def test_a_cut_is_made_at_a_space_and_says_how_much_was_cut():
+    text = "word " * 1000
+    cut_text = cut(text, 100)
+    assert cut_text.startswith("word word") and cut_text.endswith("more characters cut by rounds]")
+    assert "4,9" in cut_text
+    assert cut("short", 100) == "short"
+
+
+@pytest.mark.parametrize(
+    ("name", "category"),
+    [
+        ("db.password", "password"),
+        ("http.request.header.x-api-key", "api_key"),
+        ("aws.secret_access_key", "secret"),
+        ("SecretAccessKey", "secret"),
+        ("http.request.header.authorization", "authorization"),
+        ("http.request.header.cookie", "cookie"),
+        ("session.id", "session"),
+        ("connect.sid", "session"),
+        ("mysql_pwd", "password"),
+        ("author", None),
+        ("passenger_count", None),
+        ("gen_ai.usage.input_tokens", None),
+        ("token_count", None),
+        ("cache.key", None),
+    ],
+)
+def test_secret_names(name, category):
+    assert secret_category(name) == category
+
+
+@pytest.mark.parametrize(
+    ("name", "category"),
+    [
+        ("user.email", "email"),
+        ("client.address", "ip_address"),
+        ("http.client_ip", "ip_address"),
+        ("user.phone", "phone"),
+        ("customer.ssn", "ssn"),
+        ("user.full_name", "personal_data"),
+        ("service.name", None),
+        ("server.address", None),
+    ],
+)
+def test_personal_names(name, category):
+    assert personal_category(name) == category
+
+
+def hostile_event(**changes: object) -> ErrorEvent:
+    base = ErrorEvent(
+        event_id="evt-ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+        timestamp=AT,
+        service="checkout alice@example.com",
+        error_type="KeyError sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        message="login for bob@example.com failed",
+        stacktrace="at x password=hunter2",
+        error_code="E1 AKIAIOSFODNN7EXAMPLE",
+        trace_id="Bearer abcdefghijklmnopqrstuvwxyz012345",
+        service_version="1.2 npm_" + "a" * 36,
+        environment="prod 203.0.113.9",
+        attributes={
+            "db.password": "opaque-value",
+            "http.request.header.x-api-key": "opaque",
+            "card": 4111111111111111,
+            "user.phone": 14155550123,
+            "retries": 3,
+            "ok": True,
+            "carol@example.com": "key that is personal",
+        },
+        source_url="https://signoz.example/trace?token=ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+    )
+    return base.model_copy(update=changes)
+
+
+def test_every_field_and_attribute_of_an_event_is_redacted_at_the_boundary():
+    event = Redactor().event(hostile_event())
+    dumped = event.model_dump_json()
+    for secret in (
+        "alice@example.com",
+        "bob@example.com",
+        "carol@example.com",
+        "sk_test_",
+        "hunter2",
+        "AKIAIOSFODNN7EXAMPLE",
+        "abcdefghijklmnopqrstuvwxyz012345",
+        "npm_aaaa",
+        "203.0.113.9",
+        "opaque",
+        "4111111111111111",
+        "14155550123",
+        "ghp_0123",
+    ):
+        assert secret not in dumped, secret
+    assert event.attributes["retries"] == 3 and event.attributes["ok"] is True
+    assert event.attributes["db.password"] == "[REDACTED:password]"
+    assert event.attributes["card"] == "[REDACTED:card_number]"
+    assert event.event_id.startswith("sha256:") and event.trace_id and event.trace_id.startswith("sha256:")
+
+
+def test_the_boundary_is_deterministic_so_an_occurrence_is_counted_once():
+    assert Redactor().event(hostile_event()) == Redactor().event(hostile_event())
+    assert (
+        Redactor().event(hostile_event()).event_id
+        != Redactor().event(hostile_event(event_id="evt-ghp_1123456789abcdefghijklmnopqrstuvwxyz")).event_id
+    )
+
+
+def test_a_huge_field_is_cut_before_any_rule_runs_and_the_cut_is_stated():
+    event = Redactor().event(hostile_event(message="x " * 5_000_000, attributes={"a": "y " * 100_000}))
+    assert len(event.message) < 17_000 and event.message.endswith("more characters cut by rounds]")
+    assert str(event.attributes["a"]).endswith("more characters cut by rounds]")
+
+
+def test_too_many_attributes_are_cut_and_counted():
+    event = Redactor().event(hostile_event(attributes={f"k{n}": n for n in range(300)}))
+    assert len(event.attributes) == 201 and event.attributes["rounds.attributes_cut"] == 100
+
+
+def test_a_poll_is_redacted_whole_skips_notes_and_group_counts_included():
+    polled = PollResult(
+        events=[hostile_event()],
+        known_group_counts=[
+            GroupCount(
+                source_group_id="g1", service="svc bob@example.com", count=1, first_seen=AT, last_seen=AT
+            )
+        ],
+        skipped=[SkippedRecord(where="f.jsonl:1", reason="bad value password=hunter2")],
+        notes=["saw token ghp_0123456789abcdefghijklmnopqrstuvwxyz"],
+    )
+    dumped = Redactor().poll(polled).model_dump_json()
+    for secret in ("bob@example.com", "hunter2", "ghp_0123"):
+        assert secret not in dumped

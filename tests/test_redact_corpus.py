@@ -20,7 +20,6 @@ POSITIVES: dict[str, list[str]] = {
     ],
     "aws_key": [
         "aws access key AKIAIOSFODNN7EXAMPLE rejected",
-        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "creds ASIAY34FZKBOKMUTVV7A expired",
     ],
     "slack_token": [
@@ -31,7 +30,7 @@ POSITIVES: dict[str, list[str]] = {
         "session eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
         "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c invalid",
     ],
-    "bearer_token": [
+    "authorization": [
         "Authorization: Bearer 0b79bab50daca910b000d4f1a2b675d604257e42",
         "header authorization=Bearer abc.def-ghi_jklmnopqrst rejected",
     ],
@@ -50,6 +49,7 @@ POSITIVES: dict[str, list[str]] = {
         'config {"api_key": "a1b2c3d4e5"}',
         "client_secret: 9f8e7d6c5b4a",
         "retry with apikey=QWERTY12345&region=eu",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     ],
     "email": [
         "user alice@example.com not found",

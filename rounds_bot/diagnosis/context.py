@@ -3,8 +3,8 @@
 Sections, in the order they are kept when the budget runs short: the signature and its
 occurrence statistics (always), the representative stack trace, source snippets read from the
 checkout at the trace's frames, a few varied sample events, related error logs, and similar or
-previously diagnosed signatures. Every piece of telemetry goes through `redact.clean` here, so
-nothing downstream sees raw untrusted text. The same request always gives the same context.
+previously diagnosed signatures. Every piece of telemetry was redacted once, when the round read it
+(`redact.Redactor.poll`); here it is only bounded. The same request always gives the same context.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pydantic import Field
 from rounds_bot.diagnosis.model import DiagnosisRequest, OccurrenceStats, RelatedSignature
 from rounds_bot.diagnosis.snippets import SourceSnippet, source_snippets
 from rounds_bot.models import ErrorEvent, Frozen
-from rounds_bot.redact import clean
 
 _T = TypeVar("_T")
 
@@ -59,7 +58,7 @@ class SampleView(Frozen):
 
 
 class DiagnosisContext(Frozen):
-    """The cleaned, bounded material a prompt template renders."""
+    """The redacted, bounded material a prompt template renders."""
 
     signature_id: str
     title: str
@@ -105,8 +104,8 @@ def build_context(
 ) -> DiagnosisContext:
     """The context for `request`, at most about `budget_tokens` tokens (the header always fits)."""
     budget = _Budget(budget_tokens)
-    message = _truncate(clean(request.normalized_message), MAX_MESSAGE_CHARS)
-    title = _truncate(clean(request.title), 300)
+    message = _truncate(request.normalized_message, MAX_MESSAGE_CHARS)
+    title = _truncate(request.title, 300)
     budget.force(" ".join([title, message, request.signature_id, request.service]))
     budget.force(request.stats.model_dump_json())
 
@@ -123,18 +122,18 @@ def build_context(
     return DiagnosisContext(
         signature_id=request.signature_id,
         title=title,
-        service=clean(request.service),
-        error_type=clean(request.error_type) if request.error_type else None,
-        error_code=clean(request.error_code) if request.error_code else None,
+        service=request.service,
+        error_type=request.error_type or None,
+        error_code=request.error_code or None,
         message=message,
         stats=request.stats,
         code_revision=request.code_revision,
-        rediagnose_hint=clean(request.rediagnose_hint) if request.rediagnose_hint else None,
+        rediagnose_hint=request.rediagnose_hint or None,
         stacktrace=stacktrace,
         snippets=snippets,
         samples=samples,
         related_logs=logs,
-        related=[_cleaned_related(item) for item in related],
+        related=list(related),
         budget_tokens=budget_tokens,
         tokens=budget.used,
         omitted=budget.omitted,
@@ -161,7 +160,7 @@ def _truncate(text: str, limit: int) -> str:
 def _bounded_stacktrace(stacktrace: str | None, budget: _Budget) -> str | None:
     if not stacktrace or not stacktrace.strip():
         return None
-    lines = clean(stacktrace).splitlines()
+    lines = stacktrace.splitlines()
     if len(lines) > MAX_TRACE_LINES:
         budget.omitted.append(f"{len(lines) - MAX_TRACE_LINES} stack trace lines (line limit)")
         lines = lines[:MAX_TRACE_LINES]
@@ -213,13 +212,13 @@ def _varied_samples(events: Sequence[ErrorEvent]) -> list[SampleView]:
 
 def _sample_view(event: ErrorEvent) -> SampleView:
     attributes = {
-        clean(str(key)): _truncate(clean(str(value)), MAX_ATTRIBUTE_CHARS)
+        str(key): _truncate(str(value), MAX_ATTRIBUTE_CHARS)
         for key, value in sorted(event.attributes.items())[:MAX_ATTRIBUTES]
     }
     return SampleView(
         event_id=event.event_id,
         timestamp=event.timestamp,
-        service=clean(event.service),
+        service=event.service,
         kind=event.kind,
         service_version=event.service_version,
         environment=event.environment,
@@ -227,7 +226,7 @@ def _sample_view(event: ErrorEvent) -> SampleView:
         error_code=event.error_code,
         trace_id=event.trace_id,
         count=event.count,
-        message=_truncate(clean(event.message), MAX_SAMPLE_MESSAGE_CHARS),
+        message=_truncate(event.message, MAX_SAMPLE_MESSAGE_CHARS),
         attributes=attributes,
     )
 
@@ -247,7 +246,7 @@ def _log_lines(request: DiagnosisRequest) -> list[str]:
             log.timestamp.isoformat() if log.timestamp else "",
             log.service or "",
             log.severity or "",
-            _truncate(clean(log.body).replace("\n", " "), MAX_LOG_CHARS),
+            _truncate(log.body.replace("\n", " "), MAX_LOG_CHARS),
         ]
         lines.append(" ".join(part for part in parts if part))
     return lines
@@ -255,12 +254,3 @@ def _log_lines(request: DiagnosisRequest) -> list[str]:
 
 def _related_text(item: RelatedSignature) -> str:
     return item.model_dump_json()
-
-
-def _cleaned_related(item: RelatedSignature) -> RelatedSignature:
-    return item.model_copy(
-        update={
-            "title": clean(item.title),
-            "root_cause": clean(item.root_cause) if item.root_cause else None,
-        }
-    )

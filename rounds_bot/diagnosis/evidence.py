@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisRequest, Evidence, EvidenceCheck
-from rounds_bot.redact import clean
 
 _WHITESPACE = re.compile(r"\s+")
 #: a quote shorter than this matches almost any text and proves nothing
@@ -73,8 +72,7 @@ def _telemetry_lines(request: DiagnosisRequest) -> list[str]:
     for event in request.sample_events:
         texts += [event.message, event.stacktrace or ""]
     texts += [log.body for log in request.related_logs]
-    # The model saw the cleaned text, and may quote it with its redaction markers.
-    texts += [clean(text) for text in texts]
+    # The model saw this text (redacted at ingestion) and quotes it, redaction markers included.
     return [_normalise(line) for line in _lines(texts) if line.strip()]
 
 

@@ -4,7 +4,8 @@ During a diagnosis the model may want more than the context shows: the rest of a
 around one occurrence, how the error's count moved over time. This server offers exactly those
 three look-ups (`lookups.tools.IncidentTools`), scoped to the incident: only trace ids and event
 ids of the incident's samples are accepted, only the signature's service is searched, and every
-answer is bounded and passes through `redact.clean` before the model sees it.
+answer is bounded, and every text in it was redacted where it was read (SigNoz rows as they arrive,
+the round's own samples when the round read them) before the model sees it.
 
 Two back-ends answer them: SigNoz (`lookups.signoz.SignozLookups`), when the scope file names one,
 and otherwise the telemetry rounds already holds for the incident (`lookups.recorded`, from the

@@ -3,7 +3,7 @@
 A trace prints paths of the machine it ran on (often absolute, or only a file name for the JVM);
 `CheckoutIndex` matches them to the checkout's files by their longest common path suffix, and a
 path that matches several files equally well is left out. Each snippet is a few numbered lines
-around the frame's line, passed through `redact.clean`, crash site first.
+around the frame's line, crash site first. (The model reads the same checkout with its own tools.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pydantic import Field
 
 from rounds_bot.grouping.stacktrace import parse_stacktrace
 from rounds_bot.models import Frozen
-from rounds_bot.redact import clean
 
 MAX_SNIPPETS = 6
 SNIPPET_RADIUS = 4
@@ -193,4 +192,4 @@ def _read_snippet(path: Path, line: int) -> str | None:
         f"{'>' if number == line else ' '} {number:>{width}} | {lines[number - 1]}"
         for number in range(first, last + 1)
     ]
-    return clean("\n".join(numbered))
+    return "\n".join(numbered)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from rounds_bot.models import Frozen
+from rounds_bot.render.markdown import label_text
 
 BOT_LABEL = "rounds"
 REGRESSION_LABEL = "regression"
@@ -69,8 +70,9 @@ _OTHER = ("ededed", "rounds")
 
 
 def label_name(prefix: str, value: str) -> str:
-    """A label name that GitHub accepts: trimmed, no commas (they split label filters), at most 50 chars."""
-    name = f"{prefix}{value.strip().replace(',', ' ')}"
+    """A label name that GitHub accepts: the value kept to plain characters (no commas, which split label
+    filters, no bidi or markup: `render.markdown.label_text`), at most 50 characters."""
+    name = f"{prefix}{label_text(value)}"
     return name if len(name) <= MAX_LABEL_CHARS else name[: MAX_LABEL_CHARS - 1] + "…"
 
 

@@ -22,11 +22,12 @@ it with these functions (they return `Markup`), so a template cannot interpolate
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
+
+from rounds_bot.redact import sanitize
 
 #: A zero-width space: breaks `@name`, `#12` and `://` so GitHub neither pings, references nor links.
 BREAK = "\u200b"
@@ -45,21 +46,13 @@ _LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|(\d{1,9})([.)])(?=\s|$))")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _SPACES = re.compile(r"[ \t]+")
 _LABEL_UNSAFE = re.compile(r"[^\w./-]+")
+_SPACES_TABLE = str.maketrans({"\t": " ", "\r": " ", "\u2028": " ", "\u2029": " ", "\x85": " "})
 
 
 def visible(text: str) -> str:
-    """`text` without control, format (bidi, zero-width, tag) and separator characters; tabs become spaces."""
-    kept = []
-    for ch in text:
-        if ch == "\n":
-            kept.append(ch)
-        elif ch in "\t\r\u2028\u2029\x85":
-            kept.append(" " if ch != "\r" else "")
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn") or ch in "\u115f\u1160\u3164\uffa0":
-            continue
-        else:
-            kept.append(ch)
-    return "".join(kept)
+    """`text` without invisible characters (`redact.sanitize`: control, bidi, zero-width, tag, private-use);
+    tabs and line or paragraph separators become spaces."""
+    return sanitize(text.replace("\r\n", "\n").translate(_SPACES_TABLE))
 
 
 def _escape_plain(text: str) -> str:

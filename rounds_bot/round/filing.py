@@ -8,7 +8,6 @@ from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
-from rounds_bot.redact import clean
 from rounds_bot.render.chart import occurrence_chart
 from rounds_bot.render.code_section import code_section
 from rounds_bot.render.headline import summary_of
@@ -139,9 +138,9 @@ def issue_view(
         services=sorted(signature.services),
         versions=sorted(signature.versions),
         environments=sorted(signature.environments),
-        message=clean(representative.message),
-        summary=clean(summary_of(representative)),
-        stacktrace=clean(representative.stacktrace) if representative.stacktrace else None,
+        message=representative.message,
+        summary=summary_of(representative),
+        stacktrace=representative.stacktrace,
         classification=diagnosis.classification.replace("_", " ") if diagnosis else None,
         classification_key=(
             diagnosis.classification.replace("_", "-")

@@ -1,4 +1,5 @@
-"""The round's grouping step: every occurrence not counted before, redacted, fingerprinted and tallied.
+"""The round's grouping step: every occurrence not counted before fingerprinted and tallied (the poll was
+redacted at the boundary, `redact.Redactor.poll`, before it got here).
 
 engine  = load_engine(settings, store)          the grouping engine as the last round left it
 grouped = group_occurrences(...)                a Tally per signature, and what was already counted
@@ -7,7 +8,6 @@ after   = signatures_after(...)                 each touched signature as it wil
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -15,7 +15,6 @@ from rounds_bot.config import Settings
 from rounds_bot.controls import Controls
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine
 from rounds_bot.models import Assignment, ErrorEvent
-from rounds_bot.redact import clean
 from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
@@ -64,7 +63,6 @@ def group_occurrences(
             already_counted += 1
             continue
         seen_now.add(event.event_id)
-        event = redacted(event)
         assignment = engine.assign(event)
         tier_counts[assignment.tier] = tier_counts.get(assignment.tier, 0) + 1
         assignment = _follow_merge(store, controls, assignment)
@@ -111,28 +109,6 @@ def signatures_after(
             else Signature.first(tally, state, run_id=run_id, now=now)
         )
     return after
-
-
-def redacted(event: ErrorEvent) -> ErrorEvent:
-    """The occurrence with secrets and personal data redacted, before anything else sees it.
-
-    Grouping runs on the redacted text, so what the signature remembers (its title, templates and the
-    state carried in the issue's marker) never holds a secret, and a re-loaded engine groups exactly as
-    this one did.
-    """
-    changes: dict[str, object] = {"message": _clean_cached(event.message)}
-    if event.stacktrace:
-        changes["stacktrace"] = _clean_cached(event.stacktrace)
-    strings = {k: _clean_cached(v) for k, v in event.attributes.items() if isinstance(v, str)}
-    if strings:
-        changes["attributes"] = {**event.attributes, **strings}
-    return event.model_copy(update=changes)
-
-
-@functools.lru_cache(maxsize=8192)
-def _clean_cached(text: str) -> str:
-    # the same message and stack trace recur thousands of times; redaction costs about a millisecond
-    return clean(text)
 
 
 def _follow_merge(store: Store, controls: Controls, assignment: Assignment) -> Assignment:

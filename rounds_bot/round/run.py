@@ -2,6 +2,7 @@
 
     window     = plan_window(...)            where to read from                          (window.py)
     polled     = source.poll(window, ...)    errors since the cursor
+    polled     = Redactor(...).poll(polled)  redacted once, here: nothing after sees raw telemetry (redact/)
     grouped    = group_occurrences(...)      fingerprint + dedup, a tally per signature  (occurrences.py)
     after      = signatures_after(...)       each signature as it will be after the round
     candidates = gather_candidates(...)      seen, deferred earlier, or wanted           (planning.py)
@@ -27,6 +28,7 @@ from datetime import UTC, datetime
 from rounds_bot.config import Settings
 from rounds_bot.controls import Controls, load_controls, pending_rediagnoses
 from rounds_bot.diagnosis.base import Diagnoser
+from rounds_bot.redact import Redactor
 from rounds_bot.round.commit import Learned, commit, forget_before
 from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosis_step
 from rounds_bot.round.evidence import gather_evidence
@@ -74,7 +76,7 @@ def run_round(
     window = plan_window(settings, store.cursor(source.name), now, whole_history=reads_whole_history)
     controls = load_controls(store)
     history = store.recent_runs(HISTORY_ROUNDS)
-    polled = source.poll(window, frozenset(store.group_map()))
+    polled = Redactor(settings.redact_ips).poll(source.poll(window, frozenset(store.group_map())))
     engine = load_engine(settings, store)
     grouped = group_occurrences(store, engine, controls, window, polled)
     after = signatures_after(store, engine, grouped.tallies, run_id=run_id, now=now)

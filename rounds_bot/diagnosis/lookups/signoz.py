@@ -8,8 +8,8 @@
 
 Every request is a `query_range` POST, which SigNoz answers by reading; nothing here writes. Each
 look-up is bounded twice: by the `limit` SigNoz is asked for, and by a per-look-up deadline that
-covers retries. Every text that comes back passes through `redact.clean` here (`signoz_rows`) as
-well as in the tools, so no caller of this class sees a secret that telemetry carried.
+covers retries. The texts that come back are redacted once, by the look-up tools before the model
+sees them (`tools.one_line`).
 
 The counts need the key's clickhouse_sql grant; without it the look-up answers that it failed
 and why. The scope is checked here too, not only by the tools: a trace id, a service or a time

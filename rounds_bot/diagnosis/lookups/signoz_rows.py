@@ -1,8 +1,8 @@
 """The builder requests of the SigNoz look-ups, and the rows they return read into records.
 
 A trace is read as `raw` spans with the fields in TRACE_FIELDS (the first exception event's type,
-message and stack trace kept as attributes); logs with SigNoz's default log columns. Every text a
-row carries passes through `redact.clean` on its way into a record.
+message and stack trace kept as attributes); logs with SigNoz's default log columns. The texts are
+redacted once, by the look-up tools that answer the model (`tools.one_line`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rounds_bot.diagnosis.lookups.scope import LogRecord, SpanRecord
-from rounds_bot.redact import clean
 from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT
 from rounds_bot.sources.signoz.times import check_unix_ns, datetime_to_ns, ns_to_datetime, parse_rfc3339_ns
 from rounds_bot.sources.signoz.wire import exception_event
@@ -154,4 +153,4 @@ def ns_of(moment: datetime | None) -> int:
 
 
 def _text(value: Any) -> str:
-    return "" if value is None else clean(str(value))
+    return "" if value is None else str(value)

@@ -5,8 +5,9 @@
     get_error_counts(bucket_minutes)    the error's occurrence counts over the incident's window
 
 A call outside the scope raises `ScopeViolation` before the back-end is asked. Every answer is cut
-to the limits of `scope.py`, and every text passes through `redact.clean` and is kept to one line
-of at most MAX_TEXT_CHARS characters. Independent of MCP, so it is tested with a fake back-end.
+to the limits of `scope.py`, and every text is redacted here, once, whichever back-end answered (this is
+where a look-up's answer enters rounds: `redact.clean`), and kept to one line of at most MAX_TEXT_CHARS
+characters. Independent of MCP, so it is tested with a fake back-end.
 """
 
 from __future__ import annotations

@@ -1,0 +1,77 @@
+"""Nothing secret or personal gets past ingestion: one redaction boundary, applied once.
+
+    event.py     the boundary: `Redactor.poll(polled)` right after a source's poll, before grouping, storage,
+                 prompts, issues, logs and reports; every field and attribute (keys and values, every type),
+                 the resource, the ids; caps before any rule
+    text.py      one text: cut, sanitised, redacted (`redact_text`)
+    tokens.py    vendor tokens by format (gitleaks' rule families)
+    pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
+    keys.py      which names are secret or personal (Sentry's default scrubbing list and more)
+    personal.py  e-mail, phone, SSN, IBAN, card numbers, client IPs, each confirmed before it is replaced
+    rule.py      how a rule is applied: keyword pre-filter, bounded patterns, counts
+
+Two other kinds of text enter rounds from outside and are redacted where they enter, once: the model's answer
+(`Diagnosis.from_answer`, with `redact_json`) and what an incident look-up reads from SigNoz during a
+diagnosis (`clean`). Text already past a boundary is never redacted again; the Markdown renderer escapes it
+(`render/markdown.py`). `tests/security/` proves it on a public corpus through real rounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rounds_bot.redact.event import (
+    ATTRIBUTE_CHARS,
+    MESSAGE_CHARS,
+    STACKTRACE_CHARS,
+    Redactor,
+    redact_event,
+)
+from rounds_bot.redact.personal import IpPolicy
+from rounds_bot.redact.text import Redaction, cut, redact_text, sanitize
+
+#: The cap on a text that enters outside a poll (a look-up's answer, the model's text).
+TEXT_CHARS = 65_536
+
+
+def clean(text: str, *, ips: IpPolicy = "all") -> str:
+    """Text entering rounds outside a poll (a look-up's answer), capped, sanitised and redacted."""
+    return redact_text(cut(text, TEXT_CHARS), ips=ips).text
+
+
+def redact(text: str, *, ips: IpPolicy = "all") -> str:
+    """`text` with secrets and personal data replaced by `[REDACTED:<category>]`."""
+    return redact_text(text, ips=ips).text
+
+
+def redact_with_report(text: str, *, ips: IpPolicy = "all") -> Redaction:
+    return redact_text(text, ips=ips)
+
+
+def redact_json(value: Any) -> Any:
+    """A JSON value (the model's answer) with every string in it, keys too, redacted once."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [redact_json(item) for item in value]
+    if isinstance(value, dict):
+        return {clean(str(key)): redact_json(item) for key, item in value.items()}
+    return value
+
+
+__all__ = [
+    "ATTRIBUTE_CHARS",
+    "MESSAGE_CHARS",
+    "STACKTRACE_CHARS",
+    "IpPolicy",
+    "Redaction",
+    "Redactor",
+    "clean",
+    "cut",
+    "redact",
+    "redact_event",
+    "redact_json",
+    "redact_text",
+    "redact_with_report",
+    "sanitize",
+]

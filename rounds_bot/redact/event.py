@@ -1,0 +1,142 @@
+"""The redaction boundary: what a source read, made safe once, before anything else sees it.
+
+`Redactor.poll(polled)` runs right after a source's poll, before grouping, storage, prompts, issues, logs
+and reports; nothing after it redacts again. For every event it covers every field: the resource (service
+name, version, environment), the exception type, message and stack trace, the error code and severity, the
+ids, the link, and every attribute, key and value, whatever the value's type (an integer card number is a
+card number). An attribute whose name says secret (`db.password`, `http.request.header.x-api-key`) or
+personal (`user.email`, `client.address`) loses its value whatever the value looks like.
+
+Every text is cut to its cap before any rule runs (`cut`: the cut is stated at the end of the text, so the
+issue says it); an id that held a secret, or is too long, is replaced by a hash of itself, so it still
+identifies the occurrence and an occurrence is still counted once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+from rounds_bot.models import AttributeValue, ErrorEvent
+from rounds_bot.redact.keys import personal_category, secret_category
+from rounds_bot.redact.personal import IpPolicy
+from rounds_bot.redact.rule import REDACTED
+from rounds_bot.redact.text import cut, redact_text, sanitize
+from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
+
+MESSAGE_CHARS = 16_384
+STACKTRACE_CHARS = 65_536
+ATTRIBUTE_CHARS = 4_096
+NAME_CHARS = 256
+ID_CHARS = 128
+NOTE_CHARS = 1_000
+MAX_ATTRIBUTES = 200
+_ID_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/")
+
+
+class Redactor:
+    """Redacts what one poll returned; remembers each text it redacted, since messages and stack traces
+    recur thousands of times."""
+
+    def __init__(self, ips: IpPolicy = "all") -> None:
+        self.ips: IpPolicy = ips
+        self.counts: Counter[str] = Counter()
+        self._done: dict[tuple[str, int], str] = {}
+
+    def text(self, text: str, limit: int) -> str:
+        key = (text, limit)
+        done = self._done.get(key)
+        if done is None:
+            redaction = redact_text(cut(text, limit), ips=self.ips)
+            self.counts.update(redaction.counts)
+            done = self._done[key] = redaction.text
+        return done
+
+    def optional(self, text: str | None, limit: int = NAME_CHARS) -> str | None:
+        return None if text is None else self.text(text, limit)
+
+    def identifier(self, value: str) -> str:
+        """An id as it was, or a hash of it when it held anything but an id's characters or was too long."""
+        if len(value) <= ID_CHARS and set(value) <= _ID_SAFE and self.text(value, ID_CHARS) == value:
+            return value
+        self.counts["identifier"] += 1
+        return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def attribute(self, key: str, value: AttributeValue) -> tuple[str, AttributeValue]:
+        safe_key = self.text(key, NAME_CHARS)
+        if isinstance(value, bool):
+            return safe_key, value
+        category = secret_category(key) or personal_category(key)
+        if category == "ip_address" and self.ips == "off":
+            category = None
+        if category is not None and value != "":
+            self.counts[category] += 1
+            return safe_key, REDACTED.format(category=category)
+        text = value if isinstance(value, str) else str(value)
+        redacted = self.text(text, ATTRIBUTE_CHARS)
+        return safe_key, value if redacted == text else redacted
+
+    def attributes(self, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+        safe: dict[str, AttributeValue] = {}
+        for key, value in list(attributes.items())[:MAX_ATTRIBUTES]:
+            safe_key, safe_value = self.attribute(key, value)
+            while safe_key in safe:  # two keys that redact alike are both kept
+                safe_key += "'"
+            safe[safe_key] = safe_value
+        if len(attributes) > MAX_ATTRIBUTES:
+            safe["rounds.attributes_cut"] = len(attributes) - MAX_ATTRIBUTES
+        return safe
+
+    def event(self, event: ErrorEvent) -> ErrorEvent:
+        return event.model_copy(
+            update={
+                "event_id": self.identifier(event.event_id),
+                "service": self.text(event.service, NAME_CHARS) or "unknown",
+                "error_type": self.optional(event.error_type, 512),
+                "message": self.text(event.message, MESSAGE_CHARS),
+                "stacktrace": self.optional(event.stacktrace, STACKTRACE_CHARS),
+                "error_code": self.optional(event.error_code),
+                "severity": self.optional(event.severity, 32),
+                "trace_id": None if event.trace_id is None else self.identifier(event.trace_id),
+                "span_id": None if event.span_id is None else self.identifier(event.span_id),
+                "service_version": self.optional(event.service_version),
+                "environment": self.optional(event.environment),
+                "attributes": self.attributes(event.attributes),
+                "source_group_id": (
+                    None if event.source_group_id is None else self.identifier(event.source_group_id)
+                ),
+                "source_url": self.optional(event.source_url, 2_048),
+            }
+        )
+
+    def poll(self, polled: PollResult) -> PollResult:
+        """Everything a source returned, redacted: events, group counts, skipped records and notes."""
+        return polled.model_copy(
+            update={
+                "events": [self.event(event) for event in polled.events],
+                "known_group_counts": [self._group(group) for group in polled.known_group_counts],
+                "skipped": [
+                    SkippedRecord(
+                        where=self.text(s.where, NAME_CHARS), reason=self.text(s.reason, NOTE_CHARS)
+                    )
+                    for s in polled.skipped
+                ],
+                "notes": [self.text(note, NOTE_CHARS) for note in polled.notes],
+            }
+        )
+
+    def _group(self, group: GroupCount) -> GroupCount:
+        return group.model_copy(
+            update={
+                "source_group_id": self.identifier(group.source_group_id),
+                "service": self.text(group.service, NAME_CHARS) or "unknown",
+            }
+        )
+
+
+def redact_event(event: ErrorEvent, ips: IpPolicy = "all") -> ErrorEvent:
+    """One event through the boundary (for callers that read events one at a time)."""
+    return Redactor(ips).event(event)
+
+
+__all__ = ["Redactor", "redact_event", "sanitize"]

@@ -1,0 +1,203 @@
+"""Which names hold secrets or personal data: attribute keys, header names, `name=value` pairs.
+
+The list follows Sentry's default scrubbing (password, passwd, secret, api_key, apikey, auth, credentials,
+mysql_pwd, privatekey, private_key, token, session, cookie, set-cookie, authorization, x-api-key, csrf and
+xsrf tokens, session ids of the common frameworks) and the words of gitleaks' generic rule (access, auth, api,
+credential, creds, key, password, secret, token), plus the personal data the OpenTelemetry conventions name
+(`user.email`, `client.address`, ...). A name is split into words first (`http.request.header.x-api-key`,
+`SecretAccessKey`, `db.password`), so `author`, `passenger_count` and `gen_ai.usage.input_tokens` are not
+secrets, and a count, a type or a length of a secret (`token_count`, `password.length`) is not one either.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SPLIT = re.compile(r"[^a-z0-9]+")
+
+_SECRET_WORDS = {
+    "password": "password",
+    "passwd": "password",
+    "passphrase": "password",
+    "pwd": "password",
+    "pass": "password",
+    "secret": "secret",
+    "secrets": "secret",
+    "token": "token",
+    "apikey": "api_key",
+    "accesskey": "api_key",
+    "secretkey": "api_key",
+    "privatekey": "private_key",
+    "auth": "authorization",
+    "authorization": "authorization",
+    "credential": "credentials",
+    "credentials": "credentials",
+    "creds": "credentials",
+    "cookie": "cookie",
+    "cookies": "cookie",
+    "session": "session",
+    "sessionid": "session",
+    "sid": "session",
+    "jsessionid": "session",
+    "phpsessid": "session",
+    "csrf": "session",
+    "csrftoken": "session",
+    "xsrf": "session",
+    "signature": "signature",
+    "sig": "signature",
+    "bearer": "token",
+    "jwt": "token",
+    "otp": "password",
+    "pin": "password",
+    "dsn": "credentials",
+    "sas": "signature",
+}
+# Two words that make a secret together: api key, access key, client secret, ...
+_KEY_PREFIXES = {
+    "api",
+    "access",
+    "secret",
+    "private",
+    "signing",
+    "encryption",
+    "master",
+    "license",
+    "subscription",
+    "account",
+    "client",
+    "app",
+    "sas",
+    "shared",
+    "storage",
+    "service",
+    "consumer",
+    "webhook",
+    "deploy",
+}
+_SUFFIXES = ("token", "secret", "password", "passwd", "pwd", "cookie", "sessid", "apikey")
+# The last word that makes the name about a secret rather than the secret itself.
+_ABOUT = {
+    "count",
+    "type",
+    "length",
+    "len",
+    "size",
+    "limit",
+    "expires",
+    "expiry",
+    "expiration",
+    "ttl",
+    "kind",
+    "url",
+    "uri",
+    "endpoint",
+    "path",
+    "field",
+    "format",
+    "version",
+    "provider",
+    "issuer",
+    "scope",
+    "scopes",
+    "algorithm",
+    "alg",
+    "name",
+    "names",
+    "policy",
+    "required",
+    "present",
+    "valid",
+    "enabled",
+    "rotation",
+    "used",
+    "usage",
+    "hint",
+    "strategy",
+    "mode",
+    "method",
+    "source",
+    "manager",
+    "store",
+    "tokens",
+}
+_PERSONAL_WORDS = {
+    "email": "email",
+    "phone": "phone",
+    "telephone": "phone",
+    "tel": "phone",
+    "mobile": "phone",
+    "msisdn": "phone",
+    "ssn": "ssn",
+    "iban": "iban",
+    "cvv": "card_number",
+    "cvc": "card_number",
+    "pan": "card_number",
+    "dob": "personal_data",
+    "birthdate": "personal_data",
+    "username": "personal_data",
+    "fullname": "personal_data",
+}
+_IP_NAMES = {
+    ("client", "address"),
+    ("client", "ip"),
+    ("client", "addr"),
+    ("remote", "addr"),
+    ("remote", "address"),
+    ("remote", "ip"),
+    ("forwarded", "for"),
+    ("real", "ip"),
+    ("user", "ip"),
+    ("source", "address"),
+    ("source", "ip"),
+    ("peer", "ip"),
+    ("peer", "address"),
+    ("connecting", "ip"),
+    ("ip", "address"),
+    ("true", "client"),
+}
+
+
+@cache
+def words(name: str) -> tuple[str, ...]:
+    """`name` as lowercase words: `http.request.header.x-api-key` → (http, request, header, x, api, key)."""
+    return tuple(part for part in _SPLIT.split(_CAMEL.sub("_", name).lower()) if part)
+
+
+@cache
+def secret_category(name: str) -> str | None:
+    """The kind of secret a value under `name` is, or None when the name says nothing secret."""
+    parts = words(name)
+    if not parts or parts[-1] in _ABOUT:
+        return None
+    for index, part in enumerate(parts):
+        if part in _SECRET_WORDS:
+            return _SECRET_WORDS[part]
+        if part == "key" and index and parts[index - 1] in _KEY_PREFIXES:
+            return "api_key"
+        if part.endswith(_SUFFIXES) and part not in ("bypass",):
+            return "token" if part.endswith("token") else "password" if "pass" in part else "secret"
+    return None
+
+
+@cache
+def personal_category(name: str) -> str | None:
+    """The kind of personal data a value under `name` is (e-mail, phone, client IP, ...), or None."""
+    parts = words(name)
+    if not parts or parts[-1] in _ABOUT - {"name"}:
+        return None
+    for index, part in enumerate(parts):
+        if part in _PERSONAL_WORDS or part.endswith("email"):
+            return _PERSONAL_WORDS.get(part, "email")
+        if part == "ip" and len(parts) == 1:
+            return "ip_address"
+        if index and (parts[index - 1], part) in _IP_NAMES:
+            return "ip_address"
+        if part == "name" and index and parts[index - 1] in ("user", "full", "first", "last", "middle"):
+            return "personal_data"
+        if part in ("card", "cc") and index + 1 < len(parts) and parts[index + 1] in ("number", "num", "no"):
+            return "card_number"
+        if part == "social" and "security" in parts:
+            return "ssn"
+    return None

@@ -1,0 +1,147 @@
+"""Secrets found by what names them: `password=...`, `Authorization: Basic ...`, `Cookie: ...`,
+`postgres://user:pass@host`, `ALTER USER ... WITH PASSWORD '...'`.
+
+A `name=value` pair is a secret when its name is one (`keys.secret_category`: Sentry's default scrubbing
+list, the words gitleaks' generic rule looks for, and their spellings). Its value is replaced, its name kept.
+After a name and a colon and a space, a value is only taken when it looks like a credential, not prose (a
+digit, a symbol, mixed case or length): `invalid token: signature has expired` keeps its words.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from rounds_bot.redact.keys import secret_category
+from rounds_bot.redact.rule import Rule, rule
+
+_PLACEHOLDERS = {
+    "",
+    "null",
+    "none",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "***",
+    "****",
+    "redacted",
+    "[redacted]",
+    "[filtered]",
+    "<redacted>",
+    "xxx",
+    "required",
+    "missing",
+    "invalid",
+    "expired",
+    "empty",
+}
+
+_SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
+_PAIR = re.compile(
+    r"""(?<![\w.-])["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?"""
+    r"""(?P<sep>[ \t]{0,3}(?:=>|:=|\?=|=|:)[ \t]{0,3})"""
+    r"""(?P<value>"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|[^\s,;&"'<>{}()\[\]|]{1,500})"""
+)
+_FLAG = re.compile(
+    r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token)"""
+    r"""(?:=|[ \t]{1,3})("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
+)
+
+
+def _prose_like(value: str) -> bool:
+    """A lowercase word or two, not a credential."""
+    return value.isalpha() and value.islower() and len(value) < 24
+
+
+def _accept_pair(match: re.Match[str]) -> bool:
+    if secret_category(match["key"]) is None:
+        return False
+    value = match["value"]
+    quoted = value[:1] in "\"'"
+    bare = value.strip("\"'").strip()
+    if (
+        bare.lower() in _PLACEHOLDERS
+        or bare.lower() in _SCHEMES
+        or bare.startswith(("${", "{{", "%s", "<"))
+        or "[REDACTED:" in bare
+    ):
+        return False
+    loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
+    return quoted or not loose or not _prose_like(bare)
+
+
+def _accept_basic(match: re.Match[str]) -> bool:
+    """Basic credentials decode to `user:password`; a word after "basic" does not."""
+    encoded = match.group(1)
+    try:
+        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
+def _token_like(match: re.Match[str]) -> bool:
+    value = match.group(1)
+    return any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value)
+
+
+PAIRS: tuple[Rule, ...] = (
+    rule(
+        "url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://[^\s:/@]{0,128}:([^\s@/]{1,256})@", "://", group=1
+    ),
+    rule(
+        "authorization",
+        r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?"
+        r"(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|sharedaccesssignature|aws4-hmac-sha256)"
+        r"[ \t]+)?"
+        r"([^\s\"',;]{1,2000})",
+        "authorization",
+        group=1,
+    ),
+    rule(
+        "basic_auth",
+        r"(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,2000}={0,2})",
+        "basic",
+        group=1,
+        accept=_accept_basic,
+    ),
+    rule("bearer_token", r"(?i)\bbearer[ \t]+([A-Za-z0-9_\-.~+/]{8,4000}=*)", "bearer", group=1),
+    rule(
+        "bearer_token",
+        r"(?i)\btoken[ \t]+([A-Za-z0-9_\-.~+/]{16,4000}=*)",
+        "token",
+        group=1,
+        accept=_token_like,
+    ),
+    rule(
+        "cookie",
+        r"(?i)\b(?:set-)?cookie[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?([^\"'\r\n]{1,4000})",
+        "cookie",
+        group=1,
+    ),
+    rule(
+        "sql_password",
+        r"(?i)\b(?:password|identified[ \t]+by)[ \t]+(?:values[ \t]+)?"
+        r"('(?:[^'\\\n]|''|\\.){1,200}'|\"(?:[^\"\\\n]|\\.){1,200}\")",
+        "password",
+        "identified",
+        group=1,
+    ),
+    rule(
+        "sql_password",
+        r"(?i)\bset[ \t]+password\b[^=\n]{0,100}=[ \t]*(?:password[ \t]*\([ \t]*)?"
+        r"('[^'\n]{1,200}'|\"[^\"\n]{1,200}\")",
+        "set",
+        group=1,
+    ),
+    rule(
+        "password",
+        r"(?i)<add[ \t]+key=\"(?:cleartext)?password\"[ \t]+value=\"([^\"\n]{1,200})\"",
+        "password",
+        group=1,
+    ),
+    Rule("password", _FLAG, ("pass", "token", "secret", "key"), 1),
+    Rule("key_value_secret", _PAIR, ("=", ":"), 3, _accept_pair),
+)

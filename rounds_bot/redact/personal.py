@@ -1,0 +1,146 @@
+"""Personal data in free text: e-mail addresses, phone numbers, US social security numbers, IBANs, payment
+card numbers and client IP addresses.
+
+Each is confirmed before it is replaced, so telemetry keeps its ids and times: a card number passes the Luhn
+check *and* has a card network's prefix and length (an epoch-millisecond timestamp or a snowflake id does
+neither); an IBAN passes its ISO 13616 check digits; `git@github.com:owner/repo` is a git remote, not an
+address; an IP address is a real one (loopback and `0.0.0.0` are kept, and with `public`, private ranges).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Literal
+
+from rounds_bot.redact.rule import Rule, rule
+
+IpPolicy = Literal["all", "public", "off"]
+_PRIVATE = tuple(
+    ipaddress.ip_network(net)
+    for net in (
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "100.64.0.0/10",
+        "169.254.0.0/16",
+        "fc00::/7",
+        "fe80::/10",
+    )
+)
+# Card networks: (prefixes, allowed lengths)
+_NETWORKS: tuple[tuple[tuple[str, ...], tuple[int, ...]], ...] = (
+    (("4",), (13, 16, 19)),
+    ((*(str(n) for n in range(51, 56)), *(str(n) for n in range(2221, 2721))), (16,)),
+    (("34", "37"), (15,)),
+    (("6011", "65", *(str(n) for n in range(644, 650))), (16, 17, 18, 19)),
+    (tuple(str(n) for n in range(3528, 3590)), (16, 17, 18, 19)),
+    (("36", "38", "39", *(str(n) for n in range(300, 306))), (14, 15, 16, 17, 18, 19)),
+    (("62",), (16, 17, 18, 19)),
+    (
+        ("50", *(str(n) for n in range(56, 59)), "6304", "6759", "6761", "6762", "6763"),
+        (12, 13, 16, 19),
+    ),
+)
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        digit = int(char)
+        if position % 2 == 1:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+def _card(match: re.Match[str]) -> bool:
+    raw = match.group(0)
+    digits = re.sub(r"\D", "", raw)
+    separators = set(re.sub(r"\d", "", raw))
+    if len(separators) > 1:
+        return False
+    if separators and not re.fullmatch(
+        r"\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5}", raw
+    ):
+        return False
+    network = any(digits.startswith(prefixes) and len(digits) in lengths for prefixes, lengths in _NETWORKS)
+    return network and _luhn(digits)
+
+
+def _iban_valid(candidate: str) -> bool:
+    compact = candidate.replace(" ", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    rearranged = compact[4:] + compact[:4]
+    number = "".join(str(int(ch, 36)) for ch in rearranged)
+    return int(number) % 97 == 1
+
+
+def _iban(match: re.Match[str]) -> bool:
+    return _iban_valid(match.group(0))
+
+
+def _phone(match: re.Match[str]) -> bool:
+    return 8 <= sum(ch.isdigit() for ch in match.group(0)) <= 15
+
+
+def _not_git_remote(match: re.Match[str]) -> bool:
+    after = match.string[match.end() : match.end() + 200]
+    return (
+        not re.match(r":[\w~.-]*/", after)
+        and match.string[max(match.start() - 3, 0) : match.start()] != "://"
+    )
+
+
+def _ip_accepts(policy: IpPolicy) -> tuple[Rule, ...]:
+    def accept(match: re.Match[str]) -> bool:
+        try:
+            address = ipaddress.ip_address(match.group(1).split("%")[0])
+        except ValueError:
+            return False
+        if address.is_loopback or address.is_unspecified:
+            return False
+        before = match.string[max(match.start() - 12, 0) : match.start()].lower()
+        if re.search(r"(?:version|release|build|ver)[\s:=]*$", before):
+            return False
+        return not (
+            policy == "public" and any(address in net for net in _PRIVATE if net.version == address.version)
+        )
+
+    return (
+        rule("ip_address", r"(?<![\w.])((?:\d{1,3}\.){3}\d{1,3})(?![\w]|\.\d)", ".", group=1, accept=accept),
+        rule(
+            "ip_address",
+            r"(?<![\w:.])([0-9A-Fa-f]{0,4}:[0-9A-Fa-f:]{1,37}[0-9A-Fa-f]{0,4}(?:%\w{1,16})?)(?![\w:])",
+            ":",
+            group=1,
+            accept=accept,
+        ),
+    )
+
+
+PERSONAL: tuple[Rule, ...] = (
+    rule(
+        "email",
+        r"(?<![\w.+%-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,6}\.[A-Za-z]{2,24}(?![\w-])",
+        "@",
+        accept=_not_git_remote,
+    ),
+    rule(
+        "iban",
+        r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)"
+        r"(?![A-Za-z0-9])",
+        accept=_iban,
+    ),
+    rule("card_number", r"(?<![\w.-])\d(?:[ -]?\d){11,18}(?![\w-]|\.\d)", accept=_card),
+    rule("ssn", r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])", "-"),
+    rule("ssn", r"(?i)\bssn\b[^\w\n]{0,3}(\d{3}[ -]?\d{2}[ -]?\d{4})(?!\d)", "ssn", group=1),
+    rule("phone", r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])", "+", accept=_phone),
+    rule("phone", r"(?<![\w.-])(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"),
+    rule("phone", r"(?i)\btel:\+?[\d-]{7,20}", "tel:"),
+)
+
+
+def ip_rules(policy: IpPolicy) -> tuple[Rule, ...]:
+    return () if policy == "off" else _ip_accepts(policy)

@@ -1,0 +1,75 @@
+"""Redacting one text: cut to its cap, sanitised, then every rule family in order.
+
+    cut(text, limit)       at most `limit` characters, cut at a space, the cut stated at the end
+    sanitize(text)         without control, bidirectional, zero-width and other invisible characters
+    redact_text(text)      secrets and personal data replaced by `[REDACTED:<category>]`, with counts
+
+The order matters: private-key blocks and vendor tokens first (`tokens.py`), then what a name or a header
+marks as secret (`pairs.py`), then personal data (`personal.py`), so a token inside `password=...` is counted
+as the token it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+
+from rounds_bot.redact.pairs import PAIRS
+from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
+from rounds_bot.redact.rule import Rule, apply
+from rounds_bot.redact.tokens import TOKENS
+
+#: How far back from a cap a cut looks for a space, so it does not split a word (or a token) in two.
+_CUT_REACH = 256
+# Control (Cc), format (Cf: bidi controls, zero-width characters, tags), surrogate (Cs) and private-use (Co)
+# characters as Unicode 15 assigns them (a test checks the list against `unicodedata`), and the fillers and
+# selectors that render as nothing. Newline and tab stay.
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164"
+    "\ud800-\udfff\ue000-\uf8ff\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef\U000f0000-\U000ffffd\U00100000-\U0010fffd]"
+)
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """Redacted text and how many replacements of each category were made."""
+
+    text: str
+    counts: Counter[str]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters (plus the note that says how much was cut)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = max(head.rfind(" ", limit - _CUT_REACH), head.rfind("\n", limit - _CUT_REACH))
+    head = head[:space] if space > 0 else head[: max(limit - _CUT_REACH, 0)]
+    return f"{head} [… {len(text) - len(head):,} more characters cut by rounds]"
+
+
+def sanitize(text: str) -> str:
+    """`text` without what a reader cannot see: control, format (bidi, zero-width, tag), private-use and
+    unpaired surrogate characters. Newlines and tabs stay."""
+    return _HIDDEN.sub("", text)
+
+
+@cache
+def _rules(ips: IpPolicy) -> tuple[Rule, ...]:
+    return TOKENS + PAIRS + PERSONAL + ip_rules(ips)
+
+
+def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
+    """`text`, sanitised, with secrets and personal data replaced. Cap it (`cut`) before: every rule is
+    linear in the text's length, but a 10 MB text is still 10 MB."""
+    counts: Counter[str] = Counter()
+    return Redaction(apply(_rules(ips), sanitize(text), counts), counts)
