@@ -126,7 +126,10 @@ def _where(spec: dict[str, Any], mapper: FieldMapper, start_ms: int, end_ms: int
 def raw_statement(spec: dict[str, Any], mapper: FieldMapper, start_ms: int, end_ms: int) -> Statement:
     signal = spec["signal"]
     table = SPANS if signal == "traces" else LOGS
-    names = [field.get("name", "") for field in spec.get("selectFields") or []]
+    fields = spec.get("selectFields") or []
+    names = [field.get("name", "") for field in fields]
+    # a resource field is selected as its resource expression even when no row has it (then NULL)
+    contexts = {field.get("name", ""): field.get("fieldContext", "") for field in fields}
     if signal == "logs":
         names = names or list(LOG_DEFAULT_FIELDS)
     else:
@@ -135,7 +138,10 @@ def raw_statement(spec: dict[str, Any], mapper: FieldMapper, start_ms: int, end_
             for name in (names or SPAN_DEFAULT_FIELDS)
             if name not in ("timestamp", "trace_id", "span_id")
         ]
-    selected = [f"{_select(name, mapper)} AS `{name}`" for name in names]
+    selected = [
+        f"{mapper.resource(name) if contexts.get(name) == 'resource' else _select(name, mapper)} AS `{name}`"
+        for name in names
+    ]
     order = ", ".join(
         f"{_select(item.get('key', {}).get('name', 'timestamp'), mapper)} {item.get('direction', 'desc')}"
         for item in spec.get("order") or []
