@@ -46,10 +46,10 @@ def mine(messages: list[str], miner: TemplateMiner | None = None, bucket: str = 
         ),
         # a word glued to digits is a parameter for the miner, like Drain's numeric tokens
         ("allocating divert_blk for eth0", "allocating divert_blk for <*>"),
-        # the value of a key=value token is data, its key is part of the statement
+        # the value of a key=value token is data (an empty one too), its key is part of the statement
         (
             "authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=host.example.com user=root",
-            "authentication failure; logname= uid=<*> euid=<*> tty=<*> ruser= rhost=<*> user=<*>",
+            "authentication failure; logname=<*> uid=<*> euid=<*> tty=<*> ruser=<*> rhost=<*> user=<*>",
         ),
         # dot leaders separate the label from its value
         ("icache prefetch depth....................0", "icache prefetch depth ... <*>"),
@@ -122,6 +122,38 @@ def test_widening_is_refused_when_two_templates_could_then_match_one_line() -> N
     assert mine(["domain root7_domain is no longer served by node node-2"], miner) == [third]
 
 
+def test_an_empty_value_is_a_value() -> None:
+    ids = mine(
+        [
+            "connection from 24.54.76.216 (24-54-76-216.bflony.adelphia.net) at Fri Jun 17 07:07:00 2005",
+            "connection from 222.33.90.199 () at Mon Jun 20 03:40:59 2005",
+            "authentication failure; logname= uid=0 ruser= rhost=example.com",
+            "authentication failure; logname=root uid=0 ruser=bob rhost=example.com",
+        ]
+    )
+    assert ids[0] == ids[1] and ids[2] == ids[3]
+
+
+def test_a_word_the_service_uses_as_a_key_introduces_a_value_in_prose() -> None:
+    miner = TemplateMiner()
+    before = mine(["session opened for user cyrus by (uid=0)"], miner)
+    # not learned yet: another user is another statement as far as the miner can tell
+    assert mine(["session opened for user news by (uid=0)"], miner) != before
+    mine(["authentication failure; logname= uid=0 euid=0 rhost=example.com user=root"], miner)
+    closed = mine(["session closed for user cyrus", "session closed for user news"], miner)
+    assert closed[0] == closed[1]
+    assert render(miner.template(closed[0])) == "session closed for user <*>"
+    # a line a template already matches as it is keeps that template
+    assert mine(["session opened for user cyrus by (uid=0)"], miner) == before
+
+
+def test_learned_keys_are_per_bucket() -> None:
+    miner = TemplateMiner()
+    mine(["login failed; user=root"], miner, bucket="auth")
+    ids = mine(["lookup for user alice", "lookup for user bob"], miner, bucket="billing")
+    assert ids[0] != ids[1]
+
+
 def test_templates_are_kept_apart_per_bucket() -> None:
     miner = TemplateMiner()
     first = mine(["connection reset by peer"], miner, bucket="checkout")
@@ -140,6 +172,8 @@ def _stream(seed: int, count: int) -> list[str]:
         lambda: f"session opened for user {rng.choice(users)} by (uid={rng.randrange(3)})",
         lambda: f"domain {rng.choice(domains)} is no longer served by node node-{rng.randrange(300)}",
         lambda: f"Transitioned from {rng.choice(states)} to {rng.choice(states)}",
+        lambda: f"login failed; user={rng.choice(users)} tty={rng.choice(['', 'ssh'])}",
+        lambda: f"session closed for user {rng.choice(users)} ({rng.choice(['', 'idle'])})",
         lambda: " ".join(str(rng.randrange(100)) for _ in range(rng.randint(1, 4))),
     ]
     return [rng.choice(shapes)() for _ in range(count)]

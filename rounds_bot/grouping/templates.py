@@ -2,15 +2,21 @@
 
 A normalised message is cut into whitespace tokens. A token that still holds a digit or a
 placeholder is a parameter (`<*>`), the way Drain treats numeric tokens, and so is the value of a
-`key=value` token (the key stays: it names a field); a run of parameters collapses into one, so
-variable-length lists of numbers or addresses keep one shape. The result, the message's
-*skeleton*, is looked up in a small miner:
+`key=value` token (the key stays: it names a field; `key=` alone is an empty value) and an empty
+pair of brackets or quotes (`()`, `''`: a value that happened to be empty); a run of parameters
+collapses into one, so variable-length lists of numbers or addresses keep one shape. The result,
+the message's *skeleton*, is looked up in a small miner:
 
 - templates live in buckets keyed on service, error type and token count;
 - a skeleton joins the template it is *compatible* with (equal token, or `<*>` in the template);
 - a skeleton that differs from one template only where it has a parameter and the template a
   word *generalises* that template (the word was a value: `user webmaster` then `user test9`);
 - otherwise it starts a new template.
+
+Which words are values is also learned from the service's own lines: a word a bucket's templates
+use as a key (`user=<*>`) names a field, so where the same word stands in prose the word after it
+is that field's value (`session opened for user cyrus`: the user name is a parameter). Learned
+keys only ever help a skeleton that no template matches as it is, so an answer once given stands.
 
 Precision first: a differing word against a differing word never merges (`from NEW to RUNNING` and
 `from RUNNING to DONE` are different statements), and the miner keeps one invariant: no two
@@ -47,8 +53,12 @@ _DOT_LEADER = re.compile(r"\.{3,}")
 
 # A whole whitespace-separated token that holds a digit or a placeholder.
 _PARAMETER_TOKEN = re.compile(r"(?<!\S)\S*?(?:\d|" + _PLACEHOLDER.pattern + r")\S*")
-# `key=value`: the key names a field of the statement, the value is data (`user=root`).
-_KEY_VALUE = re.compile(r"(?<!\S)([A-Za-z_][\w.\-]{0,63}=)[^\s=]+(?!\S)")
+# `key=value`: the key names a field of the statement, the value is data (`user=root`); `key=`
+# is the same field with an empty value.
+_KEY_VALUE = re.compile(r"(?<!\S)([A-Za-z_][\w.\-]{0,63}=)[^\s=]*(?!\S)")
+# An empty pair of brackets or quotes where a value was printed: `connection from 1.2.3.4 ()`.
+_EMPTY_VALUE = re.compile(r"(?<!\S)(?:\(\)|\[\]|\{\}|<>|''|\"\")(?=[,;:.]?(?!\S))")
+_KEY_TOKEN = re.compile(r"^([A-Za-z_][\w.\-]{0,63})=" + re.escape(WILDCARD) + "$")
 
 
 def skeleton(normalized: str) -> tuple[str, ...]:
@@ -56,16 +66,52 @@ def skeleton(normalized: str) -> tuple[str, ...]:
     if "..." in normalized:
         normalized = _DOT_LEADER.sub(" ... ", normalized)
     marked = _KEY_VALUE.sub(r"\1" + WILDCARD, normalized) if "=" in normalized else normalized
-    tokens = _PARAMETER_TOKEN.sub(WILDCARD, marked).split()[:_MAX_TOKENS]
+    if (
+        "()" in marked
+        or "[]" in marked
+        or "''" in marked
+        or '""' in marked
+        or "{}" in marked
+        or "<>" in marked
+    ):
+        marked = _EMPTY_VALUE.sub(WILDCARD, marked)
+    out = _collapsed(_PARAMETER_TOKEN.sub(WILDCARD, marked).split()[:_MAX_TOKENS])
+    if not any(token != WILDCARD and _HAS_LETTER.search(token) for token in out):
+        return (EXACT_MARK, *(_value_shape(token) for token in normalized.split()[:_MAX_TOKENS]))
+    return out
+
+
+def _collapsed(tokens: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The tokens with every run of parameters made one parameter."""
     out: list[str] = []
     previous = None
     for token in tokens:
-        if token != WILDCARD or previous != WILDCARD:  # a run of parameters is one parameter
+        if token != WILDCARD or previous != WILDCARD:
             out.append(token)
         previous = token
-    if not any(token != WILDCARD and _HAS_LETTER.search(token) for token in out):
-        return (EXACT_MARK, *(_value_shape(token) for token in normalized.split()[:_MAX_TOKENS]))
     return tuple(out)
+
+
+def keys_of(tokens: tuple[str, ...]) -> set[str]:
+    """The field names a template uses as keys (`user=<*>` -> `user`), lower-cased."""
+    found = set()
+    for token in tokens:
+        if token.endswith("=" + WILDCARD):
+            match = _KEY_TOKEN.match(token)
+            if match:
+                found.add(match[1].lower())
+    return found
+
+
+def mask_after_keys(tokens: tuple[str, ...], keys: set[str] | frozenset[str]) -> tuple[str, ...]:
+    """The skeleton with the word after each known key made a parameter (`user cyrus`)."""
+    out = list(tokens)
+    changed = False
+    for index in range(len(out) - 1):
+        if out[index].lower() in keys and out[index + 1] != WILDCARD and _HAS_LETTER.search(out[index + 1]):
+            out[index + 1] = WILDCARD
+            changed = True
+    return _collapsed(out) if changed else tokens
 
 
 def _value_shape(token: str) -> str:
@@ -135,6 +181,8 @@ class TemplateMiner:
     # widen towards or overlap a skeleton whose first token equals its own, or when either
     # first token is a parameter.
     _by_first: dict[tuple[str, int, str], list[MinedTemplate]] = field(default_factory=dict)
+    #: per bucket, the field names its templates use as keys (`user=<*>`)
+    _keys: dict[str, set[str]] = field(default_factory=dict)
     _next_seq: int = 0
 
     def load(self, state: TemplateState) -> None:
@@ -173,6 +221,22 @@ class TemplateMiner:
             return TemplateMatch(known, self._templates[known].tokens)
         if is_exact_skeleton(tokens):
             return self._create(bucket, tokens, exact=True)
+        keys = self._keys.get(bucket)
+        if keys:
+            masked = mask_after_keys(tokens, keys)
+            if masked != tokens and not any(
+                _compatible(t.tokens, tokens) for t in self._candidates(bucket, tokens)
+            ):
+                found = self._match(bucket, masked)
+                self._remember(key, found.template_id)
+                return found
+        return self._match(bucket, tokens)
+
+    def _match(self, bucket: str, tokens: tuple[str, ...]) -> TemplateMatch:
+        key = (bucket, tokens)
+        known = self._by_skeleton.get(key) or self._cached.get(key)
+        if known is not None:
+            return TemplateMatch(known, self._templates[known].tokens)
         candidates = self._candidates(bucket, tokens)
         for template in candidates:
             if _compatible(template.tokens, tokens):
@@ -214,6 +278,7 @@ class TemplateMiner:
         self._templates[template.template_id] = template
         # The skeleton a template was created from always leads back to it.
         self._by_skeleton[(template.bucket, template.first)] = template.template_id
+        self._learn_keys(template.bucket, template.tokens)
         if template.exact or not template.tokens:
             return
         for shelf in (
@@ -231,6 +296,12 @@ class TemplateMiner:
             shelf.append(template)
             shelf.sort(key=lambda t: t.seq)
         template.tokens = widened
+        self._learn_keys(template.bucket, widened)
+
+    def _learn_keys(self, bucket: str, tokens: tuple[str, ...]) -> None:
+        found = keys_of(tokens)
+        if found:
+            self._keys.setdefault(bucket, set()).update(found)
 
     def _remember(self, key: tuple[str, tuple[str, ...]], template_id: str) -> None:
         if len(self._cached) >= self.max_cached_skeletons:
