@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -197,8 +198,10 @@ def test_malformed_lines_are_skipped_with_file_and_line_and_the_rest_is_read(tmp
     reasons = [record.reason for record in result.skipped]
     assert reasons[0].startswith("invalid JSON")
     assert reasons[1].startswith("resourceSpans:")
-    assert "endTimeUnixNano" in reasons[2] and "'soon'" in reasons[2]
-    assert "timeUnixNano" in reasons[3] and "1.5" in reasons[3]
+    # what was wrong and where, never the value itself (it may be a secret)
+    assert "endTimeUnixNano" in reasons[2] and "a string of 4 characters" in reasons[2]
+    assert "soon" not in reasons[2]
+    assert "timeUnixNano" in reasons[3] and "a number" in reasons[3]
     assert "neither resourceSpans nor resourceLogs" in reasons[5]
     assert len(result.events) == 5  # the last line, read in full
 
@@ -263,3 +266,36 @@ def test_factory_needs_the_signoz_url_from_settings(clean_env: pytest.MonkeyPatc
     assert isinstance(source, SignozSource)
     with source:
         assert source.name == "signoz:127.0.0.1:8080"
+
+
+def test_a_utf8_byte_order_mark_does_not_cost_the_first_record(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + SAMPLE.read_bytes())
+    with_bom, without = poll(path), poll(SAMPLE)
+    assert not with_bom.skipped
+    assert [e.event_id for e in with_bom.events] == [e.event_id for e in without.events]
+
+
+def test_a_gzipped_file_is_read_like_the_plain_one(tmp_path: Path) -> None:
+    path = tmp_path / "sample.jsonl.gz"
+    path.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    assert [e.event_id for e in poll(path).events] == [e.event_id for e in poll(SAMPLE).events]
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (bytes(range(256)) * 400, "binary data"),
+        (b"\x1f\x8b" + b"garbage" * 100, "damaged gzip"),
+        (b"timestamp,service,message\n" + b"2026-01-01,api,boom\n" * 5000, "invalid JSON"),
+        (b"{not json}\n", "invalid JSON"),
+    ],
+)
+def test_a_file_that_is_not_otlp_json_is_said_once_and_refused(
+    tmp_path: Path, content: bytes, why: str
+) -> None:
+    path = tmp_path / "not-otlp.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(SourceError, match="is not OTLP/JSON") as raised:
+        poll(path)
+    assert why in str(raised.value)

@@ -18,6 +18,7 @@ counts each event id once.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from collections.abc import Iterator
@@ -99,21 +100,68 @@ class OtlpFileSource:
         return PollResult(events=events, skipped=skipped, notes=_notes(self.path, end, later, repeated))
 
     def _export_lines(self, skipped: list[SkippedRecord]) -> Iterator[tuple[str, ExportLine]]:
+        """Each line that is an export request; the others are listed as skipped. A file none of whose
+        lines is one is not OTLP/JSON: that is said once (SourceError), not once per line."""
+        good = 0
         for number, raw in self._raw_lines():
+            if number == 1:
+                raw = raw.removeprefix(UTF8_BOM)
             if not raw.strip():
                 continue
             where = f"{self.path}:{number}"
             try:
-                yield where, parse_export_line(raw)
+                line = parse_export_line(raw)
             except SourceFormatError as exc:
                 skipped.append(SkippedRecord(where=where, reason=str(exc)))
+                if not good and len(skipped) >= NOT_OTLP_AFTER:
+                    raise _not_otlp(self.path, skipped[0].reason) from None
+                continue
+            good += 1
+            yield where, line
+        if skipped and not good:
+            raise _not_otlp(self.path, skipped[0].reason)
 
     def _raw_lines(self) -> Iterator[tuple[int, bytes]]:
         try:
-            with self.path.open("rb") as handle:
+            with self.path.open("rb") as probe:
+                head = probe.read(_PROBE_BYTES)
+            opener = gzip.open if head.startswith(GZIP_MAGIC) else open
+            if opener is gzip.open:
+                with gzip.open(self.path, "rb") as handle:
+                    head = handle.read(_PROBE_BYTES)
+            if _binary(head):
+                raise _not_otlp(self.path, "it holds binary data (NUL bytes or bytes that are not UTF-8)")
+            with opener(self.path, "rb") as handle:
                 yield from enumerate(handle, start=1)
-        except OSError as exc:
-            raise _unreadable(self.path, exc) from exc
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile):
+                raise _unreadable(self.path, exc) from exc
+            raise _not_otlp(self.path, f"it is a damaged gzip file ({exc})") from exc
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
+_PROBE_BYTES = 65_536
+#: This many malformed lines before the first good one: the file is not OTLP/JSON, and that is said once.
+NOT_OTLP_AFTER = 20
+
+
+def _binary(head: bytes) -> bool:
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start < len(head) - 4  # a character cut at the probe's end is not binary
+    return False
+
+
+def _not_otlp(path: Path, why: str) -> SourceError:
+    return SourceError(
+        f"{path} is not OTLP/JSON: {why}",
+        hint="give otlp-file:PATH the file the OpenTelemetry Collector's file exporter writes "
+        "(JSON, one export request per line; a .gz of it is read too)",
+    )
 
 
 def _unreadable(path: Path, error: OSError) -> SourceError:

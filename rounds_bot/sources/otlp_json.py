@@ -37,17 +37,31 @@ STATUS_CODE_ERROR = 2
 OTHER_SIGNAL_KEYS = frozenset({"resourceMetrics", "resourceProfiles"})
 
 
+def _kind(value: object) -> str:
+    """What a value is, never the value itself: a skip reason reaches stdout and the job summary, and a
+    field that should hold an id or a number may hold a secret."""
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return {int: "an integer", float: "a number", list: "an array", dict: "an object"}.get(
+        type(value), "a value"
+    )
+
+
 def _integer(value: object) -> int:
     """A 64-bit integer as OTLP/JSON allows it: a JSON number or a decimal string."""
     if isinstance(value, bool):
-        raise ValueError(f"expected an integer, got the boolean {value!r}")
+        raise ValueError("expected an integer, got a boolean")
     if isinstance(value, int):
         return value
     if isinstance(value, str) and _DECIMAL_INTEGER.fullmatch(value.strip()):
         return int(value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    raise ValueError(f"expected an integer (a JSON number or a decimal string), got {value!r}")
+    raise ValueError(f"expected an integer (a JSON number or a decimal string), got {_kind(value)}")
 
 
 def _double(value: object) -> float:
@@ -55,7 +69,7 @@ def _double(value: object) -> float:
     if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
         return float(value.replace("Infinity", "inf"))
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"expected a number, got {value!r}")
+        raise ValueError(f"expected a number, got {_kind(value)}")
     return float(value)
 
 
@@ -68,7 +82,7 @@ def _status_code(value: object) -> int:
 def _id(value: object, byte_length: int) -> str:
     """A trace or span id as lowercase hex; "" when absent or all zeros (an invalid id)."""
     if not isinstance(value, str):
-        raise ValueError(f"expected an id string, got {value!r}")
+        raise ValueError(f"expected an id string, got {_kind(value)}")
     hex_length = byte_length * 2
     if len(value) == hex_length and _HEX.fullmatch(value):
         text = value.lower()
@@ -86,7 +100,7 @@ def _hex_from_base64(value: str, byte_length: int) -> str:
         raw = b""
     if len(raw) != byte_length:
         raise ValueError(
-            f"expected {byte_length * 2} hex characters (OTLP/JSON writes ids in hex), got {value!r}"
+            f"expected {byte_length * 2} hex characters (OTLP/JSON writes ids in hex), got {_kind(value)}"
         )
     return raw.hex()
 
