@@ -18,9 +18,9 @@ from fake_messages_api import FakeMessagesApi, Text, ToolUse, Turn, turn
 
 from rounds_bot.config import Settings
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
+from rounds_bot.fixing import setup
 from rounds_bot.fixing.proposals import FixRun
 from rounds_bot.fixing.requests import record_request
-from rounds_bot.fixing.setup import fix_editor
 from rounds_bot.github.pulls import pulls_api_from_settings
 from rounds_bot.models import ErrorEvent
 from rounds_bot.store import DiagnosisRecord, Store
@@ -180,17 +180,7 @@ def ask_for_fix(store: Store, signature_id: str, issue: int, origin: str = "1", 
 
 def fix_run(settings: Settings, store: Store, now: datetime) -> FixRun:
     """`setup.fix_run`, without waiting between GitHub writes."""
-    from rounds_bot.fixing.git import Git
-
-    return FixRun(
-        settings=settings,
-        store=store,
-        pulls=pulls_api_from_settings(settings, quick_options()),
-        checkout=Git(settings.repo_path),
-        editor=fix_editor(settings),
-        now=now,
-        inherited_env=os.environ,
-    )
+    return setup.fix_run(settings, store, now, pulls_api_from_settings(settings, quick_options()))
 
 
 def read_then_edit(path: str, old: str, new: str) -> list[Turn]:

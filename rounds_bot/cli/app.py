@@ -2,11 +2,13 @@
 
     rounds run       one round (cli/run.py)
     rounds group     group JSON Lines error events (cli/group.py)
-    rounds db        status | rebuild: the signature database (cli/db.py)
+    rounds db        status | rebuild | replay: the signature database (cli/db.py)
     rounds command   `/rounds` comments (cli/command.py)
     rounds state     restore | check: the database between workflow runs (cli/state.py)
     rounds doctor    what is set up and what to fix (cli/doctor.py)
     rounds notify    tell a Zulip stream what the last round filed (cli/notify.py)
+    rounds fix       propose the fixes asked for as draft pull requests; follow the shipped ones (cli/fix.py)
+    rounds changelog every fix rounds proposed, with its status and rates (cli/changelog.py)
 
 `rounds group` is imported only when it runs: the grouping engine loads scikit-learn.
 """
@@ -31,7 +33,11 @@ class LazyGroup(click.Group):
     """Commands whose modules are imported only when used: the grouping engine loads scikit-learn,
     which `rounds doctor` or `rounds command` do not need (click's documented lazy-loading pattern)."""
 
-    lazy_commands: ClassVar[dict[str, str]] = {"group": "rounds_bot.cli.group:group_command"}
+    lazy_commands: ClassVar[dict[str, str]] = {
+        "group": "rounds_bot.cli.group:group_command",
+        "fix": "rounds_bot.cli.fix:fix_command",
+        "changelog": "rounds_bot.cli.changelog:changelog_command",
+    }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy_commands])
