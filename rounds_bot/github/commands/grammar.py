@@ -16,8 +16,11 @@ allows before a paragraph):
     /rounds pause | resume            emergency stop (and restart) of every automated action
 
 Text that is not meant as a command never counts: quoted lines (`> /rounds ...`), fenced or indented
-code, inline code, and anything inside an HTML comment. Only the first MAX_COMMANDS_PER_COMMENT commands of
-a comment are carried out.
+code, inline code, HTML code blocks (`<pre>`, `<code>`, and `<textarea>`, `<script>`, `<style>`), and
+anything inside an HTML comment. A fence is what CommonMark (and GitHub) take for one: three or more
+backticks whose info string has no backtick, or tildes, indented at most three spaces, closed by a run at
+least as long; a line that only looks like a fence hides nothing. Only the first MAX_COMMANDS_PER_COMMENT
+commands of a comment are carried out.
 
 Who may command: users with write or admin permission on the repository, as the collaborator-permission API
 says (`author_association` is wrong for private organisation members). Bots are never obeyed, and edited
@@ -78,8 +81,12 @@ SUMMARY: dict[str, str] = {
 _NO_ARGUMENTS = {"help", "status", "unignore", "split", "fix", "pause", "resume"}
 
 _COMMAND_LINE = re.compile(r"^ {0,3}/rounds(?=\s|$)(?P<rest>.*)$", re.IGNORECASE)
-_FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})")
+_FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_HTML_CODE = re.compile(
+    r"<(?P<tag>pre|code|textarea|script|style)\b[^>]{0,1000}>.*?(?:</(?P=tag)\s*>|\Z)",
+    re.DOTALL | re.IGNORECASE,
+)
 _UNITS = {
     "m": 60,
     "min": 60,
@@ -149,13 +156,12 @@ def parse_comment(body: str) -> Parsed:
 
 def command_lines(body: str) -> list[str]:
     """The lines that are commands: not quoted, not code, not hidden in an HTML comment."""
-    text = _HTML_COMMENT.sub("", (body or "")[:MAX_COMMENT_CHARS])
+    text = _HTML_CODE.sub("", _HTML_COMMENT.sub("", (body or "")[:MAX_COMMENT_CHARS]))
     found: list[str] = []
     fence: str | None = None
     for raw in text.splitlines():
         if fence is not None:
-            stripped = raw.strip()
-            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
+            if re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", raw):
                 fence = None
             continue
         opening = _FENCE_OPEN.match(raw)
