@@ -53,7 +53,7 @@ def test_an_unwritable_path_names_the_setting(tmp_path):
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
     path = tmp_path / "r.db"
     path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="cannot open the signature database"):
+    with pytest.raises(StoreError, match="is not a signature database: it is not an SQLite file"):
         Store.open(path)
 
 

@@ -36,6 +36,7 @@ from rounds_bot.grouping.state import SignatureState
 from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.signature import Signature
 from rounds_bot.store.derived import DerivedTables
+from rounds_bot.store.opening import check_file, check_health, check_owner, check_writable
 from rounds_bot.store.records import (
     DiagnosisRecord,
     Logged,
@@ -66,9 +67,12 @@ class Store(DerivedTables):
                 f"cannot create the signature database {path}: folder {path.parent} does not exist",
                 hint="create the folder or set SIGNATURES_DB_PATH to a writable path",
             )
+        check_file(path)
         try:
             db = Database(path)
             db.execute("PRAGMA busy_timeout = 5000")
+            check_health(db, path)
+            check_owner(db, path)
             if db.journal_mode != "wal":
                 db.enable_wal()
         except sqlite3.DatabaseError as exc:
@@ -78,6 +82,7 @@ class Store(DerivedTables):
             ) from exc
         store = cls(db, str(path))
         store.migrate()
+        check_writable(db, path)
         return store
 
     @classmethod
