@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from rounds_bot.clock import iso
 from rounds_bot.events import Fact
@@ -26,6 +27,15 @@ class Learned:
     lapsed_mutes: list[str]
     cursor: datetime
     forget_before: datetime
+    facts: list[FactToLog] = field(default_factory=list)  # found by a step (a fix's release, a recurrence)
+
+
+@dataclass(frozen=True)
+class FactToLog:
+    kind: Fact
+    key: str
+    signature_id: str
+    payload: dict[str, Any]
 
 
 def commit(store: Store, learned: Learned) -> None:
@@ -51,6 +61,15 @@ def commit(store: Store, learned: Learned) -> None:
                 run_id=learned.run_id,
                 at=learned.now,
                 payload={"source": "command", "by": "rounds", "reason": "lapsed"},
+            )
+        for fact in learned.facts:
+            store.append_event(
+                fact.kind,
+                fact.key,
+                signature_id=fact.signature_id,
+                run_id=learned.run_id,
+                at=learned.now,
+                payload=fact.payload,
             )
         store.set_cursor(learned.source, learned.cursor)
         store.forget_seen_before(learned.forget_before)
@@ -87,7 +106,7 @@ def _log_events(store: Store, learned: Learned, plan: IssuePlan) -> None:
             signature_id=sid,
             run_id=run,
             at=at,
-            payload={"count": count},
+            payload={"count": count, **({"reason": plan.reason} if plan.reason else {})},
         )
     if plan.kind in ("updated", "muted", "regressed") and count:
         store.append_event(

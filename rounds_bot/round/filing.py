@@ -8,6 +8,7 @@ from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
+from rounds_bot.render import markdown as md
 from rounds_bot.render.chart import occurrence_chart
 from rounds_bot.render.code_section import code_section
 from rounds_bot.render.headline import summary_of
@@ -82,6 +83,9 @@ def _file_issue(
             f"Regression: this problem recurred after the issue was closed — "
             f"{plan.tally.count if plan.tally else 0} occurrences in this round."
         )
+        if plan.reason:  # a merged fix did not hold: say on which version
+            count = plan.tally.count if plan.tally else 0
+            regression = f"Regression: {md.escape(plan.reason)} ({count} occurrences)."
         return tracker.update(plan.issue, draft, comment=regression, reopen=True)
     comment = None if plan.kind == "muted" else _diagnosis_comment(attempt)
     return tracker.update(plan.issue, draft, comment=comment)

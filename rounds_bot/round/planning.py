@@ -7,12 +7,13 @@ planned    = plan_issues(...)         pure: new / filed-late / updated / regress
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
 from rounds_bot.controls import Controls
+from rounds_bot.fixing.release import FixVerdict
 from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
@@ -38,6 +39,7 @@ class IssuePlan:
     tally: Tally | None
     signature: Signature  # as it will be after this round
     issue: IssueRef | None = None
+    reason: str | None = None  # why a fixed problem is a regression (the reopening comment says it)
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,13 @@ def plan_issues(
     new_issue_cap: int,
     wanted: set[str],
     now: datetime,
+    fix_verdicts: Mapping[str, FixVerdict] | None = None,
 ) -> Planned:
-    """Decide, per candidate, whether to file, update, reopen, or wait for the next round."""
+    """Decide, per candidate, whether to file, update, reopen, or wait for the next round.
+
+    A signature whose fix was merged is judged by `fix_verdicts` (`fixing/release.py`): a recurrence on the
+    fix's release or later is a regression even on an open issue; one on an older version only updates the
+    issue, even a closed one."""
     plans: list[IssuePlan] = []
     lapsed: list[str] = []
     notes: list[str] = []
@@ -123,9 +130,12 @@ def plan_issues(
             lapsed.append(sid)
             notes.append(f"{sid} is no longer ignored: {mute_lapsed}")
         muted = sid in controls.mutes and mute_lapsed is None
+        verdict = (fix_verdicts or {}).get(sid) if tally is not None else None
         if muted or (issue.state == "closed" and issue.state_reason == "not_planned"):
             plans.append(IssuePlan(sid, "muted", tally, after, issue))
-        elif issue.state == "closed":
+        elif verdict is not None and verdict.kind == "regressed":
+            plans.append(IssuePlan(sid, "regressed", tally, after, issue, reason=verdict.reason))
+        elif issue.state == "closed" and verdict is None:
             plans.append(IssuePlan(sid, "regressed", tally, after, issue))
         else:
             plans.append(IssuePlan(sid, "updated", tally, after, issue))

@@ -22,17 +22,19 @@ journal (so an issue created just before a crash is found again instead of filed
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from rounds_bot.config import Settings
 from rounds_bot.controls import Controls, load_controls, pending_rediagnoses
 from rounds_bot.diagnosis.base import Diagnoser
+from rounds_bot.fixing.release import FixVerdict
 from rounds_bot.redact import Redactor
 from rounds_bot.round.commit import Learned, commit, forget_before
 from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosis_step
 from rounds_bot.round.evidence import gather_evidence
 from rounds_bot.round.filing import Filed, IssueStyle, file_issues
+from rounds_bot.round.fixed import watch_fixed
 from rounds_bot.round.occurrences import Grouped, group_occurrences, load_engine, signatures_after
 from rounds_bot.round.planning import (
     IssuePlan,
@@ -80,11 +82,12 @@ def run_round(
     engine = load_engine(settings, store)
     grouped = group_occurrences(store, engine, controls, window, polled)
     after = signatures_after(store, engine, grouped.tallies, run_id=run_id, now=now)
+    fixed = watch_fixed(store, grouped.tallies, run_id)
     if controls.pause is not None:
         candidates = gather_candidates(store, grouped.tallies, after, ())
         planned, diagnosis, filed = hold_while_paused(candidates, controls), DiagnosisStep(), Filed()
     else:
-        occasion = Occasion(run_id, now, window, controls)
+        occasion = Occasion(run_id, now, window, controls, fixed.verdicts)
         planned, diagnosis, filed = act(
             settings, store, tracker, diagnoser, occasion, grouped, after, rediagnose
         )
@@ -102,6 +105,7 @@ def run_round(
             lapsed_mutes=planned.lapsed_mutes,
             cursor=cursor,
             forget_before=forget_before(cursor, settings.cursor_overlap_seconds),
+            facts=fixed.facts,
         ),
     )
     return build_report(
@@ -113,7 +117,7 @@ def run_round(
             polled=polled,
             grouped=grouped,
             plans=plans,
-            notes=[*planned.notes, *filed.notes],
+            notes=[*planned.notes, *filed.notes, *fixed.notes],
             diagnosis=diagnosis,
             diagnosis_mode=diagnosis_mode,
             controls=controls,
@@ -132,6 +136,7 @@ class Occasion:
     now: datetime
     window: Window
     controls: Controls
+    fix_verdicts: dict[str, FixVerdict] = field(default_factory=dict)  # recurrences of fixed problems
 
 
 def act(
@@ -155,6 +160,7 @@ def act(
         new_issue_cap=settings.new_issue_cap(),
         wanted=wanted,
         now=occasion.now,
+        fix_verdicts=occasion.fix_verdicts,
     )
     diagnoses = store.latest_good_diagnoses(plan.signature_id for plan in planned.plans)
     diagnosis = run_diagnosis_step(

@@ -28,6 +28,8 @@ class Tally:
     versions: set[str] = field(default_factory=set)
     environments: set[str] = field(default_factory=set)
     timeline: list[Occurrence] = field(default_factory=list)
+    # version -> (first occurrence this round, occurrences): the fix lifecycle judges recurrences by version
+    by_version: dict[str, tuple[datetime, int]] = field(default_factory=dict)
 
     def add(self, event: ErrorEvent, count: int, first: datetime, last: datetime) -> None:
         self.count += count
@@ -38,6 +40,8 @@ class Tally:
         self.services.add(event.service)
         if event.service_version:
             self.versions.add(event.service_version)
+            earliest, seen = self.by_version.get(event.service_version, (first, 0))
+            self.by_version[event.service_version] = (min(earliest, first), seen + count)
         if event.environment:
             self.environments.add(event.environment)
         if event.source_group_id:

@@ -1,0 +1,130 @@
+"""One fix attempt inside its worktree: edit, check, test, commit. Nothing leaves the machine here.
+
+    guard   = Guard.before(...)          what must not change while the model works
+    run     = editor.edit(...)           the confined edit run
+    checked = check_changes(...)         rounds' own checks; what passes is staged
+    tests   = run_tests(...)             the repository's test command, with a time limit
+    commit  = git commit                 only when the tests pass; trailers name the signature and issue
+
+A failure at any step is an `Attempt` with `ok=False` and the reason, never an exception, so the caller can
+report it on the issue; with ROUNDS_FIX_KEEP_FAILED_BRANCHES the attempted change is committed to a local
+branch named `rounds/failed-fix-...` that is never pushed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import Field
+
+from rounds_bot.diagnosis.prompting import Prompt
+from rounds_bot.errors import FixError
+from rounds_bot.fixing.checks import Guard, check_changes
+from rounds_bot.fixing.editor import EditRun, FixEditor
+from rounds_bot.fixing.git import Git
+from rounds_bot.fixing.messages import commit_message
+from rounds_bot.fixing.testcommand import TestRun, run_tests
+from rounds_bot.fixing.worktree import Worktree
+from rounds_bot.models import Frozen
+
+
+class Attempt(Frozen):
+    ok: bool
+    reason: str = ""
+    details: list[str] = Field(default_factory=list)
+    commit: str | None = None
+    files: list[str] = Field(default_factory=list)
+    added: int = 0
+    deleted: int = 0
+    tests: TestRun | None = None
+    edit: EditRun | None = None
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How an attempt is judged: the test command and the limits on the change."""
+
+    test_command: str
+    test_timeout_seconds: float
+    protected: list[str]
+    max_diff_lines: int
+    author: tuple[str, str]
+    inherited_env: Mapping[str, str]
+
+
+def attempt_fix(
+    tree: Worktree, checkout: Git, editor: FixEditor, prompt: Prompt, rules: Rules, *, issue: int, sid: str
+) -> Attempt:
+    guard = Guard.before(checkout, tree)
+    run = editor.edit(tree.path, prompt)
+    if run.status != "ok":
+        return Attempt(
+            ok=False, reason=f"the model's run ended early ({run.status})", details=[run.detail], edit=run
+        )
+    if run.refused:
+        details = [f"refused by the CLI: {refusal}" for refusal in run.refused]
+        return Attempt(
+            ok=False, reason="the model tried to write outside the worktree", details=details, edit=run
+        )
+    checked = check_changes(
+        tree, guard, checkout, protected=rules.protected, max_diff_lines=rules.max_diff_lines
+    )
+    if checked.problems:
+        reason = "the change breaks rounds' rules for fixes"
+        return Attempt(ok=False, reason=reason, details=checked.problems, files=checked.files, edit=run)
+    if not checked.files:
+        return Attempt(ok=False, reason="the model changed nothing", edit=run)
+    tests = run_tests(
+        rules.test_command,
+        tree.path,
+        timeout_seconds=rules.test_timeout_seconds,
+        inherited_env=rules.inherited_env,
+    )
+    common = {
+        "files": checked.files,
+        "added": checked.added,
+        "deleted": checked.deleted,
+        "tests": tests,
+        "edit": run,
+    }
+    if not tests.passed:
+        return Attempt(ok=False, reason="the repository's tests failed with the change", **common)
+    commit = tree.git.commit(commit_message(issue, sid, tests), rules.author)
+    return Attempt(ok=True, commit=commit, **common)
+
+
+def retest_pushed(tree: Worktree, rules: Rules, base_commit: str) -> Attempt:
+    """A branch pushed by a run that died before opening its pull request: test it again as it is."""
+    listed = tree.git.run("diff", "--name-only", "--no-renames", f"{base_commit}...HEAD")
+    numstat = tree.git.run("diff", "--numstat", "--no-renames", f"{base_commit}...HEAD").splitlines()
+    added = sum(int(line.split("\t")[0]) for line in numstat if line.split("\t")[0].isdigit())
+    deleted = sum(int(line.split("\t")[1]) for line in numstat if line.split("\t")[1].isdigit())
+    tests = run_tests(
+        rules.test_command,
+        tree.path,
+        timeout_seconds=rules.test_timeout_seconds,
+        inherited_env=rules.inherited_env,
+    )
+    if not tests.passed:
+        return Attempt(
+            ok=False, reason="the repository's tests fail on the branch pushed earlier", tests=tests
+        )
+    files = sorted(line for line in listed.splitlines() if line)
+    return Attempt(ok=True, commit=tree.git.head(), files=files, added=added, deleted=deleted, tests=tests)
+
+
+def keep_attempt(tree: Worktree, sid: str, now: datetime, author: tuple[str, str]) -> str | None:
+    """Commit whatever the failed attempt changed to a local branch that is kept (never pushed)."""
+    try:
+        changed = tree.git.changed_paths()
+        tree.git.stage(changed)
+        if changed:
+            tree.git.commit(f"Failed fix attempt for {sid} (kept for review, never pushed)\n", author)
+        kept = f"rounds/failed-fix-{sid}-{now:%Y%m%dT%H%M%S}"
+        tree.git.run("branch", "--quiet", "-m", tree.branch, kept)
+    except FixError:
+        return None
+    tree.branch, tree.keep_branch = kept, True
+    return kept

@@ -1,0 +1,99 @@
+"""`rounds changelog`: every fix rounds proposed, newest first, folded from the event log, for human review.
+
+Each fix shows its status (proposed, merged, resolved, regressed, abandoned), its signature, issue and pull
+request, when it was merged and which release carried it, and the occurrence rates measured before the merge,
+after it and after the release. Markdown for reading, JSON (`--json`) for tools.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+
+from rounds_bot.lifecycle import LIFECYCLE_FACTS, FactLike, FixRecord, FixStatus, fold_fixes
+from rounds_bot.render import markdown as md
+
+STATUS_ORDER: tuple[FixStatus, ...] = ("proposed", "merged", "resolved", "regressed", "abandoned")
+
+
+def changelog_fixes(facts: Iterable[FactLike]) -> list[FixRecord]:
+    """The fixes in the log, newest proposal first."""
+    wanted = [fact for fact in facts if fact.kind in LIFECYCLE_FACTS]
+    return sorted(fold_fixes(wanted), key=lambda f: (f.proposed_at, f.pr_number), reverse=True)
+
+
+def changelog_json(fixes: list[FixRecord]) -> str:
+    counts: Counter[str] = Counter(fix.status for fix in fixes)
+    document = {
+        "fixes": [fix.model_dump(mode="json") for fix in fixes],
+        "counts": {status: counts[status] for status in STATUS_ORDER},
+    }
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def changelog_markdown(fixes: list[FixRecord], repository: str = "") -> str:
+    title = f"# Fixes proposed by rounds{f' in {md.escape(repository)}' if repository else ''}"
+    if not fixes:
+        return f"{title}\n\nrounds has not proposed a fix yet.\n"
+    counts: Counter[str] = Counter(fix.status for fix in fixes)
+    tally = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
+    lines = [
+        title,
+        "",
+        f"{len(fixes)} fix{'es' if len(fixes) != 1 else ''}, newest first: {tally}. Rates are occurrences "
+        "an hour: in the 7 days before the merge, since the merge, and since the first release that carries "
+        "the fix.",
+        "",
+        "| proposed | status | signature | issue | pull request | merged | release | before | after merge "
+        "| after release |",
+        "|---|---|---|---|---|---|---|---:|---:|---:|",
+        *(_row(fix) for fix in fixes),
+        "",
+        "## Details",
+        "",
+        *(_details(fix) for fix in fixes),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _row(fix: FixRecord) -> str:
+    cells = [
+        _day(fix.proposed_at),
+        f"**{fix.status}**",
+        str(md.code(fix.signature_id, in_table=True)),
+        fix.issue or "—",
+        f"#{fix.pr_number}",
+        _day(fix.merged_at),
+        str(md.code(fix.released_version, in_table=True)) if fix.released_version else "—",
+        _rate(fix.rate_before),
+        _rate(fix.rate_after),
+        _rate(fix.rate_after_release),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _details(fix: FixRecord) -> str:
+    files = ", ".join(str(md.code(path)) for path in fix.files) or "no file recorded"
+    revisions = f"{fix.revisions} push{'es' if fix.revisions != 1 else ''}"
+    parts = [f"- #{fix.pr_number} ({fix.status}), branch {md.code(fix.branch)}: {files}; {revisions}"]
+    if fix.merged_at:
+        parts.append(f"merged {_day(fix.merged_at)}")
+    if fix.released_version:
+        parts.append(f"released in {md.code(fix.released_version)} ({_day(fix.released_at)})")
+    if fix.resolved_at:
+        parts.append(f"resolved {_day(fix.resolved_at)}")
+    if fix.regressed_at:
+        parts.append(f"regressed {_day(fix.regressed_at)}: {md.escape(fix.regression or 'it came back')}")
+    if fix.closed_at:
+        parts.append(f"closed without merging {_day(fix.closed_at)}")
+    return "; ".join(parts)
+
+
+def _day(moment: str | None) -> str:
+    """`2026-03-02T09:55:00+00:00` -> `2026-03-02 09:55`."""
+    return moment[:16].replace("T", " ") if moment else "—"
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"

@@ -1,0 +1,111 @@
+"""What rounds writes about fixes on GitHub: the draft pull request, and its comments on the issue.
+
+Everything here is composed by rounds from its own state and from git; untrusted text (the diagnosis's prose,
+the test output) goes through `render.markdown` (escaped prose, fenced output). The model's closing note is
+never published. No line of it reads as a `/rounds` command (`neutralise`).
+"""
+
+from __future__ import annotations
+
+from rounds_bot.diagnosis.model import Diagnosis
+from rounds_bot.diagnosis.render import render_diagnosis
+from rounds_bot.fixing.testcommand import TestRun
+from rounds_bot.github.commands.grammar import neutralise
+from rounds_bot.redact import clean
+from rounds_bot.render import markdown as md
+
+FIX_MARK = "<!-- rounds:fix {signature_id} -->"
+
+
+def pull_title(issue_number: int, signature_id: str) -> str:
+    return f"rounds: proposed fix for #{issue_number} ({signature_id})"
+
+
+def commit_message(issue_number: int, signature_id: str, tests: TestRun) -> str:
+    """The fix commit's message, with trailers naming the signature and the issue."""
+    return (
+        f"Proposed fix for #{issue_number} ({signature_id})\n\n"
+        f"Proposed by rounds for the problem in issue #{issue_number}; {_plain(tests.summary())}.\n\n"
+        f"Rounds-Signature: {signature_id}\nRounds-Issue: #{issue_number}\n"
+    )
+
+
+def pull_body(
+    *,
+    issue_number: int,
+    signature_id: str,
+    asked_by: str,
+    diagnosis: Diagnosis | None,
+    files: list[str],
+    lines: tuple[int, int],
+    tests: TestRun,
+) -> str:
+    """The draft pull request's description: what it fixes, why, what changed, how it was tested."""
+    diagnosis_text = (
+        render_diagnosis(diagnosis)
+        if diagnosis
+        else "_No diagnosis yet: the change rests on the stack trace._"
+    )
+    parts = [
+        f"Fixes #{issue_number}",
+        f"rounds proposes this change for the problem in #{issue_number} "
+        f"(signature {md.code(signature_id)}), {md.escape(asked_by)}.",
+        "## Diagnosis",
+        diagnosis_text.strip(),
+        "## Files changed",
+        "\n".join(f"- {md.code(path)}" for path in files)
+        + f"\n\n{lines[0]} lines added, {lines[1]} removed.",
+        "## Tests",
+        test_section(tests),
+        "---",
+        "This is a draft. Review it, let CI run on it, and merge it yourself: rounds never merges or "
+        "approves. "
+        "After the merge rounds watches the problem: once the first release that carries the fix has run "
+        "for the quiet period without it, the issue is closed as resolved with the numbers; if the problem "
+        "comes back on that release or a later one, the issue is reopened as a regression.",
+        FIX_MARK.format(signature_id=signature_id),
+    ]
+    return neutralise("\n\n".join(parts)) + "\n"
+
+
+def test_section(tests: TestRun) -> str:
+    summary = md.escape(tests.summary())
+    if not tests.tail:
+        return str(summary)
+    return (
+        f"{summary}\n\n<details><summary>The last lines of its output</summary>\n\n"
+        f"{md.fenced(clean(tests.tail))}\n\n</details>"
+    )
+
+
+def proposed_comment(pr_number: int, branch: str, files: list[str], tests: TestRun, *, updated: bool) -> str:
+    did = "pushed a new commit to the draft pull request" if updated else "opened a draft pull request"
+    listed = ", ".join(str(md.code(path)) for path in files)
+    return neutralise(
+        f"rounds {did} #{pr_number} with a proposed fix (branch {md.code(branch)}; changed: {listed}). "
+        f"The repository's tests: {md.escape(tests.summary())}. Review it and merge it yourself; rounds "
+        "watches the problem after the merge and closes this issue once a release without it has run long "
+        "enough."
+    )
+
+
+def failed_comment(reason: str, details: list[str], tests: TestRun | None, kept: str | None) -> str:
+    """Why no pull request was opened."""
+    lines = [f"rounds could not propose a fix: {md.escape(reason)}."]
+    lines += [f"- {md.escape(detail)}" for detail in details]
+    if tests is not None and tests.tail:
+        lines.append(
+            f"\nThe repository's tests: {md.escape(tests.summary())}. The last lines of their output:"
+        )
+        lines.append(str(md.fenced(clean(tests.tail))))
+    after = (
+        f"The attempt is kept in the local branch {md.code(kept)} of the checkout rounds ran in."
+        if kept
+        else "Nothing was pushed."
+    )
+    lines.append(f"\n{after} `/rounds fix` tries again.")
+    return neutralise("\n".join(lines))
+
+
+def _plain(text: str) -> str:
+    return text.replace("`", "")

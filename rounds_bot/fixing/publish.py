@@ -1,0 +1,70 @@
+"""A tested fix goes out: push the branch, open (or update) the DRAFT pull request that says `Fixes #N`.
+
+    push      never forced: a rejection (someone pushed meanwhile, a protected branch) fails the attempt
+    update    the branch already had an open pull request: its description is brought up to date
+    open      a new draft pull request; when GitHub's answer is lost, the branch's pull request is looked up
+              before anything else, so a retried run never opens a second one
+
+rounds never merges, approves or closes a pull request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rounds_bot.errors import FixError, TrackerError
+from rounds_bot.fixing.branches import BranchPlan
+from rounds_bot.fixing.worktree import Worktree
+from rounds_bot.github.pulls import PullsApi
+from rounds_bot.models import Frozen
+
+
+class PushRejected(FixError):
+    """The remote refused the branch."""
+
+
+class PullUnknown(FixError):
+    """The branch is pushed, but whether its pull request was opened is not known: the next run looks."""
+
+
+class Published(Frozen):
+    number: int
+    url: str
+    updated: bool
+
+
+def push(tree: Worktree, remote: str, branch: str) -> None:
+    pushed = tree.git.push(remote, branch)
+    if not pushed.ok:
+        raise PushRejected(f"the push of {branch} to {remote} was rejected: {_last_lines(pushed.detail)}")
+
+
+def ensure_pull(pulls: PullsApi, plan: BranchPlan, *, title: str, body: str) -> Published:
+    """The branch's pull request with this description: updated when there is one, else opened as a draft."""
+    existing = plan.pull or pulls.pull_for_branch(plan.branch)
+    if existing is not None and existing.get("state") == "open":
+        pulls.update_pull_body(int(existing["number"]), body)
+        return _published(existing, updated=True)
+    try:
+        created = pulls.create_draft_pull(title=title, body=body, head=plan.branch, base=plan.base)
+    except TrackerError as error:
+        # the answer was lost (5xx, a reset) or GitHub says one exists already: look before anything else
+        found = pulls.pull_for_branch(plan.branch)
+        if found is None or found.get("state") != "open":
+            raise PullUnknown(
+                f"the pull request for {plan.branch} could not be opened: {error}",
+                hint="the branch is pushed; the next `rounds fix` opens its pull request (no new attempt)",
+            ) from error
+        if found.get("body") != body:
+            pulls.update_pull_body(int(found["number"]), body)
+        return _published(found, updated=False)
+    return _published(created, updated=False)
+
+
+def _published(pull: dict[str, Any], *, updated: bool) -> Published:
+    return Published(number=int(pull["number"]), url=str(pull.get("html_url") or ""), updated=updated)
+
+
+def _last_lines(text: str, count: int = 4) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return " / ".join(lines[-count:]) or "no reason given"

@@ -1,0 +1,112 @@
+"""`rounds changelog`: every fix from the event log, newest first, pinned by golden files (Markdown and JSON).
+
+Regenerate after a deliberate change with ROUNDS_UPDATE_GOLDEN=1."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rounds_bot.cli.app import main
+from rounds_bot.events import Fact
+from rounds_bot.store import Store
+
+pytestmark = pytest.mark.fix_loop
+GOLDEN = Path(__file__).parent / "golden" / "changelog"
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def proposed(pr: int, issue: int, sid: str, *files: str) -> tuple[Fact, str, dict[str, object]]:
+    branch = f"rounds/fix-{sid}-20260302"
+    return Fact.FIX_PROPOSED, sid, {"pr": pr, "issue": f"#{issue}", "branch": branch, "files": list(files)}
+
+
+def applied(
+    pr: int, sid: str, merged_at: str, versions: list[str], rate: float
+) -> tuple[Fact, str, dict[str, object]]:
+    payload = {"pr": pr, "merged_at": merged_at, "versions_before": versions, "rate_before": rate}
+    return Fact.FIX_APPLIED, sid, payload
+
+
+def released(pr: int, sid: str, version: str, first_seen: str) -> tuple[Fact, str, dict[str, object]]:
+    return Fact.FIX_RELEASED, sid, {"pr": pr, "version": version, "first_seen": first_seen}
+
+
+def fill(store: Store) -> None:
+    """Five fixes, one in each status, and a failed attempt that opened nothing."""
+    regression = "it recurred on 2.4.0, at or above 2.4.0, the first release after pull request 9 was merged"
+    rows = [
+        (0, proposed(7, 3, "sig_resolved", "app/pricing.py", "tests/test_pricing.py")),
+        (120, applied(7, "sig_resolved", "2026-03-02T11:00:00+00:00", ["1.0.0"], 6.0)),
+        (200, released(7, "sig_resolved", "1.1.0", "2026-03-02T12:10:00+00:00")),
+        (
+            1700,
+            (
+                Fact.INCIDENT_RESOLVED,
+                "sig_resolved",
+                {"pr": 7, "rate_after": 0.0417, "rate_after_release": 0.0},
+            ),
+        ),
+        (60, proposed(9, 4, "sig_regressed", "app/cart.py")),
+        (90, proposed(9, 4, "sig_regressed", "app/cart.py", "tests/test_cart.py")),
+        (150, applied(9, "sig_regressed", "2026-03-02T11:30:00+00:00", ["2.3.0"], 1.25)),
+        (210, released(9, "sig_regressed", "2.4.0", "2026-03-02T12:30:00+00:00")),
+        (300, (Fact.REGRESSED, "sig_regressed", {"count": 2, "reason": regression})),
+        (400, proposed(11, 5, "sig_merged", "app/tax.py")),
+        (500, applied(11, "sig_merged", "2026-03-02T17:15:00+00:00", [], 0.5)),
+        (600, proposed(12, 6, "sig_abandoned", "app/ship.py")),
+        (700, (Fact.FIX_ABANDONED, "sig_abandoned", {"pr": 12})),
+        (710, (Fact.FIX_FAILED, "sig_failed", {"reason": "the repository's tests failed with the change"})),
+        (800, proposed(14, 8, "sig_open", "app/<script>@team.py")),
+    ]
+    with store.transaction():
+        for number, (minutes, (kind, sid, payload)) in enumerate(rows):
+            at = T0 + timedelta(minutes=minutes)
+            store.append_event(kind, f"{kind}:{number}", signature_id=sid, run_id="r", at=at, payload=payload)
+
+
+@pytest.fixture
+def database(tmp_path: Path, clean_env: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "rounds.db"
+    store = Store.open(path)
+    fill(store)
+    store.close()
+    clean_env.setenv("SIGNATURES_DB_PATH", str(path))
+    clean_env.setenv("GITHUB_REPOSITORY", "octo/app")
+    return path
+
+
+@pytest.mark.parametrize(("name", "arguments"), [("changelog.md", []), ("changelog.json", ["--json"])])
+def test_changelog_matches_its_golden_file(database, name, arguments):
+    result = CliRunner().invoke(main, ["changelog", *arguments])
+    assert result.exit_code == 0, result.output
+    golden = GOLDEN / name
+    if os.environ.get("ROUNDS_UPDATE_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(result.output, encoding="utf-8")
+    assert result.output == golden.read_text(encoding="utf-8")
+
+
+def test_changelog_is_newest_first_with_every_status(database):
+    document = json.loads(CliRunner().invoke(main, ["changelog", "--json"]).output)
+    assert [fix["pr_number"] for fix in document["fixes"]] == [14, 12, 11, 9, 7]
+    assert document["counts"] == {"proposed": 1, "merged": 1, "resolved": 1, "regressed": 1, "abandoned": 1}
+
+
+def test_changelog_of_a_database_without_fixes_says_so(tmp_path, clean_env):
+    clean_env.setenv("SIGNATURES_DB_PATH", str(tmp_path / "empty.db"))
+    Store.open(tmp_path / "empty.db").close()
+    result = CliRunner().invoke(main, ["changelog"])
+    assert result.exit_code == 0 and "has not proposed a fix yet" in result.output
+
+
+def test_changelog_without_a_database_is_a_clear_error(tmp_path, clean_env):
+    clean_env.setenv("SIGNATURES_DB_PATH", str(tmp_path / "missing.db"))
+    result = CliRunner().invoke(main, ["changelog"])
+    assert result.exit_code == 2 and "no signature database at" in result.output
+    assert not (tmp_path / "missing.db").exists()
