@@ -66,10 +66,24 @@ def test_the_next_round_reads_from_the_cursor_and_counts_nothing_twice(signoz_en
     )
 
 
+def cursors(database) -> list[tuple[str, str]]:
+    with sqlite3.connect(database) as db:
+        return db.execute("select source, position from cursors").fetchall()
+
+
 def test_a_wrong_key_is_a_one_line_error_and_moves_no_cursor(signoz_env, clean_env):
     clean_env.setenv("SIGNOZ_API_KEY", "wrong")
     code, _, err = run()
     assert code == 2
-    assert "SIGNOZ_API_KEY" in err or "401" in err
-    db = sqlite3.connect(signoz_env / "rounds.db")
-    assert db.execute("select count(*) from cursors").fetchone()[0] == 0
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert "SIGNOZ_API_KEY" in err and "401" in err
+    # a first round that fails leaves no database behind, so no cursor either
+    assert not (signoz_env / "rounds.db").exists()
+    clean_env.setenv("SIGNOZ_API_KEY", "demo-key")
+    assert run()[0] == 0
+    before = cursors(signoz_env / "rounds.db")
+    assert len(before) == 1
+    clean_env.setenv("SIGNOZ_API_KEY", "wrong")
+    code, _, err = run()
+    assert code == 2 and "401" in err
+    assert cursors(signoz_env / "rounds.db") == before

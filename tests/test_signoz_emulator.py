@@ -6,13 +6,14 @@ import hashlib
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from signoz_emulator import Behaviour, SignozEmulator
+from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_emulator.engine import ClickHouseError, Engine
 from signoz_emulator.replies import go_json
@@ -235,6 +236,72 @@ def test_error_from_group_id_without_group_is_a_handle_error(http):
     assert "groupID param cannot be empty" in response.text
 
 
+def test_error_from_group_id_reads_the_timestamp_before_the_group(http):
+    response = http.get("/api/v1/errorFromGroupID", params={"timestamp": "soon"})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["msg"] == "timestamp param is not in correct timestamp format"
+
+
+VALUE_ERROR_TIMES = [
+    T0_NS + 60 * SECOND,
+    T0_NS + 600 * SECOND + 123_456_789,
+    T0_NS + 1200 * SECOND + 987_654_321,
+]
+
+
+def _occurrence(http: httpx.Client, at: int) -> dict[str, Any]:
+    params = {"groupID": CHECKOUT_VALUE_ERROR, "timestamp": at + 5_000_000}
+    return http.get("/api/v1/errorFromGroupID", params=params).json()
+
+
+def test_error_from_error_id_finds_one_occurrence_by_its_id(http):
+    middle = _occurrence(http, VALUE_ERROR_TIMES[1])
+    params = {"groupID": CHECKOUT_VALUE_ERROR, "timestamp": VALUE_ERROR_TIMES[1] + 5_000_000}
+    found = http.get("/api/v1/errorFromErrorID", params={**params, "errorID": middle["errorId"]})
+    assert found.status_code == 200 and found.json() == middle
+    other = http.get("/api/v1/errorFromErrorID", params={**params, "errorID": "not-this-one"})
+    assert other.status_code == 404 and other.json()["errorType"] == "not_found"
+    missing = http.get("/api/v1/errorFromErrorID", params=params)
+    assert missing.status_code == 400
+    assert missing.json() == {
+        "status": "error",
+        "errorType": "bad_data",
+        "error": "ErrorID missing from params",
+    }
+
+
+def test_next_prev_error_ids_walk_a_group_in_time_with_zero_times_at_the_ends(http):
+    first, middle, last = (_occurrence(http, at) for at in VALUE_ERROR_TIMES)
+
+    def walk(occurrence: dict[str, Any]) -> dict[str, Any]:
+        params = {
+            "groupID": CHECKOUT_VALUE_ERROR,
+            "errorID": occurrence["errorId"],
+            "timestamp": VALUE_ERROR_TIMES[[first, middle, last].index(occurrence)] + 5_000_000,
+        }
+        return http.get("/api/v1/nextPrevErrorIDs", params=params).json()
+
+    assert walk(middle) == {
+        "nextErrorID": last["errorId"],
+        "nextTimestamp": last["timestamp"],
+        "prevErrorID": first["errorId"],
+        "prevTimestamp": first["timestamp"],
+        "groupID": CHECKOUT_VALUE_ERROR,
+    }
+    assert walk(first)["prevErrorID"] == "" and walk(first)["prevTimestamp"] == "0001-01-01T00:00:00Z"
+    assert walk(last)["nextErrorID"] == "" and walk(last)["nextTimestamp"] == "0001-01-01T00:00:00Z"
+
+
+def test_a_failed_count_errors_query_is_respond_error_exec_422_not_a_handle_error(http):
+    response = http.post("/api/v1/countErrors", json=list_body(start="0"))
+    assert response.status_code == 422
+    assert response.json() == {
+        "status": "error",
+        "errorType": "exec",
+        "error": "error in processing sql query",
+    }
+
+
 # -- v5 query_range ---------------------------------------------------------------------------
 
 
@@ -405,6 +472,22 @@ def test_protected_endpoints_need_the_key_but_version_and_health_do_not(emulator
     assert refused.json()["error"]["code"] == "unauthenticated"
 
 
+def test_a_defect_inside_the_emulator_is_answered_500_naming_it_not_a_dropped_connection(emulator):
+    def broken(answer: Any) -> Any:
+        raise KeyError("no such field")
+
+    emulator.behaviour.faults.append(Fault("mutate", path="/api/v1/countErrors", mutate=broken))
+    response = httpx.post(
+        f"{emulator.url}/api/v1/countErrors", headers={"SIGNOZ-API-KEY": "k"}, json=list_body()
+    )
+    assert response.status_code == 500
+    assert "emulator failure: KeyError" in response.json()["error"]["message"]
+    again = httpx.post(
+        f"{emulator.url}/api/v1/countErrors", headers={"SIGNOZ-API-KEY": "k"}, json=list_body()
+    )
+    assert again.text == "3"
+
+
 def test_ui_paths_answer_an_html_page(emulator):
     response = httpx.get(f"{emulator.url}/services")
     assert response.headers["content-type"].startswith("text/html")
@@ -494,10 +577,12 @@ def test_emulator_runs_by_hand_from_a_fixture_file(tmp_path):
         line = process.stdout.readline()
         assert "5 exception rows, 7 spans, 5 log records" in line
         url = line.split(" on ", 1)[1].split(" ", 1)[0]
+        # the fixture's times were moved to end a minute ago: a day back covers them all
+        day_ago = time.time_ns() - 86_400 * SECOND
         count = httpx.post(
             f"{url}/api/v1/countErrors",
             headers={"SIGNOZ-API-KEY": "k"},
-            json={"start": "1", "end": str(2**62), "tags": []},
+            json={"start": str(day_ago), "end": str(2**62), "tags": []},
         )
         assert count.json() == 3
     finally:

@@ -29,6 +29,7 @@ import json
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -183,6 +184,8 @@ class SignozEmulator:
             (exceptions, "/api/v1/listErrors"): lambda: api.list_errors(method, body, parse_qs(query)),
             (exceptions, "/api/v1/countErrors"): lambda: api.count_errors(method, body, parse_qs(query)),
             ("GET", "/api/v1/errorFromGroupID"): lambda: api.error_from_group_id(parse_qs(query)),
+            ("GET", "/api/v1/errorFromErrorID"): lambda: api.error_from_error_id(parse_qs(query)),
+            ("GET", "/api/v1/nextPrevErrorIDs"): lambda: api.next_prev_error_ids(parse_qs(query)),
             ("POST", "/api/v5/query_range"): lambda: api.query_range(body),
         }
         handler = routes.get((method, path))
@@ -239,8 +242,14 @@ class _Handler(BaseHTTPRequestHandler):
             emulator.stopping.wait(fault.seconds)
             self.close_connection = True
             return
-        reply = emulator.answer(method, parts.path, parts.query, body, headers)
-        reply = _apply_fault(fault, reply, emulator.api())
+        try:
+            reply = emulator.answer(method, parts.path, parts.query, body, headers)
+            reply = _apply_fault(fault, reply, emulator.api())
+        except Exception as error:  # a defect of the emulator: answered, never a dropped connection
+            traceback.print_exc(file=sys.stderr)
+            reply = emulator.api().render_error(
+                500, "internal", "internal", f"emulator failure: {type(error).__name__}: {error}"
+            )
         emulator.record(SeenRequest(method, parts.path, parts.query, body, headers, reply.status))
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)

@@ -1,11 +1,12 @@
-"""The emulator's endpoints, without HTTP: open ones, the v1 exceptions API, and v5 (inherited).
+"""The emulator's endpoints, without HTTP: open ones, the v1 exceptions API, and (inherited) single
+occurrences (`occurrences`) and v5 (`v5`).
 
 The v1 exceptions API runs SigNoz's own statements (query service `clickhouseReader`: ListErrors,
-CountErrors, GetErrorFromGroupID) on the engine, with the named arguments bound as clickhouse-go
-binds them (strings quoted). What is SigNoz's and not ClickHouse's stays here: the request format by
-version (query parameters with GET before v0.18, a JSON body with POST from v0.18), the 30-second
-clamp of `end` against SigNoz's own clock, text/plain HandleError bodies for bad requests and for
-failed queries, RespondError bodies for a missing occurrence, and `errorId` in answers.
+CountErrors) on the engine, with the named arguments bound as clickhouse-go binds them (strings
+quoted). What is SigNoz's and not ClickHouse's stays here: the request format by version (query
+parameters with GET before v0.18, a JSON body with POST from v0.18), the 30-second clamp of `end`
+against SigNoz's own clock, and the error bodies of each handler: text/plain HandleError for bad
+requests and for a failed listErrors query, RespondError (`exec`, 422) for a failed countErrors one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from rounds_bot.sources.signoz.times import NS_PER_S
 
 from .engine import ClickHouseError, Engine, sql_literal
+from .occurrences import OccurrenceEndpoints
 from .replies import ApiError, Reply, go_json, go_type, go_value
 from .v5 import QueryRangeEndpoint
 
@@ -30,7 +32,7 @@ TAG_OPERATORS = {"In": "IN", "Equals": "IN", "NotIn": "NOT IN", "NotEquals": "NO
 
 
 @dataclass
-class EmulatedSignoz(QueryRangeEndpoint):
+class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint):
     """The endpoint logic of one emulated SigNoz: its engine, its version and its clock."""
 
     engine: Engine
@@ -148,11 +150,15 @@ class EmulatedSignoz(QueryRangeEndpoint):
             clause += f" AND {'NOT' if operator == 'NOT IN' else ''} ({pairs or 'false'})"
         return clause
 
-    def _run(self, sql: str) -> list[dict[str, Any]]:
+    def _run(self, sql: str, *, respond: bool = False) -> list[dict[str, Any]]:
+        """The statement's rows; a failed one answers as the handler does: HandleError 500
+        (listErrors), or RespondError `exec`, 422 (`respond`: countErrors)."""
         try:
             return self.engine.query(sql).rows
         except ClickHouseError as error:
-            raise ApiError(self.handle_error(500, "error in processing sql query")) from error
+            message = "error in processing sql query"
+            reply = self.respond_error(422, "exec", message) if respond else self.handle_error(500, message)
+            raise ApiError(reply) from error
 
     def list_errors(self, method: str, raw: bytes, query: dict[str, list[str]]) -> Reply:
         params = self._exceptions_params(method, raw, query, "ListErrorsParams", paging=True)
@@ -175,43 +181,8 @@ class EmulatedSignoz(QueryRangeEndpoint):
 
     def count_errors(self, method: str, raw: bytes, query: dict[str, list[str]]) -> Reply:
         params = self._exceptions_params(method, raw, query, "CountErrorsParams", paging=False)
-        rows = self._run("SELECT count(distinct(groupID)) AS count" + self._filters(params))
+        rows = self._run("SELECT count(distinct(groupID)) AS count" + self._filters(params), respond=True)
         return Reply(200, go_json(int(rows[0]["count"])))
-
-    def error_from_group_id(self, query: dict[str, list[str]]) -> Reply:
-        group_id = (query.get("groupID") or [""])[0]
-        if not group_id:
-            raise self._bad("groupID param cannot be empty from the query")
-        timestamp = (query.get("timestamp") or [""])[0]
-        if not timestamp:
-            raise self._bad("timestamp param missing in query")
-        if not timestamp.isdigit():
-            raise self._bad(f"timestamp param {timestamp} is not in correct timestamp format")
-        rows = self._run(
-            "SELECT errorID, exceptionType, exceptionStacktrace, exceptionEscaped, exceptionMessage, "
-            f"timestamp, spanID, traceID, serviceName, groupID FROM {ERROR_TABLE} "
-            f"WHERE timestamp = {sql_literal(timestamp)} AND groupID = {sql_literal(group_id)} LIMIT 1"
-        )
-        if not rows:
-            return self.respond_error(404, "not_found", "Error/Exception not found")
-        row = rows[0]
-        return Reply(
-            200,
-            go_json(
-                {
-                    "errorId": row["errorID"],
-                    "exceptionType": row["exceptionType"],
-                    "exceptionStacktrace": row["exceptionStacktrace"],
-                    "exceptionEscaped": bool(row["exceptionEscaped"]),
-                    "exceptionMessage": row["exceptionMessage"],
-                    "timestamp": go_value(row["timestamp"], "DateTime64(9)"),
-                    "spanID": row["spanID"],
-                    "traceID": row["traceID"],
-                    "serviceName": row["serviceName"],
-                    "groupID": row["groupID"],
-                }
-            ),
-        )
 
 
 def _error_row(row: dict[str, Any]) -> dict[str, Any]:
