@@ -3,6 +3,9 @@
 Each scenario drives the SigNoz client as rounds does and returns a summary of what it read;
 `scenarios.json` keeps, per scenario, the URL and window it was recorded with and that summary,
 so a replay (record_mode="none") must reach the same summary from the recorded answers alone.
+Each cassette opens with a comment naming what it was recorded against: the SigNoz version and
+the ClickHouse engine that ran its queries (the emulator's in-process chDB, or the live
+instance's ClickHouse as `SELECT version()` reports it where the key may run clickhouse_sql).
 
 Re-record the committed cassettes against the emulator:
 
@@ -19,6 +22,7 @@ The API key header is replaced by REDACTED in every cassette.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import sys
 from collections.abc import Callable
@@ -33,6 +37,7 @@ import vcr
 sys.path.insert(0, str(Path(__file__).parent))
 
 from signoz_emulator import Behaviour, SignozEmulator
+from signoz_emulator.engine import Engine
 from signoz_fixtures import WINDOW_END_NS, WINDOW_START_NS, fixture_dataset
 
 from rounds_bot.errors import SignozError
@@ -40,6 +45,7 @@ from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.probe import check
+from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request
 from rounds_bot.sources.signoz.source import SignozSource
 from rounds_bot.sources.signoz.times import (
     datetime_to_ns,
@@ -72,6 +78,48 @@ class Context:
             sleep=lambda seconds: None,
             wall_clock=lambda: self.end_ns / 1e9 + 60,
         )
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What cassettes were recorded against: who answered, its SigNoz version, its ClickHouse."""
+
+    against: str
+    signoz_version: str
+    clickhouse: str
+
+    def header(self) -> str:
+        return (
+            f"# Recorded against {self.against}: SigNoz {self.signoz_version}, its queries run by "
+            f"{self.clickhouse}.\n# Re-record: see tests/signoz_recorder.py.\n"
+        )
+
+
+def emulator_recording(version: str) -> Recording:
+    engine = f"ClickHouse {Engine.shared().version()} in-process (chdb-core-lite {_chdb_version()})"
+    return Recording("the rounds SigNoz emulator", version, engine)
+
+
+def _chdb_version() -> str:
+    try:
+        return importlib.metadata.version("chdb-core-lite")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def live_recording(context: Context) -> Recording:
+    """A live SigNoz's version and, where the key may run clickhouse_sql, its ClickHouse version;
+    asked outside any cassette."""
+    with SignozClient(context.url, context.api_key) as client:
+        version = client.version().version
+        sql = clickhouse_sql("SELECT version() AS version")
+        try:
+            data = client.query_range(query_range_request(context.start_ns, context.end_ns, "raw", sql))
+            rows = [row for result in data.raw_results() for row in result.rows or []]
+            clickhouse = f"ClickHouse {rows[0].data['version']}" if rows else "ClickHouse (version not read)"
+        except SignozError as error:
+            clickhouse = f"its ClickHouse (version not read: {str(error).split(' (')[0]})"
+    return Recording(f"the SigNoz at {context.url}", version, clickhouse)
 
 
 @dataclass(frozen=True)
@@ -208,16 +256,19 @@ def make_vcr(directory: Path, record_mode: str) -> vcr.VCR:
     )
 
 
-def record(scenario: Scenario, context: Context, directory: Path, against: str) -> dict[str, Any]:
+def record(scenario: Scenario, context: Context, directory: Path, recording: Recording) -> dict[str, Any]:
     cassette = directory / f"{scenario.name}.yaml"
     cassette.unlink(missing_ok=True)
     with make_vcr(directory, "all").use_cassette(cassette.name):
         summary = scenario.run(context)
+    cassette.write_text(recording.header() + cassette.read_text(encoding="utf-8"), encoding="utf-8")
     return {
         "url": context.url,
         "start_ns": context.start_ns,
         "end_ns": context.end_ns,
-        "recorded_against": against,
+        "recorded_against": recording.against,
+        "signoz_version": recording.signoz_version,
+        "clickhouse": recording.clickhouse,
         "summary": summary,
     }
 
@@ -238,8 +289,8 @@ def record_against_emulator(directory: Path = CASSETTES) -> dict[str, Any]:
         behaviour.api_key = EMULATOR_KEY
         with SignozEmulator(dataset, behaviour) as emulator:
             context = Context(emulator.url, EMULATOR_KEY, WINDOW_START_NS, WINDOW_END_NS)
-            against = f"rounds SigNoz emulator {behaviour.version}"
-            index[scenario.name] = record(scenario, context, directory, against)
+            recording = emulator_recording(behaviour.version)
+            index[scenario.name] = record(scenario, context, directory, recording)
     write_index(directory, index)
     return index
 
@@ -253,9 +304,10 @@ def record_against_live(url: str, api_key: str, directory: Path = CASSETTES) -> 
         datetime_to_ns(now - timedelta(seconds=60)),
     )
     index = read_index(directory)
+    recording = live_recording(context)
     for scenario in SCENARIOS:
         if scenario.live:
-            index[scenario.name] = record(scenario, context, directory, "a real SigNoz")
+            index[scenario.name] = record(scenario, context, directory, recording)
     write_index(directory, index)
     return index
 

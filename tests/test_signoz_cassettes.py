@@ -7,10 +7,15 @@ SigNoz can play (`pytest -m signoz_live`).
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from pathlib import Path
 
 import pytest
+from signoz_emulator import Behaviour, SignozEmulator, build_dataset
+from signoz_emulator.engine import Engine
+from signoz_fixtures import write_fixture
 from signoz_recorder import (
     CASSETTES,
     EMULATOR_KEY,
@@ -57,11 +62,26 @@ def test_cassettes_hold_no_api_key(path):
         assert headers.get("signoz-api-key", ["REDACTED"]) == ["REDACTED"]
 
 
+@pytest.mark.parametrize("path", CASSETTE_FILES, ids=lambda path: path.stem)
+def test_every_cassette_opens_naming_the_signoz_version_and_clickhouse_engine_it_imitates(path):
+    entry = INDEX[path.stem]
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith(
+        f"# Recorded against {entry['recorded_against']}: SigNoz {entry['signoz_version']}"
+    )
+    assert f"its queries run by {entry['clickhouse']}." in first
+    if entry["recorded_against"] == "the rounds SigNoz emulator":
+        assert "in-process (chdb-core-lite " in entry["clickhouse"]
+    for exchange in exchanges_of(load(path)):
+        if exchange.path == "/api/v1/version":
+            assert json.loads(exchange.response_body)["version"] == entry["signoz_version"]
+
+
 def test_the_emulator_today_still_answers_what_the_cassettes_recorded(tmp_path):
     fresh = record_against_emulator(tmp_path)
     for name, entry in fresh.items():
         assert check_exchanges(exchanges_of(load(tmp_path / f"{name}.yaml"))) == [], name
-        if INDEX[name]["recorded_against"].startswith("rounds SigNoz emulator"):
+        if INDEX[name]["recorded_against"] == "the rounds SigNoz emulator":
             assert entry["summary"] == INDEX[name]["summary"], (
                 f"{name}: the emulator drifted from the committed cassette; if on purpose, "
                 "re-record with `python tests/signoz_recorder.py`"
@@ -103,6 +123,32 @@ def test_the_shape_checker_catches_error_id_spelt_like_the_query_parameter():
     assert check_exchanges([exchange]) == [
         "#0 GET /api/v1/errorFromGroupID: model.ErrorWithSpan keys (errorId, not errorID)"
     ]
+
+
+def test_the_live_re_record_path_records_replayable_cassettes_with_their_header(tmp_path):
+    # the path `pytest -m signoz_live` takes, pointed at the emulator with its data moved to the last hour
+    dataset = build_dataset(
+        [write_fixture(tmp_path / "fixture.otlp.jsonl")],
+        rebase=True,
+        synthetic_events=0,
+        synthetic_groups=0,
+        window_seconds=0,
+        now_ns=time.time_ns(),
+    )
+    with SignozEmulator(dataset, Behaviour(api_key="live-key")) as emulator:
+        index = record_against_live(emulator.url, "live-key", tmp_path)
+        engine = Engine.shared().version()
+    assert set(index) == {scenario.name for scenario in SCENARIOS if scenario.live}
+    for name, entry in index.items():
+        assert entry["signoz_version"] == "v0.138.0" and entry["clickhouse"] == f"ClickHouse {engine}"
+        header = (tmp_path / f"{name}.yaml").read_text(encoding="utf-8").splitlines()[0]
+        assert header == (
+            f"# Recorded against the SigNoz at {emulator.url}: SigNoz v0.138.0, its queries run by "
+            f"ClickHouse {engine}."
+        )
+        assert "live-key" not in (tmp_path / f"{name}.yaml").read_text(encoding="utf-8")
+        assert replay(name, entry, tmp_path) == entry["summary"]
+    assert index["first_and_quiet_round"]["summary"]["first"]["events"]
 
 
 @pytest.mark.signoz_live
