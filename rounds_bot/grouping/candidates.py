@@ -14,7 +14,6 @@ similarity terms, which depend on the same in-app rules as its fingerprint.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from rounds_bot.grouping.crash_site import crash_site
@@ -29,19 +28,17 @@ from rounds_bot.grouping.fingerprint import (
     trace_fingerprint,
 )
 from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles
-from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.similarity import document_terms
-from rounds_bot.grouping.stacktrace import ParsedTrace, parse_stacktrace
+from rounds_bot.grouping.stacktrace import ParsedTrace
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.templates import render as render_template
+from rounds_bot.grouping.trace_memo import TraceMemo
 from rounds_bot.models import ErrorEvent
 
 #: entries each memo holds before it is cleared
 MEMO_LIMIT = 4096
 
-#: a parsed trace: the text's digest, the trace, and its exceptions' normalised values
-ParsedEventTrace = tuple[str, ParsedTrace, list[str]]
 #: what a trace candidate depends on: digest, service, error type, message, environment, version
 _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
 #: what a template fingerprint depends on: template id and tokens, error type, environment, version
@@ -70,7 +67,7 @@ class CandidateReader:
         self._rules = rules
         self._shapes = shapes
         self._miner = miner
-        self._traces: dict[str, ParsedEventTrace | None] = {}
+        self._traces = TraceMemo()
         self._trace_candidates: dict[_TraceKey, Candidate | None] = {}
         self._buckets: dict[tuple[str, str | None], str] = {}
         self._template_fingerprints: dict[_TemplateKey, Fingerprint] = {}
@@ -87,10 +84,17 @@ class CandidateReader:
                 title_for(event.error_type, normalized),
                 code_key=f"{service}\x1f{code.code}",
             )
-        parsed = self._parse(event)
+        parsed = self._traces.parsed(event.stacktrace) if event.stacktrace else None
         if parsed is not None:
-            digest, trace, values = parsed
-            key = (digest, service, event.error_type, normalized, event.environment, event.service_version)
+            trace, values = parsed.trace, parsed.values
+            key = (
+                parsed.key,
+                service,
+                event.error_type,
+                normalized,
+                event.environment,
+                event.service_version,
+            )
             candidate = self._trace_candidates.get(key)
             if candidate is None:
                 candidate = self._trace_candidate(event, normalized, trace, values)
@@ -167,22 +171,6 @@ class CandidateReader:
             environment=event.environment,
             service_version=event.service_version,
         )
-
-    def _parse(self, event: ErrorEvent) -> ParsedEventTrace | None:
-        """The event's parsed trace with its exceptions' normalised values (memoised by text)."""
-        if not event.stacktrace or event.stacktrace.isspace():
-            return None
-        digest = hashlib.sha1(event.stacktrace.encode("utf-8", "surrogatepass")).hexdigest()
-        if digest in self._traces:
-            return self._traces[digest]
-        trace = parse_stacktrace(event.stacktrace)
-        parsed = None
-        if trace is not None:
-            parsed = (digest, trace, [normalize_uncached(e.value) for e in trace.exceptions])
-        if len(self._traces) >= MEMO_LIMIT:
-            self._traces.clear()
-        self._traces[digest] = parsed
-        return parsed
 
 
 def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:

@@ -18,7 +18,7 @@ _MAX_VALUE_CHARS = 160
 class Component:
     """One node of the tree. Immutable by convention; `effective` is worked out once."""
 
-    __slots__ = ("children", "contributes", "effective", "hint", "name", "value")
+    __slots__ = ("children", "contributes", "effective", "hint", "name", "serialized", "value")
 
     effective: bool
 
@@ -35,6 +35,8 @@ class Component:
         self.contributes = contributes
         self.hint = hint
         self.children = children
+        #: this component's part of the hash input, once worked out (components are immutable)
+        self.serialized: str | None = None
         #: True when this component really enters the hash: it contributes, and it is a leaf
         #: with a value or a node with at least one effective child
         effective = False
@@ -70,24 +72,23 @@ def _all_present(children: tuple[Component | None, ...]) -> TypeGuard[tuple[Comp
 
 def hash_tree(root: Component, version: str) -> str:
     """sha256 over the version and every contributing leaf, with the shape of the tree."""
-    parts: list[str] = [version]
-    _serialize(root, parts)
-    return hashlib.sha256("".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256((version + _serialized(root)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _serialize(component: Component, parts: list[str]) -> None:
+def _serialized(component: Component) -> str:
     # Length-prefixed, so no value can be mistaken for structure.
-    if not component.effective:
-        return
-    name = component.name
-    if component.children:
-        parts.append(f"{len(name)}:{name}(")
-        for child in component.children:
-            _serialize(child, parts)
-        parts.append(")")
-    else:
-        value = component.value or ""
-        parts.append(f"{len(name)}:{name}={len(value)}:{value};")
+    text = component.serialized
+    if text is None:
+        if not component.effective:
+            text = ""
+        elif component.children:
+            name = component.name
+            text = f"{len(name)}:{name}(" + "".join(_serialized(c) for c in component.children) + ")"
+        else:
+            name, value = component.name, component.value or ""
+            text = f"{len(name)}:{name}={len(value)}:{value};"
+        component.serialized = text
+    return text
 
 
 def render(root: Component) -> str:

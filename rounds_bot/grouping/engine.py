@@ -76,6 +76,9 @@ class GroupingEngine:
         self._candidates = CandidateReader(self._rules, self._shapes, self._miner)
         self._explainer = Explainer(self.config)
         self._routes: dict[str, Route] = {}
+        #: the fingerprint tier's answers per memoised candidate (keyed by identity; the entry
+        #: keeps the candidate alive, so an id is never reused while it is a key)
+        self._answers: dict[int, tuple[Candidate, Assignment]] = {}
         self._next_seq = 0
         for state in sorted(known, key=lambda s: s.seq):
             self._load(state)
@@ -98,9 +101,12 @@ class GroupingEngine:
             if known is not None:
                 return self._assignment(candidate, known, "error_code")
             return self._create(candidate, neighbours=[])
+        answered = self._answers.get(id(candidate))
+        if answered is not None and answered[0] is candidate:
+            return answered[1]
         known = self._known(candidate)
         if known is not None:
-            return self._assignment(candidate, known, "fingerprint")
+            return self._known_answer(candidate, known)
         return self._place_by_similarity(candidate)
 
     def state(self, signature_id: str) -> SignatureState:
@@ -169,6 +175,15 @@ class GroupingEngine:
         return answer
 
     # --- tiers --------------------------------------------------------------------------------
+
+    def _known_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
+        """The fingerprint tier's answer; the same for a candidate every time (a hash, once
+        registered, always leads to the same signature), so it is given once per candidate."""
+        answer = self._assignment(candidate, signature_id, "fingerprint")
+        if len(self._answers) >= _ANSWERS_PER_TEMPLATE * 16:
+            self._answers.clear()
+        self._answers[id(candidate)] = (candidate, answer)
+        return answer
 
     def _known(self, candidate: Candidate) -> str | None:
         if candidate.template_id is not None:

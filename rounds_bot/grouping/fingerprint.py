@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rounds_bot.grouping.components import Component, hash_tree, leaf, node
-from rounds_bot.grouping.frames import frame_components
+from rounds_bot.grouping.frames import frame_components, recursion_hints
 from rounds_bot.grouping.inapp import Role, TraceRoles
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
@@ -100,12 +100,13 @@ def trace_fingerprint(
     if trace.frame_count == 0:
         return None
     only = _contributing_role(trace, roles)
-    system = _trace_tree(view, trace, roles, normalized_values, only=None)
+    recursion = [recursion_hints(e.frames) for e in trace.exceptions]
+    system = _trace_tree(view, trace, roles, normalized_values, recursion, only=None)
     legacy = tuple(hash_tree(system, version) for version in LEGACY_VERSIONS)
     system_hash = hash_tree(system, FINGERPRINT_VERSION)
     if only is None:
         return Fingerprint("system", system_hash, system, legacy_hashes=legacy)
-    tree = _trace_tree(view, trace, roles, normalized_values, only=only)
+    tree = _trace_tree(view, trace, roles, normalized_values, recursion, only=only)
     return Fingerprint(
         only, hash_tree(tree, FINGERPRINT_VERSION), tree, other_hashes=(system_hash,), legacy_hashes=legacy
     )
@@ -123,12 +124,18 @@ def _contributing_role(trace: ParsedTrace, roles: TraceRoles) -> Contributing | 
 
 
 def _trace_tree(
-    view: EventView, trace: ParsedTrace, roles: TraceRoles, values: list[str], *, only: Contributing | None
+    view: EventView,
+    trace: ParsedTrace,
+    roles: TraceRoles,
+    values: list[str],
+    recursion: list[list[str | None]],
+    *,
+    only: Contributing | None,
 ) -> Component:
     exceptions: list[Component] = []
     for index, exception in enumerate(trace.exceptions):
         other_goroutine = trace.runtime == "go" and exception.relation == "context"
-        frames = frame_components(exception.frames, roles.frames[index], only)
+        frames = frame_components(exception.frames, roles.frames[index], only, recursion[index])
         stack = node(
             "stacktrace",
             *frames,

@@ -22,6 +22,8 @@ MAX_CYCLE = 8
 #: frames beyond this many (crash site first) do not contribute
 MAX_CONTRIBUTING_FRAMES = 64
 _SPACES = re.compile(r"\s+")
+_MEMO_LIMIT = 100_000
+_COMPONENTS: dict[tuple[Frame, str | None], Component] = {}
 _NOT: dict[Role, str] = {"app": "not in-app", "test": "not test code", "library": "not a library"}
 
 
@@ -53,6 +55,8 @@ def recursion_hints(frames: tuple[Frame, ...]) -> list[str | None]:
     """For each frame, why recursion folding leaves it out (None: it stays)."""
     identities = [(f.module, f.filename, f.function, f.lineno) for f in frames]
     hints: list[str | None] = [None] * len(frames)
+    if len(set(identities)) == len(identities):
+        return hints  # no frame repeats: nothing to fold (the common case, decided at once)
     for index in range(1, len(frames)):
         if identities[index] == identities[index - 1]:
             hints[index] = "ignored due to recursion"
@@ -63,7 +67,10 @@ def recursion_hints(frames: tuple[Frame, ...]) -> list[str | None]:
             end = index + period
             if end + period > len(frames):
                 break
-            if identities[index:end] != identities[end : end + period]:
+            if (
+                identities[index] != identities[end]
+                or identities[index:end] != identities[end : end + period]
+            ):
                 continue
             repeat = end
             while (
@@ -82,20 +89,19 @@ def recursion_hints(frames: tuple[Frame, ...]) -> list[str | None]:
 
 
 def frame_components(
-    frames: tuple[Frame, ...], roles: tuple[FrameRole, ...], only: Role | None
+    frames: tuple[Frame, ...],
+    roles: tuple[FrameRole, ...],
+    only: Role | None,
+    recursion: list[str | None] | None = None,
 ) -> list[Component]:
     """One component per frame, crash site first, with why each is or is not used: with `only`
-    set, frames of another role do not contribute."""
-    recursion = recursion_hints(frames)
+    set, frames of another role do not contribute. `recursion` is `recursion_hints(frames)`,
+    when the caller has it already."""
+    if recursion is None:
+        recursion = recursion_hints(frames)
     components: list[Component] = []
     contributing = 0
     for frame, role, recursion_hint in zip(frames, roles, recursion, strict=True):
-        key = frame_key(frame)
-        children = [leaf("module", key.module), leaf("function", key.function)]
-        if key.context is not None:
-            children.append(leaf("context-line", key.context))
-        elif frame.context_line:
-            children.append(leaf("context-line", frame.context_line, "longer than 120 characters"))
         hint = None
         if recursion_hint:
             hint = recursion_hint
@@ -103,10 +109,31 @@ def frame_components(
             hint = f"{_NOT[only]}: {role.reason}"
         elif contributing >= MAX_CONTRIBUTING_FRAMES:
             hint = f"beyond the first {MAX_CONTRIBUTING_FRAMES} frames"
-        value = f"{key.module} {key.function}"
-        if frame.lineno is not None:
-            value += f" (line {frame.lineno})"  # shown, never hashed: only children are
-        components.append(node("frame", *children, value=value, hint=hint))
+        components.append(frame_component(frame, hint))
         if hint is None:
             contributing += 1
     return components
+
+
+def frame_component(frame: Frame, hint: str | None) -> Component:
+    """A frame's component (memoised: components are immutable, and frames recur across traces)."""
+    key = (frame, hint)
+    found = _COMPONENTS.get(key)
+    if found is None:
+        if len(_COMPONENTS) >= _MEMO_LIMIT:
+            _COMPONENTS.clear()
+        found = _COMPONENTS[key] = _build_frame_component(frame, hint)
+    return found
+
+
+def _build_frame_component(frame: Frame, hint: str | None) -> Component:
+    key = frame_key(frame)
+    children = [leaf("module", key.module), leaf("function", key.function)]
+    if key.context is not None:
+        children.append(leaf("context-line", key.context))
+    elif frame.context_line:
+        children.append(leaf("context-line", frame.context_line, "longer than 120 characters"))
+    value = f"{key.module} {key.function}"
+    if frame.lineno is not None:
+        value += f" (line {frame.lineno})"  # shown, never hashed: only children are
+    return node("frame", *children, value=value, hint=hint)

@@ -105,6 +105,8 @@ _OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1}
 
 _MEMO_LIMIT = 50_000
 _APPLICATION = "application code"
+#: the owner rule's answers per (module, owner): the same packages recur in every trace
+_OWNED: dict[tuple[str | None, str], FrameRole] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,12 +237,20 @@ def _entry_owner(trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...], c
 def _owned(role: FrameRole, module: str | None, owner: str) -> FrameRole:
     if role.reason != _APPLICATION:
         return role
-    owner_parts = owner.split(".")
-    package = _package(module)
-    if package[: len(owner_parts)] == owner_parts:
-        return FrameRole("app", f"the app's code: {owner} is where the trace enters")
-    theirs = ".".join(package[: len(owner_parts)]) or "the default package"
-    return FrameRole("library", f"another owner's code ({theirs}), called by the app ({owner})")
+    key = (module, owner)
+    found = _OWNED.get(key)
+    if found is None:
+        if len(_OWNED) >= _MEMO_LIMIT:
+            _OWNED.clear()
+        owner_parts = owner.split(".")
+        package = _package(module)
+        if package[: len(owner_parts)] == owner_parts:
+            found = FrameRole("app", f"the app's code: {owner} is where the trace enters")
+        else:
+            theirs = ".".join(package[: len(owner_parts)]) or "the default package"
+            found = FrameRole("library", f"another owner's code ({theirs}), called by the app ({owner})")
+        _OWNED[key] = found
+    return found
 
 
 def _matches(prefix: str, module: str, path: str) -> bool:

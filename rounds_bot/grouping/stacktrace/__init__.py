@@ -17,8 +17,17 @@ from rounds_bot.grouping.stacktrace.model import (
     Runtime,
     trace_lines,
 )
+from rounds_bot.grouping.stacktrace.reading import memoised_by_line
 
-__all__ = ["Frame", "ParsedException", "ParsedTrace", "Runtime", "detect_runtime", "parse_stacktrace"]
+__all__ = [
+    "Frame",
+    "ParsedException",
+    "ParsedTrace",
+    "Runtime",
+    "detect_runtime",
+    "frame_lines",
+    "parse_stacktrace",
+]
 
 _SNIFF_LINES = 60
 _GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
@@ -33,6 +42,16 @@ _PARSERS = {
     "dotnet": dotnet.parse,
     "ruby": ruby.parse,
     "ocaml": ocaml.parse,
+}
+
+_FRAME_LINES = {
+    "python": python.is_frame_line,
+    "java": java.is_frame_line,
+    "node": node.is_frame_line,
+    "go": go.is_frame_line,
+    "dotnet": dotnet.is_frame_line,
+    "ruby": ruby.is_frame_line,
+    "ocaml": ocaml.is_frame_line,
 }
 
 
@@ -51,6 +70,7 @@ def detect_runtime(lines: list[str]) -> Runtime | None:
     return max(votes, key=lambda r: votes[r])
 
 
+@memoised_by_line
 def _runtime_of_line(line: str) -> Runtime | None:
     stripped = line.lstrip()
     if stripped.startswith("at "):
@@ -79,3 +99,10 @@ def parse_stacktrace(text: str | None) -> ParsedTrace | None:
     if runtime is None:
         return None
     return _PARSERS[runtime](lines)
+
+
+def frame_lines(lines: list[str], runtime: Runtime) -> list[bool]:
+    """For each line, whether it prints (part of) a frame in the runtime's format: location,
+    source and caret lines, `... N more`."""
+    is_frame = _FRAME_LINES[runtime]
+    return [is_frame(line) for line in lines]

@@ -42,6 +42,10 @@ def looks_like_dotnet_frame(line: str) -> bool:
     return bool(match["file"]) or line.startswith("   at ") or " " in match["args"] or not match["args"]
 
 
+def is_frame_line(line: str) -> bool:
+    return _FRAME.match(line) is not None or line.strip() == _INNER_END or bool(_ASYNC_BOUNDARY.match(line))
+
+
 def parse(lines: list[str]) -> ParsedTrace | None:
     headers: list[tuple[str, str]] = []
     segments: list[list[Frame]] = [[]]

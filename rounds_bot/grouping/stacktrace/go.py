@@ -31,6 +31,14 @@ _FILE = re.compile(r"^\s+(?P<file>.{1,2048}?\.(?:go|s|c)):(?P<line>\d{1,9})(?: \
 _SIGNAL = re.compile(r"^\[signal .*\]$")
 
 
+def is_frame_line(line: str) -> bool:
+    """A frame's file line, or the function line above it."""
+    if _FILE.match(line):
+        return True
+    stripped = line.strip()
+    return not line.startswith((" ", "\t")) and "(" in stripped and _FUNCTION.match(stripped) is not None
+
+
 def parse(lines: list[str]) -> ParsedTrace | None:
     panic_kind, panic_value = "panic", ""
     goroutines: list[list[Frame]] = []

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
-from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace
+from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace, memoised_by_line
 
 _FRAME = re.compile(
     r"^\s*at (?:(?P<loader>[\w.-]{1,128}(?:@[\w.-]{1,64})?)?/{1,2})?(?P<symbol>[^\s()]{1,1024})"
@@ -60,17 +60,22 @@ def looks_like_jvm_frame(line: str) -> bool:
     return match is not None and bool(_JVM_FILE.search(match["location"].strip()))
 
 
+def is_frame_line(line: str) -> bool:
+    """A line that prints a frame, or stands for frames (`... 12 more`)."""
+    return _frame_of(line) is not None or _MORE.match(line) is not None
+
+
 def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[ParsedException] = []
     current: OpenException | None = None
     for line in lines:
         if not line.strip():
             continue
-        frame_match = _FRAME.match(line)
-        if frame_match:
+        frame = _frame_of(line)
+        if frame is not None:
             if current is None:
                 current = OpenException("java.lang.Throwable", "", "raised")
-            current.frames.append(_frame(frame_match))
+            current.frames.append(frame)
             continue
         if _MORE.match(line):
             continue
@@ -98,6 +103,12 @@ def _looks_like_header(line: str) -> bool:
     head = stripped.split(":", 1)[0]
     # `pkg.SomeException: message`, or a bare class name with an Exception/Error suffix
     return " " not in head and ("." in head or head.endswith(("Exception", "Error", "Throwable")))
+
+
+@memoised_by_line
+def _frame_of(line: str) -> Frame | None:
+    match = _FRAME.match(line)
+    return _frame(match) if match else None
 
 
 def _frame(match: re.Match[str]) -> Frame:

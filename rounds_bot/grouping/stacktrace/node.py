@@ -40,6 +40,10 @@ def looks_like_v8_frame(line: str) -> bool:
     return bool(_FRAME_BARE.match(line))
 
 
+def is_frame_line(line: str) -> bool:
+    return _frame(line) is not None
+
+
 def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[ParsedException] = []
     current: OpenException | None = None

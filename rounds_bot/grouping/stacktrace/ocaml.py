@@ -29,6 +29,10 @@ _HEADER = re.compile(
 )
 
 
+def is_frame_line(line: str) -> bool:
+    return _FRAME.match(line) is not None
+
+
 def parse(lines: list[str]) -> ParsedTrace | None:
     type_, value = "Exception", ""
     frames: list[Frame] = []

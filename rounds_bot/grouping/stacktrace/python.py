@@ -41,6 +41,11 @@ def looks_like_frame(line: str) -> bool:
     return 'File "' in line and ", line " in line and _FRAME.match(_strip_group_prefix(line)) is not None
 
 
+def is_frame_line(line: str) -> bool:
+    """A frame's location line, or the source and caret lines Python prints under it."""
+    return looks_like_frame(line) or (line.startswith("    ") and not line.isspace())
+
+
 def parse(lines: list[str]) -> ParsedTrace | None:
     grouped = any(_GROUP_HEADER in line for line in lines[:3])
     reader = _BlockReader()

@@ -3,7 +3,9 @@ frames are complete, then the trace."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation, Runtime
 
@@ -30,3 +32,24 @@ def finish_trace(
     if not any(e.frames for e in exceptions):
         return None
     return ParsedTrace(runtime, tuple(exceptions))
+
+
+T = TypeVar("T")
+_LINE_MEMO_LIMIT = 100_000
+
+
+def memoised_by_line(read: Callable[[str], T]) -> Callable[[str], T]:
+    """`read` with its answers kept per line text: the same lines (a framework's frames, a
+    runner's) recur in trace after trace. Bounded: a full memo is cleared, never evicted piecemeal."""
+    memo: dict[str, T] = {}
+
+    def memoised(line: str) -> T:
+        try:
+            return memo[line]
+        except KeyError:
+            if len(memo) >= _LINE_MEMO_LIMIT:
+                memo.clear()
+            answer = memo[line] = read(line)
+            return answer
+
+    return memoised

@@ -23,6 +23,10 @@ _RAILS_HEADER = re.compile(r"^(?P<type>[A-Z][\w:]{0,255}) \((?P<value>.*)\):$")
 _BLOCK = re.compile(r"^(?:block (?:\(\d+ levels\) )?in |rescue in |ensure in )")
 
 
+def is_frame_line(line: str) -> bool:
+    return _FROM.match(line) is not None or _RAISE.match(line) is not None
+
+
 def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[OpenException] = []
     for line in lines:

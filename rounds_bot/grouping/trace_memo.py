@@ -1,0 +1,125 @@
+"""Each distinct stack trace is parsed once: parsed traces memoised by shape.
+
+Occurrences of one problem print the same frames; what changes between them is mostly a value
+in the exception's message (`cart 17 is empty`, `cart 912 is empty`). A trace's *shape* is its
+text with every ASCII digit made 0. Two texts of one shape whose frame lines (from the first line
+that prints a frame, see `stacktrace.frame_lines`) are equal character for character parse to
+the same exceptions and frames; only the other lines (Java's header and `Caused by:` lines,
+Python's exception lines) can differ, and only in digits. Normalisation masks digits the
+same way whatever their values (see `normalize`), so when the first text's exception types and
+normalised values show no digit, the second text is the same trace for grouping, and gets the
+first one's parse. Anything else is parsed afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from rounds_bot.grouping.normalize import SHAPE_DIGITS, normalize_uncached
+from rounds_bot.grouping.stacktrace import ParsedTrace, frame_lines, parse_stacktrace
+from rounds_bot.grouping.stacktrace.model import trace_lines
+
+#: traces each memo holds before it is cleared (never evicted piecemeal)
+MEMO_LIMIT = 4096
+#: texts longer than this are looked up by shape only, so the memo stays small
+_MAX_MEMO_TEXT = 65_536
+#: distinct frame texts remembered per shape
+_VARIANTS_PER_SHAPE = 64
+
+
+@dataclass(frozen=True)
+class ParsedText:
+    """A parsed trace: `key` names it (texts that share a parse share a key), `values` are its
+    exceptions' normalised values."""
+
+    key: str
+    trace: ParsedTrace
+    values: list[str]
+
+
+@dataclass(frozen=True)
+class _ShapeEntry:
+    """The texts of one shape: where their frame lines are (the same lines in every text of the
+    shape, as character spans of runs of frame lines), and the parse of each distinct frame text."""
+
+    spans: tuple[tuple[int, int], ...]
+    parses: dict[str, ParsedText]
+
+    def frames_of(self, text: str) -> str:
+        return "\n".join(text[start:end] for start, end in self.spans)
+
+
+class TraceMemo:
+    def __init__(self) -> None:
+        self._by_text: dict[str, ParsedText | None] = {}
+        self._by_shape: dict[bytes, _ShapeEntry] = {}
+
+    def parsed(self, text: str) -> ParsedText | None:
+        """The trace in `text` with its normalised values, or None when no parser reads it."""
+        known = self._by_text.get(text, _MISSING)
+        if known is not _MISSING:
+            return known
+        shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
+        entry = self._by_shape.get(shape)
+        if entry is not None:
+            found = entry.parses.get(entry.frames_of(text))
+            if found is not None:
+                return found
+        parsed = _parse(text)
+        if len(self._by_text) >= MEMO_LIMIT:
+            self._by_text.clear()
+        if len(text) <= _MAX_MEMO_TEXT:
+            self._by_text[text] = parsed
+        if parsed is not None:
+            self._remember_shape(shape, text, parsed, entry)
+        return parsed
+
+    def _remember_shape(self, shape: bytes, text: str, parsed: ParsedText, entry: _ShapeEntry | None) -> None:
+        if any(_has_digit(e.type) for e in parsed.trace.exceptions) or any(map(_has_digit, parsed.values)):
+            return  # a digit the next text of this shape may not share
+        if entry is None:
+            spans = _frame_spans(text, parsed.trace)
+            if spans is None:
+                return
+            if len(self._by_shape) >= MEMO_LIMIT:
+                self._by_shape.clear()
+            entry = self._by_shape[shape] = _ShapeEntry(spans, parses={})
+        if len(entry.parses) < _VARIANTS_PER_SHAPE:
+            entry.parses[entry.frames_of(text)] = parsed
+
+
+_MISSING = ParsedText("", ParsedTrace("python", ()), [])
+
+
+def _parse(text: str) -> ParsedText | None:
+    trace = parse_stacktrace(text)
+    if trace is None:
+        return None
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return ParsedText(digest, trace, [normalize_uncached(e.value) for e in trace.exceptions])
+
+
+def _frame_spans(text: str, trace: ParsedTrace) -> tuple[tuple[int, int], ...] | None:
+    """Character spans of the runs of frame lines in `text`, or None when its lines cannot be
+    told apart (a text cut to bounds, or without a frame line)."""
+    raw = text.splitlines(keepends=True)
+    lines = trace_lines(text)
+    if len(lines) != len(raw):
+        return None
+    flags = frame_lines(lines, trace.runtime)
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for line, is_frame in zip(raw, flags, strict=True):
+        end = position + len(line)
+        if is_frame:
+            if spans and spans[-1][1] == position:
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((position, end))
+        position = end
+    return tuple(spans) or None
+
+
+def _has_digit(text: str) -> bool:
+    return any(character.isdigit() for character in text)

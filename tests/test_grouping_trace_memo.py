@@ -1,0 +1,95 @@
+"""Each distinct trace is parsed once: what the shape memo may reuse, and what it never conflates."""
+
+from __future__ import annotations
+
+import pytest
+
+from rounds_bot.grouping import trace_memo
+from rounds_bot.grouping.stacktrace import parse_stacktrace
+from rounds_bot.grouping.trace_memo import TraceMemo
+
+JAVA = (
+    "java.lang.IllegalStateException: cart {value} is empty\n"
+    "\tat com.acme.shop.Cart{inner}.total(Cart.java:{line})\n"
+    "\tat com.acme.shop.Api.post(Api.java:3)\n"
+    "Caused by: java.io.IOException: disk {cause} full\n"
+    "\tat com.acme.shop.Store.write(Store.java:7)\n"
+)
+PYTHON = (
+    "Traceback (most recent call last):\n"
+    '  File "/app/shop/cart.py", line 10, in total\n'
+    "    return items[{index}]\n"
+    "IndexError: list index {value} out of range\n"
+)
+
+
+def java(value: str = "7", inner: str = "", line: str = "42", cause: str = "1") -> str:
+    return JAVA.format(value=value, inner=inner, line=line, cause=cause)
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the memo really parsed."""
+    seen: list[str] = []
+    parse = trace_memo._parse
+
+    def counting(text: str) -> trace_memo.ParsedText | None:
+        seen.append(text)
+        return parse(text)
+
+    monkeypatch.setattr(trace_memo, "_parse", counting)
+    return seen
+
+
+def test_texts_that_differ_only_in_message_values_are_parsed_once(parses: list[str]) -> None:
+    memo = TraceMemo()
+    first = memo.parsed(java(value="7", cause="1"))
+    again = memo.parsed(java(value="9", cause="5"))  # one shape: as many digits in the same places
+    assert first is again and len(parses) == 1
+    assert first is not None and first.values == ["cart <int> is empty", "disk <int> full"]
+
+
+def test_a_digit_in_a_frame_is_never_taken_for_a_value(parses: list[str]) -> None:
+    memo = TraceMemo()
+    one, two = memo.parsed(java(inner="$1")), memo.parsed(java(inner="$2"))
+    assert one is not None and two is not None and len(parses) == 2
+    assert one.trace.exceptions[0].frames[0].module == "com.acme.shop.Cart$1"
+    assert two.trace.exceptions[0].frames[0].module == "com.acme.shop.Cart$2"
+
+
+def test_line_numbers_are_kept_as_printed(parses: list[str]) -> None:
+    memo = TraceMemo()
+    one, two = memo.parsed(java(line="42")), memo.parsed(java(line="43"))
+    assert one is not None and two is not None
+    assert [one.trace.exceptions[0].frames[0].lineno, two.trace.exceptions[0].frames[0].lineno] == [42, 43]
+
+
+def test_a_value_whose_normal_form_keeps_a_digit_is_parsed_again(parses: list[str]) -> None:
+    memo = TraceMemo()
+    one, two = memo.parsed(java(value="utf8x1")), memo.parsed(java(value="utf8x2"))
+    assert one is not None and two is not None and one.values != two.values
+    assert len(parses) == 2
+
+
+def test_python_source_lines_are_frame_lines(parses: list[str]) -> None:
+    memo = TraceMemo()
+    one = memo.parsed(PYTHON.format(index=0, value=3))
+    two = memo.parsed(PYTHON.format(index=1, value=4))
+    assert one is not None and two is not None
+    assert one.trace.exceptions[0].frames[0].context_line == "return items[0]"
+    assert two.trace.exceptions[0].frames[0].context_line == "return items[1]"
+    assert memo.parsed(PYTHON.format(index=0, value=9)) is one
+
+
+@pytest.mark.parametrize("text", [java(), java(inner="$9", line="1"), PYTHON.format(index=2, value=5)])
+def test_a_memoised_parse_is_the_parse(text: str) -> None:
+    memo = TraceMemo()
+    memo.parsed(text)
+    found = memo.parsed(text)
+    assert found is not None and found.trace == parse_stacktrace(text)
+
+
+def test_text_that_is_no_trace_is_remembered_as_none(parses: list[str]) -> None:
+    memo = TraceMemo()
+    assert memo.parsed("not a trace") is None and memo.parsed("not a trace") is None
+    assert len(parses) == 1
