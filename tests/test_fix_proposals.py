@@ -5,11 +5,13 @@ reported on the issue, and nothing else happens."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fake_github.fixtures import TOKEN
 from fake_github.pulls_routes import PullsFakeGitHub, running_pulls_fake
 from fake_github.rounds import START
@@ -31,6 +33,7 @@ from fix_samples import (
     worktrees,
 )
 
+from rounds_bot.cli.app import main
 from rounds_bot.events import Fact
 from rounds_bot.fixing.proposals import FixOutcome, propose_fixes
 from rounds_bot.fixing.requests import pending_requests
@@ -230,3 +233,55 @@ def test_a_pull_request_opened_whose_answer_was_lost_is_found_not_opened_twice(
     [outcome], _ = propose(tmp_path, fake, app, claude_bin, good_fix())
     assert outcome.status == "proposed"
     assert len(fake.repo.pulls) == 1 and outcome.pr_number == fake.open_pulls()[0].number
+
+
+def test_a_fix_the_budget_does_not_allow_runs_no_model_and_is_reported(
+    tmp_path, fake, app, filed, claude_bin
+):
+    _, issue = filed
+    [outcome], api = propose(tmp_path, fake, app, claude_bin, good_fix(), ROUNDS_MONTHLY_BUDGET_USD="0")
+    assert outcome.status == "failed" and "budget" in outcome.reason and api.requests == []
+    assert "monthly cap" in fake.replies(issue)[-1] and fake.repo.pulls == {}
+
+
+def test_a_failed_attempt_is_kept_in_a_local_branch_only_when_asked(tmp_path, fake, app, filed, claude_bin):
+    signature_id, issue = filed
+    wrong = [*read_then_edit("app/pricing.py", BUGGY_LINE, "    return 0"), turn(Text("Always 0 now."))]
+    [outcome], _ = propose(tmp_path, fake, app, claude_bin, wrong, ROUNDS_FIX_KEEP_FAILED_BRANCHES="true")
+    assert outcome.status == "failed"
+    [kept] = [b.strip() for b in git(app.checkout, "branch", "--list", "rounds/failed-fix-*").splitlines()]
+    assert kept.startswith(f"rounds/failed-fix-{signature_id}-")
+    assert "    return 0" in git(app.checkout, "show", f"{kept}:app/pricing.py")
+    assert list(app.branches()) == ["main"]  # never pushed
+    assert f"`{kept}`" in fake.replies(issue)[-1]
+    assert worktrees(app) == [f"worktree {app.checkout}"]
+
+
+def test_rounds_fix_with_fixes_off_says_why_and_keeps_the_request(tmp_path, fake, app, filed, clean_env):
+    runner = CliRunner()
+    env = {
+        "ROUNDS_TRACKER": "github",
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": "octo/app",
+        "ROUNDS_GITHUB_API_URL": fake.base_url,
+        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
+        "ROUNDS_REPO_PATH": str(app.checkout),
+    }
+    result = runner.invoke(main, ["fix"], env=env)
+    assert result.exit_code == 0, result.output
+    assert (
+        "fix pull requests are off: ROUNDS_FIX_TEST_COMMAND" in result.output
+        and "1 requests wait" in result.output
+    )
+    assert len(pending_requests(Store.open(tmp_path / "rounds.db"))) == 1
+    unknown = runner.invoke(
+        main,
+        ["fix", "--issue", "99"],
+        env={
+            **env,
+            "ROUNDS_FIX_TEST_COMMAND": "true",
+            "ANTHROPIC_API_KEY": "k",
+            "ROUNDS_CLAUDE_BIN": sys.executable,
+        },
+    )
+    assert unknown.exit_code == 2 and "no signature of the database has issue #99" in unknown.output

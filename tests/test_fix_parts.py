@@ -1,0 +1,274 @@
+"""The parts of a fix proposal, each on its own: versions, verdicts, rounds' checks, the test command, the
+edit run's result, the automatic choice, the settings. No model and no GitHub here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fix_samples import diagnose, git, make_app
+
+from rounds_bot.config import load_settings
+from rounds_bot.errors import ConfigError
+from rounds_bot.events import Fact
+from rounds_bot.fixing.auto import request_automatic_fixes
+from rounds_bot.fixing.checks import Guard, check_changes, protected_by
+from rounds_bot.fixing.editor import edit_run
+from rounds_bot.fixing.git import Git, remote_auth_env
+from rounds_bot.fixing.release import Seen, watch_releases
+from rounds_bot.fixing.requests import pending_requests
+from rounds_bot.fixing.testcommand import run_tests, split_command
+from rounds_bot.fixing.versions import at_or_above, is_newer
+from rounds_bot.fixing.worktree import open_worktree
+from rounds_bot.lifecycle import FixRecord
+from rounds_bot.models import ErrorEvent
+from rounds_bot.signature import Signature
+from rounds_bot.store import Store
+
+pytestmark = pytest.mark.fix_loop
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+# --- versions and verdicts -------------------------------------------------------------------------
+def test_newer_versions_by_order_when_they_have_one_and_by_novelty_when_not():
+    assert is_newer("1.10.0", ["1.9.3", "1.2.0"]) and not is_newer("1.9.0", ["1.9.3"])
+    assert is_newer("v2.0.0-rc.1", ["1.9.3"]) and not is_newer("1.9.3", ["1.9.3"])
+    assert is_newer("abc1234", ["def5678"]) and not is_newer("def5678", ["def5678"])
+    assert is_newer("1.0.0", [])
+    assert at_or_above("1.1.0", "1.1.0", ["1.0.0"]) and at_or_above("1.2.0", "1.1.0", ["1.0.0"])
+    assert not at_or_above("1.0.5", "1.1.0", ["1.0.0"]) and not at_or_above("1.0.0", "1.1.0", ["1.0.0"])
+    assert at_or_above("build-77", "build-76", ["build-12"]) and not at_or_above(
+        "build-12", "build-76", ["build-12"]
+    )
+
+
+def merged_fix(**changes: object) -> FixRecord:
+    fix = FixRecord(
+        signature_id="sig_a",
+        pr_number=7,
+        status="merged",
+        proposed_at="2026-03-02T09:00:00+00:00",
+        updated_at="2026-03-02T09:00:00+00:00",
+        merged_at="2026-03-02T10:00:00+00:00",
+        versions_before=["1.0.0"],
+    )
+    return fix.model_copy(update=changes)
+
+
+def seen(service: str = "shop", **versions: tuple[int, int]) -> Seen:
+    """versions: name -> (minutes after T0 of the first occurrence, occurrences); `1_1_0` means 1.1.0."""
+    return Seen(
+        services=frozenset({service}),
+        first_seen={v.replace("_", "."): T0 + timedelta(minutes=m) for v, (m, _) in versions.items()},
+        counts={v.replace("_", "."): c for v, (_, c) in versions.items()},
+    )
+
+
+def test_the_first_newer_version_of_the_service_after_the_merge_is_the_release():
+    other = seen(**{"1_1_0": (150, 3), "1_2_0": (170, 1), "0_9_0": (160, 2)})
+    early = seen(**{"1_0_1": (30, 1)})  # before the merge: not the release
+    watch = watch_releases([merged_fix()], {"sig_b": other, "sig_c": early}, {"sig_a": "shop"})
+    [release] = watch.releases
+    assert (release.version, release.first_seen) == ("1.1.0", T0 + timedelta(minutes=150))
+    assert watch.verdicts == {}
+    elsewhere = watch_releases(
+        [merged_fix()], {"sig_b": seen("billing", **{"2_0_0": (150, 1)})}, {"sig_a": "shop"}
+    )
+    assert elsewhere.releases == []
+
+
+def test_a_recurrence_is_a_regression_on_the_release_or_later_and_noted_below_it():
+    fix = merged_fix(released_version="1.1.0", released_at="2026-03-02T11:30:00+00:00")
+    regressed = watch_releases(
+        [fix], {"sig_a": seen(**{"1_2_0": (200, 4), "1_0_0": (200, 1)})}, {"sig_a": "shop"}
+    )
+    verdict = regressed.verdicts["sig_a"]
+    assert (verdict.kind, verdict.versions, verdict.count) == ("regressed", ["1.2.0"], 4)
+    noted = watch_releases([fix], {"sig_a": seen(**{"1_0_0": (200, 2)})}, {"sig_a": "shop"}).verdicts["sig_a"]
+    assert noted.kind == "noted" and "older than 1.1.0" in noted.reason
+    unreleased = watch_releases([merged_fix()], {"sig_a": seen(**{"1_0_0": (200, 2)})}, {"sig_a": "shop"})
+    assert unreleased.verdicts["sig_a"].kind == "noted" and unreleased.releases == []
+
+
+def test_a_fix_that_is_not_merged_or_no_longer_live_is_not_judged():
+    occurred = {"sig_a": seen(**{"9_0_0": (500, 1)})}
+    for status in ("proposed", "regressed", "abandoned"):
+        fix = merged_fix(
+            status=status, merged_at=None if status == "proposed" else "2026-03-02T10:00:00+00:00"
+        )
+        assert watch_releases([fix], occurred, {"sig_a": "shop"}).verdicts == {}
+    resolved_without_versions = merged_fix(status="resolved", versions_before=[])
+    plain = Seen(services=frozenset({"shop"}), unversioned=3)
+    assert watch_releases([resolved_without_versions], {"sig_a": plain}, {"sig_a": "shop"}).verdicts == {}
+
+
+# --- rounds' checks, in a real worktree --------------------------------------------------------------
+def test_checks_refuse_protected_paths_symlinks_and_writes_through_a_link_outside(tmp_path):
+    app = make_app(tmp_path / "app")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("before\n")
+    (app.checkout / "link").symlink_to(outside)
+    git(app.checkout, "add", "link")
+    git(app.checkout, "commit", "--quiet", "-m", "a link out")
+    checkout = Git(app.checkout)
+    with open_worktree(checkout, "rounds/fix-test", checkout.head()) as tree:
+        guard = Guard.before(checkout, tree)
+        (tree.path / ".github" / "workflows" / "ci.yml").write_text("on: [push]\n")
+        (tree.path / "docs").mkdir()
+        (tree.path / "docs" / "x.lock").write_text("x\n")
+        outside.write_text("changed through the link\n")
+        checked = check_changes(tree, guard, checkout, protected=["*.lock"], max_diff_lines=10)
+        worktree_path = tree.path
+    assert not checked.ok
+    assert "`.github/workflows/ci.yml` is protected (.github/)" in checked.problems
+    assert "`docs/x.lock` is protected (*.lock)" in checked.problems
+    assert "a file outside the worktree was changed through the symlink `link`" in checked.problems
+    assert not worktree_path.exists() and "rounds/fix-test" not in git(app.checkout, "branch", "--list")
+
+
+def test_checks_stage_a_small_change_and_refuse_a_large_one(tmp_path):
+    app = make_app(tmp_path / "app")
+    checkout = Git(app.checkout)
+    with open_worktree(checkout, "rounds/fix-size", checkout.head()) as tree:
+        guard = Guard.before(checkout, tree)
+        (tree.path / "app" / "new.py").write_text("".join(f"line{n} = {n}\n" for n in range(12)))
+        big = check_changes(tree, guard, checkout, protected=[], max_diff_lines=10)
+        small = check_changes(tree, guard, checkout, protected=[], max_diff_lines=20)
+    assert big.problems == ["the change is 12 lines; at most 10 are allowed"]
+    assert small.ok and (small.files, small.added, small.deleted) == (["app/new.py"], 12, 0)
+
+
+def test_protection_matches_folders_files_and_globs():
+    patterns = [".github/", ".mcp.json", "*.lock", "deploy/"]
+    assert protected_by(".github/workflows/ci.yml", patterns) == ".github/"
+    assert protected_by(".mcp.json", patterns) == ".mcp.json"
+    assert protected_by("poetry.lock", patterns) == "*.lock"
+    assert protected_by("deploy", patterns) == "deploy/"
+    assert protected_by("app/github.py", patterns) is None and protected_by("deployment.py", patterns) is None
+
+
+# --- the test command -----------------------------------------------------------------------------------
+def test_the_test_command_runs_without_a_shell_without_secrets_and_keeps_its_tail(tmp_path):
+    script = (
+        "import os; print('\\n'.join(f'line {n}' for n in range(100))); print(sorted(os.environ)); "
+        "raise SystemExit(3)"
+    )
+    inherited = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": "ghs_secret", "ANTHROPIC_API_KEY": "sk-secret"}
+    command = f'{sys.executable} -c "{script}"'
+    result = run_tests(command, tmp_path, timeout_seconds=60, inherited_env=inherited)
+    assert not result.passed and result.exit_code == 3 and "failed (exit status 3)" in result.summary()
+    assert "line 99" in result.tail and "line 10\n" not in result.tail
+    assert (
+        "GITHUB_TOKEN" not in result.tail
+        and "ANTHROPIC_API_KEY" not in result.tail
+        and "'HOME'" in result.tail
+    )
+
+
+def test_the_test_command_is_stopped_at_its_time_limit(tmp_path):
+    command = f'{sys.executable} -c "import time; time.sleep(30)"'
+    result = run_tests(command, tmp_path, timeout_seconds=0.5, inherited_env=dict(os.environ))
+    assert result.timed_out and not result.passed and "did not finish" in result.summary()
+
+
+def test_an_unreadable_test_command_is_a_clear_error():
+    with pytest.raises(ConfigError, match="ROUNDS_FIX_TEST_COMMAND"):
+        split_command("pytest 'unclosed")
+
+
+# --- the edit run's result, credentials, settings -------------------------------------------------------
+def test_the_edit_run_result_becomes_a_status_with_its_refusals():
+    ok = edit_run(
+        {
+            "subtype": "success",
+            "result": "changed x",
+            "total_cost_usd": 0.02,
+            "num_turns": 3,
+            "permission_denials": [{"tool_name": "Write", "tool_input": {"file_path": "/etc/passwd"}}],
+        }
+    )
+    assert (ok.status, ok.cost_usd, ok.turns, ok.refused) == ("ok", 0.02, 3, ["Write /etc/passwd"])
+    assert edit_run({"subtype": "error_max_turns", "total_cost_usd": 0.1}).status == "turn_limit"
+    assert edit_run({"subtype": "error_max_budget_usd"}).status == "budget_exhausted"
+    failed = edit_run({"subtype": "success", "is_error": True, "result": "API Error: 500"})
+    assert failed.status == "api_error" and "500" in failed.detail
+
+
+def test_git_gets_the_token_for_the_server_only_as_configuration():
+    env = remote_auth_env("https://github.com/", "ghs_abc")
+    assert env["GIT_CONFIG_KEY_0"] == "http.https://github.com/.extraheader"
+    assert (
+        env["GIT_CONFIG_VALUE_0"].startswith("AUTHORIZATION: basic ")
+        and "ghs_abc" not in env["GIT_CONFIG_VALUE_0"]
+    )
+    assert remote_auth_env("https://github.com", None) == {}
+
+
+def test_fix_settings_are_read_checked_and_reported_together(clean_env):
+    clean_env.setenv("ROUNDS_FIX_PROTECTED_PATHS", "deploy/, *.lock ,")
+    clean_env.setenv("ROUNDS_FIX_GIT_AUTHOR", "Fix Bot <fix@example.com>")
+    settings = load_settings()
+    assert settings.fix_protected_paths == ["deploy/", "*.lock"] and settings.fix_author() == (
+        "Fix Bot",
+        "fix@example.com",
+    )
+    clean_env.setenv("ROUNDS_FIX_GIT_AUTHOR", "nobody")
+    clean_env.setenv("ROUNDS_FIX_MAX_DIFF_LINES", "0")
+    with pytest.raises(ConfigError) as error:
+        load_settings()
+    assert "ROUNDS_FIX_GIT_AUTHOR='nobody'" in str(error.value) and "ROUNDS_FIX_MAX_DIFF_LINES" in str(
+        error.value
+    )
+
+
+# --- the automatic choice -----------------------------------------------------------------------------
+def signature(sid: str, count: int, issue: int) -> Signature:
+    event = ErrorEvent(event_id=f"e-{sid}", timestamp=T0, service="shop", message="boom")
+    return Signature(
+        id=sid,
+        service="shop",
+        title="boom",
+        representative=event,
+        first_seen=T0,
+        last_seen=T0,
+        total_count=count,
+        issue_ref=f"#{issue}",
+    )
+
+
+def test_automatic_fixes_pick_confident_server_bugs_most_frequent_first_within_the_daily_cap(
+    fresh_db, clean_env
+):
+    with fresh_db.transaction():
+        for sid, count, issue in [("sig_rare", 5, 1), ("sig_busy", 500, 2), ("sig_undiagnosed", 900, 3)]:
+            fresh_db.save(signature(sid, count, issue))
+            fresh_db.append_event(
+                Fact.INCIDENT_DETECTED, f"detected:{sid}", signature_id=sid, run_id="r", at=T0
+            )
+    diagnose(fresh_db, "sig_rare")
+    diagnose(fresh_db, "sig_busy")
+    clean_env.setenv("ROUNDS_FIX_AUTO", "true")
+    clean_env.setenv("ROUNDS_FIX_AUTO_PER_DAY", "1")
+    settings = load_settings()
+    assert request_automatic_fixes(fresh_db, settings, T0) == ["sig_busy"]
+    assert request_automatic_fixes(fresh_db, settings, T0 + timedelta(hours=3)) == []  # the day's one is used
+    assert request_automatic_fixes(fresh_db, settings, T0 + timedelta(days=1)) == ["sig_rare"]
+    assert [(r.signature_id, r.trigger, r.by) for r in pending_requests(fresh_db)] == [
+        ("sig_busy", "auto", "rounds"),
+        ("sig_rare", "auto", "rounds"),
+    ]
+    clean_env.setenv("ROUNDS_FIX_AUTO", "false")
+    assert request_automatic_fixes(Store.memory(), load_settings(), T0) == []
+
+
+def test_a_worktree_is_removed_even_when_the_attempt_raises(tmp_path):
+    app = make_app(tmp_path / "app")
+    checkout = Git(app.checkout)
+    with pytest.raises(RuntimeError), open_worktree(checkout, "rounds/fix-boom", checkout.head()) as tree:
+        created = Path(tree.path)
+        raise RuntimeError("boom")
+    assert not created.exists()
+    assert git(app.checkout, "worktree", "list").count("\n") == 0
