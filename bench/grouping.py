@@ -44,8 +44,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from rounds_bot.grouping.engine import GroupingEngine, SignatureState  # noqa: E402
-from rounds_bot.grouping.similarity import SimilarityIndex, document_terms  # noqa: E402
+from rounds_bot.grouping.similarity import SimilarityIndex  # noqa: E402
 from rounds_bot.grouping.stacktrace import parse_stacktrace  # noqa: E402
+from rounds_bot.grouping.terms import document_terms  # noqa: E402
 from rounds_bot.models import ErrorEvent  # noqa: E402
 
 if TYPE_CHECKING:

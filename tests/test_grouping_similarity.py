@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -9,8 +10,10 @@ import pytest
 from sklearn.feature_extraction.text import TfidfTransformer
 
 from rounds_bot.grouping import similarity
-from rounds_bot.grouping.similarity import HASHING_VECTORIZER, SimilarityIndex, document_terms, feature_of
+from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.stacktrace import parse_stacktrace
+from rounds_bot.grouping.terms import HASHING_VECTORIZER, document_terms, feature_of
+from rounds_bot.grouping.vectors import SimilarityVector
 
 
 def random_documents(seed: int, count: int) -> list[list[str]]:
@@ -37,7 +40,8 @@ def test_a_new_document_is_weighted_like_scikit_learns_tfidf_over_the_documents_
     assert saved is not None
     assert saved.features == sorted(last.indices.tolist())
     expected = dict(zip(last.indices.tolist(), last.data.tolist(), strict=True))
-    assert saved.weights == pytest.approx([expected[f] for f in saved.features], rel=1e-12)
+    # kept as 32-bit floats: the same numbers in the index that made it and in any that re-loads it
+    assert saved.weights == pytest.approx([expected[f] for f in saved.features], rel=1e-6)
 
 
 def test_adding_a_signature_never_reweights_the_ones_before_it() -> None:
@@ -125,3 +129,27 @@ def test_weights_are_unit_length() -> None:
     vector = index.saved_vector("svc", "a")
     assert vector is not None
     assert np.isclose(np.linalg.norm(vector.weights), 1.0)
+
+
+def test_a_vector_saved_as_two_lists_is_still_read() -> None:
+    old = {"features": [3, 70, 900], "weights": [0.5, 0.25, 0.8291561975888501], "with_frames": True}
+    vector = SimilarityVector.model_validate(old)
+    assert vector.features == [3, 70, 900]
+    assert vector.weights == pytest.approx([0.5, 0.25, 0.8291561975888501], rel=1e-7)
+    assert vector.with_frames
+
+
+def test_a_saved_vector_is_packed_small_and_exact() -> None:
+    index = SimilarityIndex()
+    terms = [f"w:word{n}" for n in range(60)]
+    index.add_new("svc", "a", 0, index.counts(terms), with_frames=True)
+    vector = index.saved_vector("svc", "a")
+    assert vector is not None
+    lists = json.dumps({"features": vector.features, "weights": vector.weights})
+    assert len(vector.model_dump_json()) * 2.5 < len(lists)
+    assert SimilarityVector.model_validate_json(vector.model_dump_json()) == vector
+
+
+def test_a_vector_that_is_not_base64_is_refused_on_use() -> None:
+    with pytest.raises(ValueError, match="not base64"):
+        SimilarityVector(packed="***").raw()

@@ -1,108 +1,35 @@
 """Tier 3: TF-IDF similarity of a new error to the known signatures of its service.
 
-Terms are hashed into the columns scikit-learn's `HashingVectorizer` uses (its murmurhash3, one
-term at a time; a test checks the two agree), so there is no vocabulary to refit. Weights are
-scikit-learn's TF-IDF (sublinear tf, smooth idf, L2 norm; a test checks against
-`TfidfTransformer`). Each service keeps its own document frequencies, updated as signatures are added, and
-its signatures' vectors in sparse blocks: a new signature lands in a small pending list, pending
-lists become a block, and blocks of similar size are merged (like a binary counter), so adding
-one signature costs little and a lookup is a handful of sparse products.
+Documents are bags of hashed terms (`terms`). Weights are scikit-learn's TF-IDF (sublinear tf,
+smooth idf, L2 norm; a test checks against `TfidfTransformer`). Each service keeps its own
+document frequencies, updated as signatures are added, and its signatures' vectors in sparse
+blocks: a new signature lands in a small pending list, pending lists become a block, and blocks
+of similar size are merged (like a binary counter), so adding one signature costs little and a
+lookup is a handful of sparse products. Saved vectors re-loaded in bulk become one block at the
+first lookup, built with numpy in one go rather than one posting at a time.
 
 A signature's vector is weighted with the document frequencies known when it was added and then
-kept as it is (it is part of the signature's saved state): a re-loaded index answers exactly as
-the one that saved it. A query is weighted with the current frequencies. A score is summed in a
-fixed order whatever the layout of the blocks, so re-loading never changes a decision.
+kept as it is (it is part of the signature's saved state, `vectors.SimilarityVector`): a
+re-loaded index answers exactly as the one that saved it. A query is weighted with the current
+frequencies. A score is summed in a fixed order whatever the layout of the blocks, so re-loading
+never changes a decision.
 """
 
 from __future__ import annotations
 
-import itertools
+import base64
 import math
-import re
-from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.utils import murmurhash3_32
 
-from rounds_bot.grouping.frames import frame_key
-from rounds_bot.grouping.stacktrace import ParsedTrace
-from rounds_bot.models import Frozen
+from rounds_bot.grouping.terms import counts as term_counts
+from rounds_bot.grouping.vectors import SimilarityVector, features_of, raw_of, rounded, weights_of
 
-N_FEATURES = 2**20
 PENDING_LIMIT = 512
-#: frames per exception that enter a document (crash site first)
-DOCUMENT_FRAMES = 3
 #: neighbours returned at most (the best; ties broken by age)
 _MAX_NEIGHBOURS = 16
-_MAX_MEMO_TERMS = 200_000
-_WORD = re.compile(r"[A-Za-z_][A-Za-z_]+")
-_PLACEHOLDER = re.compile(r"<[a-z_0-9]+>")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
-
-
-def _identity(terms: list[str]) -> list[str]:
-    return terms
-
-
-#: the vectorizer whose hashing `feature_of` reproduces term by term (tests check they agree)
-HASHING_VECTORIZER = HashingVectorizer(
-    n_features=N_FEATURES, analyzer=_identity, alternate_sign=False, norm=None, dtype=np.float64
-)
-_FEATURES: dict[str, int] = {}
-
-
-def feature_of(term: str) -> int:
-    """The column `HASHING_VECTORIZER` puts a term in (murmurhash3, as scikit-learn hashes),
-    without the cost of a vectorizer call per document."""
-    feature = _FEATURES.get(term)
-    if feature is None:
-        h = murmurhash3_32(term.encode("utf-8", "surrogatepass"), seed=0, positive=False)
-        feature = (2147483647 - (N_FEATURES - 1)) % N_FEATURES if h == -2147483648 else abs(h) % N_FEATURES
-        if len(_FEATURES) >= _MAX_MEMO_TERMS:
-            _FEATURES.clear()
-        _FEATURES[term] = feature
-    return feature
-
-
-class SimilarityVector(Frozen):
-    """A signature's frozen TF-IDF vector: hashed feature ids and L2-normalised weights."""
-
-    features: list[int]
-    weights: list[float]
-    with_frames: bool = False
-
-
-def document_terms(
-    error_type: str | None,
-    normalized_message: str,
-    trace: ParsedTrace | None,
-    in_app: list[list[bool]] | None = None,
-) -> list[str]:
-    """The terms of an error: its type, the words of its message (with word pairs) and, for a
-    stack trace, the first frames of each exception, whole and split into words."""
-    terms: list[str] = []
-    if error_type:
-        terms.append("type:" + error_type.lower())
-    words = [w.lower() for w in _WORD.findall(_PLACEHOLDER.sub(" ", normalized_message))][:64]
-    terms.extend("w:" + w for w in words)
-    terms.extend(f"p:{a}_{b}" for a, b in itertools.pairwise(words))
-    if trace is not None:
-        for index, exception in enumerate(trace.exceptions):
-            if trace.runtime == "go" and exception.relation == "context":
-                continue
-            terms.append("type:" + exception.type.rsplit(".", 1)[-1].lower())
-            frames = list(exception.frames)
-            flags = in_app[index] if in_app and index < len(in_app) else [True] * len(frames)
-            chosen = [f for f, app in zip(frames, flags, strict=False) if app] or frames
-            for frame in chosen[:DOCUMENT_FRAMES]:
-                key = frame_key(frame)
-                terms.append(f"f:{key.module}.{key.function}")
-                terms.append("m:" + key.module)
-                unit = re.split(r"[./\\:]", key.module)[-1]
-                terms.extend("s:" + part.lower() for part in _CAMEL.findall(unit + " " + key.function))
-    return terms
 
 
 @dataclass
@@ -134,14 +61,14 @@ class _Block:
         return np.bincount(self.columns[entries], values, minlength=self.size)
 
 
-def _block_from(doc_indices: list[int], vectors: list[tuple[array[int], array[float]]]) -> _Block:
-    features = [np.frombuffer(vectors[i][0], dtype=np.int64) for i in doc_indices]
-    weights = [np.frombuffer(vectors[i][1], dtype=np.float64) for i in doc_indices]
+def _block_from(doc_indices: list[int], vectors: list[bytes]) -> _Block:
+    features = [features_of(vectors[i]).astype(np.int64) for i in doc_indices]
+    weights = [weights_of(vectors[i]) for i in doc_indices]
     lengths = np.fromiter((len(f) for f in features), dtype=np.int64, count=len(features))
     return _sorted_block(
-        np.concatenate(features),
+        np.concatenate(features) if features else np.zeros(0, dtype=np.int64),
         np.repeat(np.arange(len(doc_indices), dtype=np.int64), lengths),
-        np.concatenate(weights),
+        np.concatenate(weights) if weights else np.zeros(0, dtype=np.float64),
         np.asarray(doc_indices, dtype=np.int64),
     )
 
@@ -170,43 +97,67 @@ class _ServiceIndex:
     signature_ids: list[str] = field(default_factory=list)
     document_of: dict[str, int] = field(default_factory=dict)
     seqs: list[int] = field(default_factory=list)
-    #: each document's sorted features and weights, as compact arrays (no object per entry)
-    vectors: list[tuple[array[int], array[float]]] = field(default_factory=list)
+    #: each document's sorted features and weights, packed (`vectors.raw_of`)
+    vectors: list[bytes] = field(default_factory=list)
     with_frames: list[bool] = field(default_factory=list)
-    document_frequency: dict[int, int] = field(default_factory=dict)
+    document_frequency: Counter[int] = field(default_factory=Counter)
     blocks: list[_Block] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
-    #: feature -> (document indices, weights) for the documents not yet in a block; arrays in
-    #: a tuple hold no Python objects, so the garbage collector can leave them alone
-    pending_postings: dict[int, tuple[array[int], array[float]]] = field(default_factory=dict)
+    #: feature -> (document indices, weights) for the pending documents
+    pending_postings: dict[int, tuple[list[int], list[float]]] = field(default_factory=dict)
+    #: documents re-loaded in bulk, not yet in a block (see `settle`)
+    loaded: list[int] = field(default_factory=list)
 
-    def add(
-        self, signature_id: str, seq: int, features: list[int], weights: list[float], with_frames: bool
-    ) -> None:
+    def append(self, signature_id: str, seq: int, raw: bytes, with_frames: bool) -> int:
         index = len(self.signature_ids)
         self.signature_ids.append(signature_id)
         self.document_of[signature_id] = index
         self.seqs.append(seq)
-        self.vectors.append((array("q", features), array("d", weights)))
+        self.vectors.append(raw)
         self.with_frames.append(with_frames)
+        return index
+
+    def add(
+        self, signature_id: str, seq: int, features: list[int], weights: list[float], with_frames: bool
+    ) -> None:
+        """A new document, kept in the pending postings until there are enough for a block."""
+        self.settle()
+        index = self.append(signature_id, seq, raw_of(features, weights), with_frames)
         self.pending.append(index)
-        frequency = self.document_frequency
+        self.document_frequency.update(features)
         postings = self.pending_postings
         for feature, weight in zip(features, weights, strict=True):
-            frequency[feature] = frequency.get(feature, 0) + 1
             entry = postings.get(feature)
             if entry is None:
-                postings[feature] = (array("q", (index,)), array("d", (weight,)))
+                postings[feature] = ([index], [weight])
             else:
                 entry[0].append(index)
                 entry[1].append(weight)
         if len(self.pending) >= PENDING_LIMIT:
-            self._compact()
+            self._compact(self.pending)
+            self.pending = []
+            self.pending_postings = {}
 
-    def _compact(self) -> None:
-        self.blocks.append(_block_from(self.pending, self.vectors))
-        self.pending = []
-        self.pending_postings = {}
+    def load(self, signature_id: str, seq: int, raw: bytes, with_frames: bool) -> None:
+        """A saved document: its postings are built with the others at the next `settle`."""
+        self.loaded.append(self.append(signature_id, seq, raw, with_frames))
+
+    def settle(self) -> None:
+        """Documents loaded in bulk become a block, and count in the document frequencies."""
+        if not self.loaded:
+            return
+        loaded, self.loaded = self.loaded, []
+        block = _block_from(loaded, self.vectors)
+        frequency = self.document_frequency
+        for feature, count in zip(block.features.tolist(), np.diff(block.indptr).tolist(), strict=True):
+            frequency[feature] += count
+        self._add_block(block)
+
+    def _compact(self, documents: list[int]) -> None:
+        self._add_block(_block_from(documents, self.vectors))
+
+    def _add_block(self, block: _Block) -> None:
+        self.blocks.append(block)
         while len(self.blocks) >= 2 and self.blocks[-1].size * 2 > self.blocks[-2].size:
             last, before = self.blocks.pop(), self.blocks.pop()
             self.blocks.append(_merged(before, last))
@@ -276,14 +227,7 @@ class SimilarityIndex:
     def __len__(self) -> int:
         return sum(len(s.signature_ids) for s in self._services.values())
 
-    @staticmethod
-    def counts(terms: list[str]) -> dict[int, float]:
-        """Term counts by hashed feature: what `HASHING_VECTORIZER` would produce."""
-        counts: dict[int, float] = {}
-        for term in terms:
-            feature = feature_of(term)
-            counts[feature] = counts.get(feature, 0.0) + 1.0
-        return counts
+    counts = staticmethod(term_counts)
 
     def nearest(self, service: str, counts: dict[int, float], minimum: float) -> list[Neighbour]:
         """Known signatures whose cosine to the document reaches `minimum`, best first (ties:
@@ -291,6 +235,7 @@ class SimilarityIndex:
         index = self._services.get(service)
         if index is None or not counts:
             return []
+        index.settle()
         features, weights = index.weigh(counts, adding=False)
         ranked = sorted(
             (-score, index.seqs[doc], doc) for doc, score in index.neighbours(features, weights, minimum)
@@ -306,19 +251,22 @@ class SimilarityIndex:
         """Add a new signature's document, weighted with the frequencies known now (itself
         included); `saved_vector` gives it back to be saved with the signature."""
         index = self._services.setdefault(service, _ServiceIndex())
+        index.settle()
         features, weights = index.weigh(counts, adding=True)
-        index.add(signature_id, seq, features, weights, with_frames)
+        index.add(signature_id, seq, features, rounded(weights), with_frames)
 
     def saved_vector(self, service: str, signature_id: str) -> SimilarityVector | None:
         index = self._services.get(service)
         document = index.document_of.get(signature_id) if index is not None else None
         if index is None or document is None:
             return None
-        features, weights = index.vectors[document]
+        raw = index.vectors[document]
         return SimilarityVector(
-            features=features.tolist(), weights=weights.tolist(), with_frames=index.with_frames[document]
+            packed=base64.b64encode(raw).decode("ascii"), with_frames=index.with_frames[document]
         )
 
     def add_saved(self, service: str, signature_id: str, seq: int, vector: SimilarityVector) -> None:
-        index = self._services.setdefault(service, _ServiceIndex())
-        index.add(signature_id, seq, list(vector.features), list(vector.weights), vector.with_frames)
+        """A saved vector, re-loaded as it was (its postings are built at the next lookup)."""
+        self._services.setdefault(service, _ServiceIndex()).load(
+            signature_id, seq, vector.raw(), vector.with_frames
+        )

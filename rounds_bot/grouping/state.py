@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
-from rounds_bot.grouping.similarity import SimilarityVector
 from rounds_bot.grouping.templates import TemplateState
+from rounds_bot.grouping.vectors import SimilarityVector
 from rounds_bot.models import Frozen
 
 
