@@ -7,13 +7,8 @@ import random
 import pytest
 
 from rounds_bot.grouping.normalize import normalize_uncached
-from rounds_bot.grouping.templates import (
-    EXACT_MARK,
-    WILDCARD,
-    TemplateMiner,
-    render,
-    skeleton,
-)
+from rounds_bot.grouping.skeletons import EXACT_MARK, WILDCARD, render, skeleton
+from rounds_bot.grouping.templates import TemplateMiner
 
 W = WILDCARD
 

@@ -29,9 +29,9 @@ from rounds_bot.grouping.fingerprint import (
 )
 from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles
 from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.stacktrace import ParsedTrace
 from rounds_bot.grouping.templates import TemplateMiner
-from rounds_bot.grouping.templates import render as render_template
 from rounds_bot.grouping.terms import document_terms
 from rounds_bot.grouping.trace_memo import TraceMemo
 from rounds_bot.models import ErrorEvent

@@ -20,7 +20,7 @@ from rounds_bot.grouping.normalize import (
     truncate,
 )
 from rounds_bot.grouping.routes import Route
-from rounds_bot.grouping.templates import skeleton
+from rounds_bot.grouping.skeletons import skeleton
 
 _DIGIT = re.compile(r"[0-9]")
 

@@ -1,11 +1,6 @@
 """Log template mining: one template per log statement, for errors that carry no stack trace.
 
-A normalised message is cut into whitespace tokens. A token that still holds a digit or a
-placeholder is a parameter (`<*>`), the way Drain treats numeric tokens, and so is the value of a
-`key=value` token (the key stays: it names a field; `key=` alone is an empty value) and an empty
-pair of brackets or quotes (`()`, `''`: a value that happened to be empty); a run of parameters
-collapses into one, so variable-length lists of numbers or addresses keep one shape. The result,
-the message's *skeleton*, is looked up in a small miner:
+A message's *skeleton* (`skeletons`) is looked up in a small miner:
 
 - templates live in buckets keyed on service, error type and token count;
 - a skeleton joins the template it is *compatible* with (equal token, or `<*>` in the template);
@@ -30,96 +25,18 @@ exactly as the one that saved it.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from rounds_bot.grouping.mask_rules import RULES
+from rounds_bot.grouping.skeletons import (
+    WILDCARD,
+    has_constant_word,
+    is_exact_skeleton,
+    keys_of,
+    mask_after_keys,
+)
 from rounds_bot.models import Frozen
-
-WILDCARD = "<*>"
-EXACT_MARK = "="  # first token of an exact skeleton (all-parameter messages)
-_PLACEHOLDER_NAMES = sorted({rule.placeholder for rule in RULES if rule.placeholder})
-_PLACEHOLDER = re.compile("<(?:" + "|".join(_PLACEHOLDER_NAMES) + ")>")
-_HAS_LETTER = re.compile(r"[^\W\d_]")
-# Inside an all-parameter message the punctuation between values is what is left of the
-# statement: `lr:<*> cr:<*>` and `r24=<*> r25=<*>` are different registers dumps.
-_CHUNK_WITH_VALUE = re.compile(r"[^.:=,;()\[\]{}<>\"'/|\s]*[\d\x00][^.:=,;()\[\]{}<>\"'/|\s]*")
-_MAX_TOKENS = 200
-# Dot leaders in aligned dumps (`icache prefetch depth.......0`) separate a label from its value.
-_DOT_LEADER = re.compile(r"\.{3,}")
-
-
-# A whole whitespace-separated token that holds a digit or a placeholder.
-_PARAMETER_TOKEN = re.compile(r"(?<!\S)\S*?(?:\d|" + _PLACEHOLDER.pattern + r")\S*")
-# `key=value`: the key names a field of the statement, the value is data (`user=root`); `key=`
-# is the same field with an empty value.
-_KEY_VALUE = re.compile(r"(?<!\S)([A-Za-z_][\w.\-]{0,63}=)[^\s=]*(?!\S)")
-# An empty pair of brackets or quotes where a value was printed: `connection from 1.2.3.4 ()`.
-_EMPTY_VALUE = re.compile(r"(?<!\S)(?:\(\)|\[\]|\{\}|<>|''|\"\")(?=[,;:.]?(?!\S))")
-_KEY_TOKEN = re.compile(r"^([A-Za-z_][\w.\-]{0,63})=" + re.escape(WILDCARD) + "$")
-
-
-def skeleton(normalized: str) -> tuple[str, ...]:
-    """The template shape of a normalised message (see the module docstring)."""
-    if "..." in normalized:
-        normalized = _DOT_LEADER.sub(" ... ", normalized)
-    marked = _KEY_VALUE.sub(r"\1" + WILDCARD, normalized) if "=" in normalized else normalized
-    if (
-        "()" in marked
-        or "[]" in marked
-        or "''" in marked
-        or '""' in marked
-        or "{}" in marked
-        or "<>" in marked
-    ):
-        marked = _EMPTY_VALUE.sub(WILDCARD, marked)
-    out = _collapsed(_PARAMETER_TOKEN.sub(WILDCARD, marked).split()[:_MAX_TOKENS])
-    if not any(token != WILDCARD and _HAS_LETTER.search(token) for token in out):
-        return (EXACT_MARK, *(_value_shape(token) for token in normalized.split()[:_MAX_TOKENS]))
-    return out
-
-
-def _collapsed(tokens: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """The tokens with every run of parameters made one parameter."""
-    out: list[str] = []
-    previous = None
-    for token in tokens:
-        if token != WILDCARD or previous != WILDCARD:
-            out.append(token)
-        previous = token
-    return tuple(out)
-
-
-def keys_of(tokens: tuple[str, ...]) -> set[str]:
-    """The field names a template uses as keys (`user=<*>` -> `user`), lower-cased."""
-    found = set()
-    for token in tokens:
-        if token.endswith("=" + WILDCARD):
-            match = _KEY_TOKEN.match(token)
-            if match:
-                found.add(match[1].lower())
-    return found
-
-
-def mask_after_keys(tokens: tuple[str, ...], keys: set[str] | frozenset[str]) -> tuple[str, ...]:
-    """The skeleton with the word after each known key made a parameter (`user cyrus`)."""
-    out = list(tokens)
-    changed = False
-    for index in range(len(out) - 1):
-        if out[index].lower() in keys and out[index + 1] != WILDCARD and _HAS_LETTER.search(out[index + 1]):
-            out[index + 1] = WILDCARD
-            changed = True
-    return _collapsed(out) if changed else tokens
-
-
-def _value_shape(token: str) -> str:
-    return _CHUNK_WITH_VALUE.sub(WILDCARD, _PLACEHOLDER.sub("\x00", token))
-
-
-def is_exact_skeleton(tokens: tuple[str, ...]) -> bool:
-    return bool(tokens) and tokens[0] == EXACT_MARK
 
 
 class TemplateState(Frozen):
@@ -249,7 +166,7 @@ class TemplateMiner:
                 WILDCARD if new == WILDCARD else old for old, new in zip(template.tokens, tokens, strict=True)
             )
             others = (t for t in candidates if t is not template)
-            if _has_constant_word(widened) and not any(_overlap(widened, t.tokens) for t in others):
+            if has_constant_word(widened) and not any(_overlap(widened, t.tokens) for t in others):
                 self._refile(template, widened)
                 self._remember(key, template.template_id)
                 return TemplateMatch(template.template_id, widened, generalized=True)
@@ -329,15 +246,3 @@ def _generalizes(template: tuple[str, ...], tokens: tuple[str, ...]) -> bool:
 def _overlap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """True when some skeleton could match both templates."""
     return all(x in (y, WILDCARD) or y == WILDCARD for x, y in zip(a, b, strict=True))
-
-
-def _has_constant_word(tokens: tuple[str, ...]) -> bool:
-    return any(t != WILDCARD and _HAS_LETTER.search(t) for t in tokens)
-
-
-def render(tokens: tuple[str, ...] | list[str]) -> str:
-    """A template as text; an exact skeleton (matched only as it is) says so."""
-    items = list(tokens)
-    if items and items[0] == EXACT_MARK:
-        return "exactly: " + " ".join(items[1:])
-    return " ".join(items)

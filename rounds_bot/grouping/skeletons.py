@@ -1,0 +1,114 @@
+"""The skeleton of a log message: its words, with the values made parameters (`<*>`).
+
+A normalised message is cut into whitespace tokens. A token that still holds a digit or a
+placeholder is a parameter, the way Drain treats numeric tokens, and so is the value of a
+`key=value` token (the key stays: it names a field; `key=` alone is an empty value) and an empty
+pair of brackets or quotes (`()`, `''`: a value that happened to be empty); a run of parameters
+collapses into one, so variable-length lists of numbers or addresses keep one shape. A message of
+parameters only keeps its punctuation and is matched exactly (`exactly: lr:<*> cr:<*>`).
+
+A word a service's templates use as a key (`user=<*>`) names a field: `mask_after_keys` makes the
+word after it a parameter where it stands in prose (`session opened for user cyrus`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rounds_bot.grouping.mask_rules import RULES
+
+WILDCARD = "<*>"
+EXACT_MARK = "="  # first token of an exact skeleton (all-parameter messages)
+_PLACEHOLDER_NAMES = sorted({rule.placeholder for rule in RULES if rule.placeholder})
+_PLACEHOLDER = re.compile("<(?:" + "|".join(_PLACEHOLDER_NAMES) + ")>")
+HAS_LETTER = re.compile(r"[^\W\d_]")
+# Inside an all-parameter message the punctuation between values is what is left of the
+# statement: `lr:<*> cr:<*>` and `r24=<*> r25=<*>` are different registers dumps.
+_CHUNK_WITH_VALUE = re.compile(r"[^.:=,;()\[\]{}<>\"'/|\s]*[\d\x00][^.:=,;()\[\]{}<>\"'/|\s]*")
+_MAX_TOKENS = 200
+# Dot leaders in aligned dumps (`icache prefetch depth.......0`) separate a label from its value.
+_DOT_LEADER = re.compile(r"\.{3,}")
+
+
+# A whole whitespace-separated token that holds a digit or a placeholder.
+_PARAMETER_TOKEN = re.compile(r"(?<!\S)\S*?(?:\d|" + _PLACEHOLDER.pattern + r")\S*")
+# `key=value`: the key names a field of the statement, the value is data (`user=root`); `key=`
+# is the same field with an empty value.
+_KEY_VALUE = re.compile(r"(?<!\S)([A-Za-z_][\w.\-]{0,63}=)[^\s=]*(?!\S)")
+# An empty pair of brackets or quotes where a value was printed: `connection from 1.2.3.4 ()`.
+_EMPTY_VALUE = re.compile(r"(?<!\S)(?:\(\)|\[\]|\{\}|<>|''|\"\")(?=[,;:.]?(?!\S))")
+_KEY_TOKEN = re.compile(r"^([A-Za-z_][\w.\-]{0,63})=" + re.escape(WILDCARD) + "$")
+
+
+def skeleton(normalized: str) -> tuple[str, ...]:
+    """The template shape of a normalised message (see the module docstring)."""
+    if "..." in normalized:
+        normalized = _DOT_LEADER.sub(" ... ", normalized)
+    marked = _KEY_VALUE.sub(r"\1" + WILDCARD, normalized) if "=" in normalized else normalized
+    if (
+        "()" in marked
+        or "[]" in marked
+        or "''" in marked
+        or '""' in marked
+        or "{}" in marked
+        or "<>" in marked
+    ):
+        marked = _EMPTY_VALUE.sub(WILDCARD, marked)
+    out = _collapsed(_PARAMETER_TOKEN.sub(WILDCARD, marked).split()[:_MAX_TOKENS])
+    if not any(token != WILDCARD and HAS_LETTER.search(token) for token in out):
+        return (EXACT_MARK, *(_value_shape(token) for token in normalized.split()[:_MAX_TOKENS]))
+    return out
+
+
+def _collapsed(tokens: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The tokens with every run of parameters made one parameter."""
+    out: list[str] = []
+    previous = None
+    for token in tokens:
+        if token != WILDCARD or previous != WILDCARD:
+            out.append(token)
+        previous = token
+    return tuple(out)
+
+
+def keys_of(tokens: tuple[str, ...]) -> set[str]:
+    """The field names a template uses as keys (`user=<*>` -> `user`), lower-cased."""
+    found = set()
+    for token in tokens:
+        if token.endswith("=" + WILDCARD):
+            match = _KEY_TOKEN.match(token)
+            if match:
+                found.add(match[1].lower())
+    return found
+
+
+def mask_after_keys(tokens: tuple[str, ...], keys: set[str] | frozenset[str]) -> tuple[str, ...]:
+    """The skeleton with the word after each known key made a parameter (`user cyrus`)."""
+    out = list(tokens)
+    changed = False
+    for index in range(len(out) - 1):
+        if out[index].lower() in keys and out[index + 1] != WILDCARD and HAS_LETTER.search(out[index + 1]):
+            out[index + 1] = WILDCARD
+            changed = True
+    return _collapsed(out) if changed else tokens
+
+
+def _value_shape(token: str) -> str:
+    return _CHUNK_WITH_VALUE.sub(WILDCARD, _PLACEHOLDER.sub("\x00", token))
+
+
+def is_exact_skeleton(tokens: tuple[str, ...]) -> bool:
+    return bool(tokens) and tokens[0] == EXACT_MARK
+
+
+def render(tokens: tuple[str, ...] | list[str]) -> str:
+    """A template as text; an exact skeleton (matched only as it is) says so."""
+    items = list(tokens)
+    if items and items[0] == EXACT_MARK:
+        return "exactly: " + " ".join(items[1:])
+    return " ".join(items)
+
+
+def has_constant_word(tokens: tuple[str, ...]) -> bool:
+    """True when a skeleton keeps a word of the statement (a token with a letter, not `<*>`)."""
+    return any(t != WILDCARD and HAS_LETTER.search(t) for t in tokens)
