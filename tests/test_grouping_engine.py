@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from rounds_bot.errors import ConfigError
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
+from rounds_bot.grouping.known import KnownStates
 from rounds_bot.models import Assignment, ErrorEvent
 
 TRACES = Path(__file__).parent / "golden" / "grouping" / "traces"
@@ -271,8 +272,14 @@ def _essence(assignment: Assignment) -> tuple:
     )
 
 
+def _reloaded(saved: list[SignatureState], how: str) -> GroupingEngine:
+    """An engine given every saved state up front, or one that looks each up when needed."""
+    return GroupingEngine(known=saved) if how == "given" else GroupingEngine(lookup=KnownStates(saved))
+
+
+@pytest.mark.parametrize("how", ["given", "looked up"])
 @pytest.mark.parametrize("seed", [11, 12, 13])
-def test_a_reloaded_engine_groups_later_events_exactly_as_the_original(seed: int) -> None:
+def test_a_reloaded_engine_groups_later_events_exactly_as_the_original(seed: int, how: str) -> None:
     events = _mixed_stream(seed, 600)
     original = GroupingEngine()
     for item in events[:300]:
@@ -282,12 +289,25 @@ def test_a_reloaded_engine_groups_later_events_exactly_as_the_original(seed: int
         for s in original.signature_ids()
     ]
     random.Random(seed).shuffle(saved)  # the store gives states back in any order
-    reloaded = GroupingEngine(known=saved)
+    reloaded = _reloaded(saved, how)
     for item in events[300:]:
         assert _essence(reloaded.assign(item)) == _essence(original.assign(item))
-    assert sorted(original.signature_ids()) == sorted(reloaded.signature_ids())
-    for signature_id in original.signature_ids():
+    touched = reloaded.signature_ids()
+    if how == "given":
+        assert sorted(original.signature_ids()) == sorted(touched)
+    for signature_id in touched:
         assert original.state(signature_id) == reloaded.state(signature_id)
+
+
+def test_an_engine_that_looks_signatures_up_loads_only_what_its_events_need() -> None:
+    original = GroupingEngine()
+    for item in _mixed_stream(31, 400):
+        original.assign(item)
+    saved = [original.state(s) for s in original.signature_ids()]
+    engine = GroupingEngine(lookup=KnownStates(saved))
+    again = engine.assign(event(service="auth", message="Invalid user chen from 10.0.1.2"))
+    assert again.tier == "fingerprint"
+    assert len(engine.signature_ids()) < len(saved)
 
 
 def test_the_same_stream_always_gives_the_same_answers() -> None:

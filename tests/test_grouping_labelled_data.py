@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from rounds_bot.grouping.engine import GroupingEngine, SignatureState
+from rounds_bot.grouping.known import KnownStates
 from rounds_bot.models import ErrorEvent
 
 SYSTEMS = ("HDFS", "Hadoop", "Spark", "Zookeeper", "BGL", "HPC", "Thunderbird", "OpenStack")
@@ -105,9 +106,10 @@ def test_defects4j_bcubed_f1_meets_the_target(shared_data: Path) -> None:
     assert bcubed_f1(predicted, [r["group"] for r in rows]) >= 0.85
 
 
+@pytest.mark.parametrize("how", ["given", "looked up"])
 @pytest.mark.parametrize("source", ["defects4j", "OpenStack", "Thunderbird"])
 def test_a_reloaded_engine_continues_real_data_exactly_like_the_original(
-    shared_data: Path, source: str
+    shared_data: Path, source: str, how: str
 ) -> None:
     if source == "defects4j":
         events = trace_events(defects4j(shared_data))
@@ -122,7 +124,7 @@ def test_a_reloaded_engine_continues_real_data_exactly_like_the_original(
         for s in original.signature_ids()
     ]
     random.Random(0).shuffle(saved)
-    reloaded = GroupingEngine(known=saved)
+    reloaded = GroupingEngine(known=saved) if how == "given" else GroupingEngine(lookup=KnownStates(saved))
     for item in events[half:]:
         a, b = original.assign(item), reloaded.assign(item)
         assert (a.signature_id, a.tier, a.related, a.similarity) == (

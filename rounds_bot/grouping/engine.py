@@ -9,8 +9,11 @@ Tiers, first that answers wins:
 4. `new`         - a new signature, whose id is derived from its first event's fingerprint.
 
 Everything the engine knows is held per signature (`SignatureState`), so an engine re-loaded from
-saved states groups later events exactly as the one that saved them. Nothing depends on wall
-time, randomness or dictionary order; the only caches are memos of pure functions.
+saved states groups later events exactly as the one that saved them, whether it is given them
+all up front (`known`) or looks up the ones each event needs (`lookup`, see `known.py`: what a
+round does, so a quiet round costs the same with a thousand signatures known or a million).
+Nothing depends on wall time, randomness or dictionary order; the only caches are memos of pure
+functions.
 
 This module places events and keeps the signatures; an event's identity (its fingerprint and how
 it registers) comes from `candidates`, the explanation of each assignment from `explanation`.
@@ -29,6 +32,8 @@ from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.lookup_keys import service_key
 from rounds_bot.grouping.routes import Route
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
@@ -61,8 +66,16 @@ class _Signature:
 class GroupingEngine:
     """Assigns events to signatures, tier by tier; `state` gives what a signature saves."""
 
-    def __init__(self, config: GroupingConfig | None = None, known: Iterable[SignatureState] = ()) -> None:
+    def __init__(
+        self,
+        config: GroupingConfig | None = None,
+        known: Iterable[SignatureState] = (),
+        lookup: KnownSignatures | None = None,
+    ) -> None:
         self.config = config or GroupingConfig()
+        self._lookup = lookup
+        #: lookup keys already asked for (whatever they found is loaded)
+        self._asked: set[str] = set()
         self._rules = InAppRules(tuple(self.config.in_app_include), tuple(self.config.in_app_exclude))
         self._codes = ErrorCodeReader(self.config.error_code_attributes, self.config.error_code_pattern)
         self._message_may_hold_code = self._codes.message_may_hold_code
@@ -71,6 +84,9 @@ class GroupingEngine:
         self._by_code: dict[str, str] = {}
         self._by_template: dict[str, str] = {}
         self._miner = TemplateMiner()
+        if lookup is not None:
+            self._miner.fetch = self._fetch
+            self._miner.fetch_learned = lookup.learned_keys
         self._index = SimilarityIndex()
         self._shapes = ShapeCache(code_test=self._codes.shape_test())
         self._candidates = CandidateReader(self._rules, self._shapes, self._miner)
@@ -80,6 +96,8 @@ class GroupingEngine:
         #: keeps the candidate alive, so an id is never reused while it is a key)
         self._answers: dict[int, tuple[Candidate, Assignment]] = {}
         self._next_seq = 0
+        if lookup is not None:
+            self._next_seq, self._miner.next_seq = lookup.counters()
         for state in sorted(known, key=lambda s: s.seq):
             self._load(state)
 
@@ -98,6 +116,9 @@ class GroupingEngine:
         candidate = self._candidates.candidate(event, code)
         if candidate.code_key is not None:
             known = self._by_code.get(candidate.code_key)
+            if known is None and self._lookup is not None:
+                self._fetch([f"c:{candidate.code_key}"])
+                known = self._by_code.get(candidate.code_key)
             if known is not None:
                 return self._assignment(candidate, known, "error_code")
             return self._create(candidate, neighbours=[])
@@ -189,14 +210,31 @@ class GroupingEngine:
         if candidate.template_id is not None:
             return self._by_template.get(candidate.template_id)
         fingerprint = candidate.fingerprint
-        for digest in (fingerprint.hash, *fingerprint.other_hashes, *fingerprint.legacy_hashes):
+        digests = (fingerprint.hash, *fingerprint.other_hashes, *fingerprint.legacy_hashes)
+        for digest in digests:
             known = self._by_hash.get(digest)
             if known is not None:
                 return known
+        if self._lookup is not None and self._fetch([f"h:{digest}" for digest in digests]):
+            return next((self._by_hash[d] for d in digests if d in self._by_hash), None)
         return None
+
+    def _fetch(self, keys: list[str]) -> bool:
+        """Load the known signatures filed under `keys` not asked for yet; True when any was."""
+        if self._lookup is None:
+            return False
+        wanted = [key for key in keys if key not in self._asked]
+        if not wanted:
+            return False
+        self._asked.update(wanted)
+        found = self._lookup.find(wanted)
+        for state in sorted(found, key=lambda s: s.seq):
+            self._load(state)
+        return bool(found)
 
     def _place_by_similarity(self, candidate: Candidate) -> Assignment:
         service = candidate.view.service
+        self._fetch([service_key(service)])
         counts = self._index.counts(self._candidates.terms(candidate))
         neighbours = self._index.nearest(service, counts, self.config.related_threshold)
         best = next((n for n in neighbours if self._may_merge(candidate, n)), None)
@@ -274,7 +312,7 @@ class GroupingEngine:
         """`sig_` and the first 16 hex digits of the first event's fingerprint; should two
         fingerprints ever share those digits, a counter is hashed in (still deterministic)."""
         candidate, attempt = "sig_" + digest[:16], 0
-        while candidate in self._signatures:
+        while candidate in self._signatures or (self._lookup is not None and self._lookup.exists(candidate)):
             attempt += 1
             candidate = "sig_" + hashlib.sha256(f"{digest}#{attempt}".encode()).hexdigest()[:16]
         return candidate
@@ -300,6 +338,8 @@ class GroupingEngine:
                 signature.hashes.append(digest)
 
     def _load(self, state: SignatureState) -> None:
+        if state.signature_id in self._signatures:
+            return  # looked up again under another key
         signature = _Signature(
             signature_id=state.signature_id,
             service=state.service,

@@ -24,11 +24,14 @@ exactly as the one that saved it.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import Field
 
+from rounds_bot.grouping.lookup_keys import skeleton_key, template_keys
 from rounds_bot.grouping.skeletons import (
     WILDCARD,
     has_constant_word,
@@ -100,7 +103,14 @@ class TemplateMiner:
     _by_first: dict[tuple[str, int, str], list[MinedTemplate]] = field(default_factory=dict)
     #: per bucket, the field names its templates use as keys (`user=<*>`)
     _keys: dict[str, set[str]] = field(default_factory=dict)
-    _next_seq: int = 0
+    #: the seq the next new template gets (above every template known)
+    next_seq: int = 0
+    #: where templates not loaded yet are found (see `known`): `fetch` is given the lookup keys
+    #: of a skeleton before it is matched (it loads what they find), `fetch_learned` gives the
+    #: keys a bucket's templates use, once per bucket
+    fetch: Callable[[list[str]], object] | None = None
+    fetch_learned: Callable[[str], set[str]] | None = None
+    _fetched: set[str] = field(default_factory=set)
 
     def load(self, state: TemplateState) -> None:
         template = MinedTemplate(
@@ -112,7 +122,7 @@ class TemplateMiner:
             state.seq,
         )
         self._add(template)
-        self._next_seq = max(self._next_seq, state.seq + 1)
+        self.next_seq = max(self.next_seq, state.seq + 1)
 
     def state(self, template_id: str) -> TemplateState:
         return self._templates[template_id].state()
@@ -134,6 +144,9 @@ class TemplateMiner:
         """The template a skeleton belongs to, creating or generalising one if needed."""
         key = (bucket, tokens)
         known = self._by_skeleton.get(key) or self._cached.get(key)
+        if known is None and self.fetch is not None:
+            self._fetch_for(bucket, tokens)
+            known = self._by_skeleton.get(key)
         if known is not None:
             return TemplateMatch(known, self._templates[known].tokens)
         if is_exact_skeleton(tokens):
@@ -149,8 +162,23 @@ class TemplateMiner:
                 return found
         return self._match(bucket, tokens)
 
+    def _fetch_for(self, bucket: str, tokens: tuple[str, ...]) -> None:
+        """Load every known template that could take part in matching `tokens`."""
+        if self.fetch_learned is not None and bucket not in self._fetched:
+            self._fetched.add(bucket)
+            learned = self.fetch_learned(bucket)
+            if learned:
+                self._keys.setdefault(bucket, set()).update(learned)
+        keys = [skeleton_key(bucket, tokens)] if is_exact_skeleton(tokens) else template_keys(bucket, tokens)
+        wanted = [k for k in keys if k not in self._fetched]
+        if wanted and self.fetch is not None:
+            self._fetched.update(wanted)
+            self.fetch(wanted)
+
     def _match(self, bucket: str, tokens: tuple[str, ...]) -> TemplateMatch:
         key = (bucket, tokens)
+        if self.fetch is not None:
+            self._fetch_for(bucket, tokens)
         known = self._by_skeleton.get(key) or self._cached.get(key)
         if known is not None:
             return TemplateMatch(known, self._templates[known].tokens)
@@ -175,9 +203,9 @@ class TemplateMiner:
 
     def _create(self, bucket: str, tokens: tuple[str, ...], *, exact: bool) -> TemplateMatch:
         template = MinedTemplate(
-            template_id_for(bucket, tokens), bucket, tokens, tokens, exact, self._next_seq
+            template_id_for(bucket, tokens), bucket, tokens, tokens, exact, self.next_seq
         )
-        self._next_seq += 1
+        self.next_seq += 1
         self._add(template)
         return TemplateMatch(template.template_id, tokens, created=True)
 
@@ -202,16 +230,14 @@ class TemplateMiner:
             self._buckets.setdefault((template.bucket, len(template.tokens)), []),
             self._by_first.setdefault((template.bucket, len(template.tokens), template.tokens[0]), []),
         ):
-            shelf.append(template)
-            shelf.sort(key=lambda t: t.seq)
+            bisect.insort(shelf, template, key=_seq)
 
     def _refile(self, template: MinedTemplate, widened: tuple[str, ...]) -> None:
         if widened[0] != template.tokens[0]:
             old = (template.bucket, len(template.tokens), template.tokens[0])
             self._by_first[old].remove(template)
             shelf = self._by_first.setdefault((template.bucket, len(widened), widened[0]), [])
-            shelf.append(template)
-            shelf.sort(key=lambda t: t.seq)
+            bisect.insort(shelf, template, key=_seq)
         template.tokens = widened
         self._learn_keys(template.bucket, widened)
 
@@ -224,6 +250,10 @@ class TemplateMiner:
         if len(self._cached) >= self.max_cached_skeletons:
             self._cached.clear()
         self._cached[key] = template_id
+
+
+def _seq(template: MinedTemplate) -> int:
+    return template.seq
 
 
 def _compatible(template: tuple[str, ...], tokens: tuple[str, ...]) -> bool:

@@ -1,0 +1,87 @@
+"""Known signatures the engine has not loaded yet: looked up by what an event needs, when it needs it.
+
+A round's engine starts with nothing in memory and asks a `KnownSignatures` (the signature
+database) for the signatures its events point at: a fingerprint hash, an error code, the
+templates that could match a skeleton, and for tier 3 the service's signatures with vectors.
+So a quiet round, whose events all match known signatures, reads a handful of signatures per
+event, however many are known. Each signature is found under the keys `lookup_keys` gives it:
+
+    h:<hash>                          a fingerprint hash
+    c:<service>\\x1f<code>             an error code of a service
+    k:<bucket>\\x1f<first skeleton>    a template, by the skeleton it was created from
+    f:<bucket>\\x1f<n>\\x1f<first token> a template of n tokens, by its first token (`<*>` too)
+    n:<bucket>\\x1f<n>                 a template of n tokens
+    v:<bucket>\\x1f<key>               a key its templates use (`user=<*>`: `user`)
+    s:<service>                       a similarity vector of the service
+
+An engine that loads what it is given this way answers exactly as one given every signature up
+front: each lookup brings every signature that could take part in the decision at hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from rounds_bot.grouping.lookup_keys import SEPARATOR, length_key, service_key, shelf_key, skeleton_key
+from rounds_bot.grouping.skeletons import keys_of
+from rounds_bot.grouping.state import SignatureState
+
+
+class KnownSignatures(Protocol):
+    def counters(self) -> tuple[int, int]:
+        """The next signature seq and the next template seq: above every one known."""
+        ...
+
+    def find(self, keys: list[str]) -> list[SignatureState]:
+        """Every signature filed under any of `keys` (see the module docstring)."""
+        ...
+
+    def learned_keys(self, bucket: str) -> set[str]:
+        """The keys (`user` of `user=<*>`) the templates of a bucket use."""
+        ...
+
+    def exists(self, signature_id: str) -> bool: ...
+
+
+def lookup_keys(state: SignatureState) -> list[str]:
+    """The keys a signature is found under."""
+    keys = [f"h:{digest}" for digest in state.hashes]
+    keys += [f"c:{state.service}{SEPARATOR}{code}" for code in state.error_codes]
+    for template in state.templates:
+        keys.append(skeleton_key(template.bucket, tuple(template.first_tokens)))
+        keys += [f"v:{template.bucket}{SEPARATOR}{key}" for key in sorted(keys_of(tuple(template.tokens)))]
+        if not template.exact and template.tokens:
+            keys.append(shelf_key(template.bucket, len(template.tokens), template.tokens[0]))
+            keys.append(length_key(template.bucket, len(template.tokens)))
+    if state.similarity is not None:
+        keys.append(service_key(state.service))
+    return list(dict.fromkeys(keys))
+
+
+class KnownStates:
+    """`KnownSignatures` over states held in memory (for tests and benchmarks)."""
+
+    def __init__(self, states: Iterable[SignatureState]) -> None:
+        self._states: dict[str, SignatureState] = {}
+        self._by_key: dict[str, list[str]] = {}
+        for state in states:
+            self._states[state.signature_id] = state
+            for key in lookup_keys(state):
+                self._by_key.setdefault(key, []).append(state.signature_id)
+
+    def counters(self) -> tuple[int, int]:
+        seqs = [s.seq for s in self._states.values()]
+        templates = [t.seq for s in self._states.values() for t in s.templates]
+        return max(seqs, default=-1) + 1, max(templates, default=-1) + 1
+
+    def find(self, keys: list[str]) -> list[SignatureState]:
+        ids = dict.fromkeys(i for key in keys for i in self._by_key.get(key, ()))
+        return [self._states[i] for i in ids]
+
+    def learned_keys(self, bucket: str) -> set[str]:
+        prefix = f"v:{bucket}{SEPARATOR}"
+        return {key[len(prefix) :] for key in self._by_key if key.startswith(prefix)}
+
+    def exists(self, signature_id: str) -> bool:
+        return signature_id in self._states
