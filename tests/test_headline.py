@@ -60,7 +60,7 @@ CASES = {
             "url.path": "/v1/balance",
             "http.response.status_code": 503,
         },
-    ),  # fmt: skip
+    ),
     "http server span error with a status message": event(
         kind="span_error",
         error_type="504",
@@ -71,7 +71,7 @@ CASES = {
             "url.path": "/api/recommendations/369931",
             "http.response.status_code": "504",
         },
-    ),  # fmt: skip
+    ),
     "span error without http attributes": event(kind="span_error", message="charge card"),
     "error log with an error code": event(
         kind="log",
