@@ -45,7 +45,8 @@ def grouping_config(settings: Settings) -> GroupingConfig:
 
 
 def load_engine(settings: Settings, store: Store) -> GroupingEngine:
-    return GroupingEngine(grouping_config(settings), known=store.grouping_states())
+    """The engine, reading known signatures from the store as the round's events need them."""
+    return GroupingEngine(grouping_config(settings), lookup=store.grouping_lookup())
 
 
 def group_occurrences(

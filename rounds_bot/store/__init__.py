@@ -36,6 +36,7 @@ from rounds_bot.grouping.state import SignatureState
 from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.signature import Signature
 from rounds_bot.store.derived import DerivedTables
+from rounds_bot.store.grouping import StoredSignatures, index_grouping_state
 from rounds_bot.store.opening import check_file, check_health, check_owner, check_writable
 from rounds_bot.store.records import (
     DiagnosisRecord,
@@ -177,8 +178,12 @@ class Store(DerivedTables):
         found = [(self.signature(sid), DiagnosisOutcome.model_validate_json(text)) for sid, text in rows]
         return [(signature, outcome) for signature, outcome in found if signature is not None]
 
+    def grouping_lookup(self) -> StoredSignatures:
+        """The known signatures as a round's grouping engine looks them up (one event at a time)."""
+        return StoredSignatures(self.db)
+
     def grouping_states(self) -> list[SignatureState]:
-        """What a fresh grouping engine needs, in the order the signatures were created."""
+        """Every signature's grouping state, in the order the signatures were created."""
         texts = self.db.execute("select grouping_state from signatures order by rowid")
         return [state for (text,) in texts if (state := grouping_state(text)) is not None]
 
@@ -354,8 +359,9 @@ class Store(DerivedTables):
         return cursor.rowcount == 1
 
     def save(self, signature: Signature) -> None:
-        """Insert or replace the signature."""
+        """Insert or replace the signature (and file it under its grouping look-up keys)."""
         self.db.table("signatures").upsert(to_row(signature), pk="id")
+        index_grouping_state(self.db, signature.id, signature.grouping_state)
 
     def add_occurrences(self, signature_id: str, buckets: dict[str, int]) -> None:
         for bucket_start, count in buckets.items():

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from sqlite_utils import Database
 
 from rounds_bot.store.derived import create_derived_tables
+from rounds_bot.store.grouping import create_grouping_keys
 
 
 def _create_v1(db: Database) -> None:
@@ -105,5 +106,10 @@ def _add_diagnoses_v2(db: Database) -> None:
 
 
 # Migration N takes a database at schema version N-1 to version N. Append, never edit.
-MIGRATIONS: list[Callable[[Database], None]] = [_create_v1, _add_diagnoses_v2, create_derived_tables]
+MIGRATIONS: list[Callable[[Database], None]] = [
+    _create_v1,
+    _add_diagnoses_v2,
+    create_derived_tables,
+    create_grouping_keys,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
