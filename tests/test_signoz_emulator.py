@@ -488,6 +488,18 @@ def test_a_defect_inside_the_emulator_is_answered_500_naming_it_not_a_dropped_co
     assert again.text == "3"
 
 
+def test_when_asked_the_emulator_says_what_clickhouse_read_for_each_answer(dataset):
+    with SignozEmulator(dataset, Behaviour(report_reads=True)) as emulator:
+        whole = httpx.post(f"{emulator.url}/api/v1/countErrors", json=list_body())
+        version = httpx.get(f"{emulator.url}/api/v1/version")
+    assert whole.text == "3"
+    assert int(whole.headers["X-Emulator-Rows-Read"]) == len(dataset.exceptions)
+    assert int(whole.headers["X-Emulator-Bytes-Read"]) > 0
+    assert version.headers["X-Emulator-Rows-Read"] == "0"
+    with SignozEmulator(dataset) as emulator:
+        assert "X-Emulator-Rows-Read" not in httpx.get(f"{emulator.url}/api/v1/version").headers
+
+
 def test_ui_paths_answer_an_html_page(emulator):
     response = httpx.get(f"{emulator.url}/services")
     assert response.headers["content-type"].startswith("text/html")

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from signoz_emulator import Behaviour, SignozEmulator, build_dataset
 from signoz_emulator.data import Dataset
+from signoz_emulator.synthetic import SyntheticExceptions
 from signoz_fixtures import (
     JAVA_TRACE,
     PY_TRACE,
@@ -156,6 +158,37 @@ def test_the_detail_request_cap_is_reported_and_events_keep_type_and_message(dat
     assert sum(1 for e in exceptions if e.stacktrace is None) == 2
     assert all(e.message for e in exceptions)
     assert any("cap of 1 detail requests" in note for note in result.notes)
+
+
+class ReadsTransport(httpx.HTTPTransport):
+    """Keeps what ClickHouse read for each request, as the emulator reports it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, int]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        self.rows.append((request.url.path, int(response.headers.get("X-Emulator-Rows-Read", "0"))))
+        return response
+
+
+def test_sample_batches_read_the_span_of_their_groups_last_occurrences_not_the_window_each():
+    events, half = 50_000, T0_NS + 1800 * SECOND
+    # every group busy in the first half hour, then once more each, spread over the second half
+    busy = SyntheticExceptions(events=events, groups=200, start_ns=T0_NS, end_ns=half)
+    spread = SyntheticExceptions(events=200, groups=200, start_ns=half, end_ns=half + 1800 * SECOND)
+    reads = ReadsTransport()
+    with (
+        SignozEmulator(Dataset(synthetic=[busy, spread]), Behaviour(report_reads=True)) as emulator,
+        source_for(emulator, None, sample_batch_size=20, transport=reads) as source,
+    ):
+        result = source.poll(fixture_window(), frozenset())
+    assert len(result.events) == 200 and all(event.stacktrace for event in result.events)
+    samples = [rows for path, rows in reads.rows if path == "/api/v5/query_range"]
+    assert len(samples) >= 10  # ten sample batches, and the span and log reads
+    # each batch reads its own stretch of the second half hour, not the whole window again
+    assert sum(samples) <= events + 200
 
 
 def test_list_errors_is_paged_when_groups_exceed_a_page(emulator):

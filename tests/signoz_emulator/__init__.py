@@ -18,7 +18,10 @@ the tables first), so one emulator serves at a time.
 
 Tests adjust `Behaviour` while the server runs: the version, a required API key, a role that is
 refused, clickhouse_sql refused, and one-shot faults (500, 429 with Retry-After, a hang, an HTML
-page, a body cut short, a body that is not JSON, or any change to the JSON answer).
+page, a body cut short, a body that is not JSON, or any change to the JSON answer). With
+`report_reads` (`--report-reads`) every answer also says what ClickHouse read for it, in the
+emulator's own headers `X-Emulator-Rows-Read` and `X-Emulator-Bytes-Read` (a SigNoz sends
+neither): the benchmark's ClickHouse-side figures.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from .synthetic import SyntheticExceptions
 
 FaultKind = Literal["status", "hang", "html", "truncated", "malformed", "mutate"]
 OPEN_PATHS = ("/api/v1/health", "/api/v1/version")
+ROWS_READ_HEADER = "X-Emulator-Rows-Read"
+BYTES_READ_HEADER = "X-Emulator-Bytes-Read"
 UI_PAGE = (
     b'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>SigNoz</title>'
     b'</head><body><div id="root"></div><script src="/js/main.js"></script></body></html>'
@@ -72,6 +77,7 @@ class Behaviour:
     api_key: str | None = None
     role_allowed: bool = True
     clickhouse_sql_allowed: bool = True
+    report_reads: bool = False
     faults: list[Fault] = field(default_factory=list)
 
     def take_fault(self, path: str) -> Fault | None:
@@ -121,8 +127,12 @@ class SignozEmulator:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> SignozEmulator:
+    def load(self) -> None:
+        """Write the dataset into the engine (emptying its tables first)."""
         self.dataset.load(self.engine)
+
+    def start(self) -> SignozEmulator:
+        self.load()
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -130,8 +140,7 @@ class SignozEmulator:
         return self
 
     def serve_forever(self) -> None:
-        """Serve in this thread until interrupted (for running by hand)."""
-        self.dataset.load(self.engine)
+        """Serve in this thread until interrupted (for running by hand); `load()` first."""
         try:
             self._server.serve_forever()
         finally:
@@ -243,13 +252,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         try:
-            reply = emulator.answer(method, parts.path, parts.query, body, headers)
+            with emulator.engine.reads() as reads:
+                reply = emulator.answer(method, parts.path, parts.query, body, headers)
             reply = _apply_fault(fault, reply, emulator.api())
         except Exception as error:  # a defect of the emulator: answered, never a dropped connection
             traceback.print_exc(file=sys.stderr)
             reply = emulator.api().render_error(
                 500, "internal", "internal", f"emulator failure: {type(error).__name__}: {error}"
             )
+        if emulator.behaviour.report_reads:
+            reply.headers.update({ROWS_READ_HEADER: str(reads.rows), BYTES_READ_HEADER: str(reads.bytes)})
         emulator.record(SeenRequest(method, parts.path, parts.query, body, headers, reply.status))
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
@@ -301,6 +313,7 @@ def build_dataset(
     synthetic_groups: int,
     window_seconds: int,
     now_ns: int,
+    synthetic_end_seconds_ago: int = 60,
 ) -> Dataset:
     dataset = Dataset()
     for path in files:
@@ -311,7 +324,7 @@ def build_dataset(
             shift = (now_ns - 60 * NS_PER_S - newest) if newest is not None else 0
         load_otlp_file(path, dataset, shift_ns=shift)
     if synthetic_events:
-        end = now_ns - 60 * NS_PER_S
+        end = now_ns - synthetic_end_seconds_ago * NS_PER_S
         dataset.synthetic.append(
             SyntheticExceptions(
                 events=synthetic_events,
@@ -353,6 +366,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synthetic-events", type=int, default=0)
     parser.add_argument("--synthetic-groups", type=int, default=100)
     parser.add_argument("--synthetic-window-seconds", type=int, default=3600)
+    parser.add_argument(
+        "--synthetic-end-seconds-ago",
+        type=int,
+        default=60,
+        help="the synthetic rows end this long before the emulator starts",
+    )
+    parser.add_argument(
+        "--report-reads",
+        action="store_true",
+        help=f"say what ClickHouse read for each answer ({ROWS_READ_HEADER}, {BYTES_READ_HEADER})",
+    )
     args = parser.parse_args(argv)
     try:
         dataset = build_dataset(
@@ -362,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             synthetic_groups=args.synthetic_groups,
             window_seconds=args.synthetic_window_seconds,
             now_ns=time.time_ns(),
+            synthetic_end_seconds_ago=args.synthetic_end_seconds_ago,
         )
     except (OSError, DataError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -370,8 +395,10 @@ def main(argv: list[str] | None = None) -> int:
         version=args.signoz_version,
         api_key=args.api_key,
         clickhouse_sql_allowed=not args.refuse_clickhouse_sql,
+        report_reads=args.report_reads,
     )
     emulator = SignozEmulator(dataset, behaviour, port=args.port)
+    emulator.load()  # before saying it listens: the rows are there when the first request comes
     print(
         f"SigNoz emulator {args.signoz_version} listening on {emulator.url} "
         f"({dataset.exception_rows()} exception rows, {len(dataset.spans)} "

@@ -6,7 +6,8 @@ signoz-otel-collector's schema migrator (see `extract_schema.py`), with TTL merg
 rows older than the tables' TTL stay readable.
 
 Every query answers a `QueryResult` with ClickHouse's own statistics (rows and bytes read), or raises
-`ClickHouseError` with ClickHouse's error code and message. After a failed query chDB prepends the
+`ClickHouseError` with ClickHouse's error code and message; `Engine.reads()` totals those statistics
+over the queries one thread runs (the emulator's per-request figures). After a failed query chDB prepends the
 failed query's partial output to the next result; the engine reads and drops it at once.
 """
 
@@ -17,7 +18,7 @@ import contextlib
 import json
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -72,6 +73,15 @@ def sql_literal(value: Any) -> str:
     return f"'{text}'"
 
 
+@dataclass
+class Reads:
+    """ClickHouse's own statistics, totalled over some queries."""
+
+    queries: int = 0
+    rows: int = 0
+    bytes: int = 0
+
+
 class Engine:
     """One chDB session holding SigNoz's tables; thread-safe (queries run one at a time)."""
 
@@ -81,6 +91,7 @@ class Engine:
     def __init__(self) -> None:
         self._session = chdb_session.Session()
         self._lock = threading.Lock()
+        self._tallies = threading.local()
         for setting in ("session_timezone = 'UTC'", "output_format_json_quote_64bit_integers = 0"):
             self.execute(f"SET {setting}")
         for database in DATABASES:
@@ -125,13 +136,29 @@ class Engine:
         text = self._run(sql, "JSON")
         payload = json.loads(text)
         statistics = payload.get("statistics") or {}
-        return QueryResult(
+        result = QueryResult(
             columns=[Column(meta["name"], meta["type"]) for meta in payload.get("meta", [])],
             rows=payload.get("data", []),
             rows_read=int(statistics.get("rows_read", 0)),
             bytes_read=int(statistics.get("bytes_read", 0)),
             elapsed_seconds=float(statistics.get("elapsed", 0.0)),
         )
+        tally: Reads | None = getattr(self._tallies, "current", None)
+        if tally is not None:
+            tally.queries += 1
+            tally.rows += result.rows_read
+            tally.bytes += result.bytes_read
+        return result
+
+    @contextlib.contextmanager
+    def reads(self) -> Iterator[Reads]:
+        """Totals what the queries this thread runs inside the block read."""
+        previous = getattr(self._tallies, "current", None)
+        self._tallies.current = tally = Reads()
+        try:
+            yield tally
+        finally:
+            self._tallies.current = previous
 
     def insert(self, table: str, rows: Iterable[dict[str, Any]]) -> int:
         """Insert rows given as JSON objects keyed by column; columns left out take their defaults."""

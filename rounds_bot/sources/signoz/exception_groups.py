@@ -4,6 +4,10 @@ Flow: `countErrors` says how many groups the window holds; `listErrors` pages th
 counts and first/last seen (SigNoz aggregates); a group already mapped to a signature becomes a
 count, and each new group gets one representative occurrence with its stack trace: in batches
 through `clickhouse_sql` where the key may run it, else one `errorFromGroupID` each, up to a cap.
+
+A sample batch holds groups whose last occurrences are neighbours in time and reads only the span
+from the first to the last of them: the error index is ordered by time, so the batches together
+read about the window once, not once each.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from rounds_bot.sources.signoz.queries import (
     exception_samples_sql,
     query_range_request,
 )
-from rounds_bot.sources.signoz.times import check_unix_ns, ns_to_datetime, parse_rfc3339_ns
+from rounds_bot.sources.signoz.times import NS_PER_MS, check_unix_ns, ns_to_datetime, parse_rfc3339_ns
 from rounds_bot.sources.signoz.wire import ErrorGroupRow, Lenient
 
 
@@ -45,7 +49,7 @@ class ExceptionSample(Lenient):
 
 @dataclass(frozen=True)
 class ExceptionSettings:
-    page_size: int = 2_000
+    page_size: int = 10_000
     sample_batch_size: int = 400
     detail_request_cap: int = 200
 
@@ -167,10 +171,16 @@ class ExceptionGroupsReader:
     ) -> dict[str, ExceptionSample]:
         samples: dict[str, ExceptionSample] = {}
         batch = self._settings.sample_batch_size
-        for index in range(0, len(new_groups), batch):
-            ids = [group.group_id for _, group in new_groups[index : index + batch]]
-            query = clickhouse_sql(exception_samples_sql(ids, start_ns, end_ns))
-            data = self._client.query_range(query_range_request(start_ns, end_ns, "raw", query))
+        by_last_seen = sorted((group for _, group in new_groups), key=lambda group: group.last_seen_ns)
+        for index in range(0, len(by_last_seen), batch):
+            groups = by_last_seen[index : index + batch]
+            ids = [group.group_id for group in groups]
+            # each group's sample is its last occurrence in the window, at its lastSeen: read only the
+            # span of this batch's lastSeen (a millisecond more, should a SigNoz round lastSeen down)
+            low = max(start_ns, groups[0].last_seen_ns)
+            high = min(end_ns, groups[-1].last_seen_ns + NS_PER_MS)
+            query = clickhouse_sql(exception_samples_sql(ids, low, high))
+            data = self._client.query_range(query_range_request(low, high, "raw", query))
             for result in data.raw_results():
                 for number, raw in enumerate(result.rows or []):
                     where = f"{self._client.base_url}/api/v5/query_range exception sample {number}"

@@ -45,7 +45,7 @@ class SignozSource:
         max_attempts: int = 5,
         raw_row_cap: int = 20_000,
         raw_page_size: int = 1_000,
-        list_page_size: int = 2_000,
+        list_page_size: int = 10_000,
         sample_batch_size: int = 400,
         detail_request_cap: int = 200,
         sql_group_cap: int = 50_000,
