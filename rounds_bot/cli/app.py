@@ -10,57 +10,96 @@
     rounds fix       propose the fixes asked for as draft pull requests; follow the shipped ones (cli/fix.py)
     rounds changelog every fix rounds proposed, with its status and rates (cli/changelog.py)
 
-`rounds group` is imported only when it runs: the grouping engine loads scikit-learn.
+Every command's module is imported only when that command runs: `rounds --help` lists them from
+the table below (a test checks it says what each command's own help says), so it loads neither
+the grouping engine nor the database library.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import click
 
 from rounds_bot import __version__
-from rounds_bot.cli.command import command_command
-from rounds_bot.cli.db import db_group
-from rounds_bot.cli.doctor import doctor_command
-from rounds_bot.cli.notify import notify_command
-from rounds_bot.cli.run import run_command
-from rounds_bot.cli.state import state_group
+
+
+class Lazy(NamedTuple):
+    target: str  # "module:attribute" of the click command
+    summary: str  # its short help, as `rounds --help` lists it
 
 
 class LazyGroup(click.Group):
-    """Commands whose modules are imported only when used: the grouping engine loads scikit-learn,
-    which `rounds doctor` or `rounds command` do not need (click's documented lazy-loading pattern)."""
+    """Commands whose modules are imported only when used (click's documented lazy-loading pattern)."""
 
-    lazy_commands: ClassVar[dict[str, str]] = {
-        "group": "rounds_bot.cli.group:group_command",
-        "fix": "rounds_bot.cli.fix:fix_command",
-        "changelog": "rounds_bot.cli.changelog:changelog_command",
+    lazy_commands: ClassVar[dict[str, Lazy]] = {
+        "changelog": Lazy(
+            "rounds_bot.cli.changelog:changelog_command",
+            "Every fix rounds proposed, newest first: status, signature, issue, pull request, rates.",
+        ),
+        "command": Lazy(
+            "rounds_bot.cli.command:command_command",
+            "Handle `/rounds` commands from issue comments (and the Run workflow button's inputs).",
+        ),
+        "db": Lazy("rounds_bot.cli.db:db_group", "Inspect or rebuild the signature database."),
+        "doctor": Lazy(
+            "rounds_bot.cli.doctor:doctor_command",
+            "Check settings, SigNoz, the GitHub token, the saved state, the schedule, `claude`, the budget.",
+        ),
+        "fix": Lazy(
+            "rounds_bot.cli.fix:fix_command",
+            "Propose the fixes asked for as draft pull requests, and follow the ones that shipped.",
+        ),
+        "group": Lazy(
+            "rounds_bot.cli.group:group_command",
+            "Group JSON Lines error events read from FILE (or standard input).",
+        ),
+        "notify": Lazy(
+            "rounds_bot.cli.notify:notify_command",
+            "Post the last round's new issues and summary to Zulip (ZULIP_* settings).",
+        ),
+        "run": Lazy(
+            "rounds_bot.cli.run:run_command",
+            "Run one round: poll, group, file one issue per problem, report.",
+        ),
+        "state": Lazy(
+            "rounds_bot.cli.state:state_group",
+            "Restore and check the signature database between GitHub Actions runs (the workflow uploads it).",
+        ),
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy_commands])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.lazy_commands:
-            module_name, attribute = self.lazy_commands[cmd_name].split(":")
-            command = getattr(importlib.import_module(module_name), attribute)
-            if not isinstance(command, click.Command):
-                raise TypeError(f"{self.lazy_commands[cmd_name]} is not a click command")
-            return command
-        return super().get_command(ctx, cmd_name)
+        lazy = self.lazy_commands.get(cmd_name)
+        if lazy is None:
+            return super().get_command(ctx, cmd_name)
+        module_name, attribute = lazy.target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{lazy.target} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list, from the table: listing a command does not import it."""
+        rows = []
+        limit = formatter.width - 6 - max(len(name) for name in self.list_commands(ctx))
+        for name in self.list_commands(ctx):
+            lazy = self.lazy_commands.get(name)
+            if lazy is not None:
+                rows.append((name, click.Command(name, help=lazy.summary).get_short_help_str(limit)))
+            else:
+                command = super().get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup)
 @click.version_option(__version__, prog_name="rounds")
 def main() -> None:
     """rounds: makes rounds on running software and files one issue per problem."""
-
-
-main.add_command(run_command)
-main.add_command(db_group)
-main.add_command(command_command)
-main.add_command(state_group)
-main.add_command(doctor_command)
-main.add_command(notify_command)
