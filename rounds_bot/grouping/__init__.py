@@ -10,6 +10,20 @@ assignment = engine.assign(event)          # signature id, tier, explanation ...
 saved = engine.state(assignment.signature_id)
 """
 
-from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
+
+
+def __getattr__(name: str) -> Any:
+    # The engine is imported when first asked for, not with the package: the database reads
+    # signature states (`grouping.state`) without loading the engine.
+    if name in __all__:
+        return getattr(importlib.import_module("rounds_bot.grouping.engine"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
