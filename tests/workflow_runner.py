@@ -97,6 +97,7 @@ class JobResult:
 
 @dataclass
 class RunResult:
+    temp: Path  # RUNNER_TEMP of the run
     jobs: dict[str, JobResult] = field(default_factory=dict)
 
     @property
@@ -233,7 +234,7 @@ class WorkflowRunner:
             "workflow_ref": workflow_ref,
             "workflow_file_path": workflow_ref.partition("@")[0].removeprefix(f"{github['repository']}/"),
         }
-        result = RunResult()
+        result = RunResult(temp)
         self._jobs(self.workflow, contexts, identity, _Run(runner_env, temp), result, prefix="")
         return result
 
