@@ -3,6 +3,7 @@ edit run's result, the automatic choice, the settings. No model and no GitHub he
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from datetime import UTC, datetime, timedelta
@@ -12,11 +13,14 @@ import pytest
 from fix_samples import diagnose, git, make_app
 
 from rounds_bot.config import load_settings
+from rounds_bot.diagnosis.budget import price_for
+from rounds_bot.diagnosis.claude_cli import ClaudeCli
+from rounds_bot.diagnosis.prompting import Prompt
 from rounds_bot.errors import ConfigError
 from rounds_bot.events import Fact
 from rounds_bot.fixing.auto import request_automatic_fixes
 from rounds_bot.fixing.checks import Guard, check_changes, protected_by
-from rounds_bot.fixing.editor import edit_run
+from rounds_bot.fixing.editor import FixEditor, edit_run
 from rounds_bot.fixing.git import Git, remote_auth_env
 from rounds_bot.fixing.release import Seen, watch_releases
 from rounds_bot.fixing.requests import pending_requests
@@ -272,3 +276,44 @@ def test_a_worktree_is_removed_even_when_the_attempt_raises(tmp_path):
         raise RuntimeError("boom")
     assert not created.exists()
     assert git(app.checkout, "worktree", "list").count("\n") == 0
+
+
+def test_the_edit_run_offers_the_edit_tools_only_with_a_diagnosis_limits_and_isolation(tmp_path):
+    record = tmp_path / "record.json"
+    binary = tmp_path / "claude"
+    result = json.dumps({"type": "result", "subtype": "success", "result": "done", "total_cost_usd": 0.01})
+    binary.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\n"
+        "seen = {'argv': sys.argv[1:], 'env': dict(os.environ), 'cwd': os.getcwd()}\n"
+        f"json.dump(seen, open({str(record)!r}, 'w'))\n"
+        f"print({result!r})\n"
+    )
+    binary.chmod(0o755)
+    inherited = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": "ghs_never", "LANG": "C.UTF-8"}
+    cli = ClaudeCli(
+        binary=binary,
+        model="sonnet",
+        credentials={"ANTHROPIC_API_KEY": "sk-test"},
+        inherited_env=inherited,
+        max_turns=9,
+        max_budget_usd=0.4,
+        timeout_seconds=30,
+    )
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    run = FixEditor(cli, price_for("sonnet")).edit(worktree, Prompt(system="rules", user="fix it"))
+    seen = json.loads(record.read_text())
+    argv = seen["argv"]
+
+    def value(flag: str) -> str:
+        return argv[argv.index(flag) + 1]
+
+    assert run.status == "ok" and run.cost_usd == 0.01
+    assert value("--tools") == "Read,Grep,Glob,Edit,Write" and value("--permission-mode") == "acceptEdits"
+    assert "--restricted" in argv and "--strict-mcp-config" in argv and "--no-session-persistence" in argv
+    assert (value("--max-turns"), float(value("--max-budget-usd")), value("--model")) == ("9", 0.4, "sonnet")
+    assert "--allowedTools" not in argv and "--dangerously-skip-permissions" not in argv
+    assert argv[-2:] == ["--", "fix it"] and Path(seen["cwd"]).resolve() == worktree.resolve()
+    env = seen["env"]
+    assert "GITHUB_TOKEN" not in env and env["ANTHROPIC_API_KEY"] == "sk-test" and env["LANG"] == "C.UTF-8"
+    assert Path(env["HOME"]).name == "home" and not Path(env["HOME"]).exists()
