@@ -53,7 +53,11 @@ class Redactor:
         return done
 
     def optional(self, text: str | None, limit: int = NAME_CHARS) -> str | None:
-        return None if text is None else self.text(text, limit)
+        return None if text is None else self.name(text, limit)
+
+    def name(self, text: str, limit: int = NAME_CHARS) -> str:
+        """A name (service, environment, version, type, code): redacted, and on one line."""
+        return " ".join(self.text(text, limit).split())
 
     def identifier(self, value: str) -> str:
         """An id as it was, or a hash of it when it held anything but an id's characters or was too long."""
@@ -91,10 +95,12 @@ class Redactor:
         return event.model_copy(
             update={
                 "event_id": self.identifier(event.event_id),
-                "service": self.text(event.service, NAME_CHARS) or "unknown",
+                "service": self.name(event.service) or "unknown",
                 "error_type": self.optional(event.error_type, 512),
                 "message": self.text(event.message, MESSAGE_CHARS),
-                "stacktrace": self.optional(event.stacktrace, STACKTRACE_CHARS),
+                "stacktrace": None
+                if event.stacktrace is None
+                else self.text(event.stacktrace, STACKTRACE_CHARS),
                 "error_code": self.optional(event.error_code),
                 "severity": self.optional(event.severity, 32),
                 "trace_id": None if event.trace_id is None else self.identifier(event.trace_id),
@@ -129,7 +135,7 @@ class Redactor:
         return group.model_copy(
             update={
                 "source_group_id": self.identifier(group.source_group_id),
-                "service": self.text(group.service, NAME_CHARS) or "unknown",
+                "service": self.name(group.service) or "unknown",
             }
         )
 

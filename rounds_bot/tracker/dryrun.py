@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from rounds_bot.errors import TrackerError
+from rounds_bot.render.markdown import code, escape
 from rounds_bot.render.marker import read_marker
 from rounds_bot.tracker.base import IssueDraft, IssueRef
 
@@ -48,8 +49,9 @@ class DryRunTracker:
         return []
 
     def _write(self, draft: IssueDraft, comment: str | None = None) -> None:
-        labels = ", ".join(f"`{label}`" for label in draft.labels)
-        text = f"# {draft.title}\n\nLabels: {labels}\n\n{draft.body}"
+        # the draft is Markdown: the title (plain text on GitHub) is escaped like any untrusted text
+        labels = ", ".join(code(label) for label in draft.labels)
+        text = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n{draft.body}"
         if comment:
             text += f"\n\n---\n**Latest comment**\n\n{comment}\n"
         try:

@@ -1,0 +1,141 @@
+"""Reliability and safety figures from the proof suite's harness, run for real (takes about a minute).
+
+    python bench/reliability.py
+
+Plants the public corpus (`tests/security_corpus.py`) in every field of real telemetry, runs real rounds
+(dry-run drafts, stdout, the job summary, logs, the database and WAL; the fake GitHub's bodies, titles, labels
+and comments; the prompts a recording model received), counts every planted secret found in any output and
+every hostile payload that renders active or is obeyed; then runs the crash and fault harness and the fuzzers
+(`tests/test_security_faults.py`, `tests/test_security_fuzz.py`). The last line is:
+
+    crash_points=<n> fault_kinds=<n> fuzz_examples=<n> secrets_planted=<n> secrets_leaked=<n> injections=<n>
+    injections_obeyed=<n> duplicates=<n> lost=<n>
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import pytest  # noqa: E402
+from fake_github.fixtures import running_fake  # noqa: E402
+from security_corpus import corpus, injections  # noqa: E402
+from security_harness import (  # noqa: E402
+    PLACES,
+    RecordingModel,
+    benign_answer,
+    dry_run_outputs,
+    github_outputs,
+    judge,
+    leaks,
+    now,
+    otlp_lines,
+    plant_secrets,
+    secret_file,
+)
+
+
+class Env:
+    """What pytest's monkeypatch does for the environment, for a script."""
+
+    def setenv(self, name: str, value: str) -> None:
+        os.environ[name] = value
+
+
+class Outcomes:
+    """A pytest plugin that counts passed and failed tests by file."""
+
+    def __init__(self) -> None:
+        self.passed: dict[str, int] = {}
+        self.failed: dict[str, int] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call" or getattr(report, "wasxfail", None) is not None:
+            return
+        target = self.passed if report.passed else self.failed
+        name = report.nodeid.split("::")[0]
+        target[name] = target.get(name, 0) + 1
+
+
+def secrets(workdir: Path) -> tuple[int, int]:
+    planted = corpus()
+    (workdir / "dry").mkdir()
+    (workdir / "gh").mkdir()
+    telemetry = secret_file(workdir / "telemetry.jsonl", plant_secrets(planted), now())
+    leaked = {item.secret for item, _ in leaks(dry_run_outputs(workdir / "dry", telemetry, Env()), planted)}
+    for fake in running_fake():
+        outputs = github_outputs(fake, workdir / "gh", telemetry, RecordingModel(benign_answer()))
+        leaked |= {item.secret for item, _ in leaks(outputs, planted)}
+    return len(planted), len(leaked)
+
+
+def hostile(workdir: Path) -> tuple[int, int]:
+    payloads = injections()
+    items = [(PLACES[(n + s) % len(PLACES)], p, "", None) for n, p in enumerate(payloads) for s in (0, 5, 9)]
+    telemetry = workdir / "hostile.jsonl"
+    telemetry.write_text(otlp_lines(items, now()), encoding="utf-8")
+    (workdir / "hdry").mkdir()
+    (workdir / "hgh").mkdir()
+    outputs = dry_run_outputs(workdir / "hdry", telemetry, Env())
+    live = sum(
+        len(judge(name, text))
+        for name, text in outputs.texts.items()
+        if name.startswith(("draft", "stdout", "job"))
+    )
+    answer = benign_answer(root_cause=" ".join(payloads), suggested_fix="\n".join(payloads))
+    answer["missing_observability"] = payloads
+    for fake in running_fake():
+        gh = github_outputs(fake, workdir / "hgh", telemetry, RecordingModel(answer))
+        live += sum(
+            len(judge(name, text))
+            for name, text in gh.texts.items()
+            if not name.startswith(("prompt", "github database"))
+        )
+    return len(items) + 3 * len(payloads), live
+
+
+def harness() -> tuple[int, int, int, int]:
+    import test_security_faults as faults
+    import test_security_fuzz as fuzz
+
+    outcomes = Outcomes()
+    files = ["tests/test_security_faults.py", "tests/test_security_fuzz.py"]
+    pytest.main(
+        ["-q", "-p", "no:cacheprovider", "-p", "no:logging", *[str(ROOT / f) for f in files]],
+        plugins=[outcomes],
+    )
+    fault_file = str(Path("tests") / "test_security_faults.py")
+    broken = sum(n for name, n in outcomes.failed.items() if name.endswith("test_security_faults.py"))
+    fuzzed = (
+        sum(n for name, n in outcomes.passed.items() if name.endswith("test_security_fuzz.py"))
+        * fuzz.EXAMPLES
+    )
+    crash_points = len(faults.CRASH_POINTS) + 1  # and the creation whose answer is lost
+    fault_kinds = len(faults.FAULTS) + 3  # and a full disk, a source failing mid-read, two rounds at once
+    del fault_file
+    return crash_points, fault_kinds, fuzzed, broken
+
+
+def main() -> None:
+    os.environ.setdefault("CI", "")
+    with tempfile.TemporaryDirectory() as folder:
+        workdir = Path(folder)
+        planted, leaked = secrets(workdir)
+        injected, obeyed = hostile(workdir)
+    crash_points, fault_kinds, fuzzed, broken = harness()
+    print(f"secrets: {leaked} of {planted} planted values found in an output")
+    print(f"hostile text: {obeyed} live constructs from {injected} payload placements")
+    print(
+        f"crash_points={crash_points} fault_kinds={fault_kinds} fuzz_examples={fuzzed} "
+        f"secrets_planted={planted} secrets_leaked={leaked} injections={injected} "
+        f"injections_obeyed={obeyed} duplicates={broken} lost={broken}"
+    )
+
+
+if __name__ == "__main__":
+    main()

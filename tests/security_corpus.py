@@ -1,0 +1,364 @@
+"""The proof suite's public corpus: fake secrets in real formats, and hostile text.
+
+Every value here is fake (generated from a fixed seed in the vendor's published format) and public. A
+`Planted` value has the `secret` that must never appear in any output and the `carrier` text telemetry holds
+it in; `kind` says how it may be planted (`text` anywhere, `opaque` only under a secret attribute name,
+`number` as an integer attribute). The families follow gitleaks' default rule set and Sentry's scrubbing list.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+_RNG = random.Random(20261123)
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+UPPER = string.ascii_uppercase + string.digits
+
+
+def _r(alphabet: str, n: int) -> str:
+    return "".join(_RNG.choice(alphabet) for _ in range(n))
+
+
+@dataclass(frozen=True)
+class Planted:
+    category: str
+    family: str
+    secret: str
+    carrier: str
+    kind: Literal["text", "opaque", "number"] = "text"
+    key: str = ""
+
+
+# --- vendor tokens: (family, maker) ------------------------------------------------------------------
+
+TOKEN_FAMILIES: list[tuple[str, Callable[[], str]]] = [
+    ("anthropic-api-key", lambda: "sk-ant-api03-" + _r(ALNUM + "-_", 93) + "AA"),
+    ("anthropic-admin-key", lambda: "sk-ant-admin01-" + _r(ALNUM + "-_", 93) + "AA"),
+    ("openai-project-key", lambda: "sk-proj-" + _r(ALNUM, 58) + "T3BlbkFJ" + _r(ALNUM, 58)),
+    ("openai-legacy-key", lambda: "sk-" + _r(ALNUM, 20) + "T3BlbkFJ" + _r(ALNUM, 20)),
+    ("gcp-api-key", lambda: "AIza" + _r(ALNUM + "-_", 35)),
+    ("google-oauth-token", lambda: "ya29." + _r(ALNUM + "-_", 60)),
+    ("google-client-secret", lambda: "GOCSPX-" + _r(ALNUM + "-_", 28)),
+    ("aws-access-token", lambda: "AKIA" + _r("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)),
+    ("aws-session-key-id", lambda: "ASIA" + _r("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)),
+    ("github-pat", lambda: "ghp_" + _r(ALNUM, 36)),
+    ("github-oauth", lambda: "gho_" + _r(ALNUM, 36)),
+    ("github-app-token", lambda: "ghs_" + _r(ALNUM, 36)),
+    ("github-refresh-token", lambda: "ghr_" + _r(ALNUM, 36)),
+    ("github-fine-grained-pat", lambda: "github_pat_" + _r(ALNUM, 22) + "_" + _r(ALNUM, 59)),
+    ("gitlab-pat", lambda: "glpat-" + _r(ALNUM + "-_", 20)),
+    ("gitlab-runner-token", lambda: "glrt-" + _r(ALNUM + "-_", 20)),
+    ("gitlab-deploy-token", lambda: "gldt-" + _r(ALNUM + "-_", 20)),
+    (
+        "slack-bot-token",
+        lambda: "xoxb-" + _r(string.digits, 12) + "-" + _r(string.digits, 13) + "-" + _r(ALNUM, 24),
+    ),
+    (
+        "slack-user-token",
+        lambda: "xoxp-" + "-".join(_r(string.digits, 11) for _ in range(3)) + "-" + _r(HEX, 32),
+    ),
+    ("slack-app-token", lambda: "xapp-1-" + _r(UPPER, 11) + "-" + _r(string.digits, 13) + "-" + _r(HEX, 64)),
+    (
+        "slack-webhook-url",
+        lambda: (
+            "https://hooks.slack.com/services/T" + _r(UPPER, 8) + "/B" + _r(UPPER, 8) + "/" + _r(ALNUM, 24)
+        ),
+    ),
+    ("stripe-secret-key", lambda: "sk_live_" + _r(ALNUM, 24)),
+    ("stripe-test-key", lambda: "sk_test_" + _r(ALNUM, 24)),
+    ("stripe-restricted-key", lambda: "rk_live_" + _r(ALNUM, 24)),
+    ("stripe-webhook-secret", lambda: "whsec_" + _r(ALNUM, 32)),
+    ("npm-access-token", lambda: "npm_" + _r(ALNUM, 36)),
+    ("pypi-upload-token", lambda: "pypi-AgEIcHlwaS5vcmc" + _r(ALNUM + "-_", 70)),
+    ("huggingface-token", lambda: "hf_" + _r(string.ascii_letters, 34)),
+    ("sendgrid-api-token", lambda: "SG." + _r(ALNUM + "-_", 22) + "." + _r(ALNUM + "-_", 43)),
+    ("twilio-api-key", lambda: "SK" + _r(HEX, 32)),
+    ("mailgun-api-key", lambda: "key-" + _r(HEX, 32)),
+    ("mailchimp-api-key", lambda: _r(HEX, 32) + "-us" + _r(string.digits, 2)),
+    ("shopify-access-token", lambda: "shpat_" + _r(HEX, 32)),
+    ("shopify-shared-secret", lambda: "shpss_" + _r(HEX, 32)),
+    ("digitalocean-pat", lambda: "dop_v1_" + _r(HEX, 64)),
+    ("doppler-api-token", lambda: "dp.pt." + _r(ALNUM, 43)),
+    ("databricks-api-token", lambda: "dapi" + _r(HEX, 32)),
+    ("dynatrace-api-token", lambda: "dt0c01." + _r(UPPER, 24) + "." + _r(ALNUM, 64)),
+    ("grafana-cloud-token", lambda: "glc_" + _r(ALNUM, 40)),
+    ("grafana-service-account", lambda: "glsa_" + _r(ALNUM, 32) + "_" + _r(HEX, 8)),
+    ("hashicorp-vault-token", lambda: "hvs." + _r(ALNUM + "-_", 90)),
+    ("linear-api-key", lambda: "lin_api_" + _r(ALNUM, 40)),
+    ("new-relic-user-key", lambda: "NRAK-" + _r(UPPER, 27)),
+    ("openshift-token", lambda: "sha256~" + _r(ALNUM + "-_", 43)),
+    ("perplexity-api-key", lambda: "pplx-" + _r(ALNUM, 48)),
+    ("planetscale-token", lambda: "pscale_tkn_" + _r(ALNUM, 43)),
+    ("postman-api-token", lambda: "PMAK-" + _r(HEX, 24) + "-" + _r(HEX, 34)),
+    ("prefect-api-token", lambda: "pnu_" + _r(ALNUM, 36)),
+    ("pulumi-api-token", lambda: "pul-" + _r(HEX, 40)),
+    ("rubygems-api-token", lambda: "rubygems_" + _r(HEX, 48)),
+    ("sentry-user-token", lambda: "sntryu_" + _r(HEX, 64)),
+    ("square-access-token", lambda: "sq0atp-" + _r(ALNUM + "-_", 22)),
+    ("telegram-bot-token", lambda: _r(string.digits, 10) + ":AA" + _r(ALNUM + "-_", 33)),
+    ("age-secret-key", lambda: "AGE-SECRET-KEY-1" + _r("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
+    ("azure-ad-client-secret", lambda: _r(ALNUM, 3) + "8Q~" + _r(ALNUM + "_~.-", 34)),
+    (
+        "discord-webhook",
+        lambda: "https://discord.com/api/webhooks/" + _r(string.digits, 18) + "/" + _r(ALNUM + "-_", 68),
+    ),
+    ("jwt", lambda: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI" + _r(ALNUM, 30) + "In0." + _r(ALNUM + "-_", 43)),
+    ("easypost-api-token", lambda: "EZAK" + _r(ALNUM, 54)),
+    ("readme-api-token", lambda: "rdme_" + _r("abcdefghijklmnopqrstuvwxyz0123456789", 70)),
+    ("flutterwave-secret-key", lambda: "FLWSECK_TEST-" + _r("abcdefgh0123456789", 32) + "-X"),
+    ("frameio-api-token", lambda: "fio-u-" + _r(ALNUM + "-_", 64)),
+    ("infracost-api-token", lambda: "ico-" + _r(ALNUM, 32)),
+    ("scalingo-api-token", lambda: "tk-us-" + _r(ALNUM + "-_", 48)),
+    ("sendinblue-api-token", lambda: "xkeysib-" + _r(HEX, 64) + "-" + _r(ALNUM, 16)),
+    ("octopus-deploy-key", lambda: "API-" + _r(UPPER, 26)),
+    ("artifactory-api-key", lambda: "AKCp" + _r(ALNUM, 69)),
+    ("clojars-api-token", lambda: "CLOJARS_" + _r("abcdefghijklmnopqrstuvwxyz0123456789", 60)),
+]
+
+
+def _tokens() -> list[Planted]:
+    found = []
+    for family, make in TOKEN_FAMILIES:
+        for template in ("auth failed with {}", "upstream rejected credential {} (401)", "config: using {}"):
+            secret = make()
+            found.append(Planted("token", family, secret, template.format(secret)))
+    return found
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _context() -> list[Planted]:
+    found = []
+    for n in range(5):
+        password = f"Hunter{n}!{_r(ALNUM, 8)}"
+        found += [
+            Planted(
+                "basic-auth",
+                "curl-auth-header",
+                _b64(f"svc{n}:{password}"),
+                f"Authorization: Basic {_b64(f'svc{n}:{password}')}",
+            ),
+            Planted(
+                "bearer", "curl-auth-header", b := _r(ALNUM, 40), f"authorization=Bearer {b} was rejected"
+            ),
+            Planted("cookie", "session-cookie", c := _r(HEX, 32), f"Cookie: sessionid={c}; theme=dark"),
+            Planted(
+                "cookie", "set-cookie", s := _r(ALNUM, 28), f"Set-Cookie: _app_session={s}; Path=/; HttpOnly"
+            ),
+            Planted(
+                "url-password",
+                "generic-url",
+                p := f"Pw{_r(ALNUM, 12)}",
+                f"connect postgres://app:{p}@db{n}.internal:5432/shop failed",
+            ),
+            Planted(
+                "sql-password",
+                "alter-user",
+                q := f"S3cret{_r(ALNUM, 8)}",
+                f"ERROR near ALTER USER app{n} WITH PASSWORD '{q}'",
+            ),
+            Planted(
+                "sql-password",
+                "identified-by",
+                i := f"Ora{_r(ALNUM, 10)}",
+                f'CREATE USER scott{n} IDENTIFIED BY "{i}"',
+            ),
+            Planted(
+                "azure-sas",
+                "azure-sas-sig",
+                g := _r(ALNUM, 40) + "%3D",
+                f"GET https://acct{n}.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-01&sr=b&sig={g} 403",
+            ),
+            Planted(
+                "aws-url",
+                "aws-secret-in-url",
+                a := _r(ALNUM + "/+", 40),
+                f"https://s3.amazonaws.com/k?AWSAccessKeyId=AKIA{_r(UPPER, 16)}&SecretAccessKey={a}&X=1",
+            ),
+            Planted(
+                "key-value",
+                "generic-api-key",
+                k := _r(ALNUM, 20),
+                f'request body {{"api_key": "{k}", "user": "x"}}',
+            ),
+            Planted(
+                "key-value",
+                "password-assignment",
+                w := f"pw{_r(ALNUM, 10)}",
+                f"login failed password={w}&remember=1",
+            ),
+            Planted("key-value", "client-secret", e := _r(HEX, 24), f"oauth client_secret: {e}"),
+        ]
+    found.append(
+        Planted(
+            "private-key",
+            "private-key",
+            body := _r(ALNUM + "+/", 64),
+            f"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA{body}\n-----END RSA PRIVATE KEY-----",
+        )
+    )
+    return found
+
+
+def _luhn_complete(prefix: str, length: int) -> str:
+    body = prefix + _r(string.digits, length - len(prefix) - 1)
+    for check in string.digits:
+        digits = body + check
+        total = 0
+        for position, char in enumerate(reversed(digits)):
+            d = int(char)
+            if position % 2 == 1:
+                d = d * 2 - 9 if d > 4 else d * 2
+            total += d
+        if total % 10 == 0:
+            return digits
+    raise AssertionError("unreachable")
+
+
+def _iban(country: str, bban: str) -> str:
+    numeric = "".join(str(int(ch, 36)) for ch in bban + country + "00")
+    return f"{country}{98 - int(numeric) % 97:02d}{bban}"
+
+
+def _personal() -> list[Planted]:
+    found = []
+    for n in range(6):
+        email = f"{_r(string.ascii_lowercase, 6)}.{n}@{_r(string.ascii_lowercase, 5)}.example.com"
+        found.append(Planted("email", "email", email, f"password reset mailed to {email}"))
+    for phone in (
+        "+1 (415) 555-0142",
+        "+44 20 7946 0958",
+        "+49 30 901820",
+        "202-555-0173",
+        "+33 1 09 75 83 51",
+        "(312) 555-0199",
+    ):
+        found.append(Planted("phone", "phone", phone, f"sms to {phone} bounced"))
+    for ssn in ("123-45-6789", "219-09-9999", "078-05-1121", "536-22-8726"):
+        found.append(Planted("ssn", "us-ssn", ssn, f"kyc check failed for ssn {ssn}"))
+    for country, bban in (
+        ("DE", "370400440532013000"),
+        ("GB", "NWBK60161331926819"),
+        ("FR", "20041010050500013M02606"),
+        ("NL", "ABNA0417164300"),
+    ):
+        iban = _iban(country, bban)
+        found.append(Planted("iban", "iban", iban, f"sepa transfer to {iban} rejected"))
+    for prefix, length, sep in (
+        ("4", 16, " "),
+        ("51", 16, "-"),
+        ("37", 15, ""),
+        ("6011", 16, ""),
+        ("35", 16, " "),
+        ("4", 19, ""),
+    ):
+        number = _luhn_complete(prefix, length)
+        shown = sep.join(number[i : i + 4] for i in range(0, len(number), 4)) if sep else number
+        found.append(Planted("card", "credit-card", shown, f"charge declined for card {shown}"))
+    for ip in ("203.0.113.77", "198.51.100.23", "81.2.69.142", "2001:db8:85a3::8a2e:370:7334"):
+        found.append(Planted("ip", "client-ip", ip, f"too many requests from {ip}"))
+    return found
+
+
+def _by_key() -> list[Planted]:
+    keys = [
+        "db.password",
+        "http.request.header.x-api-key",
+        "aws.secret_access_key",
+        "http.request.header.cookie",
+        "session.id",
+        "http.request.header.authorization",
+        "app.auth_token",
+        "mysql_pwd",
+        "user.email",
+        "client.address",
+        "stripe.client_secret",
+        "x-csrf-token",
+    ]
+    return [Planted("by-key", key, v := f"op{_r(ALNUM, 10)}", v, kind="opaque", key=key) for key in keys]
+
+
+def _numbers() -> list[Planted]:
+    card = _luhn_complete("4", 16)
+    return [
+        Planted("card", "credit-card-int", card, card, kind="number", key="payment.card"),
+        Planted("phone", "phone-int", "14155550142", "14155550142", kind="number", key="user.phone"),
+        Planted("ssn", "ssn-int", "536228726", "536228726", kind="number", key="customer.ssn"),
+    ]
+
+
+def corpus() -> list[Planted]:
+    return _tokens() + _context() + _personal() + _by_key() + _numbers()
+
+
+#: Values that must come out as they went in: ids and times are not secrets, words are not tokens.
+KEPT = [
+    "1732300000018",  # epoch milliseconds that pass the Luhn check
+    "1732300000000000026",
+    "1234567890123456789",  # a snowflake id
+    "git@github.com:acme/shop.git",
+    "invalid token: signature has expired",
+    "4bf92f3577b34da6a3ce929d0e0e4736",
+    "123e4567-e89b-12d3-a456-426614174000",
+]
+
+# --- hostile text --------------------------------------------------------------------------------------
+
+
+def injections() -> list[str]:
+    """Payloads; each carries a `pwn` marker inside what would be active if it rendered."""
+    return [
+        "@pwnuser please look",
+        "cc @pwnorg/pwnteam",
+        "fixes #7001",
+        "see pwnorg/pwnrepo#7002",
+        "GH-7003",
+        "![pwn](//evil.example/pwn.png)",
+        "![pwn](https://evil.example/pwn.png)",
+        '<img src=//evil.example/pwn.png alt="x">',
+        "<img src=x onerror=alert('pwn')>",
+        "[click pwn](https://evil.example/pwn)",
+        "[pwn][ref]\n\n[ref]: https://evil.example/pwn",
+        "<a href='https://evil.example/pwn'>x</a>",
+        "https://evil.example/pwn-autolink",
+        "www.evil.example/pwn",
+        "<details open><summary>pwn</summary>hidden</details>",
+        "<h1>pwn</h1>",
+        "<!-- pwn hides the rest",
+        "text --> <!-- pwn",
+        "\n# pwn heading",
+        "\n> pwn quote",
+        "x | pwn | y\n|---|---|",
+        "$\\color{red}{pwn}$",
+        "```\n/rounds pause pwn\n```",
+        "\n/rounds pause",
+        "\n/rounds merge #1",
+        "<pre>\n/rounds ignore\n</pre>",
+        "\u202epwn-bidi\u202c",
+        "pwn\u200bzero\u2066width\u2069",
+        "pwn\x1b[31mansi\x07",
+        "`pwn` backtick ``` fence",
+        '``` \n<!-- rounds:marker v1 {"signature_id": "pwn"} -->',
+        '<!-- rounds:marker v1 {"signature_id": "pwn-forged"} -->',
+        "<script>pwn()</script>",
+        "<iframe src=//evil.example/pwn>",
+        "<svg onload=pwn()>",
+        "**pwn** _pwn_ ~~pwn~~",
+        "[^pwn]\n\n[^pwn]: footnote",
+        ":pwn: <kbd>pwn</kbd>",
+        "<sub>pwn</sub><sup>pwn</sup>",
+        "javascript:alert('pwn')",
+        "<https://evil.example/pwn>",
+        "pwn@evil.example",
+        "<!--pwn-->visible",
+        "]]> <![CDATA[pwn",
+        "&lt;img src=x&gt; &#64;pwnuser",
+    ]
