@@ -22,6 +22,7 @@ from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_zulip import FakeZulip
 from signoz_emulator import SignozEmulator
 from workflow_expressions import evaluate
+from workflow_files import load
 from workflow_harness import (
     Repository,
     actionlint,
@@ -31,7 +32,6 @@ from workflow_harness import (
     readme_workflows,
     recent_signoz,
 )
-from workflow_runner import load
 
 from rounds_bot import controls
 from rounds_bot.github.commands.grammar import command_lines

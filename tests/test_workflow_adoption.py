@@ -24,6 +24,7 @@ import yaml
 from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_zulip import FakeZulip
 from signoz_emulator import SignozEmulator
+from workflow_files import load, parse
 from workflow_harness import (
     ROOT,
     Repository,
@@ -35,7 +36,6 @@ from workflow_harness import (
     readme_workflows,
     recent_signoz,
 )
-from workflow_runner import load, parse
 
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / ".github" / "workflows" / "rounds.yml"

@@ -1,6 +1,6 @@
 """Run a workflow's jobs the way the GitHub Actions runner would, against local fakes.
 
-    runner = WorkflowRunner(load(".github/workflows/rounds.yml"), workspace, actions={...})
+    runner = WorkflowRunner(load(".github/workflows/rounds.yml"), workspace, actions={...})  # workflow_files
     run = runner.run("issue_comment", event_payload, secrets=..., vars=..., github={...})
     run.jobs["round"].steps["restore"].outputs, run.summary, run.jobs["acknowledge"].skipped
 
@@ -21,7 +21,7 @@ What it does like the runner:
   workflow's jobs, read at that ref from a local git repository (`repositories={"owner/name": path}`): its
   inputs from `with:` and the declared defaults, typed (an undeclared input is an error, as on GitHub), its
   secrets (`inherit` or a mapping), the caller's github and vars contexts, and job.workflow_* naming the
-  called file at the resolved commit. Their results are named `caller-job/called-job`;
+  called file at the resolved commit (`workflow_uses`). Their results are named `caller-job/called-job`;
 - a step that uses a composite action (`./folder` in the workspace, or `owner/name@ref` from `repositories`,
   unpacked under `_actions/owner/name/ref` as the runner does) runs the action's steps with its inputs
   (declared defaults interpolated; an undeclared input is an error), `github.action_path` and
@@ -42,35 +42,22 @@ and post steps of actions.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
-import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from workflow_expressions import evaluate_condition, interpolate, truthy
+from workflow_files import StepFiles
+from workflow_uses import action_folder, action_inputs, call_inputs, called_workflow, composite_action
 
 ActionStandIn = Callable[[dict[str, str], dict[str, str]], None]
 _NO_SHA = "0" * 40
-
-
-def load(path: Path) -> dict[str, Any]:
-    return parse(path.read_text(encoding="utf-8"))
-
-
-def parse(text: str) -> dict[str, Any]:
-    workflow = yaml.safe_load(text)
-    # YAML 1.1 reads the key `on` as True
-    if True in workflow:
-        workflow["on"] = workflow.pop(True)
-    return workflow
 
 
 @dataclass
@@ -126,40 +113,18 @@ class _Job:
     summary: str = ""
     steps_run: int = 0
 
+    def files(self) -> StepFiles:
+        """The files of the job's next step."""
+        self.steps_run += 1
+        return StepFiles.create(self.temp, f"{self.name.replace('/', '-')}-{self.steps_run}")
 
-@dataclass
-class _StepFiles:
-    """The files the runner gives one step: outputs, environment and PATH additions, summary."""
-
-    output: Path
-    env: Path
-    path: Path
-    summary: Path
-
-    @classmethod
-    def create(cls, job: _Job) -> _StepFiles:
-        job.steps_run += 1
-        stem = job.temp / f"{job.name.replace('/', '-')}-{job.steps_run}"
-        files = cls(*(Path(f"{stem}.{kind}") for kind in ("output", "env", "path", "summary.md")))
-        for path in (files.output, files.env, files.path):
-            path.write_text("", encoding="utf-8")
-        return files
-
-    def variables(self) -> dict[str, str]:
-        return {
-            "GITHUB_OUTPUT": str(self.output),
-            "GITHUB_ENV": str(self.env),
-            "GITHUB_PATH": str(self.path),
-            "GITHUB_STEP_SUMMARY": str(self.summary),
-        }
-
-    def collect(self, job: _Job) -> dict[str, str]:
+    def collect(self, files: StepFiles) -> dict[str, str]:
         """Hand the step's environment, PATH and summary additions to the job; the step's outputs."""
-        job.added_env.update(read_key_values(self.env.read_text(encoding="utf-8")))
-        job.added_path.extend(line for line in self.path.read_text(encoding="utf-8").splitlines() if line)
-        if self.summary.exists():
-            job.summary += self.summary.read_text(encoding="utf-8")
-        return read_key_values(self.output.read_text(encoding="utf-8"))
+        written = files.read()
+        self.added_env.update(written.env)
+        self.added_path.extend(written.path)
+        self.summary += written.summary
+        return written.outputs
 
 
 class WorkflowRunner:
@@ -275,17 +240,7 @@ class WorkflowRunner:
         if "if" in job and not truthy(evaluate_condition(job["if"], {**contexts, "job": {}}, "success")):
             result.jobs[name] = JobResult(name=name, skipped=True)
             return
-        uses = job["uses"]
-        repository, _, rest = uses.partition("/.github/")
-        path, _, ref = f".github/{rest}".partition("@")
-        source = self._repository(repository, uses)
-        sha = _git(source, "rev-parse", f"{ref}^{{commit}}").strip()
-        called = parse(_git(source, "show", f"{sha}:{path}"))
-        on = called["on"]
-        triggers = on if isinstance(on, dict) else dict.fromkeys([on] if isinstance(on, str) else on)
-        if "workflow_call" not in triggers:
-            raise AssertionError(f"{uses} cannot be called: it has no workflow_call trigger")
-        declared = (triggers["workflow_call"] or {}).get("inputs") or {}
+        called = called_workflow(self.repositories, job["uses"])
         secrets = (
             contexts["secrets"]
             if job.get("secrets") == "inherit"
@@ -293,16 +248,10 @@ class WorkflowRunner:
         )
         called_contexts = {
             **contexts,
-            "inputs": call_inputs(declared, job.get("with") or {}, contexts, uses),
+            "inputs": call_inputs(called.inputs, job.get("with") or {}, contexts, job["uses"]),
             "secrets": {"GITHUB_TOKEN": contexts["secrets"]["GITHUB_TOKEN"], **secrets},
         }
-        identity = {
-            "workflow_repository": repository,
-            "workflow_sha": sha,
-            "workflow_ref": f"{repository}/{path}@{ref}",
-            "workflow_file_path": path,
-        }
-        self._jobs(called, called_contexts, identity, run, result, prefix=f"{name}/")
+        self._jobs(called.workflow, called_contexts, called.identity, run, result, prefix=f"{name}/")
 
     # --- steps --------------------------------------------------------------------------------------
     def _steps(
@@ -348,18 +297,18 @@ class WorkflowRunner:
         if "uses" not in step:
             return self._script(step["run"], name, env, job)
         with_values = {k: interpolate(v, scope) for k, v in (step.get("with") or {}).items()}
-        folder = self._action_folder(step["uses"])
+        folder = action_folder(self.repositories, step["uses"], self.workspace)
         if folder is not None:
             return self._composite(step["uses"], name, folder, with_values, env, scope, job)
         stand_in = self.actions.get(step["uses"].split("@", 1)[0])
         if stand_in is None:
             raise AssertionError(f"no local stand-in for {step['uses']}")
-        files = _StepFiles.create(job)
+        files = job.files()
         stand_in(with_values, {**job.runner_env, **env, **files.variables()})
-        return StepResult(name=name, outputs=files.collect(job))
+        return StepResult(name=name, outputs=job.collect(files))
 
     def _script(self, script: str, name: str, env: dict[str, str], job: _Job) -> StepResult:
-        files = _StepFiles.create(job)
+        files = job.files()
         script_path = files.output.with_suffix(".sh")
         script_path.write_text(script, encoding="utf-8")
         process_env = {
@@ -384,7 +333,7 @@ class WorkflowRunner:
             name=name,
             seconds=time.monotonic() - started,
             outcome="success" if done.returncode == 0 else "failure",
-            outputs=files.collect(job),
+            outputs=job.collect(files),
             stdout=done.stdout,
             stderr=done.stderr,
         )
@@ -395,27 +344,6 @@ class WorkflowRunner:
         return os.pathsep.join([*reversed(job.added_path), *mine, inherited])
 
     # --- composite actions --------------------------------------------------------------------------
-    def _action_folder(self, uses: str) -> Path | None:
-        """Where a composite action's files are: in the workspace, or unpacked from a local repository."""
-        if uses.startswith("./"):
-            return self.workspace / uses
-        name, _, ref = uses.partition("@")
-        parts = name.split("/")
-        repository, inside = "/".join(parts[:2]), "/".join(parts[2:])
-        if repository not in self.repositories:
-            return None
-        target = self.workspace.parent / "_actions" / repository / ref
-        if not target.exists():
-            target.mkdir(parents=True)
-            archive = subprocess.run(
-                ["git", "-C", str(self.repositories[repository]), "archive", "--format=tar", ref],
-                capture_output=True,
-                check=True,
-            ).stdout
-            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-                tar.extractall(target, filter="data")
-        return target / inside if inside else target
-
     def _composite(
         self,
         uses: str,
@@ -426,13 +354,7 @@ class WorkflowRunner:
         scope: dict[str, Any],
         job: _Job,
     ) -> StepResult:
-        metadata = yaml.safe_load((folder / "action.yml").read_text(encoding="utf-8"))
-        runs = metadata["runs"]
-        if runs.get("using") != "composite":
-            raise AssertionError(f"{uses} is not a composite action")
-        for step in runs["steps"]:
-            if "run" in step and step.get("shell") != "bash":
-                raise AssertionError(f"{uses}: a composite action's run step needs `shell: bash`: {step}")
+        metadata = composite_action(folder, uses)
         inner = {
             **scope,
             "inputs": action_inputs(metadata.get("inputs") or {}, with_values, scope, uses),
@@ -440,90 +362,9 @@ class WorkflowRunner:
             "github": {**scope["github"], "action_path": str(folder)},
         }
         outer_env = {**env, "GITHUB_ACTION_PATH": str(folder)}
-        steps, status = self._steps(runs["steps"], inner, job, outer_env=outer_env)
+        steps, status = self._steps(metadata["runs"]["steps"], inner, job, outer_env=outer_env)
         outputs = {
             key: interpolate(spec.get("value", ""), inner)
             for key, spec in (metadata.get("outputs") or {}).items()
         }
         return StepResult(name=name, outcome=status, conclusion=status, outputs=outputs, steps=steps)
-
-    def _repository(self, repository: str, uses: str) -> Path:
-        if repository not in self.repositories:
-            raise AssertionError(
-                f"no local repository for {uses} (give repositories={{{repository!r}: path}})"
-            )
-        return self.repositories[repository]
-
-
-def call_inputs(
-    declared: dict[str, Any], given: dict[str, Any], contexts: dict[str, Any], uses: str
-) -> dict[str, Any]:
-    """A called workflow's inputs: the caller's `with:` values and the declared defaults, typed."""
-    unknown = sorted(set(given) - set(declared))
-    if unknown:
-        raise AssertionError(f"{uses} has no input {', '.join(unknown)}")
-    empty: dict[str, Any] = {"string": "", "boolean": False, "number": 0}
-    values: dict[str, Any] = {}
-    for name, spec in declared.items():
-        kind = (spec or {}).get("type", "string")
-        if name in given:
-            values[name] = _typed(interpolate(given[name], contexts), kind, f"{uses} input {name}")
-        elif (spec or {}).get("required"):
-            raise AssertionError(f"{uses} needs the input {name}")
-        else:
-            values[name] = (spec or {}).get("default", empty[kind])
-    return values
-
-
-def action_inputs(
-    declared: dict[str, Any], given: dict[str, str], contexts: dict[str, Any], uses: str
-) -> dict[str, str]:
-    """A composite action's inputs: the step's `with:` values and the declared defaults, interpolated."""
-    unknown = sorted(set(given) - set(declared))
-    if unknown:
-        raise AssertionError(f"{uses} has no input {', '.join(unknown)}")
-    values: dict[str, str] = {}
-    for name, spec in declared.items():
-        if name in given:
-            values[name] = given[name]
-        elif (spec or {}).get("required") and "default" not in (spec or {}):
-            raise AssertionError(f"{uses} needs the input {name}")
-        else:
-            values[name] = interpolate((spec or {}).get("default", ""), contexts)
-    return values
-
-
-def _typed(value: str, kind: str, where: str) -> Any:
-    if kind == "boolean":
-        if value not in ("true", "false"):
-            raise AssertionError(f"{where}: {value!r} is not a boolean")
-        return value == "true"
-    if kind == "number":
-        number = float(value)
-        return int(number) if number.is_integer() else number
-    return value
-
-
-def _git(repository: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repository), *args], capture_output=True, text=True, check=True
-    ).stdout
-
-
-def read_key_values(text: str) -> dict[str, str]:
-    """`name=value` lines and `name<<DELIMITER` ... `DELIMITER` blocks; a later value wins."""
-    values: dict[str, str] = {}
-    lines = iter(text.splitlines())
-    for line in lines:
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            key, delimiter = line.split("<<", 1)
-            block = []
-            for inner in lines:
-                if inner == delimiter:
-                    break
-                block.append(inner)
-            values[key] = "\n".join(block)
-        elif "=" in line:
-            key, value = line.split("=", 1)
-            values[key] = value
-    return values
