@@ -12,7 +12,8 @@ from signoz_emulator.data import Dataset
 from signoz_fixtures import RecordedSleep, fixture_dataset, fixture_window, source_for
 
 from rounds_bot.errors import SignozError
-from rounds_bot.sources.signoz.client import SignozClient, normalise_base_url, parse_retry_after
+from rounds_bot.sources.signoz.client import SignozClient, normalise_base_url
+from rounds_bot.sources.signoz.failures import parse_retry_after
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ from signoz_emulator import Behaviour, SignozEmulator
 from signoz_fixtures import WINDOW_END_NS, WINDOW_START_NS, fixture_dataset, fixture_window, source_for
 
 from rounds_bot.errors import SignozError
-from rounds_bot.sources.signoz.client import SignozClient, SignozHTTPError
+from rounds_bot.sources.signoz.client import SignozClient
+from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request
 
 

@@ -1,5 +1,6 @@
-"""The doctor's source check: SigNoz reachable (its version and the last hour's errors, from
-`sources.signoz.probe`), or the OTLP file readable."""
+"""The doctor's source check: SigNoz reachable (its version, the API paths a round will use by the
+version's gates, and the last hour's errors, from `sources.signoz.probe`; each problem with what
+to check), or the OTLP file readable."""
 
 from __future__ import annotations
 
@@ -63,7 +64,12 @@ def _signoz(report: DoctorReport) -> list[Check]:
         detail = f"SigNoz {report.version} at {report.url}{errors}"
         checks.append(Check(area="source", status="ok", detail=detail))
     for problem in report.problems:
-        checks.append(Check(area="source", status="fix", detail=problem, fix="see the message"))
+        checks.append(Check(area="source", status="fix", detail=problem.problem, fix=problem.fix))
     for note in report.notes:
         checks.append(Check(area="source", status="warn", detail=note))
+    if report.version is not None:
+        checks += [Check(area="SigNoz API", status="ok", detail=f"uses {path}") for path in report.apis]
+        if report.clickhouse_errors:
+            errors = f"ClickHouse errors come back as {report.clickhouse_errors}"
+            checks.append(Check(area="SigNoz API", status="ok", detail=errors))
     return checks

@@ -47,7 +47,8 @@ from rounds_bot.diagnosis.lookups.signoz_rows import (
     trace_spec,
 )
 from rounds_bot.errors import ConfigError, SignozError
-from rounds_bot.sources.signoz.client import ROLE_HINT, SignozClient, SignozHTTPError
+from rounds_bot.sources.signoz.client import SignozClient
+from rounds_bot.sources.signoz.failures import ROLE_HINT, SignozHTTPError
 from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request, sql_string
 from rounds_bot.sources.signoz.times import NS_PER_S, datetime_to_ns, ns_to_datetime
 from rounds_bot.sources.signoz.wire import Lenient, QueryRangeData

@@ -1,15 +1,14 @@
 """An httpx client for the SigNoz HTTP API: retries, a per-round deadline, clear errors.
 
 Every failure leaves this module as a `SignozError` whose message names the URL and what went
-wrong, and whose hint says what to do. Transient failures (timeouts, broken connections, 429,
-5xx, bodies cut short) are retried with exponential backoff and jitter, honouring `Retry-After`,
-but never past the round's deadline.
+wrong, and whose hint says what to do (`failures`). Transient failures (timeouts, broken
+connections, 429, 5xx, bodies cut short) are retried with exponential backoff and jitter,
+honouring `Retry-After`, but never past the round's deadline.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +22,17 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_exp
 
 from rounds_bot import __version__
 from rounds_bot.errors import SignozError
+from rounds_bot.sources.signoz.failures import (
+    RETRIED_STATUSES,
+    URL_HINT,
+    SignozHTTPError,
+    TransientFailure,
+    connect_hint,
+    is_clickhouse_error,
+    refusal,
+    transient_status,
+)
 from rounds_bot.sources.signoz.wire import (
-    ErrorBody,
     ErrorGroupRow,
     ErrorWithSpan,
     QueryRangeData,
@@ -35,41 +43,8 @@ from rounds_bot.sources.signoz.wire import (
 )
 
 API_KEY_HEADER = "SIGNOZ-API-KEY"
-RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
-
-URL_HINT = (
-    "set SIGNOZ_API_URL to the SigNoz base URL with no path: http://<host>:8080 for SigNoz "
-    "v0.76 and later (one container serves UI and API), http://<host>:3301 for older installs "
-    "(the frontend that proxies /api), or https://<instance>.signoz.cloud"
-)
-KEY_HINT = (
-    "set SIGNOZ_API_KEY to a key from Settings → Service Accounts → Keys (older SigNoz: "
-    "Settings → API Keys); it is sent as the SIGNOZ-API-KEY header, which community builds "
-    "before v0.85 ignore"
-)
-ROLE_HINT = (
-    "give the key's service account the Viewer role or higher; clickhouse_sql queries also "
-    "need the clickhouse_sql grant"
-)
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-class SignozHTTPError(SignozError):
-    """SigNoz answered with an HTTP error status; `status` and `body` say which."""
-
-    def __init__(self, message: str, *, status: int, body: ErrorBody, hint: str | None = None):
-        super().__init__(message, hint=hint)
-        self.status = status
-        self.body = body
-
-
-class _TransientFailure(SignozError):
-    """A failure worth another attempt; `retry_after` is the server's own wish, in seconds."""
-
-    def __init__(self, message: str, *, hint: str | None = None, retry_after: float | None = None):
-        super().__init__(message, hint=hint)
-        self.retry_after = retry_after
 
 
 @dataclass
@@ -234,7 +209,7 @@ class SignozClient:
     ) -> Any:
         content = None if json_body is None else json.dumps(json_body).encode()
         retrying = Retrying(
-            retry=retry_if_exception_type(_TransientFailure),
+            retry=retry_if_exception_type(TransientFailure),
             wait=self._wait,
             stop=self._should_stop,
             sleep=self._sleep,
@@ -242,7 +217,7 @@ class SignozClient:
         )
         try:
             return retrying(self._attempt, method, path, content, params)
-        except _TransientFailure as failure:
+        except TransientFailure as failure:
             attempts = retrying.statistics.get("attempt_number", 1)
             raise SignozError(
                 f"{failure.args[0]}; gave up after {attempts} attempt(s)", hint=failure.hint
@@ -250,7 +225,7 @@ class SignozClient:
 
     def _wait(self, retry_state: RetryCallState) -> float:
         failure = retry_state.outcome.exception() if retry_state.outcome else None
-        if isinstance(failure, _TransientFailure) and failure.retry_after is not None:
+        if isinstance(failure, TransientFailure) and failure.retry_after is not None:
             return max(0.0, failure.retry_after)
         return self._backoff(retry_state)
 
@@ -281,18 +256,18 @@ class SignozClient:
                 method, path, content=content, params=params, headers=headers, timeout=timeout
             )
         except httpx.TimeoutException as error:
-            raise _TransientFailure(
+            raise TransientFailure(
                 f"SigNoz at {self.base_url} did not answer {method} {path} within {timeout:.1f} s "
                 f"({type(error).__name__})",
                 hint="check that SigNoz is healthy (GET /api/v1/health); raise the timeout for "
                 "very large windows",
             ) from error
         except httpx.ConnectError as error:
-            raise _TransientFailure(
-                f"cannot reach SigNoz at {self.base_url}: {error}", hint=URL_HINT
+            raise TransientFailure(
+                f"cannot reach SigNoz at {self.base_url}: {error}", hint=connect_hint(self.base_url)
             ) from error
         except httpx.TransportError as error:
-            raise _TransientFailure(
+            raise TransientFailure(
                 f"the connection to SigNoz at {self.base_url} broke during {method} {path}, "
                 f"so the body was cut short: {error}",
                 hint="check any proxy between rounds and SigNoz",
@@ -313,8 +288,8 @@ class SignozClient:
         status = response.status_code
         text = response.text
         content_type = response.headers.get("content-type", "")
-        if status in RETRIED_STATUSES and not _is_clickhouse_error(status, text):
-            raise self._transient_status(response, method, path)
+        if status in RETRIED_STATUSES and not is_clickhouse_error(status, text):
+            raise transient_status(response, method, path)
         if looks_like_html(content_type, text):
             raise SignozError(
                 f"{self.base_url}{path} answered an HTML page (HTTP {status}), not SigNoz's JSON "
@@ -322,61 +297,15 @@ class SignozClient:
                 hint=URL_HINT,
             )
         if status >= 300:
-            raise self._refusal(status, parse_error_body(text), method, path)
+            raise refusal(self.base_url, status, parse_error_body(text), method, path)
         try:
             return json.loads(text)
         except ValueError as error:
-            raise _TransientFailure(
+            raise TransientFailure(
                 f"SigNoz answered {method} {path} with a body that is not valid JSON "
                 f"({len(response.content)} bytes, {error}; it starts {text[:60]!r})",
                 hint="the body may have been cut short by a proxy or a crashed query service",
             ) from error
-
-    def _transient_status(self, response: httpx.Response, method: str, path: str) -> Exception:
-        body = parse_error_body(response.text)
-        retry_after = parse_retry_after(response.headers.get("retry-after"))
-        if retry_after is None:
-            retry_after = body.retry_delay_seconds
-        what = "rate-limited" if response.status_code == 429 else "failed"
-        return _TransientFailure(
-            f"SigNoz {what} {method} {path} (HTTP {response.status_code}{_describe(body)})",
-            hint="SigNoz or its ClickHouse is overloaded or down; rounds retries with backoff",
-            retry_after=retry_after,
-        )
-
-    def _refusal(self, status: int, body: ErrorBody, method: str, path: str) -> SignozHTTPError:
-        said = _describe(body)
-        if status == 401:
-            message = f"SigNoz at {self.base_url} refused the API key on {path} (401{said})"
-            hint = KEY_HINT
-        elif status == 403:
-            message = f"SigNoz at {self.base_url} forbids {path} for this API key (403{said})"
-            hint = ROLE_HINT
-        elif status == 400:
-            message = f"SigNoz rejected {method} {path} as invalid (400{said})"
-            hint = (
-                f"SigNoz's documentation for this error: {body.url}"
-                if body.url
-                else "this SigNoz version may not accept rounds' query; report the message "
-                "and the SigNoz version"
-            )
-        elif status == 404 and body.code:
-            # SigNoz's own not-found (from v0.131 also ClickHouse's unknown table or database)
-            message = f"SigNoz at {self.base_url} answered {method} {path} with not found (404{said})"
-            hint = "the query names what this SigNoz's ClickHouse lacks; report the SigNoz version"
-        elif status == 404:
-            message = f"SigNoz at {self.base_url} has no {path} (404{said})"
-            hint = URL_HINT
-        elif _is_clickhouse_error(status, body.message):
-            message = f"ClickHouse failed the query SigNoz ran for {method} {path} (HTTP {status}{said})"
-            hint = (
-                "the query itself is wrong for this SigNoz's ClickHouse schema, so it is not retried; "
-                "report the SigNoz version and this message"
-            )
-        else:
-            message = f"SigNoz could not answer {method} {path} (HTTP {status}{said})"
-            hint = "check SigNoz's query-service logs for this request"
-        return SignozHTTPError(message, status=status, body=body, hint=hint)
 
     def _model(self, model: type[ModelT], payload: Any, path: str) -> ModelT:
         try:
@@ -388,34 +317,6 @@ class SignozClient:
                 f"SigNoz answered {path} with an unexpected shape: {where}: {first['msg']}",
                 hint="check that SIGNOZ_API_URL points at SigNoz, and report its version if it does",
             ) from error
-
-
-_CLICKHOUSE_ERROR = re.compile(r"\bcode: \d+, message: |DB::Exception")
-
-
-def _is_clickhouse_error(status: int, text: str) -> bool:
-    """A 500 whose body is ClickHouse's own error (`code: 62, message: ...`): the query failed, and
-    sending it again fails the same way (SigNoz v0.87-v0.130 answer 500 for every ClickHouse error)."""
-    return status == 500 and _CLICKHOUSE_ERROR.search(text) is not None
-
-
-def _describe(body: ErrorBody) -> str:
-    parts = [part for part in (body.code, body.message) if part]
-    return f" {': '.join(parts)}" if parts else ""
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, moment.timestamp() - time.time())
 
 
 def normalise_base_url(url: str) -> str:

@@ -18,8 +18,9 @@ from pydantic import StrictBool, StrictInt, StrictStr, ValidationError
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
-from rounds_bot.sources.signoz.client import SignozClient, SignozHTTPError
+from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import Collector, GroupSpan, group_event_id
+from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.queries import (
     clickhouse_sql,
     exception_samples_sql,

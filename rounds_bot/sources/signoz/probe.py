@@ -1,8 +1,11 @@
 """`check()`: what rounds can read from a SigNoz, for the doctor's source check (`rounds_bot.doctor.source`).
 
-It answers in a structured report instead of raising, so every problem is listed at once: the
-version and the APIs rounds will use, whether the key may run clickhouse_sql, and the errors the
-last hour holds (exception groups and events, error spans, error logs).
+It answers in a structured report instead of raising, so every problem is listed at once, each with
+what to do: the version and the API paths rounds will use by its version gates (the exceptions API
+by GET before v0.18 and POST since; clickhouse_sql with the window written in, since SigNoz renders
+template variables only from v0.88; how ClickHouse's errors come back, by version), whether the key
+may run clickhouse_sql, and the errors the last hour holds (exception groups and events, error
+spans, error logs).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from pydantic import Field
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import Frozen
-from rounds_bot.sources.signoz.client import SignozClient, SignozHTTPError
+from rounds_bot.sources.signoz.client import SignozClient
+from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.queries import (
     clickhouse_sql,
     error_severity_filter,
@@ -22,6 +26,21 @@ from rounds_bot.sources.signoz.queries import (
 )
 from rounds_bot.sources.signoz.source import SignozSource
 from rounds_bot.sources.signoz.times import datetime_to_ns
+from rounds_bot.sources.signoz.versions import Capabilities
+
+REPORT_FIX = "report the SigNoz version and this message"
+
+
+class Problem(Frozen):
+    """Something that stops rounds reading SigNoz, and what to check or change."""
+
+    problem: str
+    fix: str
+
+    @classmethod
+    def of(cls, error: SignozError) -> Problem:
+        """The error's message, and its hint as the fix."""
+        return cls(problem=str(error.args[0]), fix=error.hint or REPORT_FIX)
 
 
 class LastHour(Frozen):
@@ -35,10 +54,13 @@ class DoctorReport(Frozen):
     url: str
     ok: bool
     version: str | None = None
-    apis: list[str] = Field(default_factory=list, description="what rounds will call")
+    apis: list[str] = Field(default_factory=list, description="what rounds will call, by the version's gates")
+    clickhouse_errors: str | None = Field(
+        default=None, description="how this version answers ClickHouse's errors"
+    )
     clickhouse_sql: bool | None = None
     last_hour: LastHour | None = None
-    problems: list[str] = Field(default_factory=list, description="each with what to do")
+    problems: list[Problem] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     requests: int = 0
 
@@ -63,7 +85,7 @@ def check(
             transport=transport,
         )
     except SignozError as error:
-        return DoctorReport(url=url, ok=False, problems=[str(error)])
+        return DoctorReport(url=url, ok=False, problems=[Problem.of(error)])
     with source:
         return _probe(source, now or datetime.now(UTC))
 
@@ -74,34 +96,33 @@ def _probe(source: SignozSource, now: datetime) -> DoctorReport:
         capabilities = source.capabilities()
     except SignozError as error:
         return DoctorReport(
-            url=source.base_url, ok=False, problems=[str(error)], requests=source.traffic.requests
+            url=source.base_url, ok=False, problems=[Problem.of(error)], requests=source.traffic.requests
         )
-    apis = ["POST /api/v1/countErrors", "POST /api/v1/listErrors"]
     end_ns = datetime_to_ns(now - timedelta(seconds=30))
     start_ns = datetime_to_ns(now - timedelta(hours=1))
     try:
-        groups = source.client.count_errors(start_ns, end_ns)
+        groups = source.client.count_errors(start_ns, end_ns, method=capabilities.exceptions_method)
     except SignozError as error:
         # a refused key or an unreachable API fails every later probe the same way
         return DoctorReport(
             url=source.base_url,
             ok=False,
             version=capabilities.version,
-            apis=apis,
-            problems=[str(error)],
+            apis=api_paths(capabilities, None),
+            clickhouse_errors=clickhouse_errors(capabilities),
+            problems=[Problem.of(error)],
             notes=list(capabilities.notes),
             requests=source.traffic.requests,
         )
-    problems: list[str] = []
-    sql_allowed, last_hour = _last_hour(
-        source.client, capabilities.query_range_v5, (start_ns, end_ns), groups, apis, problems
-    )
+    problems: list[Problem] = []
+    sql_allowed, last_hour = _last_hour(source.client, capabilities, (start_ns, end_ns), groups, problems)
     problems = list(dict.fromkeys(problems))
     return DoctorReport(
         url=source.base_url,
         ok=not problems,
         version=capabilities.version,
-        apis=apis,
+        apis=api_paths(capabilities, sql_allowed),
+        clickhouse_errors=clickhouse_errors(capabilities),
         clickhouse_sql=sql_allowed,
         last_hour=last_hour,
         problems=problems,
@@ -110,40 +131,72 @@ def _probe(source: SignozSource, now: datetime) -> DoctorReport:
     )
 
 
+def api_paths(capabilities: Capabilities, sql_allowed: bool | None) -> list[str]:
+    """The requests a round makes to this version (`sql_allowed`: the key may run clickhouse_sql)."""
+    method = capabilities.exceptions_method
+    how = "query parameters: SigNoz before v0.18" if method == "GET" else "a JSON body: SigNoz v0.18+"
+    paths = [f"{method} /api/v1/countErrors and {method} /api/v1/listErrors ({how})"]
+    if capabilities.query_range_v5 and sql_allowed:
+        window = (
+            "the window written in as nanoseconds"
+            if capabilities.clickhouse_sql_variables
+            else "the window written in as nanoseconds, since this version passes template variables "
+            "such as {{.start_timestamp_nano}} to ClickHouse unrendered; SigNoz renders them from v0.88"
+        )
+        paths.append(
+            "POST /api/v5/query_range with clickhouse_sql: exception samples, error spans and logs "
+            f"grouped in ClickHouse ({window})"
+        )
+    elif capabilities.query_range_v5:
+        paths.append(
+            "POST /api/v5/query_range with builder queries: raw error spans and logs, grouped in rounds"
+        )
+    if not sql_allowed:
+        paths.append("GET /api/v1/errorFromGroupID (one request per new exception group)")
+    return paths
+
+
+def clickhouse_errors(capabilities: Capabilities) -> str:
+    """How this version answers a query ClickHouse fails, and how rounds reads it."""
+    if not capabilities.query_range_v5:
+        return "no query_range before v0.87: a failed exceptions-API query is a 500, retried with backoff"
+    if capabilities.clickhouse_errors_by_code:
+        return (
+            "400, 404 or 500 by ClickHouse's error code (SigNoz v0.131+): not retried, and a 404 "
+            "with SigNoz's error body is not taken for a missing endpoint"
+        )
+    return (
+        "500 with ClickHouse's message (SigNoz v0.87 to v0.130): a 500 naming a ClickHouse error "
+        "is not retried"
+    )
+
+
 def _last_hour(
     client: SignozClient,
-    query_range_v5: bool,
+    capabilities: Capabilities,
     window: tuple[int, int],
     groups: int,
-    apis: list[str],
-    problems: list[str],
+    problems: list[Problem],
 ) -> tuple[bool | None, LastHour]:
-    """Whether the key may run clickhouse_sql, and the hour's errors; adds the APIs rounds will call."""
+    """Whether the key may run clickhouse_sql, and the hour's errors."""
     start_ns, end_ns = window
     events: int | None = None
     spans: int | None = None
     logs: int | None = None
     sql_allowed: bool | None = None
-    if query_range_v5:
+    if capabilities.query_range_v5:
         sql_allowed, events = _sql_probe(client, start_ns, end_ns, problems)
-        apis.append(
-            "POST /api/v5/query_range (clickhouse_sql: exception samples, error spans and logs "
-            "grouped in ClickHouse)"
-            if sql_allowed
-            else "POST /api/v5/query_range (builder raw rows, grouped in rounds)"
-        )
         spans = _count(client, start_ns, end_ns, "traces", "has_error = true", problems)
         logs = _count(client, start_ns, end_ns, "logs", error_severity_filter(), problems)
-    if not sql_allowed:
-        apis.append("GET /api/v1/errorFromGroupID (one request per new exception group)")
     if events is None and not problems:
-        events = _events_from_list(client, start_ns, end_ns, groups, problems)
+        method = capabilities.exceptions_method
+        events = _events_from_list(client, (start_ns, end_ns), groups, method, problems)
     last_hour = LastHour(exception_groups=groups, exception_events=events, error_spans=spans, error_logs=logs)
     return sql_allowed, last_hour
 
 
 def _sql_probe(
-    client: SignozClient, start_ns: int, end_ns: int, problems: list[str]
+    client: SignozClient, start_ns: int, end_ns: int, problems: list[Problem]
 ) -> tuple[bool | None, int | None]:
     """Counts exception events with clickhouse_sql: proves the grant and sizes the hour."""
     query = (
@@ -156,10 +209,10 @@ def _sql_probe(
     except SignozHTTPError as error:
         if error.status == 403:
             return False, None
-        problems.append(str(error))
+        problems.append(Problem.of(error))
         return None, None
     except SignozError as error:
-        problems.append(str(error))
+        problems.append(Problem.of(error))
         return None, None
     rows = [row for result in data.raw_results() for row in result.rows or []]
     count = rows[0].data.get("events") if rows else 0
@@ -172,7 +225,7 @@ def _count(
     end_ns: int,
     signal: str,
     expression: str,
-    problems: list[str],
+    problems: list[Problem],
 ) -> int | None:
     query = {
         "type": "builder_query",
@@ -187,7 +240,7 @@ def _count(
     try:
         data = client.query_range(query_range_request(start_ns, end_ns, "scalar", query))
     except SignozError as error:
-        problems.append(str(error))
+        problems.append(Problem.of(error))
         return None
     for result in data.scalar_results():
         for row in result.data or []:
@@ -197,13 +250,13 @@ def _count(
 
 
 def _events_from_list(
-    client: SignozClient, start_ns: int, end_ns: int, groups: int, problems: list[str]
+    client: SignozClient, window: tuple[int, int], groups: int, method: str, problems: list[Problem]
 ) -> int | None:
     if groups == 0:
         return 0
     try:
-        rows = client.list_errors(start_ns, end_ns, limit=groups)
+        rows = client.list_errors(*window, limit=groups, method=method)
     except SignozError as error:
-        problems.append(str(error))
+        problems.append(Problem.of(error))
         return None
     return sum(row.exceptionCount for row in rows)

@@ -16,6 +16,7 @@ COMMUNITY_API_KEYS_SINCE: Version = (0, 85, 0)
 SINGLE_PORT_SINCE: Version = (0, 76, 0)
 PARSED_SPAN_EVENTS_SINCE: Version = (0, 130, 0)
 RICH_ERROR_BODY_SINCE: Version = (0, 131, 0)
+CLICKHOUSE_ERRORS_BY_CODE_SINCE: Version = (0, 131, 0)  # castError: 400/404/500 by ClickHouse's error code
 TRACE_KEY_WARNINGS_SINCE: Version = (0, 134, 0)
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
@@ -41,6 +42,8 @@ class Capabilities(Frozen):
     query_range_v5: bool
     parsed_span_events: bool
     exceptions_method: str = "POST"
+    clickhouse_sql_variables: bool = True
+    clickhouse_errors_by_code: bool = True
     notes: tuple[str, ...] = ()
 
 
@@ -63,6 +66,8 @@ def capabilities_of(version_text: str) -> Capabilities:
         version=version_text,
         exceptions_api=version >= EXCEPTIONS_API_SINCE,
         exceptions_method="POST" if version >= EXCEPTIONS_POST_SINCE else "GET",
+        clickhouse_sql_variables=version >= CLICKHOUSE_SQL_VARIABLES_SINCE,
+        clickhouse_errors_by_code=version >= CLICKHOUSE_ERRORS_BY_CODE_SINCE,
         query_range_v5=version >= QUERY_RANGE_V5_SINCE,
         parsed_span_events=version >= PARSED_SPAN_EVENTS_SINCE,
         notes=tuple(notes),

@@ -1,0 +1,139 @@
+"""What a failed SigNoz request means, and what to do about it: the errors the client raises.
+
+Every failure leaves the client as a `SignozError` whose message names the URL and what went
+wrong, and whose hint says what to check or change. `TransientFailure` marks the ones worth
+another attempt (timeouts, broken connections, 429, 5xx that are not ClickHouse's own errors,
+bodies cut short); `SignozHTTPError` carries the status and SigNoz's error body of a refusal.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+from rounds_bot.errors import SignozError
+from rounds_bot.sources.signoz.wire import ErrorBody, parse_error_body
+
+RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+URL_HINT = (
+    "set SIGNOZ_API_URL to the SigNoz base URL with no path: http://<host>:8080 for SigNoz "
+    "v0.76 and later (one container serves UI and API), http://<host>:3301 for older installs "
+    "(the frontend that proxies /api), or https://<instance>.signoz.cloud"
+)
+KEY_HINT = (
+    "set SIGNOZ_API_KEY to a key from Settings → Service Accounts → Keys (older SigNoz: "
+    "Settings → API Keys); it is sent as the SIGNOZ-API-KEY header, which community builds "
+    "before v0.85 ignore"
+)
+ROLE_HINT = (
+    "give the key's service account the Viewer role or higher; clickhouse_sql queries also "
+    "need the clickhouse_sql grant"
+)
+REPORT_HINT = "report the SigNoz version and this message"
+
+
+def connect_hint(base_url: str) -> str:
+    """What to check when nothing answers at `base_url`."""
+    return (
+        f"check that SigNoz is running and that this machine can reach {base_url} (the host name, "
+        f"the port, a firewall, VPN or proxy in between: try `curl {base_url}/api/v1/health`); " + URL_HINT
+    )
+
+
+class SignozHTTPError(SignozError):
+    """SigNoz answered with an HTTP error status; `status` and `body` say which."""
+
+    def __init__(self, message: str, *, status: int, body: ErrorBody, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.body = body
+
+
+class TransientFailure(SignozError):
+    """A failure worth another attempt; `retry_after` is the server's own wish, in seconds."""
+
+    def __init__(self, message: str, *, hint: str | None = None, retry_after: float | None = None):
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+
+def transient_status(response: httpx.Response, method: str, path: str) -> TransientFailure:
+    """A 429 or 5xx worth retrying, with the wait SigNoz asked for (Retry-After, or its body's delay)."""
+    body = parse_error_body(response.text)
+    retry_after = parse_retry_after(response.headers.get("retry-after"))
+    if retry_after is None:
+        retry_after = body.retry_delay_seconds
+    what = "rate-limited" if response.status_code == 429 else "failed"
+    return TransientFailure(
+        f"SigNoz {what} {method} {path} (HTTP {response.status_code}{describe(body)})",
+        hint="SigNoz or its ClickHouse is overloaded or down; rounds retries with backoff",
+        retry_after=retry_after,
+    )
+
+
+def refusal(base_url: str, status: int, body: ErrorBody, method: str, path: str) -> SignozHTTPError:
+    """A status SigNoz will answer again the same way, with what to do about it."""
+    said = describe(body)
+    if status == 401:
+        message = f"SigNoz at {base_url} refused the API key on {path} (401{said})"
+        hint = KEY_HINT
+    elif status == 403:
+        message = f"SigNoz at {base_url} forbids {path} for this API key (403{said})"
+        hint = ROLE_HINT
+    elif status == 400:
+        message = f"SigNoz rejected {method} {path} as invalid (400{said})"
+        hint = (
+            f"SigNoz's documentation for this error: {body.url}"
+            if body.url
+            else "this SigNoz version may not accept rounds' query; report the message and the SigNoz version"
+        )
+    elif status == 404 and body.code:
+        # SigNoz's own not-found (from v0.131 also ClickHouse's unknown table or database)
+        message = f"SigNoz at {base_url} answered {method} {path} with not found (404{said})"
+        hint = "the query names what this SigNoz's ClickHouse lacks; report the SigNoz version"
+    elif status == 404:
+        message = f"SigNoz at {base_url} has no {path} (404{said})"
+        hint = URL_HINT
+    elif is_clickhouse_error(status, body.message):
+        message = f"ClickHouse failed the query SigNoz ran for {method} {path} (HTTP {status}{said})"
+        hint = (
+            "the query itself is wrong for this SigNoz's ClickHouse schema, so it is not retried; "
+            + REPORT_HINT
+        )
+    else:
+        message = f"SigNoz could not answer {method} {path} (HTTP {status}{said})"
+        hint = "check SigNoz's query-service logs for this request"
+    return SignozHTTPError(message, status=status, body=body, hint=hint)
+
+
+_CLICKHOUSE_ERROR = re.compile(r"\bcode: \d+, message: |DB::Exception")
+
+
+def is_clickhouse_error(status: int, text: str) -> bool:
+    """A 500 whose body is ClickHouse's own error (`code: 62, message: ...`): the query failed, and
+    sending it again fails the same way (SigNoz v0.87-v0.130 answer 500 for every ClickHouse error)."""
+    return status == 500 and _CLICKHOUSE_ERROR.search(text) is not None
+
+
+def describe(body: ErrorBody) -> str:
+    """` code: message` from SigNoz's error body, or nothing."""
+    parts = [part for part in (body.code, body.message) if part]
+    return f" {': '.join(parts)}" if parts else ""
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
