@@ -123,6 +123,9 @@ def test_the_expression_evaluator_follows_githubs_rules():
     assert evaluate("contains('Hello /rounds', '/ROUNDS')", contexts) is True
     assert evaluate("github.event.comment.user.type != 'Bot'", contexts) is True
     assert evaluate("!(github.event_name == 'push')", contexts) is False
+    assert evaluate("inputs.rounds-package == ''", contexts) is True  # a missing input: null == ''
+    job = {"job": {"status": "success", "workflow_sha": "4f1c"}}
+    assert evaluate("fromJSON(toJSON(job)).workflow_sha", job) == "4f1c"
 
 
 # --- behaviour -----------------------------------------------------------------------------------
