@@ -231,3 +231,13 @@ def test_the_changelog_lists_the_fix_with_its_status_and_rates(shop, tmp_path, c
     assert result.exit_code == 0, result.output
     assert f"| **resolved** | `{shop.signature_id}` | #{shop.issue} | #{shop.pr} |" in result.output
     assert "| `1.1.0` | 6.00 |" in result.output
+
+
+def test_a_pull_request_closed_without_merging_abandons_the_fix_and_nothing_is_evaluated(shop):
+    shop.fake.close(shop.pr)
+    notes = shop.fix_job(MERGED)
+    assert any(f"#{shop.pr} was closed without merging" in n for n in notes)
+    assert shop.fix().status == "abandoned"
+    shop.fix_job(MERGED + timedelta(hours=QUIET_HOURS * 3))
+    assert not [c for c in shop.fake.replies(shop.issue) if "### Fix evaluation" in c]
+    assert shop.fake.repo.issues[shop.issue].state == "open"

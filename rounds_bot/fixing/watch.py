@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from rounds_bot.clock import iso, parse_iso
 from rounds_bot.events import Fact
-from rounds_bot.fixing.evaluation import EVALUATION_MARK, Rates, evaluation_comment, measure
+from rounds_bot.fixing.evaluation import EVALUATION_MARK, evaluation_comment, measure
 from rounds_bot.github.pulls import PullsApi
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.signature import Signature
@@ -151,4 +151,4 @@ def _log(watch: Watch, kind: Fact, key: str, fix: FixRecord, **payload: object) 
         )
 
 
-__all__ = ["Rates", "Watch", "evaluate_fixes", "observe_pulls", "watch_fixes"]
+__all__ = ["Watch", "evaluate_fixes", "observe_pulls", "watch_fixes"]
