@@ -99,3 +99,33 @@ def test_reads_a_file_or_standard_input(tmp_path: Path) -> None:
 def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["group", str(tmp_path / "absent.jsonl")])
     assert result.exit_code == 2
+
+
+def test_the_output_is_the_engines_answers_for_the_same_events() -> None:
+    from datetime import UTC, datetime
+
+    from rounds_bot.grouping.engine import GroupingEngine
+    from rounds_bot.models import ErrorEvent
+
+    events = [
+        {"service": "auth", "message": f"user {n % 7} not found in shard {n % 3}"} for n in range(30)
+    ] + [
+        {"service": "auth", "message": "disk full", "error_type": "OSError"},
+        {"message": "error code E42 in payment"},
+        {"service": "shop", "message": "boom", "stacktrace": (TRACES / "java_caused_by.txt").read_text()},
+        {"service": "auth", "message": "user 9 not found in shard 2", "attributes": {"retry": 1}},
+    ]
+    out = run(lines(*events))
+    engine = GroupingEngine()
+    expected = [
+        engine.assign(
+            ErrorEvent(
+                event_id="x",
+                timestamp=datetime(1970, 1, 1, tzinfo=UTC),
+                kind="exception" if "stacktrace" in e or "error_type" in e else "log",
+                **e,
+            )
+        )
+        for e in events
+    ]
+    assert [(o["signature"], o["tier"]) for o in out] == [(a.signature_id, a.tier) for a in expected]

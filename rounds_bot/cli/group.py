@@ -5,14 +5,20 @@ Each input line is one event, an object with optional fields `message`, `error_t
 in order: its signature and tier, or `{"line": N, "error": "..."}` when the line cannot be read.
 Events are grouped as if they arrived in that order in one round, with the default
 configuration.
+
+Built for streams of millions of lines: each line's fields are checked here (a wrong type is that
+line's error) and the event is built without a second validation; the JSON text of an answer is
+made once per answer the engine gives (the engine gives the same answer object for repeats), and
+output is written in batches.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import click
 from pydantic import ValidationError
@@ -23,6 +29,11 @@ from rounds_bot.models import Assignment, AttributeValue, ErrorEvent
 #: events carry no time of their own here; a fixed one keeps the output reproducible
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TEXT_FIELDS = ("message", "error_type", "service", "stacktrace", "error_code")
+_raw_decode = json.JSONDecoder().raw_decode  # what json.loads runs, without its own checks
+#: output lines written at once
+_BATCH = 2048
+#: rendered answers kept (by answer identity); cleared when full
+_RENDERED_LIMIT = 65_536
 
 
 class LineError(ValueError):
@@ -40,8 +51,16 @@ def group_command(source: IO[bytes], explain: bool) -> None:
     `{"line": N, "error": "..."}` and the run goes on.
     """
     engine = GroupingEngine()
+    out = sys.stdout  # JSON text is ASCII: written as it is, in batches
+    renderer = _Renderer(explain=explain)
+    batch: list[str] = []
     for number, raw in _lines(source):
-        click.echo(json.dumps(group_line(engine, number, raw, explain=explain)))
+        batch.append(renderer.line(number, _group(engine, number, raw)))
+        if len(batch) >= _BATCH:
+            out.write("".join(batch))
+            batch.clear()
+    out.write("".join(batch))
+    out.flush()
 
 
 def _lines(source: IO[bytes]) -> Iterator[tuple[int, str]]:
@@ -50,19 +69,62 @@ def _lines(source: IO[bytes]) -> Iterator[tuple[int, str]]:
         yield number, raw.decode("utf-8", errors="replace").rstrip("\r\n")
 
 
-def group_line(engine: GroupingEngine, number: int, raw: str, *, explain: bool) -> dict[str, Any]:
-    """The output object for one input line."""
+def _group(engine: GroupingEngine, number: int, raw: str) -> Assignment | str:
+    """The engine's answer for one input line, or why the line has none."""
     try:
-        event = event_from_line(number, raw)
-        assignment = engine.assign(event)
+        data = _object(raw)
+        message, service, error_type = data.get("message"), data.get("service"), data.get("error_type")
+        if (
+            (message is None or type(message) is str)
+            and (service is None or type(service) is str)
+            and (error_type is None or type(error_type) is str)
+            and not data.get("stacktrace")
+            and not data.get("error_code")
+            and not data.get("attributes")
+        ):
+            # a message alone: grouped from its fields, no event built unless the engine needs it
+            return engine.assign_message(message or "", service or "unknown", error_type or None)
+        return engine.assign(_event(number, data, {name: _text(data, name) for name in _TEXT_FIELDS}))
     except LineError as exc:
-        return {"line": number, "error": str(exc)}
+        return str(exc)
     except (ValidationError, ValueError, RecursionError) as exc:
-        return {"line": number, "error": f"event could not be grouped: {type(exc).__name__}: {exc}"}
-    return _output(number, assignment, explain=explain)
+        return f"event could not be grouped: {type(exc).__name__}: {exc}"
+
+
+class _Renderer:
+    """Output lines: `{"line": N, ...}`, the rest of the object rendered once per answer."""
+
+    def __init__(self, *, explain: bool) -> None:
+        self._explain = explain
+        self._rendered: dict[int, tuple[Assignment, str]] = {}
+
+    def line(self, number: int, answer: Assignment | str) -> str:
+        if isinstance(answer, str):
+            return json.dumps({"line": number, "error": answer}) + "\n"
+        known = self._rendered.get(id(answer))
+        if known is None or known[0] is not answer:
+            # the object without its first "{": `"signature": ..., ...}`
+            rest = json.dumps(_output(answer, explain=self._explain))[1:]
+            if len(self._rendered) >= _RENDERED_LIMIT:
+                self._rendered.clear()
+            known = self._rendered[id(answer)] = (answer, rest)
+        return f'{{"line": {number}, {known[1]}\n'
 
 
 def event_from_line(number: int, raw: str) -> ErrorEvent:
+    data = _object(raw)
+    return _event(number, data, {name: _text(data, name) for name in _TEXT_FIELDS})
+
+
+def _object(raw: str) -> dict[str, Any]:
+    if raw[:1] == "{":  # the usual line: scanned as one object, without json.loads' own checks
+        try:
+            found, end = _raw_decode(raw)
+        except (ValueError, RecursionError):
+            pass  # json.loads below says what is wrong
+        else:
+            if end == len(raw) or not raw[end:].strip():
+                return cast(dict[str, Any], found)
     if not raw.strip():
         raise LineError("empty line: expected a JSON object")
     try:
@@ -73,7 +135,10 @@ def event_from_line(number: int, raw: str) -> ErrorEvent:
         raise LineError("invalid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise LineError(f"expected a JSON object, got {_json_type(data)}")
-    fields = {name: _text(data, name) for name in _TEXT_FIELDS}
+    return data
+
+
+def _event(number: int, data: dict[str, Any], fields: dict[str, str | None]) -> ErrorEvent:
     return ErrorEvent(
         event_id=f"line-{number}",
         timestamp=_EPOCH,
@@ -110,9 +175,8 @@ def _attributes(value: Any) -> dict[str, AttributeValue]:
     return out
 
 
-def _output(number: int, assignment: Assignment, *, explain: bool) -> dict[str, Any]:
+def _output(assignment: Assignment, *, explain: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "line": number,
         "signature": assignment.signature_id,
         "tier": assignment.tier,
         "fingerprint": assignment.fingerprint_hash,

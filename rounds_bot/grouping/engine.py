@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from rounds_bot.grouping.candidates import Candidate, CandidateReader
 from rounds_bot.grouping.config import GroupingConfig
@@ -47,6 +48,8 @@ __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 MAX_HASHES_PER_SIGNATURE = 64
 MAX_TEMPLATES_PER_SIGNATURE = 64
 _ANSWERS_PER_TEMPLATE = 256
+#: the time of an event the engine builds from a message's fields (grouping never reads it)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(slots=True)
@@ -108,11 +111,11 @@ class GroupingEngine:
         if event.stacktrace is None and not event.error_code and not event.attributes:
             normalized, shape = self._shapes.lookup(event.message)
             if not shape.may_hold_code or not self._message_may_hold_code(event.message):
-                return self._assign_message(event, normalized, shape)
+                return self._assign_message(_Fields.of(event), normalized, shape)
         stacktrace = event.stacktrace
         code = self._codes.read(event)
         if code is None and not (stacktrace and not stacktrace.isspace()):
-            return self._assign_message(event, *self._shapes.lookup(event.message))
+            return self._assign_message(_Fields.of(event), *self._shapes.lookup(event.message))
         candidate = self._candidates.candidate(event, code)
         if candidate.code_key is not None:
             known = self._by_code.get(candidate.code_key)
@@ -149,12 +152,29 @@ class GroupingEngine:
             crash_site=signature.crash_site,
         )
 
+    def assign_message(
+        self,
+        message: str,
+        service: str = "unknown",
+        error_type: str | None = None,
+        environment: str | None = None,
+        service_version: str | None = None,
+    ) -> Assignment:
+        """`assign` for an event that is a message alone (no stack trace, error code or
+        attributes), given as its fields: the same answer, without building the event when the
+        message's template is known (what `rounds group` does for plain log lines)."""
+        fields = _Fields(message, service, error_type, environment, service_version)
+        normalized, shape = self._shapes.lookup(message)
+        if shape.may_hold_code and self._message_may_hold_code(message):
+            return self.assign(fields.event())
+        return self._assign_message(fields, normalized, shape)
+
     def signature_ids(self) -> list[str]:
         return list(self._signatures)
 
     # --- the message path, tuned for the common case: a known template -----------------------
 
-    def _assign_message(self, event: ErrorEvent, normalized: str, shape: ShapeInfo) -> Assignment:
+    def _assign_message(self, event: _Fields, normalized: str, shape: ShapeInfo) -> Assignment:
         error_type = event.error_type
         route = shape.routes.get((event.service, error_type))
         if route is None:
@@ -164,7 +184,9 @@ class GroupingEngine:
             if route is None:
                 signature_id = self._by_template.get(match.template_id)
                 if signature_id is None:  # a template seen for the first time
-                    candidate = self._candidates.template_candidate(event, normalized, match.template_id)
+                    candidate = self._candidates.template_candidate(
+                        event.event(), normalized, match.template_id
+                    )
                     return self._place_by_similarity(candidate)
                 route = self._routes[match.template_id] = Route(
                     self._miner.handle(match.template_id), signature_id
@@ -188,7 +210,9 @@ class GroupingEngine:
         )
         answer = route.answers.get(key)
         if answer is None:
-            candidate = self._candidates.template_candidate(event, normalized, route.template.template_id)
+            candidate = self._candidates.template_candidate(
+                event.event(), normalized, route.template.template_id
+            )
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
             if len(route.answers) >= _ANSWERS_PER_TEMPLATE:
                 route.answers.clear()
@@ -399,3 +423,45 @@ class GroupingEngine:
             related=related[:MAX_RELATED],
             similarity=similarity,
         )
+
+
+class _Fields:
+    """What the message path reads of an event; the event itself is built only when needed."""
+
+    __slots__ = ("environment", "error_type", "message", "service", "service_version", "source")
+
+    def __init__(
+        self,
+        message: str,
+        service: str,
+        error_type: str | None,
+        environment: str | None,
+        service_version: str | None,
+        source: ErrorEvent | None = None,
+    ) -> None:
+        self.message = message
+        self.service = service
+        self.error_type = error_type
+        self.environment = environment
+        self.service_version = service_version
+        self.source = source
+
+    @classmethod
+    def of(cls, event: ErrorEvent) -> _Fields:
+        return cls(
+            event.message, event.service, event.error_type, event.environment, event.service_version, event
+        )
+
+    def event(self) -> ErrorEvent:
+        if self.source is None:
+            self.source = ErrorEvent(
+                event_id="message",
+                timestamp=_EPOCH,
+                service=self.service,
+                kind="log",
+                error_type=self.error_type,
+                message=self.message,
+                environment=self.environment,
+                service_version=self.service_version,
+            )
+        return self.source

@@ -21,11 +21,13 @@ import base64
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from rounds_bot.grouping.terms import counts as term_counts
 from rounds_bot.grouping.vectors import SimilarityVector, features_of, raw_of, rounded, weights_of
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PENDING_LIMIT = 512
 #: neighbours returned at most (the best; ties broken by age)
@@ -48,6 +50,8 @@ class _Block:
         return len(self.doc_indices)
 
     def scores(self, features: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+        import numpy as np
+
         positions = np.searchsorted(self.features, features)
         positions[positions >= len(self.features)] = 0
         present = np.flatnonzero(self.features[positions] == features)
@@ -62,6 +66,8 @@ class _Block:
 
 
 def _block_from(doc_indices: list[int], vectors: list[bytes]) -> _Block:
+    import numpy as np
+
     features = [features_of(vectors[i]).astype(np.int64) for i in doc_indices]
     weights = [weights_of(vectors[i]) for i in doc_indices]
     lengths = np.fromiter((len(f) for f in features), dtype=np.int64, count=len(features))
@@ -74,6 +80,8 @@ def _block_from(doc_indices: list[int], vectors: list[bytes]) -> _Block:
 
 
 def _merged(before: _Block, last: _Block) -> _Block:
+    import numpy as np
+
     return _sorted_block(
         np.concatenate([np.repeat(b.features, np.diff(b.indptr)) for b in (before, last)]),
         np.concatenate([before.columns, last.columns + before.size]),
@@ -85,6 +93,8 @@ def _merged(before: _Block, last: _Block) -> _Block:
 def _sorted_block(
     features: np.ndarray, columns: np.ndarray, data: np.ndarray, doc_indices: np.ndarray
 ) -> _Block:
+    import numpy as np
+
     order = np.lexsort((columns, features))
     features, columns, data = features[order], columns[order], data[order]
     unique, starts = np.unique(features, return_index=True)
@@ -149,7 +159,8 @@ class _ServiceIndex:
         loaded, self.loaded = self.loaded, []
         block = _block_from(loaded, self.vectors)
         frequency = self.document_frequency
-        for feature, count in zip(block.features.tolist(), np.diff(block.indptr).tolist(), strict=True):
+        counts = (block.indptr[1:] - block.indptr[:-1]).tolist()
+        for feature, count in zip(block.features.tolist(), counts, strict=True):
             frequency[feature] += count
         self._add_block(block)
 
@@ -190,6 +201,8 @@ class _ServiceIndex:
         """
         found: list[tuple[int, float]] = []
         if self.blocks:
+            import numpy as np
+
             query_features = np.array(features, dtype=np.int64)
             query_weights = np.array(weights, dtype=np.float64)
             for block in self.blocks:

@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+import sys
+from array import array
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import model_validator
 
 from rounds_bot.models import Frozen
 
-_FEATURE = np.dtype("<u4")
-_WEIGHT = np.dtype("<f4")
-_ENTRY = _FEATURE.itemsize + _WEIGHT.itemsize
+if TYPE_CHECKING:
+    import numpy as np
+
+# 32-bit unsigned feature ids and 32-bit floats, little-endian (numpy is loaded only by the index's
+# blocks, so packing and unpacking one vector uses the standard library's arrays)
+_ENTRY = 8
+_LITTLE = sys.byteorder == "little"
 
 
 class SimilarityVector(Frozen):
@@ -54,11 +59,13 @@ class SimilarityVector(Frozen):
 
     @property
     def features(self) -> list[int]:
-        return [int(f) for f in features_of(self.raw())]
+        raw = self.raw()
+        return _unpacked("I", raw[: len(raw) // 2]).tolist()
 
     @property
     def weights(self) -> list[float]:
-        return [float(w) for w in weights_of(self.raw())]
+        raw = self.raw()
+        return _unpacked("f", raw[len(raw) // 2 :]).tolist()
 
 
 def pack(features: list[int], weights: list[float]) -> str:
@@ -66,19 +73,39 @@ def pack(features: list[int], weights: list[float]) -> str:
 
 
 def raw_of(features: list[int], weights: list[float]) -> bytes:
-    return np.asarray(features, dtype=_FEATURE).tobytes() + np.asarray(weights, dtype=_WEIGHT).tobytes()
-
-
-def features_of(raw: bytes) -> np.ndarray:
-    return np.frombuffer(raw, dtype=_FEATURE, count=len(raw) // _ENTRY)
-
-
-def weights_of(raw: bytes) -> np.ndarray:
-    """The weights, widened to 64-bit floats (exactly: they were rounded when packed)."""
-    count = len(raw) // _ENTRY
-    return np.frombuffer(raw, dtype=_WEIGHT, count=count, offset=count * _FEATURE.itemsize).astype(np.float64)
+    return _packed("I", features) + _packed("f", weights)
 
 
 def rounded(weights: list[float]) -> list[float]:
     """Weights as a packed vector keeps them: rounded to the nearest 32-bit float."""
-    return [float(w) for w in np.asarray(weights, dtype=_WEIGHT)]
+    return array("f", weights).tolist()
+
+
+def features_of(raw: bytes) -> np.ndarray:
+    import numpy as np
+
+    return np.frombuffer(raw, dtype="<u4", count=len(raw) // _ENTRY)
+
+
+def weights_of(raw: bytes) -> np.ndarray:
+    """The weights, widened to 64-bit floats (exactly: they were rounded when packed)."""
+    import numpy as np
+
+    count = len(raw) // _ENTRY
+    return np.frombuffer(raw, dtype="<f4", count=count, offset=count * 4).astype(np.float64)
+
+
+def _packed(code: str, values: list[int] | list[float]) -> bytes:
+    packed = array(code, values)
+    assert packed.itemsize == 4, "32-bit array items are required"
+    if not _LITTLE:
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _unpacked(code: str, raw: bytes) -> array[Any]:
+    unpacked = array(code)
+    unpacked.frombytes(raw)
+    if not _LITTLE:
+        unpacked.byteswap()
+    return unpacked
