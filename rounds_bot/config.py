@@ -15,6 +15,7 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 
 from rounds_bot.errors import ConfigError
 from rounds_bot.fixing.settings import FixSettings
+from rounds_bot.sources.specs import spec_problem
 
 CommaList = Annotated[list[str], NoDecode]
 
@@ -377,8 +378,6 @@ class Settings(FixSettings):
     @field_validator("source")
     @classmethod
     def _known_source(cls, value: str | None) -> str | None:
-        from rounds_bot.sources.factory import spec_problem  # here: the factory's modules need no settings
-
         problem = spec_problem(value) if value else None
         if problem:
             raise ValueError(problem)

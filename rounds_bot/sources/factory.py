@@ -1,7 +1,7 @@
 """From a source spec (`ROUNDS_SOURCE`) to a Source.
 
 Specs are `scheme` or `scheme:argument`. Each scheme has one builder here; a new backend adds its
-builder and its line in SUPPORTED_SPECS, and nothing else in rounds changes.
+builder and its line in `specs.SUPPORTED_SPECS`, and nothing else in rounds changes.
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING
 from rounds_bot.errors import ConfigError
 from rounds_bot.sources.base import Source
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.sources.specs import SUPPORTED_SPECS, split_spec
 
 if TYPE_CHECKING:
     from rounds_bot.config import Settings
 
-#: How each supported spec is written, for error messages and documentation.
-SUPPORTED_SPECS = ("otlp-file:PATH", "signoz")
 
 _Builder = Callable[[str, "Settings | None"], Source]
 
@@ -29,28 +28,14 @@ def source_from_spec(spec: str, settings: Settings | None = None) -> Source:
     `settings` carries what a spec cannot hold (the SigNoz URL and API key); a file source
     needs none.
     """
-    scheme, _, argument = spec.strip().partition(":")
-    builder = _BUILDERS.get(scheme.strip().lower())
+    scheme, argument = split_spec(spec)
+    builder = _BUILDERS.get(scheme)
     if builder is None:
         raise ConfigError(
             f"unknown telemetry source {spec!r}",
             hint=f"ROUNDS_SOURCE must be one of: {', '.join(SUPPORTED_SPECS)}",
         )
     return builder(argument, settings)
-
-
-def spec_problem(spec: str) -> str | None:
-    """What is wrong with how a spec is written, or None; nothing is opened or contacted (settings use it to
-    report a bad ROUNDS_SOURCE together with every other invalid setting)."""
-    scheme, _, argument = spec.strip().partition(":")
-    scheme = scheme.strip().lower()
-    if scheme not in _BUILDERS:
-        return f"unknown telemetry source; must be one of: {', '.join(SUPPORTED_SPECS)}"
-    if scheme == "otlp-file" and not argument.strip():
-        return "names no file: write it as otlp-file:PATH"
-    if scheme == "signoz" and argument:
-        return "signoz takes no argument: write ROUNDS_SOURCE=signoz and set SIGNOZ_API_URL"
-    return None
 
 
 def _otlp_file(argument: str, settings: Settings | None) -> Source:
