@@ -1,5 +1,5 @@
 """`python -m tests.signoz_emulator`: the emulator by hand (see the package docstring)."""
 
-from . import main
+from .by_hand import main
 
 raise SystemExit(main())
