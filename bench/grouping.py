@@ -1,21 +1,32 @@
 """Grouping benchmark: rounds' engine beside Drain3 on labelled data, in one run.
 
-    python bench/grouping.py            # everything (a few minutes)
-    python bench/grouping.py --quick    # accuracy and throughput only
+    python bench/grouping.py                       # everything (several minutes)
+    python bench/grouping.py --quick               # accuracy and throughput only
+    python bench/grouping.py --also ../unseen      # and data sets never used to build the engine
 
-Measures, with the engine's default configuration (no per-data-set settings):
+Measures, with the engine's default configuration (no per-data-set settings), each figure
+beside Drain3 with its default settings on the same input:
 - Loghub-2k (message = `Content`, truth = `EventId`): grouping accuracy (GA: a message counts
   only if its predicted group has exactly the members of its true group), pairwise precision and
-  recall, per system and macro-averaged, for rounds and for Drain3 with default settings;
+  recall, per system and macro-averaged;
 - Defects4J failing-test traces: BCubed precision, recall and F1 against the bug that caused them;
-- throughput on one stream of messages (default 100,000): each system's messages in turn, with
-  fresh values (new digits in the positions the labelled template marks as parameters) each
-  time a message comes round again, fed to both engines;
-- peak memory grouping 1,000,000 messages of that stream, measured in a child process;
-- tier 3 with 100,000 known signatures: the time to find the nearest signatures (p50/p95/p99).
+- throughput on one stream of log messages (default 100,000): each system's messages in turn,
+  with fresh values (new digits in the positions the labelled template marks as parameters) each
+  time a message comes round again;
+- throughput on one stream of Java exceptions with their stack traces (default 20,000): the
+  Defects4J traces in turn, with fresh digits on later rounds wherever normalisation treats
+  digits as values (the exception messages; frames and identifiers are left as they are);
+- peak memory grouping 1,000,000 messages of the log stream, measured in a child process;
+- with 100,000 known signatures: adding them to tier 3's index, loading their saved states, and
+  tier 3's lookup time (p50/p95/p99); quiet rounds over databases of 1k, 10k and 100k signatures;
+  `rounds group` end to end against the engine in this process, and `rounds --help`
+  (`grouping_scale.py`).
 
-The last line is machine-readable:
-GA_macro=<x> pairP_macro=<x> d4j_bcubedF1=<x> speed_ratio_vs_drain3=<x> peak_rss_mb_1m=<x> tier3_p95_ms=<x>
+`--also DIR` (repeatable) measures accuracy on more folders laid out like the shared data (a
+`loghub_2k/` and a `defects4j_traces/traces.jsonl`), e.g. the other Loghub systems and Defects4J
+projects, which `bench/unseen_data.py` extracts from their public repositories.
+
+The last line is machine-readable.
 """
 
 from __future__ import annotations
@@ -42,11 +53,12 @@ from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from rounds_bot.grouping.engine import GroupingEngine, SignatureState  # noqa: E402
-from rounds_bot.grouping.similarity import SimilarityIndex  # noqa: E402
-from rounds_bot.grouping.stacktrace import parse_stacktrace  # noqa: E402
-from rounds_bot.grouping.terms import document_terms  # noqa: E402
+import grouping_scale  # noqa: E402
+
+from rounds_bot.grouping.engine import GroupingEngine  # noqa: E402
+from rounds_bot.grouping.normalize import mask_spans  # noqa: E402
 from rounds_bot.models import ErrorEvent  # noqa: E402
 
 if TYPE_CHECKING:
@@ -56,14 +68,6 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data"
 #: the systems of the shared data, in the order tables list them; others found are added after
 SYSTEMS = ("HDFS", "Hadoop", "Spark", "Zookeeper", "BGL", "HPC", "Thunderbird", "OpenStack")
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
-#: exception types for synthetic traces when no labelled traces are at hand
-FALLBACK_TYPES = [
-    "java.lang.IllegalArgumentException",
-    "java.lang.IllegalStateException",
-    "java.lang.NullPointerException",
-    "java.io.IOException",
-    "java.util.NoSuchElementException",
-]
 
 
 # --- data ---------------------------------------------------------------------------------------
@@ -118,6 +122,17 @@ def load_defects4j(data: Path) -> list[dict]:
 def log_event(message: str, service: str, index: int) -> ErrorEvent:
     return ErrorEvent(
         event_id=f"{service}-{index}", timestamp=EPOCH, service=service, kind="log", message=message
+    )
+
+
+def trace_event(row: dict, text: str, index: int) -> ErrorEvent:
+    return ErrorEvent(
+        event_id=str(index),
+        timestamp=EPOCH,
+        service=row["project"],
+        error_type=row["exception_type"],
+        message=text.split("\n", 1)[0].partition(": ")[2],
+        stacktrace=text,
     )
 
 
@@ -185,14 +200,14 @@ def drain3_grouper(messages: list[str]) -> list[str]:
     return [str(miner.add_log_message(m)["cluster_id"]) for m in messages]
 
 
-# --- parts --------------------------------------------------------------------------------------
+# --- accuracy -----------------------------------------------------------------------------------
 
 
-def loghub_part(data: Path, systems: list[str]) -> dict[str, float]:
-    print("\n== Loghub-2k: grouping accuracy (GA) and pairwise precision / recall")
+def loghub_part(data: Path, systems: list[str], title: str) -> dict[str, float]:
+    print(f"\n== Loghub-2k ({title}): grouping accuracy (GA) and pairwise precision / recall")
     ours_head = f"{'GA':>7} {'pairP':>7} {'pairR':>7} {'groups':>7}"
     drain_head = f"{'Drain3 GA':>9} {'pairP':>7} {'pairR':>7} {'groups':>7}"
-    print(f"{'system':<12} {ours_head} | {drain_head} | {'true':>5}")
+    print(f"{'system':<12} {ours_head} | {drain_head} | {'true':>5} {'GA ratio':>8}")
     ours_ga, ours_p, drain_ga, drain_p = [], [], [], []
     for system in systems:
         log = load_loghub(data, system)
@@ -203,24 +218,26 @@ def loghub_part(data: Path, systems: list[str]) -> dict[str, float]:
         ours_ga.append(ga), ours_p.append(p), drain_ga.append(dga), drain_p.append(dp)
         print(
             f"{system:<12} {ga:7.3f} {p:7.4f} {r:7.3f} {len(set(ours)):7d} | {dga:9.3f} {dp:7.4f} {dr:7.3f} "
-            f"{len(set(theirs)):7d} | {len(set(log.truth)):5d}"
+            f"{len(set(theirs)):7d} | {len(set(log.truth)):5d} {ga / dga if dga else float('inf'):8.2f}"
         )
     macro = {
         "ga": statistics.fmean(ours_ga),
+        "ga_min": min(ours_ga),
         "pair_p": statistics.fmean(ours_p),
         "drain_ga": statistics.fmean(drain_ga),
         "drain_pair_p": statistics.fmean(drain_p),
     }
     print(
         f"{'macro':<12} {macro['ga']:7.3f} {macro['pair_p']:7.4f} {'':7} {'':7} | {macro['drain_ga']:9.3f} "
-        f"{macro['drain_pair_p']:7.4f}"
+        f"{macro['drain_pair_p']:7.4f} {'':7} | {'':5} {macro['ga'] / macro['drain_ga']:8.2f}"
     )
-    print(f"GA ratio rounds / Drain3: {macro['ga'] / macro['drain_ga']:.3f}")
+    ratio = macro["ga"] / macro["drain_ga"]
+    print(f"worst system GA {macro['ga_min']:.3f}; macro GA ratio rounds / Drain3 {ratio:.3f}")
     return macro
 
 
-def defects4j_part(data: Path) -> float:
-    print("\n== Defects4J failing-test traces: BCubed against the bug that caused them")
+def defects4j_part(data: Path, title: str) -> float:
+    print(f"\n== Defects4J failing-test traces ({title}): BCubed against the bug that caused them")
     rows = load_defects4j(data)
     truth = [row["group"] for row in rows]
     engine = GroupingEngine()
@@ -238,11 +255,16 @@ def defects4j_part(data: Path) -> float:
         predicted.append(assignment.signature_id)
         tiers[assignment.tier] += 1
     precision, recall, f1 = bcubed(predicted, truth)
+    drain = bcubed(drain3_grouper([f"{row['project']} {row['trace']}" for row in rows]), truth)
     naive = bcubed(naive_mask_and_hash(rows), truth)
-    print(f"{'grouper':<22} {'P':>6} {'R':>6} {'F1':>6} {'groups':>7}  (true: {len(set(truth))})")
+    projects = sorted({row["project"] for row in rows})
+    print(f"{len(rows)} traces, {len(set(truth))} bugs, projects: {', '.join(projects)}")
+    print(f"{'grouper':<22} {'P':>6} {'R':>6} {'F1':>6} {'groups':>7}")
     groups = len(set(predicted))
     print(f"{'rounds':<22} {precision:6.3f} {recall:6.3f} {f1:6.3f} {groups:7d}  tiers: {dict(tiers)}")
+    print(f"{'Drain3 (trace text)':<22} {drain[0]:6.3f} {drain[1]:6.3f} {drain[2]:6.3f}")
     print(f"{'naive mask-and-hash':<22} {naive[0]:6.3f} {naive[1]:6.3f} {naive[2]:6.3f}")
+    print(f"F1 ratio rounds / Drain3: {f1 / drain[2]:.2f}")
     return f1
 
 
@@ -251,22 +273,12 @@ def naive_mask_and_hash(rows: list[dict]) -> list[str]:
     out = []
     for row in rows:
         frames = re.findall(r"^\s*at ([^\s(]+)", row["trace"], flags=re.M)
-        out.append(
-            str(
-                hash(
-                    (
-                        row["project"],
-                        row["exception_type"],
-                        re.sub(r"\d+", "0", row["message"] or ""),
-                        tuple(frames),
-                    )
-                )
-            )
-        )
+        message = re.sub(r"\d+", "0", row["message"] or "")
+        out.append(str(hash((row["project"], row["exception_type"], message, tuple(frames)))))
     return out
 
 
-# --- the throughput stream ------------------------------------------------------------------------
+# --- the throughput streams -----------------------------------------------------------------------
 
 
 def value_stream(data: Path, systems: list[str], count: int, seed: int = 7) -> Iterator[str]:
@@ -308,36 +320,57 @@ def _fresh_values(message: str, template: str, patterns: dict, rng: random.Rando
     return "".join(out)
 
 
-def throughput_part(data: Path, systems: list[str], count: int, repeats: int) -> float:
-    print(f"\n== Throughput: one stream of {count:,} messages, the same for both engines")
+_NOT_A_FRAME = re.compile(r"^(?![ \t]+at |[ \t]*\.\.\. \d+ more).+$", re.M)
+
+
+def trace_stream(rows: list[dict], count: int, seed: int = 5) -> Iterator[tuple[dict, str]]:
+    """`count` (row, trace text): the traces in turn; on later rounds the digits that message
+    normalisation masks as values get fresh values, on the lines that print no frame."""
+    rng = random.Random(seed)
+
+    def fresh(line: str) -> str:
+        out, position = [], 0
+        for start, end, _ in mask_spans(line):
+            out += [line[position:start], re.sub(r"\d", lambda _: str(rng.randrange(10)), line[start:end])]
+            position = end
+        return "".join([*out, line[position:]])
+
+    for index in range(count):
+        row = rows[index % len(rows)]
+        yield (
+            row,
+            row["trace"]
+            if index < len(rows)
+            else _NOT_A_FRAME.sub(lambda m: fresh(m.group(0)), row["trace"]),
+        )
+
+
+def throughput_part(title: str, texts: list[str], events: list[ErrorEvent], repeats: int) -> float:
+    print(f"\n== Throughput: {title}, the same for both engines")
     print(f"   (CPU time of this process, best of {repeats} alternating runs: other load does not count)")
-    messages = list(value_stream(data, systems, count))
-    events = [log_event(m, "stream", i) for i, m in enumerate(messages)]
     drain_rates, rounds_rates = [], []
     drain_groups = rounds_groups = 0
     for _ in range(repeats):  # alternate, so a busy moment of the machine hits both alike
-        rate, drain_groups = _time_drain3(messages)
+        rate, drain_groups = _time_drain3(texts)
         drain_rates.append(rate)
         rate, rounds_groups = _time_rounds(events)
         rounds_rates.append(rate)
     ours, theirs = max(rounds_rates), max(drain_rates)
-    print(f"{'engine':<10} {'messages/s':>12} {'groups':>8}   all runs")
+    print(f"{'engine':<10} {'events/s':>12} {'groups':>8}   all runs")
     print(f"{'rounds':<10} {ours:12,.0f} {rounds_groups:8d}   {', '.join(f'{r:,.0f}' for r in rounds_rates)}")
     print(f"{'Drain3':<10} {theirs:12,.0f} {drain_groups:8d}   {', '.join(f'{r:,.0f}' for r in drain_rates)}")
-    ratio = ours / theirs
-    print(f"speed ratio rounds / Drain3: {ratio:.2f}")
-    return ratio
+    print(f"speed ratio rounds / Drain3: {ours / theirs:.2f}")
+    return ours / theirs
 
 
-def _time_drain3(messages: list[str]) -> tuple[float, int]:
+def _time_drain3(texts: list[str]) -> tuple[float, int]:
     # Inputs are made before timing and set aside from the garbage collector, for both engines.
     with _frozen_inputs():
         miner = drain3_miner()
         start = time.process_time()
-        for message in messages:
-            miner.add_log_message(message)
-        rate = len(messages) / (time.process_time() - start)
-        return rate, len(miner.drain.clusters)
+        for text in texts:
+            miner.add_log_message(text)
+        return len(texts) / (time.process_time() - start), len(miner.drain.clusters)
 
 
 def _time_rounds(events: list[ErrorEvent]) -> tuple[float, int]:
@@ -346,8 +379,7 @@ def _time_rounds(events: list[ErrorEvent]) -> tuple[float, int]:
         start = time.process_time()
         for event in events:
             engine.assign(event)
-        rate = len(events) / (time.process_time() - start)
-        return rate, len(engine.signature_ids())
+        return len(events) / (time.process_time() - start), len(engine.signature_ids())
 
 
 @contextmanager
@@ -361,19 +393,15 @@ def _frozen_inputs() -> Iterator[None]:
         gc.collect()
 
 
+# --- memory -------------------------------------------------------------------------------------
+
+
 def memory_part(data: Path, systems: list[str], count: int) -> float:
     print(f"\n== Memory: grouping {count:,} messages in a child process")
-    command = [
-        sys.executable,
-        __file__,
-        "--data",
-        str(data),
-        "--memory-child",
-        str(count),
-        "--systems",
-        ",".join(systems),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    command = [sys.executable, __file__, "--data", str(data), "--memory-child", str(count)]
+    result = subprocess.run(
+        [*command, "--systems", ",".join(systems)], capture_output=True, text=True, check=False
+    )
     if result.returncode != 0:
         print(result.stderr.strip())
         raise SystemExit(f"the memory child failed with exit code {result.returncode}")
@@ -391,16 +419,13 @@ def memory_child(data: Path, systems: list[str], count: int) -> None:
     start = time.perf_counter()
     for index, message in enumerate(value_stream(data, systems, count)):
         engine.assign(log_event(message, "stream", index))
-    print(
-        json.dumps(
-            {
-                "peak_rss_mb": _peak_rss_mb(),
-                "baseline_rss_mb": baseline,
-                "signatures": len(engine.signature_ids()),
-                "seconds": time.perf_counter() - start,
-            }
-        )
-    )
+    figures = {
+        "peak_rss_mb": _peak_rss_mb(),
+        "baseline_rss_mb": baseline,
+        "signatures": len(engine.signature_ids()),
+        "seconds": time.perf_counter() - start,
+    }
+    print(json.dumps(figures))
 
 
 def _peak_rss_mb() -> float:
@@ -416,171 +441,121 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
 
 
-# --- tier 3 at scale ------------------------------------------------------------------------------
-
-
-def synthetic_trace(rng: random.Random, vocabulary: list[str], types: list[str]) -> tuple[str, str, str]:
-    """A Java-style exception whose type, message words and frames are drawn from a vocabulary."""
-    type_ = rng.choice(types)
-    message = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(3, 8)))
-    lines = [f"{type_}: {message}"]
-    for _ in range(rng.randint(3, 7)):
-        package = ".".join(rng.choice(vocabulary).lower() for _ in range(2))
-        cls = rng.choice(vocabulary).capitalize() + rng.choice(vocabulary).capitalize()
-        method = rng.choice(vocabulary).lower() + rng.choice(vocabulary).capitalize()
-        lines.append(f"\tat com.acme.{package}.{cls}.{method}({cls}.java:{rng.randint(1, 900)})")
-    return type_, message, "\n".join(lines)
-
-
-def synthetic_states(
-    count: int, rng: random.Random, vocabulary: list[str], types: list[str]
-) -> list[SignatureState]:
-    """Saved states of `count` distinct trace signatures of one service, built the way the
-    engine builds them (parse, document terms, incremental TF-IDF), without grouping each."""
-    index = SimilarityIndex()
-    states = []
-    for number in range(count):
-        type_, message, trace = synthetic_trace(rng, vocabulary, types)
-        terms = document_terms(type_.rsplit(".", 1)[-1], message, parse_stacktrace(trace))
-        signature_id = f"sig_{number:016x}"
-        index.add_new("big", signature_id, number, index.counts(terms), with_frames=True)
-        vector = index.saved_vector("big", signature_id)
-        states.append(
-            SignatureState(
-                signature_id=signature_id,
-                service="big",
-                seq=number,
-                hashes=[f"{number:064x}"],
-                similarity=vector,
-            )
-        )
-    return states
-
-
-def tier3_part(data: Path, systems: list[str], signatures: int, queries: int) -> float:
-    print(f"\n== Tier 3: nearest-signature lookups with {signatures:,} known signatures in one service")
-    rng = random.Random(11)
-    vocabulary = sorted(
-        {
-            w
-            for s in systems[:4]
-            for m in load_loghub(data, s).messages
-            for w in re.findall(r"[A-Za-z]{3,12}", m)
-        }
-    )
-    traces = data / "defects4j_traces" / "traces.jsonl"
-    types = (
-        sorted({row["exception_type"] for row in load_defects4j(data)})
-        if traces.is_file()
-        else FALLBACK_TYPES
-    )
-    with _frozen_inputs():
-        start = time.perf_counter()
-        states = synthetic_states(signatures, rng, vocabulary, types)
-        built = time.perf_counter() - start
-    each = built / signatures * 1e6
-    print(f"added {signatures:,} signatures one by one to an index in {built:.1f} s ({each:.0f} µs each)")
-    with _frozen_inputs():
-        start = time.perf_counter()
-        engine = GroupingEngine(known=states)
-        print(f"loaded their saved states into a fresh engine in {time.perf_counter() - start:.1f} s")
-    del states
-
-    index = engine._index  # the engine's own index: the lookup the round pays for
-    lookups, assigns = [], []
-    for number in range(queries):
-        type_, message, trace = synthetic_trace(rng, vocabulary, types)
-        terms = document_terms(type_.rsplit(".", 1)[-1], message, parse_stacktrace(trace))
-        start = time.perf_counter()
-        index.nearest("big", index.counts(terms), engine.config.related_threshold)
-        lookups.append((time.perf_counter() - start) * 1000)
-        event = ErrorEvent(
-            event_id=f"q{number}",
-            timestamp=EPOCH,
-            service="big",
-            error_type=type_,
-            message=message,
-            stacktrace=trace,
-        )
-        start = time.perf_counter()
-        engine.assign(event)
-        assigns.append((time.perf_counter() - start) * 1000)
-    p95 = _percentile(lookups, 95)
-    print(f"{'':<26} {'p50':>8} {'p95':>8} {'p99':>8}  (ms)")
-    for label, times in (("lookup (weigh + find)", lookups), ("whole assign() of a trace", assigns)):
-        p50, p95_, p99 = (_percentile(times, q) for q in (50, 95, 99))
-        print(f"{label:<26} {p50:8.2f} {p95_:8.2f} {p99:8.2f}")
-    return p95
-
-
-def _percentile(values: list[float], q: int) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
 # --- main ---------------------------------------------------------------------------------------
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--data", type=Path, default=DEFAULT_DATA, help="folder holding loghub_2k/ and defects4j_traces/"
     )
     parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="skip the 1M-message memory run and the 100k-signature tier-3 run",
+        "--also", type=Path, action="append", default=[], help="more data folders, for accuracy"
     )
+    parser.add_argument("--quick", action="store_true", help="skip the memory run and the scale parts")
     parser.add_argument(
         "--systems", help="comma-separated Loghub systems (default: every one under loghub_2k/)"
     )
-    parser.add_argument("--stream", type=int, default=100_000, help="messages in the throughput stream")
+    parser.add_argument("--stream", type=int, default=100_000, help="messages in the log throughput stream")
+    parser.add_argument(
+        "--traces", type=int, default=20_000, help="events in the stack-trace throughput stream"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="throughput runs per engine (best counts)")
     parser.add_argument("--memory-messages", type=int, default=1_000_000)
     parser.add_argument("--tier3-signatures", type=int, default=100_000)
     parser.add_argument("--tier3-queries", type=int, default=1_000)
-    for part in ("loghub", "defects4j", "speed", "memory", "tier3"):
+    parser.add_argument(
+        "--quiet-sizes", default="1000,10000,100000", help="database sizes for the quiet rounds"
+    )
+    parser.add_argument("--quiet-events", type=int, default=2_000)
+    for part in ("loghub", "defects4j", "speed", "traces", "memory", "tier3", "quiet", "cli"):
         parser.add_argument(f"--skip-{part}", action="store_true", help=f"skip the {part} part")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def accuracy_parts(args: argparse.Namespace, systems: list[str], results: dict[str, str]) -> None:
+    folders = [("shared data", args.data, systems), *((str(d), d, discover_systems(d)) for d in args.also)]
+    for number, (title, folder, found) in enumerate(folders):
+        suffix = "" if number == 0 else f"_also{number}"
+        if not args.skip_loghub and found:
+            macro = loghub_part(folder, found, title)
+            results[f"GA_macro{suffix}"] = f"{macro['ga']:.4f}"
+            results[f"GA_min{suffix}"] = f"{macro['ga_min']:.4f}"
+            results[f"pairP_macro{suffix}"] = f"{macro['pair_p']:.4f}"
+            results[f"GA_ratio_vs_drain3{suffix}"] = f"{macro['ga'] / macro['drain_ga']:.2f}"
+        if not args.skip_defects4j and (folder / "defects4j_traces" / "traces.jsonl").is_file():
+            results[f"d4j_bcubedF1{suffix}"] = f"{defects4j_part(folder, title):.4f}"
+
+
+def speed_parts(args: argparse.Namespace, systems: list[str], results: dict[str, str]) -> list[str]:
+    messages = list(value_stream(args.data, systems, args.stream))
+    if not args.skip_speed:
+        events = [log_event(m, "stream", i) for i, m in enumerate(messages)]
+        title = f"one stream of {len(messages):,} log messages"
+        results["speed_ratio_vs_drain3"] = f"{throughput_part(title, messages, events, args.repeats):.2f}"
+    traces = args.data / "defects4j_traces" / "traces.jsonl"
+    if not args.skip_traces and traces.is_file():
+        stream = list(trace_stream(load_defects4j(args.data), args.traces))
+        events = [trace_event(row, text, i) for i, (row, text) in enumerate(stream)]
+        title = f"one stream of {len(stream):,} Java exceptions with stack traces"
+        ratio = throughput_part(title, [text for _, text in stream], events, args.repeats)
+        results["trace_speed_ratio_vs_drain3"] = f"{ratio:.2f}"
+    return messages
+
+
+def main() -> None:
+    args = arguments()
     logging.getLogger("drain3").setLevel(logging.ERROR)
     logging.disable(logging.WARNING)
     systems = [s for s in args.systems.split(",") if s] if args.systems else discover_systems(args.data)
-
     if args.memory_child:
         memory_child(args.data, systems, args.memory_child)
         return
     if not systems:
         raise SystemExit(f"no labelled Loghub system under {args.data / 'loghub_2k'}: pass --data")
-    has_traces = (args.data / "defects4j_traces" / "traces.jsonl").is_file()
-
     results: dict[str, str] = {}
-    if not args.skip_loghub:
-        macro = loghub_part(args.data, systems)
-        results["GA_macro"] = f"{macro['ga']:.4f}"
-        results["pairP_macro"] = f"{macro['pair_p']:.4f}"
-    if not args.skip_defects4j and has_traces:
-        results["d4j_bcubedF1"] = f"{defects4j_part(args.data):.4f}"
-    elif not args.skip_defects4j:
-        print(f"\n== Defects4J: no defects4j_traces/traces.jsonl under {args.data}, skipped")
-    if not args.skip_speed:
-        ratio = throughput_part(args.data, systems, args.stream, args.repeats)
-        results["speed_ratio_vs_drain3"] = f"{ratio:.2f}"
+    accuracy_parts(args, systems, results)
+    messages = speed_parts(args, systems, results)
     if not args.quick and not args.skip_memory:
         results["peak_rss_mb_1m"] = f"{memory_part(args.data, systems, args.memory_messages):.0f}"
-    if not args.quick and not args.skip_tier3:
-        p95 = tier3_part(args.data, systems, args.tier3_signatures, args.tier3_queries)
-        results["tier3_p95_ms"] = f"{p95:.2f}"
-    keys = (
-        "GA_macro",
-        "pairP_macro",
-        "d4j_bcubedF1",
-        "speed_ratio_vs_drain3",
-        "peak_rss_mb_1m",
-        "tier3_p95_ms",
-    )
+    scale_parts(args, systems, messages, results)
     print()
-    print(" ".join(f"{key}={results.get(key, 'skipped')}" for key in keys))
+    print(" ".join(f"{key}={value}" for key, value in results.items()))
+
+
+def scale_parts(
+    args: argparse.Namespace, systems: list[str], messages: list[str], results: dict[str, str]
+) -> None:
+    if args.quick:
+        return
+    traces = args.data / "defects4j_traces" / "traces.jsonl"
+    types = [row["exception_type"] for row in load_defects4j(args.data)] if traces.is_file() else []
+    sample = [m for s in systems[:4] for m in load_loghub(args.data, s).messages]
+    vocabulary, types = grouping_scale.vocabulary_and_types(sample, types)
+    sizes = [int(size) for size in args.quiet_sizes.split(",")]
+    wanted = max([args.tier3_signatures] * (not args.skip_tier3) + sizes * (not args.skip_quiet) + [0])
+    print(f"\n(making {wanted:,} signatures' saved states for the next parts)")
+    states, added = grouping_scale.known_states(wanted, vocabulary, types)
+    if not args.skip_tier3:
+        found = grouping_scale.tier3_part(
+            states[: args.tier3_signatures],
+            added * args.tier3_signatures / wanted,
+            vocabulary,
+            types,
+            args.tier3_queries,
+        )
+        results["load_100k_s"] = f"{found['load_s']:.2f}"
+        results["tier3_p95_ms"] = f"{found['tier3_p95_ms']:.2f}"
+    if not args.skip_quiet:
+        for key, value in grouping_scale.quiet_round_part(
+            states, vocabulary, types, sizes, args.quiet_events
+        ).items():
+            results[key] = f"{value:.0f}"
+    if not args.skip_cli:
+        found = grouping_scale.cli_part(messages, args.repeats)
+        results["cli_vs_engine"] = f"{found['cli_ratio']:.2f}"
+        results["help_s"] = f"{found['help_s']:.2f}"
 
 
 if __name__ == "__main__":
