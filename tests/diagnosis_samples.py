@@ -20,6 +20,7 @@ from rounds_bot.diagnosis.model import (
     RelatedSignature,
 )
 from rounds_bot.models import ErrorEvent
+from rounds_bot.redact.event import redact_event
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -59,17 +60,20 @@ def make_checkout(root: Path) -> Path:
 
 
 def sample_events(count: int = 6, *, message: str = "division by zero") -> list[ErrorEvent]:
+    """Occurrences as a diagnosis receives them: through the one redaction boundary, as a round reads them."""
     return [
-        ErrorEvent(
-            event_id=f"evt-{index}",
-            timestamp=START + timedelta(seconds=30 * index),
-            service="shop",
-            error_type="ZeroDivisionError",
-            message=message,
-            stacktrace=PYTHON_TRACE,
-            trace_id=f"trace-{index % 2}",
-            service_version="1.4.0" if index % 3 else "1.3.9",
-            attributes={"http.route": "/checkout", "enduser.id": "alice@example.com"},
+        redact_event(
+            ErrorEvent(
+                event_id=f"evt-{index}",
+                timestamp=START + timedelta(seconds=30 * index),
+                service="shop",
+                error_type="ZeroDivisionError",
+                message=message,
+                stacktrace=PYTHON_TRACE,
+                trace_id=f"trace-{index % 2}",
+                service_version="1.4.0" if index % 3 else "1.3.9",
+                attributes={"http.route": "/checkout", "enduser.id": "alice@example.com"},
+            )
         )
         for index in range(count)
     ]
