@@ -80,7 +80,7 @@ class Signature(Frozen):
             created_run=run_id,
         )
 
-    def absorb(self, tally: Tally, grouping_state: SignatureState, *, now: datetime) -> Signature:
+    def absorb(self, tally: Tally, grouping_state: SignatureState | None, *, now: datetime) -> Signature:
         """This signature after a round that saw `tally` more of it; its identity never changes."""
         return self.model_copy(
             update={

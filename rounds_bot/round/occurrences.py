@@ -14,6 +14,7 @@ from datetime import datetime
 from rounds_bot.config import Settings
 from rounds_bot.controls import Controls
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine
+from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
@@ -103,13 +104,20 @@ def signatures_after(
     after: dict[str, Signature] = {}
     for signature_id, tally in tallies.items():
         known = store.signature(signature_id)
-        state = engine.state(signature_id)
-        after[signature_id] = (
-            known.absorb(tally, state, now=now)
-            if known is not None
-            else Signature.first(tally, state, run_id=run_id, now=now)
-        )
+        if known is None:
+            after[signature_id] = Signature.first(tally, engine.state(signature_id), run_id=run_id, now=now)
+        else:
+            after[signature_id] = known.absorb(tally, _state_after(engine, known), now=now)
     return after
+
+
+def _state_after(engine: GroupingEngine, known: Signature) -> SignatureState | None:
+    """The engine's state of a known signature; one the engine never loaded this round (counted through a
+    merge or a backend group) keeps the state it had."""
+    try:
+        return engine.state(known.id)
+    except KeyError:
+        return known.grouping_state
 
 
 def _follow_merge(store: Store, controls: Controls, assignment: Assignment) -> Assignment:
