@@ -71,6 +71,16 @@ def test_a_value_whose_normal_form_keeps_a_digit_is_parsed_again(parses: list[st
     assert len(parses) == 2
 
 
+def test_a_value_that_keeps_a_digit_shares_a_parse_when_only_its_values_change(parses: list[str]) -> None:
+    memo = TraceMemo()
+    one = memo.parsed(java(value="codec101 read 7 rows"))
+    two = memo.parsed(java(value="codec101 read 9 rows"))
+    other = memo.parsed(java(value="codec201 read 9 rows"))
+    assert one is two and one is not None and one.values[0] == "cart codec101 read <int> rows is empty"
+    assert other is not None and other.values[0] == "cart codec201 read <int> rows is empty"
+    assert len(parses) == 2
+
+
 def test_python_source_lines_are_frame_lines(parses: list[str]) -> None:
     memo = TraceMemo()
     one = memo.parsed(PYTHON.format(index=0, value=3))

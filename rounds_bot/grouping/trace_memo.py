@@ -8,7 +8,9 @@ the same exceptions and frames; only the other lines (Java's header and `Caused 
 Python's exception lines) can differ, and only in digits. Normalisation masks digits the
 same way whatever their values (see `normalize`), so when the first text's exception types and
 normalised values show no digit, the second text is the same trace for grouping, and gets the
-first one's parse. Anything else is parsed afresh.
+first one's parse. When its values do keep a digit (`Codec101: read failed [c=1]`), texts of
+the shape share a parse only if their other lines also normalise alike. Anything else (a digit
+in an exception type, a text cut to bounds) is parsed afresh.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from rounds_bot.grouping.normalize import SHAPE_DIGITS, normalize_uncached
+from rounds_bot.grouping.normalize import SHAPE_DIGITS, apply_spans, mask_spans, normalize_uncached
 from rounds_bot.grouping.stacktrace import ParsedTrace, frame_lines, parse_stacktrace
 from rounds_bot.grouping.stacktrace.model import trace_lines
 
@@ -45,15 +47,23 @@ class _ShapeEntry:
 
     spans: tuple[tuple[int, int], ...]
     parses: dict[str, ParsedText]
+    #: the other lines, normalised, are part of the key (the values keep digits)
+    with_headers: bool = False
 
     def frames_of(self, text: str) -> str:
         return "\n".join(text[start:end] for start, end in self.spans)
+
+    def headers_of(self, text: str) -> str:
+        """The text outside the frame lines."""
+        bounds = [0, *(edge for span in self.spans for edge in span), len(text)]
+        return "\n".join(text[bounds[i] : bounds[i + 1]] for i in range(0, len(bounds), 2))
 
 
 class TraceMemo:
     def __init__(self) -> None:
         self._by_text: dict[str, ParsedText | None] = {}
         self._by_shape: dict[bytes, _ShapeEntry] = {}
+        self._header_spans: dict[bytes, tuple[tuple[int, int, str], ...]] = {}
 
     def parsed(self, text: str) -> ParsedText | None:
         """The trace in `text` with its normalised values, or None when no parser reads it."""
@@ -63,7 +73,7 @@ class TraceMemo:
         shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
         entry = self._by_shape.get(shape)
         if entry is not None:
-            found = entry.parses.get(entry.frames_of(text))
+            found = entry.parses.get(self._key(entry, text))
             if found is not None:
                 return found
         parsed = _parse(text)
@@ -76,17 +86,35 @@ class TraceMemo:
         return parsed
 
     def _remember_shape(self, shape: bytes, text: str, parsed: ParsedText, entry: _ShapeEntry | None) -> None:
-        if any(_has_digit(e.type) for e in parsed.trace.exceptions) or any(map(_has_digit, parsed.values)):
-            return  # a digit the next text of this shape may not share
+        if any(_has_digit(e.type) for e in parsed.trace.exceptions):
+            return  # a digit of a type name the next text of this shape may not share
+        with_headers = any(map(_has_digit, parsed.values))
         if entry is None:
             spans = _frame_spans(text, parsed.trace)
             if spans is None:
                 return
             if len(self._by_shape) >= MEMO_LIMIT:
                 self._by_shape.clear()
-            entry = self._by_shape[shape] = _ShapeEntry(spans, parses={})
+            entry = self._by_shape[shape] = _ShapeEntry(spans, parses={}, with_headers=with_headers)
+        if with_headers and not entry.with_headers:
+            return  # this shape's texts are told apart by their frames alone
         if len(entry.parses) < _VARIANTS_PER_SHAPE:
-            entry.parses[entry.frames_of(text)] = parsed
+            entry.parses[self._key(entry, text)] = parsed
+
+    def _key(self, entry: _ShapeEntry, text: str) -> str:
+        """What tells apart the texts of a shape: their frame lines, and when the entry says so,
+        their other lines normalised (masked the same way for every text of the shape)."""
+        frames = entry.frames_of(text)
+        if not entry.with_headers:
+            return frames
+        headers = entry.headers_of(text)
+        shape = headers.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
+        spans = self._header_spans.get(shape)
+        if spans is None:
+            if len(self._header_spans) >= MEMO_LIMIT:
+                self._header_spans.clear()
+            spans = self._header_spans[shape] = mask_spans(headers)
+        return frames + "\x00" + apply_spans(headers, spans)
 
 
 _MISSING = ParsedText("", ParsedTrace("python", ()), [])
