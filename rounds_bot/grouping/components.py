@@ -83,7 +83,8 @@ def _serialized(component: Component) -> str:
             text = ""
         elif component.children:
             name = component.name
-            text = f"{len(name)}:{name}(" + "".join(_serialized(c) for c in component.children) + ")"
+            parts = [c.serialized if c.serialized is not None else _serialized(c) for c in component.children]
+            text = f"{len(name)}:{name}(" + "".join(parts) + ")"
         else:
             name, value = component.name, component.value or ""
             text = f"{len(name)}:{name}={len(value)}:{value};"

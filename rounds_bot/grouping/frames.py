@@ -55,8 +55,8 @@ def recursion_hints(frames: tuple[Frame, ...]) -> list[str | None]:
     """For each frame, why recursion folding leaves it out (None: it stays)."""
     identities = [(f.module, f.filename, f.function, f.lineno) for f in frames]
     hints: list[str | None] = [None] * len(frames)
-    if len(set(identities)) == len(identities):
-        return hints  # no frame repeats: nothing to fold (the common case, decided at once)
+    if not _repeats_within_a_cycle(identities):
+        return hints  # nothing to fold (the common case, decided in one pass)
     for index in range(1, len(frames)):
         if identities[index] == identities[index - 1]:
             hints[index] = "ignored due to recursion"
@@ -86,6 +86,17 @@ def recursion_hints(frames: tuple[Frame, ...]) -> list[str | None]:
         if not folded:
             index += 1
     return hints
+
+
+def _repeats_within_a_cycle(identities: list[tuple[str | None, str | None, str | None, int | None]]) -> bool:
+    """Whether some frame is printed again at most MAX_CYCLE frames later: recursion needs it."""
+    last: dict[tuple[str | None, str | None, str | None, int | None], int] = {}
+    for index, identity in enumerate(identities):
+        before = last.get(identity)
+        if before is not None and index - before <= MAX_CYCLE:
+            return True
+        last[identity] = index
+    return False
 
 
 def frame_components(
