@@ -111,11 +111,11 @@ class GroupingEngine:
         if event.stacktrace is None and not event.error_code and not event.attributes:
             normalized, shape = self._shapes.lookup(event.message)
             if not shape.may_hold_code or not self._message_may_hold_code(event.message):
-                return self._assign_message(_Fields.of(event), normalized, shape)
+                return self._assign_message(event, normalized, shape)
         stacktrace = event.stacktrace
         code = self._codes.read(event)
         if code is None and not (stacktrace and not stacktrace.isspace()):
-            return self._assign_message(_Fields.of(event), *self._shapes.lookup(event.message))
+            return self._assign_message(event, *self._shapes.lookup(event.message))
         candidate = self._candidates.candidate(event, code)
         if candidate.code_key is not None:
             known = self._by_code.get(candidate.code_key)
@@ -174,7 +174,7 @@ class GroupingEngine:
 
     # --- the message path, tuned for the common case: a known template -----------------------
 
-    def _assign_message(self, event: _Fields, normalized: str, shape: ShapeInfo) -> Assignment:
+    def _assign_message(self, event: ErrorEvent | _Fields, normalized: str, shape: ShapeInfo) -> Assignment:
         error_type = event.error_type
         route = shape.routes.get((event.service, error_type))
         if route is None:
@@ -185,7 +185,7 @@ class GroupingEngine:
                 signature_id = self._by_template.get(match.template_id)
                 if signature_id is None:  # a template seen for the first time
                     candidate = self._candidates.template_candidate(
-                        event.event(), normalized, match.template_id
+                        _event_of(event), normalized, match.template_id
                     )
                     return self._place_by_similarity(candidate)
                 route = self._routes[match.template_id] = Route(
@@ -211,7 +211,7 @@ class GroupingEngine:
         answer = route.answers.get(key)
         if answer is None:
             candidate = self._candidates.template_candidate(
-                event.event(), normalized, route.template.template_id
+                _event_of(event), normalized, route.template.template_id
             )
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
             if len(route.answers) >= _ANSWERS_PER_TEMPLATE:
@@ -426,9 +426,10 @@ class GroupingEngine:
 
 
 class _Fields:
-    """What the message path reads of an event; the event itself is built only when needed."""
+    """The fields of a message given without its event (`assign_message`); the event is built
+    only when the engine needs one."""
 
-    __slots__ = ("environment", "error_type", "message", "service", "service_version", "source")
+    __slots__ = ("environment", "error_type", "message", "service", "service_version")
 
     def __init__(
         self,
@@ -437,31 +438,25 @@ class _Fields:
         error_type: str | None,
         environment: str | None,
         service_version: str | None,
-        source: ErrorEvent | None = None,
     ) -> None:
         self.message = message
         self.service = service
         self.error_type = error_type
         self.environment = environment
         self.service_version = service_version
-        self.source = source
-
-    @classmethod
-    def of(cls, event: ErrorEvent) -> _Fields:
-        return cls(
-            event.message, event.service, event.error_type, event.environment, event.service_version, event
-        )
 
     def event(self) -> ErrorEvent:
-        if self.source is None:
-            self.source = ErrorEvent(
-                event_id="message",
-                timestamp=_EPOCH,
-                service=self.service,
-                kind="log",
-                error_type=self.error_type,
-                message=self.message,
-                environment=self.environment,
-                service_version=self.service_version,
-            )
-        return self.source
+        return ErrorEvent(
+            event_id="message",
+            timestamp=_EPOCH,
+            service=self.service,
+            kind="log",
+            error_type=self.error_type,
+            message=self.message,
+            environment=self.environment,
+            service_version=self.service_version,
+        )
+
+
+def _event_of(event: ErrorEvent | _Fields) -> ErrorEvent:
+    return event if isinstance(event, ErrorEvent) else event.event()
