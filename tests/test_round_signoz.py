@@ -26,7 +26,7 @@ def emulator():
         window_seconds=0,
         now_ns=time.time_ns(),
     )
-    with SignozEmulator(dataset, Behaviour(api_key="demo-key")).start() as server:
+    with SignozEmulator(dataset, Behaviour(api_key="demo-key")) as server:
         yield server
 
 

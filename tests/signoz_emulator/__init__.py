@@ -128,6 +128,8 @@ class SignozEmulator:
         self.dataset.load(self.engine)
 
     def start(self) -> SignozEmulator:
+        if self._thread is not None:  # started already (`with SignozEmulator(...).start()`)
+            return self
         self.load()
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
