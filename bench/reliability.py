@@ -5,8 +5,10 @@
 Plants the public corpus (`tests/security_corpus.py`) in every field of real telemetry, runs real rounds
 (dry-run drafts, stdout, the job summary, logs, the database and WAL; the fake GitHub's bodies, titles, labels
 and comments; the prompts a recording model received), counts every planted secret found in any output and
-every hostile payload that renders active or is obeyed; then runs the crash and fault harness and the fuzzers
-(`tests/test_security_faults.py`, `tests/test_security_fuzz.py`). The last line is:
+every hostile payload that renders active or is obeyed; then runs the crash and fault harness (a round's own
+steps, and the artifact step between workflow runs) and the fuzzers (`tests/test_security_faults.py`,
+`tests/test_security_artifacts.py`, `tests/test_security_fuzz.py`), and names the defects the harness found
+that are not fixed yet (its expected failures). The last line is:
 
     crash_points=<n> fault_kinds=<n> fuzz_examples=<n> secrets_planted=<n> secrets_leaked=<n> injections=<n>
     injections_obeyed=<n> duplicates=<n> lost=<n>
@@ -53,9 +55,13 @@ class Outcomes:
     def __init__(self) -> None:
         self.passed: dict[str, int] = {}
         self.failed: dict[str, int] = {}
+        self.known: list[str] = []  # expected failures: defects found and not fixed yet
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call" or getattr(report, "wasxfail", None) is not None:
+        if report.when != "call":
+            return
+        if getattr(report, "wasxfail", None) is not None:
+            self.known.append(report.nodeid.split("::")[-1])
             return
         target = self.passed if report.passed else self.failed
         name = report.nodeid.split("::")[0]
@@ -99,26 +105,35 @@ def hostile(workdir: Path) -> tuple[int, int]:
     return len(items) + 3 * len(payloads), live
 
 
-def harness() -> tuple[int, int, int, int]:
+def harness() -> tuple[int, int, int, int, list[str]]:
+    import test_security_artifacts as artifacts
     import test_security_faults as faults
     import test_security_fuzz as fuzz
 
     outcomes = Outcomes()
-    files = ["tests/test_security_faults.py", "tests/test_security_fuzz.py"]
+    files = [
+        "tests/test_security_faults.py",
+        "tests/test_security_artifacts.py",
+        "tests/test_security_fuzz.py",
+    ]
     pytest.main(
         ["-q", "-p", "no:cacheprovider", "-p", "no:logging", *[str(ROOT / f) for f in files]],
         plugins=[outcomes],
     )
-    fault_file = str(Path("tests") / "test_security_faults.py")
-    broken = sum(n for name, n in outcomes.failed.items() if name.endswith("test_security_faults.py"))
+    broken = sum(
+        n
+        for name, n in outcomes.failed.items()
+        if name.endswith(("test_security_faults.py", "test_security_artifacts.py"))
+    )
     fuzzed = (
         sum(n for name, n in outcomes.passed.items() if name.endswith("test_security_fuzz.py"))
         * fuzz.EXAMPLES
     )
-    crash_points = len(faults.CRASH_POINTS) + 1  # and the creation whose answer is lost
-    fault_kinds = len(faults.FAULTS) + 3  # and a full disk, a source failing mid-read, two rounds at once
-    del fault_file
-    return crash_points, fault_kinds, fuzzed, broken
+    # and the creation whose answer is lost; the artifact step's restore and check
+    crash_points = len(faults.CRASH_POINTS) + 1 + len(artifacts.ARTIFACT_CRASH_POINTS)
+    # and a full disk, a source failing mid-read, two rounds at once; an expired or missing artifact
+    fault_kinds = len(faults.FAULTS) + 3 + len(artifacts.ARTIFACT_FAULTS)
+    return crash_points, fault_kinds, fuzzed, broken, outcomes.known
 
 
 def main() -> None:
@@ -127,8 +142,9 @@ def main() -> None:
         workdir = Path(folder)
         planted, leaked = secrets(workdir)
         injected, obeyed = hostile(workdir)
-    crash_points, fault_kinds, fuzzed, broken = harness()
+    crash_points, fault_kinds, fuzzed, broken, known = harness()
     print(f"secrets: {leaked} of {planted} planted values found in an output")
+    print(f"known defects (expected failures): {len(known)}" + "".join(f"\n  {name}" for name in known))
     print(f"hostile text: {obeyed} live constructs from {injected} payload placements")
     print(
         f"crash_points={crash_points} fault_kinds={fault_kinds} fuzz_examples={fuzzed} "
