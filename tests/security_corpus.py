@@ -257,7 +257,7 @@ def _personal() -> list[Planted]:
         ("51", 16, "-"),
         ("37", 15, ""),
         ("6011", 16, ""),
-        ("35", 16, " "),
+        ("3530", 16, " "),  # JCB: 3528-3589
         ("4", 19, ""),
     ):
         number = _luhn_complete(prefix, length)
@@ -296,6 +296,8 @@ def _numbers() -> list[Planted]:
 
 
 def corpus() -> list[Planted]:
+    """The same values on every call (the seed is set again), whichever tests ran before."""
+    _RNG.seed(20261123)
     return _tokens() + _context() + _personal() + _by_key() + _numbers()
 
 
