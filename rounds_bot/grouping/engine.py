@@ -15,15 +15,14 @@ round does, so a quiet round costs the same with a thousand signatures known or 
 Nothing depends on wall time, randomness or dictionary order; the only caches are memos of pure
 functions.
 
-This module places events and keeps the signatures; an event's identity (its fingerprint and how
-it registers) comes from `candidates`, the explanation of each assignment from `explanation`.
+This module places events; the known signatures and the keys that lead to them are `registry`'s,
+an event's identity (its fingerprint and how it registers) comes from `candidates`, the
+explanation of each assignment from `explanation`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from rounds_bot.grouping.candidates import Candidate, CandidateReader
@@ -31,10 +30,10 @@ from rounds_bot.grouping.config import GroupingConfig
 from rounds_bot.grouping.crash_site import may_merge_by_similarity
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
-from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.lookup_keys import service_key
+from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Route
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
@@ -44,26 +43,9 @@ from rounds_bot.models import Assignment, ErrorEvent, Tier
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
-#: fingerprint hashes a signature remembers besides its first (later variants merged into it)
-MAX_HASHES_PER_SIGNATURE = 64
-MAX_TEMPLATES_PER_SIGNATURE = 64
 _ANSWERS_PER_TEMPLATE = 256
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-@dataclass(slots=True)
-class _Signature:
-    signature_id: str
-    service: str
-    seq: int
-    title: str
-    version: str = FINGERPRINT_VERSION
-    hashes: list[str] = field(default_factory=list)
-    error_codes: list[str] = field(default_factory=list)
-    template_ids: list[str] = field(default_factory=list)
-    related: list[str] = field(default_factory=list)
-    crash_site: str | None = None
 
 
 class GroupingEngine:
@@ -76,21 +58,14 @@ class GroupingEngine:
         lookup: KnownSignatures | None = None,
     ) -> None:
         self.config = config or GroupingConfig()
-        self._lookup = lookup
-        #: lookup keys already asked for (whatever they found is loaded)
-        self._asked: set[str] = set()
         self._rules = InAppRules(tuple(self.config.in_app_include), tuple(self.config.in_app_exclude))
         self._codes = ErrorCodeReader(self.config.error_code_attributes, self.config.error_code_pattern)
         self._message_may_hold_code = self._codes.message_may_hold_code
-        self._signatures: dict[str, _Signature] = {}
-        self._by_hash: dict[str, str] = {}
-        self._by_code: dict[str, str] = {}
-        self._by_template: dict[str, str] = {}
         self._miner = TemplateMiner()
-        if lookup is not None:
-            self._miner.fetch = self._fetch
-            self._miner.fetch_learned = lookup.learned_keys
         self._index = SimilarityIndex()
+        self._known_signatures = Registry(self._miner, self._index, lookup)
+        self._signatures = self._known_signatures.signatures
+        self._by_template = self._known_signatures.by_template
         self._shapes = ShapeCache(code_test=self._codes.shape_test())
         self._candidates = CandidateReader(self._rules, self._shapes, self._miner)
         self._explainer = Explainer(self.config)
@@ -98,11 +73,8 @@ class GroupingEngine:
         #: the fingerprint tier's answers per memoised candidate (keyed by identity; the entry
         #: keeps the candidate alive, so an id is never reused while it is a key)
         self._answers: dict[int, tuple[Candidate, Assignment]] = {}
-        self._next_seq = 0
-        if lookup is not None:
-            self._next_seq, self._miner.next_seq = lookup.counters()
         for state in sorted(known, key=lambda s: s.seq):
-            self._load(state)
+            self._known_signatures.load(state)
 
     # --- public interface ---------------------------------------------------------------------
 
@@ -118,10 +90,7 @@ class GroupingEngine:
             return self._assign_message(event, *self._shapes.lookup(event.message))
         candidate = self._candidates.candidate(event, code)
         if candidate.code_key is not None:
-            known = self._by_code.get(candidate.code_key)
-            if known is None and self._lookup is not None:
-                self._fetch([f"c:{candidate.code_key}"])
-                known = self._by_code.get(candidate.code_key)
+            known = self._known_signatures.owner_of_code(candidate.code_key)
             if known is not None:
                 return self._assignment(candidate, known, "error_code")
             return self._create(candidate, neighbours=[])
@@ -134,23 +103,7 @@ class GroupingEngine:
         return self._place_by_similarity(candidate)
 
     def state(self, signature_id: str) -> SignatureState:
-        try:
-            signature = self._signatures[signature_id]
-        except KeyError:
-            raise KeyError(f"unknown signature {signature_id!r}: it was never assigned or loaded") from None
-        return SignatureState(
-            signature_id=signature.signature_id,
-            service=signature.service,
-            fingerprint_version=signature.version,
-            seq=signature.seq,
-            title=signature.title,
-            hashes=list(signature.hashes),
-            error_codes=list(signature.error_codes),
-            templates=[self._miner.state(t) for t in signature.template_ids],
-            similarity=self._index.saved_vector(signature.service, signature.signature_id),
-            related=list(signature.related),
-            crash_site=signature.crash_site,
-        )
+        return self._known_signatures.state(signature_id)
 
     def assign_message(
         self,
@@ -234,37 +187,19 @@ class GroupingEngine:
         if candidate.template_id is not None:
             return self._by_template.get(candidate.template_id)
         fingerprint = candidate.fingerprint
-        digests = (fingerprint.hash, *fingerprint.other_hashes, *fingerprint.legacy_hashes)
-        for digest in digests:
-            known = self._by_hash.get(digest)
-            if known is not None:
-                return known
-        if self._lookup is not None and self._fetch([f"h:{digest}" for digest in digests]):
-            return next((self._by_hash[d] for d in digests if d in self._by_hash), None)
-        return None
-
-    def _fetch(self, keys: list[str]) -> bool:
-        """Load the known signatures filed under `keys` not asked for yet; True when any was."""
-        if self._lookup is None:
-            return False
-        wanted = [key for key in keys if key not in self._asked]
-        if not wanted:
-            return False
-        self._asked.update(wanted)
-        found = self._lookup.find(wanted)
-        for state in sorted(found, key=lambda s: s.seq):
-            self._load(state)
-        return bool(found)
+        return self._known_signatures.owner_of_hashes(
+            (fingerprint.hash, *fingerprint.other_hashes, *fingerprint.legacy_hashes)
+        )
 
     def _place_by_similarity(self, candidate: Candidate) -> Assignment:
         service = candidate.view.service
-        self._fetch([service_key(service)])
+        self._known_signatures.fetch([service_key(service)])
         counts = self._index.counts(self._candidates.terms(candidate))
         neighbours = self._index.nearest(service, counts, self.config.related_threshold)
         best = next((n for n in neighbours if self._may_merge(candidate, n)), None)
         if best is not None and best.score >= self.config.merge_threshold:
             signature = self._signatures[best.signature_id]
-            self._register(signature, candidate)
+            self._known_signatures.register(signature, candidate)
             signature.crash_site = signature.crash_site or candidate.crash_site
             others = [n for n in neighbours if n.signature_id != best.signature_id]
             return self._assignment(
@@ -310,18 +245,9 @@ class GroupingEngine:
         counts: dict[int, float] | None = None,
         note: str | None = None,
     ) -> Assignment:
-        fingerprint = candidate.fingerprint
-        signature = _Signature(
-            signature_id=self._new_signature_id(fingerprint.hash),
-            service=candidate.view.service,
-            seq=self._next_seq,
-            title=candidate.title,
-            related=[n.signature_id for n in neighbours[:MAX_RELATED]],
-            crash_site=candidate.crash_site,
+        signature = self._known_signatures.create(
+            candidate, [n.signature_id for n in neighbours[:MAX_RELATED]]
         )
-        self._next_seq += 1
-        self._signatures[signature.signature_id] = signature
-        self._register(signature, candidate)
         if candidate.code_key is None:
             self._index.add_new(
                 signature.service,
@@ -331,67 +257,6 @@ class GroupingEngine:
                 with_frames=candidate.trace is not None,
             )
         return self._assignment(candidate, signature.signature_id, "new", neighbours=neighbours, note=note)
-
-    def _new_signature_id(self, digest: str) -> str:
-        """`sig_` and the first 16 hex digits of the first event's fingerprint; should two
-        fingerprints ever share those digits, a counter is hashed in (still deterministic)."""
-        candidate, attempt = "sig_" + digest[:16], 0
-        while candidate in self._signatures or (self._lookup is not None and self._lookup.exists(candidate)):
-            attempt += 1
-            candidate = "sig_" + hashlib.sha256(f"{digest}#{attempt}".encode()).hexdigest()[:16]
-        return candidate
-
-    def _register(self, signature: _Signature, candidate: Candidate) -> None:
-        """Make the candidate's identity lead to `signature` from now on (first come wins)."""
-        if candidate.code_key is not None:
-            if candidate.code_key not in self._by_code:
-                self._by_code[candidate.code_key] = signature.signature_id
-                signature.error_codes.append(candidate.code_key.split("\x1f", 1)[1])
-            return
-        if candidate.template_id is not None:
-            if candidate.template_id not in self._by_template and (
-                len(signature.template_ids) < MAX_TEMPLATES_PER_SIGNATURE
-            ):
-                self._by_template[candidate.template_id] = signature.signature_id
-                signature.template_ids.append(candidate.template_id)
-            return
-        fingerprint = candidate.fingerprint
-        for digest in (fingerprint.hash, *fingerprint.other_hashes):
-            if digest not in self._by_hash and len(signature.hashes) < MAX_HASHES_PER_SIGNATURE:
-                self._by_hash[digest] = signature.signature_id
-                signature.hashes.append(digest)
-
-    def _load(self, state: SignatureState) -> None:
-        if state.signature_id in self._signatures:
-            return  # looked up again under another key
-        signature = _Signature(
-            signature_id=state.signature_id,
-            service=state.service,
-            seq=state.seq,
-            title=state.title,
-            version=state.fingerprint_version,
-            related=list(state.related),
-            crash_site=state.crash_site,
-        )
-        self._signatures[state.signature_id] = signature
-        for digest in state.hashes:
-            if digest not in self._by_hash:
-                self._by_hash[digest] = state.signature_id
-                signature.hashes.append(digest)
-        for code in state.error_codes:
-            key = f"{state.service}\x1f{code}"
-            if key not in self._by_code:
-                self._by_code[key] = state.signature_id
-                signature.error_codes.append(code)
-        for template in state.templates:
-            if template.template_id in self._by_template:
-                continue
-            self._miner.load(template)
-            self._by_template[template.template_id] = state.signature_id
-            signature.template_ids.append(template.template_id)
-        if state.similarity is not None:
-            self._index.add_saved(state.service, state.signature_id, state.seq, state.similarity)
-        self._next_seq = max(self._next_seq, state.seq + 1)
 
     def _assignment(
         self,

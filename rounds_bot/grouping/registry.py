@@ -1,0 +1,182 @@
+"""The signatures an engine knows, and the keys that lead to them: hashes, error codes, templates.
+
+A signature's identity is registered once, first come wins: a hash, code or template that leads
+to one signature never leads to another. Signatures come from the engine itself (new ones), from
+saved states given up front, or from a `known.KnownSignatures` asked for what an event needs
+(`fetch`); however they arrive, a saved state loads the same way (`load`), its templates into the
+template miner and its vector into the similarity index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from rounds_bot.grouping.candidates import Candidate
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
+from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.similarity import SimilarityIndex
+from rounds_bot.grouping.state import SignatureState
+from rounds_bot.grouping.templates import TemplateMiner
+
+#: fingerprint hashes a signature remembers besides its first (later variants merged into it)
+MAX_HASHES_PER_SIGNATURE = 64
+MAX_TEMPLATES_PER_SIGNATURE = 64
+
+
+@dataclass(slots=True)
+class KnownSignature:
+    signature_id: str
+    service: str
+    seq: int
+    title: str
+    version: str = FINGERPRINT_VERSION
+    hashes: list[str] = field(default_factory=list)
+    error_codes: list[str] = field(default_factory=list)
+    template_ids: list[str] = field(default_factory=list)
+    related: list[str] = field(default_factory=list)
+    crash_site: str | None = None
+
+
+class Registry:
+    """The known signatures, with the miner and index that hold their templates and vectors."""
+
+    def __init__(self, miner: TemplateMiner, index: SimilarityIndex, lookup: KnownSignatures | None) -> None:
+        self.signatures: dict[str, KnownSignature] = {}
+        self.by_hash: dict[str, str] = {}
+        self.by_code: dict[str, str] = {}
+        self.by_template: dict[str, str] = {}
+        self.next_seq = 0
+        self._miner = miner
+        self._index = index
+        self._lookup = lookup
+        #: lookup keys already asked for (whatever they found is loaded)
+        self._asked: set[str] = set()
+        if lookup is not None:
+            self.next_seq, miner.next_seq = lookup.counters()
+            miner.fetch = self.fetch
+            miner.fetch_learned = lookup.learned_keys
+
+    def fetch(self, keys: list[str]) -> bool:
+        """Load the known signatures filed under `keys` not asked for yet; True when any was."""
+        if self._lookup is None:
+            return False
+        wanted = [key for key in keys if key not in self._asked]
+        if not wanted:
+            return False
+        self._asked.update(wanted)
+        found = self._lookup.find(wanted)
+        for state in sorted(found, key=lambda s: s.seq):
+            self.load(state)
+        return bool(found)
+
+    def owner_of_hashes(self, digests: tuple[str, ...]) -> str | None:
+        """The signature the first known of `digests` leads to (asking the lookup if need be)."""
+        for digest in digests:
+            known = self.by_hash.get(digest)
+            if known is not None:
+                return known
+        if self.fetch([f"h:{digest}" for digest in digests]):
+            return next((self.by_hash[d] for d in digests if d in self.by_hash), None)
+        return None
+
+    def owner_of_code(self, code_key: str) -> str | None:
+        known = self.by_code.get(code_key)
+        if known is None and self.fetch([f"c:{code_key}"]):
+            known = self.by_code.get(code_key)
+        return known
+
+    def create(self, candidate: Candidate, related: list[str]) -> KnownSignature:
+        """A new signature for the candidate, registered under its identity."""
+        signature = KnownSignature(
+            signature_id=self._new_signature_id(candidate.fingerprint.hash),
+            service=candidate.view.service,
+            seq=self.next_seq,
+            title=candidate.title,
+            related=related,
+            crash_site=candidate.crash_site,
+        )
+        self.next_seq += 1
+        self.signatures[signature.signature_id] = signature
+        self.register(signature, candidate)
+        return signature
+
+    def _new_signature_id(self, digest: str) -> str:
+        """`sig_` and the first 16 hex digits of the first event's fingerprint; should two
+        fingerprints ever share those digits, a counter is hashed in (still deterministic)."""
+        candidate, attempt = "sig_" + digest[:16], 0
+        while candidate in self.signatures or (self._lookup is not None and self._lookup.exists(candidate)):
+            attempt += 1
+            candidate = "sig_" + hashlib.sha256(f"{digest}#{attempt}".encode()).hexdigest()[:16]
+        return candidate
+
+    def register(self, signature: KnownSignature, candidate: Candidate) -> None:
+        """Make the candidate's identity lead to `signature` from now on (first come wins)."""
+        if candidate.code_key is not None:
+            if candidate.code_key not in self.by_code:
+                self.by_code[candidate.code_key] = signature.signature_id
+                signature.error_codes.append(candidate.code_key.split("\x1f", 1)[1])
+            return
+        if candidate.template_id is not None:
+            if candidate.template_id not in self.by_template and (
+                len(signature.template_ids) < MAX_TEMPLATES_PER_SIGNATURE
+            ):
+                self.by_template[candidate.template_id] = signature.signature_id
+                signature.template_ids.append(candidate.template_id)
+            return
+        fingerprint = candidate.fingerprint
+        for digest in (fingerprint.hash, *fingerprint.other_hashes):
+            if digest not in self.by_hash and len(signature.hashes) < MAX_HASHES_PER_SIGNATURE:
+                self.by_hash[digest] = signature.signature_id
+                signature.hashes.append(digest)
+
+    def load(self, state: SignatureState) -> None:
+        if state.signature_id in self.signatures:
+            return  # looked up again under another key
+        signature = KnownSignature(
+            signature_id=state.signature_id,
+            service=state.service,
+            seq=state.seq,
+            title=state.title,
+            version=state.fingerprint_version,
+            related=list(state.related),
+            crash_site=state.crash_site,
+        )
+        self.signatures[state.signature_id] = signature
+        for digest in state.hashes:
+            if digest not in self.by_hash:
+                self.by_hash[digest] = state.signature_id
+                signature.hashes.append(digest)
+        for code in state.error_codes:
+            key = f"{state.service}\x1f{code}"
+            if key not in self.by_code:
+                self.by_code[key] = state.signature_id
+                signature.error_codes.append(code)
+        for template in state.templates:
+            if template.template_id in self.by_template:
+                continue
+            self._miner.load(template)
+            self.by_template[template.template_id] = state.signature_id
+            signature.template_ids.append(template.template_id)
+        if state.similarity is not None:
+            self._index.add_saved(state.service, state.signature_id, state.seq, state.similarity)
+        self.next_seq = max(self.next_seq, state.seq + 1)
+
+    def state(self, signature_id: str) -> SignatureState:
+        try:
+            signature = self.signatures[signature_id]
+        except KeyError:
+            raise KeyError(f"unknown signature {signature_id!r}: it was never assigned or loaded") from None
+        return SignatureState(
+            signature_id=signature.signature_id,
+            service=signature.service,
+            fingerprint_version=signature.version,
+            seq=signature.seq,
+            title=signature.title,
+            hashes=list(signature.hashes),
+            error_codes=list(signature.error_codes),
+            templates=[self._miner.state(t) for t in signature.template_ids],
+            similarity=self._index.saved_vector(signature.service, signature.signature_id),
+            related=list(signature.related),
+            crash_site=signature.crash_site,
+        )
