@@ -17,7 +17,6 @@ database as it was, and the next round re-reads the same window.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -29,7 +28,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from rounds_bot.clock import bucket_of, iso, parse_iso
-from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
+from rounds_bot.diagnosis.model import DiagnosisOutcome
 from rounds_bot.errors import SchemaTooNewError, StoreError
 from rounds_bot.events import STATUS_AFTER, Fact
 from rounds_bot.grouping.state import SignatureState
@@ -37,22 +36,20 @@ from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.signature import Signature
 from rounds_bot.store.derived import DerivedTables
 from rounds_bot.store.grouping import StoredSignatures, index_grouping_state
+from rounds_bot.store.history import HistoryQueries
 from rounds_bot.store.opening import check_file, check_health, check_owner, check_writable
 from rounds_bot.store.records import (
     DiagnosisRecord,
     Logged,
     RunRecord,
-    diagnosis_record,
     diagnosis_row,
-    logged,
-    run_record,
     run_row,
 )
 from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
 from rounds_bot.store.signatures import from_row, grouping_state, to_row
 
 
-class Store(DerivedTables):
+class Store(HistoryQueries, DerivedTables):
     """An open signature database. Use `Store.open(path)` or `Store.memory()`."""
 
     def __init__(self, db: Database, where: str) -> None:
@@ -238,57 +235,6 @@ class Store(DerivedTables):
         )
         return {parse_iso(start): int(count) for start, count in rows}
 
-    def latest_diagnosis(self, signature_id: str, *, ok_only: bool = False) -> DiagnosisRecord | None:
-        status = "and status = 'ok' " if ok_only else ""
-        rows = list(
-            self.db.query(
-                f"select * from diagnoses where signature_id = ? {status}order by at desc, id desc limit 1",
-                [signature_id],
-            )
-        )
-        return diagnosis_record(rows[0]) if rows else None
-
-    def latest_good_diagnoses(self, signature_ids: Iterable[str]) -> dict[str, Diagnosis]:
-        """Each signature's latest ok diagnosis, for those that have one."""
-        found: dict[str, Diagnosis] = {}
-        for signature_id in signature_ids:
-            record = self.latest_diagnosis(signature_id, ok_only=True)
-            if record is not None and record.outcome.diagnosis is not None:
-                found[signature_id] = record.outcome.diagnosis
-        return found
-
-    def pending_diagnoses(self, max_attempts: int) -> set[str]:
-        """Signatures whose last diagnosis failed, with fewer than `max_attempts` failures in a row."""
-        statuses: dict[str, list[str]] = {}
-        for signature_id, status in self.db.execute(
-            "select signature_id, status from diagnoses order by id desc"
-        ):
-            statuses.setdefault(signature_id, []).append(status)
-        pending = set()
-        for signature_id, newest_first in statuses.items():
-            failures = len(list(itertools.takewhile(lambda status: status != "ok", newest_first)))
-            if 0 < failures < max_attempts:
-                pending.add(signature_id)
-        return pending
-
-    def cached_diagnosis(self, cache_key: str) -> DiagnosisRecord | None:
-        rows = list(
-            self.db.query(
-                "select * from diagnoses where cache_key = ? and status = 'ok' order by id desc limit 1",
-                [cache_key],
-            )
-        )
-        return diagnosis_record(rows[0]) if rows else None
-
-    def runs(self) -> list[RunRecord]:
-        """The run history, oldest first."""
-        return [run_record(row) for row in self.db.query("select * from runs order by started_at")]
-
-    def recent_runs(self, limit: int) -> list[RunRecord]:
-        """The newest `limit` runs, oldest first."""
-        rows = self.db.query("select * from runs order by started_at desc limit ?", [limit])
-        return [run_record(row) for row in reversed(list(rows))]
-
     def find_signature_id(self, reference: str) -> str | None:
         """The signature a person means: its id, or its issue (`#12` or `12`)."""
         row = self.db.execute(
@@ -296,46 +242,6 @@ class Store(DerivedTables):
             [reference, reference, f"#{reference.lstrip('#')}"],
         ).fetchone()
         return str(row[0]) if row else None
-
-    # --- the event log ------------------------------------------------------------------------
-    def fact(self, key: str) -> Logged | None:
-        """The fact logged under an idempotency key."""
-        rows = list(self.db.query("select * from events where idempotency_key = ?", [key]))
-        return logged(rows[0]) if rows else None
-
-    def latest_facts(self, kinds: Iterable[str], *, per_signature: bool = True) -> list[Logged]:
-        """The newest fact among `kinds`, per signature (or overall)."""
-        wanted = list(kinds)
-        marks = ",".join("?" * len(wanted))
-        if per_signature:
-            sql = (
-                f"select e.* from events e join (select signature_id, max(id) as id from events "
-                f"where kind in ({marks}) and signature_id is not null group by signature_id) last "
-                "on e.id = last.id"
-            )
-        else:
-            sql = f"select * from events where kind in ({marks}) order by id desc limit 1"
-        return [logged(row) for row in self.db.query(sql, wanted)]
-
-    def unanswered(self, kind: str, *, asked: str, answered: str) -> list[Logged]:
-        """Facts of `kind` keyed `{asked}{x}` with no fact keyed `{answered}{x}`, oldest first."""
-        rows = self.db.query(
-            "select h.* from events h where h.kind = ? and h.idempotency_key like ? and not exists "
-            "(select 1 from events r where r.idempotency_key = ? || substr(h.idempotency_key, ?)) "
-            "order by h.id",
-            [kind, f"{asked}%", answered, len(asked) + 1],
-        )
-        return [logged(row) for row in rows]
-
-    def meta(self, key: str) -> str | None:
-        row = self.db.execute("select value from meta where key = ?", [key]).fetchone()
-        return str(row[0]) if row else None
-
-    def spent_since(self, since: datetime) -> float:
-        row = self.db.execute(
-            "select coalesce(sum(usd), 0) from ledger where at >= ?", [iso(since)]
-        ).fetchone()
-        return float(row[0])
 
     # --- writes (call inside `transaction()`) -------------------------------------------------
     def append_event(
