@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
+from rounds_bot.diagnosis.settings import DiagnosisSettings
 from rounds_bot.errors import ConfigError
 from rounds_bot.fixing.settings import FixSettings
 from rounds_bot.sources.specs import spec_problem
@@ -25,10 +26,11 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(FixSettings):
+class Settings(FixSettings, DiagnosisSettings):
     """All settings. Construct with `load_settings()` so errors come out as one ConfigError.
 
-    The fix proposals' settings (ROUNDS_FIX_*) are declared by concept in `fixing/settings.py`."""
+    The diagnosis settings are declared by concept in `diagnosis/settings.py`, the fix proposals'
+    (ROUNDS_FIX_*) in `fixing/settings.py`."""
 
     # env_ignore_empty: GitHub Actions expands a secret that is not set to "", which must mean "not set"
     model_config = SettingsConfigDict(
@@ -166,20 +168,6 @@ class Settings(FixSettings):
         description="Similarity at or above which a new signature is linked as possibly related.",
     )
 
-    # --- diagnosis ----------------------------------------------------------------------------
-    claude_model: str = Field(
-        default="sonnet",
-        validation_alias=_env("CLAUDE_MODEL"),
-        description="Model given to the Claude Code CLI (`--model`).",
-    )
-    claude_max_budget_usd: float = Field(
-        default=0.50,
-        gt=0,
-        le=100,
-        validation_alias=_env("CLAUDE_MAX_BUDGET_USD"),
-        description="Cap in USD for one diagnosis (`--max-budget-usd`).",
-    )
-
     # --- GitHub Actions: saved state, the workflow, notifications ----------------------------
     artifact_name: str = Field(
         default="rounds-db",
@@ -231,76 +219,6 @@ class Settings(FixSettings):
         description="Topic of those messages (Zulip allows 60 characters).",
     )
 
-    diagnoser: Literal["auto", "off", "claude-code", "openai"] = Field(
-        default="auto",
-        validation_alias=_env("ROUNDS_DIAGNOSER"),
-        description="Who diagnoses: `claude-code` (the `claude` CLI, read-only), `openai` (any "
-        "OpenAI-compatible chat-completions endpoint, context only), `off`, or `auto` (claude-code when "
-        "ANTHROPIC_API_KEY is set, else off; the report says which).",
-    )
-    anthropic_api_key: SecretStr | None = Field(
-        default=None,
-        validation_alias=_env("ANTHROPIC_API_KEY"),
-        description="Key for the Claude Code CLI; the only secret the model's process receives.",
-    )
-    anthropic_base_url: str | None = Field(
-        default=None,
-        validation_alias=_env("ANTHROPIC_BASE_URL"),
-        description="Messages API base URL for the CLI (a gateway); default: Anthropic's.",
-    )
-    claude_bin: str = Field(
-        default="claude",
-        validation_alias=_env("ROUNDS_CLAUDE_BIN"),
-        description="The Claude Code CLI executable (name on PATH or a path).",
-    )
-    claude_max_turns: int = Field(
-        default=12,
-        ge=1,
-        le=100,
-        validation_alias=_env("ROUNDS_CLAUDE_MAX_TURNS"),
-        description="`--max-turns` for one diagnosis.",
-    )
-    claude_max_retries: int | None = Field(
-        default=None,
-        ge=0,
-        le=20,
-        validation_alias=_env("ROUNDS_CLAUDE_MAX_RETRIES"),
-        description="How often the CLI retries a failed API request (`CLAUDE_CODE_MAX_RETRIES`). "
-        "Default: the CLI's own (10, with backoff).",
-    )
-    diagnosis_timeout_seconds: int = Field(
-        default=600,
-        ge=10,
-        le=3_600,
-        validation_alias=_env("ROUNDS_DIAGNOSIS_TIMEOUT_SECONDS"),
-        description="Wall-clock limit for one diagnosis; the process is killed after it.",
-    )
-    round_budget_usd: float = Field(
-        default=5.0,
-        ge=0,
-        validation_alias=_env("ROUNDS_ROUND_BUDGET_USD"),
-        description="Cap in USD on model spend in one round.",
-    )
-    monthly_budget_usd: float = Field(
-        default=50.0,
-        ge=0,
-        validation_alias=_env("ROUNDS_MONTHLY_BUDGET_USD"),
-        description="Cap in USD on model spend in a calendar month (UTC), from the ledger.",
-    )
-    diagnose_threshold: int = Field(
-        default=10,
-        ge=1,
-        validation_alias=_env("ROUNDS_DIAGNOSE_THRESHOLD"),
-        description="A new signature is diagnosed once it has this many occurrences within "
-        "ROUNDS_DIAGNOSE_WINDOW_MINUTES (any fatal occurrence is enough).",
-    )
-    diagnose_window_minutes: int = Field(
-        default=5,
-        ge=1,
-        le=1_440,
-        validation_alias=_env("ROUNDS_DIAGNOSE_WINDOW_MINUTES"),
-        description="The window of ROUNDS_DIAGNOSE_THRESHOLD.",
-    )
     repo_path: Path = Field(
         default=Path("."),
         validation_alias=_env("ROUNDS_REPO_PATH"),
@@ -328,22 +246,6 @@ class Settings(FixSettings):
         description="Revision of that checkout (diagnoses are cached per revision). Default: "
         "`git rev-parse HEAD` there, else GITHUB_SHA.",
     )
-    openai_base_url: str | None = Field(
-        default=None,
-        validation_alias=_env("ROUNDS_OPENAI_BASE_URL"),
-        description="Base URL of an OpenAI-compatible API (e.g. `http://localhost:11434/v1`), for "
-        "ROUNDS_DIAGNOSER=openai.",
-    )
-    openai_api_key: SecretStr | None = Field(
-        default=None,
-        validation_alias=_env("ROUNDS_OPENAI_API_KEY"),
-        description="Bearer key for that endpoint, if it needs one.",
-    )
-    openai_model: str | None = Field(
-        default=None,
-        validation_alias=_env("ROUNDS_OPENAI_MODEL"),
-        description="Model name for that endpoint.",
-    )
 
     @field_validator(
         "in_app_include", "in_app_exclude", "error_code_attributes", "code_mappings", mode="before"
@@ -368,12 +270,6 @@ class Settings(FixSettings):
         if compiled.groups < 1:
             raise ValueError("the pattern needs one capturing group around the code")
         return value
-
-    @model_validator(mode="after")
-    def _openai_needs_an_endpoint(self) -> Settings:
-        if self.diagnoser == "openai" and not (self.openai_base_url and self.openai_model):
-            raise ValueError("ROUNDS_DIAGNOSER=openai needs ROUNDS_OPENAI_BASE_URL and ROUNDS_OPENAI_MODEL")
-        return self
 
     @field_validator("source")
     @classmethod
