@@ -8,22 +8,16 @@ agree. Names that users of the original design know keep their names; every new 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import NoDecode, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from rounds_bot.diagnosis.settings import DiagnosisSettings
 from rounds_bot.errors import ConfigError
 from rounds_bot.fixing.settings import FixSettings
+from rounds_bot.settings_fields import CommaList, env
 from rounds_bot.sources.specs import spec_problem
-
-CommaList = Annotated[list[str], NoDecode]
-
-
-def _env(name: str) -> AliasChoices:
-    """Bind a field to exactly one environment variable name."""
-    return AliasChoices(name)
 
 
 class Settings(FixSettings, DiagnosisSettings):
@@ -40,39 +34,39 @@ class Settings(FixSettings, DiagnosisSettings):
     # --- where errors come from -------------------------------------------------------------
     source: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_SOURCE"),
+        validation_alias=env("ROUNDS_SOURCE"),
         description="Telemetry source: `signoz` or `otlp-file:PATH`. Default: `signoz` when "
         "SIGNOZ_API_URL is set; otherwise it must be given (or use `rounds run --demo`).",
     )
     signoz_api_url: str | None = Field(
         default=None,
-        validation_alias=_env("SIGNOZ_API_URL"),
+        validation_alias=env("SIGNOZ_API_URL"),
         description="Base URL of the SigNoz instance, with its port (8080 since v0.76, 3301 before).",
     )
     signoz_api_key: str | None = Field(
         default=None,
-        validation_alias=_env("SIGNOZ_API_KEY"),
+        validation_alias=env("SIGNOZ_API_KEY"),
         description="SigNoz API key, sent as the `SIGNOZ-API-KEY` header.",
     )
     poll_interval_seconds: int = Field(
         default=900,
         ge=60,
         le=86_400,
-        validation_alias=_env("POLL_INTERVAL_SECONDS"),
+        validation_alias=env("POLL_INTERVAL_SECONDS"),
         description="How often rounds are scheduled; used to size the spike baseline window.",
     )
     error_lookback_minutes: int = Field(
         default=60,
         ge=1,
         le=10_080,
-        validation_alias=_env("ERROR_LOOKBACK_MINUTES"),
+        validation_alias=env("ERROR_LOOKBACK_MINUTES"),
         description="How far back the first round reads (later rounds read from the cursor).",
     )
     cursor_overlap_seconds: int = Field(
         default=120,
         ge=0,
         le=3_600,
-        validation_alias=_env("ROUNDS_CURSOR_OVERLAP_SECONDS"),
+        validation_alias=env("ROUNDS_CURSOR_OVERLAP_SECONDS"),
         description="Each round re-reads this much before the cursor to catch late-arriving data; "
         "occurrences already counted are not counted twice.",
     )
@@ -80,24 +74,24 @@ class Settings(FixSettings, DiagnosisSettings):
     # --- the signature database and the output ----------------------------------------------
     signatures_db_path: Path = Field(
         default=Path("rounds.db"),
-        validation_alias=_env("SIGNATURES_DB_PATH"),
+        validation_alias=env("SIGNATURES_DB_PATH"),
         description="SQLite signature database.",
     )
     output_dir: Path = Field(
         default=Path("rounds-out"),
-        validation_alias=_env("ROUNDS_OUTPUT_DIR"),
+        validation_alias=env("ROUNDS_OUTPUT_DIR"),
         description="Folder for the dry-run tracker's Markdown issue drafts.",
     )
     tracker: Literal["dry-run", "github"] = Field(
         default="dry-run",
-        validation_alias=_env("ROUNDS_TRACKER"),
+        validation_alias=env("ROUNDS_TRACKER"),
         description="Where issues go: `dry-run` (Markdown drafts in ROUNDS_OUTPUT_DIR) or `github`.",
     )
     max_new_issues_per_round: int | None = Field(
         default=None,
         ge=0,
         le=1_000,
-        validation_alias=_env("ROUNDS_MAX_NEW_ISSUES_PER_ROUND"),
+        validation_alias=env("ROUNDS_MAX_NEW_ISSUES_PER_ROUND"),
         description="Cap on issues filed in one round; the rest are listed in the report and filed next "
         "round. "
         "Default: 10 with the GitHub tracker, no cap for dry-run drafts.",
@@ -106,18 +100,18 @@ class Settings(FixSettings, DiagnosisSettings):
     # --- GitHub -------------------------------------------------------------------------------
     github_token: SecretStr | None = Field(
         default=None,
-        validation_alias=_env("GITHUB_TOKEN"),
+        validation_alias=env("GITHUB_TOKEN"),
         description="Token for the GitHub tracker (needs `issues: write`; `actions: read` for state).",
     )
     github_repository: str | None = Field(
         default=None,
         pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
-        validation_alias=_env("GITHUB_REPOSITORY"),
+        validation_alias=env("GITHUB_REPOSITORY"),
         description="`owner/name` of the repository issues are filed in (set by GitHub Actions).",
     )
     github_api_url: str = Field(
         default="https://api.github.com",
-        validation_alias=_env("ROUNDS_GITHUB_API_URL"),
+        validation_alias=env("ROUNDS_GITHUB_API_URL"),
         description="GitHub REST API base URL; change it for GitHub Enterprise Server "
         "(`https://HOST/api/v3`).",
     )
@@ -125,7 +119,7 @@ class Settings(FixSettings, DiagnosisSettings):
     # --- redaction ------------------------------------------------------------------------
     redact_ips: Literal["all", "public", "off"] = Field(
         default="all",
-        validation_alias=_env("ROUNDS_REDACT_IPS"),
+        validation_alias=env("ROUNDS_REDACT_IPS"),
         description="IP addresses in telemetry: `all` redacts every one but loopback, `public` keeps private "
         "ranges (10/8, 172.16/12, 192.168/16, 100.64/10, link-local, fc00::/7), `off` keeps them all.",
     )
@@ -133,23 +127,23 @@ class Settings(FixSettings, DiagnosisSettings):
     # --- grouping ---------------------------------------------------------------------------
     in_app_include: CommaList = Field(
         default_factory=list,
-        validation_alias=_env("ROUNDS_IN_APP_INCLUDE"),
+        validation_alias=env("ROUNDS_IN_APP_INCLUDE"),
         description="Comma-separated path or module prefixes that are always your code (in-app).",
     )
     in_app_exclude: CommaList = Field(
         default_factory=list,
-        validation_alias=_env("ROUNDS_IN_APP_EXCLUDE"),
+        validation_alias=env("ROUNDS_IN_APP_EXCLUDE"),
         description="Comma-separated path or module prefixes that are never your code.",
     )
     error_code_attributes: CommaList | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_ERROR_CODE_ATTRIBUTES"),
+        validation_alias=env("ROUNDS_ERROR_CODE_ATTRIBUTES"),
         description="Comma-separated attribute keys holding a standardised error code, in priority "
         "order. Default: the grouping engine's list (`error.code` and the like).",
     )
     error_code_pattern: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_ERROR_CODE_PATTERN"),
+        validation_alias=env("ROUNDS_ERROR_CODE_PATTERN"),
         description="Regular expression with one group that extracts an error code from a message. "
         "Default: the grouping engine's pattern.",
     )
@@ -157,14 +151,14 @@ class Settings(FixSettings, DiagnosisSettings):
         default=None,
         gt=0,
         le=1,
-        validation_alias=_env("ROUNDS_MERGE_THRESHOLD"),
+        validation_alias=env("ROUNDS_MERGE_THRESHOLD"),
         description="TF-IDF cosine similarity at or above which an error joins a known signature.",
     )
     related_threshold: float | None = Field(
         default=None,
         gt=0,
         le=1,
-        validation_alias=_env("ROUNDS_RELATED_THRESHOLD"),
+        validation_alias=env("ROUNDS_RELATED_THRESHOLD"),
         description="Similarity at or above which a new signature is linked as possibly related.",
     )
 
@@ -172,7 +166,7 @@ class Settings(FixSettings, DiagnosisSettings):
     artifact_name: str = Field(
         default="rounds-db",
         pattern=r"^[A-Za-z0-9._-]{1,100}$",
-        validation_alias=_env("ROUNDS_ARTIFACT_NAME"),
+        validation_alias=env("ROUNDS_ARTIFACT_NAME"),
         description="Name of the workflow artifact that carries the signature database from one run to "
         "the next.",
     )
@@ -180,69 +174,69 @@ class Settings(FixSettings, DiagnosisSettings):
         default=30,
         ge=1,
         le=400,
-        validation_alias=_env("ROUNDS_ARTIFACT_RETENTION_DAYS"),
+        validation_alias=env("ROUNDS_ARTIFACT_RETENTION_DAYS"),
         description="Days a saved database is kept; `rounds doctor` warns when the repository keeps "
         "artifacts for less.",
     )
     workflow_file: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_WORKFLOW_FILE"),
+        validation_alias=env("ROUNDS_WORKFLOW_FILE"),
         description="The workflow file that runs rounds, for `rounds doctor`'s schedule check. Default: the "
         "running workflow in Actions, else `rounds.yml`.",
     )
     zulip_site: str | None = Field(
         default=None,
-        validation_alias=_env("ZULIP_SITE"),
+        validation_alias=env("ZULIP_SITE"),
         description="Zulip server, e.g. `https://example.zulipchat.com`. Notifications are off unless "
         "ZULIP_SITE, ZULIP_EMAIL, ZULIP_API_KEY and ROUNDS_ZULIP_STREAM are all set.",
     )
     zulip_email: str | None = Field(
         default=None,
-        validation_alias=_env("ZULIP_EMAIL"),
+        validation_alias=env("ZULIP_EMAIL"),
         description="Email address of the Zulip bot that posts.",
     )
     zulip_api_key: SecretStr | None = Field(
         default=None,
-        validation_alias=_env("ZULIP_API_KEY"),
+        validation_alias=env("ZULIP_API_KEY"),
         description="API key of that Zulip bot.",
     )
     zulip_stream: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_ZULIP_STREAM"),
+        validation_alias=env("ROUNDS_ZULIP_STREAM"),
         description="Zulip stream (channel) that gets round summaries and new-issue notices.",
     )
     zulip_topic: str = Field(
         default="rounds",
         min_length=1,
         max_length=60,
-        validation_alias=_env("ROUNDS_ZULIP_TOPIC"),
+        validation_alias=env("ROUNDS_ZULIP_TOPIC"),
         description="Topic of those messages (Zulip allows 60 characters).",
     )
 
     repo_path: Path = Field(
         default=Path("."),
-        validation_alias=_env("ROUNDS_REPO_PATH"),
+        validation_alias=env("ROUNDS_REPO_PATH"),
         description="Checkout of the code being diagnosed; the model reads it and nothing else.",
     )
     code_mappings: CommaList = Field(
         default_factory=list,
-        validation_alias=_env("ROUNDS_CODE_MAPPINGS"),
+        validation_alias=env("ROUNDS_CODE_MAPPINGS"),
         description="Comma-separated RUNTIME_PREFIX=REPO_PREFIX rules from paths in stack traces to files in "
         "the repository, tried before the mapping inferred from the checkout.",
     )
     github_server_url: str = Field(
         default="https://github.com",
-        validation_alias=_env("GITHUB_SERVER_URL"),
+        validation_alias=env("GITHUB_SERVER_URL"),
         description="Where links into the code and to commits point (set by GitHub Actions).",
     )
     charts: bool = Field(
         default=True,
-        validation_alias=_env("ROUNDS_CHARTS"),
+        validation_alias=env("ROUNDS_CHARTS"),
         description="Mermaid charts of occurrences (issues) and of signatures (job summary); off: tables.",
     )
     code_revision: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_CODE_REVISION"),
+        validation_alias=env("ROUNDS_CODE_REVISION"),
         description="Revision of that checkout (diagnoses are cached per revision). Default: "
         "`git rev-parse HEAD` there, else GITHUB_SHA.",
     )

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings
 
-
-def _env(name: str) -> AliasChoices:
-    return AliasChoices(name)
+from rounds_bot.settings_fields import env
 
 
 class DiagnosisSettings(BaseSettings):
@@ -20,51 +18,51 @@ class DiagnosisSettings(BaseSettings):
 
     claude_model: str = Field(
         default="sonnet",
-        validation_alias=_env("CLAUDE_MODEL"),
+        validation_alias=env("CLAUDE_MODEL"),
         description="Model given to the Claude Code CLI (`--model`).",
     )
     claude_max_budget_usd: float = Field(
         default=0.50,
         gt=0,
         le=100,
-        validation_alias=_env("CLAUDE_MAX_BUDGET_USD"),
+        validation_alias=env("CLAUDE_MAX_BUDGET_USD"),
         description="Cap in USD for one diagnosis (`--max-budget-usd`).",
     )
 
     diagnoser: Literal["auto", "off", "claude-code", "openai"] = Field(
         default="auto",
-        validation_alias=_env("ROUNDS_DIAGNOSER"),
+        validation_alias=env("ROUNDS_DIAGNOSER"),
         description="Who diagnoses: `claude-code` (the `claude` CLI, read-only), `openai` (any "
         "OpenAI-compatible chat-completions endpoint, context only), `off`, or `auto` (claude-code when "
         "ANTHROPIC_API_KEY is set, else off; the report says which).",
     )
     anthropic_api_key: SecretStr | None = Field(
         default=None,
-        validation_alias=_env("ANTHROPIC_API_KEY"),
+        validation_alias=env("ANTHROPIC_API_KEY"),
         description="Key for the Claude Code CLI; the only secret the model's process receives.",
     )
     anthropic_base_url: str | None = Field(
         default=None,
-        validation_alias=_env("ANTHROPIC_BASE_URL"),
+        validation_alias=env("ANTHROPIC_BASE_URL"),
         description="Messages API base URL for the CLI (a gateway); default: Anthropic's.",
     )
     claude_bin: str = Field(
         default="claude",
-        validation_alias=_env("ROUNDS_CLAUDE_BIN"),
+        validation_alias=env("ROUNDS_CLAUDE_BIN"),
         description="The Claude Code CLI executable (name on PATH or a path).",
     )
     claude_max_turns: int = Field(
         default=12,
         ge=1,
         le=100,
-        validation_alias=_env("ROUNDS_CLAUDE_MAX_TURNS"),
+        validation_alias=env("ROUNDS_CLAUDE_MAX_TURNS"),
         description="`--max-turns` for one diagnosis.",
     )
     claude_max_retries: int | None = Field(
         default=None,
         ge=0,
         le=20,
-        validation_alias=_env("ROUNDS_CLAUDE_MAX_RETRIES"),
+        validation_alias=env("ROUNDS_CLAUDE_MAX_RETRIES"),
         description="How often the CLI retries a failed API request (`CLAUDE_CODE_MAX_RETRIES`). "
         "Default: the CLI's own (10, with backoff).",
     )
@@ -72,25 +70,25 @@ class DiagnosisSettings(BaseSettings):
         default=600,
         ge=10,
         le=3_600,
-        validation_alias=_env("ROUNDS_DIAGNOSIS_TIMEOUT_SECONDS"),
+        validation_alias=env("ROUNDS_DIAGNOSIS_TIMEOUT_SECONDS"),
         description="Wall-clock limit for one diagnosis; the process is killed after it.",
     )
     round_budget_usd: float = Field(
         default=5.0,
         ge=0,
-        validation_alias=_env("ROUNDS_ROUND_BUDGET_USD"),
+        validation_alias=env("ROUNDS_ROUND_BUDGET_USD"),
         description="Cap in USD on model spend in one round.",
     )
     monthly_budget_usd: float = Field(
         default=50.0,
         ge=0,
-        validation_alias=_env("ROUNDS_MONTHLY_BUDGET_USD"),
+        validation_alias=env("ROUNDS_MONTHLY_BUDGET_USD"),
         description="Cap in USD on model spend in a calendar month (UTC), from the ledger.",
     )
     diagnose_threshold: int = Field(
         default=10,
         ge=1,
-        validation_alias=_env("ROUNDS_DIAGNOSE_THRESHOLD"),
+        validation_alias=env("ROUNDS_DIAGNOSE_THRESHOLD"),
         description="A new signature is diagnosed once it has this many occurrences within "
         "ROUNDS_DIAGNOSE_WINDOW_MINUTES (any fatal occurrence is enough).",
     )
@@ -98,23 +96,23 @@ class DiagnosisSettings(BaseSettings):
         default=5,
         ge=1,
         le=1_440,
-        validation_alias=_env("ROUNDS_DIAGNOSE_WINDOW_MINUTES"),
+        validation_alias=env("ROUNDS_DIAGNOSE_WINDOW_MINUTES"),
         description="The window of ROUNDS_DIAGNOSE_THRESHOLD.",
     )
     openai_base_url: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_OPENAI_BASE_URL"),
+        validation_alias=env("ROUNDS_OPENAI_BASE_URL"),
         description="Base URL of an OpenAI-compatible API (e.g. `http://localhost:11434/v1`), for "
         "ROUNDS_DIAGNOSER=openai.",
     )
     openai_api_key: SecretStr | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_OPENAI_API_KEY"),
+        validation_alias=env("ROUNDS_OPENAI_API_KEY"),
         description="Bearer key for that endpoint, if it needs one.",
     )
     openai_model: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_OPENAI_MODEL"),
+        validation_alias=env("ROUNDS_OPENAI_MODEL"),
         description="Model name for that endpoint.",
     )
 

@@ -9,15 +9,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode
+
+from rounds_bot.settings_fields import env
 
 DEFAULT_AUTHOR = "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>"
 _AUTHOR = re.compile(r"^(?P<name>[^<>]+?)\s*<(?P<email>[^<>\s]+@[^<>\s]+)>$")
-
-
-def _env(name: str) -> AliasChoices:
-    return AliasChoices(name)
 
 
 class FixSettings(BaseSettings):
@@ -25,7 +23,7 @@ class FixSettings(BaseSettings):
 
     fix_test_command: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_FIX_TEST_COMMAND"),
+        validation_alias=env("ROUNDS_FIX_TEST_COMMAND"),
         description="The repository's own test command, run in the fix's worktree (e.g. `python -m pytest "
         "-x -q`); a fix is proposed only when it passes. Fix pull requests are off until it is set.",
     )
@@ -33,12 +31,12 @@ class FixSettings(BaseSettings):
         default=900,
         ge=10,
         le=7_200,
-        validation_alias=_env("ROUNDS_FIX_TEST_TIMEOUT_SECONDS"),
+        validation_alias=env("ROUNDS_FIX_TEST_TIMEOUT_SECONDS"),
         description="Wall-clock limit for the test command; it is stopped after it and the fix fails.",
     )
     fix_protected_paths: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        validation_alias=_env("ROUNDS_FIX_PROTECTED_PATHS"),
+        validation_alias=env("ROUNDS_FIX_PROTECTED_PATHS"),
         description="Comma-separated folders (ending in `/`), files or globs a fix may never change; "
         "`.github/`, `.rounds/`, `.claude/`, `.mcp.json`, `.gitmodules` and `.git` always are.",
     )
@@ -46,18 +44,18 @@ class FixSettings(BaseSettings):
         default=200,
         ge=1,
         le=5_000,
-        validation_alias=_env("ROUNDS_FIX_MAX_DIFF_LINES"),
+        validation_alias=env("ROUNDS_FIX_MAX_DIFF_LINES"),
         description="A fix changing more lines than this (added plus deleted) is refused.",
     )
     fix_keep_failed_branches: bool = Field(
         default=False,
-        validation_alias=_env("ROUNDS_FIX_KEEP_FAILED_BRANCHES"),
+        validation_alias=env("ROUNDS_FIX_KEEP_FAILED_BRANCHES"),
         description="Keep the local branch of a failed attempt (never pushed) in ROUNDS_REPO_PATH, with the "
         "attempted change committed, for a human to look at.",
     )
     fix_auto: bool = Field(
         default=False,
-        validation_alias=_env("ROUNDS_FIX_AUTO"),
+        validation_alias=env("ROUNDS_FIX_AUTO"),
         description="Propose fixes unasked for server bugs diagnosed with high confidence (at most "
         "ROUNDS_FIX_AUTO_PER_DAY a day); off: only on `/rounds fix`.",
     )
@@ -65,31 +63,31 @@ class FixSettings(BaseSettings):
         default=1,
         ge=0,
         le=50,
-        validation_alias=_env("ROUNDS_FIX_AUTO_PER_DAY"),
+        validation_alias=env("ROUNDS_FIX_AUTO_PER_DAY"),
         description="At most this many automatic fix proposals a day (UTC).",
     )
     fix_quiet_hours: int = Field(
         default=168,
         ge=0,
         le=8_760,
-        validation_alias=_env("ROUNDS_FIX_QUIET_HOURS"),
+        validation_alias=env("ROUNDS_FIX_QUIET_HOURS"),
         description="How long a problem must stay away after the release that carries its merged fix before "
         "its issue is closed as resolved, with an evaluation comment.",
     )
     fix_remote: str = Field(
         default="origin",
         min_length=1,
-        validation_alias=_env("ROUNDS_FIX_REMOTE"),
+        validation_alias=env("ROUNDS_FIX_REMOTE"),
         description="The git remote of ROUNDS_REPO_PATH that fix branches are fetched from and pushed to.",
     )
     fix_base_branch: str | None = Field(
         default=None,
-        validation_alias=_env("ROUNDS_FIX_BASE_BRANCH"),
+        validation_alias=env("ROUNDS_FIX_BASE_BRANCH"),
         description="The branch fixes start from and target. Default: the repository's default branch.",
     )
     fix_git_author: str = Field(
         default=DEFAULT_AUTHOR,
-        validation_alias=_env("ROUNDS_FIX_GIT_AUTHOR"),
+        validation_alias=env("ROUNDS_FIX_GIT_AUTHOR"),
         description="Author of fix commits, as `Name <email>`.",
     )
 

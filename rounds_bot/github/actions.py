@@ -12,7 +12,8 @@ from functools import partial
 from typing import Any
 
 from rounds_bot.config import Settings
-from rounds_bot.github.rest import ISSUES_READ, ISSUES_WRITE, GitHubApi, _Missing, json_object
+from rounds_bot.github.answers import json_object
+from rounds_bot.github.rest import ISSUES_READ, ISSUES_WRITE, GitHubApi, _Missing
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
 from rounds_bot.models import Frozen
 
@@ -145,15 +146,7 @@ def _artifact(item: Any) -> Artifact:
 
 def actions_api_from_settings(settings: Settings, options: GitHubOptions | None = None) -> ActionsApi:
     """The same token, repository and pacing as the tracker."""
-    api = github_api_from_settings(settings, options)
-    return ActionsApi(
-        api.github,
-        api.repository,
-        api.budget,
-        api.waiter,
-        server_error_retries=api.server_error_retries,
-        backoff_seconds=api.backoff_seconds,
-    )
+    return ActionsApi.sharing(github_api_from_settings(settings, options))
 
 
 __all__ = ["ISSUES_READ", "ActionsApi", "Artifact", "actions_api_from_settings"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from rounds_bot.config import Settings
 from rounds_bot.github.actions import ActionsApi
-from rounds_bot.github.rest import json_object
+from rounds_bot.github.answers import json_object
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
 
 PULLS_READ = "pull_requests: read"
@@ -65,15 +65,7 @@ class PullsApi(ActionsApi):
 
 def pulls_api_from_settings(settings: Settings, options: GitHubOptions | None = None) -> PullsApi:
     """The same token, repository and pacing as the tracker."""
-    api = github_api_from_settings(settings, options)
-    return PullsApi(
-        api.github,
-        api.repository,
-        api.budget,
-        api.waiter,
-        server_error_retries=api.server_error_retries,
-        backoff_seconds=api.backoff_seconds,
-    )
+    return PullsApi.sharing(github_api_from_settings(settings, options))
 
 
 __all__ = ["PULLS_WRITE", "PullsApi", "pulls_api_from_settings"]

@@ -13,20 +13,28 @@ operation, the repository and the permission that is missing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from functools import partial
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import Any, Literal, TypeVar, overload
 
 import requests
 from github import Auth, Github, GithubException
 from github.Repository import Repository
 
 from rounds_bot.errors import TrackerError
+from rounds_bot.github.answers import (
+    JsonObject,
+    github_time,
+    header,
+    json_object,
+    message_of,
+    missing_permission,
+    next_link,
+    validation_details,
+)
 from rounds_bot.github.ratelimit import CallBudget, Waiter, is_rate_limited
 
 T = TypeVar("T")
 # A JSON object as GitHub answers it (PyGithub hands answers over untyped).
-JsonObject = dict[str, Any]
 PER_PAGE = 100
 ISSUES_READ = "issues: read"
 ISSUES_WRITE = "issues: write"
@@ -65,6 +73,9 @@ def make_github(
     )
 
 
+ApiT = TypeVar("ApiT", bound="GitHubApi")
+
+
 class GitHubApi:
     def __init__(
         self,
@@ -83,6 +94,18 @@ class GitHubApi:
         self.server_error_retries = server_error_retries
         self.backoff_seconds = backoff_seconds
         self._repo: Repository = github.get_repo(repository)  # lazy: no request
+
+    @classmethod
+    def sharing(cls: type[ApiT], other: GitHubApi) -> ApiT:
+        """An API of this kind with `other`'s token, repository, budget and pacing."""
+        return cls(
+            other.github,
+            other.repository,
+            other.budget,
+            other.waiter,
+            server_error_retries=other.server_error_retries,
+            backoff_seconds=other.backoff_seconds,
+        )
 
     @property
     def requests_made(self) -> int:
@@ -147,7 +170,7 @@ class GitHubApi:
             "state": issue.state,
             "state_reason": issue.state_reason,
             "labels": [{"name": label.name} for label in issue.labels],
-            "updated_at": _iso(issue.updated_at),
+            "updated_at": github_time(issue.updated_at),
         }
 
     def create_comment(self, number: int, body: str) -> dict[str, Any]:
@@ -183,7 +206,7 @@ class GitHubApi:
         if data is None:  # 304 Not Modified: the ETag still matches, and it cost no quota
             return Listing([], etag, not_modified=True)
         items: list[dict[str, Any]] = list(data)
-        next_url = _next_link(first_headers)
+        next_url = next_link(first_headers)
         while next_url:
             page_headers, page = self._call(
                 what,
@@ -192,8 +215,8 @@ class GitHubApi:
                 idempotent=True,
             )
             items.extend(page or [])
-            next_url = _next_link(page_headers)
-        return Listing(items, _header(first_headers, "etag"))
+            next_url = next_link(page_headers)
+        return Listing(items, header(first_headers, "etag"))
 
     @overload
     def _get(
@@ -236,7 +259,7 @@ class GitHubApi:
                 result = send()
             except GithubException as exc:
                 self._observe()
-                status, headers, message = exc.status, exc.headers or {}, _message(exc)
+                status, headers, message = exc.status, exc.headers or {}, message_of(exc)
                 if is_rate_limited(status, headers, message):
                     self.waiter.wait_out_rate_limit(headers, attempt, what)
                     self.budget.github_remaining = None  # what the refused answer said is stale now
@@ -308,7 +331,7 @@ class GitHubApi:
                 hint="issues are probably disabled: enable them in the repository's settings",
             )
         if status == 422:
-            details = _validation_details(data)
+            details = validation_details(data)
             return TrackerError(
                 f"GitHub refused to {what} in {repo}: 422 {message}{details}",
                 hint="the request was not applied; if this repeats, report it as a bug in rounds",
@@ -328,68 +351,3 @@ class _Missing(Exception):
 
 class _AlreadyExists(Exception):
     """Internal: a 422 `already_exists` the caller said is fine."""
-
-
-def missing_permission(headers: Mapping[str, Any]) -> str | None:
-    """`x-accepted-github-permissions: issues=write; pull_requests=write` -> "`issues: write`" (or ...)."""
-    accepted = _header(headers, "x-accepted-github-permissions")
-    if accepted:
-        options = []
-        for alternative in accepted.split(";"):
-            parts = [p.strip().replace("=", ": ") for p in alternative.split(",") if p.strip()]
-            if parts:
-                options.append(" and ".join(f"`{p}`" for p in parts))
-        if options:
-            return " or ".join(options)
-    scopes = _header(headers, "x-accepted-oauth-scopes")
-    if scopes:
-        return f"OAuth scope `{scopes}`"
-    return None
-
-
-def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
-    for key, value in (headers or {}).items():
-        if key.lower() == name:
-            return str(value)
-    return None
-
-
-def _next_link(headers: Mapping[str, Any]) -> str | None:
-    link = _header(headers, "link")
-    if not link:
-        return None
-    for entry in requests.utils.parse_header_links(link):
-        if entry.get("rel") == "next":
-            return entry["url"]
-    return None
-
-
-def _message(exc: GithubException) -> str:
-    data = exc.data
-    if isinstance(data, dict):
-        return str(data.get("message") or "")
-    return str(data or "")
-
-
-def _validation_details(data: Any) -> str:
-    if not isinstance(data, dict) or not data.get("errors"):
-        return ""
-    parts = []
-    for error in data["errors"]:
-        if isinstance(error, dict):
-            shown = ("resource", "field", "code", "message")
-            parts.append(", ".join(f"{k}={v}" for k, v in error.items() if k in shown))
-        else:
-            parts.append(str(error))
-    return " (" + "; ".join(parts) + ")"
-
-
-def _iso(moment: datetime | None) -> str:
-    if moment is None:
-        return ""
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def json_object(data: Any) -> JsonObject:
-    """An answer of an endpoint that returns one JSON object, typed as such."""
-    return cast(JsonObject, data)
