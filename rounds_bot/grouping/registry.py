@@ -16,7 +16,7 @@ from rounds_bot.grouping.candidates import Candidate
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.similarity import SimilarityIndex
-from rounds_bot.grouping.state import SignatureState
+from rounds_bot.grouping.state import SignatureState, collector_paused
 from rounds_bot.grouping.templates import TemplateMiner
 
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
@@ -66,8 +66,9 @@ class Registry:
             return False
         self._asked.update(wanted)
         found = self._lookup.find(wanted)
-        for state in sorted(found, key=lambda s: s.seq):
-            self.load(state)
+        with collector_paused():
+            for state in sorted(found, key=lambda s: s.seq):
+                self.load(state)
         return bool(found)
 
     def owner_of_hashes(self, digests: tuple[str, ...]) -> str | None:
@@ -131,36 +132,47 @@ class Registry:
                 signature.hashes.append(digest)
 
     def load(self, state: SignatureState) -> None:
-        if state.signature_id in self.signatures:
+        signature_id = state.signature_id
+        if signature_id in self.signatures:
             return  # looked up again under another key
         signature = KnownSignature(
-            signature_id=state.signature_id,
-            service=state.service,
-            seq=state.seq,
-            title=state.title,
-            version=state.fingerprint_version,
+            signature_id,
+            state.service,
+            state.seq,
+            state.title,
+            state.fingerprint_version,
             related=list(state.related),
             crash_site=state.crash_site,
         )
-        self.signatures[state.signature_id] = signature
+        self.signatures[signature_id] = signature
+        by_hash = self.by_hash
         for digest in state.hashes:
-            if digest not in self.by_hash:
-                self.by_hash[digest] = state.signature_id
+            if digest not in by_hash:
+                by_hash[digest] = signature_id
                 signature.hashes.append(digest)
-        for code in state.error_codes:
-            key = f"{state.service}\x1f{code}"
+        if state.error_codes:
+            self._load_codes(signature, state.error_codes)
+        if state.templates:
+            self._load_templates(signature, state)
+        if state.similarity is not None:
+            self._index.add_saved(state.service, signature_id, state.seq, state.similarity)
+        if state.seq >= self.next_seq:
+            self.next_seq = state.seq + 1
+
+    def _load_codes(self, signature: KnownSignature, codes: list[str]) -> None:
+        for code in codes:
+            key = f"{signature.service}\x1f{code}"
             if key not in self.by_code:
-                self.by_code[key] = state.signature_id
+                self.by_code[key] = signature.signature_id
                 signature.error_codes.append(code)
+
+    def _load_templates(self, signature: KnownSignature, state: SignatureState) -> None:
         for template in state.templates:
             if template.template_id in self.by_template:
                 continue
             self._miner.load(template)
-            self.by_template[template.template_id] = state.signature_id
+            self.by_template[template.template_id] = signature.signature_id
             signature.template_ids.append(template.template_id)
-        if state.similarity is not None:
-            self._index.add_saved(state.service, state.signature_id, state.seq, state.similarity)
-        self.next_seq = max(self.next_seq, state.seq + 1)
 
     def state(self, signature_id: str) -> SignatureState:
         try:

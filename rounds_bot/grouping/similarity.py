@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rounds_bot.grouping.terms import counts as term_counts
-from rounds_bot.grouping.vectors import SimilarityVector, features_of, raw_of, rounded, weights_of
+from rounds_bot.grouping.vectors import SimilarityVector, raw_of, rounded
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,15 +66,21 @@ class _Block:
 
 
 def _block_from(doc_indices: list[int], vectors: list[bytes]) -> _Block:
+    """A block of the documents' packed vectors, unpacked all at once: every vector is n 32-bit
+    feature ids then n 32-bit weights, so the joined bytes are read as one array of 32-bit words
+    and the features and weights gathered from it by index."""
     import numpy as np
 
-    features = [features_of(vectors[i]).astype(np.int64) for i in doc_indices]
-    weights = [weights_of(vectors[i]) for i in doc_indices]
-    lengths = np.fromiter((len(f) for f in features), dtype=np.int64, count=len(features))
+    packed = [vectors[i] for i in doc_indices]
+    words = np.frombuffer(b"".join(packed), dtype="<u4")
+    lengths = np.fromiter((len(raw) // 8 for raw in packed), dtype=np.int64, count=len(packed))
+    starts = np.cumsum(2 * lengths) - 2 * lengths  # each vector's first word
+    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    feature_words = np.repeat(starts, lengths) + within
     return _sorted_block(
-        np.concatenate(features) if features else np.zeros(0, dtype=np.int64),
-        np.repeat(np.arange(len(doc_indices), dtype=np.int64), lengths),
-        np.concatenate(weights) if weights else np.zeros(0, dtype=np.float64),
+        words[feature_words].astype(np.int64),
+        np.repeat(np.arange(len(packed), dtype=np.int64), lengths),
+        words[feature_words + np.repeat(lengths, lengths)].view("<f4").astype(np.float64),
         np.asarray(doc_indices, dtype=np.int64),
     )
 
@@ -95,11 +101,14 @@ def _sorted_block(
 ) -> _Block:
     import numpy as np
 
-    order = np.lexsort((columns, features))
+    # Within one feature, entries come in ascending column order (documents in order, or a block
+    # before the one merged after it), so a stable sort by feature sorts by (feature, column).
+    order = np.argsort(features, kind="stable")
     features, columns, data = features[order], columns[order], data[order]
-    unique, starts = np.unique(features, return_index=True)
+    # features are sorted now: each row starts where the feature changes
+    starts = np.flatnonzero(np.concatenate(([True], features[1:] != features[:-1])))
     indptr = np.append(starts, len(features)).astype(np.int64)
-    return _Block(unique, indptr, columns, data, doc_indices)
+    return _Block(features[starts], indptr, columns, data, doc_indices)
 
 
 @dataclass
@@ -110,7 +119,10 @@ class _ServiceIndex:
     #: each document's sorted features and weights, packed (`vectors.raw_of`)
     vectors: list[bytes] = field(default_factory=list)
     with_frames: list[bool] = field(default_factory=list)
+    #: documents per feature: those added one by one, and those of each block loaded in bulk
+    #: (its features and counts, kept as arrays; see `frequencies`)
     document_frequency: Counter[int] = field(default_factory=Counter)
+    loaded_frequencies: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     blocks: list[_Block] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
     #: feature -> (document indices, weights) for the pending documents
@@ -158,10 +170,8 @@ class _ServiceIndex:
             return
         loaded, self.loaded = self.loaded, []
         block = _block_from(loaded, self.vectors)
-        frequency = self.document_frequency
-        counts = (block.indptr[1:] - block.indptr[:-1]).tolist()
-        for feature, count in zip(block.features.tolist(), counts, strict=True):
-            frequency[feature] += count
+        if len(block.features):
+            self.loaded_frequencies.append((block.features, block.indptr[1:] - block.indptr[:-1]))
         self._add_block(block)
 
     def _compact(self, documents: list[int]) -> None:
@@ -178,16 +188,29 @@ class _ServiceIndex:
         features in ascending order."""
         extra = 1 if adding else 0
         documents = 1.0 + len(self.signature_ids) + extra
-        frequency = self.document_frequency
         features = sorted(counts)
+        frequencies = self.frequencies(features)
         weights = [
-            (1.0 + math.log(counts[f])) * (math.log(documents / (1.0 + frequency.get(f, 0) + extra)) + 1.0)
-            for f in features
+            (1.0 + math.log(counts[f])) * (math.log(documents / (1.0 + df + extra)) + 1.0)
+            for f, df in zip(features, frequencies, strict=True)
         ]
         norm = math.sqrt(math.fsum(w * w for w in weights))
         if norm > 0:
             weights = [w / norm for w in weights]
         return features, weights
+
+    def frequencies(self, features: list[int]) -> list[int]:
+        """How many documents hold each feature (ascending features)."""
+        counted = [self.document_frequency.get(f, 0) for f in features]
+        if self.loaded_frequencies:
+            import numpy as np
+
+            query = np.asarray(features, dtype=np.int64)
+            for known, counts in self.loaded_frequencies:
+                positions = np.minimum(np.searchsorted(known, query), len(known) - 1)
+                found = np.where(known[positions] == query, counts[positions], 0)
+                counted = [a + int(b) for a, b in zip(counted, found.tolist(), strict=True)]
+        return counted
 
     def neighbours(
         self, features: list[int], weights: list[float], minimum: float
@@ -263,7 +286,7 @@ class SimilarityIndex:
     ) -> None:
         """Add a new signature's document, weighted with the frequencies known now (itself
         included); `saved_vector` gives it back to be saved with the signature."""
-        index = self._services.setdefault(service, _ServiceIndex())
+        index = self._service(service)
         index.settle()
         features, weights = index.weigh(counts, adding=True)
         index.add(signature_id, seq, features, rounded(weights), with_frames)
@@ -280,6 +303,10 @@ class SimilarityIndex:
 
     def add_saved(self, service: str, signature_id: str, seq: int, vector: SimilarityVector) -> None:
         """A saved vector, re-loaded as it was (its postings are built at the next lookup)."""
-        self._services.setdefault(service, _ServiceIndex()).load(
-            signature_id, seq, vector.raw(), vector.with_frames
-        )
+        self._service(service).load(signature_id, seq, vector.raw(), vector.with_frames)
+
+    def _service(self, service: str) -> _ServiceIndex:
+        index = self._services.get(service)
+        if index is None:
+            index = self._services[service] = _ServiceIndex()
+        return index

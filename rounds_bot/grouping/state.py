@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
 from pydantic import Field
 
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
@@ -26,3 +30,22 @@ class SignatureState(Frozen):
     crash_site: str | None = Field(
         default=None, description="`module:function` of the innermost app frame; tier 3 never crosses it"
     )
+
+
+def states_from_json(texts: Iterable[str]) -> list[SignatureState]:
+    """Saved states read in bulk (from the database), with the garbage collector paused."""
+    with collector_paused():
+        return [SignatureState.model_validate_json(text) for text in texts]
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while many long-lived objects are made at once:
+    they hold no cycles to collect, and each collection would walk all of them again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -14,17 +14,14 @@ import base64
 import binascii
 import sys
 from array import array
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import model_validator
 
 from rounds_bot.models import Frozen
 
-if TYPE_CHECKING:
-    import numpy as np
-
-# 32-bit unsigned feature ids and 32-bit floats, little-endian (numpy is loaded only by the index's
-# blocks, so packing and unpacking one vector uses the standard library's arrays)
+# 32-bit unsigned feature ids and 32-bit floats, little-endian (the index's blocks read many at once
+# with numpy; one vector is packed and unpacked with the standard library's arrays)
 _ENTRY = 8
 _LITTLE = sys.byteorder == "little"
 
@@ -50,7 +47,7 @@ class SimilarityVector(Frozen):
 
     def raw(self) -> bytes:
         try:
-            data = base64.b64decode(self.packed, validate=True)
+            data = binascii.a2b_base64(self.packed, strict_mode=True)
         except binascii.Error as exc:
             raise ValueError(f"a similarity vector is not base64: {exc}") from None
         if len(data) % _ENTRY:
@@ -79,20 +76,6 @@ def raw_of(features: list[int], weights: list[float]) -> bytes:
 def rounded(weights: list[float]) -> list[float]:
     """Weights as a packed vector keeps them: rounded to the nearest 32-bit float."""
     return array("f", weights).tolist()
-
-
-def features_of(raw: bytes) -> np.ndarray:
-    import numpy as np
-
-    return np.frombuffer(raw, dtype="<u4", count=len(raw) // _ENTRY)
-
-
-def weights_of(raw: bytes) -> np.ndarray:
-    """The weights, widened to 64-bit floats (exactly: they were rounded when packed)."""
-    import numpy as np
-
-    count = len(raw) // _ENTRY
-    return np.frombuffer(raw, dtype="<f4", count=count, offset=count * 4).astype(np.float64)
 
 
 def _packed(code: str, values: list[int] | list[float]) -> bytes:
