@@ -31,7 +31,7 @@ from rounds_bot.clock import bucket_of, iso, parse_iso
 from rounds_bot.diagnosis.model import DiagnosisOutcome
 from rounds_bot.errors import SchemaTooNewError, StoreError
 from rounds_bot.events import STATUS_AFTER, Fact
-from rounds_bot.grouping.state import SignatureState
+from rounds_bot.grouping.state import SignatureState, states_from_json
 from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.signature import Signature
 from rounds_bot.store.derived import DerivedTables
@@ -46,7 +46,7 @@ from rounds_bot.store.records import (
     run_row,
 )
 from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
-from rounds_bot.store.signatures import from_row, grouping_state, to_row
+from rounds_bot.store.signatures import from_row, to_row
 
 
 class Store(HistoryQueries, DerivedTables):
@@ -182,7 +182,7 @@ class Store(HistoryQueries, DerivedTables):
     def grouping_states(self) -> list[SignatureState]:
         """Every signature's grouping state, in the order the signatures were created."""
         texts = self.db.execute("select grouping_state from signatures order by rowid")
-        return [state for (text,) in texts if (state := grouping_state(text)) is not None]
+        return states_from_json(text for (text,) in texts if text)
 
     def seen(self, event_ids: Iterable[str]) -> set[str]:
         ids = list(event_ids)

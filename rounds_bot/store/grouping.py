@@ -15,7 +15,7 @@ from sqlite_utils import Database
 
 from rounds_bot.grouping.known import lookup_keys
 from rounds_bot.grouping.lookup_keys import SEPARATOR
-from rounds_bot.grouping.state import SignatureState
+from rounds_bot.grouping.state import SignatureState, states_from_json
 
 _NEXT_SEQ = "grouping_next_seq"
 _NEXT_TEMPLATE_SEQ = "grouping_next_template_seq"
@@ -69,7 +69,7 @@ class StoredSignatures:
         return int(rows.get(_NEXT_SEQ, 0)), int(rows.get(_NEXT_TEMPLATE_SEQ, 0))
 
     def find(self, keys: list[str]) -> list[SignatureState]:
-        found: dict[str, SignatureState] = {}
+        texts: dict[str, str] = {}
         for chunk in _chunks(keys):
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
@@ -77,10 +77,8 @@ class StoredSignatures:
                 f"(select signature_id from grouping_keys where key in ({marks}))",
                 chunk,
             )
-            for signature_id, text in rows:
-                if text and signature_id not in found:
-                    found[signature_id] = SignatureState.model_validate_json(text)
-        return list(found.values())
+            texts.update((signature_id, text) for signature_id, text in rows if text)
+        return states_from_json(texts.values())
 
     def learned_keys(self, bucket: str) -> set[str]:
         prefix = f"v:{bucket}{SEPARATOR}"
