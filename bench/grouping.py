@@ -19,7 +19,8 @@ beside Drain3 with its default settings on the same input:
 - peak memory grouping 1,000,000 messages of the log stream, measured in a child process;
 - with 100,000 known signatures: adding them to tier 3's index, loading their saved states, and
   tier 3's lookup time (p50/p95/p99); quiet rounds over databases of 1k, 10k and 100k signatures;
-  `rounds group` end to end against the engine in this process, and `rounds --help`
+  `rounds group` end to end against the engine in this process, on the log stream and on one of
+  1,000,000 lines (where starting Python and importing no longer count), and `rounds --help`
   (`grouping_scale.py`).
 
 `--also DIR` (repeatable) measures accuracy on more folders laid out like the shared data (a
@@ -468,6 +469,12 @@ def arguments() -> argparse.Namespace:
         "--quiet-sizes", default="1000,10000,100000", help="database sizes for the quiet rounds"
     )
     parser.add_argument("--quiet-events", type=int, default=2_000)
+    parser.add_argument(
+        "--cli-lines",
+        type=int,
+        default=1_000_000,
+        help="lines of the second rounds group run (after --stream's)",
+    )
     for part in ("loghub", "defects4j", "speed", "traces", "memory", "tier3", "quiet", "cli"):
         parser.add_argument(f"--skip-{part}", action="store_true", help=f"skip the {part} part")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
@@ -553,7 +560,8 @@ def scale_parts(
         ).items():
             results[key] = f"{value:.0f}"
     if not args.skip_cli:
-        found = grouping_scale.cli_part(messages, args.repeats)
+        big = list(value_stream(args.data, systems, args.cli_lines)) if args.cli_lines > len(messages) else []
+        found = grouping_scale.cli_part([messages, *([big] if big else [])], args.repeats)
         results["cli_vs_engine"] = f"{found['cli_ratio']:.2f}"
         results["help_s"] = f"{found['help_s']:.2f}"
 

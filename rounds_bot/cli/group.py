@@ -18,9 +18,10 @@ import json
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import click
+import orjson
 from pydantic import ValidationError
 
 from rounds_bot.grouping.engine import GroupingEngine
@@ -29,9 +30,8 @@ from rounds_bot.models import Assignment, AttributeValue, ErrorEvent
 #: events carry no time of their own here; a fixed one keeps the output reproducible
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TEXT_FIELDS = ("message", "error_type", "service", "stacktrace", "error_code")
-_raw_decode = json.JSONDecoder().raw_decode  # what json.loads runs, without its own checks
-#: output lines written at once
-_BATCH = 2048
+#: input read (and its output written) this many bytes of lines at a time
+_BATCH_BYTES = 1 << 16
 #: rendered answers kept (by answer identity); cleared when full
 _RENDERED_LIMIT = 65_536
 
@@ -51,25 +51,25 @@ def group_command(source: IO[bytes], explain: bool) -> None:
     `{"line": N, "error": "..."}` and the run goes on.
     """
     engine = GroupingEngine()
-    out = sys.stdout  # JSON text is ASCII: written as it is, in batches
-    renderer = _Renderer(explain=explain)
-    batch: list[str] = []
-    for number, raw in _lines(source):
-        batch.append(renderer.line(number, _group(engine, number, raw)))
-        if len(batch) >= _BATCH:
-            out.write("".join(batch))
-            batch.clear()
-    out.write("".join(batch))
-    out.flush()
+    out = sys.stdout  # JSON text is ASCII: written as it is, a batch of lines at a time
+    line = _Renderer(explain=explain).line
+    number = 0
+    for batch in _batches(source):
+        rendered = []
+        for raw in batch:
+            number += 1
+            rendered.append(line(number, _group(engine, number, raw)))
+        out.write("".join(rendered))
+        out.flush()
 
 
-def _lines(source: IO[bytes]) -> Iterator[tuple[int, str]]:
-    for number, raw in enumerate(source, start=1):
-        # Bytes that are not UTF-8 are replaced, not fatal: the line is still read.
-        yield number, raw.decode("utf-8", errors="replace").rstrip("\r\n")
+def _batches(source: IO[bytes]) -> Iterator[list[bytes]]:
+    """The input's lines, as many as fit in a batch at a time (the last may be short)."""
+    while batch := source.readlines(_BATCH_BYTES):
+        yield batch
 
 
-def _group(engine: GroupingEngine, number: int, raw: str) -> Assignment | str:
+def _group(engine: GroupingEngine, number: int, raw: bytes) -> Assignment | str:
     """The engine's answer for one input line, or why the line has none."""
     try:
         data = _object(raw)
@@ -111,24 +111,24 @@ class _Renderer:
         return f'{{"line": {number}, {known[1]}\n'
 
 
-def event_from_line(number: int, raw: str) -> ErrorEvent:
-    data = _object(raw)
-    return _event(number, data, {name: _text(data, name) for name in _TEXT_FIELDS})
+def _object(raw: bytes) -> dict[str, Any]:
+    """The JSON object of a line: read by orjson (UTF-8 JSON, in C); anything it refuses (bytes
+    that are not UTF-8, lone surrogates, numbers beyond 64 bits, a bad line) is read again by the
+    standard library, which replaces bytes that are not UTF-8 and says what is wrong."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _object_slowly(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+    if not isinstance(data, dict):
+        raise LineError(f"expected a JSON object, got {_json_type(data)}")
+    return data
 
 
-def _object(raw: str) -> dict[str, Any]:
-    if raw[:1] == "{":  # the usual line: scanned as one object, without json.loads' own checks
-        try:
-            found, end = _raw_decode(raw)
-        except (ValueError, RecursionError):
-            pass  # json.loads below says what is wrong
-        else:
-            if end == len(raw) or not raw[end:].strip():
-                return cast(dict[str, Any], found)
-    if not raw.strip():
+def _object_slowly(text: str) -> dict[str, Any]:
+    if not text.strip():
         raise LineError("empty line: expected a JSON object")
     try:
-        data = json.loads(raw)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LineError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     except RecursionError:

@@ -84,11 +84,28 @@ class GroupingEngine:
         if event.stacktrace is None and not event.error_code and not event.attributes:
             normalized, shape = self._shapes.lookup(event.message)
             if not shape.may_hold_code or not self._message_may_hold_code(event.message):
-                return self._assign_message(event, normalized, shape)
+                return self._assign_message(
+                    event,
+                    event.message,
+                    event.service,
+                    event.error_type,
+                    event.environment,
+                    event.service_version,
+                    normalized,
+                    shape,
+                )
         stacktrace = event.stacktrace
         code = self._codes.read(event)
         if code is None and not (stacktrace and not stacktrace.isspace()):
-            return self._assign_message(event, *self._shapes.lookup(event.message))
+            return self._assign_message(
+                event,
+                event.message,
+                event.service,
+                event.error_type,
+                event.environment,
+                event.service_version,
+                *self._shapes.lookup(event.message),
+            )
         candidate = self._candidates.candidate(event, code)
         if candidate.code_key is not None:
             known = self._known_signatures.owner_of_code(candidate.code_key)
@@ -117,40 +134,50 @@ class GroupingEngine:
         """`assign` for an event that is a message alone (no stack trace, error code or
         attributes), given as its fields: the same answer, without building the event when the
         message's template is known (what `rounds group` does for plain log lines)."""
-        fields = _Fields(message, service, error_type, environment, service_version)
         normalized, shape = self._shapes.lookup(message)
         if shape.may_hold_code and self._message_may_hold_code(message):
-            return self.assign(fields.event())
-        return self._assign_message(fields, normalized, shape)
+            return self.assign(_event_of(message, service, error_type, environment, service_version))
+        return self._assign_message(
+            None, message, service, error_type, environment, service_version, normalized, shape
+        )
 
     def signature_ids(self) -> list[str]:
         return list(self._signatures)
 
     # --- the message path, tuned for the common case: a known template -----------------------
 
-    def _assign_message(self, event: ErrorEvent | _Fields, normalized: str, shape: ShapeInfo) -> Assignment:
-        error_type = event.error_type
-        route = shape.routes.get((event.service, error_type))
+    def _assign_message(
+        self,
+        event: ErrorEvent | None,
+        message: str,
+        service: str,
+        error_type: str | None,
+        environment: str | None,
+        version: str | None,
+        normalized: str,
+        shape: ShapeInfo,
+    ) -> Assignment:
+        """The message path: `event` is None when only the fields were given, and is built from
+        them only when the engine needs one (a template or an answer not known yet)."""
+        route = shape.routes.get((service, error_type))
         if route is None:
-            bucket = self._candidates.bucket(event.service or "unknown", error_type)
+            bucket = self._candidates.bucket(service or "unknown", error_type)
             match = self._miner.match(bucket, shape.skeleton)
             route = self._routes.get(match.template_id)
             if route is None:
                 signature_id = self._by_template.get(match.template_id)
                 if signature_id is None:  # a template seen for the first time
-                    candidate = self._candidates.template_candidate(
-                        _event_of(event), normalized, match.template_id
-                    )
+                    event = event or _event_of(message, service, error_type, environment, version)
+                    candidate = self._candidates.template_candidate(event, normalized, match.template_id)
                     return self._place_by_similarity(candidate)
                 route = self._routes[match.template_id] = Route(
                     self._miner.handle(match.template_id), signature_id
                 )
-            shape.routes[(event.service, error_type)] = route
+            shape.routes[(service, error_type)] = route
         # Answers given for this template stand while the template has not widened.
         if route.tokens is not route.template.tokens:
             route.answers.clear()
             route.tokens = route.template.tokens
-        environment, version = event.environment, event.service_version
         # most events carry none of these: the message alone is then the key
         key = (
             normalized
@@ -164,9 +191,8 @@ class GroupingEngine:
         )
         answer = route.answers.get(key)
         if answer is None:
-            candidate = self._candidates.template_candidate(
-                _event_of(event), normalized, route.template.template_id
-            )
+            event = event or _event_of(message, service, error_type, environment, version)
+            candidate = self._candidates.template_candidate(event, normalized, route.template.template_id)
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
             if len(route.answers) >= _ANSWERS_PER_TEMPLATE:
                 route.answers.clear()
@@ -291,38 +317,17 @@ class GroupingEngine:
         )
 
 
-class _Fields:
-    """The fields of a message given without its event (`assign_message`); the event is built
-    only when the engine needs one."""
-
-    __slots__ = ("environment", "error_type", "message", "service", "service_version")
-
-    def __init__(
-        self,
-        message: str,
-        service: str,
-        error_type: str | None,
-        environment: str | None,
-        service_version: str | None,
-    ) -> None:
-        self.message = message
-        self.service = service
-        self.error_type = error_type
-        self.environment = environment
-        self.service_version = service_version
-
-    def event(self) -> ErrorEvent:
-        return ErrorEvent(
-            event_id="message",
-            timestamp=_EPOCH,
-            service=self.service,
-            kind="log",
-            error_type=self.error_type,
-            message=self.message,
-            environment=self.environment,
-            service_version=self.service_version,
-        )
-
-
-def _event_of(event: ErrorEvent | _Fields) -> ErrorEvent:
-    return event if isinstance(event, ErrorEvent) else event.event()
+def _event_of(
+    message: str, service: str, error_type: str | None, environment: str | None, version: str | None
+) -> ErrorEvent:
+    """The event of a message given by its fields (`assign_message`)."""
+    return ErrorEvent(
+        event_id="message",
+        timestamp=_EPOCH,
+        service=service,
+        kind="log",
+        error_type=error_type,
+        message=message,
+        environment=environment,
+        service_version=version,
+    )
