@@ -129,3 +129,15 @@ def test_the_output_is_the_engines_answers_for_the_same_events() -> None:
         for e in events
     ]
     assert [(o["signature"], o["tier"]) for o in out] == [(a.signature_id, a.tier) for a in expected]
+
+
+def test_lines_orjson_refuses_are_read_by_the_standard_library() -> None:
+    out = run(
+        lines(
+            '{"message": "disk full", "count": 123456789012345678901234567890}',
+            '{"message": "disk full", "ratio": NaN}',
+            '{"message": "disk full"}',
+        )
+    )
+    assert len({o["signature"] for o in out}) == 1
+    assert [o["tier"] for o in out] == ["new", "fingerprint", "fingerprint"]
