@@ -116,3 +116,30 @@ def test_a_database_from_before_the_lookup_table_is_filed_when_it_is_migrated() 
         ErrorEvent(event_id="b", timestamp=EPOCH, service="pay", error_code="E9")
     )
     assert (found.tier, found.signature_id) == ("error_code", first.signature_id)
+
+
+def java_trace(top: str, caller: str = "ui.Zoom.apply") -> str:
+    return (
+        f"java.lang.NullPointerException: range of {top} is null\n"
+        f"\tat com.acme.chart.plot.XYPlot.{top}(XYPlot.java:10)\n"
+        "\tat com.acme.chart.axis.NumberAxis.autoAdjustRange(NumberAxis.java:20)\n"
+        "\tat com.acme.chart.axis.NumberAxis.configure(NumberAxis.java:30)\n"
+        f"\tat com.acme.chart.{caller}(Caller.java:40)\n"
+    )
+
+
+def test_tier_3_reads_a_services_vectors_and_loads_only_the_signature_an_error_joins(fresh_db: Store) -> None:
+    original = GroupingEngine()
+    for n in range(40):
+        original.assign(
+            ErrorEvent(event_id=str(n), timestamp=EPOCH, service="chart", stacktrace=java_trace(f"m{n}"))
+        )
+    saved(original, fresh_db)
+    engine = GroupingEngine(lookup=fresh_db.grouping_lookup())
+    rerouted = java_trace("m7", caller="export.Png.write")
+    joined = engine.assign(ErrorEvent(event_id="j", timestamp=EPOCH, service="chart", stacktrace=rerouted))
+    expected = original.assign(
+        ErrorEvent(event_id="j", timestamp=EPOCH, service="chart", stacktrace=rerouted)
+    )
+    assert (joined.tier, joined.signature_id) == ("similarity", expected.signature_id)
+    assert engine.signature_ids() == [joined.signature_id]

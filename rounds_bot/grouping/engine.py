@@ -32,7 +32,6 @@ from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
-from rounds_bot.grouping.lookup_keys import service_key
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Route
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
@@ -220,12 +219,12 @@ class GroupingEngine:
 
     def _place_by_similarity(self, candidate: Candidate) -> Assignment:
         service = candidate.view.service
-        self._known_signatures.fetch([service_key(service)])
+        self._known_signatures.fetch_vectors(service)
         counts = self._index.counts(self._candidates.terms(candidate))
         neighbours = self._index.nearest(service, counts, self.config.related_threshold)
         best = next((n for n in neighbours if self._may_merge(candidate, n)), None)
         if best is not None and best.score >= self.config.merge_threshold:
-            signature = self._signatures[best.signature_id]
+            signature = self._known_signatures.require(best.signature_id)
             self._known_signatures.register(signature, candidate)
             signature.crash_site = signature.crash_site or candidate.crash_site
             others = [n for n in neighbours if n.signature_id != best.signature_id]
@@ -247,7 +246,7 @@ class GroupingEngine:
                 and neighbour.with_frames
                 and not self._may_merge(candidate, neighbour)
             ):
-                theirs = self._signatures[neighbour.signature_id].crash_site
+                theirs = self._known_signatures.crash_site_of(neighbour.signature_id)
                 return (
                     f"not merged with {neighbour.signature_id} (TF-IDF cosine {neighbour.score:.2f}): "
                     f"crash site {candidate.crash_site} is not its {theirs}"
@@ -260,7 +259,7 @@ class GroupingEngine:
         same crash site wherever both errors have one."""
         if candidate.trace is None or not neighbour.with_frames:
             return False
-        other = self._signatures[neighbour.signature_id].crash_site
+        other = self._known_signatures.crash_site_of(neighbour.signature_id)
         return may_merge_by_similarity(candidate.crash_site, other)
 
     # --- signatures ---------------------------------------------------------------------------

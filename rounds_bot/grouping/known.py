@@ -2,9 +2,11 @@
 
 A round's engine starts with nothing in memory and asks a `KnownSignatures` (the signature
 database) for the signatures its events point at: a fingerprint hash, an error code, the
-templates that could match a skeleton, and for tier 3 the service's signatures with vectors.
-So a quiet round, whose events all match known signatures, reads a handful of signatures per
-event, however many are known. Each signature is found under the keys `lookup_keys` gives it:
+templates that could match a skeleton; for tier 3 it reads the service's vectors alone (with
+what deciding on a neighbour takes: its seq, whether it has frames, its crash site) and loads
+a whole signature only when an error joins it. So a quiet round, whose events all match known
+signatures, reads a handful of signatures per event, however many are known. Each signature
+is found under the keys `lookup_keys` gives it:
 
     h:<hash>                          a fingerprint hash
     c:<service>\\x1f<code>             an error code of a service
@@ -21,11 +23,21 @@ front: each lookup brings every signature that could take part in the decision a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from rounds_bot.grouping.lookup_keys import SEPARATOR, length_key, service_key, shelf_key, skeleton_key
 from rounds_bot.grouping.skeletons import keys_of
 from rounds_bot.grouping.state import SignatureState
+
+
+class StoredVector(NamedTuple):
+    """What tier 3 needs of a known signature to weigh it as a neighbour."""
+
+    signature_id: str
+    seq: int
+    packed: str  # `vectors.SimilarityVector.packed`
+    with_frames: bool
+    crash_site: str | None
 
 
 class KnownSignatures(Protocol):
@@ -40,6 +52,12 @@ class KnownSignatures(Protocol):
     def learned_keys(self, bucket: str) -> set[str]:
         """The keys (`user` of `user=<*>`) the templates of a bucket use."""
         ...
+
+    def vectors(self, service: str) -> list[StoredVector]:
+        """The similarity vectors of a service's signatures."""
+        ...
+
+    def by_id(self, signature_id: str) -> SignatureState | None: ...
 
     def exists(self, signature_id: str) -> bool: ...
 
@@ -83,5 +101,18 @@ class KnownStates:
         prefix = f"v:{bucket}{SEPARATOR}"
         return {key[len(prefix) :] for key in self._by_key if key.startswith(prefix)}
 
+    def vectors(self, service: str) -> list[StoredVector]:
+        return [stored_vector(s) for s in self.find([service_key(service)]) if s.similarity is not None]
+
+    def by_id(self, signature_id: str) -> SignatureState | None:
+        return self._states.get(signature_id)
+
     def exists(self, signature_id: str) -> bool:
         return signature_id in self._states
+
+
+def stored_vector(state: SignatureState) -> StoredVector:
+    """What tier 3 reads of a signature with a vector."""
+    vector = state.similarity
+    assert vector is not None, "only signatures with a vector are weighed"
+    return StoredVector(state.signature_id, state.seq, vector.packed, vector.with_frames, state.crash_site)

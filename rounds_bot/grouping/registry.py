@@ -4,7 +4,9 @@ A signature's identity is registered once, first come wins: a hash, code or temp
 to one signature never leads to another. Signatures come from the engine itself (new ones), from
 saved states given up front, or from a `known.KnownSignatures` asked for what an event needs
 (`fetch`); however they arrive, a saved state loads the same way (`load`), its templates into the
-template miner and its vector into the similarity index.
+template miner and its vector into the similarity index. For tier 3, a service's vectors alone
+are read (`fetch_vectors`), with each one's crash site; a signature is loaded whole only when an
+error joins it (`require`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState, collector_paused
 from rounds_bot.grouping.templates import TemplateMiner
+from rounds_bot.grouping.vectors import SimilarityVector
 
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
 MAX_HASHES_PER_SIGNATURE = 64
@@ -52,6 +55,9 @@ class Registry:
         self._lookup = lookup
         #: lookup keys already asked for (whatever they found is loaded)
         self._asked: set[str] = set()
+        #: services whose vectors were read, and the crash sites of signatures known by vector only
+        self._vectors_read: set[str] = set()
+        self._sites: dict[str, str | None] = {}
         if lookup is not None:
             self.next_seq, miner.next_seq = lookup.counters()
             miner.fetch = self.fetch
@@ -70,6 +76,35 @@ class Registry:
             for state in sorted(found, key=lambda s: s.seq):
                 self.load(state)
         return bool(found)
+
+    def fetch_vectors(self, service: str) -> None:
+        """Read the service's known vectors into the index (once), for tier 3 to weigh."""
+        if self._lookup is None or service in self._vectors_read:
+            return
+        self._vectors_read.add(service)
+        with collector_paused():
+            for stored in sorted(self._lookup.vectors(service), key=lambda v: v.seq):
+                if self._index.holds(service, stored.signature_id):
+                    continue
+                vector = SimilarityVector(packed=stored.packed, with_frames=stored.with_frames)
+                self._index.add_saved(service, stored.signature_id, stored.seq, vector)
+                self._sites[stored.signature_id] = stored.crash_site
+
+    def crash_site_of(self, signature_id: str) -> str | None:
+        known = self.signatures.get(signature_id)
+        return known.crash_site if known is not None else self._sites.get(signature_id)
+
+    def require(self, signature_id: str) -> KnownSignature:
+        """A known signature, loaded whole if only its vector was read so far."""
+        known = self.signatures.get(signature_id)
+        if known is None and self._lookup is not None:
+            state = self._lookup.by_id(signature_id)
+            if state is not None:
+                self.load(state)
+                known = self.signatures.get(signature_id)
+        if known is None:
+            raise KeyError(f"unknown signature {signature_id!r}: it was never assigned or loaded")
+        return known
 
     def owner_of_hashes(self, digests: tuple[str, ...]) -> str | None:
         """The signature the first known of `digests` leads to (asking the lookup if need be)."""

@@ -161,8 +161,10 @@ class _ServiceIndex:
             self.pending_postings = {}
 
     def load(self, signature_id: str, seq: int, raw: bytes, with_frames: bool) -> None:
-        """A saved document: its postings are built with the others at the next `settle`."""
-        self.loaded.append(self.append(signature_id, seq, raw, with_frames))
+        """A saved document: its postings are built with the others at the next `settle`. A
+        document already held (read with its service's vectors, then with its signature) is kept."""
+        if signature_id not in self.document_of:
+            self.loaded.append(self.append(signature_id, seq, raw, with_frames))
 
     def settle(self) -> None:
         """Documents loaded in bulk become a block, and count in the document frequencies."""
@@ -304,6 +306,10 @@ class SimilarityIndex:
     def add_saved(self, service: str, signature_id: str, seq: int, vector: SimilarityVector) -> None:
         """A saved vector, re-loaded as it was (its postings are built at the next lookup)."""
         self._service(service).load(signature_id, seq, vector.raw(), vector.with_frames)
+
+    def holds(self, service: str, signature_id: str) -> bool:
+        index = self._services.get(service)
+        return index is not None and signature_id in index.document_of
 
     def _service(self, service: str) -> _ServiceIndex:
         index = self._services.get(service)

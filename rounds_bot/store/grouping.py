@@ -2,9 +2,11 @@
 
 `grouping_keys` files each signature under the keys `grouping.known.lookup_keys` gives its
 grouping state (a fingerprint hash, an error code, its templates' skeletons and shelves, the keys
-its templates use, its service's vectors); `meta` keeps the next signature and template seq. A
-round's engine reads through `StoredSignatures`, so it loads the few signatures its events need
-instead of every signature ever seen.
+its templates use, its service's vectors); `grouping_vectors` holds each similarity vector with
+what tier 3 weighs besides (seq, frames, crash site), so a service's vectors are read without
+reading its signatures; `meta` keeps the next signature and template seq. A round's engine reads
+through `StoredSignatures`, so it loads the few signatures its events need instead of every
+signature ever seen.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterator
 
 from sqlite_utils import Database
 
-from rounds_bot.grouping.known import lookup_keys
+from rounds_bot.grouping.known import StoredVector, lookup_keys, stored_vector
 from rounds_bot.grouping.lookup_keys import SEPARATOR
 from rounds_bot.grouping.state import SignatureState, states_from_json
 
@@ -27,16 +29,55 @@ def create_grouping_keys(db: Database) -> None:
     """Migration: the lookup table, filled from the signatures already saved."""
     db.table("grouping_keys").create({"key": str, "signature_id": str}, pk=("key", "signature_id"))
     db.table("grouping_keys").create_index(["signature_id"])
-    for signature_id, text in db.execute("select id, grouping_state from signatures"):
+    for signature_id, state in _saved_states(db):
+        _file_keys(db, signature_id, state)
+
+
+def create_grouping_vectors(db: Database) -> None:
+    """Migration: the similarity vectors apart, filled from the signatures already saved."""
+    db.table("grouping_vectors").create(
+        {
+            "signature_id": str,
+            "service": str,
+            "seq": int,
+            "packed": str,
+            "with_frames": int,
+            "crash_site": str,
+        },
+        pk="signature_id",
+    )
+    db.table("grouping_vectors").create_index(["service"])
+    for signature_id, state in _saved_states(db):
+        _file_vector(db, signature_id, state)
+
+
+def _saved_states(db: Database) -> Iterator[tuple[str, SignatureState]]:
+    for signature_id, text in db.execute("select id, grouping_state from signatures").fetchall():
         if text:
-            index_grouping_state(db, signature_id, SignatureState.model_validate_json(text))
+            yield signature_id, SignatureState.model_validate_json(text)
 
 
 def index_grouping_state(db: Database, signature_id: str, state: SignatureState | None) -> None:
-    """File a signature under its lookup keys (replacing what it was filed under before)."""
+    """File a signature under its lookup keys and its vector (replacing what was filed before)."""
     db.execute("delete from grouping_keys where signature_id = ?", [signature_id])
-    if state is None:
+    db.execute("delete from grouping_vectors where signature_id = ?", [signature_id])
+    if state is not None:
+        _file_keys(db, signature_id, state)
+        _file_vector(db, signature_id, state)
+
+
+def _file_vector(db: Database, signature_id: str, state: SignatureState) -> None:
+    if state.similarity is None:
         return
+    stored = stored_vector(state)
+    db.execute(
+        "insert or replace into grouping_vectors "
+        "(signature_id, service, seq, packed, with_frames, crash_site) values (?, ?, ?, ?, ?, ?)",
+        [signature_id, state.service, stored.seq, stored.packed, int(stored.with_frames), stored.crash_site],
+    )
+
+
+def _file_keys(db: Database, signature_id: str, state: SignatureState) -> None:
     db.conn.executemany(
         "insert or ignore into grouping_keys (key, signature_id) values (?, ?)",
         [(key, signature_id) for key in lookup_keys(state)],
@@ -87,6 +128,20 @@ class StoredSignatures:
             [prefix, prefix + "\U0010ffff"],
         )
         return {key[len(prefix) :] for (key,) in rows}
+
+    def vectors(self, service: str) -> list[StoredVector]:
+        rows = self._db.execute(
+            "select signature_id, seq, packed, with_frames, crash_site from grouping_vectors "
+            "where service = ?",
+            [service],
+        )
+        return [StoredVector(sid, seq, packed, bool(frames), site) for sid, seq, packed, frames, site in rows]
+
+    def by_id(self, signature_id: str) -> SignatureState | None:
+        row = self._db.execute(
+            "select grouping_state from signatures where id = ?", [signature_id]
+        ).fetchone()
+        return SignatureState.model_validate_json(row[0]) if row and row[0] else None
 
     def exists(self, signature_id: str) -> bool:
         return (

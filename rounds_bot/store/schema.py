@@ -7,7 +7,7 @@ from collections.abc import Callable
 from sqlite_utils import Database
 
 from rounds_bot.store.derived import create_derived_tables
-from rounds_bot.store.grouping import create_grouping_keys
+from rounds_bot.store.grouping import create_grouping_keys, create_grouping_vectors
 
 
 def _create_v1(db: Database) -> None:
@@ -111,5 +111,6 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     _add_diagnoses_v2,
     create_derived_tables,
     create_grouping_keys,
+    create_grouping_vectors,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
