@@ -555,10 +555,9 @@ def scale_parts(
         results["load_100k_s"] = f"{found['load_s']:.2f}"
         results["tier3_p95_ms"] = f"{found['tier3_p95_ms']:.2f}"
     if not args.skip_quiet:
-        for key, value in grouping_scale.quiet_round_part(
-            states, vocabulary, types, sizes, args.quiet_events
-        ).items():
-            results[key] = f"{value:.0f}"
+        quiet = grouping_scale.quiet_round_part(states, vocabulary, types, sizes, args.quiet_events)
+        for key, value in quiet.items():
+            results[key] = f"{value:.2f}" if key.startswith("new_error") else f"{value:.0f}"
     if not args.skip_cli:
         big = list(value_stream(args.data, systems, args.cli_lines)) if args.cli_lines > len(messages) else []
         found = grouping_scale.cli_part([messages, *([big] if big else [])], args.repeats)
