@@ -18,7 +18,7 @@ from rounds_bot.clock import iso, parse_iso
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.render.headline import headline
-from rounds_bot.render.marker import MarkerState
+from rounds_bot.render.marker import MarkerMemory, MarkerState
 from rounds_bot.round.tally import Tally
 
 # The total counts at which a signature's severity rises; fatal problems are critical at once.
@@ -51,6 +51,10 @@ class Signature(Frozen):
     related: frozenset[str] = Field(default=frozenset(), description="possibly related signature ids")
     issue_ref: str | None = Field(default=None, description="the tracker's reference, e.g. #12")
     created_run: str = ""
+    counted_through: datetime | None = Field(
+        default=None,
+        description="rebuilt from an issue: occurrences up to this moment are in total_count already",
+    )
 
     @classmethod
     def first(cls, tally: Tally, grouping_state: SignatureState, *, run_id: str, now: datetime) -> Signature:
@@ -106,8 +110,10 @@ class Signature(Frozen):
             return "critical"
         return "high" if self.total_count >= HIGH_AT else "medium" if self.total_count >= MEDIUM_AT else "low"
 
-    def to_marker(self) -> MarkerState:
-        """What the issue's hidden marker carries, so the database can be rebuilt from the issue."""
+    def to_marker(self, memory: MarkerMemory | None = None) -> MarkerState:
+        """What the issue's hidden marker carries, so the database can be rebuilt from the issue; `memory`,
+        its diagnosis and spending, so a rebuilt database neither pays again nor drops the diagnosis."""
+        memory = memory or MarkerMemory()
         return MarkerState(
             signature_id=self.id,
             service=self.service,
@@ -125,6 +131,8 @@ class Signature(Frozen):
             versions=sorted(self.versions),
             environments=sorted(self.environments),
             related=sorted(self.related),
+            diagnosis=memory.diagnosis,
+            spend=memory.spend,
         )
 
     @classmethod
@@ -163,6 +171,7 @@ class Signature(Frozen):
             related=frozenset(marker.related),
             issue_ref=f"#{issue['number']}",
             created_run="rebuilt",
+            counted_through=last_seen,
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,8 @@ from fake_github.rounds import (
 from rounds_bot.cli.db import rebuild_command
 from rounds_bot.github.db_rebuild import rebuild_into
 from rounds_bot.github.rebuild import rebuild_database
-from rounds_bot.render.marker import MarkerState, write_marker
+from rounds_bot.render.marker import MarkedDiagnosis, MarkedSpend, MarkerState, write_marker
+from rounds_bot.round.report import RoundReport
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 
@@ -55,8 +56,8 @@ REBUILT_FIELDS = (
 )
 
 
-def run(tmp_path: Path, fake: FakeGitHub, events: list, minutes: int) -> None:
-    round_against(fake, tmp_path, events, minutes)
+def run(tmp_path: Path, fake: FakeGitHub, events: list, minutes: int) -> RoundReport:
+    return round_against(fake, tmp_path, events, minutes)
 
 
 def lost_database(tmp_path: Path, fake: FakeGitHub) -> dict[str, Signature]:
@@ -109,6 +110,74 @@ def test_the_round_after_a_rebuild_files_no_twin_and_lists_only_what_changed(
     assert len(fake_github.issues()) == 6
     [listing] = fake_github.requests("issues/list-for-repo")[listed_before:]
     assert "since" in listing.query
+
+
+def test_the_round_after_a_rebuild_counts_only_occurrences_after_each_issues_last_seen(
+    tmp_path, fake_github: FakeGitHub
+):
+    before = lost_database(tmp_path, fake_github)
+    api = tracker_for(fake_github).api
+    rebuild_into(tmp_path / "rounds.db", lambda store, journal: rebuild_database(api, store, journal))
+    later = START + timedelta(minutes=50)
+    # the whole history again (the cursor was lost with the database), and one new occurrence of problem 1
+    again = [error_event(i, serial=s) for i in range(5) for s in range(2)]
+    again += [error_event(1, at=START + timedelta(minutes=20)), error_event(1, at=later)]
+    report = run(tmp_path, fake_github, again, minutes=60)
+    store = Store.open(tmp_path / "rounds.db")
+    after = {signature.id: signature.total_count for signature in store.signatures()}
+    store.close()
+    grew = {sid: after[sid] - row.total_count for sid, row in before.items() if after[sid] != row.total_count}
+    assert list(grew.values()) == [1]
+    assert report.already_counted == len(again) - 1
+
+
+def test_a_rebuilt_database_keeps_each_diagnosis_and_what_it_cost(fake_github: FakeGitHub):
+    answer = {
+        "classification": "server_bug",
+        "root_cause": "the cache key omits the tenant",
+        "suggested_fix": "add the tenant to the key",
+        "confidence": "high",
+    }
+    marker = MarkerState(
+        signature_id="sig_a",
+        service="api",
+        total_count=4,
+        last_seen="2026-11-02T10:00:00+00:00",
+        diagnosis=MarkedDiagnosis(
+            cache_key="diag-v1-abc", revision="r1", at="2026-11-02T10:05:00+00:00", answer=answer
+        ),
+        spend=[
+            MarkedSpend(at="2026-10-30T10:05:00+00:00", usd=0.25, model="m", note="new: timeout"),
+            MarkedSpend(at="2026-11-02T10:05:00+00:00", usd=0.5, model="m", note="retry: ok"),
+        ],
+    )
+    fake_github.state.create_issue(
+        fake_github.repo, "[api] E", f"Body\n\n{write_marker(marker)}", ["rounds"], "github-actions[bot]"
+    )
+    store = Store.memory()
+    result = rebuild_database(tracker_for(fake_github).api, store)
+    assert result.partial == []
+    cached = store.cached_diagnosis("diag-v1-abc")
+    assert cached is not None and cached.outcome.diagnosis.root_cause == "the cache key omits the tenant"
+    assert store.spent_since(datetime(2026, 11, 1, tzinfo=UTC)) == 0.5
+    assert [booking.usd for booking in store.bookings("sig_a")] == [0.25, 0.5]
+    assert store.counted_through() == {"sig_a": datetime(2026, 11, 2, 10, tzinfo=UTC)}
+
+
+def test_a_diagnosis_the_marker_garbles_is_reported_and_the_signature_still_rebuilt(fake_github: FakeGitHub):
+    marker = MarkerState(
+        signature_id="sig_a",
+        service="api",
+        diagnosis=MarkedDiagnosis(cache_key="k", revision="r1", at="2026-11-02T10:05:00+00:00", answer={}),
+    )
+    fake_github.state.create_issue(
+        fake_github.repo, "[api] E", write_marker(marker), ["rounds"], "github-actions[bot]"
+    )
+    store = Store.memory()
+    result = rebuild_database(tracker_for(fake_github).api, store)
+    assert result.signatures == 1
+    assert result.partial == ["#1: its diagnosis could not be read back (ValidationError); diagnosed again"]
+    assert store.cached_diagnosis("k") is None
 
 
 def test_unreadable_markers_and_twins_are_reported_not_guessed(tmp_path, fake_github: FakeGitHub):

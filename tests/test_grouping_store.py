@@ -109,7 +109,9 @@ def test_a_database_from_before_the_lookup_table_is_filed_when_it_is_migrated() 
     signature = a_signature(
         first.signature_id, service="pay", grouping_state=engine.state(first.signature_id)
     )
-    db.table("signatures").insert(to_row(signature))
+    row = to_row(signature)
+    del row["counted_through"]  # a column of a later schema
+    db.table("signatures").insert(row)
     store = Store(db, ":memory:")
     store.migrate()
     found = GroupingEngine(lookup=store.grouping_lookup()).assign(

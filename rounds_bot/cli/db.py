@@ -109,9 +109,10 @@ def describe(result: RebuildResult, target: Path, repository: str) -> str:
         )
     if result.duplicates:
         lines.append("  later issues for a signature already seen, skipped: " + ", ".join(result.duplicates))
+    lines.extend(f"  {problem}" for problem in result.partial)
     lines.append(
-        "  the first round after a rebuild reads its lookback window again (ERROR_LOOKBACK_MINUTES); "
-        "spike baselines start afresh"
+        "  the first round after a rebuild reads its lookback window again (ERROR_LOOKBACK_MINUTES), "
+        "counting only occurrences after each issue's last-seen time; spike baselines start afresh"
     )
     return "\n".join(lines)
 

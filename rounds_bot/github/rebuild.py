@@ -7,8 +7,14 @@ first/last seen, its services, versions and environments, its issue and whether 
 resolved or muted. The representative stack trace and the "why grouped" explanation are read back from
 the body.
 
+The marker also carries the latest good diagnosis and the model calls paid for (`round/memory.py`): they
+come back as a cached diagnosis and ledger rows, so nothing is diagnosed or paid for twice and the monthly
+budget still counts them.
+
 What cannot come back: occurrence buckets (spike baselines restart), the ids of occurrences already counted
-and the sources' cursors, so the first round after a rebuild reads its lookback window again.
+and the sources' cursors, so the first round after a rebuild reads its lookback window again. Each rebuilt
+signature remembers the moment its total was counted up to (the marker's last_seen): occurrences at or
+before it are taken as counted, so reading the window again counts nothing twice.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from rounds_bot.github.journal import Journal, mirrored_issue
 from rounds_bot.github.labels import BOT_LABEL
 from rounds_bot.github.rest import GitHubApi
 from rounds_bot.models import Frozen
-from rounds_bot.render.marker import MarkerState, read_marker
+from rounds_bot.render.marker import MarkerMemory, MarkerState, read_marker
+from rounds_bot.round.memory import restore_memory
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 
@@ -36,6 +43,9 @@ class RebuildResult(Frozen):
     muted: int = 0
     unreadable: list[str] = Field(default_factory=list, description="bot issues without a readable marker")
     duplicates: list[str] = Field(default_factory=list, description="later issues carrying a known signature")
+    partial: list[str] = Field(
+        default_factory=list, description="issues rebuilt without their diagnosis, and why"
+    )
     requests: int = 0
 
 
@@ -48,6 +58,7 @@ def rebuild_database(
     chosen: dict[str, tuple[dict[str, Any], MarkerState]] = {}
     unreadable: list[str] = []
     duplicates: list[str] = []
+    partial: list[str] = []
     for item in sorted(listing.items, key=lambda i: i["number"]):
         if "pull_request" in item:
             continue
@@ -63,6 +74,9 @@ def rebuild_database(
     with store.transaction():
         for signature_id, (item, marker) in chosen.items():
             store.save(Signature.from_issue(item, marker))
+            memory = MarkerMemory(diagnosis=marker.diagnosis, spend=marker.spend)
+            problems = restore_memory(store, signature_id, memory)
+            partial.extend(f"#{item['number']}: {problem}" for problem in problems)
             status = _status(item)
             counts[status] += 1
             _log(store, signature_id, item, status)
@@ -73,6 +87,7 @@ def rebuild_database(
         signatures=len(chosen),
         unreadable=unreadable,
         duplicates=duplicates,
+        partial=partial,
         requests=api.requests_made - before,
         **counts,
     )

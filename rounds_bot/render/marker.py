@@ -20,6 +20,33 @@ MARKER_VERSION = 1
 _MARKER = re.compile(r"<!-- rounds:marker v(?P<version>\d+) (?P<state>\{.*?\}) -->", re.DOTALL)
 
 
+class MarkedSpend(Frozen):
+    """One booked model call: the monthly budget survives a lost database."""
+
+    at: str
+    usd: float
+    model: str = ""
+    note: str = ""
+
+
+class MarkedDiagnosis(Frozen):
+    """The latest good diagnosis, so a rebuilt database neither pays for it again nor drops it from the
+    issue body. `answer` is the model's answer as JSON, already shown (escaped) in the body."""
+
+    cache_key: str
+    revision: str
+    at: str
+    trigger: str = ""
+    answer: dict[str, Any] = Field(default_factory=dict)
+
+
+class MarkerMemory(Frozen):
+    """What the marker remembers of a signature's diagnoses and the money spent on them."""
+
+    diagnosis: MarkedDiagnosis | None = None
+    spend: list[MarkedSpend] = Field(default_factory=list)
+
+
 class MarkerState(Frozen):
     """Everything `rounds db rebuild` needs for a signature that the rest of the issue does not carry.
 
@@ -44,6 +71,8 @@ class MarkerState(Frozen):
     versions: list[str] = Field(default_factory=list)
     environments: list[str] = Field(default_factory=list)
     related: list[str] = Field(default_factory=list)
+    diagnosis: MarkedDiagnosis | None = None
+    spend: list[MarkedSpend] = Field(default_factory=list)
 
 
 def write_marker(state: MarkerState) -> str:

@@ -13,6 +13,7 @@ from rounds_bot.render.chart import occurrence_chart
 from rounds_bot.render.code_section import code_section
 from rounds_bot.render.headline import summary_of
 from rounds_bot.render.issue import IssueView, issue_title, render_body
+from rounds_bot.render.marker import MarkerMemory
 from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
@@ -46,17 +47,20 @@ def file_issues(
     attempted: dict[str, DiagnosisOutcome],
     evidence: dict[str, Evidence],
     style: IssueStyle,
+    memory: dict[str, MarkerMemory] | None = None,
 ) -> Filed:
     """File or update each planned issue. `diagnoses` holds each signature's latest good diagnosis;
     `attempted`, this round's diagnosis attempts (an existing issue gets one comment for a new one);
-    `evidence`, where and when each problem happens."""
+    `evidence`, where and when each problem happens; `memory`, what each marker remembers of diagnoses
+    and spending."""
+    memory = memory or {}
     filed = Filed()
     for position, plan in enumerate(plans):
         if plan.kind == "deferred":
             continue
         try:
             sid = plan.signature_id
-            view = issue_view(plan, diagnoses.get(sid), evidence.get(sid, Evidence()), style)
+            view = issue_view(plan, diagnoses.get(sid), evidence.get(sid, Evidence()), style, memory.get(sid))
             filed.issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
@@ -120,6 +124,7 @@ def issue_view(
     diagnosis: Diagnosis | None = None,
     evidence: Evidence | None = None,
     style: IssueStyle | None = None,
+    memory: MarkerMemory | None = None,
 ) -> IssueView:
     """What the issue shows, from the signature as it will be after this round."""
     evidence = evidence or Evidence()
@@ -157,5 +162,5 @@ def issue_view(
         diagnosis_markdown=render_diagnosis(diagnosis) if diagnosis else None,
         related=sorted(signature.related),
         links=[("Source", representative.source_url)] if representative.source_url else [],
-        marker=signature.to_marker(),
+        marker=signature.to_marker(memory),
     )

@@ -3,6 +3,7 @@ redacted at the boundary, `redact.Redactor.poll`, before it got here).
 
 engine  = load_engine(settings, store)          the grouping engine as the last round left it
 grouped = group_occurrences(...)                a Tally per signature, and what was already counted
+                                                (by id; for a signature rebuilt from its issue, by time)
 after   = signatures_after(...)                 each touched signature as it will be after this round
 """
 
@@ -59,6 +60,7 @@ def group_occurrences(
     fresh = [e for e in polled.events if e.timestamp >= window.start]
     already = store.seen(e.event_id for e in fresh)
     already_counted = len(polled.events) - len(fresh)
+    counted_through = store.counted_through()
     seen_now: set[str] = set()
     for event in fresh:
         if event.event_id in already or event.event_id in seen_now:
@@ -68,11 +70,21 @@ def group_occurrences(
         assignment = engine.assign(event)
         tier_counts[assignment.tier] = tier_counts.get(assignment.tier, 0) + 1
         assignment = _follow_merge(store, controls, assignment)
+        if _in_rebuilt_total(counted_through, assignment.signature_id, event):
+            already_counted += 1
+            continue
         tally = tallies.setdefault(assignment.signature_id, Tally(assignment=assignment))
         tally.add(event, event.count, event.timestamp, event.timestamp)
         tally.occurrences.append((event.event_id, assignment.signature_id, event.timestamp))
     notes = _count_known_groups(store, controls, polled, tallies)
     return Grouped(tallies, already_counted, tier_counts, notes)
+
+
+def _in_rebuilt_total(counted_through: dict[str, datetime], signature_id: str, event: ErrorEvent) -> bool:
+    """A signature rebuilt from its issue took its total from the marker, which counted every occurrence up
+    to its last_seen; the ids that made it are lost, so the moment stands in for them."""
+    through = counted_through.get(signature_id)
+    return through is not None and event.timestamp <= through
 
 
 def _count_known_groups(

@@ -35,6 +35,7 @@ from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosi
 from rounds_bot.round.evidence import gather_evidence
 from rounds_bot.round.filing import Filed, IssueStyle, file_issues
 from rounds_bot.round.fixed import watch_fixed
+from rounds_bot.round.memory import marker_memory
 from rounds_bot.round.occurrences import Grouped, group_occurrences, load_engine, signatures_after
 from rounds_bot.round.planning import (
     IssuePlan,
@@ -176,7 +177,8 @@ def act(
     diagnoses.update(diagnosis.good_diagnoses())
     evidence = gather_evidence(settings, store, planned.plans)
     style = IssueStyle(charts=settings.charts)
-    filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style)
+    memory = marker_memory(store, (plan.signature_id for plan in planned.plans))
+    filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style, memory)
     filed.notes.extend(tracker.finish_round())
     return planned, diagnosis, filed
 

@@ -39,6 +39,7 @@ from rounds_bot.store.grouping import StoredSignatures, index_grouping_state
 from rounds_bot.store.history import HistoryQueries
 from rounds_bot.store.opening import check_file, check_health, check_owner, check_writable
 from rounds_bot.store.records import (
+    Booking,
     DiagnosisRecord,
     Logged,
     RunRecord,
@@ -183,6 +184,11 @@ class Store(HistoryQueries, DerivedTables):
         """Every signature's grouping state, in the order the signatures were created."""
         texts = self.db.execute("select grouping_state from signatures order by rowid")
         return states_from_json(text for (text,) in texts if text)
+
+    def counted_through(self) -> dict[str, datetime]:
+        """Signatures rebuilt from their issues, each with the moment up to which its total is counted."""
+        rows = self.db.execute("select id, counted_through from signatures where counted_through is not null")
+        return {signature_id: parse_iso(moment) for signature_id, moment in rows}
 
     def seen(self, event_ids: Iterable[str]) -> set[str]:
         ids = list(event_ids)
@@ -332,6 +338,7 @@ def remove_database(path: Path) -> None:
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Booking",
     "DiagnosisRecord",
     "Logged",
     "RunRecord",

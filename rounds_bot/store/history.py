@@ -11,7 +11,16 @@ from sqlite_utils import Database
 
 from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis
-from rounds_bot.store.records import DiagnosisRecord, Logged, RunRecord, diagnosis_record, logged, run_record
+from rounds_bot.store.records import (
+    Booking,
+    DiagnosisRecord,
+    Logged,
+    RunRecord,
+    booking,
+    diagnosis_record,
+    logged,
+    run_record,
+)
 
 
 class HistoryQueries:
@@ -103,6 +112,11 @@ class HistoryQueries:
     def meta(self, key: str) -> str | None:
         row = self.db.execute("select value from meta where key = ?", [key]).fetchone()
         return str(row[0]) if row else None
+
+    def bookings(self, signature_id: str) -> list[Booking]:
+        """The model calls paid for a signature, oldest first."""
+        rows = self.db.query("select * from ledger where signature_id = ? order by at, id", [signature_id])
+        return [booking(row) for row in rows]
 
     def spent_since(self, since: datetime) -> float:
         row = self.db.execute(

@@ -67,6 +67,28 @@ def run_row(run: RunRecord) -> dict[str, Any]:
     }
 
 
+class Booking(Frozen):
+    """One model call paid for, as the ledger holds it."""
+
+    run_id: str
+    signature_id: str
+    at: str = Field(description="when it was paid, ISO-8601 UTC")
+    usd: float
+    model: str = ""
+    note: str = ""
+
+
+def booking(row: dict[str, Any]) -> Booking:
+    return Booking(
+        run_id=row["run_id"] or "",
+        signature_id=row["signature_id"] or "",
+        at=row["at"],
+        usd=row["usd"] or 0.0,
+        model=row["model"] or "",
+        note=row["note"] or "",
+    )
+
+
 class DiagnosisRecord(Frozen):
     """One diagnosis attempt, cached per signature and code revision (`cache_key`)."""
 

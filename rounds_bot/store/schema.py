@@ -105,6 +105,11 @@ def _add_diagnoses_v2(db: Database) -> None:
     db.table("diagnoses").create_index(["cache_key"])
 
 
+def _add_counted_through_v6(db: Database) -> None:
+    """A signature rebuilt from its issue knows its total but not which occurrences made it: up to when."""
+    db.table("signatures").add_column("counted_through", str)
+
+
 # Migration N takes a database at schema version N-1 to version N. Append, never edit.
 MIGRATIONS: list[Callable[[Database], None]] = [
     _create_v1,
@@ -112,5 +117,6 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     create_derived_tables,
     create_grouping_keys,
     create_grouping_vectors,
+    _add_counted_through_v6,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -34,6 +34,7 @@ def to_row(signature: Signature) -> dict[str, Any]:
         "related": json.dumps(sorted(signature.related)),
         "issue_ref": signature.issue_ref,
         "created_run": signature.created_run,
+        "counted_through": iso(signature.counted_through) if signature.counted_through else None,
     }
 
 
@@ -59,6 +60,7 @@ def from_row(row: dict[str, Any]) -> Signature:
         related=frozenset(_list(row["related"])),
         issue_ref=row["issue_ref"] or None,
         created_run=row["created_run"] or "",
+        counted_through=parse_iso(row["counted_through"]) if row.get("counted_through") else None,
     )
 
 

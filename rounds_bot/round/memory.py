@@ -1,0 +1,78 @@
+"""What an issue's marker remembers beyond the signature: its latest good diagnosis and the model calls paid
+for it. A database rebuilt from the issues (`github/rebuild.py`) reads them back, so the diagnosis stays in
+the issue body, is not paid for again, and the month's spending still counts against the monthly budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rounds_bot.clock import parse_iso
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
+from rounds_bot.render.marker import MarkedDiagnosis, MarkedSpend, MarkerMemory
+from rounds_bot.store import DiagnosisRecord, Store
+
+REBUILT_RUN = "rebuilt"
+
+
+def marker_memory(store: Store, signature_ids: Iterable[str]) -> dict[str, MarkerMemory]:
+    """Each signature's diagnosis and spending as its marker carries them (after this round's calls)."""
+    memory: dict[str, MarkerMemory] = {}
+    for signature_id in signature_ids:
+        record = store.latest_diagnosis(signature_id, ok_only=True)
+        memory[signature_id] = MarkerMemory(
+            diagnosis=_marked(record) if record is not None else None,
+            spend=[
+                MarkedSpend(at=paid.at, usd=paid.usd, model=paid.model, note=paid.note)
+                for paid in store.bookings(signature_id)
+            ],
+        )
+    return memory
+
+
+def restore_memory(store: Store, signature_id: str, memory: MarkerMemory) -> list[str]:
+    """Write back what a marker remembers (inside the caller's transaction); returns what could not be."""
+    problems: list[str] = []
+    for paid in memory.spend:
+        store.book_cost(
+            run_id=REBUILT_RUN,
+            signature_id=signature_id,
+            usd=paid.usd,
+            model=paid.model,
+            note=paid.note,
+            at=parse_iso(paid.at),
+        )
+    marked = memory.diagnosis
+    if marked is not None:
+        try:
+            answer = Diagnosis.model_validate(marked.answer)
+        except ValueError as exc:
+            problems.append(
+                f"its diagnosis could not be read back ({exc.__class__.__name__}); diagnosed again"
+            )
+        else:
+            store.record_diagnosis(
+                DiagnosisRecord(
+                    cache_key=marked.cache_key,
+                    signature_id=signature_id,
+                    revision=marked.revision,
+                    at=marked.at,
+                    status="ok",
+                    trigger=marked.trigger,
+                    outcome=DiagnosisOutcome(
+                        status="ok", diagnosis=answer, detail="read back from the issue"
+                    ),
+                )
+            )
+    return problems
+
+
+def _marked(record: DiagnosisRecord) -> MarkedDiagnosis | None:
+    if record.outcome.diagnosis is None:
+        return None
+    return MarkedDiagnosis(
+        cache_key=record.cache_key,
+        revision=record.revision,
+        at=record.at,
+        trigger=record.trigger,
+        answer=record.outcome.diagnosis.model_dump(mode="json"),
+    )
