@@ -102,8 +102,12 @@ def _sorted_block(
     import numpy as np
 
     # Within one feature, entries come in ascending column order (documents in order, or a block
-    # before the one merged after it), so a stable sort by feature sorts by (feature, column).
-    order = np.argsort(features, kind="stable")
+    # before the one merged after it), so a stable sort by feature sorts by (feature, column). Feature
+    # ids are 32-bit: sorting (feature << 32 | position) as plain numbers is that stable sort, and twice
+    # as fast as a stable argsort.
+    positions = np.arange(len(features), dtype=np.uint64)
+    keys = np.sort((features.astype(np.uint64) << np.uint64(32)) | positions)
+    order = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
     features, columns, data = features[order], columns[order], data[order]
     # features are sorted now: each row starts where the feature changes
     starts = np.flatnonzero(np.concatenate(([True], features[1:] != features[:-1])))
