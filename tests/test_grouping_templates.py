@@ -41,11 +41,15 @@ def mine(messages: list[str], miner: TemplateMiner | None = None, bucket: str = 
         ),
         # a word glued to digits is a parameter for the miner, like Drain's numeric tokens
         ("allocating divert_blk for eth0", "allocating divert_blk for <*>"),
-        # the value of a key=value token is data (an empty one too), its key is part of the statement
+        # the value of a key=value token is data, its key is part of the statement; an empty value is
+        # no data: the field is absent, which is part of the statement too
         (
             "authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=host.example.com user=root",
-            "authentication failure; logname=<*> uid=<*> euid=<*> tty=<*> ruser=<*> rhost=<*> user=<*>",
+            "authentication failure; logname= uid=<*> euid=<*> tty=<*> ruser= rhost=<*> user=<*>",
         ),
+        # a key=value pair inside a token is data there too; the rest of the token is text
+        ("session opened for user root by LOGIN(uid=0)", "session opened for user root by LOGIN(uid=<*>)"),
+        ("session opened for user cyrus by (uid=0)", "session opened for user cyrus by (uid=<*>)"),
         # dot leaders separate the label from its value
         ("icache prefetch depth....................0", "icache prefetch depth ... <*>"),
         # a message of parameters only keeps its punctuation, matched exactly
@@ -117,16 +121,20 @@ def test_widening_is_refused_when_two_templates_could_then_match_one_line() -> N
     assert mine(["domain root7_domain is no longer served by node node-2"], miner) == [third]
 
 
-def test_an_empty_value_is_a_value() -> None:
+def test_empty_brackets_are_a_value_and_an_empty_key_is_an_absent_field() -> None:
     ids = mine(
         [
             "connection from 24.54.76.216 (24-54-76-216.bflony.adelphia.net) at Fri Jun 17 07:07:00 2005",
             "connection from 222.33.90.199 () at Mon Jun 20 03:40:59 2005",
             "authentication failure; logname= uid=0 ruser= rhost=example.com",
+            "authentication failure; logname= uid=7 ruser= rhost=example.org",
             "authentication failure; logname=root uid=0 ruser=bob rhost=example.com",
         ]
     )
-    assert ids[0] == ids[1] and ids[2] == ids[3]
+    # the reverse lookup printed nothing where a host name goes: the same statement
+    assert ids[0] == ids[1]
+    # `logname=` with nothing is the field's absence, often the very cause of an error: kept apart
+    assert ids[2] == ids[3] != ids[4]
 
 
 def test_a_word_the_service_uses_as_a_key_introduces_a_value_in_prose() -> None:

@@ -19,7 +19,7 @@ from rounds_bot.cli.options import env_file_option, friendly_errors, settings_fr
 @friendly_errors
 def doctor_command(env_file: Path | None) -> None:
     """Check settings, SigNoz, the GitHub token, the saved state, the schedule, `claude`, the budget."""
-    # imported here: the budget check reads the diagnosis step, which loads scikit-learn
+    # imported here: the budget check reads the diagnosis step and the store, which --help does not need
     from rounds_bot.doctor import examine
 
     settings = settings_from(env_file)

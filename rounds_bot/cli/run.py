@@ -25,7 +25,7 @@ from rounds_bot.tracker.dryrun import DryRunTracker
 @friendly_errors
 def run_command(demo: bool, env_file: Path | None) -> None:
     """Run one round: poll, group, file one issue per problem, report."""
-    # imported here: the grouping engine loads scikit-learn, which other commands do not need
+    # imported here: the round and its grouping engine (numpy) are more than other commands need
     from rounds_bot.diagnosis.configured import build_diagnoser
     from rounds_bot.round.run import run_round
 

@@ -2,9 +2,12 @@
 
 A normalised message is cut into whitespace tokens. A token that still holds a digit or a
 placeholder is a parameter, the way Drain treats numeric tokens, and so is the value of a
-`key=value` token (the key stays: it names a field; `key=` alone is an empty value) and an empty
-pair of brackets or quotes (`()`, `''`: a value that happened to be empty); a run of parameters
-collapses into one, so variable-length lists of numbers or addresses keep one shape. A message of
+`key=value` pair, whole token or inside one (`LOGIN(uid=0)`: the key and the rest of the token
+stay, they are the statement's text), and an empty pair of brackets or quotes (`()`, `''`: a
+value that happened to be empty). `key=` with nothing after it stays as it is: the field is
+absent, which is often the very cause of an error (precision first: one more signature at worst,
+never two problems in one). A run of parameters collapses into one, so variable-length lists of
+numbers or addresses keep one shape. A message of
 parameters only keeps its punctuation and is matched exactly (`exactly: lr:<*> cr:<*>`).
 
 A word a service's templates use as a key (`user=<*>`) names a field: `mask_after_keys` makes the
@@ -33,8 +36,11 @@ _DOT_LEADER = re.compile(r"\.{3,}")
 # A whole whitespace-separated token that holds a digit or a placeholder.
 _PARAMETER_TOKEN = re.compile(r"(?<!\S)\S*?(?:\d|" + _PLACEHOLDER.pattern + r")\S*")
 # `key=value`: the key names a field of the statement, the value is data (`user=root`); `key=`
-# is the same field with an empty value.
-_KEY_VALUE = re.compile(r"(?<!\S)([A-Za-z_][\w.\-]{0,63}=)[^\s=]*(?!\S)")
+# alone (an absent value) is left as it is.
+_KEY_VALUE = re.compile(r"(?<!\S)([A-Za-z_][\w.\-]{0,63}=)[^\s=]+(?!\S)")
+# A `key=value` pair inside a token, after an opening bracket or a separator: `LOGIN(uid=0)`,
+# `[pid=12,`: the value is data, the rest of the token is the statement's own text.
+_INNER_KEY_VALUE = re.compile(r"(?<=[(\[{,;])([A-Za-z_][\w.\-]{0,63}=)[^\s=,;()\[\]{}]+")
 # An empty pair of brackets or quotes where a value was printed: `connection from 1.2.3.4 ()`.
 _EMPTY_VALUE = re.compile(r"(?<!\S)(?:\(\)|\[\]|\{\}|<>|''|\"\")(?=[,;:.]?(?!\S))")
 _KEY_TOKEN = re.compile(r"^([A-Za-z_][\w.\-]{0,63})=" + re.escape(WILDCARD) + "$")
@@ -44,7 +50,9 @@ def skeleton(normalized: str) -> tuple[str, ...]:
     """The template shape of a normalised message (see the module docstring)."""
     if "..." in normalized:
         normalized = _DOT_LEADER.sub(" ... ", normalized)
-    marked = _KEY_VALUE.sub(r"\1" + WILDCARD, normalized) if "=" in normalized else normalized
+    marked = normalized
+    if "=" in normalized:
+        marked = _INNER_KEY_VALUE.sub(r"\1" + WILDCARD, _KEY_VALUE.sub(r"\1" + WILDCARD, marked))
     if (
         "()" in marked
         or "[]" in marked
