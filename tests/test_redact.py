@@ -45,6 +45,14 @@ def test_card_numbers_need_luhn_and_a_card_networks_prefix_and_length():
         assert redact(f"at {number}") == f"at {number}"
 
 
+def test_a_card_number_followed_by_another_number_is_still_a_card():
+    # found by the fuzzer: the stray digits made one 17-digit run that failed the check
+    assert redact("card 4038 1066 0631 6522 0") == "card [REDACTED:card_number] 0"
+    assert redact("card 4038106606316522 7 times") == "card [REDACTED:card_number] 7 times"
+    assert redact("amex 3782 822463 10005 12") == "amex [REDACTED:card_number] 12"
+    assert redact("at 1732300000018 5") == "at 1732300000018 5"
+
+
 def test_ip_addresses_follow_the_policy():
     text = "from 203.0.113.7 via 10.1.2.3 to 127.0.0.1 and 2001:db8::7"
     assert redact(text) == (

@@ -134,6 +134,13 @@ PERSONAL: tuple[Rule, ...] = (
         accept=_iban,
     ),
     rule("card_number", r"(?<![\w.-])\d(?:[ -]?\d){11,18}(?![\w-]|\.\d)", accept=_card),
+    # A card followed by another number (`card 4038 1066 0631 6522 0`): the run above takes the stray
+    # digits too and fails the check; the card's own groups, up to where that number starts, are checked.
+    rule(
+        "card_number",
+        r"(?<![\w.-])(?:\d{4}([ -])\d{4}\1\d{4}(?:\1\d{4})?|\d{4}([ -])\d{6}\2\d{4,5}|\d{12,19})(?=[ -]\d)",
+        accept=_card,
+    ),
     rule("ssn", r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])", "-"),
     rule("ssn", r"(?i)\bssn\b[^\w\n]{0,3}(\d{3}[ -]?\d{2}[ -]?\d{4})(?!\d)", "ssn", group=1),
     rule("phone", r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])", "+", accept=_phone),
