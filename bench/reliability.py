@@ -106,6 +106,7 @@ def hostile(workdir: Path) -> tuple[int, int]:
 
 
 def harness() -> tuple[int, int, int, int, list[str]]:
+    import test_round_signoz as signoz
     import test_security_artifacts as artifacts
     import test_security_faults as faults
     import test_security_fuzz as fuzz
@@ -115,6 +116,7 @@ def harness() -> tuple[int, int, int, int, list[str]]:
         "tests/test_security_faults.py",
         "tests/test_security_artifacts.py",
         "tests/test_security_fuzz.py",
+        "tests/test_round_signoz.py",
     ]
     pytest.main(
         ["-q", "-p", "no:cacheprovider", "-p", "no:logging", *[str(ROOT / f) for f in files]],
@@ -123,16 +125,19 @@ def harness() -> tuple[int, int, int, int, list[str]]:
     broken = sum(
         n
         for name, n in outcomes.failed.items()
-        if name.endswith(("test_security_faults.py", "test_security_artifacts.py"))
+        if name.endswith(("test_security_faults.py", "test_security_artifacts.py", "test_round_signoz.py"))
     )
     fuzzed = (
         sum(n for name, n in outcomes.passed.items() if name.endswith("test_security_fuzz.py"))
         * fuzz.EXAMPLES
     )
-    # and the creation whose answer is lost; the artifact step's restore and check
-    crash_points = len(faults.CRASH_POINTS) + 1 + len(artifacts.ARTIFACT_CRASH_POINTS)
-    # and a full disk, a source failing mid-read, two rounds at once; an expired or missing artifact
-    fault_kinds = len(faults.FAULTS) + 3 + len(artifacts.ARTIFACT_FAULTS)
+    # and the creation whose answer is lost; the artifact step's restore and check; each SigNoz request
+    crash_points = (
+        len(faults.CRASH_POINTS) + 1 + len(artifacts.ARTIFACT_CRASH_POINTS) + signoz.DEMO_ROUND_REQUESTS
+    )
+    # and a full disk, a source failing mid-read, two rounds at once; an expired or missing artifact;
+    # SigNoz failing from one request on
+    fault_kinds = len(faults.FAULTS) + 3 + len(artifacts.ARTIFACT_FAULTS) + len(signoz.REQUEST_FAULTS)
     return crash_points, fault_kinds, fuzzed, broken, outcomes.known
 
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 from datetime import datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
-from signoz_emulator import Behaviour, SignozEmulator, build_dataset
+from signoz_emulator import Behaviour, Fault, SignozEmulator, build_dataset
 
 from rounds_bot.cli.app import main
 from rounds_bot.demo import DEMO_BUGS, demo_data_path
+from rounds_bot.sources.signoz.client import SignozClient
 
 NS_PER_S = 1_000_000_000
 
@@ -92,3 +94,48 @@ def test_a_wrong_key_is_a_one_line_error_and_moves_no_cursor(signoz_env, clean_e
     code, _, err = run()
     assert code == 2 and "401" in err
     assert cursors(signoz_env / "rounds.db") == before
+
+
+# What a first round on the demo data asks SigNoz: the version, then exception groups, their samples and logs.
+DEMO_ROUND_REQUESTS = 6
+# The kinds of failure a round can meet at any one of its SigNoz requests, from the start of the failure on.
+REQUEST_FAULTS = {
+    "server error": Fault("status", status=503, times=-1),
+    "rate limited beyond the deadline": Fault("status", status=429, retry_after="3600", times=-1),
+    "body cut short": Fault("truncated", times=-1),
+}
+
+
+@pytest.mark.security
+@pytest.mark.parametrize("fault", list(REQUEST_FAULTS))
+def test_a_round_failing_at_each_signoz_request_loses_and_doubles_nothing(
+    fault, signoz_env, emulator, clean_env, monkeypatch
+):
+    # retried as in production, without the waits between attempts
+    quick = functools.partial(SignozClient, backoff_seconds=0.0, max_backoff_seconds=0.0)
+    monkeypatch.setattr("rounds_bot.sources.signoz.source.SignozClient", quick)
+    before = len(emulator.requests)
+    assert run()[0] == 0  # a clean round, to count its requests
+    requests = len(emulator.requests) - before
+    assert requests == DEMO_ROUND_REQUESTS  # every one of them is a crash point below
+    expected = sum(bug.expected_count for bug in DEMO_BUGS)
+    for nth in range(requests):
+        folder = signoz_env / f"crash-{nth}"
+        folder.mkdir()
+        clean_env.setenv("SIGNATURES_DB_PATH", str(folder / "rounds.db"))
+        clean_env.setenv("ROUNDS_OUTPUT_DIR", str(folder / "out"))
+        template = REQUEST_FAULTS[fault]
+        emulator.behaviour.faults = [
+            Fault(
+                template.kind, status=template.status, retry_after=template.retry_after, times=-1, after=nth
+            )
+        ]
+        code, _, err = run()
+        assert code == 2 and err.startswith("error: "), (nth, code, err)
+        assert not (folder / "rounds.db").exists() or cursors(folder / "rounds.db") == []
+        emulator.behaviour.faults = []
+        assert run()[0] == 0
+        with sqlite3.connect(folder / "rounds.db") as db:
+            assert db.execute("select count(*) from signatures").fetchone()[0] == len(DEMO_BUGS), nth
+            assert db.execute("select sum(total_count) from signatures").fetchone()[0] == expected, nth
+        assert len(cursors(folder / "rounds.db")) == 1

@@ -65,6 +65,8 @@ class Fault:
     times: int = 1
     seconds: float = 5.0
     mutate: Callable[[Any], Any] | None = None
+    #: matching requests answered normally before the fault starts (a crash at the n-th request)
+    after: int = 0
 
 
 @dataclass
@@ -79,6 +81,9 @@ class Behaviour:
     def take_fault(self, path: str) -> Fault | None:
         for fault in self.faults:
             if path.startswith(fault.path) and fault.times != 0:
+                if fault.after > 0:
+                    fault.after -= 1
+                    return None
                 if fault.times > 0:
                     fault.times -= 1
                 return fault
