@@ -105,7 +105,8 @@ def hostile(workdir: Path) -> tuple[int, int]:
     return len(items) + 3 * len(payloads), live
 
 
-def harness() -> tuple[int, int, int, int, list[str]]:
+def harness() -> tuple[int, int, int, int, list[str], dict[str, int]]:
+    import recovery_tally
     import test_round_signoz as signoz
     import test_security_artifacts as artifacts
     import test_security_faults as faults
@@ -138,7 +139,7 @@ def harness() -> tuple[int, int, int, int, list[str]]:
     # and a full disk, a source failing mid-read, two rounds at once; an expired or missing artifact;
     # SigNoz failing from one request on
     fault_kinds = len(faults.FAULTS) + 3 + len(artifacts.ARTIFACT_FAULTS) + len(signoz.REQUEST_FAULTS)
-    return crash_points, fault_kinds, fuzzed, broken, outcomes.known
+    return crash_points, fault_kinds, fuzzed, broken, outcomes.known, dict(recovery_tally.TALLY)
 
 
 def main() -> None:
@@ -147,14 +148,18 @@ def main() -> None:
         workdir = Path(folder)
         planted, leaked = secrets(workdir)
         injected, obeyed = hostile(workdir)
-    crash_points, fault_kinds, fuzzed, broken, known = harness()
+    crash_points, fault_kinds, fuzzed, broken, known, tally = harness()
     print(f"secrets: {leaked} of {planted} planted values found in an output")
     print(f"known defects (expected failures): {len(known)}" + "".join(f"\n  {name}" for name in known))
     print(f"hostile text: {obeyed} live constructs from {injected} payload placements")
     print(
+        f"recoveries judged: {tally.get('scenarios', 0)} ({broken} failed); occurrences counted twice: "
+        f"{tally.get('doubled', 0)}; model calls paid twice: {tally.get('paid_twice', 0)}"
+    )
+    print(
         f"crash_points={crash_points} fault_kinds={fault_kinds} fuzz_examples={fuzzed} "
         f"secrets_planted={planted} secrets_leaked={leaked} injections={injected} "
-        f"injections_obeyed={obeyed} duplicates={broken} lost={broken}"
+        f"injections_obeyed={obeyed} duplicates={tally.get('twins', 0)} lost={tally.get('lost', 0)}"
     )
 
 

@@ -18,6 +18,7 @@ import pytest
 from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, running_actions_fake
 from fake_github.fixtures import TOKEN
 from fake_github.rounds import FixedSource, error_event
+from recovery_tally import record
 from test_security_faults import EVENTS, ROUND_AT, Crash, Model, crash_in, disarm_all, one_round
 
 from rounds_bot.github.artifacts import check_database, restore, snapshot
@@ -92,9 +93,16 @@ class Runs:
         finally:
             store.close()
         markers = [read_marker(issue.body).signature_id for issue in self.fake.issues()]  # type: ignore[union-attr]
+        counted = sum(signature.total_count for signature in signatures)
+        paid_twice = max(len(self.model.prompts) - len(signatures), 0)
+        record(
+            twins=len(markers) - len(set(markers)),
+            happened=occurrences,
+            counted=counted,
+            paid_twice=paid_twice,
+        )
         assert len(markers) == len(set(markers)), f"twin issues: {sorted(markers)}"
         assert set(markers) == {signature.id for signature in signatures}
-        counted = sum(signature.total_count for signature in signatures)
         assert counted == occurrences, f"{counted} occurrences counted, {occurrences} happened"
         assert len(self.model.prompts) == len(signatures) == booked, "a model call paid twice or unbooked"
 

@@ -25,6 +25,7 @@ import pytest
 from fake_github.fixtures import running_fake
 from fake_github.rounds import START, FixedSource, error_event, settings_for, tracker_for
 from fake_github.server import FakeGitHub
+from recovery_tally import record
 from security_harness import RecordingModel, benign_answer
 
 from rounds_bot.errors import RoundsError, SourceError
@@ -97,6 +98,7 @@ def invariants(
         cursor = store.cursor("fixed")
     finally:
         store.close()
+    record(twins=twins, happened=len(EVENTS), counted=counted, paid_twice=max(paid - len(signatures), 0))
     assert twins == 0, markers
     assert set(markers) == {signature.id for signature in signatures}
     assert counted == len(EVENTS), f"{counted} occurrences counted, {len(EVENTS)} happened"
