@@ -20,7 +20,6 @@ from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState, collector_paused
 from rounds_bot.grouping.templates import TemplateMiner
-from rounds_bot.grouping.vectors import SimilarityVector
 
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
 MAX_HASHES_PER_SIGNATURE = 64
@@ -83,12 +82,11 @@ class Registry:
             return
         self._vectors_read.add(service)
         with collector_paused():
-            for stored in sorted(self._lookup.vectors(service), key=lambda v: v.seq):
-                if self._index.holds(service, stored.signature_id):
-                    continue
-                vector = SimilarityVector(packed=stored.packed, with_frames=stored.with_frames)
-                self._index.add_saved(service, stored.signature_id, stored.seq, vector)
-                self._sites[stored.signature_id] = stored.crash_site
+            stored = sorted(self._lookup.vectors(service), key=lambda v: v.seq)
+            self._index.add_stored(
+                service, ((v.signature_id, v.seq, v.packed, v.with_frames) for v in stored)
+            )
+            self._sites.update((v.signature_id, v.crash_site) for v in stored)
 
     def crash_site_of(self, signature_id: str) -> str | None:
         known = self.signatures.get(signature_id)

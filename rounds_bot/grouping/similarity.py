@@ -20,11 +20,12 @@ from __future__ import annotations
 import base64
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rounds_bot.grouping.terms import counts as term_counts
-from rounds_bot.grouping.vectors import SimilarityVector, raw_of, rounded
+from rounds_bot.grouping.vectors import SimilarityVector, raw_of, raw_of_packed, rounded
 
 if TYPE_CHECKING:
     import numpy as np
@@ -103,12 +104,11 @@ def _sorted_block(
 
     # Within one feature, entries come in ascending column order (documents in order, or a block
     # before the one merged after it), so a stable sort by feature sorts by (feature, column). Feature
-    # ids are 32-bit: sorting (feature << 32 | position) as plain numbers is that stable sort, and twice
-    # as fast as a stable argsort.
-    positions = np.arange(len(features), dtype=np.uint64)
-    keys = np.sort((features.astype(np.uint64) << np.uint64(32)) | positions)
-    order = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    features, columns, data = features[order], columns[order], data[order]
+    # ids are below 2**20 (`terms.N_FEATURES`): sorting (feature << 32 | position) as plain 64-bit
+    # numbers is that stable sort, twice as fast as a stable argsort, and gives the sorted features.
+    keys = np.sort((features << 32) | np.arange(len(features), dtype=np.int64))
+    order = keys & 0xFFFFFFFF
+    features, columns, data = keys >> 32, columns[order], data[order]
     # features are sorted now: each row starts where the feature changes
     starts = np.flatnonzero(np.concatenate(([True], features[1:] != features[:-1])))
     indptr = np.append(starts, len(features)).astype(np.int64)
@@ -310,6 +310,15 @@ class SimilarityIndex:
     def add_saved(self, service: str, signature_id: str, seq: int, vector: SimilarityVector) -> None:
         """A saved vector, re-loaded as it was (its postings are built at the next lookup)."""
         self._service(service).load(signature_id, seq, vector.raw(), vector.with_frames)
+
+    def add_stored(self, service: str, stored: Iterable[tuple[str, int, str, bool]]) -> None:
+        """Many saved vectors of one service at once, as the store keeps them: (signature id, seq,
+        packed text, with frames); those already held are kept as they are."""
+        index = self._service(service)
+        held = index.document_of
+        for signature_id, seq, packed, with_frames in stored:
+            if signature_id not in held:
+                index.loaded.append(index.append(signature_id, seq, raw_of_packed(packed), with_frames))
 
     def holds(self, service: str, signature_id: str) -> bool:
         index = self._services.get(service)

@@ -26,6 +26,17 @@ _ENTRY = 8
 _LITTLE = sys.byteorder == "little"
 
 
+def raw_of_packed(packed: str) -> bytes:
+    """The bytes of a packed vector's text (as saved), checked: whole entries of ids and weights."""
+    try:
+        data = binascii.a2b_base64(packed, strict_mode=True)
+    except binascii.Error as exc:
+        raise ValueError(f"a similarity vector is not base64: {exc}") from None
+    if len(data) % _ENTRY:
+        raise ValueError(f"a similarity vector of {len(data)} bytes is not whole entries of {_ENTRY}")
+    return data
+
+
 class SimilarityVector(Frozen):
     """A signature's frozen TF-IDF vector: hashed feature ids and L2-normalised weights, packed."""
 
@@ -46,13 +57,7 @@ class SimilarityVector(Frozen):
         return cls(packed=pack(features, weights), with_frames=with_frames)
 
     def raw(self) -> bytes:
-        try:
-            data = binascii.a2b_base64(self.packed, strict_mode=True)
-        except binascii.Error as exc:
-            raise ValueError(f"a similarity vector is not base64: {exc}") from None
-        if len(data) % _ENTRY:
-            raise ValueError(f"a similarity vector of {len(data)} bytes is not whole entries of {_ENTRY}")
-        return data
+        return raw_of_packed(self.packed)
 
     @property
     def features(self) -> list[int]:
