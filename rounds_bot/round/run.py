@@ -9,6 +9,7 @@
     lookups    = look_up_issues(...)         the tracker's issue for each (network)
     planned    = plan_issues(...)            new / updated / regressed / muted / deferred (pure)
     diagnosis  = diagnose_patients(...)      triage, cache, budget, model calls          (diagnosis_step.py)
+    memory     = marker_memory(...)          the diagnosis and spending markers carry    (memory.py)
     filed      = file_issues(...)            one issue per signature, never a twin       (filing.py)
     commit(...)                              everything learned, in ONE transaction      (commit.py)
     build_report(...)                        what happened, for humans                   (summary.py)
