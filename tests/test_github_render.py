@@ -46,7 +46,7 @@ def view(**changes) -> IssueView:
         ],
         classification="server bug",
         confidence="high",
-        diagnosis_markdown="## Diagnosis\n\nThe session loader reads `user_id` before login completes.",
+        diagnosis_markdown="### Root cause\n\nThe session loader reads `user_id` before login completes.",
         marker=MarkerState(
             signature_id="sig_5d9824aaacee071a",
             service="checkout",
@@ -106,6 +106,15 @@ def test_an_over_long_stack_trace_is_truncated_and_the_marker_survives():
     assert "_(truncated to fit the issue)_" in body
     assert read_marker(body).signature_id == "sig_5d9824aaacee071a"
     assert body.rstrip().endswith("-->")
+
+
+def test_an_over_long_diagnosis_is_truncated_after_the_stack_trace_and_the_marker_survives():
+    huge = "\n".join(f'  File "app/deep.py", line {n}, in recurse\n    recurse()' for n in range(5_000))
+    body = render_body(view(stacktrace=huge, diagnosis_markdown="### Root cause\n\n" + "word " * 20_000))
+    assert len(body) <= MAX_BODY_CHARS
+    assert "_(truncated to fit the issue)_" in body
+    assert "_(the diagnosis was truncated to fit the issue)_" in body
+    assert read_marker(body).signature_id == "sig_5d9824aaacee071a"
 
 
 def test_untrusted_text_cannot_close_the_fence():

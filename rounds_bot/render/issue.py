@@ -12,6 +12,8 @@ from rounds_bot.render.marker import MarkerState, write_marker
 
 # GitHub refuses issue bodies over 65,536 characters; keep a margin for the marker and table.
 MAX_BODY_CHARS = 65_000
+# what an over-long stack trace keeps before the diagnosis is cut (its innermost frames and more)
+KEPT_TRACE_CHARS = 8_000
 TITLE_CHARS = 120
 SUMMARY_CHARS = 300
 TIER_TEXT = {
@@ -70,14 +72,37 @@ def _fence_safe(text: str) -> str:
 
 
 def render_body(view: IssueView) -> str:
-    """The issue body; an over-long stack trace is truncated so the marker always survives."""
+    """The issue body, within GitHub's limit, the marker always last: an over-long stack trace is cut
+    first (down to `KEPT_TRACE_CHARS`), then an over-long diagnosis, then the stack trace again."""
     stacktrace = _fence_safe(view.stacktrace) if view.stacktrace else None
     body = _render(view, stacktrace, truncated=False)
-    if len(body) <= MAX_BODY_CHARS or not stacktrace:
+    if len(body) <= MAX_BODY_CHARS:
         return body
-    overflow = len(body) - MAX_BODY_CHARS + 200
-    keep = max(len(stacktrace) - overflow, 0)
-    return _render(view, stacktrace[:keep], truncated=True)
+    if stacktrace:
+        keep = max(len(stacktrace) - _overflow(body), min(len(stacktrace), KEPT_TRACE_CHARS))
+        stacktrace = stacktrace[:keep]
+        body = _render(view, stacktrace, truncated=True)
+    if len(body) > MAX_BODY_CHARS and view.diagnosis_markdown:
+        diagnosis = view.diagnosis_markdown
+        cut = _cut(diagnosis, max(len(diagnosis) - _overflow(body), 0))
+        view = view.model_copy(update={"diagnosis_markdown": cut})
+        body = _render(view, stacktrace, truncated=stacktrace is not None)
+    if len(body) > MAX_BODY_CHARS and stacktrace:
+        body = _render(view, stacktrace[: max(len(stacktrace) - _overflow(body), 0)], truncated=True)
+    return body
+
+
+def _overflow(body: str) -> int:
+    return len(body) - MAX_BODY_CHARS + 200
+
+
+def _cut(markdown: str, keep: int) -> str:
+    """Escaped Markdown cut at a line (else a space) before `keep` characters, saying so."""
+    head = markdown[:keep]
+    end = head.rfind("\n")
+    if end < keep // 2:
+        end = head.rfind(" ")
+    return head[: max(end, 0)] + "\n\n_(the diagnosis was truncated to fit the issue)_\n"
 
 
 def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:

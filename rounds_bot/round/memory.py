@@ -4,6 +4,7 @@ the issue body, is not paid for again, and the month's spending still counts aga
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from rounds_bot.clock import parse_iso
@@ -12,6 +13,9 @@ from rounds_bot.render.marker import MarkedDiagnosis, MarkedSpend, MarkerMemory
 from rounds_bot.store import DiagnosisRecord, Store
 
 REBUILT_RUN = "rebuilt"
+# The answer is also in the body, rendered; carried twice, a long one could push the body past GitHub's
+# limit. Longer answers are left out of the marker: a rebuild then diagnoses that signature again.
+MAX_MARKED_ANSWER_CHARS = 8_000
 
 
 def marker_memory(store: Store, signature_ids: Iterable[str]) -> dict[str, MarkerMemory]:
@@ -69,10 +73,13 @@ def restore_memory(store: Store, signature_id: str, memory: MarkerMemory) -> lis
 def _marked(record: DiagnosisRecord) -> MarkedDiagnosis | None:
     if record.outcome.diagnosis is None:
         return None
+    answer = record.outcome.diagnosis.model_dump(mode="json")
+    if len(json.dumps(answer)) > MAX_MARKED_ANSWER_CHARS:
+        return None
     return MarkedDiagnosis(
         cache_key=record.cache_key,
         revision=record.revision,
         at=record.at,
         trigger=record.trigger,
-        answer=record.outcome.diagnosis.model_dump(mode="json"),
+        answer=answer,
     )
