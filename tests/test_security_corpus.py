@@ -70,6 +70,38 @@ def test_no_planted_secret_reaches_github_the_prompts_or_the_database(fake_githu
     assert leaked == [], "\n".join(f"{item.family}: {item.secret!r} in {where}" for item, where in leaked)
 
 
+# How a message often carries another text: quoted, bracketed, as a JSON document (a log line that is JSON,
+# a request body), nested, or at the end of a sentence.
+WRAPPINGS = (
+    "'{}'",
+    '"{}"',
+    "({})",
+    "[{}]",
+    "<{}>",
+    "`{}`",
+    "{},",
+    "{}.",
+    "{};",
+    "\t{}\n",
+    '{{"msg": "{}"}}',
+    '{{"error": {{"detail": "{}"}}}}',
+    "msg='{}'",
+    '[{{"body": "{}"}}]',
+)
+
+
+@pytest.mark.parametrize("wrapping", WRAPPINGS)
+def test_a_secret_wrapped_in_quotes_brackets_or_json_is_still_redacted(wrapping):
+    # found by this test: a pair whose quoted value held the secret's own pair (`"msg": "password=..."`)
+    # hid it, so nothing inside a JSON string value was read as a pair
+    leaked = [
+        item.carrier
+        for item in corpus()
+        if item.kind == "text" and item.secret in redact(wrapping.format(item.carrier))
+    ]
+    assert leaked == []
+
+
 def test_ids_times_and_words_that_are_not_secrets_are_kept():
     for text in KEPT:
         assert redact(text) == text

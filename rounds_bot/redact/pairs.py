@@ -42,7 +42,9 @@ _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey",
 _PAIR = re.compile(
     r"""(?<![\w.-])["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?"""
     r"""(?P<sep>[ \t]{0,3}(?:=>|:=|\?=|=|:)[ \t]{0,3})"""
-    r"""(?P<value>"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|[^\s,;&"'<>{}()\[\]|]{1,500})"""
+    # the value is read ahead, not consumed: when the pair is not a secret (`"msg": "..."`), the scan goes
+    # on inside its value, where a secret's own pair may stand (`"msg": "login password=..."`)
+    r"""(?=(?P<value>"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|[^\s,;&"'<>{}()\[\]|]{1,500}))"""
 )
 _FLAG = re.compile(
     r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token)"""
