@@ -53,6 +53,12 @@ def test_a_card_number_followed_by_another_number_is_still_a_card():
     assert redact("at 1732300000018 5") == "at 1732300000018 5"
 
 
+def test_a_secret_pair_in_a_percent_encoded_url_is_redacted():
+    assert "abc123XYZ" not in redact("https://a.example/login?next=%2Fcb%3Fapi_key%3Dabc123XYZ%26x%3D1")
+    assert "Hunter22" not in redact("GET /cb?state=1%26password%3DHunter22")
+    assert redact("http%3A%2F%2Fexample.com%2Fpath") == "http%3A%2F%2Fexample.com%2Fpath"
+
+
 def test_ip_addresses_follow_the_policy():
     text = "from 203.0.113.7 via 10.1.2.3 to 127.0.0.1 and 2001:db8::7"
     assert redact(text) == (

@@ -40,8 +40,9 @@ _PLACEHOLDERS = {
 
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
 _PAIR = re.compile(
-    r"""(?<![\w.-])["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?"""
-    r"""(?P<sep>[ \t]{0,3}(?:=>|:=|\?=|=|:)[ \t]{0,3})"""
+    r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?"""
+    # `%3D` and `%3A`: a pair inside a percent-encoded URL (`?next=%2Fcb%3Fapi_key%3D...`)
+    r"""(?P<sep>[ \t]{0,3}(?:=>|:=|\?=|=|:|%3[Dd]|%3[Aa])[ \t]{0,3})"""
     # the value is read ahead, not consumed: when the pair is not a secret (`"msg": "..."`), the scan goes
     # on inside its value, where a secret's own pair may stand (`"msg": "login password=..."`)
     r"""(?=(?P<value>"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|[^\s,;&"'<>{}()\[\]|]{1,500}))"""
@@ -145,5 +146,5 @@ PAIRS: tuple[Rule, ...] = (
         group=1,
     ),
     Rule("password", _FLAG, ("pass", "token", "secret", "key"), 1),
-    Rule("key_value_secret", _PAIR, ("=", ":"), 3, _accept_pair),
+    Rule("key_value_secret", _PAIR, ("=", ":", "%3d", "%3a"), 3, _accept_pair),
 )
