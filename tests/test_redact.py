@@ -59,6 +59,19 @@ def test_a_secret_pair_in_a_percent_encoded_url_is_redacted():
     assert redact("http%3A%2F%2Fexample.com%2Fpath") == "http%3A%2F%2Fexample.com%2Fpath"
 
 
+def test_a_token_as_a_urls_user_name_is_redacted_once():
+    dsn = "dsn https://1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d@o123456.ingest.sentry.io/1234567"
+    assert redact(dsn) == "dsn https://[REDACTED:url_password]@o123456.ingest.sentry.io/1234567"
+    remote = "https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/o/r"
+    assert redact(remote) == "https://[REDACTED:github_token]@github.com/o/r"
+    assert redact("https://john.doe@example.com/x") == "https://john.doe@example.com/x"
+
+
+def test_an_age_secret_key_is_a_private_key():
+    key = "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2
+    assert redact(f"identity {key[:74]}") == "identity [REDACTED:private_key]"
+
+
 def test_ip_addresses_follow_the_policy():
     text = "from 203.0.113.7 via 10.1.2.3 to 127.0.0.1 and 2001:db8::7"
     assert redact(text) == (

@@ -92,7 +92,19 @@ def _token_like(match: re.Match[str]) -> bool:
 
 PAIRS: tuple[Rule, ...] = (
     rule(
-        "url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://[^\s:/@]{0,128}:([^\s@/]{1,256})@", "://", group=1
+        "url_password",
+        # the user name holds no bracket: `[REDACTED:...]` left by a token rule is not a user name
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://[^\s:/@\[\]]{0,128}:([^\s@/]{1,256})@",
+        "://",
+        group=1,
+    ),
+    # a token as a URL's user name, with no password: a Sentry DSN's key, `https://<token>@host/...`
+    rule(
+        "url_password",
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,20}://([A-Za-z0-9_\-.~]{16,256})@",
+        "://",
+        group=1,
+        accept=_token_like,
     ),
     rule(
         "authorization",

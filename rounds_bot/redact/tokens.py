@@ -68,6 +68,7 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"hv[sb]\.[A-Za-z0-9_-]{24,300}", "hvs.", "hvb."),
     token("api_token", r"(?:fo1_[\w-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,400})", "fo1_", "fm1", "fm2"),
     token("api_token", r"sha256~[\w-]{43}", "sha256~"),
+    token("private_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "age-secret-key-1"),
     # source hosting and package registries
     token(
         "github_token", r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"
