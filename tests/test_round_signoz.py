@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sqlite3
 import time
@@ -125,12 +126,7 @@ def test_a_round_failing_at_each_signoz_request_loses_and_doubles_nothing(
         folder.mkdir()
         clean_env.setenv("SIGNATURES_DB_PATH", str(folder / "rounds.db"))
         clean_env.setenv("ROUNDS_OUTPUT_DIR", str(folder / "out"))
-        template = REQUEST_FAULTS[fault]
-        emulator.behaviour.faults = [
-            Fault(
-                template.kind, status=template.status, retry_after=template.retry_after, times=-1, after=nth
-            )
-        ]
+        emulator.behaviour.faults = [dataclasses.replace(REQUEST_FAULTS[fault], after=nth)]
         code, _, err = run()
         assert code == 2 and err.startswith("error: "), (nth, code, err)
         assert not (folder / "rounds.db").exists() or cursors(folder / "rounds.db") == []

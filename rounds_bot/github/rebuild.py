@@ -29,7 +29,7 @@ from rounds_bot.github.journal import Journal, mirrored_issue
 from rounds_bot.github.labels import BOT_LABEL
 from rounds_bot.github.rest import GitHubApi
 from rounds_bot.models import Frozen
-from rounds_bot.render.marker import MarkerMemory, MarkerState, read_marker
+from rounds_bot.render.marker import MarkerState, read_marker
 from rounds_bot.round.memory import restore_memory
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
@@ -74,8 +74,7 @@ def rebuild_database(
     with store.transaction():
         for signature_id, (item, marker) in chosen.items():
             store.save(Signature.from_issue(item, marker))
-            memory = MarkerMemory(diagnosis=marker.diagnosis, spend=marker.spend)
-            problems = restore_memory(store, signature_id, memory)
+            problems = restore_memory(store, signature_id, marker.memory)
             partial.extend(f"#{item['number']}: {problem}" for problem in problems)
             status = _status(item)
             counts[status] += 1

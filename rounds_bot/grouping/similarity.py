@@ -315,14 +315,9 @@ class SimilarityIndex:
         """Many saved vectors of one service at once, as the store keeps them: (signature id, seq,
         packed text, with frames); those already held are kept as they are."""
         index = self._service(service)
-        held = index.document_of
         for signature_id, seq, packed, with_frames in stored:
-            if signature_id not in held:
-                index.loaded.append(index.append(signature_id, seq, raw_of_packed(packed), with_frames))
-
-    def holds(self, service: str, signature_id: str) -> bool:
-        index = self._services.get(service)
-        return index is not None and signature_id in index.document_of
+            if signature_id not in index.document_of:  # checked first: no decoding of what is held
+                index.load(signature_id, seq, raw_of_packed(packed), with_frames)
 
     def _service(self, service: str) -> _ServiceIndex:
         index = self._services.get(service)

@@ -74,6 +74,10 @@ class MarkerState(Frozen):
     diagnosis: MarkedDiagnosis | None = None
     spend: list[MarkedSpend] = Field(default_factory=list)
 
+    @property
+    def memory(self) -> MarkerMemory:
+        return MarkerMemory(diagnosis=self.diagnosis, spend=self.spend)
+
 
 def write_marker(state: MarkerState) -> str:
     payload = json.dumps(state.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
