@@ -59,3 +59,21 @@ def test_what_a_marker_remembers_reads_back_into_a_fresh_database(fresh_db: Stor
         and cached.outcome.diagnosis == fresh_db.cached_diagnosis("key-sig_a").outcome.diagnosis
     )
     assert fresh.bookings("sig_a")[0].usd == 0.5 and fresh.bookings("sig_a")[0].run_id == "rebuilt"
+
+
+def test_unreadable_times_in_a_marker_are_reported_and_the_rest_restored(fresh_db: Store) -> None:
+    diagnosed(fresh_db, "sig_a", "the cache key omits the tenant")
+    memory = marker_memory(fresh_db, ["sig_a"])["sig_a"]
+    spend = [*memory.spend, memory.spend[0].model_copy(update={"at": "yesterday"})]
+    garbled = memory.model_copy(
+        update={"spend": spend, "diagnosis": memory.diagnosis.model_copy(update={"at": "soon"})}
+    )
+    fresh = Store.memory()
+    with fresh.transaction():
+        problems = restore_memory(fresh, "sig_a", garbled)
+    assert problems == [
+        "a paid model call has an unreadable time ('yesterday'); not counted",
+        "its diagnosis could not be read back (ValueError); diagnosed again",
+    ]
+    assert [paid.usd for paid in fresh.bookings("sig_a")] == [0.5]
+    assert fresh.cached_diagnosis("key-sig_a") is None

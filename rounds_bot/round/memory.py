@@ -37,36 +37,39 @@ def restore_memory(store: Store, signature_id: str, memory: MarkerMemory) -> lis
     """Write back what a marker remembers (inside the caller's transaction); returns what could not be."""
     problems: list[str] = []
     for paid in memory.spend:
+        try:
+            at = parse_iso(paid.at)
+        except ValueError:
+            problems.append(f"a paid model call has an unreadable time ({paid.at[:40]!r}); not counted")
+            continue
         store.book_cost(
             run_id=REBUILT_RUN,
             signature_id=signature_id,
             usd=paid.usd,
             model=paid.model,
             note=paid.note,
-            at=parse_iso(paid.at),
+            at=at,
         )
     marked = memory.diagnosis
-    if marked is not None:
-        try:
-            answer = Diagnosis.model_validate(marked.answer)
-        except ValueError as exc:
-            problems.append(
-                f"its diagnosis could not be read back ({exc.__class__.__name__}); diagnosed again"
-            )
-        else:
-            store.record_diagnosis(
-                DiagnosisRecord(
-                    cache_key=marked.cache_key,
-                    signature_id=signature_id,
-                    revision=marked.revision,
-                    at=marked.at,
-                    status="ok",
-                    trigger=marked.trigger,
-                    outcome=DiagnosisOutcome(
-                        status="ok", diagnosis=answer, detail="read back from the issue"
-                    ),
-                )
-            )
+    if marked is None:
+        return problems
+    try:
+        answer = Diagnosis.model_validate(marked.answer)
+        parse_iso(marked.at)
+    except ValueError as exc:
+        problems.append(f"its diagnosis could not be read back ({exc.__class__.__name__}); diagnosed again")
+        return problems
+    store.record_diagnosis(
+        DiagnosisRecord(
+            cache_key=marked.cache_key,
+            signature_id=signature_id,
+            revision=marked.revision,
+            at=marked.at,
+            status="ok",
+            trigger=marked.trigger,
+            outcome=DiagnosisOutcome(status="ok", diagnosis=answer, detail="read back from the issue"),
+        )
+    )
     return problems
 
 
