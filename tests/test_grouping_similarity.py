@@ -86,11 +86,11 @@ def test_a_reloaded_index_scores_exactly_like_the_original() -> None:
     original = SimilarityIndex()
     for number, terms in enumerate(documents):
         original.add_new("svc", f"sig{number}", number, original.counts(terms), with_frames=number % 2 == 0)
+    vectors = [original.saved_vector("svc", f"sig{number}") for number in range(len(documents))]
     reloaded = SimilarityIndex()
-    for number in range(len(documents)):
-        vector = original.saved_vector("svc", f"sig{number}")
-        assert vector is not None
-        reloaded.add_saved("svc", f"sig{number}", number, vector)
+    reloaded.add_stored(
+        "svc", [(f"sig{n}", n, v.packed, v.with_frames) for n, v in enumerate(vectors) if v is not None]
+    )
     for query in random_documents(6, 40):
         assert original.nearest("svc", original.counts(query), 0.2) == reloaded.nearest(
             "svc", reloaded.counts(query), 0.2

@@ -36,7 +36,7 @@ from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Route
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
-from rounds_bot.grouping.state import SignatureState, collector_paused
+from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.models import Assignment, ErrorEvent, Tier
 
@@ -72,9 +72,7 @@ class GroupingEngine:
         #: the fingerprint tier's answers per memoised candidate (keyed by identity; the entry
         #: keeps the candidate alive, so an id is never reused while it is a key)
         self._answers: dict[int, tuple[Candidate, Assignment]] = {}
-        with collector_paused():
-            for state in sorted(known, key=lambda s: s.seq):
-                self._known_signatures.load(state)
+        self._known_signatures.load_all(sorted(known, key=lambda s: s.seq))
 
     # --- public interface ---------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ error joins it (`require`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rounds_bot.grouping.candidates import Candidate
@@ -71,9 +72,7 @@ class Registry:
             return False
         self._asked.update(wanted)
         found = self._lookup.find(wanted)
-        with collector_paused():
-            for state in sorted(found, key=lambda s: s.seq):
-                self.load(state)
+        self.load_all(sorted(found, key=lambda s: s.seq))
         return bool(found)
 
     def fetch_vectors(self, service: str) -> None:
@@ -165,9 +164,27 @@ class Registry:
                 signature.hashes.append(digest)
 
     def load(self, state: SignatureState) -> None:
+        self.load_all([state])
+
+    def load_all(self, states: Iterable[SignatureState]) -> None:
+        """Saved states, in the order given (creation order, for the seqs to mean the same); their
+        vectors go to the index in bulk, a service at a time, as the store's vectors do."""
+        vectors: dict[str, list[tuple[str, int, str, bool]]] = {}
+        with collector_paused() as pause:
+            for state in states:
+                pause.made += 1
+                if self._register(state) and state.similarity is not None:
+                    vector = state.similarity
+                    entry = (state.signature_id, state.seq, vector.packed, vector.with_frames)
+                    vectors.setdefault(state.service, []).append(entry)
+            for service, stored in vectors.items():
+                self._index.add_stored(service, stored)
+
+    def _register(self, state: SignatureState) -> bool:
+        """The state's identity, filed under its keys; False when it was loaded before."""
         signature_id = state.signature_id
         if signature_id in self.signatures:
-            return  # looked up again under another key
+            return False  # looked up again under another key
         signature = KnownSignature(
             signature_id,
             state.service,
@@ -187,10 +204,9 @@ class Registry:
             self._load_codes(signature, state.error_codes)
         if state.templates:
             self._load_templates(signature, state)
-        if state.similarity is not None:
-            self._index.add_saved(state.service, signature_id, state.seq, state.similarity)
         if state.seq >= self.next_seq:
             self.next_seq = state.seq + 1
+        return True
 
     def _load_codes(self, signature: KnownSignature, codes: list[str]) -> None:
         for code in codes:

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rounds_bot.grouping.terms import N_FEATURES
 from rounds_bot.grouping.terms import counts as term_counts
 from rounds_bot.grouping.vectors import SimilarityVector, raw_of, raw_of_packed, rounded
 
@@ -68,20 +69,18 @@ class _Block:
 
 def _block_from(doc_indices: list[int], vectors: list[bytes]) -> _Block:
     """A block of the documents' packed vectors, unpacked all at once: every vector is n 32-bit
-    feature ids then n 32-bit weights, so the joined bytes are read as one array of 32-bit words
-    and the features and weights gathered from it by index."""
+    feature ids then n 32-bit weights, so the joined bytes are one array of 32-bit words, split
+    into features and weights by a mask (n true, n false per vector) without index arrays."""
     import numpy as np
 
     packed = [vectors[i] for i in doc_indices]
     words = np.frombuffer(b"".join(packed), dtype="<u4")
     lengths = np.fromiter((len(raw) // 8 for raw in packed), dtype=np.int64, count=len(packed))
-    starts = np.cumsum(2 * lengths) - 2 * lengths  # each vector's first word
-    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    feature_words = np.repeat(starts, lengths) + within
+    is_feature = np.repeat(np.tile(np.array([True, False]), len(packed)), np.repeat(lengths, 2))
     return _sorted_block(
-        words[feature_words].astype(np.int64),
-        np.repeat(np.arange(len(packed), dtype=np.int64), lengths),
-        words[feature_words + np.repeat(lengths, lengths)].view("<f4").astype(np.float64),
+        words[is_feature].astype(np.int32),
+        np.repeat(np.arange(len(packed), dtype=np.int32), lengths),
+        words[~is_feature].view("<f4"),
         np.asarray(doc_indices, dtype=np.int64),
     )
 
@@ -91,7 +90,7 @@ def _merged(before: _Block, last: _Block) -> _Block:
 
     return _sorted_block(
         np.concatenate([np.repeat(b.features, np.diff(b.indptr)) for b in (before, last)]),
-        np.concatenate([before.columns, last.columns + before.size]),
+        np.concatenate([before.columns, last.columns + np.int32(before.size)]),
         np.concatenate([before.data, last.data]),
         np.concatenate([before.doc_indices, last.doc_indices]),
     )
@@ -100,19 +99,30 @@ def _merged(before: _Block, last: _Block) -> _Block:
 def _sorted_block(
     features: np.ndarray, columns: np.ndarray, data: np.ndarray, doc_indices: np.ndarray
 ) -> _Block:
+    """Entries grouped by feature. Within one feature they already come in ascending column order
+    (documents in order, or a block before the one merged after it), so a stable sort by feature
+    is a sort by (feature, column). Weights stay 32-bit floats (exactly what was saved; a score
+    widens them to 64 bits) and columns 32-bit integers: half the memory of 64-bit arrays."""
     import numpy as np
 
-    # Within one feature, entries come in ascending column order (documents in order, or a block
-    # before the one merged after it), so a stable sort by feature sorts by (feature, column). Feature
-    # ids are below 2**20 (`terms.N_FEATURES`): sorting (feature << 32 | position) as plain 64-bit
-    # numbers is that stable sort, twice as fast as a stable argsort, and gives the sorted features.
-    keys = np.sort((features << 32) | np.arange(len(features), dtype=np.int64))
-    order = keys & 0xFFFFFFFF
-    features, columns, data = keys >> 32, columns[order], data[order]
+    order = _stable_order(features)
+    features, columns, data = features[order], columns[order], data[order]
     # features are sorted now: each row starts where the feature changes
     starts = np.flatnonzero(np.concatenate(([True], features[1:] != features[:-1])))
     indptr = np.append(starts, len(features)).astype(np.int64)
     return _Block(features[starts], indptr, columns, data, doc_indices)
+
+
+def _stable_order(features: np.ndarray) -> np.ndarray:
+    """The stable sorting order of feature ids below 2**20 (`terms.N_FEATURES`): two stable sorts
+    of 16-bit halves, low bits first (a radix sort); numpy sorts 16-bit keys by counting, in
+    linear time, so this is several times faster than a stable sort of the whole ids."""
+    import numpy as np
+
+    if len(features) and int(features.max()) >= N_FEATURES:  # not ours: sorted the slow way
+        return np.argsort(features, kind="stable")
+    low = np.argsort((features & 0x3FF).astype(np.uint16), kind="stable")
+    return low[np.argsort((features[low] >> 10).astype(np.uint16), kind="stable")]
 
 
 @dataclass
@@ -306,10 +316,6 @@ class SimilarityIndex:
         return SimilarityVector(
             packed=base64.b64encode(raw).decode("ascii"), with_frames=index.with_frames[document]
         )
-
-    def add_saved(self, service: str, signature_id: str, seq: int, vector: SimilarityVector) -> None:
-        """A saved vector, re-loaded as it was (its postings are built at the next lookup)."""
-        self._service(service).load(signature_id, seq, vector.raw(), vector.with_frames)
 
     def add_stored(self, service: str, stored: Iterable[tuple[str, int, str, bool]]) -> None:
         """Many saved vectors of one service at once, as the store keeps them: (signature id, seq,
