@@ -141,3 +141,22 @@ def test_lines_orjson_refuses_are_read_by_the_standard_library() -> None:
     )
     assert len({o["signature"] for o in out}) == 1
     assert [o["tier"] for o in out] == ["new", "fingerprint", "fingerprint"]
+
+
+def test_a_message_alone_and_the_same_message_with_empty_or_extra_fields_get_one_answer() -> None:
+    """Lines of `message`, `service` and `error_type` alone take a short way through the engine;
+    any other line goes the whole way. Both must give the same answer for the same event."""
+    base = {"service": "auth", "message": "user 7 not found in shard 3", "error_type": "KeyError"}
+    out = run(
+        lines(
+            base,
+            {**base, "stacktrace": ""},
+            {**base, "error_code": None, "attributes": {}},
+            {**base, "host": "web-1"},  # a field `rounds group` does not read
+            {**base, "message": "user 8 not found in shard 1", "attributes": {"retry": None}},
+            {**base, "service": ["auth"]},  # a wrong type is that line's error, whichever way it went
+        )
+    )
+    assert len({o.get("signature") for o in out[:5]}) == 1
+    assert [o.get("tier") for o in out[:5]] == ["new"] + ["fingerprint"] * 4
+    assert out[5] == {"line": 6, "error": "field 'service' must be a string, got an array"}

@@ -14,6 +14,7 @@ output is written in batches.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from collections.abc import Iterator
@@ -25,13 +26,20 @@ import orjson
 from pydantic import ValidationError
 
 from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.state import collector_paused
 from rounds_bot.models import Assignment, AttributeValue, ErrorEvent
 
 #: events carry no time of their own here; a fixed one keeps the output reproducible
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TEXT_FIELDS = ("message", "error_type", "service", "stacktrace", "error_code")
+#: a line with no other field than these (text or null) is a message alone
+_PLAIN_FIELDS = frozenset(("message", "service", "error_type"))
 #: input read (and its output written) this many bytes of lines at a time
 _BATCH_BYTES = 1 << 16
+#: batches between two runs of the cyclic garbage collector, which is otherwise paused: it would
+#: walk the engine's memos again and again (a tenth of the time of a long stream), and grouping
+#: makes no reference cycles for it to find; this run is a safeguard, every 64 MB of input
+_COLLECT_EVERY = 1024
 #: rendered answers kept (by answer identity); cleared when full
 _RENDERED_LIMIT = 65_536
 
@@ -52,15 +60,15 @@ def group_command(source: IO[bytes], explain: bool) -> None:
     """
     engine = GroupingEngine()
     out = sys.stdout  # JSON text is ASCII: written as it is, a batch of lines at a time
-    line = _Renderer(explain=explain).line
+    renderer = _Renderer(explain=explain)
     number = 0
-    for batch in _batches(source):
-        rendered = []
-        for raw in batch:
-            number += 1
-            rendered.append(line(number, _group(engine, number, raw)))
-        out.write("".join(rendered))
-        out.flush()
+    with collector_paused():
+        for count, batch in enumerate(_batches(source), 1):
+            out.write(renderer.lines(number + 1, _answers(engine, number + 1, batch)))
+            out.flush()
+            number += len(batch)
+            if count % _COLLECT_EVERY == 0:
+                gc.collect()
 
 
 def _batches(source: IO[bytes]) -> Iterator[list[bytes]]:
@@ -69,21 +77,37 @@ def _batches(source: IO[bytes]) -> Iterator[list[bytes]]:
         yield batch
 
 
+def _answers(engine: GroupingEngine, first: int, batch: list[bytes]) -> list[Assignment | str]:
+    """The engine's answers for a batch of lines numbered from `first`. The common line, a JSON
+    object of text fields `message`, `service` and `error_type` alone, is grouped here from its
+    fields; any other line goes the whole way (`_group`), which also says what is wrong with it."""
+    assign_message, loads, plain = engine.assign_message, orjson.loads, _PLAIN_FIELDS
+    answers: list[Assignment | str] = []
+    for number, raw in enumerate(batch, first):
+        try:
+            data = loads(raw)
+        except orjson.JSONDecodeError:
+            data = None
+        if type(data) is dict and data.keys() <= plain:
+            message, service, error_type = data.get("message"), data.get("service"), data.get("error_type")
+            if (
+                (message is None or type(message) is str)
+                and (service is None or type(service) is str)
+                and (error_type is None or type(error_type) is str)
+            ):
+                try:
+                    answers.append(assign_message(message or "", service or "unknown", error_type or None))
+                    continue
+                except (ValidationError, ValueError, RecursionError):
+                    pass  # the whole way says what is wrong
+        answers.append(_group(engine, number, raw))
+    return answers
+
+
 def _group(engine: GroupingEngine, number: int, raw: bytes) -> Assignment | str:
     """The engine's answer for one input line, or why the line has none."""
     try:
         data = _object(raw)
-        message, service, error_type = data.get("message"), data.get("service"), data.get("error_type")
-        if (
-            (message is None or type(message) is str)
-            and (service is None or type(service) is str)
-            and (error_type is None or type(error_type) is str)
-            and not data.get("stacktrace")
-            and not data.get("error_code")
-            and not data.get("attributes")
-        ):
-            # a message alone: grouped from its fields, no event built unless the engine needs it
-            return engine.assign_message(message or "", service or "unknown", error_type or None)
         return engine.assign(_event(number, data, {name: _text(data, name) for name in _TEXT_FIELDS}))
     except LineError as exc:
         return str(exc)
@@ -98,17 +122,27 @@ class _Renderer:
         self._explain = explain
         self._rendered: dict[int, tuple[Assignment, str]] = {}
 
-    def line(self, number: int, answer: Assignment | str) -> str:
-        if isinstance(answer, str):
-            return json.dumps({"line": number, "error": answer}) + "\n"
-        known = self._rendered.get(id(answer))
-        if known is None or known[0] is not answer:
-            # the object without its first "{": `"signature": ..., ...}`
-            rest = json.dumps(_output(answer, explain=self._explain))[1:]
-            if len(self._rendered) >= _RENDERED_LIMIT:
-                self._rendered.clear()
-            known = self._rendered[id(answer)] = (answer, rest)
-        return f'{{"line": {number}, {known[1]}\n'
+    def lines(self, first: int, answers: list[Assignment | str]) -> str:
+        """The output lines of answers to lines numbered from `first`, as one text."""
+        pieces: list[str] = []
+        extend, memo = pieces.extend, self._rendered
+        for number, answer in enumerate(answers, first):
+            known = memo.get(id(answer))
+            if known is None or known[0] is not answer:
+                if isinstance(answer, str):
+                    pieces.append(json.dumps({"line": number, "error": answer}) + "\n")
+                    continue
+                known = self._remember(answer)
+            extend(('{"line": ', str(number), ", ", known[1]))
+        return "".join(pieces)
+
+    def _remember(self, answer: Assignment) -> tuple[Assignment, str]:
+        # the object without its first "{" and with its line end: `"signature": ..., ...}\n`
+        rest = json.dumps(_output(answer, explain=self._explain))[1:] + "\n"
+        if len(self._rendered) >= _RENDERED_LIMIT:
+            self._rendered.clear()
+        known = self._rendered[id(answer)] = (answer, rest)
+        return known
 
 
 def _object(raw: bytes) -> dict[str, Any]:
