@@ -3,6 +3,7 @@ real Claude Code CLI run against the fake Messages API."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from fake_messages_api import FakeMessagesApi
 
+from rounds_bot.diagnosis.claude_cli import ClaudeCli
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
 from rounds_bot.diagnosis.model import (
     DiagnosisRequest,
@@ -187,4 +189,14 @@ def fake_api_diagnoser(binary: str, api: FakeMessagesApi, **overrides: Any) -> C
         "max_retries": 0,
     }
     settings.update(overrides)
-    return ClaudeCodeDiagnoser(**settings)
+    return claude_code_diagnoser(**settings)
+
+
+_CLI_PARAMETERS = frozenset(inspect.signature(ClaudeCli).parameters)
+
+
+def claude_code_diagnoser(**settings: Any) -> ClaudeCodeDiagnoser:
+    """A diagnoser from keyword settings of both the CLI (`ClaudeCli`'s) and the diagnoser."""
+    cli = {key: value for key, value in settings.items() if key in _CLI_PARAMETERS}
+    rest = {key: value for key, value in settings.items() if key not in _CLI_PARAMETERS}
+    return ClaudeCodeDiagnoser(ClaudeCli(**cli), **rest)

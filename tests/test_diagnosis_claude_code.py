@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from diagnosis_samples import good_answer, make_checkout, sample_request
+from diagnosis_samples import claude_code_diagnoser, good_answer, make_checkout, sample_request
 
 from rounds_bot.diagnosis import claude_code
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
@@ -106,7 +106,7 @@ def diagnoser(binary: Path, **overrides: Any) -> ClaudeCodeDiagnoser:
         "timeout_seconds": 20,
     }
     settings.update(overrides)
-    return ClaudeCodeDiagnoser(**settings)
+    return claude_code_diagnoser(**settings)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from signoz_emulator.data import Dataset, load_otlp_lines, signoz_group_id
 from signoz_fixtures import fixture_dataset, fixture_window, source_for
 
 from rounds_bot.config import load_settings
+from rounds_bot.diagnosis.claude_cli import ClaudeCli
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
 from rounds_bot.diagnosis.configured import build_diagnoser
 from rounds_bot.diagnosis.lookups.recorded import RecordedLookups
@@ -437,13 +438,13 @@ def test_the_diagnoser_writes_the_key_only_into_the_servers_private_config_entry
     shop_signoz, checkout, tmp_path
 ):
     binary, record = _recording_cli(tmp_path)
-    diagnoser = ClaudeCodeDiagnoser(
+    cli = ClaudeCli(
         binary=binary,
         model="sonnet",
         credentials={"ANTHROPIC_API_KEY": "sk-ant-test"},
         inherited_env={"PATH": os.environ.get("PATH", "")},
-        incident_tools=McpLaunch.for_signoz(shop_signoz.url, API_KEY),
     )
+    diagnoser = ClaudeCodeDiagnoser(cli, incident_tools=McpLaunch.for_signoz(shop_signoz.url, API_KEY))
     outcome = diagnoser.diagnose(shop_request(checkout))
     assert outcome.status == "ok", outcome.detail
     seen = json.loads(record.read_text())

@@ -11,6 +11,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from rounds_bot import telemetry
+from rounds_bot.diagnosis.claude_cli import ClaudeCli
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
 
 
@@ -34,7 +35,9 @@ def test_each_model_call_exports_one_span_with_model_turns_tokens_and_cost(tmp_p
     fake.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(result)}\nEOF\n")
     fake.chmod(0o755)
     try:
-        diagnoser = ClaudeCodeDiagnoser(binary=fake, model="sonnet", credentials={}, timeout_seconds=20)
+        diagnoser = ClaudeCodeDiagnoser(
+            ClaudeCli(binary=fake, model="sonnet", credentials={}, timeout_seconds=20)
+        )
         diagnoser.diagnose(sample_request(make_checkout(tmp_path / "repo")))
     finally:
         telemetry.use_tracer(None)

@@ -20,7 +20,6 @@ result object) and `claude_stream` (progress and token usage while it runs).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,49 +56,30 @@ MCP_SERVER_NAME = "rounds"
 
 
 class ClaudeCodeDiagnoser:
-    """A `Diagnoser` that runs the `claude` binary. Every value is passed in; nothing is read
-    from the environment here (pass `inherited_env=os.environ` to let PATH and proxies through)."""
+    """A `Diagnoser` that runs the `claude` binary (`ClaudeCli`: its model, credentials and
+    limits); this adds what a diagnosis needs besides: the context budget, the incident tools,
+    progress streaming and the model's price."""
 
     name = "claude-code"
 
     def __init__(
         self,
+        cli: ClaudeCli,
         *,
-        binary: str | Path,
-        model: str,
-        credentials: Mapping[str, str],
-        inherited_env: Mapping[str, str] | None = None,
-        max_turns: int = 12,
-        max_budget_usd: float = 1.0,
-        timeout_seconds: float = 600.0,
         context_budget_tokens: int = DEFAULT_BUDGET_TOKENS,
-        max_retries: int | None = None,
         incident_tools: McpLaunch | None = None,
         stream: bool = False,
         on_progress: ProgressCallback | None = None,
         price: ModelPrice | None = None,
         expected_turns: int = 4,
     ) -> None:
-        self.cli = ClaudeCli(
-            binary=binary,
-            model=model,
-            credentials=credentials,
-            inherited_env=inherited_env,
-            max_turns=max_turns,
-            max_budget_usd=max_budget_usd,
-            timeout_seconds=timeout_seconds,
-            max_retries=max_retries,
-        )
-        self.model = model
-        self.max_turns = max_turns
-        self.max_budget_usd = max_budget_usd
-        self.timeout_seconds = timeout_seconds
+        self.cli = cli
         self.context_budget_tokens = context_budget_tokens
         self.incident_tools = incident_tools
         self.stream = stream
         self.on_progress = on_progress
-        self.price = price or price_for(model)
-        self.expected_turns = min(expected_turns, max_turns)
+        self.price = price or price_for(cli.model)
+        self.expected_turns = min(expected_turns, cli.max_turns)
 
     # ------------------------------------------------------------------ the Diagnoser port
 
@@ -116,7 +96,7 @@ class ClaudeCodeDiagnoser:
         prompt = self._prompt(request)
         call: dict[str, telemetry.AttributeValue | None] = {
             "gen_ai.system": "anthropic",
-            "gen_ai.request.model": self.model,
+            "gen_ai.request.model": self.cli.model,
             "rounds.diagnoser": self.name,
             "rounds.signature_id": request.signature_id,
             "rounds.prompt_tokens_estimate": prompt.tokens,
@@ -223,28 +203,28 @@ class ClaudeCodeDiagnoser:
             return DiagnosisOutcome(
                 status="api_error",
                 detail=no_result_detail(finished),
-                model=self.model,
+                model=self.cli.model,
                 duration_seconds=finished.seconds,
             )
         return outcome_from_result(
-            result, request, duration_seconds=finished.seconds, fallback_model=self.model
+            result, request, duration_seconds=finished.seconds, fallback_model=self.cli.model
         )
 
     def _timeout_outcome(
         self, prompt: Prompt, finished: Finished, stream: StreamWatcher | None
     ) -> DiagnosisOutcome:
-        detail = f"no answer within {self.timeout_seconds:g} s; the CLI was stopped"
+        detail = f"no answer within {self.cli.timeout_seconds:g} s; the CLI was stopped"
         if stream is not None and stream.turns:
             usage = stream.usage()
             cost = spent(usage, self.price)
             return DiagnosisOutcome(
                 status="timeout",
                 detail=detail + f" after {stream.turns} model turns",
-                cost_usd=min(cost, self.max_budget_usd),
+                cost_usd=min(cost, self.cli.max_budget_usd),
                 cost_is_estimate=True,
                 turns=stream.turns,
                 tokens=usage,
-                model=self.model,
+                model=self.cli.model,
                 duration_seconds=finished.seconds,
             )
         # Nothing tells what was spent: book the estimate, bounded by what the CLI may spend.
@@ -252,8 +232,8 @@ class ClaudeCodeDiagnoser:
         return DiagnosisOutcome(
             status="timeout",
             detail=detail,
-            cost_usd=min(estimate_cost(shape, self.price), self.max_budget_usd),
+            cost_usd=min(estimate_cost(shape, self.price), self.cli.max_budget_usd),
             cost_is_estimate=True,
-            model=self.model,
+            model=self.cli.model,
             duration_seconds=finished.seconds,
         )

@@ -30,6 +30,7 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
             api_key=key,
             timeout_seconds=settings.diagnosis_timeout_seconds,
         ), "diagnosis by an OpenAI-compatible endpoint"
+    from rounds_bot.diagnosis.claude_cli import ClaudeCli
     from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
     from rounds_bot.diagnosis.mcp_server import McpLaunch
 
@@ -50,7 +51,7 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
         if settings.signoz_api_url
         else McpLaunch()
     )
-    return ClaudeCodeDiagnoser(
+    cli = ClaudeCli(
         binary=binary,
         model=settings.claude_model,
         credentials=credentials,
@@ -59,7 +60,9 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
         max_retries=settings.claude_max_retries,
         max_budget_usd=settings.claude_max_budget_usd,
         timeout_seconds=settings.diagnosis_timeout_seconds,
-        incident_tools=incident_tools,
+    )
+    return ClaudeCodeDiagnoser(
+        cli, incident_tools=incident_tools
     ), f"diagnosis by the Claude Code CLI ({settings.claude_model})"
 
 
