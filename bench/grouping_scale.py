@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import random
 import re
 import resource
@@ -305,8 +306,13 @@ print(time.process_time() - start)
 
 
 def _engine_in_a_fresh_process(path: Path) -> float:
+    environment = {"OPENBLAS_NUM_THREADS": "1", **os.environ}  # as `rounds` sets it (cli/app.py)
     done = subprocess.run(
-        [sys.executable, "-c", _COLD_ENGINE, str(path)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", _COLD_ENGINE, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
     )
     return float(done.stdout.strip())
 
