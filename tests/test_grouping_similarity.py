@@ -162,3 +162,12 @@ def test_a_saved_vector_is_packed_small_and_exact() -> None:
 def test_a_vector_that_is_not_base64_is_refused_on_use() -> None:
     with pytest.raises(ValueError, match="not base64"):
         SimilarityVector(packed="***").raw()
+
+
+def test_a_blocks_entries_are_ordered_by_feature_then_column_as_a_stable_sort_orders_them() -> None:
+    rng = np.random.default_rng(5)
+    ours = rng.integers(0, N_FEATURES, size=20_000)  # the ids tier 3 makes: a 16-bit radix sort
+    foreign = np.append(ours, [N_FEATURES, 2**31 - 1])  # ids it never makes: sorted the slow way
+    for features in (ours, foreign, ours[:0]):
+        order = similarity._stable_order(features)
+        assert np.array_equal(order, np.argsort(features, kind="stable"))
