@@ -5,7 +5,7 @@ the issue body, is not paid for again, and the month's spending still counts aga
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rounds_bot.clock import parse_iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
@@ -18,11 +18,18 @@ REBUILT_RUN = "rebuilt"
 MAX_MARKED_ANSWER_CHARS = 8_000
 
 
-def marker_memory(store: Store, signature_ids: Iterable[str]) -> dict[str, MarkerMemory]:
-    """Each signature's diagnosis and spending as its marker carries them (after this round's calls)."""
+def marker_memory(
+    store: Store, signature_ids: Iterable[str], latest: Mapping[str, DiagnosisRecord] | None = None
+) -> dict[str, MarkerMemory]:
+    """Each signature's diagnosis and spending as its marker carries them (after this round's calls).
+    `latest` is each signature's latest good diagnosis (`Store.latest_good_diagnoses`) when the caller
+    has read it already; it is read here otherwise."""
+    ids = list(signature_ids)
+    if latest is None:
+        latest = store.latest_good_diagnoses(ids)
     memory: dict[str, MarkerMemory] = {}
-    for signature_id in signature_ids:
-        record = store.latest_diagnosis(signature_id, ok_only=True)
+    for signature_id in ids:
+        record = latest.get(signature_id)
         memory[signature_id] = MarkerMemory(
             diagnosis=_marked(record) if record is not None else None,
             spend=[

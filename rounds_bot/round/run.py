@@ -164,7 +164,6 @@ def act(
         now=occasion.now,
         fix_verdicts=occasion.fix_verdicts,
     )
-    diagnoses = store.latest_good_diagnoses(plan.signature_id for plan in planned.plans)
     diagnosis = run_diagnosis_step(
         settings,
         store,
@@ -175,10 +174,13 @@ def act(
         window_hours=window_hours(occasion.window, planned.plans),
         rediagnose=rediagnose,
     )
+    planned_ids = [plan.signature_id for plan in planned.plans]
+    latest = store.latest_good_diagnoses(planned_ids)  # read once, after this round's calls
+    diagnoses = {sid: record.outcome.diagnosis for sid, record in latest.items() if record.outcome.diagnosis}
     diagnoses.update(diagnosis.good_diagnoses())
     evidence = gather_evidence(settings, store, planned.plans)
     style = IssueStyle(charts=settings.charts)
-    memory = marker_memory(store, (plan.signature_id for plan in planned.plans))
+    memory = marker_memory(store, planned_ids, latest)
     filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style, memory)
     filed.notes.extend(tracker.finish_round())
     return planned, diagnosis, filed

@@ -10,7 +10,6 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from rounds_bot.clock import iso
-from rounds_bot.diagnosis.model import Diagnosis
 from rounds_bot.store.records import (
     Booking,
     DiagnosisRecord,
@@ -38,13 +37,13 @@ class HistoryQueries:
         )
         return diagnosis_record(rows[0]) if rows else None
 
-    def latest_good_diagnoses(self, signature_ids: Iterable[str]) -> dict[str, Diagnosis]:
-        """Each signature's latest ok diagnosis, for those that have one."""
-        found: dict[str, Diagnosis] = {}
+    def latest_good_diagnoses(self, signature_ids: Iterable[str]) -> dict[str, DiagnosisRecord]:
+        """Each signature's latest ok diagnosis record, for those that have one with a diagnosis."""
+        found: dict[str, DiagnosisRecord] = {}
         for signature_id in signature_ids:
             record = self.latest_diagnosis(signature_id, ok_only=True)
             if record is not None and record.outcome.diagnosis is not None:
-                found[signature_id] = record.outcome.diagnosis
+                found[signature_id] = record
         return found
 
     def pending_diagnoses(self, max_attempts: int) -> set[str]:
