@@ -302,7 +302,83 @@ def corpus() -> list[Planted]:
 
 
 #: Values that must come out as they went in: ids and times are not secrets, words are not tokens.
+# Where a secret stands in code and configuration: the sample shapes gitleaks generates to check its rules
+# (its `GenerateSampleSecrets`: INI, JSON, XML, YAML, C#, Go, Java, Kotlin, PHP, Python, make, logstash, a
+# property set in a call), and the shapes its generator lists as not covered yet (an XML element or attribute,
+# a JSON name/value pair, a YAML block, CSV, escaped quotes, `??=`, `+=`, a typed Kotlin declaration). `{i}`
+# stands for a rule's identifier, `{I}` for the same upper-cased, `{s}` for the secret.
+ASSIGNMENT_SHAPES = (
+    '{i}Token="{s}"',
+    '{i}Token = "{s}"',
+    "{i}Token={s}",
+    "{i}Token = {s}",
+    '{\n    "{i}_token": "{s}"\n}',
+    '{"config.ini": "{I}_TOKEN={s}\\nBACKUP_ENABLED=true"}',
+    "<{i}Token>\n    {s}\n</{i}Token>",
+    "{i}_token: {s}",
+    "{i}_token: '{s}'",
+    '{i}_token: "{s}"',
+    'string {i}Token = "{s}";',
+    'var {i}Token string = "{s}"',
+    '{i}Token := "{s}"',
+    "{i}Token := `{s}`",
+    'String {i}Token = "{s}";',
+    'var {i}Token = "{s}"',
+    '${i}Token .= "{s}"',
+    "{i}Token = '{s}'",
+    'System.setProperty("{I}_TOKEN", "{s}")',
+    '  "{i}Token" => "{s}"',
+    '{I}_TOKEN = "{s}"',
+    '{I}_TOKEN := "{s}"',
+    '{I}_TOKEN ::= "{s}"',
+    '{I}_TOKEN :::= "{s}"',
+    '{I}_TOKEN ?= "{s}"',
+    # not covered by gitleaks' generator yet
+    "<{i}Token>{s}</{i}Token>",
+    '<entry name="{i}Token" value="{s}" />',
+    '{\n    "name": "{i}_token",\n    "value": "{s}"\n}',
+    "https://example.com?{i}Token={s}&fooBar=baz",
+    "{i}Token,{s},",
+    'var {i}Token: string = "{s}"',
+    '${i}Token ??= "{s}"',
+    '{I}_TOKEN += "{s}"',
+    'config.put("sasl.jaas.config", "PlainLoginModule required username=\\"JDOE35\\" {i}Token=\\"{s}\\"")',
+    "env = {PATH=/usr/local/bin, ENV=/etc/bashrc, {I}_PASSWORD={s}, LC_CTYPE=en_CA.UTF-8},",
+    "{i}_token: |\n  {s}",
+)
+#: identifiers of gitleaks rules (their keywords), the `{i}` of the shapes above
+RULE_IDENTIFIERS = (
+    "adafruit", "airtable", "algolia", "asana", "atlassian", "beamer", "bitbucket", "clojars", "codecov",
+    "coinbase", "confluent", "contentful", "databricks", "datadog", "discord", "droneci", "dropbox", "etsy",
+    "facebook", "fastly", "finicity", "flickr", "freshbooks", "gitter", "gocardless", "heroku", "hubspot",
+    "intercom", "kraken", "kucoin", "launchdarkly", "linear", "lob", "mailgun", "mapbox", "mattermost",
+    "messagebird", "netlify", "nytimes", "okta", "plaid", "rapidapi", "sendbird", "snyk", "squarespace",
+    "sumo", "travisci", "twitch", "twitter", "yandex", "zendesk",
+)  # fmt: skip
+
+
+def assignment_samples() -> list[tuple[str, str]]:
+    """(text, secret) for every shape and identifier; secrets of the kinds gitleaks' rules match."""
+    rng = random.Random(7)
+    alphabets = (ALNUM, string.ascii_lowercase + string.digits, HEX, ALNUM + "-_")
+    samples = []
+    for shape in ASSIGNMENT_SHAPES:
+        for name in RULE_IDENTIFIERS:
+            alphabet = alphabets[rng.randrange(len(alphabets))]
+            secret = "".join(rng.choice(alphabet) for _ in range(rng.choice((20, 24, 32, 40))))
+            text = shape.replace("{i}", name).replace("{I}", name.upper()).replace("{s}", secret)
+            samples.append((text, secret))
+    return samples
+
+
 KEPT = [
+    # names of secrets, not secrets: a list of strings, a CSV row, an element, a YAML block of prose
+    '(Topics: ( "com.apple.private.alloy.icloudpairing", "com.apple.private.alloy.phone.auth", '
+    '"com.apple.private.alloy.keychainsync"))',
+    "token,expired,retry",
+    "<status>ok</status>",
+    "description: |\n  the token expired",
+    'log("password", "expired")',
     "1732300000018",  # epoch milliseconds that pass the Luhn check
     "1732300000000000026",
     "1234567890123456789",  # a snowflake id

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from fake_github.fixtures import running_fake
 from fake_github.server import FakeGitHub
-from security_corpus import KEPT, TOKEN_FAMILIES, corpus, injections
+from security_corpus import KEPT, TOKEN_FAMILIES, assignment_samples, corpus, injections
 from security_harness import (
     PLACES,
     RecordingModel,
@@ -99,6 +99,14 @@ def test_a_secret_wrapped_in_quotes_brackets_or_json_is_still_redacted(wrapping)
         for item in corpus()
         if item.kind == "text" and item.secret in redact(wrapping.format(item.carrier))
     ]
+    assert leaked == []
+
+
+def test_a_secret_in_every_shape_gitleaks_samples_its_rules_in_is_redacted():
+    # found by this test: Go and Kotlin typed declarations, PHP `.=`/`??=`, make's `::=`, `:::=` and `+=`,
+    # a property set in a call, XML elements and attributes, JSON name/value pairs, YAML blocks, CSV rows
+    # and escaped quotes all kept the secret (2,655 of 6,549 samples over 177 identifiers)
+    leaked = [text for text, secret in assignment_samples() if secret in redact(text)]
     assert leaked == []
 
 

@@ -3,6 +3,10 @@
 
 A `name=value` pair is a secret when its name is one (`keys.secret_category`: Sentry's default scrubbing
 list, the words gitleaks' generic rule looks for, and their spellings). Its value is replaced, its name kept.
+The same holds in the other shapes code and configuration give a name and its value, those gitleaks samples
+its rules in: a typed declaration (`var apiToken string = ...`), every assignment operator (`:=`, `::=`,
+`.=`, `??=`, `+=`, `=>`), an XML element or attribute, a JSON name/value pair, a YAML block scalar, a
+property set in a call, a CSV row.
 After a name and a colon and a space, a value is only taken when it looks like a credential, not prose (a
 digit, a symbol, mixed case or length): `invalid token: signature has expired` keeps its words.
 """
@@ -40,12 +44,19 @@ _PLACEHOLDERS = {
 
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
 _PAIR = re.compile(
-    r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?"""
-    # `%3D` and `%3A`: a pair inside a percent-encoded URL (`?next=%2Fcb%3Fapi_key%3D...`)
-    r"""(?P<sep>[ \t]{0,3}(?:=>|:=|\?=|=|:|%3[Dd]|%3[Aa])[ \t]{0,3})"""
+    r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?\]?"""
+    # a declared type between the name and the value: `var apiToken string = ...` (Go), `apiToken: String =`
+    # (Kotlin, Swift, TypeScript), `api_token: &str =` (Rust)
+    r"""(?:[ \t]{0,3}:?[ \t]{0,3}"""
+    r"""(?:string|String|str|&str|&'static[ \t]str|\[\]byte|CharSequence|SecureString)\??)?"""
+    # assignments of every language and make (`::=`, `.=`, `??=`, `+=`); `%3D` and `%3A`: a pair inside a
+    # percent-encoded URL (`?next=%2Fcb%3Fapi_key%3D...`)
+    r"""(?P<sep>[ \t]{0,3}(?:=>|:{1,3}=|\?\?=|\?=|\+=|\.=|=|:|%3[Dd]|%3[Aa])[ \t]{0,3})"""
     # the value is read ahead, not consumed: when the pair is not a secret (`"msg": "..."`), the scan goes
-    # on inside its value, where a secret's own pair may stand (`"msg": "login password=..."`)
-    r"""(?=(?P<value>"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|[^\s,;&"'<>{}()\[\]|]{1,500}))"""
+    # on inside its value, where a secret's own pair may stand (`"msg": "login password=..."`); a value in
+    # escaped quotes (`token=\"...\"`, inside a quoted string) is read whole
+    r"""(?=(?P<value>\\"(?:[^"\\\n]){1,500}\\"|\\'(?:[^'\\\n]){1,500}\\'"""
+    r"""|"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|`[^`\n]{1,500}`|[^\s,;&"'`<>{}()\[\]|]{1,500}))"""
 )
 _FLAG = re.compile(
     r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token)"""
@@ -62,8 +73,8 @@ def _accept_pair(match: re.Match[str]) -> bool:
     if secret_category(match["key"]) is None:
         return False
     value = match["value"]
-    quoted = value[:1] in "\"'"
-    bare = value.strip("\"'").strip()
+    quoted = value[:1] in "\"'`\\"
+    bare = value.strip("\\\"'`").strip()
     if (
         bare.lower() in _PLACEHOLDERS
         or bare.lower() in _SCHEMES
@@ -73,6 +84,53 @@ def _accept_pair(match: re.Match[str]) -> bool:
         return False
     loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
     return quoted or not loose or not _prose_like(bare)
+
+
+def _accept_named(match: re.Match[str]) -> bool:
+    """A value under a secret's name that is not a placeholder (the shapes below name it otherwise)."""
+    if secret_category(match["key"]) is None:
+        return False
+    bare = match["value"].strip("\"'").strip().lower()
+    return (
+        bare not in _PLACEHOLDERS
+        and not bare.startswith(("${", "{{", "%s", "<"))
+        and "[redacted:" not in bare
+    )
+
+
+def _accept_listed(match: re.Match[str]) -> bool:
+    """A bare value after a secret's name and a comma (CSV) only when it looks like a credential."""
+    value = match["value"]
+    mixed = any(ch.isupper() for ch in value) and any(ch.islower() for ch in value) and len(value) >= 16
+    credential = mixed or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
+    return credential and _accept_named(match)
+
+
+# Names and values in other shapes than `name=value`. Each names its groups `key` and `value`.
+_QUOTED_VALUE = r"""(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
+#: `<apiToken>...</apiToken>`, the value alone in the element (whitespace and line breaks around it)
+_ELEMENT = (
+    r"""<(?P<key>[A-Za-z_][\w.-]{0,60})(?:[ \t][^<>\n]{0,200})?>"""
+    r"""\s{0,40}(?P<value>[^\s<>]{1,500})\s{0,40}</(?P=key)>"""
+)
+#: `setProperty("API_TOKEN", "...")`, `headers.set('X-Api-Key', '...')`: quoted name, comma, quoted value
+#: the first two arguments of a call or an initialiser, not any two strings of a list
+_CALL = (
+    r"""(?:(?<=\()|(?<=\[)|(?<=\{))[ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60})["'][ \t]{0,3},[ \t]{0,3}"""
+    + _QUOTED_VALUE
+)
+#: `<entry name="apiToken" value="..."/>`, `{"name": "api_token", "value": "..."}`, `Name=... Value=...`
+_NAME_VALUE = (
+    r"""(?i)\b(?:name|key)["']?[ \t]{0,3}[:=][ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60})["'][ \t]{0,3},?"""
+    r"""\s{0,40}["']?value["']?[ \t]{0,3}[:=][ \t]{0,3}""" + _QUOTED_VALUE
+)
+#: `apiToken,abc123...,`: a name and a value side by side in a comma-separated row
+_LISTED = r"""(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60}),[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
+#: YAML block scalars: `api_token: |` (or `>`) and the value on the next, indented line
+_BLOCK = (
+    r"""(?m)(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60})[ \t]{0,3}:[ \t]{0,3}[|>][-+]?[ \t]*\n"""
+    r"""[ \t]{1,40}(?P<value>[^\s]{1,500})"""
+)
 
 
 def _accept_basic(match: re.Match[str]) -> bool:
@@ -159,4 +217,9 @@ PAIRS: tuple[Rule, ...] = (
     ),
     Rule("password", _FLAG, ("pass", "token", "secret", "key"), 1),
     Rule("key_value_secret", _PAIR, ("=", ":", "%3d", "%3a"), 3, _accept_pair),
+    rule("key_value_secret", _ELEMENT, "</", group=2, accept=_accept_named),
+    rule("key_value_secret", _CALL, ",", group=2, accept=_accept_named),
+    rule("key_value_secret", _NAME_VALUE, "value", group=2, accept=_accept_named),
+    rule("key_value_secret", _LISTED, ",", group=2, accept=_accept_listed),
+    rule("key_value_secret", _BLOCK, "|", ">", group=2, accept=_accept_named),
 )
