@@ -19,6 +19,7 @@ _RNG = random.Random(20261123)
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 UPPER = string.ascii_uppercase + string.digits
+LOWER_DIGITS = string.ascii_lowercase + string.digits
 
 
 def _r(alphabet: str, n: int) -> str:
@@ -119,6 +120,18 @@ TOKEN_FAMILIES: list[tuple[str, Callable[[], str]]] = [
     ("octopus-deploy-key", lambda: "API-" + _r(UPPER, 26)),
     ("artifactory-api-key", lambda: "AKCp" + _r(ALNUM, 69)),
     ("clojars-api-token", lambda: "CLOJARS_" + _r("abcdefghijklmnopqrstuvwxyz0123456789", 60)),
+    # found missing by generating samples from gitleaks' rule patterns
+    ("adobe-client-secret", lambda: "p8e-" + _r(ALNUM, 32)),
+    ("airtable-personnal-access-token", lambda: "pat" + _r(ALNUM, 14) + "." + _r(HEX, 64)),
+    ("alibaba-access-key-id", lambda: "LTAI" + _r(ALNUM, 20)),
+    (
+        "authress-service-client-access-key",
+        lambda: f"authress_{_r(LOWER_DIGITS, 20)}.eu1a.acc_{_r(LOWER_DIGITS, 16)}.{_r(LOWER_DIGITS, 60)}",
+    ),
+    ("aws-amazon-bedrock-api-key-short-lived", lambda: "bedrock-api-key-" + _r(ALNUM, 120) + "=="),
+    ("clickhouse-cloud-api-secret-key", lambda: "4b1d" + _r(ALNUM, 38)),
+    ("facebook-access-token", lambda: _r(string.digits, 15) + "|" + _r(ALNUM + "-_", 32)),
+    ("vault-service-token", lambda: "s." + _r(ALNUM, 22) + "7a"),
 ]
 
 
@@ -368,6 +381,33 @@ def assignment_samples() -> list[tuple[str, str]]:
             secret = "".join(rng.choice(alphabet) for _ in range(rng.choice((20, 24, 32, 40))))
             text = shape.replace("{i}", name).replace("{I}", name.upper()).replace("{s}", secret)
             samples.append((text, secret))
+    return samples
+
+
+#: names of credentials besides `...Token` (gitleaks' rules match a service's name next to any of these)
+CREDENTIAL_NAMES = (
+    "{I}_KEY",
+    "{i}Key",
+    "{I}_IO_KEY",
+    "{i}_api_key",
+    "{i}_secret",
+    "{i}_pat",
+    "{I}_ACCESS_KEY",
+)
+
+
+def named_samples() -> list[tuple[str, str]]:
+    """(text, secret): a credential under each name, assigned as INI, YAML and Python assign it."""
+    rng = random.Random(8)
+    samples = []
+    for shape in ("{n}={s}", "{n}: {s}", '{n} = "{s}"'):
+        for pattern in CREDENTIAL_NAMES:
+            for name in RULE_IDENTIFIERS:
+                secret = "".join(rng.choice(ALNUM) for _ in range(rng.choice((20, 32, 40)))) + str(
+                    rng.randrange(10)
+                )
+                named = pattern.replace("{i}", name).replace("{I}", name.upper())
+                samples.append((shape.replace("{n}", named).replace("{s}", secret), secret))
     return samples
 
 

@@ -103,6 +103,30 @@ def test_words_after_a_secret_name_are_kept_when_they_are_prose():
         assert redact(text) == text
 
 
+def test_a_generated_value_under_a_name_that_may_be_secret_is_redacted_a_written_one_kept():
+    # names gitleaks' generic rule looks at (`key`, `access`, `api`, `pat`): secret only by their value
+    for text in (
+        "STRIPE_KEY=rk9Zt2cWq8LmN4vB7xYa1sDf",
+        "ADAFRUIT_IO_KEY = 'aio_Fq3k9ZL2mV8nB4xC7tR1yWpE'",
+        'mailgunKey: "c0ffee12d4b5a6e7f8091a2b3c4d5e6f"',
+        "gitlab_pat=roASiSJQgbMJWmnmzLcPiObVqSUEIdVX",
+        "DATADOG=3f2a9c1b7d5e4f60a1b2c3d4e5f60718",  # a service gitleaks matches by its name
+    ):
+        assert "[REDACTED:key_value_secret]" in redact(text), text
+    for text in (
+        "cache_key=user:42:profile",
+        "api_version=2024-01-01",
+        "partition_key=orders-eu",
+        "key=InvalidArgumentExceptionHandler",
+        "access=read-only",
+        "private=true",
+        "key_count=1234567890123456789",
+        "datadog_trace_id=4bf92f3577b34da6a3ce929d0e0e4736",
+        "sentry_release=2024.01.05-build7",
+    ):
+        assert redact(text) == text
+
+
 def test_a_git_remote_is_not_an_email_address():
     assert (
         redact("push to git@github.com:acme/shop.git failed") == "push to git@github.com:acme/shop.git failed"

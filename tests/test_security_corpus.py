@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from fake_github.fixtures import running_fake
 from fake_github.server import FakeGitHub
-from security_corpus import KEPT, TOKEN_FAMILIES, assignment_samples, corpus, injections
+from security_corpus import KEPT, TOKEN_FAMILIES, assignment_samples, corpus, injections, named_samples
 from security_harness import (
     PLACES,
     RecordingModel,
@@ -107,6 +107,12 @@ def test_a_secret_in_every_shape_gitleaks_samples_its_rules_in_is_redacted():
     # a property set in a call, XML elements and attributes, JSON name/value pairs, YAML blocks, CSV rows
     # and escaped quotes all kept the secret (2,655 of 6,549 samples over 177 identifiers)
     leaked = [text for text, secret in assignment_samples() if secret in redact(text)]
+    assert leaked == []
+
+
+def test_a_credential_under_a_services_key_access_key_or_pat_is_redacted():
+    # found by this test: `STRIPE_KEY=...`, `ADAFRUIT_IO_KEY=...` and `gitlab_pat=...` kept the credential
+    leaked = [text for text, secret in named_samples() if secret in redact(text)]
     assert leaked == []
 
 

@@ -165,6 +165,39 @@ def words(name: str) -> tuple[str, ...]:
     return tuple(part for part in _SPLIT.split(_CAMEL.sub("_", name).lower()) if part)
 
 
+# Words that make a name *maybe* secret (gitleaks' generic rule looks for them too): a value under such a name
+# is a secret only when it has a credential's shape (`credential_shaped`), so `cache_key=user:42` stays.
+_WEAK_SECRET_WORDS = {"key", "keys", "access", "api", "pat", "private", "priv"}
+#: last words of a name that make it an identifier (`datadog_trace_id`, `discord_guild_id`), not a credential
+_IDENTIFIERS = {"id", "ids", "uuid", "guid"}
+# The services gitleaks matches by name next to a value (its "semi-generic" rules): `DATADOG = ...`, `discord:
+# ...`. Like the words above, a name holding one is secret only when the value has a credential's shape.
+_SERVICE_WORDS = {
+    "adafruit", "adobe", "airtable", "algolia", "alibaba", "artifactory", "asana", "atlassian",
+    "beamer", "bintray", "bitbucket", "bittrex", "cloudflare", "codecov", "cohere", "coinbase",
+    "confluence", "confluent", "contentful", "datadog", "discord", "droneci", "dropbox", "etsy",
+    "facebook", "fastly", "finicity", "finnhub", "flickr", "freshbooks", "gitter", "gocardless",
+    "heroku", "hubspot", "intercom", "jfrog", "jira", "kraken", "kucoin", "launchdarkly", "linkedin",
+    "mailchimp", "mailgun", "mapbox", "mattermost", "meraki", "messagebird", "netlify", "newrelic",
+    "nytimes", "okta", "rapidapi", "sendbird", "sentry", "snyk", "squarespace", "twitch", "twitter",
+    "yandex", "zendesk",
+}  # fmt: skip
+
+
+@cache
+def maybe_secret(name: str) -> bool:
+    """True when `name` holds one of the words that often name a credential (`STRIPE_KEY`, `MAILGUN_API`,
+    `ADAFRUIT_IO_KEY`, `gitlab_pat`) or a service's name (`DATADOG`), and is not about one (`key_count`,
+    `api_version`)."""
+    parts = words(name)
+    return (
+        bool(parts)
+        and parts[-1] not in _ABOUT
+        and parts[-1] not in _IDENTIFIERS
+        and any(part in _WEAK_SECRET_WORDS or part in _SERVICE_WORDS for part in parts)
+    )
+
+
 @cache
 def secret_category(name: str) -> str | None:
     """The kind of secret a value under `name` is, or None when the name says nothing secret."""

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
+import math
 import re
+from collections import Counter
 
-from rounds_bot.redact.keys import secret_category
+from rounds_bot.redact.keys import maybe_secret, secret_category
 from rounds_bot.redact.rule import Rule, rule
 
 _PLACEHOLDERS = {
@@ -69,9 +72,29 @@ def _prose_like(value: str) -> bool:
     return value.isalpha() and value.islower() and len(value) < 24
 
 
+#: what a generated credential is made of: letters, digits and the symbols of base64 and URL-safe tokens
+_CREDENTIAL = re.compile(r"[A-Za-z0-9_\-+/=]{16,500}")
+
+
+def credential_shaped(value: str) -> bool:
+    """A value that looks generated rather than written: 16 characters or more of letters and digits (and
+    base64's symbols), both present, above gitleaks' entropy bar for its generic rule (3.5 bits a char)."""
+    if not _CREDENTIAL.fullmatch(value) or value.isdigit():
+        return False
+    counts = Counter(value)
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    if any(ch.isdigit() for ch in value):
+        return entropy >= 3.5
+    # letters alone: random case, not CamelCase words (`InvalidArgumentException`)
+    changes = sum(
+        a.isupper() != b.isupper() for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha()
+    )
+    return entropy >= 3.5 and changes * 5 >= len(value) * 2  # random case changes about every other letter
+
+
 def _accept_pair(match: re.Match[str]) -> bool:
     if secret_category(match["key"]) is None:
-        return False
+        return maybe_secret(match["key"]) and credential_shaped(match["value"].strip("\\\"'`"))
     value = match["value"]
     quoted = value[:1] in "\"'`\\"
     bare = value.strip("\\\"'`").strip()

@@ -13,6 +13,19 @@ from rounds_bot.redact.rule import Rule, rule, token
 
 _B = r"(?<![A-Za-z0-9])"  # the token starts a word
 
+
+#: Authress service client access keys: account, region, access key id, secret
+_AUTHRESS = (
+    r"(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}"
+    r"\.acc[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}"
+)
+
+
+def _mixed(value: str) -> bool:
+    """Letters and digits both: a generated token, not a word (HashiCorp Vault's legacy `s.` tokens)."""
+    return any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value[2:])
+
+
 TOKENS: tuple[Rule, ...] = (
     # whole private-key blocks first: every other rule would only see their header
     rule(
@@ -55,6 +68,22 @@ TOKENS: tuple[Rule, ...] = (
     ),
     token("aws_key", r"ABSK[A-Za-z0-9+/]{100,300}", "absk"),
     token("aws_key", r"amzn\.mws\.[0-9a-f]{8}-[0-9a-f-]{27}", "amzn.mws."),
+    token("aws_key", r"bedrock-api-key-[A-Za-z0-9+/=]{20,4000}", "bedrock-api-key-"),
+    token("alibaba_key", _B + r"LTAI[A-Za-z0-9]{20}", "ltai"),
+    token("api_token", _B + r"p8e-[A-Za-z0-9]{32}", "p8e-"),  # Adobe client secret
+    token("api_token", _B + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", "pat"),  # Airtable personal access token
+    token("api_token", _B + r"4b1d[A-Za-z0-9]{38}", "4b1d"),  # ClickHouse Cloud API secret
+    token(  # Authress service client access key
+        "api_token",
+        _B + _AUTHRESS,
+        "authress_",
+        "sc_",
+        "ext_",
+        "scauth_",
+    ),
+    # Facebook access token: an app id, `|` (or its URL encoding), the app's secret
+    token("api_token", _B + r"\d{15,16}(?:\||%7[Cc])[0-9A-Za-z_-]{27,40}", "|", "%7c"),
+    rule("api_token", _B + r"s\.[A-Za-z0-9]{24}(?![A-Za-z0-9])", "s.", accept=lambda m: _mixed(m.group(0))),
     token("google_api_key", r"AIza[0-9A-Za-z_-]{35}", "aiza"),
     token("google_oauth_token", r"ya29\.[0-9A-Za-z_-]{20,400}", "ya29."),
     token("google_oauth_token", r"GOCSPX-[A-Za-z0-9_-]{20,40}", "gocspx-"),
