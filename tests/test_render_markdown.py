@@ -105,3 +105,58 @@ def test_issue_references_of_the_tracker_stay_links():
     assert md.issue_ref("#12") == "#12"
     assert md.issue_ref("sig_1.md") == "sig_1.md"
     assert md.issue_ref("#12 @x") == f"\\#{ZW}12 @{ZW}x"
+
+
+# Cross-site scripting payloads of the kinds public cheat sheets list (filter bypasses, polyglots, encoded
+# schemes, SVG and event handlers, Markdown links and images), beside the security tests' hostile corpus.
+XSS = (
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "<svg/onload=alert(1)>",
+    "<iframe src=javascript:alert(1)>",
+    '<a href="javascript:alert(1)">x</a>',
+    "[x](javascript:alert(1))",
+    "[x](JaVaScRiPt:alert(1))",
+    "![x](https://evil.example/x.png)",
+    "[x]: https://evil.example/ref",
+    "<details open ontoggle=alert(1)>",
+    "<body onload=alert(1)>",
+    "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
+    "jaVasCript:/*-/*`/*\\`/*'/*\"/**/(/* */oNcliCk=alert() )//%0D%0A%0d%0a//</stYle/</titLe/"
+    "</teXtarEa/</scRipt/--!>\\x3csVg/<sVg/oNloAd=alert()//>\\x3e",
+    "&#x3C;img src=x onerror=alert(1)&#x3E;",
+    "%3Cscript%3Ealert(1)%3C/script%3E",
+    "<<script>script>alert(1)<</script>/script>",
+    "http://evil.example/?<script>",
+    "www.evil.example",
+    "<https://evil.example>",
+    "@octocat please",
+    "# heading\n> quote\n- item\n| a | b |\n|---|---|\n---",
+)
+
+
+def _live_html(markdown: str) -> list[str]:
+    import re
+
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    html = cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+    outside = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+    checks = {
+        "link": r"<a\b",
+        "image": r"<img\b",
+        "raw html": r"<(?!/?(?:p|code|pre|br|em|strong|del)\b)[A-Za-z!/]",
+        "block": r"<(?:h[1-6]|blockquote|ul|ol|table|hr)\b",
+        "mention": r"(?<![\w`])@[A-Za-z0-9]",
+    }
+    return [name for name, pattern in checks.items() if re.search(pattern, outside)]
+
+
+@pytest.mark.parametrize("payload", XSS)
+def test_github_renders_nothing_active_from_escaped_or_fenced_text(payload):
+    from security_corpus import injections
+
+    for text in (payload, *injections()):
+        for rendered in (md.escape(text), md.escape_block(text), md.fenced(text), md.code(text)):
+            assert _live_html(str(rendered)) == [], (text, str(rendered))
