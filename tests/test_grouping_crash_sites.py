@@ -57,6 +57,41 @@ def node_trace(function: str) -> str:
     )
 
 
+def rust_trace(function: str) -> str:
+    return (
+        "thread 'tokio-runtime-worker' panicked at src/orders.rs:142:31:\n"
+        "called `Option::unwrap()` on a `None` value\n"
+        "stack backtrace:\n"
+        "   0: rust_begin_unwind\n"
+        "             at /rustc/07dca489ac2d933c78d3c5158e3f43beefeb02ce/library/std/src/panicking.rs:645:5\n"
+        "   1: core::panicking::panic_fmt\n"
+        "   2: core::option::unwrap_failed\n"
+        f"   3: shop::orders::Service::{function}\n"
+        "             at ./src/orders.rs:142:31\n"
+        "   4: <shop::api::Handler as tower_service::Service<http::Request>>::call::{{closure}}\n"
+        "             at ./src/api.rs:61:9\n"
+        "   5: tokio::runtime::task::core::Core<T,S>::poll\n"
+        "             at /home/dev/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokio-1.37.0"
+        "/src/runtime/task/core.rs:328:17\n"
+    )
+
+
+def php_trace(method: str) -> str:
+    return (
+        "PHP Fatal error:  Uncaught TypeError: Cannot access offset of type string on null in "
+        "/var/www/shop/src/Orders/Service.php:142\n"
+        "Stack trace:\n"
+        f"#0 /var/www/shop/src/Orders/Service.php(97): App\\Orders\\Service->{method}(NULL)\n"
+        "#1 /var/www/shop/src/Api/Handler.php(61): App\\Orders\\Service->place(Array)\n"
+        "#2 /var/www/shop/vendor/symfony/http-kernel/HttpKernel.php(181): "
+        "App\\Api\\Handler->post(Object(Request))\n"
+        "#3 /var/www/shop/public/index.php(20): "
+        "Symfony\\Component\\HttpKernel\\HttpKernel->handle(Object(Request))\n"
+        "#4 {main}\n"
+        "  thrown in /var/www/shop/src/Orders/Service.php on line 142\n"
+    )
+
+
 def go_trace(method: str) -> str:
     return (
         "panic: runtime error: invalid memory address or nil pointer dereference\n\n"
@@ -113,6 +148,8 @@ NEAR_TWINS = {
     "ruby": (ruby_trace, "NoMethodError", "customer", "invoice"),
     "dotnet": (dotnet_trace, "System.NullReferenceException", "CustomerOf", "InvoiceOf"),
     "ocaml": (ocaml_trace, "Not_found", "customer", "invoice"),
+    "rust": (rust_trace, "panic", "customer", "invoice"),
+    "php": (php_trace, "TypeError", "customer", "invoice"),
 }
 
 

@@ -47,7 +47,7 @@ def test_every_runtime_has_golden_traces() -> None:
     runtimes = {
         json.loads((TRACES / f"{c}.json").read_text())["runtime"] for c in CASES if c != "not_a_trace"
     }
-    assert runtimes == {"python", "java", "node", "go", "dotnet", "ruby", "ocaml"}
+    assert runtimes == {"python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php"}
 
 
 def test_python_chained_exceptions_are_read_raised_first() -> None:
@@ -104,6 +104,39 @@ def test_ocaml_dune_mangling_is_undone() -> None:
     trace = parse_stacktrace((TRACES / "ocaml_raised_at.txt").read_text())
     assert trace is not None
     assert [f.module for f in trace.exceptions[0].frames] == ["Stdlib.Map.Make", "Shop", "Shop", "Shop"]
+
+
+def test_rust_symbols_lose_their_hash_and_a_trait_method_belongs_to_its_type() -> None:
+    trace = parse_stacktrace((TRACES / "rust_full.txt").read_text())
+    assert trace is not None and trace.runtime == "rust"
+    keys = [(f.module, f.function) for f in trace.exceptions[0].frames]
+    assert ("shop::cart", "total") in keys  # `shop::cart::total::h5d2…` and its address are gone
+    assert ("shop::Handler", "call::{{closure}}") in keys  # `<shop::Handler as tower::Service<R>>::call`
+
+
+def test_a_rust_panic_without_a_backtrace_has_no_frames_to_read() -> None:
+    old_style = (
+        "thread 'main' panicked at 'index out of bounds: the len is 3 but the index is 5', src/main.rs:4:5"
+    )
+    assert parse_stacktrace(old_style + "\nnote: run with `RUST_BACKTRACE=1` to display a backtrace") is None
+
+
+def test_php_frames_run_where_the_next_frame_called_them_and_namespaces_use_dots() -> None:
+    printed = parse_stacktrace((TRACES / "php_uncaught.txt").read_text())
+    sdk = parse_stacktrace((TRACES / "php_otel.txt").read_text())
+    assert printed is not None and sdk is not None and printed.runtime == sdk.runtime == "php"
+    # the raised exception is the last `Next` block; the exception it wraps is its cause
+    assert [(e.type, e.relation) for e in printed.exceptions] == [
+        ("RuntimeException", "raised"),
+        ("InvalidArgumentException", "cause"),
+    ]
+    capture = printed.exceptions[0].frames[0]
+    assert (capture.module, capture.function, capture.lineno) == ("App.Billing.Charge", "capture", 44)
+    # the same code gives the same frame in the SDK's Java layout
+    assert (sdk.exceptions[0].frames[0].module, sdk.exceptions[0].frames[0].function) == (
+        "App.Billing.Charge",
+        "capture",
+    )
 
 
 def test_text_that_is_no_trace_parses_to_nothing() -> None:

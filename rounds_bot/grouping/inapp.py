@@ -48,6 +48,9 @@ _LIBRARY_PATHS = (
     "/usr/local/go/src/",
     "/usr/lib/go",
     "/go/src/runtime/",
+    "/rustc/",
+    "/.cargo/registry/",
+    "/.cargo/git/",
 )
 
 # Module prefixes of runtimes, frameworks, test runners and telemetry SDKs, per runtime.
@@ -72,6 +75,16 @@ _LIBRARY_MODULES: dict[str, tuple[str, ...]] = {
     "ocaml": (
         "Stdlib", "Base.", "Core.", "Core_kernel.", "Lwt", "Async_kernel", "Caml",
         "CamlinternalFormat",
+    ),
+    "rust": (
+        "std::", "core::", "alloc::", "tokio::", "futures::", "futures_util::", "futures_core::",
+        "hyper::", "axum::", "tower::", "actix_web::", "actix_rt::", "actix_server::", "rocket::",
+        "warp::", "tracing::", "anyhow::", "backtrace::", "rayon::", "rayon_core::",
+    ),
+    "php": (
+        "Symfony.", "Illuminate.", "Laravel.", "Doctrine.", "GuzzleHttp.", "Monolog.", "Psr.", "Laminas.",
+        "OpenTelemetry.", "PHPUnit.", "Composer.", "Twig.", "Predis.", "Carbon.", "React.", "Slim.",
+        "Sentry.", "Pest.",
     ),
     "node": (),
     "ruby": (),
@@ -99,9 +112,11 @@ _TEST_FILES: dict[str, re.Pattern[str]] = {
     "node": re.compile(r"(?:^|/)__tests__/|\.(?:test|spec)\.[cm]?[jt]sx?$"),  # Jest, Mocha, Vitest
     "go": re.compile(r"_test\.go$"),  # go test
     "ruby": re.compile(r"(?:^|/)spec/|_spec\.rb$|(?:^|/)test_[^/]*\.rb$|_test\.rb$"),  # RSpec, Minitest
+    "rust": re.compile(r"(?:^|/)tests/[^/]*\.rs$"),  # cargo test's integration tests
+    "php": re.compile(r"(?:^|/)tests?/.*\.php$|Test\.php$"),  # PHPUnit, Pest
 }
 #: how many leading package components name a package's owner, where names follow that convention
-_OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1}
+_OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1, "php": 1}
 
 _MEMO_LIMIT = 50_000
 _APPLICATION = "application code"
@@ -197,18 +212,22 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
         return "runtime, framework or SDK code"
     if runtime == "go" and module.split("/", 1)[0] in _GO_STDLIB:
         return "Go standard library"
+    if runtime == "rust" and not module:
+        return "the C runtime or the panic machinery (a symbol outside any crate)"
     if runtime == "node" and path.startswith(_NODE_INTERNAL_FILES):
         return "Node.js internals"
     return None
 
 
 def _is_test_code(module: str, path: str, runtime: Runtime) -> bool:
-    if runtime in ("java", "dotnet"):
+    if runtime in ("java", "dotnet", "php"):
         simple = module.rsplit(".", 1)[-1].split("$", 1)[0].split("`", 1)[0]
         if _CLASS_TEST_NAME.match(simple):
             return True
         if runtime == "dotnet" and any(part in ("Tests", "Test") for part in module.split(".")[:-1]):
             return True
+    if runtime == "rust" and "::tests" in module:  # unit tests: a `mod tests` beside the code
+        return True
     pattern = _TEST_FILES.get(runtime)
     return bool(pattern and path and pattern.search(path))
 

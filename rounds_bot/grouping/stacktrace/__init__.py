@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from rounds_bot.grouping.stacktrace import dotnet, go, java, node, ocaml, python, ruby
+from rounds_bot.grouping.stacktrace import dotnet, go, java, node, ocaml, php, python, ruby, rust
 from rounds_bot.grouping.stacktrace.model import (
     Frame,
     ParsedException,
@@ -42,6 +42,8 @@ _PARSERS = {
     "dotnet": dotnet.parse,
     "ruby": ruby.parse,
     "ocaml": ocaml.parse,
+    "rust": rust.parse,
+    "php": php.parse,
 }
 
 _FRAME_LINES = {
@@ -52,6 +54,8 @@ _FRAME_LINES = {
     "dotnet": dotnet.is_frame_line,
     "ruby": ruby.is_frame_line,
     "ocaml": ocaml.is_frame_line,
+    "rust": rust.is_frame_line,
+    "php": php.is_frame_line,
 }
 
 
@@ -73,6 +77,10 @@ def detect_runtime(lines: list[str]) -> Runtime | None:
 @memoised_by_line
 def _runtime_of_line(line: str) -> Runtime | None:
     stripped = line.lstrip()
+    if rust.looks_like_rust_line(line):
+        return "rust"
+    if php.looks_like_php_line(line):
+        return "php"
     if stripped.startswith("at "):
         if java.looks_like_jvm_frame(line):
             return "java"

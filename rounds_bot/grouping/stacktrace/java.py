@@ -25,6 +25,8 @@ _FRAME = re.compile(
     r"^\s*at (?:(?P<loader>[\w.-]{1,128}(?:@[\w.-]{1,64})?)?/{1,2})?(?P<symbol>[^\s()]{1,1024})"
     r"\((?P<location>[^()]{0,512})\)\s*(?:~?\[[^\]]{0,512}\])?$"
 )
+#: a frame line of the Java layout (other runtimes' SDKs print it too: PHP's, see `php`)
+FRAME = _FRAME
 _LOCATION = re.compile(r"^(?P<file>[^:]{1,512}?)(?::(?P<line>\d{1,9}))?$")
 _HEADER = re.compile(
     r"^(?P<indent>\s*)(?:(?P<link>Caused by|Suppressed|Wrapped by):\s+)?"

@@ -1,0 +1,118 @@
+"""PHP exceptions, in the two forms telemetry carries them.
+
+As OpenTelemetry's PHP SDK writes `exception.stacktrace` (Java's layout, with `.php` files and `{main}`):
+
+    App\\Billing\\PaymentDeclined: card expired            (namespaces written with dots)
+        at App.Billing.Charge.capture(Charge.php:42)
+        at {main}(index.php:25)
+    Caused by: InvalidArgumentException: bad amount
+        ... 1 more
+
+As PHP prints an uncaught exception (`(string) $e`, the error log):
+
+    PHP Fatal error:  Uncaught RuntimeException: card expired in /var/www/src/Billing/Charge.php:42
+    Stack trace:
+    #0 /var/www/src/Controller/Checkout.php(88): App\\Billing\\Charge->capture(Object(App\\Order), 1999)
+    #1 {main}
+      thrown in /var/www/src/Billing/Charge.php on line 42
+
+A printed frame `#k file(line): F()` says where F was *called*; F itself ran where frame k-1 was called from
+(the exception's own location for #0), so that is the frame's file and line. `Next X: ...` blocks follow the
+exception they wrap: the last block is the one raised. Namespaces are written with dots in both forms, so the
+same code gives the same frames whichever form it arrives in. Arguments never reach a frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from rounds_bot.grouping.stacktrace import java
+from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+
+_UNCAUGHT = re.compile(
+    r"^(?:PHP )?(?:Fatal error|Uncaught Error|Warning)?:?\s*(?:Uncaught )?"
+    r"(?P<type>[A-Za-z_\\][\w\\]{0,255}): (?P<value>.*) in (?P<file>\S.{0,2047}?):(?P<line>\d{1,9})$"
+)
+_NEXT = re.compile(
+    r"^Next (?P<type>[A-Za-z_\\][\w\\]{0,255}): (?P<value>.*) in (?P<file>\S.{0,2047}?):(?P<line>\d{1,9})$"
+)
+_CALL = re.compile(
+    r"^#\d{1,6} (?:(?P<file>\S.{0,2047}?)\((?P<line>\d{1,9})\)|\[internal function\]): (?P<call>.{1,2048})$"
+)
+_MAIN = re.compile(r"^#\d{1,6} \{main\}$")
+_OTEL_FILE = re.compile(r"\.php(?::\d+)?$")
+
+
+def looks_like_php_line(line: str) -> bool:
+    """A frame of either form, or the line that opens an uncaught exception's trace."""
+    stripped = line.strip()
+    if _CALL.match(stripped) or _MAIN.match(stripped) or stripped.startswith("PHP Fatal error:  Uncaught "):
+        return True
+    frame = java.FRAME.match(line)
+    return frame is not None and bool(_OTEL_FILE.search(frame["location"].strip()))
+
+
+def is_frame_line(line: str) -> bool:
+    stripped = line.strip()
+    return bool(_CALL.match(stripped) or _MAIN.match(stripped)) or java.is_frame_line(line)
+
+
+def parse(lines: list[str]) -> ParsedTrace | None:
+    if any(_CALL.match(line.strip()) or _MAIN.match(line.strip()) for line in lines):
+        return _parse_printed(lines)
+    trace = java.parse(lines)  # the SDK's Java layout
+    if trace is None:
+        return None
+    exceptions = tuple(
+        dataclasses.replace(e, type=e.type.replace("\\", "."), frames=tuple(_dotted(f) for f in e.frames))
+        for e in trace.exceptions
+    )
+    return dataclasses.replace(trace, runtime="php", exceptions=exceptions)
+
+
+def _parse_printed(lines: list[str]) -> ParsedTrace | None:
+    blocks: list[tuple[str, str, str, int, list[tuple[str | None, int | None, str]]]] = []
+    for line in lines:
+        stripped = line.strip()
+        opened = _NEXT.match(stripped) or (_UNCAUGHT.match(stripped) if not blocks else None)
+        if opened:
+            blocks.append((opened["type"], opened["value"], opened["file"], int(opened["line"]), []))
+            continue
+        call = _CALL.match(stripped)
+        if call and blocks:
+            line_number = int(call["line"]) if call["line"] else None
+            blocks[-1][4].append((call["file"], line_number, call["call"]))
+        elif _MAIN.match(stripped) and blocks:
+            blocks[-1][4].append((None, None, "{main}"))
+    if not blocks or not any(block[4] for block in blocks):
+        return None
+    exceptions = []
+    for index, (type_, value, file, line_number, calls) in enumerate(reversed(blocks)):
+        frames: list[Frame] = []
+        where: tuple[str | None, int | None] = (file, line_number)
+        for called_from_file, called_from_line, called in calls:
+            module, function = _split_call(called)
+            frames.append(Frame(function=function, module=module, filename=where[0], lineno=where[1]))
+            where = (called_from_file, called_from_line)
+        relation: Relation = "raised" if index == 0 else "cause"
+        name = type_.replace("\\", ".").lstrip(".")
+        exceptions.append(ParsedException(name, value, tuple(frames), relation))
+    return ParsedTrace("php", tuple(exceptions))
+
+
+def _split_call(call: str) -> tuple[str | None, str]:
+    """`App\\Billing\\Charge->capture(Object(App\\Order), 1999)` -> (`App.Billing.Charge`, `capture`)."""
+    name = call.split("(", 1)[0] if not call.startswith("{") else call
+    for separator in ("->", "::"):
+        if separator in name:
+            owner, _, function = name.rpartition(separator)
+            return owner.replace("\\", ".").strip(".") or None, function
+    owner, _, function = name.rpartition("\\")  # a namespaced function
+    return (owner.replace("\\", ".").strip(".") or None), function or name
+
+
+def _dotted(frame: Frame) -> Frame:
+    if frame.module and "\\" in frame.module:
+        return dataclasses.replace(frame, module=frame.module.replace("\\", "."))
+    return frame
