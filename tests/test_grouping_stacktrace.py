@@ -47,7 +47,7 @@ def test_every_runtime_has_golden_traces() -> None:
     runtimes = {
         json.loads((TRACES / f"{c}.json").read_text())["runtime"] for c in CASES if c != "not_a_trace"
     }
-    assert runtimes == {"python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php"}
+    assert runtimes == {"python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir"}
 
 
 def test_python_chained_exceptions_are_read_raised_first() -> None:

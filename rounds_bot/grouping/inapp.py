@@ -114,6 +114,7 @@ _TEST_FILES: dict[str, re.Pattern[str]] = {
     "ruby": re.compile(r"(?:^|/)spec/|_spec\.rb$|(?:^|/)test_[^/]*\.rb$|_test\.rb$"),  # RSpec, Minitest
     "rust": re.compile(r"(?:^|/)tests/[^/]*\.rs$"),  # cargo test's integration tests
     "php": re.compile(r"(?:^|/)tests?/.*\.php$|Test\.php$"),  # PHPUnit, Pest
+    "elixir": re.compile(r"(?:^|/)test/.*\.exs$|_test\.exs$"),  # ExUnit
 }
 #: how many leading package components name a package's owner, where names follow that convention
 _OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1, "php": 1}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from rounds_bot.grouping.stacktrace import dotnet, go, java, node, ocaml, php, python, ruby, rust
+from rounds_bot.grouping.stacktrace import dotnet, elixir, go, java, node, ocaml, php, python, ruby, rust
 from rounds_bot.grouping.stacktrace.model import (
     Frame,
     ParsedException,
@@ -44,6 +44,7 @@ _PARSERS = {
     "ocaml": ocaml.parse,
     "rust": rust.parse,
     "php": php.parse,
+    "elixir": elixir.parse,
 }
 
 _FRAME_LINES = {
@@ -56,6 +57,7 @@ _FRAME_LINES = {
     "ocaml": ocaml.is_frame_line,
     "rust": rust.is_frame_line,
     "php": php.is_frame_line,
+    "elixir": elixir.is_frame_line,
 }
 
 
@@ -81,6 +83,8 @@ def _runtime_of_line(line: str) -> Runtime | None:
         return "rust"
     if php.looks_like_php_line(line):
         return "php"
+    if elixir.looks_like_elixir_frame(line):
+        return "elixir"
     if stripped.startswith("at "):
         if java.looks_like_jvm_frame(line):
             return "java"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Runtime = Literal["python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php"]
+Runtime = Literal["python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir"]
 Relation = Literal["raised", "cause", "context", "suppressed", "inner"]
 
 #: a trace is read up to this many lines; a deeper dump is cut, never refused
