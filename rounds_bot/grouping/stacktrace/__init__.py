@@ -32,6 +32,7 @@ __all__ = [
 _SNIFF_LINES = 60
 _GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
 _RUBY_FRAME = re.compile(r"\.rb:\d+:in [`']")
+_ELIXIR_FILES = (".ex:", ".exs:", ".erl:")
 _OCAML_FRAME = re.compile(r"^\s*(?:Raised at|Called from|Re-raised at|Raised by primitive operation at) ")
 
 _PARSERS = {
@@ -78,20 +79,19 @@ def detect_runtime(lines: list[str]) -> Runtime | None:
 
 @memoised_by_line
 def _runtime_of_line(line: str) -> Runtime | None:
+    # The runtimes most traces come from are tried first; a newer one only when a cheap substring allows it.
     stripped = line.lstrip()
-    if rust.looks_like_rust_line(line):
-        return "rust"
-    if php.looks_like_php_line(line):
-        return "php"
-    if elixir.looks_like_elixir_frame(line):
-        return "elixir"
     if stripped.startswith("at "):
+        if ".rs:" in line and rust.looks_like_rust_line(line):
+            return "rust"  # before V8's, whose bare `at file:line:col` frames look the same
         if java.looks_like_jvm_frame(line):
             return "java"
         if node.looks_like_v8_frame(line):
             return "node"
         if dotnet.looks_like_dotnet_frame(line):
             return "dotnet"
+        if ".php" in line and php.looks_like_php_line(line):
+            return "php"
         return None
     if stripped.startswith("goroutine ") or _GO_FILE.match(line):
         return "go"
@@ -99,6 +99,12 @@ def _runtime_of_line(line: str) -> Runtime | None:
         return "ruby"
     if _OCAML_FRAME.match(line):
         return "ocaml"
+    if stripped.startswith("thread '") and rust.looks_like_rust_line(line):
+        return "rust"
+    if stripped.startswith(("#", "PHP ")) and php.looks_like_php_line(line):
+        return "php"
+    if any(marker in line for marker in _ELIXIR_FILES) and elixir.looks_like_elixir_frame(line):
+        return "elixir"
     return None
 
 
