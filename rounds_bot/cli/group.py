@@ -87,7 +87,8 @@ def _answers(engine: GroupingEngine, first: int, batch: list[bytes]) -> list[Ass
         try:
             data = loads(raw)
         except orjson.JSONDecodeError:
-            data = None
+            answers.append(_group(engine, number, raw))  # read again, slowly, to say what is wrong
+            continue
         if type(data) is dict and data.keys() <= plain:
             message, service, error_type = data.get("message"), data.get("service"), data.get("error_type")
             if (
@@ -100,14 +101,26 @@ def _answers(engine: GroupingEngine, first: int, batch: list[bytes]) -> list[Ass
                     continue
                 except (ValidationError, ValueError, RecursionError):
                     pass  # the whole way says what is wrong
-        answers.append(_group(engine, number, raw))
+        answers.append(_group_parsed(engine, number, data))
     return answers
 
 
 def _group(engine: GroupingEngine, number: int, raw: bytes) -> Assignment | str:
-    """The engine's answer for one input line, or why the line has none."""
+    """The engine's answer for a line orjson refused, or why it has none: bytes that are not UTF-8, lone
+    surrogates, numbers beyond 64 bits, a bad line. The standard library reads it again, replacing bytes
+    that are not UTF-8, and says what is wrong."""
     try:
-        data = _object(raw)
+        data = _object_slowly(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+    except LineError as exc:
+        return str(exc)
+    return _group_parsed(engine, number, data)
+
+
+def _group_parsed(engine: GroupingEngine, number: int, data: Any) -> Assignment | str:
+    """The engine's answer for one line's JSON value, or why it has none (the whole way: any fields)."""
+    try:
+        if not isinstance(data, dict):
+            raise LineError(f"expected a JSON object, got {_json_type(data)}")
         return engine.assign(_event(number, data, {name: _text(data, name) for name in _TEXT_FIELDS}))
     except LineError as exc:
         return str(exc)
@@ -143,19 +156,6 @@ class _Renderer:
             self._rendered.clear()
         known = self._rendered[id(answer)] = (answer, rest)
         return known
-
-
-def _object(raw: bytes) -> dict[str, Any]:
-    """The JSON object of a line: read by orjson (UTF-8 JSON, in C); anything it refuses (bytes
-    that are not UTF-8, lone surrogates, numbers beyond 64 bits, a bad line) is read again by the
-    standard library, which replaces bytes that are not UTF-8 and says what is wrong."""
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return _object_slowly(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
-    if not isinstance(data, dict):
-        raise LineError(f"expected a JSON object, got {_json_type(data)}")
-    return data
 
 
 def _object_slowly(text: str) -> dict[str, Any]:

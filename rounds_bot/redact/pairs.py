@@ -98,12 +98,7 @@ def _accept_pair(match: re.Match[str]) -> bool:
     value = match["value"]
     quoted = value[:1] in "\"'`\\"
     bare = value.strip("\\\"'`").strip()
-    if (
-        bare.lower() in _PLACEHOLDERS
-        or bare.lower() in _SCHEMES
-        or bare.startswith(("${", "{{", "%s", "<"))
-        or "[REDACTED:" in bare
-    ):
+    if _placeholder(bare) or bare.lower() in _SCHEMES:
         return False
     loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
     return quoted or not loose or not _prose_like(bare)
@@ -113,12 +108,13 @@ def _accept_named(match: re.Match[str]) -> bool:
     """A value under a secret's name that is not a placeholder (the shapes below name it otherwise)."""
     if secret_category(match["key"]) is None:
         return False
-    bare = match["value"].strip("\"'").strip().lower()
-    return (
-        bare not in _PLACEHOLDERS
-        and not bare.startswith(("${", "{{", "%s", "<"))
-        and "[redacted:" not in bare
-    )
+    return not _placeholder(match["value"].strip("\"'").strip())
+
+
+def _placeholder(bare: str) -> bool:
+    """A value that stands for none (`null`, `***`), a template's (`${TOKEN}`), or one already redacted."""
+    lowered = bare.lower()
+    return lowered in _PLACEHOLDERS or bare.startswith(("${", "{{", "%s", "<")) or "[redacted:" in lowered
 
 
 def _accept_listed(match: re.Match[str]) -> bool:
