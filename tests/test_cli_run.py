@@ -201,3 +201,73 @@ def test_from_the_second_round_the_report_charts_new_and_ongoing_signatures(work
     monkeypatch.setenv("ROUNDS_CHARTS", "false")
     out = run("run", "--demo")[1]
     assert "mermaid" not in out and "| round | new | ongoing |" in out
+
+
+# --- the GitHub tracker from the command line -------------------------------------------------------
+@pytest.fixture
+def fake_github():
+    from fake_github.fixtures import running_fake
+
+    yield from running_fake()
+
+
+def _github_settings(monkeypatch: pytest.MonkeyPatch, fake) -> None:
+    from fake_github.fixtures import REPOSITORY, TOKEN
+
+    monkeypatch.setenv("ROUNDS_TRACKER", "github")
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPOSITORY)
+    monkeypatch.setenv("ROUNDS_GITHUB_API_URL", fake.base_url)
+
+
+@pytest.mark.github_spec
+def test_the_github_tracker_starts_a_new_database_and_the_next_round_opens_it(
+    workdir, monkeypatch, fake_github
+):
+    _github_settings(monkeypatch, fake_github)
+    monkeypatch.setenv("ROUNDS_SOURCE", f"otlp-file:{demo_data_path()}")
+    monkeypatch.setenv("ROUNDS_MAX_NEW_ISSUES_PER_ROUND", "1")
+    monkeypatch.setenv("SIGNATURES_DB_PATH", str(workdir / "fresh" / "rounds.db"))
+    (workdir / "fresh").mkdir()
+    code, out, err = run("run")
+    assert code == 0, out + err
+    assert len(fake_github.issues()) == 1
+    store = Store.open(workdir / "fresh" / "rounds.db")
+    try:
+        assert len(store.signatures()) == len(DEMO_BUGS)
+    finally:
+        store.close()
+    code, out, err = run("run")
+    assert code == 0, out + err
+    assert len(fake_github.issues()) == 2  # the next deferred signature, nothing twice
+
+
+def test_a_database_holding_only_the_trackers_journal_is_taken_as_rounds_own(workdir):
+    from rounds_bot.github.journal import Journal
+
+    Journal.open(workdir / "journal-only.db").close()
+    store = Store.open(workdir / "journal-only.db")
+    try:
+        assert store.is_empty()
+    finally:
+        store.close()
+
+
+@pytest.mark.github_spec
+def test_the_demo_writes_drafts_only_whatever_the_tracker_setting(workdir, monkeypatch, fake_github):
+    _github_settings(monkeypatch, fake_github)
+    code, out, err = run("run", "--demo")
+    assert code == 0, out + err
+    assert "the demo writes drafts only: ROUNDS_TRACKER=github is not used for it" in err
+    assert fake_github.issues() == [] and fake_github.repo.labels == {}
+    assert len(list((workdir / "rounds-out").glob("*.md"))) == len(DEMO_BUGS)
+
+
+def test_in_actions_a_refused_command_leaves_one_line_on_the_job_summary(workdir, monkeypatch):
+    summary = workdir / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, _, err = run("run")
+    assert code == 2 and "::error::no telemetry source configured" in err
+    [line] = summary.read_text().strip().splitlines()
+    assert line.startswith("**`rounds run` stopped:** ``no telemetry source configured: set SIGNOZ_API_URL")

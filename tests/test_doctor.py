@@ -69,6 +69,7 @@ def by_area(result: DoctorResult) -> dict[str, list[str]]:
 
 def test_a_healthy_setup_has_nothing_to_fix(fake, signoz, tmp_path, claude_on_path):
     fake.state.add_artifact(fake.repo, "rounds-db", b"zip")
+    fake.repo.pushed_at = NOW  # a repository with recent pushes: its schedule is in no danger
     with FakeZulip(streams=("ops",)) as zulip:
         chosen = settings(
             tmp_path,

@@ -1,7 +1,8 @@
 """What every `rounds` command shares: the `--env-file` option, loading the settings, and friendly errors.
 
-Every RoundsError becomes one line on stderr (plus an `::error::` line in GitHub Actions) and exit status 2;
-nothing else is caught, so a real bug still shows its traceback.
+Every RoundsError becomes one line on stderr (plus an `::error::` line and one line on the job summary in
+GitHub Actions, where a misconfiguration is read) and exit status 2; nothing else is caught, so a real bug
+still shows its traceback.
 """
 
 from __future__ import annotations
@@ -47,9 +48,24 @@ def friendly_errors(command: Callable[P, R]) -> Callable[P, R]:
             click.echo(f"error: {exc}", err=True)
             if in_actions():
                 click.echo(f"::error::{exc}", err=True)
+                _summary_line(click.get_current_context(silent=True), exc)
             sys.exit(EXIT_USAGE)
 
     return wrapper
+
+
+def _summary_line(context: click.Context | None, error: RoundsError) -> None:
+    """The error as one line of the job summary: the run's page shows it without opening the log."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from rounds_bot.render.markdown import code
+
+    # the program's own name, however it was started (a test runner calls it `main`)
+    command = " ".join(["rounds", *(context.command_path.split()[1:] if context is not None else [])])
+    # a message can quote what a service answered: the one escaping rule, as a code span on one line
+    with Path(target).open("a", encoding="utf-8") as out:
+        out.write(f"**{code(command)} stopped:** {code(' '.join(str(error).split()))}\n\n")
 
 
 def settings_from(env_file: Path | None) -> Settings:

@@ -30,13 +30,19 @@ def run_command(demo: bool, env_file: Path | None) -> None:
     from rounds_bot.round.run import run_round
 
     settings = settings_from(env_file)
+    if demo and settings.tracker != "dry-run":
+        # the demo's bugs are made up: they never become issues of a real repository
+        ignored = f"ROUNDS_TRACKER={settings.tracker}"
+        click.echo(f"the demo writes drafts only: {ignored} is not used for it", err=True)
+        settings = settings.model_copy(update={"tracker": "dry-run"})
     source, whole_history = build_source(settings, demo)
-    tracker = build_tracker(settings)
     diagnoser, diagnosis_mode = build_diagnoser(settings)
     database = Path(settings.signatures_db_path)
     existed = database.exists()
+    # the store first: it creates a new database (the GitHub tracker's journal adds its tables to that file)
     store = Store.open(database)
     try:
+        tracker = build_tracker(settings)
         report = run_round(
             settings,
             source,

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
 
 from rounds_bot.config import Settings
 from rounds_bot.diagnosis.base import Diagnoser
+
+#: What turns the incident look-ups on when it is missing (they need the `mcp` package).
+LOOKUPS_MISSING = (
+    "the incident look-ups are not installed: install rounds with the `diagnosis` extra "
+    "(pip install 'rounds-bot[diagnosis]')"
+)
+
+
+def incident_lookups_installed() -> bool:
+    """The incident look-ups' MCP server can start (its package is installed beside rounds)."""
+    return importlib.util.find_spec("mcp") is not None
 
 
 def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
@@ -45,12 +57,15 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
         credentials["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()
     if settings.anthropic_base_url:
         credentials["ANTHROPIC_BASE_URL"] = settings.anthropic_base_url
-    # The incident look-ups: SigNoz when it is configured, else the incident's own samples.
-    incident_tools = (
-        McpLaunch.for_signoz(settings.signoz_api_url, settings.signoz_api_key)
-        if settings.signoz_api_url
-        else McpLaunch()
-    )
+    # The incident look-ups: SigNoz when it is configured, else the incident's own samples. Without their
+    # package the server could not start and the model would silently lose them: the report says so instead.
+    incident_tools = None
+    if incident_lookups_installed():
+        incident_tools = (
+            McpLaunch.for_signoz(settings.signoz_api_url, settings.signoz_api_key)
+            if settings.signoz_api_url
+            else McpLaunch()
+        )
     cli = ClaudeCli(
         binary=binary,
         model=settings.claude_model,
@@ -61,9 +76,10 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
         max_budget_usd=settings.claude_max_budget_usd,
         timeout_seconds=settings.diagnosis_timeout_seconds,
     )
-    return ClaudeCodeDiagnoser(
-        cli, incident_tools=incident_tools
-    ), f"diagnosis by the Claude Code CLI ({settings.claude_model})"
+    mode = f"diagnosis by the Claude Code CLI ({settings.claude_model})"
+    if incident_tools is None:
+        mode += f", without incident look-ups: {LOOKUPS_MISSING}"
+    return ClaudeCodeDiagnoser(cli, incident_tools=incident_tools), mode
 
 
 def code_revision(settings: Settings) -> str:

@@ -1,5 +1,5 @@
-"""The doctor's diagnosis checks: the `claude` binary runs, a key is set, and what the budget has left this
-month."""
+"""The doctor's diagnosis checks: the `claude` binary runs, a key is set, the incident look-ups are installed,
+and what the budget has left this month."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rounds_bot.clock import month_start
 from rounds_bot.config import Settings
+from rounds_bot.diagnosis.configured import LOOKUPS_MISSING, incident_lookups_installed
 from rounds_bot.doctor.result import Check, Status
 from rounds_bot.store import Store
 
@@ -25,6 +26,7 @@ def diagnosis_checks(settings: Settings, now: datetime, environ: dict[str, str])
     key_set = settings.anthropic_api_key is not None or bool(environ.get("CLAUDE_CODE_OAUTH_TOKEN"))
     if mode in ("auto", "claude-code"):
         checks.append(_claude_binary(binary, environ, required=mode == "claude-code" or key_set))
+        checks.append(_lookups(required=mode == "claude-code" or key_set))
         if not key_set:
             status: Status = "fix" if mode == "claude-code" else "off"
             checks.append(
@@ -73,6 +75,18 @@ def _claude_binary(binary: str, environ: dict[str, str], *, required: bool) -> C
             fix="reinstall the Claude Code CLI",
         )
     return Check(area="diagnosis", status="ok", detail=f"{found}: {done.stdout.strip()}")
+
+
+def _lookups(*, required: bool) -> Check:
+    if incident_lookups_installed():
+        installed = "incident look-ups installed (trace, logs, counts)"
+        return Check(area="diagnosis", status="ok", detail=installed)
+    return Check(
+        area="diagnosis",
+        status="warn" if required else "off",
+        detail="the model gets only Read, Grep and Glob: " + LOOKUPS_MISSING,
+        fix="the workflow and the actions install it; with `rounds-package`, name `rounds-bot[diagnosis]`",
+    )
 
 
 def _budget(settings: Settings, now: datetime) -> Check:

@@ -46,7 +46,7 @@ def github_checks(settings: Settings, now: datetime, environ: dict[str, str]) ->
     checks.append(_rate_limit(api))
     if artifacts is not None:
         checks += saved_state_checks(settings, artifacts, branch, repository.get("id"), now)
-    checks += schedule_checks(settings, api, environ)
+    checks += schedule_checks(settings, api, environ, repository, now)
     return checks
 
 

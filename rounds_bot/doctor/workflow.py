@@ -1,16 +1,23 @@
 """The doctor's workflow checks: the newest saved database's age, whether the repository keeps artifacts long
 enough, and whether the scheduled workflow is still enabled (public repositories' schedules stop after 60
-quiet days)."""
+quiet days), with a warning before that happens."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from rounds_bot.config import Settings
 from rounds_bot.doctor.result import Check, Status
 from rounds_bot.errors import RoundsError
 from rounds_bot.github.actions import ActionsApi, Artifact
 from rounds_bot.github.artifacts import describe_age, unusable_reason
+
+#: GitHub disables the schedules of a public repository after this many days without activity in it
+#: (docs.github.com: "Disabling and enabling a workflow"); rounds' own issues and artifacts do not count.
+INACTIVITY_DAYS = 60
+#: How long before that the doctor starts to warn.
+WARN_DAYS_BEFORE = 15
 
 
 def saved_state_checks(
@@ -57,7 +64,13 @@ def _age(settings: Settings, newest: Artifact, now: datetime) -> Check:
     )
 
 
-def schedule_checks(settings: Settings, api: ActionsApi, environ: dict[str, str]) -> list[Check]:
+def schedule_checks(
+    settings: Settings,
+    api: ActionsApi,
+    environ: dict[str, str],
+    repository: dict[str, Any] | None = None,
+    now: datetime | None = None,
+) -> list[Check]:
     file_name = settings.workflow_file or _running_workflow(environ) or "rounds.yml"
     try:
         workflow = api.workflow(file_name)
@@ -74,7 +87,9 @@ def schedule_checks(settings: Settings, api: ActionsApi, environ: dict[str, str]
         ]
     state = workflow.get("state")
     if state == "active":
-        return [Check(area="schedule", status="ok", detail=f"workflow {file_name} is enabled")]
+        enabled = Check(area="schedule", status="ok", detail=f"workflow {file_name} is enabled")
+        soon = _inactivity(repository or {}, now) if now is not None else None
+        return [enabled] if soon is None else [enabled, soon]
     why = {
         "disabled_inactivity": "GitHub disabled it after 60 days without activity in the repository",
         "disabled_manually": "someone disabled it",
@@ -95,3 +110,23 @@ def _running_workflow(environ: dict[str, str]) -> str | None:
     ref = environ.get("GITHUB_WORKFLOW_REF", "")
     path = ref.split("@", 1)[0]
     return path.rsplit("/", 1)[-1] if "/.github/workflows/" in path else None
+
+
+def _inactivity(repository: dict[str, Any], now: datetime) -> Check | None:
+    """A public repository that has had no push for a while: its schedule stops at 60 days."""
+    if repository.get("private") is not False or not repository.get("pushed_at"):
+        return None
+    pushed = datetime.fromisoformat(str(repository["pushed_at"]).replace("Z", "+00:00"))
+    quiet = (now - pushed).days
+    left = INACTIVITY_DAYS - quiet
+    if left > WARN_DAYS_BEFORE:
+        return None
+    when = f"in about {left} days" if left > 0 else "any time now"
+    return Check(
+        area="schedule",
+        status="warn",
+        detail=f"no push to the repository for {quiet} days: GitHub disables the schedule of a public "
+        f"repository after {INACTIVITY_DAYS} days without activity, {when}",
+        fix="push a commit before then (rounds' own issues do not count), or enable the workflow again "
+        "when it stops (the Actions tab -> the workflow -> Enable workflow)",
+    )

@@ -35,10 +35,17 @@ def check_file(path: Path) -> None:
         )
 
 
+#: The GitHub tracker's journal keeps its own tables in the same file (`github/journal.py`); a file holding
+#: only those is rounds' database whose store was not created yet (an older rounds opened the journal first).
+JOURNAL_TABLE_PREFIX = "github_"
+
+
 def check_owner(db: Database, path: Path) -> None:
     """A database with tables must be rounds' (it has its `meta` table and schema version)."""
     tables = set(db.table_names())
     if not tables or ("meta" in tables and _has_version(db)):
+        return
+    if all(table.startswith(JOURNAL_TABLE_PREFIX) for table in tables):
         return
     shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
     raise StoreError(

@@ -113,6 +113,7 @@ class Repo:
     artifacts: dict[int, Artifact] = field(default_factory=dict)
     expired_artifacts: set[int] = field(default_factory=set)
     collaborators: dict[str, str] = field(default_factory=dict)  # login -> admin | write | read
+    pushed_at: datetime | None = None  # the last push; None: when the repository was created
 
     @property
     def full_name(self) -> str:
@@ -376,7 +377,7 @@ class State:
                 "archived": False,
                 "disabled": False,
                 "license": None,
-                "pushed_at": created,
+                "pushed_at": ts(repo.pushed_at) if repo.pushed_at else created,
                 "created_at": created,
                 "updated_at": created,
             }
