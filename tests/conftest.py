@@ -22,14 +22,17 @@ SHARED_DATA_SETS = ("loghub_2k", "defects4j_traces")
 def shared_data() -> Path:
     """`../shared/data` beside the checkout (the labelled data sets); a skip when it is not there.
 
-    CI (`CI=true`) always has it beside the checkout, so there a missing folder fails the test instead of
-    skipping it: a silent skip would hide that the acceptance figures were never checked.
+    CI (`CI=true`) has it beside the checkout, so there a missing folder fails the test instead of skipping
+    it: a silent skip would hide that the acceptance figures were never checked. The one CI without it is the
+    project's own GitHub workflow (`.github/workflows/ci.yml`: the labelled sets are not published with the
+    code), which says so with ROUNDS_SHARED_DATA=absent: there the tests skip, saying why.
     """
     missing = [name for name in SHARED_DATA_SETS if not (SHARED_DATA / name).is_dir()]
     if not missing:
         return SHARED_DATA
     why = f"labelled data not present: {', '.join(missing)} missing from {SHARED_DATA} (../shared/data)"
-    if os.environ.get("CI", "").lower() == "true":
+    declared_absent = os.environ.get("ROUNDS_SHARED_DATA") == "absent"
+    if os.environ.get("CI", "").lower() == "true" and not declared_absent:
         pytest.fail(f"{why}; in CI (CI=true) the shared data must be beside the checkout", pytrace=False)
     pytest.skip(why)
 
