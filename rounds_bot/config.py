@@ -1,8 +1,9 @@
 """The one settings object of rounds.
 
 Every field is read from the environment (and an optional `.env` file named on the command line) and
-documented in the README's settings table; `tests/test_config.py` checks that the table and this class
-agree. Names that users of the original design know keep their names; every new one is prefixed `ROUNDS_`.
+documented in the settings table of `docs/settings.md`; `tests/test_config.py` checks that the table and this
+class agree. Names that users of the original design know keep their names; every new one is prefixed
+`ROUNDS_`.
 """
 
 from __future__ import annotations

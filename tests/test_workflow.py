@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_zulip import FakeZulip
 from signoz_emulator import SignozEmulator
 from workflow_expressions import evaluate
-from workflow_files import load
+from workflow_files import load, parse
 from workflow_harness import (
     Repository,
     actionlint,
@@ -74,7 +73,8 @@ def test_no_expression_is_expanded_inside_a_script(workflow):
 
 def test_every_database_job_runs_alone_and_queued_runs_are_not_cancelled(workflow):
     round_job = workflow["jobs"]["round"]
-    assert round_job["concurrency"] == {"group": "rounds-state", "cancel-in-progress": False}
+    # queue: max: a burst of /rounds comments cannot cancel the scheduled rounds waiting behind them
+    assert round_job["concurrency"] == {"group": "rounds-state", "cancel-in-progress": False, "queue": "max"}
     assert "concurrency" not in workflow and "concurrency" not in workflow["jobs"]["acknowledge"]
 
 
@@ -91,14 +91,27 @@ def readme_caller() -> str:
     return readme_workflows()[0]
 
 
-def test_the_readme_caller_is_ten_lines_and_calls_this_workflow():
-    caller = readme_caller()
-    assert len(caller.strip().splitlines()) == 10
-    parsed = yaml.safe_load(caller)
+def test_the_readme_caller_calls_this_workflow_with_the_least_and_each_secret_by_name(workflow):
+    parsed = parse(readme_caller())
+    assert parsed["permissions"] == {}
     job = next(iter(parsed["jobs"].values()))
     assert job["uses"].split("@")[0].endswith("/.github/workflows/rounds.yml")
     assert job["permissions"] == {"actions": "read", "contents": "read", "issues": "write"}
-    assert job["secrets"] == "inherit"
+    # `secrets: inherit` passes nothing to a workflow of another organisation: each secret by name
+    declared = set(workflow["on"]["workflow_call"]["secrets"])
+    assert set(job["secrets"]) == declared
+    assert all(value == f"${{{{ secrets.{name} }}}}" for name, value in job["secrets"].items())
+
+
+def test_the_readme_caller_declares_every_run_workflow_input_the_workflow_reads(workflow):
+    """The called workflow reads the Run-workflow boxes from the caller's event: the caller must have them."""
+    read = set(re.findall(r"github\.event\.inputs\.([a-z-]+)", WORKFLOW.read_text(encoding="utf-8")))
+    read |= {"rediagnose"}  # read by `rounds command` from the event file
+    caller_inputs = parse(readme_caller())["on"]["workflow_dispatch"]["inputs"]
+    assert read <= set(caller_inputs), sorted(read - set(caller_inputs))
+    own = workflow["on"]["workflow_dispatch"]["inputs"]
+    for name, spec in caller_inputs.items():
+        assert spec["type"] == own[name]["type"], name
 
 
 def test_the_workflows_and_the_readme_caller_pass_the_schema_and_actionlint(tmp_path):
@@ -106,7 +119,8 @@ def test_the_workflows_and_the_readme_caller_pass_the_schema_and_actionlint(tmp_
     folder.mkdir(parents=True)
     for path in (ROOT / ".github" / "workflows").glob("*.yml"):
         shutil.copy(path, folder / path.name)
-    (folder / "caller.yml").write_text(readme_caller(), encoding="utf-8")
+    caller, fix_job = readme_workflows()[:2]
+    (folder / "caller.yml").write_text(caller + fix_job, encoding="utf-8")
     files = sorted(folder.glob("*.yml"))
     schema = check_schema("vendor.github-workflows", files)
     assert schema.returncode == 0, schema.stdout + schema.stderr

@@ -1,6 +1,6 @@
 """The diagnosis settings, a part of the one `Settings` object (`config.Settings` inherits them).
 
-Each field is an environment variable documented in the README's settings table like every other setting.
+Each field is an environment variable documented in docs/settings.md like every other setting.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The fix proposals' settings, a part of the one `Settings` object (`config.Settings` inherits them).
 
-Each field is an environment variable documented in the README's settings table like every other setting.
+Each field is an environment variable documented in docs/settings.md like every other setting.
 Fix pull requests are off until ROUNDS_FIX_TEST_COMMAND is set: a change nobody tested is never proposed.
 """
 
