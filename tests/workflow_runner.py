@@ -3,6 +3,25 @@
     runner = WorkflowRunner(load(".github/workflows/rounds.yml"), workspace, actions={...})  # workflow_files
     run = runner.run("issue_comment", event_payload, secrets=..., vars=..., github={...})
     run.jobs["round"].steps["restore"].outputs, run.summary, run.jobs["acknowledge"].skipped
+    run.conclusion      # success | failure | startup_failure | skipped (every job skipped), None: no run
+    run.startup_errors  # GitHub's messages when the workflow does not load; then no job ran
+
+What it decides before any job runs, as GitHub does (`workflow_load`, which cites GitHub's documentation for
+each rule):
+- whether the event starts a run (`run.started`, `run.reason`): `actor="github-token"` (an event the
+  workflow's own GITHUB_TOKEN made) starts none but workflow_dispatch and repository_dispatch, and an event
+  the workflow's `on:` (or its `types:`) does not name starts none;
+- whether the workflow and every workflow it calls load; if not the run concludes `startup_failure`, with
+  GitHub's messages in `run.startup_errors` and no job run. Checked: every job of a called workflow, whatever
+  its `if:`, asks for no more `permissions` than the calling job has (its own, else its workflow's, else the
+  repository's default for the token: `default_permissions="restricted"`, GitHub's default since 2023, or
+  "permissive"), however deep the calls nest; a call passes only inputs and secrets the called workflow
+  declares, every required one, and literals of the declared type. What actionlint rejects and GitHub runs
+  anyway (a called workflow reading an `inputs.X` or `secrets.X` it does not declare) is in
+  `run.lint_errors`, and with `strict=True` (the default) refuses the run the same way;
+- `secrets: inherit` passes the caller's secrets only to a workflow of the same owner (`owner`, by default
+  the owner of `github["repository"]`; `enterprise_owners` for the other organizations of its enterprise):
+  across owners the called workflow's secrets are empty, as on GitHub.
 
 What it does like the runner:
 - evaluates `if:` of jobs and steps (a step's `if:` without a status function means `success() && (...)`) and
@@ -19,14 +38,16 @@ What it does like the runner:
 - honours `continue-on-error`, and a failed step fails the job;
 - a job that calls a reusable workflow (`uses: owner/name/.github/workflows/file.yml@ref`) runs the called
   workflow's jobs, read at that ref from a local git repository (`repositories={"owner/name": path}`): its
-  inputs from `with:` and the declared defaults, typed (an undeclared input is an error, as on GitHub), its
-  secrets (`inherit` or a mapping), the caller's github and vars contexts, and job.workflow_* naming the
-  called file at the resolved commit (`workflow_uses`). Their results are named `caller-job/called-job`;
+  inputs from `with:` and the declared defaults, typed, its secrets (`inherit` or a mapping), the caller's
+  github and vars contexts, and job.workflow_* naming the called file at the resolved commit
+  (`workflow_uses`). Their results are named `caller-job/called-job`, each with its job-level `env`;
 - a step that uses a composite action (`./folder` in the workspace, or `owner/name@ref` from `repositories`,
   unpacked under `_actions/owner/name/ref` as the runner does) runs the action's steps with its inputs
   (declared defaults interpolated; an undeclared input is an error), `github.action_path` and
   `GITHUB_ACTION_PATH`, a steps context of its own, and sets the action's outputs; its own steps' results are
-  in the step result's `steps`.
+  in the step result's `steps`;
+- runs jobs in the file's order with the `needs` context (each needed job's result: success, failure or
+  skipped); a job without `if:` runs only when every job it needs succeeded, as GitHub's implicit success().
 
 What it replaces: other `uses:` steps by local stand-ins given by the test
 (`actions={"actions/upload-artifact": ...}`, looked up by the action's name without its ref), called with the
@@ -36,8 +57,10 @@ GITHUB_PATH files included, which the stand-in may write like an action does); a
 the tests come first on PATH: the package under test is already installed there. With `preinstalled=False`
 only PATH additions and `base_env`'s PATH count, so a workflow must install what it runs.
 
-What it does not do: permissions, concurrency, timeouts, matrices, `needs:`, services, containers, pre
-and post steps of actions.
+What it does not do: give the token the permissions (the fake GitHub's tokens have the permissions a test
+gives them), concurrency, timeouts, matrices, services, containers, pre and post steps of actions,
+branch and path filters of triggers, and GitHub's other load-time checks (the workflow schema, which
+contexts an expression may use where, the depth of nested calls).
 """
 
 from __future__ import annotations
@@ -47,14 +70,22 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workflow_expressions import evaluate_condition, interpolate, truthy
 from workflow_files import StepFiles
-from workflow_uses import action_folder, action_inputs, call_inputs, called_workflow, composite_action
+from workflow_load import load, passes_inherited_secrets, start_decision
+from workflow_uses import (
+    CalledWorkflow,
+    action_folder,
+    action_inputs,
+    call_inputs,
+    called_workflow,
+    composite_action,
+)
 
 ActionStandIn = Callable[[dict[str, str], dict[str, str]], None]
 _NO_SHA = "0" * 40
@@ -80,16 +111,35 @@ class JobResult:
     status: str = "success"
     steps: dict[str, StepResult] = field(default_factory=dict)
     summary: str = ""
+    env: dict[str, str] = field(default_factory=dict)  # the job's `env:`, interpolated
 
 
 @dataclass
 class RunResult:
-    temp: Path  # RUNNER_TEMP of the run
+    temp: Path | None  # RUNNER_TEMP of the run; None when no run started
     jobs: dict[str, JobResult] = field(default_factory=dict)
+    started: bool = True  # False: GitHub starts no run for this event (`reason` says why)
+    reason: str = ""
+    startup_errors: list[str] = field(default_factory=list)  # GitHub's: the workflow did not load
+    lint_errors: list[str] = field(default_factory=list)  # actionlint's, which GitHub runs anyway
+    strict: bool = True  # lint errors refused the run too
 
     @property
     def summary(self) -> str:
         return "\n".join(job.summary for job in self.jobs.values())
+
+    @property
+    def conclusion(self) -> str | None:
+        """The run's conclusion as GitHub gives it; None when no run started."""
+        if not self.started:
+            return None
+        if self.startup_errors or (self.strict and self.lint_errors):
+            return "startup_failure"
+        if any(job.status == "failure" for job in self.jobs.values() if not job.skipped):
+            return "failure"
+        if self.jobs and all(job.skipped for job in self.jobs.values()):
+            return "skipped"
+        return "success"
 
 
 @dataclass
@@ -98,6 +148,7 @@ class _Run:
 
     runner_env: dict[str, str]
     temp: Path
+    owner: str  # of the repository whose workflow runs
 
 
 @dataclass
@@ -138,6 +189,10 @@ class WorkflowRunner:
         base_env: dict[str, str] | None = None,
         repositories: dict[str, Path] | None = None,
         preinstalled: bool = True,
+        owner: str | None = None,
+        enterprise_owners: Collection[str] = (),
+        default_permissions: str = "restricted",
+        strict: bool = True,
     ) -> None:
         self.workflow = workflow
         self.workspace = workspace
@@ -146,7 +201,12 @@ class WorkflowRunner:
         self.base_env = base_env or {}
         self.repositories = repositories or {}
         self.preinstalled = preinstalled
+        self.owner = owner  # of the repository whose workflow runs; None: the owner of github["repository"]
+        self.enterprise_owners = enterprise_owners
+        self.default_permissions = default_permissions  # the repository's default for the GITHUB_TOKEN
+        self.strict = strict  # what actionlint rejects (and GitHub runs) refuses the run too
         self.run_number = 0
+        self._called: dict[str, CalledWorkflow] = {}
 
     def run(
         self,
@@ -157,9 +217,28 @@ class WorkflowRunner:
         secrets: dict[str, str] | None = None,
         vars: dict[str, str] | None = None,
         inputs: dict[str, Any] | None = None,
+        actor: str = "user",
     ) -> RunResult:
+        """Run the workflow for an event, made by `actor`: "user" (a person), "app" (a GitHub App's token) or
+        "github-token" (a workflow's GITHUB_TOKEN). Nothing runs when GitHub would start no run, or when the
+        workflow does not load (`RunResult.conclusion == "startup_failure"`)."""
+        reason = start_decision(self.workflow, event_name, payload, actor)
+        if reason:
+            return RunResult(None, started=False, reason=reason, strict=self.strict)
         self.run_number += 1
+        self._called = {}
+        owner = self.owner if self.owner is not None else github["repository"].split("/", 1)[0]
+        loaded = load(
+            self.workflow,
+            self._called_workflow,
+            owner=owner,
+            default_permissions=self.default_permissions,
+            enterprise_owners=self.enterprise_owners,
+        )
         temp = self.workspace.parent / f"runner-temp-{self.run_number}"
+        result = RunResult(temp, startup_errors=loaded.errors, lint_errors=loaded.lint, strict=self.strict)
+        if result.conclusion == "startup_failure":
+            return result
         temp.mkdir(parents=True, exist_ok=True)
         event_path = temp / "event.json"
         event_path.write_text(json.dumps(payload), encoding="utf-8")
@@ -199,9 +278,14 @@ class WorkflowRunner:
             "workflow_ref": workflow_ref,
             "workflow_file_path": workflow_ref.partition("@")[0].removeprefix(f"{github['repository']}/"),
         }
-        result = RunResult(temp)
-        self._jobs(self.workflow, contexts, identity, _Run(runner_env, temp), result, prefix="")
+        self._jobs(self.workflow, contexts, identity, _Run(runner_env, temp, owner), result, prefix="")
         return result
+
+    def _called_workflow(self, uses: str) -> CalledWorkflow:
+        """The workflow a `uses:` names, read once a run."""
+        if uses not in self._called:
+            self._called[uses] = called_workflow(self.repositories, uses)
+        return self._called[uses]
 
     # --- jobs ---------------------------------------------------------------------------------------
     def _jobs(
@@ -213,21 +297,33 @@ class WorkflowRunner:
         result: RunResult,
         prefix: str,
     ) -> None:
+        results: dict[str, str] = {}  # job id -> success | failure | skipped, for `needs`
         for job_id, job in workflow["jobs"].items():
             name = f"{prefix}{job_id}"
+            needed = _needs(job, job_id, results)
+            needs_ok = all(value["result"] == "success" for value in needed.values())
+            if not needs_ok and "if" not in job:  # an implicit success() needs every needed job's success
+                result.jobs[name] = JobResult(name=name, skipped=True)
+                results[job_id] = "skipped"
+                continue
+            with_needs = {**contexts, "needs": needed, "_needs_status": "success" if needs_ok else "failure"}
             if "uses" in job:
-                self._call(name, job, contexts, run, result)
+                self._call(name, job, with_needs, run, result)
+                results[job_id] = _called_result(result, name)
             else:
-                job_contexts = {**contexts, "job": {"status": "success", **identity}}
+                job_contexts = {**with_needs, "job": {"status": "success", **identity}}
                 result.jobs[name] = self._job(name, job, job_contexts, run)
+                results[job_id] = _job_result(result.jobs[name])
 
     def _job(self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run) -> JobResult:
         result = JobResult(name=name)
         scope = {**contexts, "steps": {}, "env": {}}
-        if "if" in job and not truthy(evaluate_condition(job["if"], scope, "success")):
+        status = contexts.get("_needs_status", "success")
+        if "if" in job and not truthy(evaluate_condition(job["if"], scope, status)):
             result.skipped = True
             return result
         env = {k: interpolate(v, scope) for k, v in (job.get("env") or {}).items()}
+        result.env = dict(env)
         state = _Job(name, run.runner_env, run.temp, env)
         result.steps, result.status = self._steps(job["steps"], scope, state, outer_env={})
         result.summary = state.summary
@@ -237,15 +333,17 @@ class WorkflowRunner:
         self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run, result: RunResult
     ) -> None:
         """A job that calls a reusable workflow: the called workflow's jobs, as `name/job`."""
-        if "if" in job and not truthy(evaluate_condition(job["if"], {**contexts, "job": {}}, "success")):
+        status = contexts.get("_needs_status", "success")
+        if "if" in job and not truthy(evaluate_condition(job["if"], {**contexts, "job": {}}, status)):
             result.jobs[name] = JobResult(name=name, skipped=True)
             return
-        called = called_workflow(self.repositories, job["uses"])
-        secrets = (
-            contexts["secrets"]
-            if job.get("secrets") == "inherit"
-            else {k: interpolate(v, contexts) for k, v in (job.get("secrets") or {}).items()}
-        )
+        called = self._called_workflow(job["uses"])
+        if job.get("secrets") == "inherit":
+            # to a workflow of another owner, inherit passes nothing: its secrets are empty
+            inherits = passes_inherited_secrets(run.owner, job["uses"], self.enterprise_owners)
+            secrets = contexts["secrets"] if inherits else {}
+        else:
+            secrets = {k: interpolate(v, contexts) for k, v in (job.get("secrets") or {}).items()}
         called_contexts = {
             **contexts,
             "inputs": call_inputs(called.inputs, job.get("with") or {}, contexts, job["uses"]),
@@ -368,3 +466,26 @@ class WorkflowRunner:
             for key, spec in (metadata.get("outputs") or {}).items()
         }
         return StepResult(name=name, outcome=status, conclusion=status, outputs=outputs, steps=steps)
+
+
+def _needs(job: dict[str, Any], job_id: str, results: dict[str, str]) -> dict[str, Any]:
+    """The `needs` context of a job: each needed job's result (jobs run in file order here)."""
+    wanted = job.get("needs") or []
+    wanted = [wanted] if isinstance(wanted, str) else list(wanted)
+    missing = [name for name in wanted if name not in results]
+    if missing:
+        raise AssertionError(f"job {job_id} needs {missing}, which do not come before it in the file")
+    return {name: {"result": results[name], "outputs": {}} for name in wanted}
+
+
+def _job_result(job: JobResult) -> str:
+    return "skipped" if job.skipped else "failure" if job.status == "failure" else "success"
+
+
+def _called_result(result: RunResult, name: str) -> str:
+    """A calling job's result: failure if a called job failed, skipped if all were, else success."""
+    called = [job for key, job in result.jobs.items() if key == name or key.startswith(f"{name}/")]
+    outcomes = {_job_result(job) for job in called}
+    if "failure" in outcomes:
+        return "failure"
+    return "skipped" if outcomes <= {"skipped"} else "success"

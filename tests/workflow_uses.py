@@ -2,13 +2,16 @@
 local git repository at a ref as GitHub reads them from the named repository, and the inputs they get.
 
     called = called_workflow(repositories, "octo/rounds/.github/workflows/rounds.yml@<sha>")
-    called.workflow, called.inputs (declared), called.identity (job.workflow_* of its jobs)
+    called.workflow, called.inputs and called.secrets (declared under on.workflow_call), called.callable,
+    called.identity (job.workflow_* of its jobs)
     folder = action_folder(repositories, "octo/rounds@<sha>", workspace)  # unpacked under _actions/, or None
     action = composite_action(folder, uses)
     call_inputs(declared, with_, contexts, uses), action_inputs(declared, with_, contexts, uses)
 
-As on GitHub, an input the called workflow or the action does not declare is an error, and a required one
-missing too; a called workflow's inputs are typed (boolean, number, string), an action's are strings.
+A called workflow's inputs are typed (boolean, number, string), an action's are strings. Which inputs and
+secrets a call may pass, and which it must, GitHub checks when it loads the workflow, before any job runs:
+`workflow_load` does, and `call_inputs` only fills in the values. An input an action does not declare is an
+error here, and a required one missing too.
 """
 
 from __future__ import annotations
@@ -30,6 +33,25 @@ class CalledWorkflow:
     workflow: dict[str, Any]
     inputs: dict[str, Any]  # as declared under on.workflow_call.inputs
     identity: dict[str, str]  # job.workflow_repository, workflow_sha, workflow_ref, workflow_file_path
+    secrets: dict[str, Any] | None = None  # as declared under on.workflow_call.secrets; None: no such key
+    callable: bool = True  # it has a workflow_call trigger
+
+    @property
+    def triggers(self) -> dict[str, Any]:
+        return triggers(self.workflow)
+
+
+def triggers(workflow: dict[str, Any]) -> dict[str, Any]:
+    """A workflow's `on:` as a mapping of event name to its settings (None where it has none)."""
+    on = workflow.get("on") or {}
+    if isinstance(on, dict):
+        return on
+    return dict.fromkeys([on] if isinstance(on, str) else on)
+
+
+def owner_of(uses: str) -> str:
+    """The owner of the repository a `uses:` names (`octo/rounds/...@ref` -> `octo`); "" for `./...`."""
+    return "" if uses.startswith("./") else uses.split("/", 1)[0]
 
 
 def called_workflow(repositories: dict[str, Path], uses: str) -> CalledWorkflow:
@@ -39,17 +61,21 @@ def called_workflow(repositories: dict[str, Path], uses: str) -> CalledWorkflow:
     source = _repository(repositories, repository, uses)
     sha = _git(source, "rev-parse", f"{ref}^{{commit}}").strip()
     workflow = parse(_git(source, "show", f"{sha}:{path}"))
-    on = workflow["on"]
-    triggers = on if isinstance(on, dict) else dict.fromkeys([on] if isinstance(on, str) else on)
-    if "workflow_call" not in triggers:
-        raise AssertionError(f"{uses} cannot be called: it has no workflow_call trigger")
+    on = triggers(workflow)
+    call = on.get("workflow_call") or {}
     identity = {
         "workflow_repository": repository,
         "workflow_sha": sha,
         "workflow_ref": f"{repository}/{path}@{ref}",
         "workflow_file_path": path,
     }
-    return CalledWorkflow(workflow, (triggers["workflow_call"] or {}).get("inputs") or {}, identity)
+    return CalledWorkflow(
+        workflow,
+        call.get("inputs") or {},
+        identity,
+        secrets=(call.get("secrets") or {}) if "secrets" in call else None,
+        callable="workflow_call" in on,
+    )
 
 
 def action_folder(repositories: dict[str, Path], uses: str, workspace: Path) -> Path | None:
@@ -89,16 +115,19 @@ def composite_action(folder: Path, uses: str) -> dict[str, Any]:
 def call_inputs(
     declared: dict[str, Any], given: dict[str, Any], contexts: dict[str, Any], uses: str
 ) -> dict[str, Any]:
-    """A called workflow's inputs: the caller's `with:` values and the declared defaults, typed."""
-    _no_stranger(declared, given, uses)
+    """A called workflow's inputs: the caller's `with:` values and the declared defaults, typed.
+
+    The call was checked when the workflow was loaded (`workflow_load`): no undeclared input, none required
+    missing. Input names are matched without case, as GitHub does.
+    """
     empty: dict[str, Any] = {"string": "", "boolean": False, "number": 0}
+    by_name = {name.lower(): value for name, value in given.items()}
     values: dict[str, Any] = {}
     for name, spec in declared.items():
         kind = (spec or {}).get("type", "string")
-        if name in given:
-            values[name] = _typed(interpolate(given[name], contexts), kind, f"{uses} input {name}")
-        elif (spec or {}).get("required"):
-            raise AssertionError(f"{uses} needs the input {name}")
+        if name.lower() in by_name:
+            value = interpolate(by_name[name.lower()], contexts)
+            values[name] = _typed(value, kind, f"{uses} input {name}")
         else:
             values[name] = (spec or {}).get("default", empty[kind])
     return values
