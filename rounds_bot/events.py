@@ -26,6 +26,8 @@ class Fact(StrEnum):
     FIX_REQUESTED = "FixRequested"  # `/rounds fix`, or chosen automatically
     FIX_FAILED = "FixFailed"  # an attempt that opened no pull request, and why
     FIX_PROPOSED = "FixProposed"  # a draft pull request opened, or its branch updated
+    FIX_OFFERED = "FixOffered"  # its branch pushed, its pull request left to a person (Actions may not)
+    FIX_BLOCKED = "FixBlocked"  # an automatic request that could not start (setup, failing base): it waits
     FIX_APPLIED = "FixApplied"  # the pull request was merged (observed from GitHub)
     FIX_ABANDONED = "FixAbandoned"  # the pull request was closed without merging
     FIX_RELEASED = "FixReleased"  # the first occurrence of a newer service.version after the merge

@@ -10,8 +10,11 @@ A fix moves through these statuses, each caused by one fact:
                         └──FixAbandoned──> abandoned                  Regressed──┘
 
 FixReleased (the first newer service.version seen after the merge) does not change the status; it says which
-version carries the fix. The functions are pure: the store keeps their results in derived tables and
-`rounds db replay` recomputes those tables from the log alone.
+version carries the fix. FixOffered (a branch pushed whose pull request GitHub did not let rounds open) is no
+fix yet: it becomes one when a person opens the pull request and rounds adopts it with a FixProposed
+(`fixing/offers.py`). A FixFailed that says the attempt never started (`blocked`: the test command could not
+run, or the tests failed without any change) is not a failed fix. The functions are pure: the store keeps
+their results in derived tables and `rounds db replay` recomputes those tables from the log alone.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ LIFECYCLE_FACTS = frozenset(
         Fact.FIX_ABANDONED,
         Fact.FIX_RELEASED,
         Fact.FIX_FAILED,
+        Fact.FIX_OFFERED,
     }
 )
 
@@ -101,6 +105,7 @@ class IncidentRecord(Frozen):
     fix_pr: int | None = None
     fix_status: FixStatus | None = None
     failed_fixes: int = 0
+    offered_fixes: int = Field(default=0, description="branches pushed whose pull request a person must open")
 
 
 def fold_fixes(facts: Iterable[FactLike]) -> list[FixRecord]:
@@ -183,7 +188,7 @@ def _apply(record: FixRecord, fact: FactLike) -> FixRecord | None:
 def fold_incident(signature_id: str, facts: Iterable[FactLike]) -> IncidentRecord:
     """One signature's derived state from its facts (oldest first)."""
     mine = [fact for fact in facts if fact.signature_id == signature_id]
-    status, issue, detected, resolved, regressions, failed = "unknown", None, None, None, 0, 0
+    status, issue, detected, resolved, regressions, failed, offered = "unknown", None, None, None, 0, 0, 0
     for fact in mine:
         kind = fact.kind
         if kind in STATUS_AFTER:
@@ -196,8 +201,10 @@ def fold_incident(signature_id: str, facts: Iterable[FactLike]) -> IncidentRecor
             resolved = fact.at
         elif kind == Fact.REGRESSED:
             regressions += 1
-        elif kind == Fact.FIX_FAILED:
+        elif kind == Fact.FIX_FAILED and not fact.payload.get("blocked"):
             failed += 1
+        elif kind == Fact.FIX_OFFERED:
+            offered += 1
     fixes = fold_fixes(mine)
     last = fixes[-1] if fixes else None
     return IncidentRecord(
@@ -210,6 +217,7 @@ def fold_incident(signature_id: str, facts: Iterable[FactLike]) -> IncidentRecor
         fix_pr=last.pr_number if last else None,
         fix_status=last.status if last else None,
         failed_fixes=failed,
+        offered_fixes=offered,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,7 +21,7 @@ from rounds_bot.config import Settings
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.fixing import setup
 from rounds_bot.fixing.proposals import FixRun
-from rounds_bot.fixing.requests import record_request
+from rounds_bot.fixing.requests import Trigger, record_request
 from rounds_bot.github.pulls import pulls_api_from_settings
 from rounds_bot.models import ErrorEvent
 from rounds_bot.store import DiagnosisRecord, Store
@@ -48,6 +49,20 @@ NEW_TEST = """
         self.assertEqual(average_price([]), 0)
 """
 TEST_COMMAND = f"{sys.executable} -m unittest discover -s tests -t ."
+# The same interpreter without its site-packages (`-S`): pytest is not installed for it, as in a fix job
+# that installed rounds but not the repository's own dependencies.
+NO_PYTEST_COMMAND = f"{sys.executable} -S -m pytest -x -q"
+# A test on main that fails without any change: the base is broken before rounds touches it.
+BROKEN_TEST_PATH = "tests/test_totals.py"
+BROKEN_TEST = """import unittest
+
+from app.pricing import average_price
+
+
+class Totals(unittest.TestCase):
+    def test_pair(self):
+        self.assertEqual(average_price([2, 4]), 4)
+"""
 TRACE = """Traceback (most recent call last):
   File "app/pricing.py", line 6, in average_price
     return sum(prices) / len(prices)
@@ -73,6 +88,21 @@ class App:
 
     def file_at(self, ref: str, path: str) -> str:
         return git(self.remote, "show", f"{ref}:{path}")
+
+    def commit_to_main(self, path: str, content: str | None, message: str) -> str:
+        """A person's commit on the remote's main (`content=None` deletes the file); its sha."""
+        scratch = Path(tempfile.mkdtemp(prefix="person-", dir=self.remote.parent)) / "clone"
+        git(self.remote.parent, "clone", "--quiet", str(self.remote), str(scratch))
+        target = scratch / path
+        if content is None:
+            git(scratch, "rm", "--quiet", path)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+            git(scratch, "add", path)
+        git(scratch, "commit", "--quiet", "-m", message)
+        git(scratch, "push", "--quiet", "origin", "main")
+        return git(scratch, "rev-parse", "HEAD")
 
     def reject_pushes(self) -> None:
         hook = self.remote / "hooks" / "pre-receive"
@@ -165,15 +195,24 @@ def diagnose(store: Store, signature_id: str) -> None:
         )
 
 
-def ask_for_fix(store: Store, signature_id: str, issue: int, origin: str = "1", at: datetime = START) -> None:
+def ask_for_fix(
+    store: Store,
+    signature_id: str,
+    issue: int,
+    origin: str = "1",
+    at: datetime = START,
+    *,
+    trigger: Trigger = "command",
+) -> None:
+    """`/rounds fix` from alice, or (`trigger="auto"`) rounds' own choice."""
     with store.transaction():
         record_request(
             store,
             origin=origin,
             signature_id=signature_id,
             issue_number=issue,
-            by="alice",
-            trigger="command",
+            by="rounds" if trigger == "auto" else "alice",
+            trigger=trigger,
             at=at,
         )
 

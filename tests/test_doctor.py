@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
-from fake_github.fixtures import TOKEN
+from fake_github.fixtures import BOT_PERMISSIONS, TOKEN
 from fake_zulip import FakeZulip
 from signoz_emulator import SignozEmulator
 from signoz_fixtures import T0_NS, fixture_dataset
@@ -144,3 +145,67 @@ def test_the_doctor_command_exits_1_when_something_must_be_fixed(tmp_path, clean
     assert result.exit_code == 1
     assert "FIX   source: no telemetry source is configured" in result.output
     assert "off   GitHub: GITHUB_TOKEN and GITHUB_REPOSITORY are not both set" in result.output
+
+
+def fix_settings(tmp_path: Path, fake: ActionsFakeGitHub, signoz: SignozEmulator, **extra: str) -> Settings:
+    """Fix pull requests on: a test command, a key, and a `claude` that exists."""
+    return settings(
+        tmp_path,
+        fake,
+        signoz,
+        ROUNDS_FIX_TEST_COMMAND="python -m pytest -x -q",
+        ROUNDS_CLAUDE_BIN=sys.executable,
+        **extra,
+    )
+
+
+def test_with_fixes_on_a_workflow_token_cannot_read_whether_actions_may_open_pull_requests(
+    fake, signoz, tmp_path, claude_on_path
+):
+    result = examine(fix_settings(tmp_path, fake, signoz), now=NOW, environ={"PATH": claude_on_path})
+    [check] = [c for c in result.checks if c.area == "fixes"]
+    assert check.status == "warn"
+    assert check.detail.startswith("could not read whether GitHub Actions may open pull requests here")
+    assert check.fix is not None and check.fix.startswith(
+        'look at Settings → Actions → General → Workflow permissions → "Allow GitHub Actions to create and '
+        'approve pull requests": while it is off, rounds comments a link'
+    )
+    assert "warn  fixes: could not read whether GitHub Actions may open pull requests" in result.render()
+    assert "pull-requests: write" not in result.render()
+
+
+@pytest.mark.parametrize(
+    ("allowed", "expected"),
+    [
+        (
+            False,
+            "warn: GitHub Actions may not open pull requests in this repository: rounds pushes each fix's "
+            "branch and comments a link on the issue that opens its pull request",
+        ),
+        (
+            True,
+            "ok: GitHub Actions may open pull requests here: rounds opens each fix as a draft pull request",
+        ),
+    ],
+)
+def test_with_fixes_on_the_doctor_says_whether_actions_may_open_pull_requests(
+    fake, signoz, tmp_path, claude_on_path, allowed, expected
+):
+    fake.add_token("app-token", kind="app", administration="read", **BOT_PERMISSIONS)
+    fake.repo.can_approve_pull_request_reviews = allowed
+    chosen = fix_settings(tmp_path, fake, signoz, GITHUB_TOKEN="app-token")
+    result = examine(chosen, now=NOW, environ={"PATH": claude_on_path})
+    assert by_area(result)["fixes"] == [expected]
+    text = result.render()
+    if not allowed:
+        assert (
+            "      -> to let rounds open them itself, turn on Settings → Actions → General → Workflow "
+            'permissions → "Allow GitHub Actions to create and approve pull requests", or give the fix job '
+            "a GitHub App token (the fix action's `github-token` input; docs/fixes.md)"
+        ) in text
+
+
+def test_with_fixes_off_the_doctor_does_not_ask_about_pull_requests(fake, signoz, tmp_path, claude_on_path):
+    result = examine(settings(tmp_path, fake, signoz), now=NOW, environ={"PATH": claude_on_path})
+    assert "fixes" not in by_area(result)
+    assert not fake.requests("actions/get-github-actions-default-workflow-permissions-repository")

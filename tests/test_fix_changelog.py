@@ -37,8 +37,23 @@ def released(pr: int, sid: str, version: str, first_seen: str) -> tuple[Fact, st
     return Fact.FIX_RELEASED, sid, {"pr": pr, "version": version, "first_seen": first_seen}
 
 
+def offered(issue: int, sid: str, *files: str) -> tuple[Fact, str, dict[str, object]]:
+    """A branch pushed whose pull request GitHub did not let rounds open."""
+    branch = f"rounds/fix-{sid}-20260302"
+    link = f"https://github.com/octo/app/compare/main...{branch}?expand=1"
+    payload = {"branch": branch, "base": "main", "link": link, "issue": f"#{issue}", "files": list(files)}
+    return Fact.FIX_OFFERED, sid, payload
+
+
+def adopted(pr: int, issue: int, sid: str, *files: str) -> tuple[Fact, str, dict[str, object]]:
+    """The pull request a person opened from an offered branch, taken on by rounds."""
+    kind, sid, payload = proposed(pr, issue, sid, *files)
+    return kind, sid, {**payload, "adopted": True}
+
+
 def fill(store: Store) -> None:
-    """Five fixes, one in each status, and a failed attempt that opened nothing."""
+    """Six fixes, one in each status (one of them opened by a person from a branch rounds pushed), a failed
+    attempt that opened nothing, and a branch whose pull request is still left to a person."""
     regression = "it recurred on 2.4.0, at or above 2.4.0, the first release after pull request 9 was merged"
     rows = [
         (0, proposed(7, 3, "sig_resolved", "app/pricing.py", "tests/test_pricing.py")),
@@ -63,6 +78,9 @@ def fill(store: Store) -> None:
         (700, (Fact.FIX_ABANDONED, "sig_abandoned", {"pr": 12})),
         (710, (Fact.FIX_FAILED, "sig_failed", {"reason": "the repository's tests failed with the change"})),
         (800, proposed(14, 8, "sig_open", "app/<script>@team.py")),
+        (820, offered(10, "sig_adopted", "app/fees.py")),
+        (850, adopted(15, 10, "sig_adopted", "app/fees.py")),
+        (900, offered(11, "sig_offered", "app/refunds.py", "tests/test_refunds.py")),
     ]
     with store.transaction():
         for number, (minutes, (kind, sid, payload)) in enumerate(rows):
@@ -94,8 +112,18 @@ def test_changelog_matches_its_golden_file(database, name, arguments):
 
 def test_changelog_is_newest_first_with_every_status(database):
     document = json.loads(CliRunner().invoke(main, ["changelog", "--json"]).output)
-    assert [fix["pr_number"] for fix in document["fixes"]] == [14, 12, 11, 9, 7]
-    assert document["counts"] == {"proposed": 1, "merged": 1, "resolved": 1, "regressed": 1, "abandoned": 1}
+    assert [fix["pr_number"] for fix in document["fixes"]] == [15, 14, 12, 11, 9, 7]
+    assert document["counts"] == {"proposed": 2, "merged": 1, "resolved": 1, "regressed": 1, "abandoned": 1}
+
+
+def test_changelog_lists_a_branch_left_to_a_person_until_its_pull_request_is_adopted(database):
+    document = json.loads(CliRunner().invoke(main, ["changelog", "--json"]).output)
+    [waiting] = document["offered"]  # sig_adopted's branch got its pull request (#15): no longer waiting
+    assert (waiting["signature_id"], waiting["issue"]) == ("sig_offered", "#11")
+    assert waiting["link"].endswith("/compare/main...rounds/fix-sig_offered-20260302?expand=1")
+    text = CliRunner().invoke(main, ["changelog"]).output
+    assert "## Branches pushed, pull request left to a person" in text
+    assert "[open the pull request](https://github.com/octo/app/compare/main...rounds/fix-sig_offered" in text
 
 
 def test_changelog_of_a_database_without_fixes_says_so(tmp_path, clean_env):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, running_actions_fake
 from fake_github.rounds import START, round_against
-from fix_samples import pricing_events
+from fix_samples import ask_for_fix, pricing_events
 
 from rounds_bot.events import Fact
 from rounds_bot.fixing.requests import pending_requests
@@ -78,3 +78,28 @@ def test_fix_works_only_on_issues_rounds_filed(fake, issue, tmp_path):
     fake.state.create_issue(fake.repo, "A feature", "no marker", [], "alice")
     reply = ask(fake, tmp_path, 2, "/rounds fix")
     assert "works only on issues rounds filed" in reply
+
+
+def test_fix_on_an_automatic_request_that_could_not_start_says_why_it_waits(fake, issue, tmp_path):
+    store = Store.open(tmp_path / "rounds.db")
+    try:
+        [signature] = store.signatures()
+        ask_for_fix(store, signature.id, issue, origin="auto:x", trigger="auto")
+        [waiting] = pending_requests(store)
+        reason = "the repository's tests already fail on `main` (commit `0123456789ab`) without any change"
+        with store.transaction():
+            store.append_event(
+                Fact.FIX_BLOCKED,
+                "fixblocked:auto:x:baseline:0123456789ab",
+                signature_id=signature.id,
+                run_id="fix",
+                at=START,
+                payload={"request": waiting.key, "blocked": "baseline", "reason": reason},
+            )
+    finally:
+        store.close()
+    reply = ask(fake, tmp_path, issue, "/rounds fix")
+    assert "already queued (chosen by rounds" in reply
+    assert reply.endswith(
+        "it waits: the repository's tests already fail on `main` (commit `0123456789ab`) without any change"
+    )

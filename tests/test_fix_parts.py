@@ -1,5 +1,6 @@
-"""The parts of a fix proposal, each on its own: versions, verdicts, rounds' checks, the test command, the
-edit run's result, the automatic choice, the settings. No model and no GitHub here."""
+"""The parts of a fix proposal, each on its own: versions, verdicts, rounds' checks, the test command (and
+telling a command that cannot run from failing tests), the edit run's result, the automatic choice, the
+settings, the comments (golden files; regenerate with ROUNDS_UPDATE_GOLDEN=1). No model and no GitHub here."""
 
 from __future__ import annotations
 
@@ -22,9 +23,19 @@ from rounds_bot.fixing.auto import request_automatic_fixes
 from rounds_bot.fixing.checks import Guard, check_changes, protected_by
 from rounds_bot.fixing.editor import FixEditor, edit_run
 from rounds_bot.fixing.git import Git, remote_auth_env
+from rounds_bot.fixing.job import describe
+from rounds_bot.fixing.messages import (
+    compare_link,
+    not_started_comment,
+    offered_comment,
+    prefilled_link,
+    short_pull_body,
+)
+from rounds_bot.fixing.proposals import FixOutcome
 from rounds_bot.fixing.release import Seen, watch_releases
 from rounds_bot.fixing.requests import pending_requests
-from rounds_bot.fixing.testcommand import run_tests, split_command
+from rounds_bot.fixing.testcommand import TestRun, run_tests, split_command
+from rounds_bot.fixing.testsetup import SETUP_HINT, setup_problem
 from rounds_bot.fixing.versions import at_or_above, is_newer
 from rounds_bot.fixing.worktree import open_worktree
 from rounds_bot.lifecycle import FixRecord
@@ -34,6 +45,15 @@ from rounds_bot.store import Store
 
 pytestmark = pytest.mark.fix_loop
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+GOLDEN = Path(__file__).parent / "golden" / "fix"
+
+
+def assert_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("ROUNDS_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"update with ROUNDS_UPDATE_GOLDEN=1 ({path})"
 
 
 # --- versions and verdicts -------------------------------------------------------------------------
@@ -183,6 +203,120 @@ def test_an_unreadable_test_command_is_a_clear_error():
         split_command("pytest 'unclosed")
 
 
+# --- a test command that cannot run is a setup problem, not failing tests ---------------------------------
+def run_in(folder: Path, files: dict[str, str], command: str) -> tuple[TestRun, list[str]]:
+    """Run `command` in a folder holding `files`; its result and the folder's files."""
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    inherited = {"PATH": os.environ["PATH"]}
+    return run_tests(command, folder, timeout_seconds=120, inherited_env=inherited), sorted(files)
+
+
+IMPORTS_MISSING = {"tests/test_api.py": "import not_installed_anywhere\n\ndef test_a():\n    assert True\n"}
+OWN_MODULE_BROKEN = {
+    "shop/__init__.py": "",
+    "tests/test_shop.py": "import shop.gone\n\ndef test_a():\n    assert True\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("files", "command", "expected"),
+    [
+        ({}, "no-such-test-runner -q", "it could not be started"),
+        ({}, "sh -c 'no-such-test-runner -q'", "a command it runs was not found (exit status 127: "),
+        ({}, f"{sys.executable} -S -m pytest -q", "Python says `No module named pytest`"),
+        ({}, f"{sys.executable} -m pytest --no-such-plugin-option", "pytest does not know the options"),
+        (IMPORTS_MISSING, f"{sys.executable} -m pytest -x -q -p no:cacheprovider", "cannot import"),
+        (IMPORTS_MISSING, f"{sys.executable} -m pytest -q -p no:cacheprovider", "`not_installed_anywhere`"),
+        (
+            {"tests/__init__.py": "", "tests/test_api.py": "import not_installed_anywhere\n"},
+            f"{sys.executable} -m unittest discover -s tests -t .",
+            "the tests cannot import `not_installed_anywhere`",
+        ),
+    ],
+)
+def test_a_test_command_that_cannot_run_is_told_apart_from_failing_tests(tmp_path, files, command, expected):
+    tests, listed = run_in(tmp_path, files, command)
+    problem = setup_problem(tests, listed)
+    assert problem is not None and expected in problem, tests.output
+
+
+@pytest.mark.parametrize(
+    ("files", "command"),
+    [
+        ({"tests/test_a.py": "def test_a():\n    assert 1 == 2\n"}, f"{sys.executable} -m pytest -q"),
+        (OWN_MODULE_BROKEN, f"{sys.executable} -m pytest -q -p no:cacheprovider"),  # the repository's own
+        (
+            {
+                "tests/test_api.py": "import not_installed_anywhere\n",
+                "tests/test_b.py": "def test_b():\n    assert False\n",
+            },
+            f"{sys.executable} -m pytest -q -p no:cacheprovider --continue-on-collection-errors",
+        ),
+        ({}, f"{sys.executable} -c 'raise SystemExit(1)'"),
+        ({}, f"{sys.executable} -c 'import sys; print(\"No module named pytest\"); sys.exit(1)'"),
+    ],
+)
+def test_failing_tests_and_broken_code_of_the_repository_are_not_a_setup_problem(tmp_path, files, command):
+    tests, listed = run_in(tmp_path, files, command)
+    assert not tests.passed and setup_problem(tests, listed) is None, tests.output
+
+
+def test_a_package_only_under_src_that_is_not_installed_is_a_setup_problem(tmp_path):
+    files = {"src/shop/__init__.py": "", "tests/test_shop.py": "import shop\n\ndef test_a():\n    pass\n"}
+    tests, listed = run_in(tmp_path, files, f"{sys.executable} -m pytest -q -p no:cacheprovider")
+    assert "the tests cannot import `shop`" in (setup_problem(tests, listed) or "")
+
+
+# --- the comments -------------------------------------------------------------------------------------------
+def sample_tests(passed: bool, tail: str) -> TestRun:
+    code = 0 if passed else 1
+    return TestRun(
+        command="python -m pytest -x -q",
+        passed=passed,
+        exit_code=code,
+        timed_out=False,
+        seconds=1.25,
+        tail=tail,
+    )
+
+
+def test_the_comment_with_the_link_that_opens_the_pull_request_matches_its_golden_file():
+    link = compare_link("https://github.com/", "octo/app", "main", "rounds/fix-sig_a-20260302")
+    assert link == "https://github.com/octo/app/compare/main...rounds/fix-sig_a-20260302?expand=1"
+    body = "Fixes #12\n\nrounds proposes this change (a & b = 100%).\n"
+    prefilled = prefilled_link(
+        link, title="rounds: proposed fix for #12 (sig_a)", body=body, short_body="short"
+    )
+    assert prefilled.startswith(link + "&title=rounds%3A+proposed+fix+for+%2312+%28sig_a%29&body=Fixes+%2312")
+    files = ["app/pricing.py", "tests/test_pricing.py"]
+    tests = sample_tests(True, "2 passed in 0.31s")
+    assert_golden("offered.md", offered_comment(prefilled, "rounds/fix-sig_a-20260302", files, tests) + "\n")
+
+
+def test_a_description_too_long_for_a_link_is_replaced_by_a_short_one_that_still_fixes_the_issue():
+    link = compare_link("https://github.com", "octo/app", "main", "rounds/fix-sig_a-20260302")
+    short = short_pull_body(12, "sig_a")
+    prefilled = prefilled_link(link, title="t", body="x" * 20_000, short_body=short)
+    assert len(prefilled) <= 8_000 and "body=Fixes+%2312" in prefilled and "x" * 100 not in prefilled
+    assert "<!-- rounds:fix sig_a -->" in short
+    assert prefilled_link(link, title="t", body="x" * 9_000, short_body="y" * 9_000) == f"{link}&title=t"
+
+
+def test_the_comments_of_an_attempt_that_never_started_match_their_golden_files():
+    setup = sample_tests(False, "/usr/bin/python3: No module named pytest")
+    reason = "the test command `python -m pytest -x -q` cannot run here: Python says `No module named pytest`"
+    again = "Ask again with `/rounds fix` once the fix job installs them."
+    assert_golden("setup.md", not_started_comment(reason, setup, hint=SETUP_HINT, again=again) + "\n")
+    failing = sample_tests(
+        False, "FAILED tests/test_totals.py::test_pair - assert 3.0 == 4\n1 failed in 0.12s"
+    )
+    reason = "the repository's tests already fail on `main` (commit `0123456789ab`) without any change"
+    again = "rounds chose this problem itself and tries again once that branch has a new commit."
+    assert_golden("baseline.md", not_started_comment(reason, failing, hint=None, again=again) + "\n")
+
+
 # --- the edit run's result, credentials, settings -------------------------------------------------------
 def test_the_edit_run_result_becomes_a_status_with_its_refusals():
     ok = edit_run(
@@ -268,6 +402,42 @@ def test_automatic_fixes_pick_confident_server_bugs_most_frequent_first_within_t
     assert request_automatic_fixes(Store.memory(), load_settings(), T0) == []
 
 
+def test_an_automatic_request_that_could_not_start_holds_back_the_next_choice_and_spends_no_attempt(
+    fresh_db, clean_env
+):
+    with fresh_db.transaction():
+        for sid, count, issue in [("sig_busy", 500, 2), ("sig_rare", 5, 1)]:
+            fresh_db.save(signature(sid, count, issue))
+            fresh_db.append_event(
+                Fact.INCIDENT_DETECTED, f"detected:{sid}", signature_id=sid, run_id="r", at=T0
+            )
+    diagnose(fresh_db, "sig_busy")
+    diagnose(fresh_db, "sig_rare")
+    clean_env.setenv("ROUNDS_FIX_AUTO", "true")
+    settings = load_settings()
+    assert request_automatic_fixes(fresh_db, settings, T0) == ["sig_busy"]
+    [waiting] = pending_requests(fresh_db)
+    blocked = {"request": waiting.key, "blocked": "setup", "reason": "the test command cannot run here"}
+    with fresh_db.transaction():
+        fresh_db.append_event(
+            Fact.FIX_BLOCKED, "fixblocked:x", signature_id="sig_busy", run_id="fix", at=T0, payload=blocked
+        )
+    assert request_automatic_fixes(fresh_db, settings, T0 + timedelta(days=1)) == []  # it waits: no other
+    assert [r.signature_id for r in pending_requests(fresh_db)] == ["sig_busy"]
+    # a person's request answered with "cannot run" / "already failing" is no failed fix either
+    with fresh_db.transaction():
+        fresh_db.append_event(
+            Fact.FIX_FAILED,
+            "fixdone:x",
+            signature_id="sig_rare",
+            run_id="fix",
+            at=T0,
+            payload={"blocked": "baseline"},
+        )
+    incident = fresh_db.incident("sig_rare")
+    assert incident is not None and incident.failed_fixes == 0
+
+
 def test_a_worktree_is_removed_even_when_the_attempt_raises(tmp_path):
     app = make_app(tmp_path / "app")
     checkout = Git(app.checkout)
@@ -317,3 +487,25 @@ def test_the_edit_run_offers_the_edit_tools_only_with_a_diagnosis_limits_and_iso
     env = seen["env"]
     assert "GITHUB_TOKEN" not in env and env["ANTHROPIC_API_KEY"] == "sk-test" and env["LANG"] == "C.UTF-8"
     assert Path(env["HOME"]).name == "home" and not Path(env["HOME"]).exists()
+
+
+def test_the_fix_job_says_what_became_of_a_request_that_waits_or_was_left_to_a_person():
+    offered = FixOutcome(
+        signature_id="sig_a",
+        issue_number=12,
+        status="offered",
+        url="https://github.com/octo/app/compare/main...rounds/fix-sig_a-20260302?expand=1",
+        branch="rounds/fix-sig_a-20260302",
+        reason="GitHub Actions may not open pull requests in this repository",
+    )
+    assert describe(offered) == (
+        "#12 (sig_a): branch rounds/fix-sig_a-20260302 pushed, pull request left to a person (GitHub Actions "
+        "may not open pull requests in this repository); the issue has a link that opens it: "
+        "https://github.com/octo/app/compare/main...rounds/fix-sig_a-20260302?expand=1"
+    )
+    blocked = FixOutcome(
+        signature_id="sig_a", issue_number=12, status="blocked", reason="the test command `x` cannot run here"
+    )
+    assert describe(blocked) == (
+        "#12 (sig_a): not tried yet, the request waits (no model ran): the test command `x` cannot run here"
+    )

@@ -1,25 +1,34 @@
 """Fix proposals end to end: the real Claude Code CLI (against the fake Messages API) edits a real application
 in a git worktree, the application's own tests run, the branch is pushed to a bare remote and a DRAFT pull
 request is opened on the fake GitHub (validated against GitHub's REST description). Every way it can fail is
-reported on the issue, and nothing else happens."""
+reported on the issue, and nothing else happens. Before the model runs, the tests run once as they are: a test
+command that cannot run, or tests that already fail, cost no model run and are reported as what they are. A
+repository that lets no workflow open pull requests gets the pushed branch and one link that opens it."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import requests
 from click.testing import CliRunner
-from fake_github.fixtures import TOKEN
+from fake_github.fixtures import REPOSITORY, TOKEN
 from fake_github.pulls_routes import PullsFakeGitHub, running_pulls_fake
-from fake_github.rounds import START
-from fake_messages_api import FakeMessagesApi, Text, ToolUse, turn
+from fake_github.rounds import START, quick_options
+from fake_messages_api import FakeMessagesApi, Text, ToolUse, Turn, turn
 from fix_samples import (
+    BROKEN_TEST,
+    BROKEN_TEST_PATH,
     BUGGY,
     BUGGY_LINE,
     FIXED_LINE,
+    NO_PYTEST_COMMAND,
+    TEST_COMMAND,
     App,
     ask_for_fix,
     diagnose,
@@ -35,8 +44,12 @@ from fix_samples import (
 
 from rounds_bot.cli.app import main
 from rounds_bot.events import Fact
+from rounds_bot.fixing.auto import request_automatic_fixes
+from rounds_bot.fixing.job import run_fix_job
+from rounds_bot.fixing.messages import pull_title
 from rounds_bot.fixing.proposals import FixOutcome, propose_fixes
-from rounds_bot.fixing.requests import pending_requests
+from rounds_bot.fixing.requests import Trigger, pending_requests
+from rounds_bot.github.pulls import pulls_api_from_settings
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.fix_loop
@@ -53,17 +66,27 @@ def fake(app: App) -> Iterator[PullsFakeGitHub]:
     yield from running_pulls_fake(git_remote=app.remote)
 
 
-@pytest.fixture
-def filed(fake: PullsFakeGitHub, tmp_path: Path) -> tuple[str, int]:
-    """The pricing bug's signature and issue, diagnosed, with a `/rounds fix` waiting."""
+def file_and_ask(fake: PullsFakeGitHub, tmp_path: Path, trigger: Trigger) -> tuple[str, int]:
     signature_id, issue = file_pricing_issue(fake, tmp_path)
     store = Store.open(tmp_path / "rounds.db")
     try:
         diagnose(store, signature_id)
-        ask_for_fix(store, signature_id, issue)
+        ask_for_fix(store, signature_id, issue, trigger=trigger)
     finally:
         store.close()
     return signature_id, issue
+
+
+@pytest.fixture
+def filed(fake: PullsFakeGitHub, tmp_path: Path) -> tuple[str, int]:
+    """The pricing bug's signature and issue, diagnosed, with a `/rounds fix` waiting."""
+    return file_and_ask(fake, tmp_path, "command")
+
+
+@pytest.fixture
+def chosen(fake: PullsFakeGitHub, tmp_path: Path) -> tuple[str, int]:
+    """The same, but rounds chose it for an automatic fix (ROUNDS_FIX_AUTO)."""
+    return file_and_ask(fake, tmp_path, "auto")
 
 
 def propose(
@@ -285,3 +308,208 @@ def test_rounds_fix_with_fixes_off_says_why_and_keeps_the_request(tmp_path, fake
         },
     )
     assert unknown.exit_code == 2 and "no signature of the database has issue #99" in unknown.output
+
+
+def opened(tmp_path: Path) -> Store:
+    return Store.open(tmp_path / "rounds.db")
+
+
+def replies_saying(fake: PullsFakeGitHub, issue: int, words: str) -> list[str]:
+    return [c for c in fake.replies(issue) if words in c]
+
+
+# --- before the model: the tests as they are ------------------------------------------------------------
+def test_tests_that_already_fail_on_the_base_branch_stop_the_attempt_before_the_model_runs(
+    tmp_path, fake, app, filed, claude_bin
+):
+    signature_id, issue = filed
+    base = app.commit_to_main(BROKEN_TEST_PATH, BROKEN_TEST, "A test that fails")
+    [outcome], api = propose(tmp_path, fake, app, claude_bin, good_fix())
+    assert outcome.status == "failed" and api.requests == []  # the model never ran: nothing was spent
+    assert (
+        outcome.reason
+        == f"the repository's tests already fail on `main` (commit `{base[:12]}`) without any change"
+    )
+    [report] = replies_saying(fake, issue, "could not try a fix")
+    assert report.startswith("rounds could not try a fix: the repository's tests already fail on `main`")
+    assert "AssertionError" in report and "No model ran and nothing was pushed" in report
+    assert "Ask again with `/rounds fix` once the tests pass there." in report
+    assert fake.repo.pulls == {} and list(app.branches()) == ["main"]
+    [failed] = facts(tmp_path, Fact.FIX_FAILED)
+    assert failed["blocked"] == "baseline" and "AssertionError" in failed["tail"]
+    store = opened(tmp_path)
+    try:
+        assert pending_requests(store) == []  # a person's request is answered
+        incident = store.incident(signature_id)
+        assert incident is not None and incident.failed_fixes == 0  # a broken base is no failed fix
+    finally:
+        store.close()
+    assert worktrees(app) == [f"worktree {app.checkout}"]
+
+
+def test_a_test_command_whose_runner_is_not_installed_is_a_setup_problem_told_in_one_line(
+    tmp_path, fake, app, filed, claude_bin
+):
+    signature_id, issue = filed
+    [outcome], api = propose(
+        tmp_path, fake, app, claude_bin, good_fix(), ROUNDS_FIX_TEST_COMMAND=NO_PYTEST_COMMAND
+    )
+    assert outcome.status == "failed" and api.requests == []
+    assert f"`{NO_PYTEST_COMMAND}` cannot run here: Python says `No module named pytest`" in outcome.reason
+    assert "must install the repository's own dependencies" in outcome.reason
+    [report] = replies_saying(fake, issue, "could not try a fix")
+    first = report.splitlines()[0]
+    assert "cannot run here: Python says `No module named pytest`" in first
+    assert "the fix job must install the repository's own dependencies before rounds runs" in first.lower()
+    assert "`pip install -e '.[dev]'` step before the rounds fix step (docs/fixes.md)" in first
+    assert "tests failed" not in report and fake.repo.pulls == {} and list(app.branches()) == ["main"]
+    [failed] = facts(tmp_path, Fact.FIX_FAILED)
+    assert failed["blocked"] == "setup"
+    store = opened(tmp_path)
+    try:
+        incident = store.incident(signature_id)
+        assert incident is not None and incident.failed_fixes == 0
+    finally:
+        store.close()
+
+
+def test_an_automatic_request_whose_test_command_cannot_run_waits_unspent_and_runs_once_it_can(
+    tmp_path, fake, app, chosen, claude_bin, clean_env
+):
+    signature_id, issue = chosen
+    for hour in (1, 2):  # every run tries again, none runs the model, the issue hears it once
+        [outcome], api = propose(
+            tmp_path,
+            fake,
+            app,
+            claude_bin,
+            good_fix(),
+            now=NOW + timedelta(hours=hour),
+            ROUNDS_FIX_TEST_COMMAND=NO_PYTEST_COMMAND,
+        )
+        assert outcome.status == "blocked" and api.requests == []
+        assert "No module named pytest" in outcome.reason
+    [report] = replies_saying(fake, issue, "could not try a fix")
+    assert "rounds chose this problem itself and tries again on its next runs." in report
+    clean_env.setenv("ROUNDS_FIX_AUTO", "true")
+    store = opened(tmp_path)
+    try:
+        [waiting] = pending_requests(store)
+        assert (waiting.signature_id, waiting.trigger) == (signature_id, "auto")
+        incident = store.incident(signature_id)
+        assert incident is not None and incident.failed_fixes == 0
+        settings = fix_settings(tmp_path, fake, app, claude_bin, FakeMessagesApi([]), ROUNDS_FIX_AUTO="true")
+        assert request_automatic_fixes(store, settings, NOW + timedelta(days=1)) == []  # no second one
+    finally:
+        store.close()
+    # the fix job learns to install the dependencies: the same request goes ahead, and the PR is opened
+    [outcome], api = propose(tmp_path, fake, app, claude_bin, good_fix(), now=NOW + timedelta(hours=3))
+    assert outcome.status == "proposed" and api.requests and len(fake.open_pulls()) == 1
+    assert len(replies_saying(fake, issue, "could not try a fix")) == 1
+
+
+def test_an_automatic_request_on_a_failing_base_waits_for_a_new_commit_there_without_testing_again(
+    tmp_path, fake, app, chosen, claude_bin
+):
+    _, issue = chosen
+    broken = app.commit_to_main(BROKEN_TEST_PATH, BROKEN_TEST, "A test that fails")
+    [first], api = propose(tmp_path, fake, app, claude_bin, good_fix())
+    assert first.status == "blocked" and api.requests == []
+    assert f"already fail on `main` (commit `{broken[:12]}`)" in first.reason
+    [second], api = propose(tmp_path, fake, app, claude_bin, good_fix(), now=NOW + timedelta(hours=1))
+    assert second.status == "blocked" and api.requests == []
+    assert second.reason.endswith("tried again once it has a new commit")  # known failing: not run again
+    [report] = replies_saying(fake, issue, "could not try a fix")
+    assert "tries again once that branch has a new commit" in report
+    app.commit_to_main(BROKEN_TEST_PATH, None, "Drop the wrong test")
+    [third], api = propose(tmp_path, fake, app, claude_bin, good_fix(), now=NOW + timedelta(hours=2))
+    assert third.status == "proposed" and api.requests
+    assert len(replies_saying(fake, issue, "could not try a fix")) == 1
+
+
+def test_what_the_tests_write_before_the_change_is_not_part_of_it(tmp_path, fake, app, filed, claude_bin):
+    writes = f"sh -c '{TEST_COMMAND} && echo ok > test-report.txt'"
+    [outcome], _ = propose(tmp_path, fake, app, claude_bin, good_fix(), ROUNDS_FIX_TEST_COMMAND=writes)
+    assert outcome.status == "proposed", outcome.reason
+    [pull] = fake.open_pulls()
+    changed = git(app.remote, "diff", "--name-only", f"main...{pull.head}").split()
+    assert changed == ["app/pricing.py", "tests/test_pricing.py"]
+
+
+# --- a repository that lets no workflow open pull requests -------------------------------------------------
+def fix_job(
+    tmp_path: Path, fake: PullsFakeGitHub, app: App, claude_bin: str, script: list[Turn], now: datetime
+) -> tuple[list[str], FakeMessagesApi]:
+    with FakeMessagesApi(script) as api:
+        configured = fix_settings(tmp_path, fake, app, claude_bin, api)
+        store = Store.open(configured.signatures_db_path)
+        try:
+            lines = run_fix_job(configured, store, pulls_api_from_settings(configured, quick_options()), now)
+        finally:
+            store.close()
+    return lines, api
+
+
+def test_a_repository_that_lets_no_workflow_open_pull_requests_gets_the_branch_and_one_link_to_open_it(
+    tmp_path, fake, app, filed, claude_bin
+):
+    signature_id, issue = filed
+    fake.repo.can_approve_pull_request_reviews = False  # what a new repository says
+    lines, _ = fix_job(tmp_path, fake, app, claude_bin, good_fix(), NOW)
+    branch = f"rounds/fix-{signature_id}-{NOW:%Y%m%d}"
+    assert branch in app.branches() and FIXED_LINE in app.file_at(branch, "app/pricing.py")
+    assert fake.repo.pulls == {} and [e.status for e in fake.requests("pulls/create")] == [403]
+    [line] = [entry for entry in lines if entry.startswith(f"#{issue} ")]
+    assert f"branch {branch} pushed, pull request left to a person" in line and "waits" not in line
+    [comment] = fake.replies(issue)[-1:]
+    assert f"rounds pushed a proposed fix to the branch `{branch}`" in comment
+    match = re.search(r"\[Open the pull request\]\((?P<url>[^)\s]+)\)", comment)
+    assert match is not None
+    link = urlsplit(match["url"])
+    assert (
+        f"{link.scheme}://{link.netloc}{link.path}"
+        == f"https://github.com/{REPOSITORY}/compare/main...{branch}"
+    )
+    query = parse_qs(link.query)
+    assert query["expand"] == ["1"] and query["title"] == [pull_title(issue, signature_id)]
+    assert (
+        query["body"][0].startswith(f"Fixes #{issue}")
+        and "divides by the number of prices" in query["body"][0]
+    )
+    assert (
+        '"Allow GitHub Actions to create and approve pull requests"' in comment
+        and "`github-token` input" in comment
+    )
+    assert "pull-requests: write" not in comment and "pull_requests" not in comment
+    [offered] = facts(tmp_path, Fact.FIX_OFFERED)
+    assert offered["branch"] == branch and offered["link"].endswith(f"/compare/main...{branch}?expand=1")
+    assert facts(tmp_path, Fact.FIX_PROPOSED) == [] and facts(tmp_path, Fact.FIX_FAILED) == []
+
+    # the next run: nothing to retry, nothing more to say, no model run
+    said = len(fake.replies(issue))
+    again, api = fix_job(tmp_path, fake, app, claude_bin, [], NOW + timedelta(hours=1))
+    assert api.requests == [] and len(fake.replies(issue)) == said
+    assert again == ["no fix was asked for"] and len(fake.requests("pulls/create")) == 1
+
+    # a person opens it with the link: rounds takes it on, and follows its merge like its own
+    fake.add_token("alice-token", login="alice", kind="user", contents="write", pull_requests="write")
+    answer = requests.post(
+        f"{fake.base_url}/repos/{REPOSITORY}/pulls",
+        json={"title": query["title"][0], "body": query["body"][0], "head": branch, "base": "main"},
+        headers={"Authorization": "token alice-token"},
+        timeout=5,
+    )
+    assert answer.status_code == 201
+    number = answer.json()["number"]
+    later, _ = fix_job(tmp_path, fake, app, claude_bin, [], NOW + timedelta(hours=2))
+    assert f"#{number} was opened from the branch {branch} rounds pushed: rounds follows it" in later
+    fake.merge(number)
+    merged, _ = fix_job(tmp_path, fake, app, claude_bin, [], NOW + timedelta(hours=3))
+    assert any(f"#{number} was merged" in entry for entry in merged)
+    store = opened(tmp_path)
+    try:
+        [fix] = store.fix_records(signature_id)
+        assert (fix.pr_number, fix.branch, fix.status) == (number, branch, "merged")
+    finally:
+        store.close()
+    assert len(fake.replies(issue)) == said  # still the one comment

@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 import requests
 from fake_github import FakeGitHub
+from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_github.fixtures import REPOSITORY, TOKEN, require_description, running_fake
 from github import Auth, Github, GithubException
 
@@ -93,7 +94,7 @@ def test_collaborator_permissions(fake_github: FakeGitHub):
 
 
 def test_refs_contents_and_a_draft_pull_request(fake_github: FakeGitHub):
-    fake_github.add_token("writer", contents="write", pull_requests="write", issues="write")
+    fake_github.add_token("writer", kind="user", contents="write", pull_requests="write", issues="write")
     repo = client(fake_github, "writer").get_repo(REPOSITORY)
     main = repo.get_git_ref("heads/main")
     repo.create_git_ref("refs/heads/rounds/fix-1", main.object.sha)
@@ -132,3 +133,61 @@ def test_a_token_without_the_permission_gets_the_accepted_permissions_header(fak
         client(fake_github, "reader").get_repo(REPOSITORY).create_issue(title="x")
     assert caught.value.status == 403
     assert caught.value.headers["x-accepted-github-permissions"] == "issues=write"
+
+
+def draft_pull(fake: FakeGitHub, token: str, branch: str) -> int:
+    repo = client(fake, token).get_repo(REPOSITORY)
+    repo.create_git_ref(f"refs/heads/{branch}", repo.get_git_ref("heads/main").object.sha)
+    return repo.create_pull(base="main", head=branch, title="Fix", body="b", draft=True).number
+
+
+def test_a_workflow_token_may_open_a_pull_request_only_where_the_repository_allows_it(
+    fake_github: FakeGitHub,
+):
+    granted = {"contents": "write", "pull_requests": "write"}
+    fake_github.add_token("workflow", **granted)
+    fake_github.add_token("app", kind="app", **granted)
+    assert fake_github.repo.can_approve_pull_request_reviews is False  # a new repository's default
+    with pytest.raises(GithubException) as refused:
+        draft_pull(fake_github, "workflow", "rounds/fix-1")
+    assert refused.value.status == 403
+    assert (
+        refused.value.data["message"] == "GitHub Actions is not permitted to create or approve pull requests."
+    )
+    assert fake_github.repo.pulls == {}
+    assert draft_pull(fake_github, "app", "rounds/fix-2") in fake_github.repo.pulls  # an App is not affected
+    fake_github.repo.can_approve_pull_request_reviews = True
+    assert draft_pull(fake_github, "workflow", "rounds/fix-3") in fake_github.repo.pulls
+
+
+@pytest.fixture
+def actions_fake() -> Iterator[ActionsFakeGitHub]:
+    yield from running_actions_fake()
+
+
+def test_the_workflow_permissions_need_administration_which_a_workflow_token_never_has(
+    actions_fake: ActionsFakeGitHub,
+):
+    url = f"{actions_fake.base_url}/repos/{REPOSITORY}/actions/permissions/workflow"
+
+    def read(token: str) -> requests.Response:
+        return requests.get(url, headers={"Authorization": f"token {token}"}, timeout=5)
+
+    actions_fake.add_token("admin-app", kind="app", administration="read")
+    actions_fake.add_token("workflow-asking-for-it", administration="read")
+    assert read("admin-app").json() == {
+        "default_workflow_permissions": "read",
+        "can_approve_pull_request_reviews": False,
+    }
+    for token in (TOKEN, "workflow-asking-for-it"):
+        answer = read(token)
+        assert (
+            answer.status_code == 403
+            and answer.headers["X-Accepted-GitHub-Permissions"] == "administration=read"
+        )
+    actions_fake.repo.default_workflow_permissions = "write"
+    actions_fake.repo.can_approve_pull_request_reviews = True
+    assert read("admin-app").json() == {
+        "default_workflow_permissions": "write",
+        "can_approve_pull_request_reviews": True,
+    }

@@ -21,7 +21,7 @@ import requests
 from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_github.fixtures import REPOSITORY, TOKEN
 from workflow_files import parse
-from workflow_harness import EVENTS, commit_files, event_actor
+from workflow_harness import EVENTS, ROOT, commit_files, event_actor, readme_workflows
 from workflow_load import (
     SCOPES,
     over_the_limit,
@@ -720,3 +720,43 @@ def test_across_owners_the_old_callers_inherit_leaves_the_signoz_key_empty(tmp_p
     round_job = ran(other).jobs["rounds/round"]
     assert round_job.env["SIGNOZ_API_KEY"] == round_job.env["ZULIP_API_KEY"] == "", "empty, not an error"
     assert round_job.env["ANTHROPIC_API_KEY"] == ""
+
+
+# --- the README's caller today, fix job included ----------------------------------------------------------
+@pytest.fixture
+def after_split(tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    """Today's README caller with its fix job appended, calling today's rounds.yml and fix action."""
+    files = {
+        ".github/workflows/rounds.yml": (ROOT / ".github" / "workflows" / "rounds.yml").read_text("utf-8"),
+        "fix/action.yml": (ROOT / "fix" / "action.yml").read_text("utf-8"),
+    }
+    sources = commit_files(tmp_path / "octo-rounds", files)
+    caller_text, fix_job = readme_workflows()[:2]
+    text = (caller_text + fix_job).replace("OWNER/rounds", sources.repository)
+    caller = parse(text.replace("COMMIT_SHA", sources.sha))
+    (tmp_path / "work" / "app").mkdir(parents=True)
+    return caller, sources.path
+
+
+def test_the_readme_caller_today_starts_for_every_event_under_either_default(tmp_path, after_split):
+    caller, source = after_split
+    called_jobs = parse((ROOT / ".github" / "workflows" / "rounds.yml").read_text(encoding="utf-8"))
+    comment = {"action": "created", "comment": {"body": "/rounds status", "user": {"type": "Bot"}}}
+    for default in ("restricted", "permissive"):
+        runner = WorkflowRunner(
+            caller,
+            tmp_path / "work" / "app",
+            actions={},
+            repositories={"octo/rounds": source},
+            substitute=every_step(called_jobs) | every_step(caller),
+            default_permissions=default,
+            owner="acme",  # a team outside the organisation that hosts rounds
+        )
+        for event, payload in (("schedule", {}), ("workflow_dispatch", {}), ("issue_comment", comment)):
+            result = runner.run(event, payload, github=GITHUB, secrets={"SIGNOZ_API_KEY": "signoz-key"})
+            assert result.startup_errors == [] and result.lint_errors == [], (default, event, result)
+            assert result.conclusion in ("success", "skipped"), (default, event, result.conclusion)
+            if event == "schedule":
+                round_job = result.jobs["rounds/round"]
+                assert round_job.env["SIGNOZ_API_KEY"] == "signoz-key", "passed by name: it crosses owners"
+                assert not result.jobs["fix"].skipped, "the fix job runs after a successful round"

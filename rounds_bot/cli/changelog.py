@@ -1,5 +1,5 @@
 """`rounds changelog [--json]`: every fix rounds proposed, newest first, with its status and measured rates,
-folded from the event log (`fixing/changelog.py`)."""
+and the branches whose pull request is left to a person, folded from the event log (`fixing/changelog.py`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.errors import StoreError
-from rounds_bot.fixing.changelog import changelog_fixes, changelog_json, changelog_markdown
+from rounds_bot.fixing.changelog import changelog_fixes, changelog_json, changelog_markdown, changelog_offers
 from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.store import Store
 
@@ -28,8 +28,10 @@ def changelog_command(as_json: bool, env_file: Path | None) -> None:
         )
     store = Store.open(settings.signatures_db_path)
     try:
-        fixes = changelog_fixes(store.facts(LIFECYCLE_FACTS))
+        facts = store.facts(LIFECYCLE_FACTS)
     finally:
         store.close()
-    text = changelog_json(fixes) if as_json else changelog_markdown(fixes, settings.github_repository or "")
+    fixes, offers = changelog_fixes(facts), changelog_offers(facts)
+    repository = settings.github_repository or ""
+    text = changelog_json(fixes, offers) if as_json else changelog_markdown(fixes, repository, offers)
     click.echo(text, nl=False)

@@ -1,5 +1,6 @@
 """The doctor's GitHub checks: the token reads the repository, reads and writes issues, reads Actions and the
-code; the rate limit left. Then what the workflow keeps and whether it runs (`doctor.workflow`)."""
+code; the rate limit left; with fix pull requests on, whether GitHub Actions may open pull requests here.
+Then what the workflow keeps and whether it runs (`doctor.workflow`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from rounds_bot.config import Settings
 from rounds_bot.doctor.result import Check, Status
 from rounds_bot.doctor.workflow import saved_state_checks, schedule_checks
 from rounds_bot.errors import RoundsError
+from rounds_bot.fixing.enabled import fixes_off
 from rounds_bot.github.actions import ActionsApi, Artifact, actions_api_from_settings
 from rounds_bot.github.labels import BOT_LABEL, label_spec
+from rounds_bot.github.pulls import ACTIONS_SETTING
 
 T = TypeVar("T")
 
@@ -44,6 +47,8 @@ def github_checks(settings: Settings, now: datetime, environ: dict[str, str]) ->
     token, artifacts = _permissions(api, settings, branch)
     checks += token
     checks.append(_rate_limit(api))
+    if fixes_off(settings) is None:
+        checks.append(_pull_requests_allowed(api))
     if artifacts is not None:
         checks += saved_state_checks(settings, artifacts, branch, repository.get("id"), now)
     checks += schedule_checks(settings, api, environ, repository, now)
@@ -105,6 +110,36 @@ def _permission(name: str, grant: str, probe: Callable[[], T]) -> tuple[Check, T
             None,
         )
     return Check(area="token", status="ok", detail=name), answer
+
+
+def _pull_requests_allowed(api: ActionsApi) -> Check:
+    """Whether a workflow's GITHUB_TOKEN may open fixes' pull requests, or rounds offers a link instead."""
+    try:
+        settings = api.workflow_permissions()
+    except RoundsError as exc:
+        detail = f"the repository's Actions workflow permissions are unknown: {exc}"
+        return Check(area="fixes", status="warn", detail=detail)
+    if settings is None:
+        return Check(
+            area="fixes",
+            status="warn",
+            detail="could not read whether GitHub Actions may open pull requests here (this token may not "
+            "read the repository's Actions settings: it takes `administration: read`)",
+            fix=f"look at {ACTIONS_SETTING}: while it is off, rounds comments a link that opens each fix's "
+            "pull request instead of opening it (a GitHub App token in the fix action's `github-token` "
+            "is not affected)",
+        )
+    if not settings.can_approve_pull_request_reviews:
+        return Check(
+            area="fixes",
+            status="warn",
+            detail="GitHub Actions may not open pull requests in this repository: rounds pushes each fix's "
+            "branch and comments a link on the issue that opens its pull request",
+            fix=f"to let rounds open them itself, turn on {ACTIONS_SETTING}, or give the fix job a GitHub "
+            "App token (the fix action's `github-token` input; docs/fixes.md)",
+        )
+    detail = "GitHub Actions may open pull requests here: rounds opens each fix as a draft pull request"
+    return Check(area="fixes", status="ok", detail=detail)
 
 
 def _rate_limit(api: ActionsApi) -> Check:

@@ -82,7 +82,7 @@ def schedule_checks(
                 area="schedule",
                 status="warn",
                 detail=f"no workflow {file_name} in the repository",
-                fix="add .github/workflows/rounds.yml (see the README), or set ROUNDS_WORKFLOW_FILE",
+                fix="add .github/workflows/rounds.yml (rounds' README), or set ROUNDS_WORKFLOW_FILE",
             )
         ]
     state = workflow.get("state")

@@ -11,9 +11,12 @@ One module per concept:
     editor.py        the Claude Code CLI with the edit tools, confined to the worktree
     checks.py        rounds' own checks of the result: where, what and how much changed
     testcommand.py   the repository's own tests, with a time limit and the tail of their output
+    testsetup.py     a test command that cannot run at all (a setup problem), told apart from failing tests
     branches.py      which branch an attempt works on: new, the open pull request's, or one a crash left
-    attempt.py       one attempt: edit, checks, tests, commit
+    attempt.py       one attempt: the tests as they are, edit, checks, tests, commit
+    blocked.py       a request whose attempt could not start (setup, failing base): answered, or left waiting
     publish.py       push, open or update the DRAFT pull request
+    offers.py        a pushed branch whose pull request GitHub did not let rounds open: the link, adoption
     messages.py      the pull request's description and the comments on the issue
     proposals.py     carrying out the pending requests; failures reported on the issue
     setup.py         the parts a run is built from: the editor, git with its credentials, GitHub

@@ -1,5 +1,8 @@
 """One fix attempt inside its worktree: edit, check, test, commit. Nothing leaves the machine here.
 
+    base    = baseline(...)              the tests once BEFORE the model runs: a command that cannot run
+                                         (`testsetup.py`) or tests that already fail stop the attempt here,
+                                         before any money is spent, with `blocked` saying which
     guard   = Guard.before(...)          what must not change while the model works
     run     = editor.edit(...)           the confined edit run
     checked = check_changes(...)         rounds' own checks; what passes is staged
@@ -16,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from pydantic import Field
 
@@ -26,12 +30,17 @@ from rounds_bot.fixing.editor import EditRun, FixEditor
 from rounds_bot.fixing.git import Git
 from rounds_bot.fixing.messages import commit_message
 from rounds_bot.fixing.testcommand import TestRun, run_tests
+from rounds_bot.fixing.testsetup import setup_problem
 from rounds_bot.fixing.worktree import Worktree
 from rounds_bot.models import Frozen
+
+#: why an attempt never started: the test command cannot run here, or the tests fail without any change
+Blocked = Literal["setup", "baseline"]
 
 
 class Attempt(Frozen):
     ok: bool
+    blocked: Blocked | None = Field(default=None, description="set when the attempt could not start at all")
     reason: str = ""
     details: list[str] = Field(default_factory=list)
     commit: str | None = None
@@ -52,6 +61,25 @@ class Rules:
     max_diff_lines: int
     author: tuple[str, str]
     inherited_env: Mapping[str, str]
+
+
+def baseline(tree: Worktree, rules: Rules, where: str) -> Attempt | None:
+    """The tests on the starting point, unchanged: None when they pass, else why no attempt can start.
+
+    Run once per attempt in the fresh worktree with the same isolation as `run_tests` after the change, then
+    the worktree is put back as it was (whatever the tests wrote is gone), so the model's change is all that
+    `check_changes` sees.
+    """
+    tests = _run(rules, tree)
+    _restore(tree)
+    if tests.passed:
+        return None
+    cannot_run = _cannot_run(tests, rules, tree)
+    if cannot_run is not None:
+        return cannot_run
+    failing = "do not finish within the time limit" if tests.timed_out else "already fail"
+    reason = f"the repository's tests {failing} on {where} without any change"
+    return Attempt(ok=False, blocked="baseline", reason=reason, tests=tests)
 
 
 def attempt_fix(
@@ -76,12 +104,7 @@ def attempt_fix(
         return Attempt(ok=False, reason=reason, details=checked.problems, files=checked.files, edit=run)
     if not checked.files:
         return Attempt(ok=False, reason="the model changed nothing", edit=run)
-    tests = run_tests(
-        rules.test_command,
-        tree.path,
-        timeout_seconds=rules.test_timeout_seconds,
-        inherited_env=rules.inherited_env,
-    )
+    tests = _run(rules, tree)
     common = {
         "files": checked.files,
         "added": checked.added,
@@ -101,18 +124,44 @@ def retest_pushed(tree: Worktree, rules: Rules, base_commit: str) -> Attempt:
     numstat = tree.git.run("diff", "--numstat", "--no-renames", f"{base_commit}...HEAD").splitlines()
     added = sum(int(line.split("\t")[0]) for line in numstat if line.split("\t")[0].isdigit())
     deleted = sum(int(line.split("\t")[1]) for line in numstat if line.split("\t")[1].isdigit())
-    tests = run_tests(
-        rules.test_command,
-        tree.path,
-        timeout_seconds=rules.test_timeout_seconds,
-        inherited_env=rules.inherited_env,
-    )
+    tests = _run(rules, tree)
     if not tests.passed:
+        cannot_run = _cannot_run(tests, rules, tree)
+        if cannot_run is not None:
+            return cannot_run
         return Attempt(
             ok=False, reason="the repository's tests fail on the branch pushed earlier", tests=tests
         )
     files = sorted(line for line in listed.splitlines() if line)
     return Attempt(ok=True, commit=tree.git.head(), files=files, added=added, deleted=deleted, tests=tests)
+
+
+def _run(rules: Rules, tree: Worktree) -> TestRun:
+    return run_tests(
+        rules.test_command,
+        tree.path,
+        timeout_seconds=rules.test_timeout_seconds,
+        inherited_env=rules.inherited_env,
+    )
+
+
+def _cannot_run(tests: TestRun, rules: Rules, tree: Worktree) -> Attempt | None:
+    """A setup problem (`testsetup.py`) as a blocked attempt, or None when the tests did run."""
+    problem = setup_problem(tests, _tracked(tree))
+    if problem is None:
+        return None
+    reason = f"the test command `{rules.test_command}` cannot run here: {problem}"
+    return Attempt(ok=False, blocked="setup", reason=reason, tests=tests)
+
+
+def _restore(tree: Worktree) -> None:
+    """Tracked files back to the commit, untracked ones removed (ignored ones, unseen by git, stay)."""
+    tree.git.run("reset", "--quiet", "--hard", "HEAD")
+    tree.git.run("clean", "--quiet", "-d", "--force", "--force")
+
+
+def _tracked(tree: Worktree) -> list[str]:
+    return [path for path in tree.git.run("ls-files", "-z").split("\0") if path]
 
 
 def keep_attempt(tree: Worktree, sid: str, now: datetime, author: tuple[str, str]) -> str | None:

@@ -2,15 +2,18 @@
 
 Each fix shows its status (proposed, merged, resolved, regressed, abandoned), its signature, issue and pull
 request, when it was merged and which release carried it, and the occurrence rates measured before the merge,
-after it and after the release. Markdown for reading, JSON (`--json`) for tools.
+after it and after the release. Branches rounds pushed but could not open a pull request for (the repository
+does not let GitHub Actions create pull requests) are listed after them, with the link that opens one, until
+a person does (`offers.py`). Markdown for reading, JSON (`--json`) for tools.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from rounds_bot.fixing.offers import OfferedFix, fold_offers
 from rounds_bot.lifecycle import LIFECYCLE_FACTS, FactLike, FixRecord, FixStatus, fold_fixes
 from rounds_bot.render import markdown as md
 
@@ -23,19 +26,29 @@ def changelog_fixes(facts: Iterable[FactLike]) -> list[FixRecord]:
     return sorted(fold_fixes(wanted), key=lambda f: (f.proposed_at, f.pr_number), reverse=True)
 
 
-def changelog_json(fixes: list[FixRecord]) -> str:
+def changelog_offers(facts: Iterable[FactLike]) -> list[OfferedFix]:
+    """Branches whose pull request is left to a person, newest first."""
+    return sorted(fold_offers(facts), key=lambda offer: offer.offered_at, reverse=True)
+
+
+def changelog_json(fixes: list[FixRecord], offers: Sequence[OfferedFix] = ()) -> str:
     counts: Counter[str] = Counter(fix.status for fix in fixes)
     document = {
         "fixes": [fix.model_dump(mode="json") for fix in fixes],
         "counts": {status: counts[status] for status in STATUS_ORDER},
+        "offered": [offer.model_dump(mode="json") for offer in offers],
     }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
-def changelog_markdown(fixes: list[FixRecord], repository: str = "") -> str:
+def changelog_markdown(
+    fixes: list[FixRecord], repository: str = "", offers: Sequence[OfferedFix] = ()
+) -> str:
     title = f"# Fixes proposed by rounds{f' in {md.escape(repository)}' if repository else ''}"
-    if not fixes:
+    if not fixes and not offers:
         return f"{title}\n\nrounds has not proposed a fix yet.\n"
+    if not fixes:
+        return "\n".join([title, "", *_offered(offers)]) + "\n"
     counts: Counter[str] = Counter(fix.status for fix in fixes)
     tally = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
     lines = [
@@ -43,7 +56,7 @@ def changelog_markdown(fixes: list[FixRecord], repository: str = "") -> str:
         "",
         f"{len(fixes)} fix{'es' if len(fixes) != 1 else ''}, newest first: {tally}. Rates are occurrences "
         "an hour: in the 7 days before the merge, since the merge, and since the first release that carries "
-        "the fix.",
+        "the fix." + _offers_mentioned(offers),
         "",
         "| proposed | status | signature | issue | pull request | merged | release | before | after merge "
         "| after release |",
@@ -54,7 +67,37 @@ def changelog_markdown(fixes: list[FixRecord], repository: str = "") -> str:
         "",
         *(_details(fix) for fix in fixes),
     ]
+    if offers:
+        lines += ["", *_offered(offers)]
     return "\n".join(lines) + "\n"
+
+
+def _offers_mentioned(offers: Sequence[OfferedFix]) -> str:
+    if not offers:
+        return ""
+    many = len(offers) != 1
+    branches = f"{len(offers)} pushed branch{'es' if many else ''} {'wait' if many else 'waits'}"
+    return f" {branches} for a person to open the pull request (below)."
+
+
+def _offered(offers: Sequence[OfferedFix]) -> list[str]:
+    """The branches pushed whose pull request a person has to open (GitHub Actions may not open one)."""
+    return [
+        "## Branches pushed, pull request left to a person",
+        "",
+        "The repository does not let GitHub Actions open pull requests, so rounds pushed these branches and "
+        "commented a link on the issue; rounds follows each one once a person opens its pull request.",
+        "",
+        *(_offer(offer) for offer in offers),
+    ]
+
+
+def _offer(offer: OfferedFix) -> str:
+    files = ", ".join(str(md.code(path)) for path in offer.files) or "no file recorded"
+    opens = f": {md.link('open the pull request', offer.link)}" if offer.link else ""
+    issue = md.issue_ref(offer.issue) if offer.issue else "—"
+    what = f"{md.code(offer.signature_id)} ({issue}), branch {md.code(offer.branch)}"
+    return f"- {_day(offer.offered_at)} {what}: {files}{opens}"
 
 
 def _row(fix: FixRecord) -> str:

@@ -75,6 +75,13 @@ def describe(outcome: FixOutcome) -> str:
     where = f"#{outcome.issue_number} ({outcome.signature_id})"
     if outcome.status in ("proposed", "updated"):
         return f"{where}: draft pull request #{outcome.pr_number} {outcome.status} {outcome.url}".rstrip()
+    if outcome.status == "offered":
+        return (
+            f"{where}: branch {outcome.branch} pushed, pull request left to a person ({outcome.reason}); "
+            f"the issue has a link that opens it: {outcome.url}"
+        )
     if outcome.status == "waiting":
         return f"{where}: waits for the next run: {outcome.reason}"
+    if outcome.status == "blocked":
+        return f"{where}: not tried yet, the request waits (no model ran): {outcome.reason}"
     return f"{where}: no pull request: {outcome.reason}"

@@ -7,14 +7,21 @@ never published. No line of it reads as a `/rounds` command (`neutralise`).
 
 from __future__ import annotations
 
+from urllib.parse import quote, urlencode
+
 from rounds_bot.diagnosis.model import Diagnosis
 from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.fixing.testcommand import TestRun
 from rounds_bot.github.commands.grammar import neutralise
+from rounds_bot.github.pulls import ACTIONS_SETTING
 from rounds_bot.redact import clean
 from rounds_bot.render import markdown as md
 
 FIX_MARK = "<!-- rounds:fix {signature_id} -->"
+#: GitHub documents only that a URL over its server's limit answers 414 URI Too Long ("Using query parameters
+#: to create a pull request", docs.github.com/en/pull-requests/reference/using-query-parameters-to-create-a-
+#: pull-request); 8,000 characters stays within the 8 KiB request line common web servers accept
+MAX_LINK_CHARS = 8_000
 
 
 def pull_title(issue_number: int, signature_id: str) -> str:
@@ -104,6 +111,65 @@ def failed_comment(reason: str, details: list[str], tests: TestRun | None, kept:
         else "Nothing was pushed."
     )
     lines.append(f"\n{after} `/rounds fix` tries again.")
+    return neutralise("\n".join(lines))
+
+
+def compare_link(server_url: str, repository: str, base: str, branch: str) -> str:
+    """The page that opens a pull request from `branch` into `base`, ready to create (`expand=1`)."""
+    where = f"{quote(base, safe='/')}...{quote(branch, safe='/')}"
+    return f"{server_url.rstrip('/')}/{repository}/compare/{where}?expand=1"
+
+
+def prefilled_link(link: str, *, title: str, body: str, short_body: str) -> str:
+    """`link` with the pull request's title and description filled in: the `title` and `body` query parameters
+    of "Using query parameters to create a pull request" (GitHub Docs). The whole description when the link
+    stays within MAX_LINK_CHARS, else the short one, else the title alone."""
+    for text in (body, short_body):
+        url = f"{link}&{urlencode({'title': title, 'body': text})}"
+        if len(url) <= MAX_LINK_CHARS:
+            return url
+    return f"{link}&{urlencode({'title': title})}"
+
+
+def short_pull_body(issue_number: int, signature_id: str) -> str:
+    """The description when the whole one does not fit in a link: the issue it fixes, where the rest is."""
+    parts = [
+        f"Fixes #{issue_number}",
+        f"rounds proposes this change for the problem in #{issue_number} (signature "
+        f"{md.code(signature_id)}); its comment there says what changed and how it was tested.",
+        FIX_MARK.format(signature_id=signature_id),
+    ]
+    return neutralise("\n\n".join(parts)) + "\n"
+
+
+def offered_comment(link: str, branch: str, files: list[str], tests: TestRun) -> str:
+    """The branch is pushed, but GitHub does not let this workflow open the pull request: a link that does."""
+    listed = ", ".join(str(md.code(path)) for path in files)
+    return neutralise(
+        f"rounds pushed a proposed fix to the branch {md.code(branch)} (changed: {listed}; the repository's "
+        f"tests: {md.escape(tests.summary())}), but GitHub does not let GitHub Actions open pull requests "
+        "in this repository.\n\n"
+        f"**{md.link('Open the pull request', link)}**: its title and description are filled in. "
+        "Create it (as a draft if you like), review it and merge it yourself; rounds follows it from there "
+        "as if it had opened it.\n\n"
+        f"To let rounds open its pull requests itself, turn on {ACTIONS_SETTING}, or give the fix job a "
+        "GitHub App token (the fix action's `github-token` input; see docs/fixes.md in rounds)."
+    )
+
+
+def not_started_comment(reason: str, tests: TestRun | None, *, hint: str | None, again: str) -> str:
+    """No attempt was made: the test command cannot run (with what to change), or the tests already fail."""
+    first = f"rounds could not try a fix: {md.escape(reason)}."
+    if hint:
+        first += f" {hint[0].upper()}{hint[1:]}."
+    lines = [first]
+    if tests is not None and tests.tail:
+        lines.append(f"\n{md.escape(tests.summary())}.\n")
+        lines.append(
+            f"<details><summary>The last lines of its output</summary>\n\n{md.fenced(clean(tests.tail))}\n\n"
+            "</details>"
+        )
+    lines.append(f"\nNo model ran and nothing was pushed. {again}")
     return neutralise("\n".join(lines))
 
 

@@ -3,7 +3,9 @@
     push      never forced: a rejection (someone pushed meanwhile, a protected branch) fails the attempt
     update    the branch already had an open pull request: its description is brought up to date
     open      a new draft pull request; when GitHub's answer is lost, the branch's pull request is looked up
-              before anything else, so a retried run never opens a second one
+              before anything else, so a retried run never opens a second one; when GitHub refuses to let
+              the token open one at all (`PullCreationRefused`: Actions may not create pull requests in this
+              repository), that is raised as it is: the branch stays pushed for a person to open it
 
 rounds never merges, approves or closes a pull request.
 """
@@ -15,7 +17,7 @@ from typing import Any
 from rounds_bot.errors import FixError, TrackerError
 from rounds_bot.fixing.branches import BranchPlan
 from rounds_bot.fixing.worktree import Worktree
-from rounds_bot.github.pulls import PullsApi
+from rounds_bot.github.pulls import PullCreationRefused, PullsApi
 from rounds_bot.models import Frozen
 
 
@@ -47,6 +49,8 @@ def ensure_pull(pulls: PullsApi, plan: BranchPlan, *, title: str, body: str) -> 
         return _published(existing, updated=True)
     try:
         created = pulls.create_draft_pull(title=title, body=body, head=plan.branch, base=plan.base)
+    except PullCreationRefused:
+        raise  # a setting, not a lost answer: no pull request was opened, none will be on a retry
     except TrackerError as error:
         # the answer was lost (5xx, a reset) or GitHub says one exists already: look before anything else
         found = pulls.pull_for_branch(plan.branch)

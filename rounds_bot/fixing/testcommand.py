@@ -3,7 +3,8 @@
 The command (ROUNDS_FIX_TEST_COMMAND) is split like a shell would split it but run without a shell, in its own
 process group, with a wall-clock limit that ends everything it started. It runs code the model may have
 written, so its environment is an allow-list like the CLI's (a throwaway HOME, no token of any kind); the tail
-of its output is kept for the report.
+of its output is kept for the report. The whole output stays in memory for `testsetup.setup_problem` (a test
+command that could not run at all) and is never written anywhere.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import shlex
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from pydantic import Field
 
 from rounds_bot.diagnosis._process import run_with_deadline
 from rounds_bot.diagnosis.claude_cli import INHERITED_VARIABLES, isolated_home
@@ -33,10 +36,16 @@ class TestRun(Frozen):
     timed_out: bool
     seconds: float
     tail: str
+    started: bool = Field(default=True, description="False when the command could not be started at all")
+    output: str = Field(
+        default="", exclude=True, repr=False, description="everything it printed; never published"
+    )
 
     def summary(self) -> str:
         if self.timed_out:
             return f"`{self.command}` did not finish within the time limit"
+        if not self.started:
+            return f"`{self.command}` could not be started"
         outcome = "passed" if self.passed else f"failed (exit status {self.exit_code})"
         return f"`{self.command}` {outcome} in {self.seconds:.1f} s"
 
@@ -67,7 +76,14 @@ def run_tests(
             finished = run_with_deadline(words, cwd=worktree, env=env, timeout_seconds=timeout_seconds)
         except OSError as error:
             return TestRun(
-                command=command, passed=False, exit_code=None, timed_out=False, seconds=0.0, tail=str(error)
+                command=command,
+                passed=False,
+                exit_code=None,
+                timed_out=False,
+                seconds=0.0,
+                tail=str(error),
+                started=False,
+                output=str(error),
             )
     output = "".join(finished.stdout_lines) + finished.stderr
     return TestRun(
@@ -77,6 +93,7 @@ def run_tests(
         timed_out=finished.timed_out,
         seconds=finished.seconds,
         tail=tail(output),
+        output=output,
     )
 
 

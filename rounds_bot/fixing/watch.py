@@ -1,5 +1,7 @@
 """After a round: what became of rounds' pull requests, and whether a shipped fix worked.
 
+    adopt_offers(...)       a pull request a person opened from a branch rounds could only offer (the
+                            repository does not let Actions open pull requests): a FixProposed (`offers.py`)
     observe_pulls(watch)    each proposal's pull request, read from GitHub: merged -> FixApplied (with the
                             rate before the merge and the service's versions known then); closed ->
                             FixAbandoned
@@ -20,6 +22,7 @@ from datetime import datetime, timedelta
 from rounds_bot.clock import iso, parse_iso
 from rounds_bot.events import Fact
 from rounds_bot.fixing.evaluation import EVALUATION_MARK, evaluation_comment, measure
+from rounds_bot.fixing.offers import adopt_offers
 from rounds_bot.github.pulls import PullsApi
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.signature import Signature
@@ -36,6 +39,7 @@ class Watch:
 
 
 def watch_fixes(watch: Watch) -> list[str]:
+    watch.notes += adopt_offers(watch.store, watch.pulls, watch.now)
     observe_pulls(watch)
     evaluate_fixes(watch)
     return watch.notes

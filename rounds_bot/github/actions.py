@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, Literal
+
+from github import GithubException
+from pydantic import ConfigDict, ValidationError
 
 from rounds_bot.config import Settings
+from rounds_bot.errors import TrackerError
 from rounds_bot.github.answers import json_object
 from rounds_bot.github.rest import ISSUES_READ, ISSUES_WRITE, GitHubApi, _Missing
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
@@ -20,6 +24,9 @@ from rounds_bot.models import Frozen
 ACTIONS_READ = "actions: read"
 CONTENTS_READ = "contents: read"
 METADATA_READ = "metadata: read"
+# Reading the repository's Actions settings needs it; a workflow's GITHUB_TOKEN can never be granted it (the
+# `permissions:` key has no `administration`), so GitHub answers that token 403.
+ADMINISTRATION_READ = "administration: read"
 # Artifacts are listed newest first; the state's artifact is among the newest unless something is very wrong.
 ARTIFACT_PAGES = 3
 
@@ -38,6 +45,15 @@ class Artifact(Frozen):
     head_branch: str | None
     head_repository_id: int | None
     repository_id: int | None
+
+
+class WorkflowPermissions(Frozen):
+    """What the repository lets a workflow's GITHUB_TOKEN do (Settings -> Actions -> General)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")  # GitHub may add fields; these two are required
+
+    default_workflow_permissions: Literal["read", "write"]
+    can_approve_pull_request_reviews: bool  # "Allow GitHub Actions to create and approve pull requests"
 
 
 class ActionsApi(GitHubApi):
@@ -121,6 +137,26 @@ class ActionsApi(GitHubApi):
                 break
         return found
 
+    def workflow_permissions(self) -> WorkflowPermissions | None:
+        """The repository's workflow permissions settings, or None when this token may not read them (403, or
+        404 where GitHub hides the endpoint): it needs `administration: read`, which no GITHUB_TOKEN has.
+
+        GET /repos/{owner}/{repo}/actions/permissions/workflow
+        (actions/get-github-actions-default-workflow-permissions-repository)"""
+        url = f"{self._repo.url}/actions/permissions/workflow"
+        try:
+            data = self._get("read the repository's workflow permissions", url, ADMINISTRATION_READ)
+        except TrackerError as error:
+            cause = error.__cause__
+            if isinstance(cause, GithubException) and cause.status in (403, 404):
+                return None
+            raise
+        try:
+            return WorkflowPermissions.model_validate(data)
+        except ValidationError as error:
+            message = f"GitHub's answer about the workflow permissions is not understood: {error}"
+            raise TrackerError(message) from error
+
     def workflow(self, file_name: str) -> dict[str, Any] | None:
         """The workflow defined by `.github/workflows/<file_name>`, or None when GitHub does not know it."""
         url = f"{self._repo.url}/actions/workflows/{file_name}"
@@ -149,4 +185,4 @@ def actions_api_from_settings(settings: Settings, options: GitHubOptions | None 
     return ActionsApi.sharing(github_api_from_settings(settings, options))
 
 
-__all__ = ["ISSUES_READ", "ActionsApi", "Artifact", "actions_api_from_settings"]
+__all__ = ["ISSUES_READ", "ActionsApi", "Artifact", "WorkflowPermissions", "actions_api_from_settings"]

@@ -3,19 +3,41 @@
 One request each, through the same plumbing as every other GitHub call (`GitHubApi._call`: counted, paced,
 rate limits waited out, errors translated). rounds opens pull requests and edits their description; it never
 merges, approves or closes one: there is no method for it here.
+
+Opening one with a workflow's GITHUB_TOKEN is refused (403) while the repository's (or organisation's) setting
+"Allow GitHub Actions to create and approve pull requests" is off, whatever the job's `pull-requests: write`
+(GitHub changelog 2022-05-03, "GitHub Actions: Prevent GitHub Actions from creating and approving pull
+requests"; off in new repositories: peter-evans/create-pull-request#3979). GitHub answers `{"message": "GitHub
+Actions is not permitted to create or approve pull requests.", "documentation_url":
+"https://docs.github.com/rest/pulls/pulls#create-a-pull-request"}` (quoted in peter-evans/create-pull-request
+#1175 and #3979, googleapis/release-please-action#767). That refusal is `PullCreationRefused`, never blamed on
+the permission. A GitHub App's installation token is not affected by the setting.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from github import GithubException
+
 from rounds_bot.config import Settings
+from rounds_bot.errors import TrackerError
 from rounds_bot.github.actions import ActionsApi
-from rounds_bot.github.answers import json_object
+from rounds_bot.github.answers import json_object, message_of
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
 
 PULLS_READ = "pull_requests: read"
 PULLS_WRITE = "pull_requests: write"
+#: GitHub's message when a workflow's GITHUB_TOKEN may not open pull requests (see the module docstring)
+ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pull requests"
+ACTIONS_SETTING = (
+    "Settings → Actions → General → Workflow permissions → "
+    '"Allow GitHub Actions to create and approve pull requests"'
+)
+
+
+class PullCreationRefused(TrackerError):
+    """GitHub does not let this token (a workflow's GITHUB_TOKEN) open pull requests: a repository setting."""
 
 
 class PullsApi(ActionsApi):
@@ -43,13 +65,23 @@ class PullsApi(ActionsApi):
     def create_draft_pull(self, *, title: str, body: str, head: str, base: str) -> dict[str, Any]:
         """Open a DRAFT pull request from `head` into `base`."""
         fields = {"title": title, "body": body, "head": head, "base": base, "draft": True}
-        _, data = self._call(
-            f"open a draft pull request from {head}",
-            lambda: self.github.requester.requestJsonAndCheck(
-                "POST", f"{self._repo.url}/pulls", input=fields
-            ),
-            permission=PULLS_WRITE,
-        )
+        what = f"open a draft pull request from {head}"
+        try:
+            _, data = self._call(
+                what,
+                lambda: self.github.requester.requestJsonAndCheck(
+                    "POST", f"{self._repo.url}/pulls", input=fields
+                ),
+                permission=PULLS_WRITE,
+            )
+        except TrackerError as error:
+            if _actions_may_not_open(error.__cause__):
+                raise PullCreationRefused(
+                    f"GitHub refused to {what} in {self.repository}: {ACTIONS_MAY_NOT_OPEN}",
+                    hint=f"turn on {ACTIONS_SETTING}, or open pull requests with a GitHub App token "
+                    "(the fix action's `github-token` input)",
+                ) from error.__cause__
+            raise
         return json_object(data)
 
     def update_pull_body(self, number: int, body: str) -> dict[str, Any]:
@@ -63,9 +95,17 @@ class PullsApi(ActionsApi):
         return json_object(data)
 
 
+def _actions_may_not_open(cause: BaseException | None) -> bool:
+    return (
+        isinstance(cause, GithubException)
+        and cause.status == 403
+        and ACTIONS_MAY_NOT_OPEN.lower() in message_of(cause).lower()
+    )
+
+
 def pulls_api_from_settings(settings: Settings, options: GitHubOptions | None = None) -> PullsApi:
     """The same token, repository and pacing as the tracker."""
     return PullsApi.sharing(github_api_from_settings(settings, options))
 
 
-__all__ = ["PULLS_WRITE", "PullsApi", "pulls_api_from_settings"]
+__all__ = ["ACTIONS_SETTING", "PULLS_WRITE", "PullCreationRefused", "PullsApi", "pulls_api_from_settings"]

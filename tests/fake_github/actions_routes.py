@@ -9,6 +9,9 @@ Served on top of `FakeGitHub` (same validation against GitHub's REST description
 
     GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}     actions/get-workflow (actions: read)
     GET /repos/{owner}/{repo}/issues/comments                     issues/list-comments-for-repo
+    GET /repos/{owner}/{repo}/actions/permissions/workflow        the repository's workflow permissions
+                                                                  (administration: read, which a workflow's
+                                                                  GITHUB_TOKEN never has: 403)
 """
 
 from __future__ import annotations
@@ -28,11 +31,18 @@ from .fixtures import BOT_PERMISSIONS, REPOSITORY, TOKEN, require_description
 from .server import ApiError, FakeGitHub, R, Token, found
 from .state import BOT_LOGIN, Comment, Repo, ts
 
+WORKFLOW_PERMISSIONS = "actions/get-github-actions-default-workflow-permissions-repository"
 ACTIONS_ROUTES = [
     ("actions/get-workflow", "GET", f"{R}/actions/workflows/<workflow_id>"),
     ("issues/list-comments-for-repo", "GET", f"{R}/issues/comments"),
+    (WORKFLOW_PERMISSIONS, "GET", f"{R}/actions/permissions/workflow"),
 ]
-ACTIONS_PERMISSIONS = {"actions/get-workflow": ("actions", "read")}
+ACTIONS_PERMISSIONS = {
+    "actions/get-workflow": ("actions", "read"),
+    # GitHub Docs, "REST API endpoints for GitHub Actions permissions": a fine-grained token for "Get
+    # default workflow permissions for a repository" needs "Administration" repository permissions (read).
+    WORKFLOW_PERMISSIONS: ("administration", "read"),
+}
 
 
 class ActionsFakeGitHub(FakeGitHub):
@@ -44,6 +54,7 @@ class ActionsFakeGitHub(FakeGitHub):
             self._map.add(Rule(path, endpoint=operation, methods=[method]))
         self._handlers["actions/get-workflow"] = self._op_actions_get_workflow
         self._handlers["issues/list-comments-for-repo"] = self._op_issues_list_comments_for_repo
+        self._handlers[WORKFLOW_PERMISSIONS] = self._op_workflow_permissions
 
     # --- test controls ------------------------------------------------------------------------
     def comment(self, issue_number: int, body: str, *, user: str = "alice", edited: bool = False) -> Comment:
@@ -73,6 +84,10 @@ class ActionsFakeGitHub(FakeGitHub):
         if operation in ACTIONS_PERMISSIONS:
             permission, level = ACTIONS_PERMISSIONS[operation]
             granted = token.permissions.get(permission)
+            # A workflow's GITHUB_TOKEN never has `administration`: the `permissions:` key cannot grant it
+            # (GitHub Docs, "Controlling permissions for GITHUB_TOKEN", lists every permission it can have).
+            if token.kind == "workflow" and permission == "administration":
+                granted = None
             if granted not in ("write", level):
                 raise ApiError(
                     403,
@@ -100,6 +115,12 @@ class ActionsFakeGitHub(FakeGitHub):
             "url": f"{self.state.repo_url(repo)}/actions/workflows/{number}",
             "html_url": f"https://github.com/{repo.full_name}/blob/main/{path}",
             "badge_url": f"https://github.com/{repo.full_name}/workflows/{number}/badge.svg",
+        }
+
+    def _op_workflow_permissions(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        return {
+            "default_workflow_permissions": repo.default_workflow_permissions,
+            "can_approve_pull_request_reviews": repo.can_approve_pull_request_reviews,
         }
 
     def _op_issues_list_comments_for_repo(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:

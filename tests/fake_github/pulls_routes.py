@@ -115,11 +115,17 @@ class PullsFakeGitHub(ActionsFakeGitHub):
         return self.state.pull_json(repo, pull)
 
 
-def running_pulls_fake(git_remote: Path | None = None) -> Iterator[PullsFakeGitHub]:
-    """Like `fixtures.running_fake`, with the Actions and pull request routes; violations fail the test."""
+def running_pulls_fake(
+    git_remote: Path | None = None, *, actions_may_open_pulls: bool = True
+) -> Iterator[PullsFakeGitHub]:
+    """Like `fixtures.running_fake`, with the Actions and pull request routes; violations fail the test.
+
+    The token is a workflow's GITHUB_TOKEN. The repository lets it open pull requests unless
+    `actions_may_open_pulls=False`, which is what a new repository does (`state.Repo`)."""
     require_description()
     with PullsFakeGitHub(repository=REPOSITORY, git_remote=git_remote) as fake:
         fake.add_token(TOKEN, **BOT_PERMISSIONS)
+        fake.repo.can_approve_pull_request_reviews = actions_may_open_pulls
         yield fake
     assert fake.violations == [], "exchanges that violate GitHub's REST description:\n" + "\n".join(
         fake.violations

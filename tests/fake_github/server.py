@@ -9,6 +9,10 @@ It keeps issues, comments, labels, reactions, refs, file contents, pull requests
 the client sends and every response the fake returns is validated against GitHub's REST description
 (openapi-core); a violation is recorded, and a request violation is answered like GitHub would (422).
 
+Tokens have fine-grained permissions and a kind (`add_token(..., kind=)`): a workflow's GITHUB_TOKEN (the
+default), a GitHub App's installation token, or a person's. A workflow's token may not open pull requests
+while the repository's `can_approve_pull_request_reviews` setting is off, as on GitHub (403).
+
 Adjustable behaviours, to test what a client does when GitHub misbehaves:
 
 - `search_lag`: seconds before a new or edited issue shows up in search (live: seconds to ~10 minutes);
@@ -31,7 +35,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlencode
 
 from werkzeug.exceptions import MethodNotAllowed, NotFound
@@ -141,10 +145,20 @@ def check_body_length(text: str, resource: str) -> None:
         )
 
 
+# Who a token belongs to, where GitHub treats them differently: a workflow's GITHUB_TOKEN (`workflow`), a
+# GitHub App's installation token (`app`), a person's token (`user`).
+TokenKind = Literal["workflow", "app", "user"]
+# GitHub's answer to a workflow's GITHUB_TOKEN opening a pull request while the repository does not allow it
+# (quoted in peter-evans/create-pull-request#1175 and #3979, googleapis/release-please-action#767).
+ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pull requests."
+PULLS_CREATE_DOCS = "https://docs.github.com/rest/pulls/pulls#create-a-pull-request"
+
+
 @dataclass
 class Token:
     login: str = BOT_LOGIN
     permissions: dict[str, str] = field(default_factory=dict)
+    kind: TokenKind = "workflow"
 
 
 @dataclass
@@ -243,9 +257,12 @@ class FakeGitHub:
         self.stop()
 
     # --- test controls ------------------------------------------------------------------------
-    def add_token(self, token: str, login: str = BOT_LOGIN, **permissions: str) -> str:
+    def add_token(
+        self, token: str, login: str = BOT_LOGIN, *, kind: TokenKind = "workflow", **permissions: str
+    ) -> str:
+        """A token with these fine-grained permissions; a workflow's GITHUB_TOKEN unless `kind` says not."""
         granted = {"metadata": "read", **permissions}
-        self.tokens[token] = Token(login, granted)
+        self.tokens[token] = Token(login, granted, kind)
         return token
 
     def fail(self, status: int, operation: str | None = None, **options: Any) -> Fault:
@@ -724,6 +741,12 @@ class FakeGitHub:
         return status, [self.state.pull_json(repo, p) for p in chunk], headers
 
     def _op_pulls_create(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
+        # A workflow's GITHUB_TOKEN may open pull requests only where "Allow GitHub Actions to create and
+        # approve pull requests" is on, whatever its `pull-requests: write`; an App's token is not affected
+        # (GitHub changelog 2022-05-03, "GitHub Actions: Prevent GitHub Actions from creating and approving
+        # pull requests"; the 403 as quoted in peter-evans/create-pull-request#3979).
+        if token.kind == "workflow" and not repo.can_approve_pull_request_reviews:
+            raise ApiError(403, ACTIONS_MAY_NOT_OPEN, documentation_url=PULLS_CREATE_DOCS)
         head, base = body["head"].split(":")[-1], body["base"]
         for branch in (head, base):
             if f"refs/heads/{branch}" not in repo.refs:
@@ -800,4 +823,4 @@ class FakeGitHub:
         return Response(artifact.data, status=200, headers={"Content-Type": "application/zip"})
 
 
-__all__ = ["ApiError", "Exchange", "FakeGitHub", "Fault", "found"]
+__all__ = ["ACTIONS_MAY_NOT_OPEN", "ApiError", "Exchange", "FakeGitHub", "Fault", "TokenKind", "found"]

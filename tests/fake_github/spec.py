@@ -72,8 +72,10 @@ OPERATIONS = frozenset(
         "actions/list-artifacts-for-repo",
         "actions/get-artifact",
         "actions/download-artifact",
-        # `rounds doctor` (is the schedule still enabled?) and the command catch-up (actions_routes.py)
+        # `rounds doctor` (is the schedule still enabled? may Actions open pull requests?) and the command
+        # catch-up (actions_routes.py)
         "actions/get-workflow",
+        "actions/get-github-actions-default-workflow-permissions-repository",
         "issues/list-comments-for-repo",
         # not used by the bot (search lags); the fake serves it to show why
         "search/issues-and-pull-requests",
@@ -81,7 +83,7 @@ OPERATIONS = frozenset(
 )
 _METHODS = ("get", "put", "post", "patch", "delete")
 # Bump when `_patch` or OPERATIONS change, so a stale trimmed copy is not reused.
-_TRIM_REVISION = "5"
+_TRIM_REVISION = "6"
 
 
 class DescriptionMissing(LookupError):

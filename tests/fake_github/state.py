@@ -113,6 +113,14 @@ class Repo:
     artifacts: dict[int, Artifact] = field(default_factory=dict)
     expired_artifacts: set[int] = field(default_factory=set)
     collaborators: dict[str, str] = field(default_factory=dict)  # login -> admin | write | read
+    # Settings -> Actions -> General -> Workflow permissions, as GET .../actions/permissions/workflow shows
+    # them (`actions-get-default-workflow-permissions` in GitHub's REST description). The defaults are those
+    # of a new organisation or repository: a read-only GITHUB_TOKEN (GitHub changelog 2023-02-02, "Updating
+    # the default GITHUB_TOKEN permissions to read-only") and "Allow GitHub Actions to create and approve pull
+    # requests" off (changelog 2022-05-03; "In all new repositories, you now have to explicitly enable
+    # this": peter-evans/create-pull-request#3979).
+    default_workflow_permissions: str = "read"  # read | write
+    can_approve_pull_request_reviews: bool = False
     pushed_at: datetime | None = None  # the last push; None: when the repository was created
 
     @property

@@ -15,9 +15,11 @@ from rounds_bot import controls
 from rounds_bot.clock import iso
 from rounds_bot.errors import TrackerError
 from rounds_bot.events import Fact
+from rounds_bot.fixing.blocked import waiting_because
 from rounds_bot.fixing.requests import pending_for
 from rounds_bot.github.commands.context import CommandContext, CommentEvent, record_command
 from rounds_bot.github.commands.grammar import Command, Parsed, help_text, inline_code
+from rounds_bot.render.markdown import escape
 from rounds_bot.render.marker import read_marker
 
 # Commands that should be followed by a round in the same run.
@@ -243,7 +245,9 @@ def _fix(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
         return f"not done: fix pull requests are off here: {ctx.fixes_off}"
     pending = pending_for(ctx.store, signature_id)
     if pending is not None:
-        return f"a fix for this signature is already queued ({pending.asked_by()}); it runs once"
+        queued = f"a fix for this signature is already queued ({pending.asked_by()})"
+        held = waiting_because(ctx.store, pending)
+        return f"{queued}; it waits: {escape(held)}" if held is not None else f"{queued}; it runs once"
     record_command(
         ctx,
         comment,
