@@ -192,6 +192,28 @@ def test_the_test_command_runs_without_a_shell_without_secrets_and_keeps_its_tai
     )
 
 
+def test_the_test_command_gets_the_toolchain_the_job_set_up_and_still_no_token(tmp_path):
+    """setup-python's CPython needs its LD_LIBRARY_PATH, setup-java's builds their JAVA_HOME: a team's own
+    setup steps must reach the tests, its tokens never."""
+    inherited = {
+        "PATH": os.environ["PATH"],
+        "LD_LIBRARY_PATH": "/opt/hostedtoolcache/Python/3.12.7/x64/lib",
+        "pythonLocation": "/opt/hostedtoolcache/Python/3.12.7/x64",
+        "JAVA_HOME_17_X64": "/usr/lib/jvm/temurin-17",
+        "GITHUB_TOKEN": "ghs_secret",
+        "ACTIONS_RUNTIME_TOKEN": "runtime-secret",
+        "ANTHROPIC_API_KEY": "sk-secret",
+        "SIGNOZ_API_KEY": "signoz-secret",
+    }
+    script = "import os, json; print(json.dumps(sorted(os.environ)))"
+    result = run_tests(
+        f'{sys.executable} -c "{script}"', tmp_path, timeout_seconds=60, inherited_env=inherited
+    )
+    seen = set(json.loads(result.tail.splitlines()[-1]))
+    assert {"LD_LIBRARY_PATH", "pythonLocation", "JAVA_HOME_17_X64", "PATH", "HOME"} <= seen
+    assert not seen & {"GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ANTHROPIC_API_KEY", "SIGNOZ_API_KEY"}
+
+
 def test_the_test_command_is_stopped_at_its_time_limit(tmp_path):
     command = f'{sys.executable} -c "import time; time.sleep(30)"'
     result = run_tests(command, tmp_path, timeout_seconds=0.5, inherited_env=dict(os.environ))

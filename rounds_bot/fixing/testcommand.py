@@ -2,7 +2,8 @@
 
 The command (ROUNDS_FIX_TEST_COMMAND) is split like a shell would split it but run without a shell, in its own
 process group, with a wall-clock limit that ends everything it started. It runs code the model may have
-written, so its environment is an allow-list like the CLI's (a throwaway HOME, no token of any kind); the tail
+written, so its environment is an allow-list like the CLI's plus the toolchain the job set up (a throwaway
+HOME, no token of any kind); the tail
 of its output is kept for the report. The whole output stays in memory for `testsetup.setup_problem` (a test
 command that could not run at all) and is never written anywhere.
 """
@@ -61,6 +62,40 @@ def split_command(command: str) -> list[str]:
     return words
 
 
+#: What the official setup actions export for the toolchain the job installed, beside PATH: without them the
+#: job's own interpreter may not even start (setup-python's CPython needs its LD_LIBRARY_PATH on Linux). Paths
+#: to tools, never credentials. (actions/setup-python src/find-python.ts, setup-java's JAVA_HOME and
+#: JAVA_HOME_<version>_<arch>, setup-dotnet's DOTNET_ROOT, setup-go's GOROOT and GOTOOLCHAIN, rustup's homes.)
+TOOLCHAIN_VARIABLES = frozenset(
+    {
+        "LD_LIBRARY_PATH",
+        "PKG_CONFIG_PATH",
+        "pythonLocation",
+        "Python_ROOT_DIR",
+        "Python2_ROOT_DIR",
+        "Python3_ROOT_DIR",
+        "VIRTUAL_ENV",
+        "JAVA_HOME",
+        "DOTNET_ROOT",
+        "GOROOT",
+        "GOPATH",
+        "GOTOOLCHAIN",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+    }
+)
+
+
+def environment_for_tests(inherited_env: Mapping[str, str]) -> dict[str, str]:
+    """The part of the job's environment the test command gets: the locale and proxies the CLI gets, and
+    the toolchain the job set up; never a token."""
+    return {
+        key: value
+        for key, value in inherited_env.items()
+        if key in INHERITED_VARIABLES or key in TOOLCHAIN_VARIABLES or key.startswith("JAVA_HOME_")
+    }
+
+
 def run_tests(
     command: str, worktree: Path, *, timeout_seconds: float, inherited_env: Mapping[str, str]
 ) -> TestRun:
@@ -69,7 +104,7 @@ def run_tests(
     with tempfile.TemporaryDirectory(prefix="rounds-fix-tests-") as scratch:
         home = Path(scratch)
         (home / "tmp").mkdir()
-        env = {key: value for key, value in inherited_env.items() if key in INHERITED_VARIABLES}
+        env = environment_for_tests(inherited_env)
         env.update(isolated_home(home))
         env.setdefault("PATH", "/usr/bin:/bin")
         try:
