@@ -207,5 +207,8 @@ def test_with_fixes_on_the_doctor_says_whether_actions_may_open_pull_requests(
 
 def test_with_fixes_off_the_doctor_does_not_ask_about_pull_requests(fake, signoz, tmp_path, claude_on_path):
     result = examine(settings(tmp_path, fake, signoz), now=NOW, environ={"PATH": claude_on_path})
-    assert "fixes" not in by_area(result)
+    assert by_area(result)["fixes"] == [
+        "off: fix pull requests are off: ROUNDS_FIX_TEST_COMMAND (the repository's own test command) "
+        "is not set"
+    ]
     assert not fake.requests("actions/get-github-actions-default-workflow-permissions-repository")

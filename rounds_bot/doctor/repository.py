@@ -47,8 +47,13 @@ def github_checks(settings: Settings, now: datetime, environ: dict[str, str]) ->
     token, artifacts = _permissions(api, settings, branch)
     checks += token
     checks.append(_rate_limit(api))
-    if fixes_off(settings) is None:
+    off = fixes_off(settings)
+    if off is None:
         checks.append(_pull_requests_allowed(api))
+    else:
+        # informational: the round's doctor cannot know whether the repository has the fix job
+        fix = "with the fix job (the README's step 4), add ROUNDS_FIX_TEST_COMMAND=... to ROUNDS_SETTINGS"
+        checks.append(Check(area="fixes", status="off", detail=f"fix pull requests are off: {off}", fix=fix))
     if artifacts is not None:
         checks += saved_state_checks(settings, artifacts, branch, repository.get("id"), now)
     checks += schedule_checks(settings, api, environ, repository, now)
