@@ -113,12 +113,7 @@ def commit_sources(folder: Path) -> Sources:
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
-    git = ["git", "-C", str(folder), "-c", "user.name=rounds", "-c", "user.email=rounds@example.com"]
-    subprocess.run([*git, "init", "--quiet", "--initial-branch=main"], check=True)
-    subprocess.run([*git, "add", "--all"], check=True)
-    subprocess.run([*git, "commit", "--quiet", "--message=rounds"], check=True)
-    sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout
-    return Sources(ROUNDS_REPOSITORY, folder, sha.strip())
+    return _commit_folder(folder, ROUNDS_REPOSITORY)
 
 
 def commit_files(folder: Path, files: dict[str, str], repository: str = ROUNDS_REPOSITORY) -> Sources:
@@ -128,10 +123,15 @@ def commit_files(folder: Path, files: dict[str, str], repository: str = ROUNDS_R
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+    return _commit_folder(folder, repository)
+
+
+def _commit_folder(folder: Path, repository: str) -> Sources:
+    """Everything in `folder` as the one commit of a new git repository named `repository`."""
     git = ["git", "-C", str(folder), "-c", "user.name=rounds", "-c", "user.email=rounds@example.com"]
     subprocess.run([*git, "init", "--quiet", "--initial-branch=main"], check=True)
     subprocess.run([*git, "add", "--all"], check=True)
-    subprocess.run([*git, "commit", "--quiet", "--message=files"], check=True)
+    subprocess.run([*git, "commit", "--quiet", f"--message={repository}"], check=True)
     sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout
     return Sources(repository, folder, sha.strip())
 

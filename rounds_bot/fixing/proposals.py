@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from rounds_bot.clock import month_start
 from rounds_bot.config import Settings
@@ -273,29 +273,8 @@ def _proposed(
     run: FixRun, request: FixRequest, plan: BranchPlan, attempt: Attempt, number: int, url: str, updated: bool
 ) -> FixOutcome:
     assert attempt.tests is not None
-    payload = {
-        "request": request.key,
-        "pr": number,
-        "url": url,
-        "branch": plan.branch,
-        "commit": attempt.commit,
-        "files": attempt.files,
-        "added": attempt.added,
-        "deleted": attempt.deleted,
-        "tests": attempt.tests.summary(),
-        "updated": updated,
-        "issue": f"#{request.issue_number}",
-        "resumed": plan.kind == "resume",
-    }
-    with run.store.transaction():
-        run.store.append_event(
-            Fact.FIX_PROPOSED,
-            request.answer_key,
-            signature_id=request.signature_id,
-            run_id="fix",
-            at=run.now,
-            payload=payload,
-        )
+    payload = {**_tested_change(request, plan, attempt), "pr": number, "url": url, "updated": updated}
+    _answer(run, request, Fact.FIX_PROPOSED, payload)
     _comment(
         run, request, proposed_comment(number, plan.branch, attempt.files, attempt.tests, updated=updated)
     )
@@ -325,28 +304,12 @@ def _offered(
     short = short_pull_body(request.issue_number, request.signature_id)
     prefilled = prefilled_link(link, title=title, body=body, short_body=short)
     payload = {
-        "request": request.key,
-        "branch": plan.branch,
+        **_tested_change(request, plan, attempt),
         "base": plan.base,
         "link": link,
-        "commit": attempt.commit,
-        "files": attempt.files,
-        "added": attempt.added,
-        "deleted": attempt.deleted,
-        "tests": attempt.tests.summary(),
-        "issue": f"#{request.issue_number}",
-        "resumed": plan.kind == "resume",
         "refused": str(refused),
     }
-    with run.store.transaction():
-        run.store.append_event(
-            Fact.FIX_OFFERED,
-            request.answer_key,
-            signature_id=request.signature_id,
-            run_id="fix",
-            at=run.now,
-            payload=payload,
-        )
+    _answer(run, request, Fact.FIX_OFFERED, payload)
     _comment(run, request, offered_comment(prefilled, plan.branch, attempt.files, attempt.tests))
     return FixOutcome(
         signature_id=request.signature_id,
@@ -378,19 +341,40 @@ def _fail(
         "files": attempt.files if attempt else [],
         "blocked": attempt.blocked if attempt is not None else None,
     }
+    _answer(run, request, Fact.FIX_FAILED, payload)
+    _comment(run, request, comment or failed_comment(reason, details, tests, kept))
+    return FixOutcome(
+        signature_id=request.signature_id, issue_number=request.issue_number, status="failed", reason=reason
+    )
+
+
+def _tested_change(request: FixRequest, plan: BranchPlan, attempt: Attempt) -> dict[str, Any]:
+    """What a proposed or offered fix records of its pushed, tested change."""
+    assert attempt.tests is not None
+    return {
+        "request": request.key,
+        "branch": plan.branch,
+        "commit": attempt.commit,
+        "files": attempt.files,
+        "added": attempt.added,
+        "deleted": attempt.deleted,
+        "tests": attempt.tests.summary(),
+        "issue": f"#{request.issue_number}",
+        "resumed": plan.kind == "resume",
+    }
+
+
+def _answer(run: FixRun, request: FixRequest, fact: Fact, payload: dict[str, Any]) -> None:
+    """The event that answers the request, written at once (a crash after it never answers twice)."""
     with run.store.transaction():
         run.store.append_event(
-            Fact.FIX_FAILED,
+            fact,
             request.answer_key,
             signature_id=request.signature_id,
             run_id="fix",
             at=run.now,
             payload=payload,
         )
-    _comment(run, request, comment or failed_comment(reason, details, tests, kept))
-    return FixOutcome(
-        signature_id=request.signature_id, issue_number=request.issue_number, status="failed", reason=reason
-    )
 
 
 def _comment(run: FixRun, request: FixRequest, body: str) -> None:
