@@ -11,7 +11,8 @@ kind:
     CommandHandled / CommandReplied         a comment's commands were carried out / answered
 
 Mutes the round derives from GitHub (an issue closed as not planned) are not controls: only suppressions
-carrying `"source": "command"` are read here.
+carrying `"source": "command"` are read here. An active mute is also remembered in the issue's marker
+(`round/memory.py`), so `rounds db rebuild` gives it back with its author, limits and key.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Mute(Frozen):
     until: str | None = Field(default=None, description="ISO time the mute ends; None: no time limit")
     until_occurrences: int | None = Field(default=None, description="the mute ends after this many more")
     count_at: int = Field(default=0, description="the signature's total count when it was muted")
+    key: str = Field(default="", description="its event's idempotency key (`ignore:<comment id>`)")
 
     def lapsed(self, now: datetime, total_count: int) -> str | None:
         """Why the mute is over, or None while it holds."""
@@ -111,6 +113,7 @@ def load_controls(store: Store) -> Controls:
                 until=payload.get("until"),
                 until_occurrences=payload.get("until_occurrences"),
                 count_at=int(payload.get("count_at") or 0),
+                key=fact.key,
             )
     merges = {
         fact.signature_id: str(fact.payload["into"])

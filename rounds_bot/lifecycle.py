@@ -10,11 +10,15 @@ A fix moves through these statuses, each caused by one fact:
                         └──FixAbandoned──> abandoned                  Regressed──┘
 
 FixReleased (the first newer service.version seen after the merge) does not change the status; it says which
-version carries the fix. FixOffered (a branch pushed whose pull request GitHub did not let rounds open) is no
-fix yet: it becomes one when a person opens the pull request and rounds adopts it with a FixProposed
-(`fixing/offers.py`). A FixFailed that says the attempt never started (`blocked`: the test command could not
-run, or the tests failed without any change) is not a failed fix. The functions are pure: the store keeps
-their results in derived tables and `rounds db replay` recomputes those tables from the log alone.
+version carries the fix, also when it was logged after a regression found in the same round. IncidentResolved
+says what the quiet period was judged from: the release, or (for a service that reports no version) the
+merge. A FixProposed restored from an issue's marker (`github/rebuild.py`) carries the revisions and last
+push it had; a restored FixFailed or FixOffered carries a `count`. FixOffered (a branch pushed whose pull
+request GitHub did not let rounds open) is no fix yet: it becomes one when a person opens the pull request
+and rounds adopts it with a FixProposed (`fixing/offers.py`). A FixFailed that says the attempt never started
+(`blocked`: the test command could not run, or the tests failed without any change) is not a failed fix.
+The functions are pure: the store keeps their results in derived tables and `rounds db replay` recomputes
+those tables from the log alone.
 """
 
 from __future__ import annotations
@@ -80,9 +84,16 @@ class FixRecord(Frozen):
     released_version: str | None = Field(default=None, description="the first newer version after the merge")
     released_at: str | None = None
     rate_before: float | None = Field(default=None, description="occurrences an hour before the merge")
+    before_from: str | None = Field(
+        default=None, description="where the rate before the merge starts: 7 days before it, or less"
+    )
+    before_occurrences: int | None = Field(default=None, description="occurrences counted before the merge")
     rate_after: float | None = Field(default=None, description="occurrences an hour since the merge")
     rate_after_release: float | None = Field(default=None, description="... since the release")
     resolved_at: str | None = None
+    judged_from: Literal["release", "merge"] | None = Field(
+        default=None, description="what the quiet period was counted from when it was resolved"
+    )
     regressed_at: str | None = None
     regression: str | None = Field(default=None, description="what the regression was seen on")
     closed_at: str | None = Field(default=None, description="when it was closed without merging")
@@ -134,6 +145,7 @@ def _proposed(record: FixRecord | None, sid: str, number: int, fact: FactLike) -
     payload = fact.payload
     files = [str(name) for name in payload.get("files") or []]
     if record is None:
+        revisions = payload.get("revisions")
         return FixRecord(
             signature_id=sid,
             pr_number=number,
@@ -141,7 +153,8 @@ def _proposed(record: FixRecord | None, sid: str, number: int, fact: FactLike) -
             issue=str(payload.get("issue") or ""),
             branch=str(payload.get("branch") or ""),
             proposed_at=fact.at,
-            updated_at=fact.at,
+            updated_at=str(payload.get("updated_at") or fact.at),
+            revisions=revisions if isinstance(revisions, int) and revisions > 0 else 1,
             files=files,
         )
     merged = sorted({*record.files, *files})
@@ -159,11 +172,16 @@ def _apply(record: FixRecord, fact: FactLike) -> FixRecord | None:
                 "merged_at": str(payload.get("merged_at") or fact.at),
                 "versions_before": [str(v) for v in payload.get("versions_before") or []],
                 "rate_before": _rate(payload.get("rate_before")),
+                "before_from": str(payload["before_from"]) if payload.get("before_from") else None,
+                "before_occurrences": _count(payload.get("before_occurrences")),
             }
         )
     if kind == Fact.FIX_ABANDONED and record.status == "proposed":
         return record.model_copy(update={"status": "abandoned", "closed_at": fact.at})
-    if kind == Fact.FIX_RELEASED and record.live and record.released_version is None:
+    # a release is a fact about the version, whatever became of the fix since: a regression found in the same
+    # round is logged before it (`round/commit.py`)
+    shipped = record.status in ("merged", "resolved", "regressed") and record.merged_at is not None
+    if kind == Fact.FIX_RELEASED and shipped and record.released_version is None:
         first_seen = str(payload.get("first_seen") or fact.at)
         return record.model_copy(
             update={"released_version": str(payload.get("version")), "released_at": first_seen}
@@ -175,6 +193,7 @@ def _apply(record: FixRecord, fact: FactLike) -> FixRecord | None:
                 "resolved_at": fact.at,
                 "rate_after": _rate(payload.get("rate_after")),
                 "rate_after_release": _rate(payload.get("rate_after_release")),
+                "judged_from": _judged_from(payload.get("judged_from"), record),
             }
         )
     if kind == Fact.REGRESSED and record.live:
@@ -202,9 +221,9 @@ def fold_incident(signature_id: str, facts: Iterable[FactLike]) -> IncidentRecor
         elif kind == Fact.REGRESSED:
             regressions += 1
         elif kind == Fact.FIX_FAILED and not fact.payload.get("blocked"):
-            failed += 1
+            failed += _attempts(fact.payload)
         elif kind == Fact.FIX_OFFERED:
-            offered += 1
+            offered += _attempts(fact.payload)
     fixes = fold_fixes(mine)
     last = fixes[-1] if fixes else None
     return IncidentRecord(
@@ -228,3 +247,19 @@ def _pr(payload: Mapping[str, Any]) -> int | None:
 
 def _rate(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
+
+
+def _judged_from(value: Any, record: FixRecord) -> Literal["release", "merge"]:
+    """As logged; facts from before it was logged were judged from the release when there was one."""
+    if value in ("release", "merge"):
+        return "release" if value == "release" else "merge"
+    return "release" if record.released_at is not None else "merge"
+
+
+def _attempts(payload: Mapping[str, Any]) -> int:
+    """One attempt, or as many as a fact restored from a marker says it stands for."""
+    return (_count(payload.get("count")) or 0) if payload.get("restored") else 1
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

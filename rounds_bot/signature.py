@@ -112,9 +112,10 @@ class Signature(Frozen):
 
     def to_marker(self, memory: MarkerMemory | None = None) -> MarkerState:
         """What the issue's hidden marker carries, so the database can be rebuilt from the issue; `memory`,
-        its diagnosis and spending, so a rebuilt database neither pays again nor drops the diagnosis."""
+        its diagnosis and spending, so a rebuilt database neither pays again nor drops the diagnosis, and its
+        fixes and ignore, so it still follows the one and keeps the other (`round/memory.py`)."""
         memory = memory or MarkerMemory()
-        return MarkerState(
+        state = MarkerState(
             signature_id=self.id,
             service=self.service,
             fingerprint_hash=self.fingerprint_hash,
@@ -134,6 +135,7 @@ class Signature(Frozen):
             diagnosis=memory.diagnosis,
             spend=memory.spend,
         )
+        return state.remembering(memory)
 
     @classmethod
     def from_issue(cls, issue: dict[str, Any], marker: MarkerState) -> Signature:

@@ -157,6 +157,9 @@ def fix_settings(
         "ROUNDS_CLAUDE_BIN": claude_bin,
         "ROUNDS_CLAUDE_MAX_RETRIES": "0",
         "ROUNDS_DIAGNOSER": "off",
+        # the in-process runs hold the fake GitHub's token and a key: all stages in one process, opted in
+        # (the stages apart, no token in the test stage: test_fix_stages.py and test_fix_adoption.py)
+        "ROUNDS_FIX_LOCAL_TESTS_WITH_TOKENS": "true",
         **more,
     }
     return settings_for(tmp_path, fake, **values)

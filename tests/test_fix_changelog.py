@@ -27,9 +27,17 @@ def proposed(pr: int, issue: int, sid: str, *files: str) -> tuple[Fact, str, dic
 
 
 def applied(
-    pr: int, sid: str, merged_at: str, versions: list[str], rate: float
+    pr: int,
+    sid: str,
+    merged_at: str,
+    versions: list[str],
+    rate: float,
+    before: tuple[str, int] | None = None,
 ) -> tuple[Fact, str, dict[str, object]]:
+    """`before`: where the rate before the merge starts, and the occurrences it counted."""
     payload = {"pr": pr, "merged_at": merged_at, "versions_before": versions, "rate_before": rate}
+    if before is not None:
+        payload |= {"before_from": before[0], "before_occurrences": before[1]}
     return Fact.FIX_APPLIED, sid, payload
 
 
@@ -52,12 +60,16 @@ def adopted(pr: int, issue: int, sid: str, *files: str) -> tuple[Fact, str, dict
 
 
 def fill(store: Store) -> None:
-    """Six fixes, one in each status (one of them opened by a person from a branch rounds pushed), a failed
-    attempt that opened nothing, and a branch whose pull request is still left to a person."""
+    """Seven fixes, each status at least once (one opened by a person from a branch rounds pushed, one
+    resolved without any version information), a failed attempt that opened nothing, and a branch whose pull
+    request is still left to a person. The regressed fix's release was first seen in the round that found the
+    regression, and is logged after it, as the round does."""
     regression = "it recurred on 2.4.0, at or above 2.4.0, the first release after pull request 9 was merged"
+    before_week = ("2026-02-23T11:00:00+00:00", 1008)  # 7 days at 6 an hour
+    before_young = ("2026-03-02T09:00:00+00:00", 3)  # counted for 2.5 hours only
     rows = [
         (0, proposed(7, 3, "sig_resolved", "app/pricing.py", "tests/test_pricing.py")),
-        (120, applied(7, "sig_resolved", "2026-03-02T11:00:00+00:00", ["1.0.0"], 6.0)),
+        (120, applied(7, "sig_resolved", "2026-03-02T11:00:00+00:00", ["1.0.0"], 6.0, before_week)),
         (200, released(7, "sig_resolved", "1.1.0", "2026-03-02T12:10:00+00:00")),
         (
             1700,
@@ -69,9 +81,9 @@ def fill(store: Store) -> None:
         ),
         (60, proposed(9, 4, "sig_regressed", "app/cart.py")),
         (90, proposed(9, 4, "sig_regressed", "app/cart.py", "tests/test_cart.py")),
-        (150, applied(9, "sig_regressed", "2026-03-02T11:30:00+00:00", ["2.3.0"], 1.25)),
-        (210, released(9, "sig_regressed", "2.4.0", "2026-03-02T12:30:00+00:00")),
+        (150, applied(9, "sig_regressed", "2026-03-02T11:30:00+00:00", ["2.3.0"], 1.2, before_young)),
         (300, (Fact.REGRESSED, "sig_regressed", {"count": 2, "reason": regression})),
+        (300, released(9, "sig_regressed", "2.4.0", "2026-03-02T13:50:00+00:00")),
         (400, proposed(11, 5, "sig_merged", "app/tax.py")),
         (500, applied(11, "sig_merged", "2026-03-02T17:15:00+00:00", [], 0.5)),
         (600, proposed(12, 6, "sig_abandoned", "app/ship.py")),
@@ -81,6 +93,16 @@ def fill(store: Store) -> None:
         (820, offered(10, "sig_adopted", "app/fees.py")),
         (850, adopted(15, 10, "sig_adopted", "app/fees.py")),
         (900, offered(11, "sig_offered", "app/refunds.py", "tests/test_refunds.py")),
+        (950, proposed(16, 12, "sig_quiet", "app/mail.py")),
+        (960, applied(16, "sig_quiet", "2026-03-02T17:00:00+00:00", [], 0.5)),
+        (
+            2500,
+            (
+                Fact.INCIDENT_RESOLVED,
+                "sig_quiet",
+                {"pr": 16, "rate_after": 0.0, "judged_from": "merge"},
+            ),
+        ),
     ]
     with store.transaction():
         for number, (minutes, (kind, sid, payload)) in enumerate(rows):
@@ -112,8 +134,28 @@ def test_changelog_matches_its_golden_file(database, name, arguments):
 
 def test_changelog_is_newest_first_with_every_status(database):
     document = json.loads(CliRunner().invoke(main, ["changelog", "--json"]).output)
-    assert [fix["pr_number"] for fix in document["fixes"]] == [15, 14, 12, 11, 9, 7]
-    assert document["counts"] == {"proposed": 2, "merged": 1, "resolved": 1, "regressed": 1, "abandoned": 1}
+    assert [fix["pr_number"] for fix in document["fixes"]] == [16, 15, 14, 12, 11, 9, 7]
+    assert document["counts"] == {"proposed": 2, "merged": 1, "resolved": 2, "regressed": 1, "abandoned": 1}
+
+
+def test_a_release_first_seen_in_the_round_of_the_regression_is_kept(database):
+    document = json.loads(CliRunner().invoke(main, ["changelog", "--json"]).output)
+    [regressed] = [fix for fix in document["fixes"] if fix["pr_number"] == 9]
+    assert (regressed["status"], regressed["released_version"], regressed["released_at"]) == (
+        "regressed",
+        "2.4.0",
+        "2026-03-02T13:50:00+00:00",
+    )
+
+
+def test_the_details_say_how_long_the_rate_before_the_merge_covers_and_what_a_fix_was_judged_from(database):
+    text = CliRunner().invoke(main, ["changelog"]).output
+    assert "1008 occurrences in the 7 days before the merge;" in text
+    assert "3 occurrences in the 2.5 hours before the merge (counted since 2026-03-02 09:00 UTC);" in text
+    assert "; resolved 2026-03-04 02:40 (no version information: judged from the merge time)\n" in text
+    branch = "`rounds/fix-sig_merged-20260302`"
+    waiting = f"#11 (merged), branch {branch}: `app/tax.py`; 1 push; merged 2026-03-02 17:15"
+    assert f"{waiting}; no version information: its quiet period counts from the merge\n" in text
 
 
 def test_changelog_lists_a_branch_left_to_a_person_until_its_pull_request_is_adopted(database):

@@ -103,3 +103,16 @@ def test_fix_on_an_automatic_request_that_could_not_start_says_why_it_waits(fake
     assert reply.endswith(
         "it waits: the repository's tests already fail on `main` (commit `0123456789ab`) without any change"
     )
+
+
+def test_a_fix_request_needs_only_the_test_command_in_the_job_that_answers_it(clean_env):
+    """The key and the CLI are the fix job's: the round's step answering `/rounds fix` may hold neither."""
+    from rounds_bot.config import load_settings
+    from rounds_bot.fixing.enabled import fixes_off, requests_off
+
+    without_key = load_settings(None).model_copy(update={"fix_test_command": "python -m pytest -x -q"})
+    assert requests_off(without_key) is None
+    assert fixes_off(without_key) == "ANTHROPIC_API_KEY is not set (the Claude Code CLI writes the fix)"
+    assert requests_off(load_settings(None)) == (
+        "ROUNDS_FIX_TEST_COMMAND (the repository's own test command) is not set"
+    )

@@ -132,3 +132,54 @@ def test_rounds_db_replay_on_a_database_file_gives_the_same_database_twice(tmp_p
     store.close()
     second = runner.invoke(main, ["db", "replay"])
     assert second.output == first.output
+
+
+def test_a_release_logged_after_the_regression_of_the_same_round_is_kept(fresh_db):
+    """The round logs its plans' facts (the Regressed) before the facts its steps found (the FixReleased)."""
+    a_fix_that_ships(fresh_db)
+    log(fresh_db, Fact.REGRESSED, "regressed:sig_a:r9", "sig_a", 700, count=3, reason="on 1.1.0")
+    log(fresh_db, Fact.FIX_RELEASED, "fixreleased:7", "sig_a", 700, pr=7, version="1.1.0",
+        first_seen="2026-03-02T20:30:00+00:00")  # fmt: skip
+    [fix] = fresh_db.fix_records()
+    assert (fix.status, fix.released_version, fix.released_at) == (
+        "regressed",
+        "1.1.0",
+        "2026-03-02T20:30:00+00:00",
+    )
+
+
+def test_a_release_of_a_fix_never_merged_is_not_one():
+    class F:
+        def __init__(self, kind: str, **payload: object) -> None:
+            self.kind, self.signature_id, self.at, self.payload = kind, "s", "t", payload
+
+    [fix] = fold_fixes([F(Fact.FIX_PROPOSED, pr=1), F(Fact.FIX_RELEASED, pr=1, version="2.0")])
+    assert fix.released_version is None
+
+
+def test_a_resolution_says_what_it_was_judged_from_and_older_ones_are_read_by_their_release(fresh_db):
+    a_fix_that_ships(fresh_db, "sig_a", 7)
+    log(fresh_db, Fact.INCIDENT_RESOLVED, "resolved:sig_a:7", "sig_a", 500, pr=7, judged_from="merge")
+    a_fix_that_ships(fresh_db, "sig_b", 8)
+    log(fresh_db, Fact.FIX_RELEASED, "fixreleased:8", "sig_b", 90, pr=8, version="1.1.0")
+    log(fresh_db, Fact.INCIDENT_RESOLVED, "resolved:sig_b:8", "sig_b", 500, pr=8)  # written before the field
+    a_fix_that_ships(fresh_db, "sig_c", 9)
+    log(fresh_db, Fact.INCIDENT_RESOLVED, "resolved:sig_c:9", "sig_c", 500, pr=9)  # ... without a release
+    judged = {fix.signature_id: fix.judged_from for fix in fresh_db.fix_records()}
+    assert judged == {"sig_a": "merge", "sig_b": "release", "sig_c": "merge"}
+
+
+def test_facts_restored_from_a_marker_give_back_revisions_and_attempts(fresh_db):
+    log(fresh_db, Fact.FIX_PROPOSED, "rebuilt:fixproposed:7", "sig_a", 10, pr=7, branch="b", files=["a.py"],
+        revisions=3, updated_at="2026-03-02T12:00:00+00:00", restored=True)  # fmt: skip
+    log(fresh_db, Fact.FIX_FAILED, "rebuilt:fixfailed:sig_a", "sig_a", 0, restored=True, count=2)
+    log(fresh_db, Fact.FIX_OFFERED, "rebuilt:fixoffered:sig_a", "sig_a", 0, restored=True, count=1)
+    log(fresh_db, Fact.FIX_FAILED, "fixdone:x", "sig_a", 20, reason="tests failed", count=9)  # a live one
+    [fix] = fresh_db.fix_records()
+    assert (fix.revisions, fix.proposed_at, fix.updated_at) == (
+        3,
+        "2026-03-02T09:10:00+00:00",
+        "2026-03-02T12:00:00+00:00",
+    )
+    incident = fresh_db.incident("sig_a")
+    assert incident is not None and (incident.failed_fixes, incident.offered_fixes) == (3, 1)

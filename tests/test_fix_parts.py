@@ -321,7 +321,7 @@ def test_a_description_too_long_for_a_link_is_replaced_by_a_short_one_that_still
     link = compare_link("https://github.com", "octo/app", "main", "rounds/fix-sig_a-20260302")
     short = short_pull_body(12, "sig_a")
     prefilled = prefilled_link(link, title="t", body="x" * 20_000, short_body=short)
-    assert len(prefilled) <= 8_000 and "body=Fixes+%2312" in prefilled and "x" * 100 not in prefilled
+    assert len(prefilled) <= 8_000 and "body=Refs+%2312" in prefilled and "x" * 100 not in prefilled
     assert "<!-- rounds:fix sig_a -->" in short
     assert prefilled_link(link, title="t", body="x" * 9_000, short_body="y" * 9_000) == f"{link}&title=t"
 
@@ -329,7 +329,7 @@ def test_a_description_too_long_for_a_link_is_replaced_by_a_short_one_that_still
 def test_the_comments_of_an_attempt_that_never_started_match_their_golden_files():
     setup = sample_tests(False, "/usr/bin/python3: No module named pytest")
     reason = "the test command `python -m pytest -x -q` cannot run here: Python says `No module named pytest`"
-    again = "Ask again with `/rounds fix` once the fix job installs them."
+    again = "Ask again with `/rounds fix` once the fix-test job installs them."
     assert_golden("setup.md", not_started_comment(reason, setup, hint=SETUP_HINT, again=again) + "\n")
     failing = sample_tests(
         False, "FAILED tests/test_totals.py::test_pair - assert 3.0 == 4\n1 failed in 0.12s"

@@ -124,8 +124,8 @@ def test_a_tested_fix_is_pushed_and_opened_as_a_draft_pull_request(tmp_path, fak
     message = git(app.remote, "log", "-1", "--format=%B", branch)
     assert f"Rounds-Signature: {signature_id}" in message and f"Rounds-Issue: #{issue}" in message
     assert git(app.remote, "rev-list", "--count", f"main..{branch}") == "1"
-    # the pull request: Fixes #N, the diagnosis, the files, the tests
-    assert pull.body.startswith(f"Fixes #{issue}")
+    # the pull request: Refs #N, the diagnosis, the files, the tests
+    assert pull.body.startswith(f"Refs #{issue}")
     assert "divides by the number of prices" in pull.body
     assert "`app/pricing.py`" in pull.body and "`tests/test_pricing.py`" in pull.body
     assert "passed in" in pull.body and "never merges" in pull.body
@@ -360,8 +360,8 @@ def test_a_test_command_whose_runner_is_not_installed_is_a_setup_problem_told_in
     [report] = replies_saying(fake, issue, "could not try a fix")
     first = report.splitlines()[0]
     assert "cannot run here: Python says `No module named pytest`" in first
-    assert "the fix job must install the repository's own dependencies before rounds runs" in first.lower()
-    assert "`pip install -e '.[dev]'` step before the rounds fix step (docs/fixes.md)" in first
+    assert "the fix-test job must install the repository's own dependencies before rounds" in first.lower()
+    assert "`pip install -e '.[dev]'` step before the rounds fix/test step (docs/fixes.md)" in first
     assert "tests failed" not in report and fake.repo.pulls == {} and list(app.branches()) == ["main"]
     [failed] = facts(tmp_path, Fact.FIX_FAILED)
     assert failed["blocked"] == "setup"
@@ -473,7 +473,7 @@ def test_a_repository_that_lets_no_workflow_open_pull_requests_gets_the_branch_a
     query = parse_qs(link.query)
     assert query["expand"] == ["1"] and query["title"] == [pull_title(issue, signature_id)]
     assert (
-        query["body"][0].startswith(f"Fixes #{issue}")
+        query["body"][0].startswith(f"Refs #{issue}")
         and "divides by the number of prices" in query["body"][0]
     )
     assert (
@@ -512,4 +512,6 @@ def test_a_repository_that_lets_no_workflow_open_pull_requests_gets_the_branch_a
         assert (fix.pr_number, fix.branch, fix.status) == (number, branch, "merged")
     finally:
         store.close()
-    assert len(fake.replies(issue)) == said  # still the one comment
+    # the link's comment, then one saying the issue stays open until the release is seen (fixing/watch.py)
+    replies = fake.replies(issue)
+    assert len(replies) == said + 1 and f"<!-- rounds:waiting {number} -->" in replies[-1]

@@ -1,6 +1,8 @@
-"""After a fix is merged: the merge observed on GitHub, the release that carries it found by version, then
-either the quiet period and an evaluation that closes the issue as resolved, or a recurrence judged by its
-version: on the release or later a regression (reopened, `regression` label), on an older version only noted.
+"""After a fix is merged: the merge observed on GitHub (the issue the merge closed is reopened, with one
+comment saying what rounds waits for), the release that carries it found by version, then either the quiet
+period and an evaluation that closes the issue as resolved, or a recurrence judged by its version: on the
+release or later a regression (`regression` label), on an older version only noted. No release, no
+resolution.
 
 The whole loop runs here: a round files the issue, the real CLI writes the fix, a person merges it on the fake
 GitHub (which closes the issue, as `Fixes #N` does), rounds watches and evaluates."""
@@ -142,6 +144,10 @@ def shop(tmp_path, fake, app, claude_bin) -> Shop:
     return Shop(tmp_path, fake, app, claude_bin)
 
 
+def waiting(shop: Shop) -> list[str]:
+    return [c for c in shop.fake.replies(shop.issue) if f"<!-- rounds:waiting {shop.pr} -->" in c]
+
+
 def shipped(shop: Shop) -> None:
     """Merged, observed by the fix job, and released: version 1.1.0 appears after the merge."""
     shop.merge()
@@ -149,6 +155,14 @@ def shipped(shop: Shop) -> None:
     assert any(f"#{shop.pr} was merged" in n for n in notes)
     applied = shop.fix()
     assert (applied.status, applied.versions_before, applied.rate_before) == ("merged", ["1.0.0"], 6.0)
+    assert (applied.before_from, applied.before_occurrences) == (START.isoformat(), 12)
+    # the merge's `Fixes #N` closed the issue: rounds reopens it and says, once, what it waits for
+    issue = shop.fake.repo.issues[shop.issue]
+    assert (issue.state, issue.state_reason) == ("open", "reopened")
+    [told] = waiting(shop)
+    assert f"The fix in #{shop.pr} was merged at {MERGED.isoformat()}." in told
+    assert "GitHub closed this issue when the pull request was merged; rounds reopened it" in told
+    assert "a `service.version` of `shop` newer than `1.0.0` in the telemetry it reads" in told
     notes = shop.round(other_problem("1.1.0", RELEASED), RELEASED + timedelta(minutes=5))
     assert any("shipped in 1.1.0" in n for n in notes)
     assert shop.fix().released_version == "1.1.0"
@@ -164,12 +178,17 @@ def test_a_shipped_fix_is_evaluated_and_resolved_after_the_quiet_period(shop):
     shop.fix_job(RELEASED + timedelta(hours=QUIET_HOURS, minutes=40))  # a second run posts nothing more
     [evaluation] = [c for c in shop.fake.replies(shop.issue) if "### Fix evaluation" in c]
     assert f"The fix in #{shop.pr} was merged" in evaluation and "`1.1.0`" in evaluation
-    assert "| 7 days before the merge | 12 | 6.00 |" in evaluation
+    # rounds counted the problem for 2 hours before the merge, not 7 days: the row says so
+    assert "| 2 hours before the merge (counted since 2026-03-02 09:00 UTC) | 12 | 6.00 |" in evaluation
+    assert "| since the merge | 0 | 0.00 |" in evaluation
     assert "| since release `1.1.0` | 0 | 0.00 |" in evaluation
+    assert "No version information" not in evaluation
+    assert len(waiting(shop)) == 1  # said once, not every run
     issue = shop.fake.repo.issues[shop.issue]
     assert (issue.state, issue.state_reason) == ("closed", "completed")
     fix = shop.fix()
     assert (fix.status, fix.rate_before, fix.rate_after_release) == ("resolved", 6.0, 0.0)
+    assert fix.judged_from == "release"
     with shop.store() as store:
         assert store.status(shop.signature_id) == "resolved"
     assert shop.fake.repo.pulls[shop.pr].merged_at is not None  # merged by a person, never by rounds
@@ -201,7 +220,7 @@ def test_a_recurrence_on_an_older_version_is_only_noted(shop):
     notes = shop.round(pricing(4, version="1.0.0", at=later - timedelta(minutes=5)), later)
     assert any("older than 1.1.0" in n for n in notes)
     issue = shop.fake.repo.issues[shop.issue]
-    assert issue.state == "closed" and "regression" not in issue.labels
+    assert issue.state == "open" and "regression" not in issue.labels  # open since the merge, till evaluated
     assert not [c for c in shop.fake.replies(shop.issue) if c.startswith("Regression")]
     [noted] = shop.facts(Fact.RECURRENCE_NOTED)
     assert (noted["pr"], noted["versions"], noted["count"]) == (shop.pr, ["1.0.0"], 4)
@@ -209,6 +228,7 @@ def test_a_recurrence_on_an_older_version_is_only_noted(shop):
     # old instances do not hold the resolution back: it still comes after the quiet period
     shop.fix_job(RELEASED + timedelta(hours=QUIET_HOURS, minutes=1))
     assert shop.fix().status == "resolved"
+    assert shop.fake.repo.issues[shop.issue].state == "closed"
 
 
 def test_a_recurrence_before_the_release_is_noted_and_the_merge_alone_resolves_nothing(shop):
@@ -217,10 +237,38 @@ def test_a_recurrence_before_the_release_is_noted_and_the_merge_alone_resolves_n
     before_release = MERGED + timedelta(minutes=40)
     notes = shop.round(pricing(3, version="1.0.0", at=before_release - timedelta(minutes=5)), before_release)
     assert any("before any release newer than the merge" in n for n in notes)
-    assert shop.fake.repo.issues[shop.issue].state == "closed"
-    # the problem went on after the merge: the quiet period counts from its last occurrence
-    shop.fix_job(MERGED + timedelta(hours=QUIET_HOURS - 1))
+    issue = shop.fake.repo.issues[shop.issue]
+    assert issue.state == "open" and "regression" not in issue.labels
+    # three times the quiet period, and still no newer version in the telemetry: nothing is resolved
+    notes = shop.fix_job(MERGED + timedelta(hours=QUIET_HOURS * 3))
+    waits = "merged 3 days ago; waits for a release newer than 1.0.0 in the telemetry"
+    assert f"{shop.signature_id}: {waits}" in notes
     assert shop.fix().status == "merged"
+    assert shop.fake.repo.issues[shop.issue].state == "open"
+    assert not [c for c in shop.fake.replies(shop.issue) if "### Fix evaluation" in c]
+    assert len(waiting(shop)) == 1
+    with shop.store() as store:
+        assert store.status(shop.signature_id) == "open"
+
+
+def test_a_release_the_round_saw_before_the_merge_was_observed_still_counts(shop):
+    """The round runs before the fix job: 1.1.0 deployed right after the merge is in its telemetry first. It
+    is not taken for a version that ran before the merge, and it is the release that carries the fix."""
+    shop.merge()
+    notes = shop.round(other_problem("1.1.0", RELEASED), RELEASED + timedelta(minutes=5))
+    assert not any("shipped" in n for n in notes)  # the merge is not known yet
+    notes = shop.fix_job(RELEASED + timedelta(minutes=10))
+    assert f"{shop.signature_id}: the fix in #{shop.pr} shipped in 1.1.0" in notes
+    fix = shop.fix()
+    assert (fix.versions_before, fix.released_version, fix.released_at) == (
+        ["1.0.0"],
+        "1.1.0",
+        RELEASED.isoformat(),
+    )
+    [told] = waiting(shop)
+    assert f"The first release after it, `1.1.0`, was first seen at {RELEASED.isoformat()}" in told
+    shop.fix_job(RELEASED + timedelta(hours=QUIET_HOURS, minutes=1))
+    assert shop.fix().status == "resolved"
 
 
 def test_the_changelog_lists_the_fix_with_its_status_and_rates(shop, tmp_path, clean_env):

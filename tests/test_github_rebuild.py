@@ -11,17 +11,21 @@ import pytest
 from click.testing import CliRunner
 from fake_github import FakeGitHub
 from fake_github.fixtures import REPOSITORY, TOKEN, running_fake
+from fake_github.pulls_routes import PullsFakeGitHub, running_pulls_fake
 from fake_github.rounds import (
     START,
     error_event,
     round_against,
     tracker_for,
 )
+from fix_watch_samples import QUIET, fix_job, ignore, merge, on_version, open_pull
 
+from rounds_bot import controls
 from rounds_bot.cli.db import rebuild_command
 from rounds_bot.github.db_rebuild import rebuild_into
 from rounds_bot.github.rebuild import rebuild_database
-from rounds_bot.render.marker import MarkedDiagnosis, MarkedSpend, MarkerState, write_marker
+from rounds_bot.render.marker import MarkedDiagnosis, MarkedSpend, MarkerState, read_marker, write_marker
+from rounds_bot.round.memory import restore_lifecycle
 from rounds_bot.round.report import RoundReport
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
@@ -233,3 +237,126 @@ def test_the_rebuild_command_names_a_missing_token(tmp_path, clean_env):
     assert "GITHUB_TOKEN" in result.output
     assert not (tmp_path / "rounds.db").exists()
     assert json.dumps(env)  # the environment was all it had
+
+
+# --- fix pull requests and ignores: what the markers remember ---------------------------------------------
+def _state(path: Path) -> tuple[dict[str, list[dict[str, object]]], controls.Controls]:
+    store = Store.open(path)
+    try:
+        return store.derived_rows(), controls.load_controls(store)
+    finally:
+        store.close()
+
+
+def _records(rows: list[dict[str, object]]) -> dict[str, dict[str, object]]:
+    """The derived rows' full records, keyed by their table's key."""
+    return {str(row.get("pr_number") or row["signature_id"]): json.loads(str(row["record"])) for row in rows}
+
+
+def _differences(before: dict[str, dict[str, object]], after: dict[str, dict[str, object]]) -> list[str]:
+    found = [f"{key}: only before" for key in before.keys() - after.keys()]
+    found += [f"{key}: only after" for key in after.keys() - before.keys()]
+    for key in sorted(before.keys() & after.keys()):
+        for name in sorted({*before[key], *after[key]}):
+            if before[key].get(name) != after[key].get(name):
+                found.append(f"{key}.{name}: {before[key].get(name)!r} -> {after[key].get(name)!r}")
+    return found
+
+
+@pytest.fixture
+def pulls_fake() -> Iterator[PullsFakeGitHub]:
+    yield from running_pulls_fake()
+
+
+def a_database_with_a_fix_and_an_ignore(tmp_path: Path, fake: PullsFakeGitHub) -> tuple[str, str, int]:
+    """Problem 0 gets a fix that is merged and released (its quiet period running); problem 1 is ignored for
+    5 more occurrences, then closed by a person; problem 2 is left alone, problem 4 (the same service as 0)
+    shows the release. Returns the fixed and the ignored signature, and the pull request."""
+    path = tmp_path / "rounds.db"
+    events = [error_event(i, serial=s) for i in range(3) for s in range(4)]
+    round_against(fake, tmp_path, events, minutes=5)
+    store = Store.open(path)
+    ids = {s.issue_ref: s.id for s in store.signatures()}
+    store.close()
+    fixed, ignored = ids["#1"], ids["#2"]
+    pr = open_pull(fake, path, fixed, 1, START + timedelta(minutes=30))
+    merged = START + timedelta(hours=2)
+    merge(fake, pr, 1, merged)
+    fix_job(fake, path, merged + timedelta(minutes=10))
+    # another problem of the same service (`checkout`) shows the release
+    release = [on_version(error_event(4), "1.5.0", merged + timedelta(hours=1))]
+    round_against(fake, tmp_path, [*events, *release], minutes=200)
+    ignore(path, ignored, START + timedelta(hours=4), occurrences=5)
+    fake.state.set_state(fake.repo.issues[2], "closed", "completed")  # then a person closes it
+    fix_job(fake, path, START + timedelta(hours=5))  # the fix job brings the markers up to date
+    return fixed, ignored, pr
+
+
+def test_a_rebuilt_database_has_the_fixes_and_the_ignore_of_the_lost_one(tmp_path, pulls_fake):
+    _, ignored, _ = a_database_with_a_fix_and_an_ignore(tmp_path, pulls_fake)
+    path = tmp_path / "rounds.db"
+    before, controls_before = _state(path)
+    assert [
+        (row["status"], json.loads(str(row["record"]))["released_version"]) for row in before["fixes"]
+    ] == [("merged", "1.5.0")]
+    assert controls_before.mutes[ignored].until_occurrences == 5
+
+    result = rebuild_into(
+        path, lambda store, journal: rebuild_database(tracker_for(pulls_fake).api, store, journal)
+    )
+    assert (result.signatures, result.fixes, result.ignored, result.requests) == (4, 1, 1, 1)
+    after, controls_after = _state(path)
+
+    # what the lost database knew of the fix, the issues and the ignore, the rebuilt one knows too ...
+    assert _differences(_records(before["fixes"]), _records(after["fixes"])) == []
+    assert controls_after == controls_before
+    # ... except when each problem was first detected: the issue's creation stands in for it
+    created = {f"#{n}": issue.created_at.isoformat() for n, issue in pulls_fake.repo.issues.items()}
+    expected = [
+        f"{row['signature_id']}.detected_at: {json.loads(str(row['record']))['detected_at']!r} -> "
+        f"{created[str(row['issue'])]!r}"
+        for row in before["incidents"]
+    ]
+    assert _differences(_records(before["incidents"]), _records(after["incidents"])) == expected
+
+
+def test_after_a_rebuild_the_fix_is_evaluated_and_the_ignored_issue_stays_quiet(tmp_path, pulls_fake):
+    fixed, ignored, pr = a_database_with_a_fix_and_an_ignore(tmp_path, pulls_fake)
+    path = tmp_path / "rounds.db"
+    rebuild_into(path, lambda store, journal: rebuild_database(tracker_for(pulls_fake).api, store, journal))
+    comments_before = len(pulls_fake.replies(2))
+    later = START + timedelta(hours=6)
+    again = [error_event(1, at=later, serial=s) for s in range(3)]  # the ignored problem, 3 of its 5
+    report = round_against(pulls_fake, tmp_path, again, minutes=6 * 60 + 5)
+    assert report.regressed == [] and report.diagnosed == []
+    store = Store.open(path)
+    assert store.runs()[-1].plans == {ignored: "muted"}
+    store.close()
+    issue = pulls_fake.repo.issues[2]
+    assert (issue.state, "regression" in issue.labels) == ("closed", False)
+    assert len(pulls_fake.replies(2)) == comments_before
+
+    notes = fix_job(pulls_fake, path, START + timedelta(hours=3) + QUIET + timedelta(minutes=5))
+    assert f"{fixed}: resolved by #{pr}; #1 closed as completed" in notes
+    [evaluation] = [c for c in pulls_fake.replies(1) if "### Fix evaluation" in c]
+    assert "`1.5.0`" in evaluation
+    assert (pulls_fake.repo.issues[1].state, pulls_fake.repo.issues[1].state_reason) == (
+        "closed",
+        "completed",
+    )
+
+
+def test_restoring_a_markers_fixes_and_ignore_twice_adds_nothing(tmp_path, pulls_fake):
+    fixed, ignored, _ = a_database_with_a_fix_and_an_ignore(tmp_path, pulls_fake)
+    store = Store.memory()
+    rebuild_database(tracker_for(pulls_fake).api, store)
+    events = store.db.execute("select count(*) from events").fetchone()[0]
+    for number, signature_id in ((1, fixed), (2, ignored)):
+        marker = read_marker(pulls_fake.repo.issues[number].body)
+        assert marker is not None
+        with store.transaction():
+            again = restore_lifecycle(
+                store, signature_id, marker.memory, issue_ref=f"#{number}", issue_url="", at=START
+            )
+        assert again == 0
+    assert store.db.execute("select count(*) from events").fetchone()[0] == events

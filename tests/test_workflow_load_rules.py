@@ -722,13 +722,16 @@ def test_across_owners_the_old_callers_inherit_leaves_the_signoz_key_empty(tmp_p
     assert round_job.env["ANTHROPIC_API_KEY"] == ""
 
 
-# --- the README's caller today, fix job included ----------------------------------------------------------
+# --- the README's caller today, fix jobs included ----------------------------------------------------------
 @pytest.fixture
 def after_split(tmp_path: Path) -> tuple[dict[str, Any], Path]:
-    """Today's README caller with its fix job appended, calling today's rounds.yml and fix action."""
+    """Today's README caller with its fix jobs appended, calling today's rounds.yml and fix actions."""
     files = {
         ".github/workflows/rounds.yml": (ROOT / ".github" / "workflows" / "rounds.yml").read_text("utf-8"),
-        "fix/action.yml": (ROOT / "fix" / "action.yml").read_text("utf-8"),
+        **{
+            f"fix/{stage}/action.yml": (ROOT / "fix" / stage / "action.yml").read_text("utf-8")
+            for stage in ("edit", "test", "publish")
+        },
     }
     sources = commit_files(tmp_path / "octo-rounds", files)
     caller_text, fix_job = readme_workflows()[:2]
@@ -759,4 +762,5 @@ def test_the_readme_caller_today_starts_for_every_event_under_either_default(tmp
             if event == "schedule":
                 round_job = result.jobs["rounds/round"]
                 assert round_job.env["SIGNOZ_API_KEY"] == "signoz-key", "passed by name: it crosses owners"
-                assert not result.jobs["fix"].skipped, "the fix job runs after a successful round"
+                for job in ("fix-edit", "fix-publish"):
+                    assert not result.jobs[job].skipped, f"{job} runs after a successful round"

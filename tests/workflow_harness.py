@@ -11,7 +11,8 @@ Stand-ins for the actions the workflows use:
   (`repository:`) clones it from its local git repository at `ref` into `path`, as the action does;
 - actions/setup-python: with sources, a Python of its own (a new virtual environment) first on PATH; without,
   nothing (the Python running the tests, where rounds is installed);
-- actions/upload-artifact: the files as an artifact of the fake GitHub.
+- actions/upload-artifact: the files as an artifact of the fake GitHub, of this run (output `artifact-id`);
+- actions/download-artifact: an artifact of this run, by `artifact-ids` or `name`, unpacked into `path`.
 
 With sources (`commit_sources`: the package's files committed to a new local git repository, `octo/rounds`),
 nothing of the tests' installation of rounds can run: the tests' Python is off PATH, `python3` is the base
@@ -57,6 +58,9 @@ SOURCES = (
     "README.md",
     "action.yml",
     "fix/action.yml",
+    "fix/edit/action.yml",
+    "fix/test/action.yml",
+    "fix/publish/action.yml",
     ".github/workflows/rounds.yml",
     "rounds_bot",
 )
@@ -197,6 +201,7 @@ class Repository:
                 "actions/checkout": self.checkout,
                 "actions/setup-python": self.setup_python,
                 "actions/upload-artifact": self.upload,
+                "actions/download-artifact": self.download,
             },
             # without sources, the package under test is the one installed in this environment
             substitute=set() if sources else {"install"},
@@ -258,9 +263,28 @@ class Repository:
         with zipfile.ZipFile(buffer, "w") as archive:
             for file in files:
                 archive.write(file, file.relative_to(path) if path.is_dir() else file.name)
-        self.fake.state.add_artifact(
+        artifact = self.fake.state.add_artifact(
             self.fake.repo, with_["name"], buffer.getvalue(), run_id=self.runner.run_number
         )
+        with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as outputs:
+            outputs.write(f"artifact-id={artifact.id}\n")
+
+    def download(self, with_: dict[str, str], env: dict[str, str]) -> None:
+        """actions/download-artifact: one artifact of this run (by id or name), unpacked into `path`."""
+        run = self.runner.run_number
+        ids = {int(i) for i in str(with_.get("artifact-ids") or "").split(",") if i.strip()}
+        found = [
+            a
+            for a in self.fake.repo.artifacts.values()
+            if a.run_id == run and (a.id in ids if ids else a.name == with_.get("name"))
+        ]
+        assert len(found) == 1, f"download-artifact: {with_} matches {len(found)} artifacts of run {run}"
+        target = Path(with_["path"])
+        target.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(io.BytesIO(found[0].data)) as archive:
+            archive.extractall(target)
+        with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as outputs:
+            outputs.write(f"download-path={target}\n")
 
     # --- events and runs ----------------------------------------------------------------------------
     def payload(self, name: str, **fill: Any) -> dict[str, Any]:
@@ -296,9 +320,10 @@ class Repository:
         *,
         actor: str = "user",
         secrets: dict[str, str] | None = None,
+        tokens: dict[str, str] | None = None,
     ) -> RunResult:
         """A run for an event that `actor` made (see `event_actor`), with the repository's secrets and
-        `secrets` besides."""
+        `secrets` besides; `tokens`: a GITHUB_TOKEN of its own for these jobs."""
         return self.runner.run(
             event_name,
             payload,
@@ -314,6 +339,7 @@ class Repository:
             secrets={"ZULIP_API_KEY": self.zulip.api_key, **(secrets or {})},
             vars={"ROUNDS_SETTINGS": self.settings},
             actor=actor,
+            tokens=tokens,
         )
 
     def saved_database(self, tmp_path: Path) -> Store:

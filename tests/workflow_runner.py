@@ -47,7 +47,9 @@ What it does like the runner:
   `GITHUB_ACTION_PATH`, a steps context of its own, and sets the action's outputs; its own steps' results are
   in the step result's `steps`;
 - runs jobs in the file's order with the `needs` context (each needed job's result: success, failure or
-  skipped); a job without `if:` runs only when every job it needs succeeded, as GitHub's implicit success().
+  skipped, and its `outputs:`, evaluated from its steps when it ends); a job without `if:` runs only when
+  every job it needs succeeded, as GitHub's implicit success(); with `tokens`, a job has a GITHUB_TOKEN of its
+  own (`github.token` and `secrets.GITHUB_TOKEN`), as GitHub mints one per job;
 
 What it replaces: other `uses:` steps by local stand-ins given by the test
 (`actions={"actions/upload-artifact": ...}`, looked up by the action's name without its ref), called with the
@@ -57,9 +59,10 @@ GITHUB_PATH files included, which the stand-in may write like an action does); a
 the tests come first on PATH: the package under test is already installed there. With `preinstalled=False`
 only PATH additions and `base_env`'s PATH count, so a workflow must install what it runs.
 
-What it does not do: give the token the permissions (the fake GitHub's tokens have the permissions a test
-gives them), concurrency, timeouts, matrices, services, containers, pre and post steps of actions,
-branch and path filters of triggers, and GitHub's other load-time checks (the workflow schema, which
+What it does not do: give a token the permissions (the fake GitHub's tokens have the permissions a test
+gives them), run jobs on machines of their own (every job shares the workspace, a stricter setting than
+GitHub's fresh runner per job), concurrency, timeouts, matrices, services, containers, pre and post steps of
+actions, branch and path filters of triggers, and GitHub's other load-time checks (the workflow schema, which
 contexts an expression may use where, the depth of nested calls).
 """
 
@@ -112,6 +115,8 @@ class JobResult:
     steps: dict[str, StepResult] = field(default_factory=dict)
     summary: str = ""
     env: dict[str, str] = field(default_factory=dict)  # the job's `env:`, interpolated
+    outputs: dict[str, str] = field(default_factory=dict)  # the job's `outputs:`, for `needs.<job>.outputs`
+    token: str = ""  # the GITHUB_TOKEN the job had
 
 
 @dataclass
@@ -149,6 +154,7 @@ class _Run:
     runner_env: dict[str, str]
     temp: Path
     owner: str  # of the repository whose workflow runs
+    tokens: dict[str, str] = field(default_factory=dict)  # job name -> its own GITHUB_TOKEN
 
 
 @dataclass
@@ -218,10 +224,12 @@ class WorkflowRunner:
         vars: dict[str, str] | None = None,
         inputs: dict[str, Any] | None = None,
         actor: str = "user",
+        tokens: dict[str, str] | None = None,
     ) -> RunResult:
         """Run the workflow for an event, made by `actor`: "user" (a person), "app" (a GitHub App's token) or
         "github-token" (a workflow's GITHUB_TOKEN). Nothing runs when GitHub would start no run, or when the
-        workflow does not load (`RunResult.conclusion == "startup_failure"`)."""
+        workflow does not load (`RunResult.conclusion == "startup_failure"`). `tokens` gives a job (by its
+        name) a GITHUB_TOKEN of its own, as GitHub mints one per job with the job's permissions."""
         reason = start_decision(self.workflow, event_name, payload, actor)
         if reason:
             return RunResult(None, started=False, reason=reason, strict=self.strict)
@@ -278,7 +286,8 @@ class WorkflowRunner:
             "workflow_ref": workflow_ref,
             "workflow_file_path": workflow_ref.partition("@")[0].removeprefix(f"{github['repository']}/"),
         }
-        self._jobs(self.workflow, contexts, identity, _Run(runner_env, temp, owner), result, prefix="")
+        run = _Run(runner_env, temp, owner, tokens or {})
+        self._jobs(self.workflow, contexts, identity, run, result, prefix="")
         return result
 
     def _called_workflow(self, uses: str) -> CalledWorkflow:
@@ -298,9 +307,10 @@ class WorkflowRunner:
         prefix: str,
     ) -> None:
         results: dict[str, str] = {}  # job id -> success | failure | skipped, for `needs`
+        outputs: dict[str, dict[str, str]] = {}  # job id -> its outputs
         for job_id, job in workflow["jobs"].items():
             name = f"{prefix}{job_id}"
-            needed = _needs(job, job_id, results)
+            needed = _needs(job, job_id, results, outputs)
             needs_ok = all(value["result"] == "success" for value in needed.values())
             if not needs_ok and "if" not in job:  # an implicit success() needs every needed job's success
                 result.jobs[name] = JobResult(name=name, skipped=True)
@@ -312,8 +322,14 @@ class WorkflowRunner:
                 results[job_id] = _called_result(result, name)
             else:
                 job_contexts = {**with_needs, "job": {"status": "success", **identity}}
+                if name in run.tokens:  # the job's own token, in both places it is read from
+                    token = run.tokens[name]
+                    job_contexts["github"] = {**job_contexts["github"], "token": token}
+                    job_contexts["secrets"] = {**job_contexts["secrets"], "GITHUB_TOKEN": token}
                 result.jobs[name] = self._job(name, job, job_contexts, run)
+                result.jobs[name].token = str(job_contexts["github"].get("token", ""))
                 results[job_id] = _job_result(result.jobs[name])
+                outputs[job_id] = result.jobs[name].outputs
 
     def _job(self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run) -> JobResult:
         result = JobResult(name=name)
@@ -327,6 +343,8 @@ class WorkflowRunner:
         state = _Job(name, run.runner_env, run.temp, env)
         result.steps, result.status = self._steps(job["steps"], scope, state, outer_env={})
         result.summary = state.summary
+        # `outputs:` are evaluated when the job ends, from its steps, whatever its status
+        result.outputs = {k: str(interpolate(v, scope)) for k, v in (job.get("outputs") or {}).items()}
         return result
 
     def _call(
@@ -468,14 +486,16 @@ class WorkflowRunner:
         return StepResult(name=name, outcome=status, conclusion=status, outputs=outputs, steps=steps)
 
 
-def _needs(job: dict[str, Any], job_id: str, results: dict[str, str]) -> dict[str, Any]:
-    """The `needs` context of a job: each needed job's result (jobs run in file order here)."""
+def _needs(
+    job: dict[str, Any], job_id: str, results: dict[str, str], outputs: dict[str, dict[str, str]]
+) -> dict[str, Any]:
+    """The `needs` context of a job: each needed job's result and outputs (jobs run in file order here)."""
     wanted = job.get("needs") or []
     wanted = [wanted] if isinstance(wanted, str) else list(wanted)
     missing = [name for name in wanted if name not in results]
     if missing:
         raise AssertionError(f"job {job_id} needs {missing}, which do not come before it in the file")
-    return {name: {"result": results[name], "outputs": {}} for name in wanted}
+    return {name: {"result": results[name], "outputs": outputs.get(name, {})} for name in wanted}
 
 
 def _job_result(job: JobResult) -> str:

@@ -9,7 +9,7 @@ In the workflow, after the database is restored and before the round:
 
 The comment text is read from the event file (`$GITHUB_EVENT_PATH`), never from the command line. Sets the
 step output `round=true` when a round should follow (always for schedule and dispatch; for comments, after
-`rediagnose` or `resume`).
+`rediagnose` (while diagnosis is on) or `resume`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import click
 from rounds_bot.cli.actions_io import add_to_summary, annotate, read_event, set_output
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.controls import REDIAGNOSE, record
+from rounds_bot.diagnosis.configured import diagnosis_off
 from rounds_bot.errors import CommandError, TrackerError
-from rounds_bot.fixing.enabled import fixes_off
+from rounds_bot.fixing.enabled import requests_off
 from rounds_bot.github.actions import ActionsApi, actions_api_from_settings
 from rounds_bot.github.commands.grammar import clean_text, ignore_reason, parse_comment
 from rounds_bot.github.commands.runner import (
@@ -36,6 +37,7 @@ from rounds_bot.github.commands.runner import (
     handle_comment,
     post_unreplied,
 )
+from rounds_bot.github.marker_sync import sync_markers
 from rounds_bot.store import Store
 
 
@@ -63,8 +65,16 @@ def command_command(
         return
     store = Store.open(settings.signatures_db_path)
     try:
-        ctx = CommandContext(api=api, store=store, now=datetime.now(UTC), fixes_off=fixes_off(settings))
+        ctx = CommandContext(
+            api=api,
+            store=store,
+            now=datetime.now(UTC),
+            fixes_off=requests_off(settings),
+            diagnosis_off=diagnosis_off(settings),
+        )
         outcomes, wants_round = _handle(ctx, event_name, event, catch_up_too=not no_catch_up)
+        # an ignore or unignore reaches the issue's marker now, so a database rebuilt later keeps it
+        ctx.notes.extend(sync_markers(store, api))
     finally:
         store.close()
     _report(outcomes, ctx.notes, ctx.warnings)
@@ -135,6 +145,8 @@ def _dispatch_rediagnose(ctx: CommandContext, event: dict[str, Any]) -> None:
             hint=None,
         )
     ctx.notes.append(f"@{who} asked to diagnose {signature_id} again")
+    if ctx.diagnosis_off is not None:
+        ctx.notes.append(f"diagnosis is off ({ctx.diagnosis_off}): the request waits until it is on")
 
 
 def _report(outcomes: list[Outcome], notes: list[str], warnings: list[str]) -> None:

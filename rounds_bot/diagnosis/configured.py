@@ -22,6 +22,23 @@ def incident_lookups_installed() -> bool:
     return importlib.util.find_spec("mcp") is not None
 
 
+def diagnosis_off(settings: Settings) -> str | None:
+    """Why no round diagnoses with these settings, and how to turn diagnosis on; None when they ask for it.
+
+    Light (`rounds command` asks it): only the settings, not whether the CLI is installed."""
+    if settings.diagnoser == "off":
+        return (
+            "ROUNDS_DIAGNOSER=off; to turn it on, set ROUNDS_DIAGNOSER=auto (the default) and add the "
+            "ANTHROPIC_API_KEY secret, or use an OpenAI-compatible endpoint (ROUNDS_DIAGNOSER=openai)"
+        )
+    if settings.diagnoser == "auto" and settings.anthropic_api_key is None:
+        return (
+            "ROUNDS_DIAGNOSER=auto and ANTHROPIC_API_KEY is not set; to turn it on, add the "
+            "ANTHROPIC_API_KEY secret (or set ROUNDS_DIAGNOSER=openai with an OpenAI-compatible endpoint)"
+        )
+    return None
+
+
 def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
     """The configured diagnoser, or None with the reason diagnosis is off."""
     choice = settings.diagnoser

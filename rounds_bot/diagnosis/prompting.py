@@ -35,14 +35,14 @@ class Prompt(Frozen):
         return estimate_tokens(self.system) + estimate_tokens(self.user)
 
 
-def fence(text: object, kind: str = "telemetry") -> str:
-    """Wrap untrusted text so the model reads it as data.
+def fence(text: object, kind: str = "telemetry", *, source: str = "TELEMETRY") -> str:
+    """Wrap untrusted text so the model reads it as data, from `source` (TELEMETRY unless said otherwise).
 
     The fence id is a hash of the text, so the text cannot contain its own closing line.
     """
     body = str(text)
     fence_id = hashlib.sha256(body.encode()).hexdigest()[:12]
-    return f"<<<TELEMETRY {fence_id} {kind}\n{body}\nTELEMETRY {fence_id}>>>"
+    return f"<<<{source} {fence_id} {kind}\n{body}\n{source} {fence_id}>>>"
 
 
 class PromptLibrary:

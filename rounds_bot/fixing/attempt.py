@@ -1,17 +1,16 @@
-"""One fix attempt inside its worktree: edit, check, test, commit. Nothing leaves the machine here.
+"""What a fix attempt is and how it is judged, shared by the stages (`editing.py`, `testing.py`,
+`publishing.py`):
 
-    base    = baseline(...)              the tests once BEFORE the model runs: a command that cannot run
-                                         (`testsetup.py`) or tests that already fail stop the attempt here,
-                                         before any money is spent, with `blocked` saying which
-    guard   = Guard.before(...)          what must not change while the model works
-    run     = editor.edit(...)           the confined edit run
-    checked = check_changes(...)         rounds' own checks; what passes is staged
-    tests   = run_tests(...)             the repository's test command, with a time limit
-    commit  = git commit                 only when the tests pass; trailers name the signature and issue
+    Attempt                              how an attempt ended: ok, or the reason and what it has to show
+    Rules                                the test command and the limits on the change
+    baseline(tree, rules, where)         the tests once on the unchanged tree: a command that cannot run
+                                         (`testsetup.py`) or tests that already fail stop the attempt there,
+                                         with `blocked` saying which
+    keep_attempt(...)                    ROUNDS_FIX_KEEP_FAILED_BRANCHES: the attempted change committed to a
+                                         local `rounds/failed-fix-...` branch that is never pushed
 
-A failure at any step is an `Attempt` with `ok=False` and the reason, never an exception, so the caller can
-report it on the issue; with ROUNDS_FIX_KEEP_FAILED_BRANCHES the attempted change is committed to a local
-branch named `rounds/failed-fix-...` that is never pushed.
+A failure is an `Attempt` with `ok=False` and the reason, never an exception, so the caller can report it on
+the issue.
 """
 
 from __future__ import annotations
@@ -23,12 +22,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from rounds_bot.diagnosis.prompting import Prompt
 from rounds_bot.errors import FixError
-from rounds_bot.fixing.checks import Guard, check_changes
-from rounds_bot.fixing.editor import EditRun, FixEditor
-from rounds_bot.fixing.git import Git
-from rounds_bot.fixing.messages import commit_message
+from rounds_bot.fixing.checks import DEFAULT_MAX_DIFF_BYTES
+from rounds_bot.fixing.editor import EditRun
 from rounds_bot.fixing.testcommand import TestRun, run_tests
 from rounds_bot.fixing.testsetup import setup_problem
 from rounds_bot.fixing.worktree import Worktree
@@ -49,6 +45,7 @@ class Attempt(Frozen):
     deleted: int = 0
     tests: TestRun | None = None
     edit: EditRun | None = None
+    patch_sha256: str | None = Field(default=None, description="sha256 of the checked patch, when one was")
 
 
 @dataclass(frozen=True)
@@ -61,6 +58,7 @@ class Rules:
     max_diff_lines: int
     author: tuple[str, str]
     inherited_env: Mapping[str, str]
+    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES
 
 
 def baseline(tree: Worktree, rules: Rules, where: str) -> Attempt | None:
@@ -80,60 +78,6 @@ def baseline(tree: Worktree, rules: Rules, where: str) -> Attempt | None:
     failing = "do not finish within the time limit" if tests.timed_out else "already fail"
     reason = f"the repository's tests {failing} on {where} without any change"
     return Attempt(ok=False, blocked="baseline", reason=reason, tests=tests)
-
-
-def attempt_fix(
-    tree: Worktree, checkout: Git, editor: FixEditor, prompt: Prompt, rules: Rules, *, issue: int, sid: str
-) -> Attempt:
-    guard = Guard.before(checkout, tree)
-    run = editor.edit(tree.path, prompt)
-    if run.status != "ok":
-        return Attempt(
-            ok=False, reason=f"the model's run ended early ({run.status})", details=[run.detail], edit=run
-        )
-    if run.refused:
-        details = [f"refused by the CLI: {refusal}" for refusal in run.refused]
-        return Attempt(
-            ok=False, reason="the model tried to write outside the worktree", details=details, edit=run
-        )
-    checked = check_changes(
-        tree, guard, checkout, protected=rules.protected, max_diff_lines=rules.max_diff_lines
-    )
-    if checked.problems:
-        reason = "the change breaks rounds' rules for fixes"
-        return Attempt(ok=False, reason=reason, details=checked.problems, files=checked.files, edit=run)
-    if not checked.files:
-        return Attempt(ok=False, reason="the model changed nothing", edit=run)
-    tests = _run(rules, tree)
-    common = {
-        "files": checked.files,
-        "added": checked.added,
-        "deleted": checked.deleted,
-        "tests": tests,
-        "edit": run,
-    }
-    if not tests.passed:
-        return Attempt(ok=False, reason="the repository's tests failed with the change", **common)
-    commit = tree.git.commit(commit_message(issue, sid, tests), rules.author)
-    return Attempt(ok=True, commit=commit, **common)
-
-
-def retest_pushed(tree: Worktree, rules: Rules, base_commit: str) -> Attempt:
-    """A branch pushed by a run that died before opening its pull request: test it again as it is."""
-    listed = tree.git.run("diff", "--name-only", "--no-renames", f"{base_commit}...HEAD")
-    numstat = tree.git.run("diff", "--numstat", "--no-renames", f"{base_commit}...HEAD").splitlines()
-    added = sum(int(line.split("\t")[0]) for line in numstat if line.split("\t")[0].isdigit())
-    deleted = sum(int(line.split("\t")[1]) for line in numstat if line.split("\t")[1].isdigit())
-    tests = _run(rules, tree)
-    if not tests.passed:
-        cannot_run = _cannot_run(tests, rules, tree)
-        if cannot_run is not None:
-            return cannot_run
-        return Attempt(
-            ok=False, reason="the repository's tests fail on the branch pushed earlier", tests=tests
-        )
-    files = sorted(line for line in listed.splitlines() if line)
-    return Attempt(ok=True, commit=tree.git.head(), files=files, added=added, deleted=deleted, tests=tests)
 
 
 def _run(rules: Rules, tree: Worktree) -> TestRun:

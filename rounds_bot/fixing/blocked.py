@@ -17,6 +17,12 @@ count it).
           the fix job may have been given the missing step meanwhile.
         While it waits, rounds chooses no other signature (`auto.py`), so the daily cap still holds when it
         can finally run, and no model money is spent on any run until then.
+
+In GitHub Actions the tests run in their own job, after the edit (`testing.py`): an automatic request that
+waits is not edited again but PROBED (`needs_probe`): the fix-test job runs its tests on the unchanged base
+alone, and once they pass the request is marked ready (`record_ready`), so the model runs on the next run,
+not on every run while the setup is broken. A later refusal after a ready mark is logged again (its key
+counts the ready marks).
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ if TYPE_CHECKING:  # light to import: `rounds command` asks `waiting_because` wi
     from rounds_bot.fixing.attempt import Attempt
 
 BLOCKED_PREFIX = "fixblocked:"
+#: the mark of a waiting request whose tests ran again on the unchanged base (`record_ready`)
+READY = "ready"
 
 
 def automatic_request_waits(store: Store) -> bool:
@@ -55,6 +63,8 @@ def known_failing_base(store: Store, request: FixRequest, commit: str, command: 
     """Why this waiting request cannot start yet, when its tests already failed at `commit` with `command`."""
     for fact in reversed(_blocked_facts(store, request)):
         payload = fact.payload
+        if payload.get("blocked") == READY:
+            return None  # they passed since
         if payload.get("blocked") == "baseline":
             same = payload.get("commit") == commit and payload.get("command") == command
             return str(payload.get("reason") or "") if same else None
@@ -67,7 +77,9 @@ def record_blocked(store: Store, request: FixRequest, attempt: Attempt, commit: 
     first = not any(f.payload.get("blocked") == attempt.blocked for f in _blocked_facts(store, request))
     origin = request.key.removeprefix(REQUEST_PREFIX)
     at_commit = f":{commit}" if attempt.blocked == "baseline" else ""
-    key = f"{BLOCKED_PREFIX}{origin}:{attempt.blocked}{at_commit}"
+    readied = sum(1 for f in _blocked_facts(store, request) if f.payload.get("blocked") == READY)
+    again = f":{readied}" if readied else ""
+    key = f"{BLOCKED_PREFIX}{origin}:{attempt.blocked}{at_commit}{again}"
     tests = attempt.tests
     payload = {
         "request": request.key,
@@ -82,6 +94,35 @@ def record_blocked(store: Store, request: FixRequest, attempt: Attempt, commit: 
             Fact.FIX_BLOCKED, key, signature_id=request.signature_id, run_id="fix", at=now, payload=payload
         )
     return first
+
+
+def needs_probe(store: Store, request: FixRequest) -> bool:
+    """Whether an automatic request waits on a refusal (and no ready mark since): its tests alone first."""
+    if request.trigger != "auto":
+        return False
+    facts = _blocked_facts(store, request)
+    return bool(facts) and facts[-1].payload.get("blocked") != READY
+
+
+def record_ready(store: Store, request: FixRequest, commit: str, now: datetime) -> None:
+    """The tests ran on the unchanged `commit`: the waiting request goes ahead (with the model) next run."""
+    origin = request.key.removeprefix(REQUEST_PREFIX)
+    count = len(_blocked_facts(store, request))
+    payload = {
+        "request": request.key,
+        "blocked": READY,
+        "reason": "its tests run again: the model runs on the next fix run",
+        "commit": commit,
+    }
+    with store.transaction():
+        store.append_event(
+            Fact.FIX_BLOCKED,
+            f"{BLOCKED_PREFIX}{origin}:{READY}:{count}",
+            signature_id=request.signature_id,
+            run_id="fix",
+            at=now,
+            payload=payload,
+        )
 
 
 def _blocked_facts(store: Store, request: FixRequest) -> list[Logged]:

@@ -2,9 +2,11 @@
 
 Each fix shows its status (proposed, merged, resolved, regressed, abandoned), its signature, issue and pull
 request, when it was merged and which release carried it, and the occurrence rates measured before the merge,
-after it and after the release. Branches rounds pushed but could not open a pull request for (the repository
-does not let GitHub Actions create pull requests) are listed after them, with the link that opens one, until
-a person does (`offers.py`). Markdown for reading, JSON (`--json`) for tools.
+after it and after the release. The rate before the merge covers at most 7 days: the details say how long it
+really covers when rounds had counted the problem for less, and a fix resolved without any version
+information says it was judged from the merge time. Branches rounds pushed but could not open a pull request
+for (the repository does not let GitHub Actions create pull requests) are listed after them, with the link
+that opens one, until a person does (`offers.py`). Markdown for reading, JSON (`--json`) for tools.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from rounds_bot.fixing.evaluation import before_label, recorded_before
 from rounds_bot.fixing.offers import OfferedFix, fold_offers
+from rounds_bot.fixing.versions import ordered
 from rounds_bot.lifecycle import LIFECYCLE_FACTS, FactLike, FixRecord, FixStatus, fold_fixes
 from rounds_bot.render import markdown as md
 
@@ -55,8 +59,9 @@ def changelog_markdown(
         title,
         "",
         f"{len(fixes)} fix{'es' if len(fixes) != 1 else ''}, newest first: {tally}. Rates are occurrences "
-        "an hour: in the 7 days before the merge, since the merge, and since the first release that carries "
-        "the fix." + _offers_mentioned(offers),
+        "an hour: before the merge (over the 7 days before it, or the shorter time rounds had counted the "
+        "problem, as the details say), since the merge, and since the first release that carries the fix."
+        + _offers_mentioned(offers),
         "",
         "| proposed | status | signature | issue | pull request | merged | release | before | after merge "
         "| after release |",
@@ -122,10 +127,19 @@ def _details(fix: FixRecord) -> str:
     parts = [f"- #{fix.pr_number} ({fix.status}), branch {md.code(fix.branch)}: {files}; {revisions}"]
     if fix.merged_at:
         parts.append(f"merged {_day(fix.merged_at)}")
+    before = recorded_before(fix)
+    if before is not None:
+        parts.append(f"{before.occurrences} occurrences in the {before_label(before)}")
     if fix.released_version:
         parts.append(f"released in {md.code(fix.released_version)} ({_day(fix.released_at)})")
+    elif fix.status == "merged" and fix.versions_before:
+        newest = ", ".join(str(md.code(version)) for version in ordered(fix.versions_before)[-3:])
+        parts.append(f"waits for a release newer than {newest}")
+    elif fix.status == "merged":
+        parts.append("no version information: its quiet period counts from the merge")
     if fix.resolved_at:
-        parts.append(f"resolved {_day(fix.resolved_at)}")
+        judged = " (no version information: judged from the merge time)" if fix.judged_from == "merge" else ""
+        parts.append(f"resolved {_day(fix.resolved_at)}{judged}")
     if fix.regressed_at:
         parts.append(f"regressed {_day(fix.regressed_at)}: {md.escape(fix.regression or 'it came back')}")
     if fix.closed_at:

@@ -1,23 +1,26 @@
-"""One run of `rounds fix` (the workflow's fix job, after the round):
+"""One run of `rounds fix`, all in one process (the GitHub Actions jobs run its stages apart: `stages.py`):
 
     1. watch     the pull requests rounds opened (merged? closed?) and evaluate the fixes that shipped
     2. ask       `--issue N` asks for a fix like `/rounds fix` would; ROUNDS_FIX_AUTO picks a few by itself
     3. propose   every pending request: a draft pull request, or a report on the issue saying why not
+                 (`proposals.py`: edit, test and publish in turn)
 
 Returns the lines the terminal and the job summary show.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta
 
 from rounds_bot.config import Settings
 from rounds_bot.errors import CommandError
 from rounds_bot.fixing.auto import request_automatic_fixes
 from rounds_bot.fixing.enabled import fixes_off
-from rounds_bot.fixing.proposals import FixOutcome, propose_fixes
+from rounds_bot.fixing.proposals import ALL_IN_ONE, FixOutcome, propose_fixes
 from rounds_bot.fixing.requests import pending_requests, record_request
 from rounds_bot.fixing.setup import fix_run
+from rounds_bot.fixing.tokens import refuse_tests_beside
 from rounds_bot.fixing.watch import Watch, watch_fixes
 from rounds_bot.github.pulls import PullsApi
 from rounds_bot.store import Store
@@ -32,18 +35,19 @@ def run_fix_job(
     issue: int | None = None,
     watch_only: bool = False,
 ) -> list[str]:
-    lines = watch_fixes(Watch(store, pulls, now, timedelta(hours=settings.fix_quiet_hours)))
+    lines = follow(settings, store, pulls, now)
     if watch_only:
         return lines
-    off = fixes_off(settings)
+    off = off_line(settings, store)
     if off is not None:
-        waiting = len(pending_requests(store))
-        return [
-            *lines,
-            f"fix pull requests are off: {off}" + (f"; {waiting} requests wait" if waiting else ""),
-        ]
+        return [*lines, off]
     if issue is not None:
-        _ask(store, issue, now)
+        asked_for(store, issue)  # a wrong issue number is said first
+    if issue is not None or settings.fix_auto or pending_requests(store):
+        # before anything is asked or chosen: the test command would run in this process (`tokens.py`)
+        refuse_tests_beside(settings, os.environ, doing=ALL_IN_ONE)
+    if issue is not None:
+        ask(store, issue, now)
     lines += [f"{sid}: chosen for an automatic fix" for sid in request_automatic_fixes(store, settings, now)]
     run = fix_run(settings, store, now, pulls)
     outcomes = propose_fixes(run)
@@ -52,13 +56,34 @@ def run_fix_job(
     return [*lines, *(describe(outcome) for outcome in outcomes), *run.notes]
 
 
-def _ask(store: Store, issue: int, now: datetime) -> None:
+def follow(settings: Settings, store: Store, pulls: PullsApi, now: datetime) -> list[str]:
+    """Step 1: the pull requests rounds opened, their merges, releases and evaluations."""
+    return watch_fixes(Watch(store, pulls, now, timedelta(hours=settings.fix_quiet_hours)))
+
+
+def off_line(settings: Settings, store: Store) -> str | None:
+    """Why fix pull requests are off, with how many requests wait; None when they are on."""
+    off = fixes_off(settings)
+    if off is None:
+        return None
+    waiting = len(pending_requests(store))
+    return f"fix pull requests are off: {off}" + (f"; {waiting} requests wait" if waiting else "")
+
+
+def asked_for(store: Store, issue: int) -> str:
+    """The signature of issue `issue`, for `--issue`; a CommandError when the database has none."""
     signature_id = store.find_signature_id(f"#{issue}")
     if signature_id is None:
         raise CommandError(
             f"--issue {issue}: no signature of the database has issue #{issue}",
             hint="`rounds db status` lists the signatures and their issues",
         )
+    return signature_id
+
+
+def ask(store: Store, issue: int, now: datetime) -> None:
+    """Record a request for a fix of issue `issue`'s signature, as `/rounds fix` would."""
+    signature_id = asked_for(store, issue)
     with store.transaction():
         record_request(
             store,
@@ -84,4 +109,6 @@ def describe(outcome: FixOutcome) -> str:
         return f"{where}: waits for the next run: {outcome.reason}"
     if outcome.status == "blocked":
         return f"{where}: not tried yet, the request waits (no model ran): {outcome.reason}"
+    if outcome.status == "skipped":
+        return f"{where}: nothing done: {outcome.reason}"
     return f"{where}: no pull request: {outcome.reason}"

@@ -7,10 +7,12 @@ never published. No line of it reads as a `/rounds` command (`neutralise`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import quote, urlencode
 
 from rounds_bot.diagnosis.model import Diagnosis
 from rounds_bot.diagnosis.render import render_diagnosis
+from rounds_bot.fixing.pullfacts import PullFacts, Revision
 from rounds_bot.fixing.testcommand import TestRun
 from rounds_bot.github.commands.grammar import neutralise
 from rounds_bot.github.pulls import ACTIONS_SETTING
@@ -41,32 +43,45 @@ def pull_body(
     *,
     issue_number: int,
     signature_id: str,
-    asked_by: str,
     diagnosis: Diagnosis | None,
-    files: list[str],
-    lines: tuple[int, int],
+    pull: PullFacts,
+    revisions: Sequence[Revision],
     tests: TestRun,
 ) -> str:
-    """The draft pull request's description: what it fixes, why, what changed, how it was tested."""
+    """The draft pull request's description, of the WHOLE pull request: what it fixes and why, every file it
+    changes against its base, and each commit rounds pushed (oldest first; the last is the one `tests` ran
+    on, shown first), with who asked for it and their instructions."""
+    assert revisions, "a pull request has at least the commit being published"
+    latest = revisions[-1]
     diagnosis_text = (
         render_diagnosis(diagnosis)
         if diagnosis
         else "_No diagnosis yet: the change rests on the stack trace._"
     )
+    asked = f", {md.escape(revisions[0].asked)}" if revisions[0].asked else ""
+    commits = f"{pull.commits} commit" + ("" if pull.commits == 1 else "s")
     parts = [
-        f"Fixes #{issue_number}",
+        # `Refs`, not `Fixes`: merging must not close the issue; rounds closes it once the release that
+        # carries the fix has run without the problem (a closed issue would read its old occurrences as a
+        # regression)
+        f"Refs #{issue_number}",
         f"rounds proposes this change for the problem in #{issue_number} "
-        f"(signature {md.code(signature_id)}), {md.escape(asked_by)}.",
+        f"(signature {md.code(signature_id)}){asked}.",
         "## Diagnosis",
         diagnosis_text.strip(),
         "## Files changed",
-        "\n".join(f"- {md.code(path)}" for path in files)
-        + f"\n\n{lines[0]} lines added, {lines[1]} removed.",
+        f"Everything this pull request changes against {md.code(pull.base)} ({commits}):\n\n"
+        + "\n".join(f"- {md.code(path)}" for path in pull.files)
+        + f"\n\n{pull.added} lines added, {pull.deleted} removed.",
         "## Tests",
-        test_section(tests),
+        f"**The latest commit, {md.code(latest.short)}:** {test_section(tests)}",
+    ]
+    if len(revisions) > 1 or any(r.instructions for r in revisions):
+        parts += ["## Revisions", _revision_list(revisions)]
+    parts += [
         "---",
         "This is a draft. Review it, let CI run on it, and merge it yourself: rounds never merges or "
-        "approves. "
+        "approves. `/rounds fix` with instructions in a comment here asks rounds to revise it. "
         "After the merge rounds watches the problem: once the first release that carries the fix has run "
         "for the quiet period without it, the issue is closed as resolved with the numbers; if the problem "
         "comes back on that release or a later one, the issue is reopened as a regression.",
@@ -75,8 +90,18 @@ def pull_body(
     return neutralise("\n\n".join(parts)) + "\n"
 
 
+def _revision_list(revisions: Sequence[Revision]) -> str:
+    """Each commit rounds pushed, oldest first: who asked, their instructions (escaped), its tests."""
+    lines = []
+    for number, item in enumerate(revisions, start=1):
+        asked = f" {md.escape(item.asked)}" if item.asked else ""
+        said = f", with the instructions “{md.escape(item.instructions)}”" if item.instructions else ""
+        lines.append(f"{number}. {md.code(item.short)}{asked}{said}. Tests: {md.escape(item.tests)}.")
+    return "\n".join(lines)
+
+
 def test_section(tests: TestRun) -> str:
-    summary = md.escape(tests.summary())
+    summary = md.escape(tests.summary()) + "."
     if not tests.tail:
         return str(summary)
     return (
@@ -134,7 +159,7 @@ def prefilled_link(link: str, *, title: str, body: str, short_body: str) -> str:
 def short_pull_body(issue_number: int, signature_id: str) -> str:
     """The description when the whole one does not fit in a link: the issue it fixes, where the rest is."""
     parts = [
-        f"Fixes #{issue_number}",
+        f"Refs #{issue_number}",
         f"rounds proposes this change for the problem in #{issue_number} (signature "
         f"{md.code(signature_id)}); its comment there says what changed and how it was tested.",
         FIX_MARK.format(signature_id=signature_id),
@@ -157,8 +182,11 @@ def offered_comment(link: str, branch: str, files: list[str], tests: TestRun) ->
     )
 
 
-def not_started_comment(reason: str, tests: TestRun | None, *, hint: str | None, again: str) -> str:
-    """No attempt was made: the test command cannot run (with what to change), or the tests already fail."""
+def not_started_comment(
+    reason: str, tests: TestRun | None, *, hint: str | None, again: str, model_ran: bool = False
+) -> str:
+    """No attempt was made: the test command cannot run (with what to change), or the tests already fail.
+    With `model_ran` (the staged jobs: the tests run after the edit), the model's change was not tested."""
     first = f"rounds could not try a fix: {md.escape(reason)}."
     if hint:
         first += f" {hint[0].upper()}{hint[1:]}."
@@ -169,7 +197,9 @@ def not_started_comment(reason: str, tests: TestRun | None, *, hint: str | None,
             f"<details><summary>The last lines of its output</summary>\n\n{md.fenced(clean(tests.tail))}\n\n"
             "</details>"
         )
-    lines.append(f"\nNo model ran and nothing was pushed. {again}")
+    # `model_ran`: the fix-test job found this after the fix-edit job's model run (docs/fixes.md)
+    done = "The model's change was not tested" if model_ran else "No model ran"
+    lines.append(f"\n{done} and nothing was pushed. {again}")
     return neutralise("\n".join(lines))
 
 

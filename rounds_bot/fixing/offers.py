@@ -1,5 +1,5 @@
 """Fixes rounds pushed but could not open a pull request for, because the repository does not let GitHub
-Actions create pull requests: the issue got ONE comment with a link that opens it (`proposals._offered`).
+Actions create pull requests: the issue got ONE comment with a link that opens it (`answers.offered`).
 
     fold_offers(facts)      each FixOffered that no pull request was found for yet: for `rounds changelog`
     adopt_offers(...)       after a round: a pull request a person opened from such a branch becomes rounds'

@@ -1,4 +1,4 @@
-"""A tested fix goes out: push the branch, open (or update) the DRAFT pull request that says `Fixes #N`.
+"""A tested fix goes out: push the branch, open (or update) the DRAFT pull request that says `Refs #N`.
 
     push      never forced: a rejection (someone pushed meanwhile, a protected branch) fails the attempt
     update    the branch already had an open pull request: its description is brought up to date
@@ -16,6 +16,7 @@ from typing import Any
 
 from rounds_bot.errors import FixError, TrackerError
 from rounds_bot.fixing.branches import BranchPlan
+from rounds_bot.fixing.git import Git
 from rounds_bot.fixing.worktree import Worktree
 from rounds_bot.github.pulls import PullCreationRefused, PullsApi
 from rounds_bot.models import Frozen
@@ -36,7 +37,12 @@ class Published(Frozen):
 
 
 def push(tree: Worktree, remote: str, branch: str) -> None:
-    pushed = tree.git.push(remote, branch)
+    push_commit(tree.git, remote, branch, "HEAD")
+
+
+def push_commit(git: Git, remote: str, branch: str, commit: str) -> None:
+    """`commit` to `branch` of `remote`, never forced."""
+    pushed = git.push(remote, branch, commit)
     if not pushed.ok:
         raise PushRejected(f"the push of {branch} to {remote} was rejected: {_last_lines(pushed.detail)}")
 

@@ -2,7 +2,9 @@
 
 Resolution waits for a release, not for the merge. The release that carries a fix is the first
 `service.version` of the fixed service seen after the merge that is newer than every version seen before it
-(`versions.py`), in any signature of that service. Then, for each occurrence of the fixed signature:
+(`versions.py`), in any signature of that service: in this round's occurrences or, for a release that ran
+before the merge was observed, in the first-seen times the rounds before it kept (`store/versions.py`).
+Then, for each occurrence of the fixed signature:
 
     on that release or a later one   a regression: the issue is reopened with the `regression` label
     on an older version              noted, not a regression: old instances still run until the rollout ends
@@ -59,14 +61,24 @@ class ReleaseWatch(Frozen):
 
 
 def watch_releases(
-    fixes: Iterable[FixRecord], seen: Mapping[str, Seen], service_of: Mapping[str, str]
+    fixes: Iterable[FixRecord],
+    seen: Mapping[str, Seen],
+    service_of: Mapping[str, str],
+    known: Mapping[str, Mapping[str, datetime]] | None = None,
 ) -> ReleaseWatch:
-    """Releases found this round and a verdict for every fixed signature that occurred again."""
+    """Releases found this round and a verdict for every fixed signature that occurred again. `known`: each
+    service's versions and when each was first seen, before this round (`Store.versions_seen`)."""
     watch = ReleaseWatch()
     for fix in _latest_live(fixes):
         release = _known_release(fix)
         if release is None:
-            release = _new_release(fix, seen, service_of.get(fix.signature_id, ""))
+            service = service_of.get(fix.signature_id, "")
+            versions = dict((known or {}).get(service, {}))
+            for other in seen.values():
+                if service in other.services:
+                    for version, first in other.first_seen.items():
+                        versions[version] = min(versions.get(version, first), first)
+            release = find_release(fix, versions)
             if release is not None:
                 watch.releases.append(release)
         mine = seen.get(fix.signature_id)
@@ -94,19 +106,31 @@ def _known_release(fix: FixRecord) -> Release | None:
     )
 
 
-def _new_release(fix: FixRecord, seen: Mapping[str, Seen], service: str) -> Release | None:
+def find_release(fix: FixRecord, versions: Mapping[str, datetime]) -> Release | None:
+    """The first version (of `versions`: version -> first seen) after the merge newer than all before it."""
     merged = parse_iso(fix.merged_at or "")
     candidates = sorted(
         (first, version)
-        for other in seen.values()
-        if service in other.services
-        for version, first in other.first_seen.items()
+        for version, first in versions.items()
         if first >= merged and is_newer(version, fix.versions_before)
     )
     if not candidates:
         return None
     first, version = candidates[0]
     return Release(signature_id=fix.signature_id, pr_number=fix.pr_number, version=version, first_seen=first)
+
+
+def versions_before(
+    service_versions: Iterable[str], first_seen: Mapping[str, datetime], merged: datetime
+) -> list[str]:
+    """The versions a service ran before a merge: every version its signatures carry, except those first seen
+    at or after the merge (a release deployed before rounds observed the merge is not "before" it). A version
+    without a first-seen time (the database was rebuilt since) counts as before."""
+    return sorted(
+        version
+        for version in {*service_versions, *first_seen}
+        if version not in first_seen or first_seen[version] < merged
+    )
 
 
 def _judge(fix: FixRecord, release: Release | None, mine: Seen) -> FixVerdict | None:

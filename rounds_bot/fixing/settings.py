@@ -47,6 +47,21 @@ class FixSettings(BaseSettings):
         validation_alias=env("ROUNDS_FIX_MAX_DIFF_LINES"),
         description="A fix changing more lines than this (added plus deleted) is refused.",
     )
+    fix_max_diff_bytes: int = Field(
+        default=65_536,
+        ge=1_024,
+        le=10_485_760,
+        validation_alias=env("ROUNDS_FIX_MAX_DIFF_BYTES"),
+        description="A fix adding more bytes than this is refused, as is any binary file and any added line "
+        "over 1,000 characters (minified or generated code).",
+    )
+    fix_local_tests_with_tokens: bool = Field(
+        default=False,
+        validation_alias=env("ROUNDS_FIX_LOCAL_TESTS_WITH_TOKENS"),
+        description="Let `rounds fix` (all stages in one process) and `rounds fix test` run the test command "
+        "while a token or key is in reach (GITHUB_TOKEN, ANTHROPIC_API_KEY, ...): the code the model wrote "
+        "could read them. Off: they refuse to; in GitHub Actions the stages run as separate jobs instead.",
+    )
     fix_keep_failed_branches: bool = Field(
         default=False,
         validation_alias=env("ROUNDS_FIX_KEEP_FAILED_BRANCHES"),

@@ -1,4 +1,5 @@
-"""The parts a run of `rounds fix` is built from: the confined editor, git with its credentials, GitHub."""
+"""The parts a run of `rounds fix` (or of one of its stages) is built from: the confined editor, git with its
+credentials, GitHub, and the remote's URL, read from the checkout before any code of the repository runs."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from rounds_bot.config import Settings
 from rounds_bot.diagnosis.budget import price_for
 from rounds_bot.diagnosis.claude_cli import ClaudeCli
 from rounds_bot.fixing.editor import FixEditor
+from rounds_bot.fixing.freshclone import remote_url
 from rounds_bot.fixing.git import Git, remote_auth_env
-from rounds_bot.fixing.proposals import FixRun
+from rounds_bot.fixing.run import FixRun
 from rounds_bot.github.pulls import PullsApi
 from rounds_bot.store import Store
 
@@ -47,4 +49,5 @@ def fix_run(settings: Settings, store: Store, now: datetime, pulls: PullsApi) ->
         editor=fix_editor(settings),
         now=now,
         inherited_env=os.environ,
+        remote_url=remote_url(checkout, settings.fix_remote),
     )

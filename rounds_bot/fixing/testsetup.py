@@ -32,8 +32,8 @@ from rounds_bot.fixing.testcommand import TestRun, split_command
 
 #: what to change, in every report of a setup problem
 SETUP_HINT = (
-    "the fix job must install the repository's own dependencies before rounds runs, e.g. a "
-    "`pip install -e '.[dev]'` step before the rounds fix step (docs/fixes.md)"
+    "the fix-test job must install the repository's own dependencies before rounds runs the tests, e.g. a "
+    "`pip install -e '.[dev]'` step before the rounds fix/test step (docs/fixes.md)"
 )
 
 _COMMAND_NOT_FOUND, _NOT_EXECUTABLE = 127, 126

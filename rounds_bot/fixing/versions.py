@@ -40,3 +40,10 @@ def at_or_above(version: str, release: str, before: Iterable[str]) -> bool:
     if mine is None or released is None:
         return True  # a version unseen before the merge: the fix is in it
     return mine >= released
+
+
+def ordered(versions: Iterable[str]) -> list[str]:
+    """Oldest first when every version can be ordered; otherwise in text order."""
+    found = sorted(set(versions))
+    keyed = {version: key for version in found if (key := parsed(version)) is not None}
+    return sorted(found, key=keyed.__getitem__) if len(keyed) == len(found) else found

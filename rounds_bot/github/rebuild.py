@@ -9,7 +9,11 @@ the body.
 
 The marker also carries the latest good diagnosis and the model calls paid for (`round/memory.py`): they
 come back as a cached diagnosis and ledger rows, so nothing is diagnosed or paid for twice and the monthly
-budget still counts them.
+budget still counts them. It carries the fix pull requests (branch, merge, release, evaluation), how many fix
+attempts failed or were left to a person, and an active `/rounds ignore`: they come back as the events that
+gave them (under the live idempotency keys where the marker knows them, so the fix job does not log a merge
+twice), oldest first; the issue's state then decides the signature's status only where those events do not
+already say it. A merged fix is then still evaluated and closed, and an ignored issue stays quiet.
 
 What cannot come back: occurrence buckets (spike baselines restart), the ids of occurrences already counted
 and the sources' cursors, so the first round after a rebuild reads its lookback window again. Each rebuilt
@@ -27,10 +31,11 @@ from pydantic import Field
 from rounds_bot.events import Fact
 from rounds_bot.github.journal import Journal, mirrored_issue
 from rounds_bot.github.labels import BOT_LABEL
+from rounds_bot.github.marker_sync import digest, remember_synced
 from rounds_bot.github.rest import GitHubApi
 from rounds_bot.models import Frozen
 from rounds_bot.render.marker import MarkerState, read_marker
-from rounds_bot.round.memory import restore_memory
+from rounds_bot.round.memory import restore_lifecycle, restore_memory
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 
@@ -47,6 +52,8 @@ class RebuildResult(Frozen):
         default_factory=list, description="issues rebuilt without their diagnosis, and why"
     )
     requests: int = 0
+    fixes: int = Field(default=0, description="fix pull requests the markers remembered")
+    ignored: int = Field(default=0, description="active `/rounds ignore`s the markers remembered")
 
 
 def rebuild_database(
@@ -70,7 +77,8 @@ def rebuild_database(
         else:
             chosen[marker.signature_id] = (item, marker)
 
-    counts = {"open": 0, "resolved": 0, "muted": 0}
+    counts = {"open": 0, "resolved": 0, "muted": 0, "fixes": 0, "ignored": 0}
+    synced: dict[str, str] = {}
     with store.transaction():
         for signature_id, (item, marker) in chosen.items():
             store.save(Signature.from_issue(item, marker))
@@ -78,7 +86,13 @@ def rebuild_database(
             partial.extend(f"#{item['number']}: {problem}" for problem in problems)
             status = _status(item)
             counts[status] += 1
-            _log(store, signature_id, item, status)
+            counts["fixes"] += len(marker.fixes)
+            counts["ignored"] += marker.mute is not None
+            _log(store, signature_id, item, status, marker)
+            lifecycle = marker.memory.lifecycle()
+            if lifecycle:
+                synced[signature_id] = digest(lifecycle)
+        remember_synced(store, synced)
     if journal is not None:
         _refill_journal(journal, chosen, listing.items)
     return RebuildResult(
@@ -98,7 +112,7 @@ def _status(item: dict[str, Any]) -> str:
     return "muted" if item.get("state_reason") in ("not_planned", "duplicate") else "resolved"
 
 
-def _log(store: Store, signature_id: str, item: dict[str, Any], status: str) -> None:
+def _log(store: Store, signature_id: str, item: dict[str, Any], status: str, marker: MarkerState) -> None:
     at = datetime.fromisoformat((item.get("created_at") or "1970-01-01T00:00:00Z").replace("Z", "+00:00"))
     run = "rebuilt"
     ref = f"#{item['number']}"
@@ -113,7 +127,10 @@ def _log(store: Store, signature_id: str, item: dict[str, Any], status: str) -> 
         at=at,
         payload={"issue": ref},
     )
-    if status != "open":
+    url = str(item.get("html_url") or "")
+    restore_lifecycle(store, signature_id, marker.memory, issue_ref=ref, issue_url=url, at=at)
+    restored = store.status(signature_id)  # an ignore restored above stays: it says more than a closed issue
+    if status != "open" and restored not in (status, "muted"):
         closed = datetime.fromisoformat((item.get("closed_at") or item["updated_at"]).replace("Z", "+00:00"))
         kind = Fact.INCIDENT_SUPPRESSED if status == "muted" else Fact.INCIDENT_RESOLVED
         store.append_event(

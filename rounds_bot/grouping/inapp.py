@@ -200,7 +200,7 @@ class InAppRules:
         library = _library_reason(module, path, runtime)
         if library is not None:
             return FrameRole("library", library)
-        if _is_test_code(module, path, runtime):
+        if is_test_code(module, path, runtime):
             return FrameRole("test", "test code")
         return FrameRole("app", _APPLICATION)
 
@@ -220,7 +220,9 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
     return None
 
 
-def _is_test_code(module: str, path: str, runtime: Runtime) -> bool:
+def is_test_code(module: str, path: str, runtime: Runtime) -> bool:
+    """Whether a frame's module or path is test code by its runtime's test runners' naming conventions
+    (also what the fix checks call a test file)."""
     if runtime in ("java", "dotnet", "php"):
         simple = module.rsplit(".", 1)[-1].split("$", 1)[0].split("`", 1)[0]
         if _CLASS_TEST_NAME.match(simple):

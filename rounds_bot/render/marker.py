@@ -4,19 +4,32 @@ GitHub is the record of facts: the marker holds the signature id and the minimal
 signature database from the issues alone. It is an HTML comment, invisible in the rendered issue:
 
     <!-- rounds:marker v1 {"signature_id": "...", ...} -->
+
+Besides the signature it remembers what the event log alone would otherwise know: the latest good diagnosis
+and the money paid for it, the fix pull requests (`fixes`, at most MAX_MARKED_FIXES, newest last) with their
+merge, release and evaluation, how many fix attempts failed or were left to a person, and an active
+`/rounds ignore` (`mute`). Those keys are left out while empty, so a marker without them is byte for byte what
+earlier versions wrote; every key has a default, so earlier markers still read. Keys this version does not
+know are ignored rather than refused, so a marker written by a later rounds still names its signature.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from rounds_bot.models import Frozen
 
 MARKER_VERSION = 1
+#: the newest fix pull requests a marker remembers (older ones stay in the event log, not in the marker)
+MAX_MARKED_FIXES = 5
+#: what one remembered fix keeps of its files, versions and regression reason
+MAX_MARKED_FILES = 20
+MAX_MARKED_VERSIONS = 30
+MAX_MARKED_REASON_CHARS = 300
 _MARKER = re.compile(r"<!-- rounds:marker v(?P<version>\d+) (?P<state>\{.*?\}) -->", re.DOTALL)
 
 
@@ -40,19 +53,71 @@ class MarkedDiagnosis(Frozen):
     answer: dict[str, Any] = Field(default_factory=dict)
 
 
+class MarkedFix(Frozen):
+    """One fix pull request and what became of it (`lifecycle.FixRecord` without what the issue gives back:
+    the signature, the issue and the pull request's address). Written without its empty or default fields."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+    pr: int
+    branch: str = ""
+    status: Literal["proposed", "merged", "resolved", "regressed", "abandoned"] = "proposed"
+    proposed_at: str = ""
+    updated_at: str = Field(default="", description="the last push, when after the first")
+    revisions: int = 1
+    files: list[str] = Field(default_factory=list)
+    merged_at: str | None = None
+    versions_before: list[str] = Field(default_factory=list)
+    rate_before: float | None = None
+    before_from: str | None = None
+    before_occurrences: int | None = None
+    released_version: str | None = None
+    released_at: str | None = None
+    rate_after: float | None = None
+    rate_after_release: float | None = None
+    resolved_at: str | None = None
+    judged_from: Literal["release", "merge"] | None = None
+    regressed_at: str | None = None
+    regression: str | None = None
+    closed_at: str | None = None
+
+
+class MarkedMute(Frozen):
+    """An active `/rounds ignore`: who asked, since when, and until when (or for how many occurrences)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+    by: str
+    since: str
+    until: str | None = None
+    until_occurrences: int | None = None
+    count_at: int = 0
+    key: str = Field(default="", description="the idempotency key of the command's event, e.g. ignore:<id>")
+
+
 class MarkerMemory(Frozen):
-    """What the marker remembers of a signature's diagnoses and the money spent on them."""
+    """What the marker remembers beyond the signature: diagnoses, spending, fixes and an ignore."""
 
     diagnosis: MarkedDiagnosis | None = None
     spend: list[MarkedSpend] = Field(default_factory=list)
+    fixes: list[MarkedFix] = Field(default_factory=list)
+    failed_fixes: int = 0
+    offered_fixes: int = 0
+    mute: MarkedMute | None = None
+
+    def lifecycle(self) -> dict[str, Any]:
+        """The fix and ignore part, as the marker writes it (compared to tell whether a marker is stale)."""
+        return _lifecycle_json(self.fixes, self.failed_fixes, self.offered_fixes, self.mute)
 
 
 class MarkerState(Frozen):
     """Everything `rounds db rebuild` needs for a signature that the rest of the issue does not carry.
 
     Fields are only ever added, with defaults, so older markers still read; a change that cannot be read that
-    way bumps MARKER_VERSION.
+    way bumps MARKER_VERSION. Unknown keys (from a later rounds) are ignored.
     """
+
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     signature_id: str
     service: str = "unknown"
@@ -73,14 +138,54 @@ class MarkerState(Frozen):
     related: list[str] = Field(default_factory=list)
     diagnosis: MarkedDiagnosis | None = None
     spend: list[MarkedSpend] = Field(default_factory=list)
+    fixes: list[MarkedFix] = Field(default_factory=list)
+    failed_fixes: int = 0
+    offered_fixes: int = 0
+    mute: MarkedMute | None = None
 
     @property
     def memory(self) -> MarkerMemory:
-        return MarkerMemory(diagnosis=self.diagnosis, spend=self.spend)
+        return MarkerMemory(
+            diagnosis=self.diagnosis,
+            spend=self.spend,
+            fixes=self.fixes,
+            failed_fixes=self.failed_fixes,
+            offered_fixes=self.offered_fixes,
+            mute=self.mute,
+        )
+
+    def remembering(self, memory: MarkerMemory) -> MarkerState:
+        """This marker with `memory`'s fixes, fix attempts and ignore instead of its own."""
+        return self.model_copy(
+            update={
+                "fixes": memory.fixes,
+                "failed_fixes": memory.failed_fixes,
+                "offered_fixes": memory.offered_fixes,
+                "mute": memory.mute,
+            }
+        )
+
+
+def _lifecycle_json(
+    fixes: list[MarkedFix], failed: int, offered: int, mute: MarkedMute | None
+) -> dict[str, Any]:
+    """The non-empty parts only: a marker without fixes, attempts or an ignore reads as earlier ones did."""
+    found: dict[str, Any] = {}
+    if fixes:
+        found["fixes"] = [fix.model_dump(mode="json", exclude_defaults=True) for fix in fixes]
+    if failed:
+        found["failed_fixes"] = failed
+    if offered:
+        found["offered_fixes"] = offered
+    if mute is not None:
+        found["mute"] = mute.model_dump(mode="json", exclude_defaults=True)
+    return found
 
 
 def write_marker(state: MarkerState) -> str:
-    payload = json.dumps(state.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    lifecycle = _lifecycle_json(state.fixes, state.failed_fixes, state.offered_fixes, state.mute)
+    dumped = state.model_dump(mode="json", exclude={"fixes", "failed_fixes", "offered_fixes", "mute"})
+    payload = json.dumps({**dumped, **lifecycle}, sort_keys=True, separators=(",", ":"))
     # "--" cannot appear inside an HTML comment; JSON never needs it unescaped
     payload = payload.replace("--", "-\\u002d")
     return f"<!-- rounds:marker v{MARKER_VERSION} {payload} -->"
@@ -99,3 +204,13 @@ def read_marker(body: str) -> MarkerState | None:
         return MarkerState.model_validate(json.loads(match["state"]))
     except (ValueError, ValidationError):
         return None
+
+
+def replace_marker(body: str, state: MarkerState) -> str | None:
+    """`body` with its marker (the last one) rewritten as `state`; None when it has no readable marker."""
+    text = body or ""
+    start = text.rfind("<!-- rounds:marker v")
+    match = _MARKER.match(text, start) if start >= 0 else None
+    if match is None:
+        return None
+    return text[:start] + write_marker(state) + text[match.end() :]

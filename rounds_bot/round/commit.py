@@ -39,7 +39,8 @@ class FactToLog:
 
 
 def commit(store: Store, learned: Learned) -> None:
-    """Signatures, counts, seen occurrences, group mappings, the event log, the cursor and the run."""
+    """Signatures, counts, seen occurrences, versions seen, group mappings, the event log, the cursor and
+    the run."""
     with store.transaction():
         planned = {plan.signature_id for plan in learned.plans}
         for plan in learned.plans:
@@ -50,6 +51,7 @@ def commit(store: Store, learned: Learned) -> None:
             if signature_id not in planned:
                 store.save(learned.signatures[signature_id])
             store.add_occurrences(signature_id, tally.buckets)
+            store.note_versions(tally.service_versions)
             store.mark_seen(tally.occurrences)
             for group_id in tally.group_ids:
                 store.map_group(group_id, signature_id)

@@ -32,7 +32,8 @@ def watch_fixed(store: Store, tallies: dict[str, Tally], run_id: str) -> Fixed:
     for fix in fixes:
         signature = store.signature(fix.signature_id)
         service_of[fix.signature_id] = signature.service if signature is not None else ""
-    watch = watch_releases(fixes, {sid: _seen(tally) for sid, tally in tallies.items()}, service_of)
+    known = {service: store.versions_seen(service) for service in set(service_of.values())}
+    watch = watch_releases(fixes, {sid: _seen(tally) for sid, tally in tallies.items()}, service_of, known)
     facts, notes = [], []
     for release in watch.releases:
         payload = {"pr": release.pr_number, "version": release.version, "first_seen": iso(release.first_seen)}

@@ -1,15 +1,40 @@
 """What an issue's marker remembers beyond the signature: its latest good diagnosis and the model calls paid
-for it. A database rebuilt from the issues (`github/rebuild.py`) reads them back, so the diagnosis stays in
-the issue body, is not paid for again, and the month's spending still counts against the monthly budget."""
+for it, its fix pull requests and how many fix attempts failed or were left to a person, and an active
+`/rounds ignore`. A database rebuilt from the issues (`github/rebuild.py`) reads them back, so the diagnosis
+stays in the issue body, is not paid for again, and the month's spending still counts against the monthly
+budget; the fixes are followed to their evaluation, and the ignore holds.
+
+    marker_memory(store, ids)            what each signature's marker carries (the round renders it)
+    lifecycle_memory(store)              the fix and ignore part of it, for every signature that has one
+    restore_memory(store, sid, memory)   the diagnosis and spending written back
+    restore_lifecycle(store, sid, ...)   the fixes, attempts and ignore written back as events, under the
+                                         idempotency keys the live code uses where they are known
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from rounds_bot.clock import parse_iso
+from rounds_bot.controls import COMMAND_SOURCE, Mute, load_controls
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
-from rounds_bot.render.marker import MarkedDiagnosis, MarkedSpend, MarkerMemory
+from rounds_bot.events import Fact
+from rounds_bot.fixing.versions import parsed
+from rounds_bot.lifecycle import FixRecord, IncidentRecord
+from rounds_bot.render.marker import (
+    MAX_MARKED_FILES,
+    MAX_MARKED_FIXES,
+    MAX_MARKED_REASON_CHARS,
+    MAX_MARKED_VERSIONS,
+    MarkedDiagnosis,
+    MarkedFix,
+    MarkedMute,
+    MarkedSpend,
+    MarkerMemory,
+)
 from rounds_bot.store import DiagnosisRecord, Store
 
 REBUILT_RUN = "rebuilt"
@@ -27,17 +52,99 @@ def marker_memory(
     ids = list(signature_ids)
     if latest is None:
         latest = store.latest_good_diagnoses(ids)
+    mutes = load_controls(store).mutes if ids else {}
     memory: dict[str, MarkerMemory] = {}
     for signature_id in ids:
         record = latest.get(signature_id)
-        memory[signature_id] = MarkerMemory(
-            diagnosis=_marked(record) if record is not None else None,
-            spend=[
-                MarkedSpend(at=paid.at, usd=paid.usd, model=paid.model, note=paid.note)
-                for paid in store.bookings(signature_id)
-            ],
+        lifecycle = _lifecycle(
+            store.fix_records(signature_id), store.incident(signature_id), mutes.get(signature_id)
+        )
+        memory[signature_id] = lifecycle.model_copy(
+            update={
+                "diagnosis": _marked(record) if record is not None else None,
+                "spend": [
+                    MarkedSpend(at=paid.at, usd=paid.usd, model=paid.model, note=paid.note)
+                    for paid in store.bookings(signature_id)
+                ],
+            }
         )
     return memory
+
+
+def lifecycle_memory(store: Store) -> dict[str, MarkerMemory]:
+    """The fixes, fix attempts and ignore each marker should carry, for every signature with any of them
+    (without diagnosis and spending: `marker_sync.py` rewrites only this part of a marker)."""
+    fixes: dict[str, list[FixRecord]] = {}
+    for fix in store.fix_records():
+        fixes.setdefault(fix.signature_id, []).append(fix)
+    incidents = {
+        incident.signature_id: incident
+        for incident in store.incident_records()
+        if incident.failed_fixes or incident.offered_fixes
+    }
+    mutes = load_controls(store).mutes
+    return {
+        sid: _lifecycle(fixes.get(sid, []), incidents.get(sid), mutes.get(sid))
+        for sid in sorted({*fixes, *incidents, *mutes})
+    }
+
+
+def _lifecycle(fixes: list[FixRecord], incident: IncidentRecord | None, mute: Mute | None) -> MarkerMemory:
+    return MarkerMemory(
+        fixes=[marked_fix(fix) for fix in fixes[-MAX_MARKED_FIXES:]],
+        failed_fixes=incident.failed_fixes if incident is not None else 0,
+        offered_fixes=incident.offered_fixes if incident is not None else 0,
+        mute=_marked_mute(mute) if mute is not None else None,
+    )
+
+
+def marked_fix(fix: FixRecord) -> MarkedFix:
+    """A fix as the marker keeps it: what the issue cannot give back, within the marker's limits."""
+    return MarkedFix(
+        pr=fix.pr_number,
+        branch=fix.branch,
+        status=fix.status,
+        proposed_at=fix.proposed_at,
+        updated_at=fix.updated_at if fix.updated_at != fix.proposed_at else "",
+        revisions=fix.revisions,
+        files=fix.files[:MAX_MARKED_FILES],
+        merged_at=fix.merged_at,
+        versions_before=_kept_versions(fix.versions_before),
+        rate_before=fix.rate_before,
+        before_from=fix.before_from,
+        before_occurrences=fix.before_occurrences,
+        released_version=fix.released_version,
+        released_at=fix.released_at,
+        rate_after=fix.rate_after,
+        rate_after_release=fix.rate_after_release,
+        resolved_at=fix.resolved_at,
+        judged_from=fix.judged_from,
+        regressed_at=fix.regressed_at,
+        regression=fix.regression[:MAX_MARKED_REASON_CHARS] if fix.regression else None,
+        closed_at=fix.closed_at,
+    )
+
+
+def _kept_versions(versions: list[str]) -> list[str]:
+    """Versions that can be ordered need only the newest (nothing older is "newer than all of them"); others
+    are kept up to MAX_MARKED_VERSIONS."""
+    if len(versions) <= MAX_MARKED_VERSIONS:
+        return versions
+    orderable = {version: key for version in versions if (key := parsed(version)) is not None}
+    if len(orderable) == len(versions):
+        return [max(orderable, key=orderable.__getitem__)]
+    return sorted(versions)[-MAX_MARKED_VERSIONS:]
+
+
+def _marked_mute(mute: Mute) -> MarkedMute:
+    return MarkedMute(
+        by=mute.by,
+        since=mute.since,
+        until=mute.until,
+        until_occurrences=mute.until_occurrences,
+        count_at=mute.count_at,
+        key=mute.key,
+    )
 
 
 def restore_memory(store: Store, signature_id: str, memory: MarkerMemory) -> list[str]:
@@ -93,3 +200,99 @@ def _marked(record: DiagnosisRecord) -> MarkedDiagnosis | None:
         trigger=record.trigger,
         answer=answer,
     )
+
+
+# (when, kind, idempotency key, payload) of one fact to restore
+_Restored = tuple[str, Fact, str, dict[str, Any]]
+
+
+def restore_lifecycle(
+    store: Store, signature_id: str, memory: MarkerMemory, *, issue_ref: str, issue_url: str, at: datetime
+) -> int:
+    """The fixes, fix attempts and ignore a marker remembers, appended to the log as the facts that give
+    them back, oldest first (inside the caller's transaction; appending twice adds nothing). `at`: when the
+    issue was filed, for the attempts, whose own times the marker does not keep. Returns the facts added."""
+    facts: list[_Restored] = []
+    for fix in memory.fixes:
+        facts += _fix_facts(signature_id, fix, issue_ref, _pull_url(issue_url, issue_ref, fix.pr))
+    if memory.failed_fixes:
+        count = {"restored": True, "count": memory.failed_fixes}
+        facts.append(("", Fact.FIX_FAILED, f"rebuilt:fixfailed:{signature_id}", count))
+    if memory.offered_fixes:
+        count = {"restored": True, "count": memory.offered_fixes}
+        facts.append(("", Fact.FIX_OFFERED, f"rebuilt:fixoffered:{signature_id}", count))
+    mute = memory.mute
+    if mute is not None:
+        payload = {
+            "source": COMMAND_SOURCE,
+            "by": mute.by,
+            "until": mute.until,
+            "until_occurrences": mute.until_occurrences,
+            "count_at": mute.count_at,
+            "restored": True,
+        }
+        key = mute.key or f"rebuilt:ignore:{signature_id}"
+        facts.append((mute.since, Fact.INCIDENT_SUPPRESSED, key, payload))
+    added = 0
+    for when, kind, key, payload in sorted(facts, key=lambda fact: _moment(fact[0], at)):
+        added += store.append_event(
+            kind, key, signature_id=signature_id, run_id=REBUILT_RUN, at=_moment(when, at), payload=payload
+        )
+    return added
+
+
+def _fix_facts(signature_id: str, fix: MarkedFix, issue_ref: str, url: str) -> list[_Restored]:
+    pr = fix.pr
+    proposed: dict[str, Any] = {
+        "pr": pr,
+        "url": url,
+        "issue": issue_ref,
+        "branch": fix.branch,
+        "files": fix.files,
+        "revisions": fix.revisions,
+        "updated_at": fix.updated_at or fix.proposed_at,
+        "restored": True,
+    }
+    facts: list[_Restored] = [(fix.proposed_at, Fact.FIX_PROPOSED, f"rebuilt:fixproposed:{pr}", proposed)]
+    if fix.merged_at:
+        applied: dict[str, Any] = {
+            "pr": pr,
+            "merged_at": fix.merged_at,
+            "versions_before": fix.versions_before,
+            "rate_before": fix.rate_before,
+            "before_from": fix.before_from,
+            "before_occurrences": fix.before_occurrences,
+        }
+        facts.append((fix.merged_at, Fact.FIX_APPLIED, f"fixapplied:{pr}", applied))
+    if fix.released_version and fix.released_at:
+        released: dict[str, Any] = {"pr": pr, "version": fix.released_version, "first_seen": fix.released_at}
+        facts.append((fix.released_at, Fact.FIX_RELEASED, f"fixreleased:{pr}", released))
+    if fix.status == "abandoned":
+        facts.append((fix.closed_at or fix.proposed_at, Fact.FIX_ABANDONED, f"fixabandoned:{pr}", {"pr": pr}))
+    if fix.resolved_at:
+        resolved: dict[str, Any] = {
+            "pr": pr,
+            "rate_after": fix.rate_after,
+            "rate_after_release": fix.rate_after_release,
+            "judged_from": fix.judged_from or "release",
+        }
+        facts.append((fix.resolved_at, Fact.INCIDENT_RESOLVED, f"resolved:{signature_id}:{pr}", resolved))
+    if fix.status == "regressed" and fix.regressed_at:
+        regressed: dict[str, Any] = {"pr": pr, "reason": fix.regression, "restored": True}
+        key = f"rebuilt:regressed:{signature_id}:{pr}"
+        facts.append((fix.regressed_at, Fact.REGRESSED, key, regressed))
+    return facts
+
+
+def _pull_url(issue_url: str, issue_ref: str, pr: int) -> str:
+    """`https://github.com/o/r/issues/3` -> `https://github.com/o/r/pull/7` (GitHub Enterprise alike)."""
+    suffix = f"/issues/{issue_ref.lstrip('#')}"
+    return f"{issue_url.removesuffix(suffix)}/pull/{pr}" if issue_url.endswith(suffix) else ""
+
+
+def _moment(text: str, default: datetime) -> datetime:
+    try:
+        moment = parse_iso(text) if text else default
+    except ValueError:
+        return default
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

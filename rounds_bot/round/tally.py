@@ -30,6 +30,8 @@ class Tally:
     timeline: list[Occurrence] = field(default_factory=list)
     # version -> (first occurrence this round, occurrences): the fix lifecycle judges recurrences by version
     by_version: dict[str, tuple[datetime, int]] = field(default_factory=dict)
+    # (service, version) -> its first occurrence this round: when a release first ran (`store/versions.py`)
+    service_versions: dict[tuple[str, str], datetime] = field(default_factory=dict)
 
     def add(self, event: ErrorEvent, count: int, first: datetime, last: datetime) -> None:
         self.count += count
@@ -42,6 +44,8 @@ class Tally:
             self.versions.add(event.service_version)
             earliest, seen = self.by_version.get(event.service_version, (first, 0))
             self.by_version[event.service_version] = (min(earliest, first), seen + count)
+            pair = (event.service, event.service_version)
+            self.service_versions[pair] = min(self.service_versions.get(pair, first), first)
         if event.environment:
             self.environments.add(event.environment)
         if event.source_group_id:

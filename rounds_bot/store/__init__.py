@@ -9,7 +9,8 @@ GitHub is the record of facts; this database is a derived cache that makes round
 - `cursors`: how far each source has been read;
 - `events`: the append-only event log (IncidentDetected, Updated, Regressed, ...) with idempotency keys;
   a signature's status is derived from it;
-- `runs`: scan history; `ledger`: money spent on model calls.
+- `runs`: scan history; `ledger`: money spent on model calls;
+- `versions_seen`: when each service's `service.version` was first seen (the fix lifecycle's releases).
 
 A round writes everything it learned in ONE transaction (`Store.transaction`): a failed round leaves the
 database as it was, and the next round re-reads the same window.
@@ -48,9 +49,10 @@ from rounds_bot.store.records import (
 )
 from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
 from rounds_bot.store.signatures import from_row, to_row
+from rounds_bot.store.versions import VersionsSeen
 
 
-class Store(HistoryQueries, DerivedTables):
+class Store(HistoryQueries, DerivedTables, VersionsSeen):
     """An open signature database. Use `Store.open(path)` or `Store.memory()`."""
 
     def __init__(self, db: Database, where: str) -> None:

@@ -115,6 +115,11 @@ class DerivedTables:
         rows = self.db.execute(f"select record from fixes {where}order by proposed_at, pr_number", arguments)
         return [FixRecord.model_validate_json(text) for (text,) in rows]
 
+    def incident_records(self) -> list[IncidentRecord]:
+        """Every signature's derived incident, in signature order."""
+        rows = self.db.execute("select record from incidents order by signature_id")
+        return [IncidentRecord.model_validate_json(text) for (text,) in rows]
+
     def incident(self, signature_id: str) -> IncidentRecord | None:
         row = self.db.execute(
             "select record from incidents where signature_id = ?", [signature_id]

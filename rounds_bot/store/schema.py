@@ -8,6 +8,7 @@ from sqlite_utils import Database
 
 from rounds_bot.store.derived import create_derived_tables
 from rounds_bot.store.grouping import create_grouping_keys, create_grouping_vectors
+from rounds_bot.store.versions import create_versions_seen
 
 
 def _create_v1(db: Database) -> None:
@@ -123,5 +124,6 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     create_grouping_keys,
     create_grouping_vectors,
     _add_counted_through_v6,
+    create_versions_seen,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -36,6 +36,7 @@ class CommentEvent(Frozen):
     issue_number: int
     issue_body: str | None = None
     is_pull_request: bool = False
+    closed: bool = Field(default=False, description="the issue or pull request is closed (events only)")
     created_at: str = ""
 
 
@@ -57,6 +58,8 @@ class CommandContext:
     warnings: list[str] = field(default_factory=list)
     # why `/rounds fix` cannot be carried out with this run's settings; None when it can (fixing/setup.py)
     fixes_off: str | None = "this run was started without the fix settings"
+    # why no round diagnoses anything with this run's settings, and how to turn it on; None when it can
+    diagnosis_off: str | None = None
     # issue number -> signature id, read once per run
     _signatures: dict[int, str | None] = field(default_factory=dict)
 
@@ -73,6 +76,7 @@ def comment_from_event(event: dict[str, Any]) -> CommentEvent:
         issue_number=int(issue["number"]),
         issue_body=issue.get("body") or "",
         is_pull_request="pull_request" in issue,
+        closed=issue.get("state") == "closed",
         created_at=comment.get("created_at") or "",
     )
 

@@ -12,7 +12,8 @@ allows before a paragraph):
     /rounds unignore                  undo `ignore`
     /rounds merge #N                  this issue's signature is the same problem as #N: occurrences go there
     /rounds split                     undo a wrong merge of this issue
-    /rounds fix                       ask for a fix pull request
+    /rounds fix [instructions]        ask for a fix pull request, with a person's instructions for it; on a
+                                      pull request rounds opened: revise it (a new commit on its branch)
     /rounds pause | resume            emergency stop (and restart) of every automated action
 
 Text that is not meant as a command never counts: quoted lines (`> /rounds ...`), fenced or indented
@@ -20,7 +21,8 @@ code, inline code, HTML code blocks (`<pre>`, `<code>`, and `<textarea>`, `<scri
 anything inside an HTML comment. A fence is what CommonMark (and GitHub) take for one: three or more
 backticks whose info string has no backtick, or tildes, indented at most three spaces, closed by a run at
 least as long; a line that only looks like a fence hides nothing. Only the first MAX_COMMANDS_PER_COMMENT
-commands of a comment are carried out.
+commands of a comment are carried out. A line may be up to MAX_LINE_CHARS long, except `fix`, whose
+instructions are cut to MAX_INSTRUCTIONS_CHARS (the reply says so) however long the line is.
 
 Who may command: users with write or admin permission on the repository, as the collaborator-permission API
 says (`author_association` is wrong for private organisation members). Bots are never obeyed, and edited
@@ -38,6 +40,7 @@ from typing import Literal
 from pydantic import Field
 
 from rounds_bot.models import Frozen
+from rounds_bot.render.markdown import visible
 
 PREFIX = "/rounds"
 MAX_COMMANDS_PER_COMMENT = 10
@@ -45,6 +48,7 @@ MAX_COMMANDS_PER_COMMENT = 10
 MAX_COMMENT_CHARS = 65_536
 MAX_LINE_CHARS = 1_000
 MAX_HINT_CHARS = 500
+MAX_INSTRUCTIONS_CHARS = 1_000
 MAX_IGNORE = timedelta(days=365)
 MAX_OCCURRENCES = 1_000_000_000
 ALLOWED_PERMISSIONS = frozenset({"admin", "write"})
@@ -60,7 +64,7 @@ USAGE: dict[str, str] = {
     "unignore": "/rounds unignore",
     "merge": "/rounds merge #N",
     "split": "/rounds split",
-    "fix": "/rounds fix",
+    "fix": "/rounds fix [instructions]",
     "pause": "/rounds pause",
     "resume": "/rounds resume",
 }
@@ -74,11 +78,12 @@ SUMMARY: dict[str, str] = {
     "merge": "this issue's signature is the same problem as #N: its occurrences are counted there from "
     "now on",
     "split": "undo a wrong `merge` of this issue",
-    "fix": "ask for a draft fix pull request",
+    "fix": "ask for a draft fix pull request, with your instructions for it if you like; on rounds' own fix "
+    "pull request: revise it with a new commit",
     "pause": "emergency stop: no issue is filed, updated or commented on until `resume`",
     "resume": "undo `pause`",
 }
-_NO_ARGUMENTS = {"help", "status", "unignore", "split", "fix", "pause", "resume"}
+_NO_ARGUMENTS = {"help", "status", "unignore", "split", "pause", "resume"}
 
 _COMMAND_LINE = re.compile(r"^ {0,3}/rounds(?=\s|$)(?P<rest>.*)$", re.IGNORECASE)
 _FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
@@ -119,6 +124,10 @@ class Command(Frozen):
     duration: timedelta | None = None
     occurrences: int | None = None
     target: int | None = Field(default=None, description="merge: the issue number of the other problem")
+    instructions: str | None = Field(
+        default=None, description="fix: what the person asks of the change, cleaned, cut to the cap"
+    )
+    cut_from: int | None = Field(default=None, description="fix: the instructions' length when cut")
 
 
 class Malformed(Frozen):
@@ -175,17 +184,19 @@ def command_lines(body: str) -> list[str]:
 
 def parse_line(line: str) -> Command | Malformed:
     shown = shorten(line)
-    if len(line) > MAX_LINE_CHARS:
-        return Malformed(
-            line=shown,
-            problem=f"the line is {len(line):,} characters; keep a command under {MAX_LINE_CHARS:,}",
-        )
     match = _COMMAND_LINE.match(line)
     assert match is not None, "command_lines only returns command lines"
     parts = match["rest"].split(maxsplit=1)
     word = parts[0] if parts else ""
     arguments = parts[1].strip() if len(parts) > 1 else ""
     name = word.lower() or "help"
+    if name == "fix":
+        return _fix(shown, arguments)
+    if len(line) > MAX_LINE_CHARS:
+        return Malformed(
+            line=shown,
+            problem=f"the line is {len(line):,} characters; keep a command under {MAX_LINE_CHARS:,}",
+        )
     if name not in USAGE:
         return Malformed(line=shown, problem=_unknown(word))
     if name in _NO_ARGUMENTS:
@@ -212,6 +223,20 @@ def _rediagnose(shown: str, arguments: str) -> Command | Malformed:
             line=shown, problem=f"the hint is {len(hint)} characters; keep it under {MAX_HINT_CHARS}"
         )
     return Command(name="rediagnose", line=shown, hint=hint or None)
+
+
+def _fix(shown: str, arguments: str) -> Command:
+    """`fix` with the person's instructions, if any: kept as data (one line, nothing invisible), cut to
+    MAX_INSTRUCTIONS_CHARS rather than refused, so a long request still counts. The reply shows them once,
+    escaped (`effects`), so the line it echoes leaves them out."""
+    instructions = clean_text(visible(arguments))
+    if not instructions:
+        return Command(name="fix", line=shown)
+    line = f"{PREFIX} fix …"
+    if len(instructions) <= MAX_INSTRUCTIONS_CHARS:
+        return Command(name="fix", line=line, instructions=instructions)
+    cut = instructions[: MAX_INSTRUCTIONS_CHARS - 1].rstrip() + "…"
+    return Command(name="fix", line=line, instructions=cut, cut_from=len(instructions))
 
 
 def _ignore(shown: str, arguments: str) -> Command | Malformed:

@@ -1,0 +1,109 @@
+"""The test stage: the repository's own tests on each proposed change, where no token is in reach.
+
+    for each proposal of the bundle:
+        worktree of its start commit (from the checkout the team's setup steps prepared)
+        baseline(...)                   the tests once on the unchanged start: a test command that cannot run
+                                        (`testsetup.py`) or tests that already fail end it here, as `setup`
+                                        or `baseline` (a probe ends here in any case)
+        git apply --index <patch>       the change exactly as the edit stage checked it
+        run_tests(...)                  the test command, with a time limit, an allow-listed environment
+        guard.after_tests(...)          git's own files as they were (`checks.Guard`)
+        -> Verdict(outcome, tests, patch_sha256)
+
+This stage never needs the database, GitHub or a key: in GitHub Actions it is the fix-test job, with
+`contents: read` and no secret, after the team's own setup steps. What it writes (the verdict) is read by the
+publishing stage as hostile: it says how the tests went, bound to the patch they ran with, and nothing else
+is taken from it. A verdict cannot make a change pass rounds' checks: those run again on the patch itself.
+"""
+
+from __future__ import annotations
+
+from rounds_bot.errors import FixError
+from rounds_bot.fixing.attempt import Rules, baseline
+from rounds_bot.fixing.bundle import Staged, Verdict
+from rounds_bot.fixing.checks import Guard
+from rounds_bot.fixing.git import Git
+from rounds_bot.fixing.testcommand import TestRun, run_tests
+from rounds_bot.fixing.testsetup import setup_problem
+from rounds_bot.fixing.worktree import Worktree, open_worktree
+
+TAMPERED = "the tests changed git's own files (rounds put them back; nothing is committed)"
+
+
+def verdicts_for(checkout: Git, staged: list[Staged], rules: Rules) -> list[Verdict]:
+    """A verdict for every proposal, in order."""
+    return [verdict_for(checkout, item, rules, number=number) for number, item in enumerate(staged, start=1)]
+
+
+def verdict_for(
+    checkout: Git, staged: Staged, rules: Rules, *, number: int = 1, with_baseline: bool = True
+) -> Verdict:
+    """The tests of one proposal (without the baseline when the caller ran it already)."""
+    proposal = staged.proposal
+    common = {"request": proposal.request, "patch_sha256": proposal.patch_sha256, "start": proposal.start}
+    if not checkout.has_commit(proposal.start):
+        reason = (
+            f"the checkout has no commit `{proposal.start[:12]}` to test the change on: the test job's "
+            "checkout needs the repository's whole history (`fetch-depth: 0`)"
+        )
+        return Verdict(outcome="setup", reason=reason, **common)
+    try:
+        with open_worktree(checkout, f"rounds/tests-{number}", proposal.start) as tree:
+            return _in_worktree(checkout, tree, staged, rules, with_baseline=with_baseline)
+    except FixError as error:
+        return Verdict(
+            outcome="failed", reason="rounds could not run the tests", details=[str(error)], **common
+        )
+
+
+def _in_worktree(
+    checkout: Git, tree: Worktree, staged: Staged, rules: Rules, *, with_baseline: bool
+) -> Verdict:
+    proposal = staged.proposal
+    common = {"request": proposal.request, "patch_sha256": proposal.patch_sha256, "start": proposal.start}
+    if proposal.kind == "retest":
+        return _retest(tree, rules, common)
+    if with_baseline or proposal.kind == "probe":
+        blocked = baseline(tree, rules, proposal.where())
+        if blocked is not None:
+            assert blocked.blocked is not None
+            return Verdict(outcome=blocked.blocked, reason=blocked.reason, tests=blocked.tests, **common)
+        if proposal.kind == "probe":
+            return Verdict(outcome="passed", reason="the tests pass on the unchanged start", **common)
+    guard = Guard.before(checkout, tree)
+    try:
+        tree.git.run_bytes("apply", "--index", "--binary", "--whitespace=nowarn", "-", stdin=staged.patch)
+    except FixError as error:
+        reason = f"the change does not apply to commit `{proposal.start[:12]}`"
+        return Verdict(outcome="failed", reason=reason, details=[str(error)], **common)
+    tests = _run(tree, rules)
+    tampered = guard.after_tests(tree)
+    if tampered:
+        return Verdict(outcome="failed", reason=TAMPERED, details=tampered, tests=tests, **common)
+    if not tests.passed:
+        return Verdict(
+            outcome="failed", reason="the repository's tests failed with the change", tests=tests, **common
+        )
+    return Verdict(outcome="passed", tests=tests, **common)
+
+
+def _retest(tree: Worktree, rules: Rules, common: dict[str, str]) -> Verdict:
+    """A branch pushed earlier: its tests again, as it is."""
+    tests = _run(tree, rules)
+    if tests.passed:
+        return Verdict(outcome="passed", tests=tests, **common)
+    problem = setup_problem(tests, [path for path in tree.git.run("ls-files", "-z").split("\0") if path])
+    if problem is not None:
+        reason = f"the test command `{rules.test_command}` cannot run here: {problem}"
+        return Verdict(outcome="setup", reason=reason, tests=tests, **common)
+    reason = "the repository's tests fail on the branch pushed earlier"
+    return Verdict(outcome="failed", reason=reason, tests=tests, **common)
+
+
+def _run(tree: Worktree, rules: Rules) -> TestRun:
+    return run_tests(
+        rules.test_command,
+        tree.path,
+        timeout_seconds=rules.test_timeout_seconds,
+        inherited_env=rules.inherited_env,
+    )

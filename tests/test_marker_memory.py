@@ -1,0 +1,172 @@
+"""What an issue's marker remembers of its fixes and its ignore: compact, within limits, readable by and from
+other versions, and kept in step with the event log between rounds (`github/marker_sync.py`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from fake_github.pulls_routes import PullsFakeGitHub, running_pulls_fake
+from fake_github.rounds import START, error_event, round_against, tracker_for
+from fix_watch_samples import ignore, merge, open_pull
+
+from rounds_bot import controls
+from rounds_bot.events import Fact
+from rounds_bot.github.marker_sync import sync_markers
+from rounds_bot.lifecycle import FixRecord
+from rounds_bot.render.marker import (
+    MAX_MARKED_FIXES,
+    MarkedFix,
+    MarkedMute,
+    MarkerMemory,
+    MarkerState,
+    read_marker,
+    replace_marker,
+    write_marker,
+)
+from rounds_bot.round.memory import marked_fix, marker_memory
+from rounds_bot.store import Store
+
+# What rounds wrote before markers remembered fixes (a v1 marker with diagnosis and spending, no more).
+OLD_MARKER = (
+    '<!-- rounds:marker v1 {"closed":false,"diagnosis":null,"environments":[],"error_type":"KeyError",'
+    '"fingerprint_hash":"abc","fingerprint_version":"rounds-fp:2","first_seen":"2026-03-02T09:00:00+00:00",'
+    '"first_tier":"new","grouping_state":{},"last_seen":"2026-03-02T09:05:00+00:00","normalized_message":"m",'
+    '"related":[],"service":"checkout","services":["checkout"],"signature_id":"sig_a","spend":[],"title":"t",'
+    '"total_count":4,"versions":["1.4.2"]} -->'
+)
+
+
+def test_a_marker_without_fixes_or_an_ignore_is_written_as_before():
+    state = read_marker(OLD_MARKER)
+    assert state is not None and (state.fixes, state.mute, state.failed_fixes) == ([], None, 0)
+    assert write_marker(state) == OLD_MARKER
+
+
+def test_a_marker_from_a_later_rounds_still_names_its_signature():
+    later = OLD_MARKER.replace('"closed":false', '"closed":false,"something_new":{"x":1}')
+    state = read_marker(later)
+    assert state is not None and state.signature_id == "sig_a"
+
+
+def test_fixes_and_an_ignore_are_written_compactly_and_read_back():
+    fix = MarkedFix(
+        pr=7,
+        branch="rounds/fix-sig_a-20260302",
+        status="merged",
+        proposed_at="2026-03-02T10:00:00Z",
+        merged_at="2026-03-02T11:00:00Z",
+        versions_before=["1.4.2"],
+        rate_before=2.0,
+    )
+    mute = MarkedMute(
+        by="bob", since="2026-03-02T12:00:00+00:00", until_occurrences=5, count_at=4, key="ignore:1"
+    )
+    state = MarkerState(signature_id="sig_a", fixes=[fix], mute=mute, failed_fixes=1)
+    marker = write_marker(state)
+    payload = json.loads(marker.removeprefix("<!-- rounds:marker v1 ").removesuffix(" -->"))
+    assert payload["fixes"] == [
+        {
+            "pr": 7,
+            "branch": "rounds/fix-sig_a-20260302",
+            "status": "merged",
+            "proposed_at": "2026-03-02T10:00:00Z",
+            "merged_at": "2026-03-02T11:00:00Z",
+            "versions_before": ["1.4.2"],
+            "rate_before": 2.0,
+        }
+    ]
+    assert payload["mute"] == {
+        "by": "bob",
+        "since": "2026-03-02T12:00:00+00:00",
+        "until_occurrences": 5,
+        "count_at": 4,
+        "key": "ignore:1",
+    }
+    assert (payload["failed_fixes"], "offered_fixes" in payload) == (1, False)
+    assert read_marker(f"body\n\n{marker}") == state
+
+
+def test_a_marker_keeps_the_newest_fixes_and_bounded_details():
+    store = Store.memory()
+    with store.transaction():
+        for pr in range(1, 9):
+            store.append_event(
+                Fact.FIX_PROPOSED, f"p{pr}", signature_id="sig_a", run_id="r", at=START + timedelta(hours=pr),
+                payload={"pr": pr, "files": [f"f{n}.py" for n in range(30)], "branch": "b"},
+            )  # fmt: skip
+    [memory] = marker_memory(store, ["sig_a"]).values()
+    assert [fix.pr for fix in memory.fixes] == [4, 5, 6, 7, 8][-MAX_MARKED_FIXES:]
+    assert {len(fix.files) for fix in memory.fixes} == {20}
+    many = FixRecord(signature_id="s", pr_number=1, proposed_at="t", updated_at="t",
+                     versions_before=[f"1.{n}.0" for n in range(40)], regression="x" * 1000)  # fmt: skip
+    assert marked_fix(many).versions_before == ["1.39.0"]  # ordered versions: the newest says it all
+    hashes = many.model_copy(update={"versions_before": [f"{n:07x}" for n in range(40)]})
+    assert len(marked_fix(hashes).versions_before) == 30
+    assert len(marked_fix(many).regression or "") == 300
+
+
+def test_replacing_a_marker_leaves_the_rest_of_the_body_alone():
+    body = f"Text with a look-alike <!-- rounds:marker v1 {{}} -->\n\n{OLD_MARKER}\n"
+    state = read_marker(body)
+    assert state is not None
+    updated = replace_marker(body, state.remembering(MarkerMemory(failed_fixes=2)))
+    assert updated is not None
+    assert updated.startswith("Text with a look-alike <!-- rounds:marker v1 {} -->\n\n") and updated.endswith(
+        "-->\n"
+    )
+    assert read_marker(updated) == state.model_copy(update={"failed_fixes": 2})
+    assert replace_marker("no marker here", state) is None
+
+
+# --- in step with the log, between rounds ----------------------------------------------------------------
+@pytest.fixture
+def fake() -> Iterator[PullsFakeGitHub]:
+    yield from running_pulls_fake()
+
+
+def test_the_markers_follow_the_fix_and_the_ignore_and_cost_nothing_while_nothing_changes(tmp_path, fake):
+    path = tmp_path / "rounds.db"
+    round_against(fake, tmp_path, [error_event(i, serial=s) for i in range(2) for s in range(3)], minutes=5)
+    store = Store.open(path)
+    ids = {s.issue_ref: s.id for s in store.signatures()}
+    store.close()
+    api = tracker_for(fake).api
+    pr = open_pull(fake, path, ids["#1"], 1, START + timedelta(minutes=30))
+    ignore(path, ids["#2"], START + timedelta(minutes=40), occurrences=5)
+
+    def synced() -> list[str]:
+        store = Store.open(path)
+        try:
+            return sync_markers(store, api)
+        finally:
+            store.close()
+
+    before = api.requests_made
+    assert synced() == []
+    assert api.requests_made - before == 4  # read and rewrite each of the two issues
+    first, second = read_marker(fake.repo.issues[1].body), read_marker(fake.repo.issues[2].body)
+    assert first is not None and [(f.pr, f.status, f.branch) for f in first.fixes] == [
+        (pr, "proposed", f"rounds/fix-{ids['#1']}-20260302")
+    ]
+    assert second is not None and second.mute is not None
+    assert (second.mute.by, second.mute.until_occurrences, second.mute.key) == ("bob", 5, "ignore:4242")
+
+    before = api.requests_made
+    assert synced() == []
+    assert api.requests_made == before  # nothing changed: not one request
+
+    merge(fake, pr, 1, START + timedelta(hours=2))  # the merge is observed by the fix job, not here
+    store = Store.open(path)
+    with store.transaction():
+        controls.record(store, Fact.INCIDENT_UNSUPPRESSED, "unignore:1", at=START + timedelta(hours=3),
+                        signature_id=ids["#2"], source="command", by="bob")  # fmt: skip
+    store.close()
+    before = api.requests_made
+    assert synced() == []
+    assert api.requests_made - before == 2  # only the issue whose ignore ended
+    second = read_marker(fake.repo.issues[2].body)
+    assert second is not None and second.mute is None
+    assert "mute" not in fake.repo.issues[2].body
