@@ -51,8 +51,8 @@ def github_checks(settings: Settings, now: datetime, environ: dict[str, str]) ->
     if off is None:
         checks.append(_pull_requests_allowed(api))
     else:
-        # informational: the round's doctor cannot know whether the repository has the fix job
-        fix = "with the fix job (the README's step 4), add ROUNDS_FIX_TEST_COMMAND=... to ROUNDS_SETTINGS"
+        # informational: the round's doctor cannot know whether the repository has the fix jobs
+        fix = "with the fix jobs (the README's step 4), add ROUNDS_FIX_TEST_COMMAND=... to ROUNDS_SETTINGS"
         checks.append(Check(area="fixes", status="off", detail=f"fix pull requests are off: {off}", fix=fix))
     if artifacts is not None:
         checks += saved_state_checks(settings, artifacts, branch, repository.get("id"), now)
