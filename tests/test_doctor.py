@@ -84,7 +84,8 @@ def test_a_healthy_setup_has_nothing_to_fix(fake, signoz, tmp_path, claude_on_pa
         result = examine(chosen, now=NOW, environ={"PATH": claude_on_path})
     assert result.problems == [], result.render()
     areas = by_area(result)
-    assert areas["source"] == ["ok: SigNoz v0.138.0 at " + signoz.url + "; last hour: 3 exception groups"]
+    assert areas["source"] == ["ok: SigNoz v0.138.0 at " + signoz.url]
+    assert areas["last hour"][0] == "ok: exceptions: 5 occurrences in 3 exception groups"
     assert "ok: issues: write (created the 'rounds' label, as the first round would)" in areas["token"]
     assert any("requests left this hour" in line for line in areas["token"])
     assert areas["schedule"] == ["ok: workflow rounds.yml is enabled"]

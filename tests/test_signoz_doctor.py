@@ -6,6 +6,7 @@ import socket
 
 import pytest
 from signoz_emulator import Behaviour, Fault, SignozEmulator
+from signoz_emulator.data import Dataset
 from signoz_fixtures import T0_NS, fixture_dataset
 
 from rounds_bot.config import Settings
@@ -38,7 +39,8 @@ def test_a_healthy_signoz_reports_version_apis_and_the_last_hour(dataset):
     last_hour = report.last_hour
     assert last_hour is not None
     assert (last_hour.exception_groups, last_hour.exception_events) == (3, 5)
-    assert (last_hour.error_spans, last_hour.error_logs) == (6, 4)
+    # error spans as a round counts them: those without an exception event (the other 4 are exceptions)
+    assert (last_hour.error_spans, last_hour.error_logs) == (2, 4)
 
 
 def test_a_key_without_the_clickhouse_sql_grant_is_reported_with_the_fallback(dataset):
@@ -123,7 +125,12 @@ def test_the_doctor_shows_the_version_the_api_paths_and_each_problem_with_what_t
     with SignozEmulator(dataset, Behaviour(version="v0.17.0")) as emulator:
         checks = _signoz_checks(emulator.url)
     lines = [f"{c.area}: {c.detail}" for c in checks]
-    assert lines[0].startswith(f"source: SigNoz v0.17.0 at {emulator.url}; last hour: 3 exception groups")
+    assert lines[:4] == [
+        f"source: SigNoz v0.17.0 at {emulator.url}",
+        "last hour: exceptions: 5 occurrences in 3 exception groups",
+        "last hour: error spans: not read, SigNoz v0.17.0 has no /api/v5/query_range (from v0.87.0)",
+        "last hour: error logs: not read, SigNoz v0.17.0 has no /api/v5/query_range (from v0.87.0)",
+    ]
     assert (
         "SigNoz API: uses GET /api/v1/countErrors and GET /api/v1/listErrors (query parameters: "
         "SigNoz before v0.18)" in lines
@@ -142,6 +149,108 @@ def test_the_doctor_shows_the_version_the_api_paths_and_each_problem_with_what_t
     )
 
 
-def _signoz_checks(url: str) -> list[Check]:
-    settings = Settings(_env_file=None, SIGNOZ_API_URL=url)  # type: ignore[call-arg]
+def _signoz_checks(url: str, key: str | None = None) -> list[Check]:
+    settings = Settings(_env_file=None, SIGNOZ_API_URL=url, SIGNOZ_API_KEY=key)  # type: ignore[call-arg]
     return source_checks(settings, NOW, None)
+
+
+def _lines(checks: list[Check]) -> list[str]:
+    return [f"{c.status}: {c.area}: {c.detail}" + (f" -> {c.fix}" if c.fix else "") for c in checks]
+
+
+def test_the_doctor_reports_each_stream_as_a_round_reads_it(dataset):
+    with SignozEmulator(dataset, Behaviour(api_key="k")) as emulator:
+        lines = _lines(_signoz_checks(emulator.url, "k"))
+    assert lines[:4] == [
+        f"ok: source: SigNoz v0.138.0 at {emulator.url}",
+        "ok: last hour: exceptions: 5 occurrences in 3 exception groups",
+        "ok: last hour: error spans: 2 occurrences in 1 group of error spans without an exception event",
+        "ok: last hour: error logs: 4 occurrences in 3 groups of logs of severity ERROR or worse",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kept", "counts"),
+    [
+        ("spans", ("0 occurrences", "2 occurrences", "0 occurrences")),
+        ("logs", ("0 occurrences", "0 occurrences", "4 occurrences")),
+    ],
+)
+def test_a_spans_only_or_logs_only_install_shows_its_errors(dataset, kept, counts):
+    only = Dataset(**{kept: getattr(dataset, kept)})
+    with SignozEmulator(only) as emulator:
+        checks = _signoz_checks(emulator.url)
+    streams = [c for c in checks if c.area == "last hour"]
+    assert [c.status for c in streams] == ["ok", "ok", "ok"]
+    for check_, count in zip(streams, counts, strict=True):
+        assert check_.detail.split(": ", 1)[1].startswith(count)
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [("nope", "refused the API key on /api/v1/countErrors (401"), (None, "no SIGNOZ_API_KEY is set (401")],
+)
+def test_a_refused_key_is_one_line_and_nothing_more_is_asked(dataset, key, said):
+    with SignozEmulator(dataset, Behaviour(api_key="k")) as emulator:
+        checks = _signoz_checks(emulator.url, key)
+        asked = emulator.paths()
+    assert [(c.status, c.area) for c in checks] == [("fix", "source")]
+    assert said in checks[0].detail
+    assert key is not None or "refused the API key" not in checks[0].detail
+    assert checks[0].fix is not None and checks[0].fix.startswith("set SIGNOZ_API_KEY")
+    assert asked == ["/api/v1/version", "/api/v1/countErrors"]
+
+
+def test_a_role_refused_is_one_line_too(dataset):
+    with SignozEmulator(dataset, Behaviour(role_allowed=False)) as emulator:
+        checks = _signoz_checks(emulator.url, "k")
+    assert [(c.status, c.area) for c in checks] == [("fix", "source")]
+    assert "forbids /api/v1/countErrors for this API key (403" in checks[0].detail
+
+
+def test_a_proxy_error_page_is_summarised_in_one_line_per_stream(dataset):
+    with SignozEmulator(dataset) as emulator:
+        emulator.behaviour.faults.append(Fault("proxy", status=502, path="/api/v5/", times=-1))
+        checks = _signoz_checks(emulator.url)
+    lines = _lines(checks)
+    assert lines[1] == "ok: last hour: exceptions: 5 occurrences in 3 exception groups"
+    for line, stream in zip(lines[2:4], ("error spans", "error logs"), strict=True):
+        assert line.startswith(
+            f"fix: last hour: {stream}: SigNoz failed POST /api/v5/query_range (HTTP 502: an HTML page, "
+            'server nginx/1.25.3, title "502 Bad Gateway"); gave up after 2 attempt(s) -> a proxy in '
+            "front of SigNoz answered instead of SigNoz"
+        )
+    assert not any("<" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("status", "location", "base"),
+    [
+        (301, "https://signoz.example.com/api/v1/version", "https://signoz.example.com"),
+        (308, "/signoz/api/v1/version", "{url}/signoz"),  # a relative Location, under a path prefix
+    ],
+)
+def test_a_redirect_is_one_line_naming_where_it_points(dataset, status, location, base):
+    with SignozEmulator(dataset) as emulator:
+        emulator.behaviour.faults.append(Fault("redirect", status=status, path="/api/", location=location))
+        lines = _lines(_signoz_checks(emulator.url))
+    assert lines == [
+        f"fix: source: {emulator.url} redirects GET /api/v1/version to {location} (HTTP {status}); rounds "
+        f"follows no redirect -> set SIGNOZ_API_URL to where it points: {base.format(url=emulator.url)}"
+    ]
+
+
+def test_a_failed_count_errors_query_is_reported_as_not_retried(dataset):
+    with SignozEmulator(dataset) as emulator:
+        emulator.behaviour.faults.append(Fault("query", path="/api/v1/countErrors"))
+        checks = _signoz_checks(emulator.url)
+        asked = emulator.paths()
+    lines = _lines(checks)
+    assert lines[1] == (
+        "fix: last hour: exceptions: SigNoz could not run the query for POST /api/v1/countErrors (HTTP 422 "
+        "exec: error in processing sql query) -> a 422 is not retried: SigNoz's query-service and ClickHouse "
+        "logs name the failed query; report the SigNoz version and this message"
+    )
+    assert asked.count("/api/v1/countErrors") == 1  # not retried, as the line says
+    assert [c.status for c in checks[2:4]] == ["ok", "ok"]  # the other streams are still checked
+    assert any("422 from countErrors (not retried)" in line for line in lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -250,6 +251,21 @@ def test_a_bot_clock_ahead_of_signoz_loses_nothing_to_the_thirty_second_clamp(da
         following = Window(start=first.read_until, end=ns_to_datetime(int((later - 60) * 1e9)))
         second = source.poll(following.model_copy(update={"resume_from": first.read_until}), frozenset())
     assert _value_error_count(first) + _value_error_count(second) == 3
+
+
+def test_a_window_ending_thirty_seconds_before_now_carries_no_thirty_second_note(dataset):
+    # as a round plans it (now - 30 s) with clocks that agree, late in a second: the Date header's whole
+    # seconds move the end back by under a second, silently; only an end inside the 30 s is reported
+    server_now = (LAST_VALUE_ERROR_NS + 40 * SECOND) / 1e9 + 0.999
+    window = Window(start=ns_to_datetime(WINDOW_START_NS), end=ns_to_datetime(int((server_now - 30) * 1e9)))
+    with (
+        SignozEmulator(dataset, Behaviour(api_key="test-key"), now=lambda: server_now) as emulator,
+        source_for(emulator, wall_clock=lambda: server_now) as source,
+    ):
+        result = source.poll(window, frozenset())
+    assert not any("30 s" in note for note in result.notes), result.notes
+    assert result.read_until is None or window.end - result.read_until < timedelta(seconds=2)
+    assert _value_error_count(result) == 3
 
 
 def test_consecutive_windows_with_sub_millisecond_ends_count_each_occurrence_once(emulator):

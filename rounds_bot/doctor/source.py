@@ -1,6 +1,7 @@
 """The doctor's source check: SigNoz reachable (its version, the API paths a round will use by the
-version's gates, and the last hour's errors, from `sources.signoz.probe`; each problem with what
-to check), or the OTLP file readable."""
+version's gates, and the last hour of each stream a round reads, one line each, from
+`sources.signoz.probe`; each problem with what to check, and after a refused key that one line
+only), or the OTLP file readable."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Protocol
 
 from rounds_bot.config import Settings
 from rounds_bot.doctor.result import Check
-from rounds_bot.sources.signoz.probe import DoctorReport, check
+from rounds_bot.sources.signoz.probe import DoctorReport, StreamHour, check
 
 
 class SignozCheck(Protocol):
@@ -57,12 +58,13 @@ def _otlp_file(path: Path) -> Check:
 
 
 def _signoz(report: DoctorReport) -> list[Check]:
+    if report.auth_failed:  # one line: every later check would be refused the same way
+        return [Check(area="source", status="fix", detail=p.problem, fix=p.fix) for p in report.problems[:1]]
     checks = []
-    if report.ok:
-        hour = report.last_hour
-        errors = f"; last hour: {hour.exception_groups} exception groups" if hour is not None else ""
-        detail = f"SigNoz {report.version} at {report.url}{errors}"
+    if report.version is not None:
+        detail = f"SigNoz {report.version} at {report.url}"
         checks.append(Check(area="source", status="ok", detail=detail))
+    checks += [_stream(stream) for stream in report.streams]
     for problem in report.problems:
         checks.append(Check(area="source", status="fix", detail=problem.problem, fix=problem.fix))
     for note in report.notes:
@@ -73,3 +75,22 @@ def _signoz(report: DoctorReport) -> list[Check]:
             errors = f"ClickHouse errors come back as {report.clickhouse_errors}"
             checks.append(Check(area="SigNoz API", status="ok", detail=errors))
     return checks
+
+
+def _stream(stream: StreamHour) -> Check:
+    """One stream's last hour: its count, what failed and what to check, or why it is not read."""
+    area = "last hour"
+    if stream.problem is not None:
+        detail = f"{stream.stream}: {stream.problem.problem}"
+        return Check(area=area, status="fix", detail=detail, fix=stream.problem.fix)
+    if stream.not_read is not None:
+        return Check(area=area, status="off", detail=f"{stream.stream}: not read, {stream.not_read}")
+    what = {
+        "exceptions": "exception group",
+        "error spans": "group of error spans without an exception event",
+        "error logs": "group of logs of severity ERROR or worse",
+    }.get(stream.stream, "group")
+    occurrences, groups = stream.occurrences or 0, stream.groups or 0
+    what = what if groups == 1 else what.replace("group", "groups", 1)
+    detail = f"{stream.stream}: {occurrences} occurrence{'' if occurrences == 1 else 's'} in {groups} {what}"
+    return Check(area=area, status="ok", detail=detail)

@@ -18,7 +18,8 @@ the tables first), so one emulator serves at a time.
 
 Tests adjust `Behaviour` while the server runs: the version, a required API key, a role that is
 refused, clickhouse_sql refused, and one-shot faults (500, 429 with Retry-After, a hang, an HTML
-page, a body cut short, a body that is not JSON, or any change to the JSON answer). With
+page, a body cut short, a body that is not JSON, or any change to the JSON answer; a proxy's error
+page or redirect in front of SigNoz; a query ClickHouse fails, answered as SigNoz's handler does). With
 `report_reads` (`--report-reads`) every answer also says what ClickHouse read for it, in the
 emulator's own headers `X-Emulator-Rows-Read` and `X-Emulator-Bytes-Read` (a SigNoz sends
 neither): the benchmark's ClickHouse-side figures.
@@ -33,6 +34,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
@@ -44,10 +46,21 @@ from .data import Dataset
 from .engine import Engine
 from .replies import ApiError, Reply, go_json
 
-FaultKind = Literal["status", "hang", "html", "truncated", "malformed", "mutate"]
+# `query`: the next v1 exceptions-API statement fails in ClickHouse, answered as SigNoz's query-service
+# handlers answer it (`EmulatedSignoz._run`: countErrors RespondError `exec` 422, listErrors HandleError 500)
+FaultKind = Literal[
+    "status", "hang", "html", "truncated", "malformed", "mutate", "proxy", "redirect", "query"
+]
 OPEN_PATHS = ("/api/v1/health", "/api/v1/version")
 ROWS_READ_HEADER = "X-Emulator-Rows-Read"
 BYTES_READ_HEADER = "X-Emulator-Bytes-Read"
+# Not SigNoz's own answers: what a reverse proxy in front of it (nginx, an ingress) sends instead, for
+# the `proxy` and `redirect` faults: nginx's built-in error page and its 301 page, with its Server header.
+PROXY_SERVER = "nginx/1.25.3"
+PROXY_PAGE = (
+    "<html>\r\n<head><title>{status} {reason}</title></head>\r\n<body>\r\n<center><h1>{status} {reason}"
+    "</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n"
+)
 UI_PAGE = (
     b'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>SigNoz</title>'
     b'</head><body><div id="root"></div><script src="/js/main.js"></script></body></html>'
@@ -67,6 +80,8 @@ class Fault:
     mutate: Callable[[Any], Any] | None = None
     #: matching requests answered normally before the fault starts (a crash at the n-th request)
     after: int = 0
+    #: where a `redirect` fault points (its Location header, as given: absolute or relative)
+    location: str = ""
 
 
 @dataclass
@@ -183,8 +198,18 @@ class SignozEmulator:
 
     # -- routing -------------------------------------------------------------------------------
 
-    def answer(self, method: str, path: str, query: str, body: bytes, headers: dict[str, str]) -> Reply:
+    def answer(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        body: bytes,
+        headers: dict[str, str],
+        *,
+        failing_query: bool = False,
+    ) -> Reply:
         api = self.api()
+        api.failing_query = failing_query
         if not path.startswith("/api/"):
             return Reply(200, UI_PAGE, "text/html; charset=utf-8")
         if path == "/api/v1/health" and method == "GET":
@@ -231,6 +256,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests read `emulator.requests` instead."""
 
+    _server_name: str | None = None
+
+    def version_string(self) -> str:
+        """The `Server` header: the emulator's, or a proxy's for a proxy fault."""
+        return self._server_name or super().version_string()
+
     def date_time_string(self, timestamp: float | None = None) -> str:
         """The `Date` header from the emulated server's own clock."""
         emulator: SignozEmulator = self.server.emulator  # type: ignore[attr-defined]
@@ -256,7 +287,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             with emulator.engine.reads() as reads:
-                reply = emulator.answer(method, parts.path, parts.query, body, headers)
+                failing = fault is not None and fault.kind == "query"
+                reply = emulator.answer(method, parts.path, parts.query, body, headers, failing_query=failing)
             reply = _apply_fault(fault, reply, emulator.api())
         except Exception as error:  # a defect of the emulator: answered, never a dropped connection
             traceback.print_exc(file=sys.stderr)
@@ -266,6 +298,7 @@ class _Handler(BaseHTTPRequestHandler):
         if emulator.behaviour.report_reads:
             reply.headers.update({ROWS_READ_HEADER: str(reads.rows), BYTES_READ_HEADER: str(reads.bytes)})
         emulator.record(SeenRequest(method, parts.path, parts.query, body, headers, reply.status))
+        self._server_name = reply.headers.pop("Server", None)
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
         for name, value in reply.headers.items():
@@ -281,8 +314,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _apply_fault(fault: Fault | None, reply: Reply, api: EmulatedSignoz) -> Reply:
-    if fault is None or fault.kind == "truncated":
+    if fault is None or fault.kind in ("truncated", "query"):
         return reply
+    if fault.kind == "proxy":  # nginx's own error page: its upstream (SigNoz) is down or unreachable
+        return _proxy_page(fault.status, {"Server": PROXY_SERVER})
+    if fault.kind == "redirect":  # a proxy moving the API elsewhere (http to https, another host or path)
+        status = fault.status if 300 <= fault.status < 400 else 301
+        return _proxy_page(status, {"Server": PROXY_SERVER, "Location": fault.location})
     if fault.kind == "html":
         return Reply(fault.status if fault.status != 500 else 200, UI_PAGE, "text/html; charset=utf-8")
     if fault.kind == "malformed":
@@ -303,6 +341,12 @@ def _apply_fault(fault: Fault | None, reply: Reply, api: EmulatedSignoz) -> Repl
     )
     failure.headers.update(headers)
     return failure
+
+
+def _proxy_page(status: int, headers: dict[str, str]) -> Reply:
+    reason = HTTPStatus(status).phrase
+    page = PROXY_PAGE.format(status=status, reason=reason).encode()
+    return Reply(status, page, "text/html", headers=dict(headers))
 
 
 from .by_hand import build_dataset, main  # noqa: E402  (it imports the classes above)

@@ -39,6 +39,8 @@ class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint):
     version: str = "v0.138.0"
     clickhouse_sql_allowed: bool = True
     now_ns: Callable[[], int] = field(default=lambda: 0)
+    #: the `query` fault: the v1 exceptions API's next statement fails in ClickHouse
+    failing_query: bool = False
 
     # -- open endpoints ------------------------------------------------------------------------
 
@@ -154,6 +156,8 @@ class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint):
         """The statement's rows; a failed one answers as the handler does: HandleError 500
         (listErrors), or RespondError `exec`, 422 (`respond`: countErrors)."""
         try:
+            if self.failing_query:
+                raise ClickHouseError(241, "MEMORY_LIMIT_EXCEEDED", "emulated: memory limit exceeded")
             return self.engine.query(sql).rows
         except ClickHouseError as error:
             message = "error in processing sql query"

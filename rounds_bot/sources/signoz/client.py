@@ -23,12 +23,15 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_exp
 from rounds_bot import __version__
 from rounds_bot.errors import SignozError
 from rounds_bot.sources.signoz.failures import (
+    REDIRECT_STATUSES,
     RETRIED_STATUSES,
     URL_HINT,
     SignozHTTPError,
     TransientFailure,
     connect_hint,
+    html_page,
     is_clickhouse_error,
+    redirect,
     refusal,
     transient_status,
 )
@@ -87,6 +90,7 @@ class SignozClient:
         self._deadline_seconds = 0.0
         self.traffic = Traffic()
         headers = {"Accept": "application/json", "User-Agent": f"rounds/{__version__}"}
+        self._api_key_set = bool(api_key)
         if api_key:
             headers[API_KEY_HEADER] = api_key
         self._http = httpx.Client(
@@ -288,16 +292,20 @@ class SignozClient:
         status = response.status_code
         text = response.text
         content_type = response.headers.get("content-type", "")
+        if status in REDIRECT_STATUSES:
+            raise redirect(response, self.base_url, method, path)
+        page = html_page(response) if looks_like_html(content_type, text) else None
         if status in RETRIED_STATUSES and not is_clickhouse_error(status, text):
-            raise transient_status(response, method, path)
-        if looks_like_html(content_type, text):
+            raise transient_status(response, method, path, page=page)
+        if page is not None:
             raise SignozError(
-                f"{self.base_url}{path} answered an HTML page (HTTP {status}), not SigNoz's JSON "
+                f"{self.base_url}{path} answered an HTML page (HTTP {status}{page}), not SigNoz's JSON "
                 "API: the URL points at a web page, a proxy or the wrong port",
                 hint=URL_HINT,
             )
         if status >= 300:
-            raise refusal(self.base_url, status, parse_error_body(text), method, path)
+            body = parse_error_body(text)
+            raise refusal(self.base_url, status, body, method, path, api_key_set=self._api_key_set)
         try:
             return json.loads(text)
         except ValueError as error:

@@ -8,9 +8,11 @@ bodies cut short); `SignozHTTPError` carries the status and SigNoz's error body 
 
 from __future__ import annotations
 
+import html
 import re
 import time
 from email.utils import parsedate_to_datetime
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
@@ -18,6 +20,7 @@ from rounds_bot.errors import SignozError
 from rounds_bot.sources.signoz.wire import ErrorBody, parse_error_body
 
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 URL_HINT = (
     "set SIGNOZ_API_URL to the SigNoz base URL with no path: http://<host>:8080 for SigNoz "
@@ -61,13 +64,23 @@ class TransientFailure(SignozError):
         self.retry_after = retry_after
 
 
-def transient_status(response: httpx.Response, method: str, path: str) -> TransientFailure:
-    """A 429 or 5xx worth retrying, with the wait SigNoz asked for (Retry-After, or its body's delay)."""
-    body = parse_error_body(response.text)
+def transient_status(
+    response: httpx.Response, method: str, path: str, *, page: str | None = None
+) -> TransientFailure:
+    """A 429 or 5xx worth retrying, with the wait SigNoz asked for (Retry-After, or its body's delay).
+    `page`: the answer was an HTML page, summarised by `html_page` instead of pasted."""
+    body = ErrorBody() if page is not None else parse_error_body(response.text)
     retry_after = parse_retry_after(response.headers.get("retry-after"))
     if retry_after is None:
         retry_after = body.retry_delay_seconds
     what = "rate-limited" if response.status_code == 429 else "failed"
+    if page is not None:
+        return TransientFailure(
+            f"SigNoz {what} {method} {path} (HTTP {response.status_code}: an HTML page{page})",
+            hint="a proxy in front of SigNoz answered instead of SigNoz: check that SigNoz is up behind it "
+            "and that the proxy forwards /api/ to SigNoz; rounds retries with backoff",
+            retry_after=retry_after,
+        )
     return TransientFailure(
         f"SigNoz {what} {method} {path} (HTTP {response.status_code}{describe(body)})",
         hint="SigNoz or its ClickHouse is overloaded or down; rounds retries with backoff",
@@ -75,10 +88,54 @@ def transient_status(response: httpx.Response, method: str, path: str) -> Transi
     )
 
 
-def refusal(base_url: str, status: int, body: ErrorBody, method: str, path: str) -> SignozHTTPError:
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.I | re.S)
+
+
+def html_page(response: httpx.Response) -> str:
+    """What an HTML answer says about itself, in one line: `, server nginx/1.25.3, title "502 Bad
+    Gateway"` (empty when it names neither), never the page itself."""
+    said = ""
+    server = " ".join(response.headers.get("server", "").split())[:60]
+    if server:
+        said += f", server {server}"
+    found = _TITLE.search(response.text[:20_000])
+    title = " ".join(html.unescape(found.group(1)).split())[:80] if found else ""
+    if title:
+        said += f', title "{title}"'
+    return said
+
+
+def redirect(response: httpx.Response, base_url: str, method: str, path: str) -> SignozError:
+    """A 3xx: rounds follows no redirect (it would resend the key), so SIGNOZ_API_URL should name where
+    it points."""
+    status = response.status_code
+    location = response.headers.get("location", "").strip()
+    if not location:
+        return SignozError(
+            f"{base_url} redirects {method} {path} (HTTP {status}) without saying where (no Location)",
+            hint=URL_HINT,
+        )
+    target = urljoin(f"{base_url}{path}", location)
+    parts = urlsplit(target)
+    prefix = parts.path[: parts.path.find("/api/")] if "/api/" in parts.path else parts.path.rstrip("/")
+    suggested = f"{parts.scheme}://{parts.netloc}{prefix}"
+    return SignozError(
+        f"{base_url} redirects {method} {path} to {location} (HTTP {status}); rounds follows no redirect",
+        hint=f"set SIGNOZ_API_URL to where it points: {suggested}",
+    )
+
+
+def refusal(
+    base_url: str, status: int, body: ErrorBody, method: str, path: str, *, api_key_set: bool = True
+) -> SignozHTTPError:
     """A status SigNoz will answer again the same way, with what to do about it."""
     said = describe(body)
-    if status == 401:
+    if status in (401, 403) and not api_key_set:
+        message = (
+            f"SigNoz at {base_url} needs an API key for {path}, and no SIGNOZ_API_KEY is set ({status}{said})"
+        )
+        hint = KEY_HINT
+    elif status == 401:
         message = f"SigNoz at {base_url} refused the API key on {path} (401{said})"
         hint = KEY_HINT
     elif status == 403:
@@ -98,6 +155,13 @@ def refusal(base_url: str, status: int, body: ErrorBody, method: str, path: str)
     elif status == 404:
         message = f"SigNoz at {base_url} has no {path} (404{said})"
         hint = URL_HINT
+    elif status == 422:
+        # RespondError `exec`: how /api/v1/countErrors answers a query ClickHouse failed
+        message = f"SigNoz could not run the query for {method} {path} (HTTP 422{said})"
+        hint = (
+            "a 422 is not retried: SigNoz's query-service and ClickHouse logs name the failed query; "
+            + REPORT_HINT
+        )
     elif is_clickhouse_error(status, body.message):
         message = f"ClickHouse failed the query SigNoz ran for {method} {path} (HTTP {status}{said})"
         hint = (

@@ -4,8 +4,9 @@ It answers in a structured report instead of raising, so every problem is listed
 what to do: the version and the API paths rounds will use by its version gates (the exceptions API
 by GET before v0.18 and POST since; clickhouse_sql with the window written in, since SigNoz renders
 template variables only from v0.88; how ClickHouse's errors come back, by version), whether the key
-may run clickhouse_sql, and the errors the last hour holds (exception groups and events, error
-spans, error logs).
+may run clickhouse_sql, and the errors the last hour holds in each stream a round reads (exception
+groups and their occurrences, error spans, error logs), read with the round's own requests, each
+stream's failure reported alone. A refused key (401/403) ends the probe: nothing more is checked.
 """
 
 from __future__ import annotations
@@ -18,15 +19,16 @@ from pydantic import Field
 from rounds_bot.errors import SignozError
 from rounds_bot.models import Frozen
 from rounds_bot.sources.signoz.client import SignozClient
+from rounds_bot.sources.signoz.collector import Collector
+from rounds_bot.sources.signoz.error_logs import ErrorLogsReader
+from rounds_bot.sources.signoz.error_spans import ErrorSpansReader
+from rounds_bot.sources.signoz.exception_groups import SqlPermission
 from rounds_bot.sources.signoz.failures import SignozHTTPError
-from rounds_bot.sources.signoz.queries import (
-    clickhouse_sql,
-    error_severity_filter,
-    query_range_request,
-)
+from rounds_bot.sources.signoz.grouped_rows import RowLimits
+from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request
 from rounds_bot.sources.signoz.source import SignozSource
 from rounds_bot.sources.signoz.times import datetime_to_ns
-from rounds_bot.sources.signoz.versions import Capabilities
+from rounds_bot.sources.signoz.versions import QUERY_RANGE_V5_SINCE, Capabilities, format_version
 
 REPORT_FIX = "report the SigNoz version and this message"
 
@@ -44,10 +46,20 @@ class Problem(Frozen):
 
 
 class LastHour(Frozen):
-    exception_groups: int
+    exception_groups: int | None = Field(description="None when countErrors failed")
     exception_events: int | None = Field(description="None when it could not be counted")
     error_spans: int | None
     error_logs: int | None
+
+
+class StreamHour(Frozen):
+    """One stream a round reads, over the last hour: its count, what failed, or why it is not read."""
+
+    stream: str = Field(description="exceptions, error spans or error logs")
+    occurrences: int | None = None
+    groups: int | None = None
+    problem: Problem | None = None
+    not_read: str | None = Field(default=None, description="why this SigNoz has no such stream")
 
 
 class DoctorReport(Frozen):
@@ -60,9 +72,19 @@ class DoctorReport(Frozen):
     )
     clickhouse_sql: bool | None = None
     last_hour: LastHour | None = None
+    streams: list[StreamHour] = Field(default_factory=list, description="each stream's last hour")
+    auth_failed: bool = Field(
+        default=False, description="SigNoz refused the key (401/403): nothing more was checked"
+    )
     problems: list[Problem] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     requests: int = 0
+
+
+class _AuthFailed(Exception):
+    def __init__(self, error: SignozHTTPError):
+        super().__init__(str(error))
+        self.error = error
 
 
 def check(
@@ -101,31 +123,26 @@ def _probe(source: SignozSource, now: datetime) -> DoctorReport:
     end_ns = datetime_to_ns(now - timedelta(seconds=30))
     start_ns = datetime_to_ns(now - timedelta(hours=1))
     try:
-        groups = source.client.count_errors(start_ns, end_ns, method=capabilities.exceptions_method)
-    except SignozError as error:
-        # a refused key or an unreachable API fails every later probe the same way
+        sql_allowed, last_hour, streams = _last_hour(source.client, capabilities, (start_ns, end_ns))
+    except _AuthFailed as refused:
+        # the key is refused: every later request would be refused the same way, so nothing more is checked
         return DoctorReport(
             url=source.base_url,
             ok=False,
             version=capabilities.version,
-            apis=api_paths(capabilities, None),
-            clickhouse_errors=clickhouse_errors(capabilities),
-            problems=[Problem.of(error)],
-            notes=list(capabilities.notes),
+            auth_failed=True,
+            problems=[Problem.of(refused.error)],
             requests=source.traffic.requests,
         )
-    problems: list[Problem] = []
-    sql_allowed, last_hour = _last_hour(source.client, capabilities, (start_ns, end_ns), groups, problems)
-    problems = list(dict.fromkeys(problems))
     return DoctorReport(
         url=source.base_url,
-        ok=not problems,
+        ok=all(stream.problem is None for stream in streams),
         version=capabilities.version,
         apis=api_paths(capabilities, sql_allowed),
         clickhouse_errors=clickhouse_errors(capabilities),
         clickhouse_sql=sql_allowed,
         last_hour=last_hour,
-        problems=problems,
+        streams=streams,
         notes=list(capabilities.notes),
         requests=source.traffic.requests,
     )
@@ -147,58 +164,111 @@ def api_paths(capabilities: Capabilities, sql_allowed: bool | None) -> list[str]
             "POST /api/v5/query_range with clickhouse_sql: exception samples, error spans and logs "
             f"grouped in ClickHouse ({window})"
         )
+    elif capabilities.query_range_v5 and sql_allowed is None:
+        paths.append(
+            "POST /api/v5/query_range with clickhouse_sql where the key may run it, else builder queries "
+            "(whether it may could not be checked)"
+        )
     elif capabilities.query_range_v5:
         paths.append(
             "POST /api/v5/query_range with builder queries: raw error spans and logs, grouped in rounds"
         )
-    if not sql_allowed:
+    if sql_allowed is False or not capabilities.query_range_v5:
         paths.append("GET /api/v1/errorFromGroupID (one request per new exception group)")
     return paths
 
 
 def clickhouse_errors(capabilities: Capabilities) -> str:
     """How this version answers a query ClickHouse fails, and how rounds reads it."""
+    # the exceptions API's handlers: countErrors answers RespondError `exec` (422), listErrors
+    # HandleError (500) with no ClickHouse message; the client retries 500s only
+    exceptions_api = (
+        "the exceptions API answers a failed query with 422 from countErrors (not retried) "
+        "or 500 from listErrors (retried with backoff)"
+    )
     if not capabilities.query_range_v5:
-        return "no query_range before v0.87: a failed exceptions-API query is a 500, retried with backoff"
+        return f"no query_range before v0.87: {exceptions_api}"
     if capabilities.clickhouse_errors_by_code:
         return (
             "400, 404 or 500 by ClickHouse's error code (SigNoz v0.131+): not retried, and a 404 "
-            "with SigNoz's error body is not taken for a missing endpoint"
+            f"with SigNoz's error body is not taken for a missing endpoint; {exceptions_api}"
         )
     return (
         "500 with ClickHouse's message (SigNoz v0.87 to v0.130): a 500 naming a ClickHouse error "
-        "is not retried"
+        f"is not retried; {exceptions_api}"
     )
 
 
 def _last_hour(
-    client: SignozClient,
-    capabilities: Capabilities,
-    window: tuple[int, int],
-    groups: int,
-    problems: list[Problem],
-) -> tuple[bool | None, LastHour]:
-    """Whether the key may run clickhouse_sql, and the hour's errors."""
+    client: SignozClient, capabilities: Capabilities, window: tuple[int, int]
+) -> tuple[bool | None, LastHour, list[StreamHour]]:
+    """Whether the key may run clickhouse_sql, and each stream's hour, read as a round reads it: the
+    exception groups by countErrors and listErrors, error spans and logs by the round's own readers
+    (grouped in ClickHouse, or raw rows grouped here without the clickhouse_sql grant). A stream that
+    fails is reported alone; a refused key (401/403) raises `_AuthFailed`."""
     start_ns, end_ns = window
-    events: int | None = None
-    spans: int | None = None
-    logs: int | None = None
+    exceptions = _exceptions(client, capabilities, window)
     sql_allowed: bool | None = None
+    events = exceptions.occurrences
     if capabilities.query_range_v5:
-        sql_allowed, events = _sql_probe(client, start_ns, end_ns, problems)
-        spans = _count(client, start_ns, end_ns, "traces", "has_error = true", problems)
-        logs = _count(client, start_ns, end_ns, "logs", error_severity_filter(), problems)
-    if events is None and not problems:
-        method = capabilities.exceptions_method
-        events = _events_from_list(client, (start_ns, end_ns), groups, method, problems)
-    last_hour = LastHour(exception_groups=groups, exception_events=events, error_spans=spans, error_logs=logs)
-    return sql_allowed, last_hour
+        sql_allowed = _sql_probe(client, start_ns, end_ns)
+        sql = SqlPermission(allowed=sql_allowed is not False)
+        spans = _stream(ErrorSpansReader(client, RowLimits()), window, sql)
+        logs = _stream(ErrorLogsReader(client, RowLimits()), window, sql)
+        if sql_allowed is None and not sql.allowed:
+            sql_allowed = False
+    else:
+        why = (
+            f"SigNoz {capabilities.version} has no /api/v5/query_range "
+            f"(from {format_version(QUERY_RANGE_V5_SINCE)})"
+        )
+        spans = StreamHour(stream="error spans", not_read=why)
+        logs = StreamHour(stream="error logs", not_read=why)
+    last_hour = LastHour(
+        exception_groups=exceptions.groups,
+        exception_events=events,
+        error_spans=spans.occurrences,
+        error_logs=logs.occurrences,
+    )
+    return sql_allowed, last_hour, [exceptions, spans, logs]
 
 
-def _sql_probe(
-    client: SignozClient, start_ns: int, end_ns: int, problems: list[Problem]
-) -> tuple[bool | None, int | None]:
-    """Counts exception events with clickhouse_sql: proves the grant and sizes the hour."""
+def _refused(error: SignozError) -> bool:
+    return isinstance(error, SignozHTTPError) and error.status in (401, 403)
+
+
+def _exceptions(client: SignozClient, capabilities: Capabilities, window: tuple[int, int]) -> StreamHour:
+    """Exception groups by countErrors and their occurrences by listErrors, as a round pages them."""
+    method = capabilities.exceptions_method
+    try:
+        groups = client.count_errors(*window, method=method)
+        rows = client.list_errors(*window, limit=groups, method=method) if groups else []
+    except SignozError as error:
+        if _refused(error):
+            assert isinstance(error, SignozHTTPError)
+            raise _AuthFailed(error) from error
+        return StreamHour(stream="exceptions", problem=Problem.of(error))
+    return StreamHour(stream="exceptions", groups=groups, occurrences=sum(row.exceptionCount for row in rows))
+
+
+def _stream(
+    reader: ErrorSpansReader | ErrorLogsReader, window: tuple[int, int], sql: SqlPermission
+) -> StreamHour:
+    collector = Collector(frozenset())
+    try:
+        reader.read(*window, collector, sql)
+    except SignozError as error:
+        if _refused(error):
+            assert isinstance(error, SignozHTTPError)
+            raise _AuthFailed(error) from error
+        return StreamHour(stream=reader.what, problem=Problem.of(error))
+    counts = [event.count for event in collector.events] + [c.count for c in collector.known_counts]
+    return StreamHour(stream=reader.what, groups=len(counts), occurrences=sum(counts))
+
+
+def _sql_probe(client: SignozClient, start_ns: int, end_ns: int) -> bool | None:
+    """Whether the key may run clickhouse_sql, by counting exception events with it (None when it
+    failed otherwise: the readers then find the grant out themselves)."""
     query = (
         "SELECT count() AS events FROM signoz_traces.distributed_signoz_error_index_v2 "
         f"WHERE timestamp >= fromUnixTimestamp64Nano(toInt64({start_ns})) "
@@ -208,55 +278,11 @@ def _sql_probe(
         data = client.query_range(query_range_request(start_ns, end_ns, "raw", clickhouse_sql(query)))
     except SignozHTTPError as error:
         if error.status == 403:
-            return False, None
-        problems.append(Problem.of(error))
-        return None, None
-    except SignozError as error:
-        problems.append(Problem.of(error))
-        return None, None
-    rows = [row for result in data.raw_results() for row in result.rows or []]
-    count = rows[0].data.get("events") if rows else 0
-    return True, count if isinstance(count, int) else None
-
-
-def _count(
-    client: SignozClient,
-    start_ns: int,
-    end_ns: int,
-    signal: str,
-    expression: str,
-    problems: list[Problem],
-) -> int | None:
-    query = {
-        "type": "builder_query",
-        "spec": {
-            "name": "A",
-            "signal": signal,
-            "disabled": False,
-            "filter": {"expression": expression},
-            "aggregations": [{"expression": "count()"}],
-        },
-    }
-    try:
-        data = client.query_range(query_range_request(start_ns, end_ns, "scalar", query))
-    except SignozError as error:
-        problems.append(Problem.of(error))
+            return False
+        if error.status == 401:
+            raise _AuthFailed(error) from error
         return None
-    for result in data.scalar_results():
-        for row in result.data or []:
-            if row and isinstance(row[-1], int | float):
-                return int(row[-1])
-    return 0
-
-
-def _events_from_list(
-    client: SignozClient, window: tuple[int, int], groups: int, method: str, problems: list[Problem]
-) -> int | None:
-    if groups == 0:
-        return 0
-    try:
-        rows = client.list_errors(*window, limit=groups, method=method)
-    except SignozError as error:
-        problems.append(Problem.of(error))
+    except SignozError:
         return None
-    return sum(row.exceptionCount for row in rows)
+    data.raw_results()
+    return True

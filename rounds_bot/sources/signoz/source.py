@@ -143,19 +143,25 @@ class SignozSource:
         return self._result(collector, window, end_ns)
 
     def _readable_end(self, end_ns: int, collector: Collector) -> int:
-        """The window's end, moved back when it falls in SigNoz's last 30 s by SigNoz's own clock
-        (its `Date`): there listErrors and countErrors would quietly leave 30 s out."""
+        """The window's end, moved back when it may fall in SigNoz's last 30 s by SigNoz's own clock
+        (its `Date`): there listErrors and countErrors would quietly leave 30 s out.
+
+        `Date` has whole seconds, so SigNoz's clock is known to one second: the end is moved back by up
+        to that second silently (a round's window ends 30 s before now, so that is every round), and
+        the report says so only when the window really ended inside the 30 s (a bot clock ahead of
+        SigNoz's, or a window ending later than rounds plans one)."""
         server_now = self._client.server_now()
         now = server_now if server_now is not None else self._wall_clock()
-        # `Date` has whole seconds: one more second keeps clear of the clamp
-        limit = (ms_floor(int(now * NS_PER_S)) * NS_PER_MS) - EXCEPTIONS_END_BUFFER_NS - NS_PER_S
+        now_ns = ms_floor(int(now * NS_PER_S)) * NS_PER_MS
+        limit = now_ns - EXCEPTIONS_END_BUFFER_NS - NS_PER_S
         if end_ns <= limit:
             return end_ns
-        collector.note(
-            "the window ends less than 30 s before SigNoz's own clock (its Date header); "
-            "SigNoz's exceptions API leaves those seconds out, so this round reads up to "
-            f"{ns_to_datetime(limit).isoformat()} and the next round reads from there"
-        )
+        if end_ns > now_ns + NS_PER_S - EXCEPTIONS_END_BUFFER_NS:
+            collector.note(
+                "the window ends less than 30 s before SigNoz's own clock (its Date header); "
+                "SigNoz's exceptions API leaves those seconds out, so this round reads up to "
+                f"{ns_to_datetime(limit).isoformat()} and the next round reads from there"
+            )
         return limit
 
     def _result(self, collector: Collector, window: Window, end_ns: int) -> PollResult:
