@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from rounds_bot.clock import iso, parse_iso
+from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.render.headline import headline
@@ -31,7 +32,10 @@ class Signature(Frozen):
 
     id: str
     service: str
-    title: str = Field(description="the headline of the first occurrence, redacted (`render/headline.py`)")
+    title: str = Field(
+        description="the headline of the first occurrence, redacted, a log or span error's from its template "
+        "(`render/headline.py`)"
+    )
     error_type: str = ""
     normalized_message: str = ""
     fingerprint_hash: str = ""
@@ -65,7 +69,11 @@ class Signature(Frozen):
             id=a.signature_id,
             service=sorted(tally.services)[0],
             # from occurrences redacted at ingestion (`redact.Redactor.poll`): never redacted again
-            title=headline(sample) if sample else a.title,
+            title=(
+                headline(sample, template=_template(grouping_state, a.normalized_message))
+                if sample
+                else a.title
+            ),
             error_type=(sample.error_type or "") if sample else "",
             normalized_message=a.normalized_message,
             fingerprint_hash=a.fingerprint_hash,
@@ -184,6 +192,13 @@ def body_section(body: str, summary: str) -> str | None:
     )
     match = pattern.search(body)
     return match["text"].replace(_FENCE_BREAK, "```") if match else None
+
+
+def _template(state: SignatureState | None, normalized_message: str) -> str:
+    """The problem's message with parameters as placeholders: the template the grouping engine mined (as "why
+    grouped" shows it), else the normalised message."""
+    mined = [t for t in (state.templates if state else []) if not t.exact]
+    return render_template(mined[0].tokens) if mined else normalized_message
 
 
 def _representative(tally: Tally) -> ErrorEvent:

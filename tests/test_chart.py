@@ -44,3 +44,18 @@ def test_the_job_summary_chart_shows_new_as_bars_and_ongoing_as_a_line():
     assert "bar [" in chart and "line [" in chart
     assert len(bars(chart)) == MAX_BARS  # the latest rounds only
     assert "| round | new | ongoing |" in rounds_chart(rounds, mermaid=False)
+
+
+def test_rounds_in_the_same_minute_get_labels_of_their_own_so_mermaid_keeps_every_bar():
+    rounds = [
+        (T0, 1, 5),
+        (T0 + timedelta(seconds=20), 0, 6),  # same minute: told apart by the seconds
+        (T0 + timedelta(seconds=20, milliseconds=300), 2, 6),  # same second too: a run index suffix
+        (T0 + timedelta(minutes=5), 0, 6),  # alone in its minute: to the minute, as before
+    ]
+    chart = rounds_chart(rounds)
+    axis = next(line for line in chart.splitlines() if "x-axis" in line)
+    assert axis == '    x-axis ["11-01 10:00:00", "11-01 10:00:20 (1)", "11-01 10:00:20 (2)", "11-01 10:05"]'
+    assert bars(chart) == [1, 0, 2, 0]
+    table = rounds_chart(rounds, mermaid=False)
+    assert "| 11-01 10:00:20 (2) | 2 | 6 |" in table and "| 11-01 10:05 | 0 | 6 |" in table

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rounds_bot.render.issue import MAX_BODY_CHARS, IssueView, issue_title, render_body
+from rounds_bot.render.issue import MAX_BODY_CHARS, IssueView, RelatedLink, issue_title, render_body
 from rounds_bot.render.marker import MarkerState, read_marker
 
 GOLDEN = Path(__file__).parent / "golden" / "github"
@@ -39,7 +39,7 @@ def view(**changes) -> IssueView:
             '    return session["user_id"]\n'
             "KeyError: 'user_id'"
         ),
-        related=["#12"],
+        related=[RelatedLink(signature_id="sig_12", issue_ref="#12", similarity=0.47)],
         links=[
             ("SigNoz trace", "https://signoz.example.com/trace/4bf92f3577b34da6a3ce929d0e0e4736"),
             ("SigNoz exceptions", "https://signoz.example.com/exceptions?serviceName=checkout"),

@@ -121,3 +121,27 @@ def test_trimming_cuts_at_a_word_boundary_with_an_ellipsis():
 def test_the_error_code_comes_first_unless_the_message_already_says_it():
     assert headline(event(kind="log", error_code="E42", message="disk full")) == "E42: disk full"
     assert headline(event(kind="log", error_code="E42", message="E42 disk full")) == "E42 disk full"
+
+
+def test_a_log_or_span_error_is_titled_by_its_template_with_placeholders_never_its_instance():
+    log = event(
+        kind="log",
+        message='label request for shipment SHP-2026-7471660 failed after 2 attempts: Post "https://x.example"',
+    )
+    template = "label request for shipment <*> failed after <*> attempts: Post <*>"
+    assert headline(log, template=template) == template
+    span = CASES["http server span error with a status message"]
+    assert headline(span, template="upstream recommendations-service timed out after <*>") == (
+        "504 on GET /api/recommendations/:productId: upstream recommendations-service timed out after <*>"
+    )
+    smtp = CASES["error log with an error code"]
+    titled = headline(smtp, template="Delivery of message <[REDACTED:email]> to customer <int> failed")
+    assert titled == "SMTP_421: Delivery of message <email> to customer <int> failed"
+    assert summary_of(log) == " ".join(log.message.split())  # the instance's words stay in the body
+
+
+def test_an_exception_keeps_its_own_words_but_never_a_redaction_marker():
+    error = event(error_type="Error", message="connect ECONNREFUSED [REDACTED:ip_address]:6379")
+    titled = headline(error, template="connect ECONNREFUSED <*>")
+    assert titled == "Error: connect ECONNREFUSED <ip_address>:6379"
+    assert headline(CASES["python exception"], template="<*>") == "KeyError: 'currency'"

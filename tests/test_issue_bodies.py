@@ -14,6 +14,7 @@ from test_code_links import commit, git
 from rounds_bot.code.locate import CodeLocator
 from rounds_bot.code.mapping import CodeMap
 from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.render.issue import issue_title, render_body
 from rounds_bot.round.evidence import Evidence
@@ -164,7 +165,7 @@ def plan_for(service: str, event: ErrorEvent) -> IssuePlan:
             fingerprint_version="rounds-fp:1",
             explanation="+ fingerprint: rounds-fp:1",
             title="(the grouping engine's title)",
-            normalized_message=event.message,
+            normalized_message=normalize_uncached(event.message),
         )
     )
     for hour, count in enumerate((3, 9, 4, 0, 12)):

@@ -79,7 +79,14 @@ def test_escape_block_keeps_lines_and_paragraphs():
 
 def test_titles_ping_reference_and_link_nothing():
     title = md.title_text("[svc] @alice #12 `code` https://x.example", 120)
-    assert title == f"[svc] @{ZW}alice #{ZW}12 'code' https:{ZW}//x.example"
+    assert title == f"[svc] @{ZW}alice #{ZW}12 'code' x.example"
+
+
+def test_titles_keep_urls_and_words_free_of_invisible_characters():
+    text = 'Post "https://www.api.example/v2/labels?x=1": a@b.example, file:///etc/z.yaml'
+    title = md.title_text(text, 120)
+    assert title == 'Post "api.example/v2/labels?x=1": a@b.example, /etc/z.yaml'
+    assert ZW not in md.title_text("timed out after 2006ms at www.shop.example", 120)
     assert len(md.title_text("x" * 300, 120)) == 120
 
 

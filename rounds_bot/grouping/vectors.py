@@ -70,6 +70,14 @@ class SimilarityVector(Frozen):
         return _unpacked("f", raw[len(raw) // 2 :]).tolist()
 
 
+def cosine(a: SimilarityVector, b: SimilarityVector) -> float:
+    """The TF-IDF cosine of two saved vectors (both L2-normalised, so their dot product), as the
+    signatures saw each other when they were added."""
+    other = dict(zip(b.features, b.weights, strict=True))
+    pairs = zip(a.features, a.weights, strict=True)
+    return sum(weight * other.get(feature, 0.0) for feature, weight in pairs)
+
+
 def pack(features: list[int], weights: list[float]) -> str:
     return base64.b64encode(raw_of(features, weights)).decode("ascii")
 

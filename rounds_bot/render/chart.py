@@ -49,13 +49,29 @@ def rounds_chart(rounds: Sequence[tuple[datetime, int, int]], *, mermaid: bool =
     recent = list(rounds)[-MAX_BARS:]
     if not recent:
         return ""
-    labels = [started.astimezone(UTC).strftime("%m-%d %H:%M") for started, _, _ in recent]
+    labels = _round_labels([started for started, _, _ in recent])
     new = [n for _, n, _ in recent]
     ongoing = [o for _, _, o in recent]
     title = "New (bars) and ongoing (line) signatures per round"
     if not mermaid:
         return _table(title, ["round", "new", "ongoing"], list(zip(labels, new, ongoing, strict=True)))
     return _mermaid(title, labels, {"bar": new, "line": ongoing}, y_label="signatures")
+
+
+def _round_labels(starts: Sequence[datetime]) -> list[str]:
+    """One label per round, never two alike (Mermaid merges bars that share an x-axis label): to the minute,
+    with seconds for rounds that share a minute, and a run index suffix (` (2)`) for any that still match."""
+    minutes = [s.astimezone(UTC).strftime("%m-%d %H:%M") for s in starts]
+    labels = [
+        s.astimezone(UTC).strftime("%m-%d %H:%M:%S") if minutes.count(m) > 1 else m
+        for s, m in zip(starts, minutes, strict=True)
+    ]
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if labels.count(label) == 1 else f"{label} ({seen[label]})")
+    return unique
 
 
 def _mermaid(title: str, labels: list[str], series: dict[str, list[int]], *, y_label: str) -> str:

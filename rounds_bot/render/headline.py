@@ -5,12 +5,16 @@
                 504 on GET /api/recommendations/:productId              (a request in)
     error log   SMTP_421: Delivery of message <…> to customer 48317 failed: (421, b'4.7.0 mx2.relay.m…
 
-The error code comes first when the event has one; nothing here adds the normaliser's placeholders, and text
-is cut at a word boundary with an ellipsis.
+The error code comes first when the event has one; text is cut at a word boundary with an ellipsis. A log or
+span error's headline takes the problem's template instead of the instance's words when the grouping engine
+gives one (`headline(event, template=...)`: parameters as placeholders, `label request for shipment <*> failed
+after <*> attempts`); the instance's values stay in the body. No headline shows a redaction marker: a redacted
+value reads as a placeholder of its category (`[REDACTED:email]` becomes `<email>`).
 """
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from rounds_bot.grouping.fingerprint import short_type
@@ -20,15 +24,25 @@ ELLIPSIS = "…"
 HEADLINE_CHARS = 110
 # A cut may go back this far to find a word boundary; past that, a long word is cut where it stands.
 _BOUNDARY_REACH = 24
+# rounds' redaction marker (`redact.rule.REDACTED`), with the angle brackets a message may hold it in
+_MARKER = re.compile(r"<?\[REDACTED:([A-Za-z0-9_.-]+)\]>?")
 
 
-def headline(event: ErrorEvent, *, limit: int = HEADLINE_CHARS) -> str:
-    """The headline of `event`, at most `limit` characters."""
+def headline(event: ErrorEvent, *, template: str | None = None, limit: int = HEADLINE_CHARS) -> str:
+    """The headline of `event`, at most `limit` characters; a log or span error's message replaced by the
+    problem's `template` (the mined template, else the normalised message) when there is one."""
+    if template and event.kind != "exception":
+        event = event.model_copy(update={"message": template})
     text = _http_headline(event) or _typed_message(event)
     code = event.error_code
     if code and code not in text:
         text = f"{code}: {text}" if text else code
-    return trim(text or "(no message)", limit)
+    return trim(unmarked(text) or "(no message)", limit)
+
+
+def unmarked(text: str) -> str:
+    """`text` with each redaction marker shown as a placeholder of its category: `<email>`."""
+    return _MARKER.sub(lambda m: f"<{m.group(1)}>", text)
 
 
 def summary_of(event: ErrorEvent) -> str:

@@ -24,6 +24,19 @@ TIER_TEXT = {
 }
 
 
+class RelatedLink(Frozen):
+    """A possibly related signature as the issue names it: its issue when it has one, else its id."""
+
+    signature_id: str
+    issue_ref: str | None = Field(default=None, description="the tracker's reference rounds stored, e.g. #12")
+    similarity: float | None = Field(default=None, description="TF-IDF cosine of the two signatures")
+
+    def markdown(self) -> str:
+        """`#12 (similarity 0.47)`; the signature id (escaped) when no issue was filed for it yet."""
+        ref = md.issue_ref(self.issue_ref) if self.issue_ref else md.code(self.signature_id)
+        return f"{ref} (similarity {self.similarity:.2f})" if self.similarity is not None else str(ref)
+
+
 class IssueView(Frozen):
     """Everything an issue body shows; built by the round from the store and the round's counts."""
 
@@ -44,7 +57,7 @@ class IssueView(Frozen):
     message: str = ""
     summary: str = Field(default="", description="what happened, in the occurrence's own words")
     stacktrace: str | None = None
-    related: list[str] = Field(default_factory=list)
+    related: list[RelatedLink] = Field(default_factory=list)
     links: list[tuple[str, str]] = Field(default_factory=list)
     classification: str | None = None
     classification_key: str | None = Field(default=None, description="for the label: server-bug, ...")
@@ -54,6 +67,7 @@ class IssueView(Frozen):
     trend_markdown: str = Field(default="", description="occurrences over time (`render/chart`)")
     confidence: str | None = None
     diagnosis_markdown: str | None = None
+    next_step_markdown: str = Field(default="", description="what to do next (`render/next_step`)")
     marker: MarkerState
 
 
@@ -126,10 +140,11 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         message=md.fenced(view.message[:2_000]) if not view.stacktrace else "",
         tier_text=TIER_TEXT.get(view.tier, view.tier),
         explanation=md.fenced(view.explanation),
-        related=view.related,
+        related=md.trusted(", ".join(link.markdown() for link in view.related)) if view.related else None,
         links=view.links,
         diagnosis=md.trusted(view.diagnosis_markdown) if view.diagnosis_markdown else None,
         where=md.trusted(view.where_markdown) if view.where_markdown else None,
         trend=md.trusted(view.trend_markdown) if view.trend_markdown else None,
+        next_step=md.trusted(view.next_step_markdown) if view.next_step_markdown else None,
         marker=md.trusted(write_marker(view.marker)),
     )

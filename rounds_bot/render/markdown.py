@@ -41,6 +41,10 @@ _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 _REFERENCE = re.compile(r"#(?=\d)|(?<![A-Za-z0-9])(GH)-(?=\d)", re.IGNORECASE)
 _AUTOLINK = re.compile(r"(?<=:)//|(?<![A-Za-z0-9])(www)\.", re.IGNORECASE)
 _HEADING = re.compile(r"^#")
+# In a title: a URL's scheme (any `word://`) and a host's `www.` are dropped; a mention counts only where
+# GitHub sees one.
+_TITLE_URL = re.compile(r"(?<![A-Za-z0-9+.-])(?:[A-Za-z][A-Za-z0-9+.-]*://(?:www\.)?|www\.)", re.IGNORECASE)
+_TITLE_MENTION = re.compile(r"(?<![A-Za-z0-9_.+-])@(?=[A-Za-z0-9_-])")
 # Block constructs that only count at the start of a line: lists, setext/thematic breaks, ordered lists.
 _LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|(\d{1,9})([.)])(?=\s|$))")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -123,11 +127,14 @@ def fenced(text: str) -> Markup:
 
 
 def title_text(text: str, limit: int) -> str:
-    """An issue title from untrusted parts: one line, no pings, references, links or code spans."""
+    """An issue title from untrusted parts: one line, no pings, references, links or code spans. A URL loses
+    its scheme and `www.` (`https://www.x.example/a` reads `x.example/a`, nothing GitHub links) rather than
+    taking a zero-width space inside it, so it copies whole; a mention or reference (`@team`, `#12`) still
+    takes one after its `@` or `#`, never inside a word (`a@b.example` stays as it is)."""
     plain = _SPACES.sub(" ", visible(text).replace("\n", " ")).strip().replace("`", "'")
-    plain = _MENTION.sub("@" + BREAK, plain)
+    plain = _TITLE_URL.sub("", plain)
+    plain = _TITLE_MENTION.sub("@" + BREAK, plain)
     plain = _REFERENCE.sub(lambda m: f"{m.group(1)}-{BREAK}" if m.group(1) else "#" + BREAK, plain)
-    plain = _AUTOLINK.sub(lambda m: f"{m.group(1)}{BREAK}." if m.group(1) else BREAK + "//", plain)
     return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
 
 

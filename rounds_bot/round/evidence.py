@@ -3,14 +3,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from rounds_bot.clock import parse_iso
 from rounds_bot.code.locate import CodeContext, CodeLocator
 from rounds_bot.config import Settings
+from rounds_bot.grouping.vectors import cosine
+from rounds_bot.render.issue import RelatedLink
 from rounds_bot.round.planning import IssuePlan
+from rounds_bot.signature import Signature
 from rounds_bot.store import Store
+
+_RELATED_LINE = "possibly related to "
+_SCORED = re.compile(r"([\w.-]+) \((\d(?:\.\d+)?)\)")
 
 
 @dataclass(frozen=True)
@@ -19,6 +26,7 @@ class Evidence:
 
     code: CodeContext = field(default_factory=CodeContext)
     occurrences: dict[datetime, int] = field(default_factory=dict)
+    related: list[RelatedLink] = field(default_factory=list)
 
 
 def gather_evidence(settings: Settings, store: Store, plans: list[IssuePlan]) -> dict[str, Evidence]:
@@ -34,4 +42,38 @@ def _evidence(locator: CodeLocator, store: Store, plan: IssuePlan) -> Evidence:
     for bucket, count in (plan.tally.buckets if plan.tally else {}).items():
         moment = parse_iso(bucket)
         counts[moment] = counts.get(moment, 0) + count
-    return Evidence(code=locator.locate(plan.signature), occurrences=counts)
+    return Evidence(
+        code=locator.locate(plan.signature), occurrences=counts, related=related_links(store, plan.signature)
+    )
+
+
+def related_links(store: Store, signature: Signature) -> list[RelatedLink]:
+    """The possibly related signatures, each with its issue and similarity, both from the store (what rounds
+    filed and computed), never from telemetry: the grouping engine's score where "why grouped" gives it, else
+    the cosine of the two saved TF-IDF vectors."""
+    scored = _explained_scores(signature)
+    links = []
+    for sid in sorted(signature.related):
+        other = store.signature(sid)
+        mine = signature.grouping_state.similarity if signature.grouping_state else None
+        theirs = other.grouping_state.similarity if other and other.grouping_state else None
+        similarity = scored.get(sid)
+        if similarity is None and mine and theirs:
+            similarity = round(cosine(mine, theirs), 2)
+        links.append(
+            RelatedLink(signature_id=sid, issue_ref=other.issue_ref if other else None, similarity=similarity)
+        )
+    return links
+
+
+def _explained_scores(signature: Signature) -> dict[str, float]:
+    """The scores of the explainer's own `possibly related to <id> (<score>), ...` line
+    (`grouping/explanation`): a line of its own, which telemetry cannot start (the explanation's telemetry is
+    indented, one token each)."""
+    scores: dict[str, float] = {}
+    for line in signature.explanation.splitlines():
+        if line.startswith(_RELATED_LINE):
+            for sid, score in _SCORED.findall(line.removeprefix(_RELATED_LINE)):
+                if sid in signature.related:
+                    scores[sid] = float(score)
+    return scores

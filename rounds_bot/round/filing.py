@@ -12,8 +12,9 @@ from rounds_bot.render import markdown as md
 from rounds_bot.render.chart import occurrence_chart
 from rounds_bot.render.code_section import code_section
 from rounds_bot.render.headline import summary_of
-from rounds_bot.render.issue import IssueView, issue_title, render_body
+from rounds_bot.render.issue import IssueView, RelatedLink, issue_title, render_body
 from rounds_bot.render.marker import MarkerMemory
+from rounds_bot.render.next_step import next_step
 from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
@@ -60,7 +61,8 @@ def file_issues(
             continue
         try:
             sid = plan.signature_id
-            view = issue_view(plan, diagnoses.get(sid), evidence.get(sid, Evidence()), style, memory.get(sid))
+            found = _with_refs(evidence.get(sid, Evidence()), filed.issues)
+            view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
             filed.issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
@@ -69,6 +71,17 @@ def file_issues(
             filed.notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
             break
     return filed
+
+
+def _with_refs(evidence: Evidence, issues: dict[str, IssueRef]) -> Evidence:
+    """Related signatures filed earlier in this round linked to the issue they just got."""
+    related = [
+        link.model_copy(update={"issue_ref": issues[link.signature_id].ref})
+        if link.issue_ref is None and link.signature_id in issues
+        else link
+        for link in evidence.related
+    ]
+    return replace(evidence, related=related)
 
 
 def _file_issue(
@@ -117,6 +130,7 @@ class IssueStyle:
     """How issues are drawn this round."""
 
     charts: bool = True
+    diagnosis_on: bool = True  # False: the next step says how to turn it on
 
 
 def issue_view(
@@ -160,7 +174,8 @@ def issue_view(
         trend_markdown=occurrence_chart(evidence.occurrences, mermaid=style.charts),
         confidence=diagnosis.confidence if diagnosis else None,
         diagnosis_markdown=render_diagnosis(diagnosis) if diagnosis else None,
-        related=sorted(signature.related),
+        next_step_markdown=next_step(diagnosis, evidence.code, diagnosis_on=style.diagnosis_on),
+        related=evidence.related or [RelatedLink(signature_id=sid) for sid in sorted(signature.related)],
         links=[("Source", representative.source_url)] if representative.source_url else [],
         marker=signature.to_marker(memory),
     )

@@ -179,7 +179,7 @@ def act(
     diagnoses = {sid: record.outcome.diagnosis for sid, record in latest.items() if record.outcome.diagnosis}
     diagnoses.update(diagnosis.good_diagnoses())
     evidence = gather_evidence(settings, store, planned.plans)
-    style = IssueStyle(charts=settings.charts)
+    style = IssueStyle(charts=settings.charts, diagnosis_on=diagnoser is not None)
     memory = marker_memory(store, planned_ids, latest)
     filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style, memory)
     filed.notes.extend(tracker.finish_round())
