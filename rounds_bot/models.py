@@ -33,6 +33,8 @@ class ErrorEvent(Frozen):
     fatal: bool = False
     trace_id: str | None = None
     span_id: str | None = None
+    parent_span_id: str | None = Field(default=None, description="a span error's parent span, when known")
+    span_kind: str | None = Field(default=None, description="a span error's kind: server, client, ...")
     service_version: str | None = None
     environment: str | None = None
     attributes: dict[str, AttributeValue] = Field(default_factory=dict)

@@ -1,6 +1,9 @@
 """Whole issue bodies per runtime and per kind, as a maintainer reads them: the title from the occurrence's
-own words, in-app frames linked into a real git repository, the suspect commit from its history, the trend
-chart. Golden files in tests/golden/issues/ (rerun with ROUNDS_UPDATE_GOLDEN=1 when a change is meant)."""
+own words (a log's from its template), the frames from the crash site the grouping engine chose, linked into a
+real git repository, the suspect commit and owners of that line, the request a failed span made or served, a
+log record's logger and source location, a cascade's cause and effect linked to each other, the trend chart
+and a next step. Golden files in tests/golden/issues/ (rerun with ROUNDS_UPDATE_GOLDEN=1 when a change is
+meant, and read the diff)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,9 @@ from rounds_bot.code.mapping import CodeMap
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import issue_title, render_body
+from rounds_bot.round.cascade import correlate_traces
 from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.filing import IssueStyle, issue_view
 from rounds_bot.round.planning import IssuePlan
@@ -52,9 +57,31 @@ NODE = """TypeError: Cannot read properties of undefined (reading 'id')
     at listOrders (/app/src/handlers/account.js:71:36)
     at process.processTicksAndRejections (node:internal/process/task_queues:95:5)
 """
+JAVA_DRIVER = """org.springframework.dao.DataIntegrityViolationException: could not execute statement [ERROR: new row for relation "stock_levels" violates check constraint "stock_levels_quantity_check"]
+\tat org.springframework.orm.jpa.vendor.HibernateJpaDialect.convertHibernateAccessException(HibernateJpaDialect.java:290)
+\tat org.springframework.orm.jpa.JpaTransactionManager.doCommit(JpaTransactionManager.java:566)
+\tat com.acme.inventory.stock.StockLedger$$SpringCGLIB$$0.decrement(<generated>)
+\tat com.acme.inventory.reservation.ReservationService.reserve(ReservationService.java:88)
+\tat com.acme.inventory.reservation.ReservationController.reserve(ReservationController.java:54)
+\tat org.springframework.web.servlet.DispatcherServlet.doDispatch(DispatcherServlet.java:1089)
+\tat java.base/java.lang.Thread.run(Thread.java:1583)
+Caused by: org.postgresql.util.PSQLException: ERROR: new row for relation "stock_levels" violates check constraint "stock_levels_quantity_check"
+\tat org.postgresql.core.v3.QueryExecutorImpl.receiveErrorResponse(QueryExecutorImpl.java:2733)
+\tat org.postgresql.jdbc.PgPreparedStatement.executeUpdate(PgPreparedStatement.java:155)
+\tat com.zaxxer.hikari.pool.HikariProxyPreparedStatement.executeUpdate(HikariProxyPreparedStatement.java)
+\tat com.acme.inventory.stock.StockLedger.decrement(StockLedger.java:41)
+\t... 5 more
+"""  # noqa: E501
+# A panic caught by a recovery helper: the helper's frames come first, above the runtime's `panic`.
 GO = """panic: runtime error: index out of range [5] with length 5
 
 goroutine 63 [running]:
+runtime/debug.Stack()
+\t/usr/local/go/src/runtime/debug/stack.go:26 +0x3c9
+github.com/acme/shipping-worker/internal/telemetry.RecoverSpan({0x1b2e4c0, 0xc00062f1e0})
+\t/src/internal/telemetry/recover.go:34 +0x35a
+panic({0x15f3a40?, 0xc000149b68?})
+\t/usr/local/go/src/runtime/panic.go:785 +0x23e
 github.com/acme/shipping-worker/internal/labels.(*Batcher).assign(0xc00016b048, {0xc000beb138, 0x5, 0x8})
 \t/src/internal/labels/batcher.go:142 +0x2c8
 github.com/acme/shipping-worker/internal/queue.(*Consumer).handle(0xc000df36b0, 0xc000e42658)
@@ -75,9 +102,23 @@ CRASH_SITES = {
         "        return registry.find(code).region();",
     ),
     "inventory/src/main/java/com/acme/inventory/routing/RouteCache.java": (1, "class RouteCache {}"),
+    "inventory/src/main/java/com/acme/inventory/reservation/ReservationService.java": (
+        88,
+        "        ledger.decrement(sku, warehouse, quantity);",
+    ),
+    "inventory/src/main/java/com/acme/inventory/stock/StockLedger.java": (41, "        repository.flush();"),
     "web-gateway/src/views/orderSummary.js": (44, "  return order.customer.id;"),
     "shipping-worker/internal/labels/batcher.go": (142, "\tlabel := b.labels[i]"),
+    "shipping-worker/internal/telemetry/recover.go": (34, '\tlog.Printf("panic: %v\\n%s", r, debug.Stack())'),
+    "notification/notification/tasks/email.py": (
+        77,
+        '        log.error("Delivery of message %s failed", mid)',
+    ),
 }
+CODEOWNERS = (
+    "* @acme/core\n/checkout/ @acme/payments\n/shipping-worker/ @acme/shipping\n"
+    "/shipping-worker/internal/telemetry/ @acme/observability\n/notification/ @acme/messaging\n"
+)
 
 
 def source_file(line: int, text: str, length: int = 160) -> str:
@@ -92,7 +133,7 @@ def monorepo(tmp_path_factory) -> Path:
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     first = {path: source_file(line, "// not yet") for path, (line, _) in CRASH_SITES.items()}
-    commit(repo, {**first, ".github/CODEOWNERS": "* @acme/core\n/checkout/ @acme/payments\n"}, "Start", T0)
+    commit(repo, {**first, ".github/CODEOWNERS": CODEOWNERS}, "Start", T0)
     later = {path: source_file(line, text) for path, (line, text) in CRASH_SITES.items()}
     commit(repo, later, "Route by warehouse region", T0 + timedelta(days=2), author="Grace Hopper")
     commit(repo, {"README.md": "after the problem began\n"}, "Docs", T0 + timedelta(days=5))
@@ -105,11 +146,37 @@ def occurrence(**fields) -> ErrorEvent:
     )
 
 
-SPAN_ATTRIBUTES = {
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+CLIENT_SPAN = {
     "http.request.method": "POST",
     "url.full": "https://api.paymentsprovider.example/v1/charges",
     "server.address": "api.paymentsprovider.example",
+    "server.port": 443,
     "http.response.status_code": 502,
+    "telemetry.sdk.language": "python",
+}
+SERVER_SPAN = {
+    "http.request.method": "GET",
+    "http.route": "/api/recommendations/:productId",
+    "url.path": "/api/recommendations/369931",
+    "url.scheme": "http",
+    "http.response.status_code": 504,
+    "telemetry.sdk.language": "nodejs",
+}
+SMTP = (
+    "Delivery of message <[REDACTED:email]> to customer 48317 failed: (421, b'4.7.0 "
+    "mx2.relay.mailhost.example Service not available, closing transmission channel')"
+)
+LOG_ATTRIBUTES = {
+    "otel.scope.name": "notification.tasks.email",
+    "smtp.relay": "mx2.relay.mailhost.example",
+    "app.customer.id": 48317,
+    "telemetry.sdk.language": "python",
+}
+CODE_ATTRIBUTES = {
+    "code.file.path": "/app/notification/tasks/email.py",
+    "code.function.name": "send_receipt",
+    "code.line.number": 77,
 }
 CASES = {
     "python_exception": (
@@ -122,6 +189,15 @@ CASES = {
             error_type="java.lang.NullPointerException",
             message=NPE,
             stacktrace=JAVA,
+        ),
+    ),
+    "java_exception_through_a_driver": (
+        "inventory-service",
+        occurrence(
+            error_type="org.springframework.dao.DataIntegrityViolationException",
+            message='could not execute statement [ERROR: new row for relation "stock_levels" violates check '
+            'constraint "stock_levels_quantity_check"]',
+            stacktrace=JAVA_DRIVER,
         ),
     ),
     "node_exception": (
@@ -140,17 +216,47 @@ CASES = {
             stacktrace=GO,
         ),
     ),
-    "http_span_error": (
+    "client_span_error": (
         "checkout-api",
-        occurrence(kind="span_error", error_type="502", message="POST", attributes=SPAN_ATTRIBUTES),
+        occurrence(
+            kind="span_error",
+            error_type="502",
+            message="POST",
+            attributes=CLIENT_SPAN,
+            trace_id=TRACE_ID,
+            span_id="0961e4842ddc3ebc",
+            parent_span_id="2150684b6da4ad69",
+            span_kind="client",
+        ),
+    ),
+    "server_span_error": (
+        "web-gateway",
+        occurrence(
+            kind="span_error",
+            error_type="504",
+            message="upstream recommendations-service timed out after 2006ms",
+            attributes=SERVER_SPAN,
+            trace_id="4c9171adca6945eeb4728e2370d4a65b",
+            span_id="61aa5894ee5bda8e",
+            span_kind="server",
+        ),
     ),
     "error_log": (
         "notification-service",
         occurrence(
+            kind="log", error_code="SMTP_421", severity="ERROR", message=SMTP, attributes=LOG_ATTRIBUTES
+        ),
+    ),
+    "error_log_with_code_attributes": (
+        "notification-service",
+        occurrence(
             kind="log",
             error_code="SMTP_421",
-            message="Delivery of message <[REDACTED:email]> to customer 48317 failed: (421, b'4.7.0 "
-            "mx2.relay.mailhost.example Service not available, closing transmission channel')",
+            severity="ERROR",
+            message=SMTP,
+            attributes={**LOG_ATTRIBUTES, **CODE_ATTRIBUTES},
+            trace_id="6a25b5771f22e0b028cf2b76a414dc40",
+            span_id="c3275a320b71401c",
         ),
     ),
 }
@@ -177,23 +283,27 @@ def plan_for(service: str, event: ErrorEvent) -> IssuePlan:
     )
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_an_issue_body_reads_well_for_each_runtime_and_kind(name, monorepo):
-    service, event = CASES[name]
-    plan = plan_for(service, event)
-    locator = CodeLocator(
-        monorepo,
-        CodeMap.of_checkout(monorepo),
-        InAppRules(),
-        repository="acme/shop",
-        server="https://github.com",
+def locator_for(repo: Path) -> CodeLocator:
+    return CodeLocator(
+        repo, CodeMap.of_checkout(repo), InAppRules(), repository="acme/shop", server="https://github.com"
     )
+
+
+def rendered(repo: Path, plan: IssuePlan, cascade: Cascade | None = None, refs: dict[str, str] | None = None):
     tally = plan.tally
     assert tally is not None
-    evidence = Evidence(code=locator.locate(plan.signature), occurrences=_counts(tally))
-    view = issue_view(plan, None, evidence, IssueStyle(charts=True))
-    head = git(monorepo, "rev-parse", "HEAD")
-    text = f"# {issue_title(view)}\n\n{render_body(view)}".replace(head, "<head>")
+    evidence = Evidence(
+        code=locator_for(repo).locate(plan.signature),
+        occurrences=_counts(tally),
+        cascade=cascade,
+        refs=refs or {},
+    )
+    view = issue_view(plan, None, evidence, IssueStyle(charts=True, diagnosis_on=False))
+    head = git(repo, "rev-parse", "HEAD")
+    return f"# {issue_title(view)}\n\n{render_body(view)}".replace(head, "<head>")
+
+
+def matches_golden(name: str, text: str) -> None:
     path = GOLDEN / f"{name}.md"
     if UPDATE:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -203,17 +313,171 @@ def test_an_issue_body_reads_well_for_each_runtime_and_kind(name, monorepo):
     )
 
 
+@pytest.mark.parametrize("name", list(CASES))
+def test_an_issue_body_reads_well_for_each_runtime_and_kind(name, monorepo):
+    service, event = CASES[name]
+    matches_golden(name, rendered(monorepo, plan_for(service, event)))
+
+
 def test_each_traced_body_links_its_crash_site_and_names_the_suspect_commit(monorepo):
-    for name in ("python_exception", "java_exception", "node_exception", "go_panic"):
+    for name in (
+        "python_exception",
+        "java_exception",
+        "node_exception",
+        "go_panic",
+        "java_exception_through_a_driver",
+    ):
         body = (GOLDEN / f"{name}.md").read_text(encoding="utf-8")
         assert "](https://github.com/acme/shop/blob/<head>/" in body, name
         assert (
             "**Suspect commit**" in body and "Route by warehouse region" in body and "Grace Hopper" in body
         ), name
         assert "```mermaid\nxychart-beta" in body, name
-    for name in ("http_span_error", "error_log"):
+        assert "— **crash site**" in body, name
+    for name in ("client_span_error", "server_span_error", "error_log"):
         body = (GOLDEN / f"{name}.md").read_text(encoding="utf-8")
         assert "## Where it happened" not in body and "```mermaid" in body, name
+        assert "**Next step:** run `git grep -n -F " in body, name  # the command that finds the code
+
+
+def test_a_recovered_go_panic_points_at_the_crash_not_at_the_recovery_helper(monorepo):
+    body = (GOLDEN / "go_panic.md").read_text(encoding="utf-8")
+    where = body.split("## Where it happened", 1)[1].split("<details>", 1)[0]
+    assert (
+        "batcher.go:142`](https://github.com/acme/shop/blob/<head>/shipping-worker/internal/labels/" in where
+    )
+    assert "recover.go" not in where  # above the runtime's panic: the helper's, counted, not listed
+    assert "3 frames above it" in where
+    assert "`@acme/shipping`" in where and "observability" not in where
+    assert "open [`shipping-worker/internal/labels/batcher.go:142`]" in body
+
+
+def test_another_owners_frames_are_not_listed_as_the_apps(monorepo):
+    for name in ("java_exception_through_a_driver", "node_exception"):
+        body = (GOLDEN / f"{name}.md").read_text(encoding="utf-8")
+        where = body.split("## Where it happened", 1)[1].split("<details>", 1)[0]
+        app_lines = [line for line in where.splitlines() if line.startswith("- ") and "_" not in line[:4]]
+        assert not any(
+            marker in line for line in app_lines for marker in ("postgresql", "zaxxer", "Array.map")
+        ), name
+    body = (GOLDEN / "node_exception.md").read_text(encoding="utf-8")
+    assert "- _1 frame of a library or the runtime_ (`Array.map`)" in body
+
+
+def test_a_log_error_shows_its_logger_and_where_its_code_attributes_say_it_was_logged(monorepo):
+    body = (GOLDEN / "error_log_with_code_attributes.md").read_text(encoding="utf-8")
+    assert "| Logger | `notification.tasks.email` |" in body
+    assert "Logged at [`notification/notification/tasks/email.py:77`](" in body
+    assert "`@acme/messaging`" in body and "**Suspect commit**" in body
+    assert "| Trace | `6a25b5771f22e0b028cf2b76a414dc40` |" in body
+    plain = (GOLDEN / "error_log.md").read_text(encoding="utf-8")
+    assert "| Logger | `notification.tasks.email` |" in plain and "## Where it happened" not in plain
+
+
+def test_the_older_code_attribute_names_place_a_log_just_as_well(monorepo):
+    older = {
+        "code.filepath": "/app/notification/tasks/email.py",
+        "code.function": "send_receipt",
+        "code.lineno": 77,
+    }
+    event = occurrence(kind="log", severity="ERROR", message=SMTP, attributes={**LOG_ATTRIBUTES, **older})
+    context = locator_for(monorepo).locate(plan_for("notification-service", event).signature)
+    assert context.source == "attributes" and context.blamed is not None
+    assert (context.blamed.repo_path, context.blamed.line) == ("notification/notification/tasks/email.py", 77)
+    assert context.owners == ["@acme/messaging"]
+
+
+def test_a_span_error_shows_the_request_and_its_trace(monorepo):
+    client = (GOLDEN / "client_span_error.md").read_text(encoding="utf-8")
+    for row in (
+        "| Span | client span in checkout-api |",
+        "| Method | `POST` |",
+        "| URL | `https://api.paymentsprovider.example/v1/charges` |",
+        "| Peer | `api.paymentsprovider.example:443` |",
+        "| Status | `502` |",
+        f"| Trace | `{TRACE_ID}` |",
+        "| Span id | `0961e4842ddc3ebc`, parent `2150684b6da4ad69` |",
+    ):
+        assert row in client
+    assert "\u200b" not in client.split("<!--", 1)[0]  # nothing invisible inside a URL or a word
+    server = (GOLDEN / "server_span_error.md").read_text(encoding="utf-8")
+    assert "| Route | `/api/recommendations/:productId` |" in server
+    assert server.startswith("# [web-gateway] 504 on GET /api/recommendations/:productId: upstream")
+
+
+# A request through the gateway to the checkout, where a KeyError is raised: the gateway's call fails with
+# a 502. The checkout's server span is the child of the gateway's client span.
+CASCADE_CAUSE = occurrence(
+    error_type="KeyError",
+    message="'currency'",
+    stacktrace=PYTHON,
+    trace_id=TRACE_ID,
+    span_id="a1542a9f608eebcb",
+    parent_span_id="0961e4842ddc3ebc",
+    span_kind="server",
+    attributes={
+        "http.request.method": "POST",
+        "http.route": "/api/v1/checkout",
+        "http.response.status_code": 500,
+    },
+)
+CASCADE_EFFECT = occurrence(
+    kind="span_error",
+    error_type="502",
+    message="POST",
+    trace_id=TRACE_ID,
+    span_id="0961e4842ddc3ebc",
+    parent_span_id="2150684b6da4ad69",
+    span_kind="client",
+    attributes={
+        "http.request.method": "POST",
+        "url.full": "http://checkout-api:8000/api/v1/checkout",
+        "server.address": "checkout-api",
+        "server.port": 8000,
+        "http.response.status_code": 502,
+    },
+)
+
+
+def cascade_plans() -> tuple[IssuePlan, IssuePlan, list[ErrorEvent]]:
+    """The two signatures, and three traces each holding both errors: the checkout's first (the gateway's
+    call outlives its callee)."""
+    cause = plan_for("checkout-api", CASCADE_CAUSE)
+    effect = plan_for("web-gateway", CASCADE_EFFECT)
+    events = []
+    for n in range(3):
+        moment = FIRST_SEEN + timedelta(minutes=n)
+        for plan, event, later in ((cause, CASCADE_CAUSE, 0), (effect, CASCADE_EFFECT, 40)):
+            assert plan.tally is not None
+            one = event.model_copy(
+                update={
+                    "event_id": f"{plan.signature_id}-{n}",
+                    "service": plan.signature.service,
+                    "trace_id": TRACE_ID if n == 0 else f"{n}{TRACE_ID[1:]}",
+                    "timestamp": moment + timedelta(milliseconds=later),
+                }
+            )
+            plan.tally.occurrences.append((one.event_id, plan.signature_id, one.timestamp))
+            events.append(one)
+    return cause, effect, events
+
+
+def test_a_cascade_reads_as_one_problem_its_two_issues_linked(monorepo):
+    cause, effect, events = cascade_plans()
+    after = {cause.signature_id: cause.signature, effect.signature_id: effect.signature}
+    cascades = correlate_traces(events, {p.signature_id: p.tally for p in (cause, effect) if p.tally}, after)
+    assert cascades[effect.signature_id].caused_by == {cause.signature_id: 3}
+    assert cascades[cause.signature_id].causes == {effect.signature_id: 3}
+    refs = {cause.signature_id: "#12", effect.signature_id: "#15"}
+    cause_body = rendered(monorepo, cause, cascades[cause.signature_id], refs)
+    effect_body = rendered(monorepo, effect, cascades[effect.signature_id], refs)
+    matches_golden("cascade_cause", cause_body)
+    matches_golden("cascade_effect", effect_body)
+    assert "**Causes** #15 (3 traces this round)" in cause_body
+    assert "**Caused by** #12 (3 traces this round)" in effect_body
+    assert "**Next step:** start at #12" in effect_body
+    path = effect_body.split("## Error path", 1)[1]
+    assert path.index("**checkout-api**") < path.index("**web-gateway**")  # the callee's error first
 
 
 def _counts(tally: Tally) -> dict[datetime, int]:

@@ -54,7 +54,8 @@ def test_a_related_signature_filed_earlier_in_the_same_round_gets_the_issue_it_j
 
 
 def test_only_a_tracker_reference_links_anything_else_is_escaped():
-    assert RelatedLink(signature_id="s", issue_ref="sig_s.md").markdown() == "sig_s.md"
+    # a draft links to the draft beside it; nothing else becomes a link
+    assert RelatedLink(signature_id="s", issue_ref="sig_s.md").markdown() == "[sig_s.md](sig_s.md)"
     assert RelatedLink(signature_id="s", issue_ref="#1 @team").markdown() == "\\#\u200b1 @\u200bteam"
 
 

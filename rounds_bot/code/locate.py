@@ -1,7 +1,18 @@
 """The round's code step: for each signature about to be filed, where in the repository it happened.
 
-    locator = CodeLocator.for_settings(settings, in_app)   the checkout's files, once per round
-    context = locator.locate(signature)                     linked in-app frames, suspect commit, owners
+    locator = CodeLocator.for_settings(settings)   the checkout's files, once per round
+    context = locator.locate(signature)            the frames from the crash site out, suspect commit, owners
+
+"Whose code" has one rule, the grouping engine's (`grouping.inapp.InAppRules.roles`, the JVM's owner rule
+included), and the crash site is the one the engine chose and stored with the signature
+(`SignatureState.crash_site`, else `grouping.crash_site.crash_site` of the representative trace): the frames
+list starts there, and the suspect commit and the owners are those of its line (or, when the crash site has
+no line, such as a generated proxy, of the first frame of the app's below it that has one). Frames above the
+crash site (a library's, the runtime's, or a recovery helper's in a Go panic) are counted, not listed.
+
+An error without a stack trace is placed by its source-location attributes, the OpenTelemetry semantic
+conventions' `code.file.path`, `code.function.name` and `code.line.number` (before 1.30: `code.filepath`,
+`code.function`, `code.namespace`, `code.lineno`), judged by the same rule.
 
 Links point at the revision that produced the code when the telemetry says (`vcs.ref.head.revision`, or
 `service.version` matching a tag), else at the checkout's own revision. Nothing here needs the network.
@@ -10,6 +21,7 @@ Links point at the revision that produced the code when the telemetry says (`vcs
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote
 
 from pydantic import Field
@@ -18,30 +30,68 @@ from rounds_bot.code.history import Commit, head_revision, resolve_revision, sus
 from rounds_bot.code.mapping import CodeMap, Rule
 from rounds_bot.code.owners import owners_of
 from rounds_bot.config import Settings
-from rounds_bot.grouping.inapp import InAppRules
-from rounds_bot.grouping.stacktrace import parse_stacktrace
-from rounds_bot.grouping.stacktrace.model import ParsedTrace
-from rounds_bot.models import Frozen
+from rounds_bot.grouping.crash_site import crash_site
+from rounds_bot.grouping.frames import frame_key
+from rounds_bot.grouping.inapp import FrameRole, InAppRules
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime, parse_stacktrace
+from rounds_bot.models import AttributeValue, ErrorEvent, Frozen
 from rounds_bot.signature import Signature
 
+#: the app's frames listed at most, from the crash site out
 MAX_FRAMES = 10
 REVISION_ATTRIBUTES = ("vcs.ref.head.revision", "vcs.repository.ref.revision")
+#: source-location attributes, the current name first (semantic conventions 1.30+), then the older one
+FILE_ATTRIBUTES = ("code.file.path", "code.filepath")
+FUNCTION_ATTRIBUTES = ("code.function.name", "code.function")
+LINE_ATTRIBUTES = ("code.line.number", "code.lineno")
+NAMESPACE_ATTRIBUTE = "code.namespace"
+#: `telemetry.sdk.language` (OpenTelemetry's names) to the runtime whose in-app rules apply
+_SDK_RUNTIMES: dict[str, Runtime] = {
+    "python": "python",
+    "java": "java",
+    "nodejs": "node",
+    "webjs": "node",
+    "go": "go",
+    "dotnet": "dotnet",
+    "ruby": "ruby",
+    "php": "php",
+    "rust": "rust",
+    "erlang": "elixir",
+}
+
+FrameKind = Literal["app", "test", "other"]
+Source = Literal["stacktrace", "attributes"]
+#: the frames listed, how many above the first were left out, and what placed them
+Listed = tuple[list["LinkedFrame"], int, Source]
 
 
 class LinkedFrame(Frozen):
-    """One in-app frame as the issue lists it."""
+    """One frame as the issue lists it: the app's own (linked when mapped) or a run of other frames."""
 
     function: str | None
     printed: str = Field(description="where the runtime said it ran: path (or class) and line")
     repo_path: str | None = None
     line: int | None = None
     url: str | None = None
+    kind: FrameKind = Field(
+        default="app", description="the app's, its tests', or others' (libraries, runtime)"
+    )
+    count: int = Field(default=1, description="frames this entry stands for (a run of others' frames)")
+    crash_site: bool = False
 
 
 class CodeContext(Frozen):
     """Where a problem happened in the repository, and what git says about that line."""
 
-    frames: list[LinkedFrame] = Field(default_factory=list)
+    frames: list[LinkedFrame] = Field(default_factory=list, description="from the crash site out")
+    above: int = Field(default=0, description="frames above the crash site, not listed")
+    source: Source = "stacktrace"
+    blamed: LinkedFrame | None = Field(
+        default=None, description="the frame whose line the suspect commit and owners come from"
+    )
+    logged_at: LinkedFrame | None = Field(
+        default=None, description="where the record's `code.*` attributes say it was written"
+    )
     revision: str | None = None
     suspect: Commit | None = None
     suspect_url: str | None = None
@@ -73,23 +123,100 @@ class CodeLocator:
         )
 
     def locate(self, signature: Signature) -> CodeContext:
-        trace = parse_stacktrace(signature.representative.stacktrace)
-        if trace is None:
-            return CodeContext()
+        event = signature.representative
         revision = self._revision(signature)
-        frames = self._frames(trace, revision)
-        crash = next((f for f in frames if f.repo_path and f.line), None)
+        trace = parse_stacktrace(event.stacktrace) if event.stacktrace else None
+        stored = signature.grouping_state.crash_site if signature.grouping_state else None
+        listed = self._from_trace(trace, stored, revision) if trace is not None else None
+        location = source_location(event.attributes)
+        logged_at = self._linked(location, revision, kind="app", crash_site=False) if location else None
+        if listed is None:
+            listed = self._from_attributes(event, revision)
+        if listed is None:
+            return CodeContext(logged_at=logged_at, revision=revision)
+        frames, above, source = listed
+        blamed = next((f for f in frames if f.kind != "other" and f.repo_path and f.line), None)
         suspect = None
-        if crash is not None and crash.repo_path and crash.line and revision:
+        if blamed is not None and blamed.repo_path and blamed.line and revision:
             suspect = suspect_commit(
-                self.checkout, crash.repo_path, crash.line, revision=revision, before=signature.first_seen
+                self.checkout, blamed.repo_path, blamed.line, revision=revision, before=signature.first_seen
             )
         return CodeContext(
             frames=frames,
+            above=above,
+            source=source,
+            blamed=blamed,
+            logged_at=logged_at,
             revision=revision,
             suspect=suspect,
             suspect_url=self._url(f"commit/{suspect.sha}") if suspect else None,
-            owners=owners_of(self.checkout, crash.repo_path) if crash and crash.repo_path else [],
+            owners=owners_of(self.checkout, blamed.repo_path) if blamed and blamed.repo_path else [],
+        )
+
+    def _from_trace(self, trace: ParsedTrace, stored: str | None, revision: str | None) -> Listed | None:
+        """The frames of the exception that holds the crash site, from the crash site out: the app's
+        listed (at most MAX_FRAMES), each run of others' frames as one entry."""
+        roles = self.in_app.roles(trace)
+        site = stored or crash_site(trace, roles)
+        if site is None:
+            return None
+        for exception, exception_roles in zip(trace.exceptions, roles.frames, strict=True):
+            pairs = list(zip(exception.frames, exception_roles, strict=True))
+            start = next((i for i, (f, r) in enumerate(pairs) if r.in_app and _key(f) == site), None)
+            if start is None:
+                continue
+            return self._listed(pairs[start:], revision, trace.runtime), start, "stacktrace"
+        return None
+
+    def _listed(
+        self, pairs: list[tuple[Frame, FrameRole]], revision: str | None, runtime: Runtime
+    ) -> list[LinkedFrame]:
+        listed: list[LinkedFrame] = []
+        shown = 0
+        for index, (frame, role) in enumerate(pairs):
+            if shown >= MAX_FRAMES:
+                break
+            kind: FrameKind = "app" if role.in_app else "test" if role.role == "test" else "other"
+            if kind != "other" and not (frame.filename or frame.module):
+                kind = "other"  # a builtin (`Array.map (<anonymous>)`): no file of anyone's to open
+            if kind == "other":
+                if listed and listed[-1].kind == "other":
+                    listed[-1] = listed[-1].model_copy(update={"count": listed[-1].count + 1})
+                else:
+                    listed.append(LinkedFrame(function=frame.function, printed=_printed(frame), kind="other"))
+                continue
+            shown += 1
+            listed.append(self._linked(frame, revision, kind=kind, crash_site=index == 0))
+        while listed and listed[-1].kind == "other":
+            listed.pop()  # the runtime or framework that started it all says nothing of this problem
+        return listed
+
+    def _from_attributes(self, event: ErrorEvent, revision: str | None) -> Listed | None:
+        """The place the event's source-location attributes name, when it is the app's code."""
+        frame = source_location(event.attributes)
+        if frame is None:
+            return None
+        runtime = _runtime_of(event.attributes, frame)
+        if runtime is not None and not self.in_app.frame_role(frame, runtime).in_app:
+            return None
+        return [self._linked(frame, revision, kind="app", crash_site=True)], 0, "attributes"
+
+    def _linked(
+        self, frame: Frame, revision: str | None, *, kind: FrameKind, crash_site: bool
+    ) -> LinkedFrame:
+        repo_path = self.code_map.repo_path(frame)
+        url = None
+        if repo_path and revision:
+            anchor = f"#L{frame.lineno}" if frame.lineno else ""
+            url = self._url(f"blob/{revision}/{quote(repo_path)}{anchor}")
+        return LinkedFrame(
+            function=frame.function,
+            printed=_printed(frame),
+            repo_path=repo_path,
+            line=frame.lineno,
+            url=url,
+            kind=kind,
+            crash_site=crash_site,
         )
 
     def _revision(self, signature: Signature) -> str | None:
@@ -100,34 +227,46 @@ class CodeLocator:
         )
         return found or self._head
 
-    def _frames(self, trace: ParsedTrace, revision: str | None) -> list[LinkedFrame]:
-        linked: list[LinkedFrame] = []
-        for exception in trace.exceptions:
-            for frame in exception.frames:
-                if len(linked) >= MAX_FRAMES:
-                    return linked
-                if not self.in_app.decide(frame, trace.runtime)[0]:
-                    continue
-                repo_path = self.code_map.repo_path(frame)
-                printed = (
-                    f"{frame.filename or frame.module or '?'}:{frame.lineno}"
-                    if frame.lineno
-                    else (frame.filename or frame.module or "?")
-                )
-                url = None
-                if repo_path and revision:
-                    anchor = f"#L{frame.lineno}" if frame.lineno else ""
-                    url = self._url(f"blob/{revision}/{quote(repo_path)}{anchor}")
-                linked.append(
-                    LinkedFrame(
-                        function=frame.function,
-                        printed=printed,
-                        repo_path=repo_path,
-                        line=frame.lineno,
-                        url=url,
-                    )
-                )
-        return linked
-
     def _url(self, tail: str) -> str | None:
         return f"{self.server}/{self.repository}/{tail}" if self.repository else None
+
+
+def source_location(attributes: dict[str, AttributeValue]) -> Frame | None:
+    """The frame an event's `code.*` attributes name (either generation of their names), or None."""
+    path = _first_text(attributes, FILE_ATTRIBUTES)
+    if path is None:
+        return None
+    function = _first_text(attributes, FUNCTION_ATTRIBUTES)
+    namespace = _first_text(attributes, (NAMESPACE_ATTRIBUTE,))
+    if function and namespace and not function.startswith(namespace):
+        function = f"{namespace}.{function}"
+    line = next((attributes[k] for k in LINE_ATTRIBUTES if k in attributes), None)
+    lineno = line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None
+    if isinstance(line, str) and line.isdigit():
+        lineno = int(line)
+    return Frame(function=function, filename=path, lineno=lineno)
+
+
+def _first_text(attributes: dict[str, AttributeValue], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _runtime_of(attributes: dict[str, AttributeValue], frame: Frame) -> Runtime | None:
+    language = attributes.get("telemetry.sdk.language")
+    if isinstance(language, str) and language in _SDK_RUNTIMES:
+        return _SDK_RUNTIMES[language]
+    return None
+
+
+def _key(frame: Frame) -> str:
+    key = frame_key(frame)
+    return f"{key.module}:{key.function}"
+
+
+def _printed(frame: Frame) -> str:
+    where = frame.filename or frame.module or "?"
+    return f"{where}:{frame.lineno}" if frame.lineno else where

@@ -7,7 +7,8 @@ from pydantic import Field
 
 from rounds_bot.models import Frozen
 from rounds_bot.render import markdown as md
-from rounds_bot.render.headline import trim
+from rounds_bot.render.cascade_section import reference
+from rounds_bot.render.headline import trim, unmarked
 from rounds_bot.render.marker import MarkerState, write_marker
 
 # GitHub refuses issue bodies over 65,536 characters; keep a margin for the marker and table.
@@ -32,9 +33,10 @@ class RelatedLink(Frozen):
     similarity: float | None = Field(default=None, description="TF-IDF cosine of the two signatures")
 
     def markdown(self) -> str:
-        """`#12 (similarity 0.47)`; the signature id (escaped) when no issue was filed for it yet."""
-        ref = md.issue_ref(self.issue_ref) if self.issue_ref else md.code(self.signature_id)
-        return f"{ref} (similarity {self.similarity:.2f})" if self.similarity is not None else str(ref)
+        """`#12 (similarity 0.47)`; a draft as a relative link; the signature id (as code) when no issue was
+        filed for it yet."""
+        ref = reference(self.issue_ref, self.signature_id)
+        return f"{ref} (similarity {self.similarity:.2f})" if self.similarity is not None else ref
 
 
 class IssueView(Frozen):
@@ -65,6 +67,10 @@ class IssueView(Frozen):
         default="", description="in-app frames, suspect commit (`render/code_section`)"
     )
     trend_markdown: str = Field(default="", description="occurrences over time (`render/chart`)")
+    context_title: str = Field(default="", description='"Request" for a span error, "Log record" for a log')
+    context_markdown: str = Field(default="", description="its table (`render/telemetry`)")
+    cascade_line: str = Field(default="", description="caused by / causes (`render/cascade_section`)")
+    path_markdown: str = Field(default="", description="the trace's error path (`render/cascade_section`)")
     confidence: str | None = None
     diagnosis_markdown: str | None = None
     next_step_markdown: str = Field(default="", description="what to do next (`render/next_step`)")
@@ -121,8 +127,9 @@ def _cut(markdown: str, keep: int) -> str:
 
 def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
     template = _environment().get_template("issue.md.j2")
-    kind = md.code(view.error_type) if view.error_type else "An error"
-    sentence = md.escape(trim(view.summary or view.normalized_message, SUMMARY_CHARS))
+    # a span error's type is its status code, which the sentence starts with already
+    kind = md.code(view.error_type) if view.error_type and not view.error_type.isdigit() else "An error"
+    sentence = md.escape(trim(unmarked(view.summary or view.normalized_message), SUMMARY_CHARS))
     summary = md.trusted(f"{kind} in **{md.escape(view.service)}**: {sentence}")
     return template.render(
         summary=summary,
@@ -137,7 +144,7 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         environments=view.environments,
         stacktrace=md.trusted(f"```\n{stacktrace}\n```") if stacktrace else None,
         stacktrace_truncated=truncated,
-        message=md.fenced(view.message[:2_000]) if not view.stacktrace else "",
+        message=md.fenced(view.message[:2_000]) if view.message and not view.stacktrace else "",
         tier_text=TIER_TEXT.get(view.tier, view.tier),
         explanation=md.fenced(view.explanation),
         related=md.trusted(", ".join(link.markdown() for link in view.related)) if view.related else None,
@@ -145,6 +152,10 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         diagnosis=md.trusted(view.diagnosis_markdown) if view.diagnosis_markdown else None,
         where=md.trusted(view.where_markdown) if view.where_markdown else None,
         trend=md.trusted(view.trend_markdown) if view.trend_markdown else None,
+        context_title=view.context_title,
+        context=md.trusted(view.context_markdown) if view.context_markdown else None,
+        cascade=md.trusted(view.cascade_line) if view.cascade_line else None,
+        path=md.trusted(view.path_markdown) if view.path_markdown else None,
         next_step=md.trusted(view.next_step_markdown) if view.next_step_markdown else None,
         marker=md.trusted(write_marker(view.marker)),
     )

@@ -11,6 +11,7 @@ from rounds_bot.clock import parse_iso
 from rounds_bot.code.locate import CodeContext, CodeLocator
 from rounds_bot.config import Settings
 from rounds_bot.grouping.vectors import cosine
+from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import RelatedLink
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
@@ -27,24 +28,49 @@ class Evidence:
     code: CodeContext = field(default_factory=CodeContext)
     occurrences: dict[datetime, int] = field(default_factory=dict)
     related: list[RelatedLink] = field(default_factory=list)
+    cascade: Cascade | None = None
+    refs: dict[str, str] = field(default_factory=dict)  # the issues of the signatures the cascade names
 
 
-def gather_evidence(settings: Settings, store: Store, plans: list[IssuePlan]) -> dict[str, Evidence]:
+def gather_evidence(
+    settings: Settings, store: Store, plans: list[IssuePlan], cascades: dict[str, Cascade] | None = None
+) -> dict[str, Evidence]:
     to_file = [plan for plan in plans if plan.kind != "deferred"]
     if not to_file:
         return {}
     locator = CodeLocator.for_settings(settings)
-    return {plan.signature_id: _evidence(locator, store, plan) for plan in to_file}
+    cascades = cascades or {}
+    return {
+        plan.signature_id: _evidence(locator, store, plan, cascades.get(plan.signature_id))
+        for plan in to_file
+    }
 
 
-def _evidence(locator: CodeLocator, store: Store, plan: IssuePlan) -> Evidence:
+def _evidence(locator: CodeLocator, store: Store, plan: IssuePlan, cascade: Cascade | None) -> Evidence:
     counts = store.occurrence_counts(plan.signature_id)
     for bucket, count in (plan.tally.buckets if plan.tally else {}).items():
         moment = parse_iso(bucket)
         counts[moment] = counts.get(moment, 0) + count
     return Evidence(
-        code=locator.locate(plan.signature), occurrences=counts, related=related_links(store, plan.signature)
+        code=locator.locate(plan.signature),
+        occurrences=counts,
+        related=related_links(store, plan.signature),
+        cascade=cascade,
+        refs=cascade_refs(store, cascade),
     )
+
+
+def cascade_refs(store: Store, cascade: Cascade | None) -> dict[str, str]:
+    """The issue rounds filed for each signature a cascade names, from its own database."""
+    if cascade is None:
+        return {}
+    named = {*cascade.caused_by, *cascade.causes, *(step.signature_id for step in cascade.path)}
+    refs = {}
+    for signature_id in sorted(named):
+        known = store.signature(signature_id)
+        if known is not None and known.issue_ref:
+            refs[signature_id] = known.issue_ref
+    return refs
 
 
 def related_links(store: Store, signature: Signature) -> list[RelatedLink]:

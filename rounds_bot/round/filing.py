@@ -8,13 +8,16 @@ from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
+from rounds_bot.models import ErrorEvent
 from rounds_bot.render import markdown as md
+from rounds_bot.render.cascade_section import Cascade, cascade_line, path_section, reference
 from rounds_bot.render.chart import occurrence_chart
-from rounds_bot.render.code_section import code_section
+from rounds_bot.render.code_section import code_section, frame_markdown
 from rounds_bot.render.headline import summary_of
 from rounds_bot.render.issue import IssueView, RelatedLink, issue_title, render_body
 from rounds_bot.render.marker import MarkerMemory
-from rounds_bot.render.next_step import next_step
+from rounds_bot.render.next_step import next_step, search_text
+from rounds_bot.render.telemetry import log_rows, other_attributes, request_rows, table, trace_rows
 from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
@@ -56,6 +59,7 @@ def file_issues(
     and spending."""
     memory = memory or {}
     filed = Filed()
+    unlinked: list[tuple[IssuePlan, set[str]]] = []  # bodies naming a cascade's signature before its issue
     for position, plan in enumerate(plans):
         if plan.kind == "deferred":
             continue
@@ -64,34 +68,75 @@ def file_issues(
             found = _with_refs(evidence.get(sid, Evidence()), filed.issues)
             view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
             filed.issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
+            if _unresolved(found):
+                unlinked.append((plan, _unresolved(found)))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
             waiting = [p for p in plans[position:] if p.kind != "deferred"]
             filed.not_reached.update(p.signature_id for p in waiting)
             filed.notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
             break
+    _link_cascades(tracker, unlinked, filed, diagnoses, evidence, style, memory)
     return filed
 
 
+def _link_cascades(
+    tracker: Tracker,
+    unlinked: list[tuple[IssuePlan, set[str]]],
+    filed: Filed,
+    diagnoses: dict[str, Diagnosis],
+    evidence: dict[str, Evidence],
+    style: IssueStyle,
+    memory: dict[str, MarkerMemory],
+) -> None:
+    """Once more, the bodies that named a cascade's signature before its issue existed: "caused by #12" is
+    what makes a cascade read as one problem, so it does not wait for the next round (one edit each)."""
+    for plan, missing in unlinked:
+        sid = plan.signature_id
+        found = _with_refs(evidence.get(sid, Evidence()), filed.issues)
+        issue = filed.issues.get(sid)
+        if issue is None or _unresolved(found) == missing:
+            continue
+        view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
+        draft = IssueDraft(
+            signature_id=sid, title=issue_title(view), body=render_body(view), labels=_labels(plan, view)
+        )
+        try:
+            filed.issues[sid] = tracker.update(issue, draft)
+        except TrackerStopped as stop:
+            filed.notes.append(f"cascade links wait for the next round: {stop}")
+            return
+
+
+def _unresolved(evidence: Evidence) -> set[str]:
+    """The signatures a body's cascade names that have no issue yet."""
+    cascade = evidence.cascade
+    if cascade is None:
+        return set()
+    named = {*cascade.caused_by, *cascade.causes, *(step.signature_id for step in cascade.path)}
+    return {sid for sid in named if sid not in evidence.refs}
+
+
 def _with_refs(evidence: Evidence, issues: dict[str, IssueRef]) -> Evidence:
-    """Related signatures filed earlier in this round linked to the issue they just got."""
+    """Related and cascading signatures filed earlier in this round linked to the issue they just got."""
     related = [
         link.model_copy(update={"issue_ref": issues[link.signature_id].ref})
         if link.issue_ref is None and link.signature_id in issues
         else link
         for link in evidence.related
     ]
-    return replace(evidence, related=related)
+    refs = {**{sid: issue.ref for sid, issue in issues.items()}, **evidence.refs}
+    return replace(evidence, related=related, refs=refs)
 
 
 def _file_issue(
     tracker: Tracker, plan: IssuePlan, view: IssueView, attempt: DiagnosisOutcome | None
 ) -> IssueRef:
-    labels = [BOT_LABEL, service_label(_service(plan)), severity_label(plan.signature.severity)]
-    if view.classification_key:
-        labels.append(f"classification:{view.classification_key}")
     draft = IssueDraft(
-        signature_id=plan.signature_id, title=issue_title(view), body=render_body(view), labels=labels
+        signature_id=plan.signature_id,
+        title=issue_title(view),
+        body=render_body(view),
+        labels=_labels(plan, view),
     )
     if plan.issue is None:
         return tracker.create(draft)
@@ -106,6 +151,13 @@ def _file_issue(
         return tracker.update(plan.issue, draft, comment=regression, reopen=True)
     comment = None if plan.kind == "muted" else _diagnosis_comment(attempt)
     return tracker.update(plan.issue, draft, comment=comment)
+
+
+def _labels(plan: IssuePlan, view: IssueView) -> list[str]:
+    labels = [BOT_LABEL, service_label(_service(plan)), severity_label(plan.signature.severity)]
+    if view.classification_key:
+        labels.append(f"classification:{view.classification_key}")
+    return labels
 
 
 def _diagnosis_comment(attempt: DiagnosisOutcome | None) -> str | None:
@@ -146,6 +198,7 @@ def issue_view(
     signature: Signature = plan.signature
     tally = plan.tally
     representative = signature.representative
+    context_title, rows = _context(representative, evidence)
     return IssueView(
         signature_id=plan.signature_id,
         service=signature.service,
@@ -161,7 +214,7 @@ def issue_view(
         services=sorted(signature.services),
         versions=sorted(signature.versions),
         environments=sorted(signature.environments),
-        message=representative.message,
+        message=_message(representative),
         summary=summary_of(representative),
         stacktrace=representative.stacktrace,
         classification=diagnosis.classification.replace("_", " ") if diagnosis else None,
@@ -172,10 +225,53 @@ def issue_view(
         ),
         where_markdown=code_section(evidence.code),
         trend_markdown=occurrence_chart(evidence.occurrences, mermaid=style.charts),
+        context_title=context_title,
+        context_markdown=table(rows),
+        cascade_line=cascade_line(evidence.cascade, evidence.refs),
+        path_markdown=path_section(evidence.cascade, evidence.refs, plan.signature_id),
         confidence=diagnosis.confidence if diagnosis else None,
         diagnosis_markdown=render_diagnosis(diagnosis) if diagnosis else None,
-        next_step_markdown=next_step(diagnosis, evidence.code, diagnosis_on=style.diagnosis_on),
+        next_step_markdown=next_step(
+            diagnosis,
+            evidence.code,
+            diagnosis_on=style.diagnosis_on,
+            search=search_text(representative, signature.title)
+            if representative.kind != "exception"
+            else None,
+            cause=_cause(evidence.cascade, evidence.refs),
+        ),
         related=evidence.related or [RelatedLink(signature_id=sid) for sid in sorted(signature.related)],
         links=[("Source", representative.source_url)] if representative.source_url else [],
         marker=signature.to_marker(memory),
     )
+
+
+def _context(event: ErrorEvent, evidence: Evidence) -> tuple[str, list[tuple[str, str]]]:
+    """The occurrence's telemetry beyond its message: the log record, the request, or only the trace."""
+    own = other_attributes(event)
+    extra = [("Attributes", own)] if own else []
+    if event.kind == "log":
+        logged_at = evidence.code.logged_at
+        where = frame_markdown(logged_at) if logged_at and evidence.code.source != "attributes" else None
+        return "Log record", log_rows(event, where) + extra
+    request = request_rows(event)
+    if request:
+        return "Request", request + extra
+    traced = trace_rows(event)
+    return ("Trace", traced) if traced else ("", [])
+
+
+def _cause(cascade: Cascade | None, refs: dict[str, str]) -> str | None:
+    """The issue this problem's traces began with (the one most traces show), as a reference."""
+    if cascade is None or not cascade.caused_by:
+        return None
+    first = min(cascade.caused_by.items(), key=lambda pair: (-pair[1], pair[0]))[0]
+    return reference(refs.get(first), first)
+
+
+def _message(event: ErrorEvent) -> str:
+    """The occurrence's message as the issue shows it apart: a failed span's only when it says more than the
+    summary does (a span named after its method, `POST`, says nothing the Request table does not)."""
+    if event.kind == "span_error" and " ".join(event.message.split()) in summary_of(event):
+        return ""
+    return event.message

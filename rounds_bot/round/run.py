@@ -5,6 +5,7 @@
     polled     = Redactor(...).poll(polled)  redacted once, here: nothing after sees raw telemetry (redact/)
     grouped    = group_occurrences(...)      fingerprint + dedup, a tally per signature  (occurrences.py)
     after      = signatures_after(...)       each signature as it will be after the round
+    cascades   = correlate_traces(...)       signatures whose errors share a trace        (cascade.py)
     candidates = gather_candidates(...)      seen, deferred earlier, or wanted           (planning.py)
     lookups    = look_up_issues(...)         the tracker's issue for each (network)
     planned    = plan_issues(...)            new / updated / regressed / muted / deferred (pure)
@@ -31,6 +32,8 @@ from rounds_bot.controls import Controls, load_controls, pending_rediagnoses
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.fixing.release import FixVerdict
 from rounds_bot.redact import Redactor
+from rounds_bot.render.cascade_section import Cascade
+from rounds_bot.round.cascade import correlate_traces
 from rounds_bot.round.commit import Learned, commit, forget_before
 from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosis_step
 from rounds_bot.round.evidence import gather_evidence
@@ -89,7 +92,8 @@ def run_round(
         candidates = gather_candidates(store, grouped.tallies, after, ())
         planned, diagnosis, filed = hold_while_paused(candidates, controls), DiagnosisStep(), Filed()
     else:
-        occasion = Occasion(run_id, now, window, controls, fixed.verdicts)
+        cascades = correlate_traces(polled.events, grouped.tallies, after)
+        occasion = Occasion(run_id, now, window, controls, fixed.verdicts, cascades)
         planned, diagnosis, filed = act(
             settings, store, tracker, diagnoser, occasion, grouped, after, rediagnose
         )
@@ -139,6 +143,7 @@ class Occasion:
     window: Window
     controls: Controls
     fix_verdicts: dict[str, FixVerdict] = field(default_factory=dict)  # recurrences of fixed problems
+    cascades: dict[str, Cascade] = field(default_factory=dict)  # signatures whose errors share a trace
 
 
 def act(
@@ -178,7 +183,7 @@ def act(
     latest = store.latest_good_diagnoses(planned_ids)  # read once, after this round's calls
     diagnoses = {sid: record.outcome.diagnosis for sid, record in latest.items() if record.outcome.diagnosis}
     diagnoses.update(diagnosis.good_diagnoses())
-    evidence = gather_evidence(settings, store, planned.plans)
+    evidence = gather_evidence(settings, store, planned.plans, occasion.cascades)
     style = IssueStyle(charts=settings.charts, diagnosis_on=diagnoser is not None)
     memory = marker_memory(store, planned_ids, latest)
     filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style, memory)

@@ -67,6 +67,14 @@ EXCEPTION_STACKTRACE = "exception.stacktrace"
 _EXCEPTION_KEYS = (EXCEPTION_TYPE, EXCEPTION_MESSAGE, EXCEPTION_STACKTRACE)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: OTLP's SpanKind, by number or by name (without its `SPAN_KIND_` prefix)
+_SPAN_KINDS = {
+    **dict.fromkeys(("1", "internal"), "internal"),
+    **dict.fromkeys(("2", "server"), "server"),
+    **dict.fromkeys(("3", "client"), "client"),
+    **dict.fromkeys(("4", "producer"), "producer"),
+    **dict.fromkeys(("5", "consumer"), "consumer"),
+}
 
 
 class OtlpFileSource:
@@ -281,6 +289,8 @@ def _exception_event(
         error_code=_error_code(attributes),
         trace_id=span.trace_id or None,
         span_id=span.span_id or None,
+        parent_span_id=span.parent_span_id or None,
+        span_kind=_SPAN_KINDS.get(str(span.kind).removeprefix("SPAN_KIND_").lower()),
         service_version=origin.version,
         environment=origin.environment,
         attributes=_without_exception_keys(attributes),
@@ -301,6 +311,8 @@ def _span_error_event(span: Span, span_attributes: dict[str, AttributeValue], or
         error_code=_error_code(attributes),
         trace_id=span.trace_id or None,
         span_id=span.span_id or None,
+        parent_span_id=span.parent_span_id or None,
+        span_kind=_SPAN_KINDS.get(str(span.kind).removeprefix("SPAN_KIND_").lower()),
         service_version=origin.version,
         environment=origin.environment,
         attributes=attributes,

@@ -169,6 +169,8 @@ class Span(OtlpModel):
     span_id: SpanId = ""
     parent_span_id: SpanId = ""
     name: str = ""
+    #: SpanKind: an integer in OTLP/JSON (1 internal, 2 server, 3 client, 4 producer, 5 consumer)
+    kind: int | str = 0
     start_time_unix_nano: Int64 = 0
     end_time_unix_nano: Int64 = 0
     attributes: list[KeyValue] = []

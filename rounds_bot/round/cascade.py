@@ -1,0 +1,115 @@
+"""The round's cascade step: signatures whose errors share a trace, read as one problem.
+
+    cascades = correlate_traces(polled.events, grouped.tallies, after)
+
+A request that fails in one service often fails in every service that called it: the payment service's
+exception, then the checkout's 502, then the gateway's 502. Each is its own signature (each service's code
+and error differ), but the issue a maintainer should start from is the first. Within one trace the errors
+are ordered by cause: an error whose span is the parent of another's span comes after it (the caller fails
+after its callee), else the earlier error comes first. The first error of a trace is where it began: each
+signature of another service in the same trace is "caused by" the first one's signature, and the first
+"causes" them. Errors of the same service in one trace are not a cascade (a retry, a log beside its
+exception) and are listed on the path only.
+
+Values in, values out: the round's (redacted) events, its tallies (which signature each event went to) and
+the signatures as they will be after the round (their titles); nothing is read or written elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rounds_bot.models import ErrorEvent
+from rounds_bot.render.cascade_section import Cascade, PathStep
+from rounds_bot.round.tally import Tally
+from rounds_bot.signature import Signature
+
+#: the errors of one trace listed on an issue's path at most
+MAX_PATH = 8
+
+
+def correlate_traces(
+    events: list[ErrorEvent], tallies: dict[str, Tally], after: dict[str, Signature]
+) -> dict[str, Cascade]:
+    """The cascade of each signature the round saw errors of in a trace shared with another signature."""
+    signature_of = {
+        event_id: signature_id
+        for tally in tallies.values()
+        for event_id, signature_id, _ in tally.occurrences
+    }
+    traces: dict[str, list[tuple[ErrorEvent, str]]] = defaultdict(list)
+    for event in events:
+        signature_id = signature_of.get(event.event_id)
+        if event.trace_id and signature_id is not None:
+            traces[event.trace_id].append((event, signature_id))
+    caused_by: dict[str, dict[str, int]] = defaultdict(dict)
+    causes: dict[str, dict[str, int]] = defaultdict(dict)
+    example: dict[str, tuple[str, list[tuple[ErrorEvent, str]]]] = {}
+    for trace_id in sorted(traces):
+        ordered = causal_order(traces[trace_id])
+        if len({signature_id for _, signature_id in ordered}) < 2:
+            continue
+        first_event, first = ordered[0]
+        effects = {sid for event, sid in ordered[1:] if sid != first and event.service != first_event.service}
+        for effect in sorted(effects):
+            caused_by[effect][first] = caused_by[effect].get(first, 0) + 1
+            causes[first][effect] = causes[first].get(effect, 0) + 1
+        for signature_id in {sid for _, sid in ordered}:
+            if _better_example(trace_id, ordered, example.get(signature_id), after.get(signature_id)):
+                example[signature_id] = (trace_id, ordered)
+    return {
+        signature_id: Cascade(
+            caused_by=dict(caused_by.get(signature_id, {})),
+            causes=dict(causes.get(signature_id, {})),
+            trace_id=trace_id,
+            path=tuple(_step(event, sid, after) for event, sid in ordered[:MAX_PATH]),
+        )
+        for signature_id, (trace_id, ordered) in sorted(example.items())
+        if signature_id in caused_by or signature_id in causes
+    }
+
+
+def causal_order(errors: list[tuple[ErrorEvent, str]]) -> list[tuple[ErrorEvent, str]]:
+    """The errors of one trace, cause first: a callee's error before its caller's (the span whose parent is
+    another error's span came first), else by time, then by event id (the same input, the same order)."""
+    ordered = sorted(errors, key=lambda pair: (pair[0].timestamp, pair[0].event_id))
+    by_span = {event.span_id: index for index, (event, _) in enumerate(ordered) if event.span_id}
+    for _ in range(len(ordered) ** 2):  # bounded: ids that claim a cycle cannot loop forever
+        moved = False
+        for index, (event, _) in enumerate(ordered):
+            parent = by_span.get(event.parent_span_id or "")
+            if parent is not None and parent < index:
+                ordered.insert(parent, ordered.pop(index))
+                by_span = {e.span_id: i for i, (e, _) in enumerate(ordered) if e.span_id}
+                moved = True
+                break
+        if not moved:
+            break
+    return ordered
+
+
+def _better_example(
+    trace_id: str,
+    ordered: list[tuple[ErrorEvent, str]],
+    current: tuple[str, list[tuple[ErrorEvent, str]]] | None,
+    signature: Signature | None,
+) -> bool:
+    """The trace of the signature's representative (the one its issue shows) is the best example; else a
+    trace with errors in more signatures; traces come in id order, so the first of equals stays."""
+    if current is None:
+        return True
+    shown = signature.representative.trace_id if signature is not None else None
+    if shown is not None and (trace_id == shown) != (current[0] == shown):
+        return trace_id == shown
+    return len({sid for _, sid in ordered}) > len({sid for _, sid in current[1]})
+
+
+def _step(event: ErrorEvent, signature_id: str, after: dict[str, Signature]) -> PathStep:
+    signature = after.get(signature_id)
+    return PathStep(
+        signature_id=signature_id,
+        service=event.service,
+        title=signature.title if signature is not None else signature_id,
+        kind=event.kind,
+        timestamp=event.timestamp,
+    )
