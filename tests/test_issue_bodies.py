@@ -7,8 +7,10 @@ meant, and read the diff)."""
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -16,17 +18,21 @@ from test_code_links import commit, git
 
 from rounds_bot.code.locate import CodeLocator
 from rounds_bot.code.mapping import CodeMap
+from rounds_bot.config import load_settings
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import issue_title, render_body
-from rounds_bot.round.cascade import correlate_traces
+from rounds_bot.round.cascade import causal_order, correlate_traces
 from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.filing import IssueStyle, issue_view
 from rounds_bot.round.planning import IssuePlan
+from rounds_bot.round.run import run_round
 from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.tracker.dryrun import DryRunTracker
 
 GOLDEN = Path(__file__).parent / "golden" / "issues"
 UPDATE = os.environ.get("ROUNDS_UPDATE_GOLDEN") == "1"
@@ -482,3 +488,166 @@ def test_a_cascade_reads_as_one_problem_its_two_issues_linked(monorepo):
 
 def _counts(tally: Tally) -> dict[datetime, int]:
     return {datetime.fromisoformat(bucket): count for bucket, count in tally.buckets.items()}
+
+
+def _span(trace: str, span: str, parent: str, name: str, kind: int, end: int, **extra: object) -> dict:
+    attributes = [
+        {"key": key, "value": {"intValue": str(value)} if isinstance(value, int) else {"stringValue": value}}
+        for key, value in extra.pop("attributes", {}).items()  # type: ignore[union-attr]
+    ]
+    return {
+        "traceId": trace,
+        "spanId": span,
+        "parentSpanId": parent,
+        "name": name,
+        "kind": kind,
+        "startTimeUnixNano": str(end - 50_000_000),
+        "endTimeUnixNano": str(end),
+        "attributes": attributes,
+        "status": {"code": 2},
+        **extra,
+    }
+
+
+def _export(service: str, spans: list[dict]) -> str:
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+    return json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]})
+
+
+def cascade_file(path: Path, traces: int) -> Path:
+    """Traces through the gateway to the checkout: the checkout raises, the gateway's call gets a 502."""
+    lines = []
+    start = int((FIRST_SEEN - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1e9)
+    for n in range(traces):
+        trace = f"{n:02x}" + TRACE_ID[2:]
+        end = start + n * 60_000_000_000
+        exception = {
+            "timeUnixNano": str(end - 10_000_000),
+            "name": "exception",
+            "attributes": [
+                {"key": "exception.type", "value": {"stringValue": "KeyError"}},
+                {"key": "exception.message", "value": {"stringValue": "'currency'"}},
+                {"key": "exception.stacktrace", "value": {"stringValue": PYTHON}},
+            ],
+        }
+        server = _span(trace, "a1542a9f608eebcb", "0961e4842ddc3ebc", "POST /api/v1/checkout", 2, end,
+                       events=[exception], attributes={"http.route": "/api/v1/checkout"})  # fmt: skip
+        call = {
+            "http.request.method": "POST",
+            "url.full": "http://checkout-api:8000/api/v1/checkout",
+            "server.address": "checkout-api",
+            "http.response.status_code": 502,
+        }
+        client = _span(
+            trace, "0961e4842ddc3ebc", "2150684b6da4ad69", "POST", 3, end + 40_000_000, attributes=call
+        )
+        lines += [
+            _export("web-gateway", [client]),
+            _export("checkout-api", [server]),
+        ]  # the effect read first
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_round_files_a_cascade_as_two_issues_that_name_each_other(clean_env, fresh_db, tmp_path):
+    source = OtlpFileSource(cascade_file(tmp_path / "cascade.jsonl", traces=3))
+    drafts = tmp_path / "drafts"
+    now = FIRST_SEEN + timedelta(hours=1)
+    run_round(load_settings(), source, DryRunTracker(drafts), fresh_db, now=now, reads_whole_history=True)
+    bodies = {path.name: path.read_text(encoding="utf-8") for path in drafts.glob("sig_*.md")}
+    assert len(bodies) == 2
+    (cause_name, cause), (effect_name, effect) = sorted(
+        bodies.items(), key=lambda item: "KeyError" not in item[1]
+    )
+    # each names the other's draft, though one of them was filed before the other existed
+    assert f"**Causes** [{cause_name}]".replace(cause_name, effect_name) in cause
+    assert f"**Caused by** [{cause_name}]({cause_name}) (3 traces this round)" in effect
+    assert f"**Next step:** start at [{cause_name}]({cause_name})" in effect
+    assert "| Span id | `0961e4842ddc3ebc`, parent `2150684b6da4ad69` |" in effect
+    # a URL the redaction took for a secret (`checkout-api:8000/...`) is shown as it came, never a crash
+    assert "502 from POST checkout-api" in effect
+
+
+def test_a_callees_error_comes_before_its_callers_whatever_the_clock_says():
+    caller = occurrence(
+        kind="span_error", service="web-gateway", trace_id="t", span_id="c1", parent_span_id="r"
+    )
+    callee = occurrence(service="checkout-api", trace_id="t", span_id="s1", parent_span_id="c1")
+    # the callee's exception was recorded after its caller's span ended (clocks of two hosts disagree)
+    late = callee.model_copy(update={"event_id": "late", "timestamp": FIRST_SEEN + timedelta(seconds=1)})
+    ordered = causal_order([(caller, "sig_gateway"), (late, "sig_checkout")])
+    assert [sid for _, sid in ordered] == ["sig_checkout", "sig_gateway"]
+    looped = occurrence(trace_id="t", span_id="c1", parent_span_id="s1")  # ids that claim a cycle
+    assert len(causal_order([(looped, "a"), (late, "b")])) == 2
+
+
+def test_errors_of_one_service_in_one_trace_are_neighbours_not_a_cascade():
+    later = FIRST_SEEN + timedelta(milliseconds=5)  # the handler logs after the exception it caught
+    log = occurrence(kind="log", service="checkout-api", message="Failed to place order", trace_id="t")
+    log = log.model_copy(update={"timestamp": later})
+    exception = occurrence(service="checkout-api", error_type="KeyError", message="'x'", trace_id="t")
+    tallies = {}
+    for sid, event in (("sig_log", log), ("sig_exc", exception)):
+        assignment = Assignment(
+            signature_id=sid,
+            tier="new",
+            fingerprint_hash="f",
+            fingerprint_version="v",
+            explanation="",
+            title=sid,
+            normalized_message="",
+        )
+        tally = Tally(assignment=assignment)
+        tally.occurrences.append((f"{sid}-1", sid, event.timestamp))
+        tallies[sid] = tally
+    events = [
+        log.model_copy(update={"event_id": "sig_log-1"}),
+        exception.model_copy(update={"event_id": "sig_exc-1"}),
+    ]
+    cascades = correlate_traces(events, tallies, {})
+    assert not cascades["sig_log"].caused_by and not cascades["sig_exc"].causes
+    assert [step.signature_id for step in cascades["sig_log"].path] == ["sig_exc", "sig_log"]
+
+
+class _Visible(HTMLParser):
+    """The text a reader sees outside code, and the links, of rendered HTML."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.links: list[str] = []
+        self._code = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("code", "pre"):
+            self._code += 1
+        if tag == "a":
+            self.links += [value or "" for name, value in attrs if name == "href"]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("code", "pre"):
+            self._code -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self._code:
+            self.text.append(data)
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.md")), ids=lambda path: path.stem)
+def test_each_golden_body_reads_clean_as_github_renders_it(path):
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    body = path.read_text(encoding="utf-8").split("\n", 2)[2]  # the title is not Markdown on GitHub
+    html = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
+    seen = _Visible()
+    seen.feed(html)
+    text = "".join(seen.text)
+    assert (
+        "\\" not in text and "[REDACTED:" not in text and "\u200b" not in text
+    )  # no escape shows, no marker
+    assert "rounds:marker" not in text  # the marker stays a comment
+    assert html.count("<table>") == body.count("\n|---|---|\n")  # every table is one
+    if "## Where it happened" in body and "](https://" in body.split("## Where it happened", 1)[1]:
+        assert any(link.startswith("https://github.com/acme/shop/blob/") for link in seen.links)
+    assert "<strong>Next step:</strong>" in html

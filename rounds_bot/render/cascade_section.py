@@ -69,8 +69,9 @@ def path_section(cascade: Cascade | None, refs: dict[str, str], own_id: str) -> 
     if cascade is None or not cascade.path or cascade.trace_id is None:
         return ""
     services = len({step.service for step in cascade.path})
+    failed = f"failed in {services} services" if services > 1 else f"holds {len(cascade.path)} errors"
     lines = [
-        f"Trace {md.code(cascade.trace_id)} failed in {services} services; its errors from where it began "
+        f"Trace {md.code(cascade.trace_id)} {failed}; its errors from where it began "
         "(a callee's error before its caller's, else by time):",
         "",
     ]

@@ -97,9 +97,13 @@ def _remote_target(attributes: dict[str, AttributeValue]) -> str | None:
     """Where a client call went: host and path of `url.full`, else `server.address` and `url.path`."""
     full = _text(attributes.get("url.full"))
     if full:
-        parts = urlsplit(full)
-        if parts.hostname:
-            return f"{parts.hostname}{parts.path}"
+        try:
+            parts = urlsplit(full)
+            host = parts.hostname
+        except ValueError:  # not a URL after all (a redacted one, `http://[REDACTED:…]`)
+            host = None
+        if host:
+            return f"{host}{parts.path}"
     server = _text(attributes.get("server.address"))
     if server:
         return f"{server}{_text(attributes.get('url.path')) or ''}"

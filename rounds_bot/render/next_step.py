@@ -123,7 +123,7 @@ def search_text(event: ErrorEvent, template: str) -> str | None:
         if isinstance(route, str):
             return _safe(_fixed_path(route))
         url = attributes.get("url.full") or attributes.get("http.url")
-        path = urlsplit(url).path if isinstance(url, str) else attributes.get("url.path")
+        path = _path(url) if isinstance(url, str) else attributes.get("url.path")
         if isinstance(path, str) and event.span_kind != "server":
             return _safe(_fixed_path(path))
     pieces = [p.strip(" .,;:'\"()") for p in re.split(r":\s|\(|\)|\"", _PLACEHOLDER.sub("\x00", template))]
@@ -131,6 +131,13 @@ def search_text(event: ErrorEvent, template: str) -> str | None:
     runs = [run for run in runs if len(run) >= SEARCH_MIN_CHARS]
     chosen = next((run for run in runs if len(run.split()) >= 3), max(runs, key=len, default=None))
     return _safe(chosen) if chosen else None
+
+
+def _path(url: str) -> str | None:
+    try:
+        return urlsplit(url).path
+    except ValueError:  # not a URL after all (a redacted one)
+        return None
 
 
 def _fixed_path(path: str) -> str:

@@ -50,7 +50,7 @@ def request_rows(event: ErrorEvent) -> list[tuple[str, str]]:
     kind = f"{event.span_kind} span" if event.span_kind else "span"
     method = _first(attributes, METHOD)
     status = _first(attributes, STATUS)
-    if method or status or _first(attributes, RPC) or _first(attributes, DB):
+    if method or status or _first(attributes, ROUTE) or _first(attributes, RPC) or _first(attributes, DB):
         rows.append(("Span", f"{kind} in {md.escape(event.service)}"))
     if method:
         rows.append(("Method", _code(method)))
@@ -137,7 +137,10 @@ def table(rows: list[tuple[str, str]]) -> str:
 def _peer(attributes: dict[str, AttributeValue], url: str | None) -> str | None:
     host = _first(attributes, PEER)
     if not host and url:
-        host = urlsplit(url).hostname
+        try:
+            host = urlsplit(url).hostname
+        except ValueError:  # not a URL after all (a redacted one)
+            host = None
     if not host:
         return None
     port = _first(attributes, PEER_PORT)

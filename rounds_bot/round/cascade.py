@@ -31,7 +31,8 @@ MAX_PATH = 8
 def correlate_traces(
     events: list[ErrorEvent], tallies: dict[str, Tally], after: dict[str, Signature]
 ) -> dict[str, Cascade]:
-    """The cascade of each signature the round saw errors of in a trace shared with another signature."""
+    """The cascade of each signature the round saw errors of in a trace shared with another signature (of
+    the same service too: its neighbouring errors, on the path without a cause)."""
     signature_of = {
         event_id: signature_id
         for tally in tallies.values()
@@ -65,7 +66,6 @@ def correlate_traces(
             path=tuple(_step(event, sid, after) for event, sid in ordered[:MAX_PATH]),
         )
         for signature_id, (trace_id, ordered) in sorted(example.items())
-        if signature_id in caused_by or signature_id in causes
     }
 
 
