@@ -88,6 +88,11 @@ def test_without_a_file_the_command_that_finds_the_code_is_given():
     assert search_text(log, "label request for shipment <*> failed after <*> attempts") == (
         "label request for shipment"
     )
+    refused = event("exception", "connect ECONNREFUSED 10.0.0.1:6379", **{"http.route": "/api/session"})
+    assert (
+        search_text(refused, "connect ECONNREFUSED <ip>:6379") == "/api/session"
+    )  # the handler it failed in
+    assert search_text(event("exception", "connect ECONNREFUSED"), "connect ECONNREFUSED") is None
     line = next_step(None, CodeContext(), diagnosis_on=False, search=search_text(server, ""))
     assert line.startswith("**Next step:** run `git grep -n -F /api/recommendations` in the repository")
 

@@ -114,18 +114,21 @@ def _command(search: str | None) -> str | None:
 
 
 def search_text(event: ErrorEvent, template: str) -> str | None:
-    """What to look for in the repository to find the code of an error no frame places: a server span's
-    route, a client span's path (up to its first parameter), else the first run of fixed words of the log
-    statement (`template`, parameters as placeholders) with three words or more, else its longest."""
+    """What to look for in the repository to find the code of an error no frame places: the route of the
+    request it failed (a server span's, or the one an exception was recorded on), a client span's path (up to
+    its first parameter), else the first run of fixed words of a log statement or span message (`template`,
+    parameters as placeholders) with three words or more, else its longest."""
     attributes = event.attributes
+    route = attributes.get("http.route")
+    if isinstance(route, str):  # the handler of the request that failed, whatever failed in it
+        return _safe(_fixed_path(route))
     if event.kind == "span_error":
-        route = attributes.get("http.route")
-        if isinstance(route, str):
-            return _safe(_fixed_path(route))
         url = attributes.get("url.full") or attributes.get("http.url")
         path = _path(url) if isinstance(url, str) else attributes.get("url.path")
         if isinstance(path, str) and event.span_kind != "server":
             return _safe(_fixed_path(path))
+    if event.kind == "exception":
+        return None  # an exception's words are the runtime's, not a statement of the app's
     pieces = [p.strip(" .,;:'\"()") for p in re.split(r":\s|\(|\)|\"", _PLACEHOLDER.sub("\x00", template))]
     runs = [run.strip(" .,;:'\"") for piece in pieces for run in piece.split("\x00")]
     runs = [run for run in runs if len(run) >= SEARCH_MIN_CHARS]

@@ -235,9 +235,7 @@ def issue_view(
             diagnosis,
             evidence.code,
             diagnosis_on=style.diagnosis_on,
-            search=search_text(representative, signature.title)
-            if representative.kind != "exception"
-            else None,
+            search=search_text(representative, signature.title),
             cause=_cause(evidence.cascade, evidence.refs),
         ),
         related=evidence.related or [RelatedLink(signature_id=sid) for sid in sorted(signature.related)],
