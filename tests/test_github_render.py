@@ -123,3 +123,59 @@ def test_untrusted_text_cannot_close_the_fence():
     assert body.count("\n```\n") == 4  # two fences (stack trace, why grouped), each opened and closed
     unterminated = render_body(view(stacktrace="boom <!-- rounds:marker v1 {"))
     assert read_marker(unterminated).signature_id == "sig_5d9824aaacee071a"
+
+
+def test_a_cascade_filed_on_github_links_both_issues_by_number(tmp_path):
+    """The checkout's exception and the gateway's 502 of the same traces, filed in one round: each issue names
+    the other by its number, though one was created before the other existed."""
+    from datetime import timedelta
+
+    from fake_github.fixtures import running_fake
+    from fake_github.rounds import START, round_against
+
+    from rounds_bot.models import ErrorEvent
+
+    trace_back = (
+        'Traceback (most recent call last):\n  File "/app/checkout/pricing.py", line 88, in apply_discount\n'
+        "    rate = FX_RATES[promotion['currency']]\nKeyError: 'currency'\n"
+    )
+    call = {
+        "http.request.method": "POST",
+        "http.response.status_code": 502,
+        "url.full": "http://checkout-api/x",
+    }
+    events = []
+    for n in range(3):
+        trace, moment = f"{n:032x}", START + timedelta(minutes=n)
+        events += [
+            ErrorEvent(
+                event_id=f"cause-{n}",
+                timestamp=moment,
+                service="checkout-api",
+                error_type="KeyError",
+                message="'currency'",
+                stacktrace=trace_back,
+                trace_id=trace,
+                span_id="a1542a9f608eebcb",
+                parent_span_id="0961e4842ddc3ebc",
+            ),
+            ErrorEvent(
+                event_id=f"effect-{n}",
+                timestamp=moment + timedelta(milliseconds=40),
+                service="web-gateway",
+                kind="span_error",
+                error_type="502",
+                message="POST",
+                trace_id=trace,
+                span_id="0961e4842ddc3ebc",
+                span_kind="client",
+                attributes=call,
+            ),
+        ]
+    for fake in running_fake():
+        round_against(fake, tmp_path, events, minutes=10)
+        bodies = {read_marker(issue.body).service: (issue.number, issue.body) for issue in fake.issues()}
+        (cause, cause_body), (effect, effect_body) = bodies["checkout-api"], bodies["web-gateway"]
+        assert f"**Causes** #{effect} (3 traces this round)" in cause_body
+        assert f"**Caused by** #{cause} (3 traces this round)" in effect_body
+        assert f"**Next step:** start at #{cause}:" in effect_body
