@@ -21,6 +21,7 @@ from rounds_bot.code.mapping import CodeMap
 from rounds_bot.config import load_settings
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.normalize import normalize_uncached
+from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import issue_title, render_body
@@ -651,3 +652,17 @@ def test_each_golden_body_reads_clean_as_github_renders_it(path):
     if "## Where it happened" in body and "](https://" in body.split("## Where it happened", 1)[1]:
         assert any(link.startswith("https://github.com/acme/shop/blob/") for link in seen.links)
     assert "<strong>Next step:</strong>" in html
+
+
+def test_the_crash_site_stored_with_the_signature_decides_where_the_frames_start(monorepo):
+    plan = plan_for("checkout-api", CASES["python_exception"][1])
+    state = SignatureState(
+        signature_id="s", service="checkout-api", seq=1, crash_site="pricing.py:quote_cart"
+    )
+    stored = plan.signature.model_copy(update={"grouping_state": state})
+    context = locator_for(monorepo).locate(stored)
+    assert context.frames[0].function == "quote_cart" and context.frames[0].crash_site
+    assert context.blamed is not None and context.blamed.line == 112 and context.above == 1
+    unknown = state.model_copy(update={"crash_site": "gone.py:renamed"})  # not in this trace: its own site
+    context = locator_for(monorepo).locate(stored.model_copy(update={"grouping_state": unknown}))
+    assert context.frames[0].function == "apply_discount"

@@ -157,15 +157,14 @@ class CodeLocator:
         """The frames of the exception that holds the crash site, from the crash site out: the app's
         listed (at most MAX_FRAMES), each run of others' frames as one entry."""
         roles = self.in_app.roles(trace)
-        site = stored or crash_site(trace, roles)
-        if site is None:
-            return None
-        for exception, exception_roles in zip(trace.exceptions, roles.frames, strict=True):
-            pairs = list(zip(exception.frames, exception_roles, strict=True))
-            start = next((i for i, (f, r) in enumerate(pairs) if r.in_app and _key(f) == site), None)
-            if start is None:
-                continue
-            return self._listed(pairs[start:], revision, trace.runtime), start, "stacktrace"
+        # the stored site first; the representative's own when the stored one is not in its trace (a
+        # signature whose first occurrence's trace differs, or a site stored by an older rule)
+        for site in dict.fromkeys(s for s in (stored, crash_site(trace, roles)) if s):
+            for exception, exception_roles in zip(trace.exceptions, roles.frames, strict=True):
+                pairs = list(zip(exception.frames, exception_roles, strict=True))
+                start = next((i for i, (f, r) in enumerate(pairs) if r.in_app and _key(f) == site), None)
+                if start is not None:
+                    return self._listed(pairs[start:], revision, trace.runtime), start, "stacktrace"
         return None
 
     def _listed(
