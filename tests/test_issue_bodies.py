@@ -666,3 +666,12 @@ def test_the_crash_site_stored_with_the_signature_decides_where_the_frames_start
     unknown = state.model_copy(update={"crash_site": "gone.py:renamed"})  # not in this trace: its own site
     context = locator_for(monorepo).locate(stored.model_copy(update={"grouping_state": unknown}))
     assert context.frames[0].function == "apply_discount"
+
+
+def test_a_url_in_the_summary_copies_whole_and_links_nothing(monorepo):
+    words = 'label request failed after 2 attempts: Post "https://api.parcelhub.example/v2/labels": deadline'
+    event = occurrence(kind="log", severity="ERROR", message=words)
+    body = rendered(monorepo, plan_for("shipping-worker", event))
+    summary = body.split("\n\n", 2)[1]
+    assert 'Post "`https://api.parcelhub.example/v2/labels`": deadline' in summary
+    assert "\u200b" not in summary

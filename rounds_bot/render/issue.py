@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from jinja2 import Environment
 from pydantic import Field
 
@@ -17,6 +19,7 @@ MAX_BODY_CHARS = 65_000
 KEPT_TRACE_CHARS = 8_000
 TITLE_CHARS = 120
 SUMMARY_CHARS = 300
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+")
 TIER_TEXT = {
     "error_code": "same standardised error code",
     "fingerprint": "same fingerprint",
@@ -125,11 +128,31 @@ def _cut(markdown: str, keep: int) -> str:
     return head[: max(end, 0)] + "\n\n_(the diagnosis was truncated to fit the issue)_\n"
 
 
+def _sentence(text: str) -> str:
+    """Untrusted words escaped, and each URL in them as code: a URL in a code span is neither linked nor
+    broken up, so it copies whole (escaped plain text would need an invisible break to stay unlinked)."""
+    pieces: list[str] = []
+    cursor = 0
+    for match in _URL.finditer(text):
+        pieces += [_words(text[cursor : match.start()]), md.code(match.group(0))]
+        cursor = match.end()
+    pieces.append(_words(text[cursor:]))
+    return "".join(pieces)
+
+
+def _words(text: str) -> str:
+    """Escaped, with the spaces around it kept (they separate it from a URL beside it)."""
+    inner = text.strip()
+    if not inner:
+        return " " if text else ""
+    return (" " if text[0].isspace() else "") + md.escape(inner) + (" " if text[-1].isspace() else "")
+
+
 def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
     template = _environment().get_template("issue.md.j2")
     # a span error's type is its status code, which the sentence starts with already
     kind = md.code(view.error_type) if view.error_type and not view.error_type.isdigit() else "An error"
-    sentence = md.escape(trim(unmarked(view.summary or view.normalized_message), SUMMARY_CHARS))
+    sentence = _sentence(trim(unmarked(view.summary or view.normalized_message), SUMMARY_CHARS))
     summary = md.trusted(f"{kind} in **{md.escape(view.service)}**: {sentence}")
     return template.render(
         summary=summary,
