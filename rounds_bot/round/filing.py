@@ -125,7 +125,7 @@ def _with_refs(evidence: Evidence, issues: dict[str, IssueRef]) -> Evidence:
         else link
         for link in evidence.related
     ]
-    refs = {**{sid: issue.ref for sid, issue in issues.items()}, **evidence.refs}
+    refs = {**evidence.refs, **{sid: issue.ref for sid, issue in issues.items()}}  # this round's are newest
     return replace(evidence, related=related, refs=refs)
 
 
