@@ -164,12 +164,10 @@ class CodeLocator:
                 pairs = list(zip(exception.frames, exception_roles, strict=True))
                 start = next((i for i, (f, r) in enumerate(pairs) if r.in_app and _key(f) == site), None)
                 if start is not None:
-                    return self._listed(pairs[start:], revision, trace.runtime), start, "stacktrace"
+                    return self._listed(pairs[start:], revision), start, "stacktrace"
         return None
 
-    def _listed(
-        self, pairs: list[tuple[Frame, FrameRole]], revision: str | None, runtime: Runtime
-    ) -> list[LinkedFrame]:
+    def _listed(self, pairs: list[tuple[Frame, FrameRole]], revision: str | None) -> list[LinkedFrame]:
         listed: list[LinkedFrame] = []
         shown = 0
         for index, (frame, role) in enumerate(pairs):
@@ -195,7 +193,7 @@ class CodeLocator:
         frame = source_location(event.attributes)
         if frame is None:
             return None
-        runtime = _runtime_of(event.attributes, frame)
+        runtime = _runtime_of(event.attributes)  # unknown: the app's, as its own attributes say
         if runtime is not None and not self.in_app.frame_role(frame, runtime).in_app:
             return None
         return [self._linked(frame, revision, kind="app", crash_site=True)], 0, "attributes"
@@ -254,7 +252,7 @@ def _first_text(attributes: dict[str, AttributeValue], keys: tuple[str, ...]) ->
     return None
 
 
-def _runtime_of(attributes: dict[str, AttributeValue], frame: Frame) -> Runtime | None:
+def _runtime_of(attributes: dict[str, AttributeValue]) -> Runtime | None:
     language = attributes.get("telemetry.sdk.language")
     if isinstance(language, str) and language in _SDK_RUNTIMES:
         return _SDK_RUNTIMES[language]
