@@ -25,6 +25,7 @@ from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import issue_title, render_body
+from rounds_bot.render.telemetry import log_rows, other_attributes, request_rows, table
 from rounds_bot.round.cascade import causal_order, correlate_traces
 from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.filing import IssueStyle, issue_view
@@ -675,3 +676,31 @@ def test_a_url_in_the_summary_copies_whole_and_links_nothing(monorepo):
     summary = body.split("\n\n", 2)[1]
     assert 'Post "`https://api.parcelhub.example/v2/labels`": deadline' in summary
     assert "\u200b" not in summary
+
+
+def test_a_span_of_the_older_http_conventions_shows_the_same_request():
+    older = occurrence(
+        kind="span_error",
+        span_kind="client",
+        attributes={
+            "http.method": "POST",
+            "http.url": "https://pay.example/v1/charges",
+            "http.status_code": 502,
+        },
+    )
+    rows = dict(request_rows(older))
+    assert rows["Method"] == "`POST`" and rows["URL"] == "`https://pay.example/v1/charges`"
+    assert rows["Status"] == "`502`" and rows["Peer"] == "`pay.example`"
+
+
+def test_telemetry_values_stay_inside_their_table_cell():
+    import cmarkgfm
+
+    hostile = occurrence(
+        kind="log", severity="ERROR", attributes={"otel.scope.name": "a | b", "app.x": "`|` <b>x</b>"}
+    )
+    markdown = table([*log_rows(hostile, None), ("Attributes", other_attributes(hostile))])
+    html = cmarkgfm.github_flavored_markdown_to_html(markdown)
+    rows = html.split("<tr>")[2:]
+    assert len(rows) == 3 and all(row.count("<td>") == 2 for row in rows)  # no value split a row
+    assert "<code>a | b</code>" in html and "&lt;b&gt;" in html
