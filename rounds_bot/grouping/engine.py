@@ -32,6 +32,7 @@ from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Route
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
@@ -43,6 +44,18 @@ from rounds_bot.models import Assignment, ErrorEvent, Tier
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
 _ANSWERS_PER_TEMPLATE = 256
+#: the rule that decided, per tier and, in the fingerprint tier, per key that matched
+RULES = {
+    "error_code": "rule: the same standardised error code in the same service",
+    "template": "rule: the same log statement (the message's mined template)",
+    "app": "rule: the same exception types and frames of the app's own code",
+    "test": "rule: the same exception types and frames of the tests (the trace has no app frame)",
+    "system": "rule: the same exception types and frames",
+    "site": "rule: the same crash site ({site}) and exception types, whichever callers reached it",
+    "previous": "rule: the fingerprint an earlier version gave these frames (its group is kept)",
+    "similarity": "rule: alike by TF-IDF similarity, with no crash site against it",
+    "new": "rule: no known signature has its error code, fingerprint, crash site or template",
+}
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -102,6 +115,7 @@ class GroupingEngine:
                 event.environment,
                 event.service_version,
                 *self._shapes.lookup(event.message),
+                target=operation_target(event.attributes) if event.kind == "span_error" else None,
             )
         candidate = self._candidates.candidate(event, code)
         if candidate.code_key is not None:
@@ -153,24 +167,29 @@ class GroupingEngine:
         version: str | None,
         normalized: str,
         shape: ShapeInfo,
+        target: str | None = None,
     ) -> Assignment:
         """The message path: `event` is None when only the fields were given, and is built from
-        them only when the engine needs one (a template or an answer not known yet)."""
-        route = shape.routes.get((service, error_type))
+        them only when the engine needs one (a template or an answer not known yet). A failed
+        span's `target` (see `operations`) keeps its templates apart from other targets'."""
+        where = service if target is None else f"{service}\x1e{target}"
+        route = shape.routes.get((where, error_type))
         if route is None:
-            bucket = self._candidates.bucket(service or "unknown", error_type)
+            bucket = self._candidates.bucket(where or "unknown", error_type)
             match = self._miner.match(bucket, shape.skeleton)
             route = self._routes.get(match.template_id)
             if route is None:
                 signature_id = self._by_template.get(match.template_id)
                 if signature_id is None:  # a template seen for the first time
                     event = event or _event_of(message, service, error_type, environment, version)
-                    candidate = self._candidates.template_candidate(event, normalized, match.template_id)
+                    candidate = self._candidates.template_candidate(
+                        event, normalized, match.template_id, target
+                    )
                     return self._place_by_similarity(candidate)
                 route = self._routes[match.template_id] = Route(
                     self._miner.handle(match.template_id), signature_id
                 )
-            shape.routes[(service, error_type)] = route
+            shape.routes[(where, error_type)] = route
         # Answers given for this template stand while the template has not widened.
         if route.tokens is not route.template.tokens:
             route.answers.clear()
@@ -189,7 +208,9 @@ class GroupingEngine:
         answer = route.answers.get(key)
         if answer is None:
             event = event or _event_of(message, service, error_type, environment, version)
-            candidate = self._candidates.template_candidate(event, normalized, route.template.template_id)
+            candidate = self._candidates.template_candidate(
+                event, normalized, route.template.template_id, target
+            )
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
             if len(route.answers) >= _ANSWERS_PER_TEMPLATE:
                 route.answers.clear()
@@ -224,7 +245,7 @@ class GroupingEngine:
         if best is not None and best.score >= self.config.merge_threshold:
             signature = self._known_signatures.require(best.signature_id)
             self._known_signatures.register(signature, candidate)
-            signature.crash_site = signature.crash_site or candidate.crash_site
+            signature.crash_site = signature.crash_site or candidate.site_key
             others = [n for n in neighbours if n.signature_id != best.signature_id]
             return self._assignment(
                 candidate, best.signature_id, "similarity", similarity=best.score, neighbours=others
@@ -234,11 +255,17 @@ class GroupingEngine:
         )
 
     def _kept_apart(self, candidate: Candidate, neighbours: list[Neighbour]) -> str | None:
-        """Why the nearest signature above the merge threshold was not joined, when a crash site
-        kept them apart."""
+        """Why the nearest signature above the merge threshold was not joined: a crash site kept
+        them apart, or one of them has no stack trace."""
         for neighbour in neighbours:
             if neighbour.score < self.config.merge_threshold:
                 return None
+            if candidate.trace is None or not neighbour.with_frames:
+                return (
+                    f"not merged with {neighbour.signature_id} (TF-IDF cosine {neighbour.score:.2f}): "
+                    "an error without a stack trace joins a group only by its error code or its "
+                    "log statement's template"
+                )
             if (
                 candidate.trace is not None
                 and neighbour.with_frames
@@ -247,7 +274,7 @@ class GroupingEngine:
                 theirs = self._known_signatures.crash_site_of(neighbour.signature_id)
                 return (
                     f"not merged with {neighbour.signature_id} (TF-IDF cosine {neighbour.score:.2f}): "
-                    f"crash site {candidate.crash_site} is not its {theirs}"
+                    f"crash site {candidate.site_key} is not its {theirs}"
                 )
         return None
 
@@ -258,7 +285,24 @@ class GroupingEngine:
         if candidate.trace is None or not neighbour.with_frames:
             return False
         other = self._known_signatures.crash_site_of(neighbour.signature_id)
-        return may_merge_by_similarity(candidate.crash_site, other)
+        return may_merge_by_similarity(candidate.site_key, other)
+
+    def _rule(self, candidate: Candidate, tier: Tier) -> str:
+        """Which rule decided, in words (the "why grouped" of an issue)."""
+        if tier == "error_code":
+            return RULES["error_code"]
+        if tier == "similarity":
+            return RULES["similarity"]
+        if tier == "new":
+            return RULES["new"]
+        if candidate.template_id is not None:
+            return RULES["template"]
+        by_hash = self._known_signatures.by_hash
+        signature_id = self._known(candidate)
+        for name, digest in candidate.fingerprint.lookup_keys():
+            if by_hash.get(digest) == signature_id:
+                return RULES[name].format(site=candidate.site_key)
+        return RULES["previous"]
 
     # --- signatures ---------------------------------------------------------------------------
 
@@ -297,7 +341,12 @@ class GroupingEngine:
         if tier in ("fingerprint", "error_code"):
             related = list(signature.related)
         explanation = self._explainer.explain(
-            candidate.fingerprint, tier, signature_id, similarity, neighbours or []
+            candidate.fingerprint,
+            tier,
+            signature_id,
+            similarity,
+            neighbours or [],
+            self._rule(candidate, tier),
         )
         if note:
             explanation += "\n" + note

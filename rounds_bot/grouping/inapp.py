@@ -172,13 +172,14 @@ class InAppRules:
             role = self._memo[key] = self._decide(frame.module or "", frame.filename or "", runtime)
         return role
 
-    def roles(self, trace: ParsedTrace) -> TraceRoles:
-        """The role of every frame of a trace, with the owner rule applied where it holds."""
+    def roles(self, trace: ParsedTrace, *, cut_traces: bool = True) -> TraceRoles:
+        """The role of every frame of a trace, with the owner rule applied where it holds
+        (`cut_traces=False`: also to a cut trace, as `rounds-fp:2` did)."""
         alone = tuple(tuple(self.frame_role(f, trace.runtime) for f in e.frames) for e in trace.exceptions)
         components = _OWNER_COMPONENTS.get(trace.runtime)
         if components is None:
             return TraceRoles(alone)
-        owner = _entry_owner(trace, alone, components)
+        owner = _entry_owner(trace, alone, components, cut_traces)
         if owner is None:
             return TraceRoles(alone)
         return TraceRoles(
@@ -246,14 +247,36 @@ def _package(module: str | None) -> list[str]:
     return (module or "").split(".")[:-1]  # the last part names the class
 
 
-def _entry_owner(trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...], components: int) -> str | None:
+def _entry_owner(
+    trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...], components: int, cut_traces: bool
+) -> str | None:
     """The owner of the trace's entry: the outermost frame judged application or test code of
-    the first exception that has one (the raised exception carries the whole stack)."""
+    the first exception that has one (the raised exception carries the whole stack). None when
+    the trace is cut (see `_is_cut`): its entry is not in it."""
+    if cut_traces and _is_cut(trace, roles):
+        return None
     for exception, exception_roles in zip(trace.exceptions, roles, strict=True):
         for frame, role in zip(reversed(exception.frames), reversed(exception_roles), strict=True):
             if role.reason == _APPLICATION or role.role == "test":
                 return owner_of(frame.module, components) or None
     return None
+
+
+#: the functions a program starts in: a stack that ends in one of them is whole
+_ENTRY_FUNCTIONS = frozenset(("main", "Main", "<clinit>", "run", "call"))
+
+
+def _is_cut(trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...]) -> bool:
+    """Whether the printed stack stops before its entry: its outermost frame is neither code the
+    runtime, a framework or a test runner owns (which would have called into the app) nor a
+    program's entry function. Logging libraries and agents cut long traces at a depth, so the
+    bottom may be any library that is not known as one (a template engine, say); its owner is
+    then not the app's."""
+    for exception, exception_roles in zip(trace.exceptions, roles, strict=True):
+        if exception.frames:
+            outermost, role = exception.frames[-1], exception_roles[-1]
+            return role.reason == _APPLICATION and (outermost.function or "") not in _ENTRY_FUNCTIONS
+    return False
 
 
 def _owned(role: FrameRole, module: str | None, owner: str) -> FrameRole:

@@ -127,7 +127,7 @@ class Registry:
             seq=self.next_seq,
             title=candidate.title,
             related=related,
-            crash_site=candidate.crash_site,
+            crash_site=candidate.site_key,
         )
         self.next_seq += 1
         self.signatures[signature.signature_id] = signature
