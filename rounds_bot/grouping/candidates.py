@@ -32,7 +32,8 @@ from rounds_bot.grouping.frames import collapse_recursion
 from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
-from rounds_bot.grouping.stacktrace import ParsedTrace
+from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
+from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
 from rounds_bot.grouping.trace_memo import TraceMemo
@@ -64,6 +65,9 @@ class Candidate:
     site: Site | None = None
     template_id: str | None = None
     code_key: str | None = None
+    #: a trace `rounds-fp:2` did not recognise (no frame in its first lines): it was grouped
+    #: by its message then
+    read_as_message_before: bool = False
 
     @property
     def site_key(self) -> str | None:
@@ -181,6 +185,7 @@ class CandidateReader:
             roles=roles,
             crash_site=site.crash_site,
             site=site,
+            read_as_message_before=not read_before(event.stacktrace or ""),
         )
 
     def _view(self, event: ErrorEvent, normalized: str) -> EventView:
@@ -199,3 +204,12 @@ def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:
         if any(flags):
             return flags
     return [True] * len(roles)
+
+
+#: how many lines `rounds-fp:2` looked at to recognise a trace's runtime
+PREVIOUS_SNIFF_LINES = 60
+
+
+def read_before(text: str) -> bool:
+    """Whether `rounds-fp:2` recognised the trace: it looked for frames in its first lines only."""
+    return detect_runtime(trace_lines(text[:200_000])[:PREVIOUS_SNIFF_LINES]) is not None

@@ -30,6 +30,7 @@ from rounds_bot.grouping.config import GroupingConfig
 from rounds_bot.grouping.crash_site import may_merge_by_similarity
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.operations import operation_target
@@ -85,7 +86,13 @@ class GroupingEngine:
         #: the fingerprint tier's answers per memoised candidate (keyed by identity; the entry
         #: keeps the candidate alive, so an id is never reused while it is a key)
         self._answers: dict[int, tuple[Candidate, Assignment]] = {}
-        self._known_signatures.load_all(sorted(known, key=lambda s: s.seq))
+        states = sorted(known, key=lambda s: s.seq)
+        #: whether signatures of an earlier fingerprint version may be known (given, or in a
+        #: database): only then is a message also read the way that version read it
+        self._previous_possible = lookup is not None or any(
+            s.fingerprint_version != FINGERPRINT_VERSION for s in states
+        )
+        self._known_signatures.load_all(states)
 
     # --- public interface ---------------------------------------------------------------------
 
@@ -129,6 +136,13 @@ class GroupingEngine:
         known = self._known(candidate)
         if known is not None:
             return self._known_answer(candidate, known)
+        if candidate.read_as_message_before and self._previous_possible:
+            # the previous version could not read this trace and grouped it by its message
+            _, shape = self._shapes.lookup(event.message)
+            found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
+            if found is not None:
+                self._known_signatures.register(self._known_signatures.require(found[1]), candidate)
+                return self._previous_answer(candidate, found[1])
         return self._place_by_similarity(candidate)
 
     def state(self, signature_id: str) -> SignatureState:
@@ -172,6 +186,12 @@ class GroupingEngine:
         """The message path: `event` is None when only the fields were given, and is built from
         them only when the engine needs one (a template or an answer not known yet). A failed
         span's `target` (see `operations`) keeps its templates apart from other targets'."""
+        if self._previous_possible and (target is not None or shape.previous is not None):
+            found = self._previous_template(shape.previous or shape.skeleton, service, error_type)
+            if found is not None:
+                event = event or _event_of(message, service, error_type, environment, version)
+                candidate = self._candidates.template_candidate(event, normalized, found[0], target)
+                return self._previous_answer(candidate, found[1])
         where = service if target is None else f"{service}\x1e{target}"
         route = shape.routes.get((where, error_type))
         if route is None:
@@ -219,6 +239,27 @@ class GroupingEngine:
 
     # --- tiers --------------------------------------------------------------------------------
 
+    def _previous_template(
+        self, tokens: tuple[str, ...], service: str, error_type: str | None
+    ) -> tuple[str, str] | None:
+        """The template an earlier version mined that the message matches as that version read
+        it (`ShapeInfo.previous`; no span target), and the signature that version gave it: a
+        stored signature keeps receiving its messages. Templates of this version do not count."""
+        found = self._miner.find(self._candidates.bucket(service or "unknown", error_type), tokens)
+        if found is None:
+            return None
+        owner = self._by_template.get(found)
+        if owner is None or self._known_signatures.require(owner).version == FINGERPRINT_VERSION:
+            return None
+        return found, owner
+
+    def _previous_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
+        """The assignment to a signature an earlier version made, with the rule that decided."""
+        assignment = self._assignment(candidate, signature_id, "fingerprint")
+        return assignment.model_copy(
+            update={"explanation": assignment.explanation.replace(RULES["template"], RULES["previous"])}
+        )
+
     def _known_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
         """The fingerprint tier's answer; the same for a candidate every time (a hash, once
         registered, always leads to the same signature), so it is given once per candidate."""
@@ -231,9 +272,8 @@ class GroupingEngine:
     def _known(self, candidate: Candidate) -> str | None:
         if candidate.template_id is not None:
             return self._by_template.get(candidate.template_id)
-        fingerprint = candidate.fingerprint
         return self._known_signatures.owner_of_hashes(
-            (fingerprint.hash, *fingerprint.other_hashes, *fingerprint.legacy_hashes)
+            tuple(digest for _, digest in candidate.fingerprint.lookup_keys())
         )
 
     def _place_by_similarity(self, candidate: Candidate) -> Assignment:

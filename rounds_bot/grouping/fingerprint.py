@@ -75,11 +75,15 @@ class Fingerprint:
     other_names: tuple[str, ...] = ()
 
     def lookup_keys(self) -> list[tuple[str, str]]:
-        """Every hash the event is looked up by, in order, with the rule it stands for."""
+        """Every hash the event is looked up by, in order, with the rule it stands for: the
+        frames first, then what earlier versions gave the same frames (a signature they made
+        keeps its events), then the site (other callers of the same problem)."""
+        named = list(zip(self.other_names, self.other_hashes, strict=True))
         return [
             (self.variant, self.hash),
-            *zip(self.other_names, self.other_hashes, strict=True),
+            *(item for item in named if item[0] != "site"),
             *(("previous", digest) for digest in self.legacy_hashes),
+            *(item for item in named if item[0] == "site"),
         ]
 
 
