@@ -65,9 +65,6 @@ class Candidate:
     site: Site | None = None
     template_id: str | None = None
     code_key: str | None = None
-    #: a trace `rounds-fp:2` did not recognise (no frame in its first lines): it was grouped
-    #: by its message then
-    read_as_message_before: bool = False
 
     @property
     def site_key(self) -> str | None:
@@ -78,8 +75,13 @@ class Candidate:
 class CandidateReader:
     """Candidates of events, over the engine's in-app rules, message shapes and template miner."""
 
-    def __init__(self, rules: InAppRules, shapes: ShapeCache, miner: TemplateMiner) -> None:
+    def __init__(
+        self, rules: InAppRules, shapes: ShapeCache, miner: TemplateMiner, previous_versions: bool = True
+    ) -> None:
         self._rules = rules
+        #: whether signatures of earlier fingerprint versions may be known (their hashes are
+        #: only worked out then)
+        self.previous_versions = previous_versions
         self._shapes = shapes
         self._miner = miner
         self._traces = TraceMemo()
@@ -172,9 +174,12 @@ class CandidateReader:
         )
         collapsed = collapse_recursion(trace)
         roles = self._rules.roles(collapsed)
-        previous = PreviousReading(trace, self._rules.roles(trace, cut_traces=False))
+        same = collapsed is trace and not roles.cut
+        previous = PreviousReading(trace, roles if same else self._rules.roles(trace, cut_traces=False))
         site = site_of(collapsed, roles)
-        fingerprint = trace_fingerprint(view, collapsed, roles, values, site, previous)
+        fingerprint = trace_fingerprint(
+            view, collapsed, roles, values, site, previous, with_previous_hashes=self.previous_versions
+        )
         if fingerprint is None:
             return None
         return Candidate(
@@ -185,7 +190,6 @@ class CandidateReader:
             roles=roles,
             crash_site=site.crash_site,
             site=site,
-            read_as_message_before=not read_before(event.stacktrace or ""),
         )
 
     def _view(self, event: ErrorEvent, normalized: str) -> EventView:
@@ -210,6 +214,12 @@ def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:
 PREVIOUS_SNIFF_LINES = 60
 
 
-def read_before(text: str) -> bool:
-    """Whether `rounds-fp:2` recognised the trace: it looked for frames in its first lines only."""
-    return detect_runtime(trace_lines(text[:200_000])[:PREVIOUS_SNIFF_LINES]) is not None
+def read_before(text: str, trace: ParsedTrace) -> bool:
+    """Whether `rounds-fp:2` recognised the trace: it looked for frames in its first lines only
+    (a trace of fewer lines was read whole, as now)."""
+    end = -1
+    for _ in range(PREVIOUS_SNIFF_LINES):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return True
+    return detect_runtime(trace_lines(text[:end])) == trace.runtime

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from rounds_bot.grouping.candidates import Candidate, CandidateReader
+from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
 from rounds_bot.grouping.config import GroupingConfig
 from rounds_bot.grouping.crash_site import may_merge_by_similarity
 from rounds_bot.grouping.error_codes import ErrorCodeReader
@@ -80,7 +80,7 @@ class GroupingEngine:
         self._signatures = self._known_signatures.signatures
         self._by_template = self._known_signatures.by_template
         self._shapes = ShapeCache(code_test=self._codes.shape_test())
-        self._candidates = CandidateReader(self._rules, self._shapes, self._miner)
+        self._candidates = CandidateReader(self._rules, self._shapes, self._miner, previous_versions=False)
         self._explainer = Explainer(self.config)
         self._routes: dict[str, Route] = {}
         #: the fingerprint tier's answers per memoised candidate (keyed by identity; the entry
@@ -92,6 +92,7 @@ class GroupingEngine:
         self._previous_possible = lookup is not None or any(
             s.fingerprint_version != FINGERPRINT_VERSION for s in states
         )
+        self._candidates.previous_versions = self._previous_possible
         self._known_signatures.load_all(states)
 
     # --- public interface ---------------------------------------------------------------------
@@ -136,12 +137,15 @@ class GroupingEngine:
         known = self._known(candidate)
         if known is not None:
             return self._known_answer(candidate, known)
-        if candidate.read_as_message_before and self._previous_possible:
+        if (
+            self._previous_possible
+            and candidate.trace is not None
+            and not read_before(event.stacktrace or "", candidate.trace)
+        ):
             # the previous version could not read this trace and grouped it by its message
             _, shape = self._shapes.lookup(event.message)
             found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
             if found is not None:
-                self._known_signatures.register(self._known_signatures.require(found[1]), candidate)
                 return self._previous_answer(candidate, found[1])
         return self._place_by_similarity(candidate)
 
@@ -262,7 +266,9 @@ class GroupingEngine:
 
     def _known_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
         """The fingerprint tier's answer; the same for a candidate every time (a hash, once
-        registered, always leads to the same signature), so it is given once per candidate."""
+        registered, always leads to the same signature), so it is given once per candidate. A trace
+        found by its site or an earlier version's hash is not registered under its own hashes:
+        it is found the same way, and said to be, every time."""
         answer = self._assignment(candidate, signature_id, "fingerprint")
         if len(self._answers) >= _ANSWERS_PER_TEMPLATE * 16:
             self._answers.clear()

@@ -75,15 +75,14 @@ class Fingerprint:
     other_names: tuple[str, ...] = ()
 
     def lookup_keys(self) -> list[tuple[str, str]]:
-        """Every hash the event is looked up by, in order, with the rule it stands for: the
-        frames first, then what earlier versions gave the same frames (a signature they made
-        keeps its events), then the site (other callers of the same problem)."""
-        named = list(zip(self.other_names, self.other_hashes, strict=True))
+        """Every hash the event is looked up by, in order, with the rule it stands for: first
+        what earlier versions gave the same frames (a signature they made keeps receiving its
+        events; they are never registered, so only such signatures have them), then the
+        frames, then the site (other callers of the same problem)."""
         return [
-            (self.variant, self.hash),
-            *(item for item in named if item[0] != "site"),
             *(("previous", digest) for digest in self.legacy_hashes),
-            *(item for item in named if item[0] == "site"),
+            (self.variant, self.hash),
+            *zip(self.other_names, self.other_hashes, strict=True),
         ]
 
 
@@ -135,8 +134,12 @@ def trace_fingerprint(
     normalized_values: list[str],
     site: Site | None = None,
     previous: PreviousReading | None = None,
+    *,
+    with_previous_hashes: bool = True,
 ) -> Fingerprint | None:
-    """The stack-trace fingerprint, or None when the trace has no frame at all."""
+    """The stack-trace fingerprint, or None when the trace has no frame at all. The hashes of
+    earlier versions are left out when no signature of theirs can be known
+    (`with_previous_hashes=False`): they are only ever looked up."""
     if trace.frame_count == 0:
         return None
     only = _contributing_role(trace, roles)
@@ -154,7 +157,11 @@ def trace_fingerprint(
     site_tree = _site_tree(view, trace, site)
     if site_tree is not None:
         others, names = (*others, hash_tree(site_tree, FINGERPRINT_VERSION)), (*names, "site")
-    legacy = _previous_hashes(view, trace, roles, normalized_values, previous, (tree, system, only))
+    legacy = (
+        _previous_hashes(view, trace, roles, normalized_values, previous, (tree, system, only))
+        if with_previous_hashes
+        else ()
+    )
     return Fingerprint(
         only or "system",
         hash_tree(tree, FINGERPRINT_VERSION),

@@ -201,8 +201,13 @@ def frame_component(frame: Frame, hint: str | None, *, legacy: bool = False) -> 
 
 
 def needs_legacy_keys(frame: Frame) -> bool:
-    """Whether `rounds-fp:2` identified this frame otherwise than `frame_key` does."""
-    return frame.module is None and frame_key(frame).module != legacy_frame_key(frame).module
+    """Whether `rounds-fp:2` identified this frame otherwise than `frame_key` does (only a path
+    with directories can differ from its base name)."""
+    if frame.module is not None or not frame.filename:
+        return False
+    if "/" not in frame.filename and "\\" not in frame.filename:
+        return False
+    return module_path(frame.filename) != _basename(frame.filename)
 
 
 def _build_frame_component(frame: Frame, hint: str | None, legacy: bool) -> Component:
@@ -231,7 +236,7 @@ def collapse_leading_cycle(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
         repeated = 0
         while repeated + period < len(frames) and identities[repeated] == identities[repeated + period]:
             repeated += 1
-        if repeated >= period:
+        if repeated >= max(period, 2):  # a cycle seen twice (an overload calling its twin is not one)
             return frames[repeated:]
     return frames
 

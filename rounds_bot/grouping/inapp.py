@@ -144,6 +144,8 @@ class TraceRoles:
 
     frames: tuple[tuple[FrameRole, ...], ...]
     owner: str | None = None
+    #: the trace is cut before its entry, so the owner rule was not applied to it
+    cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,9 @@ class InAppRules:
         components = _OWNER_COMPONENTS.get(trace.runtime)
         if components is None:
             return TraceRoles(alone)
-        owner = _entry_owner(trace, alone, components, cut_traces)
+        if cut_traces and _is_cut(trace, alone):
+            return TraceRoles(alone, cut=True)
+        owner = _entry_owner(trace, alone, components)
         if owner is None:
             return TraceRoles(alone)
         return TraceRoles(
@@ -247,14 +251,10 @@ def _package(module: str | None) -> list[str]:
     return (module or "").split(".")[:-1]  # the last part names the class
 
 
-def _entry_owner(
-    trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...], components: int, cut_traces: bool
-) -> str | None:
+def _entry_owner(trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...], components: int) -> str | None:
     """The owner of the trace's entry: the outermost frame judged application or test code of
-    the first exception that has one (the raised exception carries the whole stack). None when
-    the trace is cut (see `_is_cut`): its entry is not in it."""
-    if cut_traces and _is_cut(trace, roles):
-        return None
+    the first exception that has one (the raised exception carries the whole stack). A cut trace
+    (see `_is_cut`) does not hold its entry: `roles` does not ask."""
     for exception, exception_roles in zip(trace.exceptions, roles, strict=True):
         for frame, role in zip(reversed(exception.frames), reversed(exception_roles), strict=True):
             if role.reason == _APPLICATION or role.role == "test":
