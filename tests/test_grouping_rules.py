@@ -104,7 +104,10 @@ def test_a_cut_jvm_trace_keeps_the_apps_frames_as_the_apps() -> None:
 
 def test_a_trace_whose_first_frame_comes_after_a_long_dump_is_read_as_a_trace() -> None:
     dump = "\n".join(f'  {{"id":{n}}},' for n in range(80))
-    text = f"org.opentest4j.AssertionFailedError: expected: <[\n{dump}\n]>\n\tat com.acme.Check.verify(Check.java:4)\n"
+    text = (
+        f"org.opentest4j.AssertionFailedError: expected: <[\n{dump}\n]>\n"
+        "\tat com.acme.Check.verify(Check.java:4)\n"
+    )
     trace = parse_stacktrace(text)
     assert trace is not None and trace.runtime == "java"
     assert trace.exceptions[0].frames[0].function == "verify"
