@@ -15,6 +15,9 @@ their owner (Java's reverse domain name, `com.acme`; .NET's company name, `Acme`
 code its runtime, framework or test runner calls into, so the *entry* of a trace (its outermost
 frame that is not a library's) names the app's owner, and a package of another owner found on
 the way (`org.postgresql`, `com.zaxxer.hikari` called by `com.acme`) is a library the app uses.
+A trace cut before its entry (by a logging library's depth limit, say: its outermost frame is
+neither a runtime's, framework's or test runner's nor a program's entry function) does not show
+who calls into the app, so the rule is not applied to it.
 The rule is read from each trace alone: the same trace always gets the same answer.
 """
 
