@@ -29,6 +29,8 @@ __all__ = [
     "parse_stacktrace",
 ]
 
+#: the lines read first to recognise a trace's runtime
+_HEAD_LINES = 60
 _GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
 _RUBY_FRAME = re.compile(r"\.rb:\d+:in [`']")
 _ELIXIR_FILES = (".ex:", ".exs:", ".erl:")
@@ -62,8 +64,15 @@ _FRAME_LINES = {
 
 
 def detect_runtime(lines: list[str]) -> Runtime | None:
-    """The runtime whose frame syntax the trace's lines use most. Every line is looked at (up to
-    `MAX_TRACE_LINES`): an assertion may print a dump of any length before the first frame."""
+    """The runtime whose frame syntax the trace's lines use most: its first lines decide when
+    they show a frame; otherwise every line is looked at (up to `MAX_TRACE_LINES`), as an
+    assertion may print a dump of any length before the first frame."""
+    return _runtime_of_lines(lines[:_HEAD_LINES]) or (
+        _runtime_of_lines(lines[_HEAD_LINES:]) if len(lines) > _HEAD_LINES else None
+    )
+
+
+def _runtime_of_lines(lines: list[str]) -> Runtime | None:
     if any(python.HEADER in line or python.looks_like_frame(line) for line in lines):
         return "python"
     votes: dict[Runtime, int] = {}
