@@ -2,18 +2,25 @@
 
 Tiers, first that answers wins:
 1. `error_code`  - same service and standardised error code;
-2. `fingerprint` - a known fingerprint hash (stack trace) or a known mined template (message);
+2. `fingerprint` - a known fingerprint hash of a stack trace (an earlier version's, its frames',
+   then its crash site's: `Fingerprint.lookup_keys`) or a known mined template (message);
 3. `similarity`  - TF-IDF cosine to a known signature of the same service at or above
    `merge_threshold`, for stack traces only and never across crash sites (`crash_site`);
    between `related_threshold` and it, only a "possibly related" link;
 4. `new`         - a new signature, whose id is derived from its first event's fingerprint.
 
+`assign` reads the tiers in that order; a message without a stack trace takes the message path
+(`_assign_message`), the same tiers for a template. Each assignment says which rule decided
+(`RULES`). Answers already given are kept by a separate caching layer (`routes.Answers`, whose
+docstring lists every memo of the engine and why none can go stale).
+
 Everything the engine knows is held per signature (`SignatureState`), so an engine re-loaded from
 saved states groups later events exactly as the one that saved them, whether it is given them
 all up front (`known`) or looks up the ones each event needs (`lookup`, see `known.py`: what a
 round does, so a quiet round costs the same with a thousand signatures known or a million).
-Nothing depends on wall time, randomness or dictionary order; the only caches are memos of pure
-functions.
+Nothing depends on wall time, randomness or dictionary order. The keys of tiers 1 and 2 nest (a
+trace's frames decide its crash site), so what they group does not depend on arrival order; a
+test shuffles the labelled corpus and compares the partitions.
 
 This module places events; the known signatures and the keys that lead to them are `registry`'s,
 an event's identity (its fingerprint and how it registers) comes from `candidates`, the
@@ -35,7 +42,7 @@ from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.registry import Registry
-from rounds_bot.grouping.routes import Route
+from rounds_bot.grouping.routes import Answers, answer_key
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
@@ -44,7 +51,6 @@ from rounds_bot.models import Assignment, ErrorEvent, Tier
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
-_ANSWERS_PER_TEMPLATE = 256
 #: the rule that decided, per tier and, in the fingerprint tier, per key that matched
 RULES = {
     "error_code": "rule: the same standardised error code in the same service",
@@ -82,10 +88,8 @@ class GroupingEngine:
         self._shapes = ShapeCache(code_test=self._codes.shape_test())
         self._candidates = CandidateReader(self._rules, self._shapes, self._miner, previous_versions=False)
         self._explainer = Explainer(self.config)
-        self._routes: dict[str, Route] = {}
-        #: the fingerprint tier's answers per memoised candidate (keyed by identity; the entry
-        #: keeps the candidate alive, so an id is never reused while it is a key)
-        self._answers: dict[int, tuple[Candidate, Assignment]] = {}
+        #: the caching layer: answers already given (see `routes`)
+        self._answers = Answers()
         states = sorted(known, key=lambda s: s.seq)
         #: whether signatures of an earlier fingerprint version may be known (given, or in a
         #: database): only then is a message also read the way that version read it
@@ -131,9 +135,9 @@ class GroupingEngine:
             if known is not None:
                 return self._assignment(candidate, known, "error_code")
             return self._create(candidate, neighbours=[])
-        answered = self._answers.get(id(candidate))
-        if answered is not None and answered[0] is candidate:
-            return answered[1]
+        answered = self._answers.trace_answer(candidate)
+        if answered is not None:
+            return answered
         known = self._known(candidate)
         if known is not None:
             return self._known_answer(candidate, known)
@@ -197,48 +201,26 @@ class GroupingEngine:
                 candidate = self._candidates.template_candidate(event, normalized, found[0], target)
                 return self._previous_answer(candidate, found[1])
         where = service if target is None else f"{service}\x1e{target}"
-        route = shape.routes.get((where, error_type))
+        route = self._answers.route(shape, where, error_type)
         if route is None:
-            bucket = self._candidates.bucket(where or "unknown", error_type)
-            match = self._miner.match(bucket, shape.skeleton)
-            route = self._routes.get(match.template_id)
-            if route is None:
-                signature_id = self._by_template.get(match.template_id)
-                if signature_id is None:  # a template seen for the first time
-                    event = event or _event_of(message, service, error_type, environment, version)
-                    candidate = self._candidates.template_candidate(
-                        event, normalized, match.template_id, target
-                    )
-                    return self._place_by_similarity(candidate)
-                route = self._routes[match.template_id] = Route(
-                    self._miner.handle(match.template_id), signature_id
-                )
-            shape.routes[(where, error_type)] = route
-        # Answers given for this template stand while the template has not widened.
-        if route.tokens is not route.template.tokens:
-            route.answers.clear()
-            route.tokens = route.template.tokens
-        # most events carry none of these: the message alone is then the key
-        key = (
-            normalized
-            if error_type is None and environment is None and version is None
-            else (
-                normalized,
-                error_type,
-                environment,
-                version,
-            )
-        )
-        answer = route.answers.get(key)
+            # tier 2 for a message: its template, and the signature the template leads to
+            match = self._miner.match(self._candidates.bucket(where or "unknown", error_type), shape.skeleton)
+            signature_id = self._by_template.get(match.template_id)
+            if signature_id is None:  # a template seen for the first time: tier 3, or new
+                event = event or _event_of(message, service, error_type, environment, version)
+                candidate = self._candidates.template_candidate(event, normalized, match.template_id, target)
+                return self._place_by_similarity(candidate)
+            template = self._miner.handle(match.template_id)
+            route = self._answers.learn_route(shape, where, error_type, template, signature_id)
+        key = answer_key(normalized, error_type, environment, version)
+        answer = self._answers.answer(route, key)
         if answer is None:
             event = event or _event_of(message, service, error_type, environment, version)
             candidate = self._candidates.template_candidate(
                 event, normalized, route.template.template_id, target
             )
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
-            if len(route.answers) >= _ANSWERS_PER_TEMPLATE:
-                route.answers.clear()
-            route.answers[key] = answer
+            self._answers.remember(route, key, answer)
         return answer
 
     # --- tiers --------------------------------------------------------------------------------
@@ -266,13 +248,11 @@ class GroupingEngine:
 
     def _known_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
         """The fingerprint tier's answer; the same for a candidate every time (a hash, once
-        registered, always leads to the same signature), so it is given once per candidate. A trace
+        registered, always leads to the same signature), so it is kept (`routes.Answers`). A trace
         found by its site or an earlier version's hash is not registered under its own hashes:
         it is found the same way, and said to be, every time."""
         answer = self._assignment(candidate, signature_id, "fingerprint")
-        if len(self._answers) >= _ANSWERS_PER_TEMPLATE * 16:
-            self._answers.clear()
-        self._answers[id(candidate)] = (candidate, answer)
+        self._answers.remember_trace(candidate, answer)
         return answer
 
     def _known(self, candidate: Candidate) -> str | None:
