@@ -321,14 +321,14 @@ RULES: tuple[MaskRule, ...] = (
         "quoted_text",
         "Q",
         "str",
-        r"(?<![A-Za-z0-9])(?<!panicked at )"
+        r"(?<![A-Za-z0-9])(?<!panicked at )(?!\A(?:\"[^\"\n]{0,512}+\"|'[^'\n]{0,512}+')\Z)"
         r"(?:\"(?!(?:GET|HEAD|POST|PUT|DELETE|CONNECT|OPTIONS|TRACE|PATCH) )[^\"\n]{0,512}+\""
         r"|'(?!(?i:utf|ucs|latin|iso|cp|windows)-?\d[\w-]{0,8}')[^'\n]{0,512}+')(?![A-Za-z0-9])",
         "a quoted string is data the statement was given (a user's query, a key, a value a "
         "conversion refused: `could not convert string to float: 'abc'`), whatever its words; "
         'not a request line (`"GET /path HTTP/1.1"`, the Common Log Format\'s `%r`, whose '
-        "method is part of the statement), an encoding name (`'utf-8' codec`) or the message of "
-        "a Rust panic (`panicked at '...'`)",
+        "method is part of the statement), an encoding name (`'utf-8' codec`), the message of "
+        "a Rust panic (`panicked at '...'`) or a whole message (a `KeyError`'s is its key)",
     ),
     MaskRule(
         "structured_value",
