@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from rounds_bot.grouping.crash_site import Site, same_site, site_of
+from rounds_bot.grouping.crash_site import Site, same_site, site_of, site_of_text
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.frames import collapse_leading_cycle, module_path
 from rounds_bot.grouping.inapp import InAppRules
@@ -70,6 +70,8 @@ def test_the_site_names_the_root_cause_and_a_site_stored_before_still_compares()
     site = site_of(trace, InAppRules().roles(trace))
     assert site == Site("shop/api/v1/orders.py:create", "shop/db/pool.py:connect")
     assert site.key == "shop/api/v1/orders.py:create <- root cause shop/db/pool.py:connect"
+    assert site_of_text(python_trace("/app/shop/api/v1/orders.py", cause="/app/shop/db/pool.py")) == site
+    assert Site.from_key(site.key) == site and Site.from_key(None) == Site(None)
     assert same_site("orders.py:create", "shop/api/v1/orders.py:create")  # stored by rounds-fp:2
     assert not same_site("orders.py:create", "shop/api/v1/orders.py:update")
     assert not same_site("a.py:f <- root cause b.py:g", "a.py:f <- root cause c.py:g")

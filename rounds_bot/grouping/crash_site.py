@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rounds_bot.grouping.frames import frame_key
-from rounds_bot.grouping.inapp import TraceRoles
-from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
+from rounds_bot.grouping.frames import collapse_recursion, frame_key
+from rounds_bot.grouping.inapp import InAppRules, TraceRoles
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, parse_stacktrace
 
 _GO_PANIC_FUNCTIONS = frozenset(("panic", "gopanic", "sigpanic"))
 #: how the root cause's site is written after the crash site in `Site.key`
@@ -42,6 +42,14 @@ class Site:
     crash_site: str | None
     root_cause: str | None = None
 
+    @classmethod
+    def from_key(cls, key: str | None) -> Site:
+        """The site a signature stored (`SignatureState.crash_site`), read back."""
+        if not key:
+            return cls(None)
+        site, _, root = key.partition(_ROOT)
+        return cls(site, root or None)
+
     @property
     def key(self) -> str | None:
         """What a signature stores and tier 3 compares: `module:function`, and the root cause's
@@ -49,6 +57,16 @@ class Site:
         if self.crash_site is None:
             return self.root_cause
         return self.crash_site if self.root_cause is None else self.crash_site + _ROOT + self.root_cause
+
+
+def site_of_text(stacktrace: str | None, rules: InAppRules | None = None) -> Site | None:
+    """The site of a printed stack trace as grouping reads it (recursion collapsed, whose code
+    each frame is by `rules`): for an issue's "whose code"; None when no parser reads the trace."""
+    trace = parse_stacktrace(stacktrace)
+    if trace is None:
+        return None
+    collapsed = collapse_recursion(trace)
+    return site_of(collapsed, (rules or InAppRules()).roles(collapsed))
 
 
 def crash_site(trace: ParsedTrace, roles: TraceRoles) -> str | None:
