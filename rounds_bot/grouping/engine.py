@@ -102,6 +102,8 @@ class GroupingEngine:
     # --- public interface ---------------------------------------------------------------------
 
     def assign(self, event: ErrorEvent) -> Assignment:
+        """The event's signature: the tiers in order (see the module docstring). A message with
+        no stack trace and no error code takes the message path, the same tiers for a template."""
         # The common case first: a message with no stack trace and no error code anywhere.
         if event.stacktrace is None and not event.error_code and not event.attributes:
             normalized, shape = self._shapes.lookup(event.message)
@@ -130,6 +132,7 @@ class GroupingEngine:
                 target=operation_target(event.attributes) if event.kind == "span_error" else None,
             )
         candidate = self._candidates.candidate(event, code)
+        # tier 1: an error code
         if candidate.code_key is not None:
             known = self._known_signatures.owner_of_code(candidate.code_key)
             if known is not None:
@@ -138,19 +141,14 @@ class GroupingEngine:
         answered = self._answers.trace_answer(candidate)
         if answered is not None:
             return answered
+        # tier 2: a fingerprint hash (an earlier version's, the frames', the crash site's)
         known = self._known(candidate)
         if known is not None:
             return self._known_answer(candidate, known)
-        if (
-            self._previous_possible
-            and candidate.trace is not None
-            and not read_before(event.stacktrace or "", candidate.trace)
-        ):
-            # the previous version could not read this trace and grouped it by its message
-            _, shape = self._shapes.lookup(event.message)
-            found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
-            if found is not None:
-                return self._previous_answer(candidate, found[1])
+        previous = self._previous_message_group(event, candidate)
+        if previous is not None:
+            return previous
+        # tier 3: similarity, else a new signature
         return self._place_by_similarity(candidate)
 
     def state(self, signature_id: str) -> SignatureState:
@@ -238,6 +236,19 @@ class GroupingEngine:
         if owner is None or self._known_signatures.require(owner).version == FINGERPRINT_VERSION:
             return None
         return found, owner
+
+    def _previous_message_group(self, event: ErrorEvent, candidate: Candidate) -> Assignment | None:
+        """A trace `rounds-fp:2` could not read (its first frame came after line 60) went to its
+        message's template then: the signature of that template, when one is known."""
+        if (
+            not self._previous_possible
+            or candidate.trace is None
+            or read_before(event.stacktrace or "", candidate.trace)
+        ):
+            return None
+        _, shape = self._shapes.lookup(event.message)
+        found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
+        return self._previous_answer(candidate, found[1]) if found is not None else None
 
     def _previous_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
         """The assignment to a signature an earlier version made, with the rule that decided."""
