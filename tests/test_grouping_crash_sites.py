@@ -205,13 +205,14 @@ def test_a_go_recovery_handler_is_not_the_crash_site() -> None:
     )
 
 
-def test_the_same_crash_site_reached_from_another_caller_still_merges_by_similarity() -> None:
+def test_the_same_crash_site_reached_from_another_caller_is_one_problem() -> None:
     engine = GroupingEngine()
     first = assign(engine, java_trace("customerOf"), "java.lang.NullPointerException")
     rerouted = java_trace("customerOf").replace("OrderController.post", "OrderImport.run")
     second = assign(engine, rerouted, "java.lang.NullPointerException")
     assert second.fingerprint_hash != first.fingerprint_hash
-    assert (second.tier, second.signature_id) == ("similarity", first.signature_id)
+    assert (second.tier, second.signature_id) == ("fingerprint", first.signature_id)
+    assert "rule: the same crash site (com.acme.shop.orders.OrderService:customerOf)" in second.explanation
 
 
 def test_traces_without_app_frames_are_left_to_similarity() -> None:

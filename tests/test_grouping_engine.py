@@ -114,7 +114,7 @@ def test_log_lines_of_one_template_are_grouped_by_fingerprint() -> None:
 # --- tier 3: similarity -------------------------------------------------------------------------
 
 
-def test_a_similar_trace_joins_by_similarity_above_the_merge_threshold() -> None:
+def test_the_same_crash_site_reached_through_other_callers_joins_by_its_site() -> None:
     engine = GroupingEngine()
     top = ["plot.XYPlot.getDataRange", "axis.NumberAxis.autoAdjustRange", "axis.NumberAxis.configure"]
     first = engine.assign(
@@ -131,6 +131,26 @@ def test_a_similar_trace_joins_by_similarity_above_the_merge_threshold() -> None
             stacktrace=java_trace([*top, "export.Png.write"], "T.t"),
         )
     )
+    assert second.fingerprint_hash != first.fingerprint_hash
+    assert (second.tier, second.signature_id) == ("fingerprint", first.signature_id)
+    assert "same crash site" in second.explanation
+
+
+def test_a_similar_trace_joins_by_similarity_above_the_merge_threshold() -> None:
+    engine = GroupingEngine()
+    top = ["plot.XYPlot.getDataRange", "axis.NumberAxis.autoAdjustRange", "axis.NumberAxis.configure"]
+    first = engine.assign(
+        event(
+            service="chart",
+            error_type="NullPointerException",
+            stacktrace=java_trace([*top, "ui.Zoom.in"], "T.t"),
+        )
+    )
+    # another exception type at the same site: not the site's problem by rule, alike by its text
+    other_type = java_trace([*top, "export.Png.write"], "T.t").replace(
+        "NullPointerException", "IllegalArgumentException", 1
+    )
+    second = engine.assign(event(service="chart", error_type="NullPointerException", stacktrace=other_type))
     assert second.fingerprint_hash != first.fingerprint_hash
     assert second.tier == "similarity"
     assert second.signature_id == first.signature_id

@@ -16,21 +16,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rounds_bot.grouping.crash_site import crash_site
+from rounds_bot.grouping.crash_site import Site, site_of
 from rounds_bot.grouping.error_codes import ErrorCode
 from rounds_bot.grouping.fingerprint import (
     EventView,
     Fingerprint,
+    PreviousReading,
     code_fingerprint,
     short_type,
     template_fingerprint,
     title_for,
     trace_fingerprint,
 )
+from rounds_bot.grouping.frames import collapse_recursion
 from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
-from rounds_bot.grouping.stacktrace import ParsedTrace
+from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
+from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
 from rounds_bot.grouping.trace_memo import TraceMemo
@@ -41,8 +44,9 @@ MEMO_LIMIT = 4096
 
 #: what a trace candidate depends on: digest, service, error type, message, environment, version
 _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
-#: what a template fingerprint depends on: template id and tokens, error type, environment, version
-_TemplateKey = tuple[str, tuple[str, ...], str | None, str | None, str | None]
+#: what a template fingerprint depends on: template id and tokens, error type, environment,
+#: version, operation target
+_TemplateKey = tuple[str, tuple[str, ...], str | None, str | None, str | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -54,17 +58,30 @@ class Candidate:
     title: str
     trace: ParsedTrace | None = None
     roles: TraceRoles | None = None
-    #: `module:function` of the innermost app frame (see `crash_site`)
+    #: `module:function` of the innermost app frame (see `crash_site`): where the error was
+    #: raised, in the app's own code ("whose code" in an issue)
     crash_site: str | None = None
+    #: the crash site with the root cause's (see `crash_site.Site`): what a signature stores
+    site: Site | None = None
     template_id: str | None = None
     code_key: str | None = None
+
+    @property
+    def site_key(self) -> str | None:
+        """The site a signature stores and tier 3 compares (`crash_site.Site.key`)."""
+        return self.site.key if self.site is not None else None
 
 
 class CandidateReader:
     """Candidates of events, over the engine's in-app rules, message shapes and template miner."""
 
-    def __init__(self, rules: InAppRules, shapes: ShapeCache, miner: TemplateMiner) -> None:
+    def __init__(
+        self, rules: InAppRules, shapes: ShapeCache, miner: TemplateMiner, previous_versions: bool = True
+    ) -> None:
         self._rules = rules
+        #: whether signatures of earlier fingerprint versions may be known (their hashes are
+        #: only worked out then)
+        self.previous_versions = previous_versions
         self._shapes = shapes
         self._miner = miner
         self._traces = TraceMemo()
@@ -106,18 +123,23 @@ class CandidateReader:
         match = self._miner.match(self.bucket(service, event.error_type), shape.skeleton)
         return self.template_candidate(event, normalized, match.template_id)
 
-    def template_candidate(self, event: ErrorEvent, normalized: str, template_id: str) -> Candidate:
+    def template_candidate(
+        self, event: ErrorEvent, normalized: str, template_id: str, target: str | None = None
+    ) -> Candidate:
+        """The candidate of a message's template; a failed span's operation `target` (see
+        `operations`) is part of its fingerprint and title."""
         view = self._view(event, normalized)
         tokens = self._miner.template(template_id)
-        key = (template_id, tokens, event.error_type, event.environment, event.service_version)
+        key = (template_id, tokens, event.error_type, event.environment, event.service_version, target)
         fingerprint = self._template_fingerprints.get(key)
         if fingerprint is None:
             first = render_template(self._miner.first_template(template_id))
-            fingerprint = template_fingerprint(view, first, render_template(tokens))
+            fingerprint = template_fingerprint(view, first, render_template(tokens), target)
             if len(self._template_fingerprints) >= MEMO_LIMIT:
                 self._template_fingerprints.clear()
             self._template_fingerprints[key] = fingerprint
-        return Candidate(fingerprint, view, title_for(event.error_type, normalized), template_id=template_id)
+        title = title_for(event.error_type, normalized if target is None else f"{normalized} ({target})")
+        return Candidate(fingerprint, view, title, template_id=template_id)
 
     def bucket(self, service: str, error_type: str | None) -> str:
         """The miner's bucket of a service and error type."""
@@ -150,17 +172,24 @@ class CandidateReader:
             event.environment,
             event.service_version,
         )
-        roles = self._rules.roles(trace)
-        fingerprint = trace_fingerprint(view, trace, roles, values)
+        collapsed = collapse_recursion(trace)
+        roles = self._rules.roles(collapsed)
+        same = collapsed is trace and not roles.cut
+        previous = PreviousReading(trace, roles if same else self._rules.roles(trace, cut_traces=False))
+        site = site_of(collapsed, roles)
+        fingerprint = trace_fingerprint(
+            view, collapsed, roles, values, site, previous, with_previous_hashes=self.previous_versions
+        )
         if fingerprint is None:
             return None
         return Candidate(
             fingerprint,
             view,
             title_for(error_type, view.normalized_message),
-            trace=trace,
+            trace=collapsed,
             roles=roles,
-            crash_site=crash_site(trace, roles),
+            crash_site=site.crash_site,
+            site=site,
         )
 
     def _view(self, event: ErrorEvent, normalized: str) -> EventView:
@@ -179,3 +208,18 @@ def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:
         if any(flags):
             return flags
     return [True] * len(roles)
+
+
+#: how many lines `rounds-fp:2` looked at to recognise a trace's runtime
+PREVIOUS_SNIFF_LINES = 60
+
+
+def read_before(text: str, trace: ParsedTrace) -> bool:
+    """Whether `rounds-fp:2` recognised the trace: it looked for frames in its first lines only
+    (a trace of fewer lines was read whole, as now)."""
+    end = -1
+    for _ in range(PREVIOUS_SNIFF_LINES):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return True
+    return detect_runtime(trace_lines(text[:end])) == trace.runtime

@@ -1,42 +1,129 @@
-"""Where an error happened: its crash site, and the rule tier 3 follows with it.
+"""Where an error happened: its crash site, its root cause's, and the rules grouping follows with them.
 
 The crash site is the innermost frame of the application's own code (role "app", see `inapp`)
 of the first exception of the chain that has one, written `module:function` after the same
-normalisation a frame's fingerprint uses (no line number). Test code is not a crash site: a test
-shows where a failure was noticed, not where the code under test went wrong. In a Go stack
-printed by a deferred `recover`, the frames above the runtime's `panic` are the recovery's own,
-so the crash site is looked for below it.
+normalisation a frame's fingerprint uses (no line number; a file is named by its module path).
+Test code is not a crash site: a test shows where a failure was noticed, not where the code under
+test went wrong. In a Go stack printed by a deferred `recover`, the frames above the runtime's
+`panic` are the recovery's own, so the crash site is looked for below it. Library frames are
+attributed to the first application frame that called them: an error raised inside a library is
+the app's at the line that called the library.
 
-Similarity (tier 3) is for errors without reliable frames: it never merges two errors that both
-have a crash site when the sites differ. Same type and message raised in two functions are two
-problems, however alike the rest of their text is.
+The root cause is the last exception of the cause chain (Python's `raise ... from` and "During
+handling of the above exception", the JVM's `Caused by:`, .NET's inner exceptions); its crash
+site is looked for the same way. A wrapper raised at one place over two different root causes is
+two problems.
+
+Together they are the error's `site` (`Site.key`), which is both:
+- positive evidence: the same exception types raised at the same site and root-cause site are one
+  problem, whichever callers reached it (the fingerprint registers a `site` hash);
+- a hard boundary: similarity (tier 3) never merges two errors whose sites differ.
 """
 
 from __future__ import annotations
 
-from rounds_bot.grouping.frames import frame_key
-from rounds_bot.grouping.inapp import TraceRoles
-from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
+from dataclasses import dataclass
+
+from rounds_bot.grouping.frames import collapse_recursion, frame_key
+from rounds_bot.grouping.inapp import InAppRules, TraceRoles
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, parse_stacktrace
 
 _GO_PANIC_FUNCTIONS = frozenset(("panic", "gopanic", "sigpanic"))
+#: how the root cause's site is written after the crash site in `Site.key`
+_ROOT = " <- root cause "
+_CAUSES = ("cause", "context", "inner")
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where an error was raised (`crash_site`) and where its root cause was (`root_cause`, None
+    when the chain has no other exception with an app frame, or it is the crash site itself)."""
+
+    crash_site: str | None
+    root_cause: str | None = None
+
+    @classmethod
+    def from_key(cls, key: str | None) -> Site:
+        """The site a signature stored (`SignatureState.crash_site`), read back."""
+        if not key:
+            return cls(None)
+        site, _, root = key.partition(_ROOT)
+        return cls(site, root or None)
+
+    @property
+    def key(self) -> str | None:
+        """What a signature stores and tier 3 compares: `module:function`, and the root cause's
+        after ` <- root cause ` when there is one."""
+        if self.crash_site is None:
+            return self.root_cause
+        return self.crash_site if self.root_cause is None else self.crash_site + _ROOT + self.root_cause
+
+
+def site_of_text(stacktrace: str | None, rules: InAppRules | None = None) -> Site | None:
+    """The site of a printed stack trace as grouping reads it (recursion collapsed, whose code
+    each frame is by `rules`): for an issue's "whose code"; None when no parser reads the trace."""
+    trace = parse_stacktrace(stacktrace)
+    if trace is None:
+        return None
+    collapsed = collapse_recursion(trace)
+    return site_of(collapsed, (rules or InAppRules()).roles(collapsed))
 
 
 def crash_site(trace: ParsedTrace, roles: TraceRoles) -> str | None:
     """`module:function` of the innermost app frame, or None when the trace has none."""
-    for exception, exception_roles in zip(trace.exceptions, roles.frames, strict=True):
+    for index, exception in enumerate(trace.exceptions):
         if trace.runtime == "go" and exception.relation == "context":
             continue  # other goroutines of a dump did not crash
-        start = _after_go_panic(exception.frames) if trace.runtime == "go" else 0
-        for frame, role in zip(exception.frames[start:], exception_roles[start:], strict=True):
-            if role.in_app:
-                key = frame_key(frame)
-                return f"{key.module}:{key.function}"
+        found = _innermost_app_frame(trace, roles, index)
+        if found is not None:
+            return found
+    return None
+
+
+def site_of(trace: ParsedTrace, roles: TraceRoles) -> Site:
+    """The crash site and the root cause's crash site of a trace."""
+    site = crash_site(trace, roles)
+    root = None
+    for index in range(len(trace.exceptions) - 1, 0, -1):
+        if trace.exceptions[index].relation in _CAUSES and trace.runtime != "go":
+            root = _innermost_app_frame(trace, roles, index)
+            if root is not None:
+                break
+    return Site(site, None if root == site else root)
+
+
+def _innermost_app_frame(trace: ParsedTrace, roles: TraceRoles, index: int) -> str | None:
+    exception, exception_roles = trace.exceptions[index], roles.frames[index]
+    start = _after_go_panic(exception.frames) if trace.runtime == "go" else 0
+    for frame, role in zip(exception.frames[start:], exception_roles[start:], strict=True):
+        if role.in_app:
+            key = frame_key(frame)
+            return f"{key.module}:{key.function}"
     return None
 
 
 def may_merge_by_similarity(site: str | None, other: str | None) -> bool:
-    """Tier 3 may merge two errors unless both have a crash site and the sites differ."""
-    return site is None or other is None or site == other
+    """Tier 3 may merge two errors unless both have a site and the sites differ."""
+    return site is None or other is None or same_site(site, other)
+
+
+def same_site(site: str, other: str) -> bool:
+    """Whether two `Site.key`s name one place. A site stored by `rounds-fp:2` named a file by its
+    base name and had no root cause: it is the same as a newer one that agrees with it there."""
+    if site == other:
+        return True
+    mine, theirs = site.split(_ROOT, 1), other.split(_ROOT, 1)
+    if len(mine) == 2 and len(theirs) == 2 and mine[1] != theirs[1]:
+        return False
+    return _same_place(mine[0], theirs[0])
+
+
+def _same_place(site: str, other: str) -> bool:
+    if site == other:
+        return True
+    old, new = (site, other) if "/" not in site.split(":", 1)[0] else (other, site)
+    module, _, function = new.rpartition(":")
+    return "/" in module and old == f"{module.rsplit('/', 1)[-1]}:{function}"
 
 
 def _after_go_panic(frames: tuple[Frame, ...]) -> int:

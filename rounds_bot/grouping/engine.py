@@ -2,18 +2,25 @@
 
 Tiers, first that answers wins:
 1. `error_code`  - same service and standardised error code;
-2. `fingerprint` - a known fingerprint hash (stack trace) or a known mined template (message);
+2. `fingerprint` - a known fingerprint hash of a stack trace (an earlier version's, its frames',
+   then its crash site's: `Fingerprint.lookup_keys`) or a known mined template (message);
 3. `similarity`  - TF-IDF cosine to a known signature of the same service at or above
    `merge_threshold`, for stack traces only and never across crash sites (`crash_site`);
    between `related_threshold` and it, only a "possibly related" link;
 4. `new`         - a new signature, whose id is derived from its first event's fingerprint.
 
+`assign` reads the tiers in that order; a message without a stack trace takes the message path
+(`_assign_message`), the same tiers for a template. Each assignment says which rule decided
+(`RULES`). Answers already given are kept by a separate caching layer (`routes.Answers`, whose
+docstring lists every memo of the engine and why none can go stale).
+
 Everything the engine knows is held per signature (`SignatureState`), so an engine re-loaded from
 saved states groups later events exactly as the one that saved them, whether it is given them
 all up front (`known`) or looks up the ones each event needs (`lookup`, see `known.py`: what a
 round does, so a quiet round costs the same with a thousand signatures known or a million).
-Nothing depends on wall time, randomness or dictionary order; the only caches are memos of pure
-functions.
+Nothing depends on wall time, randomness or dictionary order. The keys of tiers 1 and 2 nest (a
+trace's frames decide its crash site), so what they group does not depend on arrival order; a
+test shuffles the labelled corpus and compares the partitions.
 
 This module places events; the known signatures and the keys that lead to them are `registry`'s,
 an event's identity (its fingerprint and how it registers) comes from `candidates`, the
@@ -25,15 +32,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from rounds_bot.grouping.candidates import Candidate, CandidateReader
+from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
 from rounds_bot.grouping.config import GroupingConfig
 from rounds_bot.grouping.crash_site import may_merge_by_similarity
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.registry import Registry
-from rounds_bot.grouping.routes import Route
+from rounds_bot.grouping.routes import Answers, answer_key
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
@@ -42,7 +51,18 @@ from rounds_bot.models import Assignment, ErrorEvent, Tier
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
-_ANSWERS_PER_TEMPLATE = 256
+#: the rule that decided, per tier and, in the fingerprint tier, per key that matched
+RULES = {
+    "error_code": "rule: the same standardised error code in the same service",
+    "template": "rule: the same log statement (the message's mined template)",
+    "app": "rule: the same exception types and frames of the app's own code",
+    "test": "rule: the same exception types and frames of the tests (the trace has no app frame)",
+    "system": "rule: the same exception types and frames",
+    "site": "rule: the same crash site ({site}) and exception types, whichever callers reached it",
+    "previous": "rule: the fingerprint an earlier version gave these frames (its group is kept)",
+    "similarity": "rule: alike by TF-IDF similarity, with no crash site against it",
+    "new": "rule: no known signature has its error code, fingerprint, crash site or template",
+}
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -66,17 +86,24 @@ class GroupingEngine:
         self._signatures = self._known_signatures.signatures
         self._by_template = self._known_signatures.by_template
         self._shapes = ShapeCache(code_test=self._codes.shape_test())
-        self._candidates = CandidateReader(self._rules, self._shapes, self._miner)
+        self._candidates = CandidateReader(self._rules, self._shapes, self._miner, previous_versions=False)
         self._explainer = Explainer(self.config)
-        self._routes: dict[str, Route] = {}
-        #: the fingerprint tier's answers per memoised candidate (keyed by identity; the entry
-        #: keeps the candidate alive, so an id is never reused while it is a key)
-        self._answers: dict[int, tuple[Candidate, Assignment]] = {}
-        self._known_signatures.load_all(sorted(known, key=lambda s: s.seq))
+        #: the caching layer: answers already given (see `routes`)
+        self._answers = Answers()
+        states = sorted(known, key=lambda s: s.seq)
+        #: whether signatures of an earlier fingerprint version may be known (given, or in a
+        #: database): only then is a message also read the way that version read it
+        self._previous_possible = lookup is not None or any(
+            s.fingerprint_version != FINGERPRINT_VERSION for s in states
+        )
+        self._candidates.previous_versions = self._previous_possible
+        self._known_signatures.load_all(states)
 
     # --- public interface ---------------------------------------------------------------------
 
     def assign(self, event: ErrorEvent) -> Assignment:
+        """The event's signature: the tiers in order (see the module docstring). A message with
+        no stack trace and no error code takes the message path, the same tiers for a template."""
         # The common case first: a message with no stack trace and no error code anywhere.
         if event.stacktrace is None and not event.error_code and not event.attributes:
             normalized, shape = self._shapes.lookup(event.message)
@@ -102,19 +129,26 @@ class GroupingEngine:
                 event.environment,
                 event.service_version,
                 *self._shapes.lookup(event.message),
+                target=operation_target(event.attributes) if event.kind == "span_error" else None,
             )
         candidate = self._candidates.candidate(event, code)
+        # tier 1: an error code
         if candidate.code_key is not None:
             known = self._known_signatures.owner_of_code(candidate.code_key)
             if known is not None:
                 return self._assignment(candidate, known, "error_code")
             return self._create(candidate, neighbours=[])
-        answered = self._answers.get(id(candidate))
-        if answered is not None and answered[0] is candidate:
-            return answered[1]
+        answered = self._answers.trace_answer(candidate)
+        if answered is not None:
+            return answered
+        # tier 2: a fingerprint hash (an earlier version's, the frames', the crash site's)
         known = self._known(candidate)
         if known is not None:
             return self._known_answer(candidate, known)
+        previous = self._previous_message_group(event, candidate)
+        if previous is not None:
+            return previous
+        # tier 3: similarity, else a new signature
         return self._place_by_similarity(candidate)
 
     def state(self, signature_id: str) -> SignatureState:
@@ -153,66 +187,90 @@ class GroupingEngine:
         version: str | None,
         normalized: str,
         shape: ShapeInfo,
+        target: str | None = None,
     ) -> Assignment:
         """The message path: `event` is None when only the fields were given, and is built from
-        them only when the engine needs one (a template or an answer not known yet)."""
-        route = shape.routes.get((service, error_type))
+        them only when the engine needs one (a template or an answer not known yet). A failed
+        span's `target` (see `operations`) keeps its templates apart from other targets'."""
+        if self._previous_possible and (target is not None or shape.previous is not None):
+            found = self._previous_template(shape.previous or shape.skeleton, service, error_type)
+            if found is not None:
+                event = event or _event_of(message, service, error_type, environment, version)
+                candidate = self._candidates.template_candidate(event, normalized, found[0], target)
+                return self._previous_answer(candidate, found[1])
+        where = service if target is None else f"{service}\x1e{target}"
+        route = self._answers.route(shape, where, error_type)
         if route is None:
-            bucket = self._candidates.bucket(service or "unknown", error_type)
-            match = self._miner.match(bucket, shape.skeleton)
-            route = self._routes.get(match.template_id)
-            if route is None:
-                signature_id = self._by_template.get(match.template_id)
-                if signature_id is None:  # a template seen for the first time
-                    event = event or _event_of(message, service, error_type, environment, version)
-                    candidate = self._candidates.template_candidate(event, normalized, match.template_id)
-                    return self._place_by_similarity(candidate)
-                route = self._routes[match.template_id] = Route(
-                    self._miner.handle(match.template_id), signature_id
-                )
-            shape.routes[(service, error_type)] = route
-        # Answers given for this template stand while the template has not widened.
-        if route.tokens is not route.template.tokens:
-            route.answers.clear()
-            route.tokens = route.template.tokens
-        # most events carry none of these: the message alone is then the key
-        key = (
-            normalized
-            if error_type is None and environment is None and version is None
-            else (
-                normalized,
-                error_type,
-                environment,
-                version,
-            )
-        )
-        answer = route.answers.get(key)
+            # tier 2 for a message: its template, and the signature the template leads to
+            match = self._miner.match(self._candidates.bucket(where or "unknown", error_type), shape.skeleton)
+            signature_id = self._by_template.get(match.template_id)
+            if signature_id is None:  # a template seen for the first time: tier 3, or new
+                event = event or _event_of(message, service, error_type, environment, version)
+                candidate = self._candidates.template_candidate(event, normalized, match.template_id, target)
+                return self._place_by_similarity(candidate)
+            template = self._miner.handle(match.template_id)
+            route = self._answers.learn_route(shape, where, error_type, template, signature_id)
+        key = answer_key(normalized, error_type, environment, version)
+        answer = self._answers.answer(route, key)
         if answer is None:
             event = event or _event_of(message, service, error_type, environment, version)
-            candidate = self._candidates.template_candidate(event, normalized, route.template.template_id)
+            candidate = self._candidates.template_candidate(
+                event, normalized, route.template.template_id, target
+            )
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
-            if len(route.answers) >= _ANSWERS_PER_TEMPLATE:
-                route.answers.clear()
-            route.answers[key] = answer
+            self._answers.remember(route, key, answer)
         return answer
 
     # --- tiers --------------------------------------------------------------------------------
 
+    def _previous_template(
+        self, tokens: tuple[str, ...], service: str, error_type: str | None
+    ) -> tuple[str, str] | None:
+        """The template an earlier version mined that the message matches as that version read
+        it (`ShapeInfo.previous`; no span target), and the signature that version gave it: a
+        stored signature keeps receiving its messages. Templates of this version do not count."""
+        found = self._miner.find(self._candidates.bucket(service or "unknown", error_type), tokens)
+        if found is None:
+            return None
+        owner = self._by_template.get(found)
+        if owner is None or self._known_signatures.require(owner).version == FINGERPRINT_VERSION:
+            return None
+        return found, owner
+
+    def _previous_message_group(self, event: ErrorEvent, candidate: Candidate) -> Assignment | None:
+        """A trace `rounds-fp:2` could not read (its first frame came after line 60) went to its
+        message's template then: the signature of that template, when one is known."""
+        if (
+            not self._previous_possible
+            or candidate.trace is None
+            or read_before(event.stacktrace or "", candidate.trace)
+        ):
+            return None
+        _, shape = self._shapes.lookup(event.message)
+        found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
+        return self._previous_answer(candidate, found[1]) if found is not None else None
+
+    def _previous_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
+        """The assignment to a signature an earlier version made, with the rule that decided."""
+        assignment = self._assignment(candidate, signature_id, "fingerprint")
+        return assignment.model_copy(
+            update={"explanation": assignment.explanation.replace(RULES["template"], RULES["previous"])}
+        )
+
     def _known_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
         """The fingerprint tier's answer; the same for a candidate every time (a hash, once
-        registered, always leads to the same signature), so it is given once per candidate."""
+        registered, always leads to the same signature), so it is kept (`routes.Answers`). A trace
+        found by its site or an earlier version's hash is not registered under its own hashes:
+        it is found the same way, and said to be, every time."""
         answer = self._assignment(candidate, signature_id, "fingerprint")
-        if len(self._answers) >= _ANSWERS_PER_TEMPLATE * 16:
-            self._answers.clear()
-        self._answers[id(candidate)] = (candidate, answer)
+        self._answers.remember_trace(candidate, answer)
         return answer
 
     def _known(self, candidate: Candidate) -> str | None:
         if candidate.template_id is not None:
             return self._by_template.get(candidate.template_id)
-        fingerprint = candidate.fingerprint
         return self._known_signatures.owner_of_hashes(
-            (fingerprint.hash, *fingerprint.other_hashes, *fingerprint.legacy_hashes)
+            tuple(digest for _, digest in candidate.fingerprint.lookup_keys())
         )
 
     def _place_by_similarity(self, candidate: Candidate) -> Assignment:
@@ -224,7 +282,7 @@ class GroupingEngine:
         if best is not None and best.score >= self.config.merge_threshold:
             signature = self._known_signatures.require(best.signature_id)
             self._known_signatures.register(signature, candidate)
-            signature.crash_site = signature.crash_site or candidate.crash_site
+            signature.crash_site = signature.crash_site or candidate.site_key
             others = [n for n in neighbours if n.signature_id != best.signature_id]
             return self._assignment(
                 candidate, best.signature_id, "similarity", similarity=best.score, neighbours=others
@@ -234,11 +292,17 @@ class GroupingEngine:
         )
 
     def _kept_apart(self, candidate: Candidate, neighbours: list[Neighbour]) -> str | None:
-        """Why the nearest signature above the merge threshold was not joined, when a crash site
-        kept them apart."""
+        """Why the nearest signature above the merge threshold was not joined: a crash site kept
+        them apart, or one of them has no stack trace."""
         for neighbour in neighbours:
             if neighbour.score < self.config.merge_threshold:
                 return None
+            if candidate.trace is None or not neighbour.with_frames:
+                return (
+                    f"not merged with {neighbour.signature_id} (TF-IDF cosine {neighbour.score:.2f}): "
+                    "an error without a stack trace joins a group only by its error code or its "
+                    "log statement's template"
+                )
             if (
                 candidate.trace is not None
                 and neighbour.with_frames
@@ -247,7 +311,7 @@ class GroupingEngine:
                 theirs = self._known_signatures.crash_site_of(neighbour.signature_id)
                 return (
                     f"not merged with {neighbour.signature_id} (TF-IDF cosine {neighbour.score:.2f}): "
-                    f"crash site {candidate.crash_site} is not its {theirs}"
+                    f"crash site {candidate.site_key} is not its {theirs}"
                 )
         return None
 
@@ -258,7 +322,24 @@ class GroupingEngine:
         if candidate.trace is None or not neighbour.with_frames:
             return False
         other = self._known_signatures.crash_site_of(neighbour.signature_id)
-        return may_merge_by_similarity(candidate.crash_site, other)
+        return may_merge_by_similarity(candidate.site_key, other)
+
+    def _rule(self, candidate: Candidate, tier: Tier) -> str:
+        """Which rule decided, in words (the "why grouped" of an issue)."""
+        if tier == "error_code":
+            return RULES["error_code"]
+        if tier == "similarity":
+            return RULES["similarity"]
+        if tier == "new":
+            return RULES["new"]
+        if candidate.template_id is not None:
+            return RULES["template"]
+        by_hash = self._known_signatures.by_hash
+        signature_id = self._known(candidate)
+        for name, digest in candidate.fingerprint.lookup_keys():
+            if by_hash.get(digest) == signature_id:
+                return RULES[name].format(site=candidate.site_key)
+        return RULES["previous"]
 
     # --- signatures ---------------------------------------------------------------------------
 
@@ -297,7 +378,12 @@ class GroupingEngine:
         if tier in ("fingerprint", "error_code"):
             related = list(signature.related)
         explanation = self._explainer.explain(
-            candidate.fingerprint, tier, signature_id, similarity, neighbours or []
+            candidate.fingerprint,
+            tier,
+            signature_id,
+            similarity,
+            neighbours or [],
+            self._rule(candidate, tier),
         )
         if note:
             explanation += "\n" + note

@@ -2,7 +2,8 @@
 
 The tree says which parts of the event contributed to the fingerprint (and why the others did
 not); the decision line names the tier, the signature, the similarity score against the merge
-threshold where one was used, and the signatures it is only possibly related to.
+threshold where one was used, and the signatures it is only possibly related to; the rule line
+says which rule decided (for a split, the engine adds why the nearest signature was not joined).
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ class Explainer:
         signature_id: str,
         similarity: float | None,
         neighbours: list[Neighbour],
+        rule: str | None = None,
     ) -> str:
-        return (
-            self._render(fingerprint)
-            + "\n"
-            + _decision(tier, signature_id, similarity, neighbours, self._config)
-        )
+        decision = _decision(tier, signature_id, similarity, neighbours, self._config)
+        if rule:
+            decision += "\n" + rule
+        return self._render(fingerprint) + "\n" + decision
 
     def _render(self, fingerprint: Fingerprint) -> str:
         # Keyed on the object: cached fingerprints are shared, fresh ones render once.

@@ -10,10 +10,19 @@ Three kinds, in order of precedence (Sentry's: custom fingerprint, stack trace, 
 The service always contributes; environment and service version never do. The version string
 is part of every hash, so a new algorithm can never silently match (or re-split) old groups.
 
+A trace fingerprint also carries the `site` hash: service, the chain's exception types and the
+crash site with the root cause's (`crash_site.Site`). Errors that agree on it are one problem
+whichever callers reached the site, so it is registered like the others.
+
 Version history: `rounds-fp:1` took every frame of an unknown package for the app's and test
 code for application code. `rounds-fp:2` reads whose code a frame is per trace (`inapp`). Its
 all-frames tree is the one `rounds-fp:1` hashed, so a trace also gives the `rounds-fp:1` system
 hash (`legacy_hashes`): signatures created by `rounds-fp:1` keep receiving their traces.
+`rounds-fp:3` names a file by its module path instead of its base name, collapses the recursion
+cycle an error was raised in, does not apply the JVM/.NET owner rule to a cut trace, and adds the
+site hash. A trace also gives the hashes `rounds-fp:2` gave it (its app and system hashes, read
+the `rounds-fp:2` way), so a signature created before keeps receiving its events: old groups
+never re-split.
 """
 
 from __future__ import annotations
@@ -23,12 +32,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rounds_bot.grouping.components import Component, hash_tree, leaf, node
-from rounds_bot.grouping.frames import frame_components, recursion_hints
+from rounds_bot.grouping.crash_site import Site
+from rounds_bot.grouping.frames import frame_components, needs_legacy_keys, recursion_hints
 from rounds_bot.grouping.inapp import Role, TraceRoles
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
-FINGERPRINT_VERSION = "rounds-fp:2"
-#: earlier versions whose all-frames hash a trace still gives, to find their signatures
+FINGERPRINT_VERSION = "rounds-fp:3"
+#: the version before, whose app and system hashes a trace still gives, to find its signatures
+PREVIOUS_VERSION = "rounds-fp:2"
+#: earlier versions whose all-frames hash (read the `rounds-fp:2` way) a trace still gives
 LEGACY_VERSIONS = ("rounds-fp:1",)
 MAX_TITLE = 120
 Variant = Literal["error_code", "app", "test", "system", "template"]
@@ -59,6 +71,19 @@ class Fingerprint:
     version: str = FINGERPRINT_VERSION
     #: hashes earlier versions gave the same event: looked up, never registered
     legacy_hashes: tuple[str, ...] = ()
+    #: what each of `other_hashes` identifies (`system`, `site`), for "why grouped"
+    other_names: tuple[str, ...] = ()
+
+    def lookup_keys(self) -> list[tuple[str, str]]:
+        """Every hash the event is looked up by, in order, with the rule it stands for: first
+        what earlier versions gave the same frames (a signature they made keeps receiving its
+        events; they are never registered, so only such signatures have them), then the
+        frames, then the site (other callers of the same problem)."""
+        return [
+            *(("previous", digest) for digest in self.legacy_hashes),
+            (self.variant, self.hash),
+            *zip(self.other_names, self.other_hashes, strict=True),
+        ]
 
 
 def short_type(error_type: str | None) -> str | None:
@@ -93,23 +118,119 @@ def code_fingerprint(view: EventView, code: str, where: str) -> Fingerprint:
     return Fingerprint("error_code", hash_tree(tree, FINGERPRINT_VERSION), tree)
 
 
+@dataclass(frozen=True)
+class PreviousReading:
+    """How `rounds-fp:2` read a trace: before recursion cycles were collapsed and with the owner
+    rule applied to cut traces (`candidates` gives the same objects when nothing differs)."""
+
+    trace: ParsedTrace
+    roles: TraceRoles
+
+
 def trace_fingerprint(
-    view: EventView, trace: ParsedTrace, roles: TraceRoles, normalized_values: list[str]
+    view: EventView,
+    trace: ParsedTrace,
+    roles: TraceRoles,
+    normalized_values: list[str],
+    site: Site | None = None,
+    previous: PreviousReading | None = None,
+    *,
+    with_previous_hashes: bool = True,
 ) -> Fingerprint | None:
-    """The stack-trace fingerprint, or None when the trace has no frame at all."""
+    """The stack-trace fingerprint, or None when the trace has no frame at all. The hashes of
+    earlier versions are left out when no signature of theirs can be known
+    (`with_previous_hashes=False`): they are only ever looked up."""
     if trace.frame_count == 0:
         return None
     only = _contributing_role(trace, roles)
     recursion = [recursion_hints(e.frames) for e in trace.exceptions]
-    system = _trace_tree(view, trace, roles, normalized_values, recursion, only=None)
-    legacy = tuple(hash_tree(system, version) for version in LEGACY_VERSIONS)
+    collapsed = _collapsed_counts(trace, previous)
+    system = _trace_tree(view, trace, roles, normalized_values, recursion, only=None, collapsed=collapsed)
     system_hash = hash_tree(system, FINGERPRINT_VERSION)
-    if only is None:
-        return Fingerprint("system", system_hash, system, legacy_hashes=legacy)
-    tree = _trace_tree(view, trace, roles, normalized_values, recursion, only=only)
-    return Fingerprint(
-        only, hash_tree(tree, FINGERPRINT_VERSION), tree, other_hashes=(system_hash,), legacy_hashes=legacy
+    tree = (
+        system
+        if only is None
+        else _trace_tree(view, trace, roles, normalized_values, recursion, only=only, collapsed=collapsed)
     )
+    others: tuple[str, ...] = () if only is None else (system_hash,)
+    names: tuple[str, ...] = () if only is None else ("system",)
+    site_tree = _site_tree(view, trace, site)
+    if site_tree is not None:
+        others, names = (*others, hash_tree(site_tree, FINGERPRINT_VERSION)), (*names, "site")
+    legacy = (
+        _previous_hashes(view, trace, roles, normalized_values, previous, (tree, system, only))
+        if with_previous_hashes
+        else ()
+    )
+    return Fingerprint(
+        only or "system",
+        hash_tree(tree, FINGERPRINT_VERSION),
+        tree,
+        other_hashes=others,
+        legacy_hashes=legacy,
+        other_names=names,
+    )
+
+
+def _collapsed_counts(trace: ParsedTrace, previous: PreviousReading | None) -> list[int]:
+    """Per exception, how many innermost frames collapsing a recursion cycle left out."""
+    if previous is None or previous.trace is trace:
+        return [0] * len(trace.exceptions)
+    return [
+        len(before.frames) - len(after.frames)
+        for before, after in zip(previous.trace.exceptions, trace.exceptions, strict=True)
+    ]
+
+
+def _site_tree(view: EventView, trace: ParsedTrace, site: Site | None) -> Component | None:
+    """Service, the chain's exception types and the site: what one problem has in common
+    wherever it was called from (None without a crash site)."""
+    if site is None or site.key is None:
+        return None
+    types = [short_type(e.type) or e.type for e in trace.exceptions if e.relation != "suppressed"]
+    if trace.runtime == "go":
+        types = types[:1]  # the other goroutines of a dump are no part of the panic
+    return node(
+        "site",
+        leaf("service", view.service),
+        *(leaf("type", name) for name in types),
+        leaf("crash-site", site.key),
+    )
+
+
+def _previous_hashes(
+    view: EventView,
+    trace: ParsedTrace,
+    roles: TraceRoles,
+    values: list[str],
+    previous: PreviousReading | None,
+    current: tuple[Component, Component, Contributing | None],
+) -> tuple[str, ...]:
+    """The hashes `rounds-fp:2` gave the trace (app, system) and `rounds-fp:1`'s system hash.
+    The trees are only built again when `rounds-fp:2` read the trace otherwise; when it did not,
+    the current trees hash the same with the older version string."""
+    old_trace, old_roles = (previous.trace, previous.roles) if previous is not None else (trace, roles)
+    same = (
+        old_trace is trace
+        and old_roles == roles
+        and not any(needs_legacy_keys(f) for e in trace.exceptions for f in e.frames)
+    )
+    if same:
+        tree, system, only = current
+    else:
+        only = _contributing_role(old_trace, old_roles)
+        recursion = [recursion_hints(e.frames) for e in old_trace.exceptions]
+        system = _trace_tree(view, old_trace, old_roles, values, recursion, only=None, legacy=True)
+        tree = (
+            system
+            if only is None
+            else _trace_tree(view, old_trace, old_roles, values, recursion, only=only, legacy=True)
+        )
+    hashes = [hash_tree(tree, PREVIOUS_VERSION)]
+    if only is not None:
+        hashes.append(hash_tree(system, PREVIOUS_VERSION))
+    hashes.extend(hash_tree(system, version) for version in LEGACY_VERSIONS)
+    return tuple(hashes)
 
 
 def _contributing_role(trace: ParsedTrace, roles: TraceRoles) -> Contributing | None:
@@ -131,11 +252,15 @@ def _trace_tree(
     recursion: list[list[str | None]],
     *,
     only: Contributing | None,
+    legacy: bool = False,
+    collapsed: list[int] | None = None,
 ) -> Component:
     exceptions: list[Component] = []
     for index, exception in enumerate(trace.exceptions):
         other_goroutine = trace.runtime == "go" and exception.relation == "context"
-        frames = frame_components(exception.frames, roles.frames[index], only, recursion[index])
+        frames = frame_components(
+            exception.frames, roles.frames[index], only, recursion[index], legacy=legacy
+        )
         stack = node(
             "stacktrace",
             *frames,
@@ -149,6 +274,14 @@ def _trace_tree(
                 "exception",
                 leaf("type", short_type(exception.type) or exception.type),
                 leaf("value", value, "the stack trace takes precedence") if value else None,
+                leaf(
+                    "recursion",
+                    _count(collapsed[index], "frame"),
+                    "ignored due to recursion: it repeats a recursion cycle the error was raised in "
+                    "(its outermost pass is kept)",
+                )
+                if collapsed and collapsed[index]
+                else None,
                 stack,
                 value=exception.relation,
                 hint="other goroutines do not contribute" if other_goroutine else None,
@@ -169,13 +302,17 @@ def _trace_tree(
     )
 
 
-def template_fingerprint(view: EventView, first_template: str, current_template: str) -> Fingerprint:
-    """Type and mined template. The template the group started with contributes: a template
-    widens as values are seen, but the group it names stays the same."""
+def template_fingerprint(
+    view: EventView, first_template: str, current_template: str, target: str | None = None
+) -> Fingerprint:
+    """Type and mined template (and a failed span's operation target). The template the group
+    started with contributes: a template widens as values are seen, but the group it names stays
+    the same."""
     short = short_type(view.error_type)
     tree = node(
         "fingerprint",
         leaf("service", view.service),
+        leaf("operation", target) if target else None,
         leaf("type", short) if short else leaf("type", "(none)", "the event has no exception type"),
         leaf("template", first_template),
         leaf("current-template", current_template, "shown for reading")

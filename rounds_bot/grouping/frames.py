@@ -1,8 +1,13 @@
 """What one stack frame contributes to a fingerprint, and which frames are left out.
 
-A frame contributes its module (else the lower-cased base name of its file), its function and,
+A frame contributes its module, its function and,
 where the runtime prints it, its source line (whitespace collapsed, left out past 120
 characters). Line numbers never contribute: adding a line above a bug must not re-file it.
+
+A frame whose runtime prints a file path rather than a module (Python's app code, Node.js, Ruby,
+PHP) is identified by its module path: the path relative to the project root (`module_path`), so
+`api/v1/orders.py` and `api/v2/orders.py` are two modules. `rounds-fp:2` used the base name of
+the file (`legacy_frame_key`), which made them one.
 Recursion is folded: a frame identical to the one before it is ignored, and so is every repeat
 of a cycle of up to MAX_CYCLE frames, so a stack overflow at depth 1,000 and one at depth 5,000
 group together.
@@ -11,19 +16,30 @@ group together.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rounds_bot.grouping.components import Component, leaf, node
 from rounds_bot.grouping.inapp import FrameRole, Role
-from rounds_bot.grouping.stacktrace import Frame
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 MAX_CONTEXT_LINE = 120
 MAX_CYCLE = 8
 #: frames beyond this many (crash site first) do not contribute
 MAX_CONTRIBUTING_FRAMES = 64
 _SPACES = re.compile(r"\s+")
+#: directories a project or an installed package is rooted in: build images (`/app`, `/srv`,
+#: `/code`, `/usr/src/app`), source layouts (`src`) and installed-package folders. A frame's
+#: module path starts after the first one of them.
+_ROOT_DIRECTORIES = frozenset(
+    ("app", "srv", "code", "src", "workspace", "site-packages", "dist-packages", "node_modules", "vendor")
+)
+#: a directory named by a release, build or date (`20261101120000`, `1.4.2`, a commit hash): a
+#: deployment's, never the code's
+_DEPLOYMENT_DIRECTORY = re.compile(r"^(?:\d[\w.+-]*|[0-9a-f]{12,40})$")
+_URL_PREFIX = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*", re.IGNORECASE)
+_MODULE_PATHS: dict[str, str | None] = {}
 _MEMO_LIMIT = 100_000
-_COMPONENTS: dict[tuple[Frame, str | None], Component] = {}
+_COMPONENTS: dict[tuple[Frame, str | None, bool], Component] = {}
 _NOT: dict[Role, str] = {"app": "not in-app", "test": "not test code", "library": "not a library"}
 
 
@@ -35,7 +51,16 @@ class FrameKey:
 
 
 def frame_key(frame: Frame) -> FrameKey:
-    module = frame.module or _basename(frame.filename) or "?"
+    """How a frame is identified: its module (else its module path), function and source line."""
+    return _key(frame, frame.module or module_path(frame.filename) or "?")
+
+
+def legacy_frame_key(frame: Frame) -> FrameKey:
+    """`rounds-fp:2`'s identity of a frame: the base name of the file stood for its module."""
+    return _key(frame, frame.module or _basename(frame.filename) or "?")
+
+
+def _key(frame: Frame, module: str) -> FrameKey:
     function = (frame.function or "<anonymous>").strip()
     context = None
     if frame.context_line:
@@ -43,6 +68,41 @@ def frame_key(frame: Frame) -> FrameKey:
         if collapsed and len(collapsed) <= MAX_CONTEXT_LINE:
             context = collapsed
     return FrameKey(module, function, context)
+
+
+def module_path(path: str | None) -> str | None:
+    """A printed file path relative to the project root, lower-cased: the part after the first
+    root directories (`/app/shop/api/v1/orders.py` -> `shop/api/v1/orders.py`, `/usr/src/app/x.py`
+    -> `x.py`), else the last three
+    parts; directories named by a release or build are left out, so a new deployment's paths
+    name the same modules."""
+    if not path:
+        return None
+    found = _MODULE_PATHS.get(path)
+    if found is None and path not in _MODULE_PATHS:
+        found = _module_path(path)
+        if len(_MODULE_PATHS) >= _MEMO_LIMIT:
+            _MODULE_PATHS.clear()
+        _MODULE_PATHS[path] = found
+    return found
+
+
+def _module_path(path: str) -> str | None:
+    text = _URL_PREFIX.sub("", path.replace("\\", "/")).lower()
+    parts = [part for part in text.split("/") if part and part != "."]
+    if not parts:
+        return None
+    for index, part in enumerate(parts[:-1]):
+        if part in _ROOT_DIRECTORIES:
+            start = index + 1
+            while start < len(parts) - 1 and parts[start] in _ROOT_DIRECTORIES:
+                start += 1  # `/usr/src/app/...`, `/app/src/...`
+            parts = parts[start:]
+            break
+    else:
+        parts = parts[-3:]
+    kept = [part for part in parts[:-1] if not _DEPLOYMENT_DIRECTORY.match(part)]
+    return "/".join([*kept, parts[-1]])
 
 
 def _basename(path: str | None) -> str | None:
@@ -104,6 +164,8 @@ def frame_components(
     roles: tuple[FrameRole, ...],
     only: Role | None,
     recursion: list[str | None] | None = None,
+    *,
+    legacy: bool = False,
 ) -> list[Component]:
     """One component per frame, crash site first, with why each is or is not used: with `only`
     set, frames of another role do not contribute. `recursion` is `recursion_hints(frames)`,
@@ -120,25 +182,36 @@ def frame_components(
             hint = f"{_NOT[only]}: {role.reason}"
         elif contributing >= MAX_CONTRIBUTING_FRAMES:
             hint = f"beyond the first {MAX_CONTRIBUTING_FRAMES} frames"
-        components.append(frame_component(frame, hint))
+        components.append(frame_component(frame, hint, legacy=legacy))
         if hint is None:
             contributing += 1
     return components
 
 
-def frame_component(frame: Frame, hint: str | None) -> Component:
-    """A frame's component (memoised: components are immutable, and frames recur across traces)."""
-    key = (frame, hint)
+def frame_component(frame: Frame, hint: str | None, *, legacy: bool = False) -> Component:
+    """A frame's component (memoised: components are immutable, and frames recur across traces);
+    `legacy` gives `rounds-fp:2`'s, which identified a file by its base name."""
+    key = (frame, hint, legacy)
     found = _COMPONENTS.get(key)
     if found is None:
         if len(_COMPONENTS) >= _MEMO_LIMIT:
             _COMPONENTS.clear()
-        found = _COMPONENTS[key] = _build_frame_component(frame, hint)
+        found = _COMPONENTS[key] = _build_frame_component(frame, hint, legacy)
     return found
 
 
-def _build_frame_component(frame: Frame, hint: str | None) -> Component:
-    key = frame_key(frame)
+def needs_legacy_keys(frame: Frame) -> bool:
+    """Whether `rounds-fp:2` identified this frame otherwise than `frame_key` does (only a path
+    with directories can differ from its base name)."""
+    if frame.module is not None or not frame.filename:
+        return False
+    if "/" not in frame.filename and "\\" not in frame.filename:
+        return False
+    return module_path(frame.filename) != _basename(frame.filename)
+
+
+def _build_frame_component(frame: Frame, hint: str | None, legacy: bool) -> Component:
+    key = legacy_frame_key(frame) if legacy else frame_key(frame)
     children = [leaf("module", key.module), leaf("function", key.function)]
     if key.context is not None:
         children.append(leaf("context-line", key.context))
@@ -148,3 +221,32 @@ def _build_frame_component(frame: Frame, hint: str | None) -> Component:
     if frame.lineno is not None:
         value += f" (line {frame.lineno})"  # shown, never hashed: only children are
     return node("frame", *children, value=value, hint=hint)
+
+
+def collapse_leading_cycle(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """The frames without the repeats of a recursion cycle the error was raised in.
+
+    When the innermost frames repeat a cycle (`walk`, `visit`, `walk`, `visit` ... or one function
+    calling itself), where in the cycle the error surfaced depends on the depth it happened at.
+    Only the outermost pass through the cycle is kept, so the crash site and the frames are the
+    same at every depth. A cycle is up to MAX_CYCLE frames, known by module, file and function
+    (the line inside a function differs where the error was raised)."""
+    identities = [(f.module, f.filename, f.function) for f in frames]
+    for period in range(1, MAX_CYCLE + 1):
+        repeated = 0
+        while repeated + period < len(frames) and identities[repeated] == identities[repeated + period]:
+            repeated += 1
+        if repeated >= max(period, 2):  # a cycle seen twice (an overload calling its twin is not one)
+            return frames[repeated:]
+    return frames
+
+
+def collapse_recursion(trace: ParsedTrace) -> ParsedTrace:
+    """`trace` with each exception's leading recursion cycle collapsed (the same object when no
+    exception starts with one)."""
+    exceptions = tuple(
+        replace(exception, frames=collapse_leading_cycle(exception.frames)) for exception in trace.exceptions
+    )
+    if all(new.frames is old.frames for new, old in zip(exceptions, trace.exceptions, strict=True)):
+        return trace
+    return replace(trace, exceptions=exceptions)

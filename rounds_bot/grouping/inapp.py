@@ -15,6 +15,9 @@ their owner (Java's reverse domain name, `com.acme`; .NET's company name, `Acme`
 code its runtime, framework or test runner calls into, so the *entry* of a trace (its outermost
 frame that is not a library's) names the app's owner, and a package of another owner found on
 the way (`org.postgresql`, `com.zaxxer.hikari` called by `com.acme`) is a library the app uses.
+A trace cut before its entry (by a logging library's depth limit, say: its outermost frame is
+neither a runtime's, framework's or test runner's nor a program's entry function) does not show
+who calls into the app, so the rule is not applied to it.
 The rule is read from each trace alone: the same trace always gets the same answer.
 """
 
@@ -144,6 +147,8 @@ class TraceRoles:
 
     frames: tuple[tuple[FrameRole, ...], ...]
     owner: str | None = None
+    #: the trace is cut before its entry, so the owner rule was not applied to it
+    cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -172,12 +177,15 @@ class InAppRules:
             role = self._memo[key] = self._decide(frame.module or "", frame.filename or "", runtime)
         return role
 
-    def roles(self, trace: ParsedTrace) -> TraceRoles:
-        """The role of every frame of a trace, with the owner rule applied where it holds."""
+    def roles(self, trace: ParsedTrace, *, cut_traces: bool = True) -> TraceRoles:
+        """The role of every frame of a trace, with the owner rule applied where it holds
+        (`cut_traces=False`: also to a cut trace, as `rounds-fp:2` did)."""
         alone = tuple(tuple(self.frame_role(f, trace.runtime) for f in e.frames) for e in trace.exceptions)
         components = _OWNER_COMPONENTS.get(trace.runtime)
         if components is None:
             return TraceRoles(alone)
+        if cut_traces and _is_cut(trace, alone):
+            return TraceRoles(alone, cut=True)
         owner = _entry_owner(trace, alone, components)
         if owner is None:
             return TraceRoles(alone)
@@ -248,12 +256,30 @@ def _package(module: str | None) -> list[str]:
 
 def _entry_owner(trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...], components: int) -> str | None:
     """The owner of the trace's entry: the outermost frame judged application or test code of
-    the first exception that has one (the raised exception carries the whole stack)."""
+    the first exception that has one (the raised exception carries the whole stack). A cut trace
+    (see `_is_cut`) does not hold its entry: `roles` does not ask."""
     for exception, exception_roles in zip(trace.exceptions, roles, strict=True):
         for frame, role in zip(reversed(exception.frames), reversed(exception_roles), strict=True):
             if role.reason == _APPLICATION or role.role == "test":
                 return owner_of(frame.module, components) or None
     return None
+
+
+#: the functions a program starts in: a stack that ends in one of them is whole
+_ENTRY_FUNCTIONS = frozenset(("main", "Main", "<clinit>", "run", "call"))
+
+
+def _is_cut(trace: ParsedTrace, roles: tuple[tuple[FrameRole, ...], ...]) -> bool:
+    """Whether the printed stack stops before its entry: its outermost frame is neither code the
+    runtime, a framework or a test runner owns (which would have called into the app) nor a
+    program's entry function. Logging libraries and agents cut long traces at a depth, so the
+    bottom may be any library that is not known as one (a template engine, say); its owner is
+    then not the app's."""
+    for exception, exception_roles in zip(trace.exceptions, roles, strict=True):
+        if exception.frames:
+            outermost, role = exception.frames[-1], exception_roles[-1]
+            return role.reason == _APPLICATION and (outermost.function or "") not in _ENTRY_FUNCTIONS
+    return False
 
 
 def _owned(role: FrameRole, module: str | None, owner: str) -> FrameRole:

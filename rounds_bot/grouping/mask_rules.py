@@ -39,6 +39,7 @@ CHARACTER_KINDS = {
     "A": "+",
     "C": ":",
     "Q": "\"'",
+    "B": "{\\[",
 }
 
 
@@ -315,6 +316,28 @@ RULES: tuple[MaskRule, ...] = (
         "str",
         r"(?<==)(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}')",
         'quoted values after `=` (`name="bob"`): key=value literals',
+    ),
+    MaskRule(
+        "quoted_text",
+        "Q",
+        "str",
+        r"(?<![A-Za-z0-9])(?<!panicked at )(?!\A(?:\"[^\"\n]{0,512}+\"|'[^'\n]{0,512}+')\Z)"
+        r"(?:\"(?!(?:GET|HEAD|POST|PUT|DELETE|CONNECT|OPTIONS|TRACE|PATCH) )[^\"\n]{0,512}+\""
+        r"|'(?!(?i:utf|ucs|latin|iso|cp|windows)-?\d[\w-]{0,8}')[^'\n]{0,512}+')(?![A-Za-z0-9])",
+        "a quoted string is data the statement was given (a user's query, a key, a value a "
+        "conversion refused: `could not convert string to float: 'abc'`), whatever its words; "
+        'not a request line (`"GET /path HTTP/1.1"`, the Common Log Format\'s `%r`, whose '
+        "method is part of the statement), an encoding name (`'utf-8' codec`), the message of "
+        "a Rust panic (`panicked at '...'`) or a whole message (a `KeyError`'s is its key)",
+    ),
+    MaskRule(
+        "structured_value",
+        "B",
+        "data",
+        r"(?<![A-Za-z0-9])(?:\{(?:[^{}\n]|\{[^{}\n]{0,256}+\}){0,1024}+\}"
+        r"|\[(?=[\"'{])(?:[^\[\]\n]|\[[^\[\]\n]{0,256}+\]){0,1024}+\])",
+        "a dict, JSON object or list of strings printed into a message (`repr`, `json.dumps`) is "
+        "one value, however many keys it shows",
     ),
     MaskRule(
         "bool_value",

@@ -51,6 +51,9 @@ def plain_alternation(rules: tuple[MaskRule, ...] = ()) -> re.Pattern[str]:
 
 
 _COMBINED, _GROUP_PLACEHOLDER = _combined(RULES)
+#: the rules `rounds-fp:2` masked with: quoted strings and printed structures were text then
+PREVIOUS_RULES = tuple(rule for rule in RULES if rule.name not in ("quoted_text", "structured_value"))
+_PREVIOUS, _PREVIOUS_PLACEHOLDER = _combined(PREVIOUS_RULES)
 SHAPE_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 
 Span = tuple[int, int, str]  # start, end, placeholder text
@@ -104,3 +107,15 @@ def shape_of(text: str) -> bytes:
     """`text` (UTF-8) with every ASCII digit replaced by 0: messages of one shape are masked the
     same way. Other digits stay as they are, which only makes shapes more distinct."""
     return text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
+
+
+def normalize_previous(message: str) -> str:
+    """The message as `rounds-fp:2` normalised it (`PREVIOUS_RULES`): to find the templates it
+    mined, so a signature it created keeps receiving its messages."""
+    text = truncate(message)
+    spans = []
+    for match in _PREVIOUS.finditer(text):
+        placeholder = _PREVIOUS_PLACEHOLDER[match.lastindex or 0]
+        if placeholder is not None:
+            spans.append((match.start(), match.end(), placeholder))
+    return apply_spans(text, tuple(spans))

@@ -104,10 +104,13 @@ class Registry:
         return known
 
     def owner_of_hashes(self, digests: tuple[str, ...]) -> str | None:
-        """The signature the first known of `digests` leads to (asking the lookup if need be)."""
-        for digest in digests:
+        """The signature the first known of `digests` leads to (asking the lookup if need be:
+        a digest before the first one known here may be filed in the database)."""
+        for index, digest in enumerate(digests):
             known = self.by_hash.get(digest)
             if known is not None:
+                if index and self.fetch([f"h:{earlier}" for earlier in digests[:index]]):
+                    return next(self.by_hash[d] for d in digests if d in self.by_hash)
                 return known
         if self.fetch([f"h:{digest}" for digest in digests]):
             return next((self.by_hash[d] for d in digests if d in self.by_hash), None)
@@ -127,7 +130,7 @@ class Registry:
             seq=self.next_seq,
             title=candidate.title,
             related=related,
-            crash_site=candidate.crash_site,
+            crash_site=candidate.site_key,
         )
         self.next_seq += 1
         self.signatures[signature.signature_id] = signature

@@ -1,19 +1,44 @@
-"""The message path's shortcut: a known template, and the answers already given for it.
+"""The engine's caching layer: answers it has given, kept so the same question is not worked out twice.
 
-Most events are messages of a known log statement. A shape (`shapes.ShapeInfo`) keeps one route per
-service and error type: the template its skeleton matched, with the assignment given for each
-normalised message. The answers stand while the template has not widened; `tokens` is the
-template's tokens when they were given, so a widened template is noticed by identity.
+Nothing here decides where an event goes; every entry is a shortcut to an answer the tiers
+(`engine`) gave and would give again, and each says why it cannot go stale:
+
+- a *route* per message shape, service and error type: the template its skeleton matched and the
+  signature that template leads to (a template, once registered, always leads to the same
+  signature; the miner's answer for a skeleton never changes once given, see `templates`);
+- per route, the assignment given per normalised message (and error type, environment and
+  version when set): it stands while the template has not widened (`tokens` is the template's
+  tokens when the answers were given, so a widened template is noticed by identity and its
+  answers dropped);
+- per trace candidate (the candidate reader memoises candidates, so the same trace and message
+  give the same object), the fingerprint tier's assignment: a hash, once registered, always
+  leads to the same signature.
+
+The other memos are of pure functions and sit beside what they memoise: message shapes
+(`shapes`), parsed traces (`trace_memo`), trace and template candidates (`candidates`), frame
+components and module paths (`frames`), frame roles (`inapp`), lines' runtimes
+(`stacktrace.reading`), rendered trees (`explanation`), skeletons' templates (`templates`). Every
+memo is bounded and cleared whole when full, never evicted piecemeal. They serve the throughput of
+`rounds group` and of long rounds (`bench/grouping.py` measures both beside Drain3); a round of a
+few hundred events would be as right without them.
 """
 
 from __future__ import annotations
 
-from rounds_bot.grouping.templates import MinedTemplate
-from rounds_bot.models import Assignment
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the shapes hold routes: these modules import this one
+    from rounds_bot.grouping.candidates import Candidate
+    from rounds_bot.grouping.shapes import ShapeInfo
+    from rounds_bot.grouping.templates import MinedTemplate
+    from rounds_bot.models import Assignment
 
 #: what an answer depends on besides the template: the normalised message, and the error type,
 #: environment and version when any of them is set
 AnswerKey = str | tuple[str, str | None, str | None, str | None]
+#: answers kept per route, and trace answers kept in all, before they are cleared
+ANSWERS_PER_ROUTE = 256
+TRACE_ANSWERS = ANSWERS_PER_ROUTE * 16
 
 
 class Route:
@@ -28,3 +53,56 @@ class Route:
         #: (normalised message, error type, environment, version), or the message alone when
         #: the others are None -> the assignment given
         self.answers: dict[AnswerKey, Assignment] = {}
+
+
+def answer_key(
+    normalized: str, error_type: str | None, environment: str | None, version: str | None
+) -> AnswerKey:
+    """Most events carry none of the three: the message alone is then the key."""
+    if error_type is None and environment is None and version is None:
+        return normalized
+    return (normalized, error_type, environment, version)
+
+
+class Answers:
+    """The shortcuts: routes per shape and template, and the answers given on each."""
+
+    def __init__(self) -> None:
+        self._routes: dict[str, Route] = {}
+        #: the fingerprint tier's answers per memoised candidate (keyed by identity; the entry
+        #: keeps the candidate alive, so an id is never reused while it is a key)
+        self._traces: dict[int, tuple[Candidate, Assignment]] = {}
+
+    def route(self, shape: ShapeInfo, where: str, error_type: str | None) -> Route | None:
+        return shape.routes.get((where, error_type))
+
+    def learn_route(
+        self, shape: ShapeInfo, where: str, error_type: str | None, template: MinedTemplate, signature_id: str
+    ) -> Route:
+        """The route of a shape whose template leads to `signature_id` (one per template)."""
+        route = self._routes.get(template.template_id)
+        if route is None:
+            route = self._routes[template.template_id] = Route(template, signature_id)
+        shape.routes[(where, error_type)] = route
+        return route
+
+    def answer(self, route: Route, key: AnswerKey) -> Assignment | None:
+        # Answers given for this template stand while the template has not widened.
+        if route.tokens is not route.template.tokens:
+            route.answers.clear()
+            route.tokens = route.template.tokens
+        return route.answers.get(key)
+
+    def remember(self, route: Route, key: AnswerKey, answer: Assignment) -> None:
+        if len(route.answers) >= ANSWERS_PER_ROUTE:
+            route.answers.clear()
+        route.answers[key] = answer
+
+    def trace_answer(self, candidate: Candidate) -> Assignment | None:
+        found = self._traces.get(id(candidate))
+        return found[1] if found is not None and found[0] is candidate else None
+
+    def remember_trace(self, candidate: Candidate, answer: Assignment) -> None:
+        if len(self._traces) >= TRACE_ANSWERS:
+            self._traces.clear()
+        self._traces[id(candidate)] = (candidate, answer)

@@ -17,19 +17,27 @@ from rounds_bot.grouping.normalize import (
     Span,
     apply_spans,
     mask_spans,
+    normalize_previous,
     truncate,
 )
 from rounds_bot.grouping.routes import Route
 from rounds_bot.grouping.skeletons import skeleton
 
 _DIGIT = re.compile(r"[0-9]")
+#: what the rules added in `rounds-fp:3` mask begins with
+_MASKED_SINCE = re.compile(r"[\"'{\[]")
 
 
 class ShapeInfo:
-    __slots__ = ("may_hold_code", "normalized", "routes", "skeleton", "spans")
+    __slots__ = ("may_hold_code", "normalized", "previous", "routes", "skeleton", "spans")
 
     def __init__(
-        self, spans: tuple[Span, ...], skeleton: tuple[str, ...], normalized: str | None, may_hold_code: bool
+        self,
+        spans: tuple[Span, ...],
+        skeleton: tuple[str, ...],
+        normalized: str | None,
+        may_hold_code: bool,
+        previous: tuple[str, ...] | None = None,
     ) -> None:
         self.spans = spans
         self.skeleton = skeleton
@@ -37,6 +45,9 @@ class ShapeInfo:
         self.normalized = normalized
         #: False when no message of the shape can hold an error code (see ShapeCache)
         self.may_hold_code = may_hold_code
+        #: the skeleton `rounds-fp:2` read (quotes and printed structures were text then), when
+        #: it differs from `skeleton`
+        self.previous = previous
         #: what the engine worked out for this shape, per service and error type; it is
         #: forgotten with the shape and is only ever a shortcut to an answer that cannot change
         self.routes: dict[tuple[str, str | None], Route] = {}
@@ -68,7 +79,12 @@ class ShapeCache:
         normalized = apply_spans(text, spans)
         constant = normalized if _DIGIT.search(normalized) is None else None
         may_hold_code = self._code_test(text) if self._code_test is not None else True
-        info = ShapeInfo(spans, skeleton(normalized), constant, may_hold_code)
+        tokens = skeleton(normalized)
+        previous = None
+        if _MASKED_SINCE.search(text):
+            previous = skeleton(normalize_previous(text))
+            previous = None if previous == tokens else previous
+        info = ShapeInfo(spans, tokens, constant, may_hold_code, previous)
         if len(self._shapes) >= self._max_shapes:
             self._shapes.clear()
         self._shapes[shape] = info

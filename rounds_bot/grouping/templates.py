@@ -162,6 +162,20 @@ class TemplateMiner:
                 return found
         return self._match(bucket, tokens)
 
+    def find(self, bucket: str, tokens: tuple[str, ...]) -> str | None:
+        """The template a skeleton matches as the templates stand, or None: nothing is created
+        or widened (how a skeleton read the way an earlier version read it finds its template)."""
+        if self.fetch is not None:
+            self._fetch_for(bucket, tokens)
+        known = self._by_skeleton.get((bucket, tokens)) or self._cached.get((bucket, tokens))
+        if known is not None:
+            return known
+        if is_exact_skeleton(tokens):
+            return None
+        return next(
+            (t.template_id for t in self._candidates(bucket, tokens) if _compatible(t.tokens, tokens)), None
+        )
+
     def _fetch_for(self, bucket: str, tokens: tuple[str, ...]) -> None:
         """Load every known template that could take part in matching `tokens`."""
         if self.fetch_learned is not None and bucket not in self._fetched:

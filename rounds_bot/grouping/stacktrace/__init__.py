@@ -29,7 +29,8 @@ __all__ = [
     "parse_stacktrace",
 ]
 
-_SNIFF_LINES = 60
+#: the lines read first to recognise a trace's runtime
+_HEAD_LINES = 60
 _GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
 _RUBY_FRAME = re.compile(r"\.rb:\d+:in [`']")
 _ELIXIR_FILES = (".ex:", ".exs:", ".erl:")
@@ -63,12 +64,19 @@ _FRAME_LINES = {
 
 
 def detect_runtime(lines: list[str]) -> Runtime | None:
-    """The runtime whose frame syntax the first lines of a trace use most."""
-    head = lines[:_SNIFF_LINES]
-    if any(python.HEADER in line or python.looks_like_frame(line) for line in head):
+    """The runtime whose frame syntax the trace's lines use most: its first lines decide when
+    they show a frame; otherwise every line is looked at (up to `MAX_TRACE_LINES`), as an
+    assertion may print a dump of any length before the first frame."""
+    return _runtime_of_lines(lines[:_HEAD_LINES]) or (
+        _runtime_of_lines(lines[_HEAD_LINES:]) if len(lines) > _HEAD_LINES else None
+    )
+
+
+def _runtime_of_lines(lines: list[str]) -> Runtime | None:
+    if any(python.HEADER in line or python.looks_like_frame(line) for line in lines):
         return "python"
     votes: dict[Runtime, int] = {}
-    for line in head:
+    for line in lines:
         runtime = _runtime_of_line(line)
         if runtime is not None:
             votes[runtime] = votes.get(runtime, 0) + 1
