@@ -30,8 +30,8 @@ from rounds_bot.code.history import Commit, head_revision, resolve_revision, sus
 from rounds_bot.code.mapping import CodeMap, Rule
 from rounds_bot.code.owners import owners_of
 from rounds_bot.config import Settings
-from rounds_bot.grouping.crash_site import crash_site
-from rounds_bot.grouping.frames import frame_key
+from rounds_bot.grouping.crash_site import Site, crash_site
+from rounds_bot.grouping.frames import frame_key, legacy_frame_key
 from rounds_bot.grouping.inapp import FrameRole, InAppRules
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime, parse_stacktrace
 from rounds_bot.models import AttributeValue, ErrorEvent, Frozen
@@ -159,10 +159,11 @@ class CodeLocator:
         roles = self.in_app.roles(trace)
         # the stored site first; the representative's own when the stored one is not in its trace (a
         # signature whose first occurrence's trace differs, or a site stored by an older rule)
-        for site in dict.fromkeys(s for s in (stored, crash_site(trace, roles)) if s):
+        stored_site = Site.from_key(stored).crash_site  # without the root cause's part
+        for site in dict.fromkeys(s for s in (stored_site, crash_site(trace, roles)) if s):
             for exception, exception_roles in zip(trace.exceptions, roles.frames, strict=True):
                 pairs = list(zip(exception.frames, exception_roles, strict=True))
-                start = next((i for i, (f, r) in enumerate(pairs) if r.in_app and _key(f) == site), None)
+                start = next((i for i, (f, r) in enumerate(pairs) if r.in_app and site in _keys(f)), None)
                 if start is not None:
                     return self._listed(pairs[start:], revision), start, "stacktrace"
         return None
@@ -259,9 +260,11 @@ def _runtime_of(attributes: dict[str, AttributeValue]) -> Runtime | None:
     return None
 
 
-def _key(frame: Frame) -> str:
-    key = frame_key(frame)
-    return f"{key.module}:{key.function}"
+def _keys(frame: Frame) -> tuple[str, str]:
+    """The frame as a stored crash site names it: today's key, and the one earlier fingerprint
+    versions stored (the file's base name for its module), so an older signature still points here."""
+    today, earlier = frame_key(frame), legacy_frame_key(frame)
+    return f"{today.module}:{today.function}", f"{earlier.module}:{earlier.function}"
 
 
 def _printed(frame: Frame) -> str:
