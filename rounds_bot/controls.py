@@ -12,7 +12,7 @@ kind:
 
 Mutes the round derives from GitHub (an issue closed as not planned) are not controls: only suppressions
 carrying `"source": "command"` are read here. An active mute is also remembered in the issue's marker
-(`round/memory.py`), so `rounds db rebuild` gives it back with its author, limits and key.
+(`marker_memory.py`), so `rounds db rebuild` gives it back with its author, limits and key.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ from pydantic import Field
 from rounds_bot.clock import iso, parse_iso
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.state import SignatureState
+from rounds_bot.headline import headline
+from rounds_bot.marker import MarkerMemory, MarkerState
 from rounds_bot.models import ErrorEvent, Frozen
-from rounds_bot.render.headline import headline
-from rounds_bot.render.marker import MarkerMemory, MarkerState
-from rounds_bot.round.tally import Tally
+from rounds_bot.tally import Tally
 
 # The total counts at which a signature's severity rises; fatal problems are critical at once.
 HIGH_AT, MEDIUM_AT = 1_000, 100
@@ -34,7 +34,7 @@ class Signature(Frozen):
     service: str
     title: str = Field(
         description="the headline of the first occurrence, redacted, a log or span error's from its template "
-        "(`render/headline.py`)"
+        "(`headline.py`)"
     )
     error_type: str = ""
     normalized_message: str = ""
@@ -121,7 +121,7 @@ class Signature(Frozen):
     def to_marker(self, memory: MarkerMemory | None = None) -> MarkerState:
         """What the issue's hidden marker carries, so the database can be rebuilt from the issue; `memory`,
         its diagnosis and spending, so a rebuilt database neither pays again nor drops the diagnosis, and its
-        fixes and ignore, so it still follows the one and keeps the other (`round/memory.py`)."""
+        fixes and ignore, so it still follows the one and keeps the other (`marker_memory.py`)."""
         memory = memory or MarkerMemory()
         state = MarkerState(
             signature_id=self.id,

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from rounds_bot.github.commands.grammar import (
+from rounds_bot.commands.grammar import (
     MAX_COMMANDS_PER_COMMENT,
     Author,
     Command,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rounds_bot.config import Settings, env_name, load_settings
 from rounds_bot.errors import ConfigError
+from rounds_bot.settings import Settings, env_name, load_settings
 
 SETTINGS_DOC = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.marker import MarkerState, read_marker, write_marker
 from rounds_bot.models import ErrorEvent
-from rounds_bot.render.marker import MarkerState, read_marker, write_marker
 from rounds_bot.signature import Signature
 
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)

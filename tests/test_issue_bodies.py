@@ -20,8 +20,8 @@ from rounds_bot.render.issue import issue_title, render_body
 from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.filing import IssueStyle, issue_view
 from rounds_bot.round.planning import IssuePlan
-from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
+from rounds_bot.tally import Tally
 
 GOLDEN = Path(__file__).parent / "golden" / "issues"
 UPDATE = os.environ.get("ROUNDS_UPDATE_GOLDEN") == "1"

@@ -10,7 +10,7 @@ from rounds_bot.controls import Controls, Mute
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.round.filing import Filed
 from rounds_bot.round.planning import Candidate, Lookups, plan_issues
-from rounds_bot.round.tally import Tally
+from rounds_bot.tally import Tally
 from rounds_bot.tracker.base import IssueRef
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from rounds_bot.grouping.state import SignatureState
+from rounds_bot.marker import read_marker, write_marker
 from rounds_bot.models import Assignment, ErrorEvent
-from rounds_bot.render.marker import read_marker, write_marker
-from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
+from rounds_bot.tally import Tally
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 # Occurrences reach a signature redacted at ingestion (`redact.Redactor.poll`); nothing redacts them again.

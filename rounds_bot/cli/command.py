@@ -23,13 +23,8 @@ import click
 
 from rounds_bot.cli.actions_io import add_to_summary, annotate, read_event, set_output
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
-from rounds_bot.controls import REDIAGNOSE, record
-from rounds_bot.diagnosis.configured import diagnosis_off
-from rounds_bot.errors import CommandError, TrackerError
-from rounds_bot.fixing.enabled import requests_off
-from rounds_bot.github.actions import ActionsApi, actions_api_from_settings
-from rounds_bot.github.commands.grammar import clean_text, ignore_reason, parse_comment
-from rounds_bot.github.commands.runner import (
+from rounds_bot.commands.grammar import clean_text, ignore_reason, parse_comment
+from rounds_bot.commands.runner import (
     CommandContext,
     Outcome,
     catch_up,
@@ -37,6 +32,11 @@ from rounds_bot.github.commands.runner import (
     handle_comment,
     post_unreplied,
 )
+from rounds_bot.controls import REDIAGNOSE, record
+from rounds_bot.diagnosis.configured import diagnosis_off
+from rounds_bot.errors import CommandError, TrackerError
+from rounds_bot.fixing.enabled import requests_off
+from rounds_bot.github.actions import ActionsApi, actions_api_from_settings
 from rounds_bot.github.marker_sync import sync_markers
 from rounds_bot.store import Store
 

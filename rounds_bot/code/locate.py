@@ -17,11 +17,11 @@ from pydantic import Field
 from rounds_bot.code.history import Commit, head_revision, resolve_revision, suspect_commit
 from rounds_bot.code.mapping import CodeMap, Rule
 from rounds_bot.code.owners import owners_of
-from rounds_bot.config import Settings
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import parse_stacktrace
 from rounds_bot.grouping.stacktrace.model import ParsedTrace
 from rounds_bot.models import Frozen
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 
 MAX_FRAMES = 10

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rounds_bot.commands.grammar import MAX_INSTRUCTIONS_CHARS, clean_text
 from rounds_bot.diagnosis.model import Diagnosis
 from rounds_bot.diagnosis.prompting import Prompt, PromptLibrary, fence
 from rounds_bot.fixing.requests import FixRequest
-from rounds_bot.github.commands.grammar import MAX_INSTRUCTIONS_CHARS, clean_text
 from rounds_bot.models import Frozen
 from rounds_bot.redact import clean
 from rounds_bot.render.markdown import visible

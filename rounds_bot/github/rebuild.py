@@ -7,7 +7,7 @@ first/last seen, its services, versions and environments, its issue and whether 
 resolved or muted. The representative stack trace and the "why grouped" explanation are read back from
 the body.
 
-The marker also carries the latest good diagnosis and the model calls paid for (`round/memory.py`): they
+The marker also carries the latest good diagnosis and the model calls paid for (`marker_memory.py`): they
 come back as a cached diagnosis and ledger rows, so nothing is diagnosed or paid for twice and the monthly
 budget still counts them. It carries the fix pull requests (branch, merge, release, evaluation), how many fix
 attempts failed or were left to a person, and an active `/rounds ignore`: they come back as the events that
@@ -33,9 +33,9 @@ from rounds_bot.github.journal import Journal, mirrored_issue
 from rounds_bot.github.labels import BOT_LABEL
 from rounds_bot.github.marker_sync import digest, remember_synced
 from rounds_bot.github.rest import GitHubApi
+from rounds_bot.marker import MarkerState, read_marker
+from rounds_bot.marker_memory import restore_lifecycle, restore_memory
 from rounds_bot.models import Frozen
-from rounds_bot.render.marker import MarkerState, read_marker
-from rounds_bot.round.memory import restore_lifecycle, restore_memory
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 

@@ -8,10 +8,10 @@ threshold where one was used, and the signatures it is only possibly related to.
 from __future__ import annotations
 
 from rounds_bot.grouping.components import render
-from rounds_bot.grouping.config import GroupingConfig
 from rounds_bot.grouping.fingerprint import Fingerprint
 from rounds_bot.grouping.similarity import Neighbour
 from rounds_bot.models import Tier
+from rounds_bot.settings.grouping import GroupingConfig
 
 #: related signatures an assignment names
 MAX_RELATED = 3

@@ -5,10 +5,10 @@ from __future__ import annotations
 from jinja2 import Environment
 from pydantic import Field
 
+from rounds_bot.headline import trim
+from rounds_bot.marker import MarkerState, write_marker
 from rounds_bot.models import Frozen
 from rounds_bot.render import markdown as md
-from rounds_bot.render.headline import trim
-from rounds_bot.render.marker import MarkerState, write_marker
 
 # GitHub refuses issue bodies over 65,536 characters; keep a margin for the marker and table.
 MAX_BODY_CHARS = 65_000

@@ -9,10 +9,10 @@ from datetime import datetime
 
 from rounds_bot.clock import parse_iso
 from rounds_bot.code.locate import CodeContext, CodeLocator
-from rounds_bot.config import Settings
 from rounds_bot.grouping.vectors import cosine
 from rounds_bot.render.issue import RelatedLink
 from rounds_bot.round.planning import IssuePlan
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 

@@ -6,14 +6,14 @@ from dataclasses import dataclass, field, replace
 
 from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
-from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
+from rounds_bot.headline import summary_of
+from rounds_bot.marker import MarkerMemory
 from rounds_bot.render import markdown as md
 from rounds_bot.render.chart import occurrence_chart
 from rounds_bot.render.code_section import code_section
-from rounds_bot.render.headline import summary_of
+from rounds_bot.render.diagnosis import render_diagnosis
 from rounds_bot.render.issue import IssueView, RelatedLink, issue_title, render_body
-from rounds_bot.render.marker import MarkerMemory
 from rounds_bot.render.next_step import next_step
 from rounds_bot.round.evidence import Evidence
 from rounds_bot.round.planning import IssuePlan

@@ -12,15 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from rounds_bot.config import Settings
 from rounds_bot.controls import Controls
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
-from rounds_bot.round.tally import Tally
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.store import Store
+from rounds_bot.tally import Tally
 
 
 @dataclass(frozen=True)

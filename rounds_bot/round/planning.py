@@ -14,9 +14,9 @@ from typing import Literal
 
 from rounds_bot.controls import Controls
 from rounds_bot.fixing.release import FixVerdict
-from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
+from rounds_bot.tally import Tally
 from rounds_bot.tracker.base import IssueRef, Tracker, TrackerStopped
 
 PlanKind = Literal["new", "filed-late", "updated", "regressed", "muted", "deferred"]

@@ -26,17 +26,16 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from rounds_bot.config import Settings
 from rounds_bot.controls import Controls, load_controls, pending_rediagnoses
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.fixing.release import FixVerdict
+from rounds_bot.marker_memory import marker_memory
 from rounds_bot.redact import Redactor
 from rounds_bot.round.commit import Learned, commit, forget_before
 from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosis_step
 from rounds_bot.round.evidence import gather_evidence
 from rounds_bot.round.filing import Filed, IssueStyle, file_issues
 from rounds_bot.round.fixed import watch_fixed
-from rounds_bot.round.memory import marker_memory
 from rounds_bot.round.occurrences import Grouped, group_occurrences, load_engine, signatures_after
 from rounds_bot.round.planning import (
     IssuePlan,
@@ -49,6 +48,7 @@ from rounds_bot.round.planning import (
 from rounds_bot.round.report import RoundReport
 from rounds_bot.round.summary import HISTORY_ROUNDS, RoundOutcome, build_report
 from rounds_bot.round.window import BEGINNING, INGEST_DELAY, next_cursor, plan_window
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import Source, Window
 from rounds_bot.store import Store

@@ -14,18 +14,18 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from rounds_bot.diagnosis.settings import DiagnosisSettings
 from rounds_bot.errors import ConfigError
-from rounds_bot.fixing.settings import FixSettings
-from rounds_bot.settings_fields import CommaList, env
-from rounds_bot.sources.specs import spec_problem
+from rounds_bot.settings.diagnosis import DiagnosisSettings
+from rounds_bot.settings.fields import CommaList, env
+from rounds_bot.settings.fixing import FixSettings
+from rounds_bot.settings.source_spec import spec_problem
 
 
 class Settings(FixSettings, DiagnosisSettings):
     """All settings. Construct with `load_settings()` so errors come out as one ConfigError.
 
-    The diagnosis settings are declared by concept in `diagnosis/settings.py`, the fix proposals'
-    (ROUNDS_FIX_*) in `fixing/settings.py`."""
+    The diagnosis settings are declared by concept in `settings/diagnosis.py`, the fix proposals'
+    (ROUNDS_FIX_*) in `settings/fixing.py`."""
 
     # env_ignore_empty: GitHub Actions expands a secret that is not set to "", which must mean "not set"
     model_config = SettingsConfigDict(

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings
 
-from rounds_bot.settings_fields import env
+from rounds_bot.settings.fields import env
 
 
 class DiagnosisSettings(BaseSettings):
