@@ -39,7 +39,6 @@ from fix_samples import (
 from rounds_bot import controls
 from rounds_bot.cli.app import main
 from rounds_bot.commands.grammar import (
-    MAX_INSTRUCTIONS_CHARS,
     Command,
     command_lines,
     parse_comment,
@@ -54,7 +53,7 @@ from rounds_bot.fixing.messages import pull_body
 from rounds_bot.fixing.prompt import fix_brief, fix_prompt
 from rounds_bot.fixing.proposals import FixOutcome, propose_fixes
 from rounds_bot.fixing.pullfacts import PullFacts, Revision, revision, revisions, whole_pull
-from rounds_bot.fixing.requests import FixRequest, pending_requests
+from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS, FixRequest, pending_requests
 from rounds_bot.fixing.testcommand import TestRun
 from rounds_bot.render.markdown import BREAK
 from rounds_bot.store import Store

@@ -21,7 +21,6 @@ from rounds_bot import controls
 from rounds_bot.clock import iso
 from rounds_bot.commands.context import CommandContext, CommentEvent, record_command
 from rounds_bot.commands.grammar import (
-    MAX_INSTRUCTIONS_CHARS,
     Command,
     Parsed,
     help_text,
@@ -31,7 +30,7 @@ from rounds_bot.errors import TrackerError
 from rounds_bot.events import Fact
 from rounds_bot.fixing.blocked import waiting_because
 from rounds_bot.fixing.branches import branch_prefix
-from rounds_bot.fixing.requests import pending_for
+from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS, pending_for
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.marker import read_marker
 from rounds_bot.render.markdown import code, escape

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from jinja2 import Environment
 from pydantic import Field
 
@@ -148,3 +150,12 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         next_step=md.trusted(view.next_step_markdown) if view.next_step_markdown else None,
         marker=md.trusted(write_marker(view.marker)),
     )
+
+
+def body_section(body: str, summary: str) -> str | None:
+    """The fenced text inside `<details><summary>{summary}...</summary>` of a rendered issue body."""
+    pattern = re.compile(
+        r"<summary>" + re.escape(summary) + r"[^<]*</summary>\s*```\n(?P<text>.*?)\n```", re.DOTALL
+    )
+    match = pattern.search(body)
+    return md.unfence(match["text"]) if match else None
