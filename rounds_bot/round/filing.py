@@ -55,22 +55,25 @@ def file_issues(
     `evidence`, where and when each problem happens; `memory`, what each marker remembers of diagnoses
     and spending."""
     memory = memory or {}
-    filed = Filed()
+    # built here, then handed to Filed whole: Filed is frozen, its containers too are never changed after
+    issues: dict[str, IssueRef] = {}
+    not_reached: set[str] = set()
+    notes: list[str] = []
     for position, plan in enumerate(plans):
         if plan.kind == "deferred":
             continue
         try:
             sid = plan.signature_id
-            found = _with_refs(evidence.get(sid, Evidence()), filed.issues)
+            found = _with_refs(evidence.get(sid, Evidence()), issues)
             view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
-            filed.issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
+            issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
             waiting = [p for p in plans[position:] if p.kind != "deferred"]
-            filed.not_reached.update(p.signature_id for p in waiting)
-            filed.notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
+            not_reached.update(p.signature_id for p in waiting)
+            notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
             break
-    return filed
+    return Filed(issues=issues, not_reached=not_reached, notes=notes)
 
 
 def _with_refs(evidence: Evidence, issues: dict[str, IssueRef]) -> Evidence:

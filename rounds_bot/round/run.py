@@ -23,7 +23,7 @@ journal (so an issue created just before a crash is found again instead of filed
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from rounds_bot.controls import Controls, load_controls, pending_rediagnoses
@@ -182,7 +182,7 @@ def act(
     style = IssueStyle(charts=settings.charts, diagnosis_on=diagnoser is not None)
     memory = marker_memory(store, planned_ids, latest)
     filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style, memory)
-    filed.notes.extend(tracker.finish_round())
+    filed = replace(filed, notes=[*filed.notes, *tracker.finish_round()])
     return planned, diagnosis, filed
 
 
