@@ -38,7 +38,7 @@ MAX_MERGE_DEPTH = 20
 _WATERMARK_KEY = "commands_watermark"
 
 
-class Pause(Frozen):
+class Paused(Frozen):
     by: str
     since: str
     where: str | None = Field(default=None, description="the issue the pause was asked on, e.g. #12")
@@ -73,7 +73,7 @@ class Mute(Frozen):
 class Controls(Frozen):
     """The controls in force when a round starts."""
 
-    pause: Pause | None = None
+    pause: Paused | None = None
     mutes: dict[str, Mute] = Field(default_factory=dict)
     merges: dict[str, str] = Field(
         default_factory=dict, description="signature id -> the one it was merged into"
@@ -101,7 +101,7 @@ def load_controls(store: Store) -> Controls:
     latest = store.latest_facts([PAUSED, RESUMED], per_signature=False)
     if latest and latest[0].kind == PAUSED:
         fact = latest[0]
-        pause = Pause(by=fact.payload.get("by", "unknown"), since=fact.at, where=fact.payload.get("where"))
+        pause = Paused(by=fact.payload.get("by", "unknown"), since=fact.at, where=fact.payload.get("where"))
     mutes = {}
     for fact in store.latest_facts([MUTED, UNMUTED]):
         payload = fact.payload

@@ -17,7 +17,7 @@ from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.render.issue import issue_title, render_body
-from rounds_bot.round.evidence import Evidence
+from rounds_bot.round.evidence import IssueEvidence
 from rounds_bot.round.filing import IssueStyle, issue_view
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
@@ -190,7 +190,7 @@ def test_an_issue_body_reads_well_for_each_runtime_and_kind(name, monorepo):
     )
     tally = plan.tally
     assert tally is not None
-    evidence = Evidence(code=locator.locate(plan.signature), occurrences=_counts(tally))
+    evidence = IssueEvidence(code=locator.locate(plan.signature), occurrences=_counts(tally))
     view = issue_view(plan, None, evidence, IssueStyle(charts=True))
     head = git(monorepo, "rev-parse", "HEAD")
     text = f"# {issue_title(view)}\n\n{render_body(view)}".replace(head, "<head>")

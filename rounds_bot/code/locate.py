@@ -15,7 +15,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from rounds_bot.code.history import Commit, head_revision, resolve_revision, suspect_commit
-from rounds_bot.code.mapping import CodeMap, Rule
+from rounds_bot.code.mapping import CodeMap, PathRule
 from rounds_bot.code.owners import owners_of
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import parse_stacktrace
@@ -62,7 +62,7 @@ class CodeLocator:
     @classmethod
     def for_settings(cls, settings: Settings) -> CodeLocator:
         checkout = Path(settings.repo_path).resolve()
-        rules = tuple(Rule.parse(text) for text in settings.code_mappings)
+        rules = tuple(PathRule.parse(text) for text in settings.code_mappings)
         in_app = InAppRules(tuple(settings.in_app_include), tuple(settings.in_app_exclude))
         return cls(
             checkout,

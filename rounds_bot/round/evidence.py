@@ -21,7 +21,7 @@ _SCORED = re.compile(r"([\w.-]+) \((\d(?:\.\d+)?)\)")
 
 
 @dataclass(frozen=True)
-class Evidence:
+class IssueEvidence:
     """What an issue shows of where and when a problem happens."""
 
     code: CodeContext = field(default_factory=CodeContext)
@@ -29,7 +29,7 @@ class Evidence:
     related: list[RelatedLink] = field(default_factory=list)
 
 
-def gather_evidence(settings: Settings, store: Store, plans: list[IssuePlan]) -> dict[str, Evidence]:
+def gather_evidence(settings: Settings, store: Store, plans: list[IssuePlan]) -> dict[str, IssueEvidence]:
     to_file = [plan for plan in plans if plan.kind != "deferred"]
     if not to_file:
         return {}
@@ -37,12 +37,12 @@ def gather_evidence(settings: Settings, store: Store, plans: list[IssuePlan]) ->
     return {plan.signature_id: _evidence(locator, store, plan) for plan in to_file}
 
 
-def _evidence(locator: CodeLocator, store: Store, plan: IssuePlan) -> Evidence:
+def _evidence(locator: CodeLocator, store: Store, plan: IssuePlan) -> IssueEvidence:
     counts = store.occurrence_counts(plan.signature_id)
     for bucket, count in (plan.tally.buckets if plan.tally else {}).items():
         moment = parse_iso(bucket)
         counts[moment] = counts.get(moment, 0) + count
-    return Evidence(
+    return IssueEvidence(
         code=locator.locate(plan.signature), occurrences=counts, related=related_links(store, plan.signature)
     )
 

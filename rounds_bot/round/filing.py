@@ -15,7 +15,7 @@ from rounds_bot.render.code_section import code_section
 from rounds_bot.render.diagnosis import render_diagnosis
 from rounds_bot.render.issue import IssueView, RelatedLink, issue_title, render_body
 from rounds_bot.render.next_step import next_step
-from rounds_bot.round.evidence import Evidence
+from rounds_bot.round.evidence import IssueEvidence
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
 from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker, TrackerStopped
@@ -46,7 +46,7 @@ def file_issues(
     plans: list[IssuePlan],
     diagnoses: dict[str, Diagnosis],
     attempted: dict[str, DiagnosisOutcome],
-    evidence: dict[str, Evidence],
+    evidence: dict[str, IssueEvidence],
     style: IssueStyle,
     memory: dict[str, MarkerMemory] | None = None,
 ) -> Filed:
@@ -64,7 +64,7 @@ def file_issues(
             continue
         try:
             sid = plan.signature_id
-            found = _with_refs(evidence.get(sid, Evidence()), issues)
+            found = _with_refs(evidence.get(sid, IssueEvidence()), issues)
             view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
             issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
         except TrackerStopped as stop:
@@ -76,7 +76,7 @@ def file_issues(
     return Filed(issues=issues, not_reached=not_reached, notes=notes)
 
 
-def _with_refs(evidence: Evidence, issues: dict[str, IssueRef]) -> Evidence:
+def _with_refs(evidence: IssueEvidence, issues: dict[str, IssueRef]) -> IssueEvidence:
     """Related signatures filed earlier in this round linked to the issue they just got."""
     related = [
         link.model_copy(update={"issue_ref": issues[link.signature_id].ref})
@@ -139,12 +139,12 @@ class IssueStyle:
 def issue_view(
     plan: IssuePlan,
     diagnosis: Diagnosis | None = None,
-    evidence: Evidence | None = None,
+    evidence: IssueEvidence | None = None,
     style: IssueStyle | None = None,
     memory: MarkerMemory | None = None,
 ) -> IssueView:
     """What the issue shows, from the signature as it will be after this round."""
-    evidence = evidence or Evidence()
+    evidence = evidence or IssueEvidence()
     style = style or IssueStyle()
     signature: Signature = plan.signature
     tally = plan.tally
