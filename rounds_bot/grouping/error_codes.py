@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rounds_bot.grouping.normalize import truncate
 from rounds_bot.models import ErrorEvent
-from rounds_bot.settings.grouping import (
+from rounds_bot.settings.error_codes import (
     DEFAULT_ERROR_CODE_PATTERN,
     compile_code_pattern,
 )

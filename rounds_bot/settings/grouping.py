@@ -1,53 +1,25 @@
-"""The grouping settings' defaults, and the configuration the grouping engine is built with.
+"""The grouping configuration: its defaults are the configuration every data set gets.
 
-Every default of grouping is declared here once: the settings object (`settings/__init__.py`) shows them
-as its own, and `GroupingConfig` (what the engine reads) starts from them. The defaults are the
-configuration every data set gets.
+Every default of grouping is declared once, here and in `error_codes.py`: the settings object
+(`settings/__init__.py`) shows them as its own, and `GroupingConfig` (what the engine reads) starts from them.
 """
 
 from __future__ import annotations
-
-import re
 
 from pydantic import Field, field_validator, model_validator
 
 from rounds_bot.errors import ConfigError
 from rounds_bot.models import Frozen
+from rounds_bot.settings.error_codes import (
+    DEFAULT_ERROR_CODE_ATTRIBUTES,
+    DEFAULT_ERROR_CODE_PATTERN,
+    compile_code_pattern,
+)
 
-#: attribute keys that hold a standardised code, in priority order
-DEFAULT_ERROR_CODE_ATTRIBUTES: tuple[str, ...] = (
-    "error.code",
-    "error_code",
-    "exception.code",
-    "app.error.code",
-)
-#: "error code: E1234", "errorCode=ORA-00942", "ERROR_CODE [AUTH_EXPIRED]": an explicit label
-#: followed by a code that has a digit or is written in capitals. Bare numbers elsewhere in a
-#: message are values, not codes, and "error code is invalid" names no code.
-DEFAULT_ERROR_CODE_PATTERN = (
-    r"\b(?:[Ee]rror|ERROR)[ _-]?(?:[Cc]ode|CODE)\s{0,3}[:=#]?\s{0,3}\[?"
-    r"((?=[\w.-]{0,63}\d)[A-Za-z0-9][\w.-]{0,63}+|[A-Z][A-Z0-9_]{1,63}+\b)"
-)
 #: TF-IDF cosine similarity at or above which an error joins a known signature (ROUNDS_MERGE_THRESHOLD)
 MERGE_THRESHOLD = 0.6
 #: similarity at or above which a new signature is linked as possibly related (ROUNDS_RELATED_THRESHOLD)
 RELATED_THRESHOLD = 0.4
-
-
-def compile_code_pattern(pattern: str) -> re.Pattern[str]:
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise ConfigError(
-            f"error code pattern {pattern!r} is not a valid regular expression: {exc}",
-            hint="fix ROUNDS_ERROR_CODE_PATTERN",
-        ) from exc
-    if compiled.groups < 1:
-        raise ConfigError(
-            f"error code pattern {pattern!r} has no group",
-            hint="wrap the code part in parentheses, e.g. 'code=(\\w+)'",
-        )
-    return compiled
 
 
 class GroupingConfig(Frozen):
