@@ -1,4 +1,4 @@
-"""The one settings object of rounds.
+"""The one settings object of rounds, and the one home of every setting and its default (this package).
 
 Every field is read from the environment (and an optional `.env` file named on the command line) and
 documented in the settings table of `docs/settings.md`; `tests/test_config.py` checks that the table and this
@@ -26,7 +26,7 @@ class Settings(FixSettings, DiagnosisSettings):
     """All settings. Construct with `load_settings()` so errors come out as one ConfigError.
 
     The diagnosis settings are declared by concept in `settings/diagnosis.py`, the fix proposals'
-    (ROUNDS_FIX_*) in `settings/fixing.py`."""
+    (ROUNDS_FIX_*) in `settings/fixing.py`; the grouping defaults live in `settings/grouping.py`."""
 
     # env_ignore_empty: GitHub Actions expands a secret that is not set to "", which must mean "not set"
     model_config = SettingsConfigDict(

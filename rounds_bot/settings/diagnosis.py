@@ -1,4 +1,5 @@
-"""The diagnosis settings, a part of the one `Settings` object (`config.Settings` inherits them).
+"""The diagnosis settings, a part of the one settings object (`Settings` in
+`settings/__init__.py` inherits them).
 
 Each field is an environment variable documented in docs/settings.md like every other setting.
 """
