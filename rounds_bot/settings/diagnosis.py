@@ -1,5 +1,5 @@
 """The diagnosis settings, a part of the one settings object (`Settings` in
-`settings/__init__.py` inherits them).
+`settings/model.py` inherits them).
 
 Each field is an environment variable documented in docs/settings.md like every other setting.
 """

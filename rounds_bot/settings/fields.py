@@ -1,4 +1,4 @@
-"""What every part of the settings declares its fields with (`settings/__init__.py`, `settings/diagnosis.py`,
+"""What every part of the settings declares its fields with (`settings/model.py`, `settings/diagnosis.py`,
 `settings/fixing.py`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The fix proposals' settings, a part of the one settings object (`Settings` in
-`settings/__init__.py` inherits them).
+`settings/model.py` inherits them).
 
 Each field is an environment variable documented in docs/settings.md like every other setting.
 Fix pull requests are off until ROUNDS_FIX_TEST_COMMAND is set: a change nobody tested is never proposed.

@@ -1,7 +1,7 @@
 """The grouping configuration: its defaults are the configuration every data set gets.
 
 Every default of grouping is declared once, here and in `error_codes.py`: the settings object
-(`settings/__init__.py`) shows them as its own, and `GroupingConfig` (what the engine reads) starts from them.
+(`settings/model.py`) shows them as its own, and `GroupingConfig` (what the engine reads) starts from them.
 """
 
 from __future__ import annotations
