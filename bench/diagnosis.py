@@ -31,7 +31,6 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT / "tests"))
 
-from rounds_bot.config import load_settings  # noqa: E402
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context  # noqa: E402
 from rounds_bot.diagnosis.model import (  # noqa: E402
     Diagnosis,
@@ -43,6 +42,7 @@ from rounds_bot.diagnosis.prompting import PromptLibrary  # noqa: E402
 from rounds_bot.grouping.engine import GroupingEngine  # noqa: E402
 from rounds_bot.models import ErrorEvent  # noqa: E402
 from rounds_bot.round.run import run_round  # noqa: E402
+from rounds_bot.settings import load_settings  # noqa: E402
 from rounds_bot.sources.base import Window  # noqa: E402
 from rounds_bot.sources.otlp_file import OtlpFileSource  # noqa: E402
 from rounds_bot.store import Store  # noqa: E402

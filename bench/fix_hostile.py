@@ -520,8 +520,8 @@ def stage(name: str, probe_name: str, root: Path, digest: str = "") -> None:
     as the editor of the edit stage."""
     from fix_samples import fix_run
 
-    from rounds_bot.config import load_settings
     from rounds_bot.fixing import stages
+    from rounds_bot.settings import load_settings
 
     settings = load_settings()
     bundle, verdict = root / "bundle", root / "verdict"
@@ -552,9 +552,9 @@ def one_process(probe_name: str, root: Path) -> None:
     """`rounds fix` in one process: rounds' own `propose_fixes`, with the scripted model as its editor."""
     from fix_samples import fix_run
 
-    from rounds_bot.config import load_settings
     from rounds_bot.errors import ConfigError
     from rounds_bot.fixing.proposals import propose_fixes
+    from rounds_bot.settings import load_settings
 
     probe = next(p for p in PROBES if p.name == probe_name)
     settings = load_settings()

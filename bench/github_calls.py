@@ -31,7 +31,7 @@ from fake_github.rounds import (  # noqa: E402
 )
 
 from rounds_bot.github.rebuild import rebuild_database  # noqa: E402
-from rounds_bot.render.marker import MarkerState, write_marker  # noqa: E402
+from rounds_bot.marker import MarkerState, write_marker  # noqa: E402
 from rounds_bot.round.run import run_round  # noqa: E402
 from rounds_bot.store import Store  # noqa: E402
 

@@ -12,7 +12,7 @@ kind:
 
 Mutes the round derives from GitHub (an issue closed as not planned) are not controls: only suppressions
 carrying `"source": "command"` are read here. An active mute is also remembered in the issue's marker
-(`round/memory.py`), so `rounds db rebuild` gives it back with its author, limits and key.
+(`marker_memory.py`), so `rounds db rebuild` gives it back with its author, limits and key.
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ PAUSED, RESUMED = Fact.ROUNDS_PAUSED, Fact.ROUNDS_RESUMED
 MUTED, UNMUTED = Fact.INCIDENT_SUPPRESSED, Fact.INCIDENT_UNSUPPRESSED
 MERGED, SPLIT = Fact.SIGNATURE_MERGED, Fact.SIGNATURE_SPLIT
 REDIAGNOSE = Fact.REDIAGNOSE_REQUESTED
-HANDLED, REPLIED = Fact.COMMAND_HANDLED, Fact.COMMAND_REPLIED
+HANDLED = Fact.COMMAND_HANDLED
 COMMAND_SOURCE = "command"
 # Merges may chain (A into B, B into C); a longer chain than this is treated as broken.
 MAX_MERGE_DEPTH = 20
 _WATERMARK_KEY = "commands_watermark"
 
 
-class Pause(Frozen):
+class Paused(Frozen):
     by: str
     since: str
     where: str | None = Field(default=None, description="the issue the pause was asked on, e.g. #12")
@@ -73,7 +73,7 @@ class Mute(Frozen):
 class Controls(Frozen):
     """The controls in force when a round starts."""
 
-    pause: Pause | None = None
+    pause: Paused | None = None
     mutes: dict[str, Mute] = Field(default_factory=dict)
     merges: dict[str, str] = Field(
         default_factory=dict, description="signature id -> the one it was merged into"
@@ -101,7 +101,7 @@ def load_controls(store: Store) -> Controls:
     latest = store.latest_facts([PAUSED, RESUMED], per_signature=False)
     if latest and latest[0].kind == PAUSED:
         fact = latest[0]
-        pause = Pause(by=fact.payload.get("by", "unknown"), since=fact.at, where=fact.payload.get("where"))
+        pause = Paused(by=fact.payload.get("by", "unknown"), since=fact.at, where=fact.payload.get("where"))
     mutes = {}
     for fact in store.latest_facts([MUTED, UNMUTED]):
         payload = fact.payload

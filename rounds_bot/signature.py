@@ -3,28 +3,25 @@
 A round sees occurrences (a `Tally` per signature) and turns them into the signature as it will be after the
 round: `Signature.first(tally, ...)` for a problem never seen before, `known.absorb(tally, ...)` for one
 already known. The issue carries it in its hidden marker (`to_marker`) and a lost database reads it back from
-the issue (`from_issue`). Only `store.py` knows how a signature is laid out in the database.
+the issue (`github/rebuild.py`). Only `store.py` knows how a signature is laid out in the database.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
-from typing import Any
 
 from pydantic import Field
 
-from rounds_bot.clock import iso, parse_iso
+from rounds_bot.clock import iso
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.state import SignatureState
+from rounds_bot.headline import headline
+from rounds_bot.marker import MarkerMemory, MarkerState
 from rounds_bot.models import ErrorEvent, Frozen
-from rounds_bot.render.headline import headline
-from rounds_bot.render.marker import MarkerMemory, MarkerState
-from rounds_bot.round.tally import Tally
+from rounds_bot.tally import Tally
 
 # The total counts at which a signature's severity rises; fatal problems are critical at once.
 HIGH_AT, MEDIUM_AT = 1_000, 100
-_FENCE_BREAK = "`\u200b``"  # how the issue body keeps untrusted text from closing a fence
 
 
 class Signature(Frozen):
@@ -34,7 +31,7 @@ class Signature(Frozen):
     service: str
     title: str = Field(
         description="the headline of the first occurrence, redacted, a log or span error's from its template "
-        "(`render/headline.py`)"
+        "(`headline.py`)"
     )
     error_type: str = ""
     normalized_message: str = ""
@@ -121,7 +118,7 @@ class Signature(Frozen):
     def to_marker(self, memory: MarkerMemory | None = None) -> MarkerState:
         """What the issue's hidden marker carries, so the database can be rebuilt from the issue; `memory`,
         its diagnosis and spending, so a rebuilt database neither pays again nor drops the diagnosis, and its
-        fixes and ignore, so it still follows the one and keeps the other (`round/memory.py`)."""
+        fixes and ignore, so it still follows the one and keeps the other (`marker_memory.py`)."""
         memory = memory or MarkerMemory()
         state = MarkerState(
             signature_id=self.id,
@@ -145,54 +142,6 @@ class Signature(Frozen):
         )
         return state.remembering(memory)
 
-    @classmethod
-    def from_issue(cls, issue: dict[str, Any], marker: MarkerState) -> Signature:
-        """The signature a round would have stored, from one of the bot's issues and its marker."""
-        body = issue.get("body") or ""
-        fallback = issue.get("updated_at") or iso(datetime.now(UTC))
-        last_seen = parse_iso(marker.last_seen or fallback)
-        return cls(
-            id=marker.signature_id,
-            service=marker.service,
-            title=marker.title or (issue.get("title") or "").removeprefix(f"[{marker.service}] "),
-            error_type=marker.error_type,
-            normalized_message=marker.normalized_message,
-            fingerprint_hash=marker.fingerprint_hash,
-            fingerprint_version=marker.fingerprint_version,
-            first_tier=marker.first_tier or "fingerprint",
-            explanation=body_section(body, "Why grouped") or "",
-            representative=ErrorEvent(
-                event_id=f"rebuilt:{issue['number']}",
-                timestamp=last_seen,
-                service=marker.service,
-                error_type=marker.error_type or None,
-                message=body_section(body, "Representative message") or marker.normalized_message,
-                stacktrace=body_section(body, "Representative stack trace"),
-            ),
-            grouping_state=(
-                SignatureState.model_validate(marker.grouping_state) if marker.grouping_state else None
-            ),
-            first_seen=parse_iso(marker.first_seen) if marker.first_seen else last_seen,
-            last_seen=last_seen,
-            total_count=marker.total_count,
-            services=frozenset(marker.services or [marker.service]),
-            versions=frozenset(marker.versions),
-            environments=frozenset(marker.environments),
-            related=frozenset(marker.related),
-            issue_ref=f"#{issue['number']}",
-            created_run="rebuilt",
-            counted_through=last_seen,
-        )
-
-
-def body_section(body: str, summary: str) -> str | None:
-    """The fenced text inside `<details><summary>{summary}...</summary>` of a rendered issue body."""
-    pattern = re.compile(
-        r"<summary>" + re.escape(summary) + r"[^<]*</summary>\s*```\n(?P<text>.*?)\n```", re.DOTALL
-    )
-    match = pattern.search(body)
-    return match["text"].replace(_FENCE_BREAK, "```") if match else None
-
 
 def _template(state: SignatureState | None, normalized_message: str) -> str:
     """The problem's message with parameters as placeholders: the template the grouping engine mined (as "why
@@ -208,4 +157,4 @@ def _representative(tally: Tally) -> ErrorEvent:
     return tally.samples[0]
 
 
-__all__ = ["Signature", "body_section"]
+__all__ = ["Signature"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from diagnosis_samples import require_claude
 
-from rounds_bot.config import Settings
+from rounds_bot.settings import Settings
 from rounds_bot.store import Store
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -17,13 +17,13 @@ from fake_github.rounds import START, quick_options, round_against, settings_for
 from fake_github.server import FakeGitHub
 from fake_messages_api import FakeMessagesApi, Text, ToolUse, Turn, turn
 
-from rounds_bot.config import Settings
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.fixing import setup
 from rounds_bot.fixing.proposals import FixRun
 from rounds_bot.fixing.requests import Trigger, record_request
 from rounds_bot.github.pulls import pulls_api_from_settings
 from rounds_bot.models import ErrorEvent
+from rounds_bot.settings import Settings
 from rounds_bot.store import DiagnosisRecord, Store
 
 BUGGY = '''"""Prices."""

@@ -28,9 +28,9 @@ from click.testing import CliRunner
 from security_corpus import Planted
 
 from rounds_bot.cli.app import main
+from rounds_bot.commands.grammar import command_lines
 from rounds_bot.diagnosis.budget import ModelPrice
 from rounds_bot.diagnosis.openai_compat import OpenAICompatDiagnoser
-from rounds_bot.github.commands.grammar import command_lines
 from rounds_bot.render.markdown import BREAK
 from rounds_bot.round.report import render_report
 

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from rounds_bot.cli.app import main
-from rounds_bot.config import load_settings
 from rounds_bot.demo import DEMO_BUGS, demo_data_path
 from rounds_bot.round.run import BEGINNING, load_engine
+from rounds_bot.settings import load_settings
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.store import SCHEMA_VERSION, Store

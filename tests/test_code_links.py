@@ -13,7 +13,7 @@ from signature_samples import a_signature
 
 from rounds_bot.code.history import resolve_revision, suspect_commit
 from rounds_bot.code.locate import CodeLocator
-from rounds_bot.code.mapping import CodeMap, Rule
+from rounds_bot.code.mapping import CodeMap, PathRule
 from rounds_bot.code.owners import owners_of
 from rounds_bot.errors import ConfigError
 from rounds_bot.grouping.inapp import InAppRules
@@ -116,11 +116,11 @@ def test_java_frames_map_through_their_package_wherever_the_source_root_is():
 
 
 def test_explicit_mapping_rules_come_first_and_bad_ones_are_refused():
-    code_map = CodeMap(["src/pricing.py"], rules=(Rule.parse("/srv/app/=src/"),))
+    code_map = CodeMap(["src/pricing.py"], rules=(PathRule.parse("/srv/app/=src/"),))
     assert code_map.repo_path(Frame("f", filename="/srv/app/pricing.py")) == "src/pricing.py"
     assert code_map.repo_path(Frame("f", filename="/srv/app/missing.py")) is None
     with pytest.raises(ConfigError, match="RUNTIME_PREFIX=REPO_PREFIX"):
-        Rule.parse("no-equals-sign")
+        PathRule.parse("no-equals-sign")
 
 
 def test_the_revision_comes_from_the_telemetry_or_a_tag_named_like_the_version(shop):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rounds_bot.github.commands.grammar import command_lines
+from rounds_bot.commands.grammar import command_lines
 
 
 @pytest.mark.parametrize(

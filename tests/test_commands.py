@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from rounds_bot.github.commands.grammar import (
+from rounds_bot.commands.grammar import (
     MAX_COMMANDS_PER_COMMENT,
     Author,
     Command,
@@ -16,11 +16,11 @@ from rounds_bot.github.commands.grammar import (
     help_text,
     ignore_reason,
     inline_code,
-    neutralise,
     parse_comment,
     parse_duration,
     parse_line,
 )
+from rounds_bot.render.markdown import neutralise
 
 
 def only(body: str) -> Command | Malformed:

@@ -16,8 +16,8 @@ from fake_github.state import Issue
 
 from rounds_bot import controls
 from rounds_bot.cli.app import main
-from rounds_bot.github.commands.grammar import command_lines
-from rounds_bot.github.commands.runner import (
+from rounds_bot.commands.grammar import command_lines
+from rounds_bot.commands.runner import (
     CommandContext,
     catch_up,
     comment_from_event,

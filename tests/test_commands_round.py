@@ -11,8 +11,8 @@ from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, runni
 from fake_github.rounds import START, error_event, round_against
 
 from rounds_bot import controls
+from rounds_bot.commands.runner import CommandContext, comment_from_event, handle_comment
 from rounds_bot.diagnosis.model import DiagnosisOutcome, DiagnosisRequest
-from rounds_bot.github.commands.runner import CommandContext, comment_from_event, handle_comment
 from rounds_bot.round.report import RoundReport
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rounds_bot.config import Settings, env_name, load_settings
 from rounds_bot.errors import ConfigError
+from rounds_bot.settings import Settings, env_name, load_settings
+from rounds_bot.settings.grouping import GroupingConfig
 
 SETTINGS_DOC = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
 
@@ -95,3 +96,38 @@ def test_an_openai_diagnoser_needs_its_endpoint(clean_env):
     clean_env.setenv("ROUNDS_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
     clean_env.setenv("ROUNDS_OPENAI_MODEL", "qwen")
     assert load_settings().diagnoser == "openai"
+
+
+def test_grouping_thresholds_default_to_the_engines_and_the_doc_shows_them(clean_env):
+    settings = load_settings()
+    engine_defaults = GroupingConfig()
+    assert settings.merge_threshold == engine_defaults.merge_threshold == 0.6
+    assert settings.related_threshold == engine_defaults.related_threshold == 0.4
+    table = SETTINGS_DOC.read_text(encoding="utf-8")
+    assert "| `ROUNDS_MERGE_THRESHOLD` | `0.6` |" in table
+    assert "| `ROUNDS_RELATED_THRESHOLD` | `0.4` |" in table
+
+
+def test_a_related_threshold_above_the_merge_threshold_is_refused_with_the_others(clean_env):
+    clean_env.setenv("ROUNDS_MERGE_THRESHOLD", "0.5")
+    clean_env.setenv("ROUNDS_RELATED_THRESHOLD", "0.7")
+    clean_env.setenv("ROUNDS_TRACKER", "jira")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert message.startswith("2 invalid settings")
+    assert "ROUNDS_RELATED_THRESHOLD='0.7': above ROUNDS_MERGE_THRESHOLD=0.5" in message
+    assert "ROUNDS_TRACKER" in message
+
+
+def test_overrides_are_named_by_field_and_win_over_the_environment(clean_env, tmp_path):
+    clean_env.setenv("ROUNDS_MERGE_THRESHOLD", "0.9")
+    settings = load_settings(signatures_db_path=tmp_path / "r.db", merge_threshold=0.7)
+    assert settings.signatures_db_path == tmp_path / "r.db"
+    assert settings.merge_threshold == 0.7
+    assert settings.grouping_config().merge_threshold == 0.7
+
+
+def test_an_override_that_names_no_field_is_refused(clean_env):
+    with pytest.raises(ConfigError, match="no such setting: ROUNDS_MERGE_THRESHOLD, db_path"):
+        load_settings(db_path="x.db", ROUNDS_MERGE_THRESHOLD=0.7)

@@ -10,7 +10,7 @@ import pytest
 from diagnosis_samples import START, make_checkout, sample_request
 
 from rounds_bot.diagnosis.lookups.recorded import RecordedLookups
-from rounds_bot.diagnosis.lookups.scope import CountPoint, LogRecord, SpanRecord, scope_for_request
+from rounds_bot.diagnosis.lookups.scope import CountPoint, LogRow, SpanRecord, scope_for_request
 from rounds_bot.diagnosis.lookups.tools import IncidentTools
 from rounds_bot.diagnosis.mcp_server import McpLaunch, build_server, server_config
 
@@ -28,9 +28,9 @@ class FakeLookups:
             for i in range(limit + 50)
         ]
 
-    def logs(self, service: str, start: datetime, end: datetime, limit: int) -> list[LogRecord]:
+    def logs(self, service: str, start: datetime, end: datetime, limit: int) -> list[LogRow]:
         self.calls.append(("logs", service, start, end, limit))
-        return [LogRecord(timestamp=start, service=service, body="Authorization: Bearer abcdefghijklmnop123")]
+        return [LogRow(timestamp=start, service=service, body="Authorization: Bearer abcdefghijklmnop123")]
 
     def error_counts(self, service, error_type, start, end, step) -> list[CountPoint]:
         self.calls.append(("counts", service, error_type, step))

@@ -21,7 +21,6 @@ from signoz_emulator import Behaviour, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines, signoz_group_id
 from signoz_fixtures import fixture_dataset, fixture_window, source_for
 
-from rounds_bot.config import load_settings
 from rounds_bot.diagnosis.claude_cli import ClaudeCli
 from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
 from rounds_bot.diagnosis.configured import build_diagnoser
@@ -41,6 +40,7 @@ from rounds_bot.diagnosis.mcp_server import McpLaunch, build_server, lookups_for
 from rounds_bot.diagnosis.model import DiagnosisRequest, OccurrenceStats
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
+from rounds_bot.settings import load_settings
 from rounds_bot.sources.signoz.times import datetime_to_ns
 
 T0 = datetime(2026, 5, 20, 10, 0, tzinfo=UTC)

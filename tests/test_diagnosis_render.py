@@ -9,7 +9,7 @@ import pytest
 from diagnosis_samples import good_answer
 
 from rounds_bot.diagnosis.model import Diagnosis, EvidenceCheck
-from rounds_bot.diagnosis.render import render_diagnosis
+from rounds_bot.render.diagnosis import render_diagnosis
 
 GOLDEN = Path(__file__).parent / "golden" / "diagnosis"
 

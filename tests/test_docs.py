@@ -124,9 +124,9 @@ def test_every_link_leads_to_a_file_of_the_repository(document: Path):
 
 def test_the_convention_tells_a_definition_from_an_import():
     assert is_defined("Source", "rounds_bot/sources/base.py")
-    assert is_defined("Settings.tracker", "rounds_bot/config.py")
+    assert is_defined("Settings.tracker", "rounds_bot/settings/model.py")
     assert not is_defined("SUPPORTED_SPECS", "rounds_bot/sources/factory.py")  # imported there, not defined
-    assert not is_defined("Settings.no_such_field", "rounds_bot/config.py")
+    assert not is_defined("Settings.no_such_field", "rounds_bot/settings/model.py")
     assert pairs("`Source` in\n`rounds_bot/sources/base.py`") == [("Source", "rounds_bot/sources/base.py")]
     assert anchors("## `/rounds` commands in issue comments\n## How to add a runtime's parser") == {
         "rounds-commands-in-issue-comments",

@@ -17,8 +17,8 @@ from signoz_emulator import SignozEmulator
 from signoz_fixtures import T0_NS, fixture_dataset
 
 from rounds_bot.cli.app import main
-from rounds_bot.config import Settings
 from rounds_bot.doctor import DoctorResult, examine
+from rounds_bot.settings import Settings
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
 pytestmark = pytest.mark.github_spec

@@ -11,9 +11,9 @@ import pytest
 from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_github.fixtures import TOKEN
 
-from rounds_bot.config import Settings
 from rounds_bot.diagnosis import configured
 from rounds_bot.doctor import examine
+from rounds_bot.settings import Settings
 
 pytestmark = pytest.mark.github_spec
 

@@ -11,9 +11,9 @@ from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, runni
 from fake_github.rounds import START, round_against
 from fix_samples import ask_for_fix, pricing_events
 
+from rounds_bot.commands.runner import CommandContext, comment_from_event, handle_comment
 from rounds_bot.events import Fact
 from rounds_bot.fixing.requests import pending_requests
-from rounds_bot.github.commands.runner import CommandContext, comment_from_event, handle_comment
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.fix_loop
@@ -107,8 +107,8 @@ def test_fix_on_an_automatic_request_that_could_not_start_says_why_it_waits(fake
 
 def test_a_fix_request_needs_only_the_test_command_in_the_job_that_answers_it(clean_env):
     """The key and the CLI are the fix job's: the round's step answering `/rounds fix` may hold neither."""
-    from rounds_bot.config import load_settings
     from rounds_bot.fixing.enabled import fixes_off, requests_off
+    from rounds_bot.settings import load_settings
 
     without_key = load_settings(None).model_copy(update={"fix_test_command": "python -m pytest -x -q"})
     assert requests_off(without_key) is None

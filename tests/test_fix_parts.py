@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from fix_samples import diagnose, git, make_app
 
-from rounds_bot.config import load_settings
 from rounds_bot.diagnosis.budget import price_for
 from rounds_bot.diagnosis.claude_cli import ClaudeCli
 from rounds_bot.diagnosis.prompting import Prompt
@@ -36,12 +35,13 @@ from rounds_bot.fixing.release import Seen, watch_releases
 from rounds_bot.fixing.requests import pending_requests
 from rounds_bot.fixing.testcommand import TestRun, run_tests, split_command
 from rounds_bot.fixing.testsetup import SETUP_HINT, setup_problem
-from rounds_bot.fixing.versions import at_or_above, is_newer
 from rounds_bot.fixing.worktree import open_worktree
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.models import ErrorEvent
+from rounds_bot.settings import load_settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
+from rounds_bot.versions import at_or_above, is_newer
 
 pytestmark = pytest.mark.fix_loop
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

@@ -31,13 +31,13 @@ from fix_samples import (
 from fix_samples import pricing_events as pricing
 
 from rounds_bot.cli.app import main
-from rounds_bot.config import Settings
 from rounds_bot.events import Fact
 from rounds_bot.fixing.job import run_fix_job
 from rounds_bot.fixing.proposals import propose_fixes
 from rounds_bot.github.pulls import pulls_api_from_settings
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.models import ErrorEvent
+from rounds_bot.settings import Settings
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.fix_loop

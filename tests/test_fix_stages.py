@@ -39,7 +39,6 @@ from fix_samples import (
 )
 
 from rounds_bot.cli.app import main
-from rounds_bot.config import Settings
 from rounds_bot.errors import ConfigError, FixError
 from rounds_bot.events import Fact
 from rounds_bot.fixing import stages
@@ -65,6 +64,7 @@ from rounds_bot.fixing.testcommand import TestRun
 from rounds_bot.fixing.testing import TAMPERED, verdict_for
 from rounds_bot.fixing.tokens import refuse_tests_beside, scrub
 from rounds_bot.github.pulls import pulls_api_from_settings
+from rounds_bot.settings import Settings
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.fix_loop

@@ -38,6 +38,13 @@ from fix_samples import (
 
 from rounds_bot import controls
 from rounds_bot.cli.app import main
+from rounds_bot.commands.grammar import (
+    Command,
+    command_lines,
+    parse_comment,
+    parse_line,
+)
+from rounds_bot.commands.runner import CommandContext, Outcome, comment_from_event, handle_comment
 from rounds_bot.diagnosis.configured import diagnosis_off
 from rounds_bot.diagnosis.model import Diagnosis
 from rounds_bot.events import Fact
@@ -46,16 +53,8 @@ from rounds_bot.fixing.messages import pull_body
 from rounds_bot.fixing.prompt import fix_brief, fix_prompt
 from rounds_bot.fixing.proposals import FixOutcome, propose_fixes
 from rounds_bot.fixing.pullfacts import PullFacts, Revision, revision, revisions, whole_pull
-from rounds_bot.fixing.requests import FixRequest, pending_requests
+from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS, FixRequest, pending_requests
 from rounds_bot.fixing.testcommand import TestRun
-from rounds_bot.github.commands.grammar import (
-    MAX_INSTRUCTIONS_CHARS,
-    Command,
-    command_lines,
-    parse_comment,
-    parse_line,
-)
-from rounds_bot.github.commands.runner import CommandContext, Outcome, comment_from_event, handle_comment
 from rounds_bot.render.markdown import BREAK
 from rounds_bot.store import Store
 

@@ -29,7 +29,7 @@ from rounds_bot.github.journal import Journal
 from rounds_bot.github.ratelimit import CallBudget, Waiter
 from rounds_bot.github.rest import GitHubApi, make_github
 from rounds_bot.github.tracker import GitHubTracker
-from rounds_bot.render.marker import MarkerState, write_marker
+from rounds_bot.marker import MarkerState, write_marker
 from rounds_bot.tracker.base import IssueDraft
 
 pytestmark = pytest.mark.github_spec

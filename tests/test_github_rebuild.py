@@ -24,8 +24,8 @@ from rounds_bot import controls
 from rounds_bot.cli.db import rebuild_command
 from rounds_bot.github.db_rebuild import rebuild_into
 from rounds_bot.github.rebuild import rebuild_database
-from rounds_bot.render.marker import MarkedDiagnosis, MarkedSpend, MarkerState, read_marker, write_marker
-from rounds_bot.round.memory import restore_lifecycle
+from rounds_bot.marker import MarkedDiagnosis, MarkedSpend, MarkerState, read_marker, write_marker
+from rounds_bot.marker_memory import restore_lifecycle
 from rounds_bot.round.report import RoundReport
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store

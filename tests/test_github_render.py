@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rounds_bot.marker import MarkerState, read_marker
 from rounds_bot.render.issue import MAX_BODY_CHARS, IssueView, RelatedLink, issue_title, render_body
-from rounds_bot.render.marker import MarkerState, read_marker
 
 GOLDEN = Path(__file__).parent / "golden" / "github"
 UPDATE = os.environ.get("ROUNDS_UPDATE_GOLDEN") == "1"

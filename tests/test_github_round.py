@@ -24,7 +24,7 @@ from fake_github.rounds import (
 )
 
 from rounds_bot.errors import TrackerError
-from rounds_bot.render.marker import read_marker
+from rounds_bot.marker import read_marker
 from rounds_bot.round.report import RoundReport, render_report
 from rounds_bot.round.run import run_round
 from rounds_bot.store import Store

@@ -13,7 +13,7 @@ from rounds_bot.errors import ConfigError, TrackerError
 from rounds_bot.github.journal import Journal
 from rounds_bot.github.labels import label_spec
 from rounds_bot.github.tracker import github_tracker_from_settings
-from rounds_bot.render.marker import MarkerState, read_marker, write_marker
+from rounds_bot.marker import MarkerState, read_marker, write_marker
 from rounds_bot.tracker.base import IssueDraft, TrackerStopped
 
 pytestmark = pytest.mark.github_spec

@@ -160,3 +160,21 @@ def test_a_message_alone_and_the_same_message_with_empty_or_extra_fields_get_one
     assert len({o.get("signature") for o in out[:5]}) == 1
     assert [o.get("tier") for o in out[:5]] == ["new"] + ["fingerprint"] * 4
     assert out[5] == {"line": 6, "error": "field 'service' must be a string, got an array"}
+
+
+def test_the_grouping_settings_apply(clean_env) -> None:
+    similar = lines(
+        {"message": "payment failed for customer alice: card declined by issuer after retry"},
+        {"message": "payment failed for customer robert: card declined by issuer after retry"},
+    )
+    assert run(similar)[1]["related"] == [run(similar)[0]["signature"]]
+    clean_env.setenv("ROUNDS_MERGE_THRESHOLD", "1")
+    clean_env.setenv("ROUNDS_RELATED_THRESHOLD", "0.99")
+    assert run(similar)[1]["related"] == []
+
+
+def test_an_invalid_grouping_setting_stops_it_with_the_variable_named(clean_env) -> None:
+    clean_env.setenv("ROUNDS_MERGE_THRESHOLD", "2")
+    result = CliRunner().invoke(main, ["group"], input=lines({"message": "x"}))
+    assert result.exit_code == 2
+    assert "ROUNDS_MERGE_THRESHOLD" in result.output

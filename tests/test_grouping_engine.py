@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from known_states import KnownStates
 from pydantic import ValidationError
 
 from rounds_bot.errors import ConfigError
 from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine, SignatureState
-from rounds_bot.grouping.known import KnownStates
 from rounds_bot.models import Assignment, ErrorEvent
 
 TRACES = Path(__file__).parent / "golden" / "grouping" / "traces"

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from known_states import KnownStates
 
 from rounds_bot.grouping.engine import GroupingEngine, SignatureState
-from rounds_bot.grouping.known import KnownStates
 from rounds_bot.models import ErrorEvent
 
 SYSTEMS = ("HDFS", "Hadoop", "Spark", "Zookeeper", "BGL", "HPC", "Thunderbird", "OpenStack")

@@ -6,10 +6,10 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rounds_bot.github.rebuild import signature_from_issue
 from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.marker import MarkerState, read_marker, write_marker
 from rounds_bot.models import ErrorEvent
-from rounds_bot.render.marker import MarkerState, read_marker, write_marker
-from rounds_bot.signature import Signature
 
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 TRACE = (Path(__file__).parent / "golden" / "grouping" / "traces" / "java_caused_by.txt").read_text()
@@ -50,7 +50,7 @@ def test_a_marker_written_before_the_packed_form_still_rebuilds_its_signature() 
     marker = read_marker(marker_body(state, first.signature_id))
     assert marker is not None
     issue = {"number": 7, "body": "", "title": "t", "updated_at": "2024-01-02T00:00:00+00:00"}
-    rebuilt = Signature.from_issue(issue, marker).grouping_state
+    rebuilt = signature_from_issue(issue, marker).grouping_state
     assert rebuilt is not None and rebuilt.similarity == vector
     again = GroupingEngine(known=[rebuilt]).assign(trace_event("f"))
     assert (again.tier, again.signature_id) == ("fingerprint", first.signature_id)

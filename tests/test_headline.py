@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from rounds_bot.headline import ELLIPSIS, headline, summary_of, trim
 from rounds_bot.models import ErrorEvent
-from rounds_bot.render.headline import ELLIPSIS, headline, summary_of, trim
 
 GOLDEN = Path(__file__).parent / "golden" / "render" / "headlines.md"
 UPDATE = os.environ.get("ROUNDS_UPDATE_GOLDEN") == "1"

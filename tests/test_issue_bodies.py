@@ -18,7 +18,6 @@ from test_code_links import commit, git
 
 from rounds_bot.code.locate import CodeLocator
 from rounds_bot.code.mapping import CodeMap
-from rounds_bot.config import load_settings
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.state import SignatureState
@@ -27,13 +26,14 @@ from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import issue_title, render_body
 from rounds_bot.render.telemetry import log_rows, other_attributes, request_rows, table
 from rounds_bot.round.cascade import causal_order, correlate_traces
-from rounds_bot.round.evidence import Evidence
+from rounds_bot.round.evidence import IssueEvidence
 from rounds_bot.round.filing import IssueStyle, issue_view
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.round.run import run_round
-from rounds_bot.round.tally import Tally
+from rounds_bot.settings import load_settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.tally import Tally
 from rounds_bot.tracker.dryrun import DryRunTracker
 
 GOLDEN = Path(__file__).parent / "golden" / "issues"
@@ -300,7 +300,7 @@ def locator_for(repo: Path) -> CodeLocator:
 def rendered(repo: Path, plan: IssuePlan, cascade: Cascade | None = None, refs: dict[str, str] | None = None):
     tally = plan.tally
     assert tally is not None
-    evidence = Evidence(
+    evidence = IssueEvidence(
         code=locator_for(repo).locate(plan.signature),
         occurrences=_counts(tally),
         cascade=cascade,

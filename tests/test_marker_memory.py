@@ -16,7 +16,7 @@ from rounds_bot import controls
 from rounds_bot.events import Fact
 from rounds_bot.github.marker_sync import sync_markers
 from rounds_bot.lifecycle import FixRecord
-from rounds_bot.render.marker import (
+from rounds_bot.marker import (
     MAX_MARKED_FIXES,
     MarkedFix,
     MarkedMute,
@@ -26,7 +26,7 @@ from rounds_bot.render.marker import (
     replace_marker,
     write_marker,
 )
-from rounds_bot.round.memory import marked_fix, marker_memory
+from rounds_bot.marker_memory import marked_fix, marker_memory
 from rounds_bot.store import Store
 
 # What rounds wrote before markers remembered fixes (a v1 marker with diagnosis and spending, no more).

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rounds_bot.config import load_settings
 from rounds_bot.errors import ConfigError, SourceError
 from rounds_bot.models import ErrorEvent
+from rounds_bot.settings import load_settings
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.factory import SUPPORTED_SPECS, source_from_spec
 from rounds_bot.sources.otlp_file import OtlpFileSource

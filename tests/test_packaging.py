@@ -93,7 +93,7 @@ def test_the_wheel_holds_no_emulator_and_no_demo_generator(wheel: zipfile.ZipFil
 def test_the_wheel_holds_every_module_the_demo_data_and_the_templates(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     assert "rounds_bot/data/demo.otlp.jsonl" in names
-    for package in ("cli", "round", "github", "github/commands", "render", "store", "sources/signoz"):
+    for package in ("cli", "round", "github", "commands", "render", "store", "sources/signoz"):
         assert f"rounds_bot/{package}/__init__.py" in names
     templates = _source_files("rounds_bot/templates", "*.*")
     assert {"rounds_bot/templates/issue.md.j2", "rounds_bot/templates/prompts/system.md.j2"} <= templates

@@ -9,7 +9,7 @@ from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.vectors import SimilarityVector
 from rounds_bot.models import ErrorEvent
 from rounds_bot.render.issue import RelatedLink
-from rounds_bot.round.evidence import Evidence, related_links
+from rounds_bot.round.evidence import IssueEvidence, related_links
 from rounds_bot.round.filing import _with_refs
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
@@ -48,7 +48,7 @@ def test_a_related_signature_with_an_issue_is_linked_with_its_similarity_else_na
 
 
 def test_a_related_signature_filed_earlier_in_the_same_round_gets_the_issue_it_just_got():
-    evidence = Evidence(related=[RelatedLink(signature_id="sig_c", similarity=0.5)])
+    evidence = IssueEvidence(related=[RelatedLink(signature_id="sig_c", similarity=0.5)])
     filed = {"sig_c": IssueRef(signature_id="sig_c", ref="#13")}
     assert [link.markdown() for link in _with_refs(evidence, filed).related] == ["#13 (similarity 0.50)"]
 

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from rounds_bot.config import load_settings
 from rounds_bot.errors import TrackerError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.round.run import INGEST_DELAY, run_round
+from rounds_bot.settings import load_settings
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.tracker.dryrun import DryRunTracker
 

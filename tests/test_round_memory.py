@@ -1,11 +1,11 @@
-"""What an issue's marker remembers of a signature's diagnosis and spending (`round/memory.py`)."""
+"""What an issue's marker remembers of a signature's diagnosis and spending (`marker_memory.py`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
-from rounds_bot.round.memory import MAX_MARKED_ANSWER_CHARS, marker_memory, restore_memory
+from rounds_bot.marker_memory import MAX_MARKED_ANSWER_CHARS, marker_memory, restore_memory
 from rounds_bot.store import DiagnosisRecord, Store
 
 AT = datetime(2026, 11, 2, 10, 5, tzinfo=UTC)

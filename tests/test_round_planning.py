@@ -9,14 +9,14 @@ from signature_samples import a_signature
 from rounds_bot.controls import Controls, Mute
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.round.filing import Filed
-from rounds_bot.round.planning import Candidate, Lookups, plan_issues
-from rounds_bot.round.tally import Tally
+from rounds_bot.round.planning import Lookups, RoundCandidate, plan_issues
+from rounds_bot.tally import Tally
 from rounds_bot.tracker.base import IssueRef
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
-def candidate(sid: str, *, seen: int = 1, known: bool = False, total: int = 0) -> Candidate:
+def candidate(sid: str, *, seen: int = 1, known: bool = False, total: int = 0) -> RoundCandidate:
     tally = None
     if seen:
         tally = Tally(
@@ -33,7 +33,7 @@ def candidate(sid: str, *, seen: int = 1, known: bool = False, total: int = 0) -
         tally.add(ErrorEvent(event_id=sid, timestamp=NOW), seen, NOW, NOW)
     before = a_signature(sid, total_count=total) if known else None
     after = a_signature(sid, total_count=total + seen)
-    return Candidate(sid, tally, before, after)
+    return RoundCandidate(sid, tally, before, after)
 
 
 def issue(sid: str, state: str = "open", reason: str | None = None) -> IssueRef:

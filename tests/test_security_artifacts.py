@@ -22,7 +22,7 @@ from recovery_tally import record
 from test_security_faults import EVENTS, ROUND_AT, Crash, Model, crash_in, disarm_all, one_round
 
 from rounds_bot.github.artifacts import check_database, restore, snapshot
-from rounds_bot.render.marker import read_marker
+from rounds_bot.marker import read_marker
 from rounds_bot.store import Store
 
 pytestmark = [pytest.mark.security, pytest.mark.github_spec]

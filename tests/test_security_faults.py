@@ -29,7 +29,7 @@ from recovery_tally import record
 from security_harness import RecordingModel, benign_answer
 
 from rounds_bot.errors import RoundsError, SourceError
-from rounds_bot.render.marker import read_marker
+from rounds_bot.marker import read_marker
 from rounds_bot.round.run import INGEST_DELAY, run_round
 from rounds_bot.store import Store
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from security_corpus import corpus
 from security_harness import active
 
+from rounds_bot.commands.grammar import command_lines, parse_comment
 from rounds_bot.errors import SourceFormatError
-from rounds_bot.github.commands.grammar import command_lines, parse_comment
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import Redactor, redact, sanitize

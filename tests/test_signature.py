@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from rounds_bot.github.rebuild import signature_from_issue
 from rounds_bot.grouping.state import SignatureState
+from rounds_bot.marker import read_marker, write_marker
 from rounds_bot.models import Assignment, ErrorEvent
-from rounds_bot.render.marker import read_marker, write_marker
-from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
+from rounds_bot.tally import Tally
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 # Occurrences reach a signature redacted at ingestion (`redact.Redactor.poll`); nothing redacts them again.
@@ -100,7 +101,7 @@ def test_the_marker_carries_what_a_rebuild_needs_and_reads_back_to_the_same_sign
         "body": body,
         "updated_at": "2026-11-02T00:00:00Z",
     }
-    rebuilt = Signature.from_issue(issue, read_marker(body))
+    rebuilt = signature_from_issue(issue, read_marker(body))
     rebuilt_fields = set(Signature.model_fields) - {"representative", "created_run", "counted_through"}
     for name in sorted(rebuilt_fields):
         assert getattr(rebuilt, name) == getattr(signature, name), name

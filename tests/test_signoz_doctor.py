@@ -9,9 +9,9 @@ from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_emulator.data import Dataset
 from signoz_fixtures import T0_NS, fixture_dataset
 
-from rounds_bot.config import Settings
 from rounds_bot.doctor.result import Check
 from rounds_bot.doctor.source import source_checks
+from rounds_bot.settings import Settings
 from rounds_bot.sources.signoz.probe import check
 from rounds_bot.sources.signoz.times import ns_to_datetime
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rounds_bot.errors import TrackerError
-from rounds_bot.render.marker import MarkerState, read_marker, write_marker
+from rounds_bot.marker import MarkerState, read_marker, write_marker
 from rounds_bot.tracker.base import IssueDraft
 from rounds_bot.tracker.dryrun import DryRunTracker
 

@@ -33,7 +33,7 @@ from workflow_harness import (
 )
 
 from rounds_bot import controls
-from rounds_bot.github.commands.grammar import command_lines
+from rounds_bot.commands.grammar import command_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "rounds.yml"

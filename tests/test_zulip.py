@@ -11,7 +11,6 @@ from fake_zulip import FakeZulip
 from signature_samples import a_signature
 
 from rounds_bot.cli.app import main
-from rounds_bot.config import load_settings
 from rounds_bot.errors import ConfigError, NotifyError
 from rounds_bot.notify.notices import mark_notified, round_notices
 from rounds_bot.notify.zulip import (
@@ -22,6 +21,7 @@ from rounds_bot.notify.zulip import (
     fit,
     zulip_from_settings,
 )
+from rounds_bot.settings import load_settings
 from rounds_bot.store import RunRecord, Store
 
 TARGET = ZulipTarget(site="https://chat.example.com", email="bot@example.com", stream="ops", topic="rounds")

@@ -23,13 +23,8 @@ import click
 
 from rounds_bot.cli.actions_io import add_to_summary, annotate, read_event, set_output
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
-from rounds_bot.controls import REDIAGNOSE, record
-from rounds_bot.diagnosis.configured import diagnosis_off
-from rounds_bot.errors import CommandError, TrackerError
-from rounds_bot.fixing.enabled import requests_off
-from rounds_bot.github.actions import ActionsApi, actions_api_from_settings
-from rounds_bot.github.commands.grammar import clean_text, ignore_reason, parse_comment
-from rounds_bot.github.commands.runner import (
+from rounds_bot.commands.grammar import ignore_reason, parse_comment
+from rounds_bot.commands.runner import (
     CommandContext,
     Outcome,
     catch_up,
@@ -37,7 +32,13 @@ from rounds_bot.github.commands.runner import (
     handle_comment,
     post_unreplied,
 )
+from rounds_bot.controls import REDIAGNOSE, record
+from rounds_bot.diagnosis.configured import diagnosis_off
+from rounds_bot.errors import CommandError, TrackerError
+from rounds_bot.fixing.enabled import requests_off
+from rounds_bot.github.actions import ActionsApi, actions_api_from_settings
 from rounds_bot.github.marker_sync import sync_markers
+from rounds_bot.render.markdown import one_line
 from rounds_bot.store import Store
 
 
@@ -124,7 +125,7 @@ def _handle(
 
 def _dispatch_rediagnose(ctx: CommandContext, event: dict[str, Any]) -> None:
     """The Run workflow button's `rediagnose` input: a signature id or an issue number (#12)."""
-    wanted = clean_text(str((event.get("inputs") or {}).get("rediagnose") or ""))
+    wanted = one_line(str((event.get("inputs") or {}).get("rediagnose") or ""))
     if not wanted:
         return
     who = str((event.get("sender") or {}).get("login") or "unknown")

@@ -3,8 +3,8 @@
 Each input line is one event, an object with optional fields `message`, `error_type`,
 `service`, `stacktrace`, `error_code` and `attributes` (an object). Each gets one output line,
 in order: its signature and tier, or `{"line": N, "error": "..."}` when the line cannot be read.
-Events are grouped as if they arrived in that order in one round, with the default
-configuration.
+Events are grouped as if they arrived in that order in one round, with the grouping settings a
+round uses (`ROUNDS_MERGE_THRESHOLD` and the others of docs/settings.md: the environment, `--env-file`).
 
 Built for streams of millions of lines: each line's fields are checked here (a wrong type is that
 line's error) and the event is built without a second validation; the JSON text of an answer is
@@ -19,12 +19,14 @@ import json
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import IO, Any
 
 import click
 import orjson
 from pydantic import ValidationError
 
+from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.state import collector_paused
 from rounds_bot.models import Assignment, AttributeValue, ErrorEvent
@@ -51,14 +53,16 @@ class LineError(ValueError):
 @click.command("group")
 @click.argument("source", type=click.File("rb"), default="-", metavar="[FILE|-]")
 @click.option("--explain", is_flag=True, help="Add the fingerprint's explanation (why grouped).")
-def group_command(source: IO[bytes], explain: bool) -> None:
+@env_file_option
+@friendly_errors
+def group_command(source: IO[bytes], explain: bool, env_file: Path | None = None) -> None:
     """Group JSON Lines error events read from FILE (or standard input).
 
     Prints one JSON object per input line, in order, with at least `signature` and `tier`
     (`error_code`, `fingerprint`, `similarity` or `new`); a line that cannot be read gives
     `{"line": N, "error": "..."}` and the run goes on.
     """
-    engine = GroupingEngine()
+    engine = GroupingEngine(settings_from(env_file).grouping_config())
     out = sys.stdout  # JSON text is ASCII: written as it is, a batch of lines at a time
     renderer = _Renderer(explain=explain)
     number = 0

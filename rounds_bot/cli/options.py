@@ -16,8 +16,8 @@ from typing import ParamSpec, TypeVar
 
 import click
 
-from rounds_bot.config import Settings, load_settings
 from rounds_bot.errors import RoundsError
+from rounds_bot.settings import Settings, load_settings
 
 P = ParamSpec("P")
 R = TypeVar("R")

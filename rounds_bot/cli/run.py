@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
-from rounds_bot.config import Settings
 from rounds_bot.errors import ConfigError
 from rounds_bot.round.report import append_to_step_summary, render_report
+from rounds_bot.settings import Settings
 from rounds_bot.sources.base import Source
 from rounds_bot.store import Store, remove_database
 from rounds_bot.tracker.base import Tracker

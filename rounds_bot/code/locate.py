@@ -27,14 +27,14 @@ from urllib.parse import quote
 from pydantic import Field
 
 from rounds_bot.code.history import Commit, head_revision, resolve_revision, suspect_commit
-from rounds_bot.code.mapping import CodeMap, Rule
+from rounds_bot.code.mapping import CodeMap, PathRule
 from rounds_bot.code.owners import owners_of
-from rounds_bot.config import Settings
 from rounds_bot.grouping.crash_site import Site, crash_site
 from rounds_bot.grouping.frames import frame_key, legacy_frame_key
 from rounds_bot.grouping.inapp import FrameRole, InAppRules
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime, parse_stacktrace
 from rounds_bot.models import AttributeValue, ErrorEvent, Frozen
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 
 #: the app's frames listed at most, from the crash site out
@@ -112,7 +112,7 @@ class CodeLocator:
     @classmethod
     def for_settings(cls, settings: Settings) -> CodeLocator:
         checkout = Path(settings.repo_path).resolve()
-        rules = tuple(Rule.parse(text) for text in settings.code_mappings)
+        rules = tuple(PathRule.parse(text) for text in settings.code_mappings)
         in_app = InAppRules(tuple(settings.in_app_include), tuple(settings.in_app_exclude))
         return cls(
             checkout,

@@ -32,14 +32,14 @@ _JAVA_LIKE = (".java", ".kt", ".scala", ".groovy", ".cs")
 
 
 @dataclass(frozen=True)
-class Rule:
+class PathRule:
     """`runtime_prefix` in a frame's path is `repo_prefix` in the repository."""
 
     runtime_prefix: str
     repo_prefix: str
 
     @classmethod
-    def parse(cls, text: str) -> Rule:
+    def parse(cls, text: str) -> PathRule:
         runtime, sep, repo = text.partition("=")
         if not sep or not runtime.strip():
             raise ConfigError(
@@ -52,7 +52,7 @@ class Rule:
 class CodeMap:
     """The repository's files, indexed by name, and the rules that map runtime paths onto them."""
 
-    def __init__(self, files: list[str], rules: tuple[Rule, ...] = ()) -> None:
+    def __init__(self, files: list[str], rules: tuple[PathRule, ...] = ()) -> None:
         self.files = frozenset(files)
         self.rules = rules
         self._by_name: dict[str, list[str]] = defaultdict(list)
@@ -60,7 +60,7 @@ class CodeMap:
             self._by_name[PurePosixPath(path).name].append(path)
 
     @classmethod
-    def of_checkout(cls, checkout: Path, rules: tuple[Rule, ...] = ()) -> CodeMap:
+    def of_checkout(cls, checkout: Path, rules: tuple[PathRule, ...] = ()) -> CodeMap:
         """The files git tracks in `checkout` (none when it is not a git checkout)."""
         try:
             listed = subprocess.run(

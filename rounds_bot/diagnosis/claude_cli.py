@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from rounds_bot.diagnosis._process import Finished, run_with_deadline
+from rounds_bot.diagnosis.process import Finished, run_with_deadline
 from rounds_bot.errors import ConfigError, DiagnosisError
 
 #: variables the CLI may inherit from rounds' own environment: locale, certificates, proxies

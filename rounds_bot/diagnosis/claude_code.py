@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from rounds_bot import telemetry
-from rounds_bot.diagnosis._process import Finished
 from rounds_bot.diagnosis.budget import CallShape, ModelPrice, estimate_cost, price_for
 from rounds_bot.diagnosis.claude_cli import (
     CREDENTIAL_VARIABLES,
@@ -40,6 +39,7 @@ from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context
 from rounds_bot.diagnosis.lookups.scope import scope_for_request
 from rounds_bot.diagnosis.mcp_server import McpLaunch, server_config, tool_names
 from rounds_bot.diagnosis.model import DiagnosisOutcome, DiagnosisRequest, diagnosis_json_schema
+from rounds_bot.diagnosis.process import Finished
 from rounds_bot.diagnosis.prompting import Prompt, PromptLibrary
 
 __all__ = [

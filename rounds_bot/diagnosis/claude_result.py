@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rounds_bot.diagnosis._process import Finished
 from rounds_bot.diagnosis.evidence import check_evidence
 from rounds_bot.diagnosis.json_answer import json_object, parse_json_answer
 from rounds_bot.diagnosis.model import (
@@ -22,6 +21,7 @@ from rounds_bot.diagnosis.model import (
     OutcomeStatus,
     TokenUsage,
 )
+from rounds_bot.diagnosis.process import Finished
 
 _SUBTYPE_STATUS: dict[str, OutcomeStatus] = {
     "error_max_turns": "turn_limit",

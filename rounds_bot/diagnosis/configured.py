@@ -7,8 +7,8 @@ import os
 import shutil
 import subprocess
 
-from rounds_bot.config import Settings
 from rounds_bot.diagnosis.base import Diagnoser
+from rounds_bot.settings import Settings
 
 #: What turns the incident look-ups on when it is missing (they need the `mcp` package).
 LOOKUPS_MISSING = (

@@ -23,12 +23,12 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from rounds_bot.config import Settings
 from rounds_bot.doctor.diagnosis import diagnosis_checks
 from rounds_bot.doctor.repository import github_checks
 from rounds_bot.doctor.result import Check, DoctorResult, Status
 from rounds_bot.doctor.source import SignozCheck, source_checks
 from rounds_bot.doctor.zulip import zulip_checks
+from rounds_bot.settings import Settings
 
 __all__ = ["Check", "DoctorResult", "SignozCheck", "Status", "examine"]
 

@@ -9,9 +9,9 @@ from datetime import datetime
 from pathlib import Path
 
 from rounds_bot.clock import month_start
-from rounds_bot.config import Settings
 from rounds_bot.diagnosis.configured import LOOKUPS_MISSING, incident_lookups_installed
 from rounds_bot.doctor.result import Check, Status
+from rounds_bot.settings import Settings
 from rounds_bot.store import Store
 
 CLAUDE_VERSION_TIMEOUT_SECONDS = 30

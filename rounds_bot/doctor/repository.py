@@ -8,7 +8,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
-from rounds_bot.config import Settings
 from rounds_bot.doctor.result import Check, Status
 from rounds_bot.doctor.workflow import saved_state_checks, schedule_checks
 from rounds_bot.errors import RoundsError
@@ -16,6 +15,7 @@ from rounds_bot.fixing.enabled import fixes_off
 from rounds_bot.github.actions import ActionsApi, Artifact, actions_api_from_settings
 from rounds_bot.github.labels import BOT_LABEL, label_spec
 from rounds_bot.github.pulls import ACTIONS_SETTING
+from rounds_bot.settings import Settings
 
 T = TypeVar("T")
 

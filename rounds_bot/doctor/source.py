@@ -9,8 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from rounds_bot.config import Settings
 from rounds_bot.doctor.result import Check
+from rounds_bot.settings import Settings
 from rounds_bot.sources.signoz.probe import DoctorReport, StreamHour, check
 
 

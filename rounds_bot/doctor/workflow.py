@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from rounds_bot.config import Settings
 from rounds_bot.doctor.result import Check, Status
 from rounds_bot.errors import RoundsError
 from rounds_bot.github.actions import ActionsApi, Artifact
 from rounds_bot.github.artifacts import describe_age, unusable_reason
+from rounds_bot.settings import Settings
 
 #: GitHub disables the schedules of a public repository after this many days without activity in it
 #: (docs.github.com: "Disabling and enabling a workflow"); rounds' own issues and artifacts do not count.

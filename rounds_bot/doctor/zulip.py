@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rounds_bot.config import Settings
 from rounds_bot.doctor.result import Check
 from rounds_bot.errors import RoundsError
 from rounds_bot.notify.zulip import zulip_from_settings
+from rounds_bot.settings import Settings
 
 
 def zulip_checks(settings: Settings) -> list[Check]:

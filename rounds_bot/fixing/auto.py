@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from rounds_bot.config import Settings
 from rounds_bot.controls import load_controls
 from rounds_bot.events import Fact
 from rounds_bot.fixing.blocked import automatic_request_waits
 from rounds_bot.fixing.requests import pending_for, record_request
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 

@@ -22,7 +22,6 @@ from rounds_bot.github.pulls import PullsApi
 from rounds_bot.models import Frozen
 
 SIGNATURE_TRAILER = "Rounds-Signature"
-ISSUE_TRAILER = "Rounds-Issue"
 
 
 class BranchPlan(Frozen):

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 
 from rounds_bot.fixing.evaluation import before_label, recorded_before
 from rounds_bot.fixing.offers import OfferedFix, fold_offers
-from rounds_bot.fixing.versions import ordered
 from rounds_bot.lifecycle import LIFECYCLE_FACTS, FactLike, FixRecord, FixStatus, fold_fixes
 from rounds_bot.render import markdown as md
+from rounds_bot.versions import ordered
 
 STATUS_ORDER: tuple[FixStatus, ...] = ("proposed", "merged", "resolved", "regressed", "abandoned")
 

@@ -11,7 +11,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rounds_bot.config import Settings
+    from rounds_bot.settings import Settings
 
 
 def requests_off(settings: Settings) -> str | None:

@@ -14,11 +14,11 @@ from typing import Literal
 
 from rounds_bot.clock import iso, parse_iso
 from rounds_bot.fixing.release import Release
-from rounds_bot.fixing.versions import ordered
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.models import Frozen
 from rounds_bot.render import markdown as md
 from rounds_bot.store import Store
+from rounds_bot.versions import ordered
 
 #: the rate before a merge is measured over this much time before it (or since rounds counts the problem)
 BEFORE_WINDOW = timedelta(days=7)

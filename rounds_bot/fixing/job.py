@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from datetime import datetime, timedelta
 
-from rounds_bot.config import Settings
 from rounds_bot.errors import CommandError
 from rounds_bot.fixing.auto import request_automatic_fixes
 from rounds_bot.fixing.enabled import fixes_off
@@ -23,6 +22,7 @@ from rounds_bot.fixing.setup import fix_run
 from rounds_bot.fixing.tokens import refuse_tests_beside
 from rounds_bot.fixing.watch import Watch, watch_fixes
 from rounds_bot.github.pulls import PullsApi
+from rounds_bot.settings import Settings
 from rounds_bot.store import Store
 
 

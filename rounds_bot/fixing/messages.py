@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from urllib.parse import quote, urlencode
 
 from rounds_bot.diagnosis.model import Diagnosis
-from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.fixing.pullfacts import PullFacts, Revision
 from rounds_bot.fixing.testcommand import TestRun
-from rounds_bot.github.commands.grammar import neutralise
 from rounds_bot.github.pulls import ACTIONS_SETTING
 from rounds_bot.redact import clean
 from rounds_bot.render import markdown as md
+from rounds_bot.render.diagnosis import render_diagnosis
+from rounds_bot.render.markdown import neutralise
 
 FIX_MARK = "<!-- rounds:fix {signature_id} -->"
 #: GitHub documents only that a URL over its server's limit answers 414 URI Too Long ("Using query parameters

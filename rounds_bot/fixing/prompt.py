@@ -4,7 +4,7 @@ The prompts are templates (`templates/prompts/fix_system.md.j2` and `fix.md.j2`)
 them in `.rounds/prompts/` like the diagnosis prompts, read from the worktree (the default branch's head).
 Telemetry and the diagnosis's prose reach the model fenced as data. A person's instructions (`/rounds fix
 <instructions>`, from someone with write access) reach it fenced apart, as a collaborator's words: cleaned of
-invisible characters, redacted like telemetry, capped in length (`commands.grammar`), inside a
+invisible characters, redacted like telemetry, capped in length (`requests.MAX_INSTRUCTIONS_CHARS`), inside a
 `<<<COLLABORATOR id` fence whose id their text cannot know.
 """
 
@@ -14,11 +14,10 @@ from pathlib import Path
 
 from rounds_bot.diagnosis.model import Diagnosis
 from rounds_bot.diagnosis.prompting import Prompt, PromptLibrary, fence
-from rounds_bot.fixing.requests import FixRequest
-from rounds_bot.github.commands.grammar import MAX_INSTRUCTIONS_CHARS, clean_text
+from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS, FixRequest
 from rounds_bot.models import Frozen
 from rounds_bot.redact import clean
-from rounds_bot.render.markdown import visible
+from rounds_bot.render.markdown import one_line
 from rounds_bot.signature import Signature
 
 SYSTEM_TEMPLATE = "fix_system.md.j2"
@@ -76,7 +75,7 @@ def fix_brief(
 def collaborator_text(text: str) -> str:
     """A person's instructions as the prompt shows them: one line, nothing invisible, secrets redacted,
     within the command grammar's cap (again: a request may have been logged by another version)."""
-    plain = clean_text(visible(clean(text)))
+    plain = one_line(clean(text))
     return plain if len(plain) <= MAX_INSTRUCTIONS_CHARS else plain[: MAX_INSTRUCTIONS_CHARS - 1] + "…"
 
 

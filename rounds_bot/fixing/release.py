@@ -23,9 +23,9 @@ from typing import Literal
 from pydantic import Field
 
 from rounds_bot.clock import parse_iso
-from rounds_bot.fixing.versions import at_or_above, is_newer
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.models import Frozen
+from rounds_bot.versions import at_or_above, is_newer
 
 
 class Seen(Frozen):

@@ -21,6 +21,9 @@ from rounds_bot.events import Fact
 from rounds_bot.models import Frozen
 from rounds_bot.store import Logged, Store
 
+#: a person's instructions to a fix (`/rounds fix <instructions>`) are cut to this many characters
+MAX_INSTRUCTIONS_CHARS = 1_000
+
 REQUEST_PREFIX = "fix:"
 ANSWER_PREFIX = "fixdone:"
 Trigger = Literal["command", "auto", "cli"]

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from rounds_bot.config import Settings
 from rounds_bot.fixing.attempt import Rules
 from rounds_bot.fixing.editor import FixEditor
 from rounds_bot.fixing.git import Git
 from rounds_bot.github.pulls import PullsApi
 from rounds_bot.models import Frozen
+from rounds_bot.settings import Settings
 from rounds_bot.store import Store
 
 Status = Literal["proposed", "updated", "offered", "failed", "blocked", "waiting", "skipped"]

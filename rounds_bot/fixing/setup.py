@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from rounds_bot.config import Settings
 from rounds_bot.diagnosis.budget import price_for
 from rounds_bot.diagnosis.claude_cli import ClaudeCli
 from rounds_bot.fixing.editor import FixEditor
@@ -14,6 +13,7 @@ from rounds_bot.fixing.freshclone import remote_url
 from rounds_bot.fixing.git import Git, remote_auth_env
 from rounds_bot.fixing.run import FixRun
 from rounds_bot.github.pulls import PullsApi
+from rounds_bot.settings import Settings
 from rounds_bot.store import Store
 
 

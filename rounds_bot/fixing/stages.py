@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from rounds_bot.config import Settings
 from rounds_bot.errors import ConfigError, FixError
 from rounds_bot.fixing.auto import request_automatic_fixes
 from rounds_bot.fixing.bundle import (
@@ -45,6 +44,7 @@ from rounds_bot.fixing.setup import fix_run
 from rounds_bot.fixing.testing import verdicts_for
 from rounds_bot.fixing.tokens import refuse_tests_beside
 from rounds_bot.github.pulls import PullsApi
+from rounds_bot.settings import Settings
 from rounds_bot.store import Store
 
 

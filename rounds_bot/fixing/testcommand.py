@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from rounds_bot.diagnosis._process import run_with_deadline
 from rounds_bot.diagnosis.claude_cli import INHERITED_VARIABLES, isolated_home
+from rounds_bot.diagnosis.process import run_with_deadline
 from rounds_bot.errors import ConfigError
 from rounds_bot.models import Frozen
 

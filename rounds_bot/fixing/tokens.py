@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from rounds_bot.errors import ConfigError
 
 if TYPE_CHECKING:
-    from rounds_bot.config import Settings
+    from rounds_bot.settings import Settings
 
 #: credentials other programs (and rounds) read from the environment
 WELL_KNOWN = (

@@ -37,12 +37,12 @@ from rounds_bot.fixing.evaluation import (
 )
 from rounds_bot.fixing.offers import adopt_offers
 from rounds_bot.fixing.release import Release, find_release, versions_before
-from rounds_bot.fixing.versions import ordered
 from rounds_bot.github.marker_sync import sync_markers
 from rounds_bot.github.pulls import PullsApi
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
+from rounds_bot.versions import ordered
 
 
 @dataclass

@@ -14,12 +14,12 @@ from typing import Any, Literal
 from github import GithubException
 from pydantic import ConfigDict, ValidationError
 
-from rounds_bot.config import Settings
 from rounds_bot.errors import TrackerError
 from rounds_bot.github.answers import json_object
 from rounds_bot.github.rest import ISSUES_READ, ISSUES_WRITE, GitHubApi, _Missing
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
 from rounds_bot.models import Frozen
+from rounds_bot.settings import Settings
 
 ACTIONS_READ = "actions: read"
 CONTENTS_READ = "contents: read"

@@ -122,10 +122,6 @@ class Journal:
         row = self._one("select * from github_issues where signature_id = ?", [signature_id])
         return self._issue(row) if row else None
 
-    def issue_by_number(self, number: int) -> MirroredIssue | None:
-        row = self._one("select * from github_issues where number = ? order by updated_at desc", [number])
-        return self._issue(row) if row else None
-
     def issues(self) -> list[MirroredIssue]:
         return [self._issue(row) for row in self._all("select * from github_issues order by number")]
 

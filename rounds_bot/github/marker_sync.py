@@ -1,6 +1,6 @@
 """Keep each issue's marker in step with the fixes and the ignore the event log holds, between rounds.
 
-The round renders the marker whenever it writes an issue body (`round/memory.py`), but a fix is proposed,
+The round renders the marker whenever it writes an issue body (`marker_memory.py`), but a fix is proposed,
 merged, released and evaluated, and `/rounds ignore` is answered, by other jobs, on issues the round may not
 touch again for weeks. A database lost in between would forget them (`rounds db rebuild` reads only the
 markers). `sync_markers` rewrites just the marker's `fixes`, `failed_fixes`, `offered_fixes` and `mute` keys
@@ -19,9 +19,9 @@ from typing import Any
 
 from rounds_bot.errors import TrackerError
 from rounds_bot.github.rest import GitHubApi
+from rounds_bot.marker import MarkerMemory, read_marker, replace_marker
+from rounds_bot.marker_memory import lifecycle_memory
 from rounds_bot.render.issue import MAX_BODY_CHARS
-from rounds_bot.render.marker import MarkerMemory, read_marker, replace_marker
-from rounds_bot.round.memory import lifecycle_memory
 from rounds_bot.store import Store
 
 SYNCED_KEY = "marker_lifecycle"

@@ -20,11 +20,11 @@ from typing import Any
 
 from github import GithubException
 
-from rounds_bot.config import Settings
 from rounds_bot.errors import TrackerError
 from rounds_bot.github.actions import ActionsApi
 from rounds_bot.github.answers import json_object, message_of
 from rounds_bot.github.tracker import GitHubOptions, github_api_from_settings
+from rounds_bot.settings import Settings
 
 PULLS_READ = "pull_requests: read"
 PULLS_WRITE = "pull_requests: write"

@@ -7,7 +7,7 @@ first/last seen, its services, versions and environments, its issue and whether 
 resolved or muted. The representative stack trace and the "why grouped" explanation are read back from
 the body.
 
-The marker also carries the latest good diagnosis and the model calls paid for (`round/memory.py`): they
+The marker also carries the latest good diagnosis and the model calls paid for (`marker_memory.py`): they
 come back as a cached diagnosis and ledger rows, so nothing is diagnosed or paid for twice and the monthly
 budget still counts them. It carries the fix pull requests (branch, merge, release, evaluation), how many fix
 attempts failed or were left to a person, and an active `/rounds ignore`: they come back as the events that
@@ -23,19 +23,22 @@ before it are taken as counted, so reading the window again counts nothing twice
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import Field
 
+from rounds_bot.clock import iso, parse_iso
 from rounds_bot.events import Fact
 from rounds_bot.github.journal import Journal, mirrored_issue
 from rounds_bot.github.labels import BOT_LABEL
 from rounds_bot.github.marker_sync import digest, remember_synced
 from rounds_bot.github.rest import GitHubApi
-from rounds_bot.models import Frozen
-from rounds_bot.render.marker import MarkerState, read_marker
-from rounds_bot.round.memory import restore_lifecycle, restore_memory
+from rounds_bot.grouping.state import SignatureState
+from rounds_bot.marker import MarkerState, read_marker
+from rounds_bot.marker_memory import restore_lifecycle, restore_memory
+from rounds_bot.models import ErrorEvent, Frozen
+from rounds_bot.render.issue import body_section
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 
@@ -81,7 +84,7 @@ def rebuild_database(
     synced: dict[str, str] = {}
     with store.transaction():
         for signature_id, (item, marker) in chosen.items():
-            store.save(Signature.from_issue(item, marker))
+            store.save(signature_from_issue(item, marker))
             problems = restore_memory(store, signature_id, marker.memory)
             partial.extend(f"#{item['number']}: {problem}" for problem in problems)
             status = _status(item)
@@ -147,3 +150,42 @@ def _refill_journal(
     newest = max((item.get("updated_at") or "" for item in items), default="")
     if newest:
         journal.set_meta("watermark", newest)
+
+
+def signature_from_issue(issue: dict[str, Any], marker: MarkerState) -> Signature:
+    """The signature a round would have stored, from one of the bot's issues and its marker."""
+    body = issue.get("body") or ""
+    fallback = issue.get("updated_at") or iso(datetime.now(UTC))
+    last_seen = parse_iso(marker.last_seen or fallback)
+    return Signature(
+        id=marker.signature_id,
+        service=marker.service,
+        title=marker.title or (issue.get("title") or "").removeprefix(f"[{marker.service}] "),
+        error_type=marker.error_type,
+        normalized_message=marker.normalized_message,
+        fingerprint_hash=marker.fingerprint_hash,
+        fingerprint_version=marker.fingerprint_version,
+        first_tier=marker.first_tier or "fingerprint",
+        explanation=body_section(body, "Why grouped") or "",
+        representative=ErrorEvent(
+            event_id=f"rebuilt:{issue['number']}",
+            timestamp=last_seen,
+            service=marker.service,
+            error_type=marker.error_type or None,
+            message=body_section(body, "Representative message") or marker.normalized_message,
+            stacktrace=body_section(body, "Representative stack trace"),
+        ),
+        grouping_state=(
+            SignatureState.model_validate(marker.grouping_state) if marker.grouping_state else None
+        ),
+        first_seen=parse_iso(marker.first_seen) if marker.first_seen else last_seen,
+        last_seen=last_seen,
+        total_count=marker.total_count,
+        services=frozenset(marker.services or [marker.service]),
+        versions=frozenset(marker.versions),
+        environments=frozenset(marker.environments),
+        related=frozenset(marker.related),
+        issue_ref=f"#{issue['number']}",
+        created_run="rebuilt",
+        counted_through=last_seen,
+    )

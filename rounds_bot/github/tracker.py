@@ -23,7 +23,6 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from rounds_bot.config import Settings
 from rounds_bot.errors import ConfigError, TrackerError
 from rounds_bot.github.journal import (
     Intent,
@@ -36,8 +35,9 @@ from rounds_bot.github.journal import (
 from rounds_bot.github.labels import BOT_LABEL, REGRESSION_LABEL, LabelKeeper, without_replaced
 from rounds_bot.github.ratelimit import CallBudget, Waiter
 from rounds_bot.github.rest import GitHubApi, OutcomeUnknown, make_github
+from rounds_bot.marker import read_marker
 from rounds_bot.models import Frozen
-from rounds_bot.render.marker import read_marker
+from rounds_bot.settings import Settings
 from rounds_bot.tracker.base import IssueDraft, IssueRef, TrackerStopped
 
 # GitHub refuses issue and comment bodies over 65,536 characters.

@@ -33,7 +33,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
-from rounds_bot.grouping.config import GroupingConfig
 from rounds_bot.grouping.crash_site import may_merge_by_similarity
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
@@ -48,6 +47,7 @@ from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.models import Assignment, ErrorEvent, Tier
+from rounds_bot.settings.grouping import GroupingConfig
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 

@@ -7,28 +7,16 @@ the same service is one signature, whatever the message or stack trace says.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rounds_bot.errors import ConfigError
 from rounds_bot.grouping.normalize import truncate
 from rounds_bot.models import ErrorEvent
+from rounds_bot.settings.error_codes import (
+    DEFAULT_ERROR_CODE_PATTERN,
+    compile_code_pattern,
+)
 
-#: attribute keys that hold a standardised code, in priority order
-DEFAULT_ERROR_CODE_ATTRIBUTES: tuple[str, ...] = (
-    "error.code",
-    "error_code",
-    "exception.code",
-    "app.error.code",
-)
-#: "error code: E1234", "errorCode=ORA-00942", "ERROR_CODE [AUTH_EXPIRED]": an explicit label
-#: followed by a code that has a digit or is written in capitals. Bare numbers elsewhere in a
-#: message are values, not codes, and "error code is invalid" names no code.
-DEFAULT_ERROR_CODE_PATTERN = (
-    r"\b(?:[Ee]rror|ERROR)[ _-]?(?:[Cc]ode|CODE)\s{0,3}[:=#]?\s{0,3}\[?"
-    r"((?=[\w.-]{0,63}\d)[A-Za-z0-9][\w.-]{0,63}+|[A-Z][A-Z0-9_]{1,63}+\b)"
-)
 _MAX_CODE = 64
 
 
@@ -80,22 +68,6 @@ class ErrorCodeReader:
             if match and match.group(1):
                 return ErrorCode(_clean(match.group(1)), "message pattern")
         return None
-
-
-def compile_code_pattern(pattern: str) -> re.Pattern[str]:
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise ConfigError(
-            f"error code pattern {pattern!r} is not a valid regular expression: {exc}",
-            hint="fix ROUNDS_ERROR_CODE_PATTERN",
-        ) from exc
-    if compiled.groups < 1:
-        raise ConfigError(
-            f"error code pattern {pattern!r} has no group",
-            hint="wrap the code part in parentheses, e.g. 'code=(\\w+)'",
-        )
-    return compiled
 
 
 def _clean(code: str) -> str:

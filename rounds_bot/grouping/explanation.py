@@ -9,10 +9,10 @@ says which rule decided (for a split, the engine adds why the nearest signature 
 from __future__ import annotations
 
 from rounds_bot.grouping.components import render
-from rounds_bot.grouping.config import GroupingConfig
 from rounds_bot.grouping.fingerprint import Fingerprint
 from rounds_bot.grouping.similarity import Neighbour
 from rounds_bot.models import Tier
+from rounds_bot.settings.grouping import GroupingConfig
 
 #: related signatures an assignment names
 MAX_RELATED = 3

@@ -22,7 +22,6 @@ front: each lookup brings every signature that could take part in the decision a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
 from rounds_bot.grouping.lookup_keys import SEPARATOR, length_key, service_key, shelf_key, skeleton_key
@@ -75,40 +74,6 @@ def lookup_keys(state: SignatureState) -> list[str]:
     if state.similarity is not None:
         keys.append(service_key(state.service))
     return list(dict.fromkeys(keys))
-
-
-class KnownStates:
-    """`KnownSignatures` over states held in memory (for tests and benchmarks)."""
-
-    def __init__(self, states: Iterable[SignatureState]) -> None:
-        self._states: dict[str, SignatureState] = {}
-        self._by_key: dict[str, list[str]] = {}
-        for state in states:
-            self._states[state.signature_id] = state
-            for key in lookup_keys(state):
-                self._by_key.setdefault(key, []).append(state.signature_id)
-
-    def counters(self) -> tuple[int, int]:
-        seqs = [s.seq for s in self._states.values()]
-        templates = [t.seq for s in self._states.values() for t in s.templates]
-        return max(seqs, default=-1) + 1, max(templates, default=-1) + 1
-
-    def find(self, keys: list[str]) -> list[SignatureState]:
-        ids = dict.fromkeys(i for key in keys for i in self._by_key.get(key, ()))
-        return [self._states[i] for i in ids]
-
-    def learned_keys(self, bucket: str) -> set[str]:
-        prefix = f"v:{bucket}{SEPARATOR}"
-        return {key[len(prefix) :] for key in self._by_key if key.startswith(prefix)}
-
-    def vectors(self, service: str) -> list[StoredVector]:
-        return [stored_vector(s) for s in self.find([service_key(service)]) if s.similarity is not None]
-
-    def by_id(self, signature_id: str) -> SignatureState | None:
-        return self._states.get(signature_id)
-
-    def exists(self, signature_id: str) -> bool:
-        return signature_id in self._states
 
 
 def stored_vector(state: SignatureState) -> StoredVector:

@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
-from rounds_bot.config import Settings
 from rounds_bot.errors import ConfigError, NotifyError
 from rounds_bot.models import Frozen
+from rounds_bot.settings import Settings
 
 # Zulip refuses message content over 10,000 bytes.
 MAX_CONTENT_BYTES = 10_000

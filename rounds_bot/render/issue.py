@@ -7,11 +7,11 @@ import re
 from jinja2 import Environment
 from pydantic import Field
 
+from rounds_bot.headline import trim, unmarked
+from rounds_bot.marker import MarkerState, write_marker
 from rounds_bot.models import Frozen
 from rounds_bot.render import markdown as md
 from rounds_bot.render.cascade_section import reference
-from rounds_bot.render.headline import trim, unmarked
-from rounds_bot.render.marker import MarkerState, write_marker
 
 # GitHub refuses issue bodies over 65,536 characters; keep a margin for the marker and table.
 MAX_BODY_CHARS = 65_000
@@ -182,3 +182,12 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         next_step=md.trusted(view.next_step_markdown) if view.next_step_markdown else None,
         marker=md.trusted(write_marker(view.marker)),
     )
+
+
+def body_section(body: str, summary: str) -> str | None:
+    """The fenced text inside `<details><summary>{summary}...</summary>` of a rendered issue body."""
+    pattern = re.compile(
+        r"<summary>" + re.escape(summary) + r"[^<]*</summary>\s*```\n(?P<text>.*?)\n```", re.DOTALL
+    )
+    match = pattern.search(body)
+    return md.unfence(match["text"]) if match else None

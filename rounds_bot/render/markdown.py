@@ -13,6 +13,8 @@ headings. Nothing of that may come from untrusted text:
     fenced(text)          a ``` block that its content cannot close
     title_text(text)      strict: an issue title (plain text, one line, nothing that links or pings)
     label_text(text)      strict: the value part of a label name (letters, digits, `.`, `_`, `-`, `/`)
+    one_line(text)        a person's text kept as data: nothing invisible, one line
+    neutralise(text)      the bot's own text: no line of it reads as a `/rounds` command
 
 Templates render through `environment()`: every `{{ value }}` goes through `escape` unless the renderer built
 it with these functions (they return `Markup`), so a template cannot interpolate raw telemetry by mistake.
@@ -57,6 +59,19 @@ def visible(text: str) -> str:
     """`text` without invisible characters (`redact.sanitize`: control, bidi, zero-width, tag, private-use);
     tabs and line or paragraph separators become spaces."""
     return sanitize(text.replace("\r\n", "\n").translate(_SPACES_TABLE))
+
+
+def one_line(text: str) -> str:
+    """Untrusted text kept as data: nothing invisible (`visible`), on one line, spaces collapsed."""
+    return " ".join(visible(text).split())
+
+
+def neutralise(text: str) -> str:
+    """No line of the bot's own text may read as a command: `\\/rounds` renders as `/rounds`."""
+    return "\n".join(
+        re.sub(r"^(\s*(?:>\s*)*)/rounds", r"\1\\/rounds", line, flags=re.IGNORECASE)
+        for line in text.split("\n")
+    )
 
 
 def _escape_plain(text: str) -> str:

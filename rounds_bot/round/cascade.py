@@ -21,8 +21,8 @@ from collections import defaultdict
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.render.cascade_section import Cascade, PathStep
-from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
+from rounds_bot.tally import Tally
 
 #: the errors of one trace listed on an issue's path at most
 MAX_PATH = 8

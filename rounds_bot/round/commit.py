@@ -9,9 +9,9 @@ from typing import Any
 from rounds_bot.clock import iso
 from rounds_bot.events import Fact
 from rounds_bot.round.planning import IssuePlan
-from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
 from rounds_bot.store import RunRecord, Store
+from rounds_bot.tally import Tally
 
 
 @dataclass(frozen=True)

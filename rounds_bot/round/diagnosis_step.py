@@ -20,7 +20,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from rounds_bot.clock import iso, month_start, parse_iso
-from rounds_bot.config import Settings
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.diagnosis.budget import BudgetCaps, decide, diagnosis_cache_key
 from rounds_bot.diagnosis.configured import code_revision
@@ -34,6 +33,7 @@ from rounds_bot.diagnosis.model import (
 )
 from rounds_bot.events import Fact
 from rounds_bot.models import ErrorEvent
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import DiagnosisRecord, Store
 from rounds_bot.telemetry import span

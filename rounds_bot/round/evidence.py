@@ -9,11 +9,11 @@ from datetime import datetime
 
 from rounds_bot.clock import parse_iso
 from rounds_bot.code.locate import CodeContext, CodeLocator
-from rounds_bot.config import Settings
 from rounds_bot.grouping.vectors import cosine
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import RelatedLink
 from rounds_bot.round.planning import IssuePlan
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 
@@ -22,7 +22,7 @@ _SCORED = re.compile(r"([\w.-]+) \((\d(?:\.\d+)?)\)")
 
 
 @dataclass(frozen=True)
-class Evidence:
+class IssueEvidence:
     """What an issue shows of where and when a problem happens."""
 
     code: CodeContext = field(default_factory=CodeContext)
@@ -34,7 +34,7 @@ class Evidence:
 
 def gather_evidence(
     settings: Settings, store: Store, plans: list[IssuePlan], cascades: dict[str, Cascade] | None = None
-) -> dict[str, Evidence]:
+) -> dict[str, IssueEvidence]:
     to_file = [plan for plan in plans if plan.kind != "deferred"]
     if not to_file:
         return {}
@@ -46,12 +46,12 @@ def gather_evidence(
     }
 
 
-def _evidence(locator: CodeLocator, store: Store, plan: IssuePlan, cascade: Cascade | None) -> Evidence:
+def _evidence(locator: CodeLocator, store: Store, plan: IssuePlan, cascade: Cascade | None) -> IssueEvidence:
     counts = store.occurrence_counts(plan.signature_id)
     for bucket, count in (plan.tally.buckets if plan.tally else {}).items():
         moment = parse_iso(bucket)
         counts[moment] = counts.get(moment, 0) + count
-    return Evidence(
+    return IssueEvidence(
         code=locator.locate(plan.signature),
         occurrences=counts,
         related=related_links(store, plan.signature),

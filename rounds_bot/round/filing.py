@@ -6,19 +6,19 @@ from dataclasses import dataclass, field, replace
 
 from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
-from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
+from rounds_bot.headline import summary_of
+from rounds_bot.marker import MarkerMemory
 from rounds_bot.models import ErrorEvent
 from rounds_bot.render import markdown as md
 from rounds_bot.render.cascade_section import Cascade, cascade_line, path_section, reference
 from rounds_bot.render.chart import occurrence_chart
 from rounds_bot.render.code_section import code_section, frame_markdown
-from rounds_bot.render.headline import summary_of
+from rounds_bot.render.diagnosis import render_diagnosis
 from rounds_bot.render.issue import IssueView, RelatedLink, issue_title, render_body
-from rounds_bot.render.marker import MarkerMemory
 from rounds_bot.render.next_step import next_step, search_text
 from rounds_bot.render.telemetry import log_rows, other_attributes, request_rows, table, trace_rows
-from rounds_bot.round.evidence import Evidence
+from rounds_bot.round.evidence import IssueEvidence
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
 from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker, TrackerStopped
@@ -49,7 +49,7 @@ def file_issues(
     plans: list[IssuePlan],
     diagnoses: dict[str, Diagnosis],
     attempted: dict[str, DiagnosisOutcome],
-    evidence: dict[str, Evidence],
+    evidence: dict[str, IssueEvidence],
     style: IssueStyle,
     memory: dict[str, MarkerMemory] | None = None,
 ) -> Filed:
@@ -58,34 +58,38 @@ def file_issues(
     `evidence`, where and when each problem happens; `memory`, what each marker remembers of diagnoses
     and spending."""
     memory = memory or {}
-    filed = Filed()
+    # built here, then handed to Filed whole: Filed is frozen, its containers too are never changed after
+    issues: dict[str, IssueRef] = {}
+    not_reached: set[str] = set()
+    notes: list[str] = []
     unlinked: list[tuple[IssuePlan, set[str]]] = []  # bodies naming a cascade's signature before its issue
     for position, plan in enumerate(plans):
         if plan.kind == "deferred":
             continue
         try:
             sid = plan.signature_id
-            found = _with_refs(evidence.get(sid, Evidence()), filed.issues)
+            found = _with_refs(evidence.get(sid, IssueEvidence()), issues)
             view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
-            filed.issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
+            issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
             if _unresolved(found):
                 unlinked.append((plan, _unresolved(found)))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
             waiting = [p for p in plans[position:] if p.kind != "deferred"]
-            filed.not_reached.update(p.signature_id for p in waiting)
-            filed.notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
+            not_reached.update(p.signature_id for p in waiting)
+            notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
             break
-    _link_cascades(tracker, unlinked, filed, diagnoses, evidence, style, memory)
-    return filed
+    _link_cascades(tracker, unlinked, issues, notes, diagnoses, evidence, style, memory)
+    return Filed(issues=issues, not_reached=not_reached, notes=notes)
 
 
 def _link_cascades(
     tracker: Tracker,
     unlinked: list[tuple[IssuePlan, set[str]]],
-    filed: Filed,
+    issues: dict[str, IssueRef],
+    notes: list[str],
     diagnoses: dict[str, Diagnosis],
-    evidence: dict[str, Evidence],
+    evidence: dict[str, IssueEvidence],
     style: IssueStyle,
     memory: dict[str, MarkerMemory],
 ) -> None:
@@ -93,8 +97,8 @@ def _link_cascades(
     what makes a cascade read as one problem, so it does not wait for the next round (one edit each)."""
     for plan, missing in unlinked:
         sid = plan.signature_id
-        found = _with_refs(evidence.get(sid, Evidence()), filed.issues)
-        issue = filed.issues.get(sid)
+        found = _with_refs(evidence.get(sid, IssueEvidence()), issues)
+        issue = issues.get(sid)
         if issue is None or _unresolved(found) == missing:
             continue
         view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
@@ -102,13 +106,13 @@ def _link_cascades(
             signature_id=sid, title=issue_title(view), body=render_body(view), labels=_labels(plan, view)
         )
         try:
-            filed.issues[sid] = tracker.update(issue, draft)
+            issues[sid] = tracker.update(issue, draft)
         except TrackerStopped as stop:
-            filed.notes.append(f"cascade links wait for the next round: {stop}")
+            notes.append(f"cascade links wait for the next round: {stop}")
             return
 
 
-def _unresolved(evidence: Evidence) -> set[str]:
+def _unresolved(evidence: IssueEvidence) -> set[str]:
     """The signatures a body's cascade names that have no issue yet."""
     cascade = evidence.cascade
     if cascade is None:
@@ -117,7 +121,7 @@ def _unresolved(evidence: Evidence) -> set[str]:
     return {sid for sid in named if sid not in evidence.refs}
 
 
-def _with_refs(evidence: Evidence, issues: dict[str, IssueRef]) -> Evidence:
+def _with_refs(evidence: IssueEvidence, issues: dict[str, IssueRef]) -> IssueEvidence:
     """Related and cascading signatures filed earlier in this round linked to the issue they just got."""
     related = [
         link.model_copy(update={"issue_ref": issues[link.signature_id].ref})
@@ -188,12 +192,12 @@ class IssueStyle:
 def issue_view(
     plan: IssuePlan,
     diagnosis: Diagnosis | None = None,
-    evidence: Evidence | None = None,
+    evidence: IssueEvidence | None = None,
     style: IssueStyle | None = None,
     memory: MarkerMemory | None = None,
 ) -> IssueView:
     """What the issue shows, from the signature as it will be after this round."""
-    evidence = evidence or Evidence()
+    evidence = evidence or IssueEvidence()
     style = style or IssueStyle()
     signature: Signature = plan.signature
     tally = plan.tally
@@ -244,7 +248,7 @@ def issue_view(
     )
 
 
-def _context(event: ErrorEvent, evidence: Evidence) -> tuple[str, list[tuple[str, str]]]:
+def _context(event: ErrorEvent, evidence: IssueEvidence) -> tuple[str, list[tuple[str, str]]]:
     """The occurrence's telemetry beyond its message: the log record, the request, or only the trace."""
     own = other_attributes(event)
     extra = [("Attributes", own)] if own else []

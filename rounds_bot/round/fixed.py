@@ -13,8 +13,8 @@ from rounds_bot.clock import iso
 from rounds_bot.events import Fact
 from rounds_bot.fixing.release import FixVerdict, Seen, watch_releases
 from rounds_bot.round.commit import FactToLog
-from rounds_bot.round.tally import Tally
 from rounds_bot.store import Store
+from rounds_bot.tally import Tally
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from rounds_bot.config import Settings
 from rounds_bot.controls import Controls
-from rounds_bot.grouping.engine import GroupingConfig, GroupingEngine
+from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
-from rounds_bot.round.tally import Tally
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.store import Store
+from rounds_bot.tally import Tally
 
 
 @dataclass(frozen=True)
@@ -33,22 +33,9 @@ class Grouped:
     notes: list[str] = field(default_factory=list)
 
 
-def grouping_config(settings: Settings) -> GroupingConfig:
-    """The engine's defaults, with whatever the user set."""
-    overrides = {
-        "in_app_include": settings.in_app_include,
-        "in_app_exclude": settings.in_app_exclude,
-        "error_code_attributes": settings.error_code_attributes,
-        "error_code_pattern": settings.error_code_pattern,
-        "merge_threshold": settings.merge_threshold,
-        "related_threshold": settings.related_threshold,
-    }
-    return GroupingConfig(**{k: v for k, v in overrides.items() if v not in (None, [])})
-
-
 def load_engine(settings: Settings, store: Store) -> GroupingEngine:
     """The engine, reading known signatures from the store as the round's events need them."""
-    return GroupingEngine(grouping_config(settings), lookup=store.grouping_lookup())
+    return GroupingEngine(settings.grouping_config(), lookup=store.grouping_lookup())
 
 
 def group_occurrences(

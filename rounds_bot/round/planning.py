@@ -14,16 +14,16 @@ from typing import Literal
 
 from rounds_bot.controls import Controls
 from rounds_bot.fixing.release import FixVerdict
-from rounds_bot.round.tally import Tally
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
+from rounds_bot.tally import Tally
 from rounds_bot.tracker.base import IssueRef, Tracker, TrackerStopped
 
 PlanKind = Literal["new", "filed-late", "updated", "regressed", "muted", "deferred"]
 
 
 @dataclass(frozen=True)
-class Candidate:
+class RoundCandidate:
     """A signature the round may act on: before and after this round, and what it saw of it."""
 
     signature_id: str
@@ -59,12 +59,12 @@ class Lookups:
 
 def gather_candidates(
     store: Store, tallies: dict[str, Tally], after: dict[str, Signature], wanted: Iterable[str]
-) -> list[Candidate]:
+) -> list[RoundCandidate]:
     """The signatures seen this round, then those an earlier round's cap deferred, then `wanted` ones
     (a diagnosis to retry or asked for) even when they did not occur."""
-    found: dict[str, Candidate] = {}
+    found: dict[str, RoundCandidate] = {}
     for signature_id, tally in tallies.items():
-        found[signature_id] = Candidate(
+        found[signature_id] = RoundCandidate(
             signature_id, tally, store.signature(signature_id), after[signature_id]
         )
     for signature_id in [*store.unfiled_ids(), *sorted(wanted)]:
@@ -72,11 +72,11 @@ def gather_candidates(
             continue
         known = store.signature(signature_id)
         if known is not None:
-            found[signature_id] = Candidate(signature_id, None, known, known)
+            found[signature_id] = RoundCandidate(signature_id, None, known, known)
     return list(found.values())
 
 
-def look_up_issues(tracker: Tracker, candidates: list[Candidate]) -> Lookups:
+def look_up_issues(tracker: Tracker, candidates: list[RoundCandidate]) -> Lookups:
     """Each candidate's issue, if it has one; a tracker out of request budget stops the look-ups cleanly."""
     issues: dict[str, IssueRef | None] = {}
     for candidate in candidates:
@@ -89,7 +89,7 @@ def look_up_issues(tracker: Tracker, candidates: list[Candidate]) -> Lookups:
 
 
 def plan_issues(
-    candidates: list[Candidate],
+    candidates: list[RoundCandidate],
     lookups: Lookups,
     *,
     controls: Controls,
@@ -149,7 +149,7 @@ def _mute_lapsed(controls: Controls, signature_id: str, after: Signature, now: d
     return mute.lapsed(now, after.total_count) if mute is not None else None
 
 
-def hold_while_paused(candidates: list[Candidate], controls: Controls) -> Planned:
+def hold_while_paused(candidates: list[RoundCandidate], controls: Controls) -> Planned:
     """`/rounds pause`: occurrences are counted; nothing reaches the tracker or the model until `resume`.
 
     Signatures without an issue are deferred, so the first round after `resume` files them.

@@ -24,13 +24,13 @@ journal (so an issue created just before a crash is found again instead of filed
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from rounds_bot.config import Settings
 from rounds_bot.controls import Controls, load_controls, pending_rediagnoses
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.fixing.release import FixVerdict
+from rounds_bot.marker_memory import marker_memory
 from rounds_bot.redact import Redactor
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.round.cascade import correlate_traces
@@ -39,7 +39,6 @@ from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosi
 from rounds_bot.round.evidence import gather_evidence
 from rounds_bot.round.filing import Filed, IssueStyle, file_issues
 from rounds_bot.round.fixed import watch_fixed
-from rounds_bot.round.memory import marker_memory
 from rounds_bot.round.occurrences import Grouped, group_occurrences, load_engine, signatures_after
 from rounds_bot.round.planning import (
     IssuePlan,
@@ -52,6 +51,7 @@ from rounds_bot.round.planning import (
 from rounds_bot.round.report import RoundReport
 from rounds_bot.round.summary import HISTORY_ROUNDS, RoundOutcome, build_report
 from rounds_bot.round.window import BEGINNING, INGEST_DELAY, next_cursor, plan_window
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import Source, Window
 from rounds_bot.store import Store
@@ -187,7 +187,7 @@ def act(
     style = IssueStyle(charts=settings.charts, diagnosis_on=diagnoser is not None)
     memory = marker_memory(store, planned_ids, latest)
     filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style, memory)
-    filed.notes.extend(tracker.finish_round())
+    filed = replace(filed, notes=[*filed.notes, *tracker.finish_round()])
     return planned, diagnosis, filed
 
 

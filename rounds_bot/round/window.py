@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from rounds_bot.config import Settings
+from rounds_bot.settings import Settings
 from rounds_bot.sources.base import PollResult, Window
 
 # The start of time, for sources that are read whole the first time (files).

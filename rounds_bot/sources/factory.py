@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rounds_bot.errors import ConfigError
+from rounds_bot.settings.source_spec import SUPPORTED_SPECS, split_spec
 from rounds_bot.sources.base import Source
 from rounds_bot.sources.otlp_file import OtlpFileSource
-from rounds_bot.sources.specs import SUPPORTED_SPECS, split_spec
 
 if TYPE_CHECKING:
-    from rounds_bot.config import Settings
+    from rounds_bot.settings import Settings
 
 
 _Builder = Callable[[str, "Settings | None"], Source]

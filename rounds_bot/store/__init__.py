@@ -22,7 +22,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -328,10 +328,6 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen):
         )
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 def remove_database(path: Path) -> None:
     """Delete a database file with its write-ahead log and shared-memory files."""
     for suffix in ("", "-wal", "-shm", "-journal"):
@@ -349,5 +345,4 @@ __all__ = [
     "iso",
     "parse_iso",
     "remove_database",
-    "utcnow",
 ]

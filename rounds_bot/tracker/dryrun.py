@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 from rounds_bot.errors import TrackerError
+from rounds_bot.marker import read_marker
 from rounds_bot.render.markdown import code, escape
-from rounds_bot.render.marker import read_marker
 from rounds_bot.tracker.base import IssueDraft, IssueRef
 
 

@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from rounds_bot.config import Settings
 from rounds_bot.github.journal import Journal
 from rounds_bot.github.ratelimit import CallBudget, Waiter
 from rounds_bot.github.rest import GitHubApi, make_github
 from rounds_bot.github.tracker import GitHubOptions, GitHubTracker
 from rounds_bot.models import ErrorEvent
 from rounds_bot.round.report import RoundReport
+from rounds_bot.settings import Settings
 from rounds_bot.sources.base import PollResult, Window
 
 from .fixtures import REPOSITORY, TOKEN

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timedelta
 
-from rounds_bot.diagnosis.lookups.scope import CountPoint, LogRecord, SpanRecord
+from rounds_bot.diagnosis.lookups.scope import CountPoint, LogRow, SpanRecord
 from rounds_bot.diagnosis.model import LogLine
 from rounds_bot.models import ErrorEvent
 
@@ -42,9 +42,9 @@ class RecordedLookups:
             if event.trace_id == trace_id
         ][:limit]
 
-    def logs(self, service: str, start: datetime, end: datetime, limit: int) -> list[LogRecord]:
+    def logs(self, service: str, start: datetime, end: datetime, limit: int) -> list[LogRow]:
         records = [
-            LogRecord(
+            LogRow(
                 timestamp=log.timestamp,
                 service=log.service,
                 severity=log.severity,
@@ -55,7 +55,7 @@ class RecordedLookups:
             if log.timestamp is not None and start <= log.timestamp <= end and log.service in (None, service)
         ]
         records += [
-            LogRecord(
+            LogRow(
                 timestamp=event.timestamp,
                 service=event.service,
                 severity=event.severity or "ERROR",

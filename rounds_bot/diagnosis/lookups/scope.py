@@ -39,7 +39,7 @@ class SpanRecord(Frozen):
     attributes: dict[str, str] = Field(default_factory=dict)
 
 
-class LogRecord(Frozen):
+class LogRow(Frozen):
     timestamp: datetime | None = None
     service: str | None = None
     severity: str | None = None
@@ -57,7 +57,7 @@ class IncidentLookups(Protocol):
 
     def trace(self, trace_id: str, limit: int) -> list[SpanRecord]: ...
 
-    def logs(self, service: str, start: datetime, end: datetime, limit: int) -> list[LogRecord]: ...
+    def logs(self, service: str, start: datetime, end: datetime, limit: int) -> list[LogRow]: ...
 
     def error_counts(
         self, service: str, error_type: str | None, start: datetime, end: datetime, step: timedelta

@@ -32,7 +32,7 @@ from rounds_bot.diagnosis.lookups.scope import (
     MAX_SPANS,
     CountPoint,
     IncidentScope,
-    LogRecord,
+    LogRow,
     ScopeViolation,
     SignozBackend,
     SpanRecord,
@@ -98,7 +98,7 @@ class SignozLookups:
         rows = self._raw(self._scope.window_start, self._scope.window_end, spec)
         return [span_record(trace_id, data) for data in rows[:limit]]
 
-    def logs(self, service: str, start: datetime, end: datetime, limit: int) -> list[LogRecord]:
+    def logs(self, service: str, start: datetime, end: datetime, limit: int) -> list[LogRow]:
         self._check_service(service)
         self._check_around(start, end)
         self._client.begin_round(self._deadline_seconds)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from rounds_bot.diagnosis.lookups.scope import LogRecord, SpanRecord
+from rounds_bot.diagnosis.lookups.scope import LogRow, SpanRecord
 from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT
 from rounds_bot.sources.signoz.times import check_unix_ns, datetime_to_ns, ns_to_datetime, parse_rfc3339_ns
 from rounds_bot.sources.signoz.wire import exception_event
@@ -111,7 +111,7 @@ def _exception_attributes(events: Any) -> dict[str, str]:
     return {key: str(attributes[key]) for key in EXCEPTION_ATTRIBUTES if attributes.get(key)}
 
 
-def log_record(data: dict[str, Any]) -> LogRecord:
+def log_record(data: dict[str, Any]) -> LogRow:
     resources = data.get("resources_string") or {}
     attributes = data.get("attributes_string") or {}
     body = _text(data.get("body"))
@@ -120,7 +120,7 @@ def log_record(data: dict[str, Any]) -> LogRecord:
     )
     if exception and exception not in body:
         body = f"{body} [{_text(exception)}]" if body else _text(exception)
-    return LogRecord(
+    return LogRow(
         timestamp=_moment(data.get("timestamp") or data.get("__row_timestamp")),
         service=_text(resources.get("service.name")) or None,
         severity=_text(data.get("severity_text")) or _severity_of(data.get("severity_number")),

@@ -21,7 +21,7 @@ from rounds_bot.diagnosis.lookups.scope import (
     MAX_SPANS,
     IncidentLookups,
     IncidentScope,
-    LogRecord,
+    LogRow,
     ScopeViolation,
     SpanRecord,
 )
@@ -101,7 +101,7 @@ def _span_line(span: SpanRecord) -> str:
     return " ".join(f"{key}={one_line(value)}" for key, value in fields.items() if value is not None)
 
 
-def _log_line(record: LogRecord) -> str:
+def _log_line(record: LogRow) -> str:
     parts = [
         record.timestamp.isoformat() if record.timestamp else "",
         record.service or "",

@@ -90,7 +90,7 @@ class Collector:
 
 
 @dataclass
-class Tally:
+class RowTally:
     """Occurrences of one group counted in rounds (the raw-row fallback), newest kept as sample."""
 
     count: int = 0

@@ -14,7 +14,7 @@ from pydantic import Field, StrictInt, StrictStr
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.collector import (
     GroupSpan,
-    Tally,
+    RowTally,
     derived_group_id,
     group_event_id,
     normalise_message,
@@ -67,7 +67,7 @@ class RawLog(Lenient):
 
 
 @dataclass
-class _SeverityTally(Tally):
+class _SeverityTally(RowTally):
     """A group's tally that also keeps the highest severity number of its records."""
 
     max_severity_number: int = 0
@@ -100,10 +100,10 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
         exception_type = record.attributes_string.get("exception.type", "")
         return (service, exception_type, normalise_message(record.body))
 
-    def _new_tally(self) -> Tally:
+    def _new_tally(self) -> RowTally:
         return _SeverityTally()
 
-    def _row_from_tally(self, key: GroupKey, tally: Tally) -> LogGroupRow:
+    def _row_from_tally(self, key: GroupKey, tally: RowTally) -> LogGroupRow:
         assert isinstance(tally, _SeverityTally)
         service, exception_type, pattern = key
         record = self._sample(tally)

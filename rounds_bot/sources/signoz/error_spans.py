@@ -13,7 +13,7 @@ from pydantic import StrictInt, StrictStr
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.collector import (
     GroupSpan,
-    Tally,
+    RowTally,
     derived_group_id,
     group_event_id,
     normalise_message,
@@ -80,7 +80,7 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             return None  # counted by the exception groups
         return (record.service_name, record.name, normalise_message(record.status_message))
 
-    def _row_from_tally(self, key: GroupKey, tally: Tally) -> SpanGroupRow:
+    def _row_from_tally(self, key: GroupKey, tally: RowTally) -> SpanGroupRow:
         service, name, pattern = key
         span = self._sample(tally)
         return SpanGroupRow(

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.client import SignozClient
-from rounds_bot.sources.signoz.collector import Collector, GroupSpan, Tally
+from rounds_bot.sources.signoz.collector import Collector, GroupSpan, RowTally
 from rounds_bot.sources.signoz.exception_groups import REFUSED_SQL_NOTE, SqlPermission
 from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT, clickhouse_sql, query_range_request
@@ -138,7 +138,7 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
                 consequence=f"raw rows, newest first, at most {cap} a round, grouped in rounds",
             )
         )
-        tallies: dict[GroupKey, Tally] = {}
+        tallies: dict[GroupKey, RowTally] = {}
         rows = iter_rows(
             self._client,
             start_ns,
@@ -173,7 +173,7 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             return
         collector.events.append(self._event(row, group))
 
-    def _sample(self, tally: Tally) -> RawT:
+    def _sample(self, tally: RowTally) -> RawT:
         """The newest raw row of a group counted here."""
         record = tally.sample["record"]
         assert isinstance(record, self.raw_model)
@@ -201,11 +201,11 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
     def _key(self, record: RawT) -> GroupKey | None:
         """The group of a raw row, or None to leave the row out."""
 
-    def _new_tally(self) -> Tally:
-        return Tally()
+    def _new_tally(self) -> RowTally:
+        return RowTally()
 
     @abstractmethod
-    def _row_from_tally(self, key: GroupKey, tally: Tally) -> GroupT:
+    def _row_from_tally(self, key: GroupKey, tally: RowTally) -> GroupT:
         """A group counted here, as the row ClickHouse would have answered for it."""
 
     @abstractmethod

@@ -1,16 +1,25 @@
-"""The grouping configuration: its defaults are the configuration every data set gets."""
+"""The grouping configuration: its defaults are the configuration every data set gets.
+
+Every default of grouping is declared once, here and in `error_codes.py`: the settings object
+(`settings/model.py`) shows them as its own, and `GroupingConfig` (what the engine reads) starts from them.
+"""
 
 from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
 from rounds_bot.errors import ConfigError
-from rounds_bot.grouping.error_codes import (
+from rounds_bot.models import Frozen
+from rounds_bot.settings.error_codes import (
     DEFAULT_ERROR_CODE_ATTRIBUTES,
     DEFAULT_ERROR_CODE_PATTERN,
     compile_code_pattern,
 )
-from rounds_bot.models import Frozen
+
+#: TF-IDF cosine similarity at or above which an error joins a known signature (ROUNDS_MERGE_THRESHOLD)
+MERGE_THRESHOLD = 0.6
+#: similarity at or above which a new signature is linked as possibly related (ROUNDS_RELATED_THRESHOLD)
+RELATED_THRESHOLD = 0.4
 
 
 class GroupingConfig(Frozen):
@@ -27,8 +36,8 @@ class GroupingConfig(Frozen):
         default=DEFAULT_ERROR_CODE_PATTERN,
         description="regex with one group over the message that extracts an error code",
     )
-    merge_threshold: float = Field(default=0.6, gt=0, le=1)
-    related_threshold: float = Field(default=0.4, gt=0, le=1)
+    merge_threshold: float = Field(default=MERGE_THRESHOLD, gt=0, le=1)
+    related_threshold: float = Field(default=RELATED_THRESHOLD, gt=0, le=1)
 
     # Problems a user can make in settings are raised as ConfigError (pydantic lets it through),
     # so the CLI reports them in one line with what to do.

@@ -15,9 +15,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rounds_bot import controls
+from rounds_bot.commands.grammar import Author
 from rounds_bot.events import Fact
 from rounds_bot.github.actions import ActionsApi
-from rounds_bot.github.commands.grammar import Author
 from rounds_bot.models import Frozen
 from rounds_bot.store import Store
 

@@ -1,5 +1,5 @@
-"""What every part of the settings declares its fields with (`config.py`, `diagnosis/settings.py`,
-`fixing/settings.py`)."""
+"""What every part of the settings declares its fields with (`settings/model.py`, `settings/diagnosis.py`,
+`settings/fixing.py`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one settings object of rounds.
+"""The one settings object of rounds, and the one home of every setting and its default (this package).
 
 Every field is read from the environment (and an optional `.env` file named on the command line) and
 documented in the settings table of `docs/settings.md`; `tests/test_config.py` checks that the table and this
@@ -11,21 +11,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from rounds_bot.diagnosis.settings import DiagnosisSettings
 from rounds_bot.errors import ConfigError
-from rounds_bot.fixing.settings import FixSettings
-from rounds_bot.settings_fields import CommaList, env
-from rounds_bot.sources.specs import spec_problem
+from rounds_bot.settings.diagnosis import DiagnosisSettings
+from rounds_bot.settings.fields import CommaList, env
+from rounds_bot.settings.fixing import FixSettings
+from rounds_bot.settings.grouping import MERGE_THRESHOLD, RELATED_THRESHOLD, GroupingConfig
+from rounds_bot.settings.source_spec import spec_problem
 
 
 class Settings(FixSettings, DiagnosisSettings):
     """All settings. Construct with `load_settings()` so errors come out as one ConfigError.
 
-    The diagnosis settings are declared by concept in `diagnosis/settings.py`, the fix proposals'
-    (ROUNDS_FIX_*) in `fixing/settings.py`."""
+    The diagnosis settings are declared by concept in `settings/diagnosis.py`, the fix proposals'
+    (ROUNDS_FIX_*) in `settings/fixing.py`; the grouping defaults live in `settings/grouping.py`."""
 
     # env_ignore_empty: GitHub Actions expands a secret that is not set to "", which must mean "not set"
     model_config = SettingsConfigDict(
@@ -148,15 +149,15 @@ class Settings(FixSettings, DiagnosisSettings):
         description="Regular expression with one group that extracts an error code from a message. "
         "Default: the grouping engine's pattern.",
     )
-    merge_threshold: float | None = Field(
-        default=None,
+    merge_threshold: float = Field(
+        default=MERGE_THRESHOLD,
         gt=0,
         le=1,
         validation_alias=env("ROUNDS_MERGE_THRESHOLD"),
         description="TF-IDF cosine similarity at or above which an error joins a known signature.",
     )
-    related_threshold: float | None = Field(
-        default=None,
+    related_threshold: float = Field(
+        default=RELATED_THRESHOLD,
         gt=0,
         le=1,
         validation_alias=env("ROUNDS_RELATED_THRESHOLD"),
@@ -266,6 +267,18 @@ class Settings(FixSettings, DiagnosisSettings):
             raise ValueError("the pattern needs one capturing group around the code")
         return value
 
+    @field_validator("related_threshold")
+    @classmethod
+    def _related_below_merge(cls, value: float, info: ValidationInfo) -> float:
+        # checked with every other setting, before a round polls anything (the engine checks it again)
+        merge = info.data.get("merge_threshold")
+        if merge is not None and value > merge:
+            raise ValueError(
+                f"above ROUNDS_MERGE_THRESHOLD={merge}: the related band must lie below the merge threshold; "
+                "lower ROUNDS_RELATED_THRESHOLD or raise ROUNDS_MERGE_THRESHOLD"
+            )
+        return value
+
     @field_validator("source")
     @classmethod
     def _known_source(cls, value: str | None) -> str | None:
@@ -286,6 +299,18 @@ class Settings(FixSettings, DiagnosisSettings):
             return self.max_new_issues_per_round
         return 10 if self.tracker == "github" else 1_000_000
 
+    def grouping_config(self) -> GroupingConfig:
+        """The grouping engine's configuration: its defaults, with whatever the user set."""
+        overrides = {
+            "in_app_include": self.in_app_include,
+            "in_app_exclude": self.in_app_exclude,
+            "error_code_attributes": self.error_code_attributes,
+            "error_code_pattern": self.error_code_pattern,
+            "merge_threshold": self.merge_threshold,
+            "related_threshold": self.related_threshold,
+        }
+        return GroupingConfig(**{k: v for k, v in overrides.items() if v not in (None, [])})
+
     def effective_source(self) -> str | None:
         """The source spec a round will read, or None when nothing is configured."""
         if self.source:
@@ -301,11 +326,22 @@ def env_name(field_name: str) -> str:
 
 
 def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
-    """Read settings; report every invalid value at once, each with its variable name."""
+    """Read settings; report every invalid value at once, each with its variable name.
+
+    `overrides` are named by field (`merge_threshold=0.7`) and win over the environment and the file; a name
+    that is no field is refused rather than ignored."""
+    unknown = sorted(set(overrides) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(
+            f"no such setting: {', '.join(unknown)}",
+            hint="name overrides by their field in rounds_bot.settings.Settings, e.g. merge_threshold",
+        )
+    # a field is read from its environment variable only (validation_alias), so overrides are passed as that
+    by_variable = {env_name(name): value for name, value in overrides.items()}
     try:
         if env_file is not None and not env_file.is_file():
             raise ConfigError(f"settings file {env_file} does not exist", hint="create it or omit --env-file")
-        return Settings(_env_file=env_file, **overrides)
+        return Settings(_env_file=env_file, **by_variable)
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
 

@@ -19,22 +19,21 @@ from datetime import timedelta
 
 from rounds_bot import controls
 from rounds_bot.clock import iso
-from rounds_bot.errors import TrackerError
-from rounds_bot.events import Fact
-from rounds_bot.fixing.blocked import waiting_because
-from rounds_bot.fixing.branches import branch_prefix
-from rounds_bot.fixing.requests import pending_for
-from rounds_bot.github.commands.context import CommandContext, CommentEvent, record_command
-from rounds_bot.github.commands.grammar import (
-    MAX_INSTRUCTIONS_CHARS,
+from rounds_bot.commands.context import CommandContext, CommentEvent, record_command
+from rounds_bot.commands.grammar import (
     Command,
     Parsed,
     help_text,
     inline_code,
 )
+from rounds_bot.errors import TrackerError
+from rounds_bot.events import Fact
+from rounds_bot.fixing.blocked import waiting_because
+from rounds_bot.fixing.branches import branch_prefix
+from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS, pending_for
 from rounds_bot.lifecycle import FixRecord
+from rounds_bot.marker import read_marker
 from rounds_bot.render.markdown import code, escape
-from rounds_bot.render.marker import read_marker
 
 # Commands that should be followed by a round in the same run.
 ROUND_AFTER = frozenset({"rediagnose", "resume"})

@@ -1,4 +1,5 @@
-"""The fix proposals' settings, a part of the one `Settings` object (`config.Settings` inherits them).
+"""The fix proposals' settings, a part of the one settings object (`Settings` in
+`settings/model.py` inherits them).
 
 Each field is an environment variable documented in docs/settings.md like every other setting.
 Fix pull requests are off until ROUNDS_FIX_TEST_COMMAND is set: a change nobody tested is never proposed.
@@ -12,7 +13,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode
 
-from rounds_bot.settings_fields import env
+from rounds_bot.settings.fields import env
 
 DEFAULT_AUTHOR = "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>"
 _AUTHOR = re.compile(r"^(?P<name>[^<>]+?)\s*<(?P<email>[^<>\s]+@[^<>\s]+)>$")

@@ -1,4 +1,5 @@
-"""The diagnosis settings, a part of the one `Settings` object (`config.Settings` inherits them).
+"""The diagnosis settings, a part of the one settings object (`Settings` in
+`settings/model.py` inherits them).
 
 Each field is an environment variable documented in docs/settings.md like every other setting.
 """
@@ -10,7 +11,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings
 
-from rounds_bot.settings_fields import env
+from rounds_bot.settings.fields import env
 
 
 class DiagnosisSettings(BaseSettings):

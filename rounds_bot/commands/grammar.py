@@ -39,8 +39,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS
 from rounds_bot.models import Frozen
-from rounds_bot.render.markdown import visible
+from rounds_bot.render.markdown import code, one_line, visible
 
 PREFIX = "/rounds"
 MAX_COMMANDS_PER_COMMENT = 10
@@ -48,7 +49,6 @@ MAX_COMMANDS_PER_COMMENT = 10
 MAX_COMMENT_CHARS = 65_536
 MAX_LINE_CHARS = 1_000
 MAX_HINT_CHARS = 500
-MAX_INSTRUCTIONS_CHARS = 1_000
 MAX_IGNORE = timedelta(days=365)
 MAX_OCCURRENCES = 1_000_000_000
 ALLOWED_PERMISSIONS = frozenset({"admin", "write"})
@@ -112,7 +112,6 @@ _UNITS = {
 }
 _DURATION = re.compile(r"^(?P<amount>\d{1,6})\s*(?P<unit>[a-z]+)$")
 _ISSUE = re.compile(r"^#?(?P<number>\d{1,9})$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 class Command(Frozen):
@@ -217,7 +216,7 @@ def _unknown(word: str) -> str:
 
 
 def _rediagnose(shown: str, arguments: str) -> Command | Malformed:
-    hint = clean_text(arguments)
+    hint = one_line(arguments)
     if len(hint) > MAX_HINT_CHARS:
         return Malformed(
             line=shown, problem=f"the hint is {len(hint)} characters; keep it under {MAX_HINT_CHARS}"
@@ -229,7 +228,7 @@ def _fix(shown: str, arguments: str) -> Command:
     """`fix` with the person's instructions, if any: kept as data (one line, nothing invisible), cut to
     MAX_INSTRUCTIONS_CHARS rather than refused, so a long request still counts. The reply shows them once,
     escaped (`effects`), so the line it echoes leaves them out."""
-    instructions = clean_text(visible(arguments))
+    instructions = one_line(visible(arguments))
     if not instructions:
         return Command(name="fix", line=shown)
     line = f"{PREFIX} fix …"
@@ -317,28 +316,14 @@ def authorise(login: str, permission_of: Callable[[str], str]) -> Authorisation:
 
 
 # --- text that goes back into a comment ------------------------------------------------------------
-def clean_text(text: str) -> str:
-    """User text kept as data: no control, invisible or bidirectional characters, one line."""
-    return " ".join(_CONTROL.sub("", text).split())
-
-
 def shorten(text: str, limit: int = 80) -> str:
-    text = clean_text(text)
+    text = one_line(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def inline_code(text: str) -> str:
     """User text shown inside inline code, which it cannot break out of."""
-    text = shorten(text).replace("`", "'")
-    return f"`{text}`" if text else "``"
-
-
-def neutralise(text: str) -> str:
-    """No line of the bot's own comments may read as a command: `\\/rounds` renders as `/rounds`."""
-    return "\n".join(
-        re.sub(r"^(\s*(?:>\s*)*)/rounds", r"\1\\/rounds", line, flags=re.IGNORECASE)
-        for line in text.split("\n")
-    )
+    return code(shorten(text).replace("`", "'"))
 
 
 def help_text() -> str:

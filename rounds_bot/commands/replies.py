@@ -10,9 +10,9 @@ import re
 from typing import Any
 
 from rounds_bot import controls
+from rounds_bot.commands.context import CommandContext
 from rounds_bot.events import Fact
-from rounds_bot.github.commands.context import CommandContext
-from rounds_bot.github.commands.grammar import neutralise
+from rounds_bot.render.markdown import neutralise
 
 _REPLY_MARK = "<!-- rounds:reply {comment_id} -->"
 _REPLY_MARK_PATTERN = re.compile(r"<!-- rounds:reply (?P<id>\d+) -->")

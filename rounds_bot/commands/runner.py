@@ -19,9 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from rounds_bot import controls
-from rounds_bot.errors import TrackerError
-from rounds_bot.events import Fact
-from rounds_bot.github.commands.context import (
+from rounds_bot.commands.context import (
     CommandContext,
     CommentEvent,
     Outcome,
@@ -29,9 +27,11 @@ from rounds_bot.github.commands.context import (
     comment_from_listing,
     record_command,
 )
-from rounds_bot.github.commands.effects import carry_out
-from rounds_bot.github.commands.grammar import authorise, ignore_reason, parse_comment
-from rounds_bot.github.commands.replies import post_reply, post_unreplied, record_replied, reply_on_github
+from rounds_bot.commands.effects import carry_out
+from rounds_bot.commands.grammar import authorise, ignore_reason, parse_comment
+from rounds_bot.commands.replies import post_reply, post_unreplied, record_replied, reply_on_github
+from rounds_bot.errors import TrackerError
+from rounds_bot.events import Fact
 
 __all__ = [
     "CommandContext",

@@ -22,9 +22,8 @@ from rounds_bot.clock import parse_iso
 from rounds_bot.controls import COMMAND_SOURCE, Mute, load_controls
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.events import Fact
-from rounds_bot.fixing.versions import parsed
 from rounds_bot.lifecycle import FixRecord, IncidentRecord
-from rounds_bot.render.marker import (
+from rounds_bot.marker import (
     MAX_MARKED_FILES,
     MAX_MARKED_FIXES,
     MAX_MARKED_REASON_CHARS,
@@ -36,6 +35,7 @@ from rounds_bot.render.marker import (
     MarkerMemory,
 )
 from rounds_bot.store import DiagnosisRecord, Store
+from rounds_bot.versions import parsed
 
 REBUILT_RUN = "rebuilt"
 # The answer is also in the body, rendered; carried twice, a long one could push the body past GitHub's

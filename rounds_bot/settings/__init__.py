@@ -1,0 +1,27 @@
+"""Settings: the one home of every setting of rounds and its default.
+
+`Settings` (the one settings object), `load_settings` and `env_name` are in `model.py`; the fields are
+declared by concept in `diagnosis.py`, `fixing.py` and `model.py`, with what they share in `fields.py`;
+the grouping defaults are in `grouping.py` and `error_codes.py`, the form of a source spec in
+`source_spec.py`.
+
+The settings object is imported on first use (PEP 562): building it loads pydantic-settings and about a
+hundred fields, which the grouping engine, importing its defaults from here, does not need.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rounds_bot.settings.model import Settings, env_name, load_settings
+
+__all__ = ["Settings", "env_name", "load_settings"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from rounds_bot.settings import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,44 @@
+"""Known signatures held in memory, for the engine in tests: the signature database's lookups without a
+database (`rounds_bot.grouping.known.KnownSignatures`, which the store implements)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rounds_bot.grouping.known import StoredVector, lookup_keys, stored_vector
+from rounds_bot.grouping.lookup_keys import SEPARATOR, service_key
+from rounds_bot.grouping.state import SignatureState
+
+
+class KnownStates:
+    """`KnownSignatures` over states held in memory."""
+
+    def __init__(self, states: Iterable[SignatureState]) -> None:
+        self._states: dict[str, SignatureState] = {}
+        self._by_key: dict[str, list[str]] = {}
+        for state in states:
+            self._states[state.signature_id] = state
+            for key in lookup_keys(state):
+                self._by_key.setdefault(key, []).append(state.signature_id)
+
+    def counters(self) -> tuple[int, int]:
+        seqs = [s.seq for s in self._states.values()]
+        templates = [t.seq for s in self._states.values() for t in s.templates]
+        return max(seqs, default=-1) + 1, max(templates, default=-1) + 1
+
+    def find(self, keys: list[str]) -> list[SignatureState]:
+        ids = dict.fromkeys(i for key in keys for i in self._by_key.get(key, ()))
+        return [self._states[i] for i in ids]
+
+    def learned_keys(self, bucket: str) -> set[str]:
+        prefix = f"v:{bucket}{SEPARATOR}"
+        return {key[len(prefix) :] for key in self._by_key if key.startswith(prefix)}
+
+    def vectors(self, service: str) -> list[StoredVector]:
+        return [stored_vector(s) for s in self.find([service_key(service)]) if s.similarity is not None]
+
+    def by_id(self, signature_id: str) -> SignatureState | None:
+        return self._states.get(signature_id)
+
+    def exists(self, signature_id: str) -> bool:
+        return signature_id in self._states
