@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
-from rounds_bot.diagnosis.render import render_diagnosis
+from rounds_bot.diagnosis.render import render_diagnosis, render_failed_attempt
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
 from rounds_bot.render import markdown as md
 from rounds_bot.render.chart import occurrence_chart
@@ -62,7 +62,7 @@ def file_issues(
         try:
             sid = plan.signature_id
             found = _with_refs(evidence.get(sid, Evidence()), filed.issues)
-            view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
+            view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid), attempted.get(sid))
             filed.issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
@@ -139,8 +139,10 @@ def issue_view(
     evidence: Evidence | None = None,
     style: IssueStyle | None = None,
     memory: MarkerMemory | None = None,
+    attempt: DiagnosisOutcome | None = None,
 ) -> IssueView:
-    """What the issue shows, from the signature as it will be after this round."""
+    """What the issue shows, from the signature as it will be after this round. A diagnosis `attempt` of
+    this round that failed is said in the Diagnosis section (after the last good diagnosis, if any)."""
     evidence = evidence or Evidence()
     style = style or IssueStyle()
     signature: Signature = plan.signature
@@ -173,9 +175,17 @@ def issue_view(
         where_markdown=code_section(evidence.code),
         trend_markdown=occurrence_chart(evidence.occurrences, mermaid=style.charts),
         confidence=diagnosis.confidence if diagnosis else None,
-        diagnosis_markdown=render_diagnosis(diagnosis) if diagnosis else None,
+        diagnosis_markdown=_diagnosis_markdown(diagnosis, attempt),
         next_step_markdown=next_step(diagnosis, evidence.code, diagnosis_on=style.diagnosis_on),
         related=evidence.related or [RelatedLink(signature_id=sid) for sid in sorted(signature.related)],
         links=[("Source", representative.source_url)] if representative.source_url else [],
         marker=signature.to_marker(memory),
     )
+
+
+def _diagnosis_markdown(diagnosis: Diagnosis | None, attempt: DiagnosisOutcome | None) -> str | None:
+    failed = render_failed_attempt(attempt) if attempt is not None and attempt.status != "ok" else None
+    if diagnosis is None:
+        return failed
+    shown = render_diagnosis(diagnosis)
+    return f"{failed}\n{shown}" if failed else shown
