@@ -361,7 +361,7 @@ LOOK_ALIKES = {
     "mathematical bold": "/\U0001d42b\U0001d428\U0001d42e\U0001d427\U0001d41d\U0001d42c pause",
     "combining dot below": "/rounds\u0323 pause",
     "r with acute": "/\u0155ounds pause",
-    "dotless i style: Latin alpha": "/rounds p\u0251use",
+    "Latin alpha": "/rounds p\u0251use",
     "small capital": "/rounds p\u1d00use",
     "Cherokee s": "/round\uabaa pause",
     "superscript s": "/round\u02e2 pause",

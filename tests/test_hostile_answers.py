@@ -20,10 +20,13 @@ from diagnosis_samples import make_checkout, sample_request
 from fake_github.fixtures import running_fake
 from fake_github.server import FakeGitHub
 from hostile_answers import (
+    LAZY_QUOTES,
+    LOOK_ALIKES,
     PAYLOAD,
     answer_family,
     claude_outcome,
     claude_result_line,
+    command_family,
     cut_family,
     evidence_family,
     good_answer,
@@ -40,6 +43,7 @@ from rounds_bot.diagnosis.openai_compat import OpenAICompatDiagnoser
 from rounds_bot.diagnosis.render import render_diagnosis
 from rounds_bot.events import Fact
 from rounds_bot.fixing.auto import qualifies
+from rounds_bot.github.commands.grammar import command_lines, parse_comment
 from rounds_bot.models import ErrorEvent
 from rounds_bot.render import markdown as md
 from rounds_bot.signature import Signature
@@ -258,3 +262,41 @@ def test_a_round_where_one_answer_is_nested_1500_deep_files_everything_and_write
     finally:
         db.close()
     assert statuses == ["invalid_answer", "ok", "ok"]
+
+
+# --- commands -------------------------------------------------------------------------------------------
+
+
+def test_no_look_alike_or_lazily_quoted_command_is_obeyed():
+    tried, live, examples = command_family()
+    assert tried == len(LOOK_ALIKES) + len(LAZY_QUOTES)
+    assert (live, examples) == (0, [])
+
+
+@pytest.mark.parametrize("body", ["/round\u017f pause", "/r\u043eunds pause", "\uff0frounds pause"])
+def test_a_look_alike_of_rounds_is_refused_with_a_reply_naming_the_character(body):
+    parsed = parse_comment(body)
+    assert parsed.commands == []
+    [refused] = parsed.malformed
+    assert "looks like `/rounds` but is not written in plain ASCII (U+" in refused.problem
+
+
+def test_a_look_alike_command_name_is_refused_the_same_way():
+    [refused] = parse_comment("/rounds pau\u017fe").malformed
+    assert refused.problem.startswith("`pau\u017fe` looks like `pause`")
+    assert "U+017F LATIN SMALL LETTER LONG S" in refused.problem
+
+
+def test_ascii_commands_in_any_ascii_case_are_still_obeyed_and_numbers_are_ascii():
+    assert [c.name for c in parse_comment("/Rounds PAUSE\n/rounds merge #12").commands] == ["pause", "merge"]
+    assert parse_comment("/rounds merge #\uff11\uff12").commands == []
+    assert parse_comment("/rounds ignore until \u0661\u0662 occurrences").commands == []
+
+
+def test_a_quote_ends_at_a_blank_line_or_a_block_that_interrupts_it():
+    assert command_lines("> quoted\n\n/rounds pause") == ["/rounds pause"]
+    assert command_lines("> quoted\n# heading\n/rounds pause") == ["/rounds pause"]
+    assert command_lines("> quoted\n---\n/rounds pause") == ["/rounds pause"]
+    assert command_lines(">\n/rounds pause") == ["/rounds pause"]  # an empty quote line has no paragraph
+    assert command_lines("> # heading\n/rounds pause") == ["/rounds pause"]
+    assert command_lines("> quoted\ncontinued\n/rounds pause") == []
