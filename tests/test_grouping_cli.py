@@ -160,3 +160,13 @@ def test_a_message_alone_and_the_same_message_with_empty_or_extra_fields_get_one
     assert len({o.get("signature") for o in out[:5]}) == 1
     assert [o.get("tier") for o in out[:5]] == ["new"] + ["fingerprint"] * 4
     assert out[5] == {"line": 6, "error": "field 'service' must be a string, got an array"}
+
+
+def test_a_line_with_nothing_to_group_by_but_unknown_fields_is_that_lines_error() -> None:
+    out = run(
+        lines('{"msg": "disk full"}', '{"service": "db", "level": "error"}', '{"message": "x", "host": "a"}')
+    )
+    assert out[0]["error"].startswith("nothing to group: no message, stacktrace, error_type or error_code")
+    assert "unknown field 'msg' (did you mean 'message'?)" in out[0]["error"]
+    assert "unknown field 'level'" in out[1]["error"]
+    assert out[2]["title"] == "x"
