@@ -11,7 +11,12 @@ steps, and the artifact step between workflow runs) and the fuzzers (`tests/test
 that are not fixed yet (its expected failures). The last line is:
 
     crash_points=<n> fault_kinds=<n> fuzz_examples=<n> secrets_planted=<n> secrets_leaked=<n> injections=<n>
-    injections_obeyed=<n> duplicates=<n> lost=<n>
+    injections_obeyed=<n> duplicates=<n> lost=<n> answers_tried=<n> answers_live=<n> cuts_tried=<n>
+    cuts_live=<n> evidence_tried=<n> evidence_live=<n> commands_tried=<n> commands_live=<n>
+
+with, before it, one line per family of `tests/hostile_answers.py` (hostile model answers through both
+diagnosers, a hostile diagnosis cut at 1,600+ positions, invented evidence, look-alike and lazily quoted
+commands): `<family>: tried <n>, live <n>`.
 """
 
 from __future__ import annotations
@@ -105,6 +110,25 @@ def hostile(workdir: Path) -> tuple[int, int]:
     return len(items) + 3 * len(payloads), live
 
 
+#: the short names of `answer_families`, in order, for the last line
+FAMILY_KEYS = ("answers", "cuts", "evidence", "commands")
+
+
+def answer_families(workdir: Path) -> dict[str, tuple[int, int]]:
+    """The hostile-answer, cut, evidence and command families (`tests/hostile_answers.py`): tried, live."""
+    import hostile_answers
+    from diagnosis_samples import make_checkout
+
+    checkout = make_checkout(workdir / "answers-repo")
+    families = {
+        "hostile model answers (both diagnosers)": hostile_answers.answer_family(checkout),
+        "diagnosis cut positions": hostile_answers.cut_family(),
+        "invented evidence": hostile_answers.evidence_family(checkout),
+        "look-alike and lazily quoted commands": hostile_answers.command_family(),
+    }
+    return {name: (tried, live) for name, (tried, live, _) in families.items()}
+
+
 def harness() -> tuple[int, int, int, int, list[str], dict[str, int]]:
     import recovery_tally
     import test_round_signoz as signoz
@@ -148,10 +172,13 @@ def main() -> None:
         workdir = Path(folder)
         planted, leaked = secrets(workdir)
         injected, obeyed = hostile(workdir)
+        families = answer_families(workdir)
     crash_points, fault_kinds, fuzzed, broken, known, tally = harness()
     print(f"secrets: {leaked} of {planted} planted values found in an output")
     print(f"known defects (expected failures): {len(known)}" + "".join(f"\n  {name}" for name in known))
     print(f"hostile text: {obeyed} live constructs from {injected} payload placements")
+    for name, (tried, live) in families.items():
+        print(f"{name}: tried {tried}, live {live}")
     print(
         f"recoveries judged: {tally.get('scenarios', 0)} ({broken} failed); occurrences counted twice: "
         f"{tally.get('doubled', 0)}; model calls paid twice: {tally.get('paid_twice', 0)}"
@@ -160,6 +187,10 @@ def main() -> None:
         f"crash_points={crash_points} fault_kinds={fault_kinds} fuzz_examples={fuzzed} "
         f"secrets_planted={planted} secrets_leaked={leaked} injections={injected} "
         f"injections_obeyed={obeyed} duplicates={tally.get('twins', 0)} lost={tally.get('lost', 0)}"
+        + "".join(
+            f" {key}_tried={tried} {key}_live={live}"
+            for key, (tried, live) in zip(FAMILY_KEYS, families.values(), strict=True)
+        )
     )
 
 

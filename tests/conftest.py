@@ -10,6 +10,7 @@ import pytest
 from diagnosis_samples import require_claude
 
 from rounds_bot.settings import Settings
+from rounds_bot.settings.names import NOT_SETTINGS, NOT_SETTINGS_PREFIXES
 from rounds_bot.store import Store
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -51,6 +52,11 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for field in Settings.model_fields.values():
         for name in field.validation_alias.choices:  # type: ignore[union-attr]
             monkeypatch.delenv(str(name), raising=False)
+    for name in list(os.environ):  # nor a name that looks like one (an unknown setting is an error)
+        if name.startswith(("ROUNDS_", "SIGNOZ_")) and name not in NOT_SETTINGS:
+            if name.startswith(NOT_SETTINGS_PREFIXES):
+                continue
+            monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     return monkeypatch

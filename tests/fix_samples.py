@@ -17,7 +17,7 @@ from fake_github.rounds import START, quick_options, round_against, settings_for
 from fake_github.server import FakeGitHub
 from fake_messages_api import FakeMessagesApi, Text, ToolUse, Turn, turn
 
-from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome, Evidence, EvidenceCheck
 from rounds_bot.fixing import setup
 from rounds_bot.fixing.proposals import FixRun
 from rounds_bot.fixing.requests import Trigger, record_request
@@ -184,7 +184,9 @@ def diagnose(store: Store, signature_id: str) -> None:
         root_cause="average_price divides by the number of prices, which is 0 for an empty list.",
         suggested_fix="Return 0 when there are no prices.",
         confidence="high",
+        evidence=[Evidence(kind="file", path="app/pricing.py", line=6, explanation="the division")],
     )
+    verified = [EvidenceCheck(index=0, verified=True, reason="app/pricing.py:6 exists")]
     with store.transaction():
         store.record_diagnosis(
             DiagnosisRecord(
@@ -193,7 +195,7 @@ def diagnose(store: Store, signature_id: str) -> None:
                 revision="r1",
                 at=START.isoformat(),
                 status="ok",
-                outcome=DiagnosisOutcome(status="ok", diagnosis=diagnosis),
+                outcome=DiagnosisOutcome(status="ok", diagnosis=diagnosis, evidence_checks=verified),
             )
         )
 

@@ -178,3 +178,13 @@ def test_an_invalid_grouping_setting_stops_it_with_the_variable_named(clean_env)
     result = CliRunner().invoke(main, ["group"], input=lines({"message": "x"}))
     assert result.exit_code == 2
     assert "ROUNDS_MERGE_THRESHOLD" in result.output
+
+
+def test_a_line_with_nothing_to_group_by_but_unknown_fields_is_that_lines_error() -> None:
+    out = run(
+        lines('{"msg": "disk full"}', '{"service": "db", "level": "error"}', '{"message": "x", "host": "a"}')
+    )
+    assert out[0]["error"].startswith("nothing to group: no message, stacktrace, error_type or error_code")
+    assert "unknown field 'msg' (did you mean 'message'?)" in out[0]["error"]
+    assert "unknown field 'level'" in out[1]["error"]
+    assert out[2]["title"] == "x"

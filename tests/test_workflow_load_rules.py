@@ -761,6 +761,7 @@ def test_the_readme_caller_today_starts_for_every_event_under_either_default(tmp
             assert result.conclusion in ("success", "skipped"), (default, event, result.conclusion)
             if event == "schedule":
                 round_job = result.jobs["rounds/round"]
-                assert round_job.env["SIGNOZ_API_KEY"] == "signoz-key", "passed by name: it crosses owners"
+                # passed by name, it crosses owners (to the step that uses it: the job's env holds no key)
+                assert round_job.steps["round"].env["SIGNOZ_API_KEY"] == "signoz-key"
                 for job in ("fix-edit", "fix-publish"):
                     assert not result.jobs[job].skipped, f"{job} runs after a successful round"

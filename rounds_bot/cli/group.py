@@ -2,7 +2,8 @@
 
 Each input line is one event, an object with optional fields `message`, `error_type`,
 `service`, `stacktrace`, `error_code` and `attributes` (an object). Each gets one output line,
-in order: its signature and tier, or `{"line": N, "error": "..."}` when the line cannot be read.
+in order: its signature and tier, or `{"line": N, "error": "..."}` when the line cannot be read
+(or has nothing to group by but fields the format does not have: they are named, with the one meant).
 Events are grouped as if they arrived in that order in one round, with the grouping settings a
 round uses (`ROUNDS_MERGE_THRESHOLD` and the others of docs/settings.md: the environment, `--env-file`).
 
@@ -14,6 +15,7 @@ output is written in batches.
 
 from __future__ import annotations
 
+import difflib
 import gc
 import json
 import sys
@@ -34,6 +36,7 @@ from rounds_bot.models import Assignment, AttributeValue, ErrorEvent
 #: events carry no time of their own here; a fixed one keeps the output reproducible
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TEXT_FIELDS = ("message", "error_type", "service", "stacktrace", "error_code")
+_FIELDS = (*_TEXT_FIELDS, "attributes")
 #: a line with no other field than these (text or null) is a message alone
 _PLAIN_FIELDS = frozenset(("message", "service", "error_type"))
 #: input read (and its output written) this many bytes of lines at a time
@@ -125,6 +128,7 @@ def _group_parsed(engine: GroupingEngine, number: int, data: Any) -> Assignment 
     try:
         if not isinstance(data, dict):
             raise LineError(f"expected a JSON object, got {_json_type(data)}")
+        _known_fields_only(data)
         return engine.assign(_event(number, data, {name: _text(data, name) for name in _TEXT_FIELDS}))
     except LineError as exc:
         return str(exc)
@@ -160,6 +164,24 @@ class _Renderer:
             self._rendered.clear()
         known = self._rendered[id(answer)] = (answer, rest)
         return known
+
+
+def _known_fields_only(data: dict[str, Any]) -> None:
+    """A line with nothing to group by (no message, trace, type or code) but fields the format does not
+    have is that line's error, naming them (`msg` for `message`): grouped, it would be an event without a
+    message. A line with something to group by keeps its other fields unread, as a log line's `host`."""
+    if any(data.get(name) for name in _TEXT_FIELDS if name != "service"):
+        return
+    unknown = sorted(str(key) for key in data if key not in _FIELDS)
+    if not unknown:
+        return
+    close = difflib.get_close_matches(unknown[0], _FIELDS, n=1, cutoff=0.6)
+    guess = f" (did you mean {close[0]!r}?)" if close else ""
+    shown = ", ".join(repr(name) for name in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+    raise LineError(
+        f"nothing to group: no message, stacktrace, error_type or error_code, and unknown field "
+        f"{shown}{guess}; the fields are {', '.join(_FIELDS)}"
+    )
 
 
 def _object_slowly(text: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """`rounds notify`: tell the Zulip stream what the last round filed (off unless Zulip is configured).
 
 rounds notify          after a round: a notice per new issue and a summary, once per round
-rounds notify --test   one test message, to check the settings
+rounds notify --test   one test message, to check the settings (exit status 2 when Zulip is off)
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import click
 
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.controls import load_controls
+from rounds_bot.errors import ConfigError
 from rounds_bot.github.journal import Journal
 from rounds_bot.notify.notices import mark_notified, round_notices
 from rounds_bot.notify.zulip import zulip_from_settings
@@ -29,6 +30,12 @@ def notify_command(test: bool, env_file: Path | None) -> None:
     settings = settings_from(env_file)
     notifier = zulip_from_settings(settings)
     if notifier is None:
+        if test:  # asked to check the settings: that there are none is the answer, and a failure
+            raise ConfigError(
+                "no test message sent: notifications are off "
+                "(ZULIP_SITE and the other ZULIP_* settings are not set)",
+                hint="set them as docs/settings.md says, then run `rounds notify --test` again",
+            )
         click.echo("notifications are off: ZULIP_SITE and the other ZULIP_* settings are not set")
         return
     with notifier:

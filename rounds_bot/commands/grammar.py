@@ -16,7 +16,15 @@ allows before a paragraph):
                                       pull request rounds opened: revise it (a new commit on its branch)
     /rounds pause | resume            emergency stop (and restart) of every automated action
 
-Text that is not meant as a command never counts: quoted lines (`> /rounds ...`), fenced or indented
+A command is written in plain ASCII: `/rounds` and the command's name match letter for letter (in any
+ASCII case), and so do the numbers and units of its arguments. A word that only looks like one (`/roundſ`
+with a long s, `/rоunds` with a Cyrillic о, fullwidth letters: compatibility forms and confusables as
+Unicode TR39 reads them, `lookalike`) is never obeyed; the reply says which character kept it from
+counting, so whoever typed it knows what to fix.
+
+Text that is not meant as a command never counts: quoted lines (`> /rounds ...`) and the lines a quote
+continues lazily (CommonMark: a line after a quoted paragraph that starts no block of its own is still
+quoted, though it has no `>`), fenced or indented
 code, inline code, HTML code blocks (`<pre>`, `<code>`, and `<textarea>`, `<script>`, `<style>`), and
 anything inside an HTML comment. A fence is what CommonMark (and GitHub) take for one: three or more
 backticks whose info string has no backtick, or tildes, indented at most three spaces, closed by a run at
@@ -40,6 +48,7 @@ from typing import Literal
 from pydantic import Field
 
 from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS
+from rounds_bot.commands.lookalike import looks_like, skeleton, unusual_characters
 from rounds_bot.models import Frozen
 from rounds_bot.render.markdown import code, one_line, visible
 
@@ -85,8 +94,17 @@ SUMMARY: dict[str, str] = {
 }
 _NO_ARGUMENTS = {"help", "status", "unignore", "split", "pause", "resume"}
 
-_COMMAND_LINE = re.compile(r"^ {0,3}/rounds(?=\s|$)(?P<rest>.*)$", re.IGNORECASE)
+# ASCII only: under Unicode case-insensitivity `s` would also match the long s `ſ` and `k` the Kelvin sign
+_COMMAND_LINE = re.compile(r"^ {0,3}/rounds(?=\s|$)(?P<rest>.*)$", re.IGNORECASE | re.ASCII)
 _FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
+_QUOTE_MARK = re.compile(r"^ {0,3}> ?")
+_PARAGRAPH = re.compile(r"^ {0,3}\S")
+# What can interrupt a paragraph (CommonMark 0.31): an ATX heading, a thematic break, a fence, an HTML
+# block, a list item that is not empty (an ordered one only from 1); every other line continues it lazily.
+_INTERRUPTS = re.compile(
+    r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$|`{3,}|~{3,}|<"
+    r"|[-+*][ \t]+\S|1[.)][ \t]+\S)"
+)
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _HTML_CODE = re.compile(
     r"<(?P<tag>pre|code|textarea|script|style)\b[^>]{0,1000}>.*?(?:</(?P=tag)\s*>|\Z)",
@@ -110,8 +128,9 @@ _UNITS = {
     "week": 604_800,
     "weeks": 604_800,
 }
-_DURATION = re.compile(r"^(?P<amount>\d{1,6})\s*(?P<unit>[a-z]+)$")
-_ISSUE = re.compile(r"^#?(?P<number>\d{1,9})$")
+_DURATION = re.compile(r"^(?P<amount>\d{1,6})\s*(?P<unit>[a-z]+)$", re.ASCII)
+_ISSUE = re.compile(r"^#?(?P<number>\d{1,9})$", re.ASCII)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 class Command(Frozen):
@@ -157,6 +176,10 @@ def parse_comment(body: str) -> Parsed:
             commands.append(result)
         else:
             malformed.append(result)
+    for line in _unquoted_lines(body):
+        word = line.split(maxsplit=1)[0] if _PARAGRAPH.match(line) else ""
+        if looks_like(word, PREFIX) and len(malformed) < MAX_COMMANDS_PER_COMMENT:
+            malformed.append(Malformed(line=shorten(line), problem=_look_alike(word, PREFIX)))
     return Parsed(
         commands=commands, malformed=malformed, dropped=max(len(lines) - MAX_COMMANDS_PER_COMMENT, 0)
     )
@@ -164,21 +187,51 @@ def parse_comment(body: str) -> Parsed:
 
 def command_lines(body: str) -> list[str]:
     """The lines that are commands: not quoted, not code, not hidden in an HTML comment."""
+    return [line.strip() for line in _unquoted_lines(body) if _COMMAND_LINE.match(line)]
+
+
+def _unquoted_lines(body: str) -> list[str]:
+    """The comment's lines that are text of its own: outside code, HTML comments, quotes and the lines a
+    quote continues lazily; as written (indentation matters: four spaces make code)."""
     text = _HTML_CODE.sub("", _HTML_COMMENT.sub("", (body or "")[:MAX_COMMENT_CHARS]))
     found: list[str] = []
     fence: str | None = None
+    quoted_paragraph = False  # the last line was a quote's paragraph text: the next may continue it
     for raw in text.splitlines():
         if fence is not None:
             if re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", raw):
                 fence = None
             continue
+        if _QUOTE_MARK.match(raw):
+            quoted_paragraph = _is_paragraph_text(_quoted_content(raw))
+            continue
+        if not raw.strip():
+            quoted_paragraph = False
+            continue
+        if quoted_paragraph and not _INTERRUPTS.match(raw):
+            continue  # a lazy continuation line: still part of the quote
+        quoted_paragraph = False
         opening = _FENCE_OPEN.match(raw)
         if opening:
             fence = opening["fence"]
             continue
-        if _COMMAND_LINE.match(raw):
-            found.append(raw.strip())
+        found.append(raw)
     return found
+
+
+def _quoted_content(line: str) -> str:
+    """A quoted line without its `>` marks (nested quotes too)."""
+    while match := _QUOTE_MARK.match(line):
+        line = line[match.end() :]
+    return line
+
+
+def _is_paragraph_text(content: str) -> bool:
+    """Whether a quote's content line is (or continues) a paragraph, which a following line can continue
+    lazily: not blank, not a heading, a break, a fence, an HTML block, nor indented code."""
+    if not content.strip() or content.startswith(("    ", "\t")):
+        return False
+    return not _INTERRUPTS.match(content) or bool(re.match(r" {0,3}(?:[-+*]|1[.)])[ \t]+\S", content))
 
 
 def parse_line(line: str) -> Command | Malformed:
@@ -188,7 +241,7 @@ def parse_line(line: str) -> Command | Malformed:
     parts = match["rest"].split(maxsplit=1)
     word = parts[0] if parts else ""
     arguments = parts[1].strip() if len(parts) > 1 else ""
-    name = word.lower() or "help"
+    name = (word.lower() if word.isascii() else word) or "help"
     if name == "fix":
         return _fix(shown, arguments)
     if len(line) > MAX_LINE_CHARS:
@@ -209,7 +262,17 @@ def parse_line(line: str) -> Command | Malformed:
     return _merge(shown, arguments)
 
 
+def _look_alike(word: str, meant: str) -> str:
+    return (
+        f"{inline_code(word)} looks like `{meant}` but is not written in plain ASCII "
+        f"({unusual_characters(word)}); it was not obeyed: type it with ASCII letters"
+    )
+
+
 def _unknown(word: str) -> str:
+    meant = skeleton(word)
+    if meant in USAGE and looks_like(word, meant):
+        return _look_alike(word, meant)
     close = difflib.get_close_matches(word.lower(), list(USAGE), n=1)
     suggestion = f" (did you mean `{close[0]}`?)" if close else ""
     return f"unknown command {inline_code(word)}{suggestion}; known: {', '.join(USAGE)}"
@@ -251,7 +314,7 @@ def _ignore(shown: str, arguments: str) -> Command | Malformed:
             return Malformed(line=shown, problem="at most 365 days; `ignore` alone lasts until `unignore`")
         return Command(name="ignore", line=shown, duration=duration)
     if words[0] == "until" and len(words) == 3 and words[2] in ("occurrence", "occurrences"):
-        if not words[1].isdigit() or not 0 < int(words[1]) <= MAX_OCCURRENCES:
+        if not (words[1].isascii() and words[1].isdigit()) or not 0 < int(words[1]) <= MAX_OCCURRENCES:
             return Malformed(
                 line=shown, problem=f"N must be a whole number from 1 to {MAX_OCCURRENCES:,}; {usage}"
             )

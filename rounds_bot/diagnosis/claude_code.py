@@ -33,7 +33,12 @@ from rounds_bot.diagnosis.claude_cli import (
     prompt_argument,
     scratch_folder,
 )
-from rounds_bot.diagnosis.claude_result import find_result, no_result_detail, outcome_from_result
+from rounds_bot.diagnosis.claude_result import (
+    find_result,
+    no_result_detail,
+    outcome_from_result,
+    result_problem,
+)
 from rounds_bot.diagnosis.claude_stream import ProgressCallback, StreamWatcher, spent
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context
 from rounds_bot.diagnosis.lookups.scope import scope_for_request
@@ -199,6 +204,15 @@ class ClaudeCodeDiagnoser:
         if finished.timed_out:
             return self._timeout_outcome(prompt, finished, stream)
         result = find_result(finished.stdout_lines)
+        problem = result_problem(finished.stdout_lines) if result is None else None
+        if problem is not None:
+            # the run ended and printed its answer, out of bounds: the answer is bad, not the API
+            return DiagnosisOutcome(
+                status="invalid_answer",
+                detail=problem,
+                model=self.cli.model,
+                duration_seconds=finished.seconds,
+            )
         if result is None:
             return DiagnosisOutcome(
                 status="api_error",

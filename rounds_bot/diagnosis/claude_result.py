@@ -13,7 +13,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from rounds_bot.diagnosis.evidence import check_evidence
-from rounds_bot.diagnosis.json_answer import json_object, parse_json_answer
+from rounds_bot.diagnosis.json_answer import (
+    MAX_ANSWER_CHARS,
+    MAX_ANSWER_DEPTH,
+    answer_problem,
+    json_object,
+    nesting_depth,
+    parse_json_answer,
+    value_problem,
+)
 from rounds_bot.diagnosis.model import (
     Diagnosis,
     DiagnosisOutcome,
@@ -22,6 +30,7 @@ from rounds_bot.diagnosis.model import (
     TokenUsage,
 )
 from rounds_bot.diagnosis.process import Finished
+from rounds_bot.redact import redact
 
 _SUBTYPE_STATUS: dict[str, OutcomeStatus] = {
     "error_max_turns": "turn_limit",
@@ -30,15 +39,43 @@ _SUBTYPE_STATUS: dict[str, OutcomeStatus] = {
 }
 
 
+#: the longest result line read: the answer (as text and as structured output) and the run's figures
+MAX_RESULT_CHARS = 3 * MAX_ANSWER_CHARS + 64_000
+#: the result object wraps the answer one level deep
+_RESULT_DEPTH = MAX_ANSWER_DEPTH + 1
+
+
 def find_result(stdout_lines: list[str]) -> dict[str, Any] | None:
-    """The final `{"type":"result",...}` object of json or stream-json output, if any."""
+    """The final `{"type":"result",...}` object of json or stream-json output, if any (within bounds:
+    `result_problem` says why a result line was not read)."""
     for line in reversed(stdout_lines):
-        candidate = json_object(line.strip())
+        candidate = _result_object(line.strip())
         if candidate is not None and candidate.get("type") == "result":
             return candidate
-    whole = json_object("".join(stdout_lines).strip())
-    if whole is not None and whole.get("type") == "result":
-        return whole
+    whole = "".join(stdout_lines).strip()
+    candidate = _result_object(whole) if len(stdout_lines) > 1 else None
+    if candidate is not None and candidate.get("type") == "result":
+        return candidate
+    return None
+
+
+def _result_object(text: str) -> dict[str, Any] | None:
+    if len(text) > MAX_RESULT_CHARS:
+        return None
+    return json_object(text, max_depth=_RESULT_DEPTH)
+
+
+def result_problem(stdout_lines: list[str]) -> str | None:
+    """Why the CLI's result was not read, when it printed one out of bounds: the model's answer was too
+    long or nested too deep. None when no line looks like a result."""
+    for line in reversed(stdout_lines):
+        text = line.strip()
+        if not text.startswith("{") or '"result"' not in text[:MAX_RESULT_CHARS]:
+            continue
+        if len(text) > MAX_RESULT_CHARS:
+            return f"the CLI's result is {len(text):,} characters; at most {MAX_RESULT_CHARS:,} are read"
+        if nesting_depth(text, _RESULT_DEPTH) > _RESULT_DEPTH:
+            return f"the answer nests more than {MAX_ANSWER_DEPTH} levels deep; a diagnosis needs 3"
     return None
 
 
@@ -72,9 +109,14 @@ def outcome_from_result(
 
     answer = result.get("structured_output")
     source = "structured_output"
+    problem = value_problem(answer) if isinstance(answer, dict) else None
     if not isinstance(answer, dict):
-        answer = parse_json_answer(str(result.get("result") or ""))
+        text = str(result.get("result") or "")
+        answer = parse_json_answer(text)
         source = "result text (no structured_output)"
+        problem = answer_problem(text.strip())
+    if problem is not None:
+        return DiagnosisOutcome(status="invalid_answer", detail=f"{problem} ({source})", **common)
     if answer is None:
         return DiagnosisOutcome(
             status="invalid_answer",
@@ -83,7 +125,7 @@ def outcome_from_result(
         )
     try:
         diagnosis = Diagnosis.from_answer(answer)
-    except ValidationError as error:
+    except (ValidationError, RecursionError) as error:
         return DiagnosisOutcome(
             status="invalid_answer",
             detail=f"the answer from {source} does not match the schema: {_errors(error)}",
@@ -140,11 +182,16 @@ def no_result_detail(finished: Finished) -> str:
 
 
 def _excerpt(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A short excerpt of the CLI's or the model's text for the round report, redacted (it may quote
+    what the model read)."""
+    text = " ".join(text[: limit * 4].split())
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return redact(text)
 
 
-def _errors(error: ValidationError) -> str:
+def _errors(error: ValidationError | RecursionError) -> str:
+    if isinstance(error, RecursionError):
+        return "the answer nests too deep to validate"
     return "; ".join(
         f"{'.'.join(str(part) for part in item['loc']) or 'answer'}: {item['msg']}"
         for item in error.errors()[:5]

@@ -1,7 +1,14 @@
-"""A JSON object from a model's answer text, whichever way the model wrapped it.
+"""A JSON object from a model's answer text, whichever way the model wrapped it, read within bounds.
 
 Both back-ends read the answer this way when it did not arrive as structured output: the whole
 text, else a fenced ```json block, else the text between the outermost braces.
+
+A model's answer is untrusted input: it is read only when it is at most MAX_ANSWER_CHARS long and
+nested at most MAX_ANSWER_DEPTH deep (a diagnosis is three levels deep: the answer, its evidence list,
+one item). The standard library's parser recurses once per level and raises RecursionError near a
+thousand, so depth is measured first, in one linear pass, and nothing deeper is ever parsed. Every
+step is linear in the answer's length, so reading is bounded in time too. `answer_problem` says what
+was wrong, for the diagnosis's status and the round report.
 """
 
 from __future__ import annotations
@@ -10,14 +17,72 @@ import json
 import re
 from typing import Any
 
-_FENCED_JSON = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+#: the longest answer read; a diagnosis is a few thousand characters
+MAX_ANSWER_CHARS = 40_000
+#: the deepest nesting read in an answer (a diagnosis is 3 deep, a CLI event about 8 without its answer)
+MAX_ANSWER_DEPTH = 32
+#: fenced blocks looked at in an answer's text, at most
+MAX_FENCED_BLOCKS = 8
+
+_TOKENS = re.compile(r'[\\"\[\]{}]')
+_FENCE = "```"
+
+
+def nesting_depth(text: str, stop_above: int = MAX_ANSWER_DEPTH) -> int:
+    """How deep JSON text nests (strings skipped); counting stops once it passes `stop_above`.
+    One pass over the characters that matter (quotes, backslashes, brackets), never backtracking."""
+    depth = deepest = 0
+    in_string = False
+    escaped_at = -1
+    for match in _TOKENS.finditer(text):
+        token, at = match.group(), match.start()
+        if in_string:
+            if at == escaped_at:
+                continue
+            if token == "\\":
+                escaped_at = at + 1
+            elif token == '"':
+                in_string = False
+            continue
+        if token == '"':
+            in_string = True
+        elif token in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_above:
+                    return deepest
+        elif token in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def answer_problem(text: str) -> str | None:
+    """Why an answer's text is not read (too long, too deep), or None when it is within bounds."""
+    if len(text) > MAX_ANSWER_CHARS:
+        return f"the answer is {len(text):,} characters; at most {MAX_ANSWER_CHARS:,} are read"
+    depth = nesting_depth(text)
+    if depth > MAX_ANSWER_DEPTH:
+        return f"the answer nests more than {MAX_ANSWER_DEPTH} levels deep; a diagnosis needs 3"
+    return None
+
+
+def value_problem(value: Any) -> str | None:
+    """`answer_problem` for an answer that arrived already parsed (the CLI's structured output)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return f"the answer nests more than {MAX_ANSWER_DEPTH} levels deep; a diagnosis needs 3"
+    return answer_problem(text)
 
 
 def parse_json_answer(text: str) -> dict[str, Any] | None:
-    """A JSON object from model text: the whole text, a fenced block, or the outermost braces."""
+    """A JSON object from model text: the whole text, a fenced block, or the outermost braces. None when
+    there is none, or the text is out of bounds (`answer_problem` says which)."""
     text = text.strip()
-    candidates = [text]
-    candidates += [match.group(1) for match in _FENCED_JSON.finditer(text)]
+    if answer_problem(text) is not None:
+        return None
+    candidates = [text, *_fenced_blocks(text)]
     if "{" in text and "}" in text:
         candidates.append(text[text.index("{") : text.rindex("}") + 1])
     for candidate in candidates:
@@ -27,12 +92,23 @@ def parse_json_answer(text: str) -> dict[str, Any] | None:
     return None
 
 
-def json_object(text: str) -> dict[str, Any] | None:
-    """`text` parsed as JSON when it is one object, else None."""
-    if not text.startswith("{"):
+def _fenced_blocks(text: str) -> list[str]:
+    """The bodies of the first MAX_FENCED_BLOCKS ``` blocks, without their info string (one pass)."""
+    parts = text.split(_FENCE)
+    blocks = []
+    for inside in parts[1:-1:2][:MAX_FENCED_BLOCKS]:
+        first, _, rest = inside.partition("\n")
+        body = rest if first.strip().lower() in ("", "json") else inside
+        blocks.append(body.strip())
+    return blocks
+
+
+def json_object(text: str, *, max_depth: int = MAX_ANSWER_DEPTH) -> dict[str, Any] | None:
+    """`text` parsed as JSON when it is one object nested at most `max_depth` deep, else None."""
+    if not text.startswith("{") or nesting_depth(text, max_depth) > max_depth:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

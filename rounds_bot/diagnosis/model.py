@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.redact import redact_json
@@ -60,6 +61,14 @@ class Evidence(Frozen):
         return self
 
 
+class EvidenceCheck(Frozen):
+    """Whether one evidence item points at something that exists."""
+
+    index: int
+    verified: bool
+    reason: str
+
+
 class Diagnosis(Frozen):
     """The model's answer for one signature. Abstaining (`unknown` with a reason) is valid."""
 
@@ -91,17 +100,50 @@ class Diagnosis(Frozen):
         ),
     )
 
+    # What rounds found when it checked the answer: never part of the answer's schema, never taken from it.
+    evidence_checks: SkipJsonSchema[list[EvidenceCheck]] = Field(
+        default_factory=list, description="rounds' check of each evidence item, in order"
+    )
+    stated_confidence: SkipJsonSchema[Confidence | None] = Field(
+        default=None, description="the answer's own confidence, when rounds lowered it"
+    )
+
     @classmethod
     def from_answer(cls, answer: dict[str, Any]) -> Diagnosis:
         """The model's answer, validated, with its text redacted once, here: the model read the repository
-        and the telemetry, and may quote a secret from either. Raises pydantic's ValidationError."""
+        and the telemetry, and may quote a secret from either. What rounds records of its own checks is
+        dropped from the answer. Raises pydantic's ValidationError."""
+        answer = {key: value for key, value in answer.items() if key not in _ROUNDS_OWN}
         return cls.model_validate(redact_json(answer))
+
+    def checked(self, checks: list[EvidenceCheck]) -> Diagnosis:
+        """This diagnosis with rounds' evidence checks; `high` confidence only when every item of its
+        evidence was verified (there is at least one): an answer resting on what rounds could not find is
+        at most `medium`, and so never qualifies for an automatic fix."""
+        update: dict[str, Any] = {"evidence_checks": list(checks)}
+        stated = self.stated_confidence or self.confidence
+        if stated == "high" and not _all_verified(self.evidence, checks):
+            update |= {"confidence": "medium", "stated_confidence": "high"}
+        return self.model_copy(update=update)
+
+    @property
+    def evidence_verified(self) -> bool:
+        """True when there is evidence and rounds verified every item of it."""
+        return _all_verified(self.evidence, self.evidence_checks)
 
     @model_validator(mode="after")
     def _abstention_says_why(self) -> Diagnosis:
         if self.classification == "unknown" and not (self.unknown_reason or "").strip():
             raise ValueError("classification 'unknown' needs unknown_reason: say why you abstain")
         return self
+
+
+_ROUNDS_OWN = frozenset({"evidence_checks", "stated_confidence"})
+
+
+def _all_verified(evidence: list[Evidence], checks: list[EvidenceCheck]) -> bool:
+    verified = {check.index for check in checks if check.verified}
+    return bool(evidence) and all(index in verified for index in range(len(evidence)))
 
 
 class OccurrenceStats(Frozen):
@@ -179,14 +221,6 @@ class TokenUsage(Frozen):
         )
 
 
-class EvidenceCheck(Frozen):
-    """Whether one evidence item points at something that exists."""
-
-    index: int
-    verified: bool
-    reason: str
-
-
 class DiagnosisOutcome(Frozen):
     """The result of one diagnosis attempt. Failures are statuses; `cost_usd` is always booked."""
 
@@ -205,6 +239,20 @@ class DiagnosisOutcome(Frozen):
     denied_tools: list[str] = Field(
         default_factory=list, description="tools the model asked for and was refused"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _diagnosis_carries_its_checks(cls, data: Any) -> Any:
+        """The evidence checks travel with the diagnosis (to the issue, the cache and the auto-fix gate),
+        also for outcomes read back from before the diagnosis carried them."""
+        if not isinstance(data, dict) or not data.get("evidence_checks") or data.get("diagnosis") is None:
+            return data
+        diagnosis = data["diagnosis"]
+        diagnosis = diagnosis if isinstance(diagnosis, Diagnosis) else Diagnosis.model_validate(diagnosis)
+        if diagnosis.evidence_checks:
+            return data
+        checks = [EvidenceCheck.model_validate(check) for check in data["evidence_checks"]]
+        return {**data, "diagnosis": diagnosis.checked(checks)}
 
     @model_validator(mode="after")
     def _ok_carries_a_diagnosis(self) -> DiagnosisOutcome:

@@ -18,7 +18,7 @@ from rounds_bot import telemetry
 from rounds_bot.diagnosis.budget import CallShape, ModelPrice, estimate_cost
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context
 from rounds_bot.diagnosis.evidence import check_evidence
-from rounds_bot.diagnosis.json_answer import parse_json_answer
+from rounds_bot.diagnosis.json_answer import answer_problem, parse_json_answer
 from rounds_bot.diagnosis.model import (
     Diagnosis,
     DiagnosisOutcome,
@@ -163,7 +163,7 @@ class OpenAICompatDiagnoser:
             payload = response.json()
             choice = payload["choices"][0]
             content = choice["message"].get("content") or ""
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             return DiagnosisOutcome(
                 status="api_error",
                 detail=f"{self.base_url} answered something that is not a chat completion",
@@ -181,7 +181,10 @@ class OpenAICompatDiagnoser:
             "cost_usd": (tokens.input_tokens * self.price.input + tokens.output_tokens * self.price.output)
             / 1_000_000,
         }
-        answer = parse_json_answer(content)
+        problem = answer_problem(str(content).strip())
+        if problem is not None:
+            return DiagnosisOutcome(status="invalid_answer", detail=problem, **common)
+        answer = parse_json_answer(str(content))
         if answer is None:
             reason = " (cut at max_tokens)" if choice.get("finish_reason") == "length" else ""
             return DiagnosisOutcome(
@@ -189,6 +192,10 @@ class OpenAICompatDiagnoser:
             )
         try:
             diagnosis = Diagnosis.from_answer(answer)
+        except RecursionError:
+            return DiagnosisOutcome(
+                status="invalid_answer", detail="the answer nests too deep to validate", **common
+            )
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "answer"

@@ -1,9 +1,10 @@
 """Fixes rounds proposes without being asked (ROUNDS_FIX_AUTO): few, and only where a fix is likely right.
 
 A signature qualifies when its issue is open, it is not ignored, its latest diagnosis says `server_bug` with
-`high` confidence, and no fix was ever attempted for it (a failed or abandoned one, or a branch whose pull
-request was left to a person, is left to people, who can still ask with `/rounds fix`). An attempt that never
-started (the test command could not run, or the tests already failed without any change) is no attempt: the
+`high` confidence with every item of its evidence verified by rounds (`Diagnosis.checked`), and no fix was
+ever attempted for it (a failed or abandoned one, or a branch whose pull request was left to a person, is
+left to people, who can still ask with `/rounds fix`). An attempt that never started (the test command
+could not run, or the tests already failed without any change) is no attempt: the
 request waits (`blocked.py`), and while an automatic request waits no other is chosen, so the daily cap
 holds when it finally runs. At most ROUNDS_FIX_AUTO_PER_DAY requests a day (UTC), the most frequent problems
 first; each is an ordinary request, carried out like `/rounds fix`.
@@ -31,6 +32,8 @@ def qualifies(store: Store, signature: Signature, ignored: set[str]) -> bool:
     diagnosis = record.outcome.diagnosis if record is not None else None
     if diagnosis is None or (diagnosis.classification, diagnosis.confidence) != ("server_bug", "high"):
         return False
+    if not diagnosis.evidence_verified:
+        return False  # `high` rests on evidence rounds found; an answer citing what is not there never does
     incident = store.incident(signature.id)
     attempted = incident is not None and (
         incident.fix_pr is not None or incident.failed_fixes > 0 or incident.offered_fixes > 0

@@ -2,12 +2,15 @@
 
 Every free text field came from a model that read untrusted telemetry (and was redacted when the answer
 was read, `Diagnosis.from_answer`), so it reaches Markdown only through `render.markdown`: escaped prose,
-inert code spans. Evidence the bot could not verify is marked as such.
+inert code spans. Each field is cut to its own limit BEFORE it is escaped (cutting escaped Markdown could
+leave a code span open and the rest of the text live), so a diagnosis renders within a known size whatever
+the model wrote. Evidence the bot could not verify, or did not check, is marked as such, and a confidence
+rounds lowered says why.
 """
 
 from __future__ import annotations
 
-from rounds_bot.diagnosis.model import Diagnosis, Evidence, EvidenceCheck
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome, Evidence, EvidenceCheck
 from rounds_bot.render import markdown as md
 
 CLASSIFICATION_LABELS = {
@@ -18,52 +21,104 @@ CLASSIFICATION_LABELS = {
 }
 
 
+#: plain-text limits per field, applied before escaping (a diagnosis renders in about 40,000 characters)
+PROSE_CHARS = 4_000
+REASON_CHARS = 1_000
+EXPLANATION_CHARS = 500
+POINTER_CHARS = 300
+ITEM_CHARS = 300
+ERROR_CODE_CHARS = 100
+MAX_EVIDENCE_ITEMS = 20
+MAX_MISSING_ITEMS = 10
+
+_FAILED = {
+    "timeout": "the model gave no answer in time",
+    "turn_limit": "the model used all its turns without answering",
+    "budget_exhausted": "the model reached its budget without answering",
+    "api_error": "the model could not be reached or answered with an error",
+    "invalid_answer": "the model's answer could not be read",
+    "no_data": "there was nothing to diagnose",
+}
+
+
 def render_diagnosis(diagnosis: Diagnosis, checks: list[EvidenceCheck] | None = None) -> str:
-    """The diagnosis as Markdown: classification, root cause, evidence, fix, observability."""
-    by_index = {check.index: check for check in checks or []}
-    sections = [
-        "### Classification",
-        f"**{CLASSIFICATION_LABELS[diagnosis.classification]}**, confidence {diagnosis.confidence}.",
-    ]
+    """The diagnosis as Markdown: classification, root cause, evidence, fix, observability. `checks`
+    defaults to the ones the diagnosis carries (`Diagnosis.checked`)."""
+    by_index = {check.index: check for check in (diagnosis.evidence_checks if checks is None else checks)}
+    sections = ["### Classification", _classification(diagnosis)]
     if diagnosis.classification == "unknown":
-        sections.append(f"Why: {_text(diagnosis.unknown_reason or '')}")
-    sections += ["### Root cause", _text(diagnosis.root_cause) or "_Not determined._"]
+        sections.append(f"Why: {_text(diagnosis.unknown_reason or '', REASON_CHARS)}")
+    sections += ["### Root cause", _text(diagnosis.root_cause, PROSE_CHARS) or "_Not determined._"]
     sections += ["### Evidence", _evidence_list(diagnosis.evidence, by_index)]
-    sections += ["### Suggested fix", _text(diagnosis.suggested_fix) or "_None suggested._"]
+    sections += ["### Suggested fix", _text(diagnosis.suggested_fix, PROSE_CHARS) or "_None suggested._"]
     if diagnosis.missing_observability:
-        sections += [
-            "### Missing observability",
-            "\n".join(f"- {_text(item)}" for item in diagnosis.missing_observability),
-        ]
+        items = diagnosis.missing_observability
+        lines = [f"- {_text(item, ITEM_CHARS)}" for item in items[:MAX_MISSING_ITEMS]]
+        if len(items) > MAX_MISSING_ITEMS:
+            lines.append(f"- _… and {len(items) - MAX_MISSING_ITEMS} more_")
+        sections += ["### Missing observability", "\n".join(lines)]
     if diagnosis.suggested_error_code:
         sections += [
             "### Suggested error code",
-            md.code(diagnosis.suggested_error_code),
+            md.code(_cut(diagnosis.suggested_error_code, ERROR_CODE_CHARS)),
         ]
     return "\n\n".join(sections) + "\n"
+
+
+def render_failed_attempt(outcome: DiagnosisOutcome) -> str:
+    """One line for an issue whose diagnosis attempt failed this round: what went wrong, and that the next
+    round tries again. Only rounds' own words and figures: the model's text is never shown here."""
+    what = _FAILED.get(outcome.status, outcome.status.replace("_", " "))
+    why = ""
+    if outcome.status == "invalid_answer" and outcome.detail:
+        why = f" ({md.escape(outcome.detail, 200)})"
+    return f"_This round's diagnosis failed: {what}{why}. rounds tries again at the next round._\n"
+
+
+def _classification(diagnosis: Diagnosis) -> str:
+    line = f"**{CLASSIFICATION_LABELS[diagnosis.classification]}**, confidence {diagnosis.confidence}."
+    if diagnosis.stated_confidence and diagnosis.stated_confidence != diagnosis.confidence:
+        line += (
+            f" The answer said {diagnosis.stated_confidence}; rounds lowered it because not all of its "
+            "evidence could be verified."
+        )
+    return line
 
 
 def _evidence_list(evidence: list[Evidence], checks: dict[int, EvidenceCheck]) -> str:
     if not evidence:
         return "_No evidence given._"
     lines = []
-    for index, item in enumerate(evidence):
-        check = checks.get(index)
-        mark = ""
-        if check is not None and not check.verified:
-            mark = f" ⚠️ _unverified: {_text(check.reason)}_"
-        lines.append(f"- {_pointer(item)}: {_text(item.explanation)}{mark}")
+    for index, item in enumerate(evidence[:MAX_EVIDENCE_ITEMS]):
+        explanation = _text(item.explanation, EXPLANATION_CHARS)
+        lines.append(f"- {_pointer(item)}: {explanation}{_mark(checks.get(index))}")
+    if len(evidence) > MAX_EVIDENCE_ITEMS:
+        lines.append(f"- _… and {len(evidence) - MAX_EVIDENCE_ITEMS} more items, not shown_")
     return "\n".join(lines)
+
+
+def _mark(check: EvidenceCheck | None) -> str:
+    if check is None:
+        return " ⚠️ _not checked by rounds_"
+    if not check.verified:
+        return f" ⚠️ _unverified: {_text(check.reason, ITEM_CHARS)}_"
+    return ""
 
 
 def _pointer(item: Evidence) -> str:
     if item.kind == "file":
-        return md.code(f"{item.path}:{item.line}")
+        return md.code(f"{_cut(item.path or '', POINTER_CHARS)}:{item.line}")
     if item.kind == "event":
-        return f"event {md.code(item.event_id or '')}"
-    return f"log line {md.code((item.log_line or '').strip())}"
+        return f"event {md.code(_cut(item.event_id or '', POINTER_CHARS))}"
+    return f"log line {md.code(_cut((item.log_line or '').strip(), EXPLANATION_CHARS))}"
 
 
-def _text(text: str) -> str:
-    """Model prose as Markdown that renders as written and pings, references, links and embeds nothing."""
-    return str(md.escape_block(text.strip()))
+def _cut(text: str, limit: int) -> str:
+    """Plain text cut to `limit` characters, before any escaping."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _text(text: str, limit: int) -> str:
+    """Model prose as Markdown that renders as written and pings, references, links and embeds nothing;
+    cut to `limit` characters of text first."""
+    return str(md.escape_block(text.strip(), limit=limit))

@@ -120,12 +120,8 @@ def _overflow(body: str) -> int:
 
 
 def _cut(markdown: str, keep: int) -> str:
-    """Escaped Markdown cut at a line (else a space) before `keep` characters, saying so."""
-    head = markdown[:keep]
-    end = head.rfind("\n")
-    if end < keep // 2:
-        end = head.rfind(" ")
-    return head[: max(end, 0)] + "\n\n_(the diagnosis was truncated to fit the issue)_\n"
+    """Escaped Markdown cut at a line end before `keep` characters (`markdown.cut`), saying so."""
+    return str(md.cut(markdown, keep, "_(the diagnosis was truncated to fit the issue)_"))
 
 
 def _sentence(text: str) -> str:

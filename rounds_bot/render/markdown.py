@@ -9,6 +9,9 @@ headings. Nothing of that may come from untrusted text:
     escape(text)          inline text (a sentence, a table cell): every construct above is neutralised;
                           backtick-quoted parts become inert code spans
     escape_block(text)    several lines of prose (the model's root cause): escape() line by line
+    cut(markdown, n, ...) rounds' own Markdown cut at a line end, where no span can be left open
+                          (untrusted text is cut BEFORE it is escaped: `escape(text, limit)`,
+                          `escape_block(text, limit)`)
     code(text)            an inline code span that its content cannot close
     fenced(text)          a ``` block that its content cannot close
     title_text(text)      strict: an issue title (plain text, one line, nothing that links or pings)
@@ -108,9 +111,13 @@ def escape(text: object, limit: int | None = None) -> Markup:
     return Markup(_escape_line(plain))
 
 
-def escape_block(text: object) -> Markup:
-    """Several lines of untrusted prose, escaped line by line; paragraphs and line breaks are kept."""
-    lines = [_escape_line(line) for line in visible(str(text)).split("\n")]
+def escape_block(text: object, limit: int | None = None) -> Markup:
+    """Several lines of untrusted prose, escaped line by line; paragraphs and line breaks are kept. Cut to
+    `limit` characters of text first: a cut always comes before escaping, never after."""
+    plain = visible(str(text))
+    if limit is not None and len(plain) > limit:
+        plain = plain[: max(limit - 1, 0)].rstrip() + "…"
+    lines = [_escape_line(line) for line in plain.split("\n")]
     paragraphs = "\n".join(lines).strip("\n")
     return Markup(re.sub(r"\n{3,}", "\n\n", paragraphs))
 
@@ -124,6 +131,23 @@ def code(text: object, *, in_table: bool = False) -> Markup:
     ticks = "`" * (longest + 1)
     pad = " " if content.startswith("`") or content.endswith("`") or not content.strip() else ""
     return Markup(f"{ticks}{pad}{content}{pad}{ticks}")
+
+
+def cut(markdown: str, keep: int, note: str) -> Markup:
+    """Markdown that rounds composed from this module's parts, cut to at most `keep` characters, followed by
+    `note` (rounds' own words). The cut falls at the end of a line and nowhere else: every line these
+    functions produce closes what it opens (a code span, an emphasis, an escape never reach past the line's
+    end), so a cut there leaves no span open and nothing after it to run live; a cut inside a word or at a
+    space could end in an open code span and turn the escaped text after it into live Markdown. A ``` fence
+    left open by the cut is closed."""
+    if len(markdown) <= keep:
+        return Markup(markdown)
+    head = markdown[: max(keep, 0)]
+    end = head.rfind("\n")
+    head = head[:end] if end >= 0 else ""
+    fences = sum(1 for line in head.split("\n") if line.startswith(_FENCE))
+    closing = f"\n{_FENCE}" if fences % 2 else ""
+    return Markup(f"{head.rstrip()}{closing}\n\n{note}\n".lstrip("\n"))
 
 
 def fence_safe(text: str) -> str:
@@ -205,6 +229,7 @@ def environment() -> Environment:
 __all__ = [
     "BREAK",
     "code",
+    "cut",
     "environment",
     "escape",
     "escape_block",

@@ -138,7 +138,14 @@ def run_diagnosis_step(
 
 def _call(diagnoser: Diagnoser, request: DiagnosisRequest, decision: TriageDecision) -> DiagnosisOutcome:
     with span("rounds.diagnose", signature=request.signature_id, trigger=decision.trigger) as current:
-        outcome = diagnoser.diagnose(request)
+        try:
+            outcome = diagnoser.diagnose(request)
+        except RecursionError:
+            # a diagnoser reads its answer within bounds (`json_answer`); should one still recurse without
+            # end on an answer, that one diagnosis fails and the round goes on with every other signature
+            outcome = DiagnosisOutcome(
+                status="invalid_answer", detail="the answer nests too deep to read", model=None
+            )
         current.set(
             **{
                 "rounds.status": outcome.status,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
+from rounds_bot.render.diagnosis import render_diagnosis, render_failed_attempt
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
 from rounds_bot.headline import summary_of
 from rounds_bot.marker import MarkerMemory
@@ -69,7 +70,7 @@ def file_issues(
         try:
             sid = plan.signature_id
             found = _with_refs(evidence.get(sid, IssueEvidence()), issues)
-            view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
+            view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid), attempted.get(sid))
             issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
             if _unresolved(found):
                 unlinked.append((plan, _unresolved(found)))
@@ -79,7 +80,7 @@ def file_issues(
             not_reached.update(p.signature_id for p in waiting)
             notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
             break
-    _link_cascades(tracker, unlinked, issues, notes, diagnoses, evidence, style, memory)
+    _link_cascades(tracker, unlinked, issues, notes, diagnoses, attempted, evidence, style, memory)
     return Filed(issues=issues, not_reached=not_reached, notes=notes)
 
 
@@ -89,6 +90,7 @@ def _link_cascades(
     issues: dict[str, IssueRef],
     notes: list[str],
     diagnoses: dict[str, Diagnosis],
+    attempted: dict[str, DiagnosisOutcome],
     evidence: dict[str, IssueEvidence],
     style: IssueStyle,
     memory: dict[str, MarkerMemory],
@@ -101,7 +103,7 @@ def _link_cascades(
         issue = issues.get(sid)
         if issue is None or _unresolved(found) == missing:
             continue
-        view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid))
+        view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid), attempted.get(sid))
         draft = IssueDraft(
             signature_id=sid, title=issue_title(view), body=render_body(view), labels=_labels(plan, view)
         )
@@ -195,8 +197,10 @@ def issue_view(
     evidence: IssueEvidence | None = None,
     style: IssueStyle | None = None,
     memory: MarkerMemory | None = None,
+    attempt: DiagnosisOutcome | None = None,
 ) -> IssueView:
-    """What the issue shows, from the signature as it will be after this round."""
+    """What the issue shows, from the signature as it will be after this round. A diagnosis `attempt` of
+    this round that failed is said in the Diagnosis section (after the last good diagnosis, if any)."""
     evidence = evidence or IssueEvidence()
     style = style or IssueStyle()
     signature: Signature = plan.signature
@@ -234,7 +238,7 @@ def issue_view(
         cascade_line=cascade_line(evidence.cascade, evidence.refs),
         path_markdown=path_section(evidence.cascade, evidence.refs, plan.signature_id),
         confidence=diagnosis.confidence if diagnosis else None,
-        diagnosis_markdown=render_diagnosis(diagnosis) if diagnosis else None,
+        diagnosis_markdown=_diagnosis_markdown(diagnosis, attempt),
         next_step_markdown=next_step(
             diagnosis,
             evidence.code,
@@ -277,3 +281,11 @@ def _message(event: ErrorEvent) -> str:
     if event.kind == "span_error" and " ".join(event.message.split()) in summary_of(event):
         return ""
     return event.message
+
+
+def _diagnosis_markdown(diagnosis: Diagnosis | None, attempt: DiagnosisOutcome | None) -> str | None:
+    failed = render_failed_attempt(attempt) if attempt is not None and attempt.status != "ok" else None
+    if diagnosis is None:
+        return failed
+    shown = render_diagnosis(diagnosis)
+    return f"{failed}\n{shown}" if failed else shown

@@ -8,9 +8,11 @@ class agree. Names that users of the original design know keep their names; ever
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
+from dotenv import dotenv_values
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import SettingsConfigDict
 
@@ -20,6 +22,7 @@ from rounds_bot.settings.fields import CommaList, env
 from rounds_bot.settings.fixing import FixSettings
 from rounds_bot.settings.grouping import MERGE_THRESHOLD, RELATED_THRESHOLD, GroupingConfig
 from rounds_bot.settings.source_spec import spec_problem
+from rounds_bot.settings.names import unknown_names
 
 
 class Settings(FixSettings, DiagnosisSettings):
@@ -326,7 +329,8 @@ def env_name(field_name: str) -> str:
 
 
 def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
-    """Read settings; report every invalid value at once, each with its variable name.
+    """Read settings; report every invalid value at once, each with its variable name, and every name that
+    looks like a setting but is none (`settings.names`).
 
     `overrides` are named by field (`merge_threshold=0.7`) and win over the environment and the file; a name
     that is no field is refused rather than ignored."""
@@ -341,9 +345,41 @@ def load_settings(env_file: Path | None = None, **overrides: Any) -> Settings:
     try:
         if env_file is not None and not env_file.is_file():
             raise ConfigError(f"settings file {env_file} does not exist", hint="create it or omit --env-file")
+        file_values = _read_env_file(env_file) if env_file is not None else {}
+        unknown_settings = unknown_names(setting_names(), os.environ, file_values, str(env_file))
+        if unknown_settings:
+            count = len(unknown_settings)
+            raise ConfigError(
+                f"{count} unknown setting{'s' if count > 1 else ''}: " + "; ".join(unknown_settings),
+                hint="every setting is listed in docs/settings.md",
+            )
         return Settings(_env_file=env_file, **by_variable)
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
+
+
+def setting_names() -> set[str]:
+    """The environment variable of every setting."""
+    names: set[str] = set()
+    for field in Settings.model_fields.values():
+        alias = field.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+        names.update(str(choice) for choice in choices if isinstance(choice, str))
+    return names
+
+
+def _read_env_file(path: Path) -> dict[str, str | None]:
+    """The names and values of a `.env` file, which must be UTF-8 text."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"settings file {path} is not UTF-8 text: byte 0x{data[exc.start]:02x} on line {line}",
+            hint="save it as UTF-8",
+        ) from None
+    return dict(dotenv_values(path, encoding="utf-8"))
 
 
 def _describe(exc: ValidationError) -> str:

@@ -38,7 +38,14 @@ from rounds_bot.signature import Signature
 from rounds_bot.store.derived import DerivedTables
 from rounds_bot.store.grouping import StoredSignatures, index_grouping_state
 from rounds_bot.store.history import HistoryQueries
-from rounds_bot.store.opening import check_file, check_health, check_owner, check_writable
+from rounds_bot.store.opening import (
+    check_file,
+    check_health,
+    check_owner,
+    check_writable,
+    sqlite_problem,
+    storage_problem,
+)
 from rounds_bot.store.records import (
     Booking,
     DiagnosisRecord,
@@ -77,10 +84,7 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen):
             if db.journal_mode != "wal":
                 db.enable_wal()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"cannot open the signature database {path}: {exc}",
-                hint="check the path is a writable file (SIGNATURES_DB_PATH), or move a corrupt file aside",
-            ) from exc
+            raise sqlite_problem(exc, path) from exc
         store = cls(db, str(path))
         store.migrate()
         check_writable(db, path)
@@ -120,7 +124,8 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen):
                     {"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key"
                 )
         except sqlite3.OperationalError as exc:
-            raise StoreError(
+            storage = storage_problem(Path(self.where), str(exc)) if self.where != ":memory:" else None
+            raise storage or StoreError(
                 f"cannot write the signature database {self.where}: {exc}",
                 hint="check that the file and its folder are writable (SIGNATURES_DB_PATH)",
             ) from exc
