@@ -54,4 +54,7 @@ class Assignment(Frozen):
     title: str = Field(description="short human title: error type and normalised message")
     normalized_message: str
     related: list[str] = Field(default_factory=list, description="possibly related signatures")
+    related_similarity: dict[str, float] = Field(
+        default_factory=dict, description="the TF-IDF cosine the engine found for each related signature"
+    )
     similarity: float | None = None

@@ -267,9 +267,9 @@ def cut_family(
 def issue_body(diagnosis: Diagnosis, trace_lines: int, copies: int = 1) -> str:
     """An issue body with `diagnosis` (`copies` times over: twice is over the body's limit whatever the
     field limits) and a `trace_lines`-line stack trace, as filed."""
+    from rounds_bot.marker import MarkerState
     from rounds_bot.render.diagnosis import render_diagnosis
     from rounds_bot.render.issue import IssueView, render_body
-    from rounds_bot.marker import MarkerState
 
     trace = "\n".join(f'  File "shop/pay.py", line {n}, in charge {"x" * 40}' for n in range(trace_lines))
     view = IssueView(

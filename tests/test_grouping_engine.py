@@ -201,6 +201,22 @@ def test_similar_log_lines_are_only_linked_as_related_never_merged() -> None:
     assert third.related == second.related
 
 
+def test_each_related_signature_carries_the_score_why_grouped_shows_for_it() -> None:
+    engine = GroupingEngine()
+    first = engine.assign(event(service="ciod", message=CIOD.format(1, "Link has been severed")))
+    second = engine.assign(event(service="ciod", message=CIOD.format(1, "Connection reset by peer")))
+    score = second.related_similarity[first.signature_id]
+    assert f"possibly related to {first.signature_id} ({score:.2f})" in second.explanation
+    # kept with the signature: a later event of the group, and a fresh engine, report the same score
+    third = engine.assign(event(service="ciod", message=CIOD.format(9, "Connection reset by peer")))
+    assert third.related_similarity == second.related_similarity
+    state = engine.state(second.signature_id)
+    assert state.related_similarity == {first.signature_id: score}
+    fresh = GroupingEngine(known=[engine.state(first.signature_id), state])
+    again = fresh.assign(event(service="ciod", message=CIOD.format(5, "Connection reset by peer")))
+    assert again.related_similarity == {first.signature_id: score}
+
+
 # --- ids and states -----------------------------------------------------------------------------
 
 
@@ -285,6 +301,7 @@ def _essence(assignment: Assignment) -> tuple:
         assignment.tier,
         assignment.fingerprint_hash,
         tuple(assignment.related),
+        tuple(assignment.related_similarity.items()),
         assignment.similarity,
         assignment.explanation,
         assignment.title,

@@ -140,3 +140,9 @@ def test_a_long_message_is_cut_at_a_space_not_inside_a_value() -> None:
     message = "delete " + " ".join(f"blk_{n}" for n in range(10**6, 10**6 + 400))
     out = normalize_uncached(message)
     assert out.split()[-1] == "blk_<int>"
+
+
+def test_an_smtp_enhanced_status_code_is_kept_but_rounds_fp_2_read_it_as_a_version() -> None:
+    message = "failed: (421, b'4.7.0 Service not available')"
+    assert normalize_uncached(message) == "failed: (<int>, b'4.7.0 Service not available')"
+    assert normalize.normalize_previous(message) == "failed: (<int>, b'<version> Service not available')"

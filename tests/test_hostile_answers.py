@@ -37,15 +37,15 @@ from hostile_answers import (
 )
 from security_harness import RecordingModel, _line, _Record, github_outputs, now
 
+from rounds_bot.commands.grammar import command_lines, parse_comment
 from rounds_bot.diagnosis.json_answer import MAX_ANSWER_CHARS, answer_problem, parse_json_answer
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome, EvidenceCheck, diagnosis_json_schema
 from rounds_bot.diagnosis.openai_compat import OpenAICompatDiagnoser
-from rounds_bot.render.diagnosis import render_diagnosis
 from rounds_bot.events import Fact
 from rounds_bot.fixing.auto import qualifies
-from rounds_bot.commands.grammar import command_lines, parse_comment
 from rounds_bot.models import ErrorEvent
 from rounds_bot.render import markdown as md
+from rounds_bot.render.diagnosis import render_diagnosis
 from rounds_bot.signature import Signature
 from rounds_bot.store import DiagnosisRecord, Store
 

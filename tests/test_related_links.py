@@ -59,12 +59,20 @@ def test_only_a_tracker_reference_links_anything_else_is_escaped():
     assert RelatedLink(signature_id="s", issue_ref="#1 @team").markdown() == "\\#\u200b1 @\u200bteam"
 
 
-def test_the_grouping_engines_own_score_comes_first_as_why_grouped_shows_it():
+def test_the_grouping_engines_own_score_comes_first_as_its_state_keeps_it():
     store = Store.memory()
     store.save(signature("sig_b", ([1, 2], [0.6, 0.8]), issue_ref="#12"))
-    explanation = (
-        "+ fingerprint: rounds-fp:2\n  + template: possibly related to sig_b (0.99)\n"
-        "new signature sig_a\npossibly related to sig_b (0.44), sig_x (0.41)"
-    )
-    mine = signature("sig_a", ([1], [1.0]), related=frozenset({"sig_b"}), explanation=explanation)
+    mine = signature("sig_a", ([1], [1.0]), related=frozenset({"sig_b"}))
+    assert mine.grouping_state is not None
+    state = mine.grouping_state.model_copy(update={"related_similarity": {"sig_b": 0.4449}})
+    mine = mine.model_copy(update={"grouping_state": state})
+    # the engine's 0.4449, not the saved vectors' cosine 0.6
     assert [link.markdown() for link in related_links(store, mine)] == ["#12 (similarity 0.44)"]
+
+
+def test_a_score_written_in_why_grouped_is_not_read_back_from_the_text():
+    store = Store.memory()
+    store.save(signature("sig_b", ([1, 2], [0.6, 0.8]), issue_ref="#12"))
+    explanation = "new signature sig_a\npossibly related to sig_b (0.44)"
+    mine = signature("sig_a", ([1], [1.0]), related=frozenset({"sig_b"}), explanation=explanation)
+    assert [link.markdown() for link in related_links(store, mine)] == ["#12 (similarity 0.60)"]

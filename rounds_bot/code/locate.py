@@ -175,8 +175,6 @@ class CodeLocator:
             if shown >= MAX_FRAMES:
                 break
             kind: FrameKind = "app" if role.in_app else "test" if role.role == "test" else "other"
-            if kind != "other" and not (frame.filename or frame.module):
-                kind = "other"  # a builtin (`Array.map (<anonymous>)`): no file of anyone's to open
             if kind == "other":
                 if listed and listed[-1].kind == "other":
                     listed[-1] = listed[-1].model_copy(update={"count": listed[-1].count + 1})

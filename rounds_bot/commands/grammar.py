@@ -47,8 +47,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS
 from rounds_bot.commands.lookalike import looks_like, skeleton, unusual_characters
+from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS
 from rounds_bot.models import Frozen
 from rounds_bot.render.markdown import code, one_line, visible
 

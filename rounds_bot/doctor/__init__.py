@@ -32,8 +32,8 @@ from rounds_bot.doctor.result import Check, DoctorResult, Status
 from rounds_bot.doctor.source import SignozCheck, source_checks
 from rounds_bot.doctor.zulip import zulip_checks
 from rounds_bot.errors import StoreError
-from rounds_bot.store.opening import check_file, storage_problem
 from rounds_bot.settings import Settings
+from rounds_bot.store.opening import check_file, storage_problem
 
 __all__ = ["Check", "DoctorResult", "SignozCheck", "Status", "examine"]
 

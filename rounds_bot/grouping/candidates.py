@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from rounds_bot.grouping.crash_site import Site, site_of
 from rounds_bot.grouping.error_codes import ErrorCode
 from rounds_bot.grouping.fingerprint import (
+    EarlierReading,
     EventView,
     Fingerprint,
     PreviousReading,
@@ -29,7 +30,7 @@ from rounds_bot.grouping.fingerprint import (
     trace_fingerprint,
 )
 from rounds_bot.grouping.frames import collapse_recursion
-from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles
+from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles, has_builtin
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
@@ -174,11 +175,25 @@ class CandidateReader:
         )
         collapsed = collapse_recursion(trace)
         roles = self._rules.roles(collapsed)
-        same = collapsed is trace and not roles.cut
-        previous = PreviousReading(trace, roles if same else self._rules.roles(trace, cut_traces=False))
+        builtins = has_builtin(roles)
+        same = collapsed is trace and not roles.cut and not builtins
+        previous = PreviousReading(
+            trace, roles if same else self._rules.roles(trace, cut_traces=False, builtins_in_app=True)
+        )
         site = site_of(collapsed, roles)
+        earlier = None
+        if builtins:  # found by the hashes this version gave before builtins were the runtime's
+            earlier_roles = self._rules.roles(collapsed, builtins_in_app=True)
+            earlier = EarlierReading(earlier_roles, site_of(collapsed, earlier_roles))
         fingerprint = trace_fingerprint(
-            view, collapsed, roles, values, site, previous, with_previous_hashes=self.previous_versions
+            view,
+            collapsed,
+            roles,
+            values,
+            site,
+            previous,
+            with_previous_hashes=self.previous_versions,
+            earlier=earlier,
         )
         if fingerprint is None:
             return None

@@ -284,6 +284,9 @@ class GroupingEngine:
             self._known_signatures.register(signature, candidate)
             signature.crash_site = signature.crash_site or candidate.site_key
             others = [n for n in neighbours if n.signature_id != best.signature_id]
+            for neighbour in others[:MAX_RELATED]:
+                # the first score found for a pair is the one its issue shows, round after round
+                signature.related_similarity.setdefault(neighbour.signature_id, neighbour.score)
             return self._assignment(
                 candidate, best.signature_id, "similarity", similarity=best.score, neighbours=others
             )
@@ -350,8 +353,9 @@ class GroupingEngine:
         counts: dict[int, float] | None = None,
         note: str | None = None,
     ) -> Assignment:
+        related = neighbours[:MAX_RELATED]
         signature = self._known_signatures.create(
-            candidate, [n.signature_id for n in neighbours[:MAX_RELATED]]
+            candidate, [n.signature_id for n in related], {n.signature_id: n.score for n in related}
         )
         if candidate.code_key is None:
             self._index.add_new(
@@ -374,9 +378,11 @@ class GroupingEngine:
         note: str | None = None,
     ) -> Assignment:
         signature = self._signatures[signature_id]
-        related = [n.signature_id for n in (neighbours or []) if n.signature_id != signature_id]
+        scored = {n.signature_id: n.score for n in (neighbours or []) if n.signature_id != signature_id}
+        related = list(scored)
         if tier in ("fingerprint", "error_code"):
             related = list(signature.related)
+            scored = signature.related_similarity
         explanation = self._explainer.explain(
             candidate.fingerprint,
             tier,
@@ -396,6 +402,7 @@ class GroupingEngine:
             title=candidate.title,
             normalized_message=candidate.view.normalized_message,
             related=related[:MAX_RELATED],
+            related_similarity={sid: scored[sid] for sid in related[:MAX_RELATED] if sid in scored},
             similarity=similarity,
         )
 

@@ -22,7 +22,9 @@ hash (`legacy_hashes`): signatures created by `rounds-fp:1` keep receiving their
 cycle an error was raised in, does not apply the JVM/.NET owner rule to a cut trace, and adds the
 site hash. A trace also gives the hashes `rounds-fp:2` gave it (its app and system hashes, read
 the `rounds-fp:2` way), so a signature created before keeps receiving its events: old groups
-never re-split.
+never re-split. Since a frame with neither file nor module became the runtime's builtin rather
+than the app's (`inapp`), a trace with one also gives, to look up, the app and site hashes
+`rounds-fp:3` gave it before (`EarlierReading`): its signatures keep receiving their events.
 """
 
 from __future__ import annotations
@@ -127,6 +129,15 @@ class PreviousReading:
     roles: TraceRoles
 
 
+@dataclass(frozen=True)
+class EarlierReading:
+    """How `rounds-fp:3` read a trace with a builtin frame before builtins were the runtime's:
+    with the builtin taken for the app's code, and the crash site that made."""
+
+    roles: TraceRoles
+    site: Site
+
+
 def trace_fingerprint(
     view: EventView,
     trace: ParsedTrace,
@@ -136,6 +147,7 @@ def trace_fingerprint(
     previous: PreviousReading | None = None,
     *,
     with_previous_hashes: bool = True,
+    earlier: EarlierReading | None = None,
 ) -> Fingerprint | None:
     """The stack-trace fingerprint, or None when the trace has no frame at all. The hashes of
     earlier versions are left out when no signature of theirs can be known
@@ -162,6 +174,10 @@ def trace_fingerprint(
         if with_previous_hashes
         else ()
     )
+    if earlier is not None:
+        own = {hash_tree(tree, FINGERPRINT_VERSION), *others}
+        before = _earlier_hashes(view, trace, normalized_values, recursion, collapsed, earlier)
+        legacy = (*(digest for digest in before if digest not in own), *legacy)
     return Fingerprint(
         only or "system",
         hash_tree(tree, FINGERPRINT_VERSION),
@@ -170,6 +186,27 @@ def trace_fingerprint(
         legacy_hashes=legacy,
         other_names=names,
     )
+
+
+def _earlier_hashes(
+    view: EventView,
+    trace: ParsedTrace,
+    values: list[str],
+    recursion: list[list[str | None]],
+    collapsed: list[int],
+    earlier: EarlierReading,
+) -> tuple[str, ...]:
+    """The frames and site hashes this version gave a trace before its builtins were the runtime's
+    (the all-frames hash does not depend on whose code a frame is)."""
+    only = _contributing_role(trace, earlier.roles)
+    hashes = []
+    if only is not None:
+        tree = _trace_tree(view, trace, earlier.roles, values, recursion, only=only, collapsed=collapsed)
+        hashes.append(hash_tree(tree, FINGERPRINT_VERSION))
+    site_tree = _site_tree(view, trace, earlier.site)
+    if site_tree is not None:
+        hashes.append(hash_tree(site_tree, FINGERPRINT_VERSION))
+    return tuple(hashes)
 
 
 def _collapsed_counts(trace: ParsedTrace, previous: PreviousReading | None) -> list[int]:

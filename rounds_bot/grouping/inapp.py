@@ -5,7 +5,9 @@ Per frame, first answer wins:
 2. a configured include prefix (module or path) makes it the app's;
 3. a configured exclude prefix makes it a library's;
 4. installed-package locations (site-packages, node_modules, vendor, go/pkg/mod, gems ...),
-   the runtime's standard library, frameworks, test runners and telemetry SDKs are libraries;
+   the runtime's standard library, frameworks, test runners and telemetry SDKs are libraries,
+   and so is a frame with neither file nor module: the runtime's own builtin (Node's
+   `at Array.map (<anonymous>)`), which no one's checkout holds;
 5. test code, by the naming conventions the runtimes' test runners use to find tests
    (`*Test.java`, `test_*.py`, `*.spec.ts`, `*_test.go`, `*_spec.rb` ...), is the app's tests;
 6. everything else is application code, except on the JVM and .NET (below).
@@ -124,6 +126,7 @@ _OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1, "php": 1}
 
 _MEMO_LIMIT = 50_000
 _APPLICATION = "application code"
+_BUILTIN = "the runtime's builtin (no file, no module)"
 #: the owner rule's answers per (module, owner): the same packages recur in every trace
 _OWNED: dict[tuple[str | None, str], FrameRole] = {}
 
@@ -138,6 +141,10 @@ class FrameRole:
     @property
     def in_app(self) -> bool:
         return self.role == "app"
+
+
+#: how the earlier fingerprints read a builtin: as every frame of no known owner
+_EARLIER_BUILTIN = FrameRole("app", _APPLICATION)
 
 
 @dataclass(frozen=True)
@@ -177,10 +184,15 @@ class InAppRules:
             role = self._memo[key] = self._decide(frame.module or "", frame.filename or "", runtime)
         return role
 
-    def roles(self, trace: ParsedTrace, *, cut_traces: bool = True) -> TraceRoles:
+    def roles(
+        self, trace: ParsedTrace, *, cut_traces: bool = True, builtins_in_app: bool = False
+    ) -> TraceRoles:
         """The role of every frame of a trace, with the owner rule applied where it holds
-        (`cut_traces=False`: also to a cut trace, as `rounds-fp:2` did)."""
+        (`cut_traces=False`: also to a cut trace, as `rounds-fp:2` did; `builtins_in_app`: a builtin
+        taken for application code, as the earlier fingerprints did)."""
         alone = tuple(tuple(self.frame_role(f, trace.runtime) for f in e.frames) for e in trace.exceptions)
+        if builtins_in_app:
+            alone = tuple(tuple(_EARLIER_BUILTIN if r.reason == _BUILTIN else r for r in e) for e in alone)
         components = _OWNER_COMPONENTS.get(trace.runtime)
         if components is None:
             return TraceRoles(alone)
@@ -225,7 +237,14 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
         return "the C runtime or the panic machinery (a symbol outside any crate)"
     if runtime == "node" and path.startswith(_NODE_INTERNAL_FILES):
         return "Node.js internals"
+    if not module and not path:
+        return _BUILTIN
     return None
+
+
+def has_builtin(roles: TraceRoles) -> bool:
+    """Whether a frame of the trace is a builtin, which the earlier fingerprints took for the app's."""
+    return any(role.reason == _BUILTIN for exception in roles.frames for role in exception)
 
 
 def is_test_code(module: str, path: str, runtime: Runtime) -> bool:

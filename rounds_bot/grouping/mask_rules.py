@@ -98,6 +98,15 @@ RULES: tuple[MaskRule, ...] = (
         "protocol and architecture names (`HTTP/1.1`, `x86_64`) are constants, not numbers",
     ),
     MaskRule(
+        "keep_smtp_enhanced_status",
+        "D",
+        None,
+        r"(?:(?<=\b\d{3} )|(?<=\b\d{3}-)|(?<=\b\d{3}, ')|(?<=\b\d{3}, b'))\d\.\d{1,3}\.\d{1,3}(?![\w.])",
+        "an SMTP enhanced status code (RFC 3463 `class.subject.detail`, `4.7.0`) after its reply code "
+        "(`421 4.7.0 ...`, smtplib's `(421, b'4.7.0 ...')`) names the kind of failure from a fixed "
+        "registry: a constant, not a version",
+    ),
+    MaskRule(
         "email",
         "DHLUPAM",
         "email",

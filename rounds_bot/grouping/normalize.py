@@ -52,7 +52,11 @@ def plain_alternation(rules: tuple[MaskRule, ...] = ()) -> re.Pattern[str]:
 
 _COMBINED, _GROUP_PLACEHOLDER = _combined(RULES)
 #: the rules `rounds-fp:2` masked with: quoted strings and printed structures were text then
-PREVIOUS_RULES = tuple(rule for rule in RULES if rule.name not in ("quoted_text", "structured_value"))
+PREVIOUS_RULES = tuple(
+    rule
+    for rule in RULES
+    if rule.name not in ("quoted_text", "structured_value", "keep_smtp_enhanced_status")
+)
 _PREVIOUS, _PREVIOUS_PLACEHOLDER = _combined(PREVIOUS_RULES)
 SHAPE_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 

@@ -38,6 +38,7 @@ class KnownSignature:
     error_codes: list[str] = field(default_factory=list)
     template_ids: list[str] = field(default_factory=list)
     related: list[str] = field(default_factory=list)
+    related_similarity: dict[str, float] = field(default_factory=dict)
     crash_site: str | None = None
 
 
@@ -122,7 +123,9 @@ class Registry:
             known = self.by_code.get(code_key)
         return known
 
-    def create(self, candidate: Candidate, related: list[str]) -> KnownSignature:
+    def create(
+        self, candidate: Candidate, related: list[str], related_similarity: dict[str, float]
+    ) -> KnownSignature:
         """A new signature for the candidate, registered under its identity."""
         signature = KnownSignature(
             signature_id=self._new_signature_id(candidate.fingerprint.hash),
@@ -130,6 +133,7 @@ class Registry:
             seq=self.next_seq,
             title=candidate.title,
             related=related,
+            related_similarity=related_similarity,
             crash_site=candidate.site_key,
         )
         self.next_seq += 1
@@ -195,6 +199,7 @@ class Registry:
             state.title,
             state.fingerprint_version,
             related=list(state.related),
+            related_similarity=dict(state.related_similarity),
             crash_site=state.crash_site,
         )
         self.signatures[signature_id] = signature
@@ -242,5 +247,6 @@ class Registry:
             templates=[self._miner.state(t) for t in signature.template_ids],
             similarity=self._index.saved_vector(signature.service, signature.signature_id),
             related=list(signature.related),
+            related_similarity=dict(signature.related_similarity),
             crash_site=signature.crash_site,
         )

@@ -28,6 +28,10 @@ class SignatureState(Frozen):
     templates: list[TemplateState] = Field(default_factory=list)
     similarity: SimilarityVector | None = None
     related: list[str] = Field(default_factory=list)
+    related_similarity: dict[str, float] = Field(
+        default_factory=dict,
+        description="the TF-IDF cosine the engine found for a related signature, the first time it named it",
+    )
     crash_site: str | None = Field(
         default=None, description="`module:function` of the innermost app frame; tier 3 never crosses it"
     )

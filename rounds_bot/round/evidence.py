@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from rounds_bot.clock import parse_iso
 from rounds_bot.code.locate import CodeContext, CodeLocator
+from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.vectors import cosine
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import RelatedLink
@@ -16,9 +16,6 @@ from rounds_bot.round.planning import IssuePlan
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
-
-_RELATED_LINE = "possibly related to "
-_SCORED = re.compile(r"([\w.-]+) \((\d(?:\.\d+)?)\)")
 
 
 @dataclass(frozen=True)
@@ -75,31 +72,22 @@ def cascade_refs(store: Store, cascade: Cascade | None) -> dict[str, str]:
 
 def related_links(store: Store, signature: Signature) -> list[RelatedLink]:
     """The possibly related signatures, each with its issue and similarity, both from the store (what rounds
-    filed and computed), never from telemetry: the grouping engine's score where "why grouped" gives it, else
-    the cosine of the two saved TF-IDF vectors."""
-    scored = _explained_scores(signature)
+    filed and computed), never from telemetry: the score the grouping engine found when it named the pair
+    (kept in the signature's grouping state, as "why grouped" shows it), else the cosine of the two saved
+    TF-IDF vectors (a pair named before the engine kept its scores)."""
+    state = signature.grouping_state
+    scored = state.related_similarity if state else {}
     links = []
     for sid in sorted(signature.related):
         other = store.signature(sid)
-        mine = signature.grouping_state.similarity if signature.grouping_state else None
-        theirs = other.grouping_state.similarity if other and other.grouping_state else None
-        similarity = scored.get(sid)
-        if similarity is None and mine and theirs:
-            similarity = round(cosine(mine, theirs), 2)
+        similarity = round(scored[sid], 2) if sid in scored else _cosine(state, other)
         links.append(
             RelatedLink(signature_id=sid, issue_ref=other.issue_ref if other else None, similarity=similarity)
         )
     return links
 
 
-def _explained_scores(signature: Signature) -> dict[str, float]:
-    """The scores of the explainer's own `possibly related to <id> (<score>), ...` line
-    (`grouping/explanation`): a line of its own, which telemetry cannot start (the explanation's telemetry is
-    indented, one token each)."""
-    scores: dict[str, float] = {}
-    for line in signature.explanation.splitlines():
-        if line.startswith(_RELATED_LINE):
-            for sid, score in _SCORED.findall(line.removeprefix(_RELATED_LINE)):
-                if sid in signature.related:
-                    scores[sid] = float(score)
-    return scores
+def _cosine(state: SignatureState | None, other: Signature | None) -> float | None:
+    mine = state.similarity if state else None
+    theirs = other.grouping_state.similarity if other and other.grouping_state else None
+    return round(cosine(mine, theirs), 2) if mine and theirs else None

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field, replace
 
 from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
-from rounds_bot.render.diagnosis import render_diagnosis, render_failed_attempt
 from rounds_bot.github.labels import BOT_LABEL, service_label, severity_label
 from rounds_bot.headline import summary_of
 from rounds_bot.marker import MarkerMemory
@@ -15,7 +14,7 @@ from rounds_bot.render import markdown as md
 from rounds_bot.render.cascade_section import Cascade, cascade_line, path_section, reference
 from rounds_bot.render.chart import occurrence_chart
 from rounds_bot.render.code_section import code_section, frame_markdown
-from rounds_bot.render.diagnosis import render_diagnosis
+from rounds_bot.render.diagnosis import render_diagnosis, render_failed_attempt
 from rounds_bot.render.issue import IssueView, RelatedLink, issue_title, render_body
 from rounds_bot.render.next_step import next_step, search_text
 from rounds_bot.render.telemetry import log_rows, other_attributes, request_rows, table, trace_rows

@@ -21,8 +21,8 @@ from rounds_bot.settings.diagnosis import DiagnosisSettings
 from rounds_bot.settings.fields import CommaList, env
 from rounds_bot.settings.fixing import FixSettings
 from rounds_bot.settings.grouping import MERGE_THRESHOLD, RELATED_THRESHOLD, GroupingConfig
-from rounds_bot.settings.source_spec import spec_problem
 from rounds_bot.settings.names import unknown_names
+from rounds_bot.settings.source_spec import spec_problem
 
 
 class Settings(FixSettings, DiagnosisSettings):
