@@ -41,6 +41,7 @@ class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint):
     now_ns: Callable[[], int] = field(default=lambda: 0)
     #: the `query` fault: the v1 exceptions API's next statement fails in ClickHouse
     failing_query: bool = False
+    failing_code: int = 241
 
     # -- open endpoints ------------------------------------------------------------------------
 

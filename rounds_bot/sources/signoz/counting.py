@@ -72,8 +72,11 @@ class Counted:
     counted: dict[str, int] = field(default_factory=dict)
 
 
-def count_new_rows(collector: Collector, previous: dict[str, int], keep_from_ns: int) -> Counted:
-    """Each group's minutes, less what `previous` counted of them; counts kept from `keep_from_ns`."""
+def count_new_rows(
+    collector: Collector, previous: dict[str, int], keep_from_ns: int, cursor_ns: int | None = None
+) -> Counted:
+    """Each group's minutes, less what `previous` counted of them; counts kept from `keep_from_ns`.
+    Rows new in a minute that starts before `cursor_ns` (read before) arrived late."""
     out = Counted()
     keep_from_s = keep_from_ns // NS_PER_S
     for group in collector.groups.values():
@@ -85,7 +88,8 @@ def count_new_rows(collector: Collector, previous: dict[str, int], keep_from_ns:
                 out.counted[key] = max(before, bucket.count)
             if bucket.count <= before:
                 continue
-            out.late += bucket.count - before if before else 0
+            if cursor_ns is not None and bucket.start_s * NS_PER_S < cursor_ns:
+                out.late += bucket.count - before
             if collector.is_known(group.span.group_id):
                 out.known.append(_known(group, bucket, before))
                 continue

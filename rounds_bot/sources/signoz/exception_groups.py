@@ -430,6 +430,10 @@ def _read_group(
 def _read_sample(data: dict[str, object], where: str, collector: Collector) -> ExceptionSample | None:
     try:
         sample = ExceptionSample.model_validate(data)
+        # traceID is a FixedString(32): a span without a valid trace id comes back as 32 NUL bytes
+        sample = sample.model_copy(
+            update={"trace_id": sample.trace_id.strip("\x00"), "span_id": sample.span_id.strip("\x00")}
+        )
         check_unix_ns(sample.timestamp_ns, "timestamp_ns")
     except ValidationError as error:
         first = error.errors()[0]

@@ -197,7 +197,10 @@ class SignozSource:
             return StreamOutcome(stream.name, before, start, error=error, collector=collector)
         after = StreamState(cursor_ns=max(stop, before.cursor_ns), floor_ns=before.floor_ns)
         keep_from = read_start(after, self._overlap_ns) if stream.by_minute else after.cursor_ns
-        counted = count_new_rows(collector, before.counted, keep_from)
+        first_read = stream.name not in state.streams
+        counted = count_new_rows(
+            collector, before.counted, keep_from, None if first_read else before.cursor_ns
+        )
         after.counted = counted.counted
         return StreamOutcome(stream.name, after, start, counted=counted, collector=collector)
 

@@ -1,0 +1,251 @@
+"""SigNoz's three streams (exceptions, error spans, error logs) as rounds reads them: each from its own
+cursor with an overlap that counts late rows once, each failing alone, and occurrences counted where
+they happened, so the same telemetry read from SigNoz and from an OTLP file makes the same signatures."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from signoz_emulator import Behaviour, Fault, SignozEmulator
+from signoz_emulator.data import Dataset, load_otlp_lines
+from signoz_fixtures import SECOND, T0_NS, source_for
+from signoz_parity import both
+
+from rounds_bot.demo import demo_data_path
+from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.signoz.source import SignozSource
+from rounds_bot.sources.signoz.times import ns_to_datetime
+
+MINUTE = 60 * SECOND
+KEY = "test-key"
+SERVICE = {"service.name": "orders", "deployment.environment": "production"}
+
+
+def _attrs(values: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"key": k, "value": {"stringValue": v}} for k, v in values.items()]
+
+
+def _exception_span(index: int, at: int, message: str = "bad order") -> dict[str, Any]:
+    return {
+        "traceId": f"{index + 1:032x}",
+        "spanId": f"{index + 1:016x}",
+        "name": "POST /orders",
+        "startTimeUnixNano": str(at),
+        "endTimeUnixNano": str(at + 1000),
+        "status": {"code": 2},
+        "events": [
+            {
+                "name": "exception",
+                "timeUnixNano": str(at + 500),
+                "attributes": _attrs({"exception.type": "ValueError", "exception.message": message}),
+            }
+        ],
+    }
+
+
+def _error_span(index: int, at: int) -> dict[str, Any]:
+    return {
+        "traceId": f"{index + 10_000:032x}",
+        "spanId": f"{index + 10_000:016x}",
+        "name": "GET /stock",
+        "startTimeUnixNano": str(at),
+        "endTimeUnixNano": str(at + 1000),
+        "status": {"code": 2, "message": "upstream timed out"},
+    }
+
+
+def _error_log(at: int) -> dict[str, Any]:
+    return {"timeUnixNano": str(at), "severityText": "ERROR", "body": {"stringValue": "payment declined"}}
+
+
+def _lines(spans: list[dict[str, Any]], logs: list[dict[str, Any]]) -> list[str]:
+    resource = {"attributes": _attrs(SERVICE)}
+    return [
+        json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}),
+        json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": logs}]}]}),
+    ]
+
+
+def _one_of_each(at: int, index: int) -> Dataset:
+    dataset = Dataset()
+    load_otlp_lines(
+        _lines([_exception_span(index, at), _error_span(index, at)], [_error_log(at)]), dataset, where="rows"
+    )
+    return dataset
+
+
+def _window(start_ns: int, end_ns: int, before: PollResult | None = None) -> Window:
+    return Window(
+        start=ns_to_datetime(start_ns),
+        end=ns_to_datetime(end_ns),
+        resume_from=ns_to_datetime(start_ns) if before else None,
+        source_state=before.source_state if before else None,
+    )
+
+
+def _counts(result: PollResult) -> dict[str, int]:
+    """Occurrences by kind of stream: new groups' events and known groups' counts."""
+    counts: dict[str, int] = {}
+    for event in result.events:
+        counts[event.kind] = counts.get(event.kind, 0) + event.count
+    for group in result.known_group_counts:
+        kind = group.source_group_id.split(":")[0]
+        counts[kind] = counts.get(kind, 0) + group.count
+    return counts
+
+
+def _total(result: PollResult) -> int:
+    return sum(_counts(result).values())
+
+
+@pytest.fixture
+def busy_minutes() -> Dataset:
+    """One of each kind of error in each of the first ten minutes after T0."""
+    dataset = Dataset()
+    for minute in range(10):
+        at = T0_NS + minute * MINUTE + 5 * SECOND
+        lines = _lines([_exception_span(minute, at), _error_span(minute, at)], [_error_log(at)])
+        load_otlp_lines(lines, dataset, where="busy")
+    return dataset
+
+
+def test_a_groups_occurrences_keep_the_minutes_they_happened_in(busy_minutes):
+    with SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
+        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+    exceptions = [event for event in result.events if event.kind == "exception"]
+    assert sum(event.count for event in exceptions) == 10
+    moments = sorted(event.timestamp for event in exceptions)
+    # ten minutes apart, not one bar: triage sees 10 occurrences over 9 minutes, not 10 at once
+    assert moments[-1] - moments[0] == timedelta(minutes=9)
+    assert {event.source_group_id for event in exceptions} == {exceptions[0].source_group_id}
+    assert {event.environment for event in result.events} == {"production"}
+
+
+@pytest.mark.parametrize(("overlap_seconds", "late_counted"), [(900, 3), (0, 0)])
+def test_rows_that_arrive_behind_the_cursor_are_counted_once_within_the_overlap(
+    overlap_seconds, late_counted
+):
+    first_rows = _one_of_each(T0_NS + 5 * MINUTE, 1)
+    with (
+        SignozEmulator(first_rows, Behaviour(api_key=KEY)) as emulator,
+        source_for(emulator, overlap_seconds=overlap_seconds) as source,
+    ):
+        cursor = T0_NS + 20 * MINUTE
+        first = source.poll(_window(T0_NS, cursor), frozenset())
+        assert _counts(first) == {"exception": 1, "span_error": 1, "log": 1}
+        # an exception, an error span and an error log, 60 s behind the cursor, reach SigNoz late
+        _one_of_each(cursor - 60 * SECOND, 2).arrive(emulator.engine)
+        second = source.poll(_window(cursor, cursor + 20 * MINUTE, first), frozenset())
+        assert _total(second) == late_counted
+        if late_counted:
+            assert _counts(second) == {"exception": 1, "span_error": 1, "log": 1}
+            assert any("late" in note for note in second.notes)
+        third = source.poll(_window(cursor + 20 * MINUTE, cursor + 40 * MINUTE, second), frozenset())
+        assert _total(third) == 0  # counted once: the third round re-reads nothing it counted
+
+
+def test_a_re_read_minute_counts_only_its_new_rows_for_known_groups_too(busy_minutes):
+    with SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
+        first = source.poll(_window(T0_NS, T0_NS + 9 * MINUTE + 3 * SECOND), frozenset())
+        known = frozenset(event.source_group_id for event in first.events if event.source_group_id)
+        second = source.poll(_window(T0_NS + 9 * MINUTE + 3 * SECOND, T0_NS + 30 * MINUTE, first), known)
+    assert _total(first) == 27  # minutes 0-8 read; minute 9's rows happen at :05, after the end
+    assert second.events == []
+    assert sum(group.count for group in second.known_group_counts) == 3
+
+
+def test_one_failing_stream_is_reported_alone_and_read_again_next_round(busy_minutes):
+    # every error-log query meets a busy ClickHouse (memory limit): retried, then given up
+    busy = Fault(
+        kind="query",
+        path="/api/v5/query_range",
+        times=-1,
+        clickhouse_code=241,
+        body_contains="distributed_logs_v2",
+    )
+    behaviour = Behaviour(api_key=KEY, faults=[busy])
+    end = T0_NS + 20 * MINUTE
+    with SignozEmulator(busy_minutes, behaviour) as emulator, source_for(emulator, max_attempts=2) as source:
+        failed = source.poll(_window(T0_NS, end), frozenset())
+        assert _counts(failed) == {"exception": 10, "span_error": 10}
+        assert len(failed.failures) == 1
+        line = failed.failures[0]
+        assert line.startswith("error logs: not read this round:")
+        assert "too busy" in line and "code: 241" in line and "reads it again" in line
+        assert failed.read_until == ns_to_datetime(T0_NS)  # the round's cursor waits for the logs
+        behaviour.faults.clear()
+        known = frozenset(event.source_group_id for event in failed.events if event.source_group_id)
+        again = source.poll(_window(T0_NS, end + 10 * MINUTE, failed), known)
+    assert again.failures == []
+    assert _counts(again) == {"log": 10}  # the logs once; exceptions and spans not again
+
+
+def test_a_busy_clickhouse_is_retried_not_blamed_on_the_query(busy_minutes):
+    once = Fault(kind="query", path="/api/v5/query_range", times=1, clickhouse_code=202)
+    with (
+        SignozEmulator(busy_minutes, Behaviour(api_key=KEY, faults=[once])) as emulator,
+        source_for(emulator) as source,
+    ):
+        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+    assert result.failures == []
+    assert _total(result) == 30
+    assert next(r.status for r in emulator.requests if r.path == "/api/v5/query_range") == 500
+
+
+def test_a_long_gap_is_read_in_bounded_chunks_and_at_most_the_maximum_window(busy_minutes):
+    with (
+        SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator,
+        source_for(emulator, chunk_seconds=120, max_window_seconds=360) as source,
+    ):
+        first = source.poll(_window(T0_NS, T0_NS + 60 * MINUTE), frozenset())
+        sent = [json.loads(r.body) for r in emulator.requests if r.path == "/api/v5/query_range"]
+        assert first.read_until == ns_to_datetime(T0_NS + 6 * MINUTE)
+        assert _total(first) == 18  # minutes 0-5 of each stream
+        assert max(body["end"] - body["start"] for body in sent) <= 2 * 60_000
+        second = source.poll(_window(T0_NS + 6 * MINUTE, T0_NS + 60 * MINUTE, first), frozenset())
+    assert _total(second) == 12  # minutes 6-9, nothing of 0-5 again
+
+
+def test_error_spans_and_logs_link_to_their_page_in_signozs_ui(busy_minutes):
+    with (
+        SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator,
+        source_for(emulator, ui_url="https://signoz.example.com/") as source,
+    ):
+        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+    by_kind = {event.kind: event for event in result.events}
+    span = by_kind["span_error"]
+    assert span.source_url == f"https://signoz.example.com/trace/{span.trace_id}?spanId={span.span_id}"
+    exception = by_kind["exception"]
+    assert exception.source_url == (
+        f"https://signoz.example.com/trace/{exception.trace_id}?spanId={exception.span_id}"
+    )
+    log = by_kind["log"]
+    assert log.source_url is not None
+    assert log.source_url.startswith("https://signoz.example.com/logs/logs-explorer?activeLogId=%22")
+
+
+def test_the_demo_through_signoz_and_from_its_otlp_file_makes_the_same_signatures():
+    through_signoz, from_file = both(demo_data_path())
+    assert set(through_signoz) == set(from_file)
+    for signature_id, view in from_file.items():
+        seen = through_signoz[signature_id]
+        assert (seen.title, seen.count, seen.environments) == (view.title, view.count, view.environments)
+        assert (seen.first_seen, seen.last_seen) == (view.first_seen, view.last_seen)
+        # the same decision; the peak it quotes is exact to the minute (SigNoz counts per minute)
+        assert seen.diagnose == view.diagnose, (seen.reason, view.reason)
+
+
+def test_a_source_without_state_starts_each_stream_at_the_rounds_cursor(busy_minutes):
+    """A database from before per-stream cursors: the round's cursor is where every stream resumes."""
+    with SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
+        window = Window(
+            start=ns_to_datetime(T0_NS + 3 * MINUTE),
+            end=ns_to_datetime(T0_NS + 20 * MINUTE),
+            resume_from=ns_to_datetime(T0_NS + 5 * MINUTE),
+        )
+        result = source.poll(window, frozenset())
+    assert _total(result) == 15  # minutes 5-9
+    assert isinstance(source, SignozSource)
