@@ -249,3 +249,18 @@ def test_a_source_without_state_starts_each_stream_at_the_rounds_cursor(busy_min
         result = source.poll(window, frozenset())
     assert _total(result) == 15  # minutes 5-9
     assert isinstance(source, SignozSource)
+
+
+@pytest.mark.parametrize(("indexes_suffixed", "kind"), [(True, "exception"), (False, "span_error")])
+def test_a_span_with_a_suffixed_exception_event_is_counted_once_whatever_the_collector(
+    indexes_suffixed, kind
+):
+    """Collectors from v0.144.3 index `*.exception` events in the error index; older ones only
+    `exception`: the span is then an error span, never counted twice or nowhere."""
+    span = _exception_span(1, T0_NS + MINUTE)
+    span["events"][0]["name"] = "grpc.exception"
+    dataset = Dataset(collector_indexes_suffixed_exceptions=indexes_suffixed)
+    load_otlp_lines(_lines([span], []), dataset, where="suffixed")
+    with SignozEmulator(dataset, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
+        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+    assert _counts(result) == {kind: 1}

@@ -73,6 +73,9 @@ class Dataset:
     spans: list[dict[str, Any]] = field(default_factory=list)
     logs: list[dict[str, Any]] = field(default_factory=list)
     synthetic: list[SyntheticExceptions] = field(default_factory=list)
+    #: the collector that wrote the rows: from v0.144.3 it indexes events named `*.exception` as well as
+    #: `exception` (signoz-otel-collector pkg/schema/traces/event.go IsExceptionEvent, commit f1b43378)
+    collector_indexes_suffixed_exceptions: bool = True
 
     def load(self, engine: Engine) -> None:
         """Empty the engine's tables and write this dataset into them."""
@@ -254,7 +257,8 @@ def _load_event(
     encoded: dict[str, Any] = {"name": event.name, "timeUnixNano": event_time}
     if attributes:
         encoded["attributeMap"] = attributes
-    if event.name == "exception" or event.name.endswith(".exception"):
+    suffixed = dataset.collector_indexes_suffixed_exceptions and event.name.endswith(".exception")
+    if event.name == "exception" or suffixed:
         encoded["isError"] = True
         service = resource.get("service.name", NIL_SERVICE)
         exception_type = attributes.get("exception.type", "")
