@@ -164,7 +164,8 @@ def test_the_doctor_reports_each_stream_as_a_round_reads_it(dataset):
     assert lines[:4] == [
         f"ok: source: SigNoz v0.138.0 at {emulator.url}",
         "ok: last hour: exceptions: 5 occurrences in 3 exception groups",
-        "ok: last hour: error spans: 2 occurrences in 1 group of error spans whose exception SigNoz did not index",
+        "ok: last hour: error spans: 2 occurrences in 1 group of error spans whose exception SigNoz did "
+        "not index",
         "ok: last hour: error logs: 4 occurrences in 3 groups of logs of severity ERROR or worse",
     ]
 

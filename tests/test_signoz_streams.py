@@ -264,3 +264,21 @@ def test_a_span_with_a_suffixed_exception_event_is_counted_once_whatever_the_col
     with SignozEmulator(dataset, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
         result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
     assert _counts(result) == {kind: 1}
+
+
+TEMPLATE_TEXT = "total {{ .amount }} for {{currency}} at $start_timestamp, [[end_timestamp]] and {{"
+
+
+@pytest.mark.parametrize("version", ["v0.87.0", "v0.88.0", "v0.138.0"])
+def test_text_in_sql_reaches_clickhouse_as_it_was_whatever_signoz_renders(version):
+    """From v0.88 SigNoz renders clickhouse_sql as a Go template after replacing its variables: a
+    message holding `{{` or `$start_timestamp` must neither break the query nor be replaced."""
+    from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request, sql_string
+
+    sql = f"SELECT {sql_string(TEMPLATE_TEXT)} AS text"
+    behaviour = Behaviour(api_key=KEY, version=version)
+    with SignozEmulator(Dataset(), behaviour) as emulator, source_for(emulator) as source:
+        request = query_range_request(T0_NS, T0_NS + MINUTE, "raw", clickhouse_sql(sql))
+        data = source.client.query_range(request)
+    (row,) = [row for result in data.raw_results() for row in result.rows or []]
+    assert row.data["text"] == TEMPLATE_TEXT

@@ -55,9 +55,17 @@ def error_severity_filter() -> str:
     return f"severity_number >= {ERROR_SEVERITY_NUMBER} OR {texts}"
 
 
+# SigNoz rewrites a clickhouse_sql query before ClickHouse sees it: it replaces `{{name}}`, `[[name]]` and
+# `$name` for each of its variables, then (from v0.88) renders the whole text as a Go text/template
+# (pkg/querier/clickhouse_query.go). Text inside a literal must survive both, so the characters that
+# start those spellings are written as ClickHouse `\xHH` escapes, which ClickHouse reads back as they were.
+_TEMPLATE_SAFE = str.maketrans({"{": "\\x7B", "}": "\\x7D", "[": "\\x5B", "]": "\\x5D", "$": "\\x24"})
+
+
 def sql_string(text: str) -> str:
-    """A ClickHouse string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n") + "'"
+    """A ClickHouse string literal that SigNoz's variable and template rendering leaves as it is."""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+    return "'" + escaped.translate(_TEMPLATE_SAFE) + "'"
 
 
 def normalised(expression: str) -> str:
