@@ -282,3 +282,43 @@ def test_text_in_sql_reaches_clickhouse_as_it_was_whatever_signoz_renders(versio
         data = source.client.query_range(request)
     (row,) = [row for result in data.raw_results() for row in result.rows or []]
     assert row.data["text"] == TEMPLATE_TEXT
+
+
+def _json_log(at: int, order: int) -> dict[str, Any]:
+    body = {
+        "kvlistValue": {
+            "values": [
+                {"key": "message", "value": {"stringValue": f"payment {order} declined by the bank"}},
+                {"key": "order", "value": {"intValue": str(order)}},
+            ]
+        }
+    }
+    return {"timeUnixNano": str(at), "severityText": "ERROR", "body": body}
+
+
+def test_logs_kept_as_json_bodies_are_grouped_by_their_message():
+    """`body_json_enabled`: `body` is empty and the message is in `body_v2`; the logs must not all
+    collapse into one group of empty bodies."""
+    dataset = Dataset(body_json_enabled=True)
+    logs = [_json_log(T0_NS + index * SECOND, 1000 + index) for index in range(3)]
+    logs.append(_error_log(T0_NS + 5 * SECOND))  # a plain body beside them
+    load_otlp_lines(_lines([], logs), dataset, where="json bodies")
+    assert sum(row["body"] == "" for row in dataset.logs) == 3
+    with SignozEmulator(dataset, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
+        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+    counts: dict[str, int] = {}
+    for event in result.events:
+        counts[event.message] = counts.get(event.message, 0) + event.count
+    assert counts == {"payment 1000 declined by the bank": 3, "payment declined": 1}
+
+
+def test_a_logs_table_from_before_json_bodies_is_read_without_them(busy_minutes):
+    behaviour = Behaviour(api_key=KEY, logs_without_body_v2=True)
+    with SignozEmulator(busy_minutes, behaviour) as emulator, source_for(emulator) as source:
+        first = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        refused = [r for r in emulator.requests if r.status >= 400]
+        emulator.requests.clear()
+        source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        again = [r for r in emulator.requests if r.status >= 400]
+    assert first.failures == [] and _counts(first)["log"] == 10
+    assert len(refused) == 1 and again == []  # learned once for the source

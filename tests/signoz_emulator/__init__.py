@@ -95,6 +95,8 @@ class Behaviour:
     role_allowed: bool = True
     clickhouse_sql_allowed: bool = True
     report_reads: bool = False
+    #: a logs table from before the collector's schema migration 2001, which added `body_v2`
+    logs_without_body_v2: bool = False
     faults: list[Fault] = field(default_factory=list)
 
     def take_fault(self, path: str, body: bytes = b"") -> Fault | None:
@@ -189,6 +191,7 @@ class SignozEmulator:
             version=self.behaviour.version,
             clickhouse_sql_allowed=self.behaviour.clickhouse_sql_allowed,
             now_ns=lambda: int(self._now() * NS_PER_S),
+            logs_without_body_v2=self.behaviour.logs_without_body_v2,
         )
 
     def now(self) -> float:

@@ -42,6 +42,8 @@ class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint):
     #: the `query` fault: the v1 exceptions API's next statement fails in ClickHouse
     failing_query: bool = False
     failing_code: int = 241
+    #: ClickHouse refuses `body_v2` as an unknown identifier (a logs table before migration 2001)
+    logs_without_body_v2: bool = False
 
     # -- open endpoints ------------------------------------------------------------------------
 

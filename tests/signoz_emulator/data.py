@@ -76,6 +76,9 @@ class Dataset:
     #: the collector that wrote the rows: from v0.144.3 it indexes events named `*.exception` as well as
     #: `exception` (signoz-otel-collector pkg/schema/traces/event.go IsExceptionEvent, commit f1b43378)
     collector_indexes_suffixed_exceptions: bool = True
+    #: the collector's `body_json_enabled`: a map body goes to `body_v2` and `body` stays empty
+    #: (signoz-otel-collector exporter/clickhouselogsexporter/exporter.go processBody)
+    body_json_enabled: bool = False
 
     def load(self, engine: Engine) -> None:
         """Empty the engine's tables and write this dataset into them."""
@@ -298,8 +301,10 @@ def _load_log(
     strings, numbers, bools = split_typed(attributes_of(record.attributes))
     body = decode_any_value(record.body) if record.body is not None else ""
     body_text = body if isinstance(body, str) else as_string(body if body is not None else "")
+    json_body = dataset.body_json_enabled and isinstance(body, dict)
     dataset.logs.append(
         {
+            **({"body_v2": body} if json_body else {}),
             "ts_bucket_start": _bucket(timestamp),
             "resource_fingerprint": md5_hex(json.dumps(resource, sort_keys=True)),
             "timestamp": timestamp,
@@ -312,7 +317,7 @@ def _load_log(
             "severity_number": record.severity_number,
             "scope_name": scope.name,
             "scope_version": scope.version,
-            "body": body_text,
+            "body": "" if json_body else body_text,
             "attributes_string": strings,
             "attributes_number": numbers,
             "attributes_bool": bools,

@@ -126,6 +126,10 @@ class QueryRangeEndpoint(RequestChecks):
                 code = getattr(self, "failing_code", 241)
                 name = BUSY_CODES.get(code, "UNKNOWN")
                 raise ClickHouseError(code, name, f"emulated: {name}")
+            if getattr(self, "logs_without_body_v2", False) and "body_v2" in sql:
+                raise ClickHouseError(
+                    47, "UNKNOWN_IDENTIFIER", "Unknown expression identifier `body_v2` in scope SELECT"
+                )
             return self.engine.query(sql)
         except ClickHouseError as error:
             raise ApiError(self.clickhouse_failure(error)) from error

@@ -12,7 +12,9 @@ from typing import Any
 from pydantic import Field, StrictInt, StrictStr
 
 from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import (
+    Collector,
     GroupSpan,
     Tally,
     attributes_of,
@@ -24,7 +26,10 @@ from rounds_bot.sources.signoz.collector import (
     parse_buckets,
     text_of,
 )
-from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
+from rounds_bot.sources.signoz.exception_groups import SqlPermission
+from rounds_bot.sources.signoz.failures import SignozHTTPError
+from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey, RowLimits
+from rounds_bot.sources.signoz.links import UiLinks
 from rounds_bot.sources.signoz.queries import (
     ERROR_SEVERITY_TEXTS,
     error_log_groups_sql,
@@ -48,6 +53,7 @@ class LogGroupRow(Lenient):
     last_seen_ns: StrictInt
     buckets: str = ""
     max_severity_number: StrictInt = 0
+    sample_message: str = ""
     sample_id: str = ""
     sample_body: str = ""
     sample_severity_text: str = ""
@@ -76,6 +82,14 @@ class RawLog(Lenient):
 
 
 @dataclass
+class LogsSchema:
+    """What the logs table holds, learned once per source: `body_v2` (JSON bodies) until a query
+    naming it is refused."""
+
+    json_bodies: bool = True
+
+
+@dataclass
 class _SeverityTally(Tally):
     """A group's tally that also keeps the highest severity number of its records."""
 
@@ -93,8 +107,28 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
     group_model = LogGroupRow
     raw_model = RawLog
 
+    def __init__(
+        self,
+        client: SignozClient,
+        limits: RowLimits,
+        links: UiLinks | None = None,
+        schema: LogsSchema | None = None,
+    ):
+        super().__init__(client, limits, links)
+        self._schema = schema or LogsSchema()
+
+    def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
+        try:
+            super().read(start_ns, end_ns, collector, sql)
+        except SignozHTTPError as error:
+            if not (self._schema.json_bodies and "body_v2" in str(error)):
+                raise
+            # a logs table from before the collector's JSON bodies (schema migration 2001)
+            self._schema.json_bodies = False
+            super().read(start_ns, end_ns, collector, sql)
+
     def _groups_sql(self, start_ns: int, end_ns: int, limit: int, offset: int) -> str:
-        return error_log_groups_sql(start_ns, end_ns, limit, offset)
+        return error_log_groups_sql(start_ns, end_ns, limit, offset, json_bodies=self._schema.json_bodies)
 
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
         return error_logs_raw(limit, offset)
@@ -132,6 +166,7 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
             max_severity_number=tally.max_severity_number,
             sample_id=record.id,
             sample_body=record.body,
+            sample_message=log_message(record),
             sample_severity_text=record.severity_text,
             sample_trace_id=record.trace_id,
             sample_span_id=record.span_id,
@@ -165,7 +200,7 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
             row.sample_resources_string, strings, row.sample_attributes_number, row.sample_attributes_bool
         )
         exception_message = strings.get("exception.message") or None
-        body = row.sample_body or strings.get("message", "")
+        body = row.sample_body or row.sample_message
         if exception_message is not None and body and body != exception_message:
             attributes["log.body"] = body  # the exception is the error; the line around it is context
         attributes["signoz.log_id"] = row.sample_id

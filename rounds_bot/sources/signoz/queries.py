@@ -223,20 +223,26 @@ LOG_SAMPLES = (
 )
 
 
-def error_log_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
+def error_log_groups_sql(
+    start_ns: int, end_ns: int, limit: int, offset: int, *, json_bodies: bool = True
+) -> str:
     """ERROR-or-worse log records grouped by service, exception type, error code and normalised
-    message, with their minutes (literal nanoseconds, as for error spans)."""
+    message, with their minutes (literal nanoseconds, as for error spans). `json_bodies`: the logs
+    table has `body_v2` (collector schema migration 2001), where installs that keep bodies as JSON
+    put them."""
+    message = log_message_sql(json_bodies=json_bodies)
     samples = ",\n    ".join(f"argMin({name}, timestamp) AS s_{name}" for name in LOG_SAMPLES)
     inner = f"""SELECT resources_string['service.name'] AS service_name,
     attributes_string['exception.type'] AS exception_type,
     attributes_string['error.code'] AS error_code,
-    {normalised(log_message_sql())} AS message_pattern,
+    {normalised(message)} AS message_pattern,
     intDiv(timestamp, {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
     {environment_sql("resources_string")} AS environment,
     count() AS n,
     min(timestamp) AS first_ns,
     max(timestamp) AS last_ns,
     max(severity_number) AS top_severity,
+    argMin({message}, timestamp) AS s_message,
     {samples}
   FROM signoz_logs.distributed_logs_v2
   WHERE timestamp >= {start_ns} AND timestamp < {end_ns}
@@ -246,16 +252,23 @@ def error_log_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) ->
     keys = "service_name, exception_type, error_code, message_pattern"
     order = "occurrences DESC, service_name ASC, exception_type ASC, error_code ASC, message_pattern ASC"
     extra = ",\n  max(top_severity) AS max_severity_number"
-    return _bucketed(inner, keys, extra + _sample_columns(LOG_SAMPLES), order, limit, offset)
+    return _bucketed(inner, keys, extra + _sample_columns(("message", *LOG_SAMPLES)), order, limit, offset)
 
 
-def log_message_sql() -> str:
-    """What a log record says, as the OTLP reader takes it: its exception message, else its body, else
-    (installs that keep bodies as JSON, `body_json_enabled`, leave `body` empty) the `message`
-    attribute the JSON body was parsed into."""
+def log_message_sql(*, json_bodies: bool = False) -> str:
+    """What a log record says, as the OTLP reader takes it: its exception message, else its body. An
+    install that keeps bodies as JSON (the collector's `body_json_enabled`) leaves `body` empty and
+    writes the body to `body_v2`, whose `message` path is a String (signoz-otel-collector
+    exporter/clickhouselogsexporter/exporter.go processBody; schema migration 2001); else the
+    `message` attribute a pipeline may have parsed it into."""
+    fallback = (
+        "if(body_v2.message != '', body_v2.message, attributes_string['message'])"
+        if json_bodies
+        else ("attributes_string['message']")
+    )
     return (
         "if(attributes_string['exception.message'] != '', attributes_string['exception.message'], "
-        "if(body != '', body, attributes_string['message']))"
+        f"if(body != '', body, {fallback}))"
     )
 
 

@@ -21,7 +21,7 @@ from rounds_bot.sources.signoz.counting import (
     count_new_rows,
     read_start,
 )
-from rounds_bot.sources.signoz.error_logs import ErrorLogsReader
+from rounds_bot.sources.signoz.error_logs import ErrorLogsReader, LogsSchema
 from rounds_bot.sources.signoz.error_spans import ErrorSpansReader
 from rounds_bot.sources.signoz.exception_groups import (
     ExceptionGroupsReader,
@@ -93,6 +93,7 @@ class SignozSource:
         self._overlap_ns = int(overlap_seconds * NS_PER_S)
         self._max_window_ns = max(int(max_window_seconds * NS_PER_S), NS_PER_MS)
         self._chunk_ns = max(int(chunk_seconds * NS_PER_S), NS_PER_MS)
+        self._logs_schema = LogsSchema()
         self._links = UiLinks(normalise_base_url(ui_url) if ui_url else self._client.base_url)
 
     @property
@@ -165,7 +166,7 @@ class SignozSource:
         streams = [Stream("exceptions", exceptions.read, by_minute=capabilities.query_range_v5)]
         if capabilities.query_range_v5:
             spans = ErrorSpansReader(self._client, self._limits, self._links)
-            logs = ErrorLogsReader(self._client, self._limits, self._links)
+            logs = ErrorLogsReader(self._client, self._limits, self._links, self._logs_schema)
             streams.append(Stream("error spans", spans.read, by_minute=True))
             streams.append(Stream("error logs", logs.read, by_minute=True))
         return streams
