@@ -322,3 +322,11 @@ def test_a_logs_table_from_before_json_bodies_is_read_without_them(busy_minutes)
         again = [r for r in emulator.requests if r.status >= 400]
     assert first.failures == [] and _counts(first)["log"] == 10
     assert len(refused) == 1 and again == []  # learned once for the source
+
+
+@pytest.mark.parametrize(("version", "noted"), [("v0.16.0", True), ("v0.17.0", False)])
+def test_a_signoz_without_api_keys_is_named_in_the_report(version, noted):
+    from rounds_bot.sources.signoz.versions import capabilities_of
+
+    notes = capabilities_of(version).notes
+    assert any("has no API keys" in note for note in notes) == noted
