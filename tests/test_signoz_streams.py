@@ -330,3 +330,14 @@ def test_a_signoz_without_api_keys_is_named_in_the_report(version, noted):
 
     notes = capabilities_of(version).notes
     assert any("has no API keys" in note for note in notes) == noted
+
+
+def test_too_many_new_group_minutes_are_placed_per_longer_runs_with_exact_counts(busy_minutes, monkeypatch):
+    monkeypatch.setattr("rounds_bot.sources.signoz.counting.MAX_POINTS", 4)
+    with SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
+        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+    assert _counts(result) == {"exception": 10, "span_error": 10, "log": 10}  # nothing lost
+    exceptions = sorted(event.timestamp for event in result.events if event.kind == "exception")
+    assert exceptions[-1] - exceptions[0] == timedelta(minutes=9)  # first and last seen kept
+    assert len(exceptions) == 6  # three 4-minute runs, each at its first and last occurrence
+    assert any("placed per 4 minutes" in note for note in result.notes)

@@ -72,6 +72,12 @@ class Counted:
     counted: dict[str, int] = field(default_factory=dict)
 
 
+# The most new (group, minute) points a stream turns into events in one poll. Each point becomes an event
+# or a count the round keeps in memory; beyond this, a group's minutes are merged into longer runs (2, 4,
+# 8 ... minutes) so a first round over thousands of busy groups stays small, and the report says so.
+MAX_POINTS = 5_000
+
+
 def count_new_rows(
     collector: Collector, previous: dict[str, int], keep_from_ns: int, cursor_ns: int | None = None
 ) -> Counted:
@@ -79,8 +85,8 @@ def count_new_rows(
     Rows new in a minute that starts before `cursor_ns` (read before) arrived late."""
     out = Counted()
     keep_from_s = keep_from_ns // NS_PER_S
+    fresh: list[tuple[FoundGroup, Bucket, int]] = []
     for group in collector.groups.values():
-        event: ErrorEvent | None = None
         for bucket in sorted(group.span.buckets.values(), key=lambda b: b.key):
             key = _key(group.span.group_id, bucket)
             before = previous.get(key, 0)
@@ -90,12 +96,53 @@ def count_new_rows(
                 continue
             if cursor_ns is not None and bucket.start_s * NS_PER_S < cursor_ns:
                 out.late += bucket.count - before
-            if collector.is_known(group.span.group_id):
-                out.known.append(_known(group, bucket, before))
-                continue
-            event = event or group.event()
-            out.events.extend(_events(event, group, bucket, before))
+            fresh.append((group, bucket, before))
+    minutes = _run_length(fresh)
+    if minutes > 1:
+        collector.note(
+            f"{len(fresh)} group-minutes were new this round, more than {MAX_POINTS}: their occurrences are "
+            f"placed per {minutes} minutes, not per minute (triage's 'within 5 minutes' is approximate)"
+        )
+    events: dict[str, ErrorEvent] = {}
+    for group, bucket, before in _runs(fresh, minutes):
+        group_id = group.span.group_id
+        if collector.is_known(group_id):
+            out.known.append(_known(group, bucket, before))
+            continue
+        if group_id not in events:
+            events[group_id] = group.event()
+        out.events.extend(_events(events[group_id], group, bucket, before))
     return out
+
+
+def _run_length(fresh: list[tuple[FoundGroup, Bucket, int]]) -> int:
+    """Minutes per point so that at most MAX_POINTS points remain (1: every minute its own)."""
+    minutes = 1
+    while len(
+        {(g.span.group_id, b.environment, b.start_s // (BUCKET_SECONDS * minutes)) for g, b, _ in fresh}
+    ) > (MAX_POINTS):
+        minutes *= 2
+    return minutes
+
+
+def _runs(fresh: list[tuple[FoundGroup, Bucket, int]], minutes: int) -> list[tuple[FoundGroup, Bucket, int]]:
+    """The fresh minutes merged into runs of `minutes` (as they are when `minutes` is 1)."""
+    if minutes == 1:
+        return fresh
+    runs: dict[tuple[str, str, int], tuple[FoundGroup, Bucket, int]] = {}
+    for group, bucket, before in fresh:
+        key = (group.span.group_id, bucket.environment, bucket.start_s // (BUCKET_SECONDS * minutes))
+        if key in runs:
+            _, run, counted = runs[key]
+            runs[key] = (group, run.merged(bucket), counted + before)
+        else:
+            start = key[2] * BUCKET_SECONDS * minutes
+            runs[key] = (
+                group,
+                Bucket(start, bucket.count, bucket.first_ns, bucket.last_ns, bucket.environment),
+                before,
+            )
+    return list(runs.values())
 
 
 def _known(group: FoundGroup, bucket: Bucket, before: int) -> GroupCount:
