@@ -341,3 +341,16 @@ def test_too_many_new_group_minutes_are_placed_per_longer_runs_with_exact_counts
     assert exceptions[-1] - exceptions[0] == timedelta(minutes=9)  # first and last seen kept
     assert len(exceptions) == 6  # three 4-minute runs, each at its first and last occurrence
     assert any("placed per 4 minutes" in note for note in result.notes)
+
+
+def test_without_clickhouse_sql_the_next_round_counts_nothing_twice(busy_minutes):
+    """listErrors and raw rows: exception groups are read from the cursor (whole groups cannot be
+    re-read by minute), raw spans and logs are counted by minute like the grouped ones."""
+    behaviour = Behaviour(api_key=KEY, clickhouse_sql_allowed=False)
+    with SignozEmulator(busy_minutes, behaviour) as emulator, source_for(emulator) as source:
+        first = source.poll(_window(T0_NS, T0_NS + 9 * MINUTE + 3 * SECOND), frozenset())
+        second = source.poll(
+            _window(T0_NS + 9 * MINUTE + 3 * SECOND, T0_NS + 30 * MINUTE, first), frozenset()
+        )
+    assert _counts(first) == {"exception": 9, "span_error": 9, "log": 9}
+    assert _counts(second) == {"exception": 1, "span_error": 1, "log": 1}

@@ -126,6 +126,8 @@ class ExceptionGroupsReader:
     ):
         self._links = links or UiLinks(client.base_url)
         self._client = client
+        # where the stream's cursor is: listErrors reads from here, never the re-read overlap
+        self.list_from_ns = 0
         self._settings = settings
         self._use_v5 = use_v5
         self._method = method
@@ -163,6 +165,10 @@ class ExceptionGroupsReader:
         self._found(list(zip(rows, spans, strict=True)), start_ns, end_ns - 1, collector, SqlPermission())
 
     def _read_by_list(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
+        # listErrors counts whole groups, not minutes: nothing before the stream's cursor is read again
+        start_ns = max(start_ns, self.list_from_ns)
+        if start_ns >= end_ns:
+            return
         # the exceptions API includes `end`: ask for [start, end - 1 ns] so the window stays half-open
         groups: list[tuple[ErrorGroupRow, GroupSpan]] = []
         for row in self._list_all(start_ns, end_ns - 1):

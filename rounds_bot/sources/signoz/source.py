@@ -146,7 +146,7 @@ class SignozSource:
         sql = SqlPermission()
         outcomes = [
             self._read_stream(stream, state, window, end_ns, known_group_ids, sql)
-            for stream in self._streams(capabilities)
+            for stream in self._streams(capabilities, state, window)
         ]
         failed = [outcome for outcome in outcomes if outcome.error is not None]
         if failed and len(failed) == len(outcomes):
@@ -155,7 +155,7 @@ class SignozSource:
             raise error
         return self._result(outcomes, notes, window)
 
-    def _streams(self, capabilities: Capabilities) -> list[Stream]:
+    def _streams(self, capabilities: Capabilities, state: SignozState, window: Window) -> list[Stream]:
         exceptions = ExceptionGroupsReader(
             self._client,
             self._exceptions,
@@ -163,6 +163,7 @@ class SignozSource:
             method=capabilities.exceptions_method,
             links=self._links,
         )
+        exceptions.list_from_ns = _state_of("exceptions", state, window).cursor_ns
         streams = [Stream("exceptions", exceptions.read, by_minute=capabilities.query_range_v5)]
         if capabilities.query_range_v5:
             spans = ErrorSpansReader(self._client, self._limits, self._links)
@@ -182,12 +183,7 @@ class SignozSource:
     ) -> StreamOutcome:
         """One stream from its cursor (less the overlap) to `end_ns`, at most `max_window` of it, in
         chunks; on failure nothing of it counts and its state stays."""
-        before = state.streams.get(stream.name)
-        if before is None:
-            # first read of this stream: from the round's cursor (a database from before per-stream
-            # cursors) or the first window's start; nothing before it is ever read
-            first = ms_floor(datetime_to_ns(window.resume_from or window.start)) * NS_PER_MS
-            before = StreamState(cursor_ns=first, floor_ns=first)
+        before = _state_of(stream.name, state, window)
         start = read_start(before, self._overlap_ns) if stream.by_minute else before.cursor_ns
         stop = min(end_ns, max(before.cursor_ns, start) + self._max_window_ns)
         collector = Collector(known_group_ids)
@@ -266,6 +262,16 @@ class SignozSource:
                 f"{ns_to_datetime(limit).isoformat()} and the next round reads from there"
             )
         return limit
+
+
+def _state_of(name: str, state: SignozState, window: Window) -> StreamState:
+    """The stream's state; on its first read, from the round's cursor (a database from before
+    per-stream cursors) or the first window's start: nothing before that is ever read."""
+    known = state.streams.get(name)
+    if known is not None:
+        return known
+    first = ms_floor(datetime_to_ns(window.resume_from or window.start)) * NS_PER_MS
+    return StreamState(cursor_ns=first, floor_ns=first)
 
 
 @dataclass(frozen=True)
