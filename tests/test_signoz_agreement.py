@@ -97,6 +97,6 @@ def test_one_severity_rule_catches_error_in_any_ascii_case_on_both_paths(dataset
     behaviour = Behaviour(api_key="test-key", clickhouse_sql_allowed=sql)
     with SignozEmulator(dataset, behaviour) as emulator, source_for(emulator) as source:
         result = source.poll(fixture_window(), frozenset())
-    bodies = {str(event.attributes.get("log.body")) for event in result.events if event.kind == "log"}
+    bodies = {event.message for event in result.events if event.kind == "log"}
     assert {"mixed case severity text", "upper case severity text"} <= bodies
     assert "a warning, not an error" not in bodies

@@ -33,6 +33,25 @@ def poll_error(emulator: SignozEmulator, **options: Any) -> SignozError:
     return caught.value
 
 
+def poll_failure(emulator: SignozEmulator, **options: Any) -> str:
+    """What went wrong: the poll's error when nothing could be read, else its one line per failed stream
+    (the other streams were read)."""
+    with source_for(emulator, **options) as source:
+        try:
+            result = source.poll(fixture_window(), frozenset())
+        except SignozError as error:
+            return str(error)
+    assert result.failures, "a stream should have failed"
+    return "\n".join(result.failures)
+
+
+@pytest.fixture
+def listing(dataset: Dataset) -> Iterator[SignozEmulator]:
+    """A SigNoz whose key may not run clickhouse_sql: exceptions come from countErrors and listErrors."""
+    with SignozEmulator(dataset, Behaviour(api_key="test-key", clickhouse_sql_allowed=False)) as running:
+        yield running
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -97,31 +116,32 @@ def test_a_url_that_is_not_http_is_refused_before_any_request():
 # -- retries --------------------------------------------------------------------------------
 
 
-def test_server_errors_are_retried_with_backoff_then_succeed(emulator):
-    emulator.behaviour.faults.append(Fault("status", status=500, path="/api/v1/countErrors", times=2))
+def test_server_errors_are_retried_with_backoff_then_succeed(listing):
+    listing.behaviour.faults.append(Fault("status", status=500, path="/api/v1/countErrors", times=2))
     sleep = RecordedSleep()
-    with source_for(emulator, sleep=sleep) as source:
+    with source_for(listing, sleep=sleep) as source:
         result = source.poll(fixture_window(), frozenset())
-    assert emulator.paths().count("/api/v1/countErrors") == 3
+    assert listing.paths().count("/api/v1/countErrors") == 3
     assert len(sleep.waits) == 2 and all(0 < wait <= 10 for wait in sleep.waits)
-    assert result.requests == 8  # version, 3 x countErrors, listErrors, 3 x query_range
+    assert result.failures == [] and result.requests == len(listing.requests)
 
 
-def test_a_rate_limit_waits_as_long_as_retry_after_says(emulator):
-    emulator.behaviour.faults.append(Fault("status", status=429, retry_after="7", path="/api/v1/listErrors"))
+def test_a_rate_limit_waits_as_long_as_retry_after_says(listing):
+    listing.behaviour.faults.append(Fault("status", status=429, retry_after="7", path="/api/v1/listErrors"))
     sleep = RecordedSleep()
-    with source_for(emulator, sleep=sleep) as source:
+    with source_for(listing, sleep=sleep) as source:
         source.poll(fixture_window(), frozenset())
     assert sleep.waits == [7.0]
 
 
-def test_a_retry_after_beyond_the_deadline_fails_at_once(emulator):
-    emulator.behaviour.faults.append(
+def test_a_retry_after_beyond_the_deadline_fails_at_once(listing):
+    listing.behaviour.faults.append(
         Fault("status", status=429, retry_after="600", path="/api/v1/countErrors")
     )
     sleep = RecordedSleep()
-    error = poll_error(emulator, sleep=sleep, deadline_seconds=30)
-    assert "rate-limited" in str(error) and "gave up after 1 attempt(s)" in str(error)
+    failure = poll_failure(listing, sleep=sleep, deadline_seconds=30)
+    assert failure.startswith("exceptions: not read this round")
+    assert "rate-limited" in failure and "gave up after 1 attempt(s)" in failure
     assert sleep.waits == []
 
 
@@ -131,28 +151,28 @@ def test_persistent_server_errors_give_up_and_say_how_often_they_tried(emulator)
     assert "HTTP 503" in str(error) and "gave up after 3 attempt(s)" in str(error)
 
 
-def test_a_hanging_server_times_out_and_is_reported(emulator):
-    emulator.behaviour.faults.append(Fault("hang", path="/api/v1/countErrors", times=-1, seconds=2))
-    error = poll_error(emulator, timeout_seconds=0.2, max_attempts=2)
-    assert "did not answer POST /api/v1/countErrors within 0.2 s" in str(error)
+def test_a_hanging_server_times_out_and_is_reported(listing):
+    listing.behaviour.faults.append(Fault("hang", path="/api/v1/countErrors", times=-1, seconds=2))
+    failure = poll_failure(listing, timeout_seconds=0.2, max_attempts=2)
+    assert "did not answer POST /api/v1/countErrors within 0.2 s" in failure
 
 
-def test_the_round_deadline_stops_requests_that_would_start_after_it(emulator):
-    emulator.behaviour.faults.append(Fault("hang", path="/api/v1/countErrors", times=-1, seconds=2))
-    error = poll_error(emulator, timeout_seconds=5, deadline_seconds=0.3, max_attempts=5)
-    assert "within 0.3 s" in str(error) or "deadline" in str(error)
+def test_the_round_deadline_stops_requests_that_would_start_after_it(listing):
+    listing.behaviour.faults.append(Fault("hang", path="/api/v1/countErrors", times=-1, seconds=2))
+    failure = poll_failure(listing, timeout_seconds=5, deadline_seconds=0.3, max_attempts=5)
+    assert "within 0.3 s" in failure or "deadline" in failure
 
 
-def test_a_body_cut_short_is_retried_and_reported(emulator):
-    emulator.behaviour.faults.append(Fault("truncated", path="/api/v1/listErrors", times=-1))
-    error = poll_error(emulator, max_attempts=2)
-    assert "body was cut short" in str(error)
+def test_a_body_cut_short_is_retried_and_reported(listing):
+    listing.behaviour.faults.append(Fault("truncated", path="/api/v1/listErrors", times=-1))
+    failure = poll_failure(listing, max_attempts=2)
+    assert "body was cut short" in failure
 
 
-def test_a_body_that_is_not_json_is_reported_with_its_start(emulator):
-    emulator.behaviour.faults.append(Fault("malformed", path="/api/v1/listErrors", times=-1))
-    error = poll_error(emulator, max_attempts=2)
-    assert "not valid JSON" in str(error) and "/api/v1/listErrors" in str(error)
+def test_a_body_that_is_not_json_is_reported_with_its_start(listing):
+    listing.behaviour.faults.append(Fault("malformed", path="/api/v1/listErrors", times=-1))
+    failure = poll_failure(listing, max_attempts=2)
+    assert "not valid JSON" in failure and "/api/v1/listErrors" in failure
 
 
 def test_retry_after_accepts_seconds_and_http_dates():
@@ -164,43 +184,43 @@ def test_retry_after_accepts_seconds_and_http_dates():
 # -- bad payloads -------------------------------------------------------------------------------
 
 
-def mutate(emulator: SignozEmulator, path: str, change, times: int = 1) -> None:
-    emulator.behaviour.faults.append(Fault("mutate", path=path, mutate=change, times=times))
+def mutate(emulator: SignozEmulator, path: str, change, times: int = 1, body_contains: str = "") -> None:
+    emulator.behaviour.faults.append(
+        Fault("mutate", path=path, mutate=change, times=times, body_contains=body_contains)
+    )
 
 
-def test_a_list_errors_row_missing_a_field_is_a_shape_error(emulator):
+def test_a_list_errors_row_missing_a_field_is_a_shape_error(listing):
     def drop_group_id(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         del rows[0]["groupID"]
         return rows
 
-    mutate(emulator, "/api/v1/listErrors", drop_group_id)
-    error = poll_error(emulator)
-    assert "unexpected shape: groupID: Field required" in str(error)
+    mutate(listing, "/api/v1/listErrors", drop_group_id)
+    assert "unexpected shape: groupID: Field required" in poll_failure(listing)
 
 
-def test_a_count_of_the_wrong_type_is_reported(emulator):
-    mutate(emulator, "/api/v1/countErrors", lambda count: str(count))
-    error = poll_error(emulator)
-    assert "countErrors with '3' instead of a group count" in str(error)
+def test_a_count_of_the_wrong_type_is_reported(listing):
+    mutate(listing, "/api/v1/countErrors", lambda count: str(count))
+    assert "countErrors with '3' instead of a group count" in poll_failure(listing)
 
 
-def test_fewer_listed_groups_than_counted_raise_instead_of_a_partial_window(emulator):
-    mutate(emulator, "/api/v1/listErrors", lambda rows: rows[:-1], times=-1)
-    error = poll_error(emulator)
-    assert "returned 2 exception groups" in str(error) and "counted 3" in str(error)
+def test_fewer_listed_groups_than_counted_raise_instead_of_a_partial_window(listing):
+    mutate(listing, "/api/v1/listErrors", lambda rows: rows[:-1], times=-1)
+    failure = poll_failure(listing)
+    assert "returned 2 exception groups" in failure and "counted 3" in failure
 
 
-def test_an_unreadable_last_seen_is_a_logged_skip(emulator):
+def test_an_unreadable_last_seen_is_a_logged_skip(listing):
     def break_time(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         rows[0]["lastSeen"] = "20 May 2026"
         return rows
 
-    mutate(emulator, "/api/v1/listErrors", break_time)
-    with source_for(emulator) as source:
+    mutate(listing, "/api/v1/listErrors", break_time)
+    with source_for(listing) as source:
         result = source.poll(fixture_window(), frozenset())
     (skipped,) = result.skipped
     assert "listErrors group" in skipped.where and "20 May 2026" in skipped.reason
-    assert len([e for e in result.events if e.kind == "exception"]) == 2
+    assert len({e.source_group_id for e in result.events if e.kind == "exception"}) == 2
 
 
 def test_a_sample_row_with_a_wrong_type_is_skipped_and_its_group_kept(emulator):
@@ -209,12 +229,13 @@ def test_a_sample_row_with_a_wrong_type_is_skipped_and_its_group_kept(emulator):
         rows[0]["data"]["timestamp_ns"] = str(rows[0]["data"]["timestamp_ns"])
         return body
 
-    mutate(emulator, "/api/v5/query_range", stringify)
+    mutate(emulator, "/api/v5/query_range", stringify, body_contains="LIMIT 1 BY group_id")
     with source_for(emulator) as source:
         result = source.poll(fixture_window(), frozenset())
     (skipped,) = result.skipped
     assert "exception sample" in skipped.where and "timestamp_ns" in skipped.reason
-    assert sum(1 for e in result.events if e.kind == "exception" and not e.stacktrace) == 1
+    no_trace = {e.source_group_id for e in result.events if e.kind == "exception" and not e.stacktrace}
+    assert len(no_trace) == 1
     assert any("without a representative occurrence" in note for note in result.notes)
 
 
@@ -225,8 +246,7 @@ def test_group_times_in_milliseconds_are_skipped_with_the_unit_named(emulator):
         return body
 
     emulator.requests.clear()
-    mutate(emulator, "/api/v5/query_range", lambda body: body)  # the exception samples
-    mutate(emulator, "/api/v5/query_range", to_milliseconds)  # the error span groups
+    mutate(emulator, "/api/v5/query_range", to_milliseconds, body_contains="has_error")  # error spans
     with source_for(emulator) as source:
         result = source.poll(fixture_window(), frozenset())
     (skipped,) = result.skipped
@@ -251,17 +271,17 @@ def test_raw_log_timestamps_in_milliseconds_are_skipped(dataset):
     assert not [e for e in result.events if e.kind == "log"]
 
 
-def test_a_results_payload_of_the_wrong_shape_raises(emulator):
+def test_a_results_payload_of_the_wrong_shape_fails_its_stream(emulator):
     def wreck(body: dict[str, Any]) -> dict[str, Any]:
         body["data"]["data"]["results"] = [{"rows": "many"}]
         return body
 
     mutate(emulator, "/api/v5/query_range", wreck)
-    error = poll_error(emulator)
-    assert "unexpected RawResult" in str(error)
+    failure = poll_failure(emulator)
+    assert failure.startswith("exceptions: not read this round") and "unexpected RawResult" in failure
 
 
-def test_a_failure_after_some_reads_raises_rather_than_returning_partial_data(emulator):
+def test_every_stream_failing_raises_rather_than_returning_an_empty_round(emulator):
     emulator.behaviour.faults.append(Fault("status", status=500, path="/api/v5/", times=-1))
     error = poll_error(emulator, max_attempts=2)
     assert "/api/v5/query_range" in str(error)

@@ -30,6 +30,7 @@ from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
 CHECKOUT_VALUE_ERROR = "1e59539e8effec84f7ec674dda15ddfa"
+KINDS = ("exception", "span_error", "log")
 PAYMENT_NPE = "d8f7c26258a536b9f2315fc6cf7e3094"
 
 
@@ -50,7 +51,17 @@ def poll(emulator: SignozEmulator, known: frozenset[str] = frozenset(), **option
 
 
 def by_kind(result: PollResult, kind: str) -> list[ErrorEvent]:
-    return sorted((event for event in result.events if event.kind == kind), key=lambda e: e.message)
+    """One event per group (a group's minutes come as several events), with the group's count."""
+    groups: dict[str, ErrorEvent] = {}
+    for event in sorted(result.events, key=lambda e: e.timestamp):
+        if event.kind != kind:
+            continue
+        key = event.source_group_id or event.event_id
+        if key in groups:
+            groups[key] = groups[key].model_copy(update={"count": groups[key].count + event.count})
+        else:
+            groups[key] = event
+    return sorted(groups.values(), key=lambda e: e.message)
 
 
 def test_first_poll_reports_each_exception_group_once_with_its_window_count(emulator):
@@ -71,10 +82,11 @@ def test_exception_events_carry_a_representative_stack_trace_and_page_url(emulat
     value_error, npe = exceptions[CHECKOUT_VALUE_ERROR], exceptions[PAYMENT_NPE]
     assert value_error.stacktrace == PY_TRACE and npe.stacktrace == JAVA_TRACE
     assert value_error.service_version == "1.4.2" and value_error.environment == "production"
-    assert value_error.source_url == (
-        f"{emulator.url}/error-detail?groupId={CHECKOUT_VALUE_ERROR}&timestamp=1779272400992654321"
-    )
     assert value_error.trace_id and value_error.span_id
+    # SigNoz's page for it: the trace, opened at the span that raised it
+    assert value_error.source_url == (
+        f"{emulator.url}/trace/{value_error.trace_id}?spanId={value_error.span_id}"
+    )
 
 
 def test_handled_exceptions_on_spans_without_error_status_are_still_read(emulator):
@@ -85,10 +97,10 @@ def test_handled_exceptions_on_spans_without_error_status_are_still_read(emulato
 def test_error_spans_with_exception_events_are_left_to_the_error_index(emulator):
     (span_group,) = by_kind(poll(emulator), "span_error")
     assert span_group.count == 2
-    assert span_group.message == "upstream timeout after 3500 ms"
-    assert span_group.attributes["http.response.status_code"] == "504"
+    assert span_group.message == "upstream timeout after 3000 ms"  # the first occurrence stands for it
+    assert span_group.attributes["http.response.status_code"] == 504  # a number, as in OTLP
     assert span_group.source_group_id.startswith("signoz-span:")
-    assert span_group.source_url == f"{emulator.url}/trace/{span_group.trace_id}"
+    assert span_group.source_url == f"{emulator.url}/trace/{span_group.trace_id}?spanId={span_group.span_id}"
 
 
 def test_error_logs_are_grouped_by_normalised_body_and_keep_severity(emulator):
@@ -113,25 +125,22 @@ def test_known_groups_cost_no_detail_request_and_come_back_as_counts(emulator):
     emulator.requests.clear()
     result = poll(emulator, known)
     assert result.events == []
-    counts = {count.source_group_id: count.count for count in result.known_group_counts}
+    counts: dict[str, int] = {}
+    for count in result.known_group_counts:
+        counts[count.source_group_id] = counts.get(count.source_group_id, 0) + count.count
     assert counts[CHECKOUT_VALUE_ERROR] == 3 and len(counts) == len(known)
-    assert emulator.paths() == [
-        "/api/v1/version",
-        "/api/v1/countErrors",
-        "/api/v1/listErrors",
-        "/api/v5/query_range",
-        "/api/v5/query_range",
-    ]
-    assert result.requests == 5
+    # one grouped query per stream: exceptions, error spans, error logs
+    assert emulator.paths() == ["/api/v1/version", *["/api/v5/query_range"] * 3]
+    assert result.requests == 4
 
 
 def test_refused_clickhouse_sql_falls_back_to_raw_rows_with_the_same_groups(dataset):
     with SignozEmulator(dataset) as aggregated:
-        expected = {(e.source_group_id, e.count) for e in poll(aggregated).events}
+        expected = {(e.source_group_id, e.count) for kind in KINDS for e in by_kind(poll(aggregated), kind)}
     with SignozEmulator(dataset, Behaviour(clickhouse_sql_allowed=False)) as refused:
         result = poll(refused)
         paths = refused.paths()
-    assert {(e.source_group_id, e.count) for e in result.events} == expected
+    assert {(e.source_group_id, e.count) for kind in KINDS for e in by_kind(result, kind)} == expected
     assert paths.count("/api/v1/errorFromGroupID") == 3
     assert any("clickhouse_sql" in note and "403" in note for note in result.notes)
     assert all(e.stacktrace for e in result.events if e.kind == "exception")
@@ -174,7 +183,7 @@ class ReadsTransport(httpx.HTTPTransport):
         return response
 
 
-def test_sample_batches_read_the_span_of_their_groups_last_occurrences_not_the_window_each():
+def test_sample_batches_read_the_span_of_their_groups_first_occurrences_not_the_window_each():
     events, half = 50_000, T0_NS + 1800 * SECOND
     # every group busy in the first half hour, then once more each, spread over the second half
     busy = SyntheticExceptions(events=events, groups=200, start_ns=T0_NS, end_ns=half)
@@ -185,17 +194,21 @@ def test_sample_batches_read_the_span_of_their_groups_last_occurrences_not_the_w
         source_for(emulator, None, sample_batch_size=20, transport=reads) as source,
     ):
         result = source.poll(fixture_window(), frozenset())
-    assert len(result.events) == 200 and all(event.stacktrace for event in result.events)
+    assert len(by_kind(result, "exception")) == 200 and all(event.stacktrace for event in result.events)
     samples = [rows for path, rows in reads.rows if path == "/api/v5/query_range"]
-    assert len(samples) >= 10  # ten sample batches, and the span and log reads
-    # each batch reads its own stretch of the second half hour, not the whole window again
-    assert sum(samples) <= events + 200
+    assert len(samples) >= 13  # the groups, ten sample batches, their spans, and the span and log reads
+    # the groups read the window once; each batch reads its own stretch (a granule or so), not the
+    # whole window again
+    groups, batches = samples[0], samples[1:11]
+    assert groups <= events + 200
+    assert max(batches) <= events // 5
 
 
-def test_list_errors_is_paged_when_groups_exceed_a_page(emulator):
-    result = poll(emulator, list_page_size=1)
-    assert len(by_kind(result, "exception")) == 3
-    assert emulator.paths().count("/api/v1/listErrors") == 4
+def test_list_errors_is_paged_when_groups_exceed_a_page(dataset):
+    with SignozEmulator(dataset, Behaviour(clickhouse_sql_allowed=False)) as emulator:
+        result = poll(emulator, list_page_size=1)
+        assert len(by_kind(result, "exception")) == 3
+        assert emulator.paths().count("/api/v1/listErrors") == 4
 
 
 def test_signoz_without_v5_reads_exceptions_only_and_says_so(dataset):

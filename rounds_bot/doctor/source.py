@@ -87,7 +87,7 @@ def _stream(stream: StreamHour) -> Check:
         return Check(area=area, status="off", detail=f"{stream.stream}: not read, {stream.not_read}")
     what = {
         "exceptions": "exception group",
-        "error spans": "group of error spans without an exception event",
+        "error spans": "group of error spans whose exception SigNoz did not index",
         "error logs": "group of logs of severity ERROR or worse",
     }.get(stream.stream, "group")
     occurrences, groups = stream.occurrences or 0, stream.groups or 0

@@ -27,6 +27,7 @@ class Learned:
     lapsed_mutes: list[str]
     cursor: datetime
     forget_before: datetime
+    source_state: dict[str, Any] | None = None  # what the source keeps for its next round
     facts: list[FactToLog] = field(default_factory=list)  # found by a step (a fix's release, a recurrence)
 
 
@@ -74,6 +75,8 @@ def commit(store: Store, learned: Learned) -> None:
                 payload=fact.payload,
             )
         store.set_cursor(learned.source, learned.cursor)
+        if learned.source_state is not None:
+            store.set_source_state(learned.source, learned.source_state)
         store.forget_seen_before(learned.forget_before)
         store.record_run(
             RunRecord(

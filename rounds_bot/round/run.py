@@ -50,7 +50,7 @@ from rounds_bot.round.planning import (
 )
 from rounds_bot.round.report import RoundReport
 from rounds_bot.round.summary import HISTORY_ROUNDS, RoundOutcome, build_report
-from rounds_bot.round.window import BEGINNING, INGEST_DELAY, next_cursor, plan_window
+from rounds_bot.round.window import BEGINNING, INGEST_DELAY, next_cursor, plan_window, read_window
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import Source, Window
@@ -81,11 +81,12 @@ def run_round(
     now = now or datetime.now(UTC)
     run_id = f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     window = plan_window(settings, store.cursor(source.name), now, whole_history=reads_whole_history)
+    window = window.model_copy(update={"source_state": store.source_state(source.name)})
     controls = load_controls(store)
     history = store.recent_runs(HISTORY_ROUNDS)
     polled = Redactor(settings.redact_ips).poll(source.poll(window, frozenset(store.group_map())))
     engine = load_engine(settings, store)
-    grouped = group_occurrences(store, engine, controls, window, polled)
+    grouped = group_occurrences(store, engine, controls, read_window(window, polled), polled)
     after = signatures_after(store, engine, grouped.tallies, run_id=run_id, now=now)
     fixed = watch_fixed(store, grouped.tallies, run_id)
     if controls.pause is not None:
@@ -110,6 +111,7 @@ def run_round(
             plans=plans,
             lapsed_mutes=planned.lapsed_mutes,
             cursor=cursor,
+            source_state=polled.source_state,
             forget_before=forget_before(cursor, settings.cursor_overlap_seconds),
             facts=fixed.facts,
         ),
@@ -123,7 +125,7 @@ def run_round(
             polled=polled,
             grouped=grouped,
             plans=plans,
-            notes=[*planned.notes, *filed.notes, *fixed.notes],
+            notes=[*polled.failures, *planned.notes, *filed.notes, *fixed.notes],
             diagnosis=diagnosis,
             diagnosis_mode=diagnosis_mode,
             controls=controls,

@@ -34,3 +34,11 @@ def next_cursor(window: Window, polled: PollResult) -> datetime:
     if polled.read_until is not None:
         return min(window.end, polled.read_until)
     return window.end
+
+
+def read_window(window: Window, polled: PollResult) -> Window:
+    """The window the source really read: from where it began when that was earlier (a source that
+    re-reads whole minutes and counts only what it had not counted), so its events count as new."""
+    if polled.read_from is None or polled.read_from >= window.start:
+        return window
+    return window.model_copy(update={"start": polled.read_from})

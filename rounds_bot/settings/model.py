@@ -53,6 +53,53 @@ class Settings(FixSettings, DiagnosisSettings):
         validation_alias=env("SIGNOZ_API_KEY"),
         description="SigNoz API key, sent as the `SIGNOZ-API-KEY` header.",
     )
+    signoz_ui_url: str | None = Field(
+        default=None,
+        validation_alias=env("SIGNOZ_UI_URL"),
+        description="Where SigNoz's UI is, for the links in issues (the trace with its span, the log "
+        "line), when it is not at SIGNOZ_API_URL.",
+    )
+    signoz_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=3_600,
+        validation_alias=env("SIGNOZ_TIMEOUT_SECONDS"),
+        description="How long one SigNoz request may take before it is retried (with backoff).",
+    )
+    signoz_deadline_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        le=21_600,
+        validation_alias=env("SIGNOZ_DEADLINE_SECONDS"),
+        description="How long all of a round's SigNoz requests may take; a stream still unread then is "
+        "reported and read next round.",
+    )
+    signoz_overlap_seconds: int = Field(
+        default=900,
+        ge=0,
+        le=86_400,
+        validation_alias=env("SIGNOZ_OVERLAP_SECONDS"),
+        description="How far before each SigNoz stream's cursor a round re-reads, whole minutes, to count "
+        "rows that arrived late: SigNoz stores a span at its start, so this must exceed your longest "
+        "error span plus the pipeline's delay. Rows already counted are not counted again. "
+        "ROUNDS_CURSOR_OVERLAP_SECONDS applies too when larger.",
+    )
+    signoz_max_window_hours: float = Field(
+        default=24.0,
+        gt=0,
+        le=720,
+        validation_alias=env("SIGNOZ_MAX_WINDOW_HOURS"),
+        description="The most a round reads of each SigNoz stream; after a long gap the next rounds read "
+        "the rest.",
+    )
+    signoz_chunk_minutes: int = Field(
+        default=360,
+        ge=1,
+        le=1_440,
+        validation_alias=env("SIGNOZ_CHUNK_MINUTES"),
+        description="SigNoz queries cover at most this much time each, so a long window is read in "
+        "bounded pieces.",
+    )
     poll_interval_seconds: int = Field(
         default=900,
         ge=60,
@@ -290,7 +337,7 @@ class Settings(FixSettings, DiagnosisSettings):
             raise ValueError(problem)
         return value
 
-    @field_validator("signoz_api_url", "zulip_site")
+    @field_validator("signoz_api_url", "signoz_ui_url", "zulip_site")
     @classmethod
     def _url_has_scheme(cls, value: str | None) -> str | None:
         if value and not value.startswith(("http://", "https://")):

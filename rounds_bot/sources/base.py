@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import Field
 
@@ -19,6 +19,11 @@ class Window(Frozen):
         default=None,
         description="the previous round's cursor: everything before it was counted. Sources that return "
         "aggregated counts (no per-occurrence ids to de-duplicate the overlap) count from here instead.",
+    )
+    source_state: dict[str, Any] | None = Field(
+        default=None,
+        description="what the source kept after the previous round (SigNoz: each stream's cursor and "
+        "what it counted of the minutes it re-reads); saved with the round, so a failed round keeps it",
     )
 
 
@@ -49,6 +54,19 @@ class PollResult(Frozen):
         default=None,
         description="where the data read really ended when the source had to stop short of the window's "
         "end; the cursor moves no further, so the next round reads the rest",
+    )
+    read_from: datetime | None = Field(
+        default=None,
+        description="where the source's reading began when earlier than the window's start (SigNoz re-reads "
+        "whole minutes and counts only what it had not counted): its events are new although older",
+    )
+    source_state: dict[str, Any] | None = Field(
+        default=None, description="what the source keeps for the next round (see Window.source_state)"
+    )
+    failures: list[str] = Field(
+        default_factory=list,
+        description="one line per part of the source that failed this round (a SigNoz stream); the "
+        "others were counted, the failed part is read again next round",
     )
 
 

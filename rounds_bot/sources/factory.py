@@ -63,7 +63,16 @@ def _signoz(argument: str, settings: Settings | None) -> Source:
         )
     from rounds_bot.sources.signoz.source import SignozSource
 
-    return SignozSource(settings.signoz_api_url, settings.signoz_api_key)
+    return SignozSource(
+        settings.signoz_api_url,
+        settings.signoz_api_key,
+        timeout_seconds=settings.signoz_timeout_seconds,
+        deadline_seconds=settings.signoz_deadline_seconds,
+        overlap_seconds=max(settings.signoz_overlap_seconds, settings.cursor_overlap_seconds),
+        max_window_seconds=settings.signoz_max_window_hours * 3600,
+        chunk_seconds=settings.signoz_chunk_minutes * 60,
+        ui_url=settings.signoz_ui_url,
+    )
 
 
 _BUILDERS: dict[str, _Builder] = {

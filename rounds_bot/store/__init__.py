@@ -306,6 +306,19 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen):
             {"source_group_id": source_group_id, "signature_id": signature_id}, pk="source_group_id"
         )
 
+    def source_state(self, source: str) -> dict[str, Any] | None:
+        """What `source` kept after the last round (None before its first round)."""
+        row = self.db.execute("select state from source_states where source = ?", [source]).fetchone()
+        if row is None:
+            return None
+        state = json.loads(row[0])
+        return state if isinstance(state, dict) else None
+
+    def set_source_state(self, source: str, state: dict[str, Any]) -> None:
+        self.db.table("source_states").upsert(
+            {"source": source, "state": json.dumps(state, sort_keys=True)}, pk="source"
+        )
+
     def set_cursor(self, source: str, position: datetime) -> None:
         self.db.table("cursors").upsert({"source": source, "position": iso(position)}, pk="source")
 

@@ -116,6 +116,12 @@ def _add_counted_through_v6(db: Database) -> None:
     )
 
 
+def create_source_states(db: Database) -> None:
+    """What a source keeps between rounds beside its cursor (SigNoz: each stream's cursor and what it
+    counted of the minutes it re-reads), as JSON; written with the cursor, in the round's transaction."""
+    db.table("source_states").create({"source": str, "state": str}, pk="source")
+
+
 # Migration N takes a database at schema version N-1 to version N. Append, never edit.
 MIGRATIONS: list[Callable[[Database], None]] = [
     _create_v1,
@@ -125,5 +131,6 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     create_grouping_vectors,
     _add_counted_through_v6,
     create_versions_seen,
+    create_source_states,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -82,6 +82,10 @@ class Fault:
     after: int = 0
     #: where a `redirect` fault points (its Location header, as given: absolute or relative)
     location: str = ""
+    #: the ClickHouse error code a `query` fault fails a v5 clickhouse_sql statement with
+    clickhouse_code: int = 241
+    #: only requests whose body holds this text (a table name: one stream's queries)
+    body_contains: str = ""
 
 
 @dataclass
@@ -91,10 +95,14 @@ class Behaviour:
     role_allowed: bool = True
     clickhouse_sql_allowed: bool = True
     report_reads: bool = False
+    #: a logs table from before the collector's schema migration 2001, which added `body_v2`
+    logs_without_body_v2: bool = False
     faults: list[Fault] = field(default_factory=list)
 
-    def take_fault(self, path: str) -> Fault | None:
+    def take_fault(self, path: str, body: bytes = b"") -> Fault | None:
         for fault in self.faults:
+            if fault.body_contains and fault.body_contains.encode() not in body:
+                continue
             if path.startswith(fault.path) and fault.times != 0:
                 if fault.after > 0:
                     fault.after -= 1
@@ -183,6 +191,7 @@ class SignozEmulator:
             version=self.behaviour.version,
             clickhouse_sql_allowed=self.behaviour.clickhouse_sql_allowed,
             now_ns=lambda: int(self._now() * NS_PER_S),
+            logs_without_body_v2=self.behaviour.logs_without_body_v2,
         )
 
     def now(self) -> float:
@@ -207,9 +216,11 @@ class SignozEmulator:
         headers: dict[str, str],
         *,
         failing_query: bool = False,
+        failing_code: int = 241,
     ) -> Reply:
         api = self.api()
         api.failing_query = failing_query
+        api.failing_code = failing_code
         if not path.startswith("/api/"):
             return Reply(200, UI_PAGE, "text/html; charset=utf-8")
         if path == "/api/v1/health" and method == "GET":
@@ -279,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {key.lower(): value for key, value in self.headers.items()}
-        fault = emulator.behaviour.take_fault(parts.path)
+        fault = emulator.behaviour.take_fault(parts.path, body)
         if fault is not None and fault.kind == "hang":
             emulator.record(SeenRequest(method, parts.path, parts.query, body, headers, 0))
             emulator.stopping.wait(fault.seconds)
@@ -288,7 +299,15 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             with emulator.engine.reads() as reads:
                 failing = fault is not None and fault.kind == "query"
-                reply = emulator.answer(method, parts.path, parts.query, body, headers, failing_query=failing)
+                reply = emulator.answer(
+                    method,
+                    parts.path,
+                    parts.query,
+                    body,
+                    headers,
+                    failing_query=failing,
+                    failing_code=fault.clickhouse_code if fault is not None else 241,
+                )
             reply = _apply_fault(fault, reply, emulator.api())
         except Exception as error:  # a defect of the emulator: answered, never a dropped connection
             traceback.print_exc(file=sys.stderr)

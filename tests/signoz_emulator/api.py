@@ -41,6 +41,9 @@ class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint):
     now_ns: Callable[[], int] = field(default=lambda: 0)
     #: the `query` fault: the v1 exceptions API's next statement fails in ClickHouse
     failing_query: bool = False
+    failing_code: int = 241
+    #: ClickHouse refuses `body_v2` as an unknown identifier (a logs table before migration 2001)
+    logs_without_body_v2: bool = False
 
     # -- open endpoints ------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from rounds_bot.sources.signoz.failures import (
     connect_hint,
     html_page,
     is_clickhouse_error,
+    is_transient_clickhouse_error,
     redirect,
     refusal,
     transient_status,
@@ -249,7 +250,8 @@ class SignozClient:
             raise SignozError(
                 f"the round's SigNoz deadline of {self._deadline_seconds:.0f} s ran out before "
                 f"{method} {path} ({self.traffic.requests} requests made)",
-                hint="raise the SigNoz deadline, shorten the polling window, or check why SigNoz is slow",
+                hint="raise SIGNOZ_DEADLINE_SECONDS, lower SIGNOZ_MAX_WINDOW_HOURS, or check why SigNoz "
+                "is slow",
             )
         timeout = min(self._timeout, remaining)
         headers = {"Content-Type": "application/json"} if content is not None else None
@@ -260,11 +262,12 @@ class SignozClient:
                 method, path, content=content, params=params, headers=headers, timeout=timeout
             )
         except httpx.TimeoutException as error:
+            limited = " (what was left of the round's SigNoz deadline)" if timeout < self._timeout else ""
             raise TransientFailure(
-                f"SigNoz at {self.base_url} did not answer {method} {path} within {timeout:.1f} s "
-                f"({type(error).__name__})",
-                hint="check that SigNoz is healthy (GET /api/v1/health); raise the timeout for "
-                "very large windows",
+                f"SigNoz at {self.base_url} did not answer {method} {path} within {timeout:.1f} s"
+                f"{limited} ({type(error).__name__})",
+                hint="check that SigNoz is healthy (GET /api/v1/health); for slow queries raise "
+                "SIGNOZ_TIMEOUT_SECONDS (and SIGNOZ_DEADLINE_SECONDS) or lower SIGNOZ_CHUNK_MINUTES",
             ) from error
         except httpx.ConnectError as error:
             raise TransientFailure(
@@ -295,7 +298,9 @@ class SignozClient:
         if status in REDIRECT_STATUSES:
             raise redirect(response, self.base_url, method, path)
         page = html_page(response) if looks_like_html(content_type, text) else None
-        if status in RETRIED_STATUSES and not is_clickhouse_error(status, text):
+        if (
+            status in RETRIED_STATUSES and not is_clickhouse_error(status, text)
+        ) or is_transient_clickhouse_error(status, text):
             raise transient_status(response, method, path, page=page)
         if page is not None:
             raise SignozError(

@@ -1,20 +1,21 @@
 """What one poll gathers, and the rule that turns a backend group into an event or a count.
 
-A group already mapped to a signature (its id is in `known_group_ids`) costs nothing more: it
-becomes a `GroupCount`. A new group becomes one `ErrorEvent` standing for all its occurrences in
-the window, with an id that stays the same when the same window is read again.
+A stream's readers put each group they find here with its minutes (`Bucket`); `counting.py` then
+turns what was not counted before into events (new groups) and counts (groups already mapped to a
+signature, which cost nothing more).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
-from rounds_bot.sources.signoz.queries import NORMALISATION_RULES
-from rounds_bot.sources.signoz.times import ns_to_datetime
+from rounds_bot.sources.base import SkippedRecord
+from rounds_bot.sources.signoz.queries import BUCKET_NS, BUCKET_SECONDS, NORMALISATION_RULES
+from rounds_bot.sources.signoz.times import NS_PER_S
 
 # re.ASCII: ClickHouse's RE2 reads \d and \b as ASCII-only, and both sides must mask alike
 _COMPILED_RULES = tuple((re.compile(pattern, re.ASCII), repl) for pattern, repl in NORMALISATION_RULES)
@@ -39,38 +40,153 @@ def group_event_id(group_id: str, first_seen_ns: int) -> str:
     return f"{prefix}{group_id}@{first_seen_ns}"
 
 
+AttributeValue = str | int | float | bool
+EXCEPTION_KEYS = frozenset(
+    {"exception.type", "exception.message", "exception.stacktrace", "exception.escaped"}
+)
+
+
+def attributes_of(
+    resources: dict[str, str],
+    strings: dict[str, str],
+    numbers: dict[str, float],
+    bools: dict[str, bool],
+) -> dict[str, AttributeValue]:
+    """A row's resource and own attributes as the OTLP reader merges them (own over resource), so
+    the same telemetry gives the same event from SigNoz and from a file. SigNoz keeps every number
+    as Float64: whole ones go back to ints (a status code 502, not 502.0)."""
+    merged: dict[str, AttributeValue] = dict(resources)
+    merged.update(strings)
+    for key, number in numbers.items():
+        merged[key] = int(number) if float(number).is_integer() else number
+    merged.update(bools)
+    return {key: value for key, value in merged.items() if key not in EXCEPTION_KEYS}
+
+
+def environment_of(resources: dict[str, str]) -> str | None:
+    """`deployment.environment.name` (semantic conventions 1.27+), else the older key."""
+    return resources.get("deployment.environment.name") or resources.get("deployment.environment") or None
+
+
+def text_of(attributes: dict[str, AttributeValue], key: str) -> str | None:
+    value = attributes.get(key)
+    return None if value is None or value == "" else str(value)
+
+
+@dataclass
+class Bucket:
+    """A group's occurrences in one minute (`queries.BUCKET_SECONDS`): how many, first and last."""
+
+    start_s: int
+    count: int
+    first_ns: int
+    last_ns: int
+    environment: str = ""
+
+    @property
+    def key(self) -> BucketKey:
+        return (self.start_s, self.environment)
+
+    def merged(self, other: Bucket) -> Bucket:
+        """The same minute read in two disjoint chunks."""
+        return Bucket(
+            self.start_s,
+            self.count + other.count,
+            min(self.first_ns, other.first_ns),
+            max(self.last_ns, other.last_ns),
+            self.environment,
+        )
+
+
+BucketKey = tuple[int, str]
+
+
+def parse_buckets(text: str) -> dict[BucketKey, Bucket]:
+    """`start:count:first:last:hex(environment),...` as the grouped queries spell a group's minutes.
+
+    Raises ValueError naming the part that is not four integers and a hex string."""
+    buckets: dict[BucketKey, Bucket] = {}
+    for part in filter(None, text.split(",")):
+        try:
+            start, count, first, last, environment = part.split(":")
+            bucket = Bucket(
+                int(start), int(count), int(first), int(last), bytes.fromhex(environment).decode()
+            )
+        except ValueError:
+            raise ValueError(f"bucket {part!r} is not start:count:first:last:hex(environment)") from None
+        add_bucket(buckets, bucket)
+    return buckets
+
+
+def add_bucket(buckets: dict[BucketKey, Bucket], bucket: Bucket) -> None:
+    key = bucket.key
+    buckets[key] = buckets[key].merged(bucket) if key in buckets else bucket
+
+
+def format_buckets(buckets: dict[BucketKey, Bucket]) -> str:
+    return ",".join(
+        f"{b.start_s}:{b.count}:{b.first_ns}:{b.last_ns}:{b.environment.encode().hex()}"
+        for b in buckets.values()
+    )
+
+
 @dataclass
 class GroupSpan:
-    """A group's occurrences in the window."""
+    """A group's occurrences in the window, minute by minute."""
 
     group_id: str
     service: str
     count: int
     first_seen_ns: int
     last_seen_ns: int
+    buckets: dict[BucketKey, Bucket] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.buckets:
+            # a source without minutes (listErrors): the whole count as one span from first to last
+            whole = Bucket(self.first_seen_ns // NS_PER_S, self.count, self.first_seen_ns, self.last_seen_ns)
+            self.buckets = {whole.key: whole}
+
+
+@dataclass
+class FoundGroup:
+    """A group a stream found, with what makes its event (built only for groups not known yet)."""
+
+    span: GroupSpan
+    event: Callable[[], ErrorEvent]
+
+    def merged(self, other: FoundGroup) -> FoundGroup:
+        buckets = dict(self.span.buckets)
+        for bucket in other.span.buckets.values():
+            add_bucket(buckets, bucket)
+        span = GroupSpan(
+            self.span.group_id,
+            self.span.service,
+            self.span.count + other.span.count,
+            min(self.span.first_seen_ns, other.span.first_seen_ns),
+            max(self.span.last_seen_ns, other.span.last_seen_ns),
+            buckets,
+        )
+        # the first occurrence stands for the group (`queries._sample_columns`), across chunks too
+        older = other if other.span.first_seen_ns < self.span.first_seen_ns else self
+        return FoundGroup(span, older.event)
 
 
 @dataclass
 class Collector:
+    """What one stream found: its groups (merged over chunks), skipped records and notes."""
+
     known_group_ids: frozenset[str]
-    events: list[ErrorEvent] = field(default_factory=list)
-    known_counts: list[GroupCount] = field(default_factory=list)
+    groups: dict[str, FoundGroup] = field(default_factory=dict)
     skipped: list[SkippedRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def is_known(self, group_id: str) -> bool:
         return group_id in self.known_group_ids
 
-    def count_known(self, group: GroupSpan) -> None:
-        self.known_counts.append(
-            GroupCount(
-                source_group_id=group.group_id,
-                service=group.service,
-                count=group.count,
-                first_seen=ns_to_datetime(group.first_seen_ns),
-                last_seen=ns_to_datetime(group.last_seen_ns),
-            )
-        )
+    def found(self, group: FoundGroup) -> None:
+        group_id = group.span.group_id
+        self.groups[group_id] = self.groups[group_id].merged(group) if group_id in self.groups else group
 
     def skip(self, where: str, reason: str) -> None:
         self.skipped.append(SkippedRecord(where=where, reason=reason))
@@ -79,14 +195,8 @@ class Collector:
         if text not in self.notes:
             self.notes.append(text)
 
-    def result(self, requests: int) -> PollResult:
-        return PollResult(
-            events=self.events,
-            known_group_counts=self.known_counts,
-            skipped=self.skipped,
-            notes=self.notes,
-            requests=requests,
-        )
+    def occurrences(self) -> int:
+        return sum(group.span.count for group in self.groups.values())
 
 
 @dataclass
@@ -97,11 +207,16 @@ class RowTally:
     first_seen_ns: int = 0
     last_seen_ns: int = 0
     sample: dict[str, object] = field(default_factory=dict)
+    buckets: dict[BucketKey, Bucket] = field(default_factory=dict)
 
-    def add(self, timestamp_ns: int, row: dict[str, object]) -> None:
+    def add(self, timestamp_ns: int, row: dict[str, object], environment: str = "") -> None:
         if self.count == 0 or timestamp_ns < self.first_seen_ns:
             self.first_seen_ns = timestamp_ns
         if self.count == 0 or timestamp_ns >= self.last_seen_ns:
             self.last_seen_ns = timestamp_ns
             self.sample = row
         self.count += 1
+        add_bucket(
+            self.buckets,
+            Bucket(timestamp_ns // BUCKET_NS * BUCKET_SECONDS, 1, timestamp_ns, timestamp_ns, environment),
+        )

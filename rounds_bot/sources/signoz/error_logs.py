@@ -12,14 +12,24 @@ from typing import Any
 from pydantic import Field, StrictInt, StrictStr
 
 from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import (
+    Collector,
     GroupSpan,
     RowTally,
+    attributes_of,
     derived_group_id,
+    environment_of,
+    format_buckets,
     group_event_id,
     normalise_message,
+    parse_buckets,
+    text_of,
 )
-from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
+from rounds_bot.sources.signoz.exception_groups import SqlPermission
+from rounds_bot.sources.signoz.failures import SignozHTTPError
+from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey, RowLimits
+from rounds_bot.sources.signoz.links import UiLinks
 from rounds_bot.sources.signoz.queries import (
     ERROR_SEVERITY_TEXTS,
     error_log_groups_sql,
@@ -36,20 +46,23 @@ FATAL_TEXTS = frozenset({"FATAL", "CRITICAL", "EMERGENCY", "ALERT"})
 class LogGroupRow(Lenient):
     service_name: StrictStr
     exception_type: StrictStr
+    error_code: str = ""
     message_pattern: StrictStr
     occurrences: StrictInt
     first_seen_ns: StrictInt
     last_seen_ns: StrictInt
+    buckets: str = ""
     max_severity_number: StrictInt = 0
+    sample_message: str = ""
     sample_id: str = ""
     sample_body: str = ""
     sample_severity_text: str = ""
-    sample_exception_message: str = ""
-    sample_stacktrace: str = ""
     sample_trace_id: str = ""
     sample_span_id: str = ""
-    sample_service_version: str = ""
-    sample_environment: str = ""
+    sample_attributes_string: dict[str, str] = Field(default_factory=dict)
+    sample_attributes_number: dict[str, float] = Field(default_factory=dict)
+    sample_attributes_bool: dict[str, bool] = Field(default_factory=dict)
+    sample_resources_string: dict[str, str] = Field(default_factory=dict)
 
 
 class RawLog(Lenient):
@@ -63,7 +76,17 @@ class RawLog(Lenient):
     trace_id: str = ""
     span_id: str = ""
     attributes_string: dict[str, str] = Field(default_factory=dict)
+    attributes_number: dict[str, float] = Field(default_factory=dict)
+    attributes_bool: dict[str, bool] = Field(default_factory=dict)
     resources_string: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass
+class LogsSchema:
+    """What the logs table holds, learned once per source: `body_v2` (JSON bodies) until a query
+    naming it is refused."""
+
+    json_bodies: bool = True
 
 
 @dataclass
@@ -72,8 +95,8 @@ class _SeverityTally(RowTally):
 
     max_severity_number: int = 0
 
-    def add(self, timestamp_ns: int, row: dict[str, object]) -> None:
-        super().add(timestamp_ns, row)
+    def add(self, timestamp_ns: int, row: dict[str, object], environment: str = "") -> None:
+        super().add(timestamp_ns, row, environment)
         record = row["record"]
         assert isinstance(record, RawLog)
         self.max_severity_number = max(self.max_severity_number, record.severity_number)
@@ -84,8 +107,28 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
     group_model = LogGroupRow
     raw_model = RawLog
 
+    def __init__(
+        self,
+        client: SignozClient,
+        limits: RowLimits,
+        links: UiLinks | None = None,
+        schema: LogsSchema | None = None,
+    ):
+        super().__init__(client, limits, links)
+        self._schema = schema or LogsSchema()
+
+    def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
+        try:
+            super().read(start_ns, end_ns, collector, sql)
+        except SignozHTTPError as error:
+            if not (self._schema.json_bodies and "body_v2" in str(error)):
+                raise
+            # a logs table from before the collector's JSON bodies (schema migration 2001)
+            self._schema.json_bodies = False
+            super().read(start_ns, end_ns, collector, sql)
+
     def _groups_sql(self, start_ns: int, end_ns: int, limit: int, offset: int) -> str:
-        return error_log_groups_sql(start_ns, end_ns, limit, offset)
+        return error_log_groups_sql(start_ns, end_ns, limit, offset, json_bodies=self._schema.json_bodies)
 
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
         return error_logs_raw(limit, offset)
@@ -98,66 +141,97 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
             return None  # the raw filter reads a superset; the one severity rule decides
         service = record.resources_string.get("service.name", "")
         exception_type = record.attributes_string.get("exception.type", "")
-        return (service, exception_type, normalise_message(record.body))
+        error_code = record.attributes_string.get("error.code", "")
+        return (service, exception_type, error_code, normalise_message(log_message(record)))
+
+    def _environment(self, record: RawLog) -> str:
+        return environment_of(record.resources_string) or ""
 
     def _new_tally(self) -> RowTally:
         return _SeverityTally()
 
     def _row_from_tally(self, key: GroupKey, tally: RowTally) -> LogGroupRow:
         assert isinstance(tally, _SeverityTally)
-        service, exception_type, pattern = key
+        service, exception_type, error_code, pattern = key
         record = self._sample(tally)
         return LogGroupRow(
             service_name=service,
             exception_type=exception_type,
+            error_code=error_code,
             message_pattern=pattern,
             occurrences=tally.count,
             first_seen_ns=tally.first_seen_ns,
             last_seen_ns=tally.last_seen_ns,
+            buckets=format_buckets(tally.buckets),
             max_severity_number=tally.max_severity_number,
             sample_id=record.id,
             sample_body=record.body,
+            sample_message=log_message(record),
             sample_severity_text=record.severity_text,
-            sample_exception_message=record.attributes_string.get("exception.message", ""),
-            sample_stacktrace=record.attributes_string.get("exception.stacktrace", ""),
             sample_trace_id=record.trace_id,
             sample_span_id=record.span_id,
-            sample_service_version=record.resources_string.get("service.version", ""),
-            sample_environment=record.resources_string.get("deployment.environment", ""),
+            sample_attributes_string=record.attributes_string,
+            sample_attributes_number=record.attributes_number,
+            sample_attributes_bool=record.attributes_bool,
+            sample_resources_string=record.resources_string,
         )
 
     def _group_span(self, row: LogGroupRow) -> GroupSpan:
-        group_id = derived_group_id("signoz-log", row.service_name, row.exception_type, row.message_pattern)
-        return GroupSpan(group_id, row.service_name, row.occurrences, row.first_seen_ns, row.last_seen_ns)
+        group_id = derived_group_id(
+            "signoz-log", row.service_name, row.exception_type, row.message_pattern, row.error_code
+        )
+        return GroupSpan(
+            group_id,
+            row.service_name,
+            row.occurrences,
+            row.first_seen_ns,
+            row.last_seen_ns,
+            parse_buckets(row.buckets),
+        )
 
     def _event(self, row: LogGroupRow, group: GroupSpan) -> ErrorEvent:
+        """The group's newest record as the OTLP reader makes a log record into an event."""
         fatal = (
             row.max_severity_number >= FATAL_SEVERITY_NUMBER
             or row.sample_severity_text.upper() in FATAL_TEXTS
         )
+        strings = row.sample_attributes_string
+        attributes = attributes_of(
+            row.sample_resources_string, strings, row.sample_attributes_number, row.sample_attributes_bool
+        )
+        exception_message = strings.get("exception.message") or None
+        body = row.sample_body or row.sample_message
+        if exception_message is not None and body and body != exception_message:
+            attributes["log.body"] = body  # the exception is the error; the line around it is context
+        attributes["signoz.log_id"] = row.sample_id
+        attributes["signoz.first_seen_ns"] = str(row.first_seen_ns)
+        attributes["signoz.last_seen_ns"] = str(row.last_seen_ns)
         return ErrorEvent(
             event_id=group_event_id(group.group_id, row.first_seen_ns),
             timestamp=ns_to_datetime(row.first_seen_ns),
             service=row.service_name or "unknown",
             kind="log",
             error_type=row.exception_type or None,
-            message=row.sample_exception_message or row.sample_body,
-            stacktrace=row.sample_stacktrace or None,
+            message=exception_message if exception_message is not None else body,
+            stacktrace=strings.get("exception.stacktrace") or None,
+            error_code=text_of(attributes, "error.code"),
             severity="FATAL" if fatal else "ERROR",
             fatal=fatal,
             trace_id=row.sample_trace_id or None,
             span_id=row.sample_span_id or None,
-            service_version=row.sample_service_version or None,
-            environment=row.sample_environment or None,
-            attributes={
-                "log.body": row.sample_body,
-                "signoz.log_id": row.sample_id,
-                "signoz.first_seen_ns": str(row.first_seen_ns),
-                "signoz.last_seen_ns": str(row.last_seen_ns),
-            },
+            service_version=text_of(attributes, "service.version"),
+            environment=environment_of(row.sample_resources_string),
+            attributes=attributes,
             source_group_id=group.group_id,
             count=row.occurrences,
+            source_url=self._links.log(row.sample_id, row.last_seen_ns) if row.sample_id else None,
         )
+
+
+def log_message(record: RawLog) -> str:
+    """The Python twin of `queries.log_message_sql()`."""
+    strings = record.attributes_string
+    return strings.get("exception.message") or record.body or strings.get("message", "")
 
 
 __all__ = ["ERROR_SEVERITY_TEXTS", "ErrorLogsReader", "LogGroupRow"]

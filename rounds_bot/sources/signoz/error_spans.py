@@ -1,4 +1,5 @@
-"""Spans with error status that carry no exception event, grouped by service, name and message.
+"""Spans with error status whose exception is not in the error index, grouped by service, name,
+error type, response code and message.
 
 Spans that do carry an exception event are already counted by the error index (listErrors), so
 they are left out here: the two sets overlap, and this keeps every occurrence counted once.
@@ -8,15 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import StrictInt, StrictStr
+from pydantic import Field, StrictInt, StrictStr
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.collector import (
     GroupSpan,
     RowTally,
+    attributes_of,
     derived_group_id,
+    environment_of,
+    format_buckets,
     group_event_id,
     normalise_message,
+    parse_buckets,
+    text_of,
 )
 from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
 from rounds_bot.sources.signoz.queries import error_span_groups_sql, error_spans_raw
@@ -28,17 +34,21 @@ class SpanGroupRow(Lenient):
     service_name: StrictStr
     span_name: StrictStr
     message_pattern: StrictStr
+    error_type: str = ""
+    response_code: str = ""
     occurrences: StrictInt
     first_seen_ns: StrictInt
     last_seen_ns: StrictInt
+    buckets: str = ""
     sample_trace_id: str = ""
     sample_span_id: str = ""
     sample_status_message: str = ""
-    sample_response_status_code: str = ""
     sample_http_method: str = ""
     sample_http_url: str = ""
-    sample_service_version: str = ""
-    sample_environment: str = ""
+    sample_attributes_string: dict[str, str] = Field(default_factory=dict)
+    sample_attributes_number: dict[str, float] = Field(default_factory=dict)
+    sample_attributes_bool: dict[str, bool] = Field(default_factory=dict)
+    sample_resources_string: dict[str, str] = Field(default_factory=dict)
 
 
 class RawSpan(Lenient):
@@ -78,60 +88,105 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
     def _key(self, record: RawSpan) -> GroupKey | None:
         if exception_event(record.events) is not None:
             return None  # counted by the exception groups
-        return (record.service_name, record.name, normalise_message(record.status_message))
+        return (
+            record.service_name,
+            record.name,
+            normalise_message(record.status_message),
+            "",
+            record.response_status_code,
+        )
+
+    def _environment(self, record: RawSpan) -> str:
+        return record.environment
 
     def _row_from_tally(self, key: GroupKey, tally: RowTally) -> SpanGroupRow:
-        service, name, pattern = key
+        service, name, pattern, error_type, response_code = key
         span = self._sample(tally)
+        resources = {"service.name": service}
+        if span.service_version:
+            resources["service.version"] = span.service_version
+        if span.environment:
+            resources["deployment.environment"] = span.environment
+        strings = {
+            key: value
+            for key, value in (
+                ("http.request.method", span.http_method),
+                ("url.full", span.http_url),
+                ("http.response.status_code", span.response_status_code),
+            )
+            if value
+        }
         return SpanGroupRow(
             service_name=service,
             span_name=name,
             message_pattern=pattern,
+            error_type=error_type,
+            response_code=response_code,
             occurrences=tally.count,
             first_seen_ns=tally.first_seen_ns,
             last_seen_ns=tally.last_seen_ns,
+            buckets=format_buckets(tally.buckets),
             sample_trace_id=span.trace_id,
             sample_span_id=span.span_id,
             sample_status_message=span.status_message,
-            sample_response_status_code=span.response_status_code,
             sample_http_method=span.http_method,
             sample_http_url=span.http_url,
-            sample_service_version=span.service_version,
-            sample_environment=span.environment,
+            sample_attributes_string=strings,
+            sample_resources_string=resources,
         )
 
     def _group_span(self, row: SpanGroupRow) -> GroupSpan:
-        group_id = derived_group_id("signoz-span", row.service_name, row.span_name, row.message_pattern)
-        return GroupSpan(group_id, row.service_name, row.occurrences, row.first_seen_ns, row.last_seen_ns)
+        group_id = derived_group_id(
+            "signoz-span",
+            row.service_name,
+            row.span_name,
+            row.message_pattern,
+            row.error_type,
+            row.response_code,
+        )
+        return GroupSpan(
+            group_id,
+            row.service_name,
+            row.occurrences,
+            row.first_seen_ns,
+            row.last_seen_ns,
+            parse_buckets(row.buckets),
+        )
 
     def _event(self, row: SpanGroupRow, group: GroupSpan) -> ErrorEvent:
-        attributes: dict[str, str | int | float | bool] = {
-            "span.name": row.span_name,
-            "signoz.first_seen_ns": str(row.first_seen_ns),
-            "signoz.last_seen_ns": str(row.last_seen_ns),
-        }
+        """The group's newest span as the OTLP reader makes an error span into an event."""
+        attributes = attributes_of(
+            row.sample_resources_string,
+            row.sample_attributes_string,
+            row.sample_attributes_number,
+            row.sample_attributes_bool,
+        )
+        attributes.setdefault("service.name", row.service_name)
         for key, value in (
             ("http.request.method", row.sample_http_method),
             ("url.full", row.sample_http_url),
-            ("http.response.status_code", row.sample_response_status_code),
         ):
             if value:
-                attributes[key] = value
+                attributes.setdefault(key, value)
+        attributes["signoz.first_seen_ns"] = str(row.first_seen_ns)
+        attributes["signoz.last_seen_ns"] = str(row.last_seen_ns)
         trace_id = row.sample_trace_id or None
         return ErrorEvent(
             event_id=group_event_id(group.group_id, row.first_seen_ns),
             timestamp=ns_to_datetime(row.first_seen_ns),
             service=row.service_name or "unknown",
             kind="span_error",
-            message=row.sample_status_message or f"span {row.span_name} ended with an error",
+            error_type=text_of(attributes, "error.type"),
+            message=row.sample_status_message or row.span_name,
+            error_code=text_of(attributes, "error.code"),
             trace_id=trace_id,
             span_id=row.sample_span_id or None,
-            service_version=row.sample_service_version or None,
-            environment=row.sample_environment or None,
+            service_version=text_of(attributes, "service.version"),
+            environment=environment_of(row.sample_resources_string),
             attributes=attributes,
             source_group_id=group.group_id,
             count=row.occurrences,
-            source_url=f"{self._client.base_url}/trace/{trace_id}" if trace_id else None,
+            source_url=self._links.trace(trace_id, row.sample_span_id) if trace_id else None,
         )
 
 

@@ -5,7 +5,7 @@ counts and first/last seen (SigNoz aggregates); a group already mapped to a sign
 count, and each new group gets one representative occurrence with its stack trace: in batches
 through `clickhouse_sql` where the key may run it, else one `errorFromGroupID` each, up to a cap.
 
-A sample batch holds groups whose last occurrences are neighbours in time and reads only the span
+A sample batch holds groups whose first occurrences are neighbours in time and reads only the span
 from the first to the last of them: the error index is ordered by time, so the batches together
 read about the window once, not once each.
 """
@@ -13,20 +13,41 @@ read about the window once, not once each.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
-from pydantic import StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.client import SignozClient
-from rounds_bot.sources.signoz.collector import Collector, GroupSpan, group_event_id
+from rounds_bot.sources.signoz.collector import (
+    AttributeValue,
+    Collector,
+    FoundGroup,
+    GroupSpan,
+    attributes_of,
+    environment_of,
+    group_event_id,
+    parse_buckets,
+    text_of,
+)
 from rounds_bot.sources.signoz.failures import SignozHTTPError
+from rounds_bot.sources.signoz.links import UiLinks
 from rounds_bot.sources.signoz.queries import (
+    MAX_V5_LIMIT,
     clickhouse_sql,
+    exception_groups_sql,
     exception_samples_sql,
     query_range_request,
+    span_attributes_sql,
 )
-from rounds_bot.sources.signoz.times import NS_PER_MS, check_unix_ns, ns_to_datetime, parse_rfc3339_ns
+from rounds_bot.sources.signoz.times import (
+    NS_PER_MS,
+    check_unix_ns,
+    format_rfc3339_ns,
+    ns_to_datetime,
+    parse_rfc3339_ns,
+)
 from rounds_bot.sources.signoz.wire import ErrorGroupRow, Lenient
 
 
@@ -46,6 +67,31 @@ class ExceptionSample(Lenient):
     service_version: str = ""
     environment: str = ""
     environment_name: str = ""
+    span_attributes: dict[str, AttributeValue] = Field(default_factory=dict)
+
+
+class SpanAttributes(Lenient):
+    """A row of `span_attributes_sql`."""
+
+    trace_id: StrictStr
+    span_id: StrictStr
+    attributes_string: dict[str, str] = Field(default_factory=dict)
+    attributes_number: dict[str, float] = Field(default_factory=dict)
+    attributes_bool: dict[str, bool] = Field(default_factory=dict)
+    resources_string: dict[str, str] = Field(default_factory=dict)
+
+
+class ExceptionGroupSqlRow(Lenient):
+    """A row of `exception_groups_sql`."""
+
+    group_id: StrictStr = Field(min_length=1)
+    service_name: StrictStr
+    occurrences: StrictInt = Field(ge=1)
+    first_seen_ns: StrictInt
+    last_seen_ns: StrictInt
+    buckets: StrictStr
+    sample_exception_type: StrictStr
+    sample_exception_message: StrictStr
 
 
 @dataclass(frozen=True)
@@ -70,30 +116,81 @@ REFUSED_SQL_NOTE = (
 
 class ExceptionGroupsReader:
     def __init__(
-        self, client: SignozClient, settings: ExceptionSettings, *, use_v5: bool, method: str = "POST"
+        self,
+        client: SignozClient,
+        settings: ExceptionSettings,
+        *,
+        use_v5: bool,
+        method: str = "POST",
+        links: UiLinks | None = None,
     ):
+        self._links = links or UiLinks(client.base_url)
         self._client = client
+        # where the stream's cursor is: listErrors reads from here, never the re-read overlap
+        self.list_from_ns = 0
         self._settings = settings
         self._use_v5 = use_v5
         self._method = method
 
     def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
-        rows = self._list_all(start_ns, end_ns)
-        new_groups: list[tuple[ErrorGroupRow, GroupSpan]] = []
-        for row in rows:
+        """The window's exception groups with their minutes: counted in ClickHouse where the key may
+        run clickhouse_sql, else by listErrors (a group's count then spans its first to last seen)."""
+        if self._use_v5 and sql.allowed:
+            try:
+                self._read_by_sql(start_ns, end_ns, collector)
+                return
+            except SignozHTTPError as error:
+                if error.status != 403:
+                    raise
+                sql.allowed = False
+        self._read_by_list(start_ns, end_ns, collector, sql)
+
+    def _read_by_sql(self, start_ns: int, end_ns: int, collector: Collector) -> None:
+        rows: list[ErrorGroupRow] = []
+        spans: list[GroupSpan] = []
+        offset = 0
+        while True:
+            sql = exception_groups_sql(start_ns, end_ns, MAX_V5_LIMIT, offset)
+            data = self._client.query_range(query_range_request(start_ns, end_ns, "raw", clickhouse_sql(sql)))
+            page = [row for result in data.raw_results() for row in (result.rows or [])]
+            for number, raw in enumerate(page, start=offset):
+                where = f"{self._client.base_url}/api/v5/query_range exception group {number}"
+                found = _read_group(raw.data, where, collector)
+                if found is not None:
+                    rows.append(found[0])
+                    spans.append(found[1])
+            if len(page) < MAX_V5_LIMIT:
+                break
+            offset += len(page)
+        self._found(list(zip(rows, spans, strict=True)), start_ns, end_ns - 1, collector, SqlPermission())
+
+    def _read_by_list(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
+        # listErrors counts whole groups, not minutes: nothing before the stream's cursor is read again
+        start_ns = max(start_ns, self.list_from_ns)
+        if start_ns >= end_ns:
+            return
+        # the exceptions API includes `end`: ask for [start, end - 1 ns] so the window stays half-open
+        groups: list[tuple[ErrorGroupRow, GroupSpan]] = []
+        for row in self._list_all(start_ns, end_ns - 1):
             group = self._span_of(row, collector)
-            if group is None:
-                continue
-            if collector.is_known(group.group_id):
-                collector.count_known(group)
-            else:
-                new_groups.append((row, group))
+            if group is not None:
+                groups.append((row, group))
+        self._found(groups, start_ns, end_ns - 1, collector, sql)
+
+    def _found(
+        self,
+        groups: list[tuple[ErrorGroupRow, GroupSpan]],
+        start_ns: int,
+        end_ns: int,
+        collector: Collector,
+        sql: SqlPermission,
+    ) -> None:
+        new_groups = [(row, group) for row, group in groups if not collector.is_known(group.group_id)]
         samples = self._samples(new_groups, start_ns, end_ns, collector, sql)
-        missing = 0
-        for row, group in new_groups:
+        missing = sum(1 for _, group in new_groups if group.group_id not in samples)
+        for row, group in groups:
             sample = samples.get(group.group_id)
-            missing += sample is None
-            collector.events.append(self._event(row, group, sample))
+            collector.found(FoundGroup(group, partial(self._event, row, group, sample)))
         if missing:
             collector.note(
                 f"{missing} new exception group(s) were read without a representative "
@@ -172,14 +269,14 @@ class ExceptionGroupsReader:
     ) -> dict[str, ExceptionSample]:
         samples: dict[str, ExceptionSample] = {}
         batch = self._settings.sample_batch_size
-        by_last_seen = sorted((group for _, group in new_groups), key=lambda group: group.last_seen_ns)
-        for index in range(0, len(by_last_seen), batch):
-            groups = by_last_seen[index : index + batch]
+        by_first_seen = sorted((group for _, group in new_groups), key=lambda group: group.first_seen_ns)
+        for index in range(0, len(by_first_seen), batch):
+            groups = by_first_seen[index : index + batch]
             ids = [group.group_id for group in groups]
-            # each group's sample is its last occurrence in the window, at its lastSeen: read only the
-            # span of this batch's lastSeen (a millisecond more, should a SigNoz round lastSeen down)
-            low = max(start_ns, groups[0].last_seen_ns)
-            high = min(end_ns, groups[-1].last_seen_ns + NS_PER_MS)
+            # each group's sample is its first occurrence in the window, at its firstSeen: read only the
+            # span of this batch's firstSeen (a millisecond more, should a SigNoz round it down)
+            low = max(start_ns, groups[0].first_seen_ns)
+            high = min(end_ns, groups[-1].first_seen_ns + NS_PER_MS)
             query = clickhouse_sql(exception_samples_sql(ids, low, high))
             data = self._client.query_range(query_range_request(low, high, "raw", query))
             for result in data.raw_results():
@@ -188,7 +285,37 @@ class ExceptionGroupsReader:
                     sample = _read_sample(raw.data, where, collector)
                     if sample is not None:
                         samples[sample.group_id] = sample
-        return samples
+        return self._with_span_attributes(samples, start_ns, end_ns)
+
+    def _with_span_attributes(
+        self, samples: dict[str, ExceptionSample], start_ns: int, end_ns: int
+    ) -> dict[str, ExceptionSample]:
+        """Each sample with its span's attributes (an error code, an HTTP status), which the error
+        index does not keep: the OTLP reader reads them from the span, and so must rounds here."""
+        pairs = sorted({(s.trace_id, s.span_id) for s in samples.values() if s.trace_id and s.span_id})
+        found: dict[tuple[str, str], dict[str, AttributeValue]] = {}
+        batch = self._settings.sample_batch_size
+        for index in range(0, len(pairs), batch):
+            query = clickhouse_sql(span_attributes_sql(pairs[index : index + batch], start_ns, end_ns))
+            data = self._client.query_range(query_range_request(start_ns, end_ns, "raw", query))
+            for result in data.raw_results():
+                for raw in result.rows or []:
+                    try:
+                        span = SpanAttributes.model_validate(raw.data)
+                    except ValidationError:
+                        continue  # the sample keeps the error index's own fields
+                    found[(span.trace_id, span.span_id)] = attributes_of(
+                        span.resources_string,
+                        span.attributes_string,
+                        span.attributes_number,
+                        span.attributes_bool,
+                    )
+        return {
+            group_id: sample.model_copy(
+                update={"span_attributes": found.get((sample.trace_id, sample.span_id), {})}
+            )
+            for group_id, sample in samples.items()
+        }
 
     def _samples_one_by_one(
         self,
@@ -206,13 +333,13 @@ class ExceptionGroupsReader:
             )
         samples: dict[str, ExceptionSample] = {}
         for row, group in new_groups[:cap]:
-            detail = self._client.error_from_group_id(group.group_id, group.last_seen_ns)
+            detail = self._client.error_from_group_id(group.group_id, group.first_seen_ns)
             if detail is None:
                 continue
             samples[group.group_id] = ExceptionSample(
                 group_id=detail.groupID,
                 error_id=detail.errorId,
-                timestamp_ns=group.last_seen_ns,
+                timestamp_ns=group.first_seen_ns,
                 exception_type=detail.exceptionType,
                 exception_message=detail.exceptionMessage,
                 exception_stacktrace=detail.exceptionStacktrace,
@@ -231,14 +358,25 @@ class ExceptionGroupsReader:
     # -- events ------------------------------------------------------------------------------
 
     def _event(self, row: ErrorGroupRow, group: GroupSpan, sample: ExceptionSample | None) -> ErrorEvent:
+        """The group's newest occurrence as the OTLP reader makes an exception event into an event:
+        resource and span attributes merged, the error code and environment read from them."""
         url_timestamp = sample.timestamp_ns if sample else group.last_seen_ns
-        attributes: dict[str, str | int | float | bool] = {
-            "signoz.first_seen_ns": str(group.first_seen_ns),
-            "signoz.last_seen_ns": str(group.last_seen_ns),
-        }
+        attributes: dict[str, AttributeValue] = {}
         if sample is not None:
+            resources = {"service.name": sample.service_name or row.serviceName}
+            for key, value in (
+                ("service.version", sample.service_version),
+                ("deployment.environment", sample.environment),
+                ("deployment.environment.name", sample.environment_name),
+            ):
+                if value:
+                    resources[key] = value
+            attributes = {**attributes_of(resources, {}, {}, {}), **sample.span_attributes}
             attributes["signoz.error_id"] = sample.error_id
             attributes["exception.escaped"] = sample.exception_escaped
+        attributes["signoz.first_seen_ns"] = str(group.first_seen_ns)
+        attributes["signoz.last_seen_ns"] = str(group.last_seen_ns)
+        environment = environment_of({k: str(v) for k, v in attributes.items()}) if sample else None
         return ErrorEvent(
             event_id=group_event_id(group.group_id, group.first_seen_ns),
             timestamp=ns_to_datetime(group.first_seen_ns),
@@ -247,22 +385,61 @@ class ExceptionGroupsReader:
             error_type=row.exceptionType or None,
             message=row.exceptionMessage,
             stacktrace=(sample.exception_stacktrace or None) if sample else None,
+            error_code=text_of(attributes, "error.code"),
             trace_id=(sample.trace_id or None) if sample else None,
             span_id=(sample.span_id or None) if sample else None,
-            service_version=(sample.service_version or None) if sample else None,
-            environment=(sample.environment_name or sample.environment or None) if sample else None,
+            service_version=text_of(attributes, "service.version"),
+            environment=environment,
             attributes=attributes,
             source_group_id=group.group_id,
             count=group.count,
             source_url=(
-                f"{self._client.base_url}/error-detail?groupId={group.group_id}&timestamp={url_timestamp}"
+                self._links.trace(sample.trace_id, sample.span_id)
+                if sample is not None and sample.trace_id
+                else self._links.exception(group.group_id, url_timestamp)
             ),
         )
+
+
+def _read_group(
+    data: dict[str, object], where: str, collector: Collector
+) -> tuple[ErrorGroupRow, GroupSpan] | None:
+    """A row of `exception_groups_sql` as listErrors would have answered it, with its minutes."""
+    try:
+        row = ExceptionGroupSqlRow.model_validate(data)
+        check_unix_ns(row.first_seen_ns, "first_seen_ns")
+        check_unix_ns(row.last_seen_ns, "last_seen_ns")
+        buckets = parse_buckets(row.buckets)
+    except ValidationError as error:
+        first = error.errors()[0]
+        location = ".".join(str(part) for part in first["loc"])
+        collector.skip(where, f"exception group field {location}: {first['msg']}")
+        return None
+    except ValueError as error:
+        collector.skip(where, str(error))
+        return None
+    listed = ErrorGroupRow(
+        exceptionType=row.sample_exception_type,
+        exceptionMessage=row.sample_exception_message,
+        exceptionCount=row.occurrences,
+        lastSeen=format_rfc3339_ns(row.last_seen_ns),
+        firstSeen=format_rfc3339_ns(row.first_seen_ns),
+        serviceName=row.service_name,
+        groupID=row.group_id,
+    )
+    span = GroupSpan(
+        row.group_id, row.service_name, row.occurrences, row.first_seen_ns, row.last_seen_ns, buckets
+    )
+    return listed, span
 
 
 def _read_sample(data: dict[str, object], where: str, collector: Collector) -> ExceptionSample | None:
     try:
         sample = ExceptionSample.model_validate(data)
+        # traceID is a FixedString(32): a span without a valid trace id comes back as 32 NUL bytes
+        sample = sample.model_copy(
+            update={"trace_id": sample.trace_id.strip("\x00"), "span_id": sample.span_id.strip("\x00")}
+        )
         check_unix_ns(sample.timestamp_ns, "timestamp_ns")
     except ValidationError as error:
         first = error.errors()[0]

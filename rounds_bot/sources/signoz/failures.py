@@ -74,6 +74,14 @@ def transient_status(
     if retry_after is None:
         retry_after = body.retry_delay_seconds
     what = "rate-limited" if response.status_code == 429 else "failed"
+    if is_transient_clickhouse_error(response.status_code, response.text):
+        return TransientFailure(
+            f"SigNoz's ClickHouse was too busy for {method} {path} (HTTP {response.status_code}"
+            f"{describe(body)})",
+            hint="ClickHouse ran out of memory, time or query slots; rounds retries with backoff, and "
+            "the next round reads this stream again (a smaller SIGNOZ_CHUNK_MINUTES makes queries lighter)",
+            retry_after=retry_after,
+        )
     if page is not None:
         return TransientFailure(
             f"SigNoz {what} {method} {path} (HTTP {response.status_code}: an HTML page{page})",
@@ -175,12 +183,46 @@ def refusal(
 
 
 _CLICKHOUSE_ERROR = re.compile(r"\bcode: \d+, message: |DB::Exception")
+_CLICKHOUSE_CODE = re.compile(r"\bcode: (\d+), message: |DB::Exception: .*?\(([A-Z_]+)\)")
+
+# ClickHouse errors that say the server was busy, not that the query is wrong: MEMORY_LIMIT_EXCEEDED
+# (241), TOO_MANY_SIMULTANEOUS_QUERIES (202), TIMEOUT_EXCEEDED (159), SOCKET_TIMEOUT (209),
+# NETWORK_ERROR (210). SigNoz passes them through as a 500 whose message is ClickHouse's own text: before
+# v0.131 for every ClickHouse error, and since then for every code its telemetry store does not map
+# (`pkg/telemetrystore/clickhousetelemetrystore/provider.go`: castError and clickHouseExceptionWrappers
+# map syntax, unknown table or identifier and argument errors only). countErrors answers them with 422.
+TRANSIENT_CLICKHOUSE_CODES = frozenset({159, 202, 209, 210, 241})
+_TRANSIENT_CLICKHOUSE_NAMES = frozenset(
+    {
+        "TIMEOUT_EXCEEDED",
+        "TOO_MANY_SIMULTANEOUS_QUERIES",
+        "SOCKET_TIMEOUT",
+        "NETWORK_ERROR",
+        "MEMORY_LIMIT_EXCEEDED",
+    }
+)
+
+
+def is_transient_clickhouse_error(status: int, text: str) -> bool:
+    """A 500 or 422 whose body is a ClickHouse error of a busy server: worth another attempt."""
+    if status not in (422, 500):
+        return False
+    for found in _CLICKHOUSE_CODE.finditer(text):
+        code, name = found.groups()
+        if (code and int(code) in TRANSIENT_CLICKHOUSE_CODES) or name in _TRANSIENT_CLICKHOUSE_NAMES:
+            return True
+    return False
 
 
 def is_clickhouse_error(status: int, text: str) -> bool:
-    """A 500 whose body is ClickHouse's own error (`code: 62, message: ...`): the query failed, and
-    sending it again fails the same way (SigNoz v0.87-v0.130 answer 500 for every ClickHouse error)."""
-    return status == 500 and _CLICKHOUSE_ERROR.search(text) is not None
+    """A 500 whose body is ClickHouse's own error (`code: 62, message: ...`) about the query itself:
+    sending it again fails the same way (SigNoz v0.87-v0.130 answer 500 for every ClickHouse error).
+    A busy server's error (`is_transient_clickhouse_error`) is not one."""
+    return (
+        status == 500
+        and _CLICKHOUSE_ERROR.search(text) is not None
+        and not is_transient_clickhouse_error(status, text)
+    )
 
 
 def describe(body: ErrorBody) -> str:

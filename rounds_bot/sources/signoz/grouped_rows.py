@@ -13,16 +13,17 @@ from pydantic import BaseModel, ValidationError
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.client import SignozClient
-from rounds_bot.sources.signoz.collector import Collector, GroupSpan, RowTally
+from rounds_bot.sources.signoz.collector import Collector, FoundGroup, GroupSpan, RowTally
 from rounds_bot.sources.signoz.exception_groups import REFUSED_SQL_NOTE, SqlPermission
 from rounds_bot.sources.signoz.failures import SignozHTTPError
+from rounds_bot.sources.signoz.links import UiLinks
 from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT, clickhouse_sql, query_range_request
 from rounds_bot.sources.signoz.times import check_unix_ns
 
 RowT = TypeVar("RowT", bound=BaseModel)
 GroupT = TypeVar("GroupT", bound=BaseModel)
 RawT = TypeVar("RawT", bound=BaseModel)
-GroupKey = tuple[str, str, str]
+GroupKey = tuple[str, ...]
 
 
 def iter_rows(
@@ -83,9 +84,10 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
     group_model: type[GroupT]
     raw_model: type[RawT]
 
-    def __init__(self, client: SignozClient, limits: RowLimits):
+    def __init__(self, client: SignozClient, limits: RowLimits, links: UiLinks | None = None):
         self._client = client
         self._limits = limits
+        self._links = links or UiLinks(client.base_url)
 
     def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
         if sql.allowed:
@@ -121,8 +123,8 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             row = validated(self.group_model, data, self._where(number), collector)
             if row is None:
                 continue
-            group = self._group_span(row)
             try:
+                group = self._group_span(row)
                 check_unix_ns(group.first_seen_ns, "first_seen_ns")
                 check_unix_ns(group.last_seen_ns, "last_seen_ns")
             except ValueError as error:
@@ -162,16 +164,15 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             key = self._key(record)
             if key is None:
                 continue
-            tallies.setdefault(key, self._new_tally()).add(timestamp_ns, {"record": record})
+            tallies.setdefault(key, self._new_tally()).add(
+                timestamp_ns, {"record": record}, self._environment(record)
+            )
         for key, tally in tallies.items():
             row = self._row_from_tally(key, tally)
             self._add(row, self._group_span(row), collector)
 
     def _add(self, row: GroupT, group: GroupSpan, collector: Collector) -> None:
-        if collector.is_known(group.group_id):
-            collector.count_known(group)
-            return
-        collector.events.append(self._event(row, group))
+        collector.found(FoundGroup(group, lambda: self._event(row, group)))
 
     def _sample(self, tally: RowTally) -> RawT:
         """The newest raw row of a group counted here."""
@@ -201,6 +202,10 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
     def _key(self, record: RawT) -> GroupKey | None:
         """The group of a raw row, or None to leave the row out."""
 
+    def _environment(self, record: RawT) -> str:
+        """The environment a raw row ran in ("" when it does not say)."""
+        return ""
+
     def _new_tally(self) -> RowTally:
         return RowTally()
 
@@ -210,7 +215,8 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
 
     @abstractmethod
     def _group_span(self, row: GroupT) -> GroupSpan:
-        """The group's id, service, count and first and last occurrence."""
+        """The group's id, service, count, first and last occurrence and minutes (ValueError skips
+        the row)."""
 
     @abstractmethod
     def _event(self, row: GroupT, group: GroupSpan) -> ErrorEvent:

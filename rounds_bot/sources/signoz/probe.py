@@ -262,8 +262,7 @@ def _stream(
             assert isinstance(error, SignozHTTPError)
             raise _AuthFailed(error) from error
         return StreamHour(stream=reader.what, problem=Problem.of(error))
-    counts = [event.count for event in collector.events] + [c.count for c in collector.known_counts]
-    return StreamHour(stream=reader.what, groups=len(counts), occurrences=sum(counts))
+    return StreamHour(stream=reader.what, groups=len(collector.groups), occurrences=collector.occurrences())
 
 
 def _sql_probe(client: SignozClient, start_ns: int, end_ns: int) -> bool | None:

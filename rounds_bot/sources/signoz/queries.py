@@ -55,9 +55,17 @@ def error_severity_filter() -> str:
     return f"severity_number >= {ERROR_SEVERITY_NUMBER} OR {texts}"
 
 
+# SigNoz rewrites a clickhouse_sql query before ClickHouse sees it: it replaces `{{name}}`, `[[name]]` and
+# `$name` for each of its variables, then (from v0.88) renders the whole text as a Go text/template
+# (pkg/querier/clickhouse_query.go). Text inside a literal must survive both, so the characters that
+# start those spellings are written as ClickHouse `\xHH` escapes, which ClickHouse reads back as they were.
+_TEMPLATE_SAFE = str.maketrans({"{": "\\x7B", "}": "\\x7D", "[": "\\x5B", "]": "\\x5D", "$": "\\x24"})
+
+
 def sql_string(text: str) -> str:
-    """A ClickHouse string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n") + "'"
+    """A ClickHouse string literal that SigNoz's variable and template rendering leaves as it is."""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+    return "'" + escaped.translate(_TEMPLATE_SAFE) + "'"
 
 
 def normalised(expression: str) -> str:
@@ -95,7 +103,8 @@ def _window_ns(column: str, start_ns: int, end_ns: int, *, end_inclusive: bool) 
 
 
 def exception_samples_sql(group_ids: list[str], start_ns: int, end_ns: int) -> str:
-    """The latest occurrence of each group in the window, as listErrors saw it (end inclusive)."""
+    """The first occurrence of each group in the window (end inclusive): the one a file of the same
+    telemetry shows first, so the signature it founds is the same."""
     ids = ", ".join(sql_string(group_id) for group_id in group_ids)
     return f"""SELECT groupID AS group_id, errorID AS error_id,
   toUnixTimestamp64Nano(timestamp) AS timestamp_ns,
@@ -108,7 +117,7 @@ def exception_samples_sql(group_ids: list[str], start_ns: int, end_ns: int) -> s
 FROM signoz_traces.distributed_signoz_error_index_v2
 WHERE {_window_ns("timestamp", start_ns, end_ns, end_inclusive=True)}
   AND groupID IN ({ids})
-ORDER BY timestamp DESC, errorID DESC
+ORDER BY timestamp ASC, errorID ASC
 LIMIT 1 BY group_id"""
 
 
@@ -117,61 +126,196 @@ def _bucket_window(start_ns: int, end_ns: int) -> str:
     return f"ts_bucket_start >= {start_ns // NS_PER_S - 1800} AND ts_bucket_start <= {-(-end_ns // NS_PER_S)}"
 
 
+# Occurrences are counted per group and per minute, so a group's count keeps where it happened: first
+# and last seen, the trend chart and triage's "N within 5 minutes" see the real spread, and a minute
+# re-read later counts only the rows it did not hold before (`counting.py`).
+BUCKET_SECONDS = 60
+BUCKET_NS = BUCKET_SECONDS * NS_PER_S
+
+
+def _bucketed(inner: str, keys: str, samples: str, order: str, limit: int, offset: int) -> str:
+    """One row per group over `inner` (one row per group, minute and environment, with `n`,
+    `first_ns`, `last_ns` and sample columns): the count, first and last seen, and every minute as
+    `start:count:first:last:hex(environment)` joined by commas (a string, read alike by every SigNoz
+    version)."""
+    return f"""SELECT {keys},
+  sum(n) AS occurrences,
+  min(first_ns) AS first_seen_ns,
+  max(last_ns) AS last_seen_ns,
+  arrayStringConcat(groupArray(concat(toString(bucket), ':', toString(n), ':', toString(first_ns), ':',
+    toString(last_ns), ':', hex(environment))), ',') AS buckets{samples}
+FROM ({inner})
+GROUP BY {keys}
+ORDER BY {order}
+LIMIT {limit} OFFSET {offset}"""
+
+
+def _sample_columns(names: tuple[str, ...]) -> str:
+    """`argMin(s_x, first_ns) AS sample_x` for each name: the first minute's sample. The group's first
+    occurrence stands for it, as it does when a file of the same telemetry is read in time order."""
+    return "".join(f",\n  argMin(s_{name}, first_ns) AS sample_{name}" for name in names)
+
+
+SPAN_SAMPLES = (
+    "trace_id",
+    "span_id",
+    "status_message",
+    "http_method",
+    "http_url",
+    "attributes_string",
+    "attributes_number",
+    "attributes_bool",
+    "resources_string",
+)
+
+
 def error_span_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
-    """Error spans WITHOUT exception events (those are in the error index), grouped.
+    """Error spans whose exception is not in the error index, grouped by service, name, error type,
+    response code and normalised message, with their minutes.
 
-    The window is written as literal nanoseconds: SigNoz renders `{{.start_timestamp_nano}}` and the
+    SigNoz stores a span at its start (`timestamp`), so the window and the minutes are of starts (a
+    minute re-read holds the same spans, `counting.py`); first and last seen are of ends, when the
+    error happened, as the OTLP reader has them.
+
+    A span whose exception event the collector indexed is counted by the exception groups; which
+    events it indexes depends on the collector's version (only `exception` before v0.144.3, also
+    `*.exception` since), so the rule asks the error index itself instead of naming events. The
+    window is written as literal nanoseconds: SigNoz renders `{{.start_timestamp_nano}}` and the
     like only from v0.88, and before that ClickHouse would read them as a syntax error."""
-    return f"""SELECT serviceName AS service_name, name AS span_name,
-  {normalised("status_message")} AS message_pattern,
-  count() AS occurrences,
-  toUnixTimestamp64Nano(min(timestamp)) AS first_seen_ns,
-  toUnixTimestamp64Nano(max(timestamp)) AS last_seen_ns,
-  argMax(trace_id, timestamp) AS sample_trace_id,
-  argMax(span_id, timestamp) AS sample_span_id,
-  argMax(status_message, timestamp) AS sample_status_message,
-  argMax(response_status_code, timestamp) AS sample_response_status_code,
-  argMax(http_method, timestamp) AS sample_http_method,
-  argMax(http_url, timestamp) AS sample_http_url,
-  argMax(resources_string['service.version'], timestamp) AS sample_service_version,
-  argMax(resources_string['deployment.environment'], timestamp) AS sample_environment
+    window = _window_ns("timestamp", start_ns, end_ns, end_inclusive=False)
+    samples = ",\n    ".join(f"argMin({name}, timestamp) AS s_{name}" for name in SPAN_SAMPLES)
+    inner = f"""SELECT serviceName AS service_name, name AS span_name,
+    {normalised("status_message")} AS message_pattern,
+    attributes_string['error.type'] AS error_type,
+    response_status_code AS response_code,
+    intDiv(toUnixTimestamp64Nano(timestamp), {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
+    {environment_sql("resources_string")} AS environment,
+    count() AS n,
+    min(toUnixTimestamp64Nano(timestamp) + duration_nano) AS first_ns,
+    max(toUnixTimestamp64Nano(timestamp) + duration_nano) AS last_ns,
+    {samples}
+  FROM signoz_traces.distributed_signoz_index_v3
+  WHERE {window}
+    AND {_bucket_window(start_ns, end_ns)}
+    AND has_error = true
+    AND (trace_id, span_id) NOT IN (
+      SELECT traceID, spanID FROM signoz_traces.distributed_signoz_error_index_v2
+      WHERE {_window_ns("timestamp", start_ns, end_ns + MAX_SPAN_NS, end_inclusive=False)})
+  GROUP BY service_name, span_name, message_pattern, error_type, response_code, bucket, environment"""
+    keys = "service_name, span_name, message_pattern, error_type, response_code"
+    order = (
+        "occurrences DESC, service_name ASC, span_name ASC, message_pattern ASC, error_type ASC, "
+        "response_code ASC"
+    )
+    return _bucketed(inner, keys, _sample_columns(SPAN_SAMPLES), order, limit, offset)
+
+
+LOG_SAMPLES = (
+    "id",
+    "body",
+    "severity_text",
+    "trace_id",
+    "span_id",
+    "attributes_string",
+    "attributes_number",
+    "attributes_bool",
+    "resources_string",
+)
+
+
+def error_log_groups_sql(
+    start_ns: int, end_ns: int, limit: int, offset: int, *, json_bodies: bool = True
+) -> str:
+    """ERROR-or-worse log records grouped by service, exception type, error code and normalised
+    message, with their minutes (literal nanoseconds, as for error spans). `json_bodies`: the logs
+    table has `body_v2` (collector schema migration 2001), where installs that keep bodies as JSON
+    put them."""
+    message = log_message_sql(json_bodies=json_bodies)
+    samples = ",\n    ".join(f"argMin({name}, timestamp) AS s_{name}" for name in LOG_SAMPLES)
+    inner = f"""SELECT resources_string['service.name'] AS service_name,
+    attributes_string['exception.type'] AS exception_type,
+    attributes_string['error.code'] AS error_code,
+    {normalised(message)} AS message_pattern,
+    intDiv(timestamp, {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
+    {environment_sql("resources_string")} AS environment,
+    count() AS n,
+    min(timestamp) AS first_ns,
+    max(timestamp) AS last_ns,
+    max(severity_number) AS top_severity,
+    argMin({message}, timestamp) AS s_message,
+    {samples}
+  FROM signoz_logs.distributed_logs_v2
+  WHERE timestamp >= {start_ns} AND timestamp < {end_ns}
+    AND {_bucket_window(start_ns, end_ns)}
+    AND {error_severity_sql()}
+  GROUP BY service_name, exception_type, error_code, message_pattern, bucket, environment"""
+    keys = "service_name, exception_type, error_code, message_pattern"
+    order = "occurrences DESC, service_name ASC, exception_type ASC, error_code ASC, message_pattern ASC"
+    extra = ",\n  max(top_severity) AS max_severity_number"
+    return _bucketed(inner, keys, extra + _sample_columns(("message", *LOG_SAMPLES)), order, limit, offset)
+
+
+def log_message_sql(*, json_bodies: bool = False) -> str:
+    """What a log record says, as the OTLP reader takes it: its exception message, else its body. An
+    install that keeps bodies as JSON (the collector's `body_json_enabled`) leaves `body` empty and
+    writes the body to `body_v2`, whose `message` path is a String (signoz-otel-collector
+    exporter/clickhouselogsexporter/exporter.go processBody; schema migration 2001); else the
+    `message` attribute a pipeline may have parsed it into."""
+    fallback = (
+        "if(body_v2.message != '', body_v2.message, attributes_string['message'])"
+        if json_bodies
+        else ("attributes_string['message']")
+    )
+    return (
+        "if(attributes_string['exception.message'] != '', attributes_string['exception.message'], "
+        f"if(body != '', body, {fallback}))"
+    )
+
+
+def environment_sql(resources: str) -> str:
+    """`deployment.environment.name` (semantic conventions 1.27+), else the older key."""
+    return (
+        f"if({resources}['deployment.environment.name'] != '', "
+        f"{resources}['deployment.environment.name'], {resources}['deployment.environment'])"
+    )
+
+
+# A span is stored at its start; its exception event happens up to its duration later. The error
+# index is searched this much past the window for the events of the window's spans.
+MAX_SPAN_NS = 3600 * NS_PER_S
+
+
+def exception_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
+    """Exception groups of the error index (SigNoz's own groupID) with their minutes (end exclusive)."""
+    inner = f"""SELECT groupID AS group_id,
+    serviceName AS service_name,
+    intDiv(toUnixTimestamp64Nano(timestamp), {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
+    {environment_sql("resourceTagsMap")} AS environment,
+    count() AS n,
+    toUnixTimestamp64Nano(min(timestamp)) AS first_ns,
+    toUnixTimestamp64Nano(max(timestamp)) AS last_ns,
+    any(exceptionType) AS s_exception_type,
+    any(exceptionMessage) AS s_exception_message
+  FROM signoz_traces.distributed_signoz_error_index_v2
+  WHERE {_window_ns("timestamp", start_ns, end_ns, end_inclusive=False)}
+  GROUP BY group_id, service_name, bucket, environment"""
+    keys = "group_id, service_name"
+    samples = _sample_columns(("exception_type", "exception_message"))
+    return _bucketed(inner, keys, samples, "occurrences DESC, group_id ASC", limit, offset)
+
+
+def span_attributes_sql(spans: list[tuple[str, str]], start_ns: int, end_ns: int) -> str:
+    """The attributes of the spans that carried the sampled exceptions: a span starts at most
+    MAX_SPAN_NS before its exception event, in [start - MAX_SPAN_NS, end]."""
+    pairs = ", ".join(f"({sql_string(trace)}, {sql_string(span)})" for trace, span in spans)
+    low = start_ns - MAX_SPAN_NS
+    return f"""SELECT trace_id, span_id, attributes_string, attributes_number, attributes_bool,
+  resources_string
 FROM signoz_traces.distributed_signoz_index_v3
-WHERE {_window_ns("timestamp", start_ns, end_ns, end_inclusive=False)}
-  AND {_bucket_window(start_ns, end_ns)}
-  AND has_error = true
-  AND NOT arrayExists(event -> JSONExtractString(event, 'name') = 'exception'
-      OR endsWith(JSONExtractString(event, 'name'), '.exception'), events)
-GROUP BY service_name, span_name, message_pattern
-ORDER BY occurrences DESC, service_name ASC, span_name ASC, message_pattern ASC
-LIMIT {limit} OFFSET {offset}"""
-
-
-def error_log_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
-    """ERROR-or-worse log records grouped by service, exception type and normalised body (literal
-    nanoseconds, as for error spans)."""
-    return f"""SELECT resources_string['service.name'] AS service_name,
-  attributes_string['exception.type'] AS exception_type,
-  {normalised("body")} AS message_pattern,
-  count() AS occurrences,
-  min(timestamp) AS first_seen_ns,
-  max(timestamp) AS last_seen_ns,
-  max(severity_number) AS max_severity_number,
-  argMax(id, timestamp) AS sample_id,
-  argMax(body, timestamp) AS sample_body,
-  argMax(severity_text, timestamp) AS sample_severity_text,
-  argMax(attributes_string['exception.message'], timestamp) AS sample_exception_message,
-  argMax(attributes_string['exception.stacktrace'], timestamp) AS sample_stacktrace,
-  argMax(trace_id, timestamp) AS sample_trace_id,
-  argMax(span_id, timestamp) AS sample_span_id,
-  argMax(resources_string['service.version'], timestamp) AS sample_service_version,
-  argMax(resources_string['deployment.environment'], timestamp) AS sample_environment
-FROM signoz_logs.distributed_logs_v2
-WHERE timestamp >= {start_ns} AND timestamp < {end_ns}
-  AND {_bucket_window(start_ns, end_ns)}
-  AND {error_severity_sql()}
-GROUP BY service_name, exception_type, message_pattern
-ORDER BY occurrences DESC, service_name ASC, exception_type ASC, message_pattern ASC
-LIMIT {limit} OFFSET {offset}"""
+WHERE {_window_ns("timestamp", low, end_ns, end_inclusive=True)}
+  AND {_bucket_window(low, end_ns)}
+  AND (trace_id, span_id) IN ({pairs})
+LIMIT 1 BY trace_id, span_id"""
 
 
 def _field(name: str, context: str, data_type: str | None = None) -> dict[str, str]:

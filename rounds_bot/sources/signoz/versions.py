@@ -12,6 +12,9 @@ EXCEPTIONS_API_SINCE: Version = (0, 10, 0)
 EXCEPTIONS_POST_SINCE: Version = (0, 18, 0)  # listErrors/countErrors: GET with query parameters before
 CLICKHOUSE_SQL_VARIABLES_SINCE: Version = (0, 88, 0)  # {{.start_timestamp_nano}} and the like rendered
 QUERY_RANGE_V5_SINCE: Version = (0, 87, 0)
+# SIGNOZ-API-KEY is read from v0.17.0 (ee/query-service/app/server.go: `r.Header.Get("SIGNOZ-API-KEY")`);
+# v0.16.0 has no API keys at all; community builds read the header from v0.85.0
+API_KEYS_SINCE: Version = (0, 17, 0)
 COMMUNITY_API_KEYS_SINCE: Version = (0, 85, 0)
 SINGLE_PORT_SINCE: Version = (0, 76, 0)
 PARSED_SPAN_EVENTS_SINCE: Version = (0, 130, 0)
@@ -56,6 +59,12 @@ def capabilities_of(version_text: str) -> Capabilities:
             f"SigNoz reported version {version_text!r}, which has no version number; assuming a current build"
         )
         version = (999, 0, 0)
+    if version < API_KEYS_SINCE:
+        notes.append(
+            f"SigNoz {version_text} has no API keys (they arrived in {format_version(API_KEYS_SINCE)}): "
+            "SIGNOZ_API_KEY is not used, and rounds can read this SigNoz only while it answers without "
+            "authentication"
+        )
     if version < QUERY_RANGE_V5_SINCE:
         notes.append(
             f"SigNoz {version_text} has no /api/v5/query_range (it needs "
