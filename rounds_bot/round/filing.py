@@ -125,6 +125,12 @@ def _service(plan: IssuePlan) -> str:
     return plan.signature.service
 
 
+def _crash_site(evidence: Evidence) -> str | None:
+    """The innermost in-app frame as `path:line`, shown beside the diagnosis's fault location."""
+    frame = next((f for f in evidence.code.frames if f.repo_path and f.line), None)
+    return f"{frame.repo_path}:{frame.line}" if frame is not None else None
+
+
 @dataclass(frozen=True)
 class IssueStyle:
     """How issues are drawn this round."""
@@ -173,7 +179,9 @@ def issue_view(
         where_markdown=code_section(evidence.code),
         trend_markdown=occurrence_chart(evidence.occurrences, mermaid=style.charts),
         confidence=diagnosis.confidence if diagnosis else None,
-        diagnosis_markdown=render_diagnosis(diagnosis) if diagnosis else None,
+        diagnosis_markdown=(
+            render_diagnosis(diagnosis, crash_site=_crash_site(evidence)) if diagnosis else None
+        ),
         next_step_markdown=next_step(diagnosis, evidence.code, diagnosis_on=style.diagnosis_on),
         related=evidence.related or [RelatedLink(signature_id=sid) for sid in sorted(signature.related)],
         links=[("Source", representative.source_url)] if representative.source_url else [],
