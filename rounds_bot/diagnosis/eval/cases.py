@@ -116,7 +116,7 @@ class LoadedCase(Frozen):
 
     @property
     def sources_missing(self) -> bool:
-        return self.sources is None and (self.case is None or self.case.needs_sources)
+        return self.sources is None and self.case is not None and self.case.needs_sources
 
 
 def load_cases(root: Path, sources: Path | None = None) -> list[LoadedCase]:

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from rounds_bot.diagnosis.base import Diagnoser
 from rounds_bot.diagnosis.claude_code import MCP_SERVER_NAME, READ_ONLY_TOOLS
 from rounds_bot.diagnosis.claude_result import outcome_from_result
@@ -50,6 +52,7 @@ class CaseRun(Frozen):
     origin: str
     score: CaseScore | None = None
     problem: str | None = None
+    located: bool = Field(default=False, description="the case's truth says where the fault is")
     sources_missing: bool = False
     stale: bool = False
     turns: int = 0
@@ -86,7 +89,9 @@ class Eval:
         runs = []
         for loaded in self.cases:
             found = recordings.get(loaded.id)
-            if found is None:
+            if loaded.case is None:
+                runs.append(self._problem(loaded, label, origin, f"broken case: {loaded.problem}"))
+            elif found is None:
                 runs.append(self._problem(loaded, label, origin, "no recording"))
             elif found.recording is None:
                 runs.append(self._problem(loaded, label, origin, found.problem or "broken recording"))
@@ -183,6 +188,7 @@ class Eval:
             dataset=case.origin.dataset,
             label=label,
             origin=origin,
+            located=bool(case.truth.faults),
             score=score(case, outcome, sources=not loaded.sources_missing),
             problem=problem,
             sources_missing=loaded.sources_missing,
@@ -198,6 +204,7 @@ class Eval:
             dataset=case.origin.dataset if case else "unknown",
             label=label,
             origin=origin,
+            located=bool(case and case.truth.faults),
             problem=problem,
             sources_missing=loaded.sources_missing,
         )

@@ -82,8 +82,8 @@ def _kind_row(label: str, kind: str, runs: list[CaseRun]) -> str:
 
 
 def _has_location_truth(run: CaseRun) -> bool:
-    # a case with a true location; a failed run of one counts as a miss
-    return run.kind == "crash" or (run.score is not None and run.score.file_hit is not None)
+    # a case whose truth says where the fault is; a failed run of one counts as a miss
+    return run.located
 
 
 def _abstention(runs: list[CaseRun]) -> str:
