@@ -2,7 +2,7 @@
 
     python bench/diagnosis_eval.py [--sources DIR] [--out DIR]
         the crash-site baseline and every recorded row (evals/diagnosis/recordings), as `rounds eval` prints
-    python bench/diagnosis_eval.py --record-scripted [--sources DIR] [--limit N]
+    python bench/diagnosis_eval.py --record-scripted [--sources DIR] [--limit N] [--only-missing]
         (re)write evals/diagnosis/recordings/scripted-crash-site: each case through the real Claude Code CLI
         against the local fake Messages API (tests/fake_messages_api.py), the scripted model reading the
         crash site's file when there is one and answering the crash-site baseline's answer. These recordings
@@ -40,7 +40,7 @@ SCRIPTED = "scripted-crash-site"
 SCRIPTED_MODEL = "crash-site answer scripted through the real CLI and a fake Messages API (no model)"
 
 
-def record_scripted(cases: list[LoadedCase], work: Path, limit: int | None) -> None:
+def record_scripted(cases: list[LoadedCase], work: Path, limit: int | None, only_missing: bool) -> None:
     binary = find_claude()
     if binary is None:
         raise SystemExit("no Claude Code CLI found: set ROUNDS_CLAUDE_BIN")
@@ -50,6 +50,8 @@ def record_scripted(cases: list[LoadedCase], work: Path, limit: int | None) -> N
     started = time.perf_counter()
     for loaded in cases:
         if loaded.case is None or loaded.sources_missing or (limit is not None and done >= limit):
+            continue
+        if only_missing and (RECORDINGS / SCRIPTED / f"{loaded.case.id}.json").is_file():
             continue
         case = loaded.case
         checkout = loaded.sources or empty
@@ -74,12 +76,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="output folder (default: a temporary one)")
     parser.add_argument("--record-scripted", action="store_true")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--only-missing", action="store_true", help="record only cases without a recording")
     arguments = parser.parse_args()
     cases = load_cases(CASES, arguments.sources)
     with tempfile.TemporaryDirectory() as scratch:
         out = arguments.out or Path(scratch)
         if arguments.record_scripted:
-            record_scripted(cases, out, arguments.limit)
+            record_scripted(cases, out, arguments.limit, arguments.only_missing)
         text = run_eval(cases, out, recordings=RECORDINGS)
     print(text)
     baseline = text.splitlines()[4].split(" | ")

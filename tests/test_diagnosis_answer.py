@@ -47,3 +47,31 @@ def test_a_fault_location_reads_as_a_pointer():
         good_answer(fault_location={"path": "a.py", "function": "f", "start_line": 3, "end_line": 5})
     )
     assert diagnosis.fault_location is not None and diagnosis.fault_location.pointer() == "a.py:3-5"
+
+
+def test_the_fix_editor_is_told_to_start_at_the_fault_location(tmp_path):
+    from rounds_bot.fixing.prompt import FixBrief, fix_prompt
+
+    located = Diagnosis.model_validate(
+        good_answer(fault_location={"path": "shop/cart.py", "function": "average_price", "start_line": 7})
+    )
+    brief = FixBrief(
+        signature_id="sig-1",
+        service="shop",
+        issue_number=4,
+        title="ZeroDivisionError: division by zero",
+        error_type="ZeroDivisionError",
+        total_count=3,
+        versions=[],
+        message="division by zero",
+        stacktrace=None,
+        diagnosis=located,
+    )
+    prompt = fix_prompt(tmp_path, brief, test_command="pytest", protected=[], max_diff_lines=50)
+    assert "the diagnosis places the fault at `shop/cart.py:7`" in prompt.user
+    assert "average_price" in prompt.user.split("places the fault at")[1].split("Read that code first")[0]
+    unlocated = brief.model_copy(update={"diagnosis": Diagnosis.model_validate(good_answer())})
+    assert (
+        "places the fault"
+        not in fix_prompt(tmp_path, unlocated, test_command="pytest", protected=[], max_diff_lines=50).user
+    )

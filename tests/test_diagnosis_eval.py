@@ -253,3 +253,13 @@ def test_a_live_run_stops_at_its_cost_cap(tmp_path):
 
     [run] = Eval(load_cases(cases), tmp_path / "out").live("m", Expensive(), max_cost_usd=1.0)
     assert run.problem == "not run: $2.00 estimated, $1.00 left"
+
+
+def test_a_change_to_the_prompt_makes_every_recording_stale(tmp_path, bad_input, monkeypatch):
+    cases, recordings = bad_input
+    from rounds_bot.diagnosis.eval import runner as runner_module
+
+    current = runner_module.diagnosis_json_schema()
+    monkeypatch.setattr(runner_module, "diagnosis_json_schema", lambda: {**current, "description": "changed"})
+    runs = Eval(load_cases(cases), tmp_path / "out").replay("model-x", load_recordings(recordings)["model-x"])
+    assert [run.case_id for run in runs if run.stale] == ["failed-run", "good", "no-sources"]

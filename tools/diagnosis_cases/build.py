@@ -6,10 +6,11 @@
         --loghub <loghub_2k folder> [--sources-out <folder>] [--all-trigger-tests]
 
 Defects4J crash bugs (`defects4j.py`), from the trace file when given (the bugs it covers) or, with
-`--all-trigger-tests`, from every bug's trigger tests in the Defects4J checkout; abstain cases from real
-log lines (`loghub.py`); client-misuse, documentation-gap, dependency and abstain cases on a small sample
-service (`scenarios.py`). A project without `--upstream` is skipped and said so. The summary line counts
-the cases by kind and source and every bug left out, with why.
+`--all-trigger-tests`, from every bug's trigger tests in the Defects4J checkout; BugsInPy crash bugs
+(`bugsinpy.py`: `--bugsinpy <clone> --bugsinpy-upstream youtube-dl=<clone>`, each bug's test run here);
+abstain cases from real log lines (`loghub.py`); client-misuse, documentation-gap, dependency and
+abstain cases on a small sample service (`scenarios.py`). A project without `--upstream` is skipped and
+said so. The summary line counts the cases by kind and source and every bug left out, with why.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from tools.diagnosis_cases import loghub, scenarios
+from tools.diagnosis_cases import bugsinpy, loghub, scenarios
 from tools.diagnosis_cases.defects4j import (
     UPSTREAM,
     Git,
@@ -41,6 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--traces", type=Path, help="Defects4J trace file (JSON lines)")
     parser.add_argument("--all-trigger-tests", action="store_true", help="every bug's trigger tests instead")
     parser.add_argument("--upstream", action="append", default=[], metavar="PROJECT=GITDIR")
+    parser.add_argument("--bugsinpy", type=Path, help="git directory of a BugsInPy clone")
+    parser.add_argument("--bugsinpy-upstream", action="append", default=[], metavar="PROJECT=GITDIR")
     parser.add_argument("--loghub", type=Path, help="the loghub_2k folder, for abstain cases")
     parser.add_argument("--sources-out", type=Path, help="write each Defects4J case's files here")
     arguments = parser.parse_args(argv)
@@ -53,6 +57,9 @@ def main(argv: list[str] | None = None) -> None:
     if arguments.defects4j:
         upstreams = dict(item.split("=", 1) for item in arguments.upstream)
         cases += _defects4j(arguments, upstreams, skipped)
+    if arguments.bugsinpy:
+        upstreams = dict(item.split("=", 1) for item in arguments.bugsinpy_upstream)
+        cases += _bugsinpy(arguments, upstreams, skipped)
     if arguments.loghub:
         cases += loghub.cases(arguments.loghub)
     cases += scenarios.cases()
@@ -103,6 +110,26 @@ def _defects4j(
         cases.append(case)
         if arguments.sources_out:
             write_sources(case, upstream, arguments.sources_out)
+    return cases
+
+
+def _bugsinpy(
+    arguments: argparse.Namespace, upstreams: dict[str, str], skipped: Counter[str]
+) -> list[dict[str, Any]]:
+    clone = Git(arguments.bugsinpy)
+    cases = []
+    for project, git_dir in sorted(upstreams.items()):
+        upstream = Git(Path(git_dir))
+        for bug in bugsinpy.bugs(clone, project):
+            with tempfile.TemporaryDirectory() as scratch:
+                case, why = bugsinpy.build_case(bug, upstream, Path(scratch))
+            print(f"{project}-{bug.number}: {why}", flush=True)
+            if case is None:
+                skipped[f"BugsInPy: {why}"] += 1
+                continue
+            cases.append(case)
+            if arguments.sources_out:
+                write_sources(case, upstream, arguments.sources_out)
     return cases
 
 

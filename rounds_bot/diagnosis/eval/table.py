@@ -1,4 +1,5 @@
-"""The table per model: one row per answer source (the crash-site baseline first), then the same by kind.
+"""The table per model: one row per answer source (the crash-site baseline first), then the same by case kind
+and data set.
 
 A failed run, a broken case or recording counts as a miss in every rate (the denominators are all the cases
 the rate is about), and is counted again in `problems`: nothing is dropped.
@@ -16,7 +17,9 @@ HEADER = (
     "| abstained right (precision / recall) | correct at high / medium / low confidence | fix passes tests "
     "| turns / case | cost / case | problems |"
 )
-KIND_HEADER = "| answers | kind | cases | fault file top-1 | fault function top-1 | class | abstained |"
+KIND_HEADER = (
+    "| answers | kind (data set) | cases | fault file top-1 | fault function top-1 | class | abstained |"
+)
 
 
 def render_table(rows: dict[str, list[CaseRun]]) -> str:
@@ -24,8 +27,9 @@ def render_table(rows: dict[str, list[CaseRun]]) -> str:
     lines += [_row(label, runs) for label, runs in rows.items()]
     kinds = ["", KIND_HEADER, _rule(KIND_HEADER)]
     for label, runs in rows.items():
-        for kind in sorted({run.kind for run in runs}):
-            kinds.append(_kind_row(label, kind, [run for run in runs if run.kind == kind]))
+        for kind, dataset in sorted({(run.kind, run.dataset) for run in runs}):
+            same = [run for run in runs if (run.kind, run.dataset) == (kind, dataset)]
+            kinds.append(_kind_row(label, f"{kind} ({dataset})", same))
     return "\n".join(lines + kinds) + "\n"
 
 
