@@ -36,6 +36,7 @@ UPSTREAM = {
     "PySnooper": "cool-RR/PySnooper",
     "black": "psf/black",
     "thefuck": "nvbn/thefuck",
+    "tornado": "tornadoweb/tornado",
 }
 ASSERTIONS = frozenset({"AssertionError", "Failed", "_pytest.outcomes.Failed", "pytest.fail.Exception"})
 DEPLOYED = "/srv/app/"
@@ -68,7 +69,9 @@ def bugs(bip: Git, project: str) -> list[Bug]:
     return found
 
 
-def build_case(bug: Bug, upstream: Git, scratch: Path) -> tuple[dict[str, Any] | None, str]:
+def build_case(
+    bug: Bug, upstream: Git, scratch: Path, python: str = sys.executable
+) -> tuple[dict[str, Any] | None, str]:
     """The case, or None and why the bug was left out."""
     buggy, fixed = bug.info.get("buggy_commit_id", ""), bug.info.get("fixed_commit_id", "")
     if not buggy or not fixed or not bug.commands:
@@ -83,14 +86,14 @@ def build_case(bug: Bug, upstream: Git, scratch: Path) -> tuple[dict[str, Any] |
         if source.is_file():
             (faulty / test_file.strip()).parent.mkdir(parents=True, exist_ok=True)
             (faulty / test_file.strip()).write_bytes(source.read_bytes())
-    failed = _run(bug, faulty)
+    failed = _run(bug, faulty, python)
     trace = _last_traceback(failed)
     if trace is None:
         return None, "the test does not fail with a traceback at the faulty revision"
     frames = _library_frames(trace, faulty, bug)
     if not frames:
         return None, "no failing test is a crash in the project's code"
-    if _failed(_run(bug, fixed_tree)):
+    if _failed(_run(bug, fixed_tree, python)):
         return None, "the test does not pass at the fixed revision here"
     faults = _faults(bug.patch, faulty)
     if not faults:
@@ -178,7 +181,7 @@ def _tree(upstream: Git, revision: str, into: Path) -> Path | None:
     return into
 
 
-def _run(bug: Bug, tree: Path) -> str:
+def _run(bug: Bug, tree: Path, python: str) -> str:
     output = []
     python_path = os.pathsep.join([str(tree), str(tree / bug.info.get("pythonpath", "").strip("/"))])
     env = {
@@ -191,7 +194,9 @@ def _run(bug: Bug, tree: Path) -> str:
         "https_proxy": "http://127.0.0.1:9",
     }
     for command in bug.commands:
-        argv = [sys.executable if part in ("python", "python3") else part for part in shlex.split(command)]
+        argv = [python if part in ("python", "python3") else part for part in shlex.split(command)]
+        if argv and argv[0] == "pytest":
+            argv = [python, "-m", "pytest", *argv[1:]]
         if "pytest" in argv:
             argv += ["--tb=native", "-p", "no:cacheprovider", "-q"]
         try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -45,6 +46,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--upstream", action="append", default=[], metavar="PROJECT=GITDIR")
     parser.add_argument("--bugsinpy", type=Path, help="git directory of a BugsInPy clone")
     parser.add_argument("--bugsinpy-upstream", action="append", default=[], metavar="PROJECT=GITDIR")
+    parser.add_argument(
+        "--bugsinpy-python",
+        action="append",
+        default=[],
+        metavar="PROJECT=PYTHON",
+        help="the interpreter for a project's tests (a Python version BugsInPy names, with pytest)",
+    )
     parser.add_argument("--loghub", type=Path, help="the loghub_2k folder, for abstain cases")
     parser.add_argument("--sources-out", type=Path, help="write each Defects4J case's files here")
     arguments = parser.parse_args(argv)
@@ -117,12 +125,15 @@ def _bugsinpy(
     arguments: argparse.Namespace, upstreams: dict[str, str], skipped: Counter[str]
 ) -> list[dict[str, Any]]:
     clone = Git(arguments.bugsinpy)
+    pythons = dict(item.split("=", 1) for item in arguments.bugsinpy_python)
     cases = []
     for project, git_dir in sorted(upstreams.items()):
         upstream = Git(Path(git_dir))
         for bug in bugsinpy.bugs(clone, project):
             with tempfile.TemporaryDirectory() as scratch:
-                case, why = bugsinpy.build_case(bug, upstream, Path(scratch))
+                case, why = bugsinpy.build_case(
+                    bug, upstream, Path(scratch), pythons.get(project, sys.executable)
+                )
             print(f"{project}-{bug.number}: {why}", flush=True)
             if case is None:
                 skipped[f"BugsInPy: {why}"] += 1
