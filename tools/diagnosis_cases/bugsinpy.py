@@ -8,7 +8,8 @@ network. A bug is kept when its test fails at the faulty revision with an except
 project's own code (not an assertion), and passes at the fixed one: a failure of the old code under today's
 Python, or of a missing dependency, is not the bug and is left out. Where the fault is comes from
 `bug_patch.txt` (faulty to fixed: its `-` side) and the function holding each changed line (`ast`).
-Paths of the scratch folder are replaced by `/srv/app/` in the trace, as a deployed service would print them.
+Paths of the scratch folder are replaced by `/srv/app/`, and the interpreter's by `/usr/local/lib/pythonX.Y/`,
+as a deployed service would print them.
 """
 
 from __future__ import annotations
@@ -98,7 +99,16 @@ def build_case(
     faults = _faults(bug.patch, faulty)
     if not faults:
         return None, "the patch changes no Python function"
-    return _case(bug, buggy, trace.replace(str(faulty) + "/", DEPLOYED), faults, frames), "kept"
+    return _case(bug, buggy, deployed(trace, faulty), faults, frames), "kept"
+
+
+_INTERPRETER = re.compile(r'File "/[^"]*?/lib/(python\d+\.\d+)/')
+
+
+def deployed(trace: str, tree: Path) -> str:
+    """The trace as a deployed service prints it: the project under /srv/app/, the interpreter's own modules
+    and packages under /usr/local/lib/pythonX.Y/, whichever folders they ran from here."""
+    return _INTERPRETER.sub(r'File "/usr/local/lib/\1/', trace.replace(str(tree) + "/", DEPLOYED))
 
 
 def _case(
