@@ -203,6 +203,10 @@ def test_rounds_eval_prints_the_table_and_refuses_a_missing_case_folder(tmp_path
     assert "| crash-site baseline | crash-site baseline | 4 |" in result.output
     missing = CliRunner().invoke(main, ["eval", str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
     assert missing.exit_code != 0 and "no case folder" in missing.output
+    inside = CliRunner().invoke(main, ["eval", str(cases), "--out", str(cases / "out")])
+    assert (
+        inside.exit_code != 0 and "inside the case folder" in inside.output and not (cases / "out").exists()
+    )
 
 
 @pytest.mark.real_cli

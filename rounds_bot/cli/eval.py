@@ -62,6 +62,11 @@ def eval_command(
         raise ConfigError(
             f"no case folder at {cases}", hint="give the folder that holds one sub-folder per case"
         )
+    if output.resolve().is_relative_to(cases.resolve()):
+        raise ConfigError(
+            f"--out {output} is inside the case folder {cases}",
+            hint="write the results to a folder of their own",
+        )
     if recordings is not None and not recordings.is_dir():
         raise ConfigError(
             f"no recordings folder at {recordings}", hint="leave --recordings out to skip replays"
