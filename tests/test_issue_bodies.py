@@ -218,3 +218,32 @@ def test_each_traced_body_links_its_crash_site_and_names_the_suspect_commit(mono
 
 def _counts(tally: Tally) -> dict[datetime, int]:
     return {datetime.fromisoformat(bucket): count for bucket, count in tally.buckets.items()}
+
+
+def test_a_located_diagnosis_shows_the_fault_beside_the_crash_site(monorepo):
+    from rounds_bot.diagnosis.model import Diagnosis
+
+    service, event = CASES["python_exception"]
+    plan = plan_for(service, event)
+    locator = CodeLocator(
+        monorepo,
+        CodeMap.of_checkout(monorepo),
+        InAppRules(),
+        repository="acme/shop",
+        server="https://github.com",
+    )
+    code = locator.locate(plan.signature)
+    crash = next(frame for frame in code.frames if frame.repo_path and frame.line)
+    located = Diagnosis.model_validate(
+        {
+            "classification": "server_bug",
+            "root_cause": "r",
+            "suggested_fix": "f",
+            "confidence": "high",
+            "fault_location": {"path": "checkout/app.py", "function": "place_order", "start_line": 3},
+        }
+    )
+    body = render_body(issue_view(plan, located, Evidence(code=code), IssueStyle(charts=False)))
+    assert "### Where the fault is" in body
+    assert "- Fault: `checkout/app.py:3` in `place_order`" in body
+    assert f"- Crash site: `{crash.repo_path}:{crash.line}`" in body
