@@ -38,6 +38,7 @@ UPSTREAM = {
     "black": "psf/black",
     "thefuck": "nvbn/thefuck",
     "tornado": "tornadoweb/tornado",
+    "fastapi": "tiangolo/fastapi",
 }
 ASSERTIONS = frozenset({"AssertionError", "Failed", "_pytest.outcomes.Failed", "pytest.fail.Exception"})
 DEPLOYED = "/srv/app/"
