@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from diagnosis_samples import good_answer, make_checkout, sample_request
 
-from rounds_bot.diagnosis.evidence import check_evidence
-from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome, Evidence
+from rounds_bot.diagnosis.evidence import check_evidence, check_location
+from rounds_bot.diagnosis.lookups import journal
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome, Evidence, LookupAnswer
 
 
 @pytest.fixture
@@ -76,3 +77,55 @@ def test_outcome_carries_a_diagnosis_exactly_when_ok():
         DiagnosisOutcome(status="ok")
     with pytest.raises(ValueError):
         DiagnosisOutcome(status="timeout", diagnosis=Diagnosis.model_validate(good_answer()))
+
+
+# --------------------------------------------------------------------------- the fault location
+
+
+def location(request, **changes) -> tuple[bool, str]:
+    fault = {"path": "shop/cart.py", "function": "average_price", "start_line": 7, **changes}
+    diagnosis = Diagnosis.model_validate(good_answer(fault_location=fault))
+    assert diagnosis.fault_location is not None
+    check = check_location(diagnosis.fault_location, request.checkout)
+    return check.verified, check.reason
+
+
+def test_fault_location_in_an_existing_function_is_verified(request_):
+    assert location(request_) == (True, "shop/cart.py:7 exists and names average_price")
+    assert location(request_, function="Cart.average_price()")[0]  # qualified names read as the simple one
+
+
+def test_fault_location_is_flagged_when_its_file_lines_or_function_are_not_there(request_):
+    assert location(request_, path="shop/missing.py") == (
+        False,
+        "shop/missing.py does not exist at this revision",
+    )
+    assert location(request_, start_line=7, end_line=99) == (False, "shop/cart.py has 11 lines, not 99")
+    verified, reason = location(request_, function="apply_discount")
+    assert not verified and reason == "apply_discount is not named in shop/cart.py up to line 7"
+    assert (
+        location(request_, path="../../etc/passwd", start_line=1)[1]
+        == "../../etc/passwd is outside the repository"
+    )
+
+
+def test_a_log_line_returned_by_a_look_up_during_the_diagnosis_is_verified(request_):
+    quoted = "2024-05-01T10:00:00+00:00 shop ERROR payment gateway answered 502 for cart 991"
+    diagnosis = Diagnosis.model_validate(
+        good_answer(evidence=[{"kind": "log", "log_line": quoted, "explanation": "upstream failed"}])
+    )
+    [before] = check_evidence(diagnosis, request_)
+    answered = LookupAnswer(tool="get_logs_around", arguments={"event_id": "evt-1"}, answer=f"x\n{quoted}\ny")
+    [after] = check_evidence(diagnosis, request_, [answered])
+    assert not before.verified
+    assert after.verified and after.reason == "log line was returned by an incident look-up in this diagnosis"
+
+
+def test_the_look_up_journal_reads_back_what_the_server_recorded_and_skips_a_torn_line(tmp_path):
+    path = tmp_path / "lookups.jsonl"
+    journal.record(path, "get_logs_around", {"event_id": "evt-1", "minutes_before": 5}, "line one\nline two")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"tool": "get_tr')  # a run stopped while writing
+    [answer] = journal.read(path)
+    assert answer.tool == "get_logs_around" and answer.answer == "line one\nline two"
+    assert journal.read(tmp_path / "none.jsonl") == []

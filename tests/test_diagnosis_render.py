@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from diagnosis_samples import good_answer
 
-from rounds_bot.diagnosis.model import Diagnosis, EvidenceCheck
+from rounds_bot.diagnosis.model import Diagnosis, EvidenceCheck, LocationCheck
 from rounds_bot.render.diagnosis import render_diagnosis
 
 GOLDEN = Path(__file__).parent / "golden" / "diagnosis"
@@ -77,3 +77,35 @@ def test_the_models_markdown_is_shown_as_text_and_renders_nothing_active(hostile
     rendered = render_diagnosis(diagnosis)
     assert inert in rendered
     assert hostile not in rendered
+
+
+def test_fault_location_is_shown_beside_the_crash_site_and_flagged_when_unverified():
+    diagnosis = Diagnosis.model_validate(
+        good_answer(
+            fault_location={"path": "app/orders.py", "function": "total", "start_line": 40, "end_line": 44}
+        )
+    )
+    check = LocationCheck(verified=False, reason="total is not named in app/orders.py up to line 44")
+    assert_golden(
+        "fault_location.md",
+        render_diagnosis(diagnosis, crash_site="app/api.py:12", location_check=check),
+    )
+
+
+def test_abstention_lists_what_is_missing():
+    diagnosis = Diagnosis.model_validate(
+        good_answer(
+            classification="unknown",
+            confidence="low",
+            evidence=[],
+            suggested_fix="",
+            missing_evidence=["the payment provider's answer to the failing call", "the request body"],
+        )
+    )
+    assert_golden("abstention_missing.md", render_diagnosis(diagnosis))
+
+
+def test_low_confidence_class_is_shown_as_a_hypothesis_and_dependency_failures_have_a_label():
+    diagnosis = Diagnosis.model_validate(good_answer(classification="dependency_failure", confidence="low"))
+    text = render_diagnosis(diagnosis)
+    assert "**Dependency or infrastructure failure**, confidence low. _A hypothesis" in text

@@ -704,3 +704,32 @@ def test_telemetry_values_stay_inside_their_table_cell():
     rows = html.split("<tr>")[2:]
     assert len(rows) == 3 and all(row.count("<td>") == 2 for row in rows)  # no value split a row
     assert "<code>a | b</code>" in html and "&lt;b&gt;" in html
+
+
+def test_a_located_diagnosis_shows_the_fault_beside_the_crash_site(monorepo):
+    from rounds_bot.diagnosis.model import Diagnosis
+
+    service, event = CASES["python_exception"]
+    plan = plan_for(service, event)
+    locator = CodeLocator(
+        monorepo,
+        CodeMap.of_checkout(monorepo),
+        InAppRules(),
+        repository="acme/shop",
+        server="https://github.com",
+    )
+    code = locator.locate(plan.signature)
+    crash = next(frame for frame in code.frames if frame.repo_path and frame.line)
+    located = Diagnosis.model_validate(
+        {
+            "classification": "server_bug",
+            "root_cause": "r",
+            "suggested_fix": "f",
+            "confidence": "high",
+            "fault_location": {"path": "checkout/app.py", "function": "place_order", "start_line": 3},
+        }
+    )
+    body = render_body(issue_view(plan, located, IssueEvidence(code=code), IssueStyle(charts=False)))
+    assert "### Where the fault is" in body
+    assert "- Fault: `checkout/app.py:3` in `place_order`" in body
+    assert f"- Crash site: `{crash.repo_path}:{crash.line}`" in body

@@ -9,6 +9,7 @@
     rounds notify    tell a Zulip stream what the last round filed (cli/notify.py)
     rounds fix       propose the fixes asked for as draft pull requests; follow the shipped ones (cli/fix.py)
     rounds changelog every fix rounds proposed, with its status and rates (cli/changelog.py)
+    rounds eval      diagnosis quality on cases with a known answer (cli/eval.py)
 
 Every command's module is imported only when that command runs: `rounds --help` lists them from
 the table below (a test checks it says what each command's own help says), so it loads neither
@@ -50,6 +51,10 @@ class LazyGroup(click.Group):
             "Handle `/rounds` commands from issue comments (and the Run workflow button's inputs).",
         ),
         "db": Lazy("rounds_bot.cli.db:db_group", "Inspect or rebuild the signature database."),
+        "eval": Lazy(
+            "rounds_bot.cli.eval:eval_command",
+            "Score diagnoses on cases with a known answer: crash-site baseline, recordings, a live model.",
+        ),
         "doctor": Lazy(
             "rounds_bot.cli.doctor:doctor_command",
             "Check settings, SigNoz, the GitHub token, the saved state, the schedule, `claude`, the budget.",

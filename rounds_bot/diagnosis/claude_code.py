@@ -41,9 +41,15 @@ from rounds_bot.diagnosis.claude_result import (
 )
 from rounds_bot.diagnosis.claude_stream import ProgressCallback, StreamWatcher, spent
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context
+from rounds_bot.diagnosis.lookups import journal
 from rounds_bot.diagnosis.lookups.scope import scope_for_request
 from rounds_bot.diagnosis.mcp_server import McpLaunch, server_config, tool_names
-from rounds_bot.diagnosis.model import DiagnosisOutcome, DiagnosisRequest, diagnosis_json_schema
+from rounds_bot.diagnosis.model import (
+    DiagnosisOutcome,
+    DiagnosisRequest,
+    LookupAnswer,
+    diagnosis_json_schema,
+)
 from rounds_bot.diagnosis.process import Finished
 from rounds_bot.diagnosis.prompting import Prompt, PromptLibrary
 
@@ -174,6 +180,7 @@ class ClaudeCodeDiagnoser:
         if self.incident_tools is not None:
             scope_path = scratch / "incident-scope.json"
             scope = scope_for_request(request, backend=self.incident_tools.backend)
+            scope = scope.model_copy(update={"journal": str(scratch / "lookups.jsonl")})
             scope_path.write_text(scope.model_dump_json(), encoding="utf-8")
             servers[MCP_SERVER_NAME] = server_config(self.incident_tools, scope_path)
         # The server's entry may carry the telemetry back-end's key in its `env` (McpLaunch.for_signoz
@@ -190,7 +197,7 @@ class ClaudeCodeDiagnoser:
             stdin_text=stdin_text,
             on_stdout_line=stream.feed if stream else None,
         )
-        return self._outcome(request, prompt, finished, stream)
+        return self._outcome(request, prompt, finished, stream, journal.read(scratch / "lookups.jsonl"))
 
     # ------------------------------------------------------------------ reading the result
 
@@ -200,6 +207,7 @@ class ClaudeCodeDiagnoser:
         prompt: Prompt,
         finished: Finished,
         stream: StreamWatcher | None,
+        lookups: list[LookupAnswer],
     ) -> DiagnosisOutcome:
         if finished.timed_out:
             return self._timeout_outcome(prompt, finished, stream)
@@ -221,7 +229,11 @@ class ClaudeCodeDiagnoser:
                 duration_seconds=finished.seconds,
             )
         return outcome_from_result(
-            result, request, duration_seconds=finished.seconds, fallback_model=self.cli.model
+            result,
+            request,
+            duration_seconds=finished.seconds,
+            fallback_model=self.cli.model,
+            lookups=lookups,
         )
 
     def _timeout_outcome(

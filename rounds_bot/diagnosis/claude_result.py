@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rounds_bot.diagnosis.evidence import check_evidence
+from rounds_bot.diagnosis.evidence import check_evidence, location_check
 from rounds_bot.diagnosis.json_answer import (
     MAX_ANSWER_CHARS,
     MAX_ANSWER_DEPTH,
@@ -26,6 +26,7 @@ from rounds_bot.diagnosis.model import (
     Diagnosis,
     DiagnosisOutcome,
     DiagnosisRequest,
+    LookupAnswer,
     OutcomeStatus,
     TokenUsage,
 )
@@ -85,8 +86,10 @@ def outcome_from_result(
     *,
     duration_seconds: float | None = None,
     fallback_model: str | None = None,
+    lookups: list[LookupAnswer] | None = None,
 ) -> DiagnosisOutcome:
-    """Map the CLI's result object to an outcome; validate the answer either way it came."""
+    """Map the CLI's result object to an outcome; validate the answer either way it came. `lookups`:
+    what the incident look-ups returned during the run (quoted log lines are checked against them)."""
     common: dict[str, Any] = {
         "cost_usd": max(float(result.get("total_cost_usd") or 0.0), 0.0),
         "turns": int(result.get("num_turns") or 0),
@@ -98,6 +101,7 @@ def outcome_from_result(
             for denial in result.get("permission_denials") or []
             if isinstance(denial, dict)
         ],
+        "lookups": list(lookups or []),
     }
     subtype = str(result.get("subtype") or "")
     if subtype in _SUBTYPE_STATUS:
@@ -135,7 +139,8 @@ def outcome_from_result(
         status="ok",
         diagnosis=diagnosis,
         detail=f"answer read from {source}",
-        evidence_checks=check_evidence(diagnosis, request),
+        evidence_checks=check_evidence(diagnosis, request, lookups),
+        location_check=location_check(diagnosis, request),
         **common,
     )
 

@@ -3,7 +3,10 @@
 A model can cite a file that is not there, a line past the end of a file, or an event id it made
 up. Each evidence item is checked against what the bot has: the checkout (files and line counts;
 paths may not leave it) and the telemetry given to the model (sample event ids; log lines and
-messages). Unverifiable evidence is not dropped, it is flagged, and the issue says so.
+messages, and what the incident look-ups returned during the diagnosis: a log line the model found
+with `get_logs_around` is as checkable as one in the prompt). Unverifiable evidence is not dropped, it is
+flagged, and the issue says so. The fault location is checked the same way (`check_location`): its file
+and lines must exist at the revision and its function must be found in that file, at or before its lines.
 """
 
 from __future__ import annotations
@@ -12,25 +15,78 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from rounds_bot.diagnosis.model import Diagnosis, DiagnosisRequest, Evidence, EvidenceCheck
+from rounds_bot.diagnosis.model import (
+    Diagnosis,
+    DiagnosisRequest,
+    Evidence,
+    EvidenceCheck,
+    FaultLocation,
+    LocationCheck,
+    LookupAnswer,
+)
 
 _WHITESPACE = re.compile(r"\s+")
 #: a quote shorter than this matches almost any text and proves nothing
 _SHORTEST_QUOTE = 8
 
 
-def check_evidence(diagnosis: Diagnosis, request: DiagnosisRequest) -> list[EvidenceCheck]:
-    """One check per evidence item, in order."""
+#: a function is found where its name appears as a word (a definition or a call at the lines named)
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def check_evidence(
+    diagnosis: Diagnosis, request: DiagnosisRequest, lookups: list[LookupAnswer] | None = None
+) -> list[EvidenceCheck]:
+    """One check per evidence item, in order. `lookups`: what the incident look-ups returned."""
     event_ids = {event.event_id for event in request.sample_events}
     telemetry = _telemetry_lines(request)
+    looked_up = [
+        _normalise(line) for item in lookups or [] for line in item.answer.splitlines() if line.strip()
+    ]
     return [
-        EvidenceCheck(index=index, **_check_one(item, request.checkout, event_ids, telemetry))
+        EvidenceCheck(index=index, **_check_one(item, request.checkout, event_ids, telemetry, looked_up))
         for index, item in enumerate(diagnosis.evidence)
     ]
 
 
+def location_check(diagnosis: Diagnosis, request: DiagnosisRequest) -> LocationCheck | None:
+    """The check of the answer's fault location, or None when it gives none."""
+    if diagnosis.fault_location is None:
+        return None
+    return check_location(diagnosis.fault_location, request.checkout)
+
+
+def check_location(location: FaultLocation, checkout: Path) -> LocationCheck:
+    """The fault location's file and lines exist at the revision, and its function is named in that
+    file at or before its last line (where a definition precedes its body)."""
+    exists = _check_file_line(checkout, location.path, location.last_line)
+    if not exists["verified"]:
+        return LocationCheck(verified=False, reason=str(exists["reason"]))
+    name = _simple_name(location.function)
+    if name is None:
+        return LocationCheck(verified=False, reason=f"{location.function!r} is not a function name")
+    text = (checkout.resolve() / location.path.strip().removeprefix("./")).read_text(
+        encoding="utf-8", errors="replace"
+    )
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    lines = text.splitlines()[: location.last_line]
+    if not any(word.search(line) for line in lines):
+        return LocationCheck(
+            verified=False,
+            reason=f"{name} is not named in {location.path} up to line {location.last_line}",
+        )
+    return LocationCheck(verified=True, reason=f"{location.pointer()} exists and names {name}")
+
+
+def _simple_name(function: str) -> str | None:
+    """`Foo.bar(int)`, `Foo::bar` or `module.bar` -> `bar`: the name as the file spells it."""
+    head = function.strip().split("(")[0]
+    names = _IDENTIFIER.findall(head.replace("::", "."))
+    return names[-1] if names else None
+
+
 def _check_one(
-    item: Evidence, checkout: Path, event_ids: set[str], telemetry: list[str]
+    item: Evidence, checkout: Path, event_ids: set[str], telemetry: list[str], looked_up: list[str]
 ) -> dict[str, bool | str]:
     if item.kind == "file":
         assert item.path is not None and item.line is not None  # guaranteed by Evidence
@@ -44,6 +100,8 @@ def _check_one(
         return {"verified": False, "reason": "log line is too short to identify anything"}
     if any(quoted in line for line in telemetry):
         return {"verified": True, "reason": "log line appears in the telemetry"}
+    if any(quoted in line for line in looked_up):
+        return {"verified": True, "reason": "log line was returned by an incident look-up in this diagnosis"}
     return {"verified": False, "reason": "log line does not appear in the telemetry given"}
 
 

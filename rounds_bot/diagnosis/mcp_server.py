@@ -27,6 +27,7 @@ from typing import Any, ParamSpec
 
 from pydantic import Field
 
+from rounds_bot.diagnosis.lookups import journal
 from rounds_bot.diagnosis.lookups.recorded import RecordedLookups
 from rounds_bot.diagnosis.lookups.scope import (
     Backend,
@@ -133,17 +134,32 @@ def build_server(lookups: IncidentLookups, scope: IncidentScope) -> Any:
     )
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
+    def kept(tool: str, arguments: dict[str, str | int], answer: str) -> str:
+        if scope.journal:
+            journal.record(Path(scope.journal), tool, arguments, answer)
+        return answer
+
     def get_trace(trace_id: str) -> str:
         """The spans of one of this incident's traces (trace ids are in the sample events)."""
-        return _answer(tools.get_trace, trace_id)
+        return kept("get_trace", {"trace_id": trace_id}, _answer(tools.get_trace, trace_id))
 
     def get_logs_around(event_id: str, minutes_before: int = 5, minutes_after: int = 1) -> str:
         """Logs of the incident's service around one sample event (at most 30 minutes each way)."""
-        return _answer(tools.get_logs_around, event_id, minutes_before, minutes_after)
+        answer = _answer(tools.get_logs_around, event_id, minutes_before, minutes_after)
+        arguments: dict[str, str | int] = {
+            "event_id": event_id,
+            "minutes_before": minutes_before,
+            "minutes_after": minutes_after,
+        }
+        return kept("get_logs_around", arguments, answer)
 
     def get_error_counts(bucket_minutes: int = 60) -> str:
         """This error's occurrence counts over the incident's window, one line per bucket."""
-        return _answer(tools.get_error_counts, bucket_minutes)
+        return kept(
+            "get_error_counts",
+            {"bucket_minutes": bucket_minutes},
+            _answer(tools.get_error_counts, bucket_minutes),
+        )
 
     for function in (get_trace, get_logs_around, get_error_counts):
         server.add_tool(function, annotations=read_only, structured_output=False)

@@ -19,7 +19,7 @@ from pydantic.json_schema import SkipJsonSchema
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.redact import redact_json
 
-Classification = Literal["server_bug", "client_misuse", "documentation_gap", "unknown"]
+Classification = Literal["server_bug", "client_misuse", "documentation_gap", "dependency_failure", "unknown"]
 Confidence = Literal["high", "medium", "low"]
 EvidenceKind = Literal["file", "log", "event"]
 OutcomeStatus = Literal[
@@ -69,18 +69,65 @@ class EvidenceCheck(Frozen):
     reason: str
 
 
+class FaultLocation(Frozen):
+    """Where the fault is: the code to change, which need not be where it crashed. Checked like evidence:
+    the file and lines must exist at the revision, and the function must be found there."""
+
+    path: str = Field(description="file, relative to the repository root")
+    function: str = Field(
+        min_length=1,
+        description="the function or method to change, by its name as written in the file (e.g. parseDate)",
+    )
+    start_line: int = Field(ge=1, description="first line of the faulty code, 1-based")
+    end_line: int | None = Field(
+        default=None, ge=1, description="last line of the faulty code; default start_line"
+    )
+
+    @property
+    def last_line(self) -> int:
+        return max(self.end_line or self.start_line, self.start_line)
+
+    def pointer(self) -> str:
+        lines = (
+            f"{self.start_line}"
+            if self.last_line == self.start_line
+            else f"{self.start_line}-{self.last_line}"
+        )
+        return f"{self.path}:{lines}"
+
+
 class Diagnosis(Frozen):
-    """The model's answer for one signature. Abstaining (`unknown` with a reason) is valid."""
+    """The model's answer for one signature. Abstaining (`unknown`, saying what is missing) is valid.
+
+    Answers stored before `fault_location` and `missing_evidence` existed still read: both default empty.
+    """
 
     classification: Classification = Field(
         description=(
             "server_bug: the service is wrong; client_misuse: a caller used it wrongly and the "
             "service answered correctly; documentation_gap: the service behaves as built but its "
-            "documentation or error message does not let a caller use it right; unknown: abstain"
+            "documentation or error message does not let a caller use it right; dependency_failure: "
+            "something the service depends on failed (a downstream API, database, queue, network, "
+            "disk, or the platform) and the service's own code is not at fault; unknown: abstain"
         )
     )
     unknown_reason: str | None = Field(
-        default=None, description="required when classification is unknown: why you abstain"
+        default=None, description="when classification is unknown: why you abstain, in one sentence"
+    )
+    missing_evidence: list[str] = Field(
+        default_factory=list,
+        description=(
+            "when classification is unknown: what is missing to decide, each a thing someone could "
+            "fetch or add (e.g. the request body of a failing call, the payment provider's status)"
+        ),
+    )
+    fault_location: FaultLocation | None = Field(
+        default=None,
+        description=(
+            "where the fault is (the code a fix changes, not necessarily the crash site); for "
+            "client_misuse, documentation_gap or dependency_failure, the code that rejects or "
+            "depends (or the documentation file); null when abstaining or when no code is at fault"
+        ),
     )
     root_cause: str = Field(description="the root cause in a few sentences, or what is known of it")
     evidence: list[Evidence] = Field(
@@ -133,9 +180,24 @@ class Diagnosis(Frozen):
 
     @model_validator(mode="after")
     def _abstention_says_why(self) -> Diagnosis:
-        if self.classification == "unknown" and not (self.unknown_reason or "").strip():
-            raise ValueError("classification 'unknown' needs unknown_reason: say why you abstain")
+        if self.classification == "unknown" and not (
+            (self.unknown_reason or "").strip() or any(item.strip() for item in self.missing_evidence)
+        ):
+            raise ValueError(
+                "classification 'unknown' needs missing_evidence (or unknown_reason): say what is missing"
+            )
         return self
+
+    @property
+    def abstains(self) -> bool:
+        """The answer declines to classify: not enough evidence."""
+        return self.classification == "unknown"
+
+    @property
+    def tentative(self) -> bool:
+        """A class given with low confidence: shown as a hypothesis, never acted on automatically
+        (the auto-fix gate asks for high confidence), and scored as such by the eval."""
+        return self.confidence == "low" and not self.abstains
 
 
 _ROUNDS_OWN = frozenset({"evidence_checks", "stated_confidence"})
@@ -221,6 +283,22 @@ class TokenUsage(Frozen):
         )
 
 
+class LocationCheck(Frozen):
+    """Whether the fault location exists: the file and lines at the revision, the function in them."""
+
+    verified: bool
+    reason: str
+
+
+class LookupAnswer(Frozen):
+    """What an incident look-up returned to the model during one diagnosis, so that a log line the model
+    found that way (and quotes as evidence) can be checked against it."""
+
+    tool: str
+    arguments: dict[str, str | int] = Field(default_factory=dict)
+    answer: str
+
+
 class DiagnosisOutcome(Frozen):
     """The result of one diagnosis attempt. Failures are statuses; `cost_usd` is always booked."""
 
@@ -238,6 +316,12 @@ class DiagnosisOutcome(Frozen):
     evidence_checks: list[EvidenceCheck] = Field(default_factory=list)
     denied_tools: list[str] = Field(
         default_factory=list, description="tools the model asked for and was refused"
+    )
+    location_check: LocationCheck | None = Field(
+        default=None, description="the fault location's check, when the answer gives one"
+    )
+    lookups: list[LookupAnswer] = Field(
+        default_factory=list, description="the incident look-ups' answers during this diagnosis"
     )
 
     @model_validator(mode="before")

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from rounds_bot import telemetry
 from rounds_bot.diagnosis.budget import CallShape, ModelPrice, estimate_cost
 from rounds_bot.diagnosis.context import DEFAULT_BUDGET_TOKENS, build_context
-from rounds_bot.diagnosis.evidence import check_evidence
+from rounds_bot.diagnosis.evidence import check_evidence, location_check
 from rounds_bot.diagnosis.json_answer import answer_problem, parse_json_answer
 from rounds_bot.diagnosis.model import (
     Diagnosis,
@@ -208,6 +208,7 @@ class OpenAICompatDiagnoser:
             status="ok",
             diagnosis=diagnosis,
             evidence_checks=check_evidence(diagnosis, request),
+            location_check=location_check(diagnosis, request),
             **common,
         )
 

@@ -10,13 +10,21 @@ rounds lowered says why.
 
 from __future__ import annotations
 
-from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome, Evidence, EvidenceCheck
+from rounds_bot.diagnosis.model import (
+    Diagnosis,
+    DiagnosisOutcome,
+    Evidence,
+    EvidenceCheck,
+    FaultLocation,
+    LocationCheck,
+)
 from rounds_bot.render import markdown as md
 
 CLASSIFICATION_LABELS = {
     "server_bug": "Server bug",
     "client_misuse": "Client misuse",
     "documentation_gap": "Documentation gap",
+    "dependency_failure": "Dependency or infrastructure failure",
     "unknown": "Unknown (the diagnosis abstains)",
 }
 
@@ -41,13 +49,22 @@ _FAILED = {
 }
 
 
-def render_diagnosis(diagnosis: Diagnosis, checks: list[EvidenceCheck] | None = None) -> str:
-    """The diagnosis as Markdown: classification, root cause, evidence, fix, observability. `checks`
-    defaults to the ones the diagnosis carries (`Diagnosis.checked`)."""
+def render_diagnosis(
+    diagnosis: Diagnosis,
+    checks: list[EvidenceCheck] | None = None,
+    *,
+    crash_site: str | None = None,
+    location_check: LocationCheck | None = None,
+) -> str:
+    """The diagnosis as Markdown: classification (or the abstention and what is missing), where the fault
+    is beside where it crashed, root cause, evidence, fix, observability. `checks` defaults to the ones the
+    diagnosis carries (`Diagnosis.checked`); `crash_site`: the innermost in-app frame as `path:line`."""
     by_index = {check.index: check for check in (diagnosis.evidence_checks if checks is None else checks)}
     sections = ["### Classification", _classification(diagnosis)]
-    if diagnosis.classification == "unknown":
-        sections.append(f"Why: {_text(diagnosis.unknown_reason or '', REASON_CHARS)}")
+    if diagnosis.abstains:
+        sections += _abstention(diagnosis)
+    if diagnosis.fault_location is not None:
+        sections += ["### Where the fault is", _where(diagnosis.fault_location, crash_site, location_check)]
     sections += ["### Root cause", _text(diagnosis.root_cause, PROSE_CHARS) or "_Not determined._"]
     sections += ["### Evidence", _evidence_list(diagnosis.evidence, by_index)]
     sections += ["### Suggested fix", _text(diagnosis.suggested_fix, PROSE_CHARS) or "_None suggested._"]
@@ -82,7 +99,30 @@ def _classification(diagnosis: Diagnosis) -> str:
             f" The answer said {diagnosis.stated_confidence}; rounds lowered it because not all of its "
             "evidence could be verified."
         )
+    if diagnosis.tentative:
+        line += " _A hypothesis: other explanations remain open; nothing is done automatically on it._"
     return line
+
+
+def _abstention(diagnosis: Diagnosis) -> list[str]:
+    lines = ["**Not enough evidence to diagnose.**"]
+    if (diagnosis.unknown_reason or "").strip():
+        lines.append(f"Why: {_text(diagnosis.unknown_reason or '', REASON_CHARS)}")
+    missing = [item for item in diagnosis.missing_evidence if item.strip()][:MAX_MISSING_ITEMS]
+    if missing:
+        lines.append("What is missing:\n" + "\n".join(f"- {_text(item, ITEM_CHARS)}" for item in missing))
+    return lines
+
+
+def _where(location: FaultLocation, crash_site: str | None, check: LocationCheck | None) -> str:
+    mark = ""
+    if check is not None and not check.verified:
+        mark = f" ⚠️ _unverified: {_text(check.reason, REASON_CHARS)}_"
+    pointer = md.code(location.pointer()[:POINTER_CHARS])
+    rows = [f"- Fault: {pointer} in {md.code(location.function[:POINTER_CHARS])}{mark}"]
+    if crash_site:
+        rows.append(f"- Crash site: {md.code(crash_site[:POINTER_CHARS])}")
+    return "\n".join(rows)
 
 
 def _evidence_list(evidence: list[Evidence], checks: dict[int, EvidenceCheck]) -> str:

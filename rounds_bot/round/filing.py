@@ -182,6 +182,12 @@ def _service(plan: IssuePlan) -> str:
     return plan.signature.service
 
 
+def _crash_site(evidence: IssueEvidence) -> str | None:
+    """The innermost in-app frame as `path:line`, shown beside the diagnosis's fault location."""
+    frame = next((f for f in evidence.code.frames if f.repo_path and f.line), None)
+    return f"{frame.repo_path}:{frame.line}" if frame is not None else None
+
+
 @dataclass(frozen=True)
 class IssueStyle:
     """How issues are drawn this round."""
@@ -237,7 +243,7 @@ def issue_view(
         cascade_line=cascade_line(evidence.cascade, evidence.refs),
         path_markdown=path_section(evidence.cascade, evidence.refs, plan.signature_id),
         confidence=diagnosis.confidence if diagnosis else None,
-        diagnosis_markdown=_diagnosis_markdown(diagnosis, attempt),
+        diagnosis_markdown=_diagnosis_markdown(diagnosis, attempt, _crash_site(evidence)),
         next_step_markdown=next_step(
             diagnosis,
             evidence.code,
@@ -282,9 +288,11 @@ def _message(event: ErrorEvent) -> str:
     return event.message
 
 
-def _diagnosis_markdown(diagnosis: Diagnosis | None, attempt: DiagnosisOutcome | None) -> str | None:
+def _diagnosis_markdown(
+    diagnosis: Diagnosis | None, attempt: DiagnosisOutcome | None, crash_site: str | None
+) -> str | None:
     failed = render_failed_attempt(attempt) if attempt is not None and attempt.status != "ok" else None
     if diagnosis is None:
         return failed
-    shown = render_diagnosis(diagnosis)
+    shown = render_diagnosis(diagnosis, crash_site=crash_site)
     return f"{failed}\n{shown}" if failed else shown

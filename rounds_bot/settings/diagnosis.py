@@ -30,6 +30,14 @@ class DiagnosisSettings(BaseSettings):
         description="Cap in USD for one diagnosis (`--max-budget-usd`).",
     )
 
+    eval_max_cost_usd: float = Field(
+        default=5.0,
+        ge=0,
+        le=1000,
+        validation_alias=env("ROUNDS_EVAL_MAX_COST_USD"),
+        description="Cap in USD on the model spend of one `rounds eval --live` run, all cases together.",
+    )
+
     diagnoser: Literal["auto", "off", "claude-code", "openai"] = Field(
         default="auto",
         validation_alias=env("ROUNDS_DIAGNOSER"),

@@ -101,6 +101,9 @@ class IncidentScope(Frozen):
     backend: Backend = Field(default_factory=RecordedBackend)
     recorded_events: list[ErrorEvent] = Field(default_factory=list)
     recorded_logs: list[LogLine] = Field(default_factory=list)
+    journal: str | None = Field(
+        default=None, description="file the server appends its answers to (lookups/journal.py), if any"
+    )
 
     @property
     def trace_ids(self) -> set[str]:
