@@ -132,7 +132,7 @@ def claude_outcome(request: DiagnosisRequest, line: str) -> DiagnosisOutcome:
         binary=Path("/nonexistent/claude"), model="sonnet", credentials={"ANTHROPIC_API_KEY": "k"}
     )
     finished = Finished(stdout_lines=[line], stderr="", returncode=0, timed_out=False, seconds=0.1)
-    return diagnoser._outcome(request, diagnoser._prompt(request), finished, None)
+    return diagnoser._outcome(request, diagnoser._prompt(request), finished, None, [])
 
 
 def openai_outcome(request: DiagnosisRequest, answer_text: str) -> DiagnosisOutcome:
