@@ -35,3 +35,9 @@ def test_every_top_level_module_and_package_has_a_layer():
     present = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
     present |= {p.parent.name for p in package.glob("*/__init__.py")}
     assert present == placed
+
+
+def test_the_readmes_architecture_draws_the_checked_layers():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    drawn = readme.split("## Architecture", 1)[1].split("```", 2)[1].strip().splitlines()
+    assert [[name.strip() for name in line.split("|")] for line in drawn] == contract_layers()
