@@ -46,8 +46,8 @@ _PLACEHOLDERS = {
 }
 
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
-_PAIR = re.compile(
-    r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?\]?"""
+_PAIR_BODY = (
+    r"""["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?\]?"""
     # a declared type between the name and the value: `var apiToken string = ...` (Go), `apiToken: String =`
     # (Kotlin, Swift, TypeScript), `api_token: &str =` (Rust)
     r"""(?:[ \t]{0,3}:?[ \t]{0,3}"""
@@ -61,19 +61,26 @@ _PAIR = re.compile(
     r"""(?=(?P<value>\\"(?:[^"\\\n]){1,500}\\"|\\'(?:[^'\\\n]){1,500}\\'"""
     r"""|"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|`[^`\n]{1,500}`|[^\s,;&"'`<>{}()\[\]|]{1,500}))"""
 )
+_PAIR = re.compile(r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))""" + _PAIR_BODY)
+#: a pair behind a command line's `-D` (a Java system property) or `--`, or a cookie named with a leading dot
+_PREFIXED_PAIR = re.compile(r"""(?:(?<=[\s"'\[,=;])|\A)(?:-D|--|\.)""" + _PAIR_BODY)
 _FLAG = re.compile(
     r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token)"""
     r"""(?:=|[ \t]{1,3})("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 
 
+_IDENTIFIER = re.compile(r"(?:[A-Z][a-z]+){2,6}")
+
+
 def _prose_like(value: str) -> bool:
-    """A lowercase word or two, not a credential."""
-    return value.isalpha() and value.islower() and len(value) < 24
+    """A lowercase word, or a class's name (`TokenExpiredError`), not a credential."""
+    return (value.isalpha() and value.islower() and len(value) < 24) or bool(_IDENTIFIER.fullmatch(value))
 
 
-#: what a generated credential is made of: letters, digits and the symbols of base64 and URL-safe tokens
-_CREDENTIAL = re.compile(r"[A-Za-z0-9_\-+/=]{16,500}")
+#: what a generated credential is made of: letters, digits and the symbols of base64, URL-safe tokens and
+#: percent-encoded cookie values
+_CREDENTIAL = re.compile(r"[A-Za-z0-9_\-+/=%]{16,500}")
 
 
 def credential_shaped(value: str) -> bool:
@@ -162,6 +169,42 @@ def _accept_basic(match: re.Match[str]) -> bool:
     return ":" in decoded and decoded.isprintable()
 
 
+def _has_pair(match: re.Match[str]) -> bool:
+    """A cookie header's value is `name=value` pairs; `Cookie: parse error in CookieSerializer` is prose."""
+    return "=" in match.group(1)
+
+
+def _code_like(match: re.Match[str]) -> bool:
+    """An authorization code or a link's token: generated (letters and digits, or long), not a word."""
+    value = match.group(1)
+    return len(value) >= 24 or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
+
+
+def _reset_token(match: re.Match[str]) -> bool:
+    return credential_shaped(match.group(1)) or (len(match.group(1)) >= 32 and _code_like(match))
+
+
+_NAME_BEHIND = re.compile(r"""["']?([A-Za-z_][\w.-]{0,60})["']?[ \t]{0,3}\Z""")
+
+
+def _next_line_value(match: re.Match[str]) -> bool:
+    """`password:` at the end of a line and the value alone on the next one."""
+    name = _NAME_BEHIND.search(match.string, max(match.start() - 70, 0), match.start())
+    if name is None or secret_category(name.group(1)) is None:
+        return False
+    bare = match["value"].strip("\\\"'`")
+    return not _placeholder(bare) and not _prose_like(bare) and len(bare) >= 6
+
+
+#: a value on its own, quoted or bare: what a command line or a connection string gives a password as
+_ARG = r"""('[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s"';]{1,200})"""
+#: the value after a name that ends its line: `password:` / `"api_token":` / `DB_PASSWORD=` / `secret was`
+_NEXT_LINE = (
+    r"""(?m)(?::|=>|=|(?<=[ \t])(?:was|is))"""
+    r"""[ \t]*\r?\n[ \t]{0,40}(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}'|[^\s"']{1,500})[ \t,;]*$"""
+)
+
+
 def _token_like(match: re.Match[str]) -> bool:
     value = match.group(1)
     return any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value)
@@ -212,6 +255,96 @@ PAIRS: tuple[Rule, ...] = (
         r"(?i)\b(?:set-)?cookie[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?([^\"'\r\n]{1,4000})",
         "cookie",
         group=1,
+        accept=_has_pair,
+    ),
+    # connection strings and client command lines, as each engine's documentation writes them
+    rule(
+        "password",
+        r"(?i)\b(?:pwd|password)[ \t]*=[ \t]*(\{(?:[^}\n]|\}\}){1,200}\})",
+        "pwd",
+        "password",
+        group=1,
+    ),
+    rule(
+        "password",
+        r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
+        r"[^\n]{0,200}?[ \t\"',]-p" + _ARG,
+        "mysql",
+        "mariadb",
+        group=1,
+    ),
+    rule("password", r"(?i)\bredis-cli\b[^\n]{0,200}?[ \t]-a[ \t]+" + _ARG, "redis-cli", group=1),
+    rule("password", r"(?i)\bldap\w{0,10}\b[^\n]{0,300}?[ \t]-w[ \t]+" + _ARG, "ldap", group=1),
+    rule("password", r"(?i)\bsshpass[ \t]+-p[ \t]*" + _ARG, "sshpass", group=1),
+    rule(
+        "password", r"(?i)\bsmbclient\b[^\n]{0,200}?[ \t]-U[ \t]*[^\s%]{1,64}%" + _ARG, "smbclient", group=1
+    ),
+    rule(
+        "password",
+        r"(?i)\b(?:curl|wget|http)\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"']{1,100}:"
+        r"([^\s\"']{1,200})",
+        "curl",
+        "wget",
+        group=1,
+    ),
+    # Oracle's `user/password@host` (JDBC thin URLs, sqlplus and other clients' connect strings)
+    rule(
+        "password",
+        r"(?i)(?:jdbc:oracle:\w{1,10}:"
+        r"|\b(?:sqlplus|sqlldr|expdp|impdp|rman|exp|imp)\w{0,4}[ \t]+(?:-\w+[ \t]+){0,3})"
+        r"[\w$#.-]{1,64}/([^\s@/\"']{1,200})@",
+        "jdbc:oracle",
+        "sqlplus",
+        "sqlldr",
+        "expdp",
+        "impdp",
+        "rman",
+        group=1,
+    ),
+    # an OAuth 2.0 authorization code (RFC 6749 4.1.2) or verifier in a URL; a magic link's token
+    rule(
+        "oauth_code",
+        r"(?i)[?&#;](?:code|oauth_verifier|oauth_token|auth_code|authorization_code|ticket|otp)"
+        r"=([A-Za-z0-9_\-.~%/+]{8,500})",
+        "code=",
+        "verifier=",
+        "token=",
+        "ticket=",
+        "otp=",
+        group=1,
+        accept=_code_like,
+    ),
+    rule(
+        "link_token",
+        r"(?i)/(?:reset|reset-password|reset_password|password-reset|password_reset|password/reset|verify"
+        r"|verify-email|confirm|confirmation|activate|activation|invite|invitation|invitations|magic|magic-link"
+        r"|unsubscribe|unlock|recover|recovery|onboarding|signup|sign-in|login|token|tokens)/"
+        r"([A-Za-z0-9_\-.~%]{16,400})",
+        "/reset",
+        "/password",
+        "/verify",
+        "/confirm",
+        "/activat",
+        "/invit",
+        "/magic",
+        "/unsubscribe",
+        "/unlock",
+        "/recover",
+        "/onboarding",
+        "/sign",
+        "/login/",
+        "/token",
+        group=1,
+        accept=_reset_token,
+    ),
+    # Redis `AUTH [user] password` (a span's name or `db.statement`)
+    rule(
+        "password",
+        r"(?m)^[ \t]*(?:redis[^\n]{0,40}?[ \t])?(?:AUTH|auth)[ \t]+(?:[\w.@-]{1,64}[ \t]+)?"
+        r"([^\s]{1,200})[ \t]*$",
+        "auth",
+        group=1,
+        accept=lambda m: not _prose_like(m.group(1)) and not _placeholder(m.group(1)),
     ),
     rule(
         "sql_password",
@@ -236,9 +369,24 @@ PAIRS: tuple[Rule, ...] = (
     ),
     Rule("password", _FLAG, ("pass", "token", "secret", "key"), 1),
     Rule("key_value_secret", _PAIR, ("=", ":", "%3d", "%3a"), 3, _accept_pair),
+    Rule("key_value_secret", _PREFIXED_PAIR, ("-d", "--", " .", ";."), 3, _accept_pair),
     rule("key_value_secret", _ELEMENT, "</", group=2, accept=_accept_named),
     rule("key_value_secret", _CALL, ",", group=2, accept=_accept_named),
     rule("key_value_secret", _NAME_VALUE, "value", group=2, accept=_accept_named),
     rule("key_value_secret", _LISTED, ",", group=2, accept=_accept_listed),
     rule("key_value_secret", _BLOCK, "|", ">", group=2, accept=_accept_named),
+    rule(
+        "key_value_secret",
+        _NEXT_LINE,
+        ":\n",
+        "=\n",
+        ": \n",
+        "= \n",
+        ":\r\n",
+        "=\r\n",
+        "was\n",
+        " is\n",
+        group=1,
+        accept=_next_line_value,
+    ),
 )

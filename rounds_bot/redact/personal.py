@@ -1,5 +1,6 @@
-"""Personal data in free text: e-mail addresses, phone numbers, US social security numbers, IBANs, payment
-card numbers and client IP addresses.
+"""Personal data in free text: e-mail addresses, phone numbers (E.164, international, and the national formats
+of `PHONE_REGIONS`), US social security numbers, UK National Insurance numbers, Aadhaar, CPF, IBANs of every
+country in SWIFT's registry, payment card numbers and client IP addresses.
 
 Each is confirmed before it is replaced, so telemetry keeps its ids and times: a card number passes the Luhn
 check *and* has a card network's prefix and length (an epoch-millisecond timestamp or a snowflake id does
@@ -12,6 +13,11 @@ from __future__ import annotations
 import ipaddress
 import re
 from typing import Literal
+
+import phonenumbers
+from stdnum import iban, verhoeff
+from stdnum.br import cpf
+from stdnum.exceptions import ValidationError
 
 from rounds_bot.redact.rule import Rule, rule
 
@@ -69,12 +75,53 @@ def _card(match: re.Match[str]) -> bool:
 
 
 def _iban_valid(candidate: str) -> bool:
-    compact = candidate.replace(" ", "")
-    if not 15 <= len(compact) <= 34:
+    """ISO 13616: the country's length and BBAN structure in SWIFT's IBAN registry, and the mod-97 check
+    digits (a country's own national check is not asked: a typo'd account number is still personal)."""
+    try:
+        iban.validate(candidate, check_country=False)
+    except ValidationError:
         return False
-    rearranged = compact[4:] + compact[:4]
-    number = "".join(str(int(ch, 36)) for ch in rearranged)
-    return int(number) % 97 == 1
+    return True
+
+
+def _aadhaar(match: re.Match[str]) -> bool:
+    """UIDAI's 12 digits (not starting 0 or 1) with a Verhoeff check digit; grouped 4-4-4, or bare when the
+    text says Aadhaar."""
+    digits = re.sub(r"\D", "", match.group(0))
+    grouped = len(match.group(0)) > 12
+    return (grouped or "aadhaar" in match.string.lower()) and verhoeff.is_valid(digits)
+
+
+def _cpf(match: re.Match[str]) -> bool:
+    """Receita Federal's CPF: 11 digits with two check digits; formatted `000.000.000-00`, or bare when the
+    text says CPF."""
+    formatted = "." in match.group(0)
+    return (formatted or "cpf" in match.string.lower()) and cpf.is_valid(match.group(0))
+
+
+#: the regions whose national formats (without the country code) are recognised: a number is a phone number
+#: when libphonenumber's metadata says it is a valid number of one of them
+PHONE_REGIONS = (
+    "GB", "DE", "FR", "IN", "BR", "JP", "AU", "ES", "IT", "NL", "MX", "ZA", "NG", "PL", "SE", "KR", "CA",
+    "IE", "BE", "CH", "AT", "PT", "DK", "NO", "FI", "CZ", "RO", "GR", "TR", "IL", "AE", "SA", "EG", "KE",
+    "AR", "CL", "CO", "PE", "CN", "HK", "SG", "MY", "ID", "PH", "TH", "VN", "PK", "BD", "NZ", "UA",
+)  # fmt: skip
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}|\d{2}-\d{2}-\d{2}")
+
+
+def _national_phone(match: re.Match[str]) -> bool:
+    raw = match.group(0)
+    digits = sum(ch.isdigit() for ch in raw)
+    if not 8 <= digits <= 12 or _DATE.fullmatch(raw):
+        return False
+    for region in PHONE_REGIONS:
+        try:
+            number = phonenumbers.parse(raw, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number_for_region(number, region):
+            return True
+    return False
 
 
 def _iban(match: re.Match[str]) -> bool:
@@ -146,6 +193,23 @@ PERSONAL: tuple[Rule, ...] = (
     rule("phone", r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])", "+", accept=_phone),
     rule("phone", r"(?<![\w.-])(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"),
     rule("phone", r"(?i)\btel:\+?[\d-]{7,20}", "tel:"),
+    # national formats: groups of digits with a space, a hyphen or a trunk prefix's parentheses between
+    # them (`07400 123456`, `(11) 96123-4567`, `06 12 34 56 78`, `090-1234-5678`), valid for a region
+    rule(
+        "phone",
+        r"(?<![\w.+/:%-])(?:\(\d{2,5}\)[ ]?|\d{2,5}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}(?![\w.:/%-]|,\d)",
+        accept=_national_phone,
+    ),
+    # UK National Insurance number: HMRC's prefix letters (never D, F, I, Q, U, V; O not second; BG, GB, KN,
+    # NK, NT, TN, ZZ unallocated), six digits, a suffix A to D
+    rule(
+        "national_id",
+        r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+        r"(?: ?\d{2}){3} ?[A-D](?![A-Za-z0-9])",
+    ),
+    rule("national_id", r"(?<![\w.-])[2-9]\d{3}([ -]?)\d{4}\1\d{4}(?![\w-])", accept=_aadhaar),
+    rule("national_id", r"(?<![\w.-])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\w.-])", accept=_cpf),
+    rule("national_id", r"(?<![\w.-])\d{11}(?![\w.-])", "cpf", accept=_cpf),
 )
 
 

@@ -26,6 +26,15 @@ def _mixed(value: str) -> bool:
     return any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value[2:])
 
 
+def _dense(value: str) -> bool:
+    """Base64 of random bytes: upper, lower and digits all present (a word or a hex hash is not)."""
+    return (
+        any(ch.isupper() for ch in value)
+        and any(ch.islower() for ch in value)
+        and any(ch.isdigit() for ch in value)
+    )
+
+
 TOKENS: tuple[Rule, ...] = (
     # whole private-key blocks first: every other rule would only see their header
     rule(
@@ -42,6 +51,23 @@ TOKENS: tuple[Rule, ...] = (
         flags=re.DOTALL,
     ),
     token("private_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-1"),
+    # a PEM file base64-encoded whole (a Kubernetes secret's `tls.key`): base64 of `-----BEGIN`
+    token("private_key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,16000}", "ls0tls1crudjti"),
+    # a key's DER (PKCS#1, PKCS#8, SEC 1) in base64 without its PEM lines: a SEQUENCE with a long length
+    # (`MII...`) followed by a version INTEGER (`...AgEA...`, `...AgEB...`), on one line or wrapped
+    rule(
+        "private_key",
+        r"(?<![A-Za-z0-9+/])MI[IJ][A-Za-z0-9+/]{60,}(?:\r?\n[A-Za-z0-9+/]{4,200}){0,200}={0,2}",
+        "mii",
+        accept=lambda m: _dense(m.group(0)[:200]) and ("IBA" in m.group(0)[:20] or "AgE" in m.group(0)[:20]),
+    ),
+    # a JSON Web Key's private members (RFC 7518 6.2.2, 6.3.2, 6.4.1; RFC 8037 2): in a document with `kty`
+    rule(
+        "private_key",
+        r"""(?:\\?["'])(?:d|p|q|dp|dq|qi|k)(?:\\?["'])[ \t]{0,3}:[ \t]{0,3}\\?["']([A-Za-z0-9_-]{16,2000})""",
+        "kty",
+        group=1,
+    ),
     # AI providers
     token("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,300}", "sk-ant-"),
     token(
@@ -54,6 +80,7 @@ TOKENS: tuple[Rule, ...] = (
     ),
     token("openai_key", r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}", "t3blbkfj"),
     token("api_token", _B + r"sk-[A-Za-z0-9]{32,64}", "sk-"),
+    token("api_token", r"dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52}", "dnkey-"),
     token("api_token", r"pplx-[A-Za-z0-9]{40,64}", "pplx-"),
     token("huggingface_token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", "hf_", "api_org_"),
     # clouds
