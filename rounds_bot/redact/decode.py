@@ -30,6 +30,8 @@ Judge = Callable[[str], tuple[str, list[str]]]
 _ESCAPE = re.compile(r"""\\(?:u([0-9A-Fa-f]{4})|(["\\/']))""")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,16000}={0,2}(?![A-Za-z0-9+/=_-])")
+#: a run of 20 base64 characters, found before any run is looked at (one scan, most texts have none)
+_ANY_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
 _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){16,8000}(?![0-9A-Za-z])")
 #: how many layers of one encoding are taken off (a value percent-encoded twice is common in redirects)
 _LAYERS = 3
@@ -45,7 +47,7 @@ def rejudge(text: str, judge: Judge, depth: int = 0) -> tuple[str, list[str]]:
         text = _view(text, _unescape, judge, found)
     if "%" in text and _PERCENT.search(text):
         text = _view(text, unquote, judge, found)
-    if depth < _DEPTH and len(text) >= 20:
+    if depth < _DEPTH and len(text) >= 20 and _ANY_RUN.search(text):
         text = _runs(text, judge, depth, found)
     return text, found
 
@@ -75,8 +77,6 @@ def _runs(text: str, judge: Judge, depth: int, found: list[str]) -> str:
     pieces: list[str] = []
     cursor = 0
     for pattern, decode in ((_BASE64, _from_base64), (_HEX, _from_hex)):
-        if pattern is _HEX and not any(ch.isdigit() for ch in text):
-            continue
         for match in pattern.finditer(text):
             if match.start() < cursor:
                 continue

@@ -46,8 +46,10 @@ _PLACEHOLDERS = {
 }
 
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
+# A name is read possessively (`{0,60}+`): no character that can follow it (a quote, a separator, a space) can be
+# part of it, so giving characters back could never make a match, and not trying saves most of the rule's time.
 _PAIR_BODY = (
-    r"""["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?\]?"""
+    r"""["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60}+)["']?\]?"""
     # a declared type between the name and the value: `var apiToken string = ...` (Go), `apiToken: String =`
     # (Kotlin, Swift, TypeScript), `api_token: &str =` (Rust)
     r"""(?:[ \t]{0,3}:?[ \t]{0,3}"""
@@ -136,7 +138,7 @@ def _accept_listed(match: re.Match[str]) -> bool:
 _QUOTED_VALUE = r"""(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
 #: `<apiToken>...</apiToken>`, the value alone in the element (whitespace and line breaks around it)
 _ELEMENT = (
-    r"""<(?P<key>[A-Za-z_][\w.-]{0,60})(?:[ \t][^<>\n]{0,200})?>"""
+    r"""<(?P<key>[A-Za-z_][\w.-]{0,60}+)(?:[ \t][^<>\n]{0,200})?>"""
     r"""\s{0,40}(?P<value>[^\s<>]{1,500})\s{0,40}</(?P=key)>"""
 )
 #: `setProperty("API_TOKEN", "...")`, `headers.set('X-Api-Key', '...')`: quoted name, comma, quoted value
@@ -151,10 +153,10 @@ _NAME_VALUE = (
     r"""\s{0,40}["']?value["']?[ \t]{0,3}[:=][ \t]{0,3}""" + _QUOTED_VALUE
 )
 #: `apiToken,abc123...,`: a name and a value side by side in a comma-separated row
-_LISTED = r"""(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60}),[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
+_LISTED = r"""(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60}+),[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
 #: YAML block scalars: `api_token: |` (or `>`) and the value on the next, indented line
 _BLOCK = (
-    r"""(?m)(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60})[ \t]{0,3}:[ \t]{0,3}[|>][-+]?[ \t]*\n"""
+    r"""(?m)(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60}+)[ \t]{0,3}:[ \t]{0,3}[|>][-+]?[ \t]*\n"""
     r"""[ \t]{1,40}(?P<value>[^\s]{1,500})"""
 )
 
@@ -200,7 +202,7 @@ def _next_line_value(match: re.Match[str]) -> bool:
 _ARG = r"""('[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s"';]{1,200})"""
 #: the value after a name that ends its line: `password:` / `"api_token":` / `DB_PASSWORD=` / `secret was`
 _NEXT_LINE = (
-    r"""(?m)(?::|=>|=|(?<=[ \t])(?:was|is))"""
+    r"""(?m)(?::|=>|=|[ \t]was|[ \t]is)"""
     r"""[ \t]*\r?\n[ \t]{0,40}(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}'|[^\s"']{1,500})[ \t,;]*$"""
 )
 
@@ -265,24 +267,23 @@ PAIRS: tuple[Rule, ...] = (
         "password",
         group=1,
     ),
+    # client command lines: MySQL's `-pSECRET`, `redis-cli -a`, the OpenLDAP tools' `-w`, `sshpass -p`,
+    # `smbclient -U user%password`, `curl -u user:password`
     rule(
         "password",
-        r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
-        r"[^\n]{0,200}?[ \t\"',]-p" + _ARG,
+        r"(?i)\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
+        r"[^\n]{0,200}?[ \t\"',]-p"
+        r"|redis-cli\b[^\n]{0,200}?[ \t]-a[ \t]+"
+        r"|ldap\w{0,10}\b[^\n]{0,300}?[ \t]-w[ \t]+"
+        r"|sshpass[ \t]+-p[ \t]*"
+        r"|smbclient\b[^\n]{0,200}?[ \t]-U[ \t]*[^\s%]{1,64}%"
+        r"|(?:curl|wget)\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"']{1,100}:)" + _ARG,
         "mysql",
         "mariadb",
-        group=1,
-    ),
-    rule("password", r"(?i)\bredis-cli\b[^\n]{0,200}?[ \t]-a[ \t]+" + _ARG, "redis-cli", group=1),
-    rule("password", r"(?i)\bldap\w{0,10}\b[^\n]{0,300}?[ \t]-w[ \t]+" + _ARG, "ldap", group=1),
-    rule("password", r"(?i)\bsshpass[ \t]+-p[ \t]*" + _ARG, "sshpass", group=1),
-    rule(
-        "password", r"(?i)\bsmbclient\b[^\n]{0,200}?[ \t]-U[ \t]*[^\s%]{1,64}%" + _ARG, "smbclient", group=1
-    ),
-    rule(
-        "password",
-        r"(?i)\b(?:curl|wget|http)\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"']{1,100}:"
-        r"([^\s\"']{1,200})",
+        "redis-cli",
+        "ldap",
+        "sshpass",
+        "smbclient",
         "curl",
         "wget",
         group=1,
@@ -306,34 +307,17 @@ PAIRS: tuple[Rule, ...] = (
         "oauth_code",
         r"(?i)[?&#;](?:code|oauth_verifier|oauth_token|auth_code|authorization_code|ticket|otp)"
         r"=([A-Za-z0-9_\-.~%/+]{8,500})",
-        "code=",
-        "verifier=",
-        "token=",
-        "ticket=",
-        "otp=",
+        "=",
         group=1,
         accept=_code_like,
     ),
     rule(
         "link_token",
-        r"(?i)/(?:reset|reset-password|reset_password|password-reset|password_reset|password/reset|verify"
+        r"/(?i:reset|reset-password|reset_password|password-reset|password_reset|password/reset|verify"
         r"|verify-email|confirm|confirmation|activate|activation|invite|invitation|invitations|magic|magic-link"
         r"|unsubscribe|unlock|recover|recovery|onboarding|signup|sign-in|login|token|tokens)/"
         r"([A-Za-z0-9_\-.~%]{16,400})",
-        "/reset",
-        "/password",
-        "/verify",
-        "/confirm",
-        "/activat",
-        "/invit",
-        "/magic",
-        "/unsubscribe",
-        "/unlock",
-        "/recover",
-        "/onboarding",
-        "/sign",
-        "/login/",
-        "/token",
+        "/",
         group=1,
         accept=_reset_token,
     ),
@@ -378,14 +362,7 @@ PAIRS: tuple[Rule, ...] = (
     rule(
         "key_value_secret",
         _NEXT_LINE,
-        ":\n",
-        "=\n",
-        ": \n",
-        "= \n",
-        ":\r\n",
-        "=\r\n",
-        "was\n",
-        " is\n",
+        "\n",
         group=1,
         accept=_next_line_value,
     ),

@@ -156,7 +156,13 @@ def _ip_accepts(policy: IpPolicy) -> tuple[Rule, ...]:
         )
 
     return (
-        rule("ip_address", r"(?<![\w.])((?:\d{1,3}\.){3}\d{1,3})(?![\w]|\.\d)", ".", group=1, accept=accept),
+        rule(
+            "ip_address",
+            r"(\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3})(?![\w]|\.\d)",
+            ".",
+            group=1,
+            accept=accept,
+        ),
         rule(
             "ip_address",
             r"(?<![\w:.])([0-9A-Fa-f]{0,4}:[0-9A-Fa-f:]{1,37}[0-9A-Fa-f]{0,4}(?:%\w{1,16})?)(?![\w:])",
@@ -176,39 +182,41 @@ PERSONAL: tuple[Rule, ...] = (
     ),
     rule(
         "iban",
-        r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)"
+        r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)"
         r"(?![A-Za-z0-9])",
         accept=_iban,
     ),
-    rule("card_number", r"(?<![\w.-])\d(?:[ -]?\d){11,18}(?![\w-]|\.\d)", accept=_card),
+    rule("card_number", r"\d(?<![\w.-]\d)(?:[ -]?\d){11,18}(?![\w-]|\.\d)", accept=_card),
     # A card followed by another number (`card 4038 1066 0631 6522 0`): the run above takes the stray
     # digits too and fails the check; the card's own groups, up to where that number starts, are checked.
     rule(
         "card_number",
-        r"(?<![\w.-])(?:\d{4}([ -])\d{4}\1\d{4}(?:\1\d{4})?|\d{4}([ -])\d{6}\2\d{4,5}|\d{12,19})(?=[ -]\d)",
+        r"\d(?<![\w.-]\d)(?:\d{3}([ -])\d{4}\1\d{4}(?:\1\d{4})?|\d{3}([ -])\d{6}\2\d{4,5}|\d{11,18})(?=[ -]\d)",
         accept=_card,
     ),
-    rule("ssn", r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])", "-"),
+    rule("ssn", r"[0-8](?<![\w-][0-8])\d{2}(?<!000|666)-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])", "-"),
     rule("ssn", r"(?i)\bssn\b[^\w\n]{0,3}(\d{3}[ -]?\d{2}[ -]?\d{4})(?!\d)", "ssn", group=1),
-    rule("phone", r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])", "+", accept=_phone),
-    rule("phone", r"(?<![\w.-])(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"),
+    rule("phone", r"\+(?<![\w+]\+)\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])", "+", accept=_phone),
+    rule(
+        "phone", r"(?:\((?<![\w.-]\()[2-9]\d{2}\) ?|[2-9](?<![\w.-][2-9])\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"
+    ),
     rule("phone", r"(?i)\btel:\+?[\d-]{7,20}", "tel:"),
     # national formats: groups of digits with a space, a hyphen or a trunk prefix's parentheses between
     # them (`07400 123456`, `(11) 96123-4567`, `06 12 34 56 78`, `090-1234-5678`), valid for a region
     rule(
         "phone",
-        r"(?<![\w.+/:%-])(?:\(\d{2,5}\)[ ]?|\d{2,5}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}(?![\w.:/%-]|,\d)",
+        r"(?:\((?<![\w.+/:%-]\()\d{2,5}\)[ ]?|\d(?<![\w.+/:%-]\d)\d{1,4}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}(?![\w.:/%-]|,\d)",
         accept=_national_phone,
     ),
     # UK National Insurance number: HMRC's prefix letters (never D, F, I, Q, U, V; O not second; BG, GB, KN,
     # NK, NT, TN, ZZ unallocated), six digits, a suffix A to D
     rule(
         "national_id",
-        r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+        r"[A-CEGHJ-PR-TW-Z](?<![A-Za-z0-9][A-Z])[A-CEGHJ-NPR-TW-Z](?<!BG|GB|KN|NK|NT|TN|ZZ)"
         r"(?: ?\d{2}){3} ?[A-D](?![A-Za-z0-9])",
     ),
-    rule("national_id", r"(?<![\w.-])[2-9]\d{3}([ -]?)\d{4}\1\d{4}(?![\w-])", accept=_aadhaar),
-    rule("national_id", r"(?<![\w.-])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\w.-])", accept=_cpf),
+    rule("national_id", r"[2-9](?<![\w.-][2-9])\d{3}([ -]?)\d{4}\1\d{4}(?![\w-])", accept=_aadhaar),
+    rule("national_id", r"\d(?<![\w.-]\d)\d{2}\.\d{3}\.\d{3}-\d{2}(?![\w.-])", accept=_cpf),
     rule("national_id", r"(?<![\w.-])\d{11}(?![\w.-])", "cpf", accept=_cpf),
 )
 
