@@ -46,8 +46,8 @@ _PLACEHOLDERS = {
 }
 
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
-# A name is read possessively (`{0,60}+`): no character that can follow it (a quote, a separator, a space) can be
-# part of it, so giving characters back could never make a match, and not trying saves most of the rule's time.
+# A name is read possessively (`{0,60}+`): no character that can follow it (a quote, a separator, a space)
+# can be part of it, so giving characters back could never make a match; not trying saves most of the time.
 _PAIR_BODY = (
     r"""["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60}+)["']?\]?"""
     # a declared type between the name and the value: `var apiToken string = ...` (Go), `apiToken: String =`

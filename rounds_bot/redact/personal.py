@@ -191,7 +191,8 @@ PERSONAL: tuple[Rule, ...] = (
     # digits too and fails the check; the card's own groups, up to where that number starts, are checked.
     rule(
         "card_number",
-        r"\d(?<![\w.-]\d)(?:\d{3}([ -])\d{4}\1\d{4}(?:\1\d{4})?|\d{3}([ -])\d{6}\2\d{4,5}|\d{11,18})(?=[ -]\d)",
+        r"\d(?<![\w.-]\d)(?:\d{3}([ -])\d{4}\1\d{4}(?:\1\d{4})?|\d{3}([ -])\d{6}\2\d{4,5}|\d{11,18})"
+        r"(?=[ -]\d)",
         accept=_card,
     ),
     rule("ssn", r"[0-8](?<![\w-][0-8])\d{2}(?<!000|666)-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])", "-"),
@@ -205,7 +206,8 @@ PERSONAL: tuple[Rule, ...] = (
     # them (`07400 123456`, `(11) 96123-4567`, `06 12 34 56 78`, `090-1234-5678`), valid for a region
     rule(
         "phone",
-        r"(?:\((?<![\w.+/:%-]\()\d{2,5}\)[ ]?|\d(?<![\w.+/:%-]\d)\d{1,4}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}(?![\w.:/%-]|,\d)",
+        r"(?:\((?<![\w.+/:%-]\()\d{2,5}\)[ ]?|\d(?<![\w.+/:%-]\d)\d{1,4}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}"
+        r"(?![\w.:/%-]|,\d)",
         accept=_national_phone,
     ),
     # UK National Insurance number: HMRC's prefix letters (never D, F, I, Q, U, V; O not second; BG, GB, KN,
