@@ -32,6 +32,7 @@ _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,16000}={0,2}(?![A-Za-z0-9+/=_-])")
 #: a run of 20 base64 characters, found before any run is looked at (one scan, most texts have none)
 _ANY_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
+_HEXISH = re.compile(r"[0-9A-Fa-f]+")
 _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){16,8000}(?![0-9A-Za-z])")
 #: how many layers of one encoding are taken off (a value percent-encoded twice is common in redirects)
 _LAYERS = 3
@@ -76,8 +77,14 @@ def _view(text: str, decode: Callable[[str], str], judge: Judge, found: list[str
 def _runs(text: str, judge: Judge, depth: int, found: list[str]) -> str:
     pieces: list[str] = []
     cursor = 0
+    hex_seen = False
     for pattern, decode in ((_BASE64, _from_base64), (_HEX, _from_hex)):
+        if pattern is _HEX and not hex_seen:
+            break
         for match in pattern.finditer(text):
+            hex_seen = hex_seen or (
+                len(match.group(0)) >= 32 and _HEXISH.fullmatch(match.group(0)) is not None
+            )
             if match.start() < cursor:
                 continue
             decoded = decode(match.group(0))
@@ -120,8 +127,8 @@ def _printable(raw: bytes) -> str | None:
 
 
 def _from_base64(run: str) -> str | None:
-    if run.isdigit() or (run.isalpha() and (run.islower() or run.isupper())):
-        return None  # a number or a word in one case: not base64 a person would print
+    if run.islower() or run.isupper() or run.isdigit():
+        return None  # text encoded in base64 has both cases; ids, hashes and numbers in one case are skipped
     alphabet = "-_" if ("-" in run or "_" in run) else "+/"
     if alphabet == "-_" and ("+" in run or "/" in run):
         return None

@@ -191,6 +191,8 @@ _NAME_BEHIND = re.compile(r"""["']?([A-Za-z_][\w.-]{0,60})["']?[ \t]{0,3}\Z""")
 
 def _next_line_value(match: re.Match[str]) -> bool:
     """`password:` at the end of a line and the value alone on the next one."""
+    if match.group(0)[0] in "wi" and match.string[match.start() - 1 : match.start()] not in (" ", "\t"):
+        return False  # `was` and `is` after a name and a space, not inside a word
     name = _NAME_BEHIND.search(match.string, max(match.start() - 70, 0), match.start())
     if name is None or secret_category(name.group(1)) is None:
         return False
@@ -202,7 +204,7 @@ def _next_line_value(match: re.Match[str]) -> bool:
 _ARG = r"""('[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s"';]{1,200})"""
 #: the value after a name that ends its line: `password:` / `"api_token":` / `DB_PASSWORD=` / `secret was`
 _NEXT_LINE = (
-    r"""(?m)(?::|=>|=|[ \t]was|[ \t]is)"""
+    r"""(?m)(?::|=>|=|was|is)"""
     r"""[ \t]*\r?\n[ \t]{0,40}(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}'|[^\s"']{1,500})[ \t,;]*$"""
 )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import lru_cache
 from typing import Literal
 
 import phonenumbers
@@ -110,10 +111,17 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}|\d{2}-\d{2}-\d{2}")
 
 
 def _national_phone(match: re.Match[str]) -> bool:
-    raw = match.group(0)
+    return _valid_national(match.group(0))
+
+
+@lru_cache(maxsize=4096)
+def _valid_national(raw: str) -> bool:
+    """Valid in one of `PHONE_REGIONS` (remembered: logs repeat their numbers)."""
     digits = sum(ch.isdigit() for ch in raw)
     if not 8 <= digits <= 12 or _DATE.fullmatch(raw):
         return False
+    if raw[0] not in "0(" and raw.count(" ") + raw.count("-") < 2:
+        return False  # without a trunk prefix, national formats write three groups or more (`612 34 56 78`)
     for region in PHONE_REGIONS:
         try:
             number = phonenumbers.parse(raw, region)
@@ -165,7 +173,7 @@ def _ip_accepts(policy: IpPolicy) -> tuple[Rule, ...]:
         ),
         rule(
             "ip_address",
-            r"(?<![\w:.])([0-9A-Fa-f]{0,4}:[0-9A-Fa-f:]{1,37}[0-9A-Fa-f]{0,4}(?:%\w{1,16})?)(?![\w:])",
+            r"([0-9A-Fa-f:](?<![\w:.][0-9A-Fa-f:])[0-9A-Fa-f]{0,3}+:[0-9A-Fa-f:]{1,37}+(?:%\w{1,16})?)(?![\w:])",
             ":",
             group=1,
             accept=accept,
@@ -217,8 +225,13 @@ PERSONAL: tuple[Rule, ...] = (
         r"[A-CEGHJ-PR-TW-Z](?<![A-Za-z0-9][A-Z])[A-CEGHJ-NPR-TW-Z](?<!BG|GB|KN|NK|NT|TN|ZZ)"
         r"(?: ?\d{2}){3} ?[A-D](?![A-Za-z0-9])",
     ),
-    rule("national_id", r"[2-9](?<![\w.-][2-9])\d{3}([ -]?)\d{4}\1\d{4}(?![\w-])", accept=_aadhaar),
-    rule("national_id", r"\d(?<![\w.-]\d)\d{2}\.\d{3}\.\d{3}-\d{2}(?![\w.-])", accept=_cpf),
+    # Aadhaar (12 digits, grouped 4-4-4 or bare) and a formatted CPF (`000.000.000-00`), in one scan
+    rule(
+        "national_id",
+        r"\d(?<![\w.-]\d)(?:(?<=[2-9])\d{3}(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}(?![\w-])"
+        r"|\d{2}\.\d{3}\.\d{3}-\d{2}(?![\w.-]))",
+        accept=lambda m: _cpf(m) if "." in m.group(0) else _aadhaar(m),
+    ),
     rule("national_id", r"(?<![\w.-])\d{11}(?![\w.-])", "cpf", accept=_cpf),
 )
 

@@ -20,7 +20,7 @@ from rounds_bot.redact.rule import REDACTED
 
 _LENGTHS = (24, 21, 18, 15, 12)
 #: a run of at least 12 lowercase words of BIP-39's lengths (3 to 8 letters), one space or tab apart
-_RUN = re.compile(r"(?<![\w-])[a-z]{3,8}(?:[ \t]{1,3}[a-z]{3,8}){11,}(?![\w-])")
+_RUN = re.compile(r"(?<![\w-])[a-z]{3,8}+(?:[ \t]{1,3}[a-z]{3,8}+){11,}(?![\w-])")
 _WORD = re.compile(r"[a-z]+")
 
 
