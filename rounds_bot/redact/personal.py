@@ -101,11 +101,13 @@ def _cpf(match: re.Match[str]) -> bool:
 
 
 #: the regions whose national formats (without the country code) are recognised: a number is a phone number
-#: when libphonenumber's metadata says it is a valid number of one of them
+#: when libphonenumber's metadata says it is a valid number of one of them. Regions whose numbers are two
+#: groups of four digits without a trunk prefix (Hong Kong, Singapore) are not listed: in logs that shape is
+#: mostly ids and counts; their numbers are redacted in international and E.164 format.
 PHONE_REGIONS = (
     "GB", "DE", "FR", "IN", "BR", "JP", "AU", "ES", "IT", "NL", "MX", "ZA", "NG", "PL", "SE", "KR", "CA",
     "IE", "BE", "CH", "AT", "PT", "DK", "NO", "FI", "CZ", "RO", "GR", "TR", "IL", "AE", "SA", "EG", "KE",
-    "AR", "CL", "CO", "PE", "CN", "HK", "SG", "MY", "ID", "PH", "TH", "VN", "PK", "BD", "NZ", "UA",
+    "AR", "CL", "CO", "PE", "CN", "MY", "ID", "PH", "TH", "VN", "PK", "BD", "NZ", "UA",
 )  # fmt: skip
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}|\d{2}-\d{2}-\d{2}")
 
@@ -118,10 +120,10 @@ def _national_phone(match: re.Match[str]) -> bool:
 def _valid_national(raw: str) -> bool:
     """Valid in one of `PHONE_REGIONS` (remembered: logs repeat their numbers)."""
     digits = sum(ch.isdigit() for ch in raw)
-    if not 8 <= digits <= 12 or _DATE.fullmatch(raw):
+    if not 8 <= digits <= 13 or _DATE.fullmatch(raw):
         return False
-    if raw[0] not in "0(" and raw.count(" ") + raw.count("-") < 2:
-        return False  # without a trunk prefix, national formats write three groups or more (`612 34 56 78`)
+    if raw[0] not in "0(" and raw.count(" ") + raw.count("-") < 2 and digits < 10:
+        return False  # without a trunk prefix: three groups (`612 34 56 78`) or ten digits (`321 1234567`)
     for region in PHONE_REGIONS:
         try:
             number = phonenumbers.parse(raw, region)
@@ -214,7 +216,7 @@ PERSONAL: tuple[Rule, ...] = (
     # them (`07400 123456`, `(11) 96123-4567`, `06 12 34 56 78`, `090-1234-5678`), valid for a region
     rule(
         "phone",
-        r"(?:\((?<![\w.+/:%-]\()\d{2,5}\)[ ]?|\d(?<![\w.+/:%-]\d)\d{1,4}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}"
+        r"(?:\((?<![\w.+/:%-]\()\d{1,5}\)[ ]?|\d(?<![\w.+/:%-]\d)\d{1,5}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}"
         r"(?![\w.:/%-]|,\d)",
         accept=_national_phone,
     ),
