@@ -1,5 +1,6 @@
 """Redaction of secrets and personal data in the shapes and places an attacker would try
-(`security_shapes.py`), and of nothing else: a frame's file and line, class names, and what tells two log errors apart stay.
+(`security_shapes.py`), and of nothing else: a frame's file and line, class names, and what tells two log
+errors apart stay.
 
 Every value is generated fresh from its public format (see `security_shapes.py` for the references); the proof
 through real rounds is `test_security_corpus.py`, which plants the same corpus.
