@@ -140,6 +140,15 @@ def test_a_phone_number_of_each_region_is_redacted_in_every_format(region):
         assert shown not in redact(f"sms to {shown} bounced"), shown
 
 
+@pytest.mark.parametrize("region", sorted(phonenumbers.SUPPORTED_REGIONS))
+def test_a_phone_number_of_every_region_is_redacted_in_international_formats(region):
+    for kind in (phonenumbers.PhoneNumberType.MOBILE, phonenumbers.PhoneNumberType.FIXED_LINE):
+        number = phonenumbers.example_number_for_type(region, kind)
+        for style in (phonenumbers.PhoneNumberFormat.E164, phonenumbers.PhoneNumberFormat.INTERNATIONAL):
+            shown = "" if number is None else phonenumbers.format_number(number, style)
+            assert number is None or shown not in redact(f"call {shown} now"), shown
+
+
 def test_every_country_of_the_iban_registry_is_covered():
     countries = {item.family.removeprefix("iban-") for item in shapes() if item.family.startswith("iban-")}
     assert countries == {country for country, _ in iban_registry()}

@@ -139,7 +139,17 @@ def _iban(match: re.Match[str]) -> bool:
 
 
 def _phone(match: re.Match[str]) -> bool:
-    return 8 <= sum(ch.isdigit() for ch in match.group(0)) <= 15
+    """An international number: 8 to 15 digits (E.164's limit), or a shorter one libphonenumber calls valid
+    (Niue, Tokelau and Tristan da Cunha have 4- and 5-digit numbers)."""
+    digits = sum(ch.isdigit() for ch in match.group(0))
+    if 8 <= digits <= 15:
+        return True
+    if digits < 6:
+        return False
+    try:
+        return phonenumbers.is_valid_number(phonenumbers.parse(match.group(0)))
+    except phonenumbers.NumberParseException:
+        return False
 
 
 def _not_git_remote(match: re.Match[str]) -> bool:
