@@ -30,7 +30,6 @@ from security_harness import (
     plant_secrets,
     secret_file,
 )
-from security_shapes import shapes
 
 from rounds_bot.redact import redact
 
@@ -95,13 +94,12 @@ WRAPPINGS = (
 def test_a_secret_wrapped_in_quotes_brackets_or_json_is_still_redacted(wrapping):
     # found by this test: a pair whose quoted value held the secret's own pair (`"msg": "password=..."`)
     # hid it, so nothing inside a JSON string value was read as a pair
-    # the first corpus's values (the shapes corpus is planted through real rounds in the tests above)
-    shaped = {item.secret for item in shapes()}
+    # (a value whose place is an attribute's name is judged under that name, not in free text)
     leaked = [
         item.carrier
         for item in corpus()
         if item.kind == "text"
-        and item.secret not in shaped
+        and not item.place.startswith("span.attribute")
         and item.secret in redact(wrapping.format(item.carrier))
     ]
     assert leaked == []

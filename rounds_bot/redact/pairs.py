@@ -65,7 +65,7 @@ _PAIR_BODY = (
 )
 _PAIR = re.compile(r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))""" + _PAIR_BODY)
 #: a pair behind a command line's `-D` (a Java system property) or `--`, or a cookie named with a leading dot
-_PREFIXED_PAIR = re.compile(r"""(?:(?<=[\s"'\[,=;])|\A)(?:-D|--|\.)""" + _PAIR_BODY)
+_PREFIXED_PAIR = re.compile(r"""(?:(?<=[\s"'`\[({<,=;])|\A)(?:-D|--|\.)""" + _PAIR_BODY)
 _FLAG = re.compile(
     r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token)"""
     r"""(?:=|[ \t]{1,3})("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
@@ -103,7 +103,7 @@ def credential_shaped(value: str) -> bool:
 
 def _accept_pair(match: re.Match[str]) -> bool:
     if secret_category(match["key"]) is None:
-        return maybe_secret(match["key"]) and credential_shaped(match["value"].strip("\\\"'`"))
+        return maybe_secret(match["key"]) and credential_shaped(match["value"].strip("\\\"'`").rstrip(".:"))
     value = match["value"]
     quoted = value[:1] in "\"'`\\"
     bare = value.strip("\\\"'`").strip()
@@ -323,11 +323,11 @@ PAIRS: tuple[Rule, ...] = (
         group=1,
         accept=_reset_token,
     ),
-    # Redis `AUTH [user] password` (a span's name or `db.statement`)
+    # Redis `AUTH [user] password` (a span's name or `db.statement`), wherever it is quoted or bracketed
     rule(
         "password",
-        r"(?m)^[ \t]*(?:redis[^\n]{0,40}?[ \t])?(?:AUTH|auth)[ \t]+(?:[\w.@-]{1,64}[ \t]+)?"
-        r"([^\s]{1,200})[ \t]*$",
+        r"(?<![\w-])AUTH[ \t]+(?:[\w.@-]{1,64}[ \t]+)?([^\s\"'`<>()\[\]{}]{1,200}?)"
+        r"(?=[.,;]?(?:[\s\"'`<>()\[\]{}]|$))",
         "auth",
         group=1,
         accept=lambda m: not _prose_like(m.group(1)) and not _placeholder(m.group(1)),
