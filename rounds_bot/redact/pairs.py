@@ -131,7 +131,10 @@ def _accept_listed(match: re.Match[str]) -> bool:
     value = match["value"]
     mixed = any(ch.isupper() for ch in value) and any(ch.islower() for ch in value) and len(value) >= 16
     credential = mixed or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
-    return credential and _accept_named(match)
+    if not credential:
+        return False
+    key = _named_behind(match, spaced=False)
+    return key is not None and secret_category(key) is not None and not _placeholder(value)
 
 
 # Names and values in other shapes than `name=value`. Each names its groups `key` and `value`.
@@ -143,22 +146,34 @@ _ELEMENT = (
 )
 #: `setProperty("API_TOKEN", "...")`, `headers.set('X-Api-Key', '...')`: quoted name, comma, quoted value
 #: the first two arguments of a call or an initialiser, not any two strings of a list
-_CALL = (
-    r"""(?:(?<=\()|(?<=\[)|(?<=\{))[ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60})["'][ \t]{0,3},[ \t]{0,3}"""
-    + _QUOTED_VALUE
-)
+_CALL = r"""[(\[{][ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60}+)["'][ \t]{0,3},[ \t]{0,3}""" + _QUOTED_VALUE
 #: `<entry name="apiToken" value="..."/>`, `{"name": "api_token", "value": "..."}`, `Name=... Value=...`
 _NAME_VALUE = (
     r"""(?i)\b(?:name|key)["']?[ \t]{0,3}[:=][ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60})["'][ \t]{0,3},?"""
     r"""\s{0,40}["']?value["']?[ \t]{0,3}[:=][ \t]{0,3}""" + _QUOTED_VALUE
 )
 #: `apiToken,abc123...,`: a name and a value side by side in a comma-separated row
-_LISTED = r"""(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60}+),[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
+#: (read from the comma: the name is read behind it, `_named_behind`, which is faster than trying every word)
+_LISTED = r""",[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
 #: YAML block scalars: `api_token: |` (or `>`) and the value on the next, indented line
-_BLOCK = (
-    r"""(?m)(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60}+)[ \t]{0,3}:[ \t]{0,3}[|>][-+]?[ \t]*\n"""
-    r"""[ \t]{1,40}(?P<value>[^\s]{1,500})"""
-)
+_BLOCK = r""":[ \t]{0,3}[|>][-+]?[ \t]*\n[ \t]{1,40}(?P<value>[^\s]{1,500})"""
+#: the name right before a match that starts at its separator (`_LISTED`, `_BLOCK`)
+_KEY_BEHIND = re.compile(r"""(?<![\w.$@-])([A-Za-z_][\w.-]{0,60})[ \t]{0,3}\Z""")
+
+
+def _named_behind(match: re.Match[str], spaced: bool) -> str | None:
+    """The secret's name right before `match` (a space allowed before a colon, none before a comma)."""
+    found = _KEY_BEHIND.search(match.string, max(match.start() - 64, 0), match.start())
+    if found is None or (not spaced and found.end(1) != match.start()):
+        return None
+    return found.group(1)
+
+
+def _accept_block(match: re.Match[str]) -> bool:
+    key = _named_behind(match, spaced=True)
+    return (
+        key is not None and secret_category(key) is not None and not _placeholder(match["value"].strip("\"'"))
+    )
 
 
 def _accept_basic(match: re.Match[str]) -> bool:
@@ -359,8 +374,8 @@ PAIRS: tuple[Rule, ...] = (
     rule("key_value_secret", _ELEMENT, "</", group=2, accept=_accept_named),
     rule("key_value_secret", _CALL, ",", group=2, accept=_accept_named),
     rule("key_value_secret", _NAME_VALUE, "value", group=2, accept=_accept_named),
-    rule("key_value_secret", _LISTED, ",", group=2, accept=_accept_listed),
-    rule("key_value_secret", _BLOCK, "|", ">", group=2, accept=_accept_named),
+    rule("key_value_secret", _LISTED, ",", group=1, accept=_accept_listed),
+    rule("key_value_secret", _BLOCK, "|", ">", group=1, accept=_accept_block),
     rule(
         "key_value_secret",
         _NEXT_LINE,

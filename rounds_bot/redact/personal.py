@@ -218,31 +218,27 @@ PERSONAL: tuple[Rule, ...] = (
     rule("ssn", r"[0-8](?<![\w-][0-8])\d{2}(?<!000|666)-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])", "-"),
     rule("ssn", r"(?i)\bssn\b[^\w\n]{0,3}(\d{3}[ -]?\d{2}[ -]?\d{4})(?!\d)", "ssn", group=1),
     rule("phone", r"\+(?<![\w+]\+)\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])", "+", accept=_phone),
-    rule(
-        "phone", r"(?:\((?<![\w.-]\()[2-9]\d{2}\) ?|[2-9](?<![\w.-][2-9])\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"
-    ),
     rule("phone", r"(?i)\btel:\+?[\d-]{7,20}", "tel:"),
-    # national formats: groups of digits with a space, a hyphen or a trunk prefix's parentheses between
-    # them (`07400 123456`, `(11) 96123-4567`, `06 12 34 56 78`, `090-1234-5678`), valid for a region
+    # national formats, in one scan: the US's (`(415) 555-0142`, `415-555-0142`, `415.555.0142`), and groups
+    # of digits with a space, a hyphen or a trunk prefix's parentheses between them (`07400 123456`,
+    # `(11) 96123-4567`, `06 12 34 56 78`, `090-1234-5678`) that are valid for a region
     rule(
         "phone",
-        r"(?:\((?<![\w.+/:%-]\()\d{1,5}\)[ ]?|\d(?<![\w.+/:%-]\d)\d{1,5}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}"
+        r"(?P<us>(?:\((?<![\w.-]\()[2-9]\d{2}\) ?|[2-9](?<![\w.-][2-9])\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-]))"
+        r"|(?:\((?<![\w.+/:%-]\()\d{1,5}\)[ ]?|\d(?<![\w.+/:%-]\d)\d{1,5}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}"
         r"(?![\w.:/%-]|,\d)",
-        accept=_national_phone,
+        accept=lambda m: m["us"] is not None or _national_phone(m),
     ),
-    # UK National Insurance number: HMRC's prefix letters (never D, F, I, Q, U, V; O not second; BG, GB, KN,
-    # NK, NT, TN, ZZ unallocated), six digits, a suffix A to D
+    # in one scan: a UK National Insurance number (HMRC's prefix letters: never D, F, I, Q, U, V; O not
+    # second; BG, GB, KN, NK, NT, TN, ZZ unallocated; six digits; a suffix A to D), Aadhaar (12 digits,
+    # grouped 4-4-4 or bare) and a formatted CPF (`000.000.000-00`)
     rule(
         "national_id",
-        r"[A-CEGHJ-PR-TW-Z](?<![A-Za-z0-9][A-Z])[A-CEGHJ-NPR-TW-Z](?<!BG|GB|KN|NK|NT|TN|ZZ)"
-        r"(?: ?\d{2}){3} ?[A-D](?![A-Za-z0-9])",
-    ),
-    # Aadhaar (12 digits, grouped 4-4-4 or bare) and a formatted CPF (`000.000.000-00`), in one scan
-    rule(
-        "national_id",
-        r"\d(?<![\w.-]\d)(?:(?<=[2-9])\d{3}(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}(?![\w-])"
+        r"(?P<nino>[A-CEGHJ-PR-TW-Z](?<![A-Za-z0-9][A-Z])[A-CEGHJ-NPR-TW-Z](?<!BG|GB|KN|NK|NT|TN|ZZ)"
+        r"(?: ?\d{2}){3} ?[A-D](?![A-Za-z0-9]))"
+        r"|\d(?<![\w.-]\d)(?:(?<=[2-9])\d{3}(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}(?![\w-])"
         r"|\d{2}\.\d{3}\.\d{3}-\d{2}(?![\w.-]))",
-        accept=lambda m: _cpf(m) if "." in m.group(0) else _aadhaar(m),
+        accept=lambda m: m["nino"] is not None or (_cpf(m) if "." in m.group(0) else _aadhaar(m)),
     ),
     rule("national_id", r"(?<![\w.-])\d{11}(?![\w.-])", "cpf", accept=_cpf),
 )
