@@ -15,6 +15,7 @@ stack traces) and the corpus, one text at a time as the boundary sees them, and 
 A round shows a few sample occurrences of each problem, so the outputs can miss a value that crossed the
 boundary; the `boundary` lines judge every event the boundary (`Redactor.poll`) returns, field by field.
     kept: identifiers=<kept>/<tried> frames=<kept>/<tried> log_pairs_distinct=<kept>/<tried>
+    public logs: <n> texts, <k> with a replacement (<category>=<count> ...)
     throughput: <MB/s> MB/s over <MB> MB in <n> texts
 """
 
@@ -25,6 +26,7 @@ import json
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +82,8 @@ def boundary_by_family(workdir: Path) -> dict[str, tuple[int, int]]:
     return families
 
 
-def texts() -> list[str]:
+def public_logs() -> list[str]:
+    """Loghub's 2k samples and the Defects4J stack traces: real logs, with real secrets in none of them."""
     found: list[str] = []
     for path in sorted((DATA / "loghub_2k").glob("*/*_structured.csv")):
         with path.open(encoding="utf-8", errors="replace", newline="") as handle:
@@ -89,8 +92,23 @@ def texts() -> list[str]:
         for line in handle:
             record = json.loads(line)
             found += [record["message"] or "", record["trace"]]
-    found += [item.carrier for item in corpus()]
     return found
+
+
+def texts() -> list[str]:
+    return public_logs() + [item.carrier for item in corpus()]
+
+
+def replaced(sample: list[str]) -> tuple[int, Counter[str]]:
+    from rounds_bot.redact import redact_with_report
+
+    counts: Counter[str] = Counter()
+    changed = 0
+    for text in sample:
+        redaction = redact_with_report(text)
+        changed += redaction.total > 0
+        counts.update(redaction.counts)
+    return changed, counts
 
 
 def throughput(sample: list[str]) -> tuple[float, float]:
@@ -118,6 +136,10 @@ def main() -> None:
             print(f"boundary {family}: planted={planted} leaked={leaked}")
     (ids, ids_n), (frames, frames_n), (pairs, pairs_n) = kept()
     print(f"kept: identifiers={ids}/{ids_n} frames={frames}/{frames_n} log_pairs_distinct={pairs}/{pairs_n}")
+    logs = public_logs()
+    changed, counts = replaced(logs)
+    by_category = " ".join(f"{category}={n}" for category, n in counts.most_common())
+    print(f"public logs: {len(logs)} texts, {changed} with a replacement ({by_category})")
     sample = texts()
     rate, size = throughput(sample)
     print(f"throughput: {rate:.2f} MB/s over {size:.2f} MB in {len(sample)} texts")

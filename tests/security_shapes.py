@@ -638,4 +638,10 @@ DISTINCT_LOG_PAIRS = (
     ("csrf check failed for form CheckoutForm", "csrf check failed for form ProfileForm"),
     ("token: TokenExpiredError at TokenService", "token: TokenMalformedError at TokenService"),
     ("session: SessionTimeout in CartSession", "session: SessionTimeout in WishlistSession"),
+    # from Loghub's Hadoop and Linux samples
+    (
+        "Auth successful for job_1445144423722_0020 (auth:SIMPLE)",
+        "Auth successful for job_1445144423722_0020 (auth:KERBEROS)",
+    ),
+    ("relay=[127.0.0.1], dsn=4.0.0, stat=Deferred", "relay=[127.0.0.1], dsn=5.0.0, stat=Deferred"),
 )

@@ -46,6 +46,23 @@ _PLACEHOLDERS = {
 }
 
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
+# authentication methods a log names after `auth:` (Hadoop's `auth:SIMPLE`, `auth:KERBEROS`): what tells two
+# errors apart, not a credential
+_SCHEMES |= {
+    "simple",
+    "kerberos",
+    "oauth",
+    "oauth2",
+    "sasl",
+    "plain",
+    "ldap",
+    "saml",
+    "oidc",
+    "anonymous",
+    "cert",
+}
+#: a status code or a version under a secret's name (sendmail's `dsn=4.0.0`) is not the secret
+_DOTTED_NUMBER = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
 # A name is read possessively (`{0,60}+`): no character that can follow it (a quote, a separator, a space)
 # can be part of it, so giving characters back could never make a match; not trying saves most of the time.
 _PAIR_BODY = (
@@ -107,7 +124,7 @@ def _accept_pair(match: re.Match[str]) -> bool:
     value = match["value"]
     quoted = value[:1] in "\"'`\\"
     bare = value.strip("\\\"'`").strip()
-    if _placeholder(bare) or bare.lower() in _SCHEMES:
+    if _placeholder(bare) or bare.lower() in _SCHEMES or _DOTTED_NUMBER.fullmatch(bare):
         return False
     loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
     return quoted or not loose or not _prose_like(bare)

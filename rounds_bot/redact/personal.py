@@ -118,19 +118,24 @@ def _national_phone(match: re.Match[str]) -> bool:
 
 @lru_cache(maxsize=4096)
 def _valid_national(raw: str) -> bool:
-    """Valid in one of `PHONE_REGIONS` (remembered: logs repeat their numbers)."""
+    """A valid number of one of `PHONE_REGIONS`, written as that region writes its numbers (libphonenumber's
+    national format, groups and all): `3552 3534 3375` parses as a German number but no German writes one
+    so, and fan speeds or dates stay. Remembered: logs repeat their numbers."""
     digits = sum(ch.isdigit() for ch in raw)
     if not 8 <= digits <= 13 or _DATE.fullmatch(raw):
         return False
     if raw[0] not in "0(" and raw.count(" ") + raw.count("-") < 2 and digits < 10:
         return False  # without a trunk prefix: three groups (`612 34 56 78`) or ten digits (`321 1234567`)
+    written = raw.replace("-", " ")
     for region in PHONE_REGIONS:
         try:
             number = phonenumbers.parse(raw, region)
         except phonenumbers.NumberParseException:
             continue
         if phonenumbers.is_valid_number_for_region(number, region):
-            return True
+            national = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL)
+            if national.replace("-", " ") == written:
+                return True
     return False
 
 
@@ -225,8 +230,8 @@ PERSONAL: tuple[Rule, ...] = (
     rule(
         "phone",
         r"(?P<us>(?:\((?<![\w.-]\()[2-9]\d{2}\) ?|[2-9](?<![\w.-][2-9])\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-]))"
-        r"|(?:\((?<![\w.+/:%-]\()\d{1,5}\)[ ]?|\d(?<![\w.+/:%-]\d)\d{1,5}[ -])\d{2,8}(?:[ -]\d{2,8}){0,3}"
-        r"(?![\w.:/%-]|,\d)",
+        r"|(?:\((?<![\w.+/:%-]\()\d{1,5}\)[ ]?|\d(?<![\w.+/:%-]\d)(?<!\d[ ]\d)\d{1,5}[ -])\d{2,8}"
+        r"(?:[ -]\d{2,8}){0,3}(?![\w.:/%-]|,\d| \d)",
         accept=lambda m: m["us"] is not None or _national_phone(m),
     ),
     # in one scan: a UK National Insurance number (HMRC's prefix letters: never D, F, I, Q, U, V; O not
@@ -236,7 +241,7 @@ PERSONAL: tuple[Rule, ...] = (
         "national_id",
         r"(?P<nino>[A-CEGHJ-PR-TW-Z](?<![A-Za-z0-9][A-Z])[A-CEGHJ-NPR-TW-Z](?<!BG|GB|KN|NK|NT|TN|ZZ)"
         r"(?: ?\d{2}){3} ?[A-D](?![A-Za-z0-9]))"
-        r"|\d(?<![\w.-]\d)(?:(?<=[2-9])\d{3}(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}(?![\w-])"
+        r"|\d(?<![\w.-]\d)(?:(?<=[2-9])(?<!\d[ ]\d)\d{3}(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}(?![\w-]| \d)"
         r"|\d{2}\.\d{3}\.\d{3}-\d{2}(?![\w.-]))",
         accept=lambda m: m["nino"] is not None or (_cpf(m) if "." in m.group(0) else _aadhaar(m)),
     ),
