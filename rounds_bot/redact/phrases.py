@@ -30,8 +30,16 @@ def _bip39() -> tuple[Mnemonic, frozenset[str]]:
     return english, frozenset(english.wordlist)
 
 
+#: cheap first looks for 11 words after a space: with single spaces (the BIP's own), or with tabs and runs
+_SPACED = re.compile(r" [a-z]{3,8}+(?: [a-z]{3,8}+){10}")
+_LOOSE = re.compile(r"[ \t][a-z]{3,8}+(?:[ \t]{1,3}[a-z]{3,8}+){10}")
+
+
 def seed_phrases(text: str, counts: Counter[str]) -> str:
-    if text.count(" ") < 11 or not _RUN.search(text):
+    if text.count(" ") < 11:
+        return text
+    first_look = _LOOSE if "\t" in text or "  " in text else _SPACED
+    if not first_look.search(text) or not _RUN.search(text):
         return text
     return _RUN.sub(lambda run: _hidden(run.group(0), counts), text)
 
