@@ -59,6 +59,18 @@ def test_a_secret_logged_across_the_records_of_one_stream_is_redacted(item):
     assert item.secret not in seen
 
 
+def test_a_key_logged_across_the_spans_of_one_trace_is_redacted():
+    lines = next(item for item in shapes() if item.family == "pem-one-record-per-line").carrier.splitlines()
+    events = [
+        _log(line, n).model_copy(
+            update={"kind": "span_error", "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}
+        )
+        for n, line in enumerate(lines)
+    ]
+    seen = Redactor().poll(PollResult(events=events))
+    assert [event.message for event in seen.events[1:-1]] == ["[REDACTED:private_key]"] * (len(lines) - 2)
+
+
 def test_records_of_another_service_do_not_continue_a_key_begun_elsewhere():
     events = [
         _log("-----BEGIN PRIVATE KEY-----", 0, "auth"),

@@ -1,13 +1,13 @@
-"""Secrets split across the records of one log stream: what no single record shows.
+"""Secrets split across the records of one log stream or trace: what no single record shows.
 
     continuations(events) -> {index: category}   the records whose message continues a secret begun earlier
 
 An application that logs a PEM key one line a record writes `-----BEGIN ... PRIVATE KEY-----` in one record
 and the key's body in the records after it; one that logs `password was` and then the value writes the value
 alone in the next record. Each record redacted alone shows nothing (a body line is just base64, a value just a
-word), so the records of each stream (one service's log records, in time order) are read in sequence: the
-records between a private key's BEGIN and END lines, and a lone value right after a record that ends with a
-secret's name, are hidden whole.
+word), so the records of each stream (one service's log records, or one trace's spans, in time order) are read
+in sequence: the records between a private key's BEGIN and END lines, and a lone value right after a record
+that ends with a secret's name, are hidden whole.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ def continuations(events: Sequence[ErrorEvent]) -> dict[int, str]:
     for index, event in enumerate(events):
         if event.kind == "log":
             streams.setdefault((event.service, event.environment), []).append(index)
+        elif event.trace_id:
+            streams.setdefault(("trace", event.trace_id), []).append(index)
     hidden: dict[int, str] = {}
     for indices in streams.values():
         if len(indices) > 1:
