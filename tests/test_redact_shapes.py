@@ -80,6 +80,23 @@ def test_records_of_another_service_do_not_continue_a_key_begun_elsewhere():
     assert seen.events[1].message == "payment declined for order 1842"
 
 
+def test_a_record_that_only_names_a_keys_armour_hides_nothing_after_it():
+    seen = _through_the_boundary(
+        ["invalid key: expected -----BEGIN PRIVATE KEY----- first", "payment declined for order 1842"]
+    )
+    assert "payment declined for order 1842" in seen
+
+
+def test_a_keys_records_end_where_the_stream_moves_on():
+    lines = [
+        "-----BEGIN PRIVATE KEY-----",
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+        "payment declined for order 1842",
+    ]
+    seen = _through_the_boundary(lines)
+    assert "payment declined for order 1842" in seen and "MIIEvQIBADANBgkq" not in seen
+
+
 def test_a_word_after_a_secrets_name_in_the_next_record_stays():
     seen = _through_the_boundary(["password check failed, reason was", "expired"])
     assert "expired" in seen

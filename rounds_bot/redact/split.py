@@ -26,6 +26,8 @@ _NAME_AT_END = re.compile(
 )
 #: a record that is one value: no space in it, long enough to be a credential
 _LONE_VALUE = re.compile(r"""[ \t]*["']?[^\s"']{6,500}["']?[ \t]*""")
+#: a line of a PEM body: base64 (64 characters a line, the last shorter), or an encrypted key's headers
+_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{1,100}|Proc-Type: [^\n]{1,100}|DEK-Info: [^\n]{1,200}|")
 #: how far a key's body may run before the stream is taken to have moved on without its END line
 _KEY_RECORDS = 200
 
@@ -51,12 +53,15 @@ def _in_stream(messages: list[str], indices: list[int]) -> dict[int, str]:
     named = False
     for message, index in zip(messages, indices, strict=True):
         if in_key:
-            hidden[index] = "private_key"
-            in_key = 0 if _END.search(message) else in_key - 1
-            named = False
-            continue
-        if "-----BEGIN" in message and _BEGIN.search(message) and not _END.search(message):
-            in_key = _KEY_RECORDS
+            body = message.strip()
+            if _END.search(body) or _BODY_LINE.fullmatch(body):
+                hidden[index] = "private_key"
+                in_key = 0 if _END.search(body) else in_key - 1
+                named = False
+                continue
+            in_key = 0  # not a key's line: the stream moved on, and this record is judged as any other
+        if "-----BEGIN" in message and _BEGIN.search(message.rstrip()[-80:]) and not _END.search(message):
+            in_key = _KEY_RECORDS  # the record ends with the BEGIN line: the key's body follows
             continue
         if named and _LONE_VALUE.fullmatch(message) and not _word(message.strip(" \t\"'")):
             hidden[index] = "key_value_secret"
