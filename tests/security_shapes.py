@@ -563,6 +563,15 @@ VENDOR_FAMILIES: list[tuple[str, Callable[[], str]]] = [
     ("azure-ad-client-secret-v2", lambda: _r(ALNUM, 3) + "7Q~" + _r(ALNUM + "_~.-", 34)),
     ("kubernetes-secret-yaml", lambda: "kind: Secret\ndata:\n  password: " + _b64(_r(ALNUM, 24).encode())),
     ("maxmind-license-key", lambda: _r(ALNUM, 6) + "_" + _r(ALNUM, 29) + "_mmk"),
+    # the semi-generic rules: the service's name, a separator, the secret (no word like `key` beside it)
+    ("sumologic-access-token", lambda: 'sumo = "' + _r(LOWER, 63) + '7"'),
+    ("plaid-secret-key", lambda: "PLAID=" + _r(LOWER, 29) + "7"),
+    ("looker-client-secret", lambda: "looker: " + _r(ALNUM, 23) + "7"),
+    ("sourcegraph-access-token", lambda: 'sourcegraph = "' + _r(HEX, 39) + 'a"'),
+    ("travisci-access-token", lambda: "TRAVIS=" + _r(LOWER, 21) + "7"),
+    ("privateai-api-token", lambda: "privateai: " + _r(LOWER, 31) + "7"),
+    ("linear-client-secret", lambda: 'linear = "' + _r(HEX, 31) + 'a"'),
+    ("intra42-client-secret", lambda: "intra42=s-s4t2ud-" + _r(HEX, 64)),
 ]
 
 

@@ -225,6 +225,9 @@ _SERVICE_WORDS = {
     "mailchimp", "mailgun", "mapbox", "mattermost", "meraki", "messagebird", "netlify", "newrelic",
     "nytimes", "okta", "rapidapi", "sendbird", "sentry", "snyk", "squarespace", "twitch", "twitter",
     "yandex", "zendesk",
+    # the services of gitleaks' newer rules
+    "dnkey", "intra", "intra42", "linear", "lob", "looker", "newyorktimes", "plaid", "privateai",
+    "sonar", "sonarqube", "sourcegraph", "sumo", "sumologic", "telegram", "travis", "travisci", "xray",
 }  # fmt: skip
 
 

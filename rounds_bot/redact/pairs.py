@@ -102,6 +102,9 @@ def _prose_like(value: str) -> bool:
 _CREDENTIAL = re.compile(r"[A-Za-z0-9_\-+/=%]{16,500}")
 
 
+_HEX_RUN = re.compile(r"[0-9a-fA-F]+")
+
+
 def credential_shaped(value: str) -> bool:
     """A value that looks generated rather than written: 16 characters or more of letters and digits (and
     base64's symbols), both present, above gitleaks' entropy bar for its generic rule (3.5 bits a char)."""
@@ -110,7 +113,9 @@ def credential_shaped(value: str) -> bool:
     counts = Counter(value)
     entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
     if any(ch.isdigit() for ch in value):
-        return entropy >= 3.5
+        # 16 hex digits carry 4 bits a character at most: a random 32-hex key falls under 3.5 one time in
+        # twenty, so hex of that length has gitleaks' lower bar for hex keys (3 bits)
+        return entropy >= (3.0 if len(value) >= 32 and _HEX_RUN.fullmatch(value) else 3.5)
     # letters alone: random case, not CamelCase words (`InvalidArgumentException`)
     changes = sum(
         a.isupper() != b.isupper() for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha()
