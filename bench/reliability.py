@@ -73,7 +73,8 @@ class Outcomes:
         target[name] = target.get(name, 0) + 1
 
 
-def secrets(workdir: Path) -> tuple[int, int]:
+def secrets_by_family(workdir: Path) -> dict[str, tuple[int, int]]:
+    """(planted, leaked) for each family of the corpus (its `category`), and `all`."""
     planted = corpus()
     (workdir / "dry").mkdir()
     (workdir / "gh").mkdir()
@@ -82,7 +83,18 @@ def secrets(workdir: Path) -> tuple[int, int]:
     for fake in running_fake():
         outputs = github_outputs(fake, workdir / "gh", telemetry, RecordingModel(benign_answer()))
         leaked |= {item.secret for item, _ in leaks(outputs, planted)}
-    return len(planted), len(leaked)
+    families: dict[str, tuple[int, int]] = {}
+    for item in planted:
+        n, k = families.get(item.category, (0, 0))
+        families[item.category] = (n + 1, k + (item.secret in leaked))
+    families["all"] = (len(planted), sum(k for _, k in families.values()))
+    return families
+
+
+def secrets(workdir: Path) -> tuple[int, int, dict[str, tuple[int, int]]]:
+    families = secrets_by_family(workdir)
+    planted, leaked = families.pop("all")
+    return planted, leaked, families
 
 
 def hostile(workdir: Path) -> tuple[int, int]:
@@ -170,11 +182,13 @@ def main() -> None:
     os.environ.setdefault("CI", "")
     with tempfile.TemporaryDirectory() as folder:
         workdir = Path(folder)
-        planted, leaked = secrets(workdir)
+        planted, leaked, families = secrets(workdir)
         injected, obeyed = hostile(workdir)
         families = answer_families(workdir)
     crash_points, fault_kinds, fuzzed, broken, known, tally = harness()
     print(f"secrets: {leaked} of {planted} planted values found in an output")
+    for family, (n, k) in families.items():
+        print(f"  {family}: planted={n} leaked={k}")
     print(f"known defects (expected failures): {len(known)}" + "".join(f"\n  {name}" for name in known))
     print(f"hostile text: {obeyed} live constructs from {injected} payload placements")
     for name, (tried, live) in families.items():

@@ -32,8 +32,11 @@ class Planted:
     family: str
     secret: str
     carrier: str
-    kind: Literal["text", "opaque", "number"] = "text"
+    kind: Literal["text", "opaque", "number", "records", "array"] = "text"
     key: str = ""
+    #: where the carrier must go (`span.name`, `service.name`, `resource:<key>`, `span.attribute:<key>`);
+    #: empty: any place its kind allows
+    place: str = ""
 
 
 # --- vendor tokens: (family, maker) ------------------------------------------------------------------
@@ -309,9 +312,12 @@ def _numbers() -> list[Planted]:
 
 
 def corpus() -> list[Planted]:
-    """The same values on every call (the seed is set again), whichever tests ran before."""
+    """The same values on every call (the seed is set again), whichever tests ran before: the first corpus,
+    then the shapes and places an attacker would try (`security_shapes.py`)."""
+    from security_shapes import shapes
+
     _RNG.seed(20261123)
-    return _tokens() + _context() + _personal() + _by_key() + _numbers()
+    return _tokens() + _context() + _personal() + _by_key() + _numbers() + shapes()
 
 
 #: Values that must come out as they went in: ids and times are not secrets, words are not tokens.

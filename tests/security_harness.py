@@ -51,11 +51,13 @@ PLACES = (
 )
 
 
-def _value(value: str | int) -> dict[str, Any]:
+def _value(value: str | int | list[str]) -> dict[str, Any]:
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_value(item) for item in value]}}
     return {"intValue": str(value)} if isinstance(value, int) else {"stringValue": value}
 
 
-def _attrs(pairs: Iterable[tuple[str, str | int]]) -> list[dict[str, Any]]:
+def _attrs(pairs: Iterable[tuple[str, str | int | list[str]]]) -> list[dict[str, Any]]:
     return [{"key": key, "value": _value(value)} for key, value in pairs]
 
 
@@ -64,7 +66,7 @@ class _Record:
     service: str = "checkout"
     environment: str = "production"
     version: str = "1.4.2"
-    resource: list[tuple[str, str | int]] = field(default_factory=list)
+    resource: list[tuple[str, str | int | list[str]]] = field(default_factory=list)
     error_type: str = "PaymentError"
     message: str = "payment failed"
     stacktrace: str = (
@@ -74,11 +76,21 @@ class _Record:
     event_attrs: list[tuple[str, str | int]] = field(default_factory=list)
     status: str | None = None
     log: bool = False
+    span_name: str = "POST /pay"
 
 
 def _record(place: str, text: str, key: str = "", number: int | None = None) -> _Record:
     record = _Record()
-    if number is not None:
+    where, _, named = place.partition(":")
+    if where == "log.line":  # one record of a log stream, as the application wrote it
+        record.message, record.log = text, True
+    elif where == "span.name":  # a span that failed without a status message: its name is the message
+        record.span_name, record.status = text, ""
+    elif where == "resource" and named:
+        record.resource.append((named, json.loads(text) if text.startswith("[") else text))
+    elif where == "span.attribute" and named:
+        record.span_attrs.append((named, text))
+    elif number is not None:
         record.span_attrs.append((key, number))
     elif key:
         record.span_attrs.append((key, text))
@@ -132,7 +144,7 @@ def _line(record: _Record, n: int, at: datetime) -> dict[str, Any]:
     span: dict[str, Any] = {
         "traceId": hashlib.md5(f"t{n}".encode()).hexdigest(),
         "spanId": hashlib.md5(f"s{n}".encode()).hexdigest()[:16],
-        "name": "POST /pay",
+        "name": record.span_name,
         "kind": 2,
         "startTimeUnixNano": nanos,
         "endTimeUnixNano": nanos,
@@ -158,7 +170,11 @@ def plant_secrets(planted: list[Planted]) -> list[tuple[Planted, str]]:
     """Each value in a place its kind allows, round-robin, so every place holds many values."""
     placed = []
     for n, item in enumerate(planted):
-        if item.kind == "opaque":
+        if item.place:
+            place = item.place
+        elif item.kind == "records":
+            place = "log stream"
+        elif item.kind == "opaque":
             place = "secret-named attribute"
         elif item.kind == "number":
             place = "integer attribute"
@@ -178,10 +194,15 @@ def otlp_lines(items: list[tuple[str, str, str, int | None]], at: datetime) -> s
 
 
 def secret_file(path: Path, placed: list[tuple[Planted, str]], at: datetime) -> Path:
-    items = [
-        (place, item.carrier, item.key, int(item.carrier) if item.kind == "number" else None)
-        for item, place in placed
-    ]
+    """One export request per value; a `records` value as one log record per line, in order."""
+    items: list[tuple[str, str, str, int | None]] = []
+    for item, place in placed:
+        if item.kind == "records":
+            items += [("log.line", line, "", None) for line in item.carrier.splitlines()]
+        else:
+            items.append(
+                (place, item.carrier, item.key, int(item.carrier) if item.kind == "number" else None)
+            )
     path.write_text(otlp_lines(items, at), encoding="utf-8")
     return path
 

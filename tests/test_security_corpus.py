@@ -94,10 +94,13 @@ WRAPPINGS = (
 def test_a_secret_wrapped_in_quotes_brackets_or_json_is_still_redacted(wrapping):
     # found by this test: a pair whose quoted value held the secret's own pair (`"msg": "password=..."`)
     # hid it, so nothing inside a JSON string value was read as a pair
+    # (a value whose place is an attribute's name is judged under that name, not in free text)
     leaked = [
         item.carrier
         for item in corpus()
-        if item.kind == "text" and item.secret in redact(wrapping.format(item.carrier))
+        if item.kind == "text"
+        and not item.place.startswith("span.attribute")
+        and item.secret in redact(wrapping.format(item.carrier))
     ]
     assert leaked == []
 

@@ -7,7 +7,11 @@
     tokens.py    vendor tokens by format (gitleaks' rule families)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
     keys.py      which names are secret or personal (Sentry's default scrubbing list and more)
-    personal.py  e-mail, phone, SSN, IBAN, card numbers, client IPs, each confirmed before it is replaced
+    personal.py  e-mail, phone (E.164 and national formats), SSN, UK NI, Aadhaar, CPF, IBAN, card numbers,
+                 client IPs, each confirmed before it is replaced
+    phrases.py   BIP-39 seed phrases (the word list and the checksum)
+    decode.py    what JSON escapes, percent-encoding, base64 and hex hide, judged decoded
+    split.py     secrets split across the records of one log stream or trace (`Redactor.poll`)
     rule.py      how a rule is applied: keyword pre-filter, bounded patterns, counts
 
 Two other kinds of text enter rounds from outside and are redacted where they enter, once: the model's answer

@@ -18,9 +18,11 @@ import hashlib
 from collections import Counter
 
 from rounds_bot.models import AttributeValue, ErrorEvent
-from rounds_bot.redact.keys import personal_category, secret_category
+from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
+from rounds_bot.redact.pairs import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
+from rounds_bot.redact.split import continuations
 from rounds_bot.redact.text import cut, redact_text, sanitize
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 
@@ -77,6 +79,11 @@ class Redactor:
             self.counts[category] += 1
             return safe_key, REDACTED.format(category=category)
         text = value if isinstance(value, str) else str(value)
+        if (
+            category is None and maybe_secret(key) and credential_shaped(text)
+        ):  # `x-sso-ticket`, `app.stripe_key`
+            self.counts["key_value_secret"] += 1
+            return safe_key, REDACTED.format(category="key_value_secret")
         redacted = self.text(text, ATTRIBUTE_CHARS)
         return safe_key, value if redacted == text else redacted
 
@@ -116,10 +123,15 @@ class Redactor:
         )
 
     def poll(self, polled: PollResult) -> PollResult:
-        """Everything a source returned, redacted: events, group counts, skipped records and notes."""
+        """Everything a source returned, redacted: events, group counts, skipped records and notes; then the
+        records that continue a secret an earlier record of their stream began (`split.py`)."""
+        events = [self.event(event) for event in polled.events]
+        for index, category in continuations(polled.events).items():
+            self.counts[category] += 1
+            events[index] = events[index].model_copy(update={"message": REDACTED.format(category=category)})
         return polled.model_copy(
             update={
-                "events": [self.event(event) for event in polled.events],
+                "events": events,
                 "known_group_counts": [self._group(group) for group in polled.known_group_counts],
                 "skipped": [
                     SkippedRecord(

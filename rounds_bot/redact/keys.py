@@ -76,6 +76,12 @@ _KEY_PREFIXES = {
     "webhook",
     "deploy",
 }
+#: the extensions of source files, the last word of a frame's file name (`TokenService.java:88`)
+_SOURCE_EXTENSIONS = (
+    "java", "kt", "kts", "scala", "groovy", "py", "pyx", "js", "mjs", "cjs", "jsx", "ts", "tsx", "go", "rb",
+    "rs", "php", "cs", "vb", "fs", "swift", "m", "mm", "c", "cc", "cpp", "cxx", "h", "hpp", "ex", "exs",
+    "erl", "clj", "dart", "lua", "pl", "pm", "vue", "svelte", "erb", "jsp", "aspx", "cshtml",
+)  # fmt: skip
 _SUFFIXES = ("token", "secret", "password", "passwd", "pwd", "cookie", "sessid", "apikey")
 # The last word that makes the name about a secret rather than the secret itself.
 _ABOUT = {
@@ -121,6 +127,41 @@ _ABOUT = {
     "manager",
     "store",
     "tokens",
+    # a class or module named after a secret is code, not a secret: `PasswordResetController: 404`,
+    # `JwtDecoder: kid unknown`, and a file name in a stack frame keeps its line (`SessionImpl.java:42`)
+    "controller",
+    "client",
+    "filter",
+    "service",
+    "impl",
+    "decoder",
+    "encoder",
+    "repository",
+    "factory",
+    "handler",
+    "loader",
+    "converter",
+    "validator",
+    "verifier",
+    "registry",
+    "serializer",
+    "deserializer",
+    "parser",
+    "exception",
+    "error",
+    "interceptor",
+    "middleware",
+    "helper",
+    "util",
+    "utils",
+    "listener",
+    "resolver",
+    "generator",
+    "module",
+    "test",
+    "tests",
+    "spec",
+    *_SOURCE_EXTENSIONS,
 }
 _PERSONAL_WORDS = {
     "email": "email",
@@ -168,6 +209,9 @@ def words(name: str) -> tuple[str, ...]:
 # Words that make a name *maybe* secret (gitleaks' generic rule looks for them too): a value under such a name
 # is a secret only when it has a credential's shape (`credential_shaped`), so `cache_key=user:42` stays.
 _WEAK_SECRET_WORDS = {"key", "keys", "access", "api", "pat", "private", "priv"}
+# Words of the session cookies and headers no standard names (`_gh_sess`, `.AspNetCore.Identity.Application`,
+# `wordpress_logged_in_...`, `X-SSO-Ticket`): a credential-shaped value under them is a session's secret.
+_WEAK_SECRET_WORDS |= {"sess", "ticket", "identity", "logged", "sso", "saml", "remember", "nonce", "hmac"}
 #: last words of a name that make it an identifier (`datadog_trace_id`, `discord_guild_id`), not a credential
 _IDENTIFIERS = {"id", "ids", "uuid", "guid"}
 # The services gitleaks matches by name next to a value (its "semi-generic" rules): `DATADOG = ...`, `discord:
@@ -181,6 +225,9 @@ _SERVICE_WORDS = {
     "mailchimp", "mailgun", "mapbox", "mattermost", "meraki", "messagebird", "netlify", "newrelic",
     "nytimes", "okta", "rapidapi", "sendbird", "sentry", "snyk", "squarespace", "twitch", "twitter",
     "yandex", "zendesk",
+    # the services of gitleaks' newer rules
+    "dnkey", "intra", "intra42", "linear", "lob", "looker", "newyorktimes", "plaid", "privateai",
+    "sonar", "sonarqube", "sourcegraph", "sumo", "sumologic", "telegram", "travis", "travisci", "xray",
 }  # fmt: skip
 
 

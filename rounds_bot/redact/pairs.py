@@ -46,8 +46,27 @@ _PLACEHOLDERS = {
 }
 
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
-_PAIR = re.compile(
-    r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60})["']?\]?"""
+# authentication methods a log names after `auth:` (Hadoop's `auth:SIMPLE`, `auth:KERBEROS`): what tells two
+# errors apart, not a credential
+_SCHEMES |= {
+    "simple",
+    "kerberos",
+    "oauth",
+    "oauth2",
+    "sasl",
+    "plain",
+    "ldap",
+    "saml",
+    "oidc",
+    "anonymous",
+    "cert",
+}
+#: a status code or a version under a secret's name (sendmail's `dsn=4.0.0`) is not the secret
+_DOTTED_NUMBER = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
+# A name is read possessively (`{0,60}+`): no character that can follow it (a quote, a separator, a space)
+# can be part of it, so giving characters back could never make a match; not trying saves most of the time.
+_PAIR_BODY = (
+    r"""["']?(?P<key>[A-Za-z_$@][\w.$@-]{0,60}+)["']?\]?"""
     # a declared type between the name and the value: `var apiToken string = ...` (Go), `apiToken: String =`
     # (Kotlin, Swift, TypeScript), `api_token: &str =` (Rust)
     r"""(?:[ \t]{0,3}:?[ \t]{0,3}"""
@@ -61,19 +80,29 @@ _PAIR = re.compile(
     r"""(?=(?P<value>\\"(?:[^"\\\n]){1,500}\\"|\\'(?:[^'\\\n]){1,500}\\'"""
     r"""|"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|`[^`\n]{1,500}`|[^\s,;&"'`<>{}()\[\]|]{1,500}))"""
 )
+_PAIR = re.compile(r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))""" + _PAIR_BODY)
+#: a pair behind a command line's `-D` (a Java system property) or `--`, or a cookie named with a leading dot
+_PREFIXED_PAIR = re.compile(r"""(?:(?<=[\s"'`\[({<,=;])|\A)(?:-D|--|\.)""" + _PAIR_BODY)
 _FLAG = re.compile(
     r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token)"""
     r"""(?:=|[ \t]{1,3})("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 
 
+_IDENTIFIER = re.compile(r"(?:[A-Z][a-z]+){2,6}")
+
+
 def _prose_like(value: str) -> bool:
-    """A lowercase word or two, not a credential."""
-    return value.isalpha() and value.islower() and len(value) < 24
+    """A lowercase word, or a class's name (`TokenExpiredError`), not a credential."""
+    return (value.isalpha() and value.islower() and len(value) < 24) or bool(_IDENTIFIER.fullmatch(value))
 
 
-#: what a generated credential is made of: letters, digits and the symbols of base64 and URL-safe tokens
-_CREDENTIAL = re.compile(r"[A-Za-z0-9_\-+/=]{16,500}")
+#: what a generated credential is made of: letters, digits and the symbols of base64, URL-safe tokens and
+#: percent-encoded cookie values
+_CREDENTIAL = re.compile(r"[A-Za-z0-9_\-+/=%]{16,500}")
+
+
+_HEX_RUN = re.compile(r"[0-9a-fA-F]+")
 
 
 def credential_shaped(value: str) -> bool:
@@ -84,7 +113,9 @@ def credential_shaped(value: str) -> bool:
     counts = Counter(value)
     entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
     if any(ch.isdigit() for ch in value):
-        return entropy >= 3.5
+        # 16 hex digits carry 4 bits a character at most: a random 32-hex key falls under 3.5 one time in
+        # twenty, so hex of that length has gitleaks' lower bar for hex keys (3 bits)
+        return entropy >= (3.0 if len(value) >= 32 and _HEX_RUN.fullmatch(value) else 3.5)
     # letters alone: random case, not CamelCase words (`InvalidArgumentException`)
     changes = sum(
         a.isupper() != b.isupper() for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha()
@@ -94,11 +125,11 @@ def credential_shaped(value: str) -> bool:
 
 def _accept_pair(match: re.Match[str]) -> bool:
     if secret_category(match["key"]) is None:
-        return maybe_secret(match["key"]) and credential_shaped(match["value"].strip("\\\"'`"))
+        return maybe_secret(match["key"]) and credential_shaped(match["value"].strip("\\\"'`").rstrip(".:"))
     value = match["value"]
     quoted = value[:1] in "\"'`\\"
     bare = value.strip("\\\"'`").strip()
-    if _placeholder(bare) or bare.lower() in _SCHEMES:
+    if _placeholder(bare) or bare.lower() in _SCHEMES or _DOTTED_NUMBER.fullmatch(bare):
         return False
     loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
     return quoted or not loose or not _prose_like(bare)
@@ -122,34 +153,49 @@ def _accept_listed(match: re.Match[str]) -> bool:
     value = match["value"]
     mixed = any(ch.isupper() for ch in value) and any(ch.islower() for ch in value) and len(value) >= 16
     credential = mixed or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
-    return credential and _accept_named(match)
+    if not credential:
+        return False
+    key = _named_behind(match, spaced=False)
+    return key is not None and secret_category(key) is not None and not _placeholder(value)
 
 
 # Names and values in other shapes than `name=value`. Each names its groups `key` and `value`.
 _QUOTED_VALUE = r"""(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
 #: `<apiToken>...</apiToken>`, the value alone in the element (whitespace and line breaks around it)
 _ELEMENT = (
-    r"""<(?P<key>[A-Za-z_][\w.-]{0,60})(?:[ \t][^<>\n]{0,200})?>"""
+    r"""<(?P<key>[A-Za-z_][\w.-]{0,60}+)(?:[ \t][^<>\n]{0,200})?>"""
     r"""\s{0,40}(?P<value>[^\s<>]{1,500})\s{0,40}</(?P=key)>"""
 )
 #: `setProperty("API_TOKEN", "...")`, `headers.set('X-Api-Key', '...')`: quoted name, comma, quoted value
 #: the first two arguments of a call or an initialiser, not any two strings of a list
-_CALL = (
-    r"""(?:(?<=\()|(?<=\[)|(?<=\{))[ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60})["'][ \t]{0,3},[ \t]{0,3}"""
-    + _QUOTED_VALUE
-)
+_CALL = r"""[(\[{][ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60}+)["'][ \t]{0,3},[ \t]{0,3}""" + _QUOTED_VALUE
 #: `<entry name="apiToken" value="..."/>`, `{"name": "api_token", "value": "..."}`, `Name=... Value=...`
 _NAME_VALUE = (
     r"""(?i)\b(?:name|key)["']?[ \t]{0,3}[:=][ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60})["'][ \t]{0,3},?"""
     r"""\s{0,40}["']?value["']?[ \t]{0,3}[:=][ \t]{0,3}""" + _QUOTED_VALUE
 )
 #: `apiToken,abc123...,`: a name and a value side by side in a comma-separated row
-_LISTED = r"""(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60}),[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
+#: (read from the comma: the name is read behind it, `_named_behind`, which is faster than trying every word)
+_LISTED = r""",[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
 #: YAML block scalars: `api_token: |` (or `>`) and the value on the next, indented line
-_BLOCK = (
-    r"""(?m)(?<![\w.$@-])(?P<key>[A-Za-z_][\w.-]{0,60})[ \t]{0,3}:[ \t]{0,3}[|>][-+]?[ \t]*\n"""
-    r"""[ \t]{1,40}(?P<value>[^\s]{1,500})"""
-)
+_BLOCK = r""":[ \t]{0,3}[|>][-+]?[ \t]*\n[ \t]{1,40}(?P<value>[^\s]{1,500})"""
+#: the name right before a match that starts at its separator (`_LISTED`, `_BLOCK`)
+_KEY_BEHIND = re.compile(r"""(?<![\w.$@-])([A-Za-z_][\w.-]{0,60})[ \t]{0,3}\Z""")
+
+
+def _named_behind(match: re.Match[str], spaced: bool) -> str | None:
+    """The secret's name right before `match` (a space allowed before a colon, none before a comma)."""
+    found = _KEY_BEHIND.search(match.string, max(match.start() - 64, 0), match.start())
+    if found is None or (not spaced and found.end(1) != match.start()):
+        return None
+    return found.group(1)
+
+
+def _accept_block(match: re.Match[str]) -> bool:
+    key = _named_behind(match, spaced=True)
+    return (
+        key is not None and secret_category(key) is not None and not _placeholder(match["value"].strip("\"'"))
+    )
 
 
 def _accept_basic(match: re.Match[str]) -> bool:
@@ -160,6 +206,44 @@ def _accept_basic(match: re.Match[str]) -> bool:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
     return ":" in decoded and decoded.isprintable()
+
+
+def _has_pair(match: re.Match[str]) -> bool:
+    """A cookie header's value is `name=value` pairs; `Cookie: parse error in CookieSerializer` is prose."""
+    return "=" in match.group(1)
+
+
+def _code_like(match: re.Match[str]) -> bool:
+    """An authorization code or a link's token: generated (letters and digits, or long), not a word."""
+    value = match.group(1)
+    return len(value) >= 24 or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
+
+
+def _reset_token(match: re.Match[str]) -> bool:
+    return credential_shaped(match.group(1)) or (len(match.group(1)) >= 32 and _code_like(match))
+
+
+_NAME_BEHIND = re.compile(r"""["']?([A-Za-z_][\w.-]{0,60})["']?[ \t]{0,3}\Z""")
+
+
+def _next_line_value(match: re.Match[str]) -> bool:
+    """`password:` at the end of a line and the value alone on the next one."""
+    if match.group(0)[0] in "wi" and match.string[match.start() - 1 : match.start()] not in (" ", "\t"):
+        return False  # `was` and `is` after a name and a space, not inside a word
+    name = _NAME_BEHIND.search(match.string, max(match.start() - 70, 0), match.start())
+    if name is None or secret_category(name.group(1)) is None:
+        return False
+    bare = match["value"].strip("\\\"'`")
+    return not _placeholder(bare) and not _prose_like(bare) and len(bare) >= 6
+
+
+#: a value on its own, quoted or bare: what a command line or a connection string gives a password as
+_ARG = r"""('[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s"';]{1,200})"""
+#: the value after a name that ends its line: `password:` / `"api_token":` / `DB_PASSWORD=` / `secret was`
+_NEXT_LINE = (
+    r"""(?m)(?::|=>|=|was|is)"""
+    r"""[ \t]*\r?\n[ \t]{0,40}(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}'|[^\s"']{1,500})[ \t,;]*$"""
+)
 
 
 def _token_like(match: re.Match[str]) -> bool:
@@ -212,6 +296,78 @@ PAIRS: tuple[Rule, ...] = (
         r"(?i)\b(?:set-)?cookie[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?([^\"'\r\n]{1,4000})",
         "cookie",
         group=1,
+        accept=_has_pair,
+    ),
+    # connection strings and client command lines, as each engine's documentation writes them
+    rule(
+        "password",
+        r"(?i)\b(?:pwd|password)[ \t]*=[ \t]*(\{(?:[^}\n]|\}\}){1,200}\})",
+        "pwd",
+        "password",
+        group=1,
+    ),
+    # client command lines: MySQL's `-pSECRET`, `redis-cli -a`, the OpenLDAP tools' `-w`, `sshpass -p`,
+    # `smbclient -U user%password`, `curl -u user:password`
+    rule(
+        "password",
+        r"(?i)\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
+        r"[^\n]{0,200}?[ \t\"',]-p"
+        r"|redis-cli\b[^\n]{0,200}?[ \t]-a[ \t]+"
+        r"|ldap\w{0,10}\b[^\n]{0,300}?[ \t]-w[ \t]+"
+        r"|sshpass[ \t]+-p[ \t]*"
+        r"|smbclient\b[^\n]{0,200}?[ \t]-U[ \t]*[^\s%]{1,64}%"
+        r"|(?:curl|wget)\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"']{1,100}:)" + _ARG,
+        "mysql",
+        "mariadb",
+        "redis-cli",
+        "ldap",
+        "sshpass",
+        "smbclient",
+        "curl",
+        "wget",
+        group=1,
+    ),
+    # Oracle's `user/password@host` (JDBC thin URLs, sqlplus and other clients' connect strings)
+    rule(
+        "password",
+        r"(?i)(?:jdbc:oracle:\w{1,10}:"
+        r"|\b(?:sqlplus|sqlldr|expdp|impdp|rman|exp|imp)\w{0,4}[ \t]+(?:-\w+[ \t]+){0,3})"
+        r"[\w$#.-]{1,64}/([^\s@/\"']{1,200})@",
+        "jdbc:oracle",
+        "sqlplus",
+        "sqlldr",
+        "expdp",
+        "impdp",
+        "rman",
+        group=1,
+    ),
+    # an OAuth 2.0 authorization code (RFC 6749 4.1.2) or verifier in a URL; a magic link's token
+    rule(
+        "oauth_code",
+        r"(?i)[?&#;](?:code|oauth_verifier|oauth_token|auth_code|authorization_code|ticket|otp)"
+        r"=([A-Za-z0-9_\-.~%/+]{8,500})",
+        "=",
+        group=1,
+        accept=_code_like,
+    ),
+    rule(
+        "link_token",
+        r"/(?i:reset|reset-password|reset_password|password-reset|password_reset|password/reset|verify"
+        r"|verify-email|confirm|confirmation|activate|activation|invite|invitation|invitations|magic|magic-link"
+        r"|unsubscribe|unlock|recover|recovery|onboarding|signup|sign-in|login|token|tokens)/"
+        r"([A-Za-z0-9_\-.~%]{16,400})",
+        "/",
+        group=1,
+        accept=_reset_token,
+    ),
+    # Redis `AUTH [user] password` (a span's name or `db.statement`), wherever it is quoted or bracketed
+    rule(
+        "password",
+        r"(?<![\w-])AUTH[ \t]+(?:[\w.@-]{1,64}[ \t]+)?([^\s\"'`<>()\[\]{}]{1,200}?)"
+        r"(?=[.,;]?(?:[\s\"'`<>()\[\]{}]|$))",
+        "auth",
+        group=1,
+        accept=lambda m: not _prose_like(m.group(1)) and not _placeholder(m.group(1)),
     ),
     rule(
         "sql_password",
@@ -236,9 +392,17 @@ PAIRS: tuple[Rule, ...] = (
     ),
     Rule("password", _FLAG, ("pass", "token", "secret", "key"), 1),
     Rule("key_value_secret", _PAIR, ("=", ":", "%3d", "%3a"), 3, _accept_pair),
+    Rule("key_value_secret", _PREFIXED_PAIR, ("-d", "--", " .", ";."), 3, _accept_pair),
     rule("key_value_secret", _ELEMENT, "</", group=2, accept=_accept_named),
     rule("key_value_secret", _CALL, ",", group=2, accept=_accept_named),
     rule("key_value_secret", _NAME_VALUE, "value", group=2, accept=_accept_named),
-    rule("key_value_secret", _LISTED, ",", group=2, accept=_accept_listed),
-    rule("key_value_secret", _BLOCK, "|", ">", group=2, accept=_accept_named),
+    rule("key_value_secret", _LISTED, ",", group=1, accept=_accept_listed),
+    rule("key_value_secret", _BLOCK, "|", ">", group=1, accept=_accept_block),
+    rule(
+        "key_value_secret",
+        _NEXT_LINE,
+        "\n",
+        group=1,
+        accept=_next_line_value,
+    ),
 )

@@ -1,5 +1,6 @@
-"""Personal data in free text: e-mail addresses, phone numbers, US social security numbers, IBANs, payment
-card numbers and client IP addresses.
+"""Personal data in free text: e-mail addresses, phone numbers (E.164, international, and the national formats
+of `PHONE_REGIONS`), US social security numbers, UK National Insurance numbers, Aadhaar, CPF, IBANs of every
+country in SWIFT's registry, payment card numbers and client IP addresses.
 
 Each is confirmed before it is replaced, so telemetry keeps its ids and times: a card number passes the Luhn
 check *and* has a card network's prefix and length (an epoch-millisecond timestamp or a snowflake id does
@@ -11,7 +12,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import lru_cache
 from typing import Literal
+
+import phonenumbers
+from stdnum import iban, verhoeff
+from stdnum.br import cpf
+from stdnum.exceptions import ValidationError
 
 from rounds_bot.redact.rule import Rule, rule
 
@@ -69,12 +76,67 @@ def _card(match: re.Match[str]) -> bool:
 
 
 def _iban_valid(candidate: str) -> bool:
-    compact = candidate.replace(" ", "")
-    if not 15 <= len(compact) <= 34:
+    """ISO 13616: the country's length and BBAN structure in SWIFT's IBAN registry, and the mod-97 check
+    digits (a country's own national check is not asked: a typo'd account number is still personal)."""
+    try:
+        iban.validate(candidate, check_country=False)
+    except ValidationError:
         return False
-    rearranged = compact[4:] + compact[:4]
-    number = "".join(str(int(ch, 36)) for ch in rearranged)
-    return int(number) % 97 == 1
+    return True
+
+
+def _aadhaar(match: re.Match[str]) -> bool:
+    """UIDAI's 12 digits (not starting 0 or 1) with a Verhoeff check digit; grouped 4-4-4, or bare when the
+    text says Aadhaar."""
+    digits = re.sub(r"\D", "", match.group(0))
+    grouped = len(match.group(0)) > 12
+    return (grouped or "aadhaar" in match.string.lower()) and verhoeff.is_valid(digits)
+
+
+def _cpf(match: re.Match[str]) -> bool:
+    """Receita Federal's CPF: 11 digits with two check digits; formatted `000.000.000-00`, or bare when the
+    text says CPF."""
+    formatted = "." in match.group(0)
+    return (formatted or "cpf" in match.string.lower()) and cpf.is_valid(match.group(0))
+
+
+#: the regions whose national formats (without the country code) are recognised: a number is a phone number
+#: when libphonenumber's metadata says it is a valid number of one of them. Regions whose numbers are two
+#: groups of four digits without a trunk prefix (Hong Kong, Singapore) are not listed: in logs that shape is
+#: mostly ids and counts; their numbers are redacted in international and E.164 format.
+PHONE_REGIONS = (
+    "GB", "DE", "FR", "IN", "BR", "JP", "AU", "ES", "IT", "NL", "MX", "ZA", "NG", "PL", "SE", "KR", "CA",
+    "IE", "BE", "CH", "AT", "PT", "DK", "NO", "FI", "CZ", "RO", "GR", "TR", "IL", "AE", "SA", "EG", "KE",
+    "AR", "CL", "CO", "PE", "CN", "MY", "ID", "PH", "TH", "VN", "PK", "BD", "NZ", "UA",
+)  # fmt: skip
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}|\d{2}-\d{2}-\d{2}")
+
+
+def _national_phone(match: re.Match[str]) -> bool:
+    return _valid_national(match.group(0))
+
+
+@lru_cache(maxsize=4096)
+def _valid_national(raw: str) -> bool:
+    """A valid number of one of `PHONE_REGIONS`, written as that region writes its numbers (libphonenumber's
+    national format, groups and all): `3552 3534 3375` parses as a German number but no German writes one
+    so, and fan speeds or dates stay. Remembered: logs repeat their numbers."""
+    digits = sum(ch.isdigit() for ch in raw)
+    if not 8 <= digits <= 13 or _DATE.fullmatch(raw):
+        return False
+    if raw[0] not in "0(" and raw.count(" ") + raw.count("-") < 2 and digits < 10:
+        return False  # without a trunk prefix: three groups (`612 34 56 78`) or ten digits (`321 1234567`)
+    written = raw.replace("-", " ")
+    for region in PHONE_REGIONS:
+        try:
+            number = phonenumbers.parse(raw, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number_for_region(number, region):
+            national = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL)
+            if national.replace("-", " ") == written:
+                return True
+    return False
 
 
 def _iban(match: re.Match[str]) -> bool:
@@ -82,7 +144,17 @@ def _iban(match: re.Match[str]) -> bool:
 
 
 def _phone(match: re.Match[str]) -> bool:
-    return 8 <= sum(ch.isdigit() for ch in match.group(0)) <= 15
+    """An international number: 8 to 15 digits (E.164's limit), or a shorter one libphonenumber calls valid
+    (Niue, Tokelau and Tristan da Cunha have 4- and 5-digit numbers)."""
+    digits = sum(ch.isdigit() for ch in match.group(0))
+    if 8 <= digits <= 15:
+        return True
+    if digits < 6:
+        return False
+    try:
+        return phonenumbers.is_valid_number(phonenumbers.parse(match.group(0)))
+    except phonenumbers.NumberParseException:
+        return False
 
 
 def _not_git_remote(match: re.Match[str]) -> bool:
@@ -109,10 +181,16 @@ def _ip_accepts(policy: IpPolicy) -> tuple[Rule, ...]:
         )
 
     return (
-        rule("ip_address", r"(?<![\w.])((?:\d{1,3}\.){3}\d{1,3})(?![\w]|\.\d)", ".", group=1, accept=accept),
         rule(
             "ip_address",
-            r"(?<![\w:.])([0-9A-Fa-f]{0,4}:[0-9A-Fa-f:]{1,37}[0-9A-Fa-f]{0,4}(?:%\w{1,16})?)(?![\w:])",
+            r"(\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3})(?![\w]|\.\d)",
+            ".",
+            group=1,
+            accept=accept,
+        ),
+        rule(
+            "ip_address",
+            r"([0-9A-Fa-f:](?<![\w:.][0-9A-Fa-f:])[0-9A-Fa-f]{0,3}+:[0-9A-Fa-f:]{1,37}+(?:%\w{1,16})?)(?![\w:])",
             ":",
             group=1,
             accept=accept,
@@ -129,23 +207,45 @@ PERSONAL: tuple[Rule, ...] = (
     ),
     rule(
         "iban",
-        r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)"
+        r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)"
         r"(?![A-Za-z0-9])",
         accept=_iban,
     ),
-    rule("card_number", r"(?<![\w.-])\d(?:[ -]?\d){11,18}(?![\w-]|\.\d)", accept=_card),
+    rule("card_number", r"\d(?<![\w.-]\d)(?:[ -]?\d){11,18}(?![\w-]|\.\d)", accept=_card),
     # A card followed by another number (`card 4038 1066 0631 6522 0`): the run above takes the stray
     # digits too and fails the check; the card's own groups, up to where that number starts, are checked.
     rule(
         "card_number",
-        r"(?<![\w.-])(?:\d{4}([ -])\d{4}\1\d{4}(?:\1\d{4})?|\d{4}([ -])\d{6}\2\d{4,5}|\d{12,19})(?=[ -]\d)",
+        r"\d(?<![\w.-]\d)(?:\d{3}([ -])\d{4}\1\d{4}(?:\1\d{4})?|\d{3}([ -])\d{6}\2\d{4,5}|\d{11,18})"
+        r"(?=[ -]\d)",
         accept=_card,
     ),
-    rule("ssn", r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])", "-"),
+    rule("ssn", r"[0-8](?<![\w-][0-8])\d{2}(?<!000|666)-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])", "-"),
     rule("ssn", r"(?i)\bssn\b[^\w\n]{0,3}(\d{3}[ -]?\d{2}[ -]?\d{4})(?!\d)", "ssn", group=1),
-    rule("phone", r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])", "+", accept=_phone),
-    rule("phone", r"(?<![\w.-])(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"),
+    rule("phone", r"\+(?<![\w+]\+)\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])", "+", accept=_phone),
     rule("phone", r"(?i)\btel:\+?[\d-]{7,20}", "tel:"),
+    # national formats, in one scan: the US's (`(415) 555-0142`, `415-555-0142`, `415.555.0142`), and groups
+    # of digits with a space, a hyphen or a trunk prefix's parentheses between them (`07400 123456`,
+    # `(11) 96123-4567`, `06 12 34 56 78`, `090-1234-5678`) that are valid for a region
+    rule(
+        "phone",
+        r"(?P<us>(?:\((?<![\w.-]\()[2-9]\d{2}\) ?|[2-9](?<![\w.-][2-9])\d{2}[ .-])\d{3}[ .-]\d{4}(?![\w.-]))"
+        r"|(?:\((?<![\w.+/:%-]\()\d{1,5}\)[ ]?|\d(?<![\w.+/:%-]\d)(?<!\d[ ]\d)\d{1,5}[ -])\d{2,8}"
+        r"(?:[ -]\d{2,8}){0,3}(?![\w.:/%-]|,\d| \d)",
+        accept=lambda m: m["us"] is not None or _national_phone(m),
+    ),
+    # in one scan: a UK National Insurance number (HMRC's prefix letters: never D, F, I, Q, U, V; O not
+    # second; BG, GB, KN, NK, NT, TN, ZZ unallocated; six digits; a suffix A to D), Aadhaar (12 digits,
+    # grouped 4-4-4 or bare) and a formatted CPF (`000.000.000-00`)
+    rule(
+        "national_id",
+        r"(?P<nino>[A-CEGHJ-PR-TW-Z](?<![A-Za-z0-9][A-Z])[A-CEGHJ-NPR-TW-Z](?<!BG|GB|KN|NK|NT|TN|ZZ)"
+        r"(?: ?\d{2}){3} ?[A-D](?![A-Za-z0-9]))"
+        r"|\d(?<![\w.-]\d)(?:(?<=[2-9])(?<!\d[ ]\d)\d{3}(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}(?![\w-]| \d)"
+        r"|\d{2}\.\d{3}\.\d{3}-\d{2}(?![\w.-]))",
+        accept=lambda m: m["nino"] is not None or (_cpf(m) if "." in m.group(0) else _aadhaar(m)),
+    ),
+    rule("national_id", r"(?<![\w.-])\d{11}(?![\w.-])", "cpf", accept=_cpf),
 )
 
 

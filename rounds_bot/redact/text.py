@@ -4,6 +4,7 @@
     sanitize(text)         without control, bidirectional, zero-width and other invisible characters
     redact_text(text)      secrets and personal data replaced by `[REDACTED:<category>]`, with counts
 
+Then the seed phrases (`phrases.py`), and what an encoding hid, judged in its decoded form (`decode.py`).
 The order matters: private-key blocks and vendor tokens first (`tokens.py`), then what a name or a header
 marks as secret (`pairs.py`), then personal data (`personal.py`), so a token inside `password=...` is counted
 as the token it is.
@@ -16,8 +17,10 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
+from rounds_bot.redact.decode import rejudge
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
+from rounds_bot.redact.phrases import seed_phrases
 from rounds_bot.redact.rule import Rule, apply
 from rounds_bot.redact.tokens import TOKENS
 
@@ -72,4 +75,13 @@ def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
     """`text`, sanitised, with secrets and personal data replaced. Cap it (`cut`) before: every rule is
     linear in the text's length, but a 10 MB text is still 10 MB."""
     counts: Counter[str] = Counter()
-    return Redaction(apply(_rules(ips), sanitize(text), counts), counts)
+    rules = _rules(ips)
+    done = seed_phrases(apply(rules, sanitize(text), counts), counts)
+
+    def judge(view: str) -> tuple[str, list[str]]:
+        found: Counter[str] = Counter()
+        return seed_phrases(apply(rules, view, found), found), list(found.elements())
+
+    done, decoded = rejudge(done, judge)  # what an encoding hid, judged decoded (`decode.py`)
+    counts.update(decoded)
+    return Redaction(done, counts)

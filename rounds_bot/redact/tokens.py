@@ -14,6 +14,12 @@ from rounds_bot.redact.rule import Rule, rule, token
 _B = r"(?<![A-Za-z0-9])"  # the token starts a word
 
 
+def _starting(prefix: str) -> str:
+    """`prefix` at the start of a word: the literal first, the look behind after it, so the regex engine
+    searches for the literal at C speed instead of trying the look-behind at every position."""
+    return prefix + r"(?<![A-Za-z0-9]" + prefix + ")"
+
+
 #: Authress service client access keys: account, region, access key id, secret
 _AUTHRESS = (
     r"(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}"
@@ -24,6 +30,15 @@ _AUTHRESS = (
 def _mixed(value: str) -> bool:
     """Letters and digits both: a generated token, not a word (HashiCorp Vault's legacy `s.` tokens)."""
     return any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value[2:])
+
+
+def _dense(value: str) -> bool:
+    """Base64 of random bytes: upper, lower and digits all present (a word or a hex hash is not)."""
+    return (
+        any(ch.isupper() for ch in value)
+        and any(ch.islower() for ch in value)
+        and any(ch.isdigit() for ch in value)
+    )
 
 
 TOKENS: tuple[Rule, ...] = (
@@ -41,7 +56,23 @@ TOKENS: tuple[Rule, ...] = (
         "putty-user-key",
         flags=re.DOTALL,
     ),
-    token("private_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-1"),
+    # a PEM file base64-encoded whole (a Kubernetes secret's `tls.key`): base64 of `-----BEGIN`
+    token("private_key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,16000}", "ls0tls1crudjti"),
+    # a key's DER (PKCS#1, PKCS#8, SEC 1) in base64 without its PEM lines: a SEQUENCE with a long length
+    # (`MII...`) followed by a version INTEGER (`...AgEA...`, `...AgEB...`), on one line or wrapped
+    rule(
+        "private_key",
+        r"(?<![A-Za-z0-9+/])MI[IJ][A-Za-z0-9+/]{60,}(?:\r?\n[A-Za-z0-9+/]{4,200}){0,200}={0,2}",
+        "mii",
+        accept=lambda m: _dense(m.group(0)[:200]) and ("IBA" in m.group(0)[:20] or "AgE" in m.group(0)[:20]),
+    ),
+    # a JSON Web Key's private members (RFC 7518 6.2.2, 6.3.2, 6.4.1; RFC 8037 2): in a document with `kty`
+    rule(
+        "private_key",
+        r"""(?:\\?["'])(?:d|p|q|dp|dq|qi|k)(?:\\?["'])[ \t]{0,3}:[ \t]{0,3}\\?["']([A-Za-z0-9_-]{16,2000})""",
+        "kty",
+        group=1,
+    ),
     # AI providers
     token("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,300}", "sk-ant-"),
     token(
@@ -53,7 +84,8 @@ TOKENS: tuple[Rule, ...] = (
         "sk-none-",
     ),
     token("openai_key", r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}", "t3blbkfj"),
-    token("api_token", _B + r"sk-[A-Za-z0-9]{32,64}", "sk-"),
+    token("api_token", _starting(r"sk-") + r"[A-Za-z0-9]{32,64}", "sk-"),
+    token("api_token", r"dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52}", "dnkey-"),
     token("api_token", r"pplx-[A-Za-z0-9]{40,64}", "pplx-"),
     token("huggingface_token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", "hf_", "api_org_"),
     # clouds
@@ -69,10 +101,12 @@ TOKENS: tuple[Rule, ...] = (
     token("aws_key", r"ABSK[A-Za-z0-9+/]{100,300}", "absk"),
     token("aws_key", r"amzn\.mws\.[0-9a-f]{8}-[0-9a-f-]{27}", "amzn.mws."),
     token("aws_key", r"bedrock-api-key-[A-Za-z0-9+/=]{20,4000}", "bedrock-api-key-"),
-    token("alibaba_key", _B + r"LTAI[A-Za-z0-9]{20}", "ltai"),
-    token("api_token", _B + r"p8e-[A-Za-z0-9]{32}", "p8e-"),  # Adobe client secret
-    token("api_token", _B + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", "pat"),  # Airtable personal access token
-    token("api_token", _B + r"4b1d[A-Za-z0-9]{38}", "4b1d"),  # ClickHouse Cloud API secret
+    token("alibaba_key", _starting(r"LTAI") + r"[A-Za-z0-9]{20}", "ltai"),
+    token("api_token", _starting(r"p8e-") + r"[A-Za-z0-9]{32}", "p8e-"),  # Adobe client secret
+    token(
+        "api_token", _starting("pat") + r"[A-Za-z0-9]{14}\.[a-f0-9]{64}", "pat"
+    ),  # Airtable personal access token
+    token("api_token", _starting(r"4b1d") + r"[A-Za-z0-9]{38}", "4b1d"),  # ClickHouse Cloud API secret
     token(  # Authress service client access key
         "api_token",
         _B + _AUTHRESS,
@@ -83,7 +117,12 @@ TOKENS: tuple[Rule, ...] = (
     ),
     # Facebook access token: an app id, `|` (or its URL encoding), the app's secret
     token("api_token", _B + r"\d{15,16}(?:\||%7[Cc])[0-9A-Za-z_-]{27,40}", "|", "%7c"),
-    rule("api_token", _B + r"s\.[A-Za-z0-9]{24}(?![A-Za-z0-9])", "s.", accept=lambda m: _mixed(m.group(0))),
+    rule(
+        "api_token",
+        _starting(r"s\.") + r"[A-Za-z0-9]{24}(?![A-Za-z0-9])",
+        "s.",
+        accept=lambda m: _mixed(m.group(0)),
+    ),
     token("google_api_key", r"AIza[0-9A-Za-z_-]{35}", "aiza"),
     token("google_oauth_token", r"ya29\.[0-9A-Za-z_-]{20,400}", "ya29."),
     token("google_oauth_token", r"GOCSPX-[A-Za-z0-9_-]{20,40}", "gocspx-"),
@@ -141,7 +180,7 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", "xkeysib-"),
     token("api_token", _B + r"(?:key|pubkey)-[0-9a-f]{32}", "key-"),
     token("api_token", _B + r"[0-9a-f]{32}-us\d{1,2}(?![0-9])", "-us"),
-    token("api_token", _B + r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])", "sk"),
+    token("api_token", _starting(r"SK") + r"[0-9a-fA-F]{32}(?![0-9A-Za-z])", "sk"),
     token("api_token", r"EAA[MC][A-Za-z0-9]{100,400}", "eaam", "eaac"),
     # payments and commerce
     token(
@@ -162,14 +201,14 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}", "duffel_"),
     # developer platforms and observability
     token("api_token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}", "dp."),
-    token("api_token", _B + r"dapi[a-f0-9]{32}(?:-\d)?", "dapi"),
+    token("api_token", _starting(r"dapi") + r"[a-f0-9]{32}(?:-\d)?", "dapi"),
     token("api_token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", "dt0c01."),
     token("api_token", r"(?:glc_[A-Za-z0-9+/]{32,400}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})", "glc_", "glsa_"),
     token("api_token", r"eyJrIjoi[A-Za-z0-9]{70,400}", "eyjrijoi"),
     token("api_token", r"NR(?:AK|JS|II)-[A-Za-z0-9-]{19,32}", "nrak-", "nrjs-", "nrii-"),
     token("api_token", r"sntry[su]_[A-Za-z0-9+/=_]{40,300}", "sntrys_", "sntryu_"),
     token("api_token", r"lin_api_[A-Za-z0-9]{40}", "lin_api_"),
-    token("api_token", _B + r"API-[A-Z0-9]{26}", "api-"),
+    token("api_token", _starting(r"API-") + r"[A-Z0-9]{26}", "api-"),
     token("api_token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}", "pscale_"),
     token("api_token", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", "pmak-"),
     token("api_token", r"pnu_[A-Za-z0-9]{36}", "pnu_"),
@@ -177,7 +216,6 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"rdme_[a-z0-9]{70}", "rdme_"),
     token("api_token", r"tk-us-[A-Za-z0-9_-]{48}", "tk-us-"),
     token("api_token", r"(?:ntn_|secret_)[A-Za-z0-9]{40,50}", "ntn_", "secret_"),
-    token("api_token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", "pat"),
     token("api_token", r"(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}", "pat.", "sat."),
     token("api_token", r"fio-u-[A-Za-z0-9_=-]{64}", "fio-u-"),
     token("api_token", r"tfp_[A-Za-z0-9_.=-]{59}", "tfp_"),

@@ -1,0 +1,150 @@
+"""Redaction that decodes before it judges: a secret in an encoded form is judged in its decoded form.
+
+    rejudge(text, judge)   `text` (already redacted once) with what its decoded views show redacted too
+
+Four encodings carry a secret past rules written for plain text: JSON string escapes (`{\\"password\\":
+\\"...\\"}`, a JSON document inside a JSON string; `\\u0022`), percent-encoding (RFC 3986, once or twice:
+`password%3D...`, `%7B%22client_secret%22...`), base64 (RFC 4648, standard and URL-safe) and hex. Each is
+gated by a check that costs next to nothing on text that holds none of it (a backslash before a quote, a
+`%XX`, a run of 20 base64 or 32 hex characters), so ordinary text pays one scan.
+
+A whole-text view (escapes, percent-encoding) replaces the text only when judging it finds something the
+plain text did not show; the decoded, redacted text is then what the issue shows (it reads better than the
+encoded one). A base64 or hex run is decoded only when it decodes to printable text (or holds a private key);
+when the judge finds a secret in it, the run is replaced whole.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from urllib.parse import unquote
+
+from rounds_bot.redact.rule import REDACTED
+
+#: judge(view) -> (the view redacted, the categories it found)
+Judge = Callable[[str], tuple[str, list[str]]]
+
+_ESCAPE = re.compile(r"""\\(?:u([0-9A-Fa-f]{4})|(["\\/']))""")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,16000}={0,2}(?![A-Za-z0-9+/=_-])")
+#: a run of 20 base64 characters, found before any run is looked at (one scan, most texts have none)
+_ANY_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
+_HEXISH = re.compile(r"[0-9A-Fa-f]+")
+_HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){16,8000}(?![0-9A-Za-z])")
+#: how many layers of one encoding are taken off (a value percent-encoded twice is common in redirects)
+_LAYERS = 3
+#: how deep an encoded run is looked into (base64 inside base64 ...)
+_DEPTH = 2
+_ARMOUR = ("PRIVATE KEY", "PuTTY-User-Key")
+
+
+def rejudge(text: str, judge: Judge, depth: int = 0) -> tuple[str, list[str]]:
+    """`text` with the secrets its decoded views hold redacted, and the categories found."""
+    found: list[str] = []
+    if "\\" in text and _ESCAPE.search(text):
+        text = _view(text, _unescape, judge, found)
+    if "%" in text and _PERCENT.search(text):
+        text = _view(text, unquote, judge, found)
+    if depth < _DEPTH and len(text) >= 20 and _ANY_RUN.search(text):
+        text = _runs(text, judge, depth, found)
+    return text, found
+
+
+def _unescape(text: str) -> str:
+    return _ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else m[2], text)
+
+
+def _view(text: str, decode: Callable[[str], str], judge: Judge, found: list[str]) -> str:
+    """The decoded text, redacted, when it shows a secret the text did not; else the text unchanged."""
+    view = text
+    for _ in range(_LAYERS):
+        decoded = decode(view)
+        if decoded == view:
+            break
+        view = decoded
+    if view == text:
+        return text
+    redacted, categories = judge(view)
+    if not categories:
+        return text
+    found += categories
+    return redacted
+
+
+def _runs(text: str, judge: Judge, depth: int, found: list[str]) -> str:
+    pieces: list[str] = []
+    cursor = 0
+    hex_seen = False
+    for pattern, decode in ((_BASE64, _from_base64), (_HEX, _from_hex)):
+        if pattern is _HEX and not hex_seen:
+            break
+        for match in pattern.finditer(text):
+            hex_seen = hex_seen or (
+                len(match.group(0)) >= 32 and _HEXISH.fullmatch(match.group(0)) is not None
+            )
+            if match.start() < cursor:
+                continue
+            decoded = decode(match.group(0))
+            if decoded is None:
+                continue
+            category = _secret_in(decoded, judge, depth)
+            if category is None:
+                continue
+            found.append(category)
+            pieces += [text[cursor : match.start()], REDACTED.format(category=category)]
+            cursor = match.end()
+        if pieces:  # one encoding per text: the runs of the other overlap these
+            break
+    if not pieces:
+        return text
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _secret_in(decoded: str, judge: Judge, depth: int) -> str | None:
+    if any(armour in decoded for armour in _ARMOUR):
+        return "private_key"
+    _, categories = judge(decoded)
+    if not categories:
+        _, categories = rejudge(decoded, judge, depth + 1)
+    return categories[0] if categories else None
+
+
+def _printable(raw: bytes) -> str | None:
+    """`raw` as text when it is text (UTF-8, nearly all printable), else None: ids and hashes decode to
+    bytes that are not."""
+    if len(raw) < 12:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\r\t" for ch in text)
+    return text if printable >= 0.95 * len(text) else None
+
+
+def _from_base64(run: str) -> str | None:
+    if run.islower() or run.isupper() or run.isdigit():
+        return None  # text encoded in base64 has both cases; ids, hashes and numbers in one case are skipped
+    alphabet = "-_" if ("-" in run or "_" in run) else "+/"
+    if alphabet == "-_" and ("+" in run or "/" in run):
+        return None
+    padded = run.rstrip("=")
+    padded += "=" * (-len(padded) % 4)
+    try:
+        raw = base64.b64decode(
+            padded, altchars=alphabet.encode() if alphabet == "-_" else None, validate=True
+        )
+    except (binascii.Error, ValueError):
+        return None
+    return _printable(raw)
+
+
+def _from_hex(run: str) -> str | None:
+    try:
+        return _printable(bytes.fromhex(run))
+    except ValueError:
+        return None

@@ -1,0 +1,67 @@
+"""Wallet seed phrases: 12 to 24 words of BIP-39's English word list whose last word carries the checksum.
+
+    seed_phrases(text, counts) -> text    every such phrase replaced by `[REDACTED:seed_phrase]`
+
+The word list and the checksum are BIP-39's, as the `mnemonic` package (the BIP's reference implementation)
+ships them. A run of lowercase words is looked at only when it is at least 12 words long, and a phrase only
+counts when all its words are on the list and its checksum holds (1 in 16 for 12 random list words), so
+prose is not taken for a phrase.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import cache
+
+from mnemonic import Mnemonic
+
+from rounds_bot.redact.rule import REDACTED
+
+_LENGTHS = (24, 21, 18, 15, 12)
+#: a run of at least 12 lowercase words of BIP-39's lengths (3 to 8 letters), one space or tab apart
+_RUN = re.compile(r"(?<![\w-])[a-z]{3,8}+(?:[ \t]{1,3}[a-z]{3,8}+){11,}(?![\w-])")
+_WORD = re.compile(r"[a-z]+")
+
+
+@cache
+def _bip39() -> tuple[Mnemonic, frozenset[str]]:
+    english = Mnemonic("english")
+    return english, frozenset(english.wordlist)
+
+
+#: cheap first looks for 11 words after a space: with single spaces (the BIP's own), or with tabs and runs
+_SPACED = re.compile(r" [a-z]{3,8}+(?: [a-z]{3,8}+){10}")
+_LOOSE = re.compile(r"[ \t][a-z]{3,8}+(?:[ \t]{1,3}[a-z]{3,8}+){10}")
+
+
+def seed_phrases(text: str, counts: Counter[str]) -> str:
+    if text.count(" ") < 11:
+        return text
+    first_look = _LOOSE if "\t" in text or "  " in text else _SPACED
+    if not first_look.search(text) or not _RUN.search(text):
+        return text
+    return _RUN.sub(lambda run: _hidden(run.group(0), counts), text)
+
+
+def _hidden(run: str, counts: Counter[str]) -> str:
+    english, words = _bip39()
+    spans = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(run)]
+    pieces: list[str] = []
+    cursor, index = 0, 0
+    while index <= len(spans) - 12:
+        for length in _LENGTHS:
+            window = spans[index : index + length]
+            listed = len(window) == length and all(w in words for _, _, w in window)
+            if listed and english.check(" ".join(w for _, _, w in window)):
+                pieces += [run[cursor : window[0][0]], REDACTED.format(category="seed_phrase")]
+                counts["seed_phrase"] += 1
+                cursor = window[-1][1]
+                index += length
+                break
+        else:
+            index += 1
+    if not pieces:
+        return run
+    pieces.append(run[cursor:])
+    return "".join(pieces)

@@ -1,0 +1,80 @@
+"""Secrets split across the records of one log stream or trace: what no single record shows.
+
+    continuations(events) -> {index: category}   the records whose message continues a secret begun earlier
+
+An application that logs a PEM key one line a record writes `-----BEGIN ... PRIVATE KEY-----` in one record
+and the key's body in the records after it; one that logs `password was` and then the value writes the value
+alone in the next record. Each record redacted alone shows nothing (a body line is just base64, a value just a
+word), so the records of each stream (one service's log records, or one trace's spans, in time order) are read
+in sequence: the records between a private key's BEGIN and END lines, and a lone value right after a record
+that ends with a secret's name, are hidden whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rounds_bot.models import ErrorEvent
+from rounds_bot.redact.keys import secret_category
+
+_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_END = re.compile(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+#: a record that ends with a secret's name: `password:`, `"api_token" =`, `secret was`, `DB_PASSWORD=`
+_NAME_AT_END = re.compile(
+    r"""["']?([A-Za-z_][\w.-]{0,60})["']?[ \t]*(?::|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
+)
+#: a record that is one value: no space in it, long enough to be a credential
+_LONE_VALUE = re.compile(r"""[ \t]*["']?[^\s"']{6,500}["']?[ \t]*""")
+#: a line of a PEM body: base64 (64 characters a line, the last shorter), or an encrypted key's headers
+_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{1,100}|Proc-Type: [^\n]{1,100}|DEK-Info: [^\n]{1,200}|")
+#: how far a key's body may run before the stream is taken to have moved on without its END line
+_KEY_RECORDS = 200
+
+
+def continuations(events: Sequence[ErrorEvent]) -> dict[int, str]:
+    streams: dict[tuple[str, str | None], list[int]] = {}
+    for index, event in enumerate(events):
+        if event.kind == "log":
+            streams.setdefault((event.service, event.environment), []).append(index)
+        elif event.trace_id:
+            streams.setdefault(("trace", event.trace_id), []).append(index)
+    hidden: dict[int, str] = {}
+    for indices in streams.values():
+        if len(indices) > 1:
+            indices.sort(key=lambda index: events[index].timestamp)
+            hidden.update(_in_stream([events[index].message for index in indices], indices))
+    return hidden
+
+
+def _in_stream(messages: list[str], indices: list[int]) -> dict[int, str]:
+    hidden: dict[int, str] = {}
+    in_key = 0
+    named = False
+    for message, index in zip(messages, indices, strict=True):
+        if in_key:
+            body = message.strip()
+            if _END.search(body) or _BODY_LINE.fullmatch(body):
+                hidden[index] = "private_key"
+                in_key = 0 if _END.search(body) else in_key - 1
+                named = False
+                continue
+            in_key = 0  # not a key's line: the stream moved on, and this record is judged as any other
+        if "-----BEGIN" in message and _BEGIN.search(message.rstrip()[-80:]) and not _END.search(message):
+            in_key = _KEY_RECORDS  # the record ends with the BEGIN line: the key's body follows
+            continue
+        if named and _LONE_VALUE.fullmatch(message) and not _word(message.strip(" \t\"'")):
+            hidden[index] = "key_value_secret"
+        named = _ends_with_name(message)
+    return hidden
+
+
+def _ends_with_name(message: str) -> bool:
+    tail = message[-80:]
+    found = _NAME_AT_END.search(tail)
+    return found is not None and secret_category(found.group(1)) is not None
+
+
+def _word(value: str) -> bool:
+    """A lowercase word (`expired`), not a value."""
+    return value.isalpha() and value.islower()
