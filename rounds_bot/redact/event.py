@@ -64,7 +64,20 @@ class Redactor:
         if len(value) <= ID_CHARS and set(value) <= _ID_SAFE and self.text(value, ID_CHARS) == value:
             return value
         self.counts["identifier"] += 1
-        return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return _hashed(value)
+
+    def identity(self, value: str) -> str:
+        """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
+        so a raw record can be checked against what earlier rounds counted before it is redacted."""
+        if len(value) <= ID_CHARS and set(value) <= _ID_SAFE and self._unchanged(value):
+            return value
+        return _hashed(value)
+
+    def _unchanged(self, value: str) -> bool:
+        done = self._done.get((value, ID_CHARS))
+        if done is not None:
+            return done == value
+        return redact_text(cut(value, ID_CHARS), ips=self.ips).text == value
 
     def attribute(self, key: str, value: AttributeValue) -> tuple[str, AttributeValue]:
         safe_key = self.text(key, NAME_CHARS)
@@ -138,6 +151,10 @@ class Redactor:
                 "service": self.name(group.service) or "unknown",
             }
         )
+
+
+def _hashed(value: str) -> str:
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def redact_event(event: ErrorEvent, ips: IpPolicy = "all") -> ErrorEvent:
