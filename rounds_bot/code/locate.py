@@ -58,6 +58,7 @@ class CodeLocator:
         self.repository = repository
         self.server = server.rstrip("/")
         self._head = head_revision(checkout)
+        self._revisions: dict[tuple[str | None, str | None], str | None] = {}
 
     @classmethod
     def for_settings(cls, settings: Settings) -> CodeLocator:
@@ -95,10 +96,11 @@ class CodeLocator:
     def _revision(self, signature: Signature) -> str | None:
         attributes = signature.representative.attributes
         vcs = next((str(attributes[k]) for k in REVISION_ATTRIBUTES if attributes.get(k)), None)
-        found = resolve_revision(
-            self.checkout, vcs_revision=vcs, service_version=signature.representative.service_version
-        )
-        return found or self._head
+        version = signature.representative.service_version
+        if (vcs, version) not in self._revisions:  # git once per release a round files, not per signature
+            found = resolve_revision(self.checkout, vcs_revision=vcs, service_version=version)
+            self._revisions[(vcs, version)] = found or self._head
+        return self._revisions[(vcs, version)]
 
     def _frames(self, trace: ParsedTrace, revision: str | None) -> list[LinkedFrame]:
         linked: list[LinkedFrame] = []

@@ -31,6 +31,9 @@ NAME_CHARS = 256
 ID_CHARS = 128
 NOTE_CHARS = 1_000
 MAX_ATTRIBUTES = 200
+#: Characters of redacted texts remembered at most; past it the memory starts afresh (a text seen again later
+#: is redacted again, with the same result, and counted again as the distinct text it then is)
+MEMO_CHARS = 32_000_000
 _ID_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/")
 
 
@@ -42,6 +45,7 @@ class Redactor:
         self.ips: IpPolicy = ips
         self.counts: Counter[str] = Counter()
         self._done: dict[tuple[str, int], str] = {}
+        self._remembered = 0
 
     def text(self, text: str, limit: int) -> str:
         key = (text, limit)
@@ -49,7 +53,11 @@ class Redactor:
         if done is None:
             redaction = redact_text(cut(text, limit), ips=self.ips)
             self.counts.update(redaction.counts)
+            if self._remembered > MEMO_CHARS:  # a round's memory does not grow with its records
+                self._done.clear()
+                self._remembered = 0
             done = self._done[key] = redaction.text
+            self._remembered += len(text)
         return done
 
     def optional(self, text: str | None, limit: int = NAME_CHARS) -> str | None:
