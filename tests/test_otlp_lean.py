@@ -66,6 +66,8 @@ def test_every_trace_and_log_line_of_the_fixtures_is_read_lean(synthetic: Path) 
         '{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"key":"a","value":{"boolValue":1}}]}]}]}]}',
         "[1, 2]",
         "{not json",
+        # a snake_case key spelled with an escape is still one
+        r'{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"a","value":{"string\u005fvalue":"x"}}]}]}]}]}',
     ],
 )
 def test_a_line_the_models_would_coerce_or_refuse_is_left_to_them(line: str) -> None:

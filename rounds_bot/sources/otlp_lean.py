@@ -17,6 +17,7 @@ plain structures, so a record already counted costs a JSON parse and a hash, nev
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -63,8 +64,13 @@ class LeanLine:
 
 def lean_line(raw: bytes | str) -> LeanLine | None:
     """The line's scopes and records, checked; None when the line must be read with the models."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _SNAKE_KEY.search(data):
+        return None
     try:
-        document = orjson.loads(raw)
+        document = orjson.loads(data)
+        if b"\\u" in data and _SNAKE_KEY.search(orjson.dumps(document)):
+            return None  # a key spelled with an escape, seen as orjson writes it back
         return _line(document)
     except (orjson.JSONDecodeError, NotLean, ValueError, TypeError, KeyError):
         return None
@@ -101,8 +107,13 @@ _SNAKE = frozenset(
 )
 
 
+# Found in the raw line, once: a key in quotes (a string value spelled so sends the line to the models too,
+# which read it the same).
+_SNAKE_KEY = re.compile(b'"(?:' + b"|".join(name.encode() for name in sorted(_SNAKE)) + b')"')
+
+
 def _object(value: object) -> Plain:
-    if not isinstance(value, dict) or not _SNAKE.isdisjoint(value):
+    if not isinstance(value, dict):
         raise NotLean
     return value
 
@@ -173,6 +184,8 @@ def _key_values(value: object) -> None:
 
 def _any_value(value: object) -> None:
     any_value = _object(value)
+    if len(any_value) == 1 and type(any_value.get("stringValue")) is str:
+        return  # the usual attribute: one string
     for name, check in _ANY_FIELDS:
         item = any_value.get(name)
         if item is not None:
