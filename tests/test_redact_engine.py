@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 
 from rounds_bot.redact import Redactor, redact_text
 from rounds_bot.redact.personal import IpPolicy
-from rounds_bot.redact.rule import Rule, RuleSet
+from rounds_bot.redact.rule import Rule, RuleSet, line_local, rule
 from rounds_bot.redact.text import _rules
 from tests import security_corpus
 from tests.redact_reference import reference_apply, reference_redact
@@ -108,3 +109,37 @@ def test_a_text_seen_again_is_not_redacted_again_and_counts_the_same() -> None:
     counts = Counter(redactor.counts)
     assert redactor.text(text, 1_000) == first == reference_redact(_rules("all"), text).text
     assert redactor.counts == counts  # a distinct text is counted once, as it always was
+
+
+def test_only_rules_that_stay_within_a_line_are_applied_line_by_line() -> None:
+    assert line_local(rule("x", r"(?<![\w.-])sk-[a-z]{4}(?![\w-])", "sk-"))
+    assert line_local(rule("x", r"key=(\w{4})", "key", accept=lambda m: m.group(1).isalpha()))
+    assert not line_local(rule("x", r"a\s{0,3}b", "a"))  # a newline is a space
+    assert not line_local(rule("x", r"a[^b]c", "a"))
+    assert not line_local(rule("x", r"a.c", "a", flags=re.DOTALL))
+    assert not line_local(rule("x", r"ab(?=,|$)", "a"))  # the end of a line is not the end of the text
+    assert not line_local(rule("x", r"ab", "a", accept=lambda m: m.string[: m.start()].endswith("x")))
+    assert not line_local(rule("x", r"ab", "a", accept=lambda m: _hand_on(m)))
+
+
+def _hand_on(match: re.Match[str]) -> bool:
+    return match.start() > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "build version\n10.1.2.3 failed",  # the IP rule looks back across the line break
+        "user ann@example.com\n:owner/repo",  # the e-mail rule looks ahead across it
+        "apiToken,Abc123Def456Ghi789\nnext,row",  # `$` before a line break
+        "a: |\n  hunter2hunter2\nb: ok",  # a YAML block scalar spans two lines
+        "password=x1\npassword=x1\n4111 1111 1111 1111\n4111 1111 1111 1111",  # repeated lines count twice
+    ],
+)
+def test_texts_whose_rules_look_across_lines_are_redacted_as_the_reference_does(text: str) -> None:
+    engine = RuleSet(_rules("all"))
+    for _ in range(2):  # the second time from the memory of lines
+        mine: Counter[str] = Counter()
+        theirs: Counter[str] = Counter()
+        assert engine.apply(text, mine) == reference_apply(_rules("all"), text, theirs)
+        assert list(mine.items()) == list(theirs.items())  # the same counts, in the same order

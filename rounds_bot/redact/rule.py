@@ -12,12 +12,16 @@ with its square.
 
 from __future__ import annotations
 
+import dis
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import ahocorasick
+
+_parser = re._parser  # type: ignore[attr-defined]  # the standard library's own reading of a pattern
 
 REDACTED = "[REDACTED:{category}]"
 #: After a token match, the replacement also covers the token characters that follow it: a token longer
@@ -64,7 +68,15 @@ def is_redacted(value: str) -> bool:
 
 
 class RuleSet:
-    """Rules made ready to be applied in one pass: which of them a text wants is one scan of the text."""
+    """Rules made ready to be applied in one pass: which of them a text wants is one scan of the text, and
+    a line seen before costs a look-up.
+
+    Most of a stack trace recurs line for line across occurrences (only the message and a few ids differ).
+    A rule that is line-local (`line_local`: its matches never cross a line, its lookarounds cannot see past
+    one, its `accept` reads only the match's groups) gives on a whole text exactly what it gives on each
+    line, so the wanted rules up to the first one that is not line-local are applied line by line, each
+    distinct line once (per set of wanted rules); the rest run over the whole text, as ever.
+    """
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
@@ -82,6 +94,9 @@ class RuleSet:
             for keyword, indexes in longer.items():
                 self._automaton.add_word(keyword, indexes)
             self._automaton.make_automaton()
+        self._local = tuple(line_local(one) for one in rules)
+        self._lines: dict[tuple[int, ...], dict[str, tuple[str, tuple[int, ...]]]] = {}
+        self._remembered = 0
 
     def wanted(self, lowered: str) -> list[int]:
         """The indexes of the rules whose keywords occur in `lowered` (or that have none), in order."""
@@ -96,9 +111,158 @@ class RuleSet:
 
     def apply(self, text: str, counts: Counter[str]) -> str:
         rules = self.rules
-        for index in self.wanted(text.lower()):
+        wanted = self.wanted(text.lower())
+        if "\n" not in text:
+            for index in wanted:
+                text = _apply_rule(rules[index], text, counts)
+            return text
+        run: list[int] = []  # line-local rules in a row, applied line by line together
+        for index in wanted:
+            if self._local[index]:
+                run.append(index)
+                continue
+            if run:
+                text, run = self._by_line(tuple(run), text, counts), []
             text = _apply_rule(rules[index], text, counts)
-        return text
+        return self._by_line(tuple(run), text, counts) if run else text
+
+    def _by_line(self, wanted: tuple[int, ...], text: str, counts: Counter[str]) -> str:
+        memo = self._lines.setdefault(wanted, {})
+        fired: Counter[int] = Counter()
+        lines = text.split("\n")
+        for number, line in enumerate(lines):
+            done = memo.get(line)
+            if done is None:
+                done = memo[line] = self._line(wanted, line)
+                self._remembered += len(line) + 64
+            lines[number] = done[0]
+            if done[1]:
+                fired.update(done[1])
+        if self._remembered > LINE_MEMO_CHARS:
+            self._lines.clear()
+            self._remembered = 0
+        for index in sorted(fired):  # counted in the rules' order, as rule after rule counts them
+            counts[self.rules[index].category] += fired[index]
+        return "\n".join(lines)
+
+    def _line(self, wanted: tuple[int, ...], line: str) -> tuple[str, tuple[int, ...]]:
+        hits: list[int] = []
+        for index in wanted:
+            mine: Counter[str] = Counter()
+            line = _apply_rule(self.rules[index], line, mine)
+            hits += [index] * mine.total()
+        return line, tuple(hits)
+
+
+#: Characters of distinct lines a RuleSet remembers at most; past it, it starts afresh.
+LINE_MEMO_CHARS = 16_000_000
+
+
+def line_local(one: Rule) -> bool:
+    """True when the rule, applied to each line of a text, gives what it gives applied to the whole text:
+    no part of its pattern (lookarounds included) can match a newline, it has no anchor but word boundaries,
+    and its `accept` reads nothing of the match but its groups (not the text around it)."""
+    if one.accept is not None and not _reads_groups_only(one.accept):
+        return False
+    try:
+        parsed = _parser.parse(one.pattern.pattern, one.pattern.flags)
+    except re.error:
+        return False
+    return not _may_match_newline(list(parsed), bool(one.pattern.flags & re.DOTALL))
+
+
+_BOUNDARIES = frozenset({"AT_BOUNDARY", "AT_NON_BOUNDARY"})
+_NEWLINE_CATEGORIES = frozenset(
+    {"CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD", "CATEGORY_LINEBREAK"}
+)
+_NEWLINE = ord("\n")
+
+
+def _may_match_newline(items: list[tuple[Any, Any]], dotall: bool) -> bool:
+    """Whether any element of a parsed pattern can match a newline, or is an anchor other than a word
+    boundary; an element this does not know counts as one that can."""
+    for op, value in items:
+        name = str(op)
+        if name == "LITERAL":
+            found = value == _NEWLINE
+        elif name == "NOT_LITERAL":
+            found = value != _NEWLINE
+        elif name == "ANY":
+            found = dotall
+        elif name == "IN":
+            found = _set_has_newline(value)
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            found = _may_match_newline(list(value[2]), dotall)
+        elif name == "SUBPATTERN":
+            _, added, removed, inner = value
+            scoped = (dotall or bool(added & re.DOTALL)) and not removed & re.DOTALL
+            found = _may_match_newline(list(inner), scoped)
+        elif name == "BRANCH":
+            found = any(_may_match_newline(list(branch), dotall) for branch in value[1])
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            found = _may_match_newline(list(value[1]), dotall)
+        elif name == "ATOMIC_GROUP":
+            found = _may_match_newline(list(value), dotall)
+        elif name == "GROUPREF_EXISTS":
+            _, yes, no = value
+            found = _may_match_newline(list(yes), dotall) or (
+                no is not None and _may_match_newline(list(no), dotall)
+            )
+        elif name == "GROUPREF":
+            found = False  # the group it repeats is checked where it stands
+        elif name == "AT":
+            found = str(value) not in _BOUNDARIES
+        else:
+            found = True
+        if found:
+            return True
+    return False
+
+
+def _set_has_newline(items: list[tuple[Any, Any]]) -> bool:
+    has = False
+    negated = False
+    for op, value in items:
+        name = str(op)
+        if name == "NEGATE":
+            negated = True
+        elif name == "LITERAL":
+            has = has or value == _NEWLINE
+        elif name == "RANGE":
+            low, high = value
+            has = has or low <= _NEWLINE <= high
+        elif name == "CATEGORY":
+            has = has or str(value) in _NEWLINE_CATEGORIES
+        else:
+            return True
+    return has != negated
+
+
+_GROUP_READERS = frozenset({"group", "groups", "groupdict"})
+
+
+def _reads_groups_only(accept: Accept) -> bool:
+    """Whether `accept` uses its match only as `match.group(...)`, `match[...]`, `match.groups()` or
+    `match.groupdict()`: never the text around the match, never handed on whole."""
+    code = getattr(accept, "__code__", None)
+    if code is None or code.co_argcount != 1 or code.co_varnames[0] in code.co_cellvars:
+        return False
+    match = code.co_varnames[0]
+    instructions = list(dis.get_instructions(code))
+    for number, instruction in enumerate(instructions):
+        argument = instruction.argval
+        uses = argument == match or (isinstance(argument, tuple) and match in argument)
+        if not uses:
+            continue
+        if instruction.opname != "LOAD_FAST" or number + 2 >= len(instructions):
+            return False
+        following, after = instructions[number + 1], instructions[number + 2]
+        if following.opname in ("LOAD_ATTR", "LOAD_METHOD") and following.argval in _GROUP_READERS:
+            continue
+        if following.opname == "LOAD_CONST" and after.opname == "BINARY_SUBSCR":
+            continue
+        return False
+    return True
 
 
 _RULE_SETS: dict[int, tuple[tuple[Rule, ...], RuleSet]] = {}
