@@ -174,6 +174,15 @@ def print_table(rows: list[dict[str, float | str]]) -> None:
         )
 
 
+def figure_line(row: dict[str, float | str]) -> str:
+    name, floor_s = f"r{row['records']}b{row['bugs']}", float(row["floor"])
+    return (
+        f"{name}_first_x_floor={float(row['first']) / floor_s:.1f} "
+        f"{name}_second_x_floor={float(row['second']) / floor_s:.1f} "
+        f"{name}_peak_mb={max(float(row['peak1']), float(row['peak2'])):.0f}"
+    )
+
+
 def distinct_texts(records: int, bugs: int, work: Path) -> list[str]:
     """The distinct messages and stack traces of a file, up to REDACTION_SAMPLE_CHARS."""
     data = write_otlp(work / "redaction.jsonl", records, bugs)
@@ -192,7 +201,8 @@ def distinct_texts(records: int, bugs: int, work: Path) -> list[str]:
     return list(texts)
 
 
-def redaction_throughput(work: Path) -> None:
+def redaction_throughput(work: Path) -> str:
+    """Prints redaction's throughput beside a plain scan's; returns them as `key=value` figures."""
     from rounds_bot.redact import redact_text
     from rounds_bot.redact.text import _rules
 
@@ -214,6 +224,10 @@ def redaction_throughput(work: Path) -> None:
             f"  {name:<28} {megabytes / seconds:>7.1f} MB/s   "
             f"{seconds / timings['plain regex scan']:>6.1f}× the plain scan ({PLAIN.pattern})"
         )
+    return (
+        f"redaction_mb_s={megabytes / timings['redaction']:.2f} "
+        f"plain_scan_mb_s={megabytes / timings['plain regex scan']:.2f}"
+    )
 
 
 def timed(work: Callable[[str], object], texts: list[str]) -> float:
@@ -259,7 +273,7 @@ def main() -> None:
             profile(args.profile, work, args.top)
             return
         if args.redaction_only:
-            redaction_throughput(work)
+            print(redaction_throughput(work))
             return
         sizes = [int(n) for n in args.sizes.split(",") if n] + ([1_000_000] if args.million else [])
         rows = []
@@ -270,8 +284,10 @@ def main() -> None:
                 print(f"  {records:,} records / {bugs:,} bugs ...", flush=True)
                 rows.append(scale(records, bugs, work, args.verbose))
         print_table(rows)
+        figures = [figure_line(row) for row in rows]
         if not args.skip_redaction:
-            redaction_throughput(work)
+            figures.append(redaction_throughput(work))
+        print(" ".join(figures))
 
 
 if __name__ == "__main__":
