@@ -33,7 +33,7 @@ NOTE_CHARS = 1_000
 MAX_ATTRIBUTES = 200
 #: Characters of redacted texts remembered at most; past it the memory starts afresh (a text seen again later
 #: is redacted again, with the same result, and counted again as the distinct text it then is)
-MEMO_CHARS = 32_000_000
+MEMO_CHARS = 8_000_000
 _ID_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/")
 
 

@@ -155,7 +155,7 @@ class RuleSet:
 
 
 #: Characters of distinct lines a RuleSet remembers at most; past it, it starts afresh.
-LINE_MEMO_CHARS = 16_000_000
+LINE_MEMO_CHARS = 8_000_000
 
 
 def line_local(one: Rule) -> bool:
