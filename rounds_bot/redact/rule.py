@@ -95,7 +95,10 @@ class RuleSet:
                 self._automaton.add_word(keyword, indexes)
             self._automaton.make_automaton()
         self._local = tuple(line_local(one) for one in rules)
-        self._lines: dict[tuple[int, ...], dict[str, tuple[str, tuple[int, ...]]]] = {}
+        # each distinct line once per run of rules, in two generations (`_by_line`)
+        self._runs: dict[tuple[int, ...], int] = {}
+        self._young: dict[tuple[int, str], tuple[str, tuple[int, ...]]] = {}
+        self._old: dict[tuple[int, str], tuple[str, tuple[int, ...]]] = {}
         self._remembered = 0
 
     def wanted(self, lowered: str) -> list[int]:
@@ -127,34 +130,39 @@ class RuleSet:
         return self._by_line(tuple(run), text, counts) if run else text
 
     def _by_line(self, wanted: tuple[int, ...], text: str, counts: Counter[str]) -> str:
-        memo = self._lines.setdefault(wanted, {})
+        run = self._runs.setdefault(wanted, len(self._runs))
+        young, old = self._young, self._old
         fired: Counter[int] = Counter()
         lines = text.split("\n")
         for number, line in enumerate(lines):
-            done = memo.get(line)
+            key = (run, line)
+            done = young.get(key)
             if done is None:
-                done = memo[line] = self._line(wanted, line)
+                done = old.get(key) or self._line(wanted, line)
+                young[key] = done
                 self._remembered += len(line) + 64
             lines[number] = done[0]
             if done[1]:
                 fired.update(done[1])
         if self._remembered > LINE_MEMO_CHARS:
-            self._lines.clear()
-            self._remembered = 0
+            # two generations: the lines used since the last turn stay, the others go
+            self._old, self._young, self._remembered = young, {}, 0
         for index in sorted(fired):  # counted in the rules' order, as rule after rule counts them
             counts[self.rules[index].category] += fired[index]
         return "\n".join(lines)
 
     def _line(self, wanted: tuple[int, ...], line: str) -> tuple[str, tuple[int, ...]]:
         hits: list[int] = []
+        found: Counter[str] = Counter()
         for index in wanted:
-            mine: Counter[str] = Counter()
-            line = _apply_rule(self.rules[index], line, mine)
-            hits += [index] * mine.total()
+            one = self.rules[index]
+            line = _apply_rule(one, line, found)
+            if found:
+                hits += [index] * found.pop(one.category)
         return line, tuple(hits)
 
 
-#: Characters of distinct lines a RuleSet remembers at most; past it, it starts afresh.
+#: Characters of distinct lines a RuleSet remembers in one generation; past it, a new one starts.
 LINE_MEMO_CHARS = 8_000_000
 
 
@@ -281,8 +289,13 @@ def apply(rules: tuple[Rule, ...], text: str, counts: Counter[str]) -> str:
     return rule_set(rules).apply(text, counts)
 
 
+_REPLACEMENTS: dict[str, str] = {}
+
+
 def _apply_rule(one: Rule, text: str, counts: Counter[str]) -> str:
-    replacement = REDACTED.format(category=one.category)
+    replacement = _REPLACEMENTS.get(one.category) or _REPLACEMENTS.setdefault(
+        one.category, REDACTED.format(category=one.category)
+    )
     pieces: list[str] = []
     cursor = 0
     for match in one.pattern.finditer(text):
