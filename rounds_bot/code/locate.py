@@ -108,6 +108,7 @@ class CodeLocator:
         self.repository = repository
         self.server = server.rstrip("/")
         self._head = head_revision(checkout)
+        self._revisions: dict[tuple[str | None, str | None], str | None] = {}
 
     @classmethod
     def for_settings(cls, settings: Settings) -> CodeLocator:
@@ -218,10 +219,11 @@ class CodeLocator:
     def _revision(self, signature: Signature) -> str | None:
         attributes = signature.representative.attributes
         vcs = next((str(attributes[k]) for k in REVISION_ATTRIBUTES if attributes.get(k)), None)
-        found = resolve_revision(
-            self.checkout, vcs_revision=vcs, service_version=signature.representative.service_version
-        )
-        return found or self._head
+        version = signature.representative.service_version
+        if (vcs, version) not in self._revisions:  # git once per release a round files, not per signature
+            found = resolve_revision(self.checkout, vcs_revision=vcs, service_version=version)
+            self._revisions[(vcs, version)] = found or self._head
+        return self._revisions[(vcs, version)]
 
     def _url(self, tail: str) -> str | None:
         return f"{self.server}/{self.repository}/{tail}" if self.repository else None

@@ -33,6 +33,9 @@ NAME_CHARS = 256
 ID_CHARS = 128
 NOTE_CHARS = 1_000
 MAX_ATTRIBUTES = 200
+#: Characters of redacted texts remembered at most; past it the memory starts afresh (a text seen again later
+#: is redacted again, with the same result, and counted again as the distinct text it then is)
+MEMO_CHARS = 8_000_000
 _ID_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/")
 
 
@@ -44,6 +47,7 @@ class Redactor:
         self.ips: IpPolicy = ips
         self.counts: Counter[str] = Counter()
         self._done: dict[tuple[str, int], str] = {}
+        self._remembered = 0
 
     def text(self, text: str, limit: int) -> str:
         key = (text, limit)
@@ -51,7 +55,11 @@ class Redactor:
         if done is None:
             redaction = redact_text(cut(text, limit), ips=self.ips)
             self.counts.update(redaction.counts)
+            if self._remembered > MEMO_CHARS:  # a round's memory does not grow with its records
+                self._done.clear()
+                self._remembered = 0
             done = self._done[key] = redaction.text
+            self._remembered += len(text)
         return done
 
     def optional(self, text: str | None, limit: int = NAME_CHARS) -> str | None:
@@ -66,7 +74,20 @@ class Redactor:
         if len(value) <= ID_CHARS and set(value) <= _ID_SAFE and self.text(value, ID_CHARS) == value:
             return value
         self.counts["identifier"] += 1
-        return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return _hashed(value)
+
+    def identity(self, value: str) -> str:
+        """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
+        so a raw record can be checked against what earlier rounds counted before it is redacted."""
+        if len(value) <= ID_CHARS and set(value) <= _ID_SAFE and self._unchanged(value):
+            return value
+        return _hashed(value)
+
+    def _unchanged(self, value: str) -> bool:
+        done = self._done.get((value, ID_CHARS))
+        if done is not None:
+            return done == value
+        return redact_text(cut(value, ID_CHARS), ips=self.ips).text == value
 
     def attribute(self, key: str, value: AttributeValue) -> tuple[str, AttributeValue]:
         safe_key = self.text(key, NAME_CHARS)
@@ -150,6 +171,10 @@ class Redactor:
                 "service": self.name(group.service) or "unknown",
             }
         )
+
+
+def _hashed(value: str) -> str:
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def redact_event(event: ErrorEvent, ips: IpPolicy = "all") -> ErrorEvent:

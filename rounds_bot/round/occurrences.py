@@ -46,7 +46,8 @@ def group_occurrences(
     tier_counts: dict[str, int] = {}
     fresh = [e for e in polled.events if e.timestamp >= window.start]
     already = store.seen(e.event_id for e in fresh)
-    already_counted = len(polled.events) - len(fresh)
+    # the source may have recognised some as counted already, from the raw record
+    already_counted = polled.already_counted + len(polled.events) - len(fresh)
     counted_through = store.counted_through()
     seen_now: set[str] = set()
     for event in fresh:

@@ -1,8 +1,8 @@
 """One round, start to end: each step takes values and returns values.
 
     window     = plan_window(...)            where to read from                          (window.py)
-    polled     = source.poll(window, ...)    errors since the cursor
-    polled     = Redactor(...).poll(polled)  redacted once, here: nothing after sees raw telemetry (redact/)
+    polled     = read_new(source, ...)       errors since the cursor not counted before, redacted once, here:
+                                             nothing after sees raw telemetry (intake.py, redact/)
     grouped    = group_occurrences(...)      fingerprint + dedup, a tally per signature  (occurrences.py)
     after      = signatures_after(...)       each signature as it will be after the round
     cascades   = correlate_traces(...)       signatures whose errors share a trace        (cascade.py)
@@ -39,6 +39,7 @@ from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosi
 from rounds_bot.round.evidence import gather_evidence
 from rounds_bot.round.filing import Filed, IssueStyle, file_issues
 from rounds_bot.round.fixed import watch_fixed
+from rounds_bot.round.intake import read_new
 from rounds_bot.round.occurrences import Grouped, group_occurrences, load_engine, signatures_after
 from rounds_bot.round.planning import (
     IssuePlan,
@@ -84,7 +85,7 @@ def run_round(
     window = window.model_copy(update={"source_state": store.source_state(source.name)})
     controls = load_controls(store)
     history = store.recent_runs(HISTORY_ROUNDS)
-    polled = Redactor(settings.redact_ips).poll(source.poll(window, frozenset(store.group_map())))
+    polled = read_new(source, window, store, Redactor(settings.redact_ips))
     engine = load_engine(settings, store)
     grouped = group_occurrences(store, engine, controls, read_window(window, polled), polled)
     after = signatures_after(store, engine, grouped.tallies, run_id=run_id, now=now)

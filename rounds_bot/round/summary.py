@@ -61,7 +61,7 @@ def build_report(outcome: RoundOutcome) -> RoundReport:
         tracker=outcome.tracker,
         window_start="the beginning" if window.start == BEGINNING else iso(window.start),
         window_end=iso(window.end),
-        events_read=len(polled.events),
+        events_read=len(polled.events) + polled.already_counted,
         occurrences_counted=sum(t.count for t in grouped.tallies.values()),
         already_counted=grouped.already_counted,
         new=by_kind["new"],

@@ -27,7 +27,8 @@ def plan_window(settings: Settings, cursor: datetime | None, now: datetime, *, w
 
 def next_cursor(window: Window, polled: PollResult) -> datetime:
     """Up to the window's end; for historic data (files) the newest occurrence read, so nothing is skipped."""
-    newest = max((e.timestamp for e in polled.events), default=None)
+    read = [e.timestamp for e in polled.events] + [t for t in (polled.newest_counted,) if t is not None]
+    newest = max(read, default=None)
     if window.start == BEGINNING or (newest and newest < window.start):
         candidates = [t for t in (newest, window.resume_from) if t is not None]
         return max(candidates) if candidates else window.start

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -50,6 +51,14 @@ class PollResult(Frozen):
     skipped: list[SkippedRecord] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list, description="things the round report must say")
     requests: int = Field(default=0, description="HTTP requests made, for the report and benchmarks")
+    already_counted: int = Field(
+        default=0,
+        description="records the source recognised as counted by an earlier round from the raw record (by "
+        "their identity, or as older than the window's start) and so did not read further",
+    )
+    newest_counted: datetime | None = Field(
+        default=None, description="the time of the newest of those, which the cursor may move to"
+    )
     read_until: datetime | None = Field(
         default=None,
         description="where the data read really ended when the source had to stop short of the window's "
@@ -76,3 +85,18 @@ class Source(Protocol):
     name: str
 
     def poll(self, window: Window, known_group_ids: frozenset[str]) -> PollResult: ...
+
+
+#: Given occurrence ids as a source builds them (before redaction), the ones an earlier round counted.
+Counted = Callable[[list[str]], set[str]]
+
+
+@runtime_checkable
+class SkipsCounted(Protocol):
+    """A source that recognises an occurrence already counted from its raw record, before building,
+    redacting or grouping it: a quiet round over a window it has fully counted costs little more than
+    reading it. Records older than the window's start count as counted too, as the round counts them."""
+
+    name: str
+
+    def poll_new(self, window: Window, known_group_ids: frozenset[str], counted: Counted) -> PollResult: ...

@@ -21,14 +21,15 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from rounds_bot.errors import SourceError, SourceFormatError
 from rounds_bot.models import AttributeValue, ErrorEvent
-from rounds_bot.sources.base import PollResult, SkippedRecord, Window
+from rounds_bot.sources.base import Counted, PollResult, SkippedRecord, Window
 from rounds_bot.sources.otlp_json import (
     STATUS_CODE_ERROR,
     ExportLine,
@@ -41,6 +42,19 @@ from rounds_bot.sources.otlp_json import (
     flatten_attributes,
     parse_export_line,
     to_text,
+)
+from rounds_bot.sources.otlp_lean import (
+    LeanLine,
+    exception_indexes,
+    flatten_plain,
+    lean_line,
+    log_identity_parts,
+    log_moment,
+    log_severity,
+    span_ids,
+    span_is_error,
+    span_moment,
+    span_moment_start,
 )
 
 SEVERITY_ERROR = 17
@@ -89,27 +103,39 @@ class OtlpFileSource:
 
         `known_group_ids` is unused: a file has no backend groups to count.
         """
-        end = window.end if window.end.tzinfo else window.end.replace(tzinfo=UTC)
-        events: list[ErrorEvent] = []
-        skipped: list[SkippedRecord] = []
-        seen: set[str] = set()
-        later = repeated = 0
-        for where, line in self._export_lines(skipped):
-            line_events, line_skipped = errors_in_export_line(line, where)
-            skipped.extend(line_skipped)
-            for event in line_events:
-                if event.timestamp >= end:
-                    later += 1
-                elif event.event_id in seen:
-                    repeated += 1
-                else:
-                    seen.add(event.event_id)
-                    events.append(event)
-        return PollResult(events=events, skipped=skipped, notes=_notes(self.path, end, later, repeated))
+        return self._read(window, None)
 
-    def _export_lines(self, skipped: list[SkippedRecord]) -> Iterator[tuple[str, ExportLine]]:
-        """Each line that is an export request; the others are listed as skipped. A file none of whose
-        lines is one is not OTLP/JSON: that is said once (SourceError), not once per line."""
+    def poll_new(self, window: Window, known_group_ids: frozenset[str], counted: Counted) -> PollResult:
+        """Like `poll`, without the errors an earlier round counted: those older than the window's start
+        and those `counted` names. They are recognised from the raw record, never built or validated."""
+        return self._read(window, counted)
+
+    def _read(self, window: Window, counted: Counted | None) -> PollResult:
+        end = window.end if window.end.tzinfo else window.end.replace(tzinfo=UTC)
+        start = window.start if window.start.tzinfo else window.start.replace(tzinfo=UTC)
+        skipped: list[SkippedRecord] = []
+        reading = _Reading(end, start if counted is not None else None, counted)
+        for where, line in self._export_lines(skipped):
+            if isinstance(line, LeanLine):
+                skipped.extend(reading.offer_lean(line, where))
+            else:
+                line_events, line_skipped = errors_in_export_line(line, where)
+                skipped.extend(line_skipped)
+                for event in line_events:
+                    reading.offer(event.event_id, event.timestamp, _Built(event))
+        reading.flush()
+        return PollResult(
+            events=reading.events,
+            skipped=skipped,
+            notes=_notes(self.path, end, reading.later, reading.repeated),
+            already_counted=reading.counted_count,
+            newest_counted=reading.newest_counted,
+        )
+
+    def _export_lines(self, skipped: list[SkippedRecord]) -> Iterator[tuple[str, LeanLine | ExportLine]]:
+        """Each line that is an export request (read lean when it plainly can be); the others are listed
+        as skipped. A file none of whose lines is one is not OTLP/JSON: that is said once (SourceError),
+        not once per line."""
         good = 0
         for number, raw in self._raw_lines():
             if number == 1:
@@ -117,6 +143,11 @@ class OtlpFileSource:
             if not raw.strip():
                 continue
             where = f"{self.path}:{number}"
+            lean = lean_line(raw)
+            if lean is not None:
+                good += 1
+                yield where, lean
+                continue
             try:
                 line = parse_export_line(raw)
             except SourceFormatError as exc:
@@ -201,6 +232,154 @@ def _notes(path: Path, end: datetime, later: int, repeated: int) -> list[str]:
     return notes
 
 
+# --- reading lean, and leaving out what was counted -------------------------------------------
+
+#: Candidates asked about in one go: the counted check is one database query per batch, not per record.
+COUNTED_BATCH = 2_000
+
+
+class _Built:
+    """An event already built (a line read with the models)."""
+
+    def __init__(self, event: ErrorEvent) -> None:
+        self.event = event
+
+    def __call__(self) -> ErrorEvent:
+        return self.event
+
+
+class _FromSpan:
+    """The error events of one span, built from its plain record only when one of them is wanted."""
+
+    def __init__(self, span: dict[str, Any], origin: _Origin) -> None:
+        self.plain, self.origin = span, origin
+        self._span: Span | None = None
+
+    def event(self, index: int | None) -> Callable[[], ErrorEvent]:
+        return lambda: self._build(index)
+
+    def _build(self, index: int | None) -> ErrorEvent:
+        if self._span is None:
+            self._span = Span.model_validate(self.plain)
+        span = self._span
+        span_attributes = flatten_attributes(span.attributes)
+        if index is None:
+            return _span_error_event(span, span_attributes, self.origin)
+        return _exception_event(span, index, span.events[index], span_attributes, self.origin)
+
+
+class _Reading:
+    """The events of one poll, in file order, less those outside the window and those counted before."""
+
+    def __init__(self, end: datetime, start: datetime | None, counted: Counted | None) -> None:
+        self.end, self.start, self.counted = end, start, counted
+        self.events: list[ErrorEvent] = []
+        self.later = self.repeated = self.counted_count = 0
+        self.newest_counted: datetime | None = None
+        self._seen: set[str] = set()
+        self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
+
+    def offer(self, event_id: str, moment: datetime, build: Callable[[], ErrorEvent]) -> None:
+        if moment >= self.end:
+            self.later += 1
+        elif event_id in self._seen:
+            self.repeated += 1
+        else:
+            self._seen.add(event_id)
+            if self.start is not None and moment < self.start:
+                self._count(moment)
+            elif self.counted is None:
+                self.events.append(build())
+            else:
+                self._pending.append((event_id, moment, build))
+                if len(self._pending) >= COUNTED_BATCH:
+                    self.flush()
+
+    def flush(self) -> None:
+        if not self._pending or self.counted is None:
+            return
+        done = self.counted([event_id for event_id, _, _ in self._pending])
+        for event_id, moment, build in self._pending:
+            if event_id in done:
+                self._count(moment)
+            else:
+                self.events.append(build())
+        self._pending.clear()
+
+    def _count(self, moment: datetime) -> None:
+        self.counted_count += 1
+        self.newest_counted = max(self.newest_counted or moment, moment)
+
+    def offer_lean(self, line: LeanLine, where: str) -> list[SkippedRecord]:
+        """The error records of a line read lean; a record that cannot become an event is skipped alone."""
+        skipped: list[SkippedRecord] = []
+        for scope in line.spans:
+            origin = _Origin.of_plain(scope.resource, scope.scope)
+            for span in scope.records:
+                try:
+                    self._offer_span(span, origin)
+                except SourceFormatError as exc:
+                    skipped.append(
+                        SkippedRecord(where=where, reason=f"span {span_ids(span)[1] or '?'}: {exc}")
+                    )
+        for scope in line.logs:
+            origin = _Origin.of_plain(scope.resource, scope.scope)
+            for record in scope.records:
+                if log_severity(record) < SEVERITY_ERROR:
+                    continue
+                moment = log_moment(record)
+                if moment <= 0:
+                    try:
+                        error_in_log_record(LogRecord.model_validate(record), origin)
+                    except SourceFormatError as exc:
+                        skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
+                    continue
+                try:
+                    timestamp = _timestamp(moment, "log record")
+                except SourceFormatError as exc:
+                    skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
+                    continue
+                parts = log_identity_parts(
+                    record, origin.service, str(origin.attributes.get("otel.scope.name", ""))
+                )
+                self.offer(_stable_id(*parts), timestamp, _log_builder(record, origin))
+        return skipped
+
+    def _offer_span(self, span: dict[str, Any], origin: _Origin) -> None:
+        indexes: list[int | None] = list(exception_indexes(span))
+        if not indexes:
+            if not span_is_error(span):
+                return
+            indexes = [None]
+        # every error of the span has a time, or the span is read (and refused) as the models read it
+        moments = [span_moment(span, index) for index in indexes]
+        what = "span" if indexes == [None] else "exception event"
+        timestamps = [_timestamp(moment, what) for moment in moments]
+        trace_id, span_id = span_ids(span)
+        identity = (
+            (trace_id, span_id)
+            if trace_id and span_id
+            else ("no-ids", origin.service, span.get("name", ""), str(span_moment_start(span)))
+        )
+        built = _FromSpan(span, origin)
+        for index, timestamp in zip(indexes, timestamps, strict=True):
+            event_id = (
+                _stable_id("span", *identity)
+                if index is None
+                else _stable_id("span-event", *identity, str(index))
+            )
+            self.offer(event_id, timestamp, built.event(index))
+
+
+def _log_builder(record: dict[str, Any], origin: _Origin) -> Callable[[], ErrorEvent]:
+    def build() -> ErrorEvent:
+        event = error_in_log_record(LogRecord.model_validate(record), origin)
+        assert event is not None  # its severity was checked before it was offered
+        return event
+
+    return build
+
+
 # --- from one export request to ErrorEvents ---------------------------------------------------
 
 
@@ -215,9 +394,17 @@ class _Origin:
 
     @classmethod
     def of(cls, resource: Resource, scope: InstrumentationScope) -> _Origin:
-        attributes = flatten_attributes(resource.attributes)
-        if scope.name:
-            attributes["otel.scope.name"] = scope.name
+        return cls._of(flatten_attributes(resource.attributes), scope.name)
+
+    @classmethod
+    def of_plain(cls, resource: dict[str, Any], scope: dict[str, Any]) -> _Origin:
+        """`of`, from a resource and scope read lean (`otlp_lean.py`)."""
+        return cls._of(flatten_plain(resource.get("attributes", [])), scope.get("name", ""))
+
+    @classmethod
+    def _of(cls, attributes: dict[str, AttributeValue], scope_name: str) -> _Origin:
+        if scope_name:
+            attributes["otel.scope.name"] = scope_name
         environment = attributes.get("deployment.environment.name", attributes.get("deployment.environment"))
         version = attributes.get("service.version")
         return cls(

@@ -1,0 +1,294 @@
+"""Rounds at scale: what a round costs for 10k / 100k / 1M error records, against what reading them costs.
+
+For each size (records × distinct bugs) a synthetic OTLP/JSON file is written (`bench/scale_data.py`: 8
+services, 4 runtimes, exception spans with stack traces, error logs, error codes), then:
+
+- the floor: every line parsed with orjson, every error record found, its message hashed (this process);
+- the first round over the file: `rounds run` in a fresh process, ROUNDS_DIAGNOSER=off, dry-run tracker,
+  a new database; its time, records per second, peak memory (the process's maximum resident set);
+- the second round over the same window (the overlap reaches back over the whole file, so every record is
+  re-read and found already counted);
+- the database's size after both, and per signature.
+
+Then redaction's throughput over the file's distinct texts (messages and stack traces), in MB/s, beside
+one plain regex scan of the same text.
+
+    python bench/scale.py                         # 10k and 100k records, 2k and 20k bugs
+    python bench/scale.py --sizes 10000 --bugs 2000
+    python bench/scale.py --million               # adds 1M records (about 1.5 GB of OTLP/JSON)
+    python bench/scale.py --profile 100000x2000   # the top functions of both rounds of one size
+
+Times are wall-clock on whatever machine runs it: compare the ratios to the floor measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import os
+import pstats
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_data import write_otlp
+
+ROOT = Path(__file__).resolve().parent.parent
+#: a plain scan to compare redaction with: one regex, one pass, nothing replaced
+PLAIN = re.compile(r"[A-Za-z0-9_\-]{20,}")
+#: how much text the redaction throughput is measured over
+REDACTION_SAMPLE_CHARS = 20_000_000
+
+
+@dataclass(frozen=True)
+class RoundRun:
+    seconds: float
+    peak_mb: float
+    report: str
+
+
+def floor(path: Path) -> tuple[float, int]:
+    """Seconds to parse every line with orjson, find each error record and hash its message; the count."""
+    started = time.perf_counter()
+    found = 0
+    with path.open("rb") as handle:
+        for raw in handle:
+            line = orjson.loads(raw)
+            for resource in line.get("resourceSpans", ()):
+                for scope in resource.get("scopeSpans", ()):
+                    for span in scope.get("spans", ()):
+                        texts = [
+                            attribute["value"].get("stringValue", "")
+                            for event in span.get("events", ())
+                            if event.get("name") == "exception"
+                            for attribute in event.get("attributes", ())
+                            if attribute["key"] == "exception.message"
+                        ]
+                        if not texts and span.get("status", {}).get("code") == 2:
+                            texts = [span["status"].get("message", "")]
+                        for text in texts:
+                            hashlib.sha256(text.encode()).digest()
+                            found += 1
+            for resource in line.get("resourceLogs", ()):
+                for scope in resource.get("scopeLogs", ()):
+                    for record in scope.get("logRecords", ()):
+                        if record.get("severityNumber", 0) >= 17:
+                            hashlib.sha256(str(record.get("body")).encode()).digest()
+                            found += 1
+    return time.perf_counter() - started, found
+
+
+def run_round(data: Path, database: Path, output: Path, profile: Path | None = None) -> RoundRun:
+    """One `rounds run` in its own process: wall time and peak resident memory."""
+    env = {
+        **os.environ,
+        "ROUNDS_SOURCE": f"otlp-file:{data}",
+        "SIGNATURES_DB_PATH": str(database),
+        "ROUNDS_OUTPUT_DIR": str(output),
+        "ROUNDS_TRACKER": "dry-run",
+        "ROUNDS_DIAGNOSER": "off",
+        "ROUNDS_CURSOR_OVERLAP_SECONDS": "3600",
+    }
+    code = "from rounds_bot.cli import main; main(['run'])"
+    if profile is not None:
+        code = (
+            "import cProfile, sys; from rounds_bot.cli import main\n"
+            f"cProfile.run(\"main(['run'], standalone_mode=False)\", {str(profile)!r})"
+        )
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    assert process.stdout is not None
+    report = process.stdout.read().decode("utf-8", "replace")
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"rounds run failed:\n{report[-3000:]}")
+    return RoundRun(seconds, usage.ru_maxrss / 1024, report)
+
+
+def signatures_in(database: Path) -> int:
+    with sqlite3.connect(database) as db:
+        return int(db.execute("select count(*) from signatures").fetchone()[0])
+
+
+def summary_line(report: str) -> str:
+    for line in report.splitlines():
+        if line.startswith(("**Nothing new.**", "**")) and "error records" in line:
+            return line.strip("*").strip()[:160]
+    return "(no summary line)"
+
+
+def scale(records: int, bugs: int, work: Path, verbose: bool) -> dict[str, float | str]:
+    data = write_otlp(work / f"otlp-{records}-{bugs}.jsonl", records, bugs)
+    floor_s, found = floor(data)
+    database, output = work / f"rounds-{records}-{bugs}.db", work / f"out-{records}-{bugs}"
+    first = run_round(data, database, output)
+    second = run_round(data, database, output)
+    if verbose:
+        print(f"    first:  {summary_line(first.report)}")
+        print(f"    second: {summary_line(second.report)}")
+    size_mb = database.stat().st_size / 1e6
+    signatures = signatures_in(database)
+    data.unlink()
+    shutil.rmtree(output, ignore_errors=True)
+    return {
+        "records": records,
+        "bugs": bugs,
+        "errors": found,
+        "floor": floor_s,
+        "first": first.seconds,
+        "second": second.seconds,
+        "peak1": first.peak_mb,
+        "peak2": second.peak_mb,
+        "db": size_mb,
+        "per_signature_kb": size_mb * 1000 / max(signatures, 1),
+        "signatures": signatures,
+    }
+
+
+def print_table(rows: list[dict[str, float | str]]) -> None:
+    print(
+        f"{'records':>9} {'bugs':>6} {'floor s':>8} {'1st s':>8} {'×floor':>7} {'rec/s':>8} "
+        f"{'2nd s':>7} {'×floor':>7} {'peak1 MB':>9} {'peak2 MB':>9} {'db MB':>7} {'KB/sig':>7} {'sigs':>6}"
+    )
+    for row in rows:
+        f, first, second = float(row["floor"]), float(row["first"]), float(row["second"])
+        print(
+            f"{row['records']:>9,} {row['bugs']:>6,} {f:>8.2f} {first:>8.2f} {first / f:>7.1f} "
+            f"{float(row['records']) / first:>8,.0f} {second:>7.2f} {second / f:>7.1f} "
+            f"{float(row['peak1']):>9.0f} {float(row['peak2']):>9.0f} {float(row['db']):>7.1f} "
+            f"{float(row['per_signature_kb']):>7.2f} {row['signatures']:>6}"
+        )
+
+
+def figure_line(row: dict[str, float | str]) -> str:
+    name, floor_s = f"r{row['records']}b{row['bugs']}", float(row["floor"])
+    return (
+        f"{name}_first_x_floor={float(row['first']) / floor_s:.1f} "
+        f"{name}_second_x_floor={float(row['second']) / floor_s:.1f} "
+        f"{name}_peak_mb={max(float(row['peak1']), float(row['peak2'])):.0f}"
+    )
+
+
+def distinct_texts(records: int, bugs: int, work: Path) -> list[str]:
+    """The distinct messages and stack traces of a file, up to REDACTION_SAMPLE_CHARS."""
+    data = write_otlp(work / "redaction.jsonl", records, bugs)
+    texts: dict[str, None] = {}
+    total = 0
+    with data.open("rb") as handle:
+        for raw in handle:
+            for value in re.findall(rb'"stringValue":"((?:[^"\\]|\\.)*)"', raw):
+                text = orjson.loads(b'"' + value + b'"')
+                if len(text) > 40 and text not in texts:
+                    texts[text] = None
+                    total += len(text)
+            if total >= REDACTION_SAMPLE_CHARS:
+                break
+    data.unlink()
+    return list(texts)
+
+
+def redaction_throughput(work: Path) -> str:
+    """Prints redaction's throughput beside a plain scan's; returns them as `key=value` figures."""
+    from rounds_bot.redact import redact_text
+    from rounds_bot.redact.text import _rules
+
+    texts = distinct_texts(20_000, 2_000, work)
+    megabytes = sum(len(text.encode()) for text in texts) / 1e6
+    timings = {"plain regex scan": timed(lambda text: PLAIN.findall(text), texts)}
+    timings["redaction"] = timed(redact_text, texts)
+    try:  # the straightforward engine the package's is proven equal to, where the tests are at hand
+        sys.path.insert(0, str(ROOT))
+        from tests.redact_reference import reference_redact
+    except ImportError:
+        pass
+    else:
+        rules = _rules("all")
+        timings["straightforward redaction"] = timed(lambda text: reference_redact(rules, text), texts)
+    print(f"redaction over {len(texts):,} distinct texts of a file ({megabytes:.1f} MB):")
+    for name, seconds in timings.items():
+        print(
+            f"  {name:<28} {megabytes / seconds:>7.1f} MB/s   "
+            f"{seconds / timings['plain regex scan']:>6.1f}× the plain scan ({PLAIN.pattern})"
+        )
+    return (
+        f"redaction_mb_s={megabytes / timings['redaction']:.2f} "
+        f"plain_scan_mb_s={megabytes / timings['plain regex scan']:.2f}"
+    )
+
+
+def timed(work: Callable[[str], object], texts: list[str]) -> float:
+    started = time.perf_counter()
+    for text in texts:
+        work(text)
+    return time.perf_counter() - started
+
+
+def profile(size: str, work: Path, top: int) -> None:
+    records, bugs = (int(part) for part in size.split("x"))
+    data = write_otlp(work / "profiled.jsonl", records, bugs)
+    database, output = work / "profiled.db", work / "profiled-out"
+    for name in ("first", "second"):
+        stats_file = work / f"{name}.prof"
+        run = run_round(data, database, output, profile=stats_file)
+        text = io.StringIO()
+        stats = pstats.Stats(str(stats_file), stream=text)
+        stats.sort_stats("tottime").print_stats(top)
+        print(
+            f"--- {name} round, {records:,} records / {bugs:,} bugs: {run.seconds:.1f} s profiled, top {top}"
+        )
+        print("\n".join(line for line in text.getvalue().splitlines() if line.strip())[-(top + 2) * 200 :])
+    data.unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="10000,100000", help="records per file, comma-separated")
+    parser.add_argument("--bugs", default="2000,20000", help="distinct bugs per file, comma-separated")
+    parser.add_argument("--million", action="store_true", help="add 1,000,000 records")
+    parser.add_argument("--profile", metavar="RECORDSxBUGS", help="profile both rounds of one size instead")
+    parser.add_argument("--top", type=int, default=5, help="functions listed by --profile")
+    parser.add_argument("--skip-redaction", action="store_true")
+    parser.add_argument("--redaction-only", action="store_true", help="only the redaction throughput")
+    parser.add_argument("--verbose", action="store_true", help="print each round's summary line")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rounds-scale-") as folder:
+        work = Path(folder)
+        if args.profile:
+            profile(args.profile, work, args.top)
+            return
+        if args.redaction_only:
+            print(redaction_throughput(work))
+            return
+        sizes = [int(n) for n in args.sizes.split(",") if n] + ([1_000_000] if args.million else [])
+        rows = []
+        for records in sizes:
+            for bugs in (int(n) for n in args.bugs.split(",") if n):
+                if bugs > records:
+                    continue
+                print(f"  {records:,} records / {bugs:,} bugs ...", flush=True)
+                rows.append(scale(records, bugs, work, args.verbose))
+        print_table(rows)
+        figures = [figure_line(row) for row in rows]
+        if not args.skip_redaction:
+            figures.append(redaction_throughput(work))
+        print(" ".join(figures))
+
+
+if __name__ == "__main__":
+    main()

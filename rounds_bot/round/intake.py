@@ -1,0 +1,32 @@
+"""The round's first step: what the source holds that no earlier round counted, redacted once.
+
+    polled = read_new(source, window, store, redactor)
+
+A source that can recognise an occurrence already counted from its raw record (`SkipsCounted`) is given
+the check, so those records are never built, redacted or grouped: a quiet round over a window it has fully
+counted costs little more than reading it. The check compares the id an occurrence would be stored under
+(`Redactor.identity` of the source's id: the same function the redaction boundary applies to it) with
+the ids earlier rounds stored, so the raw check and the stored identity cannot disagree, and an occurrence
+is still counted once. Other sources return everything and the grouping step finds what was counted.
+"""
+
+from __future__ import annotations
+
+from rounds_bot.redact import Redactor
+from rounds_bot.sources.base import PollResult, SkipsCounted, Source, Window
+from rounds_bot.store import Store
+
+
+def read_new(source: Source, window: Window, store: Store, redactor: Redactor) -> PollResult:
+    known_groups = frozenset(store.group_map())
+    if isinstance(source, SkipsCounted):
+
+        def counted(raw_ids: list[str]) -> set[str]:
+            stored = {raw_id: redactor.identity(raw_id) for raw_id in raw_ids}
+            seen = store.seen(stored.values())
+            return {raw_id for raw_id, safe in stored.items() if safe in seen}
+
+        polled = source.poll_new(window, known_groups, counted)
+    else:
+        polled = source.poll(window, known_groups)
+    return redactor.poll(polled)

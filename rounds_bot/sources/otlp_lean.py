@@ -1,0 +1,367 @@
+"""OTLP/JSON lines read lean: orjson into plain structures, the pydantic models (`otlp_json.py`) only for
+the records that are errors and were not counted before.
+
+    records = lean_records(raw_line)    # None: the line is not plainly well-formed, read it with the models
+
+A line is read lean only when every object in it has exactly the JSON types the models accept without
+coercion (strings where a string is due, integers or decimal strings for 64-bit integers, ...). Anything
+else (a value of another type, a field spelled in snake_case, JSON orjson refuses) returns None, and the
+caller reads the line with the models, which accept or refuse it and say why exactly as before. So the
+lean reading never accepts a line the models refuse, and gives the same events for every line it accepts:
+the error records it returns are validated by the same models, one record at a time.
+
+What a record is identified by (`span_identity`, `log_identity`) and when it happened are computed from the
+plain structures, so a record already counted costs a JSON parse and a hash, never a model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from rounds_bot.models import AttributeValue
+from rounds_bot.sources.otlp_json import (
+    _STATUS_CODE_NAMES,
+    STATUS_CODE_ERROR,
+    _double,
+    _flatten_into,
+    _id,
+    _integer,
+    to_text,
+)
+
+_SEVERITY_WORDS_ERROR = frozenset(
+    {"ERROR", "ERR", "SEVERE", "CRITICAL", "CRIT", "ALERT", "EMERGENCY", "FATAL", "PANIC"}
+)
+
+
+class NotLean(Exception):
+    """The line holds something the models would coerce or refuse: read it with them."""
+
+
+Plain = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LeanScope:
+    """One scope of one resource, with its records as plain structures."""
+
+    resource: Plain
+    scope: Plain
+    records: list[Plain]
+
+
+@dataclass(frozen=True)
+class LeanLine:
+    spans: list[LeanScope]
+    logs: list[LeanScope]
+
+
+def lean_line(raw: bytes | str) -> LeanLine | None:
+    """The line's scopes and records, checked; None when the line must be read with the models."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if _SNAKE_KEY.search(data):
+        return None
+    try:
+        document = orjson.loads(data)
+        if b"\\u" in data and _SNAKE_KEY.search(orjson.dumps(document)):
+            return None  # a key spelled with an escape, seen as orjson writes it back
+        return _line(document)
+    except (orjson.JSONDecodeError, NotLean, ValueError, TypeError, KeyError):
+        return None
+
+
+# --- what the models accept, checked on plain structures -------------------------------------------
+
+# The snake_case spellings the models accept too (populate_by_name): a line that uses one is read by them.
+_SNAKE = frozenset(
+    {
+        "resource_spans",
+        "resource_logs",
+        "scope_spans",
+        "scope_logs",
+        "log_records",
+        "trace_id",
+        "span_id",
+        "parent_span_id",
+        "start_time_unix_nano",
+        "end_time_unix_nano",
+        "time_unix_nano",
+        "observed_time_unix_nano",
+        "severity_number",
+        "severity_text",
+        "event_name",
+        "string_value",
+        "bool_value",
+        "int_value",
+        "double_value",
+        "array_value",
+        "kvlist_value",
+        "bytes_value",
+    }
+)
+
+
+# Found in the raw line, once: a key in quotes (a string value spelled so sends the line to the models too,
+# which read it the same).
+_SNAKE_KEY = re.compile(b'"(?:' + b"|".join(name.encode() for name in sorted(_SNAKE)) + b')"')
+
+
+def _object(value: object) -> Plain:
+    if not isinstance(value, dict):
+        raise NotLean
+    return value
+
+
+def _list(value: object) -> list[Any]:
+    if not isinstance(value, list):
+        raise NotLean
+    return value
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise NotLean
+    return value
+
+
+def _int(value: object) -> int:
+    try:
+        return _integer(value)
+    except ValueError:
+        raise NotLean from None
+
+
+def _field(obj: Plain, name: str, check: Callable[[object], Any]) -> None:
+    if name in obj:
+        check(obj[name])
+
+
+def _line(document: object) -> LeanLine:
+    line = _object(document)
+    spans = line.get("resourceSpans")
+    logs = line.get("resourceLogs")
+    if spans is None and logs is None:
+        raise NotLean  # another signal, or not an export request: the models say which
+    return LeanLine(
+        spans=[] if spans is None else _scopes(_list(spans), "scopeSpans", "spans", _span),
+        logs=[] if logs is None else _scopes(_list(logs), "scopeLogs", "logRecords", _log_record),
+    )
+
+
+def _scopes(
+    resources: list[Any], scopes_key: str, records_key: str, check: Callable[[Plain], None]
+) -> list[LeanScope]:
+    found: list[LeanScope] = []
+    for item in resources:
+        resource_scopes = _object(item)
+        resource = _object(resource_scopes.get("resource", {}))
+        _field(resource, "attributes", _key_values)
+        for scope_item in _list(resource_scopes.get(scopes_key, [])):
+            scoped = _object(scope_item)
+            scope = _object(scoped.get("scope", {}))
+            _field(scope, "name", _str)
+            _field(scope, "version", _str)
+            records = _list(scoped.get(records_key, []))
+            for record in records:
+                check(_object(record))
+            found.append(LeanScope(resource, scope, records))
+    return found
+
+
+def _key_values(value: object) -> None:
+    for item in _list(value):
+        pair = _object(item)
+        _str(pair["key"])
+        if "value" in pair:
+            _any_value(pair["value"])
+
+
+def _any_value(value: object) -> None:
+    any_value = _object(value)
+    if len(any_value) == 1 and type(any_value.get("stringValue")) is str:
+        return  # the usual attribute: one string
+    for name, check in _ANY_FIELDS:
+        item = any_value.get(name)
+        if item is not None:
+            check(item)
+
+
+def _bool(value: object) -> None:
+    if not isinstance(value, bool):
+        raise NotLean
+
+
+def _double_value(value: object) -> None:
+    try:
+        _double(value)
+    except ValueError:
+        raise NotLean from None
+
+
+def _array(value: object) -> None:
+    for item in _list(_object(value).get("values", [])):
+        _any_value(item)
+
+
+def _kvlist(value: object) -> None:
+    _key_values(_object(value).get("values", []))
+
+
+_ANY_FIELDS: tuple[tuple[str, Callable[[object], Any]], ...] = (
+    ("stringValue", _str),
+    ("boolValue", _bool),
+    ("intValue", _int),
+    ("doubleValue", _double_value),
+    ("arrayValue", _array),
+    ("kvlistValue", _kvlist),
+    ("bytesValue", _str),
+)
+
+
+def _trace_id(value: object) -> str:
+    try:
+        return _id(value, 16)
+    except ValueError:
+        raise NotLean from None
+
+
+def _span_id(value: object) -> str:
+    try:
+        return _id(value, 8)
+    except ValueError:
+        raise NotLean from None
+
+
+def _span(span: Plain) -> None:
+    _field(span, "traceId", _trace_id)
+    _field(span, "spanId", _span_id)
+    _field(span, "parentSpanId", _span_id)
+    _field(span, "name", _str)
+    _field(span, "startTimeUnixNano", _int)
+    _field(span, "endTimeUnixNano", _int)
+    _field(span, "attributes", _key_values)
+    for item in _list(span.get("events", [])):
+        event = _object(item)
+        _field(event, "timeUnixNano", _int)
+        _field(event, "name", _str)
+        _field(event, "attributes", _key_values)
+    status = _object(span.get("status", {}))
+    _field(status, "code", _status_code)
+    _field(status, "message", _str)
+
+
+def _status_code(value: object) -> int:
+    if isinstance(value, str) and value in _STATUS_CODE_NAMES:
+        return _STATUS_CODE_NAMES[value]
+    return _int(value)
+
+
+def _log_record(record: Plain) -> None:
+    for name in ("timeUnixNano", "observedTimeUnixNano", "severityNumber"):
+        _field(record, name, _int)
+    _field(record, "severityText", _str)
+    _field(record, "eventName", _str)
+    if record.get("body") is not None:
+        _any_value(record["body"])
+    _field(record, "attributes", _key_values)
+    _field(record, "traceId", _trace_id)
+    _field(record, "spanId", _span_id)
+
+
+# --- errors, identities and times on plain structures --------------------------------------------
+
+
+def exception_indexes(span: Plain) -> list[int]:
+    """Indexes of the span's `exception` events."""
+    return [
+        index for index, event in enumerate(span.get("events", ())) if event.get("name", "") == "exception"
+    ]
+
+
+def span_is_error(span: Plain) -> bool:
+    status = span.get("status", {})
+    return "code" in status and _status_code(status["code"]) == STATUS_CODE_ERROR
+
+
+def log_severity(record: Plain) -> int:
+    number = _int(record.get("severityNumber", 0))
+    if number:
+        return number
+    text = record.get("severityText", "").strip().upper()
+    return 17 if text in _SEVERITY_WORDS_ERROR else 0  # only "an error or not" is asked of it
+
+
+def span_ids(span: Plain) -> tuple[str, str]:
+    return _trace_id(span.get("traceId", "")), _span_id(span.get("spanId", ""))
+
+
+def span_moment(span: Plain, event_index: int | None) -> int:
+    """The nanoseconds the error's event (or the span) happened at, as the models' reading takes them."""
+    if event_index is not None:
+        moment = _int(span["events"][event_index].get("timeUnixNano", 0))
+        if moment:
+            return moment
+    return _int(span.get("endTimeUnixNano", 0)) or _int(span.get("startTimeUnixNano", 0))
+
+
+def log_moment(record: Plain) -> int:
+    return _int(record.get("timeUnixNano", 0)) or _int(record.get("observedTimeUnixNano", 0))
+
+
+def decode_plain(value: Plain) -> Any:
+    """`otlp_json.decode_any_value` on a checked plain AnyValue."""
+    for name in ("stringValue", "boolValue"):
+        if value.get(name) is not None:
+            return value[name]
+    if value.get("intValue") is not None:
+        return _int(value["intValue"])
+    if value.get("doubleValue") is not None:
+        return _double(value["doubleValue"])
+    if value.get("arrayValue") is not None:
+        return [decode_plain(item) for item in value["arrayValue"].get("values", [])]
+    if value.get("kvlistValue") is not None:
+        return {
+            pair["key"]: decode_plain(pair.get("value", {}))
+            for pair in value["kvlistValue"].get("values", [])
+        }
+    if value.get("bytesValue") is not None:
+        return value["bytesValue"]
+    return None
+
+
+def flatten_plain(pairs: list[Plain]) -> dict[str, AttributeValue]:
+    """`otlp_json.flatten_attributes` on checked plain KeyValues."""
+    flat: dict[str, AttributeValue] = {}
+    for pair in pairs:
+        _flatten_into(flat, pair["key"], decode_plain(pair.get("value", {})))
+    return flat
+
+
+def log_identity_parts(record: Plain, service: str, scope_name: str) -> tuple[str, ...]:
+    """What identifies a log record (the parts `otlp_file.error_in_log_record` hashes), from plain data."""
+    own = flatten_plain(record.get("attributes", []))
+    body = "" if record.get("body") is None else to_text(decode_plain(record["body"]))
+    return (
+        "log",
+        service,
+        scope_name,
+        _trace_id(record.get("traceId", "")),
+        _span_id(record.get("spanId", "")),
+        str(_int(record.get("timeUnixNano", 0))),
+        str(_int(record.get("observedTimeUnixNano", 0))),
+        str(_int(record.get("severityNumber", 0))),
+        record.get("severityText", ""),
+        record.get("eventName", ""),
+        body,
+        json.dumps(own, sort_keys=True, default=str),
+    )
+
+
+def span_moment_start(span: Plain) -> int:
+    return _int(span.get("startTimeUnixNano", 0))

@@ -1,0 +1,118 @@
+"""OTLP/JSON read lean (orjson, models only for the errors) gives what the models alone give, and a record
+counted before is left out from its raw record, counted, and never built."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.demo import demo_data_path
+from rounds_bot.redact import Redactor
+from rounds_bot.sources import otlp_file
+from rounds_bot.sources.base import PollResult, SkipsCounted, Window
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.sources.otlp_lean import lean_line
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
+from scale_data import write_otlp
+
+SAMPLE = Path(__file__).parent / "fixtures" / "otlp" / "shop_sample.otlp.jsonl"
+EVERYTHING = Window(start=datetime(2000, 1, 1, tzinfo=UTC), end=datetime(2100, 1, 1, tzinfo=UTC))
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("synthetic")
+    return write_otlp(folder / "scale.jsonl", 600, 120, datetime(2026, 1, 1, tzinfo=UTC))
+
+
+def with_models_only(path: Path, monkeypatch: pytest.MonkeyPatch) -> PollResult:
+    with monkeypatch.context() as patched:
+        patched.setattr(otlp_file, "lean_line", lambda raw: None)
+        return OtlpFileSource(path).poll(EVERYTHING)
+
+
+@pytest.mark.parametrize("name", ["sample", "demo", "synthetic"])
+def test_lean_reading_gives_the_models_events(
+    name: str, synthetic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = {"sample": SAMPLE, "demo": demo_data_path(), "synthetic": synthetic}[name]
+    lean = OtlpFileSource(path).poll(EVERYTHING)
+    assert lean.events
+    assert lean == with_models_only(path, monkeypatch)
+
+
+def test_every_trace_and_log_line_of_the_fixtures_is_read_lean(synthetic: Path) -> None:
+    for path in (SAMPLE, demo_data_path(), synthetic):
+        lines = [line for line in path.read_bytes().splitlines() if b"resourceMetrics" not in line]
+        assert all(lean_line(line) is not None for line in lines if line.strip())
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # what the models coerce or refuse is theirs to read: a number where a string is due, snake_case,
+        # null where a list is due, an id that is no id, another signal, a float time
+        '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severityText":5}]}]}]}',
+        '{"resource_logs":[]}',
+        '{"resourceSpans":[{"scopeSpans":null}]}',
+        '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"xyz"}]}]}]}',
+        '{"resourceMetrics":[]}',
+        '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":1.5,"severityNumber":17}]}]}]}',
+        '{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"key":"a","value":{"boolValue":1}}]}]}]}]}',
+        "[1, 2]",
+        "{not json",
+        # a snake_case key spelled with an escape is still one
+        r'{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"a","value":{"string\u005fvalue":"x"}}]}]}]}]}',
+    ],
+)
+def test_a_line_the_models_would_coerce_or_refuse_is_left_to_them(line: str) -> None:
+    assert lean_line(line) is None
+
+
+def test_counted_records_are_left_out_counted_and_never_built(
+    synthetic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = OtlpFileSource(synthetic)
+    assert isinstance(source, SkipsCounted)
+    everything = source.poll(EVERYTHING)
+    counted = {event.event_id for event in everything.events[::3]}
+    asked: list[str] = []
+
+    def check(ids: list[str]) -> set[str]:
+        asked.extend(ids)
+        return counted & set(ids)
+
+    built: list[object] = []
+    real = otlp_file.Span.model_validate
+    monkeypatch.setattr(otlp_file.Span, "model_validate", lambda plain: built.append(plain) or real(plain))
+    new = source.poll_new(EVERYTHING, frozenset(), check)
+    assert sorted(asked) == sorted(event.event_id for event in everything.events)
+    assert new.events == [event for event in everything.events if event.event_id not in counted]
+    assert new.already_counted == len(counted)
+    assert new.newest_counted == max(e.timestamp for e in everything.events if e.event_id in counted)
+    spans_built = len([e for e in new.events if e.kind != "log"])
+    assert len(built) <= spans_built  # a span with two exception events is validated once
+
+
+def test_records_before_the_window_start_count_as_counted_without_asking(synthetic: Path) -> None:
+    everything = OtlpFileSource(synthetic).poll(EVERYTHING)
+    times = sorted(event.timestamp for event in everything.events)
+    middle = times[len(times) // 2]
+    asked: list[str] = []
+    window = Window(start=middle, end=EVERYTHING.end)
+    new = OtlpFileSource(synthetic).poll_new(window, frozenset(), lambda ids: asked.extend(ids) or set())
+    older = [event for event in everything.events if event.timestamp < middle]
+    assert new.already_counted == len(older)
+    assert len(asked) == len(new.events) == len(everything.events) - len(older)
+
+
+def test_the_raw_check_uses_the_identity_the_occurrence_is_stored_under() -> None:
+    redactor = Redactor()
+    for raw in ("0af7651916cd43dd8448eb211c80319c", "user=alice@example.com", "x" * 300):
+        assert redactor.identity(raw) == Redactor().identifier(raw)
+    assert json.dumps(redactor.counts) == "{}"  # asking is not redacting

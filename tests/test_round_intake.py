@@ -1,0 +1,91 @@
+"""Only new records pay: a source that recognises counted occurrences from the raw record is asked with the
+ids they are stored under, so an id the redaction boundary hashes is recognised too, and every occurrence is
+counted once, with the same report as when the grouping step finds them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.models import ErrorEvent
+from rounds_bot.redact import Redactor
+from rounds_bot.round.run import run_round
+from rounds_bot.settings import load_settings
+from rounds_bot.sources import otlp_file
+from rounds_bot.sources.base import Counted, PollResult, Window
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.tracker.dryrun import DryRunTracker
+from tests.test_otlp_lean import write_otlp
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+#: an id that holds a secret: the redaction boundary stores a hash of it, never the id
+SECRET_ID = "order-7 password=hunter2hunter2"
+
+
+class RawSource:
+    """A source that leaves out what `counted` names, as a file source does from raw records."""
+
+    name = "test:raw"
+
+    def __init__(self, events: list[ErrorEvent]) -> None:
+        self.events = events
+        self.asked: list[str] = []
+
+    def poll(self, window: Window, known_group_ids: frozenset[str]) -> PollResult:
+        return PollResult(events=[e for e in self.events if window.start <= e.timestamp < window.end])
+
+    def poll_new(self, window: Window, known_group_ids: frozenset[str], counted: Counted) -> PollResult:
+        inside = self.poll(window, known_group_ids).events
+        self.asked += [e.event_id for e in inside]
+        done = counted([e.event_id for e in inside])
+        fresh = [e for e in inside if e.event_id not in done]
+        return PollResult(events=fresh, already_counted=len(inside) - len(fresh))
+
+
+def occurrence(event_id: str, seconds_ago: int) -> ErrorEvent:
+    return ErrorEvent(
+        event_id=event_id,
+        timestamp=NOW - timedelta(seconds=seconds_ago),
+        service="api",
+        error_type="LookupError",
+        message="order not found",
+    )
+
+
+def test_an_id_the_boundary_hashes_is_recognised_from_the_raw_record(clean_env, fresh_db, tmp_path) -> None:
+    # inside the overlap the next round reads again, where counted ids are remembered
+    source = RawSource([occurrence(SECRET_ID, 60), occurrence("plain-1", 45)])
+    first = run_round(load_settings(), source, DryRunTracker(tmp_path), fresh_db, now=NOW)
+    assert first.occurrences_counted == 2
+    hashed = Redactor().identity(SECRET_ID)
+    assert hashed != SECRET_ID
+    # the secret never reached the database: its occurrence is remembered by the hash
+    assert fresh_db.seen(["plain-1", SECRET_ID, hashed]) == {"plain-1", hashed}
+    again = run_round(
+        load_settings(), source, DryRunTracker(tmp_path), fresh_db, now=NOW + timedelta(minutes=1)
+    )
+    assert (again.events_read, again.already_counted, again.occurrences_counted) == (2, 2, 0)
+    assert source.asked == [SECRET_ID, "plain-1"] * 2  # asked about, by the raw ids, both times
+    assert sum(signature.total_count for signature in fresh_db.signatures()) == 2
+
+
+def test_a_quiet_round_over_a_file_builds_no_record_and_reports_as_before(
+    clean_env: pytest.MonkeyPatch, fresh_db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = write_otlp(tmp_path / "telemetry.jsonl", 300, 40, NOW - timedelta(minutes=5))
+    clean_env.setenv("ROUNDS_CURSOR_OVERLAP_SECONDS", "3600")
+    settings = load_settings()
+    source = OtlpFileSource(data)
+    first = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW, reads_whole_history=True)
+    assert first.occurrences_counted == first.events_read == 300
+
+    def never(plain: object) -> None:
+        raise AssertionError("a counted record was built")
+
+    monkeypatch.setattr(otlp_file.Span, "model_validate", never)
+    monkeypatch.setattr(otlp_file.LogRecord, "model_validate", never)
+    again = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW + timedelta(minutes=1))
+    assert (again.events_read, again.already_counted, again.occurrences_counted) == (300, 300, 0)
+    assert sum(signature.total_count for signature in fresh_db.signatures()) == 300
