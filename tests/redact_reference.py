@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from rounds_bot.redact.decode import rejudge
+from rounds_bot.redact.phrases import seed_phrases
 from rounds_bot.redact.rule import REDACTED, Rule, is_redacted
 from rounds_bot.redact.text import Redaction, sanitize
 
@@ -26,8 +28,18 @@ def reference_apply(rules: tuple[Rule, ...], text: str, counts: Counter[str]) ->
 
 
 def reference_redact(rules: tuple[Rule, ...], text: str) -> Redaction:
+    """`redact_text`'s steps (the rules, seed phrases, then what an encoding hid, judged decoded) with the
+    rules applied by the reference engine: only the engine differs."""
     counts: Counter[str] = Counter()
-    return Redaction(reference_apply(rules, sanitize(text), counts), counts)
+    done = seed_phrases(reference_apply(rules, sanitize(text), counts), counts)
+
+    def judge(view: str) -> tuple[str, list[str]]:
+        found: Counter[str] = Counter()
+        return seed_phrases(reference_apply(rules, view, found), found), list(found.elements())
+
+    done, decoded = rejudge(done, judge)
+    counts.update(decoded)
+    return Redaction(done, counts)
 
 
 def _reference_rule(one: Rule, text: str, counts: Counter[str]) -> str:
