@@ -2,7 +2,7 @@
 
     python bench/diagnosis_eval.py [--sources DIR] [--out DIR]
         the crash-site baseline and every recorded row (evals/diagnosis/recordings), as `rounds eval` prints
-    python bench/diagnosis_eval.py --record-scripted [--sources DIR] [--limit N] [--only-missing]
+    python bench/diagnosis_eval.py --record-scripted [--sources DIR] [--limit N] [--only-missing|--only-stale]
         (re)write evals/diagnosis/recordings/scripted-crash-site: each case through the real Claude Code CLI
         against the local fake Messages API (tests/fake_messages_api.py), the scripted model reading the
         crash site's file when there is one and answering the crash-site baseline's answer. These recordings
@@ -16,6 +16,7 @@ baseline_file_top1=<x> baseline_function_top1=<x> baseline_class=<x> cases=<n>
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -28,11 +29,11 @@ from diagnosis_samples import fake_api_diagnoser, find_claude  # noqa: E402
 from fake_messages_api import FakeMessagesApi, ToolUse, structured_output, turn  # noqa: E402
 
 from rounds_bot.eval.baseline import baseline_answer  # noqa: E402
-from rounds_bot.eval.cases import LoadedCase, load_cases  # noqa: E402
+from rounds_bot.eval.cases import Case, LoadedCase, load_cases  # noqa: E402
 from rounds_bot.eval.recordings import save_recording  # noqa: E402
 from rounds_bot.eval.report import run_eval  # noqa: E402
 from rounds_bot.eval.request import case_request  # noqa: E402
-from rounds_bot.eval.runner import recording_from_outcome  # noqa: E402
+from rounds_bot.eval.runner import prompt_fingerprint, recording_from_outcome  # noqa: E402
 
 CASES = PROJECT_ROOT / "evals" / "diagnosis" / "cases"
 RECORDINGS = PROJECT_ROOT / "evals" / "diagnosis" / "recordings"
@@ -40,7 +41,9 @@ SCRIPTED = "scripted-crash-site"
 SCRIPTED_MODEL = "crash-site answer scripted through the real CLI and a fake Messages API (no model)"
 
 
-def record_scripted(cases: list[LoadedCase], work: Path, limit: int | None, only_missing: bool) -> None:
+def record_scripted(
+    cases: list[LoadedCase], work: Path, limit: int | None, only_missing: bool, only_stale: bool = False
+) -> None:
     binary = find_claude()
     if binary is None:
         raise SystemExit("no Claude Code CLI found: set ROUNDS_CLAUDE_BIN")
@@ -49,9 +52,17 @@ def record_scripted(cases: list[LoadedCase], work: Path, limit: int | None, only
     done = 0
     started = time.perf_counter()
     for loaded in cases:
-        if loaded.case is None or loaded.sources_missing or (limit is not None and done >= limit):
+        if loaded.case is None or (limit is not None and done >= limit):
+            continue
+        # a stale recording of a case whose sources are not here is made again without them (the prompt
+        # does not hold sources: only the scripted Read of the crash site's file is left out)
+        if loaded.sources_missing and not (
+            only_stale and (RECORDINGS / SCRIPTED / f"{loaded.case.id}.json").is_file()
+        ):
             continue
         if only_missing and (RECORDINGS / SCRIPTED / f"{loaded.case.id}.json").is_file():
+            continue
+        if only_stale and _current(loaded.case, empty):
             continue
         case = loaded.case
         checkout = loaded.sources or empty
@@ -70,6 +81,15 @@ def record_scripted(cases: list[LoadedCase], work: Path, limit: int | None, only
     print(f"recorded {done} cases in {time.perf_counter() - started:.0f} s (shared machine)")
 
 
+def _current(case: Case, empty: Path) -> bool:
+    """Whether the case's scripted recording exists and was made under today's prompt."""
+    path = RECORDINGS / SCRIPTED / f"{case.id}.json"
+    if not path.is_file():
+        return False
+    recorded = json.loads(path.read_text(encoding="utf-8")).get("prompt_fingerprint")
+    return bool(recorded == prompt_fingerprint(case, empty))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", type=Path, help="each case's repository files as <case-id>/")
@@ -77,12 +97,13 @@ def main() -> None:
     parser.add_argument("--record-scripted", action="store_true")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--only-missing", action="store_true", help="record only cases without a recording")
+    parser.add_argument("--only-stale", action="store_true", help="record only missing or stale recordings")
     arguments = parser.parse_args()
     cases = load_cases(CASES, arguments.sources)
     with tempfile.TemporaryDirectory() as scratch:
         out = arguments.out or Path(scratch)
         if arguments.record_scripted:
-            record_scripted(cases, out, arguments.limit, arguments.only_missing)
+            record_scripted(cases, out, arguments.limit, arguments.only_missing, arguments.only_stale)
         text = run_eval(cases, out, recordings=RECORDINGS)
     print(text)
     baseline = text.splitlines()[4].split(" | ")
