@@ -42,6 +42,8 @@ class SpanGroupRow(Lenient):
     buckets: str = ""
     sample_trace_id: str = ""
     sample_span_id: str = ""
+    sample_parent_span_id: str = ""
+    sample_kind_string: str = ""
     sample_status_message: str = ""
     sample_http_method: str = ""
     sample_http_url: str = ""
@@ -58,6 +60,8 @@ class RawSpan(Lenient):
     trace_id: StrictStr
     span_id: StrictStr
     name: StrictStr
+    parent_span_id: str = ""
+    kind_string: str = ""
     service_name: str = ""
     status_message: str = ""
     response_status_code: str = ""
@@ -128,6 +132,8 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             buckets=format_buckets(tally.buckets),
             sample_trace_id=span.trace_id,
             sample_span_id=span.span_id,
+            sample_parent_span_id=span.parent_span_id,
+            sample_kind_string=span.kind_string,
             sample_status_message=span.status_message,
             sample_http_method=span.http_method,
             sample_http_url=span.http_url,
@@ -181,6 +187,8 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             error_code=text_of(attributes, "error.code"),
             trace_id=trace_id,
             span_id=row.sample_span_id or None,
+            parent_span_id=row.sample_parent_span_id or None,
+            span_kind=span_kind(row.sample_kind_string),
             service_version=text_of(attributes, "service.version"),
             environment=environment_of(row.sample_resources_string),
             attributes=attributes,
@@ -188,6 +196,18 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             count=row.occurrences,
             source_url=self._links.trace(trace_id, row.sample_span_id) if trace_id else None,
         )
+
+
+# The collector writes `kind_string` as pdata's SpanKind.String() (signoz-otel-collector
+# exporter/clickhousetracesexporter; pdata ptrace SpanKind.String): "Server", "Client", ...;
+# "Unspecified" (and anything unknown) says nothing, as an absent kind does in the OTLP reader.
+_SPAN_KINDS = frozenset(("internal", "server", "client", "producer", "consumer"))
+
+
+def span_kind(kind_string: str) -> str | None:
+    """The event's `span_kind` (lower case, as the OTLP reader has it) from SigNoz's `kind_string`."""
+    kind = kind_string.strip().lower()
+    return kind if kind in _SPAN_KINDS else None
 
 
 def _flatten_span(data: dict[str, Any]) -> dict[str, Any]:
@@ -207,6 +227,8 @@ def _flatten_span(data: dict[str, Any]) -> dict[str, Any]:
         "response_status_code",
         "http_method",
         "http_url",
+        "parent_span_id",
+        "kind_string",
     ):
         if flat.get(key) is None:
             flat[key] = ""

@@ -159,6 +159,8 @@ def _sample_columns(names: tuple[str, ...]) -> str:
 SPAN_SAMPLES = (
     "trace_id",
     "span_id",
+    "parent_span_id",
+    "kind_string",
     "status_message",
     "http_method",
     "http_url",
@@ -330,6 +332,8 @@ ERROR_SPAN_FIELDS = (
     _field("service.version", "resource", "string"),
     _field("deployment.environment", "resource", "string"),
     _field("name", "span", "string"),
+    _field("parent_span_id", "span", "string"),
+    _field("kind_string", "span", "string"),
     _field("status_code", "span", "number"),
     _field("status_message", "span", "string"),
     _field("http_method", "span", "string"),
