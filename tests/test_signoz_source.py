@@ -28,7 +28,7 @@ from signoz_fixtures import (
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.sources.signoz.error_spans import span_kind
+from rounds_bot.sources.signoz.collector import span_kind
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
 CHECKOUT_VALUE_ERROR = "1e59539e8effec84f7ec674dda15ddfa"
@@ -131,6 +131,37 @@ def test_span_errors_keep_their_parent_span_and_kind_on_both_paths(sql_allowed, 
         (event,) = by_kind(poll(emulator), "span_error")
     assert event.parent_span_id == "ab1c2d3e4f506172"
     assert event.span_kind == "client"
+
+
+def test_an_exception_knows_the_kind_and_parent_of_the_span_that_raised_it():
+    """The checkout's server span raised; its parent is the gateway's failed client call."""
+    exception = {
+        "timeUnixNano": str(T0_NS + 100 * SECOND + 1_000_000),
+        "name": "exception",
+        "attributes": [
+            {"key": "exception.type", "value": {"stringValue": "KeyError"}},
+            {"key": "exception.message", "value": {"stringValue": "'currency'"}},
+        ],
+    }
+    server = {
+        "traceId": "5b8aa5a2d2c872e8321cf37308d69df2",
+        "spanId": "a1542a9f608eebcb",
+        "parentSpanId": "051581bf3cb55c13",
+        "name": "POST /api/v1/checkout",
+        "kind": "SPAN_KIND_SERVER",
+        "startTimeUnixNano": str(T0_NS + 100 * SECOND),
+        "endTimeUnixNano": str(T0_NS + 100 * SECOND + 2_000_000),
+        "events": [exception],
+        "status": {"code": 2},
+    }
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "checkout"}}]}
+    traces = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [server]}]}]}
+    dataset = Dataset()
+    load_otlp_lines([*_client_span_lines(3), json.dumps(traces)], dataset, where="test")
+    with SignozEmulator(dataset) as emulator:
+        (raised,) = by_kind(poll(emulator), "exception")
+    assert raised.span_id == "a1542a9f608eebcb" and raised.parent_span_id == "051581bf3cb55c13"
+    assert raised.span_kind == "server"
 
 
 def test_an_unspecified_span_kind_says_nothing():

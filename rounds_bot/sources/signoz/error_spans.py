@@ -22,6 +22,7 @@ from rounds_bot.sources.signoz.collector import (
     group_event_id,
     normalise_message,
     parse_buckets,
+    span_kind,
     text_of,
 )
 from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
@@ -196,18 +197,6 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             count=row.occurrences,
             source_url=self._links.trace(trace_id, row.sample_span_id) if trace_id else None,
         )
-
-
-# The collector writes `kind_string` as pdata's SpanKind.String() (signoz-otel-collector
-# exporter/clickhousetracesexporter; pdata ptrace SpanKind.String): "Server", "Client", ...;
-# "Unspecified" (and anything unknown) says nothing, as an absent kind does in the OTLP reader.
-_SPAN_KINDS = frozenset(("internal", "server", "client", "producer", "consumer"))
-
-
-def span_kind(kind_string: str) -> str | None:
-    """The event's `span_kind` (lower case, as the OTLP reader has it) from SigNoz's `kind_string`."""
-    kind = kind_string.strip().lower()
-    return kind if kind in _SPAN_KINDS else None
 
 
 def _flatten_span(data: dict[str, Any]) -> dict[str, Any]:

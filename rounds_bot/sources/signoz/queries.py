@@ -307,12 +307,12 @@ def exception_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) ->
 
 
 def span_attributes_sql(spans: list[tuple[str, str]], start_ns: int, end_ns: int) -> str:
-    """The attributes of the spans that carried the sampled exceptions: a span starts at most
-    MAX_SPAN_NS before its exception event, in [start - MAX_SPAN_NS, end]."""
+    """The attributes, parent span and kind of the spans that carried the sampled exceptions: a span
+    starts at most MAX_SPAN_NS before its exception event, in [start - MAX_SPAN_NS, end]."""
     pairs = ", ".join(f"({sql_string(trace)}, {sql_string(span)})" for trace, span in spans)
     low = start_ns - MAX_SPAN_NS
-    return f"""SELECT trace_id, span_id, attributes_string, attributes_number, attributes_bool,
-  resources_string
+    return f"""SELECT trace_id, span_id, parent_span_id, kind_string, attributes_string, attributes_number,
+  attributes_bool, resources_string
 FROM signoz_traces.distributed_signoz_index_v3
 WHERE {_window_ns("timestamp", low, end_ns, end_inclusive=True)}
   AND {_bucket_window(low, end_ns)}
