@@ -176,6 +176,6 @@ def test_a_cascade_filed_on_github_links_both_issues_by_number(tmp_path):
         round_against(fake, tmp_path, events, minutes=10)
         bodies = {read_marker(issue.body).service: (issue.number, issue.body) for issue in fake.issues()}
         (cause, cause_body), (effect, effect_body) = bodies["checkout-api"], bodies["web-gateway"]
-        assert f"**Causes** #{effect} (3 traces this round)" in cause_body
-        assert f"**Caused by** #{cause} (3 traces this round)" in effect_body
+        assert f"**Causes** #{effect} (3 traces)" in cause_body
+        assert f"**Caused by** #{cause} (3 traces)" in effect_body
         assert f"**Next step:** start at #{cause}:" in effect_body

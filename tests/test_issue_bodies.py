@@ -25,7 +25,7 @@ from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import issue_title, render_body
 from rounds_bot.render.telemetry import log_rows, other_attributes, request_rows, table
-from rounds_bot.round.cascade import causal_order, correlate_traces
+from rounds_bot.round.cascade import carry_over, causal_order, correlate_traces
 from rounds_bot.round.evidence import IssueEvidence
 from rounds_bot.round.filing import IssueStyle, issue_view
 from rounds_bot.round.planning import IssuePlan
@@ -33,6 +33,7 @@ from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.store import CascadeLinks
 from rounds_bot.tally import Tally
 from rounds_bot.tracker.dryrun import DryRunTracker
 
@@ -481,8 +482,8 @@ def test_a_cascade_reads_as_one_problem_its_two_issues_linked(monorepo):
     effect_body = rendered(monorepo, effect, cascades[effect.signature_id], refs)
     matches_golden("cascade_cause", cause_body)
     matches_golden("cascade_effect", effect_body)
-    assert "**Causes** #15 (3 traces this round)" in cause_body
-    assert "**Caused by** #12 (3 traces this round)" in effect_body
+    assert "**Causes** #15 (3 traces)" in cause_body
+    assert "**Caused by** #12 (3 traces)" in effect_body
     assert "**Next step:** start at #12" in effect_body
     path = effect_body.split("## Error path", 1)[1]
     assert path.index("**checkout-api**") < path.index("**web-gateway**")  # the callee's error first
@@ -563,11 +564,65 @@ def test_a_round_files_a_cascade_as_two_issues_that_name_each_other(clean_env, f
     )
     # each names the other's draft, though one of them was filed before the other existed
     assert f"**Causes** [{cause_name}]".replace(cause_name, effect_name) in cause
-    assert f"**Caused by** [{cause_name}]({cause_name}) (3 traces this round)" in effect
+    assert f"**Caused by** [{cause_name}]({cause_name}) (3 traces)" in effect
     assert f"**Next step:** start at [{cause_name}]({cause_name})" in effect
     assert "| Span id | `0961e4842ddc3ebc`, parent `2150684b6da4ad69` |" in effect
     # a URL the redaction took for a secret (`checkout-api:8000/...`) is shown as it came, never a crash
     assert "502 from POST checkout-api" in effect
+
+
+def gateway_only_file(path: Path, at: datetime, traces: int) -> Path:
+    """Later traces where only the gateway's call failed: no error of the checkout shares them."""
+    start = int((at - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1e9)
+    call = {"http.request.method": "POST", "url.full": "http://checkout-api:8000/api/v1/checkout",
+            "server.address": "checkout-api", "http.response.status_code": 502}  # fmt: skip
+    spans = [
+        _span(
+            f"f{n:x}" + TRACE_ID[2:],
+            "0961e4842ddc3ebc",
+            "2150684b6da4ad69",
+            "POST",
+            3,
+            start + n * 60_000_000_000,
+            attributes=call,
+        )
+        for n in range(traces)
+    ]
+    path.write_text(_export("web-gateway", spans) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_later_update_still_names_the_cause_a_round_saw_before(clean_env, fresh_db, tmp_path):
+    drafts = tmp_path / "drafts"
+    first = OtlpFileSource(cascade_file(tmp_path / "cascade.jsonl", traces=3))
+    now = FIRST_SEEN + timedelta(hours=1)
+    run_round(load_settings(), first, DryRunTracker(drafts), fresh_db, now=now, reads_whole_history=True)
+    later = OtlpFileSource(gateway_only_file(tmp_path / "later.jsonl", now + timedelta(minutes=5), traces=2))
+    run_round(load_settings(), later, DryRunTracker(drafts), fresh_db, now=now + timedelta(hours=1),
+              reads_whole_history=True)  # fmt: skip
+    bodies = {path.name: path.read_text(encoding="utf-8") for path in drafts.glob("sig_*.md")}
+    cause_name = next(name for name, body in bodies.items() if "KeyError" in body)
+    effect = next(body for body in bodies.values() if "KeyError" not in body)
+    assert "| In this round | 2 |" in effect and "| Total | 5 |" in effect  # the update happened
+    assert f"**Caused by** [{cause_name}]({cause_name}) (3 traces)" in effect
+    assert "## Error path" not in effect  # no trace of this round shows it
+
+
+def test_a_kept_cascade_link_lasts_until_either_problem_is_gone():
+    kept = {
+        "sig_effect": CascadeLinks(caused_by={"sig_cause": 3}),
+        "sig_cause": CascadeLinks(causes={"sig_effect": 3}),
+    }
+    found = {"sig_effect": Cascade(caused_by={"sig_cause": 1}, trace_id="t", path=())}
+    cascades, links = carry_over(found, kept, {})
+    assert cascades["sig_effect"].caused_by == {"sig_cause": 4} and cascades["sig_effect"].trace_id == "t"
+    assert cascades["sig_cause"].causes == {"sig_effect": 3}
+    assert links["sig_effect"].caused_by == {"sig_cause": 4}
+    cascades, links = carry_over({}, kept, {"sig_cause": "resolved"})
+    assert "sig_effect" not in cascades and not links["sig_effect"]  # forgotten, and stored as forgotten
+    assert not links["sig_cause"]
+    cascades, _ = carry_over({}, kept, {"sig_effect": "merged", "sig_cause": "open"})
+    assert set(cascades) == set()
 
 
 def test_a_callees_error_comes_before_its_callers_whatever_the_clock_says():

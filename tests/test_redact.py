@@ -257,6 +257,17 @@ def test_every_field_and_attribute_of_an_event_is_redacted_at_the_boundary():
     assert event.event_id.startswith("sha256:") and event.trace_id and event.trace_id.startswith("sha256:")
 
 
+def test_a_parent_span_id_is_hashed_like_a_span_id_so_the_two_still_match():
+    secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+    redactor = Redactor()
+    child = redactor.event(hostile_event(parent_span_id=secret))
+    parent = redactor.event(hostile_event(span_id=secret))
+    assert child.parent_span_id is not None and child.parent_span_id.startswith("sha256:")
+    assert child.parent_span_id == parent.span_id  # a cascade still finds the parent span
+    plain = redactor.event(hostile_event(parent_span_id="00f067aa0ba902b7"))
+    assert plain.parent_span_id == "00f067aa0ba902b7"
+
+
 def test_the_boundary_is_deterministic_so_an_occurrence_is_counted_once():
     assert Redactor().event(hostile_event()) == Redactor().event(hostile_event())
     assert (

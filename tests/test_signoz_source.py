@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from signoz_emulator import Behaviour, SignozEmulator, build_dataset
-from signoz_emulator.data import Dataset
+from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_emulator.synthetic import SyntheticExceptions
 from signoz_fixtures import (
     JAVA_TRACE,
@@ -27,6 +28,7 @@ from signoz_fixtures import (
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.signoz.collector import span_kind
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
 CHECKOUT_VALUE_ERROR = "1e59539e8effec84f7ec674dda15ddfa"
@@ -101,6 +103,70 @@ def test_error_spans_with_exception_events_are_left_to_the_error_index(emulator)
     assert span_group.attributes["http.response.status_code"] == 504  # a number, as in OTLP
     assert span_group.source_group_id.startswith("signoz-span:")
     assert span_group.source_url == f"{emulator.url}/trace/{span_group.trace_id}?spanId={span_group.span_id}"
+
+
+def _client_span_lines(kind: int | str) -> list[str]:
+    """One failing client call whose parent is the request span that made it."""
+    span = {
+        "traceId": "5b8aa5a2d2c872e8321cf37308d69df2",
+        "spanId": "051581bf3cb55c13",
+        "parentSpanId": "ab1c2d3e4f506172",
+        "name": "POST",
+        "kind": kind,
+        "startTimeUnixNano": str(T0_NS + 100 * SECOND),
+        "endTimeUnixNano": str(T0_NS + 100 * SECOND + 5_000_000),
+        "status": {"code": 2, "message": "502 Bad Gateway"},
+    }
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "shipping"}}]}
+    traces = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [span]}]}]}
+    return [json.dumps(traces)]
+
+
+@pytest.mark.parametrize("sql_allowed", [True, False], ids=["clickhouse-sql", "raw-rows"])
+@pytest.mark.parametrize("kind", [3, "SPAN_KIND_CLIENT"])
+def test_span_errors_keep_their_parent_span_and_kind_on_both_paths(sql_allowed, kind):
+    dataset = Dataset()
+    load_otlp_lines(_client_span_lines(kind), dataset, where="test")
+    with SignozEmulator(dataset, Behaviour(clickhouse_sql_allowed=sql_allowed)) as emulator:
+        (event,) = by_kind(poll(emulator), "span_error")
+    assert event.parent_span_id == "ab1c2d3e4f506172"
+    assert event.span_kind == "client"
+
+
+def test_an_exception_knows_the_kind_and_parent_of_the_span_that_raised_it():
+    """The checkout's server span raised; its parent is the gateway's failed client call."""
+    exception = {
+        "timeUnixNano": str(T0_NS + 100 * SECOND + 1_000_000),
+        "name": "exception",
+        "attributes": [
+            {"key": "exception.type", "value": {"stringValue": "KeyError"}},
+            {"key": "exception.message", "value": {"stringValue": "'currency'"}},
+        ],
+    }
+    server = {
+        "traceId": "5b8aa5a2d2c872e8321cf37308d69df2",
+        "spanId": "a1542a9f608eebcb",
+        "parentSpanId": "051581bf3cb55c13",
+        "name": "POST /api/v1/checkout",
+        "kind": "SPAN_KIND_SERVER",
+        "startTimeUnixNano": str(T0_NS + 100 * SECOND),
+        "endTimeUnixNano": str(T0_NS + 100 * SECOND + 2_000_000),
+        "events": [exception],
+        "status": {"code": 2},
+    }
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "checkout"}}]}
+    traces = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [server]}]}]}
+    dataset = Dataset()
+    load_otlp_lines([*_client_span_lines(3), json.dumps(traces)], dataset, where="test")
+    with SignozEmulator(dataset) as emulator:
+        (raised,) = by_kind(poll(emulator), "exception")
+    assert raised.span_id == "a1542a9f608eebcb" and raised.parent_span_id == "051581bf3cb55c13"
+    assert raised.span_kind == "server"
+
+
+def test_an_unspecified_span_kind_says_nothing():
+    assert span_kind("Unspecified") is None and span_kind("") is None
+    assert span_kind("Server") == "server" and span_kind("Consumer") == "consumer"
 
 
 def test_error_logs_are_grouped_by_normalised_body_and_keep_severity(emulator):

@@ -10,7 +10,7 @@ from signature_samples import a_signature
 
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.errors import SchemaTooNewError, StoreError
-from rounds_bot.store import SCHEMA_VERSION, DiagnosisRecord, Store
+from rounds_bot.store import SCHEMA_VERSION, CascadeLinks, DiagnosisRecord, Store
 
 NOW = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
 
@@ -153,3 +153,14 @@ def test_diagnosed_neighbours_are_the_same_service_latest_ok_diagnoses(fresh_db)
             )  # fmt: skip
     found = fresh_db.diagnosed_neighbours("api", exclude="me", limit=3)
     assert [(signature.id, outcome.diagnosis.root_cause) for signature, outcome in found] == [("a", "new")]
+
+
+def test_a_signatures_cascade_links_outlive_its_next_save_and_empty_links_are_forgotten(fresh_db):
+    fresh_db.save(a_signature("sig_effect"))
+    fresh_db.save(a_signature("sig_quiet"))
+    with fresh_db.transaction():
+        fresh_db.set_cascade_links({"sig_effect": CascadeLinks(caused_by={"sig_cause": 3})})
+    fresh_db.save(a_signature("sig_effect", title="updated"))  # a later round saves the signature again
+    assert fresh_db.cascade_links() == {"sig_effect": CascadeLinks(caused_by={"sig_cause": 3}, causes={})}
+    fresh_db.set_cascade_links({"sig_effect": CascadeLinks()})
+    assert fresh_db.cascade_links() == {}

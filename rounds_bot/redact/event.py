@@ -133,6 +133,9 @@ class Redactor:
                 "severity": self.optional(event.severity, 32),
                 "trace_id": None if event.trace_id is None else self.identifier(event.trace_id),
                 "span_id": None if event.span_id is None else self.identifier(event.span_id),
+                "parent_span_id": (
+                    None if event.parent_span_id is None else self.identifier(event.parent_span_id)
+                ),
                 "service_version": self.optional(event.service_version),
                 "environment": self.optional(event.environment),
                 "attributes": self.attributes(event.attributes),

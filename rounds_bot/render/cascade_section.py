@@ -97,7 +97,7 @@ def _listed(counts: dict[str, int], refs: dict[str, str]) -> str:
     shown = []
     for signature_id, traces in ordered:
         word = "trace" if traces == 1 else "traces"
-        shown.append(f"{reference(refs.get(signature_id), signature_id)} ({traces} {word} this round)")
+        shown.append(f"{reference(refs.get(signature_id), signature_id)} ({traces} {word})")
     return ", ".join(shown)
 
 

@@ -13,19 +13,32 @@ exception) and are listed on the path only.
 
 Values in, values out: the round's (redacted) events, its tallies (which signature each event went to) and
 the signatures as they will be after the round (their titles); nothing is read or written elsewhere.
+
+A round sees a cascade only while its window holds a shared trace, so what earlier rounds saw is kept with
+the signature (`store/cascades.py`) and carried over:
+
+    cascades, links = carry_over(found, store.cascade_links(), statuses)
+
+A link stays until the problem is gone: until either of its two signatures is resolved or merged into
+another (their status from the event log). The counts add up the traces of every round that saw them.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import replace
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.render.cascade_section import Cascade, PathStep
 from rounds_bot.signature import Signature
+from rounds_bot.store import CascadeLinks
 from rounds_bot.tally import Tally
 
 #: the errors of one trace listed on an issue's path at most
 MAX_PATH = 8
+#: statuses of a signature whose problem is gone: its cascade links are not kept
+GONE = frozenset({"resolved", "merged"})
 
 
 def correlate_traces(
@@ -113,3 +126,36 @@ def _step(event: ErrorEvent, signature_id: str, after: dict[str, Signature]) -> 
         kind=event.kind,
         timestamp=event.timestamp,
     )
+
+
+def carry_over(
+    found: dict[str, Cascade], kept: Mapping[str, CascadeLinks], statuses: Mapping[str, str]
+) -> tuple[dict[str, Cascade], dict[str, CascadeLinks]]:
+    """This round's cascades with the links earlier rounds kept (the round's path and trace stay its own),
+    and the links to keep now for every signature that had or has some (empty: forget them). `statuses`
+    are the signatures' statuses before the round; a link to or of a signature whose problem is gone is
+    dropped, unless this round saw it again."""
+    cascades: dict[str, Cascade] = {}
+    links: dict[str, CascadeLinks] = {}
+    for signature_id in sorted({*found, *kept}):
+        new = found.get(signature_id, Cascade())
+        old = kept.get(signature_id, CascadeLinks())
+        gone = statuses.get(signature_id) in GONE
+        merged = CascadeLinks(
+            caused_by=_added(new.caused_by, {} if gone else old.caused_by, statuses),
+            causes=_added(new.causes, {} if gone else old.causes, statuses),
+        )
+        if merged or signature_id in kept:
+            links[signature_id] = merged
+        if merged or new.path:
+            cascades[signature_id] = replace(
+                new, caused_by=dict(merged.caused_by), causes=dict(merged.causes)
+            )
+    return cascades, links
+
+
+def _added(new: Mapping[str, int], old: Mapping[str, int], statuses: Mapping[str, str]) -> dict[str, int]:
+    counts = {sid: count for sid, count in old.items() if statuses.get(sid) not in GONE}
+    for sid, count in new.items():
+        counts[sid] = counts.get(sid, 0) + count
+    return dict(sorted(counts.items()))

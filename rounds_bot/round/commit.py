@@ -10,7 +10,7 @@ from rounds_bot.clock import iso
 from rounds_bot.events import Fact
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
-from rounds_bot.store import RunRecord, Store
+from rounds_bot.store import CascadeLinks, RunRecord, Store
 from rounds_bot.tally import Tally
 
 
@@ -29,6 +29,7 @@ class Learned:
     forget_before: datetime
     source_state: dict[str, Any] | None = None  # what the source keeps for its next round
     facts: list[FactToLog] = field(default_factory=list)  # found by a step (a fix's release, a recurrence)
+    cascade_links: dict[str, CascadeLinks] = field(default_factory=dict)  # what each cascade is now
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ def commit(store: Store, learned: Learned) -> None:
                 at=learned.now,
                 payload=fact.payload,
             )
+        store.set_cascade_links(learned.cascade_links)  # after the saves: a new signature's row exists
         store.set_cursor(learned.source, learned.cursor)
         if learned.source_state is not None:
             store.set_source_state(learned.source, learned.source_state)

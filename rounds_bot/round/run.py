@@ -6,6 +6,7 @@
     grouped    = group_occurrences(...)      fingerprint + dedup, a tally per signature  (occurrences.py)
     after      = signatures_after(...)       each signature as it will be after the round
     cascades   = correlate_traces(...)       signatures whose errors share a trace        (cascade.py)
+                 + kept_cascades(...)        with the links earlier rounds saw            (cascade.py)
     candidates = gather_candidates(...)      seen, deferred earlier, or wanted           (planning.py)
     lookups    = look_up_issues(...)         the tracker's issue for each (network)
     planned    = plan_issues(...)            new / updated / regressed / muted / deferred (pure)
@@ -33,7 +34,7 @@ from rounds_bot.fixing.release import FixVerdict
 from rounds_bot.marker_memory import marker_memory
 from rounds_bot.redact import Redactor
 from rounds_bot.render.cascade_section import Cascade
-from rounds_bot.round.cascade import correlate_traces
+from rounds_bot.round.cascade import carry_over, correlate_traces
 from rounds_bot.round.commit import Learned, commit, forget_before
 from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosis_step
 from rounds_bot.round.evidence import gather_evidence
@@ -55,7 +56,7 @@ from rounds_bot.round.window import BEGINNING, INGEST_DELAY, next_cursor, plan_w
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import Source, Window
-from rounds_bot.store import Store
+from rounds_bot.store import CascadeLinks, Store
 from rounds_bot.tracker.base import Tracker
 
 # A diagnosis that keeps failing (timeouts, API errors) is retried this many times, then waits for new
@@ -90,11 +91,14 @@ def run_round(
     grouped = group_occurrences(store, engine, controls, read_window(window, polled), polled)
     after = signatures_after(store, engine, grouped.tallies, run_id=run_id, now=now)
     fixed = watch_fixed(store, grouped.tallies, run_id)
+    cascade_links: dict[str, CascadeLinks] = {}
     if controls.pause is not None:
         candidates = gather_candidates(store, grouped.tallies, after, ())
         planned, diagnosis, filed = hold_while_paused(candidates, controls), DiagnosisStep(), Filed()
     else:
-        cascades = correlate_traces(polled.events, grouped.tallies, after)
+        cascades, cascade_links = kept_cascades(
+            store, correlate_traces(polled.events, grouped.tallies, after)
+        )
         occasion = Occasion(run_id, now, window, controls, fixed.verdicts, cascades)
         planned, diagnosis, filed = act(
             settings, store, tracker, diagnoser, occasion, grouped, after, rediagnose
@@ -115,6 +119,7 @@ def run_round(
             source_state=polled.source_state,
             forget_before=forget_before(cursor, settings.cursor_overlap_seconds),
             facts=fixed.facts,
+            cascade_links=cascade_links,
         ),
     )
     return build_report(
@@ -135,6 +140,15 @@ def run_round(
             charts=settings.charts,
         )
     )
+
+
+def kept_cascades(
+    store: Store, found: dict[str, Cascade]
+) -> tuple[dict[str, Cascade], dict[str, CascadeLinks]]:
+    """This round's cascades with what earlier rounds saw of them, and the links to keep (`carry_over`)."""
+    kept = store.cascade_links()
+    named = {*found, *kept, *(sid for links in kept.values() for sid in (*links.caused_by, *links.causes))}
+    return carry_over(found, kept, {sid: store.status(sid) for sid in sorted(named)})
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ GitHub is the record of facts; this database is a derived cache that makes round
 - `runs`: scan history; `ledger`: money spent on model calls;
 - `versions_seen`: when each service's `service.version` was first seen (the fix lifecycle's releases).
 
+A signature's row also keeps what its cascade was (`store/cascades.py`), so a later update still names it.
+
 A round writes everything it learned in ONE transaction (`Store.transaction`): a failed round leaves the
 database as it was, and the next round re-reads the same window.
 """
@@ -35,6 +37,7 @@ from rounds_bot.events import STATUS_AFTER, Fact
 from rounds_bot.grouping.state import SignatureState, states_from_json
 from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.signature import Signature
+from rounds_bot.store.cascades import CascadeLinks, CascadeLinksStore
 from rounds_bot.store.derived import DerivedTables
 from rounds_bot.store.grouping import StoredSignatures, index_grouping_state
 from rounds_bot.store.history import HistoryQueries
@@ -59,7 +62,7 @@ from rounds_bot.store.signatures import from_row, to_row
 from rounds_bot.store.versions import VersionsSeen
 
 
-class Store(HistoryQueries, DerivedTables, VersionsSeen):
+class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
     """An open signature database. Use `Store.open(path)` or `Store.memory()`."""
 
     def __init__(self, db: Database, where: str) -> None:
@@ -355,6 +358,7 @@ def remove_database(path: Path) -> None:
 __all__ = [
     "SCHEMA_VERSION",
     "Booking",
+    "CascadeLinks",
     "DiagnosisRecord",
     "Logged",
     "RunRecord",

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from sqlite_utils import Database
 
+from rounds_bot.store.cascades import add_cascade_column
 from rounds_bot.store.derived import create_derived_tables
 from rounds_bot.store.grouping import create_grouping_keys, create_grouping_vectors
 from rounds_bot.store.versions import create_versions_seen
@@ -132,5 +133,6 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     _add_counted_through_v6,
     create_versions_seen,
     create_source_states,
+    add_cascade_column,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -198,6 +198,20 @@ def _bucket(ns: int) -> int:
     return (ns // NS_PER_S // 1800) * 1800
 
 
+# The collector stores a span's kind twice: `kind` as the OTLP enum value and `kind_string` as pdata's
+# SpanKind.String() (signoz-otel-collector exporter/clickhousetracesexporter; pdata ptrace
+# SpanKind.String: "Unspecified", "Internal", "Server", "Client", "Producer", "Consumer").
+SPAN_KIND_STRINGS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consumer")
+
+
+def _span_kind(kind: int | str) -> int:
+    """The OTLP enum value of a span kind that OTLP/JSON writes as a number or as its enum name."""
+    if isinstance(kind, int):
+        return kind if 0 <= kind < len(SPAN_KIND_STRINGS) else 0
+    name = kind.removeprefix("SPAN_KIND_").capitalize()
+    return SPAN_KIND_STRINGS.index(name) if name in SPAN_KIND_STRINGS else 0
+
+
 def _load_span(span: Span, resource: dict[str, str], dataset: Dataset, shift_ns: int) -> None:
     start = span.start_time_unix_nano + shift_ns
     end = (span.end_time_unix_nano or span.start_time_unix_nano) + shift_ns
@@ -225,9 +239,8 @@ def _load_span(span: Span, resource: dict[str, str], dataset: Dataset, shift_ns:
             "span_id": span.span_id,
             "parent_span_id": span.parent_span_id,
             "name": span.name,
-            # otlp_json does not read the span kind: every emulated span is Unspecified
-            "kind": 0,
-            "kind_string": "Unspecified",
+            "kind": _span_kind(span.kind),
+            "kind_string": SPAN_KIND_STRINGS[_span_kind(span.kind)],
             "duration_nano": max(0, end - start),
             "status_code": status_code,
             "status_message": span.status.message,

@@ -220,3 +220,15 @@ class RowTally:
             self.buckets,
             Bucket(timestamp_ns // BUCKET_NS * BUCKET_SECONDS, 1, timestamp_ns, timestamp_ns, environment),
         )
+
+
+# The collector writes `kind_string` as pdata's SpanKind.String() (signoz-otel-collector
+# exporter/clickhousetracesexporter; pdata ptrace SpanKind.String): "Server", "Client", ...;
+# "Unspecified" (and anything unknown) says nothing, as an absent kind does in the OTLP reader.
+_SPAN_KINDS = frozenset(("internal", "server", "client", "producer", "consumer"))
+
+
+def span_kind(kind_string: str) -> str | None:
+    """The event's `span_kind` (lower case, as the OTLP reader has it) from SigNoz's `kind_string`."""
+    kind = kind_string.strip().lower()
+    return kind if kind in _SPAN_KINDS else None

@@ -22,6 +22,7 @@ from rounds_bot.sources.signoz.collector import (
     group_event_id,
     normalise_message,
     parse_buckets,
+    span_kind,
     text_of,
 )
 from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
@@ -42,6 +43,8 @@ class SpanGroupRow(Lenient):
     buckets: str = ""
     sample_trace_id: str = ""
     sample_span_id: str = ""
+    sample_parent_span_id: str = ""
+    sample_kind_string: str = ""
     sample_status_message: str = ""
     sample_http_method: str = ""
     sample_http_url: str = ""
@@ -58,6 +61,8 @@ class RawSpan(Lenient):
     trace_id: StrictStr
     span_id: StrictStr
     name: StrictStr
+    parent_span_id: str = ""
+    kind_string: str = ""
     service_name: str = ""
     status_message: str = ""
     response_status_code: str = ""
@@ -128,6 +133,8 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             buckets=format_buckets(tally.buckets),
             sample_trace_id=span.trace_id,
             sample_span_id=span.span_id,
+            sample_parent_span_id=span.parent_span_id,
+            sample_kind_string=span.kind_string,
             sample_status_message=span.status_message,
             sample_http_method=span.http_method,
             sample_http_url=span.http_url,
@@ -181,6 +188,8 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             error_code=text_of(attributes, "error.code"),
             trace_id=trace_id,
             span_id=row.sample_span_id or None,
+            parent_span_id=row.sample_parent_span_id or None,
+            span_kind=span_kind(row.sample_kind_string),
             service_version=text_of(attributes, "service.version"),
             environment=environment_of(row.sample_resources_string),
             attributes=attributes,
@@ -207,6 +216,8 @@ def _flatten_span(data: dict[str, Any]) -> dict[str, Any]:
         "response_status_code",
         "http_method",
         "http_url",
+        "parent_span_id",
+        "kind_string",
     ):
         if flat.get(key) is None:
             flat[key] = ""

@@ -29,6 +29,7 @@ from rounds_bot.sources.signoz.collector import (
     environment_of,
     group_event_id,
     parse_buckets,
+    span_kind,
     text_of,
 )
 from rounds_bot.sources.signoz.failures import SignozHTTPError
@@ -68,6 +69,8 @@ class ExceptionSample(Lenient):
     environment: str = ""
     environment_name: str = ""
     span_attributes: dict[str, AttributeValue] = Field(default_factory=dict)
+    parent_span_id: str = ""
+    kind_string: str = ""
 
 
 class SpanAttributes(Lenient):
@@ -75,6 +78,8 @@ class SpanAttributes(Lenient):
 
     trace_id: StrictStr
     span_id: StrictStr
+    parent_span_id: str = ""
+    kind_string: str = ""
     attributes_string: dict[str, str] = Field(default_factory=dict)
     attributes_number: dict[str, float] = Field(default_factory=dict)
     attributes_bool: dict[str, bool] = Field(default_factory=dict)
@@ -293,7 +298,7 @@ class ExceptionGroupsReader:
         """Each sample with its span's attributes (an error code, an HTTP status), which the error
         index does not keep: the OTLP reader reads them from the span, and so must rounds here."""
         pairs = sorted({(s.trace_id, s.span_id) for s in samples.values() if s.trace_id and s.span_id})
-        found: dict[tuple[str, str], dict[str, AttributeValue]] = {}
+        found: dict[tuple[str, str], SpanAttributes] = {}
         batch = self._settings.sample_batch_size
         for index in range(0, len(pairs), batch):
             query = clickhouse_sql(span_attributes_sql(pairs[index : index + batch], start_ns, end_ns))
@@ -304,16 +309,9 @@ class ExceptionGroupsReader:
                         span = SpanAttributes.model_validate(raw.data)
                     except ValidationError:
                         continue  # the sample keeps the error index's own fields
-                    found[(span.trace_id, span.span_id)] = attributes_of(
-                        span.resources_string,
-                        span.attributes_string,
-                        span.attributes_number,
-                        span.attributes_bool,
-                    )
+                    found[(span.trace_id, span.span_id)] = span
         return {
-            group_id: sample.model_copy(
-                update={"span_attributes": found.get((sample.trace_id, sample.span_id), {})}
-            )
+            group_id: _with_span(sample, found.get((sample.trace_id, sample.span_id)))
             for group_id, sample in samples.items()
         }
 
@@ -388,6 +386,8 @@ class ExceptionGroupsReader:
             error_code=text_of(attributes, "error.code"),
             trace_id=(sample.trace_id or None) if sample else None,
             span_id=(sample.span_id or None) if sample else None,
+            parent_span_id=(sample.parent_span_id or None) if sample else None,
+            span_kind=span_kind(sample.kind_string) if sample else None,
             service_version=text_of(attributes, "service.version"),
             environment=environment,
             attributes=attributes,
@@ -399,6 +399,22 @@ class ExceptionGroupsReader:
                 else self._links.exception(group.group_id, url_timestamp)
             ),
         )
+
+
+def _with_span(sample: ExceptionSample, span: SpanAttributes | None) -> ExceptionSample:
+    """The sample with what its span adds: attributes, parent span and kind (as the OTLP reader has them)."""
+    if span is None:
+        return sample.model_copy(update={"span_attributes": {}})
+    attributes = attributes_of(
+        span.resources_string, span.attributes_string, span.attributes_number, span.attributes_bool
+    )
+    return sample.model_copy(
+        update={
+            "span_attributes": attributes,
+            "parent_span_id": span.parent_span_id,
+            "kind_string": span.kind_string,
+        }
+    )
 
 
 def _read_group(

@@ -159,6 +159,8 @@ def _sample_columns(names: tuple[str, ...]) -> str:
 SPAN_SAMPLES = (
     "trace_id",
     "span_id",
+    "parent_span_id",
+    "kind_string",
     "status_message",
     "http_method",
     "http_url",
@@ -305,12 +307,12 @@ def exception_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) ->
 
 
 def span_attributes_sql(spans: list[tuple[str, str]], start_ns: int, end_ns: int) -> str:
-    """The attributes of the spans that carried the sampled exceptions: a span starts at most
-    MAX_SPAN_NS before its exception event, in [start - MAX_SPAN_NS, end]."""
+    """The attributes, parent span and kind of the spans that carried the sampled exceptions: a span
+    starts at most MAX_SPAN_NS before its exception event, in [start - MAX_SPAN_NS, end]."""
     pairs = ", ".join(f"({sql_string(trace)}, {sql_string(span)})" for trace, span in spans)
     low = start_ns - MAX_SPAN_NS
-    return f"""SELECT trace_id, span_id, attributes_string, attributes_number, attributes_bool,
-  resources_string
+    return f"""SELECT trace_id, span_id, parent_span_id, kind_string, attributes_string, attributes_number,
+  attributes_bool, resources_string
 FROM signoz_traces.distributed_signoz_index_v3
 WHERE {_window_ns("timestamp", low, end_ns, end_inclusive=True)}
   AND {_bucket_window(low, end_ns)}
@@ -330,6 +332,8 @@ ERROR_SPAN_FIELDS = (
     _field("service.version", "resource", "string"),
     _field("deployment.environment", "resource", "string"),
     _field("name", "span", "string"),
+    _field("parent_span_id", "span", "string"),
+    _field("kind_string", "span", "string"),
     _field("status_code", "span", "number"),
     _field("status_message", "span", "string"),
     _field("http_method", "span", "string"),
