@@ -87,3 +87,13 @@ def test_a_batch_and_the_same_events_one_by_one_agree_where_no_word_varies() -> 
     assert [a.signature_id for a in GroupingEngine().assign_all(events)] == [
         one_by_one.assign(e).signature_id for e in events
     ]
+
+
+def test_boolean_literals_in_a_fixed_statement_are_a_value() -> None:
+    found = varying_skeletons(
+        lines(
+            *(["feature flag new-checkout is true for this tenant"] * 5),
+            "feature flag new-checkout is false for this tenant",
+        )
+    )
+    assert set(found.values()) == {("feature", "flag", "new-checkout", "is", "<*>", "for", "this", "tenant")}

@@ -9,13 +9,16 @@ destination unreachable`, `job reindex-catalog failed: destination unreachable`)
 Evidence is taken from the whole batch before any line of it is grouped, so the answer does not
 depend on the order the lines arrive in. A position counts as varying only when it holds at least
 `MIN_DISTINCT` different words and the words are mostly different (at least one in
-`1 / MAX_REPEAT` lines brings a new one): a handful of states or verbs repeated over many lines
-(`VM Started`, `VM Paused`, `VM Stopped`; `GET`, `POST`) are different statements. The statement's
-first word never varies this way and at least `MIN_FIXED_WORDS` of its words stay fixed.
+`1 / MAX_REPEAT` lines brings a new one), or when its words are boolean literals (`true` and
+`false`, `yes` and `no`, `on` and `off`: a flag's value): a handful of states or verbs repeated
+over many lines (`VM Started`, `VM Paused`, `VM Stopped`; `GET`, `POST`) are different
+statements. The statement's first word never varies this way and at least `MIN_FIXED_WORDS` of
+its words stay fixed.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rounds_bot.grouping.skeletons import HAS_LETTER, WILDCARD
@@ -26,6 +29,9 @@ MIN_DISTINCT = 3
 MAX_REPEAT = 2
 #: words of the statement that stay fixed around the varying one
 MIN_FIXED_WORDS = 3
+#: boolean literals as programs print them (Python, JSON/YAML, Java, shell); trailing punctuation
+#: of the sentence allowed
+_BOOLEAN = re.compile(r"(?i)(?:true|false|yes|no|on|off)[.,;:]?")
 
 Skeleton = tuple[str, ...]
 
@@ -40,7 +46,7 @@ def varying_skeletons(
     for line, count in lines:
         counts[line] = counts.get(line, 0) + count
     # A position varies only among skeletons of one bucket, length and first word (which never
-    # varies): a set of fewer than `MIN_DISTINCT` of them need not be looked at.
+    # varies): one alone need not be looked at (two can be a flag's two values).
     sizes: dict[tuple[str, int, str], int] = {}
     for bucket, tokens in counts:
         if tokens:
@@ -49,7 +55,7 @@ def varying_skeletons(
     counts = {
         (bucket, tokens): count
         for (bucket, tokens), count in counts.items()
-        if tokens and sizes[(bucket, len(tokens), tokens[0])] >= MIN_DISTINCT
+        if tokens and sizes[(bucket, len(tokens), tokens[0])] >= 2
     }
     frames: dict[tuple[str, Skeleton], tuple[set[str], list[int]]] = {}
     for (bucket, tokens), count in counts.items():
@@ -81,4 +87,6 @@ def _masked_forms(tokens: Skeleton) -> list[Skeleton]:
 
 
 def _varies(words: set[str], seen: list[int]) -> bool:
+    if len(words) >= 2 and all(_BOOLEAN.fullmatch(word) for word in words):
+        return True  # a flag's value: it has two values only, however often it is printed
     return len(words) >= MIN_DISTINCT and len(words) * MAX_REPEAT >= seen[0]
