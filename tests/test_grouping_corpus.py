@@ -133,3 +133,10 @@ def test_a_varying_word_says_so_in_why_grouped() -> None:
     ]
     assert varied
     assert all("a word that varies across the statement's lines" in text for text in varied)
+
+
+def test_a_batch_places_every_event_where_one_by_one_does_when_no_word_varies() -> None:
+    others = [e for e in EVENTS if TRUTH["bugs"][TRUTH["events"][e.event_id]]["class"] != 4]
+    one_by_one = GroupingEngine()
+    expected = [(a.signature_id, a.tier, a.explanation) for a in map(one_by_one.assign, others)]
+    assert [(a.signature_id, a.tier, a.explanation) for a in GroupingEngine().assign_all(others)] == expected

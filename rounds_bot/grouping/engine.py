@@ -165,7 +165,7 @@ class GroupingEngine:
         shapes = self._batch_shapes(batch)
         out = []
         for event, shape in zip(batch, shapes, strict=True):
-            if shape is None or (shape.may_hold_code and self._message_may_hold_code(event.message)):
+            if shape is None:
                 out.append(self.assign(event))
                 continue
             message = event.message
@@ -200,7 +200,12 @@ class GroupingEngine:
                 message = event.message
                 shape = counted = shape_of(message)
                 where, error_type = event.service, event.error_type
-                if len(message) > MAX_MESSAGE_CHARS or "\n" in message:
+                if shape.may_hold_code and self._message_may_hold_code(message):
+                    shape = None  # `assign` reads its error code, if it has one
+                    if self._codes.read(event) is not None:
+                        shapes.append(None)
+                        continue
+                elif len(message) > MAX_MESSAGE_CHARS or "\n" in message:
                     shape = None  # its text is cut first: `assign` reads it
             else:
                 line = self._message_line(event)
