@@ -140,3 +140,21 @@ def test_a_batch_places_every_event_where_one_by_one_does_when_no_word_varies() 
     one_by_one = GroupingEngine()
     expected = [(a.signature_id, a.tier, a.explanation) for a in map(one_by_one.assign, others)]
     assert [(a.signature_id, a.tier, a.explanation) for a in GroupingEngine().assign_all(others)] == expected
+
+
+def test_a_later_round_sends_a_new_value_to_the_signature_a_stored_varying_template_made(
+    fresh_db: Store,
+) -> None:
+    words = [e for e in EVENTS if TRUTH["bugs"][TRUTH["events"][e.event_id]]["class"] == 4]
+    engine = GroupingEngine(lookup=fresh_db.grouping_lookup())
+    made = {e.message: a.signature_id for e, a in zip(words, engine.assign_all(words), strict=True)}
+    with fresh_db.transaction():
+        for signature_id in set(made.values()):
+            state = engine.state(signature_id)
+            fresh_db.save(a_signature(signature_id, service=state.service, grouping_state=state))
+    known = next(m for m in made if m.startswith("job ") and m.endswith("destination unreachable"))
+    new_value = words[0].model_copy(
+        update={"event_id": "f" * 32, "message": "job archive-orders failed: destination unreachable"}
+    )
+    (assignment,) = GroupingEngine(lookup=fresh_db.grouping_lookup()).assign_all([new_value])
+    assert assignment.signature_id == made[known]
