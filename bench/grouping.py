@@ -182,7 +182,8 @@ def bcubed(predicted: list[str], truth: list[str]) -> tuple[float, float, float]
 def rounds_grouper(service: str) -> Callable[[list[str]], list[str]]:
     def group(messages: list[str]) -> list[str]:
         engine = GroupingEngine()
-        return [engine.assign(log_event(m, service, i)).signature_id for i, m in enumerate(messages)]
+        events = [log_event(m, service, i) for i, m in enumerate(messages)]
+        return [a.signature_id for a in engine.assign_all(events)]  # one batch, as a round's
 
     return group
 
@@ -378,8 +379,7 @@ def _time_rounds(events: list[ErrorEvent]) -> tuple[float, int]:
     with _frozen_inputs():
         engine = GroupingEngine()
         start = time.process_time()
-        for event in events:
-            engine.assign(event)
+        engine.assign_all(events)  # one batch, as a round's
         return len(events) / (time.process_time() - start), len(engine.signature_ids())
 
 

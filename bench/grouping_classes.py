@@ -138,7 +138,7 @@ def rounds_grouper(events: list) -> list[str]:
     from rounds_bot.grouping import GroupingEngine
 
     engine = GroupingEngine()
-    return [engine.assign(event).signature_id for event in events]
+    return [a.signature_id for a in engine.assign_all(events)]  # one batch, as a round's
 
 
 def event_text(event) -> str:  # type: ignore[no-untyped-def]

@@ -39,6 +39,7 @@ from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.normalize import MAX_MESSAGE_CHARS, apply_spans
 from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Answers, answer_key
@@ -55,6 +56,10 @@ __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 RULES = {
     "error_code": "rule: the same standardised error code in the same service",
     "template": "rule: the same log statement (the message's mined template)",
+    "varied": (
+        "rule: the same log statement (the message's mined template); a word that varies across"
+        " the statement's lines while the rest stays fixed is a value"
+    ),
     "app": "rule: the same exception types and frames of the app's own code",
     "test": "rule: the same exception types and frames of the tests (the trace has no app frame)",
     "system": "rule: the same exception types and frames",
@@ -150,6 +155,91 @@ class GroupingEngine:
             return previous
         # tier 3: similarity, else a new signature
         return self._place_by_similarity(candidate)
+
+    def assign_all(self, events: Iterable[ErrorEvent]) -> list[Assignment]:
+        """`assign` for a round's events taken as one batch: which words of the log lines vary
+        across a statement is learned from all of them first (`variability`), so the partition
+        does not depend on the order the events arrive in. A plain log line (no stack trace,
+        error code or attributes) is shaped once, for both."""
+        batch = events if isinstance(events, list) else list(events)
+        shapes = self._batch_shapes(batch)
+        out = []
+        for event, shape in zip(batch, shapes, strict=True):
+            if shape is None:
+                out.append(self.assign(event))
+                continue
+            message = event.message
+            normalized = shape.normalized
+            if normalized is None:
+                normalized = apply_spans(message.strip(), shape.spans)
+            out.append(
+                self._assign_message(
+                    event,
+                    message,
+                    event.service,
+                    event.error_type,
+                    event.environment,
+                    event.service_version,
+                    normalized,
+                    shape,
+                )
+            )
+        return out
+
+    def _batch_shapes(self, batch: list[ErrorEvent]) -> list[ShapeInfo | None]:
+        """Learn from a batch's message-path lines which words vary (the miner's `expect`),
+        counted per service, error type and shape; the shape of each short one-line plain
+        message, None for the other events. (Nested dicts, not a key tuple per event: the
+        batch allocates nothing per line.)"""
+        shape_of = self._shapes.shape_of
+        lines: dict[str, dict[str | None, dict[ShapeInfo, int]]] = {}
+        shapes: list[ShapeInfo | None] = []
+        for event in batch:
+            shape = None
+            if event.stacktrace is None and not event.error_code and not event.attributes:
+                message = event.message
+                shape = counted = shape_of(message)
+                where, error_type = event.service, event.error_type
+                if shape.may_hold_code and self._message_may_hold_code(message):
+                    shape = None  # `assign` reads its error code, if it has one
+                    if self._codes.read(event) is not None:
+                        shapes.append(None)
+                        continue
+                elif len(message) > MAX_MESSAGE_CHARS or "\n" in message:
+                    shape = None  # its text is cut first: `assign` reads it
+            else:
+                line = self._message_line(event)
+                if line is None:
+                    shapes.append(None)
+                    continue
+                where, error_type, counted = line
+            shapes.append(shape)
+            per_type = lines.get(where)
+            if per_type is None:
+                per_type = lines[where] = {}
+            per_shape = per_type.get(error_type)
+            if per_shape is None:
+                per_shape = per_type[error_type] = {}
+            per_shape[counted] = per_shape.get(counted, 0) + 1
+        bucket = self._candidates.bucket
+        self._miner.expect(
+            [
+                ((bucket(where or "unknown", error_type), shape.skeleton), count)
+                for where, per_type in lines.items()
+                for error_type, per_shape in per_type.items()
+                for shape, count in per_shape.items()
+            ]
+        )
+        return shapes
+
+    def _message_line(self, event: ErrorEvent) -> tuple[str, str | None, ShapeInfo] | None:
+        """Where (service, and a failed span's target) an event that takes the message path is
+        matched, with its error type and shape; None for an event that does not."""
+        if (event.stacktrace and not event.stacktrace.isspace()) or self._codes.read(event) is not None:
+            return None
+        target = operation_target(event.attributes) if event.kind == "span_error" else None
+        where = event.service if target is None else f"{event.service}\x1e{target}"
+        return where, event.error_type, self._shapes.lookup(event.message)[1]
 
     def state(self, signature_id: str) -> SignatureState:
         return self._known_signatures.state(signature_id)
@@ -336,7 +426,8 @@ class GroupingEngine:
         if tier == "new":
             return RULES["new"]
         if candidate.template_id is not None:
-            return RULES["template"]
+            varied = candidate.template_id in self._miner.varied_templates
+            return RULES["varied" if varied else "template"]
         by_hash = self._known_signatures.by_hash
         signature_id = self._known(candidate)
         for name, digest in candidate.fingerprint.lookup_keys():

@@ -64,6 +64,14 @@ class ShapeCache:
         self._code_test = code_test
         self.misses = 0
 
+    def shape_of(self, message: str) -> ShapeInfo:
+        """The shape's memo alone: `lookup` without building the normalised text."""
+        if len(message) <= MAX_MESSAGE_CHARS and "\n" not in message:
+            info = self._shapes.get(message.strip().encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS))
+            if info is not None:
+                return info
+        return self.lookup(message)[1]
+
     def lookup(self, message: str) -> tuple[str, ShapeInfo]:
         """The normalised message and its shape's memo."""
         if len(message) <= MAX_MESSAGE_CHARS and "\n" not in message:

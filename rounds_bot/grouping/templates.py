@@ -14,7 +14,9 @@ is that field's value (`session opened for user cyrus`: the user name is a param
 keys only ever help a skeleton that no template matches as it is, so an answer once given stands.
 
 Precision first: a differing word against a differing word never merges (`from NEW to RUNNING` and
-`from RUNNING to DONE` are different statements), and the miner keeps one invariant: no two
+`from RUNNING to DONE` are different statements), except where a round's whole batch shows the
+position varies (`expect`, see `variability`): then a skeleton no template matches as it is takes
+that position as a parameter. The miner keeps one invariant: no two
 templates can both match the same skeleton. A change that would break it is not made; a new
 skeleton that would break it becomes an *exact* template, matched only by that very skeleton.
 Because of that invariant the answer for a skeleton never changes once given, matching depends
@@ -39,6 +41,7 @@ from rounds_bot.grouping.skeletons import (
     keys_of,
     mask_after_keys,
 )
+from rounds_bot.grouping.variability import varying_skeletons
 from rounds_bot.models import Frozen
 
 
@@ -111,6 +114,17 @@ class TemplateMiner:
     fetch: Callable[[list[str]], object] | None = None
     fetch_learned: Callable[[str], set[str]] | None = None
     _fetched: set[str] = field(default_factory=set)
+    #: the skeletons of the batch being grouped that have a varying position, with it opened
+    #: (see `variability`); set by `expect`
+    _varying: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = field(default_factory=dict)
+    #: templates a varying position decided (for "why grouped")
+    varied_templates: set[str] = field(default_factory=set)
+
+    def expect(self, lines: list[tuple[tuple[str, tuple[str, ...]], int]]) -> None:
+        """Learn from a whole batch, (bucket, skeleton) and how many lines have it, which words
+        vary (see `variability`):
+        a skeleton no template matches as it is then takes its varying position as a parameter."""
+        self._varying = varying_skeletons(lines)
 
     def load(self, state: TemplateState) -> None:
         template = MinedTemplate(
@@ -151,6 +165,14 @@ class TemplateMiner:
             return TemplateMatch(known, self._templates[known].tokens)
         if is_exact_skeleton(tokens):
             return self._create(bucket, tokens, exact=True)
+        varied = self._varying.get(key)
+        if varied is not None and not any(
+            _compatible(t.tokens, tokens) for t in self._candidates(bucket, tokens)
+        ):
+            found = self._match(bucket, varied)
+            self._remember(key, found.template_id)
+            self.varied_templates.add(found.template_id)
+            return found
         keys = self._keys.get(bucket)
         if keys:
             masked = mask_after_keys(tokens, keys)

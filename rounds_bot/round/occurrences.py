@@ -50,12 +50,15 @@ def group_occurrences(
     already_counted = polled.already_counted + len(polled.events) - len(fresh)
     counted_through = store.counted_through()
     seen_now: set[str] = set()
+    to_group: list[ErrorEvent] = []
     for event in fresh:
         if event.event_id in already or event.event_id in seen_now:
             already_counted += 1
             continue
         seen_now.add(event.event_id)
-        assignment = engine.assign(event)
+        to_group.append(event)
+    # one batch, so the partition does not depend on the order the events arrived in
+    for event, assignment in zip(to_group, engine.assign_all(to_group), strict=True):
         tier_counts[assignment.tier] = tier_counts.get(assignment.tier, 0) + 1
         assignment = _follow_merge(store, controls, assignment)
         if _in_rebuilt_total(counted_through, assignment.signature_id, event):
