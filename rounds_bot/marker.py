@@ -7,10 +7,12 @@ signature database from the issues alone. It is an HTML comment, invisible in th
 
 Besides the signature it remembers what the event log alone would otherwise know: the latest good diagnosis
 and the money paid for it, the fix pull requests (`fixes`, at most MAX_MARKED_FIXES, newest last) with their
-merge, release and evaluation, how many fix attempts failed or were left to a person, and an active
-`/rounds ignore` (`mute`). Those keys are left out while empty, so a marker without them is byte for byte what
-earlier versions wrote; every key has a default, so earlier markers still read. Keys this version does not
-know are ignored rather than refused, so a marker written by a later rounds still names its signature.
+merge, release and evaluation, how many fix attempts failed or were left to a person, an active
+`/rounds ignore` (`mute`) and the signature's cascade links (`cascade`: the signatures it was caused by and
+causes, with their trace counts, as the store keeps them). Those keys are left out while empty, so a marker
+without them is byte for byte what earlier versions wrote; every key has a default, so earlier markers still
+read. Keys this version does not know are ignored rather than refused, so a marker written by a later rounds
+still names its signature.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ MAX_MARKED_FIXES = 5
 MAX_MARKED_FILES = 20
 MAX_MARKED_VERSIONS = 30
 MAX_MARKED_REASON_CHARS = 300
+#: the cascade links a marker remembers each way, those with the most traces (the issue body names them all)
+MAX_MARKED_LINKS = 20
 _MARKER = re.compile(r"<!-- rounds:marker v(?P<version>\d+) (?P<state>\{.*?\}) -->", re.DOTALL)
 
 
@@ -95,8 +99,23 @@ class MarkedMute(Frozen):
     key: str = Field(default="", description="the idempotency key of the command's event, e.g. ignore:<id>")
 
 
+class MarkedCascade(Frozen):
+    """The signature's cascade links (`store/cascades.py`): the signatures whose errors came first in the
+    same traces (`caused_by`) and those that came after (`causes`), each with its number of traces. Written
+    without an empty side."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+    caused_by: dict[str, int] = Field(default_factory=dict)
+    causes: dict[str, int] = Field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.caused_by or self.causes)
+
+
 class MarkerMemory(Frozen):
-    """What the marker remembers beyond the signature: diagnoses, spending, fixes and an ignore."""
+    """What the marker remembers beyond the signature: diagnoses, spending, fixes, an ignore and the
+    cascade links."""
 
     diagnosis: MarkedDiagnosis | None = None
     spend: list[MarkedSpend] = Field(default_factory=list)
@@ -104,6 +123,7 @@ class MarkerMemory(Frozen):
     failed_fixes: int = 0
     offered_fixes: int = 0
     mute: MarkedMute | None = None
+    cascade: MarkedCascade | None = None
 
     def lifecycle(self) -> dict[str, Any]:
         """The fix and ignore part, as the marker writes it (compared to tell whether a marker is stale)."""
@@ -142,6 +162,7 @@ class MarkerState(Frozen):
     failed_fixes: int = 0
     offered_fixes: int = 0
     mute: MarkedMute | None = None
+    cascade: MarkedCascade | None = None
 
     @property
     def memory(self) -> MarkerMemory:
@@ -152,6 +173,7 @@ class MarkerState(Frozen):
             failed_fixes=self.failed_fixes,
             offered_fixes=self.offered_fixes,
             mute=self.mute,
+            cascade=self.cascade,
         )
 
     def remembering(self, memory: MarkerMemory) -> MarkerState:
@@ -182,10 +204,20 @@ def _lifecycle_json(
     return found
 
 
+def _cascade_json(cascade: MarkedCascade | None) -> dict[str, Any]:
+    """The links when there are any: a marker without them reads as earlier ones did."""
+    if not cascade:
+        return {}
+    return {"cascade": cascade.model_dump(mode="json", exclude_defaults=True)}
+
+
 def write_marker(state: MarkerState) -> str:
     lifecycle = _lifecycle_json(state.fixes, state.failed_fixes, state.offered_fixes, state.mute)
-    dumped = state.model_dump(mode="json", exclude={"fixes", "failed_fixes", "offered_fixes", "mute"})
-    payload = json.dumps({**dumped, **lifecycle}, sort_keys=True, separators=(",", ":"))
+    omitted = {"fixes", "failed_fixes", "offered_fixes", "mute", "cascade"}
+    dumped = state.model_dump(mode="json", exclude=omitted)
+    payload = json.dumps(
+        {**dumped, **lifecycle, **_cascade_json(state.cascade)}, sort_keys=True, separators=(",", ":")
+    )
     # "--" cannot appear inside an HTML comment; JSON never needs it unescaped
     payload = payload.replace("--", "-\\u002d")
     return f"<!-- rounds:marker v{MARKER_VERSION} {payload} -->"

@@ -1,14 +1,16 @@
 """What an issue's marker remembers beyond the signature: its latest good diagnosis and the model calls paid
 for it, its fix pull requests and how many fix attempts failed or were left to a person, and an active
-`/rounds ignore`. A database rebuilt from the issues (`github/rebuild.py`) reads them back, so the diagnosis
-stays in the issue body, is not paid for again, and the month's spending still counts against the monthly
-budget; the fixes are followed to their evaluation, and the ignore holds.
+`/rounds ignore`, and its cascade links. A database rebuilt from the issues (`github/rebuild.py`) reads them
+back, so the diagnosis stays in the issue body, is not paid for again, and the month's spending still counts
+against the monthly budget; the fixes are followed to their evaluation, the ignore holds, and the next update
+still names the cascade ("Caused by #12") before a round sees its traces again.
 
-    marker_memory(store, ids)            what each signature's marker carries (the round renders it)
+    marker_memory(store, ids, links)     what each signature's marker carries (the round renders it)
     lifecycle_memory(store)              the fix and ignore part of it, for every signature that has one
     restore_memory(store, sid, memory)   the diagnosis and spending written back
     restore_lifecycle(store, sid, ...)   the fixes, attempts and ignore written back as events, under the
                                          idempotency keys the live code uses where they are known
+    restore_cascade(store, sid, memory)  the cascade links written back, as the store keeps them
 """
 
 from __future__ import annotations
@@ -26,15 +28,17 @@ from rounds_bot.lifecycle import FixRecord, IncidentRecord
 from rounds_bot.marker import (
     MAX_MARKED_FILES,
     MAX_MARKED_FIXES,
+    MAX_MARKED_LINKS,
     MAX_MARKED_REASON_CHARS,
     MAX_MARKED_VERSIONS,
+    MarkedCascade,
     MarkedDiagnosis,
     MarkedFix,
     MarkedMute,
     MarkedSpend,
     MarkerMemory,
 )
-from rounds_bot.store import DiagnosisRecord, Store
+from rounds_bot.store import CascadeLinks, DiagnosisRecord, Store
 from rounds_bot.versions import parsed
 
 REBUILT_RUN = "rebuilt"
@@ -44,14 +48,20 @@ MAX_MARKED_ANSWER_CHARS = 8_000
 
 
 def marker_memory(
-    store: Store, signature_ids: Iterable[str], latest: Mapping[str, DiagnosisRecord] | None = None
+    store: Store,
+    signature_ids: Iterable[str],
+    latest: Mapping[str, DiagnosisRecord] | None = None,
+    links: Mapping[str, CascadeLinks] | None = None,
 ) -> dict[str, MarkerMemory]:
     """Each signature's diagnosis and spending as its marker carries them (after this round's calls).
     `latest` is each signature's latest good diagnosis (`Store.latest_good_diagnoses`) when the caller
-    has read it already; it is read here otherwise."""
+    has read it already; it is read here otherwise. `links` are the cascade links as the round will keep
+    them (`round/cascade.carry_over`); without them, those the store keeps now."""
     ids = list(signature_ids)
     if latest is None:
         latest = store.latest_good_diagnoses(ids)
+    if links is None:
+        links = store.cascade_links()
     mutes = load_controls(store).mutes if ids else {}
     memory: dict[str, MarkerMemory] = {}
     for signature_id in ids:
@@ -66,6 +76,7 @@ def marker_memory(
                     MarkedSpend(at=paid.at, usd=paid.usd, model=paid.model, note=paid.note)
                     for paid in store.bookings(signature_id)
                 ],
+                "cascade": marked_cascade(links.get(signature_id, CascadeLinks())),
             }
         )
     return memory
@@ -123,6 +134,32 @@ def marked_fix(fix: FixRecord) -> MarkedFix:
         regression=fix.regression[:MAX_MARKED_REASON_CHARS] if fix.regression else None,
         closed_at=fix.closed_at,
     )
+
+
+def marked_cascade(links: CascadeLinks) -> MarkedCascade | None:
+    """A signature's cascade links as the marker keeps them: each way, the MAX_MARKED_LINKS with the most
+    traces; None when it has none."""
+    if not links:
+        return None
+    return MarkedCascade(caused_by=_strongest(links.caused_by), causes=_strongest(links.causes))
+
+
+def _strongest(counts: Mapping[str, int]) -> dict[str, int]:
+    kept = sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:MAX_MARKED_LINKS]
+    return dict(sorted(kept))
+
+
+def restore_cascade(store: Store, signature_id: str, memory: MarkerMemory) -> bool:
+    """Write back the cascade links a marker remembers (after the signature's row is saved, inside the
+    caller's transaction); returns whether it had any. A link to a signature that is gone is dropped by
+    the next round, as the live store's would be (`round/cascade.carry_over`)."""
+    cascade = memory.cascade
+    if not cascade:
+        return False
+    store.set_cascade_links(
+        {signature_id: CascadeLinks(caused_by=dict(cascade.caused_by), causes=dict(cascade.causes))}
+    )
+    return True
 
 
 def _kept_versions(versions: list[str]) -> list[str]:

@@ -118,7 +118,8 @@ class Signature(Frozen):
     def to_marker(self, memory: MarkerMemory | None = None) -> MarkerState:
         """What the issue's hidden marker carries, so the database can be rebuilt from the issue; `memory`,
         its diagnosis and spending, so a rebuilt database neither pays again nor drops the diagnosis, and its
-        fixes and ignore, so it still follows the one and keeps the other (`marker_memory.py`)."""
+        fixes and ignore, so it still follows the one and keeps the other, and its cascade links, so it still
+        names the cascade (`marker_memory.py`)."""
         memory = memory or MarkerMemory()
         state = MarkerState(
             signature_id=self.id,
@@ -139,6 +140,7 @@ class Signature(Frozen):
             related=sorted(self.related),
             diagnosis=memory.diagnosis,
             spend=memory.spend,
+            cascade=memory.cascade,
         )
         return state.remembering(memory)
 

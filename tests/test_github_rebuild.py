@@ -168,6 +168,57 @@ def test_a_rebuilt_database_keeps_each_diagnosis_and_what_it_cost(fake_github: F
     assert store.counted_through() == {"sig_a": datetime(2026, 11, 2, 10, tzinfo=UTC)}
 
 
+def a_cascade(trace: int, at: datetime) -> list:
+    """One failed request: the payments service's error first, then checkout's, its caller, in one trace."""
+    trace_id = f"{trace:032x}"
+    cause = error_event(1, at=at).model_copy(
+        update={"event_id": f"cause-{trace}", "trace_id": trace_id, "span_id": f"{trace:08x}a"}
+    )
+    effect = error_event(0, at=at + timedelta(seconds=1)).model_copy(
+        update={
+            "event_id": f"effect-{trace}",
+            "trace_id": trace_id,
+            "span_id": f"{trace:08x}b",
+            "parent_span_id": None,
+        }
+    )
+    return [cause, effect]
+
+
+def test_a_database_rebuilt_from_the_issues_names_the_same_cascade(tmp_path, fake_github: FakeGitHub):
+    events = [*a_cascade(1, START), *a_cascade(2, START + timedelta(seconds=30))]
+    run(tmp_path, fake_github, events, minutes=5)
+    store = Store.open(tmp_path / "rounds.db")
+    lost = store.cascade_links()
+    refs = {signature.id: signature.issue_ref for signature in store.signatures()}
+    store.close()
+    (tmp_path / "rounds.db").unlink()
+    [(effect, links)] = [(sid, links) for sid, links in lost.items() if links.caused_by]
+    assert dict(links.caused_by) == {next(iter(lost[effect].caused_by)): 2}  # two traces, one cause
+    assert set(lost) == set(refs) and len(lost) == 2  # the cause's row keeps "causes" the same way
+    marked = read_marker(fake_github.repo.issues[int(refs[effect].lstrip("#"))].body)
+    assert marked is not None and marked.cascade is not None
+    assert marked.cascade.caused_by == dict(links.caused_by) and marked.cascade.causes == {}
+    api = tracker_for(fake_github).api
+    rebuild_into(tmp_path / "rounds.db", lambda store, journal: rebuild_database(api, store, journal))
+    store = Store.open(tmp_path / "rounds.db")
+    assert store.cascade_links() == lost
+    store.close()
+    # the next round, whose window no longer holds the shared traces, still names the cause
+    run(tmp_path, fake_github, [error_event(0, at=START + timedelta(minutes=20))], minutes=30)
+    cause = next(iter(lost[effect].caused_by))
+    body = fake_github.repo.issues[int(refs[effect].lstrip("#"))].body
+    assert f"**Caused by** {refs[cause]}" in body
+
+
+def test_a_marker_without_cascade_links_rebuilds_a_signature_without_any(fake_github: FakeGitHub):
+    marker = '<!-- rounds:marker v1 {"service":"api","signature_id":"sig_a","total_count":2} -->'
+    fake_github.state.create_issue(fake_github.repo, "[api] E", f"Body\n\n{marker}", ["rounds"], "x")
+    store = Store.memory()
+    assert rebuild_database(tracker_for(fake_github).api, store).signatures == 1
+    assert store.cascade_links() == {}
+
+
 def test_a_diagnosis_the_marker_garbles_is_reported_and_the_signature_still_rebuilt(fake_github: FakeGitHub):
     marker = MarkerState(
         signature_id="sig_a",

@@ -11,6 +11,7 @@ import pytest
 from fake_github.pulls_routes import PullsFakeGitHub, running_pulls_fake
 from fake_github.rounds import START, error_event, round_against, tracker_for
 from fix_watch_samples import ignore, merge, open_pull
+from signature_samples import a_signature
 
 from rounds_bot import controls
 from rounds_bot.events import Fact
@@ -18,6 +19,8 @@ from rounds_bot.github.marker_sync import sync_markers
 from rounds_bot.lifecycle import FixRecord
 from rounds_bot.marker import (
     MAX_MARKED_FIXES,
+    MAX_MARKED_LINKS,
+    MarkedCascade,
     MarkedFix,
     MarkedMute,
     MarkerMemory,
@@ -27,7 +30,7 @@ from rounds_bot.marker import (
     write_marker,
 )
 from rounds_bot.marker_memory import marked_fix, marker_memory
-from rounds_bot.store import Store
+from rounds_bot.store import CascadeLinks, Store
 
 # What rounds wrote before markers remembered fixes (a v1 marker with diagnosis and spending, no more).
 OLD_MARKER = (
@@ -170,3 +173,41 @@ def test_the_markers_follow_the_fix_and_the_ignore_and_cost_nothing_while_nothin
     second = read_marker(fake.repo.issues[2].body)
     assert second is not None and second.mute is None
     assert "mute" not in fake.repo.issues[2].body
+
+
+# --- cascade links ---------------------------------------------------------------------------------------
+def test_a_marker_with_cascade_links_writes_them_compactly_and_reads_them_back():
+    cascade = MarkedCascade(caused_by={"sig_cause": 3})
+    state = MarkerState(signature_id="sig_a", cascade=cascade)
+    marker = write_marker(state)
+    payload = json.loads(marker.removeprefix("<!-- rounds:marker v1 ").removesuffix(" -->"))
+    assert payload["cascade"] == {"caused_by": {"sig_cause": 3}}  # the empty side is left out
+    read = read_marker(f"body\n\n{marker}")
+    assert read == state and read.memory.cascade == cascade
+    both = state.model_copy(update={"cascade": MarkedCascade(caused_by={"a": 1}, causes={"b": 2, "c": 1})})
+    assert read_marker(write_marker(both)) == both
+
+
+def test_a_marker_without_cascade_links_reads_as_none_and_writes_no_key():
+    state = read_marker(OLD_MARKER)
+    assert state is not None and state.cascade is None and state.memory.cascade is None
+    empty = state.model_copy(update={"cascade": MarkedCascade()})
+    assert write_marker(empty) == OLD_MARKER
+
+
+def test_the_marker_carries_the_cascade_links_the_store_keeps_and_the_strongest_when_many():
+    store = Store.memory()
+    with store.transaction():
+        store.save(a_signature("sig_a"))
+        many = {f"sig_{n:02d}": n for n in range(1, 31)}
+        store.set_cascade_links({"sig_a": CascadeLinks(caused_by={"sig_cause": 2}, causes=many)})
+    [kept] = marker_memory(store, ["sig_a"]).values()
+    assert kept.cascade is not None and kept.cascade.caused_by == {"sig_cause": 2}
+    assert kept.cascade.causes == {f"sig_{n:02d}": n for n in range(11, 31)}  # the MAX_MARKED_LINKS strongest
+    assert len(kept.cascade.causes) == MAX_MARKED_LINKS
+    # the round's own links (as it will keep them) win over the store's, and none means none
+    this_round = {"sig_a": CascadeLinks(causes={"sig_b": 1})}
+    [now] = marker_memory(store, ["sig_a"], links=this_round).values()
+    assert now.cascade == MarkedCascade(causes={"sig_b": 1})
+    [gone] = marker_memory(store, ["sig_a"], links={}).values()
+    assert gone.cascade is None

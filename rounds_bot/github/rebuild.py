@@ -13,7 +13,9 @@ budget still counts them. It carries the fix pull requests (branch, merge, relea
 attempts failed or were left to a person, and an active `/rounds ignore`: they come back as the events that
 gave them (under the live idempotency keys where the marker knows them, so the fix job does not log a merge
 twice), oldest first; the issue's state then decides the signature's status only where those events do not
-already say it. A merged fix is then still evaluated and closed, and an ignored issue stays quiet.
+already say it. A merged fix is then still evaluated and closed, and an ignored issue stays quiet. It
+carries the signature's cascade links (caused by / causes, with their trace counts): they come back into the
+signature's row, so the next update still says "Caused by #12" before a round sees the shared traces again.
 
 What cannot come back: occurrence buckets (spike baselines restart), the ids of occurrences already counted
 and the sources' cursors, so the first round after a rebuild reads its lookback window again. Each rebuilt
@@ -36,7 +38,7 @@ from rounds_bot.github.marker_sync import digest, remember_synced
 from rounds_bot.github.rest import GitHubApi
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.marker import MarkerState, read_marker
-from rounds_bot.marker_memory import restore_lifecycle, restore_memory
+from rounds_bot.marker_memory import restore_cascade, restore_lifecycle, restore_memory
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.render.issue import body_section
 from rounds_bot.signature import Signature
@@ -85,6 +87,7 @@ def rebuild_database(
     with store.transaction():
         for signature_id, (item, marker) in chosen.items():
             store.save(signature_from_issue(item, marker))
+            restore_cascade(store, signature_id, marker.memory)
             problems = restore_memory(store, signature_id, marker.memory)
             partial.extend(f"#{item['number']}: {problem}" for problem in problems)
             status = _status(item)

@@ -99,7 +99,7 @@ def run_round(
         cascades, cascade_links = kept_cascades(
             store, correlate_traces(polled.events, grouped.tallies, after)
         )
-        occasion = Occasion(run_id, now, window, controls, fixed.verdicts, cascades)
+        occasion = Occasion(run_id, now, window, controls, fixed.verdicts, cascades, cascade_links)
         planned, diagnosis, filed = act(
             settings, store, tracker, diagnoser, occasion, grouped, after, rediagnose
         )
@@ -161,6 +161,7 @@ class Occasion:
     controls: Controls
     fix_verdicts: dict[str, FixVerdict] = field(default_factory=dict)  # recurrences of fixed problems
     cascades: dict[str, Cascade] = field(default_factory=dict)  # signatures whose errors share a trace
+    cascade_links: dict[str, CascadeLinks] = field(default_factory=dict)  # kept after it; markers carry them
 
 
 def act(
@@ -202,7 +203,7 @@ def act(
     diagnoses.update(diagnosis.good_diagnoses())
     evidence = gather_evidence(settings, store, planned.plans, occasion.cascades)
     style = IssueStyle(charts=settings.charts, diagnosis_on=diagnoser is not None)
-    memory = marker_memory(store, planned_ids, latest)
+    memory = marker_memory(store, planned_ids, latest, occasion.cascade_links)
     filed = file_issues(tracker, planned.plans, diagnoses, diagnosis.attempted, evidence, style, memory)
     filed = replace(filed, notes=[*filed.notes, *tracker.finish_round()])
     return planned, diagnosis, filed
