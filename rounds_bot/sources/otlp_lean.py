@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from rounds_bot.models import AttributeValue
+from rounds_bot.sources.neighbours import severity_name
 from rounds_bot.sources.otlp_json import (
     _STATUS_CODE_NAMES,
     STATUS_CODE_ERROR,
@@ -361,6 +362,14 @@ def log_identity_parts(record: Plain, service: str, scope_name: str) -> tuple[st
         body,
         json.dumps(own, sort_keys=True, default=str),
     )
+
+
+def log_neighbour(record: Plain) -> tuple[str, int, str, str]:
+    """A record below ERROR as `Neighbours.note` keeps it (trace id, time, severity, body), as
+    `otlp_file.neighbour_of` reads it from the models."""
+    body = "" if record.get("body") is None else to_text(decode_plain(record["body"]))
+    severity = severity_name(record.get("severityText", ""), _int(record.get("severityNumber", 0)))
+    return _trace_id(record.get("traceId", "")), log_moment(record), severity, body
 
 
 def span_moment_start(span: Plain) -> int:
