@@ -111,7 +111,7 @@ def before_the_error(event: ErrorEvent) -> str:
     lines = [
         "### Before the error",
         "",
-        f"What {where} logged in the minute before, oldest first:",
+        f"What {where} logged in the minute before (times in UTC), oldest first:",
         "",
     ]
     for record in event.context:
