@@ -16,7 +16,7 @@ from rounds_bot.settings import load_settings
 from rounds_bot.sources import otlp_file
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.factory import SUPPORTED_SPECS, source_from_spec
-from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, Neighbours
+from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, Neighbours, context_records
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.signoz import SignozSource
 
@@ -395,12 +395,13 @@ def test_the_context_is_bounded_in_records_and_characters(tmp_path: Path) -> Non
 def test_the_keys_remembered_are_bounded_the_least_recent_forgotten_first() -> None:
     neighbours = Neighbours(max_keys=3)
     for index in range(5):
-        neighbours.note(f"{index:032x}", "checkout", T0, "INFO", f"line {index}")
-    neighbours.note(f"{2:032x}", "checkout", T0 + 1, "INFO", "line 2 again")  # 2 is used again
-    neighbours.note(f"{5:032x}", "checkout", T0 + 2, "INFO", "line 5")
+        neighbours.note("checkout", f"{index:032x}", T0, "INFO", 9, f"line {index}")
+    neighbours.note("checkout", f"{2:032x}", T0 + 1, "INFO", 9, "line 2 again")  # 2 is used again
+    neighbours.note("checkout", f"{5:032x}", T0 + 2, "INFO", 9, "line 5")
     assert len(neighbours) == 3
-    assert neighbours.before(f"{3:032x}", "checkout", T0 + 3) == []  # forgotten
-    assert [record.body for record in neighbours.before(f"{2:032x}", "checkout", T0 + 3)] == [
+    assert neighbours.before("checkout", f"{3:032x}", T0 + 3) == []  # forgotten
+    kept = context_records(neighbours.before("checkout", f"{2:032x}", T0 + 3))
+    assert [record.body for record in kept] == [
         "line 2",
         "line 2 again",
     ]

@@ -5,8 +5,8 @@ service (and, for records outside any trace, of each service), and hands an erro
 before it. Memory stays bounded whatever the file holds: a few records per key, a body cut to a few hundred
 characters, and at most `MAX_KEYS` keys, the least recently written forgotten first.
 
-    neighbours.note(trace_id, service, moment, severity, body)    a record below ERROR, in file order
-    neighbours.before(trace_id, service, moment)                  the context records of an error at `moment`
+    neighbours.note(service, trace_id, moment, severity_text, severity_number, body)    a record below ERROR
+    context_records(neighbours.before(service, trace_id, moment))    the context of an error at `moment`
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: the first nanosecond a datetime cannot hold (year 10000)
 _LAST_NANOS = 253_402_300_800 * 1_000_000_000
 
-_Noted = tuple[int, str, str]
+Noted = tuple[int, str, int, str]
 
 
 class Neighbours:
@@ -37,12 +37,14 @@ class Neighbours:
 
     def __init__(self, max_keys: int = MAX_KEYS) -> None:
         self.max_keys = max_keys
-        self._recent: OrderedDict[tuple[str, str], deque[_Noted]] = OrderedDict()
+        self._recent: OrderedDict[tuple[str, str], deque[Noted]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._recent)
 
-    def note(self, trace_id: str, service: str, moment: int, severity: str, body: str) -> None:
+    def note(
+        self, service: str, trace_id: str, moment: int, severity_text: str, severity_number: int, body: str
+    ) -> None:
         """A record below ERROR; one without a time (or with one no clock shows) cannot be placed before
         anything and is not kept."""
         if not 0 < moment < _LAST_NANOS:
@@ -55,19 +57,30 @@ class Neighbours:
                 self._recent.popitem(last=False)
         else:
             self._recent.move_to_end(key)
-        recent.append((moment, severity, body[:KEPT_BODY_CHARS]))
+        # the severity is named only for the few records an error takes: most records are never shown
+        recent.append((moment, severity_text, severity_number, body[:KEPT_BODY_CHARS]))
 
-    def before(self, trace_id: str, service: str, moment: int) -> list[ContextRecord]:
+    def before(self, service: str, trace_id: str, moment: int) -> list[Noted]:
         """The records of the error's trace and service (or of its service, when it has no trace) logged in
-        the minute before it, oldest first."""
+        the minute before it, oldest first, as kept: `context_records` makes them an event's context when the
+        event is built (most errors of a file read again were counted before and are never built)."""
         recent = self._recent.get((trace_id, service))
         if not recent or moment <= 0:
             return []
-        return [
-            ContextRecord(timestamp=_EPOCH + timedelta(microseconds=at // 1_000), severity=level, body=body)
-            for at, level, body in recent
-            if moment - WINDOW_NANOS < at <= moment
-        ]
+        return [noted for noted in recent if moment - WINDOW_NANOS < noted[0] <= moment]
+
+
+def context_records(noted: list[Noted]) -> list[ContextRecord]:
+    """Records as `before` gave them, as an event's context."""
+    # built without validation: every value is already of its field's type (a str, a datetime)
+    return [
+        ContextRecord.model_construct(
+            timestamp=_EPOCH + timedelta(microseconds=at // 1_000),
+            severity=severity_name(text, number),
+            body=body,
+        )
+        for at, text, number, body in noted
+    ]
 
 
 def severity_name(text: str, number: int) -> str:

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from rounds_bot.errors import SourceError, SourceFormatError
-from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent
+from rounds_bot.models import AttributeValue, ErrorEvent
 from rounds_bot.sources.base import Counted, PollResult, SkippedRecord, Window
-from rounds_bot.sources.neighbours import Neighbours, severity_name
+from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
 from rounds_bot.sources.otlp_json import (
     STATUS_CODE_ERROR,
     ExportLine,
@@ -332,7 +332,7 @@ class _Reading:
             origin = _Origin.of_plain(scope.resource, scope.scope)
             for record in scope.records:
                 if log_severity(record) < SEVERITY_ERROR:
-                    self.neighbours.note(*_split_neighbour(log_neighbour(record), origin.service))
+                    self.neighbours.note(origin.service, *log_neighbour(record))
                     continue
                 moment = log_moment(record)
                 if moment <= 0:
@@ -350,8 +350,8 @@ class _Reading:
                     record, origin.service, str(origin.attributes.get("otel.scope.name", ""))
                 )
                 # the context is taken now: the record may be built later, after more records were noted
-                context = self.neighbours.before(parts[3], origin.service, moment)
-                self.offer(_stable_id(*parts), timestamp, _log_builder(record, origin, context))
+                before = self.neighbours.before(origin.service, parts[3], moment)
+                self.offer(_stable_id(*parts), timestamp, _log_builder(record, origin, before))
         return skipped
 
     def _offer_span(self, span: dict[str, Any], origin: _Origin) -> None:
@@ -380,18 +380,11 @@ class _Reading:
             self.offer(event_id, timestamp, built.event(index))
 
 
-def _split_neighbour(neighbour: tuple[str, int, str, str], service: str) -> tuple[str, str, int, str, str]:
-    trace_id, moment, severity, body = neighbour
-    return trace_id, service, moment, severity, body
-
-
-def _log_builder(
-    record: dict[str, Any], origin: _Origin, context: list[ContextRecord]
-) -> Callable[[], ErrorEvent]:
+def _log_builder(record: dict[str, Any], origin: _Origin, before: list[Noted]) -> Callable[[], ErrorEvent]:
     def build() -> ErrorEvent:
         event = error_in_log_record(LogRecord.model_validate(record), origin)
         assert event is not None  # its severity was checked before it was offered
-        return event.model_copy(update={"context": context}) if context else event
+        return event.model_copy(update={"context": context_records(before)}) if before else event
 
     return build
 
@@ -459,19 +452,20 @@ def errors_in_export_line(
                     if event is not None:
                         events.append(event)
                 elif event is None:
-                    neighbours.note(*_split_neighbour(neighbour_of(record), origin.service))
+                    neighbours.note(origin.service, *neighbour_of(record))
                 else:
                     moment = record.time_unix_nano or record.observed_time_unix_nano
-                    context = neighbours.before(record.trace_id, origin.service, moment)
-                    events.append(event.model_copy(update={"context": context}) if context else event)
+                    before = neighbours.before(origin.service, record.trace_id, moment)
+                    update = {"context": context_records(before)}
+                    events.append(event.model_copy(update=update) if before else event)
     return events, skipped
 
 
-def neighbour_of(record: LogRecord) -> tuple[str, int, str, str]:
-    """A record below ERROR as `Neighbours.note` keeps it: trace id, time, severity and body."""
+def neighbour_of(record: LogRecord) -> tuple[str, int, str, int, str]:
+    """A record below ERROR as `Neighbours.note` keeps it: trace id, time, severity text and number, body."""
     body = "" if record.body is None else to_text(decode_any_value(record.body))
     moment = record.time_unix_nano or record.observed_time_unix_nano
-    return record.trace_id, moment, severity_name(record.severity_text, record.severity_number), body
+    return record.trace_id, moment, record.severity_text, record.severity_number, body
 
 
 def errors_in_span(span: Span, origin: _Origin) -> list[ErrorEvent]:

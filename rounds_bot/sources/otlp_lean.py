@@ -25,7 +25,6 @@ from typing import Any
 import orjson
 
 from rounds_bot.models import AttributeValue
-from rounds_bot.sources.neighbours import severity_name
 from rounds_bot.sources.otlp_json import (
     _STATUS_CODE_NAMES,
     STATUS_CODE_ERROR,
@@ -364,12 +363,25 @@ def log_identity_parts(record: Plain, service: str, scope_name: str) -> tuple[st
     )
 
 
-def log_neighbour(record: Plain) -> tuple[str, int, str, str]:
-    """A record below ERROR as `Neighbours.note` keeps it (trace id, time, severity, body), as
-    `otlp_file.neighbour_of` reads it from the models."""
-    body = "" if record.get("body") is None else to_text(decode_plain(record["body"]))
-    severity = severity_name(record.get("severityText", ""), _int(record.get("severityNumber", 0)))
-    return _trace_id(record.get("traceId", "")), log_moment(record), severity, body
+def log_neighbour(record: Plain) -> tuple[str, int, str, int, str]:
+    """A record below ERROR as `Neighbours.note` keeps it (trace id, time, severity text and number, body), as
+    `otlp_file.neighbour_of` reads it from the models. Most records are read only for this: a string body,
+    the usual kind, is taken as it is."""
+    body = record.get("body")
+    if body is None:
+        text = ""
+    elif isinstance(string := body.get("stringValue"), str):
+        text = string
+    else:
+        text = to_text(decode_plain(body))
+    trace = record.get("traceId", "")
+    return (
+        _trace_id(trace) if trace else "",
+        log_moment(record),
+        record.get("severityText", ""),
+        _int(record.get("severityNumber", 0)),
+        text,
+    )
 
 
 def span_moment_start(span: Plain) -> int:
