@@ -331,8 +331,9 @@ class _Reading:
         for scope in line.logs:
             origin = _Origin.of_plain(scope.resource, scope.scope)
             for record in scope.records:
-                if log_severity(record) < SEVERITY_ERROR:
-                    self.neighbours.note(origin.service, *log_neighbour(record))
+                severity = log_severity(record)
+                if severity < SEVERITY_ERROR:
+                    self.neighbours.note(origin.service, *log_neighbour(record, severity))
                     continue
                 moment = log_moment(record)
                 if moment <= 0:
