@@ -18,6 +18,20 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
+#: neighbouring records an error log carries at most, and characters of each one's body
+MAX_CONTEXT_RECORDS = 5
+CONTEXT_BODY_CHARS = 512
+
+
+class ContextRecord(Frozen):
+    """A log record of lesser severity logged shortly before an error log, in its trace or service: what the
+    code was doing just before it failed."""
+
+    timestamp: datetime
+    severity: str = ""
+    body: str = ""
+
+
 class ErrorEvent(Frozen):
     """One error occurrence as read from a telemetry source, before grouping."""
 
@@ -41,6 +55,11 @@ class ErrorEvent(Frozen):
     source_group_id: str | None = Field(default=None, description="the backend's own group id, a hint")
     count: int = Field(default=1, ge=1, description="occurrences this event stands for")
     source_url: str | None = None
+    context: list[ContextRecord] = Field(
+        default_factory=list,
+        max_length=MAX_CONTEXT_RECORDS,
+        description="an error log's neighbouring records before it, oldest first (OTLP files only)",
+    )
 
 
 class Assignment(Frozen):

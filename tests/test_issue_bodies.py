@@ -21,7 +21,7 @@ from rounds_bot.code.mapping import CodeMap
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.state import SignatureState
-from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.models import Assignment, ContextRecord, ErrorEvent
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import issue_title, render_body
 from rounds_bot.render.telemetry import log_rows, other_attributes, request_rows, table
@@ -187,6 +187,19 @@ CODE_ATTRIBUTES = {
     "code.function.name": "send_receipt",
     "code.line.number": 77,
 }
+NEIGHBOURS = [
+    ContextRecord(
+        timestamp=datetime(2026, 10, 4, 8, 59, 58, 120_000, tzinfo=UTC),
+        severity="INFO",
+        body="rendering receipt template | kind=`order-confirmation`",
+    ),
+    ContextRecord(
+        timestamp=datetime(2026, 10, 4, 8, 59, 59, 870_000, tzinfo=UTC),
+        severity="WARN",
+        body="smtp.relay.internal:587 answered 421, retrying in 200ms <b>once</b>",
+    ),
+]
+
 CASES = {
     "python_exception": (
         "checkout-api",
@@ -266,6 +279,19 @@ CASES = {
             attributes={**LOG_ATTRIBUTES, **CODE_ATTRIBUTES},
             trace_id="6a25b5771f22e0b028cf2b76a414dc40",
             span_id="c3275a320b71401c",
+        ),
+    ),
+    "error_log_with_neighbours": (
+        "notification-service",
+        occurrence(
+            kind="log",
+            error_code="SMTP_421",
+            severity="ERROR",
+            message=SMTP,
+            attributes={**LOG_ATTRIBUTES, **CODE_ATTRIBUTES},
+            trace_id="6a25b5771f22e0b028cf2b76a414dc40",
+            span_id="c3275a320b71401c",
+            context=NEIGHBOURS,
         ),
     ),
 }
@@ -381,6 +407,17 @@ def test_a_log_error_shows_its_logger_and_where_its_code_attributes_say_it_was_l
     assert "| Trace | `6a25b5771f22e0b028cf2b76a414dc40` |" in body
     plain = (GOLDEN / "error_log.md").read_text(encoding="utf-8")
     assert "| Logger | `notification.tasks.email` |" in plain and "## Where it happened" not in plain
+
+
+def test_a_log_error_lists_the_records_logged_before_it_as_code_under_its_table(monorepo):
+    body = (GOLDEN / "error_log_with_neighbours.md").read_text(encoding="utf-8")
+    table_end = body.index("| Trace | `6a25b5771f22e0b028cf2b76a414dc40` |")
+    block = body.index("### Before the error")
+    assert table_end < block < body.index("## Trend")
+    assert "- 08:59:58.120 INFO `` rendering receipt template | kind=`order-confirmation` ``" in body
+    assert "- 08:59:59.870 WARN `smtp.relay.internal:587 answered 421, retrying in 200ms <b>once</b>`" in body
+    for without in ("error_log", "error_log_with_code_attributes"):
+        assert "Before the error" not in (GOLDEN / f"{without}.md").read_text(encoding="utf-8")
 
 
 def test_the_older_code_attribute_names_place_a_log_just_as_well(monorepo):

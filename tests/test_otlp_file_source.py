@@ -13,8 +13,10 @@ import pytest
 from rounds_bot.errors import ConfigError, SourceError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.settings import load_settings
+from rounds_bot.sources import otlp_file
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.factory import SUPPORTED_SPECS, source_from_spec
+from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, Neighbours, context_records
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.signoz import SignozSource
 
@@ -299,3 +301,122 @@ def test_a_file_that_is_not_otlp_json_is_said_once_and_refused(
     with pytest.raises(SourceError, match="is not OTLP/JSON") as raised:
         poll(path)
     assert why in str(raised.value)
+
+
+# --- the records before an error log ------------------------------------------------------------
+
+TRACE_A = "0af7651916cd43dd8448eb211c80319c"
+TRACE_B = "4bf92f3577b34da6a3ce929d0e0e4736"
+T0 = 1_773_480_000_000_000_000  # nanoseconds, 2026-03-14
+
+
+def log_record(seconds: float, body: str, *, severity: int = 9, trace: str = "", text: str = "") -> dict:
+    record: dict = {
+        "timeUnixNano": str(T0 + int(seconds * 1e9)),
+        "severityNumber": severity,
+        "body": {"stringValue": body},
+    }
+    if text:
+        record["severityText"] = text
+    if trace:
+        record["traceId"] = trace
+    return record
+
+
+def logs_line(service: str, *records: dict) -> str:
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+    scope_logs = [{"scope": {"name": "app"}, "logRecords": list(records)}]
+    return json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": scope_logs}]})
+
+
+def context_of(tmp_path: Path, *lines: str) -> dict[str, list[tuple[str, str]]]:
+    path = tmp_path / "logs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return {
+        event.message: [(record.severity, record.body) for record in event.context]
+        for event in poll(path).events
+    }
+
+
+def test_an_error_log_carries_the_records_its_trace_logged_just_before(tmp_path: Path) -> None:
+    context = context_of(
+        tmp_path,
+        logs_line(
+            "checkout",
+            log_record(0, "reserving stock for cart 44149", trace=TRACE_A, text="INFO"),
+            log_record(1, "payment retry 1", severity=13, trace=TRACE_A),
+            log_record(1.5, "another request's work", trace=TRACE_B),
+            log_record(2, "order already exists", severity=17, trace=TRACE_A),
+        ),
+    )
+    assert context["order already exists"] == [
+        ("INFO", "reserving stock for cart 44149"),
+        ("WARN", "payment retry 1"),  # no severityText: named by its number
+    ]
+
+
+def test_stale_records_other_services_and_untraced_records_are_not_a_traced_errors_neighbours(
+    tmp_path: Path,
+) -> None:
+    context = context_of(
+        tmp_path,
+        logs_line("checkout", log_record(0, "two minutes before", trace=TRACE_A)),
+        logs_line("billing", log_record(100, "same trace, other service", trace=TRACE_A)),
+        logs_line("checkout", log_record(110, "untraced line of the service")),
+        logs_line("checkout", log_record(120, "traced failure", severity=17, trace=TRACE_A)),
+        logs_line("checkout", log_record(121, "untraced failure", severity=17)),
+    )
+    assert context["traced failure"] == []
+    assert context["untraced failure"] == [("INFO", "untraced line of the service")]
+
+
+def test_a_record_logged_after_the_error_is_not_before_it(tmp_path: Path) -> None:
+    context = context_of(
+        tmp_path,
+        logs_line(
+            "checkout",
+            log_record(5, "written first, logged later", trace=TRACE_A),
+            log_record(2, "the failure", severity=17, trace=TRACE_A),
+        ),
+    )
+    assert context["the failure"] == []
+
+
+def test_the_context_is_bounded_in_records_and_characters(tmp_path: Path) -> None:
+    records = [log_record(index, f"step {index} " + "x" * 5_000, trace=TRACE_A) for index in range(9)]
+    context = context_of(
+        tmp_path, logs_line("checkout", *records, log_record(10, "failed", severity=17, trace=TRACE_A))
+    )
+    kept = context["failed"]
+    assert [body.split()[1] for _, body in kept] == ["4", "5", "6", "7", "8"]  # the last five
+    assert all(len(body) <= KEPT_BODY_CHARS for _, body in kept)
+
+
+def test_the_keys_remembered_are_bounded_the_least_recent_forgotten_first() -> None:
+    neighbours = Neighbours(max_keys=3)
+    for index in range(5):
+        neighbours.note("checkout", f"{index:032x}", T0, "INFO", 9, f"line {index}")
+    neighbours.note("checkout", f"{2:032x}", T0 + 1, "INFO", 9, "line 2 again")  # 2 is used again
+    neighbours.note("checkout", f"{5:032x}", T0 + 2, "INFO", 9, "line 5")
+    assert len(neighbours) == 3
+    assert neighbours.before("checkout", f"{3:032x}", T0 + 3) == []  # forgotten
+    kept = context_records(neighbours.before("checkout", f"{2:032x}", T0 + 3))
+    assert [record.body for record in kept] == [
+        "line 2",
+        "line 2 again",
+    ]
+
+
+def test_the_model_reading_gives_the_lean_readings_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = (
+        logs_line(
+            "checkout",
+            log_record(0, "reserving stock", trace=TRACE_A),
+            log_record(1, "the failure", severity=17, trace=TRACE_A),
+        ),
+    )
+    lean = context_of(tmp_path, *lines)
+    monkeypatch.setattr(otlp_file, "lean_line", lambda raw: None)
+    assert context_of(tmp_path, *lines) == lean == {"the failure": [("INFO", "reserving stock")]}

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rounds_bot.models import ErrorEvent
+from rounds_bot.models import CONTEXT_BODY_CHARS, ContextRecord, ErrorEvent
 from rounds_bot.redact import Redactor, cut, redact, redact_with_report, sanitize
 from rounds_bot.redact.keys import personal_category, secret_category
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
@@ -255,6 +255,23 @@ def test_every_field_and_attribute_of_an_event_is_redacted_at_the_boundary():
     assert event.attributes["db.password"] == "[REDACTED:password]"
     assert event.attributes["card"] == "[REDACTED:card_number]"
     assert event.event_id.startswith("sha256:") and event.trace_id and event.trace_id.startswith("sha256:")
+
+
+def test_a_secret_in_a_record_before_an_error_log_is_redacted_and_its_body_capped():
+    moment = datetime(2026, 3, 14, 9, 0, tzinfo=UTC)
+    before = [
+        ContextRecord(
+            timestamp=moment, severity="INFO", body="calling stripe with sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+        ),
+        ContextRecord(timestamp=moment, severity="DEBUG", body="mail to alice@example.com " + "word " * 400),
+    ]
+    event = Redactor().event(hostile_event(kind="log", context=before))
+    dumped = event.model_dump_json()
+    assert "sk_live_4eC39HqLyjWDarjtT1zdp7dc" not in dumped and "alice@example.com" not in dumped
+    assert event.context[0].body.startswith("calling stripe with [REDACTED:")
+    assert len(event.context[1].body) < CONTEXT_BODY_CHARS + 60
+    assert event.context[1].body.endswith("more characters cut by rounds]")
+    assert [record.severity for record in event.context] == ["INFO", "DEBUG"]
 
 
 def test_a_parent_span_id_is_hashed_like_a_span_id_so_the_two_still_match():

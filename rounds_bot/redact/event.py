@@ -3,9 +3,10 @@
 `Redactor.poll(polled)` runs right after a source's poll, before grouping, storage, prompts, issues, logs
 and reports; nothing after it redacts again. For every event it covers every field: the resource (service
 name, version, environment), the exception type, message and stack trace, the error code and severity, the
-ids, the link, and every attribute, key and value, whatever the value's type (an integer card number is a
-card number). An attribute whose name says secret (`db.password`, `http.request.header.x-api-key`) or
-personal (`user.email`, `client.address`) loses its value whatever the value looks like.
+ids, the link, the bodies of the log records before an error log, and every attribute, key and value,
+whatever the value's type (an integer card number is a card number). An attribute whose name says secret
+(`db.password`, `http.request.header.x-api-key`) or personal (`user.email`, `client.address`) loses its value
+whatever the value looks like.
 
 Every text is cut to its cap before any rule runs (`cut`: the cut is stated at the end of the text, so the
 issue says it); an id that held a secret, or is too long, is replaced by a hash of itself, so it still
@@ -17,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
-from rounds_bot.models import AttributeValue, ErrorEvent
+from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
 from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
 from rounds_bot.redact.pairs import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
@@ -143,6 +144,16 @@ class Redactor:
                     None if event.source_group_id is None else self.identifier(event.source_group_id)
                 ),
                 "source_url": self.optional(event.source_url, 2_048),
+                "context": [self.context(record) for record in event.context],
+            }
+        )
+
+    def context(self, record: ContextRecord) -> ContextRecord:
+        """A neighbouring log record: its body by the message's rules, cut to its own cap."""
+        return record.model_copy(
+            update={
+                "severity": self.name(record.severity, 32),
+                "body": self.text(record.body, CONTEXT_BODY_CHARS),
             }
         )
 

@@ -6,6 +6,7 @@ replaced after (HTTP: 1.23; code: 1.30), so telemetry of either generation reads
     request_rows(event)    span error: span kind and name, method, URL, route, peer or host, status, trace
     log_rows(event)        error log: logger, severity, the line logged, where it was logged, thread, trace
     other_attributes(...)  the occurrence's own attributes not shown otherwise (its instance values)
+    before_the_error(event) error log: the records its trace (or service) logged just before it
 
 Every value is untrusted (redacted) text and reaches Markdown as code (`render.markdown`).
 """
@@ -99,6 +100,25 @@ def log_rows(event: ErrorEvent, logged_at: str | None) -> list[tuple[str, str]]:
     if thread:
         rows.append(("Thread", _code(thread)))
     return rows + trace_rows(event)
+
+
+def before_the_error(event: ErrorEvent) -> str:
+    """The "Before the error" block shown under an error log's table: its neighbouring records, oldest first,
+    each with its time, severity and body; empty when the source kept none."""
+    if not event.context:
+        return ""
+    where = "this trace and service" if event.trace_id else "this service"
+    lines = [
+        "### Before the error",
+        "",
+        f"What {where} logged in the minute before (times in UTC), oldest first:",
+        "",
+    ]
+    for record in event.context:
+        moment = record.timestamp.strftime("%H:%M:%S.%f")[:-3]
+        severity = f" {md.escape(record.severity, 16)}" if record.severity.strip() else ""
+        lines.append(f"- {moment}{severity} {md.code(record.body) if record.body.strip() else '(empty)'}")
+    return "\n".join(lines)
 
 
 def trace_rows(event: ErrorEvent) -> list[tuple[str, str]]:

@@ -17,7 +17,14 @@ from rounds_bot.render.code_section import code_section, frame_markdown
 from rounds_bot.render.diagnosis import render_diagnosis, render_failed_attempt
 from rounds_bot.render.issue import IssueView, RelatedLink, issue_title, render_body
 from rounds_bot.render.next_step import next_step, search_text
-from rounds_bot.render.telemetry import log_rows, other_attributes, request_rows, table, trace_rows
+from rounds_bot.render.telemetry import (
+    before_the_error,
+    log_rows,
+    other_attributes,
+    request_rows,
+    table,
+    trace_rows,
+)
 from rounds_bot.round.evidence import IssueEvidence
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
@@ -239,7 +246,9 @@ def issue_view(
         where_markdown=code_section(evidence.code),
         trend_markdown=occurrence_chart(evidence.occurrences, mermaid=style.charts),
         context_title=context_title,
-        context_markdown=table(rows),
+        context_markdown="\n\n".join(
+            part for part in (table(rows), before_the_error(representative)) if part
+        ),
         cascade_line=cascade_line(evidence.cascade, evidence.refs),
         path_markdown=path_section(evidence.cascade, evidence.refs, plan.signature_id),
         confidence=diagnosis.confidence if diagnosis else None,

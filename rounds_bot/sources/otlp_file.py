@@ -10,7 +10,10 @@ What counts as an error:
   judged by its severityText, as some log bridges only write that.
 
 Everything else (OK spans, INFO and WARN logs, other span events) is not an error and is skipped
-silently. Event ids are hashes of what identifies the record in OTLP (trace id, span id, event
+silently; but the last few log records below ERROR of each trace and service are kept while reading
+(`neighbours.py`), and an error log carries those logged in the minute before it as its context.
+
+Event ids are hashes of what identifies the record in OTLP (trace id, span id, event
 index; for logs their times, body and attributes), so reading a file again yields the same ids.
 The file holds history: `poll` returns every error before the window's end, and the round
 counts each event id once.
@@ -30,6 +33,7 @@ from typing import Any
 from rounds_bot.errors import SourceError, SourceFormatError
 from rounds_bot.models import AttributeValue, ErrorEvent
 from rounds_bot.sources.base import Counted, PollResult, SkippedRecord, Window
+from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
 from rounds_bot.sources.otlp_json import (
     STATUS_CODE_ERROR,
     ExportLine,
@@ -50,6 +54,7 @@ from rounds_bot.sources.otlp_lean import (
     lean_line,
     log_identity_parts,
     log_moment,
+    log_neighbour,
     log_severity,
     span_ids,
     span_is_error,
@@ -119,7 +124,7 @@ class OtlpFileSource:
             if isinstance(line, LeanLine):
                 skipped.extend(reading.offer_lean(line, where))
             else:
-                line_events, line_skipped = errors_in_export_line(line, where)
+                line_events, line_skipped = errors_in_export_line(line, where, reading.neighbours)
                 skipped.extend(line_skipped)
                 for event in line_events:
                     reading.offer(event.event_id, event.timestamp, _Built(event))
@@ -276,6 +281,7 @@ class _Reading:
         self.events: list[ErrorEvent] = []
         self.later = self.repeated = self.counted_count = 0
         self.newest_counted: datetime | None = None
+        self.neighbours = Neighbours()
         self._seen: set[str] = set()
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
 
@@ -325,7 +331,9 @@ class _Reading:
         for scope in line.logs:
             origin = _Origin.of_plain(scope.resource, scope.scope)
             for record in scope.records:
-                if log_severity(record) < SEVERITY_ERROR:
+                severity = log_severity(record)
+                if severity < SEVERITY_ERROR:
+                    self.neighbours.note(origin.service, *log_neighbour(record, severity))
                     continue
                 moment = log_moment(record)
                 if moment <= 0:
@@ -342,7 +350,9 @@ class _Reading:
                 parts = log_identity_parts(
                     record, origin.service, str(origin.attributes.get("otel.scope.name", ""))
                 )
-                self.offer(_stable_id(*parts), timestamp, _log_builder(record, origin))
+                # the context is taken now: the record may be built later, after more records were noted
+                before = self.neighbours.before(origin.service, parts[3], moment)
+                self.offer(_stable_id(*parts), timestamp, _log_builder(record, origin, before))
         return skipped
 
     def _offer_span(self, span: dict[str, Any], origin: _Origin) -> None:
@@ -371,11 +381,11 @@ class _Reading:
             self.offer(event_id, timestamp, built.event(index))
 
 
-def _log_builder(record: dict[str, Any], origin: _Origin) -> Callable[[], ErrorEvent]:
+def _log_builder(record: dict[str, Any], origin: _Origin, before: list[Noted]) -> Callable[[], ErrorEvent]:
     def build() -> ErrorEvent:
         event = error_in_log_record(LogRecord.model_validate(record), origin)
         assert event is not None  # its severity was checked before it was offered
-        return event
+        return event.model_copy(update={"context": context_records(before)}) if before else event
 
     return build
 
@@ -415,8 +425,11 @@ class _Origin:
         )
 
 
-def errors_in_export_line(line: ExportLine, where: str) -> tuple[list[ErrorEvent], list[SkippedRecord]]:
-    """The errors of one export request; a record that cannot become an event is skipped alone."""
+def errors_in_export_line(
+    line: ExportLine, where: str, neighbours: Neighbours | None = None
+) -> tuple[list[ErrorEvent], list[SkippedRecord]]:
+    """The errors of one export request; a record that cannot become an event is skipped alone. With
+    `neighbours`, the log records below ERROR are noted there and an error log gets those before it."""
     events: list[ErrorEvent] = []
     skipped: list[SkippedRecord] = []
     for resource_spans in line.resource_spans or []:
@@ -436,9 +449,24 @@ def errors_in_export_line(line: ExportLine, where: str) -> tuple[list[ErrorEvent
                 except SourceFormatError as exc:
                     skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
                     continue
-                if event is not None:
-                    events.append(event)
+                if neighbours is None:
+                    if event is not None:
+                        events.append(event)
+                elif event is None:
+                    neighbours.note(origin.service, *neighbour_of(record))
+                else:
+                    moment = record.time_unix_nano or record.observed_time_unix_nano
+                    before = neighbours.before(origin.service, record.trace_id, moment)
+                    update = {"context": context_records(before)}
+                    events.append(event.model_copy(update=update) if before else event)
     return events, skipped
+
+
+def neighbour_of(record: LogRecord) -> tuple[str, int, str, int, str]:
+    """A record below ERROR as `Neighbours.note` keeps it: trace id, time, severity text and number, body."""
+    body = "" if record.body is None else to_text(decode_any_value(record.body))
+    moment = record.time_unix_nano or record.observed_time_unix_nano
+    return record.trace_id, moment, record.severity_text, record.severity_number, body
 
 
 def errors_in_span(span: Span, origin: _Origin) -> list[ErrorEvent]:

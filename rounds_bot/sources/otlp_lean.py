@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -361,6 +362,34 @@ def log_identity_parts(record: Plain, service: str, scope_name: str) -> tuple[st
         body,
         json.dumps(own, sort_keys=True, default=str),
     )
+
+
+def log_neighbour(record: Plain, severity: int) -> tuple[str, int, str, int, str]:
+    """A record below ERROR as `Neighbours.note` keeps it (trace id, time, severity text and number, body), as
+    `otlp_file.neighbour_of` reads it from the models; `severity` is its `log_severity`. Most records are read
+    only for this: a string body, the usual kind, is taken as it is, and a trace's id is decoded once."""
+    body = record.get("body")
+    if body is None:
+        text = ""
+    elif isinstance(string := body.get("stringValue"), str):
+        text = string
+    else:
+        text = to_text(decode_plain(body))
+    trace = record.get("traceId", "")
+    return (
+        _cached_trace_id(trace) if trace else "",
+        log_moment(record),
+        record.get("severityText", ""),
+        severity,
+        text,
+    )
+
+
+@lru_cache(maxsize=4_096)
+def _cached_trace_id(value: str) -> str:
+    """`_trace_id` of a checked id (a line read lean holds only valid ones), remembered: a trace's records
+    come together."""
+    return _trace_id(value)
 
 
 def span_moment_start(span: Plain) -> int:
