@@ -7,14 +7,18 @@ pages through raw rows, newest first, up to a cap, and groups them itself with t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from pydantic import Field, StrictInt, StrictStr
+from pydantic import Field, StrictInt, StrictStr, ValidationError
 
-from rounds_bot.models import ErrorEvent
+from rounds_bot.errors import SignozError
+from rounds_bot.models import MAX_CONTEXT_RECORDS, ContextRecord, ErrorEvent
+from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, WINDOW_NANOS, context_records
 from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import (
     Collector,
+    FoundGroup,
     GroupSpan,
     RowTally,
     attributes_of,
@@ -32,9 +36,12 @@ from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey, 
 from rounds_bot.sources.signoz.links import UiLinks
 from rounds_bot.sources.signoz.queries import (
     ERROR_SEVERITY_TEXTS,
+    clickhouse_sql,
     error_log_groups_sql,
     error_logs_raw,
     is_error_severity,
+    log_neighbours_sql,
+    query_range_request,
 )
 from rounds_bot.sources.signoz.times import check_unix_ns, ns_to_datetime
 from rounds_bot.sources.signoz.wire import Lenient
@@ -63,6 +70,17 @@ class LogGroupRow(Lenient):
     sample_attributes_number: dict[str, float] = Field(default_factory=dict)
     sample_attributes_bool: dict[str, bool] = Field(default_factory=dict)
     sample_resources_string: dict[str, str] = Field(default_factory=dict)
+    sample_timestamp_ns: int = 0  # the sample's time when counted here; ClickHouse's sample is the first
+
+
+class NeighbourRow(Lenient):
+    """A row of `log_neighbours_sql`."""
+
+    error_index: StrictInt
+    timestamp_ns: StrictInt
+    severity_text: str = ""
+    severity_number: StrictInt = 0
+    body: str = ""
 
 
 class RawLog(Lenient):
@@ -118,6 +136,7 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
         self._schema = schema or LogsSchema()
 
     def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
+        self._pending: list[tuple[LogGroupRow, GroupSpan]] = []
         try:
             super().read(start_ns, end_ns, collector, sql)
         except SignozHTTPError as error:
@@ -125,7 +144,62 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
                 raise
             # a logs table from before the collector's JSON bodies (schema migration 2001)
             self._schema.json_bodies = False
+            self._pending = []
             super().read(start_ns, end_ns, collector, sql)
+        contexts = self._neighbours(self._pending, collector) if sql.allowed else {}
+        for index, (row, group) in enumerate(self._pending):
+            context = contexts.get(index, [])
+            collector.found(FoundGroup(group, partial(self._event_with_context, row, group, context)))
+
+    def _add(self, row: LogGroupRow, group: GroupSpan, collector: Collector) -> None:
+        if collector.is_known(group.group_id):
+            super()._add(row, group, collector)  # counted only: its event is never built
+        else:
+            self._pending.append((row, group))  # built once the poll's neighbours are read
+
+    def _neighbours(
+        self, pending: list[tuple[LogGroupRow, GroupSpan]], collector: Collector
+    ) -> dict[int, list[ContextRecord]]:
+        """The records below ERROR just before each new group's sample, in its trace and service, read
+        in one query; a failed query leaves the events without them (they are context, not the error)."""
+        if not pending:
+            return {}
+        errors = [
+            (row.sample_trace_id, row.service_name, row.sample_timestamp_ns or row.first_seen_ns)
+            for row, _ in pending
+        ]
+        query = clickhouse_sql(log_neighbours_sql(errors, WINDOW_NANOS, KEPT_BODY_CHARS, MAX_CONTEXT_RECORDS))
+        low = min(moment for _, _, moment in errors) - WINDOW_NANOS
+        high = max(moment for _, _, moment in errors) + 1
+        try:
+            data = self._client.query_range(query_range_request(low, high, "raw", query))
+        except SignozError as error:
+            collector.note(
+                f"the log records before the new error logs were not read ({error}); none is shown"
+            )
+            return {}
+        found: dict[int, list[tuple[int, str, int, str]]] = {}
+        for result in data.raw_results():
+            for raw in result.rows or []:
+                try:
+                    neighbour = NeighbourRow.model_validate(raw.data)
+                except ValidationError:
+                    continue  # a record of context the event can do without
+                noted = (
+                    neighbour.timestamp_ns,
+                    neighbour.severity_text,
+                    neighbour.severity_number,
+                    neighbour.body,
+                )
+                found.setdefault(neighbour.error_index, []).append(noted)
+        # oldest first, as the file source gives them
+        return {index: context_records(sorted(noted)) for index, noted in found.items()}
+
+    def _event_with_context(
+        self, row: LogGroupRow, group: GroupSpan, context: list[ContextRecord]
+    ) -> ErrorEvent:
+        event = self._event(row, group)
+        return event.model_copy(update={"context": context}) if context else event
 
     def _groups_sql(self, start_ns: int, end_ns: int, limit: int, offset: int) -> str:
         return error_log_groups_sql(start_ns, end_ns, limit, offset, json_bodies=self._schema.json_bodies)
@@ -174,6 +248,7 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
             sample_attributes_number=record.attributes_number,
             sample_attributes_bool=record.attributes_bool,
             sample_resources_string=record.resources_string,
+            sample_timestamp_ns=self._timestamp_ns(record),
         )
 
     def _group_span(self, row: LogGroupRow) -> GroupSpan:

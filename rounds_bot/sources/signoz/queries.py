@@ -257,6 +257,32 @@ def error_log_groups_sql(
     return _bucketed(inner, keys, extra + _sample_columns(("message", *LOG_SAMPLES)), order, limit, offset)
 
 
+def log_neighbours_sql(
+    errors: list[tuple[str, str, int]], window_ns: int, body_chars: int, per_error: int
+) -> str:
+    """The records below ERROR logged in the `window_ns` up to and including each error (trace id,
+    service, nanosecond) in its trace and service, newest first, at most `per_error` each (a record two
+    errors share counts for the first that names it), bodies cut to `body_chars` characters."""
+    matches = [
+        f"(trace_id = {sql_string(trace)} AND resources_string['service.name'] = {sql_string(service)} "
+        f"AND timestamp > {moment - window_ns} AND timestamp <= {moment})"
+        for trace, service, moment in errors
+    ]
+    which = "multiIf(" + ", ".join(f"{match}, {index}" for index, match in enumerate(matches)) + ", -1)"
+    low = min(moment for _, _, moment in errors) - window_ns
+    high = max(moment for _, _, moment in errors)
+    return f"""SELECT * FROM (SELECT {which} AS error_index, toInt64(timestamp) AS timestamp_ns,
+    severity_text, toInt64(severity_number) AS severity_number,
+    substringUTF8(body, 1, {body_chars}) AS body
+  FROM signoz_logs.distributed_logs_v2
+  WHERE timestamp > {low} AND timestamp <= {high}
+    AND {_bucket_window(low, high + 1)}
+    AND NOT {error_severity_sql()})
+WHERE error_index >= 0
+ORDER BY error_index ASC, timestamp_ns DESC
+LIMIT {per_error} BY error_index"""
+
+
 def log_message_sql(*, json_bodies: bool = False) -> str:
     """What a log record says, as the OTLP reader takes it: its exception message, else its body. An
     install that keeps bodies as JSON (the collector's `body_json_enabled`) leaves `body` empty and
