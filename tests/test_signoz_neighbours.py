@@ -11,6 +11,7 @@ from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import SECOND, T0_NS, fixture_window, source_for
 
 from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.base import PollResult
 from rounds_bot.sources.otlp_file import OtlpFileSource
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -56,10 +57,13 @@ def _dataset() -> Dataset:
     return dataset
 
 
-def _signoz_log(behaviour: Behaviour) -> ErrorEvent:
+def _poll(behaviour: Behaviour) -> PollResult:
     with SignozEmulator(_dataset(), behaviour) as emulator, source_for(emulator) as source:
-        result = source.poll(fixture_window(), frozenset())
-    (event,) = [event for event in result.events if event.kind == "log"]
+        return source.poll(fixture_window(), frozenset())
+
+
+def _signoz_log(behaviour: Behaviour) -> ErrorEvent:
+    (event,) = [event for event in _poll(behaviour).events if event.kind == "log"]
     return event
 
 
@@ -80,7 +84,16 @@ def test_a_signoz_error_log_carries_the_neighbours_the_file_source_gives_it(tmp_
 
 
 def test_a_failing_neighbour_query_leaves_the_error_log_without_context():
-    fault = Fault("query", times=-1, body_contains="error_index")
-    event = _signoz_log(Behaviour(api_key="test-key", faults=[fault]))
+    fault = Fault("query", times=-1, body_contains="AS error_index")
+    result = _poll(Behaviour(api_key="test-key", faults=[fault]))
+    (event,) = [event for event in result.events if event.kind == "log"]
+    assert event.message == "payment failed for order 1234"
+    assert event.context == []
+    assert result.failures == []  # the error logs were read and counted all the same
+    assert any("log records before the new error logs were not read" in note for note in result.notes)
+
+
+def test_without_clickhouse_sql_error_logs_come_without_context():
+    event = _signoz_log(Behaviour(api_key="test-key", clickhouse_sql_allowed=False))
     assert event.message == "payment failed for order 1234"
     assert event.context == []
