@@ -134,9 +134,10 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
     ):
         super().__init__(client, limits, links)
         self._schema = schema or LogsSchema()
+        self._pending: list[tuple[LogGroupRow, GroupSpan]] = []  # new groups of the read under way
 
     def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
-        self._pending: list[tuple[LogGroupRow, GroupSpan]] = []
+        self._pending = []
         try:
             super().read(start_ns, end_ns, collector, sql)
         except SignozHTTPError as error:
