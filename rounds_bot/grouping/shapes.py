@@ -20,7 +20,7 @@ from rounds_bot.grouping.normalize import (
     normalize_previous,
     truncate,
 )
-from rounds_bot.grouping.routes import Route
+from rounds_bot.grouping.route import Route
 from rounds_bot.grouping.skeletons import skeleton
 
 _DIGIT = re.compile(r"[0-9]")
