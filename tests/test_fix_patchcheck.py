@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from rounds_bot.fixing.checks import Guard, check_changes, patch
 from rounds_bot.fixing.git import Git
-from rounds_bot.fixing.patchcheck import check_patch, is_test_file
+from rounds_bot.fixing.patchcheck import check_patch
+from rounds_bot.fixing.patchtests import is_test_file
 from rounds_bot.fixing.worktree import open_worktree
 
 pytestmark = pytest.mark.fix_loop

@@ -30,14 +30,8 @@ from pydantic import Field
 
 from rounds_bot.errors import FixError
 from rounds_bot.fixing.git import NO_HOOKS, TIMEOUT_SECONDS, Git
-from rounds_bot.fixing.patchcheck import (
-    ALWAYS_PROTECTED,
-    DIFF_OPTIONS,
-    GIT_CONFIG,
-    check_patch,
-    protected_by,
-    show,
-)
+from rounds_bot.fixing.patchcheck import DIFF_OPTIONS, GIT_CONFIG, check_patch
+from rounds_bot.fixing.patchpaths import ALWAYS_PROTECTED, protected_by, show
 from rounds_bot.fixing.worktree import Worktree
 from rounds_bot.models import Frozen
 
