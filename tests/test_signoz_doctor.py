@@ -61,11 +61,19 @@ def test_a_wrong_key_is_the_one_problem_reported(dataset):
 
 
 def test_an_old_signoz_is_reported_with_what_rounds_cannot_read(dataset):
-    with SignozEmulator(dataset, Behaviour(version="v0.80.0")) as emulator:
+    with SignozEmulator(dataset, Behaviour(version="v0.59.0")) as emulator:
         report = check(emulator.url, None, now=NOW)
     assert report.ok and report.last_hour is not None
     assert report.last_hour.error_spans is None and report.last_hour.exception_events == 5
-    assert any("v0.87.0+" in note for note in report.notes)
+    assert any("v0.60.0+" in note for note in report.notes)
+
+
+def test_a_signoz_before_v0_87_is_read_on_v4_and_the_doctor_says_so(dataset):
+    with SignozEmulator(dataset, Behaviour(version="v0.80.0")) as emulator:
+        report = check(emulator.url, None, now=NOW)
+    assert report.ok and report.last_hour is not None
+    assert report.last_hour.error_spans == 2 and report.last_hour.error_logs == 4
+    assert any(path.startswith("POST /api/v4/query_range with clickhouse_sql") for path in report.apis)
 
 
 def test_a_web_page_instead_of_the_api_is_reported_with_the_ports(dataset):

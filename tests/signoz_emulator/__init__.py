@@ -235,6 +235,7 @@ class SignozEmulator:
             ("GET", "/api/v1/errorFromErrorID"): lambda: api.error_from_error_id(parse_qs(query)),
             ("GET", "/api/v1/nextPrevErrorIDs"): lambda: api.next_prev_error_ids(parse_qs(query)),
             ("POST", "/api/v5/query_range"): lambda: api.query_range(body),
+            ("POST", "/api/v4/query_range"): lambda: api.query_range_v4(body),
         }
         handler = routes.get((method, path))
         if handler is None:

@@ -28,7 +28,13 @@ from rounds_bot.sources.signoz.grouped_rows import RowLimits
 from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request
 from rounds_bot.sources.signoz.source import SignozSource
 from rounds_bot.sources.signoz.times import datetime_to_ns
-from rounds_bot.sources.signoz.versions import QUERY_RANGE_V5_SINCE, Capabilities, format_version
+from rounds_bot.sources.signoz.versions import (
+    QUERY_RANGE_SQL_SINCE,
+    QUERY_RANGE_V4,
+    QUERY_RANGE_V5,
+    Capabilities,
+    format_version,
+)
 
 REPORT_FIX = "report the SigNoz version and this message"
 
@@ -153,27 +159,31 @@ def api_paths(capabilities: Capabilities, sql_allowed: bool | None) -> list[str]
     method = capabilities.exceptions_method
     how = "query parameters: SigNoz before v0.18" if method == "GET" else "a JSON body: SigNoz v0.18+"
     paths = [f"{method} /api/v1/countErrors and {method} /api/v1/listErrors ({how})"]
-    if capabilities.query_range_v5 and sql_allowed:
+    route = capabilities.query_range_path
+    if route is not None and sql_allowed:
         window = (
             "the window written in as nanoseconds"
             if capabilities.clickhouse_sql_variables
             else "the window written in as nanoseconds, since this version passes template variables "
             "such as {{.start_timestamp_nano}} to ClickHouse unrendered; SigNoz renders them from v0.88"
         )
-        paths.append(
-            "POST /api/v5/query_range with clickhouse_sql: exception samples, error spans and logs "
-            f"grouped in ClickHouse ({window})"
+        older = (
+            "; SigNoz before v0.87 has no /api/v5/query_range, and v4 runs the same SQL as a list panel"
+            if route == QUERY_RANGE_V4
+            else ""
         )
-    elif capabilities.query_range_v5 and sql_allowed is None:
         paths.append(
-            "POST /api/v5/query_range with clickhouse_sql where the key may run it, else builder queries "
+            f"POST {route} with clickhouse_sql: exceptions, error spans and logs counted per minute "
+            f"in ClickHouse ({window}{older})"
+        )
+    elif route == QUERY_RANGE_V5 and sql_allowed is None:
+        paths.append(
+            f"POST {route} with clickhouse_sql where the key may run it, else builder queries "
             "(whether it may could not be checked)"
         )
-    elif capabilities.query_range_v5:
-        paths.append(
-            "POST /api/v5/query_range with builder queries: raw error spans and logs, grouped in rounds"
-        )
-    if sql_allowed is False or not capabilities.query_range_v5:
+    elif route == QUERY_RANGE_V5:
+        paths.append(f"POST {route} with builder queries: raw error spans and logs, grouped in rounds")
+    if sql_allowed is False or route is None:
         paths.append("GET /api/v1/errorFromGroupID (one request per new exception group)")
     return paths
 
@@ -186,8 +196,15 @@ def clickhouse_errors(capabilities: Capabilities) -> str:
         "the exceptions API answers a failed query with 422 from countErrors (not retried) "
         "or 500 from listErrors (retried with backoff)"
     )
-    if not capabilities.query_range_v5:
-        return f"no query_range before v0.87: {exceptions_api}"
+    route = capabilities.query_range_path
+    if route is None:
+        return f"no query_range rounds can run SQL on before v0.60: {exceptions_api}"
+    busy = "a busy server's (memory, query slots, time) retried with backoff"
+    if route == QUERY_RANGE_V4:
+        return (
+            "500 with ClickHouse's message from /api/v4/query_range (SigNoz v0.60 to v0.86): a query's "
+            f"own error is not retried, {busy}; {exceptions_api}"
+        )
     if capabilities.clickhouse_errors_by_code:
         return (
             "400, 404 or 500 by ClickHouse's error code (SigNoz v0.131+): not retried, and a 404 "
@@ -195,7 +212,7 @@ def clickhouse_errors(capabilities: Capabilities) -> str:
         )
     return (
         "500 with ClickHouse's message (SigNoz v0.87 to v0.130): a 500 naming a ClickHouse error "
-        f"is not retried; {exceptions_api}"
+        f"is not retried, {busy}; {exceptions_api}"
     )
 
 
@@ -210,7 +227,7 @@ def _last_hour(
     exceptions = _exceptions(client, capabilities, window)
     sql_allowed: bool | None = None
     events = exceptions.occurrences
-    if capabilities.query_range_v5:
+    if capabilities.query_range_path is not None:
         sql_allowed = _sql_probe(client, start_ns, end_ns)
         sql = SqlPermission(allowed=sql_allowed is not False)
         spans = _stream(ErrorSpansReader(client, RowLimits()), window, sql)
@@ -219,8 +236,8 @@ def _last_hour(
             sql_allowed = False
     else:
         why = (
-            f"SigNoz {capabilities.version} has no /api/v5/query_range "
-            f"(from {format_version(QUERY_RANGE_V5_SINCE)})"
+            f"SigNoz {capabilities.version} has no query_range rounds can run its SQL on "
+            f"(from {format_version(QUERY_RANGE_SQL_SINCE)})"
         )
         spans = StreamHour(stream="error spans", not_read=why)
         logs = StreamHour(stream="error logs", not_read=why)
