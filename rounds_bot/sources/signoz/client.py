@@ -39,6 +39,7 @@ from rounds_bot.sources.signoz.failures import (
 from rounds_bot.sources.signoz.query_range_v4 import QueryRangeV4Envelope, v4_can_run, v4_request
 from rounds_bot.sources.signoz.versions import QUERY_RANGE_V4, QUERY_RANGE_V5
 from rounds_bot.sources.signoz.wire import (
+    ErrorBody,
     ErrorGroupRow,
     ErrorWithSpan,
     QueryRangeData,
@@ -330,11 +331,13 @@ class SignozClient:
         ) or is_transient_clickhouse_error(status, text):
             raise transient_status(response, method, path, page=page)
         if page is not None:
-            raise SignozError(
+            message = (
                 f"{self.base_url}{path} answered an HTML page (HTTP {status}{page}), not SigNoz's JSON "
-                "API: the URL points at a web page, a proxy or the wrong port",
-                hint=URL_HINT,
+                "API: the URL points at a web page, a proxy or the wrong port"
             )
+            if status in (404, 405):  # a proxy that routes no such path: query_range then tries v4
+                raise SignozHTTPError(message, status=status, body=ErrorBody(), hint=URL_HINT)
+            raise SignozError(message, hint=URL_HINT)
         if status >= 300:
             body = parse_error_body(text)
             raise refusal(self.base_url, status, body, method, path, api_key_set=self._api_key_set)

@@ -147,7 +147,7 @@ class SignozSource:
         sql = SqlPermission()
         outcomes = [
             self._read_stream(stream, state, window, end_ns, known_group_ids, sql)
-            for stream in self._streams(capabilities, state, window)
+            for stream in self.streams(capabilities, state, window)
         ]
         failed = [outcome for outcome in outcomes if outcome.error is not None]
         if failed and len(failed) == len(outcomes):
@@ -156,7 +156,8 @@ class SignozSource:
             raise error
         return self._result(outcomes, notes, window)
 
-    def _streams(self, capabilities: Capabilities, state: SignozState, window: Window) -> list[Stream]:
+    def streams(self, capabilities: Capabilities, state: SignozState, window: Window) -> list[Stream]:
+        """The streams this version is read in, each reader from its cursor in `state`."""
         by_sql = capabilities.query_range_path is not None
         exceptions = ExceptionGroupsReader(
             self._client,
