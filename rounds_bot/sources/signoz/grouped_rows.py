@@ -130,7 +130,8 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             except ValueError as error:
                 collector.skip(self._where(number), str(error))
                 continue
-            self._add(row, group, collector)
+            # the event is built from the row later; its minutes now live in `group`, not twice
+            self._add(row.model_copy(update={"buckets": ""}), group, collector)
 
     def _read_raw(self, start_ns: int, end_ns: int, collector: Collector) -> None:
         cap = self._limits.raw_row_cap
