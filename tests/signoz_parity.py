@@ -80,8 +80,8 @@ def views(polled: PollResult, window: Window) -> dict[str, SignatureView]:
     return out
 
 
-def both(path: Path) -> tuple[dict[str, SignatureView], dict[str, SignatureView]]:
-    """(through SigNoz, from the file) for the same telemetry."""
+def both(path: Path, version: str = "v0.138.0") -> tuple[dict[str, SignatureView], dict[str, SignatureView]]:
+    """(through SigNoz `version`, from the file) for the same telemetry."""
     now_ns = newest_ns(path) + 60 * NS_PER_S
     now = now_ns / NS_PER_S
     end = ns_to_datetime(now_ns) - timedelta(seconds=30)
@@ -90,7 +90,7 @@ def both(path: Path) -> tuple[dict[str, SignatureView], dict[str, SignatureView]
         [path], rebase=False, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=now_ns
     )
     with (
-        SignozEmulator(dataset, Behaviour(api_key=KEY), now=lambda: now) as emulator,
+        SignozEmulator(dataset, Behaviour(api_key=KEY, version=version), now=lambda: now) as emulator,
         SignozSource(emulator.url, KEY, wall_clock=lambda: now) as signoz,
     ):
         through_signoz = signatures_of(signoz, window)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from functools import partial
 
 import pytest
 from signoz_emulator import Behaviour, Fault, SignozEmulator
@@ -317,3 +318,33 @@ def test_one_failing_stream_is_one_line_and_the_others_are_counted(dataset, fail
             assert "\n" not in line
         else:
             assert line.startswith("ok: ")
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        (Fault("hang", seconds=2.0), "did not answer POST /api/v5/query_range within 0.5 s"),
+        (
+            Fault("status", status=429, retry_after="0"),
+            "SigNoz rate-limited POST /api/v5/query_range (HTTP 429",
+        ),
+        (Fault("html"), "answered an HTML page (HTTP 200, server signoz-emulator"),
+        (Fault("truncated"), "the body was cut short"),
+        (Fault("malformed"), "with a body that is not valid JSON"),
+        (Fault("status", status=400), "SigNoz rejected POST /api/v5/query_range as invalid (400"),
+    ],
+)
+def test_a_stream_answered_badly_is_one_doctor_line_and_the_others_are_counted(dataset, fault, said):
+    fault.path, fault.times, fault.body_contains = "/api/v5/", -1, "distributed_logs_v2"
+    with SignozEmulator(dataset, Behaviour(faults=[fault])) as emulator:
+        settings = Settings(_env_file=None, SIGNOZ_API_URL=emulator.url)  # type: ignore[call-arg]
+        checks = source_checks(settings, NOW, partial(check, timeout_seconds=0.5))
+    streams = [c for c in checks if c.area == "last hour"]
+    assert [(c.status, c.detail.split(":")[0]) for c in streams] == [
+        ("ok", "exceptions"),
+        ("ok", "error spans"),
+        ("fix", "error logs"),
+    ]
+    failed = streams[2]
+    assert said in failed.detail and "\n" not in failed.detail and "<title" not in failed.detail
+    assert failed.fix

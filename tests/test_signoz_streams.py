@@ -124,13 +124,16 @@ def test_a_groups_occurrences_keep_the_minutes_they_happened_in(busy_minutes):
     assert {event.environment for event in result.events} == {"production"}
 
 
-@pytest.mark.parametrize(("overlap_seconds", "late_counted"), [(900, 3), (0, 0)])
+@pytest.mark.parametrize(
+    ("overlap_seconds", "late_counted", "version"),
+    [(900, 3, "v0.138.0"), (0, 0, "v0.138.0"), (900, 3, "v0.60.0")],  # v0.60: through /api/v4
+)
 def test_rows_that_arrive_behind_the_cursor_are_counted_once_within_the_overlap(
-    overlap_seconds, late_counted
+    overlap_seconds, late_counted, version
 ):
     first_rows = _one_of_each(T0_NS + 5 * MINUTE, 1)
     with (
-        SignozEmulator(first_rows, Behaviour(api_key=KEY)) as emulator,
+        SignozEmulator(first_rows, Behaviour(api_key=KEY, version=version)) as emulator,
         source_for(emulator, overlap_seconds=overlap_seconds) as source,
     ):
         cursor = T0_NS + 20 * MINUTE
@@ -227,8 +230,9 @@ def test_error_spans_and_logs_link_to_their_page_in_signozs_ui(busy_minutes):
     assert log.source_url.startswith("https://signoz.example.com/logs/logs-explorer?activeLogId=%22")
 
 
-def test_the_demo_through_signoz_and_from_its_otlp_file_makes_the_same_signatures():
-    through_signoz, from_file = both(demo_data_path())
+@pytest.mark.parametrize("version", ["v0.138.0", "v0.86.0"])  # v0.86: through /api/v4/query_range
+def test_the_demo_through_signoz_and_from_its_otlp_file_makes_the_same_signatures(version):
+    through_signoz, from_file = both(demo_data_path(), version)
     assert set(through_signoz) == set(from_file)
     for signature_id, view in from_file.items():
         seen = through_signoz[signature_id]
@@ -269,19 +273,25 @@ def test_a_span_with_a_suffixed_exception_event_is_counted_once_whatever_the_col
 TEMPLATE_TEXT = "total {{ .amount }} for {{currency}} at $start_timestamp, [[end_timestamp]] and {{"
 
 
-@pytest.mark.parametrize("version", ["v0.87.0", "v0.88.0", "v0.138.0"])
+@pytest.mark.parametrize("version", ["v0.60.0", "v0.85.0", "v0.86.0", "v0.87.0", "v0.88.0", "v0.138.0"])
 def test_text_in_sql_reaches_clickhouse_as_it_was_whatever_signoz_renders(version):
-    """From v0.88 SigNoz renders clickhouse_sql as a Go template after replacing its variables: a
-    message holding `{{` or `$start_timestamp` must neither break the query nor be replaced."""
+    """From v0.88 SigNoz renders clickhouse_sql on v5 as a Go template after replacing its variables,
+    and v4 (v0.60 to v0.86) always does: a message holding `{{` or `$start_timestamp` must neither
+    break the query nor be replaced."""
     from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request, sql_string
 
     sql = f"SELECT {sql_string(TEMPLATE_TEXT)} AS text"
     behaviour = Behaviour(api_key=KEY, version=version)
     with SignozEmulator(Dataset(), behaviour) as emulator, source_for(emulator) as source:
+        source.capabilities()  # the route by version: v4 before v0.87
         request = query_range_request(T0_NS, T0_NS + MINUTE, "raw", clickhouse_sql(sql))
         data = source.client.query_range(request)
+        route = emulator.paths()[-1]
     (row,) = [row for result in data.raw_results() for row in result.rows or []]
     assert row.data["text"] == TEMPLATE_TEXT
+    assert route == (
+        "/api/v5/query_range" if version in ("v0.87.0", "v0.88.0", "v0.138.0") else "/api/v4/query_range"
+    )
 
 
 def _json_log(at: int, order: int) -> dict[str, Any]:
@@ -355,3 +365,45 @@ def test_without_clickhouse_sql_the_next_round_counts_nothing_twice(busy_minutes
         )
     assert _counts(first) == {"exception": 9, "span_error": 9, "log": 9}
     assert _counts(second) == {"exception": 1, "span_error": 1, "log": 1}
+
+
+BAD_ANSWERS = {
+    "a timeout": Fault(kind="hang", seconds=2.0),
+    "a rate limit": Fault(kind="status", status=429, retry_after="0"),
+    "an HTML page": Fault(kind="html"),
+    "a body cut short": Fault(kind="truncated"),
+    "JSON cut short": Fault(kind="malformed"),
+    "a rejected query": Fault(kind="status", status=400),
+    "a busy ClickHouse": Fault(kind="query", clickhouse_code=241),
+}
+
+
+@pytest.mark.parametrize("version", ["v0.86.0", "v0.138.0"])
+@pytest.mark.parametrize("bad", sorted(BAD_ANSWERS))
+def test_a_stream_answered_badly_is_one_line_keeps_its_cursor_and_is_counted_once_next_round(
+    busy_minutes, bad, version
+):
+    fault = BAD_ANSWERS[bad]
+    # every error-log query, on v4 or v5, whatever the attempt
+    fault = Fault(**{**fault.__dict__, "path": "/api/v", "times": -1, "body_contains": "distributed_logs_v2"})
+    behaviour = Behaviour(version=version, api_key=KEY, faults=[fault])
+    end = T0_NS + 20 * MINUTE
+    with (
+        SignozEmulator(busy_minutes, behaviour) as emulator,
+        source_for(emulator, max_attempts=2, timeout_seconds=0.5) as source,
+    ):
+        failed = source.poll(_window(T0_NS, end), frozenset())
+        behaviour.faults.clear()
+        known = frozenset(event.source_group_id for event in failed.events if event.source_group_id)
+        again = source.poll(_window(T0_NS, end + 10 * MINUTE, failed), known)
+    assert _counts(failed) == {"exception": 10, "span_error": 10}
+    assert len(failed.failures) == 1
+    line = failed.failures[0]
+    assert line.startswith("error logs: not read this round: ") and line.endswith(
+        "the next round reads it again"
+    )
+    assert "\n" not in line and "<title" not in line.lower(), line  # one line, no page pasted
+    assert ("/api/v4/query_range" if version == "v0.86.0" else "/api/v5/query_range") in line
+    assert failed.read_until == ns_to_datetime(T0_NS)  # the logs' cursor stays, and holds the round's
+    assert again.failures == []
+    assert _counts(again) == {"log": 10}  # every log row once; the other streams nothing twice
