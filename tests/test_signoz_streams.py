@@ -13,6 +13,11 @@ from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import SECOND, T0_NS, source_for
 from signoz_parity import both
+from signoz_rows import error_log as _error_log
+from signoz_rows import error_span as _error_span
+from signoz_rows import exception_span as _exception_span
+from signoz_rows import one_of_each as _one_of_each
+from signoz_rows import otlp_lines as _lines
 
 from rounds_bot.demo import demo_data_path
 from rounds_bot.sources.base import PollResult, Window
@@ -21,60 +26,6 @@ from rounds_bot.sources.signoz.times import ns_to_datetime
 
 MINUTE = 60 * SECOND
 KEY = "test-key"
-SERVICE = {"service.name": "orders", "deployment.environment": "production"}
-
-
-def _attrs(values: dict[str, str]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": {"stringValue": v}} for k, v in values.items()]
-
-
-def _exception_span(index: int, at: int, message: str = "bad order") -> dict[str, Any]:
-    return {
-        "traceId": f"{index + 1:032x}",
-        "spanId": f"{index + 1:016x}",
-        "name": "POST /orders",
-        "startTimeUnixNano": str(at),
-        "endTimeUnixNano": str(at + 1000),
-        "status": {"code": 2},
-        "events": [
-            {
-                "name": "exception",
-                "timeUnixNano": str(at + 500),
-                "attributes": _attrs({"exception.type": "ValueError", "exception.message": message}),
-            }
-        ],
-    }
-
-
-def _error_span(index: int, at: int) -> dict[str, Any]:
-    return {
-        "traceId": f"{index + 10_000:032x}",
-        "spanId": f"{index + 10_000:016x}",
-        "name": "GET /stock",
-        "startTimeUnixNano": str(at),
-        "endTimeUnixNano": str(at + 1000),
-        "status": {"code": 2, "message": "upstream timed out"},
-    }
-
-
-def _error_log(at: int) -> dict[str, Any]:
-    return {"timeUnixNano": str(at), "severityText": "ERROR", "body": {"stringValue": "payment declined"}}
-
-
-def _lines(spans: list[dict[str, Any]], logs: list[dict[str, Any]]) -> list[str]:
-    resource = {"attributes": _attrs(SERVICE)}
-    return [
-        json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}),
-        json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": logs}]}]}),
-    ]
-
-
-def _one_of_each(at: int, index: int) -> Dataset:
-    dataset = Dataset()
-    load_otlp_lines(
-        _lines([_exception_span(index, at), _error_span(index, at)], [_error_log(at)]), dataset, where="rows"
-    )
-    return dataset
 
 
 def _window(start_ns: int, end_ns: int, before: PollResult | None = None) -> Window:
