@@ -3,8 +3,9 @@
 A test double that lives with the tests, not in the installed package: the tests import it as
 `signoz_emulator` (`tests/` is on their path). The queries run on ClickHouse itself (chDB, in this
 process: `engine`), over tables created from SigNoz's own schema (`schema.sql`); what stays in
-Python is SigNoz's own behaviour by version: routes and envelopes, request checks, variable
-rendering, and ClickHouse errors as HTTP statuses. To try rounds without a SigNoz, run it by hand
+Python is SigNoz's own behaviour by version: routes and envelopes (v5 `query_range` from v0.87, and
+the v4 one on which v0.60 to v0.86 run clickhouse_sql: `v4`), request checks, variable rendering,
+and ClickHouse errors as HTTP statuses. To try rounds without a SigNoz, run it by hand
 from the root of a source checkout:
 
     python -m tests.signoz_emulator --data rounds_bot/data/demo.otlp.jsonl --port 8080

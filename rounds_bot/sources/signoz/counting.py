@@ -82,7 +82,8 @@ def count_new_rows(
     collector: Collector, previous: dict[str, int], keep_from_ns: int, cursor_ns: int | None = None
 ) -> Counted:
     """Each group's minutes, less what `previous` counted of them; counts kept from `keep_from_ns`.
-    Rows new in a minute that starts before `cursor_ns` (read before) arrived late."""
+    Rows new in a minute that starts before `cursor_ns` (read before) arrived late. Consumes the
+    collector's minutes: a first round's tens of thousands are freed once merged into runs."""
     out = Counted()
     keep_from_s = keep_from_ns // NS_PER_S
     fresh: list[tuple[FoundGroup, Bucket, int]] = []
@@ -97,6 +98,7 @@ def count_new_rows(
             if cursor_ns is not None and bucket.start_s * NS_PER_S < cursor_ns:
                 out.late += bucket.count - before
             fresh.append((group, bucket, before))
+        group.span.buckets = {}
     minutes = _run_length(fresh)
     if minutes > 1:
         collector.note(
