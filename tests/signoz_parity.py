@@ -80,8 +80,8 @@ def views(polled: PollResult, window: Window) -> dict[str, SignatureView]:
     return out
 
 
-def both(path: Path) -> tuple[dict[str, SignatureView], dict[str, SignatureView]]:
-    """(through SigNoz, from the file) for the same telemetry."""
+def both(path: Path, version: str = "v0.138.0") -> tuple[dict[str, SignatureView], dict[str, SignatureView]]:
+    """(through SigNoz `version`, from the file) for the same telemetry."""
     now_ns = newest_ns(path) + 60 * NS_PER_S
     now = now_ns / NS_PER_S
     end = ns_to_datetime(now_ns) - timedelta(seconds=30)
@@ -90,7 +90,7 @@ def both(path: Path) -> tuple[dict[str, SignatureView], dict[str, SignatureView]
         [path], rebase=False, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=now_ns
     )
     with (
-        SignozEmulator(dataset, Behaviour(api_key=KEY), now=lambda: now) as emulator,
+        SignozEmulator(dataset, Behaviour(api_key=KEY, version=version), now=lambda: now) as emulator,
         SignozSource(emulator.url, KEY, wall_clock=lambda: now) as signoz,
     ):
         through_signoz = signatures_of(signoz, window)
@@ -125,3 +125,75 @@ def table(through_signoz: dict[str, SignatureView], from_file: dict[str, Signatu
         f"diagnosed: {diagnosed_signoz} vs {diagnosed_file}"
     )
     return lines
+
+
+def late_rows(version: str = "v0.138.0") -> tuple[int, int, int]:
+    """(late rows, counted by the next round, counted again by the round after): an exception, an error
+    span and an error log reach SigNoz 60 s behind the cursor of a round that already read their minute."""
+    from signoz_fixtures import T0_NS
+    from signoz_rows import one_of_each
+
+    minute = 60 * NS_PER_S
+    cursor = T0_NS + 20 * minute
+    with (
+        SignozEmulator(
+            one_of_each(T0_NS + 5 * minute, 1), Behaviour(api_key=KEY, version=version)
+        ) as emulator,
+        SignozSource(emulator.url, KEY, sleep=lambda seconds: None) as source,
+    ):
+        first = source.poll(_window(T0_NS, cursor), frozenset())
+        one_of_each(cursor - 60 * NS_PER_S, 2).arrive(emulator.engine)
+        second = source.poll(_window(cursor, cursor + 20 * minute, first), frozenset())
+        third = source.poll(_window(cursor + 20 * minute, cursor + 40 * minute, second), frozenset())
+    return 3, _occurrences(second), _occurrences(third)
+
+
+@dataclass(frozen=True)
+class FailingRound:
+    failures: list[str]
+    first: dict[str, SignatureView]
+    second: dict[str, SignatureView]
+
+
+def one_stream_failing(path: Path, version: str = "v0.138.0") -> FailingRound:
+    """The demo through SigNoz with every error-log query meeting a busy ClickHouse (241), then a round
+    with SigNoz well again: what each files."""
+    from signoz_emulator import Fault
+
+    now_ns = newest_ns(path) + 60 * NS_PER_S
+    now = now_ns / NS_PER_S
+    end = ns_to_datetime(now_ns) - timedelta(seconds=30)
+    window = Window(start=end - timedelta(hours=12), end=end)
+    dataset = build_dataset(
+        [path], rebase=False, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=now_ns
+    )
+    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains="distributed_logs_v2")
+    behaviour = Behaviour(api_key=KEY, version=version, faults=[busy])
+    with (
+        SignozEmulator(dataset, behaviour, now=lambda: now + 60) as emulator,
+        SignozSource(emulator.url, KEY, wall_clock=lambda: now + 60, sleep=lambda seconds: None) as signoz,
+    ):
+        failed = signoz.poll(window, frozenset())
+        behaviour.faults.clear()
+        later = window.end + timedelta(seconds=60)
+        known = frozenset(event.source_group_id for event in failed.events if event.source_group_id)
+        next_window = Window(
+            start=window.end, end=later, resume_from=window.end, source_state=failed.source_state
+        )
+        again = signoz.poll(next_window, known)
+    # the second round read the logs from their kept cursor, back where the first window started
+    read = Window(start=window.start, end=later)
+    return FailingRound(failed.failures, views(failed, window), views(again, read))
+
+
+def _window(start_ns: int, end_ns: int, before: PollResult | None = None) -> Window:
+    return Window(
+        start=ns_to_datetime(start_ns),
+        end=ns_to_datetime(end_ns),
+        resume_from=ns_to_datetime(start_ns) if before else None,
+        source_state=before.source_state if before else None,
+    )
+
+
+def _occurrences(result: PollResult) -> int:
+    return sum(event.count for event in result.events) + sum(g.count for g in result.known_group_counts)

@@ -236,7 +236,8 @@ SCENARIOS = [
         lambda: Behaviour(clickhouse_sql_allowed=False),
         live=False,
     ),
-    Scenario("signoz_v0_80_without_v5", one_round, lambda: Behaviour(version="v0.80.0"), live=False),
+    Scenario("signoz_v0_59_without_sql", one_round, lambda: Behaviour(version="v0.59.0"), live=False),
+    Scenario("signoz_v0_80_on_v4", one_round, lambda: Behaviour(version="v0.80.0"), live=False),
     Scenario(
         "signoz_v0_120_refused_sql",
         one_round,

@@ -70,6 +70,7 @@ V5_BUILDER = {
     "legend",
 }
 V5_SQL = {"name", "query", "disabled", "legend"}
+V4_TOP = {"start", "end", "step", "compositeQuery", "variables", "noCache", "formatForWeb"}
 REQUEST_TYPES = {"raw", "time_series", "scalar", "trace", "raw_stream", "distribution"}
 EXCEPTION_PATHS = {
     "/api/v1/listErrors",
@@ -181,6 +182,8 @@ def _check_request(exchange: Exchange, problems: Problems) -> None:
             problems.require(bool(NS_STRING.match(timestamp)), "timestamp is Unix nanoseconds")
     elif path == "/api/v5/query_range" and exchange.status < 300:
         _check_v5_request(json.loads(exchange.request_body), problems)
+    elif path == "/api/v4/query_range" and exchange.status < 300:
+        _check_v4_request(json.loads(exchange.request_body), problems)
 
 
 def _check_v5_request(body: dict[str, Any], problems: Problems) -> None:
@@ -203,6 +206,23 @@ def _check_v5_request(body: dict[str, Any], problems: Problems) -> None:
             problems.require(0 <= spec.get("limit", 0) <= 10_000, "limit within 0..10000")
             for order in spec.get("order") or []:
                 problems.require(order.get("direction") in ("asc", "desc"), "order direction")
+
+
+def _check_v4_request(body: dict[str, Any], problems: Problems) -> None:
+    """QueryRangeParamsV3 (model/v3/v3.go:423 at v0.86.0) with clickhouse_sql for a list panel."""
+    problems.require(set(body) <= V4_TOP, f"no unknown top-level field: {set(body) - V4_TOP}")
+    for key in ("start", "end"):
+        value = body.get(key)
+        problems.require(isinstance(value, int) and len(str(value)) == 13, f"{key} is a number of ms")
+    problems.require(body.get("start", 0) < body.get("end", 0), "start < end")
+    composite = body.get("compositeQuery") or {}
+    problems.require(composite.get("queryType") == "clickhouse_sql", "queryType clickhouse_sql")
+    problems.require(composite.get("panelType") == "list", "panelType list (rows, not a time series)")
+    queries = composite.get("chQueries") or {}
+    problems.require(bool(queries), "at least one chQuery")
+    for query in queries.values():
+        problems.require(set(query) <= {"query", "disabled", "legend"}, "ClickHouseQuery fields")
+        problems.require(isinstance(query.get("query"), str) and bool(query["query"]), "query is set")
 
 
 # -- successful answers -------------------------------------------------------------------------
@@ -239,6 +259,8 @@ def _check_success(exchange: Exchange, problems: Problems) -> None:
             problems.require(bool(RFC3339.match(str(body.get(key)))), f"{key} is RFC 3339")
     elif path == "/api/v5/query_range":
         _check_v5_response(json.loads(exchange.request_body), body, problems)
+    elif path == "/api/v4/query_range":
+        _check_v4_response(body, problems)
     else:
         problems.require(False, f"an endpoint the spec describes (got {path})")
 
@@ -277,6 +299,23 @@ def _check_v5_response(request: dict[str, Any], body: Any, problems: Problems) -
             _check_scalar(result, problems)
         else:
             _check_raw(result, envelope, problems)
+
+
+def _check_v4_response(body: Any, problems: Problems) -> None:
+    """v3.QueryRangeResponse: `result[]` with rows under `list`, left out when none matched."""
+    problems.require(isinstance(body, dict) and body.get("status") == "success", "status success")
+    results = ((body or {}).get("data") or {}).get("result")
+    problems.require(isinstance(results, list), "data.result is a list")
+    for result in results or []:
+        problems.require(isinstance(result.get("queryName"), str), "Result.queryName")
+        rows = result.get("list")
+        problems.require(rows is None or (isinstance(rows, list) and rows != []),
+                         "list left out when nothing matched (never [])")  # fmt: skip
+        problems.require("series" not in result, "a list panel answers rows, not series")
+        for row in rows or []:
+            problems.require(set(row) == {"timestamp", "data"}, "Row is {timestamp, data}")
+            problems.require(bool(RFC3339.match(str(row.get("timestamp")))), "Row.timestamp RFC 3339")
+            problems.require(isinstance(row.get("data"), dict), "Row.data is an object")
 
 
 def _check_raw(result: dict[str, Any], envelope: dict[str, Any], problems: Problems) -> None:
@@ -334,7 +373,8 @@ def _check_error(exchange: Exchange, problems: Problems, rich: bool | None) -> N
     problems.require(body.get("status") == "error", "status error")
     error = body.get("error")
     if isinstance(error, str):
-        problems.require(exchange.path in EXCEPTION_PATHS, "RespondError only on the v1 API")
+        problems.require(exchange.path in EXCEPTION_PATHS | {"/api/v4/query_range"},
+                         "RespondError only on the v1 API and v4 query_range")  # fmt: skip
         problems.require(isinstance(body.get("errorType"), str), "errorType is set")
         return
     problems.require(isinstance(error, dict), "render error object")

@@ -148,3 +148,24 @@ def test_a_round_failing_at_each_signoz_request_loses_and_doubles_nothing(
             assert db.execute("select count(*) from signatures").fetchone()[0] == len(DEMO_BUGS), nth
             assert counted == expected, nth
         assert len(cursors(folder / "rounds.db")) == 1
+
+
+@pytest.mark.parametrize("version", ["v0.138.0", "v0.86.0"])  # v0.86: every stream through /api/v4
+def test_a_round_whose_error_logs_fail_files_the_rest_and_the_next_round_files_the_logs_once(
+    version, signoz_env, emulator
+):
+    emulator.behaviour.version = version
+    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains="distributed_logs_v2")
+    emulator.behaviour.faults = [busy]
+    code, out, err = run()
+    assert code == 0, err
+    failures = [line for line in out.splitlines() if "not read this round" in line]
+    assert len(failures) == 1 and "error logs" in failures[0] and "code: 241" in failures[0]
+    db = sqlite3.connect(signoz_env / "rounds.db")
+    filed = db.execute("select count(*), sum(total_count) from signatures").fetchone()
+    assert 0 < filed[0] < len(DEMO_BUGS)
+    emulator.behaviour.faults = []
+    code, out, err = run()
+    assert code == 0 and "not read this round" not in out, err
+    total = db.execute("select count(*), sum(total_count) from signatures").fetchone()
+    assert total == (len(DEMO_BUGS), sum(bug.expected_count for bug in DEMO_BUGS))

@@ -277,13 +277,13 @@ def test_list_errors_is_paged_when_groups_exceed_a_page(dataset):
         assert emulator.paths().count("/api/v1/listErrors") == 4
 
 
-def test_signoz_without_v5_reads_exceptions_only_and_says_so(dataset):
-    with SignozEmulator(dataset, Behaviour(version="v0.80.0")) as emulator:
+def test_signoz_without_a_sql_query_range_reads_exceptions_only_and_says_so(dataset):
+    with SignozEmulator(dataset, Behaviour(version="v0.59.0")) as emulator:
         result = poll(emulator)
-        assert "/api/v5/query_range" not in emulator.paths()
+        assert not any("query_range" in path for path in emulator.paths())
     assert {e.kind for e in result.events} == {"exception"}
     assert all(e.stacktrace for e in result.events)
-    assert any("needs v0.87.0+" in note for note in result.notes)
+    assert any("needs v0.60.0+" in note for note in result.notes)
 
 
 def test_signoz_older_than_the_exceptions_api_is_refused_with_an_upgrade_hint(dataset):

@@ -13,6 +13,11 @@ from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import SECOND, T0_NS, source_for
 from signoz_parity import both
+from signoz_rows import error_log as _error_log
+from signoz_rows import error_span as _error_span
+from signoz_rows import exception_span as _exception_span
+from signoz_rows import one_of_each as _one_of_each
+from signoz_rows import otlp_lines as _lines
 
 from rounds_bot.demo import demo_data_path
 from rounds_bot.sources.base import PollResult, Window
@@ -21,60 +26,6 @@ from rounds_bot.sources.signoz.times import ns_to_datetime
 
 MINUTE = 60 * SECOND
 KEY = "test-key"
-SERVICE = {"service.name": "orders", "deployment.environment": "production"}
-
-
-def _attrs(values: dict[str, str]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": {"stringValue": v}} for k, v in values.items()]
-
-
-def _exception_span(index: int, at: int, message: str = "bad order") -> dict[str, Any]:
-    return {
-        "traceId": f"{index + 1:032x}",
-        "spanId": f"{index + 1:016x}",
-        "name": "POST /orders",
-        "startTimeUnixNano": str(at),
-        "endTimeUnixNano": str(at + 1000),
-        "status": {"code": 2},
-        "events": [
-            {
-                "name": "exception",
-                "timeUnixNano": str(at + 500),
-                "attributes": _attrs({"exception.type": "ValueError", "exception.message": message}),
-            }
-        ],
-    }
-
-
-def _error_span(index: int, at: int) -> dict[str, Any]:
-    return {
-        "traceId": f"{index + 10_000:032x}",
-        "spanId": f"{index + 10_000:016x}",
-        "name": "GET /stock",
-        "startTimeUnixNano": str(at),
-        "endTimeUnixNano": str(at + 1000),
-        "status": {"code": 2, "message": "upstream timed out"},
-    }
-
-
-def _error_log(at: int) -> dict[str, Any]:
-    return {"timeUnixNano": str(at), "severityText": "ERROR", "body": {"stringValue": "payment declined"}}
-
-
-def _lines(spans: list[dict[str, Any]], logs: list[dict[str, Any]]) -> list[str]:
-    resource = {"attributes": _attrs(SERVICE)}
-    return [
-        json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}),
-        json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": logs}]}]}),
-    ]
-
-
-def _one_of_each(at: int, index: int) -> Dataset:
-    dataset = Dataset()
-    load_otlp_lines(
-        _lines([_exception_span(index, at), _error_span(index, at)], [_error_log(at)]), dataset, where="rows"
-    )
-    return dataset
 
 
 def _window(start_ns: int, end_ns: int, before: PollResult | None = None) -> Window:
@@ -124,13 +75,16 @@ def test_a_groups_occurrences_keep_the_minutes_they_happened_in(busy_minutes):
     assert {event.environment for event in result.events} == {"production"}
 
 
-@pytest.mark.parametrize(("overlap_seconds", "late_counted"), [(900, 3), (0, 0)])
+@pytest.mark.parametrize(
+    ("overlap_seconds", "late_counted", "version"),
+    [(900, 3, "v0.138.0"), (0, 0, "v0.138.0"), (900, 3, "v0.60.0")],  # v0.60: through /api/v4
+)
 def test_rows_that_arrive_behind_the_cursor_are_counted_once_within_the_overlap(
-    overlap_seconds, late_counted
+    overlap_seconds, late_counted, version
 ):
     first_rows = _one_of_each(T0_NS + 5 * MINUTE, 1)
     with (
-        SignozEmulator(first_rows, Behaviour(api_key=KEY)) as emulator,
+        SignozEmulator(first_rows, Behaviour(api_key=KEY, version=version)) as emulator,
         source_for(emulator, overlap_seconds=overlap_seconds) as source,
     ):
         cursor = T0_NS + 20 * MINUTE
@@ -227,8 +181,9 @@ def test_error_spans_and_logs_link_to_their_page_in_signozs_ui(busy_minutes):
     assert log.source_url.startswith("https://signoz.example.com/logs/logs-explorer?activeLogId=%22")
 
 
-def test_the_demo_through_signoz_and_from_its_otlp_file_makes_the_same_signatures():
-    through_signoz, from_file = both(demo_data_path())
+@pytest.mark.parametrize("version", ["v0.138.0", "v0.86.0"])  # v0.86: through /api/v4/query_range
+def test_the_demo_through_signoz_and_from_its_otlp_file_makes_the_same_signatures(version):
+    through_signoz, from_file = both(demo_data_path(), version)
     assert set(through_signoz) == set(from_file)
     for signature_id, view in from_file.items():
         seen = through_signoz[signature_id]
@@ -269,19 +224,25 @@ def test_a_span_with_a_suffixed_exception_event_is_counted_once_whatever_the_col
 TEMPLATE_TEXT = "total {{ .amount }} for {{currency}} at $start_timestamp, [[end_timestamp]] and {{"
 
 
-@pytest.mark.parametrize("version", ["v0.87.0", "v0.88.0", "v0.138.0"])
+@pytest.mark.parametrize("version", ["v0.60.0", "v0.85.0", "v0.86.0", "v0.87.0", "v0.88.0", "v0.138.0"])
 def test_text_in_sql_reaches_clickhouse_as_it_was_whatever_signoz_renders(version):
-    """From v0.88 SigNoz renders clickhouse_sql as a Go template after replacing its variables: a
-    message holding `{{` or `$start_timestamp` must neither break the query nor be replaced."""
+    """From v0.88 SigNoz renders clickhouse_sql on v5 as a Go template after replacing its variables,
+    and v4 (v0.60 to v0.86) always does: a message holding `{{` or `$start_timestamp` must neither
+    break the query nor be replaced."""
     from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request, sql_string
 
     sql = f"SELECT {sql_string(TEMPLATE_TEXT)} AS text"
     behaviour = Behaviour(api_key=KEY, version=version)
     with SignozEmulator(Dataset(), behaviour) as emulator, source_for(emulator) as source:
+        source.capabilities()  # the route by version: v4 before v0.87
         request = query_range_request(T0_NS, T0_NS + MINUTE, "raw", clickhouse_sql(sql))
         data = source.client.query_range(request)
+        route = emulator.paths()[-1]
     (row,) = [row for result in data.raw_results() for row in result.rows or []]
     assert row.data["text"] == TEMPLATE_TEXT
+    assert route == (
+        "/api/v5/query_range" if version in ("v0.87.0", "v0.88.0", "v0.138.0") else "/api/v4/query_range"
+    )
 
 
 def _json_log(at: int, order: int) -> dict[str, Any]:
@@ -339,7 +300,8 @@ def test_too_many_new_group_minutes_are_placed_per_longer_runs_with_exact_counts
     assert _counts(result) == {"exception": 10, "span_error": 10, "log": 10}  # nothing lost
     exceptions = sorted(event.timestamp for event in result.events if event.kind == "exception")
     assert exceptions[-1] - exceptions[0] == timedelta(minutes=9)  # first and last seen kept
-    assert len(exceptions) == 6  # three 4-minute runs, each at its first and last occurrence
+    # three 4-minute runs, each one event at its first occurrence; the group's last run also at its last
+    assert len(exceptions) == 4
     assert any("placed per 4 minutes" in note for note in result.notes)
 
 
@@ -354,3 +316,45 @@ def test_without_clickhouse_sql_the_next_round_counts_nothing_twice(busy_minutes
         )
     assert _counts(first) == {"exception": 9, "span_error": 9, "log": 9}
     assert _counts(second) == {"exception": 1, "span_error": 1, "log": 1}
+
+
+BAD_ANSWERS = {
+    "a timeout": Fault(kind="hang", seconds=2.0),
+    "a rate limit": Fault(kind="status", status=429, retry_after="0"),
+    "an HTML page": Fault(kind="html"),
+    "a body cut short": Fault(kind="truncated"),
+    "JSON cut short": Fault(kind="malformed"),
+    "a rejected query": Fault(kind="status", status=400),
+    "a busy ClickHouse": Fault(kind="query", clickhouse_code=241),
+}
+
+
+@pytest.mark.parametrize("version", ["v0.86.0", "v0.138.0"])
+@pytest.mark.parametrize("bad", sorted(BAD_ANSWERS))
+def test_a_stream_answered_badly_is_one_line_keeps_its_cursor_and_is_counted_once_next_round(
+    busy_minutes, bad, version
+):
+    fault = BAD_ANSWERS[bad]
+    # every error-log query, on v4 or v5, whatever the attempt
+    fault = Fault(**{**fault.__dict__, "path": "/api/v", "times": -1, "body_contains": "distributed_logs_v2"})
+    behaviour = Behaviour(version=version, api_key=KEY, faults=[fault])
+    end = T0_NS + 20 * MINUTE
+    with (
+        SignozEmulator(busy_minutes, behaviour) as emulator,
+        source_for(emulator, max_attempts=2, timeout_seconds=0.5) as source,
+    ):
+        failed = source.poll(_window(T0_NS, end), frozenset())
+        behaviour.faults.clear()
+        known = frozenset(event.source_group_id for event in failed.events if event.source_group_id)
+        again = source.poll(_window(T0_NS, end + 10 * MINUTE, failed), known)
+    assert _counts(failed) == {"exception": 10, "span_error": 10}
+    assert len(failed.failures) == 1
+    line = failed.failures[0]
+    assert line.startswith("error logs: not read this round: ") and line.endswith(
+        "the next round reads it again"
+    )
+    assert "\n" not in line and "<title" not in line.lower(), line  # one line, no page pasted
+    assert ("/api/v4/query_range" if version == "v0.86.0" else "/api/v5/query_range") in line
+    assert failed.read_until == ns_to_datetime(T0_NS)  # the logs' cursor stays, and holds the round's
+    assert again.failures == []
+    assert _counts(again) == {"log": 10}  # every log row once; the other streams nothing twice

@@ -3,8 +3,9 @@
 A test double that lives with the tests, not in the installed package: the tests import it as
 `signoz_emulator` (`tests/` is on their path). The queries run on ClickHouse itself (chDB, in this
 process: `engine`), over tables created from SigNoz's own schema (`schema.sql`); what stays in
-Python is SigNoz's own behaviour by version: routes and envelopes, request checks, variable
-rendering, and ClickHouse errors as HTTP statuses. To try rounds without a SigNoz, run it by hand
+Python is SigNoz's own behaviour by version: routes and envelopes (v5 `query_range` from v0.87, and
+the v4 one on which v0.60 to v0.86 run clickhouse_sql: `v4`), request checks, variable rendering,
+and ClickHouse errors as HTTP statuses. To try rounds without a SigNoz, run it by hand
 from the root of a source checkout:
 
     python -m tests.signoz_emulator --data rounds_bot/data/demo.otlp.jsonl --port 8080
@@ -235,6 +236,7 @@ class SignozEmulator:
             ("GET", "/api/v1/errorFromErrorID"): lambda: api.error_from_error_id(parse_qs(query)),
             ("GET", "/api/v1/nextPrevErrorIDs"): lambda: api.next_prev_error_ids(parse_qs(query)),
             ("POST", "/api/v5/query_range"): lambda: api.query_range(body),
+            ("POST", "/api/v4/query_range"): lambda: api.query_range_v4(body),
         }
         handler = routes.get((method, path))
         if handler is None:

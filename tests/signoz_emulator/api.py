@@ -21,6 +21,7 @@ from rounds_bot.sources.signoz.times import NS_PER_S
 from .engine import ClickHouseError, Engine, sql_literal
 from .occurrences import OccurrenceEndpoints
 from .replies import ApiError, Reply, go_json, go_type, go_value
+from .v4 import QueryRangeV4Endpoint
 from .v5 import QueryRangeEndpoint
 
 END_BUFFER_NS = 30 * NS_PER_S
@@ -32,7 +33,7 @@ TAG_OPERATORS = {"In": "IN", "Equals": "IN", "NotIn": "NOT IN", "NotEquals": "NO
 
 
 @dataclass
-class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint):
+class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint, QueryRangeV4Endpoint):
     """The endpoint logic of one emulated SigNoz: its engine, its version and its clock."""
 
     engine: Engine

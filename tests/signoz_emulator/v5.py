@@ -119,20 +119,23 @@ class QueryRangeEndpoint(RequestChecks):
 
     def _engine(self, sql: str) -> QueryResult:
         try:
-            failing = getattr(self, "failing_query", False)
-            if failing:
-                # a busy ClickHouse: codes castError does not map pass through as a 500 with
-                # ClickHouse's own text (SigNoz pkg/telemetrystore/clickhousetelemetrystore/provider.go)
-                code = getattr(self, "failing_code", 241)
-                name = BUSY_CODES.get(code, "UNKNOWN")
-                raise ClickHouseError(code, name, f"emulated: {name}")
-            if getattr(self, "logs_without_body_v2", False) and "body_v2" in sql:
-                raise ClickHouseError(
-                    47, "UNKNOWN_IDENTIFIER", "Unknown expression identifier `body_v2` in scope SELECT"
-                )
-            return self.engine.query(sql)
+            return self.run_statement(sql)
         except ClickHouseError as error:
             raise ApiError(self.clickhouse_failure(error)) from error
+
+    def run_statement(self, sql: str) -> QueryResult:
+        """A clickhouse_sql statement on the engine, or the ClickHouse error a fault asks for."""
+        if getattr(self, "failing_query", False):
+            # a busy ClickHouse: codes castError does not map pass through as a 500 with
+            # ClickHouse's own text (SigNoz pkg/telemetrystore/clickhousetelemetrystore/provider.go)
+            code = getattr(self, "failing_code", 241)
+            name = BUSY_CODES.get(code, "UNKNOWN")
+            raise ClickHouseError(code, name, f"emulated: {name}")
+        if getattr(self, "logs_without_body_v2", False) and "body_v2" in sql:
+            raise ClickHouseError(
+                47, "UNKNOWN_IDENTIFIER", "Unknown expression identifier `body_v2` in scope SELECT"
+            )
+        return self.engine.query(sql)
 
     def clickhouse_failure(self, error: ClickHouseError) -> Reply:
         """A ClickHouse error as this SigNoz version answers it."""

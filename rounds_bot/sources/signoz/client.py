@@ -36,7 +36,10 @@ from rounds_bot.sources.signoz.failures import (
     refusal,
     transient_status,
 )
+from rounds_bot.sources.signoz.query_range_v4 import QueryRangeV4Envelope, v4_can_run, v4_request
+from rounds_bot.sources.signoz.versions import QUERY_RANGE_V4, QUERY_RANGE_V5
 from rounds_bot.sources.signoz.wire import (
+    ErrorBody,
     ErrorGroupRow,
     ErrorWithSpan,
     QueryRangeData,
@@ -94,6 +97,7 @@ class SignozClient:
         self._api_key_set = bool(api_key)
         if api_key:
             headers[API_KEY_HEADER] = api_key
+        self.query_range_path: str | None = QUERY_RANGE_V5
         self._http = httpx.Client(
             base_url=self.base_url, headers=headers, transport=transport, follow_redirects=False
         )
@@ -179,21 +183,31 @@ class SignozClient:
             raise
         return self._model(ErrorWithSpan, payload, path)
 
+    def use_query_range(self, path: str | None) -> None:
+        """Where this SigNoz runs query_range, from its version (`versions.query_range_path_of`)."""
+        self.query_range_path = path
+
     def query_range(self, request: dict[str, Any]) -> QueryRangeData:
-        path = "/api/v5/query_range"
+        """A v5 request (`queries.query_range_request`), run where this SigNoz runs it: on
+        /api/v5/query_range, or its clickhouse_sql on /api/v4/query_range before v0.87. A router's
+        404 for v5 moves this client to v4 for the rest of its life (a SigNoz that reported no
+        version, or a proxy that serves only the older routes)."""
+        if self.query_range_path == QUERY_RANGE_V4:
+            return self._query_range_v4(request)
+        try:
+            return self._query_range_v5(request)
+        except SignozHTTPError as error:
+            if error.status not in (404, 405) or error.body.code or not v4_can_run(request):
+                raise
+            self.query_range_path = QUERY_RANGE_V4
+            return self._query_range_v4(request)
+
+    def _query_range_v5(self, request: dict[str, Any]) -> QueryRangeData:
+        path = QUERY_RANGE_V5
         try:
             payload = self._call("POST", path, json_body=request)
         except SignozHTTPError as error:
-            # a router's 404 has no SigNoz error body; from v0.131 a 404 with one is a ClickHouse
-            # error (unknown table or database) for a query_range that does exist
-            if error.status in (404, 405) and not error.body.code:
-                raise SignozHTTPError(
-                    f"SigNoz at {self.base_url} has no {path} ({error.status})",
-                    status=error.status,
-                    body=error.body,
-                    hint="upgrade SigNoz to v0.87 or later to read error spans and logs",
-                ) from error
-            raise
+            raise _without_route(error, self.base_url, path) from error
         envelope = self._model(QueryRangeEnvelope, payload, path)
         if envelope.status != "success":
             raise SignozError(
@@ -201,6 +215,20 @@ class SignozClient:
                 hint="report the SigNoz version and this message",
             )
         return envelope.data
+
+    def _query_range_v4(self, request: dict[str, Any]) -> QueryRangeData:
+        path = QUERY_RANGE_V4
+        try:
+            payload = self._call("POST", path, json_body=v4_request(request))
+        except SignozHTTPError as error:
+            raise _without_route(error, self.base_url, path) from error
+        envelope = self._model(QueryRangeV4Envelope, payload, path)
+        if envelope.status != "success":
+            raise SignozError(
+                f"SigNoz answered {path} with status {envelope.status!r}",
+                hint="report the SigNoz version and this message",
+            )
+        return envelope.data.as_raw()
 
     # -- transport, retries and error translation ----------------------------------------------
 
@@ -303,11 +331,13 @@ class SignozClient:
         ) or is_transient_clickhouse_error(status, text):
             raise transient_status(response, method, path, page=page)
         if page is not None:
-            raise SignozError(
+            message = (
                 f"{self.base_url}{path} answered an HTML page (HTTP {status}{page}), not SigNoz's JSON "
-                "API: the URL points at a web page, a proxy or the wrong port",
-                hint=URL_HINT,
+                "API: the URL points at a web page, a proxy or the wrong port"
             )
+            if status in (404, 405):  # a proxy that routes no such path: query_range then tries v4
+                raise SignozHTTPError(message, status=status, body=ErrorBody(), hint=URL_HINT)
+            raise SignozError(message, hint=URL_HINT)
         if status >= 300:
             body = parse_error_body(text)
             raise refusal(self.base_url, status, body, method, path, api_key_set=self._api_key_set)
@@ -330,6 +360,20 @@ class SignozClient:
                 f"SigNoz answered {path} with an unexpected shape: {where}: {first['msg']}",
                 hint="check that SIGNOZ_API_URL points at SigNoz, and report its version if it does",
             ) from error
+
+
+def _without_route(error: SignozHTTPError, base_url: str, path: str) -> SignozHTTPError:
+    """A router's 404/405 (no SigNoz error body) as a SigNoz without `path`; from v0.131 a 404 with
+    SigNoz's body is a ClickHouse error (unknown table or database) of a route that does exist."""
+    if error.status not in (404, 405) or error.body.code:
+        return error
+    return SignozHTTPError(
+        f"SigNoz at {base_url} has no {path} ({error.status})",
+        status=error.status,
+        body=error.body,
+        hint="upgrade SigNoz to v0.60 or later to read error spans and logs (v0.87 or later serves "
+        "/api/v5/query_range; v0.60 to v0.86 run the same SQL on /api/v4/query_range)",
+    )
 
 
 def normalise_base_url(url: str) -> str:

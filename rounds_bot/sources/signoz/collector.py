@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -73,9 +74,10 @@ def text_of(attributes: dict[str, AttributeValue], key: str) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-@dataclass
+@dataclass(slots=True)
 class Bucket:
-    """A group's occurrences in one minute (`queries.BUCKET_SECONDS`): how many, first and last."""
+    """A group's occurrences in one minute (`queries.BUCKET_SECONDS`): how many, first and last.
+    Slotted: a first round holds one per group and minute (tens of thousands)."""
 
     start_s: int
     count: int
@@ -109,9 +111,9 @@ def parse_buckets(text: str) -> dict[BucketKey, Bucket]:
     for part in filter(None, text.split(",")):
         try:
             start, count, first, last, environment = part.split(":")
-            bucket = Bucket(
-                int(start), int(count), int(first), int(last), bytes.fromhex(environment).decode()
-            )
+            # interned: the same few environments repeat in every minute of every group
+            name = sys.intern(bytes.fromhex(environment).decode())
+            bucket = Bucket(int(start), int(count), int(first), int(last), name)
         except ValueError:
             raise ValueError(f"bucket {part!r} is not start:count:first:last:hex(environment)") from None
         add_bucket(buckets, bucket)

@@ -82,7 +82,8 @@ def count_new_rows(
     collector: Collector, previous: dict[str, int], keep_from_ns: int, cursor_ns: int | None = None
 ) -> Counted:
     """Each group's minutes, less what `previous` counted of them; counts kept from `keep_from_ns`.
-    Rows new in a minute that starts before `cursor_ns` (read before) arrived late."""
+    Rows new in a minute that starts before `cursor_ns` (read before) arrived late. Consumes the
+    collector's minutes: a first round's tens of thousands are freed once merged into runs."""
     out = Counted()
     keep_from_s = keep_from_ns // NS_PER_S
     fresh: list[tuple[FoundGroup, Bucket, int]] = []
@@ -97,6 +98,7 @@ def count_new_rows(
             if cursor_ns is not None and bucket.start_s * NS_PER_S < cursor_ns:
                 out.late += bucket.count - before
             fresh.append((group, bucket, before))
+        group.span.buckets = {}
     minutes = _run_length(fresh)
     if minutes > 1:
         collector.note(
@@ -104,15 +106,29 @@ def count_new_rows(
             f"placed per {minutes} minutes, not per minute (triage's 'within 5 minutes' is approximate)"
         )
     events: dict[str, ErrorEvent] = {}
-    for group, bucket, before in _runs(fresh, minutes):
+    runs = _runs(fresh, minutes)
+    del fresh  # a first round's every group-minute: not kept past the runs made of it
+    # merged runs are placed approximately already: only a group's last one is split (its last seen)
+    latest = _latest_runs(runs) if minutes > 1 else set(range(len(runs)))
+    for index, (group, bucket, before) in enumerate(runs):
         group_id = group.span.group_id
         if collector.is_known(group_id):
             out.known.append(_known(group, bucket, before))
             continue
         if group_id not in events:
             events[group_id] = group.event()
-        out.events.extend(_events(events[group_id], group, bucket, before))
+        out.events.extend(_events(events[group_id], group, bucket, before, last=index in latest))
     return out
+
+
+def _latest_runs(runs: list[tuple[FoundGroup, Bucket, int]]) -> set[int]:
+    """The index of each group's run that holds its last occurrence of the poll."""
+    latest: dict[str, int] = {}
+    for index, (group, bucket, _) in enumerate(runs):
+        known = latest.get(group.span.group_id)
+        if known is None or bucket.last_ns > runs[known][1].last_ns:
+            latest[group.span.group_id] = index
+    return set(latest.values())
 
 
 def _run_length(fresh: list[tuple[FoundGroup, Bucket, int]]) -> int:
@@ -156,16 +172,20 @@ def _known(group: FoundGroup, bucket: Bucket, before: int) -> GroupCount:
     )
 
 
-def _events(event: ErrorEvent, group: FoundGroup, bucket: Bucket, before: int) -> list[ErrorEvent]:
-    """The minute's rows not counted before, as events at their first and last occurrence (so the
-    round's first and last seen are SigNoz's); late rows stand at the minute's last occurrence."""
+def _events(
+    event: ErrorEvent, group: FoundGroup, bucket: Bucket, before: int, *, last: bool
+) -> list[ErrorEvent]:
+    """The minute's rows not counted before, as events at their first and last occurrence (`last`), so
+    the round's first and last seen and triage's peaks are SigNoz's to the minute; late rows stand at
+    the minute's last occurrence. Runs of merged minutes (a first round over many busy groups) are one
+    event each at their first occurrence, only a group's last run split, so memory follows the cap."""
     base = group_event_id(group.span.group_id, bucket.start_s * NS_PER_S) + (
         f"@{bucket.environment}" if bucket.environment else ""
     )
     if bucket.environment:
         event = event.model_copy(update={"environment": bucket.environment})
     fresh = bucket.count - before
-    if before or fresh == 1 or bucket.first_ns == bucket.last_ns:
+    if before or fresh == 1 or bucket.first_ns == bucket.last_ns or not last:
         return [_at(event, f"{base}+{before}", bucket.last_ns if before else bucket.first_ns, fresh)]
     return [
         _at(event, f"{base}+{before}", bucket.first_ns, fresh - 1),

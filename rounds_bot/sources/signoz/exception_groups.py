@@ -125,7 +125,7 @@ class ExceptionGroupsReader:
         client: SignozClient,
         settings: ExceptionSettings,
         *,
-        use_v5: bool,
+        by_sql: bool,
         method: str = "POST",
         links: UiLinks | None = None,
     ):
@@ -134,13 +134,13 @@ class ExceptionGroupsReader:
         # where the stream's cursor is: listErrors reads from here, never the re-read overlap
         self.list_from_ns = 0
         self._settings = settings
-        self._use_v5 = use_v5
+        self._by_sql = by_sql  # a query_range route runs clickhouse_sql (v5, or v4 before v0.87)
         self._method = method
 
     def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
         """The window's exception groups with their minutes: counted in ClickHouse where the key may
         run clickhouse_sql, else by listErrors (a group's count then spans its first to last seen)."""
-        if self._use_v5 and sql.allowed:
+        if self._by_sql and sql.allowed:
             try:
                 self._read_by_sql(start_ns, end_ns, collector)
                 return
@@ -159,7 +159,7 @@ class ExceptionGroupsReader:
             data = self._client.query_range(query_range_request(start_ns, end_ns, "raw", clickhouse_sql(sql)))
             page = [row for result in data.raw_results() for row in (result.rows or [])]
             for number, raw in enumerate(page, start=offset):
-                where = f"{self._client.base_url}/api/v5/query_range exception group {number}"
+                where = f"{self._client.base_url}{self._client.query_range_path} exception group {number}"
                 found = _read_group(raw.data, where, collector)
                 if found is not None:
                     rows.append(found[0])
@@ -256,7 +256,7 @@ class ExceptionGroupsReader:
     ) -> dict[str, ExceptionSample]:
         if not new_groups:
             return {}
-        if self._use_v5 and sql.allowed:
+        if self._by_sql and sql.allowed:
             try:
                 return self._samples_by_sql(new_groups, start_ns, end_ns, collector)
             except SignozHTTPError as error:
@@ -286,7 +286,8 @@ class ExceptionGroupsReader:
             data = self._client.query_range(query_range_request(low, high, "raw", query))
             for result in data.raw_results():
                 for number, raw in enumerate(result.rows or []):
-                    where = f"{self._client.base_url}/api/v5/query_range exception sample {number}"
+                    route = self._client.query_range_path
+                    where = f"{self._client.base_url}{route} exception sample {number}"
                     sample = _read_sample(raw.data, where, collector)
                     if sample is not None:
                         samples[sample.group_id] = sample

@@ -101,7 +101,7 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
         self._read_raw(start_ns, end_ns, collector)
 
     def _where(self, number: int) -> str:
-        return f"{self._client.base_url}/api/v5/query_range {self.what} row {number}"
+        return f"{self._client.base_url}{self._client.query_range_path} {self.what} row {number}"
 
     def _read_groups(self, start_ns: int, end_ns: int, collector: Collector) -> None:
         cap = self._limits.sql_group_cap
@@ -130,7 +130,8 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             except ValueError as error:
                 collector.skip(self._where(number), str(error))
                 continue
-            self._add(row, group, collector)
+            # the event is built from the row later; its minutes now live in `group`, not twice
+            self._add(row.model_copy(update={"buckets": ""}), group, collector)
 
     def _read_raw(self, start_ns: int, end_ns: int, collector: Collector) -> None:
         cap = self._limits.raw_row_cap

@@ -2,11 +2,13 @@
 
 It answers in a structured report instead of raising, so every problem is listed at once, each with
 what to do: the version and the API paths rounds will use by its version gates (the exceptions API
-by GET before v0.18 and POST since; clickhouse_sql with the window written in, since SigNoz renders
-template variables only from v0.88; how ClickHouse's errors come back, by version), whether the key
-may run clickhouse_sql, and the errors the last hour holds in each stream a round reads (exception
-groups and their occurrences, error spans, error logs), read with the round's own requests, each
-stream's failure reported alone. A refused key (401/403) ends the probe: nothing more is checked.
+by GET before v0.18 and POST since; clickhouse_sql on /api/v4/query_range from v0.60 and on
+/api/v5/query_range from v0.87, with the window written in, since SigNoz renders template variables
+only from v0.88; how ClickHouse's errors come back, by version), whether the key may run
+clickhouse_sql, and the errors the last hour holds in each stream a round reads (exceptions, error
+spans, error logs), counted by the round's own readers with the round's own queries (only the samples
+and stack traces a new group would get are not read), each stream's failure reported alone. A refused
+key (401/403) ends the probe: nothing more is checked.
 """
 
 from __future__ import annotations
@@ -18,17 +20,20 @@ from pydantic import Field
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import Frozen
-from rounds_bot.sources.signoz.client import SignozClient
+from rounds_bot.sources.base import Window
 from rounds_bot.sources.signoz.collector import Collector
-from rounds_bot.sources.signoz.error_logs import ErrorLogsReader
-from rounds_bot.sources.signoz.error_spans import ErrorSpansReader
+from rounds_bot.sources.signoz.counting import SignozState
 from rounds_bot.sources.signoz.exception_groups import SqlPermission
 from rounds_bot.sources.signoz.failures import SignozHTTPError
-from rounds_bot.sources.signoz.grouped_rows import RowLimits
-from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request
-from rounds_bot.sources.signoz.source import SignozSource
-from rounds_bot.sources.signoz.times import datetime_to_ns
-from rounds_bot.sources.signoz.versions import QUERY_RANGE_V5_SINCE, Capabilities, format_version
+from rounds_bot.sources.signoz.source import SignozSource, Stream
+from rounds_bot.sources.signoz.times import datetime_to_ns, ns_to_datetime
+from rounds_bot.sources.signoz.versions import (
+    QUERY_RANGE_SQL_SINCE,
+    QUERY_RANGE_V4,
+    QUERY_RANGE_V5,
+    Capabilities,
+    format_version,
+)
 
 REPORT_FIX = "report the SigNoz version and this message"
 
@@ -123,7 +128,7 @@ def _probe(source: SignozSource, now: datetime) -> DoctorReport:
     end_ns = datetime_to_ns(now - timedelta(seconds=30))
     start_ns = datetime_to_ns(now - timedelta(hours=1))
     try:
-        sql_allowed, last_hour, streams = _last_hour(source.client, capabilities, (start_ns, end_ns))
+        sql_allowed, last_hour, streams = _last_hour(source, capabilities, (start_ns, end_ns))
     except _AuthFailed as refused:
         # the key is refused: every later request would be refused the same way, so nothing more is checked
         return DoctorReport(
@@ -152,29 +157,38 @@ def api_paths(capabilities: Capabilities, sql_allowed: bool | None) -> list[str]
     """The requests a round makes to this version (`sql_allowed`: the key may run clickhouse_sql)."""
     method = capabilities.exceptions_method
     how = "query parameters: SigNoz before v0.18" if method == "GET" else "a JSON body: SigNoz v0.18+"
-    paths = [f"{method} /api/v1/countErrors and {method} /api/v1/listErrors ({how})"]
-    if capabilities.query_range_v5 and sql_allowed:
-        window = (
-            "the window written in as nanoseconds"
-            if capabilities.clickhouse_sql_variables
-            else "the window written in as nanoseconds, since this version passes template variables "
-            "such as {{.start_timestamp_nano}} to ClickHouse unrendered; SigNoz renders them from v0.88"
-        )
+    exceptions_api = f"{method} /api/v1/countErrors and {method} /api/v1/listErrors ({how})"
+    route = capabilities.query_range_path
+    if route is None or sql_allowed is False:
+        return [
+            f"{exceptions_api}: exception groups, each counted over its first to last seen",
+            *(
+                [f"POST {route} with builder queries: raw error spans and logs, grouped in rounds"]
+                if route == QUERY_RANGE_V5
+                else []
+            ),
+            "GET /api/v1/errorFromGroupID (one request per new exception group)",
+        ]
+    window = (
+        "the window written in as nanoseconds"
+        if capabilities.clickhouse_sql_variables
+        else "the window written in as nanoseconds, since this version passes template variables "
+        "such as {{.start_timestamp_nano}} to ClickHouse unrendered; SigNoz renders them from v0.88"
+    )
+    older = (
+        "; SigNoz before v0.87 has no /api/v5/query_range, and v4 runs the same SQL as a list panel"
+        if route == QUERY_RANGE_V4
+        else ""
+    )
+    paths = [
+        f"POST {route} with clickhouse_sql: exceptions, error spans and logs counted per minute "
+        f"in ClickHouse ({window}{older})"
+    ]
+    if sql_allowed is None:
         paths.append(
-            "POST /api/v5/query_range with clickhouse_sql: exception samples, error spans and logs "
-            f"grouped in ClickHouse ({window})"
-        )
-    elif capabilities.query_range_v5 and sql_allowed is None:
-        paths.append(
-            "POST /api/v5/query_range with clickhouse_sql where the key may run it, else builder queries "
+            f"{exceptions_api} and builder queries where the key may not run clickhouse_sql "
             "(whether it may could not be checked)"
         )
-    elif capabilities.query_range_v5:
-        paths.append(
-            "POST /api/v5/query_range with builder queries: raw error spans and logs, grouped in rounds"
-        )
-    if sql_allowed is False or not capabilities.query_range_v5:
-        paths.append("GET /api/v1/errorFromGroupID (one request per new exception group)")
     return paths
 
 
@@ -186,8 +200,15 @@ def clickhouse_errors(capabilities: Capabilities) -> str:
         "the exceptions API answers a failed query with 422 from countErrors (not retried) "
         "or 500 from listErrors (retried with backoff)"
     )
-    if not capabilities.query_range_v5:
-        return f"no query_range before v0.87: {exceptions_api}"
+    route = capabilities.query_range_path
+    if route is None:
+        return f"no query_range rounds can run SQL on before v0.60: {exceptions_api}"
+    busy = "a busy server's (memory, query slots, time) retried with backoff"
+    if route == QUERY_RANGE_V4:
+        return (
+            "500 with ClickHouse's message from /api/v4/query_range (SigNoz v0.60 to v0.86): a query's "
+            f"own error is not retried, {busy}; {exceptions_api}"
+        )
     if capabilities.clickhouse_errors_by_code:
         return (
             "400, 404 or 500 by ClickHouse's error code (SigNoz v0.131+): not retried, and a 404 "
@@ -195,93 +216,56 @@ def clickhouse_errors(capabilities: Capabilities) -> str:
         )
     return (
         "500 with ClickHouse's message (SigNoz v0.87 to v0.130): a 500 naming a ClickHouse error "
-        f"is not retried; {exceptions_api}"
+        f"is not retried, {busy}; {exceptions_api}"
     )
 
 
 def _last_hour(
-    client: SignozClient, capabilities: Capabilities, window: tuple[int, int]
+    source: SignozSource, capabilities: Capabilities, window: tuple[int, int]
 ) -> tuple[bool | None, LastHour, list[StreamHour]]:
-    """Whether the key may run clickhouse_sql, and each stream's hour, read as a round reads it: the
-    exception groups by countErrors and listErrors, error spans and logs by the round's own readers
-    (grouped in ClickHouse, or raw rows grouped here without the clickhouse_sql grant). A stream that
-    fails is reported alone; a refused key (401/403) raises `_AuthFailed`."""
+    """Whether the key may run clickhouse_sql, and each stream's hour, read by the round's own readers
+    with the round's own queries: exceptions, error spans and error logs counted per group and minute in
+    ClickHouse where a query_range route runs clickhouse_sql, else by listErrors (and raw rows without
+    the grant). A stream that fails is reported alone; a refused key (401/403) raises `_AuthFailed`."""
     start_ns, end_ns = window
-    exceptions = _exceptions(client, capabilities, window)
-    sql_allowed: bool | None = None
-    events = exceptions.occurrences
-    if capabilities.query_range_v5:
-        sql_allowed = _sql_probe(client, start_ns, end_ns)
-        sql = SqlPermission(allowed=sql_allowed is not False)
-        spans = _stream(ErrorSpansReader(client, RowLimits()), window, sql)
-        logs = _stream(ErrorLogsReader(client, RowLimits()), window, sql)
-        if sql_allowed is None and not sql.allowed:
-            sql_allowed = False
-    else:
+    sql = SqlPermission()
+    streams = source.streams(
+        capabilities, SignozState(), Window(start=ns_to_datetime(start_ns), end=ns_to_datetime(end_ns))
+    )
+    hours = [_stream(stream, window, sql) for stream in streams]
+    if capabilities.query_range_path is None:
         why = (
-            f"SigNoz {capabilities.version} has no /api/v5/query_range "
-            f"(from {format_version(QUERY_RANGE_V5_SINCE)})"
+            f"SigNoz {capabilities.version} has no query_range rounds can run its SQL on "
+            f"(from {format_version(QUERY_RANGE_SQL_SINCE)})"
         )
-        spans = StreamHour(stream="error spans", not_read=why)
-        logs = StreamHour(stream="error logs", not_read=why)
+        hours += [StreamHour(stream=name, not_read=why) for name in ("error spans", "error logs")]
+    exceptions, spans, logs = hours
+    sql_allowed: bool | None = None
+    if capabilities.query_range_path is not None and any(hour.problem is None for hour in hours):
+        sql_allowed = sql.allowed
     last_hour = LastHour(
         exception_groups=exceptions.groups,
-        exception_events=events,
+        exception_events=exceptions.occurrences,
         error_spans=spans.occurrences,
         error_logs=logs.occurrences,
     )
-    return sql_allowed, last_hour, [exceptions, spans, logs]
+    return sql_allowed, last_hour, hours
 
 
-def _refused(error: SignozError) -> bool:
-    return isinstance(error, SignozHTTPError) and error.status in (401, 403)
+class _CountingCollector(Collector):
+    """Takes every group for one already filed: the doctor counts, so no sample, stack trace or
+    neighbouring log line is read."""
+
+    def is_known(self, group_id: str) -> bool:
+        return True
 
 
-def _exceptions(client: SignozClient, capabilities: Capabilities, window: tuple[int, int]) -> StreamHour:
-    """Exception groups by countErrors and their occurrences by listErrors, as a round pages them."""
-    method = capabilities.exceptions_method
+def _stream(stream: Stream, window: tuple[int, int], sql: SqlPermission) -> StreamHour:
+    collector = _CountingCollector(frozenset())
     try:
-        groups = client.count_errors(*window, method=method)
-        rows = client.list_errors(*window, limit=groups, method=method) if groups else []
+        stream.read(*window, collector, sql)
     except SignozError as error:
-        if _refused(error):
-            assert isinstance(error, SignozHTTPError)
+        if isinstance(error, SignozHTTPError) and error.status in (401, 403):
             raise _AuthFailed(error) from error
-        return StreamHour(stream="exceptions", problem=Problem.of(error))
-    return StreamHour(stream="exceptions", groups=groups, occurrences=sum(row.exceptionCount for row in rows))
-
-
-def _stream(
-    reader: ErrorSpansReader | ErrorLogsReader, window: tuple[int, int], sql: SqlPermission
-) -> StreamHour:
-    collector = Collector(frozenset())
-    try:
-        reader.read(*window, collector, sql)
-    except SignozError as error:
-        if _refused(error):
-            assert isinstance(error, SignozHTTPError)
-            raise _AuthFailed(error) from error
-        return StreamHour(stream=reader.what, problem=Problem.of(error))
-    return StreamHour(stream=reader.what, groups=len(collector.groups), occurrences=collector.occurrences())
-
-
-def _sql_probe(client: SignozClient, start_ns: int, end_ns: int) -> bool | None:
-    """Whether the key may run clickhouse_sql, by counting exception events with it (None when it
-    failed otherwise: the readers then find the grant out themselves)."""
-    query = (
-        "SELECT count() AS events FROM signoz_traces.distributed_signoz_error_index_v2 "
-        f"WHERE timestamp >= fromUnixTimestamp64Nano(toInt64({start_ns})) "
-        f"AND timestamp <= fromUnixTimestamp64Nano(toInt64({end_ns}))"
-    )
-    try:
-        data = client.query_range(query_range_request(start_ns, end_ns, "raw", clickhouse_sql(query)))
-    except SignozHTTPError as error:
-        if error.status == 403:
-            return False
-        if error.status == 401:
-            raise _AuthFailed(error) from error
-        return None
-    except SignozError:
-        return None
-    data.raw_results()
-    return True
+        return StreamHour(stream=stream.name, problem=Problem.of(error))
+    return StreamHour(stream=stream.name, groups=len(collector.groups), occurrences=collector.occurrences())

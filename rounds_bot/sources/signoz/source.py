@@ -127,9 +127,10 @@ class SignozSource:
                 raise SignozError(
                     f"SigNoz {version} at {self.base_url} is too old: rounds needs "
                     f"{format_version(EXCEPTIONS_API_SINCE)} or later (the exceptions API)",
-                    hint="upgrade SigNoz; v0.87 or later also gives error spans and logs",
+                    hint="upgrade SigNoz; v0.60 or later also gives error spans and logs",
                 )
             self._capabilities = capabilities
+            self._client.use_query_range(capabilities.query_range_path)
         return self._capabilities
 
     def begin_round(self) -> None:
@@ -146,7 +147,7 @@ class SignozSource:
         sql = SqlPermission()
         outcomes = [
             self._read_stream(stream, state, window, end_ns, known_group_ids, sql)
-            for stream in self._streams(capabilities, state, window)
+            for stream in self.streams(capabilities, state, window)
         ]
         failed = [outcome for outcome in outcomes if outcome.error is not None]
         if failed and len(failed) == len(outcomes):
@@ -155,17 +156,19 @@ class SignozSource:
             raise error
         return self._result(outcomes, notes, window)
 
-    def _streams(self, capabilities: Capabilities, state: SignozState, window: Window) -> list[Stream]:
+    def streams(self, capabilities: Capabilities, state: SignozState, window: Window) -> list[Stream]:
+        """The streams this version is read in, each reader from its cursor in `state`."""
+        by_sql = capabilities.query_range_path is not None
         exceptions = ExceptionGroupsReader(
             self._client,
             self._exceptions,
-            use_v5=capabilities.query_range_v5,
+            by_sql=by_sql,
             method=capabilities.exceptions_method,
             links=self._links,
         )
         exceptions.list_from_ns = _state_of("exceptions", state, window).cursor_ns
-        streams = [Stream("exceptions", exceptions.read, by_minute=capabilities.query_range_v5)]
-        if capabilities.query_range_v5:
+        streams = [Stream("exceptions", exceptions.read, by_minute=by_sql)]
+        if by_sql:
             spans = ErrorSpansReader(self._client, self._limits, self._links)
             logs = ErrorLogsReader(self._client, self._limits, self._links, self._logs_schema)
             streams.append(Stream("error spans", spans.read, by_minute=True))

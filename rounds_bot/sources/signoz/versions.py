@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from pydantic import Field
+
 from rounds_bot.models import Frozen
 
 Version = tuple[int, int, int]
@@ -11,7 +13,14 @@ Version = tuple[int, int, int]
 EXCEPTIONS_API_SINCE: Version = (0, 10, 0)
 EXCEPTIONS_POST_SINCE: Version = (0, 18, 0)  # listErrors/countErrors: GET with query parameters before
 CLICKHOUSE_SQL_VARIABLES_SINCE: Version = (0, 88, 0)  # {{.start_timestamp_nano}} and the like rendered
-QUERY_RANGE_V5_SINCE: Version = (0, 87, 0)
+QUERY_RANGE_V5_SINCE: Version = (0, 87, 0)  # pkg/query-service/app/http_handler.go:484 at v0.87.0
+# Before v0.87 the same clickhouse_sql runs through POST /api/v4/query_range with panelType `list`
+# (querier/v2/querier.go:548 at v0.60.0 sends it to GetListResultV3, rows as `result[].list`), on a
+# query service that reads the tables the SQL names: distributed_signoz_index_v3 from v0.60.0
+# (clickhouseReader/options.go:50; distributed_logs_v2 from v0.55.0, options.go:45). /api/v3 is not
+# used: its querier ran clickhouse_sql as time series whatever the panel type until v0.69.0
+# (querier/querier.go:537 at v0.60.0).
+QUERY_RANGE_SQL_SINCE: Version = (0, 60, 0)
 # SIGNOZ-API-KEY is read from v0.17.0 (ee/query-service/app/server.go: `r.Header.Get("SIGNOZ-API-KEY")`);
 # v0.16.0 has no API keys at all; community builds read the header from v0.85.0
 API_KEYS_SINCE: Version = (0, 17, 0)
@@ -43,6 +52,9 @@ class Capabilities(Frozen):
     version: str
     exceptions_api: bool
     query_range_v5: bool
+    query_range_path: str | None = Field(
+        default=None, description="where clickhouse_sql runs: /api/v5/query_range, /api/v4/query_range, none"
+    )
     parsed_span_events: bool
     exceptions_method: str = "POST"
     clickhouse_sql_variables: bool = True
@@ -65,11 +77,12 @@ def capabilities_of(version_text: str) -> Capabilities:
             "SIGNOZ_API_KEY is not used, and rounds can read this SigNoz only while it answers without "
             "authentication"
         )
-    if version < QUERY_RANGE_V5_SINCE:
+    if version < QUERY_RANGE_SQL_SINCE:
         notes.append(
-            f"SigNoz {version_text} has no /api/v5/query_range (it needs "
-            f"{format_version(QUERY_RANGE_V5_SINCE)}+): error spans without exception events "
-            "and error logs are not read; upgrade SigNoz to read them"
+            f"SigNoz {version_text} has no query_range rounds can run its SQL on (it needs "
+            f"{format_version(QUERY_RANGE_SQL_SINCE)}+): error spans without exception events "
+            "and error logs are not read, and exceptions are counted per group, not per minute; "
+            "upgrade SigNoz to read them"
         )
     return Capabilities(
         version=version_text,
@@ -78,6 +91,20 @@ def capabilities_of(version_text: str) -> Capabilities:
         clickhouse_sql_variables=version >= CLICKHOUSE_SQL_VARIABLES_SINCE,
         clickhouse_errors_by_code=version >= CLICKHOUSE_ERRORS_BY_CODE_SINCE,
         query_range_v5=version >= QUERY_RANGE_V5_SINCE,
+        query_range_path=query_range_path_of(version),
         parsed_span_events=version >= PARSED_SPAN_EVENTS_SINCE,
         notes=tuple(notes),
     )
+
+
+QUERY_RANGE_V5 = "/api/v5/query_range"
+QUERY_RANGE_V4 = "/api/v4/query_range"
+
+
+def query_range_path_of(version: Version) -> str | None:
+    """The route a version runs rounds' clickhouse_sql on; None before v0.60."""
+    if version >= QUERY_RANGE_V5_SINCE:
+        return QUERY_RANGE_V5
+    if version >= QUERY_RANGE_SQL_SINCE:
+        return QUERY_RANGE_V4
+    return None

@@ -109,8 +109,7 @@ def _result(model: type[ResultT], result: dict[str, Any]) -> ResultT:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the result"
         raise SignozError(
-            f"SigNoz answered /api/v5/query_range with an unexpected {model.__name__}: "
-            f"{where}: {first['msg']}",
+            f"SigNoz answered query_range with an unexpected {model.__name__}: {where}: {first['msg']}",
             hint="report the SigNoz version and this message",
         ) from error
 
