@@ -6,8 +6,8 @@ code (not an assertion of the test), cut where the test runner's frames begin; t
 `active-bugs.csv`; where the fault is from `patches/<bug>.src.patch` (the lines it changes at the faulty
 revision) and the project's sources at that revision, read with `git show` from a clone of the upstream
 repository (the method each changed line is in); the trigger tests as the tests that fail before and pass
-after the fix. Only facts are kept (paths, names, line numbers, the trace); no source file is copied into
-the case, `--sources-out` writes the needed files elsewhere for runs that check evidence.
+after the fix. The case itself keeps facts (paths, names, line numbers, the trace); the files it needs go into
+the source store (`store.py`).
 """
 
 from __future__ import annotations
@@ -232,13 +232,3 @@ def _faults(patch: str, upstream: Git, revision: str) -> list[dict[str, Any]]:
             name = method.name if method else Path(path).stem
             faults.append({"path": path, "function": name, "start_line": first, "end_line": last})
     return faults
-
-
-def write_sources(case: dict[str, Any], upstream: Git, out: Path) -> None:
-    """The case's files at its revision under `out/<case-id>/`, for runs that check evidence."""
-    for path in case["repository"]["files"]:
-        text = upstream.show(case["repository"]["revision"], path)
-        if text is not None:
-            target = out / case["id"] / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")

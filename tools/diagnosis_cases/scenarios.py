@@ -49,6 +49,17 @@ PLACES = {
     "db_connect": ("shop/storage/db.py", "connect", "psycopg.connect("),
     "db_insert": ("shop/storage/db.py", "insert_order", "connection.execute("),
 }
+#: the real fix of a place whose situation a change to the service fixes (a documentation gap): its folder in
+#: `_repos/shop-fixes/`, holding `fix.patch` and the bug's tests under `repo/` (kept out of the diagnosed
+#: checkout); they fail on the service as it is and pass once the patch is applied
+FIXES = {
+    "too_many": "too-many-items",
+    "page_size": "page-size",
+    "date": "delivery-date",
+    "sunday": "sunday",
+    "coupon_minimum": "coupon-minimum",
+}
+FIXES_FOLDER = "_repos/shop-fixes"
 #: who calls each file's functions, outermost first: (file, function, text on the calling line)
 CALLERS = {
     "shop/api/orders.py:validate_order": [("shop/api/orders.py", "create_order", "validate_order(payload)")],
@@ -663,6 +674,8 @@ def _case(scenario: Scenario) -> dict[str, Any]:
     truth: dict[str, Any] = {"classification": scenario.classification, "faults": faults}
     if scenario.kind == "abstain":
         truth.update(abstain=True, notes=f"missing: {scenario.missing}")
+    if scenario.place in FIXES and scenario.kind == GAP:
+        truth.update(_fix_truth(FIXES[scenario.place]))
     return {
         "format": 1,
         "id": case_id,
@@ -676,6 +689,24 @@ def _case(scenario: Scenario) -> dict[str, Any]:
             "local": REPOSITORY,
         },
         "truth": truth,
+    }
+
+
+def _fix_truth(name: str) -> dict[str, Any]:
+    folder = ROOT.parent.parent / FIXES_FOLDER / name
+    patch = (folder / "fix.patch").read_text(encoding="utf-8")
+    tests = sorted(str(p.relative_to(folder / "repo")) for p in (folder / "repo").rglob("test_*.py"))
+    changed = sum(
+        1 for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+    return {
+        "fix": {"reference": f"{FIXES_FOLDER}/{name}/fix.patch", "changed_lines": changed},
+        "tests": {
+            "failing_before": tests,
+            "passing_after": tests,
+            "command": "python -m pytest",
+            "added": f"{FIXES_FOLDER}/{name}/repo",
+        },
     }
 
 
