@@ -41,6 +41,11 @@ from rounds_bot.errors import ConfigError
     default=None,
     help="Cap on the live run's spend (default ROUNDS_EVAL_MAX_COST_USD).",
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply each recorded fix in a scratch copy under --out and run the bug's tests, where they can run.",
+)
 @click.option("--label", default=None, help="Row name of the live run (default: the diagnoser and model).")
 @env_file_option
 @friendly_errors
@@ -51,6 +56,7 @@ def eval_command(
     sources: Path | None,
     live: bool,
     max_cost_usd: float | None,
+    fix: bool,
     label: str | None,
     env_file: Path | None,
 ) -> None:
@@ -87,6 +93,12 @@ def eval_command(
     else:
         cap = 0.0
     table = run_eval(
-        loaded, output, recordings=recordings, diagnoser=diagnoser, live_label=label, max_cost_usd=cap
+        loaded,
+        output,
+        recordings=recordings,
+        diagnoser=diagnoser,
+        live_label=label,
+        max_cost_usd=cap,
+        fix=fix,
     )
     click.echo(table, nl=False)

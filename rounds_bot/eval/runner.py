@@ -33,13 +33,16 @@ from rounds_bot.diagnosis.prompting import PromptLibrary
 from rounds_bot.errors import RoundsError
 from rounds_bot.eval.baseline import ORIGIN as BASELINE
 from rounds_bot.eval.baseline import baseline_answer
-from rounds_bot.eval.cases import Case, LoadedCase
+from rounds_bot.eval.cases import Case, LoadedCase, with_stored_sources
+from rounds_bot.eval.fixes import FixCheck, check_fix
 from rounds_bot.eval.recordings import LoadedRecording, Recording, RecordingOrigin, save_recording
 from rounds_bot.eval.request import case_request
 from rounds_bot.eval.scoring import CaseScore, score
 from rounds_bot.models import Frozen
 
 EMPTY_CHECKOUT = "empty-checkout"
+SOURCES = "sources"
+FIXES = "fixes"
 
 
 class CaseRun(Frozen):
@@ -57,6 +60,7 @@ class CaseRun(Frozen):
     stale: bool = False
     turns: int = 0
     cost_usd: float = 0.0
+    fix: FixCheck | None = Field(default=None, description="None when no fix was asked for")
 
 
 def prompt_fingerprint(case: Case, empty_checkout: Path) -> str:
@@ -73,9 +77,11 @@ def prompt_fingerprint(case: Case, empty_checkout: Path) -> str:
 class Eval:
     """Runs the cases of one folder, writing only under `output`."""
 
-    def __init__(self, cases: list[LoadedCase], output: Path) -> None:
-        self.cases = cases
+    def __init__(self, cases: list[LoadedCase], output: Path, *, fix: bool = False) -> None:
+        """`fix`: apply each recorded fix in a scratch copy and run the bug's tests (`fixes.py`)."""
+        self.cases = with_stored_sources(cases, output / SOURCES)
         self.output = output
+        self.fix = fix
         self.empty = output / EMPTY_CHECKOUT
         self.empty.mkdir(parents=True, exist_ok=True)
 
@@ -152,7 +158,8 @@ class Eval:
             )
         run = self._scored(loaded, label, recording.origin, outcome)
         stale = recording.prompt_fingerprint != prompt_fingerprint(case, self.empty)
-        return run.model_copy(update={"stale": stale})
+        fix = check_fix(loaded, recording.fix_patch, self.output / FIXES / label) if self.fix else None
+        return run.model_copy(update={"stale": stale, "fix": fix})
 
     def _live_one(
         self, loaded: LoadedCase, label: str, diagnoser: Diagnoser, remaining: float, record: Path | None
@@ -176,7 +183,12 @@ class Eval:
             return self._problem(loaded, label, "live", f"model error: {error}")
         if record is not None:
             save_recording(record, label, recording_from_outcome(case, outcome, self.empty))
-        return self._scored(loaded, label, "live", outcome)
+        run = self._scored(loaded, label, "live", outcome)
+        if self.fix:
+            # a live run asks for a diagnosis only: its fix is not proposed here (`rounds fix` does that)
+            fix = check_fix(loaded, None, self.output / FIXES / label)
+            run = run.model_copy(update={"fix": fix})
+        return run
 
     def _scored(self, loaded: LoadedCase, label: str, origin: str, outcome: DiagnosisOutcome) -> CaseRun:
         assert loaded.case is not None
