@@ -220,8 +220,9 @@ def test_recorded_answers_replay_deterministically_and_match_what_was_scripted(t
                 baseline[run.case_id].function_hit,
                 baseline[run.case_id].class_hit,
             ), run.case_id
-    first = run_eval(cases, tmp_path / "one", recordings=RECORDINGS)
-    assert run_eval(cases, tmp_path / "two", recordings=RECORDINGS) == first
+    sample = cases[::6]  # the whole set once above; the same table twice over a spread of every kind here
+    first = run_eval(sample, tmp_path / "one", recordings=RECORDINGS)
+    assert run_eval(sample, tmp_path / "two", recordings=RECORDINGS) == first
 
 
 def test_rounds_eval_prints_the_table_and_refuses_a_missing_case_folder(tmp_path, bad_input):
