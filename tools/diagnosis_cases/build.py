@@ -38,7 +38,7 @@ from tools.diagnosis_cases.defects4j import (
     triggers_from_checkout,
     triggers_from_traces,
 )
-from tools.diagnosis_cases.store import SourceStore, has_commit
+from tools.diagnosis_cases.store import SourceStore, has_commit, needed_files
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         cases += [(case, None) for case in loghub.cases(arguments.loghub)]
     cases += [(case, None) for case in scenarios.cases()]
     licences: dict[str, Path] = {}
+    incomplete: list[str] = []
     for case, git_dir in cases:
         folder = out / case["id"]
         folder.mkdir(parents=True, exist_ok=True)
@@ -94,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
             json.dumps(case, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
         )
         if git_dir is not None:
-            store.write_case(case, folder, git_dir)
+            if store.write_case(case, folder, git_dir) < len(needed_files(case)):
+                incomplete.append(case["id"])
             licences[case["repository"]["url"].rsplit("/", 1)[-1]] = git_dir
         written[(case["kind"], case["origin"]["dataset"])] += 1
     print(
@@ -105,6 +107,8 @@ def main(argv: list[str] | None = None) -> None:
     for project, git_dir in sorted(licences.items()):
         if not store.write_licences(project, git_dir):
             print(f"warning: no licence file found in {project}'s clone", file=sys.stderr)
+    if incomplete:
+        print(f"sources incomplete (a revision or file not in the clone): {len(incomplete)}: {incomplete}")
     print(f"sources: {len(store.added)} files, {store.size() / 1e6:.1f} MB (licences included)")
 
 
