@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -433,6 +434,19 @@ def test_with_fix_each_recorded_fix_runs_the_bugs_tests_and_cases_that_cannot_ru
     assert "| no fix proposed |" in baseline
     plain = run_eval(list(loaded.values()), tmp_path / "plain", recordings=recordings)
     assert "| not asked (--fix) |" in plain and not (tmp_path / "plain" / "fixes").exists()
+
+
+def test_a_fix_is_applied_to_the_scratch_copy_even_when_the_output_folder_is_inside_a_git_repository(
+    tmp_path,
+):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    cases = fixable_cases(tmp_path)
+    [item] = [item for item in load_cases(cases) if item.id == "fixed"]
+    # a fix as `git diff` prints it: git would take it relative to the enclosing repository and skip it
+    patch = "diff --git a/shop/cart.py b/shop/cart.py\n" + diff_of(CART_SOURCE, FIXED_CART)
+    check = check_fix(item, patch, tmp_path / "out" / "fixes")
+    assert check.status == "passed", check.detail
+    assert (tmp_path / "out" / "fixes" / "fixed" / "shop" / "cart.py").read_text() == FIXED_CART
 
 
 def test_a_bugs_test_that_passes_before_the_fix_is_reported(tmp_path):

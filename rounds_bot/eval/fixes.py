@@ -49,8 +49,15 @@ def cannot_run(loaded: LoadedCase) -> str | None:
     return None
 
 
-def check_fix(loaded: LoadedCase, patch: str | None, scratch: Path) -> FixCheck:
-    """The case's tests on the fix `patch` (a unified diff against the repository), in `scratch`."""
+def check_fix(
+    loaded: LoadedCase,
+    patch: str | None,
+    scratch: Path,
+    failed_before: dict[tuple[str, ...], bool] | None = None,
+) -> FixCheck:
+    """The case's tests on the fix `patch` (a unified diff against the repository), in `scratch`.
+    `failed_before` remembers, across calls, whether the same tests on the same repository failed before any
+    fix (cases of one bug share them), so they run once."""
     if not has_tests(loaded):
         return FixCheck(status="no tests")
     why = cannot_run(loaded)
@@ -61,20 +68,28 @@ def check_fix(loaded: LoadedCase, patch: str | None, scratch: Path) -> FixCheck:
     case, sources = loaded.case, loaded.sources
     assert case is not None and sources is not None
     tree = _copy(loaded, scratch)
-    before = _tests(tree, case.truth.tests.failing_before)
-    if before.passed:
+    key = (str(sources), str(case.truth.tests.added), *case.truth.tests.failing_before)
+    memo = failed_before if failed_before is not None else {}
+    if key not in memo:
+        memo[key] = not _tests(tree, case.truth.tests.failing_before).passed
+    if not memo[key]:
         return FixCheck(status="failed", detail="the bug's tests pass before the fix: they prove nothing")
+    # the scratch copy is no repository; without the ceiling, git would find one the output folder sits in
+    # and apply the patch relative to that one's root, skipping every path outside the copy
+    environment = {**os.environ, "GIT_CEILING_DIRECTORIES": str(tree.parent.resolve())}
     applied = subprocess.run(
-        ["git", "apply", "--whitespace=nowarn", "-"],
+        ["git", "apply", "--verbose", "--whitespace=nowarn", "-"],
         cwd=tree,
         input=patch.encode("utf-8"),
         capture_output=True,
         timeout=60,
         check=False,
+        env=environment,
     )
-    if applied.returncode != 0:
-        reason = applied.stderr.decode("utf-8", "replace").strip().splitlines()
-        return FixCheck(status="failed", detail="the fix does not apply: " + (reason[0] if reason else ""))
+    said = applied.stderr.decode("utf-8", "replace").strip().splitlines()
+    problems = [line for line in said if line.startswith(("error", "Skipped patch"))]
+    if applied.returncode != 0 or problems:
+        return FixCheck(status="failed", detail="the fix does not apply: " + (problems or said or [""])[0])
     after = _tests(tree, case.truth.tests.passing_after)
     if not after.passed:
         return FixCheck(status="failed", detail="the bug's tests fail with the fix: " + after.tail[-300:])

@@ -82,6 +82,7 @@ class Eval:
         self.cases = with_stored_sources(cases, output / SOURCES)
         self.output = output
         self.fix = fix
+        self._failed_before: dict[tuple[str, ...], bool] = {}
         self.empty = output / EMPTY_CHECKOUT
         self.empty.mkdir(parents=True, exist_ok=True)
 
@@ -158,7 +159,7 @@ class Eval:
             )
         run = self._scored(loaded, label, recording.origin, outcome)
         stale = recording.prompt_fingerprint != prompt_fingerprint(case, self.empty)
-        fix = check_fix(loaded, recording.fix_patch, self.output / FIXES / label) if self.fix else None
+        fix = self._check_fix(loaded, label, recording.fix_patch) if self.fix else None
         return run.model_copy(update={"stale": stale, "fix": fix})
 
     def _live_one(
@@ -186,9 +187,11 @@ class Eval:
         run = self._scored(loaded, label, "live", outcome)
         if self.fix:
             # a live run asks for a diagnosis only: its fix is not proposed here (`rounds fix` does that)
-            fix = check_fix(loaded, None, self.output / FIXES / label)
-            run = run.model_copy(update={"fix": fix})
+            run = run.model_copy(update={"fix": self._check_fix(loaded, label, None)})
         return run
+
+    def _check_fix(self, loaded: LoadedCase, label: str, patch: str | None) -> FixCheck:
+        return check_fix(loaded, patch, self.output / FIXES / label, self._failed_before)
 
     def _scored(self, loaded: LoadedCase, label: str, origin: str, outcome: DiagnosisOutcome) -> CaseRun:
         assert loaded.case is not None
