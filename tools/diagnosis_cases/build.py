@@ -35,6 +35,7 @@ from tools.diagnosis_cases.defects4j import (
     Trigger,
     active_bugs,
     build_case,
+    projects,
     triggers_from_checkout,
     triggers_from_traces,
 )
@@ -121,14 +122,21 @@ def _defects4j(
         for trigger in triggers_from_traces(arguments.traces):
             by_bug[(trigger.project, trigger.bug)].append(trigger)
     else:
-        for project in UPSTREAM:
+        for project in projects(d4j):
+            if project not in UPSTREAM:
+                # its bugs are counted below as left out, with why, without reading their tests
+                by_bug.update({(project, bug): [] for bug in active_bugs(d4j, project)})
+                continue
             for bug in active_bugs(d4j, project):
                 by_bug[(project, bug)] += list(triggers_from_checkout(d4j, project, bug))
     cases: list[tuple[dict[str, Any], Path | None]] = []
     bugs_of: dict[str, dict[int, dict[str, str]]] = {}
     for (project, bug), triggers in sorted(by_bug.items()):
-        if project not in UPSTREAM:
+        if project == "Chart":
             skipped[f"{project} (revisions are not commits of a git repository)"] += 1
+            continue
+        if project not in UPSTREAM:
+            skipped[f"{project} (no upstream repository known to the builder)"] += 1
             continue
         if project not in upstreams:
             skipped[f"{project} (no --upstream clone)"] += 1

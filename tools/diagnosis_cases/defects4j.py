@@ -106,6 +106,17 @@ def triggers_from_checkout(d4j: Git, project: str, bug: int) -> Iterator[Trigger
             lines.append(line)
 
 
+def projects(d4j: Git) -> list[str]:
+    """The projects of a Defects4J checkout (`framework/projects/<Name>/`)."""
+    listed = subprocess.run(
+        ["git", "--git-dir", str(d4j.git_dir), "ls-tree", "--name-only", "-d", "HEAD:framework/projects/"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    return sorted(name for name in listed if name[:1].isupper())
+
+
 def active_bugs(d4j: Git, project: str) -> dict[int, dict[str, str]]:
     text = d4j.show("HEAD", f"framework/projects/{project}/active-bugs.csv") or ""
     return {int(row["bug.id"]): row for row in csv.DictReader(io.StringIO(text))}
