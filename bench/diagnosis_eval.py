@@ -12,7 +12,7 @@
         service's documentation gaps), the recording also holds a scripted fix: the case's real fix
         (`truth.fix.reference`) made as Edit calls by the fix editor (`FixEditor`, the real CLI with the
         edit tools, the fix prompt built from the recorded diagnosis) in a git copy of the repository, and
-        the change it left kept as the recording's `fix_patch`.
+        the change it left, passed through rounds' own patch checks, kept as the recording's `fix_patch`.
 
 The last line is machine-readable:
 baseline_file_top1=<x> baseline_function_top1=<x> baseline_class=<x> cases=<n>
@@ -46,7 +46,9 @@ from rounds_bot.eval.recordings import save_recording  # noqa: E402
 from rounds_bot.eval.report import run_eval  # noqa: E402
 from rounds_bot.eval.request import case_request  # noqa: E402
 from rounds_bot.eval.runner import prompt_fingerprint, recording_from_outcome  # noqa: E402
+from rounds_bot.fixing.checks import DEFAULT_MAX_DIFF_BYTES  # noqa: E402
 from rounds_bot.fixing.editor import FixEditor  # noqa: E402
+from rounds_bot.fixing.patchcheck import check_patch  # noqa: E402
 from rounds_bot.fixing.prompt import FixBrief, fix_prompt  # noqa: E402
 
 CASES = PROJECT_ROOT / "evals" / "diagnosis" / "cases"
@@ -146,7 +148,15 @@ def scripted_fix(binary: str, loaded: LoadedCase, outcome: DiagnosisOutcome, wor
         run = FixEditor(cli, price_for("sonnet")).edit(tree, prompt)
     if run.status != "ok" or run.refused:
         raise SystemExit(f"{case.id}: the scripted fix did not run: {run.status} {run.detail} {run.refused}")
-    return _git(tree, "diff")
+    # the change in the form the fix stage takes it, through the same checks a proposal must pass
+    _git(tree, "add", "--all")
+    change = _git(tree, "diff", "--cached", "--binary", "--no-renames", "--full-index")
+    checked = check_patch(
+        change.encode("utf-8"), protected=[], max_diff_lines=200, max_bytes=DEFAULT_MAX_DIFF_BYTES
+    )
+    if checked.problems:
+        raise SystemExit(f"{case.id}: the scripted fix breaks rounds' checks: {checked.problems}")
+    return change
 
 
 def edits(patch: str) -> list[tuple[str, str, str]]:
