@@ -149,9 +149,9 @@ def _defects4j(
         if not has_commit(upstream.git_dir, bugs[bug]["revision.id.buggy"]):
             skipped[f"{project} (the faulty revision is not in the --upstream clone)"] += 1
             continue
-        case = build_case(d4j, upstream, project, bug, bugs[bug], triggers)
+        case, why = build_case(d4j, upstream, project, bug, bugs[bug], triggers)
         if case is None:
-            skipped["no failing test is a crash in the library's code"] += 1
+            skipped[why] += 1
             continue
         cases.append((case, upstream.git_dir))
     return cases

@@ -146,23 +146,23 @@ def class_path(root: str, module: str) -> str:
 
 def build_case(
     d4j: Git, upstream: Git, project: str, bug: int, row: dict[str, str], triggers: list[Trigger]
-) -> dict[str, Any] | None:
-    """The case of one bug, or None when none of its failing tests is a crash in the library's code."""
+) -> tuple[dict[str, Any] | None, str]:
+    """The case of one bug, or None and why it is left out."""
     revision = row["revision.id.buggy"]
     root = source_root(d4j, project, revision)
     crash = next((t for t in triggers if _crash_files(t, upstream, revision, root)), None)
     if crash is None:
-        return None
+        return None, "no failing test is a crash in the library's code"
     patch = d4j.show("HEAD", f"framework/projects/{project}/patches/{bug}.src.patch") or ""
     faults = _faults(patch, upstream, revision)
     if not faults:
-        return None
+        return None, "the patch changes no Java file at the faulty revision"
     files = sorted({fault["path"] for fault in faults} | set(_crash_files(crash, upstream, revision, root)))
     trace = cut_trace(crash.trace)
     first = trace.splitlines()[0] if trace else ""
     error_type, _, message = first.partition(":")
     case_id = f"d4j-{project.lower()}-{bug}"
-    return {
+    case = {
         "format": 1,
         "id": case_id,
         "kind": "crash",
@@ -207,6 +207,7 @@ def build_case(
             },
         },
     }
+    return case, "kept"
 
 
 def _crash_files(trigger: Trigger, upstream: Git, revision: str, root: str) -> list[str]:
