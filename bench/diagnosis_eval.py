@@ -10,9 +10,10 @@
         measure no model: they pin the whole path (prompt, CLI, schema, checks) so a replay shows what a
         change to any of them does, and their origin says so. Where a case's tests can run here (the sample
         service's documentation gaps), the recording also holds a scripted fix: the case's real fix
-        (`truth.fix.reference`) made as Edit calls by the fix editor (`FixEditor`, the real CLI with the
-        edit tools, the fix prompt built from the recorded diagnosis) in a git copy of the repository, and
-        the change it left, passed through rounds' own patch checks, kept as the recording's `fix_patch`.
+        (`truth.fix.reference`) made as Edit calls by the fix editor (`rounds_bot.eval.fixer`: the real CLI
+        with the edit tools, the fix prompt built from the recorded diagnosis, in a git copy of the
+        repository), the change it left, through rounds' own patch checks, kept as the recording's
+        `fix_patch`.
 
 The last line is machine-readable:
 baseline_file_top1=<x> baseline_function_top1=<x> baseline_class=<x> cases=<n>
@@ -23,8 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,15 +40,13 @@ from rounds_bot.diagnosis.claude_cli import ClaudeCli  # noqa: E402
 from rounds_bot.diagnosis.model import DiagnosisOutcome  # noqa: E402
 from rounds_bot.eval.baseline import baseline_answer  # noqa: E402
 from rounds_bot.eval.cases import LoadedCase, load_cases, with_stored_sources  # noqa: E402
-from rounds_bot.eval.fixes import cannot_run, has_tests  # noqa: E402
+from rounds_bot.eval.fixer import propose_fix  # noqa: E402
+from rounds_bot.eval.fixes import runnable  # noqa: E402
 from rounds_bot.eval.recordings import save_recording  # noqa: E402
 from rounds_bot.eval.report import run_eval  # noqa: E402
 from rounds_bot.eval.request import case_request  # noqa: E402
 from rounds_bot.eval.runner import prompt_fingerprint, recording_from_outcome  # noqa: E402
-from rounds_bot.fixing.checks import DEFAULT_MAX_DIFF_BYTES  # noqa: E402
 from rounds_bot.fixing.editor import FixEditor  # noqa: E402
-from rounds_bot.fixing.patchcheck import check_patch  # noqa: E402
-from rounds_bot.fixing.prompt import FixBrief, fix_prompt  # noqa: E402
 
 CASES = PROJECT_ROOT / "evals" / "diagnosis" / "cases"
 RECORDINGS = PROJECT_ROOT / "evals" / "diagnosis" / "recordings"
@@ -92,7 +89,7 @@ def record_scripted(
         with FakeMessagesApi(script) as api:
             outcome = fake_api_diagnoser(binary, api, max_turns=6).diagnose(case_request(case, checkout))
         recording = recording_from_outcome(case, outcome, empty, origin="scripted", model=SCRIPTED_MODEL)
-        patch = scripted_fix(binary, loaded, outcome, work) if fixable(loaded) else None
+        patch = scripted_fix(binary, loaded, outcome, work) if runnable(loaded) else None
         update = {"recorded_at": "", "fix_patch": patch}
         save_recording(RECORDINGS, SCRIPTED, recording.model_copy(update=update))
         done += 1
@@ -100,42 +97,19 @@ def record_scripted(
     print(f"recorded {done} cases in {time.perf_counter() - started:.0f} s (shared machine)")
 
 
-def fixable(loaded: LoadedCase) -> bool:
-    return has_tests(loaded) and cannot_run(loaded) is None and loaded.case is not None
-
-
 def scripted_fix(binary: str, loaded: LoadedCase, outcome: DiagnosisOutcome, work: Path) -> str:
-    """The case's real fix made by the fix editor through the real CLI, as the diff it leaves."""
-    case, sources = loaded.case, loaded.sources
-    assert case is not None and sources is not None
-    tree = work / "fix" / case.id
-    if tree.exists():
-        shutil.rmtree(tree)
-    shutil.copytree(sources, tree)
-    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "the faulty revision"]):
-        _git(tree, *command)
+    """The case's real fix made by the fix editor through the real CLI (`eval.fixer`), as the change it
+    leaves after rounds' patch checks."""
+    case = loaded.case
+    assert case is not None
     patch = (Path(loaded.folder).parent / case.truth.fix.reference).read_text(encoding="utf-8")
     script: list[Turn] = []
+    tree = work / "fix" / case.id
     for path, old, new in edits(patch):
-        script.append(turn(ToolUse("Read", {"file_path": str(tree / path)})))
-        script.append(
-            turn(ToolUse("Edit", {"file_path": str(tree / path), "old_string": old, "new_string": new}))
-        )
+        target = str(tree / path)
+        script.append(turn(ToolUse("Read", {"file_path": target})))
+        script.append(turn(ToolUse("Edit", {"file_path": target, "old_string": old, "new_string": new})))
     script.append(turn(Text("The error now says what the caller must change.")))
-    event = case.telemetry[0]
-    brief = FixBrief(
-        signature_id=case.id,
-        service=case.service,
-        issue_number=1,
-        title=f"{event.error_type or 'error'}: {event.message}",
-        error_type=event.error_type or "",
-        total_count=len(case.telemetry),
-        versions=[],
-        message=event.message,
-        stacktrace=event.stacktrace,
-        diagnosis=outcome.diagnosis,
-    )
-    prompt = fix_prompt(tree, brief, test_command="python -m pytest", protected=[], max_diff_lines=200)
     with FakeMessagesApi(script) as api:
         cli = ClaudeCli(
             binary=binary,
@@ -145,18 +119,12 @@ def scripted_fix(binary: str, loaded: LoadedCase, outcome: DiagnosisOutcome, wor
             max_turns=12,
             timeout_seconds=90,
         )
-        run = FixEditor(cli, price_for("sonnet")).edit(tree, prompt)
-    if run.status != "ok" or run.refused:
-        raise SystemExit(f"{case.id}: the scripted fix did not run: {run.status} {run.detail} {run.refused}")
-    # the change in the form the fix stage takes it, through the same checks a proposal must pass
-    _git(tree, "add", "--all")
-    change = _git(tree, "diff", "--cached", "--binary", "--no-renames", "--full-index")
-    checked = check_patch(
-        change.encode("utf-8"), protected=[], max_diff_lines=200, max_bytes=DEFAULT_MAX_DIFF_BYTES
-    )
-    if checked.problems:
-        raise SystemExit(f"{case.id}: the scripted fix breaks rounds' checks: {checked.problems}")
-    return change
+        proposed = propose_fix(
+            loaded, outcome.diagnosis, FixEditor(cli, price_for("sonnet")), work / "fix", max_cost_usd=1.0
+        )
+    if proposed.patch is None:
+        raise SystemExit(f"{case.id}: the scripted fix was not made: {proposed.detail}")
+    return proposed.patch
 
 
 def edits(patch: str) -> list[tuple[str, str, str]]:
@@ -182,14 +150,6 @@ def edits(patch: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def _git(tree: Path, *arguments: str) -> str:
-    identity = ["-c", "user.name=rounds eval", "-c", "user.email=eval@rounds.invalid"]
-    done = subprocess.run(
-        ["git", *identity, *arguments], cwd=tree, capture_output=True, text=True, check=True
-    )
-    return done.stdout
-
-
 def _current(loaded: LoadedCase, empty: Path) -> bool:
     """Whether the case's scripted recording exists, was made under today's prompt and holds today's
     scripted answer (the crash-site baseline's class and fault location, and a fix where one is tested)."""
@@ -203,7 +163,7 @@ def _current(loaded: LoadedCase, empty: Path) -> bool:
     same_answer = answer.get("classification") == expected["classification"] and (
         answer.get("fault_location") or {}
     ).get("function") == (expected.get("fault_location") or {}).get("function")
-    has_fix = bool(recorded.get("fix_patch")) or not fixable(loaded)
+    has_fix = bool(recorded.get("fix_patch")) or not runnable(loaded)
     return bool(
         recorded.get("prompt_fingerprint") == prompt_fingerprint(case, empty) and same_answer and has_fix
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from diagnosis_samples import CART_SOURCE, PYTHON_TRACE, fake_api_diagnoser, good_answer
-from fake_messages_api import FakeMessagesApi, ToolUse, structured_output, turn
+from fake_messages_api import FakeMessagesApi, Text, ToolUse, structured_output, turn
 
 from rounds_bot.cli.app import main
+from rounds_bot.diagnosis.budget import price_for
+from rounds_bot.diagnosis.claude_cli import ClaudeCli
 from rounds_bot.diagnosis.evidence import check_location
 from rounds_bot.diagnosis.mcp_server import McpLaunch
 from rounds_bot.diagnosis.model import FaultLocation
@@ -27,6 +30,7 @@ from rounds_bot.eval.recordings import Recording, load_recordings, save_recordin
 from rounds_bot.eval.report import run_eval
 from rounds_bot.eval.runner import Eval, prompt_fingerprint
 from rounds_bot.eval.table import render_table
+from rounds_bot.fixing.editor import FixEditor
 
 PROJECT = Path(__file__).resolve().parent.parent
 CASES = PROJECT / "evals" / "diagnosis" / "cases"
@@ -455,3 +459,45 @@ def test_a_bugs_test_that_passes_before_the_fix_is_reported(tmp_path):
     [item] = [item for item in load_cases(cases) if item.id == "fixed"]
     check = check_fix(item, diff_of(FIXED_CART, FIXED_CART + "\n"), tmp_path / "scratch")
     assert check.status == "failed" and "pass before the fix" in check.detail
+
+
+@pytest.mark.real_cli
+def test_a_live_run_with_fix_proposes_a_fix_through_the_fix_editor_and_runs_the_bugs_tests(
+    claude_bin, tmp_path
+):
+    cases = fixable_cases(tmp_path)
+    [loaded] = [item for item in load_cases(cases) if item.id == "fixed"]
+    out = tmp_path / "out"
+    runner = Eval([loaded], out, fix=True)
+    tree = out / "proposals" / "live-model" / "fixed"
+    buggy, fixed = (
+        "    return total / len(cart.items)\n",
+        "    return total / len(cart.items) if cart.items else 0\n",
+    )
+    edit = {"file_path": str(tree / "shop" / "cart.py"), "old_string": buggy, "new_string": fixed}
+    edits = [
+        turn(ToolUse("Read", {"file_path": edit["file_path"]})),
+        turn(ToolUse("Edit", edit)),
+        turn(Text("done")),
+    ]
+    with (
+        FakeMessagesApi([structured_output(answer_at("average_price"))]) as diagnosis_api,
+        FakeMessagesApi(edits) as edit_api,
+    ):
+        diagnoser = fake_api_diagnoser(claude_bin, diagnosis_api, max_turns=6)
+        cli = ClaudeCli(
+            binary=claude_bin,
+            model="sonnet",
+            credentials={"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": edit_api.url},
+            inherited_env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            max_turns=6,
+            timeout_seconds=90,
+        )
+        fixer = FixEditor(cli, price_for("sonnet"))
+        [run] = runner.live("live-model", diagnoser, max_cost_usd=5.0, record=out / "recordings", fixer=fixer)
+    assert run.fix is not None and run.fix.status == "passed", run.fix
+    [recording] = load_recordings(out / "recordings")["live-model"].values()
+    assert recording.recording is not None and recording.recording.fix_patch is not None
+    assert "+    return total / len(cart.items) if cart.items else 0" in recording.recording.fix_patch
+    # the case folder's repository is untouched: the edit went into a scratch repository under --out
+    assert (cases / "_repos" / "cart" / "shop" / "cart.py").read_text() == CART_SOURCE

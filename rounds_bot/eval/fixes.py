@@ -36,6 +36,11 @@ def has_tests(loaded: LoadedCase) -> bool:
     return loaded.case is not None and bool(loaded.case.truth.tests.passing_after)
 
 
+def runnable(loaded: LoadedCase) -> bool:
+    """Whether the case's tests can run here: a fix for it can be tested."""
+    return has_tests(loaded) and cannot_run(loaded) is None
+
+
 def cannot_run(loaded: LoadedCase) -> str | None:
     """Why the case's tests cannot run from the case folder, or None when they can."""
     case = loaded.case

@@ -34,15 +34,18 @@ from rounds_bot.errors import RoundsError
 from rounds_bot.eval.baseline import ORIGIN as BASELINE
 from rounds_bot.eval.baseline import baseline_answer
 from rounds_bot.eval.cases import Case, LoadedCase, with_stored_sources
-from rounds_bot.eval.fixes import FixCheck, check_fix
+from rounds_bot.eval.fixer import propose_fix
+from rounds_bot.eval.fixes import FixCheck, check_fix, runnable
 from rounds_bot.eval.recordings import LoadedRecording, Recording, RecordingOrigin, save_recording
 from rounds_bot.eval.request import case_request
 from rounds_bot.eval.scoring import CaseScore, score
+from rounds_bot.fixing.editor import FixEditor
 from rounds_bot.models import Frozen
 
 EMPTY_CHECKOUT = "empty-checkout"
 SOURCES = "sources"
 FIXES = "fixes"
+PROPOSALS = "proposals"
 
 
 class CaseRun(Frozen):
@@ -114,11 +117,13 @@ class Eval:
         max_cost_usd: float,
         record: Path | None = None,
         on_case: Callable[[CaseRun], None] | None = None,
+        fixer: FixEditor | None = None,
     ) -> list[CaseRun]:
+        """`fixer`: with `fix`, it proposes a fix for each case whose tests can run, from the answer."""
         spent = 0.0
         runs = []
         for loaded in self.cases:
-            run = self._live_one(loaded, label, diagnoser, max_cost_usd - spent, record)
+            run = self._live_one(loaded, label, diagnoser, max_cost_usd - spent, record, fixer)
             spent += run.cost_usd
             runs.append(run)
             if on_case is not None:
@@ -163,7 +168,13 @@ class Eval:
         return run.model_copy(update={"stale": stale, "fix": fix})
 
     def _live_one(
-        self, loaded: LoadedCase, label: str, diagnoser: Diagnoser, remaining: float, record: Path | None
+        self,
+        loaded: LoadedCase,
+        label: str,
+        diagnoser: Diagnoser,
+        remaining: float,
+        record: Path | None,
+        fixer: FixEditor | None = None,
     ) -> CaseRun:
         if loaded.case is None:
             return self._problem(loaded, label, "live", f"broken case: {loaded.problem}")
@@ -182,13 +193,24 @@ class Eval:
             outcome = diagnoser.diagnose(request)
         except RoundsError as error:
             return self._problem(loaded, label, "live", f"model error: {error}")
+        patch, fix_cost = None, 0.0
+        if self.fix and fixer is not None and runnable(loaded) and outcome.diagnosis is not None:
+            proposed = propose_fix(
+                loaded,
+                outcome.diagnosis,
+                fixer,
+                self.output / PROPOSALS / label,
+                max_cost_usd=remaining - outcome.cost_usd,
+            )
+            patch, fix_cost = proposed.patch, proposed.cost_usd
         if record is not None:
-            save_recording(record, label, recording_from_outcome(case, outcome, self.empty))
+            recording = recording_from_outcome(case, outcome, self.empty)
+            save_recording(record, label, recording.model_copy(update={"fix_patch": patch}))
         run = self._scored(loaded, label, "live", outcome)
+        update: dict[str, Any] = {"cost_usd": run.cost_usd + fix_cost}
         if self.fix:
-            # a live run asks for a diagnosis only: its fix is not proposed here (`rounds fix` does that)
-            run = run.model_copy(update={"fix": self._check_fix(loaded, label, None)})
-        return run
+            update["fix"] = self._check_fix(loaded, label, patch)
+        return run.model_copy(update=update)
 
     def _check_fix(self, loaded: LoadedCase, label: str, patch: str | None) -> FixCheck:
         return check_fix(loaded, patch, self.output / FIXES / label, self._failed_before)
