@@ -42,7 +42,17 @@ class ProposedFix(Frozen):
 def propose_fix(
     loaded: LoadedCase, diagnosis: Diagnosis | None, editor: FixEditor, scratch: Path, *, max_cost_usd: float
 ) -> ProposedFix:
-    """The editor's change to a copy of the case's repository, or why there is none."""
+    """The editor's change to a copy of the case's repository, or why there is none (a git step that fails
+    is such a why, never an exception out of the eval)."""
+    try:
+        return _propose(loaded, diagnosis, editor, scratch, max_cost_usd)
+    except (OSError, subprocess.SubprocessError) as error:
+        return ProposedFix(detail=f"the scratch repository could not be prepared or read: {error}")
+
+
+def _propose(
+    loaded: LoadedCase, diagnosis: Diagnosis | None, editor: FixEditor, scratch: Path, max_cost_usd: float
+) -> ProposedFix:
     case, sources = loaded.case, loaded.sources
     assert case is not None and sources is not None
     tree = scratch / case.id

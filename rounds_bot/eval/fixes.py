@@ -70,11 +70,17 @@ def check_fix(
         return FixCheck(status="cannot run", detail=why)
     if not patch:
         return FixCheck(status="no fix", detail="the answer holds no fix")
+    try:
+        return _tested(loaded, patch, scratch, {} if failed_before is None else failed_before)
+    except (OSError, subprocess.SubprocessError) as error:
+        return FixCheck(status="failed", detail=f"the fix could not be tested: {error}")
+
+
+def _tested(loaded: LoadedCase, patch: str, scratch: Path, memo: dict[tuple[str, ...], bool]) -> FixCheck:
     case, sources = loaded.case, loaded.sources
     assert case is not None and sources is not None
     tree = _copy(loaded, scratch)
     key = (str(sources), str(case.truth.tests.added), *case.truth.tests.failing_before)
-    memo = failed_before if failed_before is not None else {}
     if key not in memo:
         memo[key] = not _tests(tree, case.truth.tests.failing_before).passed
     if not memo[key]:
