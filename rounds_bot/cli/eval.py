@@ -41,6 +41,12 @@ from rounds_bot.errors import ConfigError
     default=None,
     help="Cap on the live run's spend (default ROUNDS_EVAL_MAX_COST_USD).",
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply each recorded fix in a scratch copy under --out and run the bug's tests, where they can run; "
+    "with --live, the model also proposes a fix there (the fix editor), within the same cost cap.",
+)
 @click.option("--label", default=None, help="Row name of the live run (default: the diagnoser and model).")
 @env_file_option
 @friendly_errors
@@ -51,6 +57,7 @@ def eval_command(
     sources: Path | None,
     live: bool,
     max_cost_usd: float | None,
+    fix: bool,
     label: str | None,
     env_file: Path | None,
 ) -> None:
@@ -73,6 +80,7 @@ def eval_command(
         )
     loaded = load_cases(cases, sources)
     diagnoser = None
+    fixer = None
     if live:
         from rounds_bot.diagnosis.configured import build_diagnoser
 
@@ -84,9 +92,20 @@ def eval_command(
             )
         cap = settings.eval_max_cost_usd if max_cost_usd is None else max_cost_usd
         label = label or f"{diagnoser.name} {settings.claude_model}"
+        if fix:
+            from rounds_bot.fixing.setup import fix_editor
+
+            fixer = fix_editor(settings)
     else:
         cap = 0.0
     table = run_eval(
-        loaded, output, recordings=recordings, diagnoser=diagnoser, live_label=label, max_cost_usd=cap
+        loaded,
+        output,
+        recordings=recordings,
+        diagnoser=diagnoser,
+        live_label=label,
+        max_cost_usd=cap,
+        fix=fix,
+        fixer=fixer,
     )
     click.echo(table, nl=False)

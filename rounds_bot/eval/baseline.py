@@ -35,6 +35,14 @@ def crash_frame(case: Case) -> tuple[Frame, str] | None:
     return None
 
 
+def source_name(frame: Frame) -> str:
+    """The frame's function as its file spells it: a JVM constructor (`<init>`) is its class's name."""
+    function = frame.function or ""
+    if function == "<init>" and frame.module:
+        return frame.module.rsplit(".", 1)[-1].rsplit("$", 1)[-1]
+    return function
+
+
 def baseline_answer(case: Case) -> dict[str, Any]:
     """The crash-site answer, in the schema a model answers."""
     found = crash_frame(case)
@@ -52,7 +60,7 @@ def baseline_answer(case: Case) -> dict[str, Any]:
     return {
         "classification": "server_bug",
         "root_cause": "The error is raised at the crash site.",
-        "fault_location": {"path": path, "function": frame.function or "", "start_line": line},
+        "fault_location": {"path": path, "function": source_name(frame), "start_line": line},
         "evidence": [{"kind": "file", "path": path, "line": line, "explanation": "the crash site"}],
         "suggested_fix": "",
         "confidence": "medium",

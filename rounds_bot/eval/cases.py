@@ -3,10 +3,14 @@ may be kept there.
 
     <cases>/<case-id>/case.json     telemetry, where the repository is, the ground truth
     <cases>/<case-id>/repo/         the repository's files needed for the case (optional)
+    <cases>/<case-id>/sources.json  or: its files in the shared source store (`store.py`)
     <cases>/_<name>/                a repository several cases share (`repository.local`); not a case
+    <cases>/_sources/               the source store; not a case
 
-Where the sources are not in the case folder, `repository` says where to get them (a git URL and the
-revision, and the paths the case needs); `rounds eval --sources DIR` then looks in `DIR/<case-id>/`.
+Sources are looked for in `repo/`, the shared repository, `rounds eval --sources DIR` (`DIR/<case-id>/`),
+then the store: a stored case's files are checked out under the eval's output folder before the run
+(`with_stored_sources`). `repository` also says where the sources come from (a git URL and the revision, and
+the paths the case needs).
 A case whose sources are found nowhere is still scored on what needs no source (where the fault is,
 the class, abstention) and counted as `sources missing`: its evidence is not checked and no model is
 asked about it.
@@ -15,12 +19,14 @@ asked about it.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
 from rounds_bot.diagnosis.model import Classification, LogLine
+from rounds_bot.eval.store import STORE, check_out, complete, read_manifest
 from rounds_bot.models import ErrorEvent, Frozen
 
 CASE_FILE = "case.json"
@@ -70,9 +76,15 @@ class TrueFix(Frozen):
 
 
 class TrueTests(Frozen):
-    failing_before: list[str] = Field(default_factory=list)
+    failing_before: list[str] = Field(default_factory=list, description="test ids (pytest node ids)")
     passing_after: list[str] = Field(default_factory=list)
     command: str = Field(default="", description="how to run them at the revision, when known")
+    added: str | None = Field(
+        default=None,
+        pattern=r"^_[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$",
+        description="a folder in the case folder's root laid over the repository before the tests run: "
+        "the bug's tests, kept out of the checkout a diagnosis reads",
+    )
 
 
 class Truth(Frozen):
@@ -109,6 +121,7 @@ class LoadedCase(Frozen):
     case: Case | None = None
     problem: str | None = None
     sources: Path | None = None
+    stored: bool = Field(default=False, description="its sources are in the store, not yet checked out")
 
     @property
     def id(self) -> str:
@@ -116,7 +129,7 @@ class LoadedCase(Frozen):
 
     @property
     def sources_missing(self) -> bool:
-        return self.sources is None and self.case is not None and self.case.needs_sources
+        return self.sources is None and not self.stored and self.case is not None and self.case.needs_sources
 
 
 def load_cases(root: Path, sources: Path | None = None) -> list[LoadedCase]:
@@ -135,7 +148,35 @@ def load_case(folder: Path, sources: Path | None = None) -> LoadedCase:
         case = Case.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, ValidationError) as error:
         return LoadedCase(folder=str(folder), problem=f"{path.name} is not a valid case: {_first(error)}")
-    return LoadedCase(folder=str(folder), case=case, sources=_sources(folder, case, sources))
+    found = _sources(folder, case, sources)
+    return LoadedCase(
+        folder=str(folder), case=case, sources=found, stored=found is None and _stored(folder, case)
+    )
+
+
+def with_stored_sources(cases: list[LoadedCase], into: Path) -> list[LoadedCase]:
+    """The cases, each stored one's files checked out under `into/<case-id>/` (an object that does not
+    match its hash leaves that case's sources missing)."""
+    ready = []
+    for loaded in cases:
+        if loaded.stored and loaded.case is not None:
+            folder = Path(loaded.folder)
+            manifest = read_manifest(folder)
+            target = into / loaded.case.id
+            if target.exists():
+                shutil.rmtree(target)
+            if manifest is not None and check_out(manifest, folder.parent / STORE, target):
+                loaded = loaded.model_copy(update={"sources": target, "stored": False})
+            else:
+                shutil.rmtree(target, ignore_errors=True)
+                loaded = loaded.model_copy(update={"stored": False})
+        ready.append(loaded)
+    return ready
+
+
+def _stored(folder: Path, case: Case) -> bool:
+    manifest = read_manifest(folder)
+    return manifest is not None and complete(manifest, folder.parent / STORE, _needed(case))
 
 
 def _sources(folder: Path, case: Case, sources: Path | None) -> Path | None:
@@ -147,8 +188,12 @@ def _sources(folder: Path, case: Case, sources: Path | None) -> Path | None:
 
 
 def _has_needed(folder: Path, case: Case) -> bool:
-    needed = [fault.path for fault in case.truth.faults] or case.repository.files
-    return all((folder / path).is_file() for path in needed)
+    return all((folder / path).is_file() for path in _needed(case))
+
+
+def _needed(case: Case) -> list[str]:
+    """The files a case's sources must hold: the fault's (or, with no fault, every file it lists)."""
+    return [fault.path for fault in case.truth.faults] or case.repository.files
 
 
 def _first(error: Exception) -> str:

@@ -36,6 +36,9 @@ class Recording(Frozen):
     lookups: list[LookupAnswer] = Field(default_factory=list)
     turns: int = Field(default=0, ge=0)
     cost_usd: float = Field(default=0.0, ge=0)
+    fix_patch: str | None = Field(
+        default=None, description="the change the fix editor made for this answer (a git diff), when asked"
+    )
 
 
 class LoadedRecording(Frozen):

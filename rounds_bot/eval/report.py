@@ -4,6 +4,9 @@
 <out>/results.jsonl     one line per case and row: its scores, or its problem
 <out>/recordings/...    what a live run answered, to replay later
 <out>/empty-checkout/   the (empty) checkout of cases without sources
+<out>/sources/<case>/   the files of cases whose sources are in the case folder's store
+<out>/fixes/<row>/<case>/  with `fix`: the scratch copy each recorded fix was tested in
+<out>/proposals/<row>/<case>/  with `fix` and a live row: the scratch repository its fix was made in
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from rounds_bot.eval.cases import LoadedCase
 from rounds_bot.eval.recordings import load_recordings
 from rounds_bot.eval.runner import CaseRun, Eval
 from rounds_bot.eval.table import render_table
+from rounds_bot.fixing.editor import FixEditor
 
 
 def run_eval(
@@ -27,17 +31,22 @@ def run_eval(
     diagnoser: Diagnoser | None = None,
     live_label: str | None = None,
     max_cost_usd: float = 0.0,
+    fix: bool = False,
+    fixer: FixEditor | None = None,
 ) -> str:
-    """Run every row over `cases`, write the results under `output`, and return the printed text."""
+    """Run every row over `cases`, write the results under `output`, and return the printed text. With
+    `fix`, recorded fixes are tested; with a `fixer` too, the live row proposes one where it can be tested."""
     output.mkdir(parents=True, exist_ok=True)
-    runner = Eval(cases, output)
+    runner = Eval(cases, output, fix=fix)
     rows: dict[str, list[CaseRun]] = {BASELINE: runner.baseline()}
     for label, found in load_recordings(recordings).items():
         rows[label] = runner.replay(label, found)
     if diagnoser is not None:
         label = live_label or diagnoser.name
-        rows[label] = runner.live(label, diagnoser, max_cost_usd=max_cost_usd, record=output / "recordings")
-    text = case_counts(cases) + "\n" + render_table(rows)
+        rows[label] = runner.live(
+            label, diagnoser, max_cost_usd=max_cost_usd, record=output / "recordings", fixer=fixer
+        )
+    text = case_counts(runner.cases) + "\n" + render_table(rows, fix_asked=fix)
     (output / "table.md").write_text(text, encoding="utf-8")
     with (output / "results.jsonl").open("w", encoding="utf-8") as handle:
         for runs in rows.values():

@@ -33,13 +33,19 @@ from rounds_bot.diagnosis.prompting import PromptLibrary
 from rounds_bot.errors import RoundsError
 from rounds_bot.eval.baseline import ORIGIN as BASELINE
 from rounds_bot.eval.baseline import baseline_answer
-from rounds_bot.eval.cases import Case, LoadedCase
+from rounds_bot.eval.cases import Case, LoadedCase, with_stored_sources
+from rounds_bot.eval.fixer import propose_fix
+from rounds_bot.eval.fixes import FixCheck, check_fix, runnable
 from rounds_bot.eval.recordings import LoadedRecording, Recording, RecordingOrigin, save_recording
 from rounds_bot.eval.request import case_request
 from rounds_bot.eval.scoring import CaseScore, score
+from rounds_bot.fixing.editor import FixEditor
 from rounds_bot.models import Frozen
 
 EMPTY_CHECKOUT = "empty-checkout"
+SOURCES = "sources"
+FIXES = "fixes"
+PROPOSALS = "proposals"
 
 
 class CaseRun(Frozen):
@@ -57,6 +63,7 @@ class CaseRun(Frozen):
     stale: bool = False
     turns: int = 0
     cost_usd: float = 0.0
+    fix: FixCheck | None = Field(default=None, description="None when no fix was asked for")
 
 
 def prompt_fingerprint(case: Case, empty_checkout: Path) -> str:
@@ -73,9 +80,12 @@ def prompt_fingerprint(case: Case, empty_checkout: Path) -> str:
 class Eval:
     """Runs the cases of one folder, writing only under `output`."""
 
-    def __init__(self, cases: list[LoadedCase], output: Path) -> None:
-        self.cases = cases
+    def __init__(self, cases: list[LoadedCase], output: Path, *, fix: bool = False) -> None:
+        """`fix`: apply each recorded fix in a scratch copy and run the bug's tests (`fixes.py`)."""
+        self.cases = with_stored_sources(cases, output / SOURCES)
         self.output = output
+        self.fix = fix
+        self._failed_before: dict[tuple[str, ...], bool] = {}
         self.empty = output / EMPTY_CHECKOUT
         self.empty.mkdir(parents=True, exist_ok=True)
 
@@ -107,11 +117,13 @@ class Eval:
         max_cost_usd: float,
         record: Path | None = None,
         on_case: Callable[[CaseRun], None] | None = None,
+        fixer: FixEditor | None = None,
     ) -> list[CaseRun]:
+        """`fixer`: with `fix`, it proposes a fix for each case whose tests can run, from the answer."""
         spent = 0.0
         runs = []
         for loaded in self.cases:
-            run = self._live_one(loaded, label, diagnoser, max_cost_usd - spent, record)
+            run = self._live_one(loaded, label, diagnoser, max_cost_usd - spent, record, fixer)
             spent += run.cost_usd
             runs.append(run)
             if on_case is not None:
@@ -152,10 +164,17 @@ class Eval:
             )
         run = self._scored(loaded, label, recording.origin, outcome)
         stale = recording.prompt_fingerprint != prompt_fingerprint(case, self.empty)
-        return run.model_copy(update={"stale": stale})
+        fix = self._check_fix(loaded, label, recording.fix_patch) if self.fix else None
+        return run.model_copy(update={"stale": stale, "fix": fix})
 
     def _live_one(
-        self, loaded: LoadedCase, label: str, diagnoser: Diagnoser, remaining: float, record: Path | None
+        self,
+        loaded: LoadedCase,
+        label: str,
+        diagnoser: Diagnoser,
+        remaining: float,
+        record: Path | None,
+        fixer: FixEditor | None = None,
     ) -> CaseRun:
         if loaded.case is None:
             return self._problem(loaded, label, "live", f"broken case: {loaded.problem}")
@@ -174,9 +193,27 @@ class Eval:
             outcome = diagnoser.diagnose(request)
         except RoundsError as error:
             return self._problem(loaded, label, "live", f"model error: {error}")
+        patch, fix_cost = None, 0.0
+        if self.fix and fixer is not None and runnable(loaded) and outcome.diagnosis is not None:
+            proposed = propose_fix(
+                loaded,
+                outcome.diagnosis,
+                fixer,
+                self.output / PROPOSALS / label,
+                max_cost_usd=remaining - outcome.cost_usd,
+            )
+            patch, fix_cost = proposed.patch, proposed.cost_usd
         if record is not None:
-            save_recording(record, label, recording_from_outcome(case, outcome, self.empty))
-        return self._scored(loaded, label, "live", outcome)
+            recording = recording_from_outcome(case, outcome, self.empty)
+            save_recording(record, label, recording.model_copy(update={"fix_patch": patch}))
+        run = self._scored(loaded, label, "live", outcome)
+        update: dict[str, Any] = {"cost_usd": run.cost_usd + fix_cost}
+        if self.fix:
+            update["fix"] = self._check_fix(loaded, label, patch)
+        return run.model_copy(update=update)
+
+    def _check_fix(self, loaded: LoadedCase, label: str, patch: str | None) -> FixCheck:
+        return check_fix(loaded, patch, self.output / FIXES / label, self._failed_before)
 
     def _scored(self, loaded: LoadedCase, label: str, origin: str, outcome: DiagnosisOutcome) -> CaseRun:
         assert loaded.case is not None

@@ -22,9 +22,9 @@ KIND_HEADER = (
 )
 
 
-def render_table(rows: dict[str, list[CaseRun]]) -> str:
+def render_table(rows: dict[str, list[CaseRun]], *, fix_asked: bool = False) -> str:
     lines = [HEADER, _rule(HEADER)]
-    lines += [_row(label, runs) for label, runs in rows.items()]
+    lines += [_row(label, runs, fix_asked) for label, runs in rows.items()]
     kinds = ["", KIND_HEADER, _rule(KIND_HEADER)]
     for label, runs in rows.items():
         for kind, dataset in sorted({(run.kind, run.dataset) for run in runs}):
@@ -37,7 +37,7 @@ def _rule(header: str) -> str:
     return "|" + "---|" * (header.count("|") - 1)
 
 
-def _row(label: str, runs: list[CaseRun]) -> str:
+def _row(label: str, runs: list[CaseRun], fix_asked: bool) -> str:
     scored = [run.score for run in runs if run.score is not None]
     located = [run for run in runs if _has_location_truth(run)]
     evidence_total = sum(score.evidence_total for score in scored)
@@ -56,7 +56,7 @@ def _row(label: str, runs: list[CaseRun]) -> str:
                 _rate(evidence, evidence_total) if evidence_total else "not checked",
                 _abstention(runs),
                 _calibration(runs),
-                "not run",
+                _fix(runs) if fix_asked else "not asked (--fix)",
                 _mean(run.turns for run in runs),
                 "$" + _mean((run.cost_usd for run in runs), digits=4),
                 _problems(runs),
@@ -105,6 +105,25 @@ def _calibration(runs: list[CaseRun]) -> str:
         at = [run.score for run in runs if run.score is not None and run.score.confidence == level]
         parts.append(_rate(sum(score.correct for score in at), len(at)))
     return " / ".join(parts)
+
+
+def _fix(runs: list[CaseRun]) -> str:
+    """Passed out of the cases whose tests ran here (a missing or failing fix is a miss); the cases whose
+    tests cannot run here, counted by data set."""
+    checks = [run for run in runs if run.fix is not None and run.fix.status != "no tests"]
+    if not checks:
+        return "no fix proposed"
+    tried = [run for run in checks if run.fix is not None and run.fix.status != "cannot run"]
+    passed = sum(run.fix is not None and run.fix.status == "passed" for run in tried)
+    cell = _rate(passed, len(tried))
+    blocked = Counter(run.dataset for run in checks if run.fix is not None and run.fix.status == "cannot run")
+    if blocked:
+        cell += f"; cannot run: {sum(blocked.values())} ({_by(blocked)})"
+    return cell
+
+
+def _by(counter: Counter[str]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in sorted(counter.items()))
 
 
 def _problems(runs: list[CaseRun]) -> str:

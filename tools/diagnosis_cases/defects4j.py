@@ -6,8 +6,8 @@ code (not an assertion of the test), cut where the test runner's frames begin; t
 `active-bugs.csv`; where the fault is from `patches/<bug>.src.patch` (the lines it changes at the faulty
 revision) and the project's sources at that revision, read with `git show` from a clone of the upstream
 repository (the method each changed line is in); the trigger tests as the tests that fail before and pass
-after the fix. Only facts are kept (paths, names, line numbers, the trace); no source file is copied into
-the case, `--sources-out` writes the needed files elsewhere for runs that check evidence.
+after the fix. The case itself keeps facts (paths, names, line numbers, the trace); the files it needs go into
+the source store (`store.py`).
 """
 
 from __future__ import annotations
@@ -106,6 +106,17 @@ def triggers_from_checkout(d4j: Git, project: str, bug: int) -> Iterator[Trigger
             lines.append(line)
 
 
+def projects(d4j: Git) -> list[str]:
+    """The projects of a Defects4J checkout (`framework/projects/<Name>/`)."""
+    listed = subprocess.run(
+        ["git", "--git-dir", str(d4j.git_dir), "ls-tree", "--name-only", "-d", "HEAD:framework/projects/"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    return sorted(name for name in listed if name[:1].isupper())
+
+
 def active_bugs(d4j: Git, project: str) -> dict[int, dict[str, str]]:
     text = d4j.show("HEAD", f"framework/projects/{project}/active-bugs.csv") or ""
     return {int(row["bug.id"]): row for row in csv.DictReader(io.StringIO(text))}
@@ -135,23 +146,23 @@ def class_path(root: str, module: str) -> str:
 
 def build_case(
     d4j: Git, upstream: Git, project: str, bug: int, row: dict[str, str], triggers: list[Trigger]
-) -> dict[str, Any] | None:
-    """The case of one bug, or None when none of its failing tests is a crash in the library's code."""
+) -> tuple[dict[str, Any] | None, str]:
+    """The case of one bug, or None and why it is left out."""
     revision = row["revision.id.buggy"]
     root = source_root(d4j, project, revision)
     crash = next((t for t in triggers if _crash_files(t, upstream, revision, root)), None)
     if crash is None:
-        return None
+        return None, "no failing test is a crash in the library's code"
     patch = d4j.show("HEAD", f"framework/projects/{project}/patches/{bug}.src.patch") or ""
     faults = _faults(patch, upstream, revision)
     if not faults:
-        return None
+        return None, "the patch changes no Java file at the faulty revision"
     files = sorted({fault["path"] for fault in faults} | set(_crash_files(crash, upstream, revision, root)))
     trace = cut_trace(crash.trace)
     first = trace.splitlines()[0] if trace else ""
     error_type, _, message = first.partition(":")
     case_id = f"d4j-{project.lower()}-{bug}"
-    return {
+    case = {
         "format": 1,
         "id": case_id,
         "kind": "crash",
@@ -196,6 +207,7 @@ def build_case(
             },
         },
     }
+    return case, "kept"
 
 
 def _crash_files(trigger: Trigger, upstream: Git, revision: str, root: str) -> list[str]:
@@ -232,13 +244,3 @@ def _faults(patch: str, upstream: Git, revision: str) -> list[dict[str, Any]]:
             name = method.name if method else Path(path).stem
             faults.append({"path": path, "function": name, "start_line": first, "end_line": last})
     return faults
-
-
-def write_sources(case: dict[str, Any], upstream: Git, out: Path) -> None:
-    """The case's files at its revision under `out/<case-id>/`, for runs that check evidence."""
-    for path in case["repository"]["files"]:
-        text = upstream.show(case["repository"]["revision"], path)
-        if text is not None:
-            target = out / case["id"] / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
