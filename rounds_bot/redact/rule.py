@@ -15,7 +15,7 @@ from __future__ import annotations
 import dis
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,9 @@ class Rule:
     group: int = 0
     accept: Accept | None = None
     grow: bool = False
+    #: a promise of `accept`: it refuses a match whose `key` group holds none of these words (in any case),
+    #: so a scan may look only where such a name stands (`scan.py`); empty: no promise
+    key_words: frozenset[str] = frozenset()
 
     def wanted(self, lowered: str) -> bool:
         return not self.keywords or any(keyword in lowered for keyword in self.keywords)
@@ -292,13 +295,17 @@ def apply(rules: tuple[Rule, ...], text: str, counts: Counter[str]) -> str:
 _REPLACEMENTS: dict[str, str] = {}
 
 
-def _apply_rule(one: Rule, text: str, counts: Counter[str]) -> str:
+def _apply_rule(
+    one: Rule, text: str, counts: Counter[str], matches: Iterator[re.Match[str]] | None = None
+) -> str:
+    """`text` with the rule's accepted matches replaced; `matches` (by default every match of its pattern,
+    `finditer`) must be exactly what `finditer` gives."""
     replacement = _REPLACEMENTS.get(one.category) or _REPLACEMENTS.setdefault(
         one.category, REDACTED.format(category=one.category)
     )
     pieces: list[str] = []
     cursor = 0
-    for match in one.pattern.finditer(text):
+    for match in one.pattern.finditer(text) if matches is None else matches:
         start, end = match.span(one.group)
         if start < 0 or start < cursor or is_redacted(match.group(one.group)):
             continue

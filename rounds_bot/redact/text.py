@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from functools import cache
 
 from rounds_bot.redact.decode import rejudge
+from rounds_bot.redact.engine import apply
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
 from rounds_bot.redact.phrases import seed_phrases
-from rounds_bot.redact.rule import Rule, apply
+from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.tokens import TOKENS
 
 #: How far back from a cap a cut looks for a space, so it does not split a word (or a token) in two.
