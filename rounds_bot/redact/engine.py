@@ -17,7 +17,7 @@ from collections import Counter
 
 from rounds_bot.redact.rule import Rule, RuleSet, _apply_rule
 from rounds_bot.redact.rule import rule_set as keyword_rule_set
-from rounds_bot.redact.scan import Prefilter, scan_bytes, windows
+from rounds_bot.redact.scan import Prefilter, windows
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class ScanningRuleSet:
 
     def apply(self, text: str, counts: Counter[str]) -> str:
         prefilter = self.prefilter
-        found = prefilter.scan(scan_bytes(text))
+        found = prefilter.scan(text)
         keywords = found.keywords
         lowered = None if text.isascii() else text.lower()  # the scan only narrows the keywords then
         ends = found.ends
@@ -67,7 +67,7 @@ class ScanningRuleSet:
             changed = _apply_rule(one, text, counts, matches)
             if changed is not text:  # a replacement can make a match that was not there: scan again
                 text = changed
-                ends = prefilter.scan(scan_bytes(text)).ends
+                ends = prefilter.scan(text).ends
                 pending = sorted(i for i in unscanned.union(ends) if i > index)
                 position = 0
         return text

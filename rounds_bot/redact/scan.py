@@ -78,8 +78,10 @@ class Chars:
     ascii: frozenset[int]
     other: bool
 
-    def source(self) -> str:
-        members = sorted(self.ascii | ({OTHER} if self.other else set()))
+    def source(self, ascii_only: bool = False) -> str:
+        """The class as Hyperscan reads it; `ascii_only`: for a scan of ASCII text alone, without 0xFF
+        (which keeps a caseless word a literal to Hyperscan)."""
+        members = sorted(self.ascii | ({OTHER} if self.other and not (ascii_only and self.ascii) else set()))
         if not members:
             raise Untranslatable("a class that matches nothing")
         return "[" + "".join(f"\\x{byte:02x}" for byte in members) + "]"
@@ -138,16 +140,20 @@ class _Translation:
     key_group: int | None
     groups: dict[int, tuple[list[Any], bool, bool]] = field(default_factory=dict)
     alphabet: Chars = field(default_factory=lambda: Chars(frozenset(), False))
+    #: the name starts what is scanned for: its characters before the word are left out
+    word_first: bool = False
+    #: for a scan of ASCII text alone
+    ascii_only: bool = False
 
 
-def _words(words: frozenset[str]) -> str:
+def _words(words: frozenset[str], ascii_only: bool = False) -> str:
     """Any of `words`, each character in either case or as any non-ASCII character (a word that holds
     another is left out: the other is found in it)."""
     alternatives = []
     for word in sorted(w for w in words if not any(other != w and other in w for other in words)):
         alternatives.append(
             "".join(
-                Chars(frozenset({ord(ch.lower()), ord(ch.upper())}), True).source()
+                Chars(frozenset({ord(ch.lower()), ord(ch.upper())}), True).source(ascii_only)
                 if ch.isascii()
                 else f"\\x{OTHER:02x}"
                 for ch in word
@@ -194,7 +200,7 @@ def _character_before(
     if name == "ASSERT_NOT" and content and content[1:] == consumed and str(content[0][0]) in _SINGLE:
         refused = _chars(str(content[0][0]), content[0][1], ignorecase, dotall)
         allowed = Chars(frozenset(range(128)) - refused.ascii, True)
-        return "(?:^|" + allowed.source() + ")"
+        return "(?:^|" + allowed.source(state.ascii_only) + ")"
     return None
 
 
@@ -227,7 +233,7 @@ def _element(
     if name in _SINGLE:
         chars = _chars(name, value, ignorecase, dotall)
         state.alphabet = state.alphabet | chars
-        return chars.source()
+        return chars.source(state.ascii_only)
     if name in ("ASSERT", "ASSERT_NOT", "AT"):
         return ""  # what a match needs around it: dropped, so the translation matches more
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
@@ -250,9 +256,10 @@ def _element(
             before = state.alphabet
             state.alphabet = Chars(frozenset(), False)
             _sequence(list(inner), state, scoped_case, scoped_dot, at_start=False)
-            letters = state.alphabet.source()
+            letters = state.alphabet.source(state.ascii_only)
             state.alphabet = before | state.alphabet
-            return f"(?:{letters}*{_words(state.key_words)}{letters}*)"
+            before_word = "" if state.word_first else f"{letters}*"
+            return f"(?:{before_word}{_words(state.key_words, state.ascii_only)}{letters}*)"
         return f"(?:{body})"
     if name == "BRANCH":
         branches = (_sequence(list(b), state, ignorecase, dotall, at_start) for b in value[1])
@@ -275,6 +282,8 @@ class Translated:
     """A rule's pattern for the scan, and what a search near one of its ends needs."""
 
     source: str
+    #: the same for a scan of ASCII text alone
+    ascii_source: str
     #: the most characters a match consumes (None: no bound, the rule runs over the whole text)
     widest: int | None
     narrowest: int
@@ -289,23 +298,63 @@ class Translated:
 def translate(one: Rule) -> Translated:
     """The rule's pattern for the scan (`Untranslatable` when it cannot be translated)."""
     parsed = _parser.parse(one.pattern.pattern, one.pattern.flags)
-    flags = parsed.state.flags
-    key_group = parsed.state.groupdict.get("key") if one.key_words else None
-    state = _Translation(one.key_words, key_group)
-    source = _sequence(list(parsed), state, bool(flags & re.IGNORECASE), bool(flags & re.DOTALL), True)
     narrowest, widest = parsed.getwidth()
-    if narrowest == 0 or not source:
+    key_group = parsed.state.groupdict.get("key") if one.key_words else None
+    whole = _Translation(one.key_words, key_group)
+    flags = parsed.state.flags
+    case, dot = bool(flags & re.IGNORECASE), bool(flags & re.DOTALL)
+    if narrowest == 0 or not _sequence(list(parsed), whole, case, dot, True):
         raise Untranslatable("a pattern that can match nothing")
     around = _lookaround_width(list(parsed))
     bounded = widest < _MAXREPEAT and around is not None
     return Translated(
-        source=source,
+        source=_tail_source(list(parsed), whole, case, dot, ascii_only=False),
+        ascii_source=_tail_source(list(parsed), whole, case, dot, ascii_only=True),
         widest=widest if bounded else None,
         narrowest=narrowest,
         reach=widest + (around or 0) + 2 if bounded else 0,
-        newline=ord("\n") in state.alphabet.ascii,
+        newline=ord("\n") in whole.alphabet.ascii,
         narrowed=key_group is not None,
     )
+
+
+def _tail_source(items: list[Any], whole: _Translation, case: bool, dot: bool, ascii_only: bool) -> str:
+    """What the scan looks for: every match ends with a match of it, and it starts with a literal (or a
+    word of a narrowed name) where the pattern has one, which a scan finds far faster than what may stand
+    before it."""
+    key_group = whole.key_group
+    state = _Translation(whole.key_words, key_group, groups=dict(whole.groups), ascii_only=ascii_only)
+    if key_group is not None:  # from the name on, the name from its word on
+        at = next((n for n, (op, v) in enumerate(items) if str(op) == "SUBPATTERN" and v[0] == key_group), 0)
+        state.word_first = at > 0
+        return _sequence(items[at:], state, case, dot, at == 0)
+    tail = _literal_tail(items)
+    return _sequence(items[tail:], state, case, dot, tail == 0)
+
+
+def _literal_tail(items: list[Any]) -> int:
+    """The index of the first element after the first that starts with a literal character (0: none)."""
+    for index, (op, value) in enumerate(items):
+        if index and _starts_with_literal(str(op), value):
+            return index
+    return 0
+
+
+def _starts_with_literal(name: str, value: Any) -> bool:
+    if name == "LITERAL":
+        return True
+    if name == "SUBPATTERN":
+        inner = list(value[3])
+        return bool(inner) and _starts_with_literal(str(inner[0][0]), inner[0][1])
+    if name == "BRANCH":
+        return all(
+            bool(list(branch)) and _starts_with_literal(str(list(branch)[0][0]), list(branch)[0][1])
+            for branch in value[1]
+        )
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        inner = list(value[2])
+        return value[0] >= 1 and bool(inner) and _starts_with_literal(str(inner[0][0]), inner[0][1])
+    return False
 
 
 def _lookaround_width(items: list[Any]) -> int | None:
@@ -347,16 +396,20 @@ class Scan:
 
 
 class Prefilter:
-    """One Hyperscan database for a tuple of rules: every rule's translation and every keyword."""
+    """Hyperscan databases for a tuple of rules, every rule's translation and every keyword in one: one for
+    ASCII text (built at once) and one for any text (built when a text outside ASCII first comes)."""
 
-    def __init__(self, rules: tuple[Rule, ...], database: Any, translated: dict[int, Translated]) -> None:
+    def __init__(
+        self, rules: tuple[Rule, ...], translated: dict[int, Translated], keyword_ids: dict[str, int]
+    ) -> None:
         self.rules = rules
         self.translated = translated
-        self._database = database
-        self._keyword_ids: dict[str, int] = {}
+        self._keyword_ids = keyword_ids
+        self._databases: dict[bool, Any] = {}
 
     @classmethod
     def of(cls, rules: tuple[Rule, ...]) -> Prefilter | None:
+        """The prefilter of `rules`; None without Hyperscan."""
         if hyperscan is None:
             return None
         translated: dict[int, Translated] = {}
@@ -368,27 +421,33 @@ class Prefilter:
             except Untranslatable as error:
                 log.debug("redaction rule %d (%s) is not scanned: %s", index, one.category, error)
         keywords = sorted({keyword for one in rules for keyword in one.keywords})
-        base = len(rules)
-        keyword_ids = {keyword: base + number for number, keyword in enumerate(keywords)}
+        keyword_ids = {keyword: len(rules) + number for number, keyword in enumerate(keywords)}
+        made = cls(rules, translated, keyword_ids)
         try:
-            database = _database(translated, keyword_ids)
+            made._database(ascii_only=True)
         except hyperscan.error:  # a translation Hyperscan refuses: those rules run on their keywords alone
             for index in list(translated):
                 try:
-                    _database({index: translated[index]}, {})
+                    for ascii_only in (True, False):
+                        _compile({index: translated[index]}, {}, ascii_only)
                 except hyperscan.error as error:
                     log.debug("redaction rule %d is not scanned: %s", index, error)
                     del translated[index]
-            database = _database(translated, keyword_ids)
-        made = cls(rules, database, translated)
-        made._keyword_ids = keyword_ids
+            made._database(ascii_only=True)
         log.debug("redaction scans with Hyperscan: %d of %d rules translated", len(translated), len(rules))
         return made
 
     def keyword_id(self, keyword: str) -> int:
         return self._keyword_ids[keyword]
 
-    def scan(self, data: bytes) -> Scan:
+    def _database(self, ascii_only: bool) -> Any:
+        database = self._databases.get(ascii_only)
+        if database is None:
+            database = self._databases[ascii_only] = _compile(self.translated, self._keyword_ids, ascii_only)
+        return database
+
+    def scan(self, text: str) -> Scan:
+        """The keywords `text` holds and where each rule's matches may end."""
         found = Scan()
         ends = found.ends
         keywords = found.keywords
@@ -400,17 +459,21 @@ class Prefilter:
             else:
                 ends.setdefault(rule_id, []).append(end)
 
-        self._database.scan(data, match_event_handler=on_match)
+        plain = text.isascii()
+        data = text.encode("ascii") if plain else scan_bytes(text)
+        self._database(plain).scan(data, match_event_handler=on_match)
         return found
 
 
-def _database(translated: dict[int, Translated], keyword_ids: dict[str, int]) -> Any:
+def _compile(translated: dict[int, Translated], keyword_ids: dict[str, int], ascii_only: bool) -> Any:
     ids = sorted(translated)
-    expressions = [translated[i].source.encode("latin-1") for i in ids]
+    expressions = [
+        (translated[i].ascii_source if ascii_only else translated[i].source).encode("latin-1") for i in ids
+    ]
     # a rule searched near its ends needs every end; one searched whole only the first
     flags = [0 if translated[i].widest is not None else hyperscan.HS_FLAG_SINGLEMATCH for i in ids]
     for keyword, number in keyword_ids.items():
-        expressions.append(_words(frozenset({keyword})).encode("latin-1"))
+        expressions.append(_words(frozenset({keyword}), ascii_only).encode("latin-1"))
         ids.append(number)
         flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
