@@ -344,17 +344,16 @@ def _starts_with_literal(name: str, value: Any) -> bool:
     if name == "LITERAL":
         return True
     if name == "SUBPATTERN":
-        inner = list(value[3])
-        return bool(inner) and _starts_with_literal(str(inner[0][0]), inner[0][1])
+        return _first_is_literal(list(value[3]))
     if name == "BRANCH":
-        return all(
-            bool(list(branch)) and _starts_with_literal(str(list(branch)[0][0]), list(branch)[0][1])
-            for branch in value[1]
-        )
+        return all(_first_is_literal(list(branch)) for branch in value[1])
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-        inner = list(value[2])
-        return value[0] >= 1 and bool(inner) and _starts_with_literal(str(inner[0][0]), inner[0][1])
+        return value[0] >= 1 and _first_is_literal(list(value[2]))
     return False
+
+
+def _first_is_literal(items: list[Any]) -> bool:
+    return bool(items) and _starts_with_literal(str(items[0][0]), items[0][1])
 
 
 def _lookaround_width(items: list[Any]) -> int | None:
