@@ -28,26 +28,24 @@ class ScanningRuleSet:
     def __init__(self, rules: tuple[Rule, ...], prefilter: Prefilter) -> None:
         self.rules = rules
         self.prefilter = prefilter
-        self._keyword_ids = tuple(
-            frozenset(prefilter.keyword_id(keyword) for keyword in one.keywords) for one in rules
-        )
         unscanned = set(range(len(rules))) - set(prefilter.translated)
         # rules the scan has no translation for run wherever their keywords occur (without keywords: always)
         self._always = frozenset(index for index in unscanned if not rules[index].keywords)
         by_keyword: dict[int, set[int]] = {}
         for index in unscanned:
-            for number in self._keyword_ids[index]:
-                by_keyword.setdefault(number, set()).add(index)
+            for keyword in rules[index].keywords:
+                by_keyword.setdefault(prefilter.keyword_id(keyword), set()).add(index)
         self._by_keyword = {number: frozenset(indexes) for number, indexes in by_keyword.items()}
 
     def apply(self, text: str, counts: Counter[str]) -> str:
         prefilter = self.prefilter
         found = prefilter.scan(text)
-        keywords = found.keywords
-        lowered = None if text.isascii() else text.lower()  # the scan only narrows the keywords then
+        original = text
+        plain = text.isascii()  # then a keyword the scan found is one `Rule.wanted` finds
+        lowered: str | None = None
         ends = found.ends
         unscanned = set(self._always)
-        for number in keywords:
+        for number in found.keywords:
             unscanned.update(self._by_keyword.get(number, ()))
         pending = sorted(unscanned.union(ends))
         position = 0
@@ -55,15 +53,17 @@ class ScanningRuleSet:
             index = pending[position]
             position += 1
             one = self.rules[index]
-            if one.keywords and not self._wanted(index, one, keywords, lowered):
-                continue
             how = prefilter.translated.get(index)
+            if how is not None and index not in ends:
+                continue
+            if one.keywords and (how is not None or not plain):
+                # the keywords of the text as it came in, lowercased, as `Rule.wanted` reads them
+                lowered = original.lower() if lowered is None else lowered
+                if not one.wanted(lowered):
+                    continue
             matches = None
             if how is not None:
-                reported = ends.get(index)
-                if reported is None:
-                    continue
-                matches = windows(one, how, text, reported)
+                matches = windows(one, how, text, ends[index])
             changed = _apply_rule(one, text, counts, matches)
             if changed is not text:  # a replacement can make a match that was not there: scan again
                 text = changed
@@ -71,12 +71,6 @@ class ScanningRuleSet:
                 pending = sorted(i for i in unscanned.union(ends) if i > index)
                 position = 0
         return text
-
-    def _wanted(self, index: int, one: Rule, keywords: set[int], lowered: str | None) -> bool:
-        """Whether a keyword of the rule occurs in the text as it came in (lowercased, as `Rule.wanted`)."""
-        if keywords.isdisjoint(self._keyword_ids[index]):
-            return False
-        return lowered is None or one.wanted(lowered)
 
 
 _SETS: dict[int, tuple[tuple[Rule, ...], ScanningRuleSet | RuleSet]] = {}

@@ -405,6 +405,16 @@ class Prefilter:
         self.translated = translated
         self._keyword_ids = keyword_ids
         self._databases: dict[bool, Any] = {}
+        # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
+        first: dict[tuple[str, str, bool], int] = {}
+        self._alike: dict[int, list[int]] = {}
+        for index in sorted(translated):
+            how = translated[index]
+            seen = first.setdefault((how.source, how.ascii_source, how.widest is None), index)
+            if seen != index:
+                self._alike.setdefault(seen, []).append(index)
+        copies = {index for alike in self._alike.values() for index in alike}
+        self._scanned = {index: how for index, how in translated.items() if index not in copies}
 
     @classmethod
     def of(cls, rules: tuple[Rule, ...]) -> Prefilter | None:
@@ -419,7 +429,10 @@ class Prefilter:
                 translated[index] = translate(one)
             except Untranslatable as error:
                 log.debug("redaction rule %d (%s) is not scanned: %s", index, one.category, error)
-        keywords = sorted({keyword for one in rules for keyword in one.keywords})
+        # the keywords of the rules not scanned for: the scan says which of those rules a text wants (the
+        # keywords of the others are checked when the scan reports them, which is seldom)
+        unscanned = [one for index, one in enumerate(rules) if index not in translated]
+        keywords = sorted({keyword for one in unscanned for keyword in one.keywords})
         keyword_ids = {keyword: len(rules) + number for number, keyword in enumerate(keywords)}
         made = cls(rules, translated, keyword_ids)
         try:
@@ -437,12 +450,13 @@ class Prefilter:
         return made
 
     def keyword_id(self, keyword: str) -> int:
+        """The id the scan reports a keyword of a rule not scanned for by."""
         return self._keyword_ids[keyword]
 
     def _database(self, ascii_only: bool) -> Any:
         database = self._databases.get(ascii_only)
         if database is None:
-            database = self._databases[ascii_only] = _compile(self.translated, self._keyword_ids, ascii_only)
+            database = self._databases[ascii_only] = _compile(self._scanned, self._keyword_ids, ascii_only)
         return database
 
     def scan(self, text: str) -> Scan:
@@ -461,6 +475,10 @@ class Prefilter:
         plain = text.isascii()
         data = text.encode("ascii") if plain else scan_bytes(text)
         self._database(plain).scan(data, match_event_handler=on_match)
+        for scanned, alike in self._alike.items():
+            if scanned in ends:
+                for index in alike:
+                    ends[index] = ends[scanned]
         return found
 
 
@@ -480,14 +498,17 @@ def _compile(translated: dict[int, Translated], keyword_ids: dict[str, int], asc
     return database
 
 
-#: keywords in most texts: a rule with one of these (or none) is scanned for, not just for its keywords
-_COMMON = frozenset({"token", "pass", "key", "secret", "set", "value", "auth", "basic", "bearer", "password"})
+#: keywords in many texts: a rule with one of these (or one of one or two characters, or none) is scanned
+#: for, not just for its keywords
+_COMMON = frozenset(
+    {"token", "pass", "key", "secret", "set", "value", "auth", "basic", "bearer", "password", "pat", "://"}
+)
 
 
 def _worth_scanning(one: Rule) -> bool:
-    """A rule that runs on many texts (no keywords, a one- to three-character keyword, a common word); one
-    with a rare keyword (a vendor's prefix) already runs on few, and each translation costs compile time."""
-    return not one.keywords or any(len(keyword) <= 3 or keyword in _COMMON for keyword in one.keywords)
+    """A rule that would run on many texts; one with a rare keyword (a vendor's prefix) already runs on few,
+    and each translation costs compile and scan time."""
+    return not one.keywords or any(len(keyword) <= 2 or keyword in _COMMON for keyword in one.keywords)
 
 
 _SAFE_REACH = 256
