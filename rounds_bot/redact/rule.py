@@ -1,5 +1,8 @@
 """A redaction rule, and how every rule is applied: what it finds, what it keeps, how it is counted.
 
+`RuleSet` below is the keyword engine: the package applies rules with the scanning engine (`engine.py`,
+`scan.py`) and falls back to this one where Hyperscan has no wheel; both give the same results.
+
 A rule runs only when one of its keywords occurs in the text (lowercase literals, the way gitleaks
 pre-filters its rules), so most of the rule set costs nothing on most texts. Which rules a text wants is
 found in one pass for all of them (`RuleSet`): an Aho-Corasick automaton of every keyword (pyahocorasick)

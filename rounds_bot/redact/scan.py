@@ -58,6 +58,7 @@ _CATEGORIES = {
     "CATEGORY_NOT_WORD": r"\W",
 }
 _SINGLE = frozenset({"LITERAL", "NOT_LITERAL", "IN", "ANY"})
+_LINE_ENDS = frozenset({"AT_END", "AT_END_LINE", "AT_END_STRING"})
 
 
 class Untranslatable(Exception):
@@ -234,6 +235,9 @@ def _element(
         chars = _chars(name, value, ignorecase, dotall)
         state.alphabet = state.alphabet | chars
         return chars.source(state.ascii_only)
+    if name == "AT" and str(value) in _LINE_ENDS:
+        # `$` and `\\Z` where a match ends: the end of a line (or of the text), which each implies
+        return "(?m:$)"
     if name in ("ASSERT", "ASSERT_NOT", "AT"):
         return ""  # what a match needs around it: dropped, so the translation matches more
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
