@@ -297,6 +297,8 @@ class Translated:
     newline: bool
     #: whether the rule's matches were narrowed to those its `accept` can take (`Rule.key_words`)
     narrowed: bool
+    #: the last ASCII character no match can hold, up to where a match is searched from (`_in_windows`)
+    last_outside: re.Pattern[str] | None = None
 
 
 def translate(one: Rule) -> Translated:
@@ -319,7 +321,17 @@ def translate(one: Rule) -> Translated:
         reach=widest + (around or 0) + 2 if bounded else 0,
         newline=ord("\n") in whole.alphabet.ascii,
         narrowed=key_group is not None,
+        last_outside=_last_outside(whole.alphabet),
     )
+
+
+def _last_outside(alphabet: Chars) -> re.Pattern[str] | None:
+    """A pattern whose match ends just after the last character no match can consume (the ASCII ones
+    outside the alphabet of every element the pattern consumes with)."""
+    outside = sorted(set(range(128)) - alphabet.ascii)
+    if not outside:
+        return None
+    return re.compile("(?s:.*)[" + "".join(f"\\x{code:02x}" for code in outside) + "]")
 
 
 def _tail_source(items: list[Any], whole: _Translation, case: bool, dot: bool, ascii_only: bool) -> str:
@@ -551,8 +563,10 @@ def _in_windows(
         if last < cursor:
             continue
         start = first
-        if how.narrowed:
-            start = 0 if how.newline else text.rfind("\n", 0, first) + 1
+        if how.narrowed:  # from where no match can straddle: after a character none holds
+            start = max(0 if how.newline else text.rfind("\n", 0, first) + 1, cursor)
+            outside = how.last_outside.match(text, start, first) if how.last_outside else None
+            start = outside.end() if outside else start
         start = max(start, cursor)
         for match in pattern.finditer(text, start, min(length, last + how.reach)):
             if match.start() > last:
