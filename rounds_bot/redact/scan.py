@@ -299,6 +299,9 @@ class Translated:
     narrowed: bool
     #: the last ASCII character no match can hold, up to where a match is searched from (`_in_windows`)
     last_outside: re.Pattern[str] | None = None
+    #: whether the rule's own pattern starts with a literal character, which the regex engine finds at
+    #: memory speed: a search of the whole text then costs less than searches near each end
+    literal_start: bool = False
 
 
 def translate(one: Rule) -> Translated:
@@ -322,6 +325,7 @@ def translate(one: Rule) -> Translated:
         newline=ord("\n") in whole.alphabet.ascii,
         narrowed=key_group is not None,
         last_outside=_last_outside(whole.alphabet),
+        literal_start=not case and _starts_with_literal(str(parsed[0][0]), parsed[0][1]),
     )
 
 
@@ -542,7 +546,7 @@ def windows(one: Rule, how: Translated, text: str, ends: list[int]) -> Iterator[
     no match contains, a line's start when no match holds a newline), so it finds the matches `finditer`
     finds from there."""
     widest = how.widest
-    if widest is None or len(ends) > _MANY_WINDOWS:
+    if widest is None or len(ends) > _MANY_WINDOWS or (how.literal_start and not how.narrowed):
         return None
     return _in_windows(one.pattern, how, text, ends, widest)
 
