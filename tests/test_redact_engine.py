@@ -216,6 +216,63 @@ def test_the_scanning_engine_equals_the_reference_on_random_text() -> None:
         assert assert_same(_rules(policy), random_texts(1_500)) == 1_500
 
 
+def encoded_texts() -> list[str]:
+    """Secrets behind base64 and hex, seed phrases, and runs that only look like them."""
+    import base64
+
+    phrase = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+    runs = [
+        base64.b64encode(b"password=hunter2hunter2 and more").decode(),
+        base64.urlsafe_b64encode(b"token: ghp_" + b"a1B2c3D4e5" * 4).decode().rstrip("="),
+        base64.b64encode(phrase.encode()).decode(),
+        b"api_key=abcDEF123ghiJKL456".hex(),
+        b"api_key=abcDEF123ghiJKL456".hex().upper(),
+        "12345678901234567890==",
+        "1234-5678-9012-3456-7890",
+        "/srv/checkout/app/price/lowercase/only",
+        "A1" * 20,
+        "QUJD" * 10 + "=x",
+    ]
+    return [phrase, phrase.replace(" ", "\t"), "seed: " + phrase.replace(" ", "  ")] + [
+        f"x {one} y {two}" for one in runs for two in runs
+    ]
+
+
+def test_redaction_with_the_scan_equals_the_reference_on_random_and_encoded_text(shared_data: Path) -> None:
+    """The whole of `redact_text` (the scan also says whether a seed phrase or an encoded run may be there)
+    against the reference's steps, each of which looks for itself."""
+    rules = _rules("all")
+    texts = random_texts(1_000, seed=11) + encoded_texts() + list(labelled_texts(shared_data))[:3_000]
+    for text in texts:
+        assert redact_text(text) == reference_redact(rules, text), text
+
+
+def test_a_text_the_scan_finds_no_gate_in_needs_no_look_for_phrases_or_runs(shared_data: Path) -> None:
+    """The gates' promise: a text with a run `_from_base64` does not refuse unread, a hex run of 32 or a
+    first look at a seed phrase holds the gate the scan looks for."""
+    from rounds_bot.redact import decode, phrases
+
+    rules = _rules("all")
+    prefilter = Prefilter.of(rules, {**decode.SCAN_GATES, **phrases.SCAN_GATES})
+    assert prefilter is not None
+    texts = corpus_texts() + random_texts(1_000, seed=5) + encoded_texts()
+    texts += list(synthetic_texts())[:2_000] + list(labelled_texts(shared_data))[:3_000]
+    looked = 0
+    for text in texts:
+        gates = prefilter.scan(text).gates
+        for match in decode._BASE64.finditer(text):
+            run = match.group(0)
+            if not (run.islower() or run.isupper() or run.isdigit()):
+                assert gates & set(decode.SCAN_GATES), (run, text)
+                looked += 1
+            if len(run) >= 32 and decode._HEXISH.fullmatch(run):
+                assert "hex run" in gates, (run, text)
+        if phrases._LOOSE.search(text) or phrases._SPACED.search(text):
+            assert set(phrases.SCAN_GATES) <= gates, text
+            looked += 1
+    assert looked > 100
+
+
 def test_the_scanning_engine_equals_the_reference_on_long_texts() -> None:
     assert_same(_rules("all"), long_texts())
 

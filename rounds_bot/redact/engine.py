@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from rounds_bot.redact import decode, phrases
 from rounds_bot.redact.rule import Rule, RuleSet, _apply_rule
 from rounds_bot.redact.rule import rule_set as keyword_rule_set
 from rounds_bot.redact.scan import Prefilter, windows
@@ -38,6 +39,11 @@ class ScanningRuleSet:
         self._by_keyword = {number: frozenset(indexes) for number, indexes in by_keyword.items()}
 
     def apply(self, text: str, counts: Counter[str]) -> str:
+        return self.apply_gated(text, counts)[0]
+
+    def apply_gated(self, text: str, counts: Counter[str]) -> tuple[str, frozenset[str] | None]:
+        """`apply`, and the gates the scan found in the text (None when a rule changed the text, which the
+        gates then no longer describe)."""
         prefilter = self.prefilter
         found = prefilter.scan(text)
         original = text
@@ -70,7 +76,7 @@ class ScanningRuleSet:
                 ends = prefilter.scan(text).ends
                 pending = sorted(i for i in unscanned.union(ends) if i > index)
                 position = 0
-        return text
+        return text, (frozenset(found.gates) if text is original else None)
 
 
 _SETS: dict[int, tuple[tuple[Rule, ...], ScanningRuleSet | RuleSet]] = {}
@@ -80,7 +86,7 @@ def rule_set(rules: tuple[Rule, ...]) -> ScanningRuleSet | RuleSet:
     """The engine for a tuple of rules, built once per tuple: scanning when Hyperscan is there."""
     known = _SETS.get(id(rules))
     if known is None or known[0] is not rules:
-        prefilter = Prefilter.of(rules)
+        prefilter = Prefilter.of(rules, {**decode.SCAN_GATES, **phrases.SCAN_GATES})
         engine: ScanningRuleSet | RuleSet
         if prefilter is None:
             log.debug("redaction without Hyperscan (not installed): each rule checks its keywords")
@@ -94,3 +100,14 @@ def rule_set(rules: tuple[Rule, ...]) -> ScanningRuleSet | RuleSet:
 def apply(rules: tuple[Rule, ...], text: str, counts: Counter[str]) -> str:
     """`text` with every rule applied in order (each only when its keywords occur in `text`)."""
     return rule_set(rules).apply(text, counts)
+
+
+def apply_gated(
+    rules: tuple[Rule, ...], text: str, counts: Counter[str]
+) -> tuple[str, frozenset[str] | None]:
+    """`apply`, and which of `decode.SCAN_GATES` and `phrases.SCAN_GATES` the unchanged text holds (None:
+    not known, each step then looks for itself)."""
+    engine = rule_set(rules)
+    if isinstance(engine, ScanningRuleSet):
+        return engine.apply_gated(text, counts)
+    return engine.apply(text, counts), None

@@ -412,6 +412,8 @@ class Scan:
 
     keywords: set[int] = field(default_factory=set)
     ends: dict[int, list[int]] = field(default_factory=dict)
+    #: the gates (`Prefilter.of`) the text holds
+    gates: set[str] = field(default_factory=set)
 
 
 class Prefilter:
@@ -419,11 +421,18 @@ class Prefilter:
     ASCII text (built at once) and one for any text (built when a text outside ASCII first comes)."""
 
     def __init__(
-        self, rules: tuple[Rule, ...], translated: dict[int, Translated], keyword_ids: dict[str, int]
+        self,
+        rules: tuple[Rule, ...],
+        translated: dict[int, Translated],
+        keyword_ids: dict[str, int],
+        gates: dict[str, tuple[str, int]] | None = None,
     ) -> None:
         self.rules = rules
         self.translated = translated
         self._keyword_ids = keyword_ids
+        self._gates = gates or {}
+        first_gate = len(rules) + len(keyword_ids)
+        self._gate_ids = {first_gate + number: name for number, name in enumerate(self._gates)}
         self._databases: dict[bool, Any] = {}
         # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
         first: dict[tuple[str, str, bool], int] = {}
@@ -437,8 +446,10 @@ class Prefilter:
         self._scanned = {index: how for index, how in translated.items() if index not in copies}
 
     @classmethod
-    def of(cls, rules: tuple[Rule, ...]) -> Prefilter | None:
-        """The prefilter of `rules`; None without Hyperscan."""
+    def of(cls, rules: tuple[Rule, ...], gates: dict[str, tuple[str, int]] | None = None) -> Prefilter | None:
+        """The prefilter of `rules`; None without Hyperscan. `gates`: Hyperscan patterns (by name, with the
+        least length a match must have) the same scan says a text holds or not, for what runs after the rules
+        (`decode.SCAN_GATES`, `phrases.SCAN_GATES`)."""
         if hyperscan is None:
             return None
         translated: dict[int, Translated] = {}
@@ -454,14 +465,14 @@ class Prefilter:
         unscanned = [one for index, one in enumerate(rules) if index not in translated]
         keywords = sorted({keyword for one in unscanned for keyword in one.keywords})
         keyword_ids = {keyword: len(rules) + number for number, keyword in enumerate(keywords)}
-        made = cls(rules, translated, keyword_ids)
+        made = cls(rules, translated, keyword_ids, gates)
         try:
             made._database(ascii_only=True)
         except hyperscan.error:  # a translation Hyperscan refuses: those rules run on their keywords alone
             for index in list(translated):
                 try:
                     for ascii_only in (True, False):
-                        _compile({index: translated[index]}, {}, ascii_only)
+                        _compile({index: translated[index]}, {}, {}, ascii_only)
                 except hyperscan.error as error:
                     log.debug("redaction rule %d is not scanned: %s", index, error)
                     del translated[index]
@@ -476,11 +487,16 @@ class Prefilter:
     def _database(self, ascii_only: bool) -> Any:
         database = self._databases.get(ascii_only)
         if database is None:
-            database = self._databases[ascii_only] = _compile(self._scanned, self._keyword_ids, ascii_only)
+            database = self._databases[ascii_only] = _compile(
+                self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only
+            )
         return database
 
+    def _gate_ids_by_name(self) -> dict[int, tuple[str, int]]:
+        return {number: self._gates[name] for number, name in self._gate_ids.items()}
+
     def scan(self, text: str) -> Scan:
-        """The keywords `text` holds and where each rule's matches may end."""
+        """The keywords `text` holds, where each rule's matches may end, and the gates it holds."""
         found = Scan()
         ends = found.ends
         keywords = found.keywords
@@ -499,22 +515,42 @@ class Prefilter:
             if scanned in ends:
                 for index in alike:
                     ends[index] = ends[scanned]
+        if self._gate_ids and keywords:
+            found.gates = {self._gate_ids[n] for n in keywords if n in self._gate_ids}
         return found
 
 
-def _compile(translated: dict[int, Translated], keyword_ids: dict[str, int], ascii_only: bool) -> Any:
+def _compile(
+    translated: dict[int, Translated],
+    keyword_ids: dict[str, int],
+    gates: dict[int, tuple[str, int]],
+    ascii_only: bool,
+) -> Any:
     ids = sorted(translated)
     expressions = [
         (translated[i].ascii_source if ascii_only else translated[i].source).encode("latin-1") for i in ids
     ]
     # a rule searched near its ends needs every end; one searched whole only the first
     flags = [0 if translated[i].widest is not None else hyperscan.HS_FLAG_SINGLEMATCH for i in ids]
+    lengths = [0] * len(ids)
     for keyword, number in keyword_ids.items():
         expressions.append(_words(frozenset({keyword}), ascii_only).encode("latin-1"))
         ids.append(number)
         flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
+        lengths.append(0)
+    for number, (source, least) in gates.items():  # ASCII patterns: the same for either scan
+        expressions.append(source.encode("ascii"))
+        ids.append(number)
+        flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
+        lengths.append(least)
+    extensions = [
+        hyperscan.ExpressionExt(  # type: ignore[attr-defined]  # in the module, not in its stubs
+            hyperscan.HS_EXT_FLAG_MIN_LENGTH if least else 0, 0, 0, least, 0, 0
+        )
+        for least in lengths
+    ]
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
+    database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags, ext=extensions)
     return database
 
 
