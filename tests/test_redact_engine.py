@@ -336,3 +336,36 @@ def test_every_name_a_secret_rule_takes_holds_one_of_the_secret_words() -> None:
     assert len(taken) > 100
     for name in taken:
         assert any(word in name.lower() for word in SECRET_NAME_WORDS), name
+
+
+def test_a_translation_hyperscan_refuses_leaves_its_rule_to_its_keywords(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pattern Hyperscan will not compile costs that rule its scan, not the redaction: it runs wherever its
+    keywords occur; when nothing compiles (a processor Hyperscan does not run on) the keyword engine runs."""
+    import hyperscan
+
+    rules = _rules("all")
+    refused = next(index for index, one in enumerate(rules) if one.category == "email")
+    compile_for_real = scan_module._compile
+
+    def refusing(translated, *rest):  # type: ignore[no-untyped-def]
+        if refused in translated:
+            raise hyperscan.error("refused for the test")
+        return compile_for_real(translated, *rest)
+
+    monkeypatch.setattr(scan_module, "_compile", refusing)
+    prefilter = Prefilter.of(rules)
+    assert prefilter is not None and refused not in prefilter.translated and len(prefilter.translated) > 10
+    engine = ScanningRuleSet(rules, prefilter)
+    for text in [*corpus_texts()[:600], "mail ann@example.com now", "ann@example.com"]:
+        mine: Counter[str] = Counter()
+        theirs: Counter[str] = Counter()
+        assert engine.apply(text, mine) == reference_apply(rules, text, theirs), text
+        assert mine == theirs, text
+
+    def nothing(*_: object) -> None:
+        raise hyperscan.error("no processor support for the test")
+
+    monkeypatch.setattr(scan_module, "_compile", nothing)
+    assert Prefilter.of(rules) is None

@@ -460,12 +460,7 @@ class Prefilter:
                 translated[index] = translate(one)
             except Untranslatable as error:
                 log.debug("redaction rule %d (%s) is not scanned: %s", index, one.category, error)
-        # the keywords of the rules not scanned for: the scan says which of those rules a text wants (the
-        # keywords of the others are checked when the scan reports them, which is seldom)
-        unscanned = [one for index, one in enumerate(rules) if index not in translated]
-        keywords = sorted({keyword for one in unscanned for keyword in one.keywords})
-        keyword_ids = {keyword: len(rules) + number for number, keyword in enumerate(keywords)}
-        made = cls(rules, translated, keyword_ids, gates)
+        made = cls(rules, translated, _keyword_ids(rules, translated), gates)
         try:
             made._database(ascii_only=True)
         except hyperscan.error:  # a translation Hyperscan refuses: those rules run on their keywords alone
@@ -476,7 +471,12 @@ class Prefilter:
                 except hyperscan.error as error:
                     log.debug("redaction rule %d is not scanned: %s", index, error)
                     del translated[index]
-            made._database(ascii_only=True)
+            made = cls(rules, translated, _keyword_ids(rules, translated), gates)
+            try:
+                made._database(ascii_only=True)
+            except hyperscan.error as error:  # e.g. a processor Hyperscan does not run on
+                log.debug("redaction without Hyperscan (%s): each rule checks its keywords", error)
+                return None
         log.debug("redaction scans with Hyperscan: %d of %d rules translated", len(translated), len(rules))
         return made
 
@@ -518,6 +518,14 @@ class Prefilter:
         if self._gate_ids and keywords:
             found.gates = {self._gate_ids[n] for n in keywords if n in self._gate_ids}
         return found
+
+
+def _keyword_ids(rules: tuple[Rule, ...], translated: dict[int, Translated]) -> dict[str, int]:
+    """The keywords of the rules not scanned for, numbered after the rules: the scan says which of those
+    rules a text wants (the keywords of the others are checked when the scan reports them: seldom)."""
+    unscanned = [one for index, one in enumerate(rules) if index not in translated]
+    keywords = sorted({keyword for one in unscanned for keyword in one.keywords})
+    return {keyword: len(rules) + number for number, keyword in enumerate(keywords)}
 
 
 def _compile(
