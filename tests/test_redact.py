@@ -31,6 +31,16 @@ def test_the_sanitiser_knows_every_control_format_surrogate_and_private_use_char
     assert sanitize("".join(hidden)) == ""
 
 
+def test_ascii_text_is_sanitised_as_the_pattern_sanitises_any_text():
+    """ASCII text takes a faster way (`bytes.translate`); every ASCII character, alone and among others,
+    comes out as the pattern for any text leaves it."""
+    from rounds_bot.redact.text import _HIDDEN
+
+    for code in range(128):
+        for text in (chr(code), f"ab{chr(code)}cd", f"x\n{chr(code)}\ty"):
+            assert sanitize(text) == _HIDDEN.sub("", text)
+
+
 def test_redaction_names_its_category_and_counts():
     report = redact_with_report("mail bob@example.com and carol@example.org")
     assert report.text == "mail [REDACTED:email] and [REDACTED:email]"

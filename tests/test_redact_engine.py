@@ -1,6 +1,8 @@
-"""The redaction engine (one pass to find the rules a text wants, memoised texts) gives exactly what the
-straightforward engine (`tests/redact_reference.py`) gives: the same text and the same counts, for every
-rule the package defines, on the security corpus, on the labelled data and on synthetic telemetry."""
+"""The redaction engines give exactly what the straightforward engine (`tests/redact_reference.py`) gives: the
+same text and the same counts, in the same order, for every rule the package defines, on the security corpus,
+on the labelled data and on synthetic telemetry. Two engines are checked: the scanning one (one Hyperscan pass
+for every rule, then each rule only near where the scan says it may match: `scan.py`, `engine.py`) and the
+keyword one it falls back to without Hyperscan (one keyword pass, a memory of lines: `rule.RuleSet`)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,13 @@ from pathlib import Path
 import pytest
 
 from rounds_bot.redact import Redactor, redact_text
+from rounds_bot.redact import engine as engine_module
+from rounds_bot.redact import scan as scan_module
+from rounds_bot.redact.engine import ScanningRuleSet
+from rounds_bot.redact.pairs import _PAIR
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import Rule, RuleSet, line_local, rule
+from rounds_bot.redact.scan import Prefilter
 from rounds_bot.redact.text import _rules
 from tests import security_corpus
 from tests.redact_reference import reference_apply, reference_redact
@@ -68,13 +75,25 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(item)
 
 
-def assert_same(rules: tuple[Rule, ...], texts: list[str]) -> None:
-    engine = RuleSet(rules)
+def engines(rules: tuple[Rule, ...]) -> list[RuleSet | ScanningRuleSet]:
+    """Both engines for `rules`: the keyword one and the scanning one."""
+    prefilter = Prefilter.of(rules)
+    assert prefilter is not None, "Hyperscan is a dependency: its wheel must be installed here"
+    return [RuleSet(rules), ScanningRuleSet(rules, prefilter)]
+
+
+def assert_same(rules: tuple[Rule, ...], texts: list[str]) -> int:
+    """Every engine gives the reference's text and counts (in the same order) on every text; returns how
+    many texts were checked."""
+    both = engines(rules)
     for text in texts:
-        mine: Counter[str] = Counter()
         theirs: Counter[str] = Counter()
-        assert engine.apply(text, mine) == reference_apply(rules, text, theirs), text
-        assert mine == theirs, text
+        expected = reference_apply(rules, text, theirs)
+        for engine in both:
+            mine: Counter[str] = Counter()
+            assert engine.apply(text, mine) == expected, (type(engine).__name__, text)
+            assert list(mine.items()) == list(theirs.items()), (type(engine).__name__, text)
+    return len(texts)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -137,9 +156,216 @@ def _hand_on(match: re.Match[str]) -> bool:
     ],
 )
 def test_texts_whose_rules_look_across_lines_are_redacted_as_the_reference_does(text: str) -> None:
-    engine = RuleSet(_rules("all"))
-    for _ in range(2):  # the second time from the memory of lines
+    for engine in engines(_rules("all")):
+        for _ in range(2):  # the second time from the memory of lines
+            mine: Counter[str] = Counter()
+            theirs: Counter[str] = Counter()
+            assert engine.apply(text, mine) == reference_apply(_rules("all"), text, theirs)
+            assert list(mine.items()) == list(theirs.items())  # the same counts, in the same order
+
+
+# What the scanning engine adds: a translation of each rule that must report an end for every match, a
+# byte for every non-ASCII character, searches near the reported ends (and whole texts past a number of
+# them), and names narrowed to the words a secret's name holds.
+
+#: fragments a random text is made of: keywords, separators, names, values, shapes of personal data, and
+#: characters outside ASCII (a Kelvin sign lowercases to `k`, a dotted capital I to two characters, fullwidth
+#: digits are digits to the regex engine)
+FRAGMENTS = (
+    "password", "Password", "PASS", "token", "api_key", "apiToken", "SECRET", "auth", "session", "msg",
+    "name", "value", "key", "cache_key", "TO\u212aEN", "P\u0130N", "pass\u0130", "user", "email", "x",
+    "Bearer ",
+    "Basic dXNlcjpodW50ZXIy", "cookie", "set-cookie", "=", ": ", ":", "=>", ":=", "%3D", "%3d", "%3A", "&",
+    "?", "-D", "--", ".", ",", ";", " ", "  ", "\t", "\n", "\r\n", "\"", "'", "`", "[", "]", "(", ")", "{",
+    "}", "<", ">", "</", "|", "/", "@", "+", "-", "_", "hunter2hunter2", "s3cr3tV4lue99",
+    "abcDEF123ghiJKL456",
+    "4111 1111 1111 1111", "4111111111111111", "\uff14\uff11\uff11\uff11", "123-45-6789",
+    "ann@example.com", "git@github.com:owner/repo", "10.1.2.3", "192.168.0.10", "::1", "fe80::1%eth0",
+    "2001:db8::8a2e:370:7334", "+44 20 7946 0958", "(415) 555-0142", "06 12 34 56 78",
+    "GB82WEST12345698765432", "AB123456C", "AKIAIOSFODNN7EXAMPLE", "ghp_" + "a1B2c3D4e5" * 4,
+    "sk-ant-" + "x9Y8z7W6v5" * 3, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl", "https://u:p4ss@h.io/",
+    "jdbc:oracle:thin:scott/tiger@db", "AUTH ", "mysql -u root -p", "café", "naïve", "日本語", "\u0660\u0661",
+    "\U0001f600", "\u200b", "version ", "build ", "cpf", "aadhaar", "ssn", "tel:", "File.java:12)",
+    "token.js:494:4)", "  at ", "\"password\": ", "<password>", "\\\"", "12", "2026-01-01",
+)  # fmt: skip
+
+
+def random_texts(count: int, seed: int = 26) -> list[str]:
+    import random
+
+    chosen = random.Random(seed)
+    return ["".join(chosen.choice(FRAGMENTS) for _ in range(chosen.randint(1, 60))) for _ in range(count)]
+
+
+def long_texts() -> list[str]:
+    """Texts with more reported ends than a search near each is worth, and secrets far into long lines."""
+    corpus = corpus_texts()
+    pairs = " ".join(f"field{n}=value{n}" for n in range(400))
+    return [
+        "\n".join(corpus[:300]),
+        " ".join(corpus[300:600]),
+        pairs + " password=hunter2hunter2 " + pairs,
+        pairs.replace(" ", "\n") + "\napi_key: abcDEF123ghiJKL456\n" + "at x (token.js:494:4)\n" * 200,
+        '{"a": "' + "x" * 15_000 + '", "token": "abcDEF123ghiJKL456"}',
+        "10.1.2.3 " * 300 + "4111 1111 1111 1111",
+    ]
+
+
+def test_the_scanning_engine_equals_the_reference_on_random_text() -> None:
+    for policy in POLICIES:
+        assert assert_same(_rules(policy), random_texts(1_500)) == 1_500
+
+
+def encoded_texts() -> list[str]:
+    """Secrets behind base64 and hex, seed phrases, and runs that only look like them."""
+    import base64
+
+    phrase = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+    runs = [
+        base64.b64encode(b"password=hunter2hunter2 and more").decode(),
+        base64.urlsafe_b64encode(b"token: ghp_" + b"a1B2c3D4e5" * 4).decode().rstrip("="),
+        base64.b64encode(phrase.encode()).decode(),
+        b"api_key=abcDEF123ghiJKL456".hex(),
+        b"api_key=abcDEF123ghiJKL456".hex().upper(),
+        "12345678901234567890==",
+        "1234-5678-9012-3456-7890",
+        "/srv/checkout/app/price/lowercase/only",
+        "A1" * 20,
+        "QUJD" * 10 + "=x",
+    ]
+    return [phrase, phrase.replace(" ", "\t"), "seed: " + phrase.replace(" ", "  ")] + [
+        f"x {one} y {two}" for one in runs for two in runs
+    ]
+
+
+def test_redaction_with_the_scan_equals_the_reference_on_random_and_encoded_text(shared_data: Path) -> None:
+    """The whole of `redact_text` (the scan also says whether a seed phrase or an encoded run may be there)
+    against the reference's steps, each of which looks for itself."""
+    rules = _rules("all")
+    texts = random_texts(1_000, seed=11) + encoded_texts() + list(labelled_texts(shared_data))[:3_000]
+    for text in texts:
+        assert redact_text(text) == reference_redact(rules, text), text
+
+
+def test_a_text_the_scan_finds_no_gate_in_needs_no_look_for_phrases_or_runs(shared_data: Path) -> None:
+    """The gates' promise: a text with a run `_from_base64` does not refuse unread, a hex run of 32 or a
+    first look at a seed phrase holds the gate the scan looks for."""
+    from rounds_bot.redact import decode, phrases
+
+    rules = _rules("all")
+    prefilter = Prefilter.of(rules, {**decode.SCAN_GATES, **phrases.SCAN_GATES})
+    assert prefilter is not None
+    texts = corpus_texts() + random_texts(1_000, seed=5) + encoded_texts()
+    texts += list(synthetic_texts())[:2_000] + list(labelled_texts(shared_data))[:3_000]
+    looked = 0
+    for text in texts:
+        gates = prefilter.scan(text).gates
+        for match in decode._BASE64.finditer(text):
+            run = match.group(0)
+            if not (run.islower() or run.isupper() or run.isdigit()):
+                assert gates & set(decode.SCAN_GATES), (run, text)
+                looked += 1
+            if len(run) >= 32 and decode._HEXISH.fullmatch(run):
+                assert "hex run" in gates, (run, text)
+        if phrases._LOOSE.search(text) or phrases._SPACED.search(text):
+            assert set(phrases.SCAN_GATES) <= gates, text
+            looked += 1
+    assert looked > 100
+
+
+def test_the_scanning_engine_equals_the_reference_on_long_texts() -> None:
+    assert_same(_rules("all"), long_texts())
+
+
+def test_text_outside_ascii_is_redacted_as_the_reference_does() -> None:
+    texts = [
+        "TO\u212aEN=abcDEF123ghiJKL456",  # the Kelvin sign lowercases to `k`: a keyword and a name
+        "api_\u212aey: hunter2hunter2x and P\u0130N=8372",
+        "pass\u0130 = s3cr3tV4lue99, card \uff14\uff11\uff11\uff11 \uff11\uff11\uff11\uff11",
+        "caf\u00e9 password=hunter2 \u0660\u0661\u0662-\u0663\u0664-\u0665\u0666\u0667\u0668",
+        "\ud800 lone surrogate token=abcDEF123ghiJKL456 \U0001f600 ann@exampl\u00e9.com",
+    ]
+    assert_same(_rules("all"), texts)
+
+
+def test_the_scan_reports_an_end_for_every_match_a_rule_can_take() -> None:
+    """The translation's promise, checked rule by rule: every match of a rule ends where the scan reported
+    an end (for a narrowed rule, every match its `accept` takes; for a rule searched whole, the scan reports
+    it at all), so a text the scan reports nothing for holds no such match."""
+    rules = _rules("all")
+    prefilter = Prefilter.of(rules)
+    assert prefilter is not None
+    texts = corpus_texts() + random_texts(1_000, seed=7) + list(synthetic_texts())[:2_000]
+    checked = 0
+    for text in texts:
+        ends = prefilter.scan(text).ends
+        for index, how in prefilter.translated.items():
+            one = rules[index]
+            for match in one.pattern.finditer(text):
+                if how.narrowed and not (one.accept is None or one.accept(match)):
+                    continue
+                # a rule without a widest match runs over the whole text: the scan only says whether
+                reported = ends.get(index, ())
+                assert reported if how.widest is None else match.end() in reported, (index, text)
+                checked += 1
+    assert checked > 1_000
+
+
+def test_without_hyperscan_the_keyword_engine_redacts_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a platform without a Hyperscan wheel the package falls back to the keyword engine."""
+    monkeypatch.setattr(scan_module, "hyperscan", None)
+    monkeypatch.setattr(engine_module, "_SETS", {})
+    rules = _rules("all")
+    assert isinstance(engine_module.rule_set(rules), RuleSet)
+    for text in corpus_texts()[:400]:
+        assert redact_text(text) == reference_redact(rules, text)
+    monkeypatch.undo()
+    assert isinstance(engine_module.rule_set(rules), ScanningRuleSet)
+
+
+def test_every_name_a_secret_rule_takes_holds_one_of_the_secret_words() -> None:
+    """The promise the pair rules' scan is narrowed by (`Rule.key_words`): `_accept_pair` takes a pair only
+    under a name `secret_category` or `maybe_secret` takes, and each of those holds one of the words."""
+    from rounds_bot.redact.keys import SECRET_NAME_WORDS, maybe_secret, secret_category
+
+    names = {match["key"] for text in corpus_texts() for match in _PAIR.finditer(text)}
+    names |= {
+        "".join(piece) for piece in __import__("itertools").product(("api", "X", "Token", "_"), repeat=3)
+    }
+    taken = [name for name in names if secret_category(name) or maybe_secret(name)]
+    assert len(taken) > 100
+    for name in taken:
+        assert any(word in name.lower() for word in SECRET_NAME_WORDS), name
+
+
+def test_a_translation_hyperscan_refuses_leaves_its_rule_to_its_keywords(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pattern Hyperscan will not compile costs that rule its scan, not the redaction: it runs wherever its
+    keywords occur; when nothing compiles (a processor Hyperscan does not run on) the keyword engine runs."""
+    import hyperscan
+
+    rules = _rules("all")
+    refused = next(index for index, one in enumerate(rules) if one.category == "email")
+    compile_for_real = scan_module._compile
+
+    def refusing(translated, *rest):  # type: ignore[no-untyped-def]
+        if refused in translated:
+            raise hyperscan.error("refused for the test")
+        return compile_for_real(translated, *rest)
+
+    monkeypatch.setattr(scan_module, "_compile", refusing)
+    prefilter = Prefilter.of(rules)
+    assert prefilter is not None and refused not in prefilter.translated and len(prefilter.translated) > 10
+    engine = ScanningRuleSet(rules, prefilter)
+    for text in [*corpus_texts()[:600], "mail ann@example.com now", "ann@example.com"]:
         mine: Counter[str] = Counter()
         theirs: Counter[str] = Counter()
-        assert engine.apply(text, mine) == reference_apply(_rules("all"), text, theirs)
-        assert list(mine.items()) == list(theirs.items())  # the same counts, in the same order
+        assert engine.apply(text, mine) == reference_apply(rules, text, theirs), text
+        assert mine == theirs, text
+
+    def nothing(*_: object) -> None:
+        raise hyperscan.error("no processor support for the test")
+
+    monkeypatch.setattr(scan_module, "_compile", nothing)
+    assert Prefilter.of(rules) is None

@@ -13,6 +13,8 @@
     decode.py    what JSON escapes, percent-encoding, base64 and hex hide, judged decoded
     split.py     secrets split across the records of one log stream or trace (`Redactor.poll`)
     rule.py      how a rule is applied: keyword pre-filter, bounded patterns, counts
+    scan.py      which rules a text may match, and where: one Hyperscan scan for every rule
+    engine.py    the rules applied after that scan (or, without Hyperscan, after their keywords)
 
 Two other kinds of text enter rounds from outside and are redacted where they enter, once: the model's answer
 (`Diagnosis.from_answer`, with `redact_json`) and what an incident look-up reads from SigNoz during a

@@ -41,14 +41,30 @@ _DEPTH = 2
 _ARMOUR = ("PRIVATE KEY", "PuTTY-User-Key")
 
 
-def rejudge(text: str, judge: Judge, depth: int = 0) -> tuple[str, list[str]]:
-    """`text` with the secrets its decoded views hold redacted, and the categories found."""
+#: What a scan of the text looks for before `_runs` is worth a look (Hyperscan patterns and the least length
+#: of a match, `scan.Prefilter`): every run `_from_base64` does not refuse unread is 20 characters or more
+#: and holds both cases (the first) or no letter (the second), and every run that turns on the hex pass is 32
+#: hex characters (the third). A text with none of them holds no run `_runs` could decode.
+SCAN_GATES = {
+    "base64 run in both cases": (
+        "[A-Za-z0-9+/_-]*(?:[A-Z][A-Za-z0-9+/_-]*[a-z]|[a-z][A-Za-z0-9+/_-]*[A-Z])[A-Za-z0-9+/_-]*",
+        20,
+    ),
+    "base64 run without letters": ("[0-9+/_-]{20}", 0),
+    "hex run": ("[0-9A-Fa-f]{32}", 0),
+}
+
+
+def rejudge(text: str, judge: Judge, depth: int = 0, runs: bool = True) -> tuple[str, list[str]]:
+    """`text` with the secrets its decoded views hold redacted, and the categories found. `runs=False`: a
+    scan of `text` found none of `SCAN_GATES`, so its base64 and hex runs need no look."""
     found: list[str] = []
+    original = text
     if "\\" in text and _ESCAPE.search(text):
         text = _view(text, _unescape, judge, found)
     if "%" in text and _PERCENT.search(text):
         text = _view(text, unquote, judge, found)
-    if depth < _DEPTH and len(text) >= 20 and _ANY_RUN.search(text):
+    if (runs or text is not original) and depth < _DEPTH and len(text) >= 20 and _ANY_RUN.search(text):
         text = _runs(text, judge, depth, found)
     return text, found
 

@@ -231,6 +231,12 @@ _SERVICE_WORDS = {
 }  # fmt: skip
 
 
+#: Every name `secret_category` or `maybe_secret` takes holds one of these words, lowercased: each takes a
+#: name only for a word of it (a whole word, or one a word ends with) that is in one of the lists above. A
+#: search for names that may be secrets looks for these (`Rule.key_words`).
+SECRET_NAME_WORDS = frozenset({*_SECRET_WORDS, "key", *_SUFFIXES, *_WEAK_SECRET_WORDS, *_SERVICE_WORDS})
+
+
 @cache
 def maybe_secret(name: str) -> bool:
     """True when `name` holds one of the words that often name a credential (`STRIPE_KEY`, `MAILGUN_API`,

@@ -35,6 +35,11 @@ _SPACED = re.compile(r" [a-z]{3,8}+(?: [a-z]{3,8}+){10}")
 _LOOSE = re.compile(r"[ \t][a-z]{3,8}+(?:[ \t]{1,3}[a-z]{3,8}+){10}")
 
 
+#: What a scan of the text looks for before `seed_phrases` is worth a look (a Hyperscan pattern and its
+#: least length, `scan.Prefilter`): `_LOOSE` read greedily, which finds whatever `_LOOSE` or `_SPACED` finds
+SCAN_GATES = {"eleven lowercase words": ("[ \t][a-z]{3,8}(?:[ \t]{1,3}[a-z]{3,8}){10}", 0)}
+
+
 def seed_phrases(text: str, counts: Counter[str]) -> str:
     if text.count(" ") < 11:
         return text

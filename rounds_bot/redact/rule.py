@@ -1,5 +1,8 @@
 """A redaction rule, and how every rule is applied: what it finds, what it keeps, how it is counted.
 
+`RuleSet` below is the keyword engine: the package applies rules with the scanning engine (`engine.py`,
+`scan.py`) and falls back to this one where Hyperscan has no wheel; both give the same results.
+
 A rule runs only when one of its keywords occurs in the text (lowercase literals, the way gitleaks
 pre-filters its rules), so most of the rule set costs nothing on most texts. Which rules a text wants is
 found in one pass for all of them (`RuleSet`): an Aho-Corasick automaton of every keyword (pyahocorasick)
@@ -15,7 +18,7 @@ from __future__ import annotations
 import dis
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +44,9 @@ class Rule:
     group: int = 0
     accept: Accept | None = None
     grow: bool = False
+    #: a promise of `accept`: it refuses a match whose `key` group holds none of these words (in any case),
+    #: so a scan may look only where such a name stands (`scan.py`); empty: no promise
+    key_words: frozenset[str] = frozenset()
 
     def wanted(self, lowered: str) -> bool:
         return not self.keywords or any(keyword in lowered for keyword in self.keywords)
@@ -292,13 +298,17 @@ def apply(rules: tuple[Rule, ...], text: str, counts: Counter[str]) -> str:
 _REPLACEMENTS: dict[str, str] = {}
 
 
-def _apply_rule(one: Rule, text: str, counts: Counter[str]) -> str:
+def _apply_rule(
+    one: Rule, text: str, counts: Counter[str], matches: Iterator[re.Match[str]] | None = None
+) -> str:
+    """`text` with the rule's accepted matches replaced; `matches` (by default every match of its pattern,
+    `finditer`) must be exactly what `finditer` gives."""
     replacement = _REPLACEMENTS.get(one.category) or _REPLACEMENTS.setdefault(
         one.category, REDACTED.format(category=one.category)
     )
     pieces: list[str] = []
     cursor = 0
-    for match in one.pattern.finditer(text):
+    for match in one.pattern.finditer(text) if matches is None else matches:
         start, end = match.span(one.group)
         if start < 0 or start < cursor or is_redacted(match.group(one.group)):
             continue

@@ -17,11 +17,13 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
+from rounds_bot.redact import decode, phrases
 from rounds_bot.redact.decode import rejudge
+from rounds_bot.redact.engine import apply, apply_gated
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
 from rounds_bot.redact.phrases import seed_phrases
-from rounds_bot.redact.rule import Rule, apply
+from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.tokens import TOKENS
 
 #: How far back from a cap a cut looks for a space, so it does not split a word (or a token) in two.
@@ -36,6 +38,12 @@ _HIDDEN = re.compile(
     "\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef\U000f0000-\U000ffffd\U00100000-\U0010fffd]"
 )
+
+
+PHRASE_GATES = frozenset(phrases.SCAN_GATES)
+RUN_GATES = frozenset(decode.SCAN_GATES)
+#: the ASCII characters `_HIDDEN` removes, for `bytes.translate` (an ASCII text is sanitised at memory speed)
+_HIDDEN_ASCII = bytes(code for code in range(128) if _HIDDEN.match(chr(code)))
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,10 @@ def cut(text: str, limit: int) -> str:
 def sanitize(text: str) -> str:
     """`text` without what a reader cannot see: control, format (bidi, zero-width, tag), private-use and
     unpaired surrogate characters. Newlines and tabs stay."""
+    if text.isascii():
+        raw = text.encode("ascii")
+        kept = raw.translate(None, _HIDDEN_ASCII)
+        return text if len(kept) == len(raw) else kept.decode("ascii")
     return _HIDDEN.sub("", text)
 
 
@@ -76,12 +88,17 @@ def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
     linear in the text's length, but a 10 MB text is still 10 MB."""
     counts: Counter[str] = Counter()
     rules = _rules(ips)
-    done = seed_phrases(apply(rules, sanitize(text), counts), counts)
+    # the scan that picks the rules also says whether a seed phrase or an encoded run may be there
+    ruled, gates = apply_gated(rules, sanitize(text), counts)
+    done = ruled
+    if gates is None or PHRASE_GATES & gates:
+        done = seed_phrases(ruled, counts)
+    runs = gates is None or done is not ruled or bool(RUN_GATES & gates)
 
     def judge(view: str) -> tuple[str, list[str]]:
         found: Counter[str] = Counter()
         return seed_phrases(apply(rules, view, found), found), list(found.elements())
 
-    done, decoded = rejudge(done, judge)  # what an encoding hid, judged decoded (`decode.py`)
+    done, decoded = rejudge(done, judge, runs=runs)  # what an encoding hid, judged decoded (`decode.py`)
     counts.update(decoded)
     return Redaction(done, counts)

@@ -1,0 +1,113 @@
+"""How the rules are applied to a text: one scan for all of them, then only the rules that may match.
+
+    apply(rules, text, counts) -> text     every rule applied in order, as `rule.RuleSet` applies them
+
+With Hyperscan (`scan.py`) a text is scanned once for every rule's keywords and every rule's translated
+pattern; a rule runs when its keywords occur in the text as it came in (as ever) and the scan reported its
+pattern, and then only near the reported ends (`scan.windows`) when that finds the same matches. A rule that
+changes the text has the text scanned again for the rules after it: a replacement can make a match that was
+not there. Without Hyperscan (no wheel for the platform) the rules run as `rule.RuleSet` applies them; both
+give the same text and the same counts (`tests/test_redact_engine.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+from rounds_bot.redact import decode, phrases
+from rounds_bot.redact.rule import Rule, RuleSet, _apply_rule
+from rounds_bot.redact.rule import rule_set as keyword_rule_set
+from rounds_bot.redact.scan import Prefilter, windows
+
+log = logging.getLogger(__name__)
+
+
+class ScanningRuleSet:
+    """Rules applied after one Hyperscan scan of the text (`scan.Prefilter`)."""
+
+    def __init__(self, rules: tuple[Rule, ...], prefilter: Prefilter) -> None:
+        self.rules = rules
+        self.prefilter = prefilter
+        unscanned = set(range(len(rules))) - set(prefilter.translated)
+        # rules the scan has no translation for run wherever their keywords occur (without keywords: always)
+        self._always = frozenset(index for index in unscanned if not rules[index].keywords)
+        by_keyword: dict[int, set[int]] = {}
+        for index in unscanned:
+            for keyword in rules[index].keywords:
+                by_keyword.setdefault(prefilter.keyword_id(keyword), set()).add(index)
+        self._by_keyword = {number: frozenset(indexes) for number, indexes in by_keyword.items()}
+
+    def apply(self, text: str, counts: Counter[str]) -> str:
+        return self.apply_gated(text, counts)[0]
+
+    def apply_gated(self, text: str, counts: Counter[str]) -> tuple[str, frozenset[str] | None]:
+        """`apply`, and the gates the scan found in the text (None when a rule changed the text, which the
+        gates then no longer describe)."""
+        prefilter = self.prefilter
+        found = prefilter.scan(text)
+        original = text
+        plain = text.isascii()  # then a keyword the scan found is one `Rule.wanted` finds
+        lowered: str | None = None
+        ends = found.ends
+        unscanned = set(self._always)
+        for number in found.keywords:
+            unscanned.update(self._by_keyword.get(number, ()))
+        pending = sorted(unscanned.union(ends))
+        position = 0
+        while position < len(pending):
+            index = pending[position]
+            position += 1
+            one = self.rules[index]
+            how = prefilter.translated.get(index)
+            if how is not None and index not in ends:
+                continue
+            if one.keywords and (how is not None or not plain):
+                # the keywords of the text as it came in, lowercased, as `Rule.wanted` reads them
+                lowered = original.lower() if lowered is None else lowered
+                if not one.wanted(lowered):
+                    continue
+            matches = None
+            if how is not None:
+                matches = windows(one, how, text, ends[index])
+            changed = _apply_rule(one, text, counts, matches)
+            if changed is not text:  # a replacement can make a match that was not there: scan again
+                text = changed
+                ends = prefilter.scan(text).ends
+                pending = sorted(i for i in unscanned.union(ends) if i > index)
+                position = 0
+        return text, (frozenset(found.gates) if text is original else None)
+
+
+_SETS: dict[int, tuple[tuple[Rule, ...], ScanningRuleSet | RuleSet]] = {}
+
+
+def rule_set(rules: tuple[Rule, ...]) -> ScanningRuleSet | RuleSet:
+    """The engine for a tuple of rules, built once per tuple: scanning when Hyperscan is there."""
+    known = _SETS.get(id(rules))
+    if known is None or known[0] is not rules:
+        prefilter = Prefilter.of(rules, {**decode.SCAN_GATES, **phrases.SCAN_GATES})
+        engine: ScanningRuleSet | RuleSet
+        if prefilter is None:
+            log.debug("redaction without Hyperscan (not installed): each rule checks its keywords")
+            engine = keyword_rule_set(rules)
+        else:
+            engine = ScanningRuleSet(rules, prefilter)
+        known = _SETS[id(rules)] = (rules, engine)
+    return known[1]
+
+
+def apply(rules: tuple[Rule, ...], text: str, counts: Counter[str]) -> str:
+    """`text` with every rule applied in order (each only when its keywords occur in `text`)."""
+    return rule_set(rules).apply(text, counts)
+
+
+def apply_gated(
+    rules: tuple[Rule, ...], text: str, counts: Counter[str]
+) -> tuple[str, frozenset[str] | None]:
+    """`apply`, and which of `decode.SCAN_GATES` and `phrases.SCAN_GATES` the unchanged text holds (None:
+    not known, each step then looks for itself)."""
+    engine = rule_set(rules)
+    if isinstance(engine, ScanningRuleSet):
+        return engine.apply_gated(text, counts)
+    return engine.apply(text, counts), None

@@ -1,0 +1,623 @@
+"""Which rules a text may match, and where: one Hyperscan pass over the text for every rule.
+
+    Prefilter.of(rules) -> Prefilter | None    None without Hyperscan (no wheel for the platform)
+    prefilter.scan(data) -> Scan                the keywords a text holds; where each rule's matches may end
+    windows(rule, how, text, ends) -> matches   the rule's matches, exactly as `finditer` gives them
+
+Each rule's pattern is translated, from the standard library's own reading of it, into a pattern Hyperscan
+compiles whose language holds every string the rule's consuming part can match (a superset): lookarounds,
+anchors and back-references are dropped or widened, possessive and atomic parts read as greedy ones, long
+bounded repeats as unbounded ones. A look-behind at a pattern's start (`(?<![\\w.-])`, or the look-behind
+after a literal that `_starting` writes) becomes the character before the match (`(?:^|[^\\w.-])`), which
+keeps the same ends. So a text the translation reports nothing for holds no match of the rule, and every
+match of the rule ends where the translation reported an end.
+
+The text is scanned as bytes with one byte a character: ASCII as itself, every other character as 0xFF,
+which the translation admits wherever a non-ASCII character could match. Offsets in the scan are offsets in
+the text.
+
+A rule whose `accept` promises that the name it reads (`key`) holds one of some words (`Rule.key_words`)
+is translated with that name narrowed to names that do: a text with many `name: value` pairs and no secret's
+name among them is then not searched for pairs at all (`windows` starts each search where no match can
+straddle, so the pairs it skips, all refused, change nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+try:  # a wheel for every common platform; elsewhere the rules run as they did before (`rule.RuleSet`)
+    import hyperscan
+except ImportError:  # pragma: no cover - exercised by the fallback test, which hides the module
+    hyperscan = None  # type: ignore[assignment]
+
+from rounds_bot.redact.rule import Rule
+
+log = logging.getLogger(__name__)
+
+_parser = re._parser  # type: ignore[attr-defined]  # the standard library's own reading of a pattern
+_MAXREPEAT: int = _parser.MAXREPEAT
+#: the byte every non-ASCII character is scanned as
+OTHER = 0xFF
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+#: repeats longer than this are scanned as unbounded (a superset): Hyperscan's bounded repeats grow with them
+_REPEAT_CAP = 100
+#: a rule whose translation reports more ends than this in a text runs over the whole text instead
+_MANY_WINDOWS = 64
+_CATEGORIES = {
+    "CATEGORY_DIGIT": r"\d",
+    "CATEGORY_NOT_DIGIT": r"\D",
+    "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S",
+    "CATEGORY_WORD": r"\w",
+    "CATEGORY_NOT_WORD": r"\W",
+}
+_SINGLE = frozenset({"LITERAL", "NOT_LITERAL", "IN", "ANY"})
+_LINE_ENDS = frozenset({"AT_END", "AT_END_LINE", "AT_END_STRING"})
+
+
+class Untranslatable(Exception):
+    """A construct the translation does not know: the rule then runs wherever its keywords occur."""
+
+
+def scan_bytes(text: str) -> bytes:
+    """`text` as one byte a character: ASCII as itself, any other character as 0xFF."""
+    if text.isascii():
+        return text.encode("ascii")
+    return _NON_ASCII.sub("\xff", text).encode("latin-1")
+
+
+@dataclass(frozen=True)
+class Chars:
+    """The bytes a single-character element can match: ASCII members and whether any other character."""
+
+    ascii: frozenset[int]
+    other: bool
+
+    def source(self, ascii_only: bool = False) -> str:
+        """The class as Hyperscan reads it; `ascii_only`: for a scan of ASCII text alone, without 0xFF
+        (which keeps a caseless word a literal to Hyperscan)."""
+        members = sorted(self.ascii | ({OTHER} if self.other and not (ascii_only and self.ascii) else set()))
+        if not members:
+            raise Untranslatable("a class that matches nothing")
+        return "[" + "".join(f"\\x{byte:02x}" for byte in members) + "]"
+
+    def __or__(self, other: Chars) -> Chars:
+        return Chars(self.ascii | other.ascii, self.other or other.other)
+
+
+@cache
+def _class_members(source: str, ignorecase: bool) -> frozenset[int]:
+    compiled = re.compile(source, re.IGNORECASE if ignorecase else 0)
+    return frozenset(code for code in range(128) if compiled.fullmatch(chr(code)))
+
+
+def _char(source: str) -> str:
+    return f"\\U{source:08x}" if isinstance(source, int) else source
+
+
+def _chars(op: str, value: Any, ignorecase: bool, dotall: bool) -> Chars:
+    """What one single-character element (a literal, a class, `.`) can match, as bytes of the scan."""
+    if op == "ANY":
+        everything = frozenset(range(128))
+        return Chars(everything if dotall else everything - {ord("\n")}, True)
+    if op == "LITERAL":
+        members = _class_members(f"[{_char(value)}]", ignorecase)
+        letter = value < 128 and chr(value).isalpha()
+        return Chars(members, value >= 128 or (ignorecase and letter))
+    if op == "NOT_LITERAL":
+        return Chars(_class_members(f"[^{_char(value)}]", ignorecase), True)
+    parts: list[str] = []
+    other = ignorecase
+    for item, argument in value:
+        name = str(item)
+        if name == "NEGATE":
+            parts.insert(0, "^")
+            other = True
+        elif name == "LITERAL":
+            parts.append(_char(argument))
+            other = other or argument >= 128
+        elif name == "RANGE":
+            parts.append(f"{_char(argument[0])}-{_char(argument[1])}")
+            other = other or argument[1] >= 128
+        elif name == "CATEGORY" and str(argument) in _CATEGORIES:
+            parts.append(_CATEGORIES[str(argument)])
+            other = True
+        else:
+            raise Untranslatable(name)
+    return Chars(_class_members("[" + "".join(parts) + "]", ignorecase), other)
+
+
+@dataclass
+class _Translation:
+    """The state of one pattern's translation."""
+
+    key_words: frozenset[str]
+    key_group: int | None
+    groups: dict[int, tuple[list[Any], bool, bool]] = field(default_factory=dict)
+    alphabet: Chars = field(default_factory=lambda: Chars(frozenset(), False))
+    #: the name starts what is scanned for: its characters before the word are left out
+    word_first: bool = False
+    #: for a scan of ASCII text alone
+    ascii_only: bool = False
+
+
+def _words(words: frozenset[str], ascii_only: bool = False) -> str:
+    """Any of `words`, each character in either case or as any non-ASCII character (a word that holds
+    another is left out: the other is found in it)."""
+    alternatives = []
+    for word in sorted(w for w in words if not any(other != w and other in w for other in words)):
+        alternatives.append(
+            "".join(
+                Chars(frozenset({ord(ch.lower()), ord(ch.upper())}), True).source(ascii_only)
+                if ch.isascii()
+                else f"\\x{OTHER:02x}"
+                for ch in word
+            )
+        )
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+def _sequence(items: list[Any], state: _Translation, ignorecase: bool, dotall: bool, at_start: bool) -> str:
+    out: list[str] = []
+    consumed: list[Any] = []  # the elements read so far, when this sequence starts the match
+    for op, value in items:
+        name = str(op)
+        if at_start and name in ("ASSERT", "ASSERT_NOT") and value[0] < 0:
+            before = _character_before(name, value[1], consumed, state, ignorecase, dotall)
+            if before is not None:
+                out.insert(0, before)
+                at_start = False  # one character before the match: a second look-behind is dropped
+            continue
+        if at_start and not consumed and name == "BRANCH":
+            before = _branch_before(value[1], state, ignorecase, dotall)
+            if before is not None:
+                out.insert(0, before)
+                at_start = False
+                continue
+        if at_start and not consumed and name in ("SUBPATTERN", "BRANCH"):
+            # a group or a choice that starts the match: its own look-behinds are at the start too
+            out.append(_element(name, value, state, ignorecase, dotall, at_start=True))
+            at_start = False
+            continue
+        out.append(_element(name, value, state, ignorecase, dotall))
+        if name not in ("ASSERT", "ASSERT_NOT", "AT"):
+            consumed.append((op, value))
+    return "".join(out)
+
+
+def _character_before(
+    name: str, inner: Any, consumed: list[Any], state: _Translation, ignorecase: bool, dotall: bool
+) -> str | None:
+    """A look-behind at the match's start as the character before it; None when it is not of that shape."""
+    content = list(inner)
+    if name == "ASSERT" and not consumed:
+        return "(?:" + _sequence(content, state, ignorecase, dotall, at_start=False) + ")"
+    if name == "ASSERT_NOT" and content and content[1:] == consumed and str(content[0][0]) in _SINGLE:
+        refused = _chars(str(content[0][0]), content[0][1], ignorecase, dotall)
+        allowed = Chars(frozenset(range(128)) - refused.ascii, True)
+        return "(?:^|" + allowed.source(state.ascii_only) + ")"
+    return None
+
+
+def _branch_before(
+    alternatives: list[Any], state: _Translation, ignorecase: bool, dotall: bool
+) -> str | None:
+    """`(?:(?<![\\w.-])|(?<=%3F)|\\A)` at a match's start: each alternative as what comes before."""
+    sources = []
+    for alternative in alternatives:
+        items = list(alternative)
+        if len(items) != 1:
+            return None
+        op, value = items[0]
+        name = str(op)
+        if name == "AT" and str(value) in ("AT_BEGINNING_STRING", "AT_BEGINNING"):
+            sources.append("^" if str(value) == "AT_BEGINNING_STRING" else "(?:^|\\n)")
+            continue
+        if name not in ("ASSERT", "ASSERT_NOT") or value[0] >= 0:
+            return None
+        before = _character_before(name, value[1], [], state, ignorecase, dotall)
+        if before is None:
+            return None
+        sources.append(before)
+    return "(?:" + "|".join(sources) + ")"
+
+
+def _element(
+    name: str, value: Any, state: _Translation, ignorecase: bool, dotall: bool, at_start: bool = False
+) -> str:
+    if name in _SINGLE:
+        chars = _chars(name, value, ignorecase, dotall)
+        state.alphabet = state.alphabet | chars
+        return chars.source(state.ascii_only)
+    if name == "AT" and str(value) in _LINE_ENDS:
+        # `$` and `\\Z` where a match ends: the end of a line (or of the text), which each implies
+        return "(?m:$)"
+    if name in ("ASSERT", "ASSERT_NOT", "AT"):
+        return ""  # what a match needs around it: dropped, so the translation matches more
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        low, high, inner = value
+        body = _sequence(list(inner), state, ignorecase, dotall, at_start=False)
+        if not body:
+            return ""
+        if high >= _MAXREPEAT or high > _REPEAT_CAP:
+            return f"(?:{body}){{{min(low, _REPEAT_CAP)},}}"
+        return f"(?:{body}){{{low},{high}}}"
+    if name == "SUBPATTERN":
+        group, added, removed, inner = value
+        scoped_case = (ignorecase or bool(added & re.IGNORECASE)) and not removed & re.IGNORECASE
+        scoped_dot = (dotall or bool(added & re.DOTALL)) and not removed & re.DOTALL
+        if group is not None:
+            state.groups[group] = (list(inner), scoped_case, scoped_dot)
+        body = _sequence(list(inner), state, scoped_case, scoped_dot, at_start)
+        if group is not None and group == state.key_group:
+            # the name holds one of the words: any of its characters, a word, any of its characters
+            before = state.alphabet
+            state.alphabet = Chars(frozenset(), False)
+            _sequence(list(inner), state, scoped_case, scoped_dot, at_start=False)
+            letters = state.alphabet.source(state.ascii_only)
+            state.alphabet = before | state.alphabet
+            before_word = "" if state.word_first else f"{letters}*"
+            return f"(?:{before_word}{_words(state.key_words, state.ascii_only)}{letters}*)"
+        return f"(?:{body})"
+    if name == "BRANCH":
+        branches = (_sequence(list(b), state, ignorecase, dotall, at_start) for b in value[1])
+        return "(?:" + "|".join(branches) + ")"
+    if name == "ATOMIC_GROUP":
+        return "(?:" + _sequence(list(value), state, ignorecase, dotall, at_start=False) + ")"
+    if name == "GROUPREF":
+        inner, group_case, group_dot = state.groups[value]
+        return "(?:" + _sequence(inner, state, ignorecase or group_case, group_dot, at_start=False) + ")"
+    if name == "GROUPREF_EXISTS":
+        _, yes, no = value
+        first = _sequence(list(yes), state, ignorecase, dotall, at_start=False)
+        second = "" if no is None else _sequence(list(no), state, ignorecase, dotall, at_start=False)
+        return f"(?:{first}|{second})"
+    raise Untranslatable(name)
+
+
+@dataclass(frozen=True)
+class Translated:
+    """A rule's pattern for the scan, and what a search near one of its ends needs."""
+
+    source: str
+    #: the same for a scan of ASCII text alone
+    ascii_source: str
+    #: the most characters a match consumes (None: no bound, the rule runs over the whole text)
+    widest: int | None
+    narrowest: int
+    #: how far past a match's start the regex engine may look (lookaheads included)
+    reach: int
+    #: whether a newline can be part of a match (no: a search may start at any line's start)
+    newline: bool
+    #: whether the rule's matches were narrowed to those its `accept` can take (`Rule.key_words`)
+    narrowed: bool
+    #: the last ASCII character no match can hold, up to where a match is searched from (`_in_windows`)
+    last_outside: re.Pattern[str] | None = None
+    #: whether the rule's own pattern starts with a literal character, which the regex engine finds at
+    #: memory speed: a search of the whole text then costs less than searches near each end
+    literal_start: bool = False
+
+
+def translate(one: Rule) -> Translated:
+    """The rule's pattern for the scan (`Untranslatable` when it cannot be translated)."""
+    parsed = _parser.parse(one.pattern.pattern, one.pattern.flags)
+    narrowest, widest = parsed.getwidth()
+    key_group = parsed.state.groupdict.get("key") if one.key_words else None
+    whole = _Translation(one.key_words, key_group)
+    flags = parsed.state.flags
+    case, dot = bool(flags & re.IGNORECASE), bool(flags & re.DOTALL)
+    if narrowest == 0 or not _sequence(list(parsed), whole, case, dot, True):
+        raise Untranslatable("a pattern that can match nothing")
+    around = _lookaround_width(list(parsed))
+    bounded = widest < _MAXREPEAT and around is not None
+    return Translated(
+        source=_tail_source(list(parsed), whole, case, dot, ascii_only=False),
+        ascii_source=_tail_source(list(parsed), whole, case, dot, ascii_only=True),
+        widest=widest if bounded else None,
+        narrowest=narrowest,
+        reach=widest + (around or 0) + 2 if bounded else 0,
+        newline=ord("\n") in whole.alphabet.ascii,
+        narrowed=key_group is not None,
+        last_outside=_last_outside(whole.alphabet),
+        literal_start=not case and _starts_with_literal(str(parsed[0][0]), parsed[0][1]),
+    )
+
+
+def _last_outside(alphabet: Chars) -> re.Pattern[str] | None:
+    """A pattern whose match ends just after the last character no match can consume (the ASCII ones
+    outside the alphabet of every element the pattern consumes with)."""
+    outside = sorted(set(range(128)) - alphabet.ascii)
+    if not outside:
+        return None
+    return re.compile("(?s:.*)[" + "".join(f"\\x{code:02x}" for code in outside) + "]")
+
+
+def _tail_source(items: list[Any], whole: _Translation, case: bool, dot: bool, ascii_only: bool) -> str:
+    """What the scan looks for: every match ends with a match of it, and it starts with a literal (or a
+    word of a narrowed name) where the pattern has one, which a scan finds far faster than what may stand
+    before it."""
+    key_group = whole.key_group
+    state = _Translation(whole.key_words, key_group, groups=dict(whole.groups), ascii_only=ascii_only)
+    if key_group is not None:  # from the name on, the name from its word on
+        at = next((n for n, (op, v) in enumerate(items) if str(op) == "SUBPATTERN" and v[0] == key_group), 0)
+        state.word_first = at > 0
+        return _sequence(items[at:], state, case, dot, at == 0)
+    tail = _literal_tail(items)
+    return _sequence(items[tail:], state, case, dot, tail == 0)
+
+
+def _literal_tail(items: list[Any]) -> int:
+    """The index of the first element after the first that starts with a literal character (0: none)."""
+    for index, (op, value) in enumerate(items):
+        if index and _starts_with_literal(str(op), value):
+            return index
+    return 0
+
+
+def _starts_with_literal(name: str, value: Any) -> bool:
+    if name == "LITERAL":
+        return True
+    if name == "SUBPATTERN":
+        return _first_is_literal(list(value[3]))
+    if name == "BRANCH":
+        return all(_first_is_literal(list(branch)) for branch in value[1])
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        return value[0] >= 1 and _first_is_literal(list(value[2]))
+    return False
+
+
+def _first_is_literal(items: list[Any]) -> bool:
+    return bool(items) and _starts_with_literal(str(items[0][0]), items[0][1])
+
+
+def _lookaround_width(items: list[Any]) -> int | None:
+    """The widest lookarounds of a pattern could read, summed (None: unbounded)."""
+    total = 0
+    for op, value in items:
+        name = str(op)
+        inner: list[list[Any]] = []
+        if name in ("ASSERT", "ASSERT_NOT"):
+            width = value[1].getwidth()[1]
+            if width >= _MAXREPEAT:
+                return None
+            total += width
+            inner = [list(value[1])]
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            inner = [list(value[2])]
+        elif name == "SUBPATTERN":
+            inner = [list(value[3])]
+        elif name == "BRANCH":
+            inner = [list(branch) for branch in value[1]]
+        elif name == "ATOMIC_GROUP":
+            inner = [list(value)]
+        elif name == "GROUPREF_EXISTS":
+            inner = [list(value[1])] + ([] if value[2] is None else [list(value[2])])
+        for part in inner:
+            width = _lookaround_width(part)
+            if width is None:
+                return None
+            total += width
+    return total
+
+
+@dataclass
+class Scan:
+    """What one scan of a text found: the keywords it holds, and the ends each rule's translation reported."""
+
+    keywords: set[int] = field(default_factory=set)
+    ends: dict[int, list[int]] = field(default_factory=dict)
+    #: the gates (`Prefilter.of`) the text holds
+    gates: set[str] = field(default_factory=set)
+
+
+class Prefilter:
+    """Hyperscan databases for a tuple of rules, every rule's translation and every keyword in one: one for
+    ASCII text (built at once) and one for any text (built when a text outside ASCII first comes)."""
+
+    def __init__(
+        self,
+        rules: tuple[Rule, ...],
+        translated: dict[int, Translated],
+        keyword_ids: dict[str, int],
+        gates: dict[str, tuple[str, int]] | None = None,
+    ) -> None:
+        self.rules = rules
+        self.translated = translated
+        self._keyword_ids = keyword_ids
+        self._gates = gates or {}
+        first_gate = len(rules) + len(keyword_ids)
+        self._gate_ids = {first_gate + number: name for number, name in enumerate(self._gates)}
+        self._databases: dict[bool, Any] = {}
+        # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
+        first: dict[tuple[str, str, bool], int] = {}
+        self._alike: dict[int, list[int]] = {}
+        for index in sorted(translated):
+            how = translated[index]
+            seen = first.setdefault((how.source, how.ascii_source, how.widest is None), index)
+            if seen != index:
+                self._alike.setdefault(seen, []).append(index)
+        copies = {index for alike in self._alike.values() for index in alike}
+        self._scanned = {index: how for index, how in translated.items() if index not in copies}
+
+    @classmethod
+    def of(cls, rules: tuple[Rule, ...], gates: dict[str, tuple[str, int]] | None = None) -> Prefilter | None:
+        """The prefilter of `rules`; None without Hyperscan. `gates`: Hyperscan patterns (by name, with the
+        least length a match must have) the same scan says a text holds or not, for what runs after the rules
+        (`decode.SCAN_GATES`, `phrases.SCAN_GATES`)."""
+        if hyperscan is None:
+            return None
+        translated: dict[int, Translated] = {}
+        for index, one in enumerate(rules):
+            if not _worth_scanning(one):
+                continue
+            try:
+                translated[index] = translate(one)
+            except Untranslatable as error:
+                log.debug("redaction rule %d (%s) is not scanned: %s", index, one.category, error)
+        made = cls(rules, translated, _keyword_ids(rules, translated), gates)
+        try:
+            made._database(ascii_only=True)
+        except hyperscan.error:  # a translation Hyperscan refuses: those rules run on their keywords alone
+            for index in list(translated):
+                try:
+                    for ascii_only in (True, False):
+                        _compile({index: translated[index]}, {}, {}, ascii_only)
+                except hyperscan.error as error:
+                    log.debug("redaction rule %d is not scanned: %s", index, error)
+                    del translated[index]
+            made = cls(rules, translated, _keyword_ids(rules, translated), gates)
+            try:
+                made._database(ascii_only=True)
+            except hyperscan.error as error:  # e.g. a processor Hyperscan does not run on
+                log.debug("redaction without Hyperscan (%s): each rule checks its keywords", error)
+                return None
+        log.debug("redaction scans with Hyperscan: %d of %d rules translated", len(translated), len(rules))
+        return made
+
+    def keyword_id(self, keyword: str) -> int:
+        """The id the scan reports a keyword of a rule not scanned for by."""
+        return self._keyword_ids[keyword]
+
+    def _database(self, ascii_only: bool) -> Any:
+        database = self._databases.get(ascii_only)
+        if database is None:
+            database = self._databases[ascii_only] = _compile(
+                self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only
+            )
+        return database
+
+    def _gate_ids_by_name(self) -> dict[int, tuple[str, int]]:
+        return {number: self._gates[name] for number, name in self._gate_ids.items()}
+
+    def scan(self, text: str) -> Scan:
+        """The keywords `text` holds, where each rule's matches may end, and the gates it holds."""
+        found = Scan()
+        ends = found.ends
+        keywords = found.keywords
+        base = len(self.rules)
+
+        def on_match(rule_id: int, _start: int, end: int, _flags: int, _context: object) -> None:
+            if rule_id >= base:
+                keywords.add(rule_id)
+            else:
+                ends.setdefault(rule_id, []).append(end)
+
+        plain = text.isascii()
+        data = text.encode("ascii") if plain else scan_bytes(text)
+        self._database(plain).scan(data, match_event_handler=on_match)
+        for scanned, alike in self._alike.items():
+            if scanned in ends:
+                for index in alike:
+                    ends[index] = ends[scanned]
+        if self._gate_ids and keywords:
+            found.gates = {self._gate_ids[n] for n in keywords if n in self._gate_ids}
+        return found
+
+
+def _keyword_ids(rules: tuple[Rule, ...], translated: dict[int, Translated]) -> dict[str, int]:
+    """The keywords of the rules not scanned for, numbered after the rules: the scan says which of those
+    rules a text wants (the keywords of the others are checked when the scan reports them: seldom)."""
+    unscanned = [one for index, one in enumerate(rules) if index not in translated]
+    keywords = sorted({keyword for one in unscanned for keyword in one.keywords})
+    return {keyword: len(rules) + number for number, keyword in enumerate(keywords)}
+
+
+def _compile(
+    translated: dict[int, Translated],
+    keyword_ids: dict[str, int],
+    gates: dict[int, tuple[str, int]],
+    ascii_only: bool,
+) -> Any:
+    ids = sorted(translated)
+    expressions = [
+        (translated[i].ascii_source if ascii_only else translated[i].source).encode("latin-1") for i in ids
+    ]
+    # a rule searched near its ends needs every end; one searched whole only the first
+    flags = [0 if translated[i].widest is not None else hyperscan.HS_FLAG_SINGLEMATCH for i in ids]
+    lengths = [0] * len(ids)
+    for keyword, number in keyword_ids.items():
+        expressions.append(_words(frozenset({keyword}), ascii_only).encode("latin-1"))
+        ids.append(number)
+        flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
+        lengths.append(0)
+    for number, (source, least) in gates.items():  # ASCII patterns: the same for either scan
+        expressions.append(source.encode("ascii"))
+        ids.append(number)
+        flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
+        lengths.append(least)
+    extensions = [
+        hyperscan.ExpressionExt(  # type: ignore[attr-defined]  # in the module, not in its stubs
+            hyperscan.HS_EXT_FLAG_MIN_LENGTH if least else 0, 0, 0, least, 0, 0
+        )
+        for least in lengths
+    ]
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags, ext=extensions)
+    return database
+
+
+#: keywords in many texts: a rule with one of these (or one of one or two characters, or none) is scanned
+#: for, not just for its keywords
+_COMMON = frozenset(
+    {"token", "pass", "key", "secret", "set", "value", "auth", "basic", "bearer", "password", "pat", "://"}
+)
+
+
+def _worth_scanning(one: Rule) -> bool:
+    """A rule that would run on many texts; one with a rare keyword (a vendor's prefix) already runs on few,
+    and each translation costs compile and scan time."""
+    return not one.keywords or any(len(keyword) <= 2 or keyword in _COMMON for keyword in one.keywords)
+
+
+_SAFE_REACH = 256
+
+
+def windows(one: Rule, how: Translated, text: str, ends: list[int]) -> Iterator[re.Match[str]] | None:
+    """The rule's matches in `text`, exactly as `one.pattern.finditer(text)` gives them, found by searching
+    only near the ends the scan reported; None when searching the whole text is the better way.
+
+    Every match starts within `widest` characters before an end, so positions outside those windows start
+    none, and a search from the first position of a window finds what `finditer` finds there. The search
+    stops `reach` characters past the window, beyond anything the regex engine could read for a match that
+    starts in it, so the truncation changes nothing. For a narrowed rule, the matches skipped between windows
+    are ones its `accept` refuses; each search then starts where no match can straddle (after a character
+    no match contains, a line's start when no match holds a newline), so it finds the matches `finditer`
+    finds from there."""
+    widest = how.widest
+    if widest is None or len(ends) > _MANY_WINDOWS or (how.literal_start and not how.narrowed):
+        return None
+    return _in_windows(one.pattern, how, text, ends, widest)
+
+
+def _in_windows(
+    pattern: re.Pattern[str], how: Translated, text: str, ends: list[int], widest: int
+) -> Iterator[re.Match[str]]:
+    length = len(text)
+    spans: list[list[int]] = []
+    for end in sorted(ends):
+        first, last = max(end - widest, 0), end - how.narrowest
+        if spans and first <= spans[-1][1] + 1:
+            spans[-1][1] = max(spans[-1][1], last)
+        else:
+            spans.append([first, last])
+    cursor = 0
+    for first, last in spans:
+        if last < cursor:
+            continue
+        start = first
+        if how.narrowed:  # from where no match can straddle: after a character none holds
+            start = max(0 if how.newline else text.rfind("\n", 0, first) + 1, cursor)
+            outside = how.last_outside.match(text, start, first) if how.last_outside else None
+            start = outside.end() if outside else start
+        start = max(start, cursor)
+        for match in pattern.finditer(text, start, min(length, last + how.reach)):
+            if match.start() > last:
+                break
+            cursor = match.end()
+            yield match
