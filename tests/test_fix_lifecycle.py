@@ -183,3 +183,28 @@ def test_facts_restored_from_a_marker_give_back_revisions_and_attempts(fresh_db)
     )
     incident = fresh_db.incident("sig_a")
     assert incident is not None and (incident.failed_fixes, incident.offered_fixes) == (3, 1)
+
+
+def test_derived_rows_refreshed_once_per_signature_are_the_rows_a_refresh_per_fact_gives(tmp_path: Path):
+    # interleaved signatures, a signature whose facts come back after another's, a fix that ships
+    facts: list[tuple[Fact, str, str, int, dict[str, object]]] = [
+        (Fact.INCIDENT_DETECTED, "detected:sig_a", "sig_a", 0, {}),
+        (Fact.INCIDENT_DETECTED, "detected:sig_b", "sig_b", 0, {}),
+        (Fact.ISSUE_FILED, "filed:sig_a", "sig_a", 0, {"issue": "#3"}),
+        (Fact.FIX_PROPOSED, "fixdone:sig_a:1", "sig_a", 10, {"pr": 7, "issue": "#3", "files": ["a.py"]}),
+        (Fact.ISSUE_FILED, "filed:sig_b", "sig_b", 1, {"issue": "#4"}),
+        (Fact.INCIDENT_SUPPRESSED, "ignore:1", "sig_c", 5, {"source": "command", "by": "bob"}),
+        (Fact.FIX_APPLIED, "fixapplied:7", "sig_a", 60, {"pr": 7, "merged_at": "2026-03-02T09:55:00Z"}),
+        (Fact.REGRESSED, "regressed:sig_b:r", "sig_b", 70, {"count": 2}),
+    ]
+    each, once = Store.open(tmp_path / "each.db"), Store.open(tmp_path / "once.db")
+    for kind, key, sid, minutes, payload in facts:
+        log(each, kind, key, sid, minutes, **payload)
+    with once.transaction(), once.derived_once():
+        for kind, key, sid, minutes, payload in facts:
+            once.append_event(
+                kind, key, signature_id=sid, run_id="r", at=T0 + timedelta(minutes=minutes), payload=payload
+            )
+        assert once.derived_rows() == {"incidents": [], "fixes": []}  # waiting for the end of the block
+    assert dump(once) == dump(each)
+    assert len(dump(once)["incidents"]) == 3 and dump(once)["fixes"]

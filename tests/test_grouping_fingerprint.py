@@ -185,3 +185,56 @@ def test_a_signature_of_the_previous_fingerprint_version_still_receives_its_trac
     again = assign(engine, service="shop", stacktrace=trace("java_caused_by"))
     assert (again.tier, again.signature_id) == ("fingerprint", "sig_4092a063ba376255")
     assert again.fingerprint_version == FINGERPRINT_VERSION != "rounds-fp:1"
+
+
+def _stack_of(tree: Component) -> Component:
+    chain = next(child for child in tree.children if child.name == "chain")
+    exception = chain.children[0]
+    return next(child for child in exception.children if child.name == "stacktrace")
+
+
+def test_a_problems_stack_is_one_component_whatever_its_message() -> None:
+    from rounds_bot.grouping import fingerprint
+    from rounds_bot.grouping.candidates import CandidateReader
+    from rounds_bot.grouping.inapp import InAppRules
+    from rounds_bot.grouping.shapes import ShapeCache
+    from rounds_bot.grouping.templates import TemplateMiner
+
+    reader = CandidateReader(InAppRules(), ShapeCache(), TemplateMiner())
+    text = trace("go_panic")
+    other = text.replace("index out of range [5] with length 3", "slice bounds out of range")
+    one = reader.candidate(ErrorEvent(event_id="1", timestamp=EPOCH, stacktrace=text), None)
+    two = reader.candidate(ErrorEvent(event_id="2", timestamp=EPOCH, stacktrace=other), None)
+    assert render(one.fingerprint.tree) != render(two.fingerprint.tree)  # the values differ ...
+    shared = _stack_of(one.fingerprint.tree)
+    assert _stack_of(two.fingerprint.tree) is shared  # ... the frames are read once
+    fingerprint._STACKS.clear()
+    again = CandidateReader(InAppRules(), ShapeCache(), TemplateMiner()).candidate(
+        ErrorEvent(event_id="3", timestamp=EPOCH, stacktrace=text), None
+    )
+    fresh = _stack_of(again.fingerprint.tree)
+    assert fresh is not shared and render(fresh) == render(shared)
+    assert hash_tree(fresh, FINGERPRINT_VERSION) == hash_tree(shared, FINGERPRINT_VERSION)
+    assert again.fingerprint.hash == one.fingerprint.hash
+
+
+def test_an_error_codes_candidate_is_worked_out_once_per_message_and_code() -> None:
+    from rounds_bot.grouping.candidates import CandidateReader
+    from rounds_bot.grouping.error_codes import ErrorCode
+    from rounds_bot.grouping.inapp import InAppRules
+    from rounds_bot.grouping.shapes import ShapeCache
+    from rounds_bot.grouping.templates import TemplateMiner
+
+    reader = CandidateReader(InAppRules(), ShapeCache(), TemplateMiner())
+    code = ErrorCode("PAY-17", "error.code")
+
+    def candidate(message: str, service: str = "pay") -> object:
+        event = ErrorEvent(
+            event_id="e", timestamp=EPOCH, service=service, message=message, error_code="PAY-17"
+        )
+        return reader.candidate(event, code)
+
+    first = candidate("card 41 declined")
+    assert candidate("card 97 declined") is first  # one normalised message
+    assert candidate("card declined twice") is not first
+    assert candidate("card 41 declined", service="shop") is not first

@@ -103,3 +103,33 @@ def test_text_that_is_no_trace_is_remembered_as_none(parses: list[str]) -> None:
     memo = TraceMemo()
     assert memo.parsed("not a trace") is None and memo.parsed("not a trace") is None
     assert len(parses) == 1
+
+
+GO = (
+    "panic: cart {value} is empty\n\n"
+    "goroutine {goroutine} [running]:\n"
+    "main.total(0x{pointer}, 0x1)\n"
+    "\t/go/src/shop/cart.go:{line} +0x1f\n"
+    "main.main()\n"
+    "\t/go/src/shop/main.go:9 +0x2a\n"
+)
+
+
+def test_texts_that_read_as_one_trace_share_one_parse(parses: list[str]) -> None:
+    memo = TraceMemo()
+    one = memo.parsed(GO.format(value="7", goroutine="1", pointer="c000ab12", line="42"))
+    two = memo.parsed(GO.format(value="8", goroutine="77", pointer="c000fe99", line="42"))
+    assert len(parses) == 2  # the pointers differ in letters: two shapes, each parsed
+    assert one is two and one is not None and one.values == ["cart <int> is empty"]
+    quoted = memo.parsed(java(value="'abc'")), memo.parsed(java(value="'xyz'"))
+    assert quoted[0] is quoted[1] and len(parses) == 4
+
+
+def test_texts_whose_frames_or_values_differ_never_share_a_parse(parses: list[str]) -> None:
+    memo = TraceMemo()
+    one = memo.parsed(GO.format(value="7", goroutine="1", pointer="c000ab12", line="42"))
+    other_line = memo.parsed(GO.format(value="7", goroutine="1", pointer="c000ab13", line="43"))
+    other_value = memo.parsed(GO.format(value="a", goroutine="1", pointer="c000ab14", line="42"))
+    assert one is not None and other_line is not None and other_value is not None
+    assert one is not other_line and one is not other_value
+    assert other_line.trace.exceptions[0].frames[0].lineno == 43 and other_value.values == ["cart a is empty"]

@@ -11,6 +11,7 @@ from signature_samples import a_signature
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.errors import SchemaTooNewError, StoreError
 from rounds_bot.store import SCHEMA_VERSION, CascadeLinks, DiagnosisRecord, Store
+from rounds_bot.store.upsert import upsert
 
 NOW = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
 
@@ -164,3 +165,18 @@ def test_a_signatures_cascade_links_outlive_its_next_save_and_empty_links_are_fo
     assert fresh_db.cascade_links() == {"sig_effect": CascadeLinks(caused_by={"sig_cause": 3}, causes={})}
     fresh_db.set_cascade_links({"sig_effect": CascadeLinks()})
     assert fresh_db.cascade_links() == {}
+
+
+def test_a_row_upserted_is_inserted_then_updated_as_sqlite_utils_upserts_it(tmp_path):
+    ours, theirs = Store.open(tmp_path / "ours.db"), Store.open(tmp_path / "theirs.db")
+    rows = [
+        {"source_group_id": "g1", "signature_id": "s1"},
+        {"source_group_id": "g2", "signature_id": "s2"},
+        {"source_group_id": "g1", "signature_id": "s3"},  # the same key again: updated in place
+    ]
+    for row in rows:
+        upsert(ours.db, "source_groups", row, pk="source_group_id")
+        theirs.db.table("source_groups").upsert(row, pk="source_group_id")
+    query = "select rowid, * from source_groups order by rowid"
+    assert list(ours.db.query(query)) == list(theirs.db.query(query))
+    assert ours.group_map() == {"g1": "s3", "g2": "s2"}

@@ -45,6 +45,9 @@ MEMO_LIMIT = 4096
 
 #: what a trace candidate depends on: digest, service, error type, message, environment, version
 _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
+#: what a code candidate depends on: code and where it was read, service, error type, message,
+#: environment, version
+_CodeKey = tuple[str, str, str, str | None, str, str | None, str | None]
 #: what a template fingerprint depends on: template id and tokens, error type, environment,
 #: version, operation target
 _TemplateKey = tuple[str, tuple[str, ...], str | None, str | None, str | None, str | None]
@@ -89,19 +92,13 @@ class CandidateReader:
         self._trace_candidates: dict[_TraceKey, Candidate | None] = {}
         self._buckets: dict[tuple[str, str | None], str] = {}
         self._template_fingerprints: dict[_TemplateKey, Fingerprint] = {}
+        self._code_candidates: dict[_CodeKey, Candidate] = {}
 
     def candidate(self, event: ErrorEvent, code: ErrorCode | None) -> Candidate:
         service = event.service or "unknown"
         normalized, shape = self._shapes.lookup(event.message)
         if code is not None:
-            view = self._view(event, normalized)
-            fingerprint = code_fingerprint(view, code.code, code.where)
-            return Candidate(
-                fingerprint,
-                view,
-                title_for(event.error_type, normalized),
-                code_key=f"{service}\x1f{code.code}",
-            )
+            return self._code_candidate(event, normalized, code)
         parsed = self._traces.parsed(event.stacktrace) if event.stacktrace else None
         if parsed is not None:
             trace, values = parsed.trace, parsed.values
@@ -123,6 +120,32 @@ class CandidateReader:
                 return candidate
         match = self._miner.match(self.bucket(service, event.error_type), shape.skeleton)
         return self.template_candidate(event, normalized, match.template_id)
+
+    def _code_candidate(self, event: ErrorEvent, normalized: str, code: ErrorCode) -> Candidate:
+        """The candidate of an error code: the same object for every event that gives the same view and
+        code (so its explanation is rendered once)."""
+        key = (
+            code.code,
+            code.where,
+            event.service,
+            event.error_type,
+            normalized,
+            event.environment,
+            event.service_version,
+        )
+        candidate = self._code_candidates.get(key)
+        if candidate is None:
+            view = self._view(event, normalized)
+            candidate = Candidate(
+                code_fingerprint(view, code.code, code.where),
+                view,
+                title_for(event.error_type, normalized),
+                code_key=f"{view.service}\x1f{code.code}",
+            )
+            if len(self._code_candidates) >= MEMO_LIMIT:
+                self._code_candidates.clear()
+            self._code_candidates[key] = candidate
+        return candidate
 
     def template_candidate(
         self, event: ErrorEvent, normalized: str, template_id: str, target: str | None = None

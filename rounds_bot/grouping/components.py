@@ -13,6 +13,9 @@ from typing import TypeGuard
 #: a rendered tree shows at most this many lines; the rest is summarised, never dropped silently
 MAX_RENDERED_LINES = 120
 _MAX_VALUE_CHARS = 160
+#: stacks' rendered lines kept before that memo is cleared (never evicted piecemeal)
+_STACK_MEMO_LIMIT = 4096
+_STACK_LINES: dict[tuple[int, int], tuple[Component, tuple[str, ...]]] = {}
 
 
 class Component:
@@ -103,6 +106,23 @@ def render(root: Component) -> str:
 
 
 def _render(component: Component, depth: int, lines: list[str]) -> None:
+    if component.name == "stacktrace":
+        # a stack is shared by every fingerprint of its frames (see `fingerprint`): drawn once
+        # per depth, kept with the component it draws (so its id is never reused meanwhile)
+        key = (id(component), depth)
+        found = _STACK_LINES.get(key)
+        if found is None or found[0] is not component:
+            drawn: list[str] = []
+            _render_component(component, depth, drawn)
+            if len(_STACK_LINES) >= _STACK_MEMO_LIMIT:
+                _STACK_LINES.clear()
+            found = _STACK_LINES[key] = (component, tuple(drawn))
+        lines.extend(found[1])
+        return
+    _render_component(component, depth, lines)
+
+
+def _render_component(component: Component, depth: int, lines: list[str]) -> None:
     mark = "+" if component.effective else "-"
     text = f"{'  ' * depth}{mark} {component.name}"
     if component.value is not None:

@@ -36,8 +36,8 @@ from typing import Literal
 from rounds_bot.grouping.components import Component, hash_tree, leaf, node
 from rounds_bot.grouping.crash_site import Site
 from rounds_bot.grouping.frames import frame_components, needs_legacy_keys, recursion_hints
-from rounds_bot.grouping.inapp import Role, TraceRoles
-from rounds_bot.grouping.stacktrace import ParsedTrace
+from rounds_bot.grouping.inapp import FrameRole, Role, TraceRoles
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 FINGERPRINT_VERSION = "rounds-fp:3"
 #: the version before, whose app and system hashes a trace still gives, to find its signatures
@@ -50,6 +50,12 @@ Variant = Literal["error_code", "app", "test", "system", "template"]
 Contributing = Literal["app", "test"]
 _CHAIN: dict[Contributing | None, str] = {"app": "in-app frames", "test": "test frames", None: "all frames"}
 _TYPE_SEPARATORS = re.compile(r"::|[./\\]")
+#: stack components kept before the memo is cleared (never evicted piecemeal)
+_STACK_MEMO_LIMIT = 4096
+_STACKS: dict[
+    tuple[str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool],
+    Component,
+] = {}
 
 
 @dataclass(frozen=True)
@@ -295,15 +301,8 @@ def _trace_tree(
     exceptions: list[Component] = []
     for index, exception in enumerate(trace.exceptions):
         other_goroutine = trace.runtime == "go" and exception.relation == "context"
-        frames = frame_components(
-            exception.frames, roles.frames[index], only, recursion[index], legacy=legacy
-        )
-        stack = node(
-            "stacktrace",
-            *frames,
-            leaf("line-numbers", "ignored", "line numbers never contribute") if frames else None,
-            value=f"{trace.runtime}, {_count(len(exception.frames), 'frame')}",
-            hint=_why_no_frame_contributes(frames),
+        stack = _stack_component(
+            trace.runtime, exception.frames, roles.frames[index], only, tuple(recursion[index]), legacy
         )
         value = values[index] if index < len(values) else exception.value
         exceptions.append(
@@ -337,6 +336,35 @@ def _trace_tree(
         *_never_split(view),
         value=FINGERPRINT_VERSION,
     )
+
+
+def _stack_component(
+    runtime: str,
+    frames: tuple[Frame, ...],
+    roles: tuple[FrameRole, ...],
+    only: Contributing | None,
+    recursion: tuple[str | None, ...],
+    legacy: bool,
+) -> Component:
+    """An exception's stack: one component per frame, with why each is or is not used. The same
+    object for the same frames read the same way (memoised: components are immutable, and a
+    problem's frames recur in every occurrence, whatever its message), so its part of the hash
+    input is worked out once."""
+    key = (runtime, frames, roles, only, recursion, legacy)
+    found = _STACKS.get(key)
+    if found is None:
+        components = frame_components(frames, roles, only, list(recursion), legacy=legacy)
+        found = node(
+            "stacktrace",
+            *components,
+            leaf("line-numbers", "ignored", "line numbers never contribute") if components else None,
+            value=f"{runtime}, {_count(len(frames), 'frame')}",
+            hint=_why_no_frame_contributes(components),
+        )
+        if len(_STACKS) >= _STACK_MEMO_LIMIT:
+            _STACKS.clear()
+        _STACKS[key] = found
+    return found
 
 
 def template_fingerprint(

@@ -125,6 +125,8 @@ _TEST_FILES: dict[str, re.Pattern[str]] = {
 _OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1, "php": 1}
 
 _MEMO_LIMIT = 50_000
+#: traces' roles kept before that memo is cleared
+_TRACE_MEMO_LIMIT = 4096
 _APPLICATION = "application code"
 _BUILTIN = "the runtime's builtin (no file, no module)"
 #: the owner rule's answers per (module, owner): the same packages recur in every trace
@@ -165,6 +167,11 @@ class InAppRules:
     _memo: dict[tuple[Runtime, str | None, str | None], FrameRole] = field(
         default_factory=dict, compare=False, repr=False
     )
+    #: a trace's roles by what they are read from: runtime, each exception's relation and frames,
+    #: and the two ways of reading (a problem's trace recurs with every occurrence)
+    _traces: dict[tuple[Runtime, tuple[tuple[str, tuple[Frame, ...]], ...], bool, bool], TraceRoles] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def decide(self, frame: Frame, runtime: Runtime) -> tuple[bool, str]:
         """Whether a frame is the project's own code (the app's or its tests'), from the frame
@@ -190,6 +197,20 @@ class InAppRules:
         """The role of every frame of a trace, with the owner rule applied where it holds
         (`cut_traces=False`: also to a cut trace, as `rounds-fp:2` did; `builtins_in_app`: a builtin
         taken for application code, as the earlier fingerprints did)."""
+        key = (
+            trace.runtime,
+            tuple((e.relation, e.frames) for e in trace.exceptions),
+            cut_traces,
+            builtins_in_app,
+        )
+        found = self._traces.get(key)
+        if found is None:
+            if len(self._traces) >= _TRACE_MEMO_LIMIT:
+                self._traces.clear()
+            found = self._traces[key] = self._roles(trace, cut_traces, builtins_in_app)
+        return found
+
+    def _roles(self, trace: ParsedTrace, cut_traces: bool, builtins_in_app: bool) -> TraceRoles:
         alone = tuple(tuple(self.frame_role(f, trace.runtime) for f in e.frames) for e in trace.exceptions)
         if builtins_in_app:
             alone = tuple(tuple(_EARLIER_BUILTIN if r.reason == _BUILTIN else r for r in e) for e in alone)

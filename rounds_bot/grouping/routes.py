@@ -15,9 +15,11 @@ Nothing here decides where an event goes; every entry is a shortcut to an answer
   leads to the same signature.
 
 The other memos are of pure functions and sit beside what they memoise: message shapes
-(`shapes`), parsed traces (`trace_memo`), trace and template candidates (`candidates`), frame
-components and module paths (`frames`), frame roles (`inapp`), lines' runtimes
-(`stacktrace.reading`), rendered trees (`explanation`), skeletons' templates (`templates`). Every
+(`shapes`), parsed traces, by shape and by what grouping reads of them (`trace_memo`), trace,
+error-code and template candidates (`candidates`), frame components and module paths (`frames`),
+stack components (`fingerprint`), frame and trace roles (`inapp`), lines' runtimes and frame
+lines (`stacktrace`), rendered trees (`explanation`) and stacks (`components`), skeletons'
+templates (`templates`). Every
 memo is bounded and cleared whole when full, never evicted piecemeal. They serve the throughput of
 `rounds group` and of long rounds (`bench/grouping.py` measures both beside Drain3); a round of a
 few hundred events would be as right without them.

@@ -11,6 +11,13 @@ normalised values show no digit, the second text is the same trace for grouping,
 first one's parse. When its values do keep a digit (`Codec101: read failed [c=1]`), texts of
 the shape share a parse only if their other lines also normalise alike. Anything else (a digit
 in an exception type, a text cut to bounds) is parsed afresh.
+
+Texts parsed afresh that read as the same trace (the same runtime, exception types and
+relations, frames and normalised values: a Go dump whose goroutine and pointers changed, a
+message whose value changed in a way normalisation masks) are given one `ParsedText`, the first
+one's. What grouping works out from a trace is a function of that content alone (it reads an
+exception's value only as normalised, from `values`), so texts that share it share its key and
+the candidate memoised under it (`candidates`).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import hashlib
 from dataclasses import dataclass
 
 from rounds_bot.grouping.normalize import SHAPE_DIGITS, apply_spans, mask_spans, normalize_uncached
-from rounds_bot.grouping.stacktrace import ParsedTrace, frame_lines, parse_stacktrace
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, frame_lines, parse_stacktrace
 from rounds_bot.grouping.stacktrace.model import trace_lines
 
 #: traces each memo holds before it is cleared (never evicted piecemeal)
@@ -28,6 +35,11 @@ MEMO_LIMIT = 4096
 _MAX_MEMO_TEXT = 65_536
 #: distinct frame texts remembered per shape
 _VARIANTS_PER_SHAPE = 64
+
+
+#: what grouping reads of a parsed trace: runtime, notes, each exception's type, relation and
+#: frames (its value only normalised), and the normalised values
+_Content = tuple[str, tuple[str, ...], tuple[tuple[str, str, tuple[Frame, ...]], ...], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,8 @@ class TraceMemo:
         self._by_text: dict[str, ParsedText | None] = {}
         self._by_shape: dict[bytes, _ShapeEntry] = {}
         self._header_spans: dict[bytes, tuple[tuple[int, int, str], ...]] = {}
+        #: parses by content: equal parses of different texts share one `ParsedText`
+        self._by_content: dict[_Content, ParsedText] = {}
 
     def parsed(self, text: str) -> ParsedText | None:
         """The trace in `text` with its normalised values, or None when no parser reads it."""
@@ -76,13 +90,32 @@ class TraceMemo:
             found = entry.parses.get(self._key(entry, text))
             if found is not None:
                 return found
-        parsed = _parse(text)
+        parsed = self._shared(_parse(text))
         if len(self._by_text) >= MEMO_LIMIT:
             self._by_text.clear()
         if len(text) <= _MAX_MEMO_TEXT:
             self._by_text[text] = parsed
         if parsed is not None:
             self._remember_shape(shape, text, parsed, entry)
+        return parsed
+
+    def _shared(self, parsed: ParsedText | None) -> ParsedText | None:
+        """The `ParsedText` already given for the same trace and values, else `parsed`."""
+        if parsed is None:
+            return None
+        trace = parsed.trace
+        content = (
+            trace.runtime,
+            trace.notes,
+            tuple((e.type, e.relation, e.frames) for e in trace.exceptions),
+            tuple(parsed.values),
+        )
+        known = self._by_content.get(content)
+        if known is not None:
+            return known
+        if len(self._by_content) >= MEMO_LIMIT:
+            self._by_content.clear()
+        self._by_content[content] = parsed
         return parsed
 
     def _remember_shape(self, shape: bytes, text: str, parsed: ParsedText, entry: _ShapeEntry | None) -> None:

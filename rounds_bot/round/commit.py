@@ -43,7 +43,7 @@ class FactToLog:
 def commit(store: Store, learned: Learned) -> None:
     """Signatures, counts, seen occurrences, versions seen, group mappings, the event log, the cursor and
     the run."""
-    with store.transaction():
+    with store.transaction(), store.derived_once():
         planned = {plan.signature_id for plan in learned.plans}
         for plan in learned.plans:
             signature = learned.signatures[plan.signature_id]

@@ -122,11 +122,15 @@ def _link_cascades(
 
 def _unresolved(evidence: IssueEvidence) -> set[str]:
     """The signatures a body's cascade names that have no issue yet."""
+    return {sid for sid in _named(evidence) if sid not in evidence.refs}
+
+
+def _named(evidence: IssueEvidence) -> set[str]:
+    """The signatures a body's cascade names (the only ones whose issue it links)."""
     cascade = evidence.cascade
     if cascade is None:
         return set()
-    named = {*cascade.caused_by, *cascade.causes, *(step.signature_id for step in cascade.path)}
-    return {sid for sid in named if sid not in evidence.refs}
+    return {*cascade.caused_by, *cascade.causes, *(step.signature_id for step in cascade.path)}
 
 
 def _with_refs(evidence: IssueEvidence, issues: dict[str, IssueRef]) -> IssueEvidence:
@@ -137,7 +141,10 @@ def _with_refs(evidence: IssueEvidence, issues: dict[str, IssueRef]) -> IssueEvi
         else link
         for link in evidence.related
     ]
-    refs = {**evidence.refs, **{sid: issue.ref for sid, issue in issues.items()}}  # this round's are newest
+    # only the signatures the cascade names are ever looked up: the round's other issues are left out, so
+    # filing stays linear in the issues filed (this round's refs are the newest)
+    named = _named(evidence)
+    refs = {**evidence.refs, **{sid: issues[sid].ref for sid in named if sid in issues}}
     return replace(evidence, related=related, refs=refs)
 
 

@@ -59,6 +59,7 @@ from rounds_bot.store.records import (
 )
 from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
 from rounds_bot.store.signatures import from_row, to_row
+from rounds_bot.store.upsert import upsert
 from rounds_bot.store.versions import VersionsSeen
 
 
@@ -68,6 +69,9 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
     def __init__(self, db: Database, where: str) -> None:
         self.db = db
         self.where = where
+        #: inside `derived_once`: the signatures whose derived rows wait for a refresh, in the order
+        #: of their first lifecycle fact, each with the number of its latest
+        self._stale_derived: dict[str, int] | None = None
 
     # --- opening and migrating ---------------------------------------------------------------
     @classmethod
@@ -277,12 +281,31 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
             [key, kind, signature_id, run_id, iso(at), json.dumps(payload or {}, sort_keys=True)],
         )
         if cursor.rowcount == 1 and signature_id and kind in LIFECYCLE_FACTS:
-            self.refresh_derived(signature_id)  # the derived tables follow the log in the same transaction
+            if self._stale_derived is None:
+                self.refresh_derived(
+                    signature_id
+                )  # the derived tables follow the log in the same transaction
+            else:
+                self._stale_derived[signature_id] = cursor.lastrowid or 0  # the latest fact's row
         return cursor.rowcount == 1
+
+    @contextmanager
+    def derived_once(self) -> Iterator[None]:
+        """Lifecycle facts appended inside refresh each signature's derived rows once, on leaving (call
+        inside `transaction()`), to the rows a refresh per fact leaves: a refresh folds all of a
+        signature's facts; incidents are written in the order of each signature's first fact (the order
+        their rows were added), fixes in the order of its latest (the order they were last written)."""
+        self._stale_derived = {}
+        try:
+            yield
+            stale = self._stale_derived
+            self.refresh_derived_of(list(stale), sorted(stale, key=stale.__getitem__))
+        finally:
+            self._stale_derived = None
 
     def save(self, signature: Signature) -> None:
         """Insert or replace the signature (and file it under its grouping look-up keys)."""
-        self.db.table("signatures").upsert(to_row(signature), pk="id")
+        upsert(self.db, "signatures", to_row(signature), pk="id")
         index_grouping_state(self.db, signature.id, signature.grouping_state)
 
     def add_occurrences(self, signature_id: str, buckets: dict[str, int]) -> None:
@@ -305,8 +328,11 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
         self.db.execute("delete from seen_events where seen_at < ?", [iso(moment)])
 
     def map_group(self, source_group_id: str, signature_id: str) -> None:
-        self.db.table("source_groups").upsert(
-            {"source_group_id": source_group_id, "signature_id": signature_id}, pk="source_group_id"
+        upsert(
+            self.db,
+            "source_groups",
+            {"source_group_id": source_group_id, "signature_id": signature_id},
+            pk="source_group_id",
         )
 
     def source_state(self, source: str) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ from sqlite_utils import Database
 from rounds_bot.clock import bucket_of, iso
 from rounds_bot.lifecycle import LIFECYCLE_FACTS, FixRecord, IncidentRecord, fold_fixes, fold_incident
 from rounds_bot.store.records import Logged, logged
+from rounds_bot.store.upsert import upsert
 
 DERIVED_TABLES = ("incidents", "fixes")
 
@@ -55,8 +56,25 @@ def rebuild(db: Database) -> None:
 def refresh(db: Database, signature_id: str) -> None:
     """One signature's derived rows, folded again from its facts."""
     facts = _facts(db, signature_id)
+    _refresh_incident(db, signature_id, facts)
+    _refresh_fixes(db, signature_id, facts)
+
+
+def refresh_many(db: Database, incidents_order: list[str], fixes_order: list[str]) -> None:
+    """Signatures' derived rows folded again from their facts, once each: incidents in one order, fixes
+    in another (the same signatures)."""
+    facts = {signature_id: _facts(db, signature_id) for signature_id in incidents_order}
+    for signature_id in incidents_order:
+        _refresh_incident(db, signature_id, facts[signature_id])
+    for signature_id in fixes_order:
+        _refresh_fixes(db, signature_id, facts[signature_id])
+
+
+def _refresh_incident(db: Database, signature_id: str, facts: list[Logged]) -> None:
     incident = fold_incident(signature_id, facts)
-    db.table("incidents").upsert(
+    upsert(
+        db,
+        "incidents",
         {
             "signature_id": signature_id,
             "status": incident.status,
@@ -67,9 +85,14 @@ def refresh(db: Database, signature_id: str) -> None:
         },
         pk="signature_id",
     )
+
+
+def _refresh_fixes(db: Database, signature_id: str, facts: list[Logged]) -> None:
     db.execute("delete from fixes where signature_id = ?", [signature_id])
     for fix in fold_fixes(facts):
-        db.table("fixes").upsert(
+        upsert(
+            db,
+            "fixes",
             {
                 "pr_number": fix.pr_number,
                 "signature_id": signature_id,
@@ -98,6 +121,9 @@ class DerivedTables:
 
     def refresh_derived(self, signature_id: str) -> None:
         refresh(self.db, signature_id)
+
+    def refresh_derived_of(self, incidents_order: list[str], fixes_order: list[str]) -> None:
+        refresh_many(self.db, incidents_order, fixes_order)
 
     def replay(self) -> None:
         """Rebuild `incidents` and `fixes` from the event log, in one transaction."""

@@ -21,6 +21,8 @@ class DryRunTracker:
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
+        #: the folder's absolute path, once a draft is written into it (the drafts' URLs)
+        self._resolved: Path | None = None
 
     def _path(self, signature_id: str) -> Path:
         return self.folder / f"{signature_id}.md"
@@ -29,26 +31,37 @@ class DryRunTracker:
         path = self._path(signature_id)
         if not path.is_file():
             return None
-        marker = read_marker(path.read_text(encoding="utf-8"))
-        if marker is None or marker.signature_id != signature_id:
-            return None
-        state = "closed" if marker.closed else "open"
-        return IssueRef(signature_id=signature_id, ref=path.name, url=path.resolve().as_uri(), state=state)
+        return self._ref(signature_id, path.read_text(encoding="utf-8"), path.resolve())
 
     def create(self, draft: IssueDraft) -> IssueRef:
-        self._write(draft)
-        return self.find(draft.signature_id) or self._missing(draft)
+        return self._written(draft, self._write(draft))
 
     def update(
         self, issue: IssueRef, draft: IssueDraft, *, comment: str | None = None, reopen: bool = False
     ) -> IssueRef:
-        self._write(draft, comment=comment)
-        return self.find(draft.signature_id) or self._missing(draft)
+        return self._written(draft, self._write(draft, comment=comment))
+
+    def _written(self, draft: IssueDraft, text: str) -> IssueRef:
+        """The issue of a draft just written, read from the text written (the file was renamed into
+        place whole), without reading it back."""
+        if self._resolved is None:
+            self._resolved = self.folder.resolve()
+        path = self._resolved / self._path(draft.signature_id).name
+        return self._ref(draft.signature_id, text, path) or self._missing(draft)
+
+    @staticmethod
+    def _ref(signature_id: str, text: str, path: Path) -> IssueRef | None:
+        """The issue a draft's text is, found by its marker (None when it is not `signature_id`'s)."""
+        marker = read_marker(text)
+        if marker is None or marker.signature_id != signature_id:
+            return None
+        state = "closed" if marker.closed else "open"
+        return IssueRef(signature_id=signature_id, ref=path.name, url=path.as_uri(), state=state)
 
     def finish_round(self) -> list[str]:
         return []
 
-    def _write(self, draft: IssueDraft, comment: str | None = None) -> None:
+    def _write(self, draft: IssueDraft, comment: str | None = None) -> str:
         # the draft is Markdown: the title (plain text on GitHub) is escaped like any untrusted text
         labels = ", ".join(code(label) for label in draft.labels)
         text = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n{draft.body}"
@@ -61,6 +74,7 @@ class DryRunTracker:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(text)
             os.replace(temp, self._path(draft.signature_id))
+            return text
         except OSError as exc:
             raise TrackerError(
                 f"cannot write the issue draft for {draft.signature_id} into {self.folder}: {exc.strerror}",

@@ -49,17 +49,22 @@ _PARSERS = {
     "elixir": elixir.parse,
 }
 
+#: per runtime, whether a line prints a frame (kept per line: a bug's frame lines recur in every
+#: occurrence's trace)
 _FRAME_LINES = {
-    "python": python.is_frame_line,
-    "java": java.is_frame_line,
-    "node": node.is_frame_line,
-    "go": go.is_frame_line,
-    "dotnet": dotnet.is_frame_line,
-    "ruby": ruby.is_frame_line,
-    "ocaml": ocaml.is_frame_line,
-    "rust": rust.is_frame_line,
-    "php": php.is_frame_line,
-    "elixir": elixir.is_frame_line,
+    runtime: memoised_by_line(is_frame_line)
+    for runtime, is_frame_line in (
+        ("python", python.is_frame_line),
+        ("java", java.is_frame_line),
+        ("node", node.is_frame_line),
+        ("go", go.is_frame_line),
+        ("dotnet", dotnet.is_frame_line),
+        ("ruby", ruby.is_frame_line),
+        ("ocaml", ocaml.is_frame_line),
+        ("rust", rust.is_frame_line),
+        ("php", php.is_frame_line),
+        ("elixir", elixir.is_frame_line),
+    )
 }
 
 
