@@ -302,6 +302,8 @@ class Translated:
     #: whether the rule's own pattern starts with a literal character, which the regex engine finds at
     #: memory speed: a search of the whole text then costs less than searches near each end
     literal_start: bool = False
+    #: how far past a match's end the scan may report it (a short lookahead at its end read as part of it)
+    read_ahead: int = 0
 
 
 def translate(one: Rule) -> Translated:
@@ -316,17 +318,37 @@ def translate(one: Rule) -> Translated:
         raise Untranslatable("a pattern that can match nothing")
     around = _lookaround_width(list(parsed))
     bounded = widest < _MAXREPEAT and around is not None
+    items, read_ahead = _lookahead_read(list(parsed))
     return Translated(
-        source=_tail_source(list(parsed), whole, case, dot, ascii_only=False),
-        ascii_source=_tail_source(list(parsed), whole, case, dot, ascii_only=True),
-        widest=widest if bounded else None,
+        source=_tail_source(items, whole, case, dot, ascii_only=False),
+        ascii_source=_tail_source(items, whole, case, dot, ascii_only=True),
+        # an end the scan reports may lie past the match by what its last lookahead read
+        widest=widest + read_ahead if bounded else None,
         narrowest=narrowest,
         reach=widest + (around or 0) + 2 if bounded else 0,
         newline=ord("\n") in whole.alphabet.ascii,
         narrowed=key_group is not None,
         last_outside=_last_outside(whole.alphabet),
         literal_start=not case and _starts_with_literal(str(parsed[0][0]), parsed[0][1]),
+        read_ahead=read_ahead,
     )
+
+
+#: the widest lookahead at a pattern's end the scan reads as part of the match
+_SHORT_LOOKAHEAD = 2
+
+
+def _lookahead_read(items: list[Any]) -> tuple[list[Any], int]:
+    """The pattern with a lookahead that ends it read as part of the match, and the most it reads: a text
+    the lookahead refuses needs no search (`,x(?=,|$)` is rarer than `,x`). The scan then reports ends up
+    to that width past the match's, which `Translated.widest` allows for. Only a short lookahead: a long
+    one (a value read ahead) costs the scan more than it saves."""
+    last = items[-1] if items else None
+    if last is not None and str(last[0]) == "ASSERT" and last[1][0] > 0:
+        width: int = last[1][1].getwidth()[1]
+        if width <= _SHORT_LOOKAHEAD:
+            return items[:-1] + list(last[1][1]), width
+    return items, 0
 
 
 def _last_outside(alphabet: Chars) -> re.Pattern[str] | None:
@@ -353,7 +375,10 @@ def _tail_source(items: list[Any], whole: _Translation, case: bool, dot: bool, a
 
 
 def _literal_tail(items: list[Any]) -> int:
-    """The index of the first element after the first that starts with a literal character (0: none)."""
+    """The index of the first element after the first that starts with a literal character (0: none, or
+    the pattern itself starts with one: a literal late in it, such as a newline, is often far commoner)."""
+    if items and _starts_with_literal(str(items[0][0]), items[0][1]):
+        return 0
     for index, (op, value) in enumerate(items):
         if index and _starts_with_literal(str(op), value):
             return index
