@@ -522,20 +522,21 @@ class Prefilter:
 
     def scan(self, text: str) -> Scan:
         """The keywords `text` holds, where each rule's matches may end, and the gates it holds."""
+        hits: list[tuple[int, int]] = []
+        plain = text.isascii()
+        data = text.encode("ascii") if plain else scan_bytes(text)
+        self._database(plain).scan(data, match_event_handler=_collect, context=hits)
         found = Scan()
+        if not hits:  # most texts: nothing to sort out
+            return found
         ends = found.ends
         keywords = found.keywords
         base = len(self.rules)
-
-        def on_match(rule_id: int, _start: int, end: int, _flags: int, _context: object) -> None:
+        for rule_id, end in hits:
             if rule_id >= base:
                 keywords.add(rule_id)
             else:
                 ends.setdefault(rule_id, []).append(end)
-
-        plain = text.isascii()
-        data = text.encode("ascii") if plain else scan_bytes(text)
-        self._database(plain).scan(data, match_event_handler=on_match)
         for scanned, alike in self._alike.items():
             if scanned in ends:
                 for index in alike:
@@ -543,6 +544,11 @@ class Prefilter:
         if self._gate_ids and keywords:
             found.gates = {self._gate_ids[n] for n in keywords if n in self._gate_ids}
         return found
+
+
+def _collect(rule_id: int, _start: int, end: int, _flags: int, hits: list[tuple[int, int]]) -> None:
+    """The scan's match handler: one function for every scan, the hits in the scan's context."""
+    hits.append((rule_id, end))
 
 
 def _keyword_ids(rules: tuple[Rule, ...], translated: dict[int, Translated]) -> dict[str, int]:
