@@ -45,8 +45,9 @@ _MAXREPEAT: int = _parser.MAXREPEAT
 #: the byte every non-ASCII character is scanned as
 OTHER = 0xFF
 _NON_ASCII = re.compile("[^\x00-\x7f]")
-#: repeats longer than this are scanned as unbounded (a superset): Hyperscan's bounded repeats grow with them
-_REPEAT_CAP = 100
+#: repeats longer than this are scanned as unbounded (a superset): Hyperscan's bounded repeats grow with them,
+#: and a card number's twelve to nineteen digits cost the scan more than the ends they save
+_REPEAT_CAP = 12
 #: a rule whose translation reports more ends than this in a text runs over the whole text instead
 _MANY_WINDOWS = 64
 _CATEGORIES = {
