@@ -7,10 +7,12 @@
 Each rule's pattern is translated, from the standard library's own reading of it, into a pattern Hyperscan
 compiles whose language holds every string the rule's consuming part can match (a superset): lookarounds,
 anchors and back-references are dropped or widened, possessive and atomic parts read as greedy ones, long
-bounded repeats as unbounded ones. A look-behind at a pattern's start (`(?<![\\w.-])`, or the look-behind
+bounded repeats (past twelve) as unbounded ones. A short lookahead that ends a pattern is read as part of
+the match, so an end the scan reports may lie up to its width past the match's (`Translated.read_ahead`,
+allowed for in `widest`). A look-behind at a pattern's start (`(?<![\\w.-])`, or the look-behind
 after a literal that `_starting` writes) becomes the character before the match (`(?:^|[^\\w.-])`), which
 keeps the same ends. So a text the translation reports nothing for holds no match of the rule, and every
-match of the rule ends where the translation reported an end.
+match of the rule ends where the translation reported an end (or at most `read_ahead` before one).
 
 The text is scanned as bytes with one byte a character: ASCII as itself, every other character as 0xFF,
 which the translation admits wherever a non-ASCII character could match. Offsets in the scan are offsets in
