@@ -46,6 +46,8 @@ class ScanningRuleSet:
         gates then no longer describe)."""
         prefilter = self.prefilter
         found = prefilter.scan(text)
+        if not found.ends and not found.keywords and not self._always:  # most texts: no rule may match
+            return text, frozenset(found.gates)
         original = text
         plain = text.isascii()  # then a keyword the scan found is one `Rule.wanted` finds
         lowered: str | None = None

@@ -7,10 +7,12 @@
 Each rule's pattern is translated, from the standard library's own reading of it, into a pattern Hyperscan
 compiles whose language holds every string the rule's consuming part can match (a superset): lookarounds,
 anchors and back-references are dropped or widened, possessive and atomic parts read as greedy ones, long
-bounded repeats as unbounded ones. A look-behind at a pattern's start (`(?<![\\w.-])`, or the look-behind
+bounded repeats (past twelve) as unbounded ones. A short lookahead that ends a pattern is read as part of
+the match, so an end the scan reports may lie up to its width past the match's (`Translated.read_ahead`,
+allowed for in `widest`). A look-behind at a pattern's start (`(?<![\\w.-])`, or the look-behind
 after a literal that `_starting` writes) becomes the character before the match (`(?:^|[^\\w.-])`), which
 keeps the same ends. So a text the translation reports nothing for holds no match of the rule, and every
-match of the rule ends where the translation reported an end.
+match of the rule ends where the translation reported an end (or at most `read_ahead` before one).
 
 The text is scanned as bytes with one byte a character: ASCII as itself, every other character as 0xFF,
 which the translation admits wherever a non-ASCII character could match. Offsets in the scan are offsets in
@@ -45,8 +47,9 @@ _MAXREPEAT: int = _parser.MAXREPEAT
 #: the byte every non-ASCII character is scanned as
 OTHER = 0xFF
 _NON_ASCII = re.compile("[^\x00-\x7f]")
-#: repeats longer than this are scanned as unbounded (a superset): Hyperscan's bounded repeats grow with them
-_REPEAT_CAP = 100
+#: repeats longer than this are scanned as unbounded (a superset): Hyperscan's bounded repeats grow with them,
+#: and a card number's twelve to nineteen digits cost the scan more than the ends they save
+_REPEAT_CAP = 12
 #: a rule whose translation reports more ends than this in a text runs over the whole text instead
 _MANY_WINDOWS = 64
 _CATEGORIES = {
@@ -302,6 +305,8 @@ class Translated:
     #: whether the rule's own pattern starts with a literal character, which the regex engine finds at
     #: memory speed: a search of the whole text then costs less than searches near each end
     literal_start: bool = False
+    #: how far past a match's end the scan may report it (a short lookahead at its end read as part of it)
+    read_ahead: int = 0
 
 
 def translate(one: Rule) -> Translated:
@@ -316,17 +321,37 @@ def translate(one: Rule) -> Translated:
         raise Untranslatable("a pattern that can match nothing")
     around = _lookaround_width(list(parsed))
     bounded = widest < _MAXREPEAT and around is not None
+    items, read_ahead = _lookahead_read(list(parsed))
     return Translated(
-        source=_tail_source(list(parsed), whole, case, dot, ascii_only=False),
-        ascii_source=_tail_source(list(parsed), whole, case, dot, ascii_only=True),
-        widest=widest if bounded else None,
+        source=_tail_source(items, whole, case, dot, ascii_only=False),
+        ascii_source=_tail_source(items, whole, case, dot, ascii_only=True),
+        # an end the scan reports may lie past the match by what its last lookahead read
+        widest=widest + read_ahead if bounded else None,
         narrowest=narrowest,
         reach=widest + (around or 0) + 2 if bounded else 0,
         newline=ord("\n") in whole.alphabet.ascii,
         narrowed=key_group is not None,
         last_outside=_last_outside(whole.alphabet),
         literal_start=not case and _starts_with_literal(str(parsed[0][0]), parsed[0][1]),
+        read_ahead=read_ahead,
     )
+
+
+#: the widest lookahead at a pattern's end the scan reads as part of the match
+_SHORT_LOOKAHEAD = 2
+
+
+def _lookahead_read(items: list[Any]) -> tuple[list[Any], int]:
+    """The pattern with a lookahead that ends it read as part of the match, and the most it reads: a text
+    the lookahead refuses needs no search (`,x(?=,|$)` is rarer than `,x`). The scan then reports ends up
+    to that width past the match's, which `Translated.widest` allows for. Only a short lookahead: a long
+    one (a value read ahead) costs the scan more than it saves."""
+    last = items[-1] if items else None
+    if last is not None and str(last[0]) == "ASSERT" and last[1][0] > 0:
+        width: int = last[1][1].getwidth()[1]
+        if width <= _SHORT_LOOKAHEAD:
+            return items[:-1] + list(last[1][1]), width
+    return items, 0
 
 
 def _last_outside(alphabet: Chars) -> re.Pattern[str] | None:
@@ -353,7 +378,10 @@ def _tail_source(items: list[Any], whole: _Translation, case: bool, dot: bool, a
 
 
 def _literal_tail(items: list[Any]) -> int:
-    """The index of the first element after the first that starts with a literal character (0: none)."""
+    """The index of the first element after the first that starts with a literal character (0: none, or
+    the pattern itself starts with one: a literal late in it, such as a newline, is often far commoner)."""
+    if items and _starts_with_literal(str(items[0][0]), items[0][1]):
+        return 0
     for index, (op, value) in enumerate(items):
         if index and _starts_with_literal(str(op), value):
             return index
@@ -497,20 +525,21 @@ class Prefilter:
 
     def scan(self, text: str) -> Scan:
         """The keywords `text` holds, where each rule's matches may end, and the gates it holds."""
+        hits: list[tuple[int, int]] = []
+        plain = text.isascii()
+        data = text.encode("ascii") if plain else scan_bytes(text)
+        self._database(plain).scan(data, match_event_handler=_collect, context=hits)
         found = Scan()
+        if not hits:  # most texts: nothing to sort out
+            return found
         ends = found.ends
         keywords = found.keywords
         base = len(self.rules)
-
-        def on_match(rule_id: int, _start: int, end: int, _flags: int, _context: object) -> None:
+        for rule_id, end in hits:
             if rule_id >= base:
                 keywords.add(rule_id)
             else:
                 ends.setdefault(rule_id, []).append(end)
-
-        plain = text.isascii()
-        data = text.encode("ascii") if plain else scan_bytes(text)
-        self._database(plain).scan(data, match_event_handler=on_match)
         for scanned, alike in self._alike.items():
             if scanned in ends:
                 for index in alike:
@@ -518,6 +547,11 @@ class Prefilter:
         if self._gate_ids and keywords:
             found.gates = {self._gate_ids[n] for n in keywords if n in self._gate_ids}
         return found
+
+
+def _collect(rule_id: int, _start: int, end: int, _flags: int, hits: list[tuple[int, int]]) -> None:
+    """The scan's match handler: one function for every scan, the hits in the scan's context."""
+    hits.append((rule_id, end))
 
 
 def _keyword_ids(rules: tuple[Rule, ...], translated: dict[int, Translated]) -> dict[str, int]:

@@ -90,6 +90,8 @@ def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
     rules = _rules(ips)
     # the scan that picks the rules also says whether a seed phrase or an encoded run may be there
     ruled, gates = apply_gated(rules, sanitize(text), counts)
+    if gates is not None and not gates and "\\" not in ruled and "%" not in ruled:
+        return Redaction(ruled, counts)  # no rule changed it, and it holds nothing a later step looks for
     done = ruled
     if gates is None or PHRASE_GATES & gates:
         done = seed_phrases(ruled, counts)
