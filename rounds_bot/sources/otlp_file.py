@@ -129,7 +129,9 @@ class OtlpFileSource:
                 skipped.extend(line_skipped)
                 for event in line_events:
                     reading.offer(event.event_id, event.timestamp, _Built(event))
-        reading.flush()
+            # asked about once a line: what waits for the answer holds the line's records, which are let go
+            # as soon as it comes (a batch of many lines kept them all alive, at a cost in memory and time)
+            reading.flush()
         return PollResult(
             events=reading.events,
             skipped=skipped,
@@ -240,7 +242,8 @@ def _notes(path: Path, end: datetime, later: int, repeated: int) -> list[str]:
 
 # --- reading lean, and leaving out what was counted -------------------------------------------
 
-#: Candidates asked about in one go: the counted check is one database query per batch, not per record.
+#: Candidates asked about in one go at most (a line's are asked about together, and at its end): the counted
+#: check is one database query per batch, not per record.
 COUNTED_BATCH = 2_000
 
 
