@@ -214,7 +214,7 @@ def patients(plans: list[IssuePlan], wanted: set[str], rediagnose: dict[str, str
         Patient(
             signature=plan.signature,
             samples=plan.tally.samples if plan.tally else [],
-            timeline=list(plan.tally.timeline) if plan.tally else [],
+            timeline=plan.tally.timeline if plan.tally else [],
             regressed=plan.kind == "regressed",
             retry=plan.signature_id in wanted and plan.signature_id not in rediagnose,
             related=list(plan.tally.assignment.related) if plan.tally else [],
