@@ -16,6 +16,7 @@ time, with the scanning engine and the keyword engine, beside one plain regex sc
     python bench/scale.py                         # 10k and 100k records, 2k and 20k bugs
     python bench/scale.py --sizes 10000 --bugs 2000
     python bench/scale.py --million               # adds 1M records (about 1.5 GB of OTLP/JSON)
+    python bench/scale.py --sizes "" --bugs 2000 --million    # the 1M row alone
     python bench/scale.py --profile 100000x2000   # the top functions of both rounds of one size
     python bench/scale.py --redaction-only        # only the redaction throughput (about a minute)
     python bench/scale.py --redaction-profile     # the top functions of redaction over the same texts
@@ -137,7 +138,9 @@ def scale(records: int, bugs: int, work: Path, verbose: bool) -> dict[str, float
     data = write_otlp(work / f"otlp-{records}-{bugs}.jsonl", records, bugs)
     floor_s, found = floor(data)
     database, output = work / f"rounds-{records}-{bugs}.db", work / f"out-{records}-{bugs}"
+    print(f"    floor {floor_s:.2f} s ({found:,} error records)", flush=True)
     first = run_round(data, database, output)
+    print(f"    first round {first.seconds:.1f} s, peak {first.peak_mb:.0f} MB", flush=True)
     second = run_round(data, database, output)
     if verbose:
         print(f"    first:  {summary_line(first.report)}")
@@ -161,19 +164,28 @@ def scale(records: int, bugs: int, work: Path, verbose: bool) -> dict[str, float
     }
 
 
-def print_table(rows: list[dict[str, float | str]]) -> None:
-    print(
-        f"{'records':>9} {'bugs':>6} {'floor s':>8} {'1st s':>8} {'×floor':>7} {'rec/s':>8} "
-        f"{'2nd s':>7} {'×floor':>7} {'peak1 MB':>9} {'peak2 MB':>9} {'db MB':>7} {'KB/sig':>7} {'sigs':>6}"
+HEADER = (
+    f"{'records':>9} {'bugs':>6} {'floor s':>8} {'1st s':>8} {'×floor':>7} {'rec/s':>8} "
+    f"{'2nd s':>7} {'×floor':>7} {'rec/s':>8} {'peak1 MB':>9} {'peak2 MB':>9} {'db MB':>7} {'KB/sig':>7} "
+    f"{'sigs':>6}"
+)
+
+
+def table_row(row: dict[str, float | str]) -> str:
+    f, first, second = float(row["floor"]), float(row["first"]), float(row["second"])
+    records = float(row["records"])
+    return (
+        f"{row['records']:>9,} {row['bugs']:>6,} {f:>8.2f} {first:>8.2f} {first / f:>7.1f} "
+        f"{records / first:>8,.0f} {second:>7.2f} {second / f:>7.1f} {records / second:>8,.0f} "
+        f"{float(row['peak1']):>9.0f} {float(row['peak2']):>9.0f} {float(row['db']):>7.1f} "
+        f"{float(row['per_signature_kb']):>7.2f} {row['signatures']:>6}"
     )
+
+
+def print_table(rows: list[dict[str, float | str]]) -> None:
+    print(HEADER)
     for row in rows:
-        f, first, second = float(row["floor"]), float(row["first"]), float(row["second"])
-        print(
-            f"{row['records']:>9,} {row['bugs']:>6,} {f:>8.2f} {first:>8.2f} {first / f:>7.1f} "
-            f"{float(row['records']) / first:>8,.0f} {second:>7.2f} {second / f:>7.1f} "
-            f"{float(row['peak1']):>9.0f} {float(row['peak2']):>9.0f} {float(row['db']):>7.1f} "
-            f"{float(row['per_signature_kb']):>7.2f} {row['signatures']:>6}"
-        )
+        print(table_row(row))
 
 
 def figure_line(row: dict[str, float | str]) -> str:
@@ -323,6 +335,8 @@ def main() -> None:
                     continue
                 print(f"  {records:,} records / {bugs:,} bugs ...", flush=True)
                 rows.append(scale(records, bugs, work, args.verbose))
+                # each row as soon as it is measured: a 1M run takes a while
+                print(f"  {HEADER.strip()}\n  {table_row(rows[-1]).strip()}", flush=True)
         print_table(rows)
         figures = [figure_line(row) for row in rows]
         if not args.skip_redaction:

@@ -1,9 +1,18 @@
-"""What one round saw of one signature: counts, time span, buckets, varied samples, where it was seen."""
+"""What one round saw of one signature: counts, time span, buckets, varied samples, where it was seen.
+
+A round may count a million occurrences: what it keeps of each (its id and moment for the database, its
+moment and count for triage's timeline) is kept in compact arrays (`Occurrences`, `Timeline`), read back as
+the tuples and `Occurrence`s they were given as; everything else is an aggregate or a bounded sample.
+"""
 
 from __future__ import annotations
 
+import re
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from typing import overload
 
 from rounds_bot.clock import bucket_of
 from rounds_bot.models import Assignment, ErrorEvent
@@ -22,12 +31,12 @@ class Tally:
     last_seen: datetime | None = None
     buckets: dict[str, int] = field(default_factory=dict)
     samples: list[ErrorEvent] = field(default_factory=list)
-    occurrences: list[tuple[str, str, datetime]] = field(default_factory=list)
+    occurrences: Occurrences = field(default_factory=lambda: Occurrences())
     group_ids: set[str] = field(default_factory=set)
     services: set[str] = field(default_factory=set)
     versions: set[str] = field(default_factory=set)
     environments: set[str] = field(default_factory=set)
-    timeline: list[Occurrence] = field(default_factory=list)
+    timeline: Timeline = field(default_factory=lambda: Timeline())
     # version -> (first occurrence this round, occurrences): the fix lifecycle judges recurrences by version
     by_version: dict[str, tuple[datetime, int]] = field(default_factory=dict)
     # (service, version) -> its first occurrence this round: when a release first ran (`store/versions.py`)
@@ -38,7 +47,7 @@ class Tally:
         self.first_seen = min(self.first_seen or first, first)
         self.last_seen = max(self.last_seen or last, last)
         self.buckets[bucket_of(last)] = self.buckets.get(bucket_of(last), 0) + count
-        self.timeline.append(Occurrence(timestamp=last, count=count, fatal=event.fatal))
+        self.timeline.note(last, count, event.fatal)
         self.services.add(event.service)
         if event.service_version:
             self.versions.add(event.service_version)
@@ -59,3 +68,122 @@ class Tally:
             (s.service, s.service_version, s.message) != (event.service, event.service_version, event.message)
             for s in self.samples
         )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ID = re.compile(r"[0-9a-f]{32}")
+
+
+class _Moments:
+    """Datetimes as microseconds since the epoch; one not in UTC (or naive) is kept as it is, aside."""
+
+    def __init__(self) -> None:
+        self._micros = array("q")
+        self._aside: dict[int, datetime] = {}
+
+    def append(self, moment: datetime) -> None:
+        if moment.tzinfo is UTC:
+            self._micros.append((moment - _EPOCH) // _MICROSECOND)
+        else:
+            self._aside[len(self._micros)] = moment
+            self._micros.append(0)
+
+    def __getitem__(self, index: int) -> datetime:
+        aside = self._aside.get(index)
+        return aside if aside is not None else _EPOCH + timedelta(microseconds=self._micros[index])
+
+    def __len__(self) -> int:
+        return len(self._micros)
+
+
+_MICROSECOND = timedelta(microseconds=1)
+
+
+class Occurrences:
+    """The (event id, signature id, moment) of each occurrence counted, in the order added: an id of 32 hex
+    digits (the usual kind) takes 16 bytes, a moment 8."""
+
+    def __init__(self) -> None:
+        self._ids = bytearray()
+        self._other_ids: dict[int, str] = {}
+        self._signatures: list[str] = []
+        self._moments = _Moments()
+
+    def append(self, occurrence: tuple[str, str, datetime]) -> None:
+        event_id, signature_id, moment = occurrence
+        if _ID.fullmatch(event_id):
+            self._ids += bytes.fromhex(event_id)
+        else:
+            self._other_ids[len(self._signatures)] = event_id
+            self._ids += bytes(16)
+        self._signatures.append(signature_id)
+        self._moments.append(moment)
+
+    def __len__(self) -> int:
+        return len(self._signatures)
+
+    def __iter__(self) -> Iterator[tuple[str, str, datetime]]:
+        ids, other = self._ids, self._other_ids
+        for index, signature_id in enumerate(self._signatures):
+            event_id = other.get(index)
+            if event_id is None:
+                event_id = ids[index * 16 : index * 16 + 16].hex()
+            yield event_id, signature_id, self._moments[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Occurrences | list):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Occurrences({list(self)!r})"
+
+
+class Timeline(Sequence[Occurrence]):
+    """The round's occurrences of a signature for triage, in the order counted: a moment, a count, whether
+    fatal; read back as `Occurrence`s."""
+
+    def __init__(self) -> None:
+        self._moments = _Moments()
+        self._counts = array("q")
+        self._fatal = bytearray()
+
+    def note(self, moment: datetime, count: int, fatal: bool) -> None:
+        if count < 1:  # what `Occurrence` refuses, refused as it would be
+            Occurrence(timestamp=moment, count=count, fatal=fatal)
+        self._moments.append(moment)
+        self._counts.append(count)
+        self._fatal.append(fatal)
+
+    def append(self, occurrence: Occurrence) -> None:
+        self.note(occurrence.timestamp, occurrence.count, occurrence.fatal)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    @overload
+    def __getitem__(self, index: int) -> Occurrence: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Occurrence]: ...
+    def __getitem__(self, index: int | slice) -> Occurrence | list[Occurrence]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("timeline index out of range")
+        return Occurrence.model_construct(
+            timestamp=self._moments[index], count=self._counts[index], fatal=bool(self._fatal[index])
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Timeline({list(self)!r})"

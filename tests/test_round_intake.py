@@ -89,3 +89,24 @@ def test_a_quiet_round_over_a_file_builds_no_record_and_reports_as_before(
     again = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW + timedelta(minutes=1))
     assert (again.events_read, again.already_counted, again.occurrences_counted) == (300, 300, 0)
     assert sum(signature.total_count for signature in fresh_db.signatures()) == 300
+
+
+def test_an_id_stored_as_it_is_is_found_without_redacting_it(
+    clean_env, fresh_db, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = RawSource([occurrence(SECRET_ID, 60), occurrence("plain-1", 45)])
+    run_round(load_settings(), source, DryRunTracker(tmp_path), fresh_db, now=NOW)
+    redacted: list[str] = []
+    identity = Redactor.identity
+
+    def watched(self: Redactor, value: str) -> str:
+        redacted.append(value)
+        return identity(self, value)
+
+    monkeypatch.setattr(Redactor, "identity", watched)
+    again = run_round(
+        load_settings(), source, DryRunTracker(tmp_path), fresh_db, now=NOW + timedelta(minutes=1)
+    )
+    assert (again.already_counted, again.occurrences_counted) == (2, 0)
+    # the plain id was found as it is; only the one stored as a hash was redacted to be found
+    assert redacted == [SECRET_ID]

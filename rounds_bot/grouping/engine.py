@@ -29,7 +29,7 @@ explanation of each assignment from `explanation`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 
 from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
@@ -161,18 +161,22 @@ class GroupingEngine:
         across a statement is learned from all of them first (`variability`), so the partition
         does not depend on the order the events arrive in. A plain log line (no stack trace,
         error code or attributes) is shaped once, for both."""
-        batch = events if isinstance(events, list) else list(events)
+        return list(self.assign_each(events))
+
+    def assign_each(self, events: Iterable[ErrorEvent]) -> Iterator[Assignment]:
+        """`assign_all`, one assignment at a time: a sequence (a round's events, which may be on disk) is
+        read twice, never held whole; the assignments are not held either."""
+        batch = events if isinstance(events, Sequence) else list(events)
         shapes = self._batch_shapes(batch)
-        out = []
         for event, shape in zip(batch, shapes, strict=True):
             if shape is None:
-                out.append(self.assign(event))
+                yield self.assign(event)
                 continue
             message = event.message
             normalized = shape.normalized
             if normalized is None:
                 normalized = apply_spans(message.strip(), shape.spans)
-            out.append(
+            yield (
                 self._assign_message(
                     event,
                     message,
@@ -184,9 +188,8 @@ class GroupingEngine:
                     shape,
                 )
             )
-        return out
 
-    def _batch_shapes(self, batch: list[ErrorEvent]) -> list[ShapeInfo | None]:
+    def _batch_shapes(self, batch: Sequence[ErrorEvent]) -> list[ShapeInfo | None]:
         """Learn from a batch's message-path lines which words vary (the miner's `expect`),
         counted per service, error type and shape; the shape of each short one-line plain
         message, None for the other events. (Nested dicts, not a key tuple per event: the

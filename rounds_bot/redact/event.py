@@ -23,9 +23,10 @@ from rounds_bot.redact.keys import maybe_secret, personal_category, secret_categ
 from rounds_bot.redact.pairs import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
-from rounds_bot.redact.split import continuations
+from rounds_bot.redact.split import StreamWatch
 from rounds_bot.redact.text import cut, redact_text, sanitize
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
+from rounds_bot.sources.spill import EventSpill
 
 MESSAGE_CHARS = 16_384
 STACKTRACE_CHARS = 65_536
@@ -160,10 +161,16 @@ class Redactor:
     def poll(self, polled: PollResult) -> PollResult:
         """Everything a source returned, redacted: events, group counts, skipped records and notes; then the
         records that continue a secret an earlier record of their stream began (`split.py`)."""
-        events = [self.event(event) for event in polled.events]
-        for index, category in continuations(polled.events).items():
+        watch = StreamWatch()  # `continuations`, seeing each event as it is redacted: one pass over them
+        events = EventSpill()
+        for index, event in enumerate(polled.events):
+            watch.see(index, event)
+            events.append(self.event(event))
+        for index, category in watch.hidden(polled.events).items():
             self.counts[category] += 1
-            events[index] = events[index].model_copy(update={"message": REDACTED.format(category=category)})
+            events.replace(
+                index, events[index].model_copy(update={"message": REDACTED.format(category=category)})
+            )
         return polled.model_copy(
             update={
                 "events": events,
@@ -187,8 +194,12 @@ class Redactor:
         )
 
 
+#: what an id redaction replaced begins with (a raw id stored without it was stored unchanged)
+HASHED_PREFIX = "sha256:"
+
+
 def _hashed(value: str) -> str:
-    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return HASHED_PREFIX + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def redact_event(event: ErrorEvent, ips: IpPolicy = "all") -> ErrorEvent:

@@ -1,6 +1,7 @@
 """Secrets split across the records of one log stream or trace: what no single record shows.
 
     continuations(events) -> {index: category}   the records whose message continues a secret begun earlier
+    StreamWatch: the same, seeing each event once as it is redacted, then reading again only what may matter
 
 An application that logs a PEM key one line a record writes `-----BEGIN ... PRIVATE KEY-----` in one record
 and the key's body in the records after it; one that logs `password was` and then the value writes the value
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact.keys import secret_category
@@ -33,18 +35,63 @@ _KEY_RECORDS = 200
 
 
 def continuations(events: Sequence[ErrorEvent]) -> dict[int, str]:
-    streams: dict[tuple[str, str | None], list[int]] = {}
+    watch = StreamWatch()
     for index, event in enumerate(events):
-        if event.kind == "log":
-            streams.setdefault((event.service, event.environment), []).append(index)
-        elif event.trace_id:
-            streams.setdefault(("trace", event.trace_id), []).append(index)
-    hidden: dict[int, str] = {}
-    for indices in streams.values():
-        if len(indices) > 1:
-            indices.sort(key=lambda index: events[index].timestamp)
-            hidden.update(_in_stream([events[index].message for index in indices], indices))
-    return hidden
+        watch.see(index, event)
+    return watch.hidden(events)
+
+
+_Stream = tuple[str, str | None]
+
+
+class StreamWatch:
+    """`continuations` in two steps, so the events need not all be in memory: `see` each event once, in order
+    (while redacting them), then `hidden(events)`. Only a stream holding a record that can begin a
+    continuation (a key's BEGIN line, a secret's name at the end) can hide anything, so only such streams are
+    read again, and only their records."""
+
+    def __init__(self) -> None:
+        self._begun: set[_Stream] = set()
+
+    def see(self, index: int, event: ErrorEvent) -> None:
+        stream = _stream_of(event)
+        if stream is not None and stream not in self._begun and _may_begin(event.message):
+            self._begun.add(stream)
+
+    def hidden(self, events: Sequence[ErrorEvent]) -> dict[int, str]:
+        if not self._begun:
+            return {}
+        streams: dict[_Stream, list[tuple[datetime, int, str]]] = {}
+        for index, event in enumerate(events):
+            stream = _stream_of(event)
+            if stream in self._begun:
+                streams.setdefault(stream, []).append((event.timestamp, index, event.message))
+        hidden: dict[int, str] = {}
+        for records in streams.values():
+            if len(records) > 1:
+                records.sort(key=lambda record: record[0])  # stable: file order among equal times
+                hidden.update(_in_stream([message for _, _, message in records], [i for _, i, _ in records]))
+        return hidden
+
+
+def _stream_of(event: ErrorEvent) -> _Stream | None:
+    if event.kind == "log":
+        return (event.service, event.environment)
+    if event.trace_id:
+        return ("trace", event.trace_id)
+    return None
+
+
+def _may_begin(message: str) -> bool:
+    """A record `_in_stream` would start a continuation after: a key's BEGIN line, or a secret's name at
+    its end (whatever came before it)."""
+    return _begins_key(message) or _ends_with_name(message)
+
+
+def _begins_key(message: str) -> bool:
+    return (
+        "-----BEGIN" in message and bool(_BEGIN.search(message.rstrip()[-80:])) and not _END.search(message)
+    )
 
 
 def _in_stream(messages: list[str], indices: list[int]) -> dict[int, str]:
@@ -60,7 +107,7 @@ def _in_stream(messages: list[str], indices: list[int]) -> dict[int, str]:
                 named = False
                 continue
             in_key = 0  # not a key's line: the stream moved on, and this record is judged as any other
-        if "-----BEGIN" in message and _BEGIN.search(message.rstrip()[-80:]) and not _END.search(message):
+        if _begins_key(message):
             in_key = _KEY_RECORDS  # the record ends with the BEGIN line: the key's body follows
             continue
         if named and _LONE_VALUE.fullmatch(message) and not _word(message.strip(" \t\"'")):

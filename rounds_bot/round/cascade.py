@@ -1,6 +1,7 @@
 """The round's cascade step: signatures whose errors share a trace, read as one problem.
 
     cascades = correlate_traces(polled.events, grouped.tallies, after)
+    cascades = cascades_of(grouped.traces, after)      the same, from what the grouping step kept of them
 
 A request that fails in one service often fails in every service that called it: the payment service's
 exception, then the checkout's 502, then the gateway's 502. Each is its own signature (each service's code
@@ -25,11 +26,13 @@ another (their status from the event log). The counts add up the traces of every
 
 from __future__ import annotations
 
+import sqlite3
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
+from datetime import datetime
 
-from rounds_bot.models import ErrorEvent
+from rounds_bot.models import ErrorEvent, EventKind
 from rounds_bot.render.cascade_section import Cascade, PathStep
 from rounds_bot.signature import Signature
 from rounds_bot.store import CascadeLinks
@@ -42,7 +45,7 @@ GONE = frozenset({"resolved", "merged"})
 
 
 def correlate_traces(
-    events: list[ErrorEvent], tallies: dict[str, Tally], after: dict[str, Signature]
+    events: Iterable[ErrorEvent], tallies: dict[str, Tally], after: dict[str, Signature]
 ) -> dict[str, Cascade]:
     """The cascade of each signature the round saw errors of in a trace shared with another signature (of
     the same service too: its neighbouring errors, on the path without a cause)."""
@@ -51,18 +54,106 @@ def correlate_traces(
         for tally in tallies.values()
         for event_id, signature_id, _ in tally.occurrences
     }
-    traces: dict[str, list[tuple[ErrorEvent, str]]] = defaultdict(list)
+    errors = TraceErrors()
     for event in events:
         signature_id = signature_of.get(event.event_id)
-        if event.trace_id and signature_id is not None:
-            traces[event.trace_id].append((event, signature_id))
+        if signature_id is not None:
+            errors.add(event, signature_id)
+    return cascades_of(errors, after)
+
+
+class TraceErrors:
+    """The round's counted errors that have a trace, each with its signature, in the order counted: what
+    `cascades_of` reads. A round may count a million; past `IN_MEMORY` they are kept in a temporary database
+    (the few fields a cascade shows), so the round's memory does not grow with them."""
+
+    IN_MEMORY = 20_000
+
+    def __init__(self) -> None:
+        self._rows: list[_Row] = []
+        self._db: sqlite3.Connection | None = None
+
+    def add(self, event: ErrorEvent, signature_id: str) -> None:
+        if not event.trace_id:
+            return
+        self._rows.append(
+            (
+                event.trace_id,
+                event.timestamp.isoformat(),
+                event.event_id,
+                event.span_id,
+                event.parent_span_id,
+                event.service,
+                event.kind,
+                signature_id,
+            )
+        )
+        if len(self._rows) >= self.IN_MEMORY:
+            self._flush()
+
+    def shared(self) -> Iterator[tuple[str, list[tuple[ErrorEvent, str]]]]:
+        """Each trace that holds errors of two signatures or more, in trace id order, with its errors."""
+        if self._db is None:
+            traces: dict[str, list[_Row]] = defaultdict(list)
+            for row in self._rows:
+                traces[row[0]].append(row)
+            for trace_id in sorted(traces):
+                rows = traces[trace_id]
+                if len({row[7] for row in rows}) >= 2:
+                    yield trace_id, [_error(row) for row in rows]
+            return
+        self._flush()
+        query = (
+            "select e.* from errors e join (select trace_id from errors group by trace_id "
+            "having count(distinct signature_id) >= 2) shared using (trace_id) order by e.trace_id, e.rowid"
+        )
+        current: str | None = None
+        together: list[_Row] = []
+        for row in self._db.execute(query):
+            if row[0] != current:
+                if current is not None:
+                    yield current, [_error(r) for r in together]
+                current, together = row[0], []
+            together.append(row)
+        if current is not None:
+            yield current, [_error(r) for r in together]
+
+    def _flush(self) -> None:
+        if self._db is None:
+            self._db = sqlite3.connect("")  # a temporary database on disk, gone when closed
+            self._db.execute(
+                "create table errors (trace_id text, at text, event_id text, span_id text, "
+                "parent_span_id text, service text, kind text, signature_id text)"
+            )
+        self._db.executemany("insert into errors values (?, ?, ?, ?, ?, ?, ?, ?)", self._rows)
+        self._rows = []
+
+
+_Row = tuple[str, str, str, str | None, str | None, str, EventKind, str]
+
+
+def _error(row: _Row) -> tuple[ErrorEvent, str]:
+    """An error as a cascade reads it (the fields it shows), and its signature."""
+    trace_id, at, event_id, span_id, parent_span_id, service, kind, signature_id = row
+    event = ErrorEvent.model_construct(
+        event_id=event_id,
+        timestamp=datetime.fromisoformat(at),
+        service=service,
+        kind=kind,
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent_span_id,
+    )
+    return event, signature_id
+
+
+def cascades_of(errors: TraceErrors, after: dict[str, Signature]) -> dict[str, Cascade]:
+    """`correlate_traces` from the round's errors as the grouping step counted them."""
     caused_by: dict[str, dict[str, int]] = defaultdict(dict)
     causes: dict[str, dict[str, int]] = defaultdict(dict)
     example: dict[str, tuple[str, list[tuple[ErrorEvent, str]]]] = {}
-    for trace_id in sorted(traces):
-        ordered = causal_order(traces[trace_id])
-        if len({signature_id for _, signature_id in ordered}) < 2:
-            continue
+    for trace_id, trace_errors in errors.shared():
+        ordered = causal_order(trace_errors)
         first_event, first = ordered[0]
         effects = {sid for event, sid in ordered[1:] if sid != first and event.service != first_event.service}
         for effect in sorted(effects):

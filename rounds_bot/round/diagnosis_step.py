@@ -49,7 +49,7 @@ class Patient:
 
     signature: Signature  # as it will be after this round
     samples: list[ErrorEvent]
-    timeline: list[Occurrence]
+    timeline: Sequence[Occurrence]  # a tally's compact timeline: read, never copied whole
     regressed: bool = False
     retry: bool = False  # its last diagnosis attempt failed: try again
     related: list[str] = field(default_factory=list)
@@ -101,7 +101,8 @@ def run_diagnosis_step(
         new_threshold_count=settings.diagnose_threshold,
         new_threshold_window=timedelta(minutes=settings.diagnose_window_minutes),
     )
-    activities = [_activity(store, p, window_hours, rediagnose or {}, now) for p in patients]
+    # one signature's activity at a time: each holds its occurrences as objects; a round may count millions
+    activities = (_activity(store, p, window_hours, rediagnose or {}, now) for p in patients)
     decisions = triage(activities, now=now, code_revision=revision, policy=policy)
     by_id = {p.signature.id: p for p in patients}
     for decision in decisions:

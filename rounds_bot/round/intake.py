@@ -13,6 +13,7 @@ is still counted once. Other sources return everything and the grouping step fin
 from __future__ import annotations
 
 from rounds_bot.redact import Redactor
+from rounds_bot.redact.event import HASHED_PREFIX
 from rounds_bot.sources.base import PollResult, SkipsCounted, Source, Window
 from rounds_bot.store import Store
 
@@ -22,9 +23,13 @@ def read_new(source: Source, window: Window, store: Store, redactor: Redactor) -
     if isinstance(source, SkipsCounted):
 
         def counted(raw_ids: list[str]) -> set[str]:
-            stored = {raw_id: redactor.identity(raw_id) for raw_id in raw_ids}
+            # A raw id found stored as it is was kept unchanged by redaction: a changed id is stored as
+            # "sha256:..." (`HASHED_PREFIX`), which a raw id without that prefix cannot equal. So those
+            # are found without redacting them; only the rest are redacted to the form they are stored in.
+            found = store.seen(raw_id for raw_id in raw_ids if not raw_id.startswith(HASHED_PREFIX))
+            stored = {raw_id: redactor.identity(raw_id) for raw_id in raw_ids if raw_id not in found}
             seen = store.seen(stored.values())
-            return {raw_id for raw_id, safe in stored.items() if safe in seen}
+            return found | {raw_id for raw_id, safe in stored.items() if safe in seen}
 
         polled = source.poll_new(window, known_groups, counted)
     else:

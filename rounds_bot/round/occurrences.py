@@ -9,6 +9,7 @@ after   = signatures_after(...)                 each touched signature as it wil
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -16,9 +17,11 @@ from rounds_bot.controls import Controls
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.spill import EventSpill
 from rounds_bot.store import Store
 from rounds_bot.tally import Tally
 
@@ -31,6 +34,8 @@ class Grouped:
     already_counted: int
     tier_counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # the counted errors that have a trace, for the cascade step (`cascade.cascades_of`)
+    traces: TraceErrors = field(default_factory=TraceErrors)
 
 
 def load_engine(settings: Settings, store: Store) -> GroupingEngine:
@@ -44,31 +49,85 @@ def group_occurrences(
     """Fingerprint every occurrence not counted before; known backend groups are counted without grouping."""
     tallies: dict[str, Tally] = {}
     tier_counts: dict[str, int] = {}
-    fresh = [e for e in polled.events if e.timestamp >= window.start]
-    already = store.seen(e.event_id for e in fresh)
-    # the source may have recognised some as counted already, from the raw record
-    already_counted = polled.already_counted + len(polled.events) - len(fresh)
     counted_through = store.counted_through()
-    seen_now: set[str] = set()
-    to_group: list[ErrorEvent] = []
-    for event in fresh:
-        if event.event_id in already or event.event_id in seen_now:
-            already_counted += 1
-            continue
-        seen_now.add(event.event_id)
-        to_group.append(event)
+    to_group, already_counted, others = _not_counted(store, window, polled)
+    traces = TraceErrors()
+    other_ids = {_compact(event.event_id) for event in others}
+    signature_of_other: dict[int | str, str] = {}
     # one batch, so the partition does not depend on the order the events arrived in
-    for event, assignment in zip(to_group, engine.assign_all(to_group), strict=True):
+    for event, assignment in zip(to_group, engine.assign_each(to_group), strict=True):
         tier_counts[assignment.tier] = tier_counts.get(assignment.tier, 0) + 1
         assignment = _follow_merge(store, controls, assignment)
         if _in_rebuilt_total(counted_through, assignment.signature_id, event):
             already_counted += 1
             continue
-        tally = tallies.setdefault(assignment.signature_id, Tally(assignment=assignment))
+        tally = tallies.get(assignment.signature_id)
+        if tally is None:
+            tally = tallies[assignment.signature_id] = Tally(assignment=assignment)
         tally.add(event, event.count, event.timestamp, event.timestamp)
         tally.occurrences.append((event.event_id, assignment.signature_id, event.timestamp))
+        traces.add(event, assignment.signature_id)
+        if other_ids and (key := _compact(event.event_id)) in other_ids:
+            signature_of_other[key] = assignment.signature_id
+    # a record read twice, or also before the window, is in its trace as often as it was read
+    for event in others:
+        signature_id = signature_of_other.get(_compact(event.event_id))
+        if signature_id is not None:
+            traces.add(event, signature_id)
     notes = _count_known_groups(store, controls, polled, tallies)
-    return Grouped(tallies, already_counted, tier_counts, notes)
+    return Grouped(tallies, already_counted, tier_counts, notes, traces)
+
+
+#: ids asked about in one database query
+SEEN_BATCH = 2_000
+
+
+def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[EventSpill, int, EventSpill]:
+    """The events to group (in the window, not counted before, each id once), and how many were counted: by
+    the source, as older than the window, or by their id. Read once, in batches: the events need not all be
+    in memory. Last, the events with a trace left out as older than the window or as read already this round:
+    if their id is counted now, their trace shows them too (usually there are none)."""
+    already_counted = polled.already_counted
+    to_group, others = EventSpill(), EventSpill()
+    seen_now: set[int | str] = set()
+    batch: list[ErrorEvent] = []
+
+    def take(batch: list[ErrorEvent]) -> int:
+        already = store.seen(event.event_id for event in batch)
+        counted = 0
+        for event in batch:
+            key = _compact(event.event_id)
+            if event.event_id in already or key in seen_now:
+                counted += 1
+                if event.trace_id and event.event_id not in already:
+                    others.append(event)
+                continue
+            seen_now.add(key)
+            to_group.append(event)
+        return counted
+
+    for event in polled.events:
+        if event.timestamp < window.start:
+            already_counted += (
+                1  # the source may have recognised some as counted already, from the raw record
+            )
+            if event.trace_id:
+                others.append(event)
+            continue
+        batch.append(event)
+        if len(batch) >= SEEN_BATCH:
+            already_counted += take(batch)
+            batch = []
+    already_counted += take(batch)
+    return to_group, already_counted, others
+
+
+_HEX_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def _compact(event_id: str) -> int | str:
+    """An id as a set keeps it: 32 hex digits (the usual id) as the number they spell, half the memory."""
+    return int(event_id, 16) if _HEX_ID.fullmatch(event_id) else event_id
 
 
 def _in_rebuilt_total(counted_through: dict[str, datetime], signature_id: str, event: ErrorEvent) -> bool:

@@ -5,7 +5,7 @@
                                              nothing after sees raw telemetry (intake.py, redact/)
     grouped    = group_occurrences(...)      fingerprint + dedup, a tally per signature  (occurrences.py)
     after      = signatures_after(...)       each signature as it will be after the round
-    cascades   = correlate_traces(...)       signatures whose errors share a trace        (cascade.py)
+    cascades   = cascades_of(...)            signatures whose errors share a trace        (cascade.py)
                  + kept_cascades(...)        with the links earlier rounds saw            (cascade.py)
     candidates = gather_candidates(...)      seen, deferred earlier, or wanted           (planning.py)
     lookups    = look_up_issues(...)         the tracker's issue for each (network)
@@ -34,7 +34,7 @@ from rounds_bot.fixing.release import FixVerdict
 from rounds_bot.marker_memory import marker_memory
 from rounds_bot.redact import Redactor
 from rounds_bot.render.cascade_section import Cascade
-from rounds_bot.round.cascade import carry_over, correlate_traces
+from rounds_bot.round.cascade import carry_over, cascades_of
 from rounds_bot.round.commit import Learned, commit, forget_before
 from rounds_bot.round.diagnosis_step import DiagnosisStep, Patient, run_diagnosis_step
 from rounds_bot.round.evidence import gather_evidence
@@ -96,9 +96,7 @@ def run_round(
         candidates = gather_candidates(store, grouped.tallies, after, ())
         planned, diagnosis, filed = hold_while_paused(candidates, controls), DiagnosisStep(), Filed()
     else:
-        cascades, cascade_links = kept_cascades(
-            store, correlate_traces(polled.events, grouped.tallies, after)
-        )
+        cascades, cascade_links = kept_cascades(store, cascades_of(grouped.traces, after))
         occasion = Occasion(run_id, now, window, controls, fixed.verdicts, cascades, cascade_links)
         planned, diagnosis, filed = act(
             settings, store, tracker, diagnoser, occasion, grouped, after, rediagnose

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+from rounds_bot.models import ErrorEvent
 from rounds_bot.settings import Settings
 from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.spill import EventSpill
 
 # The start of time, for sources that are read whole the first time (files).
 BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
@@ -27,7 +30,7 @@ def plan_window(settings: Settings, cursor: datetime | None, now: datetime, *, w
 
 def next_cursor(window: Window, polled: PollResult) -> datetime:
     """Up to the window's end; for historic data (files) the newest occurrence read, so nothing is skipped."""
-    read = [e.timestamp for e in polled.events] + [t for t in (polled.newest_counted,) if t is not None]
+    read = [t for t in (_newest(polled.events), polled.newest_counted) if t is not None]
     newest = max(read, default=None)
     if window.start == BEGINNING or (newest and newest < window.start):
         candidates = [t for t in (newest, window.resume_from) if t is not None]
@@ -35,6 +38,13 @@ def next_cursor(window: Window, polled: PollResult) -> datetime:
     if polled.read_until is not None:
         return min(window.end, polled.read_until)
     return window.end
+
+
+def _newest(events: Sequence[ErrorEvent]) -> datetime | None:
+    """The latest time among the events read (a spill knows it without reading them again)."""
+    if isinstance(events, EventSpill):
+        return events.newest
+    return max((event.timestamp for event in events), default=None)
 
 
 def read_window(window: Window, polled: PollResult) -> Window:

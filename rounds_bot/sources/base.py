@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Annotated, Any, Protocol, runtime_checkable
 
-from pydantic import Field
+from pydantic import Field, PlainSerializer, SkipValidation
 
 from rounds_bot.models import ErrorEvent, Frozen
 
@@ -46,7 +46,11 @@ class GroupCount(Frozen):
 
 
 class PollResult(Frozen):
-    events: list[ErrorEvent] = Field(default_factory=list)
+    # a list, or for a file source an EventSpill (`spill.py`): a round's events need not all be in memory;
+    # they are built by the source, so they are not validated again
+    events: Annotated[
+        Sequence[ErrorEvent], SkipValidation, PlainSerializer(list, return_type=list[ErrorEvent])
+    ] = Field(default_factory=list)
     known_group_counts: list[GroupCount] = Field(default_factory=list)
     skipped: list[SkippedRecord] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list, description="things the round report must say")

@@ -61,6 +61,7 @@ from rounds_bot.sources.otlp_lean import (
     span_moment,
     span_moment_start,
 )
+from rounds_bot.sources.spill import EventSpill
 
 SEVERITY_ERROR = 17
 SEVERITY_FATAL = 21
@@ -128,7 +129,9 @@ class OtlpFileSource:
                 skipped.extend(line_skipped)
                 for event in line_events:
                     reading.offer(event.event_id, event.timestamp, _Built(event))
-        reading.flush()
+            # asked about once a line: what waits for the answer holds the line's records, which are let go
+            # as soon as it comes (a batch of many lines kept them all alive, at a cost in memory and time)
+            reading.flush()
         return PollResult(
             events=reading.events,
             skipped=skipped,
@@ -239,7 +242,8 @@ def _notes(path: Path, end: datetime, later: int, repeated: int) -> list[str]:
 
 # --- reading lean, and leaving out what was counted -------------------------------------------
 
-#: Candidates asked about in one go: the counted check is one database query per batch, not per record.
+#: Candidates asked about in one go at most (a line's are asked about together, and at its end): the counted
+#: check is one database query per batch, not per record.
 COUNTED_BATCH = 2_000
 
 
@@ -278,20 +282,22 @@ class _Reading:
 
     def __init__(self, end: datetime, start: datetime | None, counted: Counted | None) -> None:
         self.end, self.start, self.counted = end, start, counted
-        self.events: list[ErrorEvent] = []
+        self.events = EventSpill()
         self.later = self.repeated = self.counted_count = 0
         self.newest_counted: datetime | None = None
         self.neighbours = Neighbours()
-        self._seen: set[str] = set()
+        # every id read, to count a repeated record once; an id is 32 hex digits (`_stable_id`), kept as the
+        # number it spells, which takes half the memory of the text
+        self._seen: set[int] = set()
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
 
     def offer(self, event_id: str, moment: datetime, build: Callable[[], ErrorEvent]) -> None:
         if moment >= self.end:
             self.later += 1
-        elif event_id in self._seen:
+        elif (number := int(event_id, 16)) in self._seen:
             self.repeated += 1
         else:
-            self._seen.add(event_id)
+            self._seen.add(number)
             if self.start is not None and moment < self.start:
                 self._count(moment)
             elif self.counted is None:

@@ -66,7 +66,7 @@ class LeanLine:
 def lean_line(raw: bytes | str) -> LeanLine | None:
     """The line's scopes and records, checked; None when the line must be read with the models."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    if _SNAKE_KEY.search(data):
+    if _SNAKE_HINT.search(data) and _SNAKE_KEY.search(data):
         return None
     try:
         document = orjson.loads(data)
@@ -113,6 +113,13 @@ _SNAKE = frozenset(
 _SNAKE_KEY = re.compile(b'"(?:' + b"|".join(name.encode() for name in sorted(_SNAKE)) + b')"')
 
 
+# Every one of those names ends so: a line without any of these endings holds none (a quicker scan: it looks
+# only at underscores, which are rarer than quotes).
+_SNAKE_HINT = re.compile(
+    b"_(?:" + b"|".join(sorted({name.rsplit("_", 1)[1].encode() for name in _SNAKE})) + b')"'
+)
+
+
 def _object(value: object) -> Plain:
     if not isinstance(value, dict):
         raise NotLean
@@ -132,15 +139,23 @@ def _str(value: object) -> str:
 
 
 def _int(value: object) -> int:
+    if type(value) is int:
+        return value
+    if type(value) is str and value.isascii() and value.isdigit():
+        return int(value)  # the usual spelling of a time: what `_integer` makes of it, without its regex
     try:
         return _integer(value)
     except ValueError:
         raise NotLean from None
 
 
+_MISSING = object()
+
+
 def _field(obj: Plain, name: str, check: Callable[[object], Any]) -> None:
-    if name in obj:
-        check(obj[name])
+    value = obj.get(name, _MISSING)
+    if value is not _MISSING:
+        check(value)
 
 
 def _line(document: object) -> LeanLine:
@@ -176,11 +191,15 @@ def _scopes(
 
 
 def _key_values(value: object) -> None:
-    for item in _list(value):
-        pair = _object(item)
-        _str(pair["key"])
-        if "value" in pair:
-            _any_value(pair["value"])
+    for pair in _list(value):
+        if type(pair) is not dict or type(pair.get("key")) is not str:
+            raise NotLean  # orjson makes exactly dicts and strs: `_object` and `_str` said the same
+        item = pair.get("value", _MISSING)
+        if item is _MISSING:
+            continue
+        if type(item) is dict and len(item) == 1 and type(item.get("stringValue")) is str:
+            continue  # the usual attribute: one string (`_any_value`'s first case, without the call)
+        _any_value(item)
 
 
 def _any_value(value: object) -> None:
@@ -239,22 +258,46 @@ def _span_id(value: object) -> str:
         raise NotLean from None
 
 
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]*").fullmatch
+
+
 def _span(span: Plain) -> None:
-    _field(span, "traceId", _trace_id)
-    _field(span, "spanId", _span_id)
-    _field(span, "parentSpanId", _span_id)
-    _field(span, "name", _str)
-    _field(span, "startTimeUnixNano", _int)
-    _field(span, "endTimeUnixNano", _int)
-    _field(span, "attributes", _key_values)
-    for item in _list(span.get("events", [])):
+    # `_field` written out for each field (and the usual spellings checked in place): this runs for every
+    # span of every line, most of them counted before
+    get = span.get
+    _ids(get)
+    value = get("name", _MISSING)
+    if value is not _MISSING and type(value) is not str:
+        raise NotLean
+    for name in ("startTimeUnixNano", "endTimeUnixNano"):
+        value = get(name, _MISSING)
+        if value is not _MISSING and type(value) is not int:
+            _int(value)
+    value = get("attributes", _MISSING)
+    if value is not _MISSING:
+        _key_values(value)
+    for item in _list(get("events", [])):
         event = _object(item)
         _field(event, "timeUnixNano", _int)
         _field(event, "name", _str)
         _field(event, "attributes", _key_values)
-    status = _object(span.get("status", {}))
+    status = _object(get("status", {}))
     _field(status, "code", _status_code)
     _field(status, "message", _str)
+
+
+def _ids(
+    get: Callable[[str, object], object], span_ids: tuple[str, ...] = ("spanId", "parentSpanId")
+) -> None:
+    """A record's trace id and span ids (a span's own and its parent's), as `_trace_id` and `_span_id`
+    check them."""
+    value = get("traceId", _MISSING)
+    if value is not _MISSING and not (type(value) is str and len(value) == 32 and _HEX_DIGITS(value)):
+        _trace_id(value)
+    for name in span_ids:
+        value = get(name, _MISSING)
+        if value is not _MISSING and not (type(value) is str and len(value) == 16 and _HEX_DIGITS(value)):
+            _span_id(value)
 
 
 def _status_code(value: object) -> int:
@@ -264,15 +307,22 @@ def _status_code(value: object) -> int:
 
 
 def _log_record(record: Plain) -> None:
+    get = record.get
     for name in ("timeUnixNano", "observedTimeUnixNano", "severityNumber"):
-        _field(record, name, _int)
-    _field(record, "severityText", _str)
-    _field(record, "eventName", _str)
-    if record.get("body") is not None:
-        _any_value(record["body"])
-    _field(record, "attributes", _key_values)
-    _field(record, "traceId", _trace_id)
-    _field(record, "spanId", _span_id)
+        value = get(name, _MISSING)
+        if value is not _MISSING and type(value) is not int:
+            _int(value)
+    for name in ("severityText", "eventName"):
+        value = get(name, _MISSING)
+        if value is not _MISSING and type(value) is not str:
+            raise NotLean
+    body = get("body")
+    if body is not None:
+        _any_value(body)
+    value = get("attributes", _MISSING)
+    if value is not _MISSING:
+        _key_values(value)
+    _ids(get, ("spanId",))
 
 
 # --- errors, identities and times on plain structures --------------------------------------------

@@ -320,7 +320,7 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
         """Remember counted occurrences (event id, signature id, event time)."""
         self.db.conn.executemany(
             "insert or ignore into seen_events (event_id, signature_id, seen_at) values (?, ?, ?)",
-            [(event_id, signature_id, iso(at)) for event_id, signature_id, at in occurrences],
+            ((event_id, signature_id, iso(at)) for event_id, signature_id, at in occurrences),
         )
 
     def forget_seen_before(self, moment: datetime) -> None:

@@ -1,0 +1,136 @@
+"""The events of one round, in the order they were read, without holding them all in memory.
+
+A round may read a million error records; each event is a few kilobytes as an object. `EventSpill` keeps
+the first `in_memory` events as they are, and past that writes them to an anonymous temporary file in
+compressed chunks, so a round's memory does not grow with its records. It is read again by iterating it
+(each pass decodes the chunks in order) or, for the few records a step needs out of order, by index.
+
+    events = EventSpill()
+    events.append(event)                     many times
+    for event in events: ...                 as often as needed, in order
+    events[index]; events.replace(index, changed)
+    events.newest                            the latest timestamp appended (None when empty)
+
+Nothing in it outlives the round: the file has no name and is gone when the spill is closed or collected.
+"""
+
+from __future__ import annotations
+
+import pickle
+import tempfile
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from typing import IO, overload
+
+from rounds_bot.models import ErrorEvent
+
+#: events kept as objects before the spill starts writing; a small round never touches the disk
+IN_MEMORY = 20_000
+#: events written, compressed, and read back as one piece
+CHUNK = 1_000
+
+
+class EventSpill(Sequence[ErrorEvent]):
+    """An append-only sequence of events, in memory up to `in_memory` of them, then in a temporary file."""
+
+    def __init__(
+        self, events: Iterable[ErrorEvent] = (), *, in_memory: int | None = None, chunk: int | None = None
+    ) -> None:
+        self._in_memory = IN_MEMORY if in_memory is None else in_memory
+        self._chunk = max(CHUNK if chunk is None else chunk, 1)
+        self._tail: list[ErrorEvent] = []  # not yet written (all of them while the spill is in memory)
+        self._file: IO[bytes] | None = None
+        self._chunks: list[tuple[int, int]] = []  # (offset, length) of each written chunk
+        self._written = 0
+        self._replaced: dict[int, ErrorEvent] = {}
+        self._cached: tuple[int, list[ErrorEvent]] | None = None
+        self.newest: datetime | None = None
+        for event in events:
+            self.append(event)
+
+    def append(self, event: ErrorEvent) -> None:
+        self._tail.append(event)
+        if self.newest is None or event.timestamp > self.newest:
+            self.newest = event.timestamp
+        if self._file is None and len(self._tail) > self._in_memory:
+            self._file = tempfile.TemporaryFile(prefix="rounds-events-")  # noqa: SIM115 (closed by close())
+        if self._file is not None:
+            while len(self._tail) >= self._chunk:
+                self._write(self._tail[: self._chunk])
+                del self._tail[: self._chunk]
+
+    def replace(self, index: int, event: ErrorEvent) -> None:
+        """The event at `index` is `event` from now on."""
+        index = self._index(index)
+        if index >= self._written:
+            self._tail[index - self._written] = event
+        else:
+            self._replaced[index] = event
+
+    def __len__(self) -> int:
+        return self._written + len(self._tail)
+
+    def __iter__(self) -> Iterator[ErrorEvent]:
+        written, chunks = self._written, len(self._chunks)
+        for number in range(chunks):
+            start = number * self._chunk
+            for offset, event in enumerate(self._read(number)):
+                yield self._replaced.get(start + offset, event)
+        yield from self._tail[: len(self) - written]  # what was appended before this pass began
+
+    @overload
+    def __getitem__(self, index: int) -> ErrorEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ErrorEvent]: ...
+    def __getitem__(self, index: int | slice) -> ErrorEvent | list[ErrorEvent]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        index = self._index(index)
+        if index >= self._written:
+            return self._tail[index - self._written]
+        replaced = self._replaced.get(index)
+        if replaced is not None:
+            return replaced
+        return self._read(index // self._chunk)[index % self._chunk]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def __repr__(self) -> str:
+        return f"EventSpill({len(self)} events, {self._written} written)"
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def _index(self, index: int) -> int:
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("event index out of range")
+        return index
+
+    def _write(self, events: list[ErrorEvent]) -> None:
+        assert self._file is not None
+        data = zlib.compress(pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        offset = self._file.seek(0, 2)
+        self._file.write(data)
+        self._chunks.append((offset, len(data)))
+        self._written += len(events)
+        self._cached = None
+
+    def _read(self, number: int) -> list[ErrorEvent]:
+        if self._cached is not None and self._cached[0] == number:
+            return self._cached[1]
+        assert self._file is not None
+        offset, length = self._chunks[number]
+        self._file.seek(offset)
+        events: list[ErrorEvent] = pickle.loads(zlib.decompress(self._file.read(length)))  # our own file
+        self._cached = (number, events)
+        return events

@@ -1,0 +1,155 @@
+"""A round's memory does not grow with its records: the events it reads are kept on disk past a few thousand
+(`EventSpill`), what it keeps of each occurrence is a few bytes (`Occurrences`, `Timeline`), the errors a
+cascade needs go to a temporary database (`TraceErrors`), and a round that keeps them so gives the same
+report, database and issues as one that keeps everything in memory."""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.redact import Redactor
+from rounds_bot.round import cascade
+from rounds_bot.round.cascade import correlate_traces
+from rounds_bot.round.run import run_round
+from rounds_bot.settings import load_settings
+from rounds_bot.sources import spill
+from rounds_bot.sources.base import PollResult
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.sources.spill import EventSpill
+from rounds_bot.store import Store
+from rounds_bot.tally import Tally
+from rounds_bot.tracker.dryrun import DryRunTracker
+from rounds_bot.triage import Occurrence
+from tests.test_issue_bodies import cascade_plans
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from scale_data import write_otlp
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+def event(number: int, **fields: object) -> ErrorEvent:
+    values: dict[str, object] = {
+        "event_id": f"{number:032x}",
+        "timestamp": NOW + timedelta(seconds=number % 7),
+        "service": "api",
+        "kind": "log",
+        "message": f"order {number} not found",
+        **fields,
+    }
+    return ErrorEvent.model_validate(values)
+
+
+def test_a_spill_gives_back_what_it_was_given_in_order_however_often_it_is_read() -> None:
+    events = [event(n) for n in range(23)]
+    kept = EventSpill(events, in_memory=4, chunk=5)
+    assert len(kept) == 23
+    assert list(kept) == events and list(kept) == events  # read twice
+    assert kept == events and kept[0] == events[0] and kept[-1] == events[-1] and kept[7:9] == events[7:9]
+    assert kept.newest == max(e.timestamp for e in events)
+    changed = events[3].model_copy(update={"message": "hidden"})
+    kept.replace(3, changed)
+    kept.replace(22, changed)  # one not yet written
+    assert kept[3] == changed and list(kept)[3] == changed and list(kept)[22] == changed
+    with pytest.raises(IndexError):
+        kept[23]
+    kept.close()
+
+
+def test_a_split_secret_is_hidden_the_same_when_the_events_are_on_disk() -> None:
+    lines = [
+        "key follows",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
+        "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK",
+        "-----END RSA PRIVATE KEY-----",
+        "the db password was",
+        "Zq8vR2mT4xLp",
+        "all done",
+    ]
+    events = [event(n, message=text, timestamp=NOW + timedelta(seconds=n)) for n, text in enumerate(lines)]
+    first, second = Redactor(), Redactor()
+    in_memory = first.poll(PollResult(events=events))
+    on_disk = second.poll(PollResult(events=EventSpill(events, in_memory=1, chunk=2)))
+    assert list(on_disk.events) == list(in_memory.events)
+    assert [e.message for e in on_disk.events][2:7] == [
+        "[REDACTED:private_key]",
+        "[REDACTED:private_key]",
+        "[REDACTED:private_key]",
+        "the db password was",
+        "[REDACTED:key_value_secret]",
+    ]
+    assert second.counts == first.counts and list(second.counts) == list(first.counts)
+
+
+def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_given() -> None:
+    tally = Tally(
+        assignment=Assignment(
+            signature_id="sig_1",
+            tier="new",
+            fingerprint_hash="h",
+            fingerprint_version="v",
+            explanation="",
+            title="t",
+            normalized_message="m",
+        )
+    )
+    elsewhere = timezone(timedelta(hours=2))
+    given = [
+        ("0123456789abcdef0123456789abcdef", NOW, False),
+        ("sha256:0123456789abcdef0123456789abcdef", NOW + timedelta(microseconds=1), True),
+        ("0123456789ABCDEF0123456789ABCDEF", datetime(2026, 11, 1, 14, 0, tzinfo=elsewhere), False),
+    ]
+    for event_id, moment, fatal in given:
+        one = event(0, event_id=event_id, timestamp=moment, fatal=fatal)
+        tally.add(one, 2, moment, moment)
+        tally.occurrences.append((event_id, "sig_1", moment))
+    assert list(tally.occurrences) == [(event_id, "sig_1", moment) for event_id, moment, _ in given]
+    assert list(tally.timeline) == [Occurrence(timestamp=m, count=2, fatal=f) for _, m, f in given]
+    assert tally.timeline[2].timestamp.tzinfo == elsewhere and tally.timeline[-1] == tally.timeline[2]
+    assert len(tally.timeline) == len(tally.occurrences) == 3
+
+
+def test_cascades_are_the_same_when_their_errors_are_kept_in_a_temporary_database(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cause, effect, events = cascade_plans()
+    tallies = {p.signature_id: p.tally for p in (cause, effect) if p.tally}
+    after = {cause.signature_id: cause.signature, effect.signature_id: effect.signature}
+    in_memory = correlate_traces(events, tallies, after)
+    monkeypatch.setattr(cascade.TraceErrors, "IN_MEMORY", 1)
+    assert correlate_traces(events, tallies, after) == in_memory
+    assert in_memory[effect.signature_id].caused_by == {cause.signature_id: 3}
+
+
+def a_round(folder: Path, data: Path) -> tuple[dict[str, object], list[tuple[str, int]], dict[str, str]]:
+    """The round's report (less its random run id), each signature's count and each issue, as filed."""
+    store = Store.memory()
+    report = run_round(
+        load_settings(), OtlpFileSource(data), DryRunTracker(folder), store, now=NOW, reads_whole_history=True
+    )
+    run_id = re.compile(re.escape(report.run_id))
+    counts = sorted((s.id, s.total_count) for s in store.signatures())
+    issues = {path.name: run_id.sub("", path.read_text()) for path in sorted(folder.glob("*.md"))}
+    return report.model_dump(exclude={"run_id"}), counts, issues
+
+
+def test_a_round_whose_events_are_on_disk_gives_the_same_report_database_and_issues(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = write_otlp(tmp_path / "telemetry.jsonl", 400, 60, NOW - timedelta(minutes=5))
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "disk").mkdir()
+    in_memory = a_round(tmp_path / "memory", data)
+    monkeypatch.setattr(spill, "IN_MEMORY", 10)
+    monkeypatch.setattr(spill, "CHUNK", 7)
+    monkeypatch.setattr(cascade.TraceErrors, "IN_MEMORY", 5)
+    on_disk = a_round(tmp_path / "disk", data)
+    assert on_disk == in_memory
+    assert in_memory[0]["events_read"] == 400 and in_memory[2]
