@@ -131,6 +131,15 @@ class LoadedCase(Frozen):
     def sources_missing(self) -> bool:
         return self.sources is None and not self.stored and self.case is not None and self.case.needs_sources
 
+    def fresh_copy(self, scratch: Path) -> Path:
+        """A new copy of the case's sources at `scratch/<id>` (any earlier copy removed), to change freely."""
+        assert self.case is not None and self.sources is not None
+        tree = scratch / self.case.id
+        if tree.exists():
+            shutil.rmtree(tree)
+        shutil.copytree(self.sources, tree)
+        return tree
+
 
 def load_cases(root: Path, sources: Path | None = None) -> list[LoadedCase]:
     """Every case under `root`, in folder order; unreadable ones carry their problem."""

@@ -9,7 +9,6 @@ recording keeps as its `fix_patch`; `fixes.py` then tests it.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -53,12 +52,9 @@ def propose_fix(
 def _propose(
     loaded: LoadedCase, diagnosis: Diagnosis | None, editor: FixEditor, scratch: Path, max_cost_usd: float
 ) -> ProposedFix:
-    case, sources = loaded.case, loaded.sources
-    assert case is not None and sources is not None
-    tree = scratch / case.id
-    if tree.exists():
-        shutil.rmtree(tree)
-    shutil.copytree(sources, tree)
+    case = loaded.case
+    tree = loaded.fresh_copy(scratch)
+    assert case is not None
     for arguments in (["init", "-q"], ["add", "--all"], ["commit", "-qm", "the faulty revision"]):
         _git(tree, *arguments)
     event = case.telemetry[0]

@@ -108,12 +108,9 @@ def _tested(loaded: LoadedCase, patch: str, scratch: Path, memo: dict[tuple[str,
 
 
 def _copy(loaded: LoadedCase, scratch: Path) -> Path:
-    case, sources = loaded.case, loaded.sources
-    assert case is not None and sources is not None
-    tree = scratch / case.id
-    if tree.exists():
-        shutil.rmtree(tree)
-    shutil.copytree(sources, tree)
+    case = loaded.case
+    tree = loaded.fresh_copy(scratch)
+    assert case is not None
     if case.truth.tests.added:
         shutil.copytree(Path(loaded.folder).parent / case.truth.tests.added, tree, dirs_exist_ok=True)
     return tree
