@@ -13,6 +13,7 @@
     decode.py    what JSON escapes, percent-encoding, base64 and hex hide, judged decoded
     split.py     secrets split across the records of one log stream or trace (`Redactor.poll`)
     rule.py      how a rule is applied: keyword pre-filter, bounded patterns, counts
+    translate.py each rule's regex as a Hyperscan pattern that matches a superset of it
     scan.py      which rules a text may match, and where: one Hyperscan scan for every rule
     engine.py    the rules applied after that scan (or, without Hyperscan, after their keywords)
 
