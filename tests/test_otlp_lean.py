@@ -43,7 +43,10 @@ def test_lean_reading_gives_the_models_events(
     path = {"sample": SAMPLE, "demo": demo_data_path(), "synthetic": synthetic}[name]
     lean = OtlpFileSource(path).poll(EVERYTHING)
     assert lean.events
-    assert lean == with_models_only(path, monkeypatch)
+    # the lines a source remembers for its next round aside (`line_memory.py`; the models' reading keeps none)
+    assert lean.model_copy(update={"source_state": None}) == with_models_only(path, monkeypatch).model_copy(
+        update={"source_state": None}
+    )
 
 
 def test_every_trace_and_log_line_of_the_fixtures_is_read_lean(synthetic: Path) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 from rounds_bot.errors import SourceError, SourceFormatError
 from rounds_bot.models import AttributeValue, ErrorEvent
 from rounds_bot.sources.base import Counted, PollResult, SkippedRecord, Window
+from rounds_bot.sources.line_memory import Deferred, LineMemory, Read, digest_of
 from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
 from rounds_bot.sources.otlp_json import (
     STATUS_CODE_ERROR,
@@ -121,40 +122,66 @@ class OtlpFileSource:
         start = window.start if window.start.tzinfo else window.start.replace(tzinfo=UTC)
         skipped: list[SkippedRecord] = []
         reading = _Reading(end, start if counted is not None else None, counted)
-        for where, line in self._export_lines(skipped):
-            if isinstance(line, LeanLine):
-                skipped.extend(reading.offer_lean(line, where))
-            else:
-                line_events, line_skipped = errors_in_export_line(line, where, reading.neighbours)
-                skipped.extend(line_skipped)
-                for event in line_events:
-                    reading.offer(event.event_id, event.timestamp, _Built(event))
-            # asked about once a line: what waits for the answer holds the line's records, which are let go
-            # as soon as it comes (a batch of many lines kept them all alive, at a cost in memory and time)
-            reading.flush()
+        memory = LineMemory.restore(window.source_state)
+        with Deferred(self.path, gzipped=self._gzipped()) as deferred:
+            for where, place, line in self._export_lines(skipped, memory):
+                if isinstance(line, Read):
+                    if reading.offer_read(line):
+                        # every error record of the line was counted, or is left for later: not decoded
+                        memory.keep(place.digest, line)
+                        if line.neighbours:
+                            deferred.add(place.offset, place.length)
+                        continue
+                    line = _decoded(place.raw)
+                if deferred and _has_logs(line):
+                    for raw in deferred.take():  # the neighbours of the lines not decoded, in file order
+                        reading.note_neighbours(_decoded(raw))
+                if isinstance(line, LeanLine):
+                    read = reading.offer_lean(line, where, skipped)
+                    if read is not None:
+                        memory.keep(place.digest, read)
+                else:
+                    line_events, line_skipped = errors_in_export_line(line, where, reading.neighbours)
+                    skipped.extend(line_skipped)
+                    for event in line_events:
+                        reading.offer(event.event_id, event.timestamp, _Built(event))
+                # asked about once a line: what waits for the answer holds the line's records, which are let
+                # go as soon as it comes (a batch of many lines kept them all alive, at a cost in memory and
+                # time)
+                reading.flush()
         return PollResult(
             events=reading.events,
             skipped=skipped,
             notes=_notes(self.path, end, reading.later, reading.repeated),
             already_counted=reading.counted_count,
             newest_counted=reading.newest_counted,
+            source_state=memory.state(),
         )
 
-    def _export_lines(self, skipped: list[SkippedRecord]) -> Iterator[tuple[str, LeanLine | ExportLine]]:
-        """Each line that is an export request (read lean when it plainly can be); the others are listed
-        as skipped. A file none of whose lines is one is not OTLP/JSON: that is said once (SourceError),
-        not once per line."""
+    def _export_lines(
+        self, skipped: list[SkippedRecord], memory: LineMemory
+    ) -> Iterator[tuple[str, _Place, LeanLine | ExportLine | Read]]:
+        """Each line that is an export request: what an earlier round read of it when it is remembered, else
+        the line read lean when it plainly can be, else read with the models; the others are listed as
+        skipped. A file none of whose lines is one is not OTLP/JSON: that is said once (SourceError), not
+        once per line."""
         good = 0
-        for number, raw in self._raw_lines():
-            if number == 1:
-                raw = raw.removeprefix(UTF8_BOM)
+        for number, offset, raw in self._raw_lines():
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw, offset = raw[len(UTF8_BOM) :], offset + len(UTF8_BOM)
             if not raw.strip():
                 continue
             where = f"{self.path}:{number}"
+            place = _Place(raw, offset, digest_of(raw))
+            read = memory.recall(place.digest)
+            if read is not None:
+                good += 1
+                yield where, place, read
+                continue
             lean = lean_line(raw)
             if lean is not None:
                 good += 1
-                yield where, lean
+                yield where, place, lean
                 continue
             try:
                 line = parse_export_line(raw)
@@ -164,11 +191,19 @@ class OtlpFileSource:
                     raise _not_otlp(self.path, skipped[0].reason) from None
                 continue
             good += 1
-            yield where, line
+            yield where, place, line
         if skipped and not good:
             raise _not_otlp(self.path, skipped[0].reason)
 
-    def _raw_lines(self) -> Iterator[tuple[int, bytes]]:
+    def _gzipped(self) -> bool:
+        try:
+            with self.path.open("rb") as probe:
+                return probe.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+        except OSError:
+            return False  # `_raw_lines` says what is wrong with the file
+
+    def _raw_lines(self) -> Iterator[tuple[int, int, bytes]]:
+        """Each line with its number and where it begins (in the uncompressed text)."""
         try:
             with self.path.open("rb") as probe:
                 head = probe.read(_PROBE_BYTES)
@@ -179,11 +214,37 @@ class OtlpFileSource:
             if _binary(head):
                 raise _not_otlp(self.path, "it holds binary data (NUL bytes or bytes that are not UTF-8)")
             with opener(self.path, "rb") as handle:
-                yield from enumerate(handle, start=1)
+                offset = 0
+                for number, raw in enumerate(handle, start=1):
+                    yield number, offset, raw
+                    offset += len(raw)
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile):
                 raise _unreadable(self.path, exc) from exc
             raise _not_otlp(self.path, f"it is a damaged gzip file ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class _Place:
+    """A line's bytes, where it begins in the file, and its digest (`line_memory.digest_of`)."""
+
+    raw: bytes
+    offset: int
+    digest: str
+
+    @property
+    def length(self) -> int:
+        return len(self.raw)
+
+
+def _decoded(raw: bytes) -> LeanLine | ExportLine:
+    """A line remembered from an earlier round, decoded after all: it was read lean then, and its bytes are
+    the same, so it is read lean again."""
+    return lean_line(raw) or parse_export_line(raw)
+
+
+def _has_logs(line: LeanLine | ExportLine) -> bool:
+    return bool(line.logs) if isinstance(line, LeanLine) else bool(line.resource_logs)
 
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -290,8 +351,12 @@ class _Reading:
         # number it spells, which takes half the memory of the text
         self._seen: set[int] = set()
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
+        # the records offered while a line is read lean, in order: what it gave, for the line memory
+        self._trail: list[tuple[str, datetime]] | None = None
 
     def offer(self, event_id: str, moment: datetime, build: Callable[[], ErrorEvent]) -> None:
+        if self._trail is not None:
+            self._trail.append((event_id, moment))
         if moment >= self.end:
             self.later += 1
         elif (number := int(event_id, 16)) in self._seen:
@@ -306,6 +371,31 @@ class _Reading:
                 self._pending.append((event_id, moment, build))
                 if len(self._pending) >= COUNTED_BATCH:
                     self.flush()
+
+    def offer_read(self, read: Read) -> bool:
+        """The error records of a line an earlier round read, offered as `offer` takes them, when none of
+        them is to be built (each is later, repeated, older than the window or counted): then True, and the
+        line need not be decoded. Otherwise False, and nothing was taken: the line is decoded."""
+        asked: list[str] = []
+        firsts: set[int] = set()
+        for event_id, moment in read.records:
+            if moment >= self.end or (number := int(event_id, 16)) in self._seen or number in firsts:
+                continue
+            firsts.add(number)
+            if self.start is None or moment >= self.start:
+                asked.append(event_id)
+        if asked and (self.counted is None or not self.counted(asked).issuperset(asked)):
+            return False
+        # `offer` for each, knowing that none is built
+        for event_id, moment in read.records:
+            if moment >= self.end:
+                self.later += 1
+            elif (number := int(event_id, 16)) in self._seen:
+                self.repeated += 1
+            else:
+                self._seen.add(number)
+                self._count(moment)
+        return True
 
     def flush(self) -> None:
         if not self._pending or self.counted is None:
@@ -322,9 +412,12 @@ class _Reading:
         self.counted_count += 1
         self.newest_counted = max(self.newest_counted or moment, moment)
 
-    def offer_lean(self, line: LeanLine, where: str) -> list[SkippedRecord]:
-        """The error records of a line read lean; a record that cannot become an event is skipped alone."""
-        skipped: list[SkippedRecord] = []
+    def offer_lean(self, line: LeanLine, where: str, skipped: list[SkippedRecord]) -> Read | None:
+        """The error records of a line read lean; a record that cannot become an event is skipped alone (and
+        added to `skipped`). What the line gave, unless it had such a record (that line is read anew)."""
+        self._trail = []
+        neighbours = False
+        before_skips = len(skipped)
         for scope in line.spans:
             origin = _Origin.of_plain(scope.resource, scope.scope)
             for span in scope.records:
@@ -339,6 +432,7 @@ class _Reading:
             for record in scope.records:
                 severity = log_severity(record)
                 if severity < SEVERITY_ERROR:
+                    neighbours = True
                     self.neighbours.note(origin.service, *log_neighbour(record, severity))
                     continue
                 moment = log_moment(record)
@@ -359,7 +453,21 @@ class _Reading:
                 # the context is taken now: the record may be built later, after more records were noted
                 before = self.neighbours.before(origin.service, parts[3], moment)
                 self.offer(_stable_id(*parts), timestamp, _log_builder(record, origin, before))
-        return skipped
+        trail, self._trail = self._trail, None
+        return Read(tuple(trail), neighbours) if len(skipped) == before_skips else None
+
+    def note_neighbours(self, line: LeanLine | ExportLine) -> None:
+        """The records below ERROR of a line whose errors were not read (`offer_read`), noted as reading it
+        notes them."""
+        if isinstance(line, ExportLine):
+            errors_in_export_line(line, "", self.neighbours)  # its errors are not wanted
+            return
+        for scope in line.logs:
+            service = _Origin.of_plain(scope.resource, scope.scope).service
+            for record in scope.records:
+                severity = log_severity(record)
+                if severity < SEVERITY_ERROR:
+                    self.neighbours.note(service, *log_neighbour(record, severity))
 
     def _offer_span(self, span: dict[str, Any], origin: _Origin) -> None:
         indexes: list[int | None] = list(exception_indexes(span))

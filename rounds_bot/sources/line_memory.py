@@ -1,0 +1,154 @@
+"""Export lines read before, recognised by their bytes, so a quiet round does not decode them again.
+
+What reading an export line finds depends on its bytes alone: each error record's id is a hash of what the
+line says about it, its time is written in the line, and so is whether the line holds log records below
+ERROR (the neighbours an error log on a later line may take as its context). So what a line gave can be kept
+under a hash of its bytes and stand for decoding it when the same bytes come again:
+
+    memory = LineMemory.restore(window.source_state)   what the last round kept (nothing on a first round)
+    read = memory.recall(digest_of(raw))                the line's error records, whether it has neighbours
+    memory.keep(digest, read)                           what a line gave, kept for the next round
+    PollResult(..., source_state=memory.state())        saved with the round, in its one transaction
+
+It cannot go stale: a line edited in place has other bytes and another hash, and is decoded like any new
+line; the state names the format and the release that made it, so another way of computing ids (a new
+release) starts afresh. Whether a remembered record was counted is never remembered: the reader asks the
+database each round, as it does for a decoded record. A round that fails writes nothing, so its successor
+finds what the last good round kept. Memory stays bounded: only the lines of the file as it was last read
+are kept, at most `MAX_RECORDS` error records in all, each packed into a few bytes.
+
+A remembered line that is not decoded still holds neighbours for error logs after it: `Deferred` keeps
+where those lines are in the file, and the reader reads them back, in file order, just before the next line
+it decodes that has log records, so the neighbours are noted in the order a full read notes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+from array import array
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from rounds_bot import __version__
+
+#: the layout of the state below; a change starts the memory afresh
+FORMAT = 1
+#: error records remembered at most (about 32 bytes each in the saved state); lines past it are decoded
+MAX_RECORDS = 500_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ID_BYTES = 16  # an event id is 32 hex digits (`otlp_file._stable_id`)
+
+
+def digest_of(raw: bytes) -> str:
+    """The line's identity: SHA-256 (a hash nobody can make two lines share), cut to 128 bits."""
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Read:
+    """What decoding a line gave: its error records as they were offered (event id, time), and whether it
+    has log records below ERROR."""
+
+    records: tuple[tuple[str, datetime], ...]
+    neighbours: bool
+
+    def packed(self) -> list[Any]:
+        ids = b"".join(bytes.fromhex(event_id) for event_id, _ in self.records)
+        micros = array("q", (_micros(moment) for _, moment in self.records))
+        return [int(self.neighbours), _text(ids), _text(micros.tobytes())]
+
+    @classmethod
+    def unpacked(cls, value: list[Any]) -> Read:
+        neighbours, ids, packed_micros = value
+        raw_ids = base64.b64decode(ids)
+        micros = array("q")
+        micros.frombytes(base64.b64decode(packed_micros))
+        records = tuple(
+            (raw_ids[at * _ID_BYTES : (at + 1) * _ID_BYTES].hex(), _EPOCH + timedelta(microseconds=moment))
+            for at, moment in enumerate(micros)
+        )
+        return cls(records=records, neighbours=bool(neighbours))
+
+
+class LineMemory:
+    """The lines read before (by digest), and those read this round, kept for the next."""
+
+    def __init__(self, remembered: dict[str, list[Any]]) -> None:
+        self._remembered = remembered
+        self._kept: dict[str, list[Any]] = {}
+        self._kept_records = 0
+
+    @classmethod
+    def restore(cls, state: dict[str, Any] | None) -> LineMemory:
+        """The memory a round's state holds; empty when it has none, or one another release wrote."""
+        mine = state is not None and state.get("format") == FORMAT and state.get("release") == __version__
+        lines = state.get("lines") if state is not None and mine else None
+        return cls(lines if isinstance(lines, dict) else {})
+
+    def recall(self, digest: str) -> Read | None:
+        value = self._remembered.get(digest)
+        return None if value is None else Read.unpacked(value)
+
+    def keep(self, digest: str, read: Read) -> None:
+        """Keep a line read this round, while the bound allows (a line read twice is kept once)."""
+        if digest in self._kept or self._kept_records + len(read.records) > MAX_RECORDS:
+            return
+        self._kept[digest] = read.packed()
+        self._kept_records += len(read.records)
+
+    def state(self) -> dict[str, Any]:
+        """What the next round restores: the lines of the file as this round read it."""
+        return {"format": FORMAT, "release": __version__, "lines": self._kept}
+
+
+class Deferred:
+    """Where the remembered lines with neighbours are in the file, to be read back when a later line needs
+    them (`take`). Reads the file through one handle, forwards only, closed when the reading ends:
+
+        with Deferred(path, gzipped) as deferred: ...
+    """
+
+    def __init__(self, path: Path, gzipped: bool) -> None:
+        self.path, self.gzipped = path, gzipped
+        self._places: list[tuple[int, int]] = []
+        self._files = ExitStack()
+        self._handle: IO[bytes] | gzip.GzipFile | None = None
+
+    def __enter__(self) -> Deferred:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._places = []
+        self._files.close()
+
+    def __bool__(self) -> bool:
+        return bool(self._places)
+
+    def add(self, offset: int, length: int) -> None:
+        self._places.append((offset, length))
+
+    def take(self) -> Iterator[bytes]:
+        """The deferred lines, in file order; then there are none."""
+        if self._handle is None:
+            if self.gzipped:
+                self._handle = self._files.enter_context(gzip.GzipFile(self.path, "rb"))
+            else:
+                self._handle = self._files.enter_context(self.path.open("rb"))
+        handle, places, self._places = self._handle, self._places, []
+        for offset, length in places:
+            handle.seek(offset)
+            yield handle.read(length)
+
+
+def _micros(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def _text(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
