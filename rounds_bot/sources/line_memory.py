@@ -41,7 +41,7 @@ from rounds_bot import __version__
 FORMAT = 1
 #: error records remembered at most (about 32 bytes each in the saved state); lines past it are decoded
 MAX_RECORDS = 500_000
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ID_BYTES = 16  # an event id is 32 hex digits (`otlp_file._stable_id`)
 
 
@@ -52,15 +52,20 @@ def digest_of(raw: bytes) -> str:
 
 @dataclass(frozen=True)
 class Read:
-    """What decoding a line gave: its error records as they were offered (event id, time), and whether it
-    has log records below ERROR."""
+    """What decoding a line gave: its error records as they were offered (event id as the number its 32 hex
+    digits spell, time in microseconds since the epoch, as the events' times are kept), and whether it has
+    log records below ERROR."""
 
-    records: tuple[tuple[str, datetime], ...]
+    records: tuple[tuple[int, int], ...]
     neighbours: bool
 
+    @classmethod
+    def of(cls, offered: list[tuple[str, datetime]], neighbours: bool) -> Read:
+        return cls(tuple((int(event_id, 16), micros_of(moment)) for event_id, moment in offered), neighbours)
+
     def packed(self) -> list[Any]:
-        ids = b"".join(bytes.fromhex(event_id) for event_id, _ in self.records)
-        micros = array("q", (_micros(moment) for _, moment in self.records))
+        ids = b"".join(number.to_bytes(_ID_BYTES, "big") for number, _ in self.records)
+        micros = array("q", (moment for _, moment in self.records))
         return [int(self.neighbours), _text(ids), _text(micros.tobytes())]
 
     @classmethod
@@ -69,11 +74,23 @@ class Read:
         raw_ids = base64.b64decode(ids)
         micros = array("q")
         micros.frombytes(base64.b64decode(packed_micros))
-        records = tuple(
-            (raw_ids[at * _ID_BYTES : (at + 1) * _ID_BYTES].hex(), _EPOCH + timedelta(microseconds=moment))
-            for at, moment in enumerate(micros)
-        )
-        return cls(records=records, neighbours=bool(neighbours))
+        numbers = [
+            int.from_bytes(raw_ids[at : at + _ID_BYTES], "big") for at in range(0, len(raw_ids), _ID_BYTES)
+        ]
+        return cls(records=tuple(zip(numbers, micros, strict=True)), neighbours=bool(neighbours))
+
+
+def event_id_of(number: int) -> str:
+    """The event id a record's number spells (`Read.records`)."""
+    return f"{number:032x}"
+
+
+def micros_of(moment: datetime) -> int:
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+def moment_of(micros: int) -> datetime:
+    return EPOCH + timedelta(microseconds=micros)
 
 
 class LineMemory:
@@ -91,6 +108,10 @@ class LineMemory:
         lines = state.get("lines") if state is not None and mine else None
         return cls(lines if isinstance(lines, dict) else {})
 
+    def reads(self) -> Iterator[Read]:
+        """Every line remembered, in no particular order."""
+        return (Read.unpacked(value) for value in self._remembered.values())
+
     def recall(self, digest: str) -> Read | None:
         value = self._remembered.get(digest)
         return None if value is None else Read.unpacked(value)
@@ -99,7 +120,8 @@ class LineMemory:
         """Keep a line read this round, while the bound allows (a line read twice is kept once)."""
         if digest in self._kept or self._kept_records + len(read.records) > MAX_RECORDS:
             return
-        self._kept[digest] = read.packed()
+        # a line remembered is kept as it was saved: the same bytes gave the same records
+        self._kept[digest] = self._remembered.get(digest) or read.packed()
         self._kept_records += len(read.records)
 
     def state(self) -> dict[str, Any]:
@@ -144,10 +166,6 @@ class Deferred:
         for offset, length in places:
             handle.seek(offset)
             yield handle.read(length)
-
-
-def _micros(moment: datetime) -> int:
-    return (moment - _EPOCH) // timedelta(microseconds=1)
 
 
 def _text(data: bytes) -> str:

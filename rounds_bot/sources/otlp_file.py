@@ -27,13 +27,22 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from rounds_bot.errors import SourceError, SourceFormatError
 from rounds_bot.models import AttributeValue, ErrorEvent
 from rounds_bot.sources.base import Counted, PollResult, SkippedRecord, Window
-from rounds_bot.sources.line_memory import Deferred, LineMemory, Read, digest_of
+from rounds_bot.sources.line_memory import (
+    Deferred,
+    LineMemory,
+    Read,
+    digest_of,
+    event_id_of,
+    micros_of,
+    moment_of,
+)
 from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
 from rounds_bot.sources.otlp_json import (
     STATUS_CODE_ERROR,
@@ -123,6 +132,7 @@ class OtlpFileSource:
         skipped: list[SkippedRecord] = []
         reading = _Reading(end, start if counted is not None else None, counted)
         memory = LineMemory.restore(window.source_state)
+        reading.ask_ahead(memory)
         with Deferred(self.path, gzipped=self._gzipped()) as deferred:
             for where, place, line in self._export_lines(skipped, memory):
                 if isinstance(line, Read):
@@ -353,6 +363,8 @@ class _Reading:
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
         # the records offered while a line is read lean, in order: what it gave, for the line memory
         self._trail: list[tuple[str, datetime]] | None = None
+        # the errors of the lines remembered that an earlier round counted (`ask_ahead`), as numbers
+        self._counted_ahead: set[int] = set()
 
     def offer(self, event_id: str, moment: datetime, build: Callable[[], ErrorEvent]) -> None:
         if self._trail is not None:
@@ -372,29 +384,48 @@ class _Reading:
                 if len(self._pending) >= COUNTED_BATCH:
                     self.flush()
 
+    def ask_ahead(self, memory: LineMemory) -> None:
+        """Which errors of the lines remembered are counted, asked in a few batches (not once a line): those
+        in the window, the ones `offer_read` needs to know about. The database does not change while the
+        file is read, so the answers are the ones a line's own question would get."""
+        if self.counted is None:
+            return
+        end, start = micros_of(self.end), micros_of(self.start) if self.start is not None else None
+        inside = (
+            number
+            for read in memory.reads()
+            for number, moment in read.records
+            if moment < end and (start is None or moment >= start)
+        )
+        while batch := [event_id_of(number) for number in islice(inside, COUNTED_BATCH)]:
+            self._counted_ahead.update(int(event_id, 16) for event_id in self.counted(batch))
+
     def offer_read(self, read: Read) -> bool:
         """The error records of a line an earlier round read, offered as `offer` takes them, when none of
         them is to be built (each is later, repeated, older than the window or counted): then True, and the
         line need not be decoded. Otherwise False, and nothing was taken: the line is decoded."""
-        asked: list[str] = []
+        end = micros_of(self.end)
+        start = micros_of(self.start) if self.start is not None else None
         firsts: set[int] = set()
-        for event_id, moment in read.records:
-            if moment >= self.end or (number := int(event_id, 16)) in self._seen or number in firsts:
+        for number, moment in read.records:
+            if moment >= end or number in self._seen or number in firsts:
                 continue
             firsts.add(number)
-            if self.start is None or moment >= self.start:
-                asked.append(event_id)
-        if asked and (self.counted is None or not self.counted(asked).issuperset(asked)):
-            return False
+            if (start is None or moment >= start) and number not in self._counted_ahead:
+                return False  # to be built
         # `offer` for each, knowing that none is built
-        for event_id, moment in read.records:
-            if moment >= self.end:
+        newest: int | None = None
+        for number, moment in read.records:
+            if moment >= end:
                 self.later += 1
-            elif (number := int(event_id, 16)) in self._seen:
+            elif number in self._seen:
                 self.repeated += 1
             else:
                 self._seen.add(number)
-                self._count(moment)
+                self.counted_count += 1
+                newest = moment if newest is None else max(newest, moment)
+        if newest is not None:
+            self.newest_counted = max(self.newest_counted or moment_of(newest), moment_of(newest))
         return True
 
     def flush(self) -> None:
@@ -454,7 +485,7 @@ class _Reading:
                 before = self.neighbours.before(origin.service, parts[3], moment)
                 self.offer(_stable_id(*parts), timestamp, _log_builder(record, origin, before))
         trail, self._trail = self._trail, None
-        return Read(tuple(trail), neighbours) if len(skipped) == before_skips else None
+        return Read.of(trail, neighbours) if len(skipped) == before_skips else None
 
     def note_neighbours(self, line: LeanLine | ExportLine) -> None:
         """The records below ERROR of a line whose errors were not read (`offer_read`), noted as reading it
