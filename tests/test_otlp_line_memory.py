@@ -96,14 +96,38 @@ def test_a_new_error_log_after_skipped_lines_gets_its_neighbours_as_before(
     data = write(tmp_path / "logs.jsonl", *earlier, later)
     decoded.clear()
     again = read(data, counted, first.source_state)
+    decoded_again = list(decoded)
     assert without_state(again) == without_state(read(data, counted, None))
     [event] = again.events
     assert [(record.severity, record.body) for record in event.context] == [
         ("INFO", "reserving stock for cart 44149"),
         ("WARN", "payment retry 1"),
     ]
-    # the remembered lines were read back for their neighbours only once the new error log needed them
-    assert decoded[-1] == later.encode() + b"\n"
+    # only the new line was decoded; the remembered ones were read back for their neighbours alone
+    assert decoded_again == [later.encode() + b"\n"]
+
+
+def test_neighbours_of_skipped_and_decoded_lines_keep_the_files_order(tmp_path: Path) -> None:
+    skipped = logs_line(
+        "checkout",
+        log_record(0, "written by a line read before", trace=TRACE_A),
+        log_record(0.5, "counted failure", severity=17, trace=TRACE_B),
+    )
+    first = read(write(tmp_path / "logs.jsonl", skipped), set(), None)
+    counted = {event.event_id for event in first.events}
+    new_lines = (
+        logs_line(
+            "checkout",
+            log_record(1, "written by a new line", trace=TRACE_A),
+            log_record(1.5, "new failure elsewhere", severity=17, trace=TRACE_B),
+        ),
+        logs_line("checkout", log_record(2, "traced failure", severity=17, trace=TRACE_A)),
+    )
+    data = write(tmp_path / "logs.jsonl", skipped, *new_lines)
+    again = read(data, counted, first.source_state)
+    assert without_state(again) == without_state(read(data, counted, None))
+    context = {event.message: [record.body for record in event.context] for event in again.events}
+    assert context["traced failure"] == ["written by a line read before", "written by a new line"]
 
 
 def test_a_quiet_line_after_the_last_new_one_is_never_read_back(tmp_path: Path, decoded: list[bytes]) -> None:

@@ -42,6 +42,7 @@ FORMAT = 1
 #: error records remembered at most (about 32 bytes each in the saved state); lines past it are decoded
 MAX_RECORDS = 500_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 _ID_BYTES = 16  # an event id is 32 hex digits (`otlp_file._stable_id`)
 
 
@@ -60,8 +61,8 @@ class Read:
     neighbours: bool
 
     @classmethod
-    def of(cls, offered: list[tuple[str, datetime]], neighbours: bool) -> Read:
-        return cls(tuple((int(event_id, 16), micros_of(moment)) for event_id, moment in offered), neighbours)
+    def of(cls, offered: list[tuple[int, datetime]], neighbours: bool) -> Read:
+        return cls(tuple((number, micros_of(moment)) for number, moment in offered), neighbours)
 
     def packed(self) -> list[Any]:
         ids = b"".join(number.to_bytes(_ID_BYTES, "big") for number, _ in self.records)
@@ -86,7 +87,7 @@ def event_id_of(number: int) -> str:
 
 
 def micros_of(moment: datetime) -> int:
-    return (moment - EPOCH) // timedelta(microseconds=1)
+    return (moment - EPOCH) // _MICROSECOND
 
 
 def moment_of(micros: int) -> datetime:

@@ -59,6 +59,7 @@ from rounds_bot.sources.otlp_json import (
 )
 from rounds_bot.sources.otlp_lean import (
     LeanLine,
+    checked_logs,
     exception_indexes,
     flatten_plain,
     lean_line,
@@ -145,7 +146,7 @@ class OtlpFileSource:
                     line = _decoded(place.raw)
                 if deferred and _has_logs(line):
                     for raw in deferred.take():  # the neighbours of the lines not decoded, in file order
-                        reading.note_neighbours(_decoded(raw))
+                        reading.note_neighbours(raw)
                 if isinstance(line, LeanLine):
                     read = reading.offer_lean(line, where, skipped)
                     if read is not None:
@@ -362,16 +363,17 @@ class _Reading:
         self._seen: set[int] = set()
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
         # the records offered while a line is read lean, in order: what it gave, for the line memory
-        self._trail: list[tuple[str, datetime]] | None = None
+        self._trail: list[tuple[int, datetime]] | None = None
         # the errors of the lines remembered that an earlier round counted (`ask_ahead`), as numbers
         self._counted_ahead: set[int] = set()
 
     def offer(self, event_id: str, moment: datetime, build: Callable[[], ErrorEvent]) -> None:
+        number = int(event_id, 16)
         if self._trail is not None:
-            self._trail.append((event_id, moment))
+            self._trail.append((number, moment))
         if moment >= self.end:
             self.later += 1
-        elif (number := int(event_id, 16)) in self._seen:
+        elif number in self._seen:
             self.repeated += 1
         else:
             self._seen.add(number)
@@ -487,13 +489,11 @@ class _Reading:
         trail, self._trail = self._trail, None
         return Read.of(trail, neighbours) if len(skipped) == before_skips else None
 
-    def note_neighbours(self, line: LeanLine | ExportLine) -> None:
+    def note_neighbours(self, raw: bytes) -> None:
         """The records below ERROR of a line whose errors were not read (`offer_read`), noted as reading it
-        notes them."""
-        if isinstance(line, ExportLine):
-            errors_in_export_line(line, "", self.neighbours)  # its errors are not wanted
-            return
-        for scope in line.logs:
+        notes them. The line was read lean when it was remembered, and its bytes are the same: it is not
+        checked again."""
+        for scope in checked_logs(raw):
             service = _Origin.of_plain(scope.resource, scope.scope).service
             for record in scope.records:
                 severity = log_severity(record)
