@@ -281,19 +281,31 @@ def _span(span: Plain) -> None:
         raise NotLean
     for name in ("startTimeUnixNano", "endTimeUnixNano"):
         value = get(name, _MISSING)
-        if value is not _MISSING and type(value) is not int:
+        if value is not _MISSING and not _usual_int(value):
             _int(value)
     value = get("attributes", _MISSING)
     if value is not _MISSING:
         _key_values(value)
     for item in _list(get("events", [])):
         event = _object(item)
-        _field(event, "timeUnixNano", _int)
-        _field(event, "name", _str)
-        _field(event, "attributes", _key_values)
+        value = event.get("timeUnixNano", _MISSING)
+        if value is not _MISSING and not _usual_int(value):
+            _int(value)
+        value = event.get("name", _MISSING)
+        if value is not _MISSING and type(value) is not str:
+            raise NotLean
+        value = event.get("attributes", _MISSING)
+        if value is not _MISSING:
+            _key_values(value)
     status = _object(get("status", {}))
     _field(status, "code", _status_code)
     _field(status, "message", _str)
+
+
+def _usual_int(value: object) -> bool:
+    """An integer, or one in decimal digits (how OTLP/JSON writes 64-bit integers): what `_int` takes without
+    asking `_integer`."""
+    return type(value) is int or (type(value) is str and value.isascii() and value.isdigit())
 
 
 def _ids(
@@ -359,7 +371,19 @@ def log_severity(record: Plain) -> int:
 
 
 def span_ids(span: Plain) -> tuple[str, str]:
-    return _trace_id(span.get("traceId", "")), _span_id(span.get("spanId", ""))
+    """A checked span's trace and span ids, as `_trace_id` and `_span_id` give them."""
+    return _checked_id(span.get("traceId", ""), 32, _trace_id), _checked_id(
+        span.get("spanId", ""), 16, _span_id
+    )
+
+
+def _checked_id(value: str, hex_length: int, slow: Callable[[object], str]) -> str:
+    # an id `_ids` accepted that has the length of the hex spelling is hex (base64 of the same bytes is
+    # shorter): lowercased, all zeros meaning no id, as `otlp_json._id` takes it, without its regex
+    if len(value) != hex_length:
+        return slow(value)
+    text = value.lower()
+    return text if text.strip("0") else ""
 
 
 def span_moment(span: Plain, event_index: int | None) -> int:
