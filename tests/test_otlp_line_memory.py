@@ -3,6 +3,7 @@ counted is not decoded again, and a round over the file reads exactly what a ful
 
 from __future__ import annotations
 
+import gzip
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,19 @@ def test_a_round_that_fails_remembers_no_line(
     run_round(load_settings(), source, DryRunTracker(tmp_path), fresh_db, now=NOW, reads_whole_history=True)
     state = fresh_db.source_state(source.name)
     assert state is not None and len(state["lines"]) == len(data.read_bytes().splitlines())
+
+
+def test_a_gzipped_files_skipped_lines_are_read_back_for_their_neighbours(tmp_path: Path) -> None:
+    earlier = (
+        logs_line("checkout", log_record(0, "reserving stock", trace=TRACE_A)),
+        logs_line("checkout", log_record(1, "first failure", severity=17, trace=TRACE_A)),
+    )
+    later = logs_line("checkout", log_record(2, "second failure", severity=17, trace=TRACE_A))
+    path = tmp_path / "logs.jsonl.gz"
+    path.write_bytes(gzip.compress(("\n".join(earlier) + "\n").encode()))
+    first = read(path, set(), None)
+    counted = {event.event_id for event in first.events}
+    path.write_bytes(gzip.compress(("\n".join((*earlier, later)) + "\n").encode()))
+    again = read(path, counted, first.source_state)
+    assert [[record.body for record in event.context] for event in again.events] == [["reserving stock"]]
+    assert without_state(again) == without_state(read(path, counted, None))
