@@ -35,13 +35,3 @@ def test_help_imports_no_command_and_no_heavy_library() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "['rounds_bot.cli.app']"
-
-
-def test_running_a_round_does_not_import_pandas_yet_leaves_it_importable() -> None:
-    probe = (
-        "import sys; from rounds_bot.cli.app import LazyGroup, main; "
-        "LazyGroup.get_command(main, None, 'run'); import rounds_bot.round.run; "
-        "print('pandas' in sys.modules); import pandas; print('pandas' in sys.modules)"
-    )
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert loaded.stdout.split() == ["False", "True"]

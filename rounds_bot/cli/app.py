@@ -20,9 +20,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import ClassVar, NamedTuple
 
 import click
@@ -34,28 +31,6 @@ from rounds_bot import __version__
 # when numpy is first imported, about a tenth of a second of CPU in every command that groups. A
 # value already set is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
-#: sqlite-utils imports pandas when it is installed (the development environment has it, for the SigNoz
-#: emulator's engine) only to map pandas' Timestamp to a column type; rounds never writes a pandas value, and
-#: importing pandas costs about half a second, a tenth of a quiet round. So a command's module is imported
-#: with pandas hidden (a None entry in `sys.modules` makes importing it raise ImportError, which sqlite-utils
-#: expects); right after, pandas is importable again for a library that really uses it.
-UNUSED_MODULES = ("pandas",)
-
-
-@contextmanager
-def unused_hidden() -> Iterator[None]:
-    """While it lasts, the `UNUSED_MODULES` not imported yet cannot be imported."""
-    hidden = [name for name in UNUSED_MODULES if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        for name in hidden:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
 
 
 class Lazy(NamedTuple):
@@ -114,8 +89,7 @@ class LazyGroup(click.Group):
         if lazy is None:
             return super().get_command(ctx, cmd_name)
         module_name, attribute = lazy.target.split(":")
-        with unused_hidden():
-            command = getattr(importlib.import_module(module_name), attribute)
+        command = getattr(importlib.import_module(module_name), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{lazy.target} is not a click command")
         return command
