@@ -50,7 +50,7 @@ def compact_seen_events(db: Database) -> None:
     db.execute("alter table seen_events rename to seen_events_before")
     db.execute("drop index if exists idx_seen_events_seen_at")
     create_seen_events(db)
-    rows = db.execute("select event_id, seen_at from seen_events_before").fetchall()
+    rows = db.execute("select event_id, seen_at from seen_events_before")  # streamed: memory stays flat
     db.conn.executemany(
         "insert or ignore into seen_events (event_id, seen_at) values (?, ?)",
         ((stored_id(event_id), microseconds(datetime.fromisoformat(at))) for event_id, at in rows),
