@@ -63,18 +63,18 @@ def marker_memory(
     if links is None:
         links = store.cascade_links()
     mutes = load_controls(store).mutes if ids else {}
+    # read together: a round files thousands of issues
+    fixes, incidents, bookings = store.fix_records_of(ids), store.incidents_of(ids), store.bookings_of(ids)
     memory: dict[str, MarkerMemory] = {}
     for signature_id in ids:
         record = latest.get(signature_id)
-        lifecycle = _lifecycle(
-            store.fix_records(signature_id), store.incident(signature_id), mutes.get(signature_id)
-        )
+        lifecycle = _lifecycle(fixes[signature_id], incidents.get(signature_id), mutes.get(signature_id))
         memory[signature_id] = lifecycle.model_copy(
             update={
                 "diagnosis": _marked(record) if record is not None else None,
                 "spend": [
                     MarkedSpend(at=paid.at, usd=paid.usd, model=paid.model, note=paid.note)
-                    for paid in store.bookings(signature_id)
+                    for paid in bookings[signature_id]
                 ],
                 "cascade": marked_cascade(links.get(signature_id, CascadeLinks())),
             }

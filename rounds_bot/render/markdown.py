@@ -27,7 +27,7 @@ it with these functions (they return `Markup`), so a template cannot interpolate
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -103,9 +103,20 @@ def _escape_line(line: str) -> str:
     return "".join(pieces)
 
 
+#: escaped and coded texts remembered at most: issues repeat the same names, versions, routes and labels
+MEMO_SIZE = 8_192
+
+
 def escape(text: object, limit: int | None = None) -> Markup:
     """Inline Markdown showing `text` as it is, on one line, cut to `limit` characters first."""
-    plain = visible(str(text)).replace("\n", " ")
+    return _escape(str(text), limit)
+
+
+# The result depends on the text and the limit alone (the rules above are fixed), so a remembered one is
+# never stale; thousands of issues a round repeat the same services, versions, routes and labels.
+@lru_cache(maxsize=MEMO_SIZE)
+def _escape(text: str, limit: int | None) -> Markup:
+    plain = visible(text).replace("\n", " ")
     if limit is not None and len(plain) > limit:
         plain = plain[: max(limit - 1, 0)].rstrip() + "…"
     return Markup(_escape_line(plain))
@@ -124,7 +135,12 @@ def escape_block(text: object, limit: int | None = None) -> Markup:
 
 def code(text: object, *, in_table: bool = False) -> Markup:
     """An inline code span holding `text` (one line) that no backtick inside can close."""
-    content = visible(str(text)).replace("\n", " ")
+    return _code(str(text), in_table)
+
+
+@lru_cache(maxsize=MEMO_SIZE)  # the text and where it stands decide it alone, as `_escape`
+def _code(text: str, in_table: bool) -> Markup:
+    content = visible(text).replace("\n", " ")
     if in_table:
         content = content.replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", content)), default=0)

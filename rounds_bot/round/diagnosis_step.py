@@ -102,7 +102,8 @@ def run_diagnosis_step(
         new_threshold_window=timedelta(minutes=settings.diagnose_window_minutes),
     )
     # one signature's activity at a time: each holds its occurrences as objects; a round may count millions
-    activities = (_activity(store, p, window_hours, rediagnose or {}, now) for p in patients)
+    known = _Known.read(store, [p.signature.id for p in patients], now)
+    activities = (_activity(known, p, window_hours, rediagnose or {}) for p in patients)
     decisions = triage(activities, now=now, code_revision=revision, policy=policy)
     by_id = {p.signature.id: p for p in patients}
     for decision in decisions:
@@ -210,14 +211,32 @@ def _record(
             )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class _Known:
+    """What triage needs of the store for the round's patients, read together: each one's latest diagnosis
+    attempt, its latest good one, and its occurrences counted in the day before the round."""
+
+    latest: dict[str, DiagnosisRecord]
+    ok: dict[str, DiagnosisRecord]
+    day: dict[str, int]
+
+    @classmethod
+    def read(cls, store: Store, signature_ids: list[str], now: datetime) -> _Known:
+        return cls(
+            latest=store.latest_diagnoses(signature_ids),
+            ok=store.latest_diagnoses(signature_ids, ok_only=True),
+            day=store.counts_since(signature_ids, now - timedelta(days=1)),
+        )
+
+
 def _activity(
-    store: Store, patient: Patient, window_hours: float, rediagnose: dict[str, str], now: datetime
+    known: _Known, patient: Patient, window_hours: float, rediagnose: dict[str, str]
 ) -> SignatureActivity:
     sid = patient.signature.id
-    latest = store.latest_diagnosis(sid)
-    ok = store.latest_diagnosis(sid, ok_only=True)
+    latest = known.latest.get(sid)
+    ok = known.ok.get(sid)
     pending = patient.retry and latest is not None
-    day_before = store.count_since(sid, now - timedelta(days=1)) - sum(o.count for o in patient.timeline)
+    day_before = known.day[sid] - sum(o.count for o in patient.timeline)
     reason = rediagnose.get(sid)
     if pending and reason is None and sid not in rediagnose:
         reason = f"retrying: the last attempt ended with {latest.status}" if latest else None

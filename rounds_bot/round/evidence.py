@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -37,53 +38,73 @@ def gather_evidence(
         return {}
     locator = CodeLocator.for_settings(settings)
     cascades = cascades or {}
+    # what every issue needs of the store, read together: counts so far, and the issues of the signatures
+    # they name (possibly related, or in a cascade)
+    counts = store.occurrence_counts_of(plan.signature_id for plan in to_file)
+    named = {sid for plan in to_file for sid in plan.signature.related}
+    named.update(sid for plan in to_file for sid in _named(cascades.get(plan.signature_id)))
+    refs = store.issue_refs(sorted(named))
     return {
-        plan.signature_id: _evidence(locator, store, plan, cascades.get(plan.signature_id))
+        plan.signature_id: _evidence(
+            locator, store, plan, cascades.get(plan.signature_id), counts[plan.signature_id], refs
+        )
         for plan in to_file
     }
 
 
-def _evidence(locator: CodeLocator, store: Store, plan: IssuePlan, cascade: Cascade | None) -> IssueEvidence:
-    counts = store.occurrence_counts(plan.signature_id)
+def _evidence(
+    locator: CodeLocator,
+    store: Store,
+    plan: IssuePlan,
+    cascade: Cascade | None,
+    counts: dict[datetime, int],
+    refs: Mapping[str, str | None],
+) -> IssueEvidence:
     for bucket, count in (plan.tally.buckets if plan.tally else {}).items():
         moment = parse_iso(bucket)
         counts[moment] = counts.get(moment, 0) + count
     return IssueEvidence(
         code=locator.locate(plan.signature),
         occurrences=counts,
-        related=related_links(store, plan.signature),
+        related=related_links(store, plan.signature, refs),
         cascade=cascade,
-        refs=cascade_refs(store, cascade),
+        refs=cascade_refs(store, cascade, refs),
     )
 
 
-def cascade_refs(store: Store, cascade: Cascade | None) -> dict[str, str]:
-    """The issue rounds filed for each signature a cascade names, from its own database."""
+def _named(cascade: Cascade | None) -> set[str]:
     if cascade is None:
-        return {}
-    named = {*cascade.caused_by, *cascade.causes, *(step.signature_id for step in cascade.path)}
-    refs = {}
-    for signature_id in sorted(named):
-        known = store.signature(signature_id)
-        if known is not None and known.issue_ref:
-            refs[signature_id] = known.issue_ref
-    return refs
+        return set()
+    return {*cascade.caused_by, *cascade.causes, *(step.signature_id for step in cascade.path)}
 
 
-def related_links(store: Store, signature: Signature) -> list[RelatedLink]:
+def cascade_refs(
+    store: Store, cascade: Cascade | None, refs: Mapping[str, str | None] | None = None
+) -> dict[str, str]:
+    """The issue rounds filed for each signature a cascade names, from its own database (`refs`: those
+    issues, when the caller read them already)."""
+    named = _named(cascade)
+    if refs is None:
+        refs = store.issue_refs(named)
+    return {sid: ref for sid in sorted(named) if (ref := refs.get(sid))}
+
+
+def related_links(
+    store: Store, signature: Signature, refs: Mapping[str, str | None] | None = None
+) -> list[RelatedLink]:
     """The possibly related signatures, each with its issue and similarity, both from the store (what rounds
     filed and computed), never from telemetry: the score the grouping engine found when it named the pair
     (kept in the signature's grouping state, as "why grouped" shows it), else the cosine of the two saved
-    TF-IDF vectors (a pair named before the engine kept its scores)."""
+    TF-IDF vectors (a pair named before the engine kept its scores). `refs`: the issues of the related
+    signatures, when the caller read them already."""
     state = signature.grouping_state
     scored = state.related_similarity if state else {}
+    if refs is None:
+        refs = store.issue_refs(signature.related)
     links = []
     for sid in sorted(signature.related):
-        other = store.signature(sid)
-        similarity = round(scored[sid], 2) if sid in scored else _cosine(state, other)
-        links.append(
-            RelatedLink(signature_id=sid, issue_ref=other.issue_ref if other else None, similarity=similarity)
-        )
+        similarity = round(scored[sid], 2) if sid in scored else _cosine(state, store.signature(sid))
+        links.append(RelatedLink(signature_id=sid, issue_ref=refs.get(sid), similarity=similarity))
     return links
 
 

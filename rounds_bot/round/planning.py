@@ -63,16 +63,16 @@ def gather_candidates(
     """The signatures seen this round, then those an earlier round's cap deferred, then `wanted` ones
     (a diagnosis to retry or asked for) even when they did not occur."""
     found: dict[str, RoundCandidate] = {}
+    before = store.signatures_of(tallies)
     for signature_id, tally in tallies.items():
         found[signature_id] = RoundCandidate(
-            signature_id, tally, store.signature(signature_id), after[signature_id]
+            signature_id, tally, before.get(signature_id), after[signature_id]
         )
-    for signature_id in [*store.unfiled_ids(), *sorted(wanted)]:
-        if signature_id in found:
-            continue
-        known = store.signature(signature_id)
-        if known is not None:
-            found[signature_id] = RoundCandidate(signature_id, None, known, known)
+    others = [sid for sid in dict.fromkeys([*store.unfiled_ids(), *sorted(wanted)]) if sid not in found]
+    known = store.signatures_of(others)
+    for signature_id in others:
+        if signature_id in known:
+            found[signature_id] = RoundCandidate(signature_id, None, known[signature_id], known[signature_id])
     return list(found.values())
 
 

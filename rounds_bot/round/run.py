@@ -24,7 +24,10 @@ journal (so an issue created just before a crash is found again instead of filed
 
 from __future__ import annotations
 
+import gc
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -64,6 +67,25 @@ from rounds_bot.tracker.base import Tracker
 MAX_DIAGNOSIS_ATTEMPTS = 3
 
 
+#: the cyclic garbage collector's thresholds in a round (Python's: 700, 10, 10); see `fewer_collections`
+ROUND_GC_THRESHOLDS = (20_000, 20, 20)
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """A round keeps what it counted (tallies, signatures, spilled batches' indexes) alive to its end, and
+    allocates millions of small objects meanwhile: with Python's thresholds the cyclic collector walks all
+    of them again and again (a fifth of a round's CPU time at 20k records), to find almost nothing, as the
+    round's objects are freed by their counts. Collecting less often finds the same garbage later; the peak
+    memory stays the same. The thresholds are restored afterwards."""
+    before = gc.get_threshold()
+    gc.set_threshold(*ROUND_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def run_round(
     settings: Settings,
     source: Source,
@@ -80,6 +102,32 @@ def run_round(
 
     `rediagnose` maps signature ids to a hint for signatures someone asked to diagnose again.
     """
+    with fewer_collections():
+        return _round(
+            settings,
+            source,
+            tracker,
+            store,
+            now=now,
+            reads_whole_history=reads_whole_history,
+            diagnoser=diagnoser,
+            diagnosis_mode=diagnosis_mode,
+            rediagnose=rediagnose,
+        )
+
+
+def _round(
+    settings: Settings,
+    source: Source,
+    tracker: Tracker,
+    store: Store,
+    *,
+    now: datetime | None,
+    reads_whole_history: bool,
+    diagnoser: Diagnoser | None,
+    diagnosis_mode: str,
+    rediagnose: dict[str, str] | None,
+) -> RoundReport:
     now = now or datetime.now(UTC)
     run_id = f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     window = plan_window(settings, store.cursor(source.name), now, whole_history=reads_whole_history)

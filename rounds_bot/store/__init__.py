@@ -37,6 +37,7 @@ from rounds_bot.events import STATUS_AFTER, Fact
 from rounds_bot.grouping.state import SignatureState, states_from_json
 from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.signature import Signature
+from rounds_bot.store.batches import rows_of
 from rounds_bot.store.cascades import CascadeLinks, CascadeLinksStore
 from rounds_bot.store.derived import DerivedTables
 from rounds_bot.store.grouping import StoredSignatures, index_grouping_state
@@ -58,12 +59,13 @@ from rounds_bot.store.records import (
     run_row,
 )
 from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
+from rounds_bot.store.seen import SeenEvents
 from rounds_bot.store.signatures import from_row, to_row
 from rounds_bot.store.upsert import upsert
 from rounds_bot.store.versions import VersionsSeen
 
 
-class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
+class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, SeenEvents):
     """An open signature database. Use `Store.open(path)` or `Store.memory()`."""
 
     def __init__(self, db: Database, where: str) -> None:
@@ -163,6 +165,18 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
         rows = list(self.db.query("select * from signatures where id = ?", [signature_id]))
         return from_row(rows[0]) if rows else None
 
+    def signatures_of(self, signature_ids: Iterable[str]) -> dict[str, Signature]:
+        """The known ones of `signature_ids`, by id, read together (a round reads thousands)."""
+        return {
+            row["id"]: from_row(row)
+            for row in rows_of(self.db, "select * from signatures where id in ({ids})", signature_ids)
+        }
+
+    def issue_refs(self, signature_ids: Iterable[str]) -> dict[str, str | None]:
+        """The issue of each known one of `signature_ids` (None when it has none yet), read together."""
+        sql = "select id, issue_ref from signatures where id in ({ids})"
+        return {row["id"]: row["issue_ref"] or None for row in rows_of(self.db, sql, signature_ids)}
+
     def signatures(self) -> list[Signature]:
         """Every signature, oldest first."""
         return [from_row(row) for row in self.db.query("select * from signatures order by first_seen, id")]
@@ -204,20 +218,6 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
         rows = self.db.execute("select id, counted_through from signatures where counted_through is not null")
         return {signature_id: parse_iso(moment) for signature_id, moment in rows}
 
-    def seen(self, event_ids: Iterable[str]) -> set[str]:
-        ids = list(event_ids)
-        found: set[str] = set()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            found.update(
-                row[0]
-                for row in self.db.execute(
-                    f"select event_id from seen_events where event_id in ({marks})", chunk
-                )
-            )
-        return found
-
     def group_map(self) -> dict[str, str]:
         return {
             row[0]: row[1]
@@ -247,6 +247,27 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
             [signature_id, bucket_of(since)],
         ).fetchone()
         return int(row[0])
+
+    def counts_since(self, signature_ids: Iterable[str], since: datetime) -> dict[str, int]:
+        """`count_since` of each of `signature_ids` (0 for one without occurrences), read together."""
+        ids = list(dict.fromkeys(signature_ids))
+        counts = dict.fromkeys(ids, 0)
+        sql = (
+            "select signature_id, sum(count) from occurrence_buckets "
+            "where signature_id in ({ids}) and bucket_start >= ? group by signature_id"
+        )
+        for row in rows_of(self.db, sql, ids, after=[bucket_of(since)]):
+            counts[row["signature_id"]] = int(row["sum(count)"])
+        return counts
+
+    def occurrence_counts_of(self, signature_ids: Iterable[str]) -> dict[str, dict[datetime, int]]:
+        """`occurrence_counts` of each of `signature_ids`, read together."""
+        ids = list(dict.fromkeys(signature_ids))
+        counts: dict[str, dict[datetime, int]] = {sid: {} for sid in ids}
+        sql = "select signature_id, bucket_start, count from occurrence_buckets where signature_id in ({ids})"
+        for row in rows_of(self.db, sql, ids):
+            counts[row["signature_id"]][parse_iso(row["bucket_start"])] = int(row["count"])
+        return counts
 
     def occurrence_counts(self, signature_id: str) -> dict[datetime, int]:
         """Occurrences per five-minute bucket, from the first one."""
@@ -315,17 +336,6 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore):
                 "on conflict(signature_id, bucket_start) do update set count = count + excluded.count",
                 [signature_id, bucket_start, count],
             )
-
-    def mark_seen(self, occurrences: Iterable[tuple[str, str, datetime]]) -> None:
-        """Remember counted occurrences (event id, signature id, event time)."""
-        self.db.conn.executemany(
-            "insert or ignore into seen_events (event_id, signature_id, seen_at) values (?, ?, ?)",
-            ((event_id, signature_id, iso(at)) for event_id, signature_id, at in occurrences),
-        )
-
-    def forget_seen_before(self, moment: datetime) -> None:
-        """Occurrences older than the next window's start can never be read again: forget their ids."""
-        self.db.execute("delete from seen_events where seen_at < ?", [iso(moment)])
 
     def map_group(self, source_group_id: str, signature_id: str) -> None:
         upsert(

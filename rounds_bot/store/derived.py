@@ -18,6 +18,7 @@ from sqlite_utils import Database
 
 from rounds_bot.clock import bucket_of, iso
 from rounds_bot.lifecycle import LIFECYCLE_FACTS, FixRecord, IncidentRecord, fold_fixes, fold_incident
+from rounds_bot.store.batches import rows_of
 from rounds_bot.store.records import Logged, logged
 from rounds_bot.store.upsert import upsert
 
@@ -63,7 +64,7 @@ def refresh(db: Database, signature_id: str) -> None:
 def refresh_many(db: Database, incidents_order: list[str], fixes_order: list[str]) -> None:
     """Signatures' derived rows folded again from their facts, once each: incidents in one order, fixes
     in another (the same signatures)."""
-    facts = {signature_id: _facts(db, signature_id) for signature_id in incidents_order}
+    facts = _facts_of(db, incidents_order)
     for signature_id in incidents_order:
         _refresh_incident(db, signature_id, facts[signature_id])
     for signature_id in fixes_order:
@@ -114,6 +115,17 @@ def _facts(db: Database, signature_id: str) -> list[Logged]:
     return [logged(row) for row in rows]
 
 
+def _facts_of(db: Database, signature_ids: list[str]) -> dict[str, list[Logged]]:
+    """`_facts` of each signature, read together."""
+    kinds = sorted(LIFECYCLE_FACTS)
+    marks = ",".join("?" * len(kinds))
+    found: dict[str, list[Logged]] = {signature_id: [] for signature_id in signature_ids}
+    sql = f"select * from events where signature_id in ({{ids}}) and kind in ({marks}) order by id"
+    for row in rows_of(db, sql, signature_ids, after=kinds):
+        found[row["signature_id"]].append(logged(row))
+    return found
+
+
 class DerivedTables:
     """The Store's methods for the derived tables and the fix lifecycle's reads (mixed into `Store`)."""
 
@@ -145,6 +157,26 @@ class DerivedTables:
         """Every signature's derived incident, in signature order."""
         rows = self.db.execute("select record from incidents order by signature_id")
         return [IncidentRecord.model_validate_json(text) for (text,) in rows]
+
+    def fix_records_of(self, signature_ids: Iterable[str]) -> dict[str, list[FixRecord]]:
+        """`fix_records` of each of `signature_ids`, read together."""
+        ids = list(dict.fromkeys(signature_ids))
+        found: dict[str, list[FixRecord]] = {sid: [] for sid in ids}
+        sql = (
+            "select signature_id, record from fixes where signature_id in ({ids}) "
+            "order by proposed_at, pr_number"
+        )
+        for row in rows_of(self.db, sql, ids):
+            found[row["signature_id"]].append(FixRecord.model_validate_json(row["record"]))
+        return found
+
+    def incidents_of(self, signature_ids: Iterable[str]) -> dict[str, IncidentRecord]:
+        """`incident` of each of `signature_ids` that has one, read together."""
+        sql = "select signature_id, record from incidents where signature_id in ({ids})"
+        return {
+            row["signature_id"]: IncidentRecord.model_validate_json(row["record"])
+            for row in rows_of(self.db, sql, signature_ids)
+        }
 
     def incident(self, signature_id: str) -> IncidentRecord | None:
         row = self.db.execute(

@@ -10,6 +10,7 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from rounds_bot.clock import iso
+from rounds_bot.store.batches import rows_of
 from rounds_bot.store.records import (
     Booking,
     DiagnosisRecord,
@@ -37,14 +38,25 @@ class HistoryQueries:
         )
         return diagnosis_record(rows[0]) if rows else None
 
+    def latest_diagnoses(
+        self, signature_ids: Iterable[str], *, ok_only: bool = False
+    ) -> dict[str, DiagnosisRecord]:
+        """`latest_diagnosis` of each of `signature_ids` that has one, read together."""
+        status = "and status = 'ok' " if ok_only else ""
+        sql = f"select * from diagnoses where signature_id in ({{ids}}) {status}order by at desc, id desc"
+        found: dict[str, DiagnosisRecord] = {}
+        for row in rows_of(self.db, sql, signature_ids):
+            if row["signature_id"] not in found:
+                found[row["signature_id"]] = diagnosis_record(row)
+        return found
+
     def latest_good_diagnoses(self, signature_ids: Iterable[str]) -> dict[str, DiagnosisRecord]:
         """Each signature's latest ok diagnosis record, for those that have one with a diagnosis."""
-        found: dict[str, DiagnosisRecord] = {}
-        for signature_id in signature_ids:
-            record = self.latest_diagnosis(signature_id, ok_only=True)
-            if record is not None and record.outcome.diagnosis is not None:
-                found[signature_id] = record
-        return found
+        ids = list(signature_ids)
+        latest = self.latest_diagnoses(ids, ok_only=True)
+        return {
+            sid: latest[sid] for sid in ids if sid in latest and latest[sid].outcome.diagnosis is not None
+        }
 
     def pending_diagnoses(self, max_attempts: int) -> set[str]:
         """Signatures whose last diagnosis failed, with fewer than `max_attempts` failures in a row."""
@@ -116,6 +128,15 @@ class HistoryQueries:
         """The model calls paid for a signature, oldest first."""
         rows = self.db.query("select * from ledger where signature_id = ? order by at, id", [signature_id])
         return [booking(row) for row in rows]
+
+    def bookings_of(self, signature_ids: Iterable[str]) -> dict[str, list[Booking]]:
+        """`bookings` of each of `signature_ids`, read together."""
+        ids = list(dict.fromkeys(signature_ids))
+        found: dict[str, list[Booking]] = {sid: [] for sid in ids}
+        sql = "select * from ledger where signature_id in ({ids}) order by at, id"
+        for row in rows_of(self.db, sql, ids):
+            found[row["signature_id"]].append(booking(row))
+        return found
 
     def spent_since(self, since: datetime) -> float:
         row = self.db.execute(

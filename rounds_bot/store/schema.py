@@ -9,6 +9,7 @@ from sqlite_utils import Database
 from rounds_bot.store.cascades import add_cascade_column
 from rounds_bot.store.derived import create_derived_tables
 from rounds_bot.store.grouping import create_grouping_keys, create_grouping_vectors
+from rounds_bot.store.seen import compact_seen_events
 from rounds_bot.store.versions import create_versions_seen
 
 
@@ -123,6 +124,29 @@ def create_source_states(db: Database) -> None:
     db.table("source_states").create({"source": str, "state": str}, pk="source")
 
 
+def _compact_v10(db: Database) -> None:
+    """The tables with a row per occurrence or per key, smaller: the ids of counted occurrences in their
+    compact form (`store/seen.py`), and the occurrence counts and grouping look-up keys clustered on their
+    primary key (`WITHOUT ROWID`), which held every key twice (the table and its key's index)."""
+    compact_seen_events(db)
+    buckets = {"signature_id": "TEXT", "bucket_start": "TEXT", "count": "INTEGER"}
+    _cluster_on_key(db, "occurrence_buckets", buckets, ("signature_id", "bucket_start"))
+    _cluster_on_key(db, "grouping_keys", {"key": "TEXT", "signature_id": "TEXT"}, ("key", "signature_id"))
+    db.execute('create index "idx_grouping_keys_signature_id" on "grouping_keys" ("signature_id")')
+
+
+def _cluster_on_key(db: Database, table: str, columns: dict[str, str], key: tuple[str, ...]) -> None:
+    """`table` rebuilt as a `WITHOUT ROWID` table with the same columns and rows (its indexes go with the
+    old table: the caller makes them again)."""
+    names = ", ".join(f'"{name}"' for name in columns)
+    declared = ", ".join(f'"{name}" {kind}' for name, kind in columns.items())
+    primary = ", ".join(f'"{name}"' for name in key)
+    db.execute(f'alter table "{table}" rename to "{table}_before"')
+    db.execute(f'create table "{table}" ({declared}, primary key ({primary})) without rowid')
+    db.execute(f'insert into "{table}" ({names}) select {names} from "{table}_before"')
+    db.execute(f'drop table "{table}_before"')
+
+
 # Migration N takes a database at schema version N-1 to version N. Append, never edit.
 MIGRATIONS: list[Callable[[Database], None]] = [
     _create_v1,
@@ -134,5 +158,6 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     create_versions_seen,
     create_source_states,
     add_cascade_column,
+    _compact_v10,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

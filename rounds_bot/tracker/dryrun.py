@@ -68,7 +68,8 @@ class DryRunTracker:
         if comment:
             text += f"\n\n---\n**Latest comment**\n\n{comment}\n"
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            if self._resolved is None:  # the folder exists once a draft was written into it
+                self.folder.mkdir(parents=True, exist_ok=True)
             # write-then-rename: a crash never leaves a half-written draft
             handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".draft-", suffix=".md")
             with os.fdopen(handle, "w", encoding="utf-8") as out:

@@ -1,0 +1,79 @@
+"""Reads of many signatures at once give what one read per signature gives, past the size of one statement's
+chunk too (a round reads thousands)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from diagnosis_samples import good_answer
+from signature_samples import a_signature
+
+from rounds_bot.clock import iso
+from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
+from rounds_bot.events import Fact
+from rounds_bot.store import DiagnosisRecord, Store
+from rounds_bot.store.batches import CHUNK
+
+NOW = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
+MANY = CHUNK + 7
+
+
+def a_diagnosis(sid: str, at: datetime, status: str) -> DiagnosisRecord:
+    answer = Diagnosis.model_validate(good_answer())
+    outcome = DiagnosisOutcome(status=status, diagnosis=answer if status == "ok" else None)
+    return DiagnosisRecord(
+        cache_key=f"k-{sid}", signature_id=sid, revision="r1", at=iso(at), status=status, outcome=outcome
+    )
+
+
+def filled(store: Store) -> list[str]:
+    """Signatures with a little of everything, some without any; returns their ids and two unknown ones."""
+    ids = [f"sig_{n:04d}" for n in range(MANY)]
+    with store.transaction(), store.derived_once():
+        for n, sid in enumerate(ids):
+            store.save(a_signature(sid, issue_ref=f"#{n}" if n % 3 else None, related=frozenset(ids[:2])))
+            if n % 2:
+                store.add_occurrences(sid, {iso(NOW): n, iso(NOW + timedelta(days=2)): 1})
+            if n % 5 == 0:
+                store.record_diagnosis(a_diagnosis(sid, NOW, "ok"))
+                store.record_diagnosis(a_diagnosis(sid, NOW + timedelta(hours=1), "timeout"))
+                store.book_cost(run_id="r", signature_id=sid, usd=0.1, model="m", note="a", at=NOW)
+                store.book_cost(run_id="r", signature_id=sid, usd=0.2, model="m", note="b", at=NOW)
+            store.append_event(
+                Fact.INCIDENT_DETECTED, f"detected:{sid}", signature_id=sid, run_id="r", at=NOW
+            )
+    return [*reversed(ids), "sig_unknown", "sig_other"]
+
+
+def test_many_signatures_read_together_are_what_one_read_each_gives(fresh_db: Store) -> None:
+    ids = filled(fresh_db)
+    assert fresh_db.signatures_of(ids) == {
+        sid: signature for sid in ids if (signature := fresh_db.signature(sid)) is not None
+    }
+    assert fresh_db.issue_refs(ids) == {
+        sid: signature.issue_ref for sid in ids if (signature := fresh_db.signature(sid)) is not None
+    }
+    for ok_only in (False, True):
+        assert fresh_db.latest_diagnoses(ids, ok_only=ok_only) == {
+            sid: record
+            for sid in ids
+            if (record := fresh_db.latest_diagnosis(sid, ok_only=ok_only)) is not None
+        }
+    since = NOW + timedelta(days=1)
+    assert fresh_db.counts_since(ids, since) == {sid: fresh_db.count_since(sid, since) for sid in ids}
+    assert fresh_db.occurrence_counts_of(ids) == {sid: fresh_db.occurrence_counts(sid) for sid in ids}
+    assert fresh_db.bookings_of(ids) == {sid: fresh_db.bookings(sid) for sid in ids}
+    assert fresh_db.fix_records_of(ids) == {sid: fresh_db.fix_records(sid) for sid in ids}
+    assert fresh_db.incidents_of(ids) == {
+        sid: incident for sid in ids if (incident := fresh_db.incident(sid)) is not None
+    }
+    assert len(fresh_db.incidents_of(ids)) == MANY
+
+
+def test_the_derived_rows_refreshed_once_for_many_signatures_are_those_a_refresh_each_gives(
+    fresh_db: Store,
+) -> None:
+    filled(fresh_db)
+    together = fresh_db.derived_rows()
+    fresh_db.replay()
+    assert fresh_db.derived_rows() == together
