@@ -53,6 +53,11 @@ def test_a_spill_gives_back_what_it_was_given_in_order_however_often_it_is_read(
     assert list(kept) == events and list(kept) == events  # read twice
     assert kept == events and kept[0] == events[0] and kept[-1] == events[-1] and kept[7:9] == events[7:9]
     assert kept.newest == max(e.timestamp for e in events)
+    # read back from disk as they were made: the same fields given, the same values, the same types
+    assert [e.model_fields_set for e in kept] == [e.model_fields_set for e in events]
+    given = [e.model_dump(exclude_unset=True) for e in events]
+    assert [e.model_dump(exclude_unset=True) for e in kept] == given
+    assert all(type(e) is ErrorEvent and e.model_extra is None for e in kept)
     changed = events[3].model_copy(update={"message": "hidden"})
     kept.replace(3, changed)
     kept.replace(22, changed)  # one not yet written

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import IO, overload
+from typing import IO, Any, overload
+
+import lz4.frame
 
 from rounds_bot.models import ErrorEvent
 
@@ -118,7 +119,7 @@ class EventSpill(Sequence[ErrorEvent]):
 
     def _write(self, events: list[ErrorEvent]) -> None:
         assert self._file is not None
-        data = zlib.compress(pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        data = lz4.frame.compress(pickle.dumps(_plain(events), protocol=pickle.HIGHEST_PROTOCOL))
         offset = self._file.seek(0, 2)
         self._file.write(data)
         self._chunks.append((offset, len(data)))
@@ -131,6 +132,44 @@ class EventSpill(Sequence[ErrorEvent]):
         assert self._file is not None
         offset, length = self._chunks[number]
         self._file.seek(offset)
-        events: list[ErrorEvent] = pickle.loads(zlib.decompress(self._file.read(length)))  # our own file
+        events = _events(pickle.loads(lz4.frame.decompress(self._file.read(length))))  # our own file
         self._cached = (number, events)
         return events
+
+
+# --- a chunk on disk --------------------------------------------------------------------------------------
+# A chunk holds each event's field values (its `__dict__`) and the names of the fields it was given, not the
+# pickled model: pydantic's own pickling stores more per event and reads back slower, and every value was
+# validated when the event was made, so it is put back as it was, unchanged and without validating it again.
+# lz4 rather than zlib: it compresses the chunk a third less, four times faster, both ways.
+
+_Chunk = tuple[list[dict[str, Any]], list[frozenset[str]]]
+
+
+def _plain(events: list[ErrorEvent]) -> _Chunk:
+    # the same set object for equal sets: pickled once per chunk, not once per event
+    shared: dict[frozenset[str], frozenset[str]] = {}
+    fields_set = [shared.setdefault(names, names) for names in map(_fields_set, events)]
+    return [event.__dict__ for event in events], fields_set
+
+
+def _fields_set(event: ErrorEvent) -> frozenset[str]:
+    return frozenset(event.model_fields_set)
+
+
+def _events(chunk: _Chunk) -> list[ErrorEvent]:
+    values, fields_set = chunk
+    return [_restored(event_values, names) for event_values, names in zip(values, fields_set, strict=True)]
+
+
+def _restored(values: dict[str, Any], fields_set: frozenset[str]) -> ErrorEvent:
+    """The event whose fields were `values`, as unpickling gives it back (pydantic's `__setstate__`)."""
+    event = ErrorEvent.__new__(ErrorEvent)
+    _set(event, "__dict__", values)
+    _set(event, "__pydantic_fields_set__", set(fields_set))
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
+    return event
+
+
+_set = object.__setattr__
