@@ -21,7 +21,7 @@ from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.sources.spill import EventSpill
+from rounds_bot.sources.spill import EventSpill, Picked
 from rounds_bot.store import Store
 from rounds_bot.tally import Tally
 
@@ -82,20 +82,21 @@ def group_occurrences(
 SEEN_BATCH = 2_000
 
 
-def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[EventSpill, int, EventSpill]:
+def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Picked, int, EventSpill]:
     """The events to group (in the window, not counted before, each id once), and how many were counted: by
     the source, as older than the window, or by their id. Read once, in batches: the events need not all be
-    in memory. Last, the events with a trace left out as older than the window or as read already this round:
-    if their id is counted now, their trace shows them too (usually there are none)."""
+    in memory, and those to group are picked from the poll's by index, not copied. Last, the events with a
+    trace left out as older than the window or as read already this round: if their id is counted now, their
+    trace shows them too (usually there are none)."""
     already_counted = polled.already_counted
-    to_group, others = EventSpill(), EventSpill()
+    to_group, others = Picked(polled.events), EventSpill()
     seen_now: set[int | str] = set()
-    batch: list[ErrorEvent] = []
+    batch: list[tuple[int, ErrorEvent]] = []
 
-    def take(batch: list[ErrorEvent]) -> int:
-        already = store.seen(event.event_id for event in batch)
+    def take(batch: list[tuple[int, ErrorEvent]]) -> int:
+        already = store.seen(event.event_id for _, event in batch)
         counted = 0
-        for event in batch:
+        for index, event in batch:
             key = _compact(event.event_id)
             if event.event_id in already or key in seen_now:
                 counted += 1
@@ -103,18 +104,19 @@ def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Even
                     others.append(event)
                 continue
             seen_now.add(key)
-            to_group.append(event)
+            to_group.append(index)
         return counted
 
-    for event in polled.events:
-        if event.timestamp < window.start:
+    start = window.start
+    for index, event in enumerate(polled.events):
+        if event.timestamp < start:
             already_counted += (
                 1  # the source may have recognised some as counted already, from the raw record
             )
             if event.trace_id:
                 others.append(event)
             continue
-        batch.append(event)
+        batch.append((index, event))
         if len(batch) >= SEEN_BATCH:
             already_counted += take(batch)
             batch = []

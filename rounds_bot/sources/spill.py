@@ -10,6 +10,7 @@ compressed chunks, so a round's memory does not grow with its records. It is rea
     for event in events: ...                 as often as needed, in order
     events[index]; events.replace(index, changed)
     events.newest                            the latest timestamp appended (None when empty)
+    some = Picked(events); some.append(index)   some of them, in order, without a copy
 
 Nothing in it outlives the round: the file has no name and is gone when the spill is closed or collected.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import pickle
 import tempfile
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import IO, Any, overload
@@ -135,6 +137,55 @@ class EventSpill(Sequence[ErrorEvent]):
         events = _events(pickle.loads(lz4.frame.decompress(self._file.read(length))))  # our own file
         self._cached = (number, events)
         return events
+
+
+class Picked(Sequence[ErrorEvent]):
+    """Some events of a sequence (a spill), by their indexes in it, in its order, without a copy of them: read
+    by reading the sequence (a spill's chunks are decoded as in any pass over it) and keeping those picked."""
+
+    def __init__(self, events: Sequence[ErrorEvent], indexes: Iterable[int] = ()) -> None:
+        self._events = events
+        self._indexes = array("q", indexes)  # ascending: each is appended after the ones before it
+
+    def append(self, index: int) -> None:
+        """Pick the event at `index`, which comes after every one picked so far."""
+        if self._indexes and index <= self._indexes[-1]:
+            raise ValueError("events are picked in the order of the sequence they are picked from")
+        self._indexes.append(index)
+
+    def __len__(self) -> int:
+        return len(self._indexes)
+
+    def __iter__(self) -> Iterator[ErrorEvent]:
+        if not self._indexes:
+            return
+        picked = iter(self._indexes)
+        wanted = next(picked)
+        for index, event in enumerate(self._events):
+            if index == wanted:
+                yield event
+                wanted = next(picked, -1)
+                if wanted < 0:
+                    return
+
+    @overload
+    def __getitem__(self, index: int) -> ErrorEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ErrorEvent]: ...
+    def __getitem__(self, index: int | slice) -> ErrorEvent | list[ErrorEvent]:
+        if isinstance(index, slice):
+            return [self._events[i] for i in self._indexes[index]]
+        return self._events[self._indexes[index]]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def __repr__(self) -> str:
+        return f"Picked({len(self)} of {len(self._events)} events)"
 
 
 # --- a chunk on disk --------------------------------------------------------------------------------------
