@@ -17,10 +17,11 @@ from rounds_bot.models import Assignment, ContextRecord, ErrorEvent
 from rounds_bot.redact import Redactor
 from rounds_bot.round import cascade
 from rounds_bot.round.cascade import correlate_traces
+from rounds_bot.round.occurrences import _not_counted
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
 from rounds_bot.sources import spill
-from rounds_bot.sources.base import PollResult
+from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.spill import EventSpill, Picked
 from rounds_bot.store import Store
@@ -65,6 +66,10 @@ def test_a_spill_gives_back_what_it_was_given_in_order_however_often_it_is_read(
     kept.replace(3, changed)
     kept.replace(22, changed)  # one not yet written
     assert kept[3] == changed and list(kept)[3] == changed and list(kept)[22] == changed
+    renamed = events[4].model_copy(update={"event_id": "f" * 32, "trace_id": "t"})
+    kept.replace(4, renamed)
+    assert list(kept.keys()) == [(e.event_id, e.timestamp, e.trace_id) for e in kept]
+    assert list(kept.keys())[4] == ("f" * 32, events[4].timestamp, "t")
     with pytest.raises(IndexError):
         kept[23]
     kept.close()
@@ -94,6 +99,25 @@ def test_events_picked_from_a_spill_are_read_in_its_order_without_a_copy() -> No
         picked.append(22)
     with pytest.raises(IndexError):
         picked[len(wanted)]
+
+
+def test_the_events_not_counted_are_the_same_when_the_poll_is_on_disk() -> None:
+    store = Store.memory()
+    store.mark_seen([(f"{n:032x}", "sig_1", NOW) for n in (2, 5)])
+    window = Window(start=NOW + timedelta(seconds=1), end=NOW + timedelta(hours=1))
+    events = [event(n, trace_id=f"{n % 3:032x}" if n % 2 else None) for n in range(14)]
+    events += [events[4], events[7]]  # read twice
+    found = [
+        _not_counted(store, window, PollResult(events=polled, already_counted=3))
+        for polled in (events, EventSpill(events, in_memory=2, chunk=3))
+    ]
+    (in_memory, counted, others), (on_disk, counted_on_disk, others_on_disk) = found
+    assert list(on_disk) == list(in_memory) and counted_on_disk == counted and others_on_disk == others
+    assert [e.event_id for e in in_memory] == [
+        f"{n:032x}" for n in range(14) if n not in (2, 5) and (NOW + timedelta(seconds=n % 7)) >= window.start
+    ]
+    assert counted == 3 + 3 + 2 + 1  # the source's, before the window (7 twice), seen before, read twice
+    assert [e.event_id for e in others] == [f"{n:032x}" for n in (7, 7)]
 
 
 def test_a_split_secret_is_hidden_the_same_when_the_events_are_on_disk() -> None:
