@@ -12,9 +12,10 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import overload
 
-from rounds_bot.clock import bucket_of
+from rounds_bot.clock import BUCKET_SECONDS, bucket_of
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.triage import Occurrence
 
@@ -46,7 +47,8 @@ class Tally:
         self.count += count
         self.first_seen = min(self.first_seen or first, first)
         self.last_seen = max(self.last_seen or last, last)
-        self.buckets[bucket_of(last)] = self.buckets.get(bucket_of(last), 0) + count
+        bucket = _bucket(last)
+        self.buckets[bucket] = self.buckets.get(bucket, 0) + count
         self.timeline.note(last, count, event.fatal)
         self.services.add(event.service)
         if event.service_version:
@@ -68,6 +70,19 @@ class Tally:
             (s.service, s.service_version, s.message) != (event.service, event.service_version, event.message)
             for s in self.samples
         )
+
+
+def _bucket(moment: datetime) -> str:
+    """`bucket_of(moment)`: a round's occurrences fall in a few buckets, each named once."""
+    epoch = int(moment.timestamp())
+    return _bucket_starting(epoch - epoch % BUCKET_SECONDS)
+
+
+# keyed by the bucket's start, all its name depends on: it cannot go stale; bounded, and a round's
+# occurrences come in time order mostly, so the buckets in use stay in it
+@lru_cache(maxsize=4_096)
+def _bucket_starting(epoch: int) -> str:
+    return bucket_of(datetime.fromtimestamp(epoch, UTC))
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -12,16 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.clock import bucket_of
+from rounds_bot.models import Assignment, ContextRecord, ErrorEvent
 from rounds_bot.redact import Redactor
 from rounds_bot.round import cascade
 from rounds_bot.round.cascade import correlate_traces
+from rounds_bot.round.occurrences import _not_counted
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
 from rounds_bot.sources import spill
-from rounds_bot.sources.base import PollResult
+from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
-from rounds_bot.sources.spill import EventSpill
+from rounds_bot.sources.spill import EventSpill, Picked
 from rounds_bot.store import Store
 from rounds_bot.tally import Tally
 from rounds_bot.tracker.dryrun import DryRunTracker
@@ -48,18 +50,74 @@ def event(number: int, **fields: object) -> ErrorEvent:
 
 def test_a_spill_gives_back_what_it_was_given_in_order_however_often_it_is_read() -> None:
     events = [event(n) for n in range(23)]
+    events[6] = event(6, context=[ContextRecord(timestamp=NOW, severity="INFO", body="retrying")], fatal=True)
+    events[7] = event(7, attributes={"a": 1, "b": 1.0, "c": True, "d": "x"}, trace_id="ab" * 16)
     kept = EventSpill(events, in_memory=4, chunk=5)
     assert len(kept) == 23
     assert list(kept) == events and list(kept) == events  # read twice
     assert kept == events and kept[0] == events[0] and kept[-1] == events[-1] and kept[7:9] == events[7:9]
     assert kept.newest == max(e.timestamp for e in events)
+    # read back from disk as they were made: the same fields given, the same values, the same types
+    assert [e.model_fields_set for e in kept] == [e.model_fields_set for e in events]
+    given = [e.model_dump(exclude_unset=True) for e in events]
+    assert [e.model_dump(exclude_unset=True) for e in kept] == given
+    assert all(type(e) is ErrorEvent and e.model_extra is None for e in kept)
     changed = events[3].model_copy(update={"message": "hidden"})
     kept.replace(3, changed)
     kept.replace(22, changed)  # one not yet written
     assert kept[3] == changed and list(kept)[3] == changed and list(kept)[22] == changed
+    renamed = events[4].model_copy(update={"event_id": "f" * 32, "trace_id": "t"})
+    kept.replace(4, renamed)
+    assert list(kept.keys()) == [(e.event_id, e.timestamp, e.trace_id) for e in kept]
+    assert list(kept.keys())[4] == ("f" * 32, events[4].timestamp, "t")
     with pytest.raises(IndexError):
         kept[23]
     kept.close()
+
+
+def test_events_picked_from_a_spill_are_read_in_its_order_without_a_copy() -> None:
+    events = [event(n) for n in range(23)]
+    kept = EventSpill(events, in_memory=4, chunk=5)
+    wanted = [0, 3, 4, 5, 11, 17, 22]
+    picked = Picked(kept)
+    for index in wanted:
+        picked.append(index)
+    assert len(picked) == len(wanted) and kept._written == 20  # nothing written again
+    chosen = [events[index] for index in wanted]
+    assert list(picked) == chosen and list(picked) == chosen  # read twice
+    assert (
+        picked == chosen
+        and picked[1] == events[3]
+        and picked[-1] == events[22]
+        and picked[2:4] == chosen[2:4]
+    )
+    assert list(zip(picked, picked, strict=True)) == list(
+        zip(chosen, chosen, strict=True)
+    )  # two passes at once
+    assert list(Picked(kept)) == [] and list(Picked(events, [2, 9])) == [events[2], events[9]]
+    with pytest.raises(ValueError, match="order"):
+        picked.append(22)
+    with pytest.raises(IndexError):
+        picked[len(wanted)]
+
+
+def test_the_events_not_counted_are_the_same_when_the_poll_is_on_disk() -> None:
+    store = Store.memory()
+    store.mark_seen([(f"{n:032x}", "sig_1", NOW) for n in (2, 5)])
+    window = Window(start=NOW + timedelta(seconds=1), end=NOW + timedelta(hours=1))
+    events = [event(n, trace_id=f"{n % 3:032x}" if n % 2 else None) for n in range(14)]
+    events += [events[4], events[7]]  # read twice
+    found = [
+        _not_counted(store, window, PollResult(events=polled, already_counted=3))
+        for polled in (events, EventSpill(events, in_memory=2, chunk=3))
+    ]
+    (in_memory, counted, others), (on_disk, counted_on_disk, others_on_disk) = found
+    assert list(on_disk) == list(in_memory) and counted_on_disk == counted and others_on_disk == others
+    assert [e.event_id for e in in_memory] == [
+        f"{n:032x}" for n in range(14) if n not in (2, 5) and (NOW + timedelta(seconds=n % 7)) >= window.start
+    ]
+    assert counted == 3 + 3 + 2 + 1  # the source's, before the window (7 twice), seen before, read twice
+    assert [e.event_id for e in others] == [f"{n:032x}" for n in (7, 7)]
 
 
 def test_a_split_secret_is_hidden_the_same_when_the_events_are_on_disk() -> None:
@@ -114,6 +172,28 @@ def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_giv
     assert list(tally.timeline) == [Occurrence(timestamp=m, count=2, fatal=f) for _, m, f in given]
     assert tally.timeline[2].timestamp.tzinfo == elsewhere and tally.timeline[-1] == tally.timeline[2]
     assert len(tally.timeline) == len(tally.occurrences) == 3
+
+
+def test_a_tally_counts_each_occurrence_in_the_clock_s_bucket_of_its_moment() -> None:
+    tally = Tally(
+        assignment=Assignment(
+            signature_id="sig_1",
+            tier="new",
+            fingerprint_hash="h",
+            fingerprint_version="v",
+            explanation="",
+            title="t",
+            normalized_message="m",
+        )
+    )
+    moments = [NOW + timedelta(seconds=97 * n) for n in range(40)]
+    moments += [datetime(1969, 12, 31, 23, 58, tzinfo=UTC), NOW.astimezone(timezone(timedelta(hours=-5)))]
+    for moment in moments:
+        tally.add(event(0, timestamp=moment), 2, moment, moment)
+    expected: dict[str, int] = {}
+    for moment in moments:
+        expected[bucket_of(moment)] = expected.get(bucket_of(moment), 0) + 2
+    assert tally.buckets == expected and len(expected) > 10
 
 
 def test_cascades_are_the_same_when_their_errors_are_kept_in_a_temporary_database(

@@ -21,7 +21,7 @@ from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.sources.spill import EventSpill
+from rounds_bot.sources.spill import EventSpill, Picked, keys_of
 from rounds_bot.store import Store
 from rounds_bot.tally import Tally
 
@@ -82,39 +82,42 @@ def group_occurrences(
 SEEN_BATCH = 2_000
 
 
-def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[EventSpill, int, EventSpill]:
+def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Picked, int, EventSpill]:
     """The events to group (in the window, not counted before, each id once), and how many were counted: by
-    the source, as older than the window, or by their id. Read once, in batches: the events need not all be
-    in memory. Last, the events with a trace left out as older than the window or as read already this round:
-    if their id is counted now, their trace shows them too (usually there are none)."""
+    the source, as older than the window, or by their id. Read once, by their keys (id, time, trace), in
+    batches: the events need not all be in memory nor be read back, and those to group are picked from the
+    poll's by index, not copied. Last, the events with a trace left out as older than the window or as read
+    already this round: if their id is counted now, their trace shows them too (usually there are none)."""
+    events = polled.events
     already_counted = polled.already_counted
-    to_group, others = EventSpill(), EventSpill()
+    to_group, others = Picked(events), EventSpill()
     seen_now: set[int | str] = set()
-    batch: list[ErrorEvent] = []
+    batch: list[tuple[int, str, str | None]] = []
 
-    def take(batch: list[ErrorEvent]) -> int:
-        already = store.seen(event.event_id for event in batch)
+    def take(batch: list[tuple[int, str, str | None]]) -> int:
+        already = store.seen(event_id for _, event_id, _ in batch)
         counted = 0
-        for event in batch:
-            key = _compact(event.event_id)
-            if event.event_id in already or key in seen_now:
+        for index, event_id, trace_id in batch:
+            key = _compact(event_id)
+            if event_id in already or key in seen_now:
                 counted += 1
-                if event.trace_id and event.event_id not in already:
-                    others.append(event)
+                if trace_id and event_id not in already:
+                    others.append(events[index])
                 continue
             seen_now.add(key)
-            to_group.append(event)
+            to_group.append(index)
         return counted
 
-    for event in polled.events:
-        if event.timestamp < window.start:
+    start = window.start
+    for index, (event_id, timestamp, trace_id) in enumerate(keys_of(events)):
+        if timestamp < start:
             already_counted += (
                 1  # the source may have recognised some as counted already, from the raw record
             )
-            if event.trace_id:
-                others.append(event)
+            if trace_id:
+                others.append(events[index])
             continue
-        batch.append(event)
+        batch.append((index, event_id, trace_id))
         if len(batch) >= SEEN_BATCH:
             already_counted += take(batch)
             batch = []

@@ -51,15 +51,18 @@ from rounds_bot.sources.otlp_json import (
     LogRecord,
     Resource,
     Span,
-    SpanEvent,
     decode_any_value,
     flatten_attributes,
+    int64,
     parse_export_line,
+    span_id,
     to_text,
+    trace_id,
 )
 from rounds_bot.sources.otlp_lean import (
     LeanLine,
     checked_logs,
+    decode_plain,
     exception_indexes,
     flatten_plain,
     lean_line,
@@ -334,19 +337,19 @@ class _FromSpan:
 
     def __init__(self, span: dict[str, Any], origin: _Origin) -> None:
         self.plain, self.origin = span, origin
-        self._span: Span | None = None
+        self._span: _SpanFacts | None = None
 
     def event(self, index: int | None) -> Callable[[], ErrorEvent]:
         return lambda: self._build(index)
 
     def _build(self, index: int | None) -> ErrorEvent:
         if self._span is None:
-            self._span = Span.model_validate(self.plain)
-        span = self._span
-        span_attributes = flatten_attributes(span.attributes)
+            self._span = _SpanFacts.of_lean(self.plain)
         if index is None:
-            return _span_error_event(span, span_attributes, self.origin)
-        return _exception_event(span, index, span.events[index], span_attributes, self.origin)
+            return _span_error_event(self._span, self.origin)
+        event = self.plain["events"][index]
+        own = flatten_plain(event.get("attributes", []))
+        return _exception_event(self._span, index, int64(event.get("timeUnixNano", 0)), own, self.origin)
 
 
 class _Reading:
@@ -528,7 +531,7 @@ class _Reading:
 
 def _log_builder(record: dict[str, Any], origin: _Origin, before: list[Noted]) -> Callable[[], ErrorEvent]:
     def build() -> ErrorEvent:
-        event = error_in_log_record(LogRecord.model_validate(record), origin)
+        event = _log_error(_LogFacts.of_lean(record), origin)
         assert event is not None  # its severity was checked before it was offered
         return event.model_copy(update={"context": context_records(before)}) if before else event
 
@@ -620,24 +623,71 @@ def errors_in_span(span: Span, origin: _Origin) -> list[ErrorEvent]:
     ]
     if not exception_events and span.status.code != STATUS_CODE_ERROR:
         return []
-    span_attributes = flatten_attributes(span.attributes)
+    facts = _SpanFacts.of(span)
     if exception_events:
         return [
-            _exception_event(span, index, event, span_attributes, origin) for index, event in exception_events
+            _exception_event(facts, index, event.time_unix_nano, flatten_attributes(event.attributes), origin)
+            for index, event in exception_events
         ]
-    return [_span_error_event(span, span_attributes, origin)]
+    return [_span_error_event(facts, origin)]
+
+
+@dataclass(frozen=True)
+class _SpanFacts:
+    """What an error event reads of its span, as the span's model holds it."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    kind: int | str
+    start_time_unix_nano: int
+    end_time_unix_nano: int
+    status_message: str
+    attributes: dict[str, AttributeValue]
+
+    @classmethod
+    def of(cls, span: Span) -> _SpanFacts:
+        return cls(
+            trace_id=span.trace_id,
+            span_id=span.span_id,
+            parent_span_id=span.parent_span_id,
+            name=span.name,
+            kind=span.kind,
+            start_time_unix_nano=span.start_time_unix_nano,
+            end_time_unix_nano=span.end_time_unix_nano,
+            status_message=span.status.message,
+            attributes=flatten_attributes(span.attributes),
+        )
+
+    @classmethod
+    def of_lean(cls, span: dict[str, Any]) -> _SpanFacts:
+        """`of` the span's model, from its record read lean: `otlp_lean.py` checked that each value is what
+        the model would hold (or converts as the model does), so the span is not validated again."""
+        status = span.get("status", {})
+        return cls(
+            trace_id=trace_id(span.get("traceId", "")),
+            span_id=span_id(span.get("spanId", "")),
+            parent_span_id=span_id(span.get("parentSpanId", "")),
+            name=span.get("name", ""),
+            kind=span.get("kind", 0),
+            start_time_unix_nano=int64(span.get("startTimeUnixNano", 0)),
+            end_time_unix_nano=int64(span.get("endTimeUnixNano", 0)),
+            status_message=status.get("message", ""),
+            attributes=flatten_plain(span.get("attributes", [])),
+        )
 
 
 def _exception_event(
-    span: Span,
+    span: _SpanFacts,
     index: int,
-    event: SpanEvent,
-    span_attributes: dict[str, AttributeValue],
+    time_unix_nano: int,
+    own: dict[str, AttributeValue],
     origin: _Origin,
 ) -> ErrorEvent:
-    own = flatten_attributes(event.attributes)
-    attributes = {**origin.attributes, **span_attributes, **own}
-    moment = event.time_unix_nano or span.end_time_unix_nano or span.start_time_unix_nano
+    """The error of the span's `exception` event number `index`, of that time and with those attributes."""
+    attributes = {**origin.attributes, **span.attributes, **own}
+    moment = time_unix_nano or span.end_time_unix_nano or span.start_time_unix_nano
     return ErrorEvent(
         event_id=_stable_id("span-event", *_span_identity(span, origin), str(index)),
         timestamp=_timestamp(moment, "exception event"),
@@ -657,8 +707,8 @@ def _exception_event(
     )
 
 
-def _span_error_event(span: Span, span_attributes: dict[str, AttributeValue], origin: _Origin) -> ErrorEvent:
-    attributes = {**origin.attributes, **span_attributes}
+def _span_error_event(span: _SpanFacts, origin: _Origin) -> ErrorEvent:
+    attributes = {**origin.attributes, **span.attributes}
     moment = span.end_time_unix_nano or span.start_time_unix_nano
     return ErrorEvent(
         event_id=_stable_id("span", *_span_identity(span, origin)),
@@ -666,8 +716,8 @@ def _span_error_event(span: Span, span_attributes: dict[str, AttributeValue], or
         service=origin.service,
         kind="span_error",
         # `error.type` is the semantic conventions' low-cardinality class of a failed operation.
-        error_type=_text_or_none(span_attributes.get("error.type")),
-        message=span.status.message or span.name,
+        error_type=_text_or_none(span.attributes.get("error.type")),
+        message=span.status_message or span.name,
         error_code=_error_code(attributes),
         trace_id=span.trace_id or None,
         span_id=span.span_id or None,
@@ -679,20 +729,70 @@ def _span_error_event(span: Span, span_attributes: dict[str, AttributeValue], or
     )
 
 
-def _span_identity(span: Span, origin: _Origin) -> tuple[str, ...]:
+def _span_identity(span: _SpanFacts, origin: _Origin) -> tuple[str, ...]:
     if span.trace_id and span.span_id:
         return (span.trace_id, span.span_id)
     # A span without valid ids is still one record: name it by what it says about itself.
     return ("no-ids", origin.service, span.name, str(span.start_time_unix_nano))
 
 
+@dataclass(frozen=True)
+class _LogFacts:
+    """What an error event reads of its log record, as the record's model holds it (the body as text)."""
+
+    trace_id: str
+    span_id: str
+    time_unix_nano: int
+    observed_time_unix_nano: int
+    severity_number: int
+    severity_text: str
+    event_name: str
+    body: str
+    attributes: dict[str, AttributeValue]
+
+    @classmethod
+    def of(cls, record: LogRecord) -> _LogFacts:
+        return cls(
+            trace_id=record.trace_id,
+            span_id=record.span_id,
+            time_unix_nano=record.time_unix_nano,
+            observed_time_unix_nano=record.observed_time_unix_nano,
+            severity_number=record.severity_number,
+            severity_text=record.severity_text,
+            event_name=record.event_name,
+            body="" if record.body is None else to_text(decode_any_value(record.body)),
+            attributes=flatten_attributes(record.attributes),
+        )
+
+    @classmethod
+    def of_lean(cls, record: dict[str, Any]) -> _LogFacts:
+        """`of` the record's model, from the record read lean: `otlp_lean.py` checked every field the model
+        reads to be what the model would hold (or converts as the model does): it is not validated again."""
+        body = record.get("body")
+        return cls(
+            trace_id=trace_id(record.get("traceId", "")),
+            span_id=span_id(record.get("spanId", "")),
+            time_unix_nano=int64(record.get("timeUnixNano", 0)),
+            observed_time_unix_nano=int64(record.get("observedTimeUnixNano", 0)),
+            severity_number=int64(record.get("severityNumber", 0)),
+            severity_text=record.get("severityText", ""),
+            event_name=record.get("eventName", ""),
+            body="" if body is None else to_text(decode_plain(body)),
+            attributes=flatten_plain(record.get("attributes", [])),
+        )
+
+
 def error_in_log_record(record: LogRecord, origin: _Origin) -> ErrorEvent | None:
+    return _log_error(_LogFacts.of(record), origin)
+
+
+def _log_error(record: _LogFacts, origin: _Origin) -> ErrorEvent | None:
     severity = record.severity_number or _SEVERITY_BY_TEXT.get(record.severity_text.strip().upper(), 0)
     if severity < SEVERITY_ERROR:
         return None
     fatal = SEVERITY_FATAL <= severity <= SEVERITY_FATAL_MAX
-    own = flatten_attributes(record.attributes)
-    body = "" if record.body is None else to_text(decode_any_value(record.body))
+    own = record.attributes
+    body = record.body
     exception_message = _text_or_none(own.get(EXCEPTION_MESSAGE))
     attributes = {**origin.attributes, **_without_exception_keys(own)}
     if exception_message is not None and body and body != exception_message:

@@ -105,11 +105,26 @@ def _hex_from_base64(value: str, byte_length: int) -> str:
     return raw.hex()
 
 
-Int64 = Annotated[int, BeforeValidator(_integer)]
+def int64(value: object) -> int:
+    """A 64-bit integer field as the models read it (`Int64`)."""
+    return _integer(value)
+
+
+def trace_id(value: object) -> str:
+    """A trace id as the models read it (`TraceId`)."""
+    return _id(value, 16)
+
+
+def span_id(value: object) -> str:
+    """A span id as the models read it (`SpanId`)."""
+    return _id(value, 8)
+
+
+Int64 = Annotated[int, BeforeValidator(int64)]
 Double = Annotated[float, BeforeValidator(_double)]
 StatusCode = Annotated[int, BeforeValidator(_status_code)]
-TraceId = Annotated[str, BeforeValidator(lambda value: _id(value, 16))]
-SpanId = Annotated[str, BeforeValidator(lambda value: _id(value, 8))]
+TraceId = Annotated[str, BeforeValidator(trace_id)]
+SpanId = Annotated[str, BeforeValidator(span_id)]
 
 
 class OtlpModel(BaseModel):

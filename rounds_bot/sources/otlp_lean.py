@@ -279,6 +279,9 @@ def _span(span: Plain) -> None:
     value = get("name", _MISSING)
     if value is not _MISSING and type(value) is not str:
         raise NotLean
+    value = get("kind", _MISSING)
+    if value is not _MISSING and type(value) not in (int, str):
+        raise NotLean  # the model's `int | str` converts a float or a boolean, and refuses the rest
     for name in ("startTimeUnixNano", "endTimeUnixNano"):
         value = get(name, _MISSING)
         if value is not _MISSING and not _usual_int(value):

@@ -10,6 +10,8 @@ compressed chunks, so a round's memory does not grow with its records. It is rea
     for event in events: ...                 as often as needed, in order
     events[index]; events.replace(index, changed)
     events.newest                            the latest timestamp appended (None when empty)
+    events.keys()                            each event's id, time and trace id, without reading it back
+    some = Picked(events); some.append(index)   some of them, in order, without a copy
 
 Nothing in it outlives the round: the file has no name and is gone when the spill is closed or collected.
 """
@@ -18,10 +20,12 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-import zlib
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import IO, overload
+from typing import IO, Any, overload
+
+import lz4.frame
 
 from rounds_bot.models import ErrorEvent
 
@@ -41,7 +45,8 @@ class EventSpill(Sequence[ErrorEvent]):
         self._chunk = max(CHUNK if chunk is None else chunk, 1)
         self._tail: list[ErrorEvent] = []  # not yet written (all of them while the spill is in memory)
         self._file: IO[bytes] | None = None
-        self._chunks: list[tuple[int, int]] = []  # (offset, length) of each written chunk
+        # each written chunk: its offset, then the length of its events' keys (`keys`) and of the events
+        self._chunks: list[tuple[int, int, int]] = []
         self._written = 0
         self._replaced: dict[int, ErrorEvent] = {}
         self._cached: tuple[int, list[ErrorEvent]] | None = None
@@ -78,6 +83,17 @@ class EventSpill(Sequence[ErrorEvent]):
             for offset, event in enumerate(self._read(number)):
                 yield self._replaced.get(start + offset, event)
         yield from self._tail[: len(self) - written]  # what was appended before this pass began
+
+    def keys(self) -> Iterator[Key]:
+        """Each event's id, time and trace id, in order, as a pass over the events would give them, without
+        reading the events back: what a pass that only sorts them needs."""
+        written, chunks = self._written, len(self._chunks)
+        for number in range(chunks):
+            start = number * self._chunk
+            for offset, key in enumerate(self._read_keys(number)):
+                replaced = self._replaced.get(start + offset)
+                yield key if replaced is None else key_of(replaced)
+        yield from map(key_of, self._tail[: len(self) - written])
 
     @overload
     def __getitem__(self, index: int) -> ErrorEvent: ...
@@ -118,10 +134,12 @@ class EventSpill(Sequence[ErrorEvent]):
 
     def _write(self, events: list[ErrorEvent]) -> None:
         assert self._file is not None
-        data = zlib.compress(pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        keys = _compressed(list(map(key_of, events)))
+        data = _compressed(_plain(events))
         offset = self._file.seek(0, 2)
+        self._file.write(keys)
         self._file.write(data)
-        self._chunks.append((offset, len(data)))
+        self._chunks.append((offset, len(keys), len(data)))
         self._written += len(events)
         self._cached = None
 
@@ -129,8 +147,124 @@ class EventSpill(Sequence[ErrorEvent]):
         if self._cached is not None and self._cached[0] == number:
             return self._cached[1]
         assert self._file is not None
-        offset, length = self._chunks[number]
-        self._file.seek(offset)
-        events: list[ErrorEvent] = pickle.loads(zlib.decompress(self._file.read(length)))  # our own file
+        offset, keys, length = self._chunks[number]
+        self._file.seek(offset + keys)
+        events = _events(_decompressed(self._file.read(length)))
         self._cached = (number, events)
         return events
+
+    def _read_keys(self, number: int) -> list[Key]:
+        assert self._file is not None
+        offset, length, _ = self._chunks[number]
+        self._file.seek(offset)
+        keys: list[Key] = _decompressed(self._file.read(length))
+        return keys
+
+
+#: what sorts an event without reading it whole: its id, its time, its trace id
+Key = tuple[str, datetime, str | None]
+
+
+def key_of(event: ErrorEvent) -> Key:
+    return event.event_id, event.timestamp, event.trace_id
+
+
+def keys_of(events: Sequence[ErrorEvent]) -> Iterator[Key]:
+    """`EventSpill.keys` of any sequence of events."""
+    return events.keys() if isinstance(events, EventSpill) else map(key_of, events)
+
+
+class Picked(Sequence[ErrorEvent]):
+    """Some events of a sequence (a spill), by their indexes in it, in its order, without a copy of them: read
+    by reading the sequence (a spill's chunks are decoded as in any pass over it) and keeping those picked."""
+
+    def __init__(self, events: Sequence[ErrorEvent], indexes: Iterable[int] = ()) -> None:
+        self._events = events
+        self._indexes = array("q", indexes)  # ascending: each is appended after the ones before it
+
+    def append(self, index: int) -> None:
+        """Pick the event at `index`, which comes after every one picked so far."""
+        if self._indexes and index <= self._indexes[-1]:
+            raise ValueError("events are picked in the order of the sequence they are picked from")
+        self._indexes.append(index)
+
+    def __len__(self) -> int:
+        return len(self._indexes)
+
+    def __iter__(self) -> Iterator[ErrorEvent]:
+        if not self._indexes:
+            return
+        picked = iter(self._indexes)
+        wanted = next(picked)
+        for index, event in enumerate(self._events):
+            if index == wanted:
+                yield event
+                wanted = next(picked, -1)
+                if wanted < 0:
+                    return
+
+    @overload
+    def __getitem__(self, index: int) -> ErrorEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ErrorEvent]: ...
+    def __getitem__(self, index: int | slice) -> ErrorEvent | list[ErrorEvent]:
+        if isinstance(index, slice):
+            return [self._events[i] for i in self._indexes[index]]
+        return self._events[self._indexes[index]]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def __repr__(self) -> str:
+        return f"Picked({len(self)} of {len(self._events)} events)"
+
+
+# --- a chunk on disk --------------------------------------------------------------------------------------
+# A chunk holds each event's field values (its `__dict__`) and the names of the fields it was given, not the
+# pickled model: pydantic's own pickling stores more per event and reads back slower, and every value was
+# validated when the event was made, so it is put back as it was, unchanged and without validating it again.
+# lz4 rather than zlib: it compresses the chunk a third less, four times faster, both ways.
+
+
+def _compressed(value: object) -> bytes:
+    return bytes(lz4.frame.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
+
+
+def _decompressed(data: bytes) -> Any:
+    return pickle.loads(lz4.frame.decompress(data))  # our own file, written by `_compressed`
+
+
+_Chunk = tuple[list[dict[str, Any]], list[frozenset[str]]]
+
+
+def _plain(events: list[ErrorEvent]) -> _Chunk:
+    # the same set object for equal sets: pickled once per chunk, not once per event
+    shared: dict[frozenset[str], frozenset[str]] = {}
+    fields_set = [shared.setdefault(names, names) for names in map(_fields_set, events)]
+    return [event.__dict__ for event in events], fields_set
+
+
+def _fields_set(event: ErrorEvent) -> frozenset[str]:
+    return frozenset(event.model_fields_set)
+
+
+def _events(chunk: _Chunk) -> list[ErrorEvent]:
+    values, fields_set = chunk
+    return [_restored(event_values, names) for event_values, names in zip(values, fields_set, strict=True)]
+
+
+def _restored(values: dict[str, Any], fields_set: frozenset[str]) -> ErrorEvent:
+    """The event whose fields were `values`, as unpickling gives it back (pydantic's `__setstate__`)."""
+    event = ErrorEvent.__new__(ErrorEvent)
+    _set(event, "__dict__", values)
+    _set(event, "__pydantic_fields_set__", set(fields_set))
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
+    return event
+
+
+_set = object.__setattr__
