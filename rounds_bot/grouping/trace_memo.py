@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from rounds_bot.grouping.normalize import SHAPE_DIGITS, apply_spans, mask_spans, normalize_uncached
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, frame_lines, parse_stacktrace
 from rounds_bot.grouping.stacktrace.model import trace_lines
+from rounds_bot.grouping.trace_cut import Cut, cut
 
 #: traces each memo holds before it is cleared (never evicted piecemeal)
 MEMO_LIMIT = 4096
@@ -76,14 +77,22 @@ class TraceMemo:
         self._by_text: dict[str, ParsedText | None] = {}
         self._by_shape: dict[bytes, _ShapeEntry] = {}
         self._header_spans: dict[bytes, tuple[tuple[int, int, str], ...]] = {}
+        #: readings of texts with their message cut out (`trace_cut`): the placeholder's reading,
+        #: the exception that holds it, and the normalised values (None: read such texts whole)
+        self._cuts: dict[str, tuple[ParsedTrace, int, list[str]] | None] = {}
         #: parses by content: equal parses of different texts share one `ParsedText`
         self._by_content: dict[_Content, ParsedText] = {}
 
-    def parsed(self, text: str) -> ParsedText | None:
-        """The trace in `text` with its normalised values, or None when no parser reads it."""
+    def parsed(self, text: str, message: str | None = None) -> ParsedText | None:
+        """The trace in `text` with its normalised values, or None when no parser reads it. With the
+        event's `message`, a trace that prints it is read once for all its messages (`trace_cut`)."""
         known = self._by_text.get(text, _MISSING)
         if known is not _MISSING:
             return known
+        if message:
+            found = self._without_message(text, message)
+            if found is not None:
+                return found
         shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
         entry = self._by_shape.get(shape)
         if entry is not None:
@@ -98,6 +107,31 @@ class TraceMemo:
         if parsed is not None:
             self._remember_shape(shape, text, parsed, entry)
         return parsed
+
+    def _without_message(self, text: str, message: str) -> ParsedText | None:
+        """The reading of a trace from the reading of its text with the message cut out (see
+        `trace_cut`), or None when it must be read whole. The memo is keyed on the whole text but
+        for the message, and the message is put back: it cannot go stale."""
+        found = cut(text, message)
+        if found is None:
+            return None
+        entry = self._cuts.get(found.text, _MISSING_CUT)
+        if entry is _MISSING_CUT:
+            entry = _cut_entry(found)
+            if len(self._cuts) >= MEMO_LIMIT:
+                self._cuts.clear()
+            self._cuts[found.text] = entry
+        if entry is None or not found.agrees(entry[0].runtime):
+            return None
+        trace, holder, values = entry
+        reading = found.reading(trace, holder)
+        values = [
+            *values[:holder],
+            normalize_uncached(reading.exceptions[holder].value),
+            *values[holder + 1 :],
+        ]
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return self._shared(ParsedText(digest, reading, values))
 
     def _shared(self, parsed: ParsedText | None) -> ParsedText | None:
         """The `ParsedText` already given for the same trace and values, else `parsed`."""
@@ -151,6 +185,17 @@ class TraceMemo:
 
 
 _MISSING = ParsedText("", ParsedTrace("python", ()), [])
+_MISSING_CUT: tuple[ParsedTrace, int, list[str]] = (ParsedTrace("python", ()), 0, [])
+
+
+def _cut_entry(found: Cut) -> tuple[ParsedTrace, int, list[str]] | None:
+    trace = parse_stacktrace(found.text)
+    if trace is None:
+        return None
+    holder = found.holder(trace)
+    if holder is None:
+        return None
+    return trace, holder, [normalize_uncached(e.value) for e in trace.exceptions]
 
 
 def _parse(text: str) -> ParsedText | None:
