@@ -31,6 +31,7 @@ from rounds_bot.grouping.fingerprint import (
 )
 from rounds_bot.grouping.frames import collapse_recursion
 from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles, has_builtin
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, text_size
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
@@ -42,6 +43,8 @@ from rounds_bot.models import ErrorEvent
 
 #: entries each memo holds before it is cleared
 MEMO_LIMIT = 4096
+#: what a candidate holds, roughly: its trees share their stacks with `fingerprint`'s memo
+_CANDIDATE_SIZE = 4 * OVERHEAD
 
 #: what a trace candidate depends on: digest, service, error type, message, environment, version
 _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
@@ -89,10 +92,16 @@ class CandidateReader:
         self._shapes = shapes
         self._miner = miner
         self._traces = TraceMemo()
-        self._trace_candidates: dict[_TraceKey, Candidate | None] = {}
-        self._buckets: dict[tuple[str, str | None], str] = {}
-        self._template_fingerprints: dict[_TemplateKey, Fingerprint] = {}
-        self._code_candidates: dict[_CodeKey, Candidate] = {}
+        self._trace_candidates: BoundedMemo[_TraceKey, Candidate | None] = BoundedMemo(
+            MEMO_LIMIT, 8 * MB, _candidate_size
+        )
+        self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
+        self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(
+            MEMO_LIMIT, 4 * MB, _candidate_size
+        )
+        self._code_candidates: BoundedMemo[_CodeKey, Candidate] = BoundedMemo(
+            MEMO_LIMIT, 4 * MB, _candidate_size
+        )
 
     def candidate(self, event: ErrorEvent, code: ErrorCode | None) -> Candidate:
         service = event.service or "unknown"
@@ -112,10 +121,9 @@ class CandidateReader:
             )
             candidate = self._trace_candidates.get(key)
             if candidate is None:
-                candidate = self._trace_candidate(event, normalized, trace, values)
-                if len(self._trace_candidates) >= MEMO_LIMIT:
-                    self._trace_candidates.clear()
-                self._trace_candidates[key] = candidate
+                candidate = self._trace_candidates.put(
+                    key, self._trace_candidate(event, normalized, trace, values)
+                )
             if candidate is not None:
                 return candidate
         match = self._miner.match(self.bucket(service, event.error_type), shape.skeleton)
@@ -142,9 +150,7 @@ class CandidateReader:
                 title_for(event.error_type, normalized),
                 code_key=f"{view.service}\x1f{code.code}",
             )
-            if len(self._code_candidates) >= MEMO_LIMIT:
-                self._code_candidates.clear()
-            self._code_candidates[key] = candidate
+            self._code_candidates.put(key, candidate)
         return candidate
 
     def template_candidate(
@@ -159,9 +165,7 @@ class CandidateReader:
         if fingerprint is None:
             first = render_template(self._miner.first_template(template_id))
             fingerprint = template_fingerprint(view, first, render_template(tokens), target)
-            if len(self._template_fingerprints) >= MEMO_LIMIT:
-                self._template_fingerprints.clear()
-            self._template_fingerprints[key] = fingerprint
+            self._template_fingerprints.put(key, fingerprint)
         title = title_for(event.error_type, normalized if target is None else f"{normalized} ({target})")
         return Candidate(fingerprint, view, title, template_id=template_id)
 
@@ -170,9 +174,7 @@ class CandidateReader:
         key = (service, error_type)
         bucket = self._buckets.get(key)
         if bucket is None:
-            if len(self._buckets) >= MEMO_LIMIT:
-                self._buckets.clear()
-            bucket = self._buckets[key] = f"{service}\x1f{short_type(error_type) or ''}"
+            bucket = self._buckets.put(key, f"{service}\x1f{short_type(error_type) or ''}")
         return bucket
 
     def terms(self, candidate: Candidate) -> list[str]:
@@ -238,6 +240,10 @@ class CandidateReader:
             environment=event.environment,
             service_version=event.service_version,
         )
+
+
+def _candidate_size(key: tuple[object, ...], _: object) -> int:
+    return text_size(key) + _CANDIDATE_SIZE
 
 
 def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:

@@ -37,6 +37,7 @@ from rounds_bot.grouping.components import Component, hash_tree, leaf, node
 from rounds_bot.grouping.crash_site import Site
 from rounds_bot.grouping.frames import frame_components, needs_legacy_keys, recursion_hints
 from rounds_bot.grouping.inapp import FrameRole, Role, TraceRoles
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 FINGERPRINT_VERSION = "rounds-fp:3"
@@ -52,10 +53,10 @@ _CHAIN: dict[Contributing | None, str] = {"app": "in-app frames", "test": "test 
 _TYPE_SEPARATORS = re.compile(r"::|[./\\]")
 #: stack components kept before the memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
-_STACKS: dict[
+_STACKS: BoundedMemo[
     tuple[str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool],
     Component,
-] = {}
+] = BoundedMemo(_STACK_MEMO_LIMIT, 4 * MB, lambda key, _: OVERHEAD + 16 * len(key[1]))
 
 
 @dataclass(frozen=True)
@@ -361,9 +362,7 @@ def _stack_component(
             value=f"{runtime}, {_count(len(frames), 'frame')}",
             hint=_why_no_frame_contributes(components),
         )
-        if len(_STACKS) >= _STACK_MEMO_LIMIT:
-            _STACKS.clear()
-        _STACKS[key] = found
+        _STACKS.put(key, found)
     return found
 
 
