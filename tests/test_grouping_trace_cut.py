@@ -5,17 +5,25 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rounds_bot.grouping.candidates import CandidateReader
+from rounds_bot.grouping.components import render
+from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.normalize import normalize_uncached
+from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.stacktrace import parse_stacktrace
+from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.trace_cut import PLACEHOLDER, cut
 from rounds_bot.grouping.trace_memo import TraceMemo
+from rounds_bot.models import ErrorEvent
 
+EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 TRACES = Path(__file__).parent / "golden" / "grouping" / "traces"
 
 TEMPLATES = {
@@ -186,3 +194,48 @@ def test_labelled_traces_read_alike(shared_data: Path) -> None:
         for message in [row["message"] or "", *_messages_of(row["trace"])]:
             cuts += _assert_reads_alike(row["trace"], message)
     assert cuts > len(rows) // 2
+
+
+def _candidate_views(
+    reader_events: list[tuple[str, str, str | None]], trace: str
+) -> list[tuple[object, ...]]:
+    """Each event's candidate from one reader (the second and later reuse the first's reading),
+    as what grouping shows of it."""
+    reader = CandidateReader(InAppRules(), ShapeCache(), TemplateMiner(), previous_versions=True)
+    found = []
+    for message, error_type, version in reader_events:
+        event = ErrorEvent(
+            event_id="1",
+            timestamp=EPOCH,
+            service="shop",
+            error_type=error_type,
+            message=message,
+            stacktrace=trace,
+            service_version=version,
+        )
+        candidate = reader.candidate(event, None)
+        fingerprint = candidate.fingerprint
+        found.append(
+            (
+                fingerprint.variant,
+                fingerprint.hash,
+                fingerprint.other_hashes,
+                fingerprint.other_names,
+                fingerprint.legacy_hashes,
+                render(fingerprint.tree),
+                candidate.title,
+                candidate.site_key,
+            )
+        )
+    return found
+
+
+def test_a_trace_seen_with_other_messages_is_fingerprinted_as_if_seen_first(shared_data: Path) -> None:
+    """`fingerprint.with_view`: the reading of the frames is reused, the tree is the event's own."""
+    path = shared_data / "defects4j_traces" / "traces.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    events = [("first message 1", None, None), ("another one", "x.Other", "2.0"), ("", None, "3")]
+    for row in rows[::3]:
+        together = _candidate_views(events, row["trace"])
+        alone = [_candidate_views([event], row["trace"])[0] for event in events]
+        assert together == alone

@@ -28,6 +28,7 @@ from rounds_bot.grouping.fingerprint import (
     template_fingerprint,
     title_for,
     trace_fingerprint,
+    with_view,
 )
 from rounds_bot.grouping.frames import collapse_recursion
 from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles, has_builtin
@@ -48,6 +49,9 @@ _CANDIDATE_SIZE = 4 * OVERHEAD
 
 #: what a trace candidate depends on: digest, service, error type, message, environment, version
 _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
+#: what is worked out from a trace's frames: its roles, the roles `rounds-fp:2` read, its site and
+#: fingerprint (None: no frame)
+_Reading = tuple[TraceRoles, TraceRoles, Site, "Fingerprint | None"]
 #: what a code candidate depends on: code and where it was read, service, error type, message,
 #: environment, version
 _CodeKey = tuple[str, str, str, str | None, str, str | None, str | None]
@@ -94,6 +98,10 @@ class CandidateReader:
         self._traces = TraceMemo()
         self._trace_candidates: BoundedMemo[_TraceKey, Candidate | None] = BoundedMemo(
             MEMO_LIMIT, 8 * MB, _candidate_size
+        )
+        #: per frames and service: what `_reading` works out (see `_trace_candidate`)
+        self._readings: BoundedMemo[tuple[object, ...], _Reading] = BoundedMemo(
+            MEMO_LIMIT, 8 * MB, lambda key, _: OVERHEAD * 4 + 16 * len(key)
         )
         self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
         self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(
@@ -191,14 +199,46 @@ class CandidateReader:
         self, event: ErrorEvent, normalized: str, trace: ParsedTrace, values: list[str]
     ) -> Candidate | None:
         error_type = event.error_type or trace.exceptions[0].type
+        service = event.service or "unknown"
         view = EventView(
-            event.service or "unknown",
-            error_type,
-            normalized or values[0],
-            event.environment,
-            event.service_version,
+            service, error_type, normalized or values[0], event.environment, event.service_version
         )
         collapsed = collapse_recursion(trace)
+        # What is worked out from the frames alone is kept per frames and service (the only part of
+        # the view a hash reads, see `fingerprint.with_view`); the values never reach it.
+        key = (
+            trace.runtime,
+            trace.notes,
+            tuple((e.type, e.relation, e.frames) for e in trace.exceptions),
+            service,
+            self.previous_versions,
+        )
+        reading = self._readings.get(key)
+        fresh = reading is None
+        if reading is None:
+            reading = self._readings.put(key, self._reading(view, trace, collapsed, values))
+        roles, previous_roles, site, first = reading
+        if first is None:
+            return None
+        fingerprint = (
+            first
+            if fresh  # worked out for this very view
+            else with_view(first, view, collapsed, roles, values, PreviousReading(trace, previous_roles))
+        )
+        return Candidate(
+            fingerprint,
+            view,
+            title_for(error_type, view.normalized_message),
+            trace=collapsed,
+            roles=roles,
+            crash_site=site.crash_site,
+            site=site,
+        )
+
+    def _reading(
+        self, view: EventView, trace: ParsedTrace, collapsed: ParsedTrace, values: list[str]
+    ) -> _Reading:
+        """The roles, the roles `rounds-fp:2` read, the site and the fingerprint of a trace."""
         roles = self._rules.roles(collapsed)
         builtins = has_builtin(roles)
         same = collapsed is trace and not roles.cut and not builtins
@@ -220,17 +260,7 @@ class CandidateReader:
             with_previous_hashes=self.previous_versions,
             earlier=earlier,
         )
-        if fingerprint is None:
-            return None
-        return Candidate(
-            fingerprint,
-            view,
-            title_for(error_type, view.normalized_message),
-            trace=collapsed,
-            roles=roles,
-            crash_site=site.crash_site,
-            site=site,
-        )
+        return roles, previous.roles, site, fingerprint
 
     def _view(self, event: ErrorEvent, normalized: str) -> EventView:
         return EventView(

@@ -30,7 +30,7 @@ than the app's (`inapp`), a trace with one also gives, to look up, the app and s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rounds_bot.grouping.components import Component, hash_tree, leaf, node
@@ -193,6 +193,26 @@ def trace_fingerprint(
         legacy_hashes=legacy,
         other_names=names,
     )
+
+
+def with_view(
+    fingerprint: Fingerprint,
+    view: EventView,
+    trace: ParsedTrace,
+    roles: TraceRoles,
+    normalized_values: list[str],
+    previous: PreviousReading | None = None,
+) -> Fingerprint:
+    """`trace_fingerprint` of the same trace, roles and service seen with another message, values,
+    environment or version: the same hashes with its own tree. The hashes cannot differ: what
+    differs enters only leaves built with a hint (`message`, `value`, `_never_split`), which never
+    contribute, so they are left out of every hash input (`components.hash_tree`); the service is
+    part of what the caller keys a fingerprint on. A test compares both on the labelled traces."""
+    only: Contributing | None = None if fingerprint.variant == "system" else fingerprint.variant  # type: ignore[assignment]
+    recursion = [recursion_hints(e.frames) for e in trace.exceptions]
+    collapsed = _collapsed_counts(trace, previous)
+    tree = _trace_tree(view, trace, roles, normalized_values, recursion, only=only, collapsed=collapsed)
+    return replace(fingerprint, tree=tree)
 
 
 def _earlier_hashes(

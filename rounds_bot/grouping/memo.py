@@ -36,7 +36,10 @@ def text_size(key: object, value: object = None) -> int:
 class BoundedMemo(Generic[K, V]):
     """A dict of at most `entries` entries and about `budget` bytes (as `size` estimates them)."""
 
-    __slots__ = ("_budget", "_data", "_entries", "_held", "_size")
+    __slots__ = ("_budget", "_data", "_entries", "_held", "_size", "get")
+
+    #: the dict's own `get` (a lookup costs what a dict's does; clearing keeps the same dict)
+    get: Callable[..., V | None]
 
     def __init__(self, entries: int, budget: int, size: Callable[[K, V], int] = text_size) -> None:
         self._data: dict[K, V] = {}
@@ -44,9 +47,7 @@ class BoundedMemo(Generic[K, V]):
         self._budget = budget
         self._size = size
         self._held = 0
-
-    def get(self, key: K, default: V | None = None) -> V | None:
-        return self._data.get(key, default)
+        self.get = self._data.get
 
     def __contains__(self, key: object) -> bool:
         return key in self._data

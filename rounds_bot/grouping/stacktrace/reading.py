@@ -49,7 +49,7 @@ def memoised_by_line(read: Callable[[str], T]) -> Callable[[str], T]:
     missing = object()
 
     def memoised(line: str) -> T:
-        answer = known(line, missing)  # type: ignore[arg-type]
+        answer = known(line, missing)
         if answer is missing:
             return memo.put(line, read(line))
         return answer  # type: ignore[return-value]
