@@ -18,7 +18,7 @@ _MAX_VALUE_CHARS = 160
 #: stacks' rendered lines kept before that memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
 _STACK_LINES: BoundedMemo[tuple[int, int], tuple[Component, tuple[str, ...]]] = BoundedMemo(
-    _STACK_MEMO_LIMIT, 8 * MB, lambda _, found: OVERHEAD + sum(len(line) + 60 for line in found[1])
+    _STACK_MEMO_LIMIT, 4 * MB, lambda _, found: OVERHEAD + sum(len(line) + 60 for line in found[1])
 )
 
 

@@ -26,7 +26,7 @@ class Explainer:
     def __init__(self, config: GroupingConfig) -> None:
         self._config = config
         self._rendered: BoundedMemo[int, tuple[Fingerprint, str]] = BoundedMemo(
-            _RENDER_MEMO_LIMIT, 8 * MB, lambda _, found: OVERHEAD * 4 + len(found[1])
+            _RENDER_MEMO_LIMIT, 6 * MB, lambda _, found: OVERHEAD * 4 + len(found[1])
         )
 
     def explain(

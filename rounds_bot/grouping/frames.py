@@ -41,7 +41,7 @@ _URL_PREFIX = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*", re.IGNORECASE)
 _MEMO_LIMIT = 100_000
 _MODULE_PATHS: BoundedMemo[str, str | None] = BoundedMemo(_MEMO_LIMIT, 2 * MB)
 _COMPONENTS: BoundedMemo[tuple[Frame, str | None, bool], Component] = BoundedMemo(
-    _MEMO_LIMIT, 16 * MB, lambda key, _: OVERHEAD * 3 + len(key[1] or "")
+    _MEMO_LIMIT, 12 * MB, lambda key, _: OVERHEAD * 3 + len(key[1] or "")
 )
 _NOT: dict[Role, str] = {"app": "not in-app", "test": "not test code", "library": "not a library"}
 

@@ -93,7 +93,7 @@ class TraceMemo:
         )
         #: parses by content: equal parses of different texts share one `ParsedText`
         self._by_content: BoundedMemo[_Content, ParsedText] = BoundedMemo(
-            MEMO_LIMIT, 16 * MB, lambda _, parsed: _trace_size(parsed.trace)
+            MEMO_LIMIT, 12 * MB, lambda _, parsed: _trace_size(parsed.trace)
         )
 
     def parsed(self, text: str, message: str | None = None) -> ParsedText | None:

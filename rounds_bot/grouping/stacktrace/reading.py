@@ -38,7 +38,7 @@ def finish_trace(
 T = TypeVar("T")
 _LINE_MEMO_LIMIT = 100_000
 #: the bytes each line memo may hold (there is one per runtime's frame test, and a few more)
-LINE_MEMO_BUDGET = 4 * MB
+LINE_MEMO_BUDGET = 2 * MB
 
 
 def memoised_by_line(read: Callable[[str], T]) -> Callable[[str], T]:
