@@ -152,6 +152,12 @@ def test_a_message_built_to_trip_a_line_test_reads_as_the_whole_text(template: s
     assert (found.trace if found is not None else None) == whole
 
 
+def test_a_text_that_already_holds_the_placeholder_is_read_whole() -> None:
+    text = "ValueError: " + PLACEHOLDER + "\n" + TEMPLATES["python"].format(message="cart 17 is empty")
+    assert cut(text, "cart 17 is empty") is None
+    _assert_reads_alike(text, "cart 17 is empty")
+
+
 def test_a_plain_message_is_cut_out_in_every_checked_runtime() -> None:
     for template in TEMPLATES.values():
         assert _assert_reads_alike(template.format(message="cart 17 is empty"), "cart 17 is empty")

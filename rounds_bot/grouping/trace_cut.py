@@ -84,8 +84,8 @@ class Cut:
 def cut(text: str, message: str) -> Cut | None:
     """The text with its message cut out, when the message is the rest of one header line of it and
     cannot change how any line is read (see the module docstring); else None."""
-    if not usable(message) or len(text) > MAX_TRACE_CHARS:
-        return None
+    if not usable(message) or len(text) > MAX_TRACE_CHARS or PLACEHOLDER in text:
+        return None  # (a placeholder already in the text could be taken for the message's)
     start = text.find(message)
     if start < 0 or text.find(message, start + 1) >= 0:
         return None
