@@ -91,6 +91,9 @@ class TraceMemo:
             12 * MB,
             lambda text, entry: len(text) + (_trace_size(entry[0]) if entry else OVERHEAD),
         )
+        #: texts parsed (whole, or with their message cut out), and readings given from a cut text
+        self.parses = 0
+        self.from_cuts = 0
         #: parses by content: equal parses of different texts share one `ParsedText`
         self._by_content: BoundedMemo[_Content, ParsedText] = BoundedMemo(
             MEMO_LIMIT, 12 * MB, lambda _, parsed: _trace_size(parsed.trace)
@@ -112,6 +115,7 @@ class TraceMemo:
             found = entry.parses.get(self._key(entry, text))
             if found is not None:
                 return found
+        self.parses += 1
         parsed = self._shared(_parse(text))
         if len(text) <= _MAX_MEMO_TEXT:
             self._by_text.put(text, parsed)
@@ -128,10 +132,12 @@ class TraceMemo:
             return None
         entry = self._cuts.get(found.text, _MISSING_CUT)
         if entry is _MISSING_CUT:
+            self.parses += 1
             entry = self._cuts.put(found.text, _cut_entry(found))
         if entry is None or not found.agrees(entry[0].runtime):
             return None
         trace, holder, values = entry
+        self.from_cuts += 1
         reading = found.reading(trace, holder)
         values = [
             *values[:holder],
