@@ -116,7 +116,9 @@ class CandidateReader:
         normalized, shape = self._shapes.lookup(event.message)
         if code is not None:
             return self._code_candidate(event, normalized, code)
-        parsed = self._traces.parsed(event.stacktrace, event.message) if event.stacktrace else None
+        parsed = (
+            self._traces.parsed(event.stacktrace, event.message, normalized) if event.stacktrace else None
+        )
         if parsed is not None:
             trace, values = parsed.trace, parsed.values
             key = (

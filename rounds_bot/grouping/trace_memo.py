@@ -99,14 +99,17 @@ class TraceMemo:
             MEMO_LIMIT, 12 * MB, lambda _, parsed: _trace_size(parsed.trace)
         )
 
-    def parsed(self, text: str, message: str | None = None) -> ParsedText | None:
+    def parsed(
+        self, text: str, message: str | None = None, normalized_message: str | None = None
+    ) -> ParsedText | None:
         """The trace in `text` with its normalised values, or None when no parser reads it. With the
-        event's `message`, a trace that prints it is read once for all its messages (`trace_cut`)."""
+        event's `message`, a trace that prints it is read once for all its messages (`trace_cut`);
+        `normalized_message` is the message normalised, when the caller has it already."""
         known = self._by_text.get(text, _MISSING)
         if known is not _MISSING:
             return known
         if message:
-            found = self._without_message(text, message)
+            found = self._without_message(text, message, normalized_message)
             if found is not None:
                 return found
         shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
@@ -123,7 +126,7 @@ class TraceMemo:
             self._remember_shape(shape, text, parsed, entry)
         return parsed
 
-    def _without_message(self, text: str, message: str) -> ParsedText | None:
+    def _without_message(self, text: str, message: str, normalized_message: str | None) -> ParsedText | None:
         """The reading of a trace from the reading of its text with the message cut out (see
         `trace_cut`), or None when it must be read whole. The memo is keyed on the whole text but
         for the message, and the message is put back: it cannot go stale."""
@@ -139,11 +142,9 @@ class TraceMemo:
         trace, holder, values = entry
         self.from_cuts += 1
         reading = found.reading(trace, holder)
-        values = [
-            *values[:holder],
-            normalize_uncached(reading.exceptions[holder].value),
-            *values[holder + 1 :],
-        ]
+        value = reading.exceptions[holder].value
+        normalized = normalized_message if value == message and normalized_message is not None else None
+        values = [*values[:holder], normalized or normalize_uncached(value), *values[holder + 1 :]]
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
         return self._shared(ParsedText(digest, reading, values))
 

@@ -57,6 +57,6 @@ def memoised_by_line(read: Callable[[str], T]) -> Callable[[str], T]:
     return memoised
 
 
-def _line_size(line: str, answer: object) -> int:
-    """A line and its answer (a frame, when there is one, holds about the line's text again)."""
-    return OVERHEAD + len(line) * (2 if answer is not None and not isinstance(answer, (bool, str)) else 1)
+def _line_size(line: str, _: object) -> int:
+    """A line and its answer (a frame holds about the line's text again)."""
+    return OVERHEAD + 2 * len(line)
