@@ -28,9 +28,11 @@ from rounds_bot.grouping.fingerprint import (
     template_fingerprint,
     title_for,
     trace_fingerprint,
+    with_view,
 )
 from rounds_bot.grouping.frames import collapse_recursion
 from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles, has_builtin
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, text_size
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
@@ -42,9 +44,14 @@ from rounds_bot.models import ErrorEvent
 
 #: entries each memo holds before it is cleared
 MEMO_LIMIT = 4096
+#: what a candidate holds, roughly: its trees share their stacks with `fingerprint`'s memo
+_CANDIDATE_SIZE = 4 * OVERHEAD
 
 #: what a trace candidate depends on: digest, service, error type, message, environment, version
 _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
+#: what is worked out from a trace's frames: its roles, the roles `rounds-fp:2` read, its site and
+#: fingerprint (None: no frame)
+_Reading = tuple[TraceRoles, TraceRoles, Site, "Fingerprint | None"]
 #: what a code candidate depends on: code and where it was read, service, error type, message,
 #: environment, version
 _CodeKey = tuple[str, str, str, str | None, str, str | None, str | None]
@@ -89,17 +96,29 @@ class CandidateReader:
         self._shapes = shapes
         self._miner = miner
         self._traces = TraceMemo()
-        self._trace_candidates: dict[_TraceKey, Candidate | None] = {}
-        self._buckets: dict[tuple[str, str | None], str] = {}
-        self._template_fingerprints: dict[_TemplateKey, Fingerprint] = {}
-        self._code_candidates: dict[_CodeKey, Candidate] = {}
+        self._trace_candidates: BoundedMemo[_TraceKey, Candidate | None] = BoundedMemo(
+            MEMO_LIMIT, 8 * MB, _candidate_size
+        )
+        #: per frames and service: what `_reading` works out (see `_trace_candidate`)
+        self._readings: BoundedMemo[tuple[object, ...], _Reading] = BoundedMemo(
+            MEMO_LIMIT, 8 * MB, lambda key, _: OVERHEAD * 4 + 16 * len(key)
+        )
+        self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
+        self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(
+            MEMO_LIMIT, 4 * MB, _candidate_size
+        )
+        self._code_candidates: BoundedMemo[_CodeKey, Candidate] = BoundedMemo(
+            MEMO_LIMIT, 4 * MB, _candidate_size
+        )
 
     def candidate(self, event: ErrorEvent, code: ErrorCode | None) -> Candidate:
         service = event.service or "unknown"
         normalized, shape = self._shapes.lookup(event.message)
         if code is not None:
             return self._code_candidate(event, normalized, code)
-        parsed = self._traces.parsed(event.stacktrace) if event.stacktrace else None
+        parsed = (
+            self._traces.parsed(event.stacktrace, event.message, normalized) if event.stacktrace else None
+        )
         if parsed is not None:
             trace, values = parsed.trace, parsed.values
             key = (
@@ -112,10 +131,9 @@ class CandidateReader:
             )
             candidate = self._trace_candidates.get(key)
             if candidate is None:
-                candidate = self._trace_candidate(event, normalized, trace, values)
-                if len(self._trace_candidates) >= MEMO_LIMIT:
-                    self._trace_candidates.clear()
-                self._trace_candidates[key] = candidate
+                candidate = self._trace_candidates.put(
+                    key, self._trace_candidate(event, normalized, trace, values)
+                )
             if candidate is not None:
                 return candidate
         match = self._miner.match(self.bucket(service, event.error_type), shape.skeleton)
@@ -142,9 +160,7 @@ class CandidateReader:
                 title_for(event.error_type, normalized),
                 code_key=f"{view.service}\x1f{code.code}",
             )
-            if len(self._code_candidates) >= MEMO_LIMIT:
-                self._code_candidates.clear()
-            self._code_candidates[key] = candidate
+            self._code_candidates.put(key, candidate)
         return candidate
 
     def template_candidate(
@@ -159,9 +175,7 @@ class CandidateReader:
         if fingerprint is None:
             first = render_template(self._miner.first_template(template_id))
             fingerprint = template_fingerprint(view, first, render_template(tokens), target)
-            if len(self._template_fingerprints) >= MEMO_LIMIT:
-                self._template_fingerprints.clear()
-            self._template_fingerprints[key] = fingerprint
+            self._template_fingerprints.put(key, fingerprint)
         title = title_for(event.error_type, normalized if target is None else f"{normalized} ({target})")
         return Candidate(fingerprint, view, title, template_id=template_id)
 
@@ -170,9 +184,7 @@ class CandidateReader:
         key = (service, error_type)
         bucket = self._buckets.get(key)
         if bucket is None:
-            if len(self._buckets) >= MEMO_LIMIT:
-                self._buckets.clear()
-            bucket = self._buckets[key] = f"{service}\x1f{short_type(error_type) or ''}"
+            bucket = self._buckets.put(key, f"{service}\x1f{short_type(error_type) or ''}")
         return bucket
 
     def terms(self, candidate: Candidate) -> list[str]:
@@ -189,14 +201,46 @@ class CandidateReader:
         self, event: ErrorEvent, normalized: str, trace: ParsedTrace, values: list[str]
     ) -> Candidate | None:
         error_type = event.error_type or trace.exceptions[0].type
+        service = event.service or "unknown"
         view = EventView(
-            event.service or "unknown",
-            error_type,
-            normalized or values[0],
-            event.environment,
-            event.service_version,
+            service, error_type, normalized or values[0], event.environment, event.service_version
         )
         collapsed = collapse_recursion(trace)
+        # What is worked out from the frames alone is kept per frames and service (the only part of
+        # the view a hash reads, see `fingerprint.with_view`); the values never reach it.
+        key = (
+            trace.runtime,
+            trace.notes,
+            tuple((e.type, e.relation, e.frames) for e in trace.exceptions),
+            service,
+            self.previous_versions,
+        )
+        reading = self._readings.get(key)
+        fresh = reading is None
+        if reading is None:
+            reading = self._readings.put(key, self._reading(view, trace, collapsed, values))
+        roles, previous_roles, site, first = reading
+        if first is None:
+            return None
+        fingerprint = (
+            first
+            if fresh  # worked out for this very view
+            else with_view(first, view, collapsed, roles, values, PreviousReading(trace, previous_roles))
+        )
+        return Candidate(
+            fingerprint,
+            view,
+            title_for(error_type, view.normalized_message),
+            trace=collapsed,
+            roles=roles,
+            crash_site=site.crash_site,
+            site=site,
+        )
+
+    def _reading(
+        self, view: EventView, trace: ParsedTrace, collapsed: ParsedTrace, values: list[str]
+    ) -> _Reading:
+        """The roles, the roles `rounds-fp:2` read, the site and the fingerprint of a trace."""
         roles = self._rules.roles(collapsed)
         builtins = has_builtin(roles)
         same = collapsed is trace and not roles.cut and not builtins
@@ -218,17 +262,7 @@ class CandidateReader:
             with_previous_hashes=self.previous_versions,
             earlier=earlier,
         )
-        if fingerprint is None:
-            return None
-        return Candidate(
-            fingerprint,
-            view,
-            title_for(error_type, view.normalized_message),
-            trace=collapsed,
-            roles=roles,
-            crash_site=site.crash_site,
-            site=site,
-        )
+        return roles, previous.roles, site, fingerprint
 
     def _view(self, event: ErrorEvent, normalized: str) -> EventView:
         return EventView(
@@ -238,6 +272,10 @@ class CandidateReader:
             environment=event.environment,
             service_version=event.service_version,
         )
+
+
+def _candidate_size(key: tuple[object, ...], _: object) -> int:
+    return text_size(key) + _CANDIDATE_SIZE
 
 
 def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:

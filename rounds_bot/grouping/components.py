@@ -10,12 +10,16 @@ from __future__ import annotations
 import hashlib
 from typing import TypeGuard
 
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
+
 #: a rendered tree shows at most this many lines; the rest is summarised, never dropped silently
 MAX_RENDERED_LINES = 120
 _MAX_VALUE_CHARS = 160
 #: stacks' rendered lines kept before that memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
-_STACK_LINES: dict[tuple[int, int], tuple[Component, tuple[str, ...]]] = {}
+_STACK_LINES: BoundedMemo[tuple[int, int], tuple[Component, tuple[str, ...]]] = BoundedMemo(
+    _STACK_MEMO_LIMIT, 4 * MB, lambda _, found: OVERHEAD + sum(len(line) + 60 for line in found[1])
+)
 
 
 class Component:
@@ -114,9 +118,7 @@ def _render(component: Component, depth: int, lines: list[str]) -> None:
         if found is None or found[0] is not component:
             drawn: list[str] = []
             _render_component(component, depth, drawn)
-            if len(_STACK_LINES) >= _STACK_MEMO_LIMIT:
-                _STACK_LINES.clear()
-            found = _STACK_LINES[key] = (component, tuple(drawn))
+            found = _STACK_LINES.put(key, (component, tuple(drawn)))
         lines.extend(found[1])
         return
     _render_component(component, depth, lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rounds_bot.grouping.components import render
 from rounds_bot.grouping.fingerprint import Fingerprint
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.similarity import Neighbour
 from rounds_bot.models import Tier
 from rounds_bot.settings.grouping import GroupingConfig
@@ -24,7 +25,9 @@ class Explainer:
 
     def __init__(self, config: GroupingConfig) -> None:
         self._config = config
-        self._rendered: dict[int, tuple[Fingerprint, str]] = {}
+        self._rendered: BoundedMemo[int, tuple[Fingerprint, str]] = BoundedMemo(
+            _RENDER_MEMO_LIMIT, 6 * MB, lambda _, found: OVERHEAD * 4 + len(found[1])
+        )
 
     def explain(
         self,
@@ -46,9 +49,7 @@ class Explainer:
         if cached is not None and cached[0] is fingerprint:
             return cached[1]
         text = render(fingerprint.tree)
-        if len(self._rendered) >= _RENDER_MEMO_LIMIT:
-            self._rendered.clear()
-        self._rendered[id(fingerprint)] = (fingerprint, text)
+        self._rendered.put(id(fingerprint), (fingerprint, text))
         return text
 
 

@@ -30,13 +30,14 @@ than the app's (`inapp`), a trace with one also gives, to look up, the app and s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rounds_bot.grouping.components import Component, hash_tree, leaf, node
 from rounds_bot.grouping.crash_site import Site
 from rounds_bot.grouping.frames import frame_components, needs_legacy_keys, recursion_hints
 from rounds_bot.grouping.inapp import FrameRole, Role, TraceRoles
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 FINGERPRINT_VERSION = "rounds-fp:3"
@@ -52,10 +53,10 @@ _CHAIN: dict[Contributing | None, str] = {"app": "in-app frames", "test": "test 
 _TYPE_SEPARATORS = re.compile(r"::|[./\\]")
 #: stack components kept before the memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
-_STACKS: dict[
+_STACKS: BoundedMemo[
     tuple[str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool],
     Component,
-] = {}
+] = BoundedMemo(_STACK_MEMO_LIMIT, 4 * MB, lambda key, _: OVERHEAD + 16 * len(key[1]))
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,26 @@ def trace_fingerprint(
         legacy_hashes=legacy,
         other_names=names,
     )
+
+
+def with_view(
+    fingerprint: Fingerprint,
+    view: EventView,
+    trace: ParsedTrace,
+    roles: TraceRoles,
+    normalized_values: list[str],
+    previous: PreviousReading | None = None,
+) -> Fingerprint:
+    """`trace_fingerprint` of the same trace, roles and service seen with another message, values,
+    environment or version: the same hashes with its own tree. The hashes cannot differ: what
+    differs enters only leaves built with a hint (`message`, `value`, `_never_split`), which never
+    contribute, so they are left out of every hash input (`components.hash_tree`); the service is
+    part of what the caller keys a fingerprint on. A test compares both on the labelled traces."""
+    only: Contributing | None = None if fingerprint.variant == "system" else fingerprint.variant  # type: ignore[assignment]
+    recursion = [recursion_hints(e.frames) for e in trace.exceptions]
+    collapsed = _collapsed_counts(trace, previous)
+    tree = _trace_tree(view, trace, roles, normalized_values, recursion, only=only, collapsed=collapsed)
+    return replace(fingerprint, tree=tree)
 
 
 def _earlier_hashes(
@@ -361,9 +382,7 @@ def _stack_component(
             value=f"{runtime}, {_count(len(frames), 'frame')}",
             hint=_why_no_frame_contributes(components),
         )
-        if len(_STACKS) >= _STACK_MEMO_LIMIT:
-            _STACKS.clear()
-        _STACKS[key] = found
+        _STACKS.put(key, found)
     return found
 
 

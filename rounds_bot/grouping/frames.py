@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from rounds_bot.grouping.components import Component, leaf, node
 from rounds_bot.grouping.inapp import FrameRole, Role
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 MAX_CONTEXT_LINE = 120
@@ -37,9 +38,11 @@ _ROOT_DIRECTORIES = frozenset(
 #: deployment's, never the code's
 _DEPLOYMENT_DIRECTORY = re.compile(r"^(?:\d[\w.+-]*|[0-9a-f]{12,40})$")
 _URL_PREFIX = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*", re.IGNORECASE)
-_MODULE_PATHS: dict[str, str | None] = {}
 _MEMO_LIMIT = 100_000
-_COMPONENTS: dict[tuple[Frame, str | None, bool], Component] = {}
+_MODULE_PATHS: BoundedMemo[str, str | None] = BoundedMemo(_MEMO_LIMIT, 2 * MB)
+_COMPONENTS: BoundedMemo[tuple[Frame, str | None, bool], Component] = BoundedMemo(
+    _MEMO_LIMIT, 12 * MB, lambda key, _: OVERHEAD * 3 + len(key[1] or "")
+)
 _NOT: dict[Role, str] = {"app": "not in-app", "test": "not test code", "library": "not a library"}
 
 
@@ -80,10 +83,7 @@ def module_path(path: str | None) -> str | None:
         return None
     found = _MODULE_PATHS.get(path)
     if found is None and path not in _MODULE_PATHS:
-        found = _module_path(path)
-        if len(_MODULE_PATHS) >= _MEMO_LIMIT:
-            _MODULE_PATHS.clear()
-        _MODULE_PATHS[path] = found
+        found = _MODULE_PATHS.put(path, _module_path(path))
     return found
 
 
@@ -194,9 +194,7 @@ def frame_component(frame: Frame, hint: str | None, *, legacy: bool = False) -> 
     key = (frame, hint, legacy)
     found = _COMPONENTS.get(key)
     if found is None:
-        if len(_COMPONENTS) >= _MEMO_LIMIT:
-            _COMPONENTS.clear()
-        found = _COMPONENTS[key] = _build_frame_component(frame, hint, legacy)
+        found = _COMPONENTS.put(key, _build_frame_component(frame, hint, legacy))
     return found
 
 

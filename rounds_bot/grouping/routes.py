@@ -15,12 +15,14 @@ Nothing here decides where an event goes; every entry is a shortcut to an answer
   leads to the same signature.
 
 The other memos are of pure functions and sit beside what they memoise: message shapes
-(`shapes`), parsed traces, by shape and by what grouping reads of them (`trace_memo`), trace,
-error-code and template candidates (`candidates`), frame components and module paths (`frames`),
+(`shapes`), parsed traces, by shape, by the text with the event's message cut out (`trace_cut`)
+and by what grouping reads of them (`trace_memo`), trace, error-code and template candidates and
+what a trace's frames decide (`candidates`), frame components and module paths (`frames`),
 stack components (`fingerprint`), frame and trace roles (`inapp`), lines' runtimes and frame
 lines (`stacktrace`), rendered trees (`explanation`) and stacks (`components`), skeletons'
 templates (`templates`). Every
-memo is bounded and cleared whole when full, never evicted piecemeal. They serve the throughput of
+memo is bounded and cleared whole when full, never evicted piecemeal; the engine's own are
+`memo.BoundedMemo`s, bounded by the bytes they hold as well as by entries. They serve the throughput of
 `rounds group` and of long rounds (`bench/grouping.py` measures both beside Drain3); a round of a
 few hundred events would be as right without them.
 """

@@ -25,12 +25,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.normalize import SHAPE_DIGITS, apply_spans, mask_spans, normalize_uncached
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, frame_lines, parse_stacktrace
 from rounds_bot.grouping.stacktrace.model import trace_lines
+from rounds_bot.grouping.trace_cut import Cut, cut
 
-#: traces each memo holds before it is cleared (never evicted piecemeal)
+#: traces each memo holds before it is cleared (never evicted piecemeal), and the bytes each may hold
 MEMO_LIMIT = 4096
+TEXT_BUDGET = 6 * MB
 #: texts longer than this are looked up by shape only, so the memo stays small
 _MAX_MEMO_TEXT = 65_536
 #: distinct frame texts remembered per shape
@@ -73,31 +76,77 @@ class _ShapeEntry:
 
 class TraceMemo:
     def __init__(self) -> None:
-        self._by_text: dict[str, ParsedText | None] = {}
-        self._by_shape: dict[bytes, _ShapeEntry] = {}
-        self._header_spans: dict[bytes, tuple[tuple[int, int, str], ...]] = {}
+        self._by_text: BoundedMemo[str, ParsedText | None] = BoundedMemo(MEMO_LIMIT, TEXT_BUDGET)
+        #: an entry keeps up to `_VARIANTS_PER_SHAPE` frame texts, each at most the shape's length
+        self._by_shape: BoundedMemo[bytes, _ShapeEntry] = BoundedMemo(
+            MEMO_LIMIT, TEXT_BUDGET, lambda shape, _: OVERHEAD + len(shape) * 4
+        )
+        self._header_spans: BoundedMemo[bytes, tuple[tuple[int, int, str], ...]] = BoundedMemo(
+            MEMO_LIMIT, 1 * MB
+        )
+        #: readings of texts with their message cut out (`trace_cut`): the placeholder's reading,
+        #: the exception that holds it, and the normalised values (None: read such texts whole)
+        self._cuts: BoundedMemo[str, tuple[ParsedTrace, int, list[str]] | None] = BoundedMemo(
+            MEMO_LIMIT,
+            12 * MB,
+            lambda text, entry: len(text) + (_trace_size(entry[0]) if entry else OVERHEAD),
+        )
+        #: texts parsed (whole, or with their message cut out), and readings given from a cut text
+        self.parses = 0
+        self.from_cuts = 0
         #: parses by content: equal parses of different texts share one `ParsedText`
-        self._by_content: dict[_Content, ParsedText] = {}
+        self._by_content: BoundedMemo[_Content, ParsedText] = BoundedMemo(
+            MEMO_LIMIT, 12 * MB, lambda _, parsed: _trace_size(parsed.trace)
+        )
 
-    def parsed(self, text: str) -> ParsedText | None:
-        """The trace in `text` with its normalised values, or None when no parser reads it."""
+    def parsed(
+        self, text: str, message: str | None = None, normalized_message: str | None = None
+    ) -> ParsedText | None:
+        """The trace in `text` with its normalised values, or None when no parser reads it. With the
+        event's `message`, a trace that prints it is read once for all its messages (`trace_cut`);
+        `normalized_message` is the message normalised, when the caller has it already."""
         known = self._by_text.get(text, _MISSING)
         if known is not _MISSING:
             return known
+        if message:
+            found = self._without_message(text, message, normalized_message)
+            if found is not None:
+                return found
         shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
         entry = self._by_shape.get(shape)
         if entry is not None:
             found = entry.parses.get(self._key(entry, text))
             if found is not None:
                 return found
+        self.parses += 1
         parsed = self._shared(_parse(text))
-        if len(self._by_text) >= MEMO_LIMIT:
-            self._by_text.clear()
         if len(text) <= _MAX_MEMO_TEXT:
-            self._by_text[text] = parsed
+            self._by_text.put(text, parsed)
         if parsed is not None:
             self._remember_shape(shape, text, parsed, entry)
         return parsed
+
+    def _without_message(self, text: str, message: str, normalized_message: str | None) -> ParsedText | None:
+        """The reading of a trace from the reading of its text with the message cut out (see
+        `trace_cut`), or None when it must be read whole. The memo is keyed on the whole text but
+        for the message, and the message is put back: it cannot go stale."""
+        found = cut(text, message)
+        if found is None:
+            return None
+        entry = self._cuts.get(found.text, _MISSING_CUT)
+        if entry is _MISSING_CUT:
+            self.parses += 1
+            entry = self._cuts.put(found.text, _cut_entry(found))
+        if entry is None or not found.agrees(entry[0].runtime):
+            return None
+        trace, holder, values = entry
+        self.from_cuts += 1
+        reading = found.reading(trace, holder)
+        value = reading.exceptions[holder].value
+        normalized = normalized_message if value == message and normalized_message is not None else None
+        values = [*values[:holder], normalized or normalize_uncached(value), *values[holder + 1 :]]
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return self._shared(ParsedText(digest, reading, values))
 
     def _shared(self, parsed: ParsedText | None) -> ParsedText | None:
         """The `ParsedText` already given for the same trace and values, else `parsed`."""
@@ -113,10 +162,7 @@ class TraceMemo:
         known = self._by_content.get(content)
         if known is not None:
             return known
-        if len(self._by_content) >= MEMO_LIMIT:
-            self._by_content.clear()
-        self._by_content[content] = parsed
-        return parsed
+        return self._by_content.put(content, parsed)
 
     def _remember_shape(self, shape: bytes, text: str, parsed: ParsedText, entry: _ShapeEntry | None) -> None:
         if any(_has_digit(e.type) for e in parsed.trace.exceptions):
@@ -126,9 +172,7 @@ class TraceMemo:
             spans = _frame_spans(text, parsed.trace)
             if spans is None:
                 return
-            if len(self._by_shape) >= MEMO_LIMIT:
-                self._by_shape.clear()
-            entry = self._by_shape[shape] = _ShapeEntry(spans, parses={}, with_headers=with_headers)
+            entry = self._by_shape.put(shape, _ShapeEntry(spans, parses={}, with_headers=with_headers))
         if with_headers and not entry.with_headers:
             return  # this shape's texts are told apart by their frames alone
         if len(entry.parses) < _VARIANTS_PER_SHAPE:
@@ -144,13 +188,27 @@ class TraceMemo:
         shape = headers.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
         spans = self._header_spans.get(shape)
         if spans is None:
-            if len(self._header_spans) >= MEMO_LIMIT:
-                self._header_spans.clear()
-            spans = self._header_spans[shape] = mask_spans(headers)
+            spans = self._header_spans.put(shape, mask_spans(headers))
         return frames + "\x00" + apply_spans(headers, spans)
 
 
 _MISSING = ParsedText("", ParsedTrace("python", ()), [])
+_MISSING_CUT: tuple[ParsedTrace, int, list[str]] = (ParsedTrace("python", ()), 0, [])
+
+
+def _trace_size(trace: ParsedTrace) -> int:
+    """What a parsed trace holds, roughly: its frames (shared with other memos more often than not)."""
+    return OVERHEAD * (1 + trace.frame_count) + sum(len(e.value) for e in trace.exceptions)
+
+
+def _cut_entry(found: Cut) -> tuple[ParsedTrace, int, list[str]] | None:
+    trace = parse_stacktrace(found.text)
+    if trace is None:
+        return None
+    holder = found.holder(trace)
+    if holder is None:
+        return None
+    return trace, holder, [normalize_uncached(e.value) for e in trace.exceptions]
 
 
 def _parse(text: str) -> ParsedText | None:

@@ -8,6 +8,7 @@ falls back to the exception type and message.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rounds_bot.grouping.stacktrace import dotnet, elixir, go, java, node, ocaml, php, python, ruby, rust
 from rounds_bot.grouping.stacktrace.model import (
@@ -26,6 +27,7 @@ __all__ = [
     "Runtime",
     "detect_runtime",
     "frame_lines",
+    "line_votes",
     "parse_stacktrace",
 ]
 
@@ -49,23 +51,22 @@ _PARSERS = {
     "elixir": elixir.parse,
 }
 
-#: per runtime, whether a line prints a frame (kept per line: a bug's frame lines recur in every
-#: occurrence's trace)
-_FRAME_LINES = {
-    runtime: memoised_by_line(is_frame_line)
-    for runtime, is_frame_line in (
-        ("python", python.is_frame_line),
-        ("java", java.is_frame_line),
-        ("node", node.is_frame_line),
-        ("go", go.is_frame_line),
-        ("dotnet", dotnet.is_frame_line),
-        ("ruby", ruby.is_frame_line),
-        ("ocaml", ocaml.is_frame_line),
-        ("rust", rust.is_frame_line),
-        ("php", php.is_frame_line),
-        ("elixir", elixir.is_frame_line),
-    )
+#: per runtime, whether a line prints a frame
+_FRAME_LINE_TESTS: dict[Runtime, Callable[[str], bool]] = {
+    "python": python.is_frame_line,
+    "java": java.is_frame_line,
+    "node": node.is_frame_line,
+    "go": go.is_frame_line,
+    "dotnet": dotnet.is_frame_line,
+    "ruby": ruby.is_frame_line,
+    "ocaml": ocaml.is_frame_line,
+    "rust": rust.is_frame_line,
+    "php": php.is_frame_line,
+    "elixir": elixir.is_frame_line,
 }
+#: the same, kept per line: a bug's frame lines recur in every
+#: occurrence's trace)
+_FRAME_LINES = {runtime: memoised_by_line(test) for runtime, test in _FRAME_LINE_TESTS.items()}
 
 
 def detect_runtime(lines: list[str]) -> Runtime | None:
@@ -90,8 +91,8 @@ def _runtime_of_lines(lines: list[str]) -> Runtime | None:
     return max(votes, key=lambda r: votes[r])
 
 
-@memoised_by_line
-def _runtime_of_line(line: str) -> Runtime | None:
+def runtime_of_line(line: str) -> Runtime | None:
+    """The runtime whose frame syntax one line shows, if any (`detect_runtime` counts these)."""
     # The runtimes most traces come from are tried first; a newer one only when a cheap substring allows it.
     stripped = line.lstrip()
     if stripped.startswith("at "):
@@ -119,6 +120,17 @@ def _runtime_of_line(line: str) -> Runtime | None:
     if any(marker in line for marker in _ELIXIR_FILES) and elixir.looks_like_elixir_frame(line):
         return "elixir"
     return None
+
+
+_runtime_of_line = memoised_by_line(runtime_of_line)
+
+
+def line_votes(line: str, runtime: Runtime) -> tuple[bool, Runtime | None, bool]:
+    """Everything reading a trace decides from one line on its own: whether it shows Python's
+    header or a Python frame, which runtime's frame syntax it shows, and whether it prints a
+    frame of `runtime` (not memoised: for a line seen once)."""
+    python_line = python.HEADER in line or python.looks_like_frame(line)
+    return python_line, runtime_of_line(line), _FRAME_LINE_TESTS[runtime](line)
 
 
 def parse_stacktrace(text: str | None) -> ParsedTrace | None:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation, Runtime
 
 
@@ -36,20 +37,26 @@ def finish_trace(
 
 T = TypeVar("T")
 _LINE_MEMO_LIMIT = 100_000
+#: the bytes each line memo may hold (there is one per runtime's frame test, and a few more)
+LINE_MEMO_BUDGET = 2 * MB
 
 
 def memoised_by_line(read: Callable[[str], T]) -> Callable[[str], T]:
     """`read` with its answers kept per line text: the same lines (a framework's frames, a
     runner's) recur in trace after trace. Bounded: a full memo is cleared, never evicted piecemeal."""
-    memo: dict[str, T] = {}
+    memo: BoundedMemo[str, T] = BoundedMemo(_LINE_MEMO_LIMIT, LINE_MEMO_BUDGET, _line_size)
+    known = memo.get
+    missing = object()
 
     def memoised(line: str) -> T:
-        try:
-            return memo[line]
-        except KeyError:
-            if len(memo) >= _LINE_MEMO_LIMIT:
-                memo.clear()
-            answer = memo[line] = read(line)
-            return answer
+        answer = known(line, missing)
+        if answer is missing:
+            return memo.put(line, read(line))
+        return answer  # type: ignore[return-value]
 
     return memoised
+
+
+def _line_size(line: str, _: object) -> int:
+    """A line and its answer (a frame holds about the line's text again)."""
+    return OVERHEAD + 2 * len(line)

@@ -1,0 +1,93 @@
+"""The grouping step of a first round at scale: `GroupingEngine.assign_all` over the errors of the synthetic
+OTLP/JSON file `bench/scale.py` reads (`bench/scale_data.py`), on an empty signature database.
+
+    python bench/grouping_round.py [--records 100000] [--bugs 2000] [--profile]
+
+Prints the CPU time of the assignments (and with `--profile`, the profiled time of `assign_each` and its
+five costliest callees), the errors per second, how many traces were read and how many were read with their
+message cut out, and the bytes the engine's memos hold at the end (`grouping/memo.py`) beside their budget.
+The events are the source's, not redacted: grouping reads them the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import pstats
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rounds_bot.grouping import components, fingerprint, frames
+from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.memo import ENGINE_BUDGET, MB, BoundedMemo
+from rounds_bot.sources.base import Window
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.store import Store
+
+sys.path.insert(0, str(Path(__file__).parent))
+from scale_data import write_otlp
+
+
+def memo_bytes(engine: GroupingEngine) -> int:
+    """The bytes the engine's memos and the memos all engines share hold, as they estimate them."""
+    candidates = engine._candidates
+    holders = (candidates, candidates._traces, engine._explainer)
+    memos = [value for holder in holders for value in vars(holder).values() if isinstance(value, BoundedMemo)]
+    memos += [fingerprint._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
+    return sum(memo.held for memo in memos)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--bugs", type=int, default=2_000)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    end = datetime.now(UTC) - timedelta(minutes=1)
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_otlp(Path(folder) / "errors.jsonl", args.records, args.bugs, end)
+        window = Window(start=end - timedelta(hours=2), end=end + timedelta(minutes=1))
+        events = list(OtlpFileSource(path).poll(window).events)
+        store = Store.open(Path(folder) / "signatures.db")
+        engine = GroupingEngine(lookup=store.grouping_lookup())
+        gc.collect()
+        profile = cProfile.Profile() if args.profile else None
+        started = time.process_time()
+        if profile is not None:
+            profile.enable()
+        assignments = engine.assign_all(events)
+        if profile is not None:
+            profile.disable()
+        spent = time.process_time() - started
+        traces = engine._candidates._traces
+        print(
+            f"{len(events):,} errors ({args.records:,} records, {args.bugs:,} bugs),"
+            f" {len(assignments):,} assigned"
+        )
+        print(
+            f"assign_all: {spent:.2f} s CPU{' (profiled)' if profile else ''},"
+            f" {len(events) / spent:,.0f} errors/s"
+        )
+        print(
+            f"signatures: {len(engine.signature_ids()):,}; trace texts parsed {traces.parses:,}, traces given"
+            f" from a text with their message cut out {traces.from_cuts:,}"
+        )
+        print(
+            f"memos hold {memo_bytes(engine) / MB:.1f} MB"
+            f" (the budget of all the engine's memos: {ENGINE_BUDGET / MB:.0f} MB)"
+        )
+        if profile is not None:
+            out = io.StringIO()
+            pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats("grouping", 12)
+            print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()

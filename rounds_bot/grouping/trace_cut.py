@@ -1,0 +1,126 @@
+"""A trace with its event's own message cut out: the part of the text every occurrence of a problem shares.
+
+Runtimes print the exception's message inside the trace (Python's last line, the JVM's and V8's first,
+Go's `panic:` line), and messages change from one occurrence to the next in words as well as digits. So
+the text of a trace is new every time while its frames are not. When the message sits in the trace as the
+rest of a header line (`ValueError: <message>`, `panic: <message>`), the trace is read once with a
+placeholder in its place (`Cut.text`), and an occurrence's reading is that one with its message put back
+into the value that holds the placeholder (`Cut.reading`).
+
+Why that is exactly what reading the text itself gives: the parsers read a trace line by line, and only
+the message's line differs between the two texts. Every test the parsers make of a line is anchored at its
+start and reads the line's prefix first (`Type: `, the same in both texts), and a header's value is the
+pattern's `.*` after `: `, which takes any single line. `usable` refuses every message that could make a
+line test answer otherwise: one that is not a single line, is not stripped, appears twice, would be cut
+to bounds, or ends the way a line test looks for at the end of a line (`]`, `:`, `{`: Go's
+`[recovered]`, goroutine and signal lines, V8's ` {`); and it asks every line test that can look at a
+whole line (the runtime's frame line, the runtime votes) the same question of both lines. The reading
+with the placeholder is used only when the placeholder ends up where a message belongs and nowhere
+else: once, at the start of the value of the exception whose type the prefix names, under one of the
+runtimes whose line tests this reasoning was checked against (Python, JVM, V8, Go). Any other trace is
+read whole. Tests compare the two readings over the labelled corpora, the tests' traces and messages
+built to trip each line test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime, line_votes
+from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, MAX_TRACE_CHARS
+
+#: what stands in for the message: a private-use character, which no parser looks for
+PLACEHOLDER = "\ue000"
+#: the runtimes whose line tests the module docstring's reasoning was checked against
+CHECKED_RUNTIMES: frozenset[Runtime] = frozenset({"python", "java", "node", "go"})
+#: a message ending so may complete a line test that looks at the end of a line
+_RISKY_ENDINGS = ("]", ":", "{")
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A trace text with its message replaced by `PLACEHOLDER`, and the message's line both ways."""
+
+    text: str
+    prefix: str
+    message: str
+
+    def agrees(self, runtime: Runtime) -> bool:
+        """Whether every line test that can look at the whole line answers alike for the message
+        and for the placeholder."""
+        if runtime not in CHECKED_RUNTIMES:
+            return False
+        return line_votes(self.prefix + self.message, runtime) == line_votes(
+            self.prefix + PLACEHOLDER, runtime
+        )
+
+    def holder(self, trace: ParsedTrace) -> int | None:
+        """The exception whose value the placeholder starts, when that is the only place it is in
+        (see the module docstring), else None."""
+        found = None
+        for index, exception in enumerate(trace.exceptions):
+            if PLACEHOLDER in exception.type or any(_in_frame(frame) for frame in exception.frames):
+                return None
+            if PLACEHOLDER in exception.value:
+                if found is not None or exception.value.count(PLACEHOLDER) != 1:
+                    return None
+                if not exception.value.startswith(PLACEHOLDER):
+                    return None
+                if not self.prefix.endswith(exception.type + ": "):
+                    return None
+                found = index
+        if any(PLACEHOLDER in note for note in trace.notes):
+            return None
+        return found
+
+    def reading(self, trace: ParsedTrace, holder: int) -> ParsedTrace:
+        """The placeholder's reading with the message put back."""
+        exceptions = list(trace.exceptions)
+        exception = exceptions[holder]
+        exceptions[holder] = replace(exception, value=exception.value.replace(PLACEHOLDER, self.message))
+        return replace(trace, exceptions=tuple(exceptions))
+
+
+def cut(text: str, message: str) -> Cut | None:
+    """The text with its message cut out, when the message is the rest of one header line of it and
+    cannot change how any line is read (see the module docstring); else None."""
+    if not usable(message) or len(text) > MAX_TRACE_CHARS or PLACEHOLDER in text:
+        return None  # (a placeholder already in the text could be taken for the message's)
+    start = text.find(message)
+    if start < 0 or text.find(message, start + 1) >= 0:
+        return None
+    end = start + len(message)
+    if end != len(text) and text[end] != "\n":
+        return None
+    line_start = text.rfind("\n", 0, start) + 1
+    prefix = text[line_start:start]
+    if (
+        not prefix.endswith(": ")
+        or prefix[0].isspace()
+        or "|" in prefix
+        or prefix.splitlines() != [prefix]
+        or len(prefix) + len(message) > MAX_LINE_CHARS
+        or (prefix.startswith("Exception in thread") and '"' in message)
+    ):
+        return None
+    return Cut(text[:start] + PLACEHOLDER + text[end:], prefix, message)
+
+
+def usable(message: str) -> bool:
+    """Whether a message can stand in a header line without changing how any line is read."""
+    return (
+        bool(message)
+        and message == message.strip()
+        and message.splitlines() == [message]
+        and PLACEHOLDER not in message
+        and "|" not in message
+        and not message.endswith(_RISKY_ENDINGS)
+        and "Traceback (most recent call last):" not in message
+    )
+
+
+def _in_frame(frame: Frame) -> bool:
+    return any(
+        value is not None and PLACEHOLDER in value
+        for value in (frame.function, frame.module, frame.filename, frame.context_line)
+    )

@@ -1,0 +1,56 @@
+"""The engine's memos are bounded by entries and by the bytes they hold, and are cleared whole."""
+
+from __future__ import annotations
+
+from rounds_bot.grouping import components, fingerprint, frames, stacktrace
+from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.memo import ENGINE_BUDGET, OVERHEAD, BoundedMemo, text_size
+from rounds_bot.grouping.stacktrace.reading import LINE_MEMO_BUDGET
+
+
+def test_a_memo_full_by_entries_is_cleared_whole_before_the_next_entry() -> None:
+    memo: BoundedMemo[str, int] = BoundedMemo(entries=2, budget=1 << 20)
+    memo.put("a", 1)
+    memo.put("b", 2)
+    memo.put("c", 3)
+    assert len(memo) == 1 and memo.get("c") == 3 and memo.get("a") is None
+
+
+def test_a_memo_full_by_bytes_is_cleared_whole_before_the_next_entry() -> None:
+    memo: BoundedMemo[str, str] = BoundedMemo(entries=100, budget=2 * OVERHEAD + 20)
+    memo.put("k1", "x" * 10)
+    assert memo.held == text_size("k1", "x" * 10)
+    memo.put("k2", "y" * 10)  # would hold 2 * (OVERHEAD + 12) bytes: over the budget
+    assert len(memo) == 1 and "k2" in memo and "k1" not in memo
+
+
+def test_an_entry_larger_than_the_whole_budget_is_never_kept() -> None:
+    memo: BoundedMemo[str, str] = BoundedMemo(entries=100, budget=OVERHEAD + 10)
+    assert memo.put("big", "z" * 100) == "z" * 100
+    assert len(memo) == 0 and memo.held == 0
+
+
+def test_text_size_counts_the_text_of_keys_values_and_tuple_keys() -> None:
+    assert text_size("abc", "de") == OVERHEAD + 5
+    assert text_size(("abc", None, b"xy"), 3) == OVERHEAD + 5
+
+
+def _memos_of(*holders: object) -> list[BoundedMemo[object, object]]:
+    found = []
+    for holder in holders:
+        for name in getattr(holder, "__slots__", ()) or vars(holder):
+            value = getattr(holder, name, None)
+            if isinstance(value, BoundedMemo):
+                found.append(value)
+    return found
+
+
+def test_the_budgets_of_an_engines_memos_add_up_to_at_most_the_stated_total() -> None:
+    engine = GroupingEngine()
+    candidates = engine._candidates
+    per_engine = _memos_of(candidates, candidates._traces, engine._explainer)
+    shared = [fingerprint._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
+    line_memos = len(stacktrace._FRAME_LINES) + 2  # and the runtime votes and JVM frames kept per line
+    assert len(per_engine) == 11
+    total = sum(m._budget for m in [*per_engine, *shared]) + line_memos * LINE_MEMO_BUDGET
+    assert total <= ENGINE_BUDGET
