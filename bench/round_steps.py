@@ -12,7 +12,9 @@ not wall-clock. The database's bytes per table come from SQLite's `dbstat` (page
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
+import io
 import os
 import pstats
 import sqlite3
@@ -68,7 +70,8 @@ def main() -> None:
     from rounds_bot.cli import main as rounds
 
     profile = cProfile.Profile()
-    profile.runcall(rounds, ["run"], standalone_mode=False)
+    with contextlib.redirect_stdout(io.StringIO()):  # the round's own report
+        profile.runcall(rounds, ["run"], standalone_mode=False)
     print_steps(pstats.Stats(profile))
     print_database(database)
 

@@ -18,7 +18,18 @@ NOW = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
 SPAN_ID = "67d82d4099267421"
 EVENT_ID = "acf21162562090a66000ce55bbbeb861"
 # ids that are not lowercase hexadecimal of whole bytes stay text
-OTHER_IDS = ("evt-1", "ABCDEF", "abc", "sha256:9f86d081884c", "", "ab cd", "log:checkout:7")
+OTHER_IDS = (
+    "evt-1",
+    "ABCDEF",
+    "abc",
+    "sha256:9f86d081884c",
+    "",
+    "ab cd",
+    " ab",
+    "ab\n",
+    "0A",
+    "log:checkout:7",
+)
 
 
 def test_a_lowercase_hexadecimal_id_is_stored_as_its_bytes_any_other_as_its_text() -> None:

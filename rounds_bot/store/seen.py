@@ -17,13 +17,11 @@ time would double the table.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 
 from sqlite_utils import Database
 
-_HEX = re.compile(r"(?:[0-9a-f]{2})+")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 #: ids asked for in one statement at most (SQLite's limit on bound parameters is 32,766)
@@ -31,8 +29,13 @@ _CHUNK = 500
 
 
 def stored_id(event_id: str) -> str | bytes:
-    """The form an id is stored in: its bytes when it is lowercase hexadecimal, else its text."""
-    return bytes.fromhex(event_id) if _HEX.fullmatch(event_id) else event_id
+    """The form an id is stored in: its bytes when it is lowercase hexadecimal, else its text. (`fromhex`
+    also reads upper case and spaces between bytes: an id that does not come back the same stays text.)"""
+    try:
+        raw = bytes.fromhex(event_id)
+    except ValueError:
+        return event_id
+    return raw if raw and raw.hex() == event_id else event_id
 
 
 def microseconds(moment: datetime) -> int:
