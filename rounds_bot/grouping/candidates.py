@@ -35,7 +35,7 @@ from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles, has_bui
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, text_size
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
-from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, detect_runtime
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
@@ -52,6 +52,9 @@ _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
 #: what is worked out from a trace's frames: its roles, the roles `rounds-fp:2` read, its site and
 #: fingerprint (None: no frame)
 _Reading = tuple[TraceRoles, TraceRoles, Site, "Fingerprint | None"]
+#: what it is kept per: runtime, notes, each exception's type, relation and frames, service, and
+#: whether earlier versions' hashes are worked out
+_ReadingKey = tuple[str, tuple[str, ...], tuple[tuple[str, str, tuple[Frame, ...]], ...], str, bool]
 #: what a code candidate depends on: code and where it was read, service, error type, message,
 #: environment, version
 _CodeKey = tuple[str, str, str, str | None, str, str | None, str | None]
@@ -100,8 +103,8 @@ class CandidateReader:
             MEMO_LIMIT, 8 * MB, _candidate_size
         )
         #: per frames and service: what `_reading` works out (see `_trace_candidate`)
-        self._readings: BoundedMemo[tuple[object, ...], _Reading] = BoundedMemo(
-            MEMO_LIMIT, 8 * MB, lambda key, _: OVERHEAD * 4 + 16 * len(key)
+        self._readings: BoundedMemo[_ReadingKey, _Reading] = BoundedMemo(
+            MEMO_LIMIT, 8 * MB, lambda key, _: OVERHEAD * (4 + sum(len(e[2]) for e in key[2]))
         )
         self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
         self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(

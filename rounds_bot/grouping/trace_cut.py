@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime, line_votes
+from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, Runtime, line_votes
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, MAX_TRACE_CHARS
 
 #: what stands in for the message: a private-use character, which no parser looks for
@@ -45,14 +45,16 @@ class Cut:
     prefix: str
     message: str
 
-    def agrees(self, runtime: Runtime) -> bool:
-        """Whether every line test that can look at the whole line answers alike for the message
-        and for the placeholder."""
+    def votes(self, runtime: Runtime) -> LineVotes | None:
+        """What every line test that can look at a whole line answers for the placeholder's line
+        (a function of `text` alone); None for a runtime this reasoning was not checked against."""
         if runtime not in CHECKED_RUNTIMES:
-            return False
-        return line_votes(self.prefix + self.message, runtime) == line_votes(
-            self.prefix + PLACEHOLDER, runtime
-        )
+            return None
+        return line_votes(self.prefix + PLACEHOLDER, runtime)
+
+    def agrees(self, runtime: Runtime, votes: LineVotes) -> bool:
+        """Whether those line tests answer for the message's line as `votes` (the placeholder's)."""
+        return line_votes(self.prefix + self.message, runtime) == votes
 
     def holder(self, trace: ParsedTrace) -> int | None:
         """The exception whose value the placeholder starts, when that is the only place it is in

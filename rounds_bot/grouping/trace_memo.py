@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.normalize import SHAPE_DIGITS, apply_spans, mask_spans, normalize_uncached
-from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, frame_lines, parse_stacktrace
+from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, frame_lines, parse_stacktrace
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.trace_cut import Cut, cut
 
@@ -43,6 +43,11 @@ _VARIANTS_PER_SHAPE = 64
 #: what grouping reads of a parsed trace: runtime, notes, each exception's type, relation and
 #: frames (its value only normalised), and the normalised values
 _Content = tuple[str, tuple[str, ...], tuple[tuple[str, str, tuple[Frame, ...]], ...], tuple[str, ...]]
+
+
+#: a text with its message cut out, read: the placeholder's reading, the exception that holds it, the
+#: normalised values and what the line tests answer for the placeholder's line
+_CutEntry = tuple[ParsedTrace, int, list[str], LineVotes]
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,7 @@ class TraceMemo:
         )
         #: readings of texts with their message cut out (`trace_cut`): the placeholder's reading,
         #: the exception that holds it, and the normalised values (None: read such texts whole)
-        self._cuts: BoundedMemo[str, tuple[ParsedTrace, int, list[str]] | None] = BoundedMemo(
+        self._cuts: BoundedMemo[str, _CutEntry | None] = BoundedMemo(
             MEMO_LIMIT,
             12 * MB,
             lambda text, entry: len(text) + (_trace_size(entry[0]) if entry else OVERHEAD),
@@ -137,9 +142,9 @@ class TraceMemo:
         if entry is _MISSING_CUT:
             self.parses += 1
             entry = self._cuts.put(found.text, _cut_entry(found))
-        if entry is None or not found.agrees(entry[0].runtime):
+        if entry is None or not found.agrees(entry[0].runtime, entry[3]):
             return None
-        trace, holder, values = entry
+        trace, holder, values, _ = entry
         self.from_cuts += 1
         reading = found.reading(trace, holder)
         value = reading.exceptions[holder].value
@@ -193,7 +198,7 @@ class TraceMemo:
 
 
 _MISSING = ParsedText("", ParsedTrace("python", ()), [])
-_MISSING_CUT: tuple[ParsedTrace, int, list[str]] = (ParsedTrace("python", ()), 0, [])
+_MISSING_CUT: _CutEntry = (ParsedTrace("python", ()), 0, [], (False, None, False))
 
 
 def _trace_size(trace: ParsedTrace) -> int:
@@ -201,14 +206,17 @@ def _trace_size(trace: ParsedTrace) -> int:
     return OVERHEAD * (1 + trace.frame_count) + sum(len(e.value) for e in trace.exceptions)
 
 
-def _cut_entry(found: Cut) -> tuple[ParsedTrace, int, list[str]] | None:
+def _cut_entry(found: Cut) -> _CutEntry | None:
     trace = parse_stacktrace(found.text)
     if trace is None:
         return None
     holder = found.holder(trace)
     if holder is None:
         return None
-    return trace, holder, [normalize_uncached(e.value) for e in trace.exceptions]
+    votes = found.votes(trace.runtime)
+    if votes is None:
+        return None
+    return trace, holder, [normalize_uncached(e.value) for e in trace.exceptions], votes
 
 
 def _parse(text: str) -> ParsedText | None:

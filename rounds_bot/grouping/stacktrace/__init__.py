@@ -22,6 +22,7 @@ from rounds_bot.grouping.stacktrace.reading import memoised_by_line
 
 __all__ = [
     "Frame",
+    "LineVotes",
     "ParsedException",
     "ParsedTrace",
     "Runtime",
@@ -125,7 +126,11 @@ def runtime_of_line(line: str) -> Runtime | None:
 _runtime_of_line = memoised_by_line(runtime_of_line)
 
 
-def line_votes(line: str, runtime: Runtime) -> tuple[bool, Runtime | None, bool]:
+#: what reading a trace decides from one line on its own (see `line_votes`)
+LineVotes = tuple[bool, Runtime | None, bool]
+
+
+def line_votes(line: str, runtime: Runtime) -> LineVotes:
     """Everything reading a trace decides from one line on its own: whether it shows Python's
     header or a Python frame, which runtime's frame syntax it shows, and whether it prints a
     frame of `runtime` (not memoised: for a line seen once)."""
