@@ -371,3 +371,95 @@ def test_a_translation_hyperscan_refuses_leaves_its_rule_to_its_keywords(
 
     monkeypatch.setattr(scan_module, "_compile", nothing)
     assert Prefilter.of(rules) is None
+
+
+def test_a_name_that_ends_as_a_refused_one_is_refused_by_the_pair_rules() -> None:
+    """The promise the pair rules' scan passes over names by (`Rule.key_refused_endings`): whatever comes
+    before one of the endings, neither `secret_category` nor `maybe_secret` takes the name, so `_accept_pair`
+    refuses the pair."""
+    from rounds_bot.redact.keys import REFUSED_NAME_ENDINGS, maybe_secret, secret_category
+
+    befores = [
+        "",
+        "token",
+        "api_key",
+        "Token",
+        "TOKEN",
+        "db.password",
+        "x",
+        "SaveToken911",
+        "a$b",
+        "k\u212a",
+        "_",
+    ]
+    befores += ["secret-", "apiKey9", "AUTH", "pass\u0130", "session."]
+    checked = 0
+    for ending in REFUSED_NAME_ENDINGS:
+        assert re.fullmatch(r"[\w.$@-]+", ending) and ending.isascii(), ending
+        for before in befores:
+            name = before + ending
+            assert secret_category(name) is None and not maybe_secret(name), name
+            checked += 1
+    assert checked > 1_000
+
+
+def _ends_with_none(text: str, endings: frozenset[str]) -> bool:
+    return not any(text.endswith(ending) for ending in endings)
+
+
+@pytest.mark.parametrize(
+    "endings",
+    [
+        frozenset(),
+        frozenset({".js", ".java", ".go", "s"}),
+        frozenset({"ab", "b", "aab"}),
+        frozenset({".js", "xError", "aError", ".Error"}),
+    ],
+)
+def test_the_scan_of_a_name_leaves_out_exactly_the_names_with_a_refused_ending(
+    endings: frozenset[str],
+) -> None:
+    """`not_ending_with` against its definition, on every short string of an alphabet and on random longer
+    ones: the strings it matches are the strings of the alphabet that end with none of the endings."""
+    import itertools
+    import random
+
+    from rounds_bot.redact.translate import Chars, not_ending_with
+
+    alphabet = "aAbxjsvgE.rEo-9"
+    letters = Chars(frozenset(ord(ch) for ch in alphabet), False)
+    pattern = re.compile(not_ending_with(letters, endings, ascii_only=True))
+    strings = ["".join(p) for n in range(5) for p in itertools.product(alphabet, repeat=n)]
+    chosen = random.Random(3)
+    strings += ["".join(chosen.choice(alphabet) for _ in range(chosen.randint(5, 30))) for _ in range(3_000)]
+    strings += [chosen.choice(["x", "ab", ""]) + ending for ending in endings for _ in range(3)]
+    for text in strings:
+        assert bool(pattern.fullmatch(text)) == _ends_with_none(text, endings), (text, endings)
+
+
+def test_the_gate_of_base64_runs_finds_exactly_the_runs_of_twenty_with_a_capital() -> None:
+    """The first of `decode.SCAN_GATES`, written for the scan's speed, against its definition: a run of 20
+    base64 characters or more that holds a capital letter."""
+    import random
+
+    from rounds_bot.redact import decode
+
+    gate = re.compile(decode.SCAN_GATES["base64 run with a capital"][0])
+    runs = re.compile(r"[A-Za-z0-9+/_-]{20,}")
+    chosen = random.Random(20)
+    pieces = ["a", "b", "Z", "Q", "0", "9", "+", "/", "_", "-", " ", ".", "=", "\u00e9", "\n", "abcdefghij"]
+    texts = ["".join(chosen.choice(pieces) for _ in range(chosen.randint(0, 60))) for _ in range(20_000)]
+    texts += ["a" * 19 + "B", "B" + "a" * 19, "a" * 10 + "B" + "a" * 9, "a" * 19, "a" * 18 + "B", "x" * 40]
+    found = 0
+    for text in texts:
+        expected = any(any(ch.isupper() for ch in run) for run in runs.findall(text))
+        assert bool(gate.search(scan_module.scan_bytes(text).decode("latin-1"))) == expected, text
+        found += expected
+    assert found > 1_000
+
+
+@pytest.fixture(autouse=True)
+def _scan_text_outside_ascii_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan's database for text outside ASCII, tested here from the first such text (the package
+    redacts the first two million characters of it with keywords: `tests/test_redact_fast_paths.py`)."""
+    monkeypatch.setattr(engine_module, "OTHER_TEXT_WITH_KEYWORDS", 0)

@@ -23,6 +23,12 @@ from rounds_bot.redact.scan import Prefilter, windows
 log = logging.getLogger(__name__)
 
 
+#: Characters of text outside ASCII the keyword engine (`rule.RuleSet`) redacts before the scan's database
+#: for such text is built: building it costs about what the keyword engine takes for this much text, and
+#: many rounds see less (a non-ASCII character here and there, or a decoded run)
+OTHER_TEXT_WITH_KEYWORDS = 2_000_000
+
+
 class ScanningRuleSet:
     """Rules applied after one Hyperscan scan of the text (`scan.Prefilter`)."""
 
@@ -37,17 +43,22 @@ class ScanningRuleSet:
             for keyword in rules[index].keywords:
                 by_keyword.setdefault(prefilter.keyword_id(keyword), set()).add(index)
         self._by_keyword = {number: frozenset(indexes) for number, indexes in by_keyword.items()}
+        self._other_chars = 0  # of text outside ASCII redacted with keywords so far
 
     def apply(self, text: str, counts: Counter[str]) -> str:
         return self.apply_gated(text, counts)[0]
 
     def apply_gated(self, text: str, counts: Counter[str]) -> tuple[str, frozenset[str] | None]:
         """`apply`, and the gates the scan found in the text (None when a rule changed the text, which the
-        gates then no longer describe)."""
+        gates then no longer describe, or when the keywords picked the rules)."""
         prefilter = self.prefilter
+        if not text.isascii() and not prefilter.ready(ascii_only=False):
+            self._other_chars += len(text)
+            if self._other_chars <= OTHER_TEXT_WITH_KEYWORDS:  # the keyword engine: the same result
+                return keyword_rule_set(self.rules).apply(text, counts), None
         found = prefilter.scan(text)
         if not found.ends and not found.keywords and not self._always:  # most texts: no rule may match
-            return text, frozenset(found.gates)
+            return text, found.gates
         original = text
         plain = text.isascii()  # then a keyword the scan found is one `Rule.wanted` finds
         lowered: str | None = None
@@ -78,7 +89,7 @@ class ScanningRuleSet:
                 ends = prefilter.scan(text).ends
                 pending = sorted(i for i in unscanned.union(ends) if i > index)
                 position = 0
-        return text, (frozenset(found.gates) if text is original else None)
+        return text, (found.gates if text is original else None)
 
 
 _SETS: dict[int, tuple[tuple[Rule, ...], ScanningRuleSet | RuleSet]] = {}
@@ -102,14 +113,3 @@ def rule_set(rules: tuple[Rule, ...]) -> ScanningRuleSet | RuleSet:
 def apply(rules: tuple[Rule, ...], text: str, counts: Counter[str]) -> str:
     """`text` with every rule applied in order (each only when its keywords occur in `text`)."""
     return rule_set(rules).apply(text, counts)
-
-
-def apply_gated(
-    rules: tuple[Rule, ...], text: str, counts: Counter[str]
-) -> tuple[str, frozenset[str] | None]:
-    """`apply`, and which of `decode.SCAN_GATES` and `phrases.SCAN_GATES` the unchanged text holds (None:
-    not known, each step then looks for itself)."""
-    engine = rule_set(rules)
-    if isinstance(engine, ScanningRuleSet):
-        return engine.apply_gated(text, counts)
-    return engine.apply(text, counts), None

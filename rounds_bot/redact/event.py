@@ -38,6 +38,8 @@ MAX_ATTRIBUTES = 200
 #: Characters of redacted texts remembered at most; past it the memory starts afresh (a text seen again later
 #: is redacted again, with the same result, and counted again as the distinct text it then is)
 MEMO_CHARS = 8_000_000
+#: ids `identity` found kept remembered for `identifier`, in each of two generations (about 10 MB at most)
+KEPT_IDS = 50_000
 _ID_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/")
 
 
@@ -50,19 +52,29 @@ class Redactor:
         self.counts: Counter[str] = Counter()
         self._done: dict[tuple[str, int], str] = {}
         self._remembered = 0
+        # ids `identity` redacted and found kept as they are, in two generations (`_keep`)
+        self._kept: set[str] = set()
+        self._kept_before: set[str] = set()
 
     def text(self, text: str, limit: int) -> str:
         key = (text, limit)
         done = self._done.get(key)
         if done is None:
-            redaction = redact_text(cut(text, limit), ips=self.ips)
-            self.counts.update(redaction.counts)
+            done = self._redacted(text, limit)
             if self._remembered > MEMO_CHARS:  # a round's memory does not grow with its records
                 self._done.clear()
                 self._remembered = 0
-            done = self._done[key] = redaction.text
+            self._done[key] = done
             self._remembered += len(text)
         return done
+
+    def _redacted(self, text: str, limit: int) -> str:
+        if limit == ID_CHARS and (text in self._kept or text in self._kept_before):
+            return text  # redacted moments ago by `identity`, kept, nothing to count: the same result
+        redaction = redact_text(cut(text, limit), ips=self.ips)
+        if redaction.counts:
+            self.counts.update(redaction.counts)
+        return redaction.text
 
     def optional(self, text: str | None, limit: int = NAME_CHARS) -> str | None:
         return None if text is None else self.name(text, limit)
@@ -89,7 +101,18 @@ class Redactor:
         done = self._done.get((value, ID_CHARS))
         if done is not None:
             return done == value
-        return redact_text(cut(value, ID_CHARS), ips=self.ips).text == value
+        redaction = redact_text(cut(value, ID_CHARS), ips=self.ips)
+        if redaction.text == value and not redaction.counts:
+            self._keep(value)
+        return redaction.text == value
+
+    def _keep(self, value: str) -> None:
+        """Remember an id redaction keeps as it is: an intake checks a round's new ids (`identity`) just
+        before the boundary redacts them (`identifier`), which then need not redact them again. Two
+        generations of at most `KEPT_IDS` each: the newest are remembered, memory stays flat."""
+        if len(self._kept) >= KEPT_IDS:
+            self._kept_before, self._kept = self._kept, set()
+        self._kept.add(value)
 
     def attribute(self, key: str, value: AttributeValue) -> tuple[str, AttributeValue]:
         safe_key = self.text(key, NAME_CHARS)
@@ -122,41 +145,38 @@ class Redactor:
         return safe
 
     def event(self, event: ErrorEvent) -> ErrorEvent:
-        return event.model_copy(
-            update={
-                "event_id": self.identifier(event.event_id),
-                "service": self.name(event.service) or "unknown",
-                "error_type": self.optional(event.error_type, 512),
-                "message": self.text(event.message, MESSAGE_CHARS),
-                "stacktrace": None
-                if event.stacktrace is None
-                else self.text(event.stacktrace, STACKTRACE_CHARS),
-                "error_code": self.optional(event.error_code),
-                "severity": self.optional(event.severity, 32),
-                "trace_id": None if event.trace_id is None else self.identifier(event.trace_id),
-                "span_id": None if event.span_id is None else self.identifier(event.span_id),
-                "parent_span_id": (
-                    None if event.parent_span_id is None else self.identifier(event.parent_span_id)
-                ),
-                "service_version": self.optional(event.service_version),
-                "environment": self.optional(event.environment),
-                "attributes": self.attributes(event.attributes),
-                "source_group_id": (
-                    None if event.source_group_id is None else self.identifier(event.source_group_id)
-                ),
-                "source_url": self.optional(event.source_url, 2_048),
-                "context": [self.context(record) for record in event.context],
-            }
-        )
+        safe = {
+            "event_id": self.identifier(event.event_id),
+            "service": self.name(event.service) or "unknown",
+            "error_type": self.optional(event.error_type, 512),
+            "message": self.text(event.message, MESSAGE_CHARS),
+            "stacktrace": None if event.stacktrace is None else self.text(event.stacktrace, STACKTRACE_CHARS),
+            "error_code": self.optional(event.error_code),
+            "severity": self.optional(event.severity, 32),
+            "trace_id": None if event.trace_id is None else self.identifier(event.trace_id),
+            "span_id": None if event.span_id is None else self.identifier(event.span_id),
+            "parent_span_id": (
+                None if event.parent_span_id is None else self.identifier(event.parent_span_id)
+            ),
+            "service_version": self.optional(event.service_version),
+            "environment": self.optional(event.environment),
+            "attributes": self.attributes(event.attributes),
+            "source_group_id": (
+                None if event.source_group_id is None else self.identifier(event.source_group_id)
+            ),
+            "source_url": self.optional(event.source_url, 2_048),
+            "context": [self.context(record) for record in event.context],
+        }
+        # most events hold nothing to redact: the event itself then (a frozen model), not a copy of it
+        changed = {name: value for name, value in safe.items() if value != getattr(event, name)}
+        return event.model_copy(update=changed) if changed else event
 
     def context(self, record: ContextRecord) -> ContextRecord:
         """A neighbouring log record: its body by the message's rules, cut to its own cap."""
-        return record.model_copy(
-            update={
-                "severity": self.name(record.severity, 32),
-                "body": self.text(record.body, CONTEXT_BODY_CHARS),
-            }
-        )
+        severity, body = self.name(record.severity, 32), self.text(record.body, CONTEXT_BODY_CHARS)
+        if severity == record.severity and body == record.body:
+            return record
+        return record.model_copy(update={"severity": severity, "body": body})
 
     def poll(self, polled: PollResult) -> PollResult:
         """Everything a source returned, redacted: events, group counts, skipped records and notes; then the

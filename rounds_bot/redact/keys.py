@@ -237,6 +237,21 @@ _SERVICE_WORDS = {
 SECRET_NAME_WORDS = frozenset({*_SECRET_WORDS, "key", *_SUFFIXES, *_WEAK_SECRET_WORDS, *_SERVICE_WORDS})
 
 
+#: The ASCII characters a name in a `name=value` pair holds (`pairs.py`: `[\w.$@-]`).
+_NAME_ASCII = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.$@-"
+#: Endings of names that neither `secret_category` nor `maybe_secret` takes: both refuse a name whose last
+#: word is one of `_ABOUT`, and a name that ends with one of these ends with such a word whatever precedes
+#: it. A source file's extension after a dot (`token.js`, `TokenService.java`; lowercase, so no capital
+#: splits it), and `Error` or `Exception` after any ASCII character of a name (`KeyError:`, `AUTHError`: a
+#: capital after a lowercase letter or a digit starts a word, and so does one after a capital when a
+#: lowercase letter follows it). A search for names that may be secrets passes over these
+#: (`Rule.key_refused_endings`); a test checks each against the two functions.
+REFUSED_NAME_ENDINGS = frozenset(
+    {f".{extension}" for extension in _SOURCE_EXTENSIONS}
+    | {before + word for word in ("Error", "Exception") for before in _NAME_ASCII}
+)
+
+
 @cache
 def maybe_secret(name: str) -> bool:
     """True when `name` holds one of the words that often name a credential (`STRIPE_KEY`, `MAILGUN_API`,

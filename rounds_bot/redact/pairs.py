@@ -20,7 +20,7 @@ import math
 import re
 from collections import Counter
 
-from rounds_bot.redact.keys import SECRET_NAME_WORDS, maybe_secret, secret_category
+from rounds_bot.redact.keys import REFUSED_NAME_ENDINGS, SECRET_NAME_WORDS, maybe_secret, secret_category
 from rounds_bot.redact.rule import Rule, rule
 
 _PLACEHOLDERS = {
@@ -392,7 +392,15 @@ PAIRS: tuple[Rule, ...] = (
     ),
     Rule("password", _FLAG, ("pass", "token", "secret", "key"), 1),
     # `_accept_pair` takes a pair only under a name `secret_category` or `maybe_secret` takes
-    Rule("key_value_secret", _PAIR, ("=", ":", "%3d", "%3a"), 3, _accept_pair, key_words=SECRET_NAME_WORDS),
+    Rule(
+        "key_value_secret",
+        _PAIR,
+        ("=", ":", "%3d", "%3a"),
+        3,
+        _accept_pair,
+        key_words=SECRET_NAME_WORDS,
+        key_refused_endings=REFUSED_NAME_ENDINGS,
+    ),
     Rule(
         "key_value_secret",
         _PREFIXED_PAIR,
@@ -400,6 +408,7 @@ PAIRS: tuple[Rule, ...] = (
         3,
         _accept_pair,
         key_words=SECRET_NAME_WORDS,
+        key_refused_endings=REFUSED_NAME_ENDINGS,
     ),
     rule("key_value_secret", _ELEMENT, "</", group=2, accept=_accept_named),
     rule("key_value_secret", _CALL, ",", group=2, accept=_accept_named),

@@ -47,6 +47,9 @@ class Rule:
     #: a promise of `accept`: it refuses a match whose `key` group holds none of these words (in any case),
     #: so a scan may look only where such a name stands (`scan.py`); empty: no promise
     key_words: frozenset[str] = frozenset()
+    #: a second promise of `accept`: it refuses a match whose `key` group ends with one of these (as written),
+    #: so a scan may pass over such names (`token.js:12`, `KeyError:`); empty: no promise
+    key_refused_endings: frozenset[str] = frozenset()
 
     def wanted(self, lowered: str) -> bool:
         return not self.keywords or any(keyword in lowered for keyword in self.keywords)

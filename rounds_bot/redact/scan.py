@@ -28,16 +28,22 @@ log = logging.getLogger(__name__)
 
 #: a rule whose translation reports more ends than this in a text runs over the whole text instead
 _MANY_WINDOWS = 64
+#: sets of keywords and gates a prefilter remembers what a scan found for
+_KNOWN_SETS = 4_096
 
 
-@dataclass
+@dataclass(frozen=True)
 class Scan:
     """What one scan of a text found: the keywords it holds, and the ends each rule's translation reported."""
 
-    keywords: set[int] = field(default_factory=set)
+    keywords: frozenset[int] = frozenset()
     ends: dict[int, list[int]] = field(default_factory=dict)
     #: the gates (`Prefilter.of`) the text holds
-    gates: set[str] = field(default_factory=set)
+    gates: frozenset[str] = frozenset()
+
+
+#: what a scan that found nothing found (most texts): one object for all of them, never changed
+NOTHING = Scan()
 
 
 class Prefilter:
@@ -58,6 +64,8 @@ class Prefilter:
         first_gate = len(rules) + len(keyword_ids)
         self._gate_ids = {first_gate + number: name for number, name in enumerate(self._gates)}
         self._databases: dict[bool, Any] = {}
+        #: what a scan that reported keywords and gates alone found, by their numbers (a few sets recur)
+        self._without_ends: dict[frozenset[int], Scan] = {}
         # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
         first: dict[tuple[str, str, bool], int] = {}
         self._alike: dict[int, list[int]] = {}
@@ -104,6 +112,10 @@ class Prefilter:
         log.debug("redaction scans with Hyperscan: %d of %d rules translated", len(translated), len(rules))
         return made
 
+    def ready(self, ascii_only: bool) -> bool:
+        """Whether the database for ASCII text (or for any text) is built."""
+        return ascii_only in self._databases
+
     def keyword_id(self, keyword: str) -> int:
         """The id the scan reports a keyword of a rule not scanned for by."""
         return self._keyword_ids[keyword]
@@ -123,13 +135,26 @@ class Prefilter:
         """The keywords `text` holds, where each rule's matches may end, and the gates it holds."""
         hits: list[tuple[int, int]] = []
         plain = text.isascii()
-        data = text.encode("ascii") if plain else scan_bytes(text)
-        self._database(plain).scan(data, match_event_handler=_collect, context=hits)
-        found = Scan()
+        database = self._databases.get(plain) or self._database(plain)
+        database.scan(
+            text.encode("ascii") if plain else scan_bytes(text), match_event_handler=_collect, context=hits
+        )
         if not hits:  # most texts: nothing to sort out
+            return NOTHING
+        base = len(self.rules)
+        if min(hits)[0] >= base:  # keywords and gates alone (an id, a hash): a set seen before
+            numbers = frozenset(rule_id for rule_id, _ in hits)
+            found = self._without_ends.get(numbers)
+            if found is None:
+                found = self._found(hits)
+                if len(self._without_ends) < _KNOWN_SETS:
+                    self._without_ends[numbers] = found
             return found
-        ends = found.ends
-        keywords = found.keywords
+        return self._found(hits)
+
+    def _found(self, hits: list[tuple[int, int]]) -> Scan:
+        ends: dict[int, list[int]] = {}
+        keywords: set[int] = set()
         base = len(self.rules)
         for rule_id, end in hits:
             if rule_id >= base:
@@ -140,9 +165,9 @@ class Prefilter:
             if scanned in ends:
                 for index in alike:
                     ends[index] = ends[scanned]
-        if self._gate_ids and keywords:
-            found.gates = {self._gate_ids[n] for n in keywords if n in self._gate_ids}
-        return found
+        gate_ids = self._gate_ids
+        gates = frozenset(gate_ids[n] for n in keywords if n in gate_ids) if gate_ids else frozenset()
+        return Scan(frozenset(keywords), ends, gates)
 
 
 def _collect(rule_id: int, _start: int, end: int, _flags: int, hits: list[tuple[int, int]]) -> None:

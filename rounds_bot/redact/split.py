@@ -16,15 +16,19 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from functools import cache
+
+import ahocorasick
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.redact.keys import secret_category
+from rounds_bot.redact.keys import SECRET_NAME_WORDS, secret_category
 
 _BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _END = re.compile(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 #: a record that ends with a secret's name: `password:`, `"api_token" =`, `secret was`, `DB_PASSWORD=`
+#: (the name is read possessively: no character it holds can follow it, so giving one back finds nothing more)
 _NAME_AT_END = re.compile(
-    r"""["']?([A-Za-z_][\w.-]{0,60})["']?[ \t]*(?::|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
+    r"""["']?([A-Za-z_][\w.-]{0,60}+)["']?[ \t]*(?::|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
 )
 #: a record that is one value: no space in it, long enough to be a credential
 _LONE_VALUE = re.compile(r"""[ \t]*["']?[^\s"']{6,500}["']?[ \t]*""")
@@ -118,8 +122,22 @@ def _in_stream(messages: list[str], indices: list[int]) -> dict[int, str]:
 
 def _ends_with_name(message: str) -> bool:
     tail = message[-80:]
+    if next(_secret_words().iter(tail.lower()), None) is None:
+        return (
+            False  # a name `secret_category` takes holds one of the words, lowercased, and so the tail does
+        )
     found = _NAME_AT_END.search(tail)
     return found is not None and secret_category(found.group(1)) is not None
+
+
+@cache
+def _secret_words() -> ahocorasick.Automaton:
+    """Every word one of a secret's names holds (`keys.SECRET_NAME_WORDS`), found in one pass."""
+    automaton = ahocorasick.Automaton()
+    for word in SECRET_NAME_WORDS:
+        automaton.add_word(word, word)
+    automaton.make_automaton()
+    return automaton
 
 
 def _word(value: str) -> bool:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from rounds_bot.redact import decode, phrases
-from rounds_bot.redact.decode import rejudge
-from rounds_bot.redact.engine import apply, apply_gated
+from rounds_bot.redact.decode import hex_runs_hide_nothing, rejudge
+from rounds_bot.redact.engine import ScanningRuleSet, apply, rule_set
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
 from rounds_bot.redact.phrases import seed_phrases
@@ -42,6 +42,7 @@ _HIDDEN = re.compile(
 
 PHRASE_GATES = frozenset(phrases.SCAN_GATES)
 RUN_GATES = frozenset(decode.SCAN_GATES)
+HEX_ONLY = frozenset({decode.HEX_GATE})
 #: the ASCII characters `_HIDDEN` removes, for `bytes.translate` (an ASCII text is sanitised at memory speed)
 _HIDDEN_ASCII = bytes(code for code in range(128) if _HIDDEN.match(chr(code)))
 
@@ -88,10 +89,19 @@ def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
     linear in the text's length, but a 10 MB text is still 10 MB."""
     counts: Counter[str] = Counter()
     rules = _rules(ips)
+    engine = rule_set(rules)
     # the scan that picks the rules also says whether a seed phrase or an encoded run may be there
-    ruled, gates = apply_gated(rules, sanitize(text), counts)
-    if gates is not None and not gates and "\\" not in ruled and "%" not in ruled:
-        return Redaction(ruled, counts)  # no rule changed it, and it holds nothing a later step looks for
+    if isinstance(engine, ScanningRuleSet):
+        ruled, gates = engine.apply_gated(sanitize(text), counts)
+    else:
+        ruled, gates = engine.apply(sanitize(text), counts), None
+    if gates is not None and "\\" not in ruled and "%" not in ruled:
+        if not gates:
+            return Redaction(ruled, counts)  # no rule changed it, and it holds nothing a later step looks for
+        if gates == HEX_ONLY and hex_runs_hide_nothing(ruled):
+            # an id, a hash: with no base64 run worth decoding (the scan's promise), a hex run that does not
+            # decode to text is all the decoding step would look at, and it would leave the text as it is
+            return Redaction(ruled, counts)
     done = ruled
     if gates is None or PHRASE_GATES & gates:
         done = seed_phrases(ruled, counts)

@@ -76,10 +76,28 @@ class Chars:
         members = sorted(self.ascii | ({OTHER} if self.other and not (ascii_only and self.ascii) else set()))
         if not members:
             raise Untranslatable("a class that matches nothing")
-        return "[" + "".join(f"\\x{byte:02x}" for byte in members) + "]"
+        runs: list[list[int]] = []  # consecutive bytes as a range: a class of most of ASCII stays short
+        for byte in members:
+            if runs and byte == runs[-1][1] + 1:
+                runs[-1][1] = byte
+            else:
+                runs.append([byte, byte])
+        return "[" + "".join(_byte_range(first, last) for first, last in runs) + "]"
 
     def __or__(self, other: Chars) -> Chars:
         return Chars(self.ascii | other.ascii, self.other or other.other)
+
+
+def _byte_range(first: int, last: int) -> str:
+    if first == last:
+        return _byte(first)
+    return f"{_byte(first)}{'' if last == first + 1 else '-'}{_byte(last)}"
+
+
+def _byte(code: int) -> str:
+    """One byte in a class: a letter or a digit as itself (the patterns stay under Hyperscan's length
+    limit), anything else escaped."""
+    return chr(code) if chr(code).isascii() and chr(code).isalnum() else f"\\x{code:02x}"
 
 
 @cache
@@ -130,12 +148,16 @@ class _Translation:
 
     key_words: frozenset[str]
     key_group: int | None
+    #: endings a name the rule takes never has (`Rule.key_refused_endings`)
+    key_refused_endings: frozenset[str] = frozenset()
     groups: dict[int, tuple[list[Any], bool, bool]] = field(default_factory=dict)
     alphabet: Chars = field(default_factory=lambda: Chars(frozenset(), False))
     #: the name starts what is scanned for: its characters before the word are left out
     word_first: bool = False
     #: for a scan of ASCII text alone
     ascii_only: bool = False
+    #: what the characters of the narrowed name can be
+    alphabet_of_key: Chars = field(default_factory=lambda: Chars(frozenset(), False))
 
 
 def words_pattern(words: frozenset[str], ascii_only: bool = False) -> str:
@@ -152,6 +174,43 @@ def words_pattern(words: frozenset[str], ascii_only: bool = False) -> str:
             )
         )
     return "(?:" + "|".join(alternatives) + ")"
+
+
+def not_ending_with(letters: Chars, endings: frozenset[str], ascii_only: bool = False) -> str:
+    """Any string of `letters` (the empty one too) that does not end with one of `endings` (ASCII).
+
+    Read from its end, such a string spells the endings' tails backwards (`ing`, `ding`, ... of `ending`)
+    without completing one, and then either stops or reads a character that continues no tail, after which
+    anything of `letters` may come before: `(?:<spelt>|<letters>*<escape>)`, both written forwards, one
+    branch a tail."""
+    if not endings:
+        return f"{letters.source(ascii_only)}*"
+    tails = {ending[-length:] for ending in endings for length in range(1, len(ending) + 1)}
+
+    def onward(tail: str) -> list[str]:  # the characters that continue `tail` backwards, not into an ending
+        return sorted(ch for ch in {t[0] for t in tails if len(t) == len(tail) + 1 and t.endswith(tail)})
+
+    def spelt(tail: str) -> str:  # what comes before `tail` in a string that spells tails alone
+        inner = [spelt(ch + tail) + _literal(ch) for ch in onward(tail) if ch + tail not in endings]
+        return "(?:|" + "|".join(inner) + ")" if inner else ""
+
+    def escape(tail: str) -> str | None:  # what comes before `tail` from a character that continues no tail
+        continuing = {ord(ch) for ch in onward(tail)}
+        others = Chars(letters.ascii - continuing, letters.other)
+        inner = [others.source(ascii_only)] if others.ascii or (others.other and not ascii_only) else []
+        for ch in onward(tail):
+            deeper = None if ch + tail in endings else escape(ch + tail)
+            if deeper is not None:
+                inner.append(deeper + _literal(ch))
+        return "(?:" + "|".join(inner) + ")" if inner else None
+
+    escaping = escape("")
+    after = "" if escaping is None else f"|{letters.source(ascii_only)}*{escaping}"
+    return f"(?:{spelt('')}{after})"
+
+
+def _literal(ch: str) -> str:
+    return f"\\x{ord(ch):02x}"
 
 
 def _sequence(items: list[Any], state: _Translation, ignorecase: bool, dotall: bool, at_start: bool) -> str:
@@ -251,10 +310,13 @@ def _element(
             before = state.alphabet
             state.alphabet = Chars(frozenset(), False)
             _sequence(list(inner), state, scoped_case, scoped_dot, at_start=False)
+            state.alphabet_of_key = state.alphabet
             letters = state.alphabet.source(state.ascii_only)
             state.alphabet = before | state.alphabet
             before_word = "" if state.word_first else f"{letters}*"
-            return f"(?:{before_word}{words_pattern(state.key_words, state.ascii_only)}{letters}*)"
+            # the name goes on after its word, and does not end as a name the rule refuses ends
+            after_word = not_ending_with(state.alphabet_of_key, state.key_refused_endings, state.ascii_only)
+            return f"(?:{before_word}{words_pattern(state.key_words, state.ascii_only)}{after_word})"
         return f"(?:{body})"
     if name == "BRANCH":
         branches = (_sequence(list(b), state, ignorecase, dotall, at_start) for b in value[1])
@@ -302,7 +364,9 @@ def translate(one: Rule) -> Translated:
     parsed = _parser.parse(one.pattern.pattern, one.pattern.flags)
     narrowest, widest = parsed.getwidth()
     key_group = parsed.state.groupdict.get("key") if one.key_words else None
-    whole = _Translation(one.key_words, key_group)
+    whole = _Translation(
+        one.key_words, key_group, one.key_refused_endings if key_group is not None else frozenset()
+    )
     flags = parsed.state.flags
     case, dot = bool(flags & re.IGNORECASE), bool(flags & re.DOTALL)
     if narrowest == 0 or not _sequence(list(parsed), whole, case, dot, True):
@@ -356,7 +420,13 @@ def _tail_source(items: list[Any], whole: _Translation, case: bool, dot: bool, a
     word of a narrowed name) where the pattern has one, which a scan finds far faster than what may stand
     before it."""
     key_group = whole.key_group
-    state = _Translation(whole.key_words, key_group, groups=dict(whole.groups), ascii_only=ascii_only)
+    state = _Translation(
+        whole.key_words,
+        key_group,
+        whole.key_refused_endings,
+        groups=dict(whole.groups),
+        ascii_only=ascii_only,
+    )
     if key_group is not None:  # from the name on, the name from its word on
         at = next((n for n, (op, v) in enumerate(items) if str(op) == "SUBPATTERN" and v[0] == key_group), 0)
         state.word_first = at > 0

@@ -1,0 +1,263 @@
+"""The short cuts of the redaction boundary give what the long way gives: ids and short texts the scan clears
+(`text.redact_text`), an id the intake's check redacted moments before (`Redactor.identity`), an event with
+nothing to redact (`Redactor.event`), a record that cannot end with a secret's name (`split.py`), and text
+outside ASCII redacted with keywords before the scan's second database is built (`engine.py`). Each is
+checked against the straightforward engine (`tests/redact_reference.py`) or the step it stands for, on the
+security corpus and on hostile input: ids that look like secrets, all-digit ids that are card numbers, hex
+and base64 that decode to secrets, characters outside ASCII and invisible ones, ids of 64 characters and more.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import re
+from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
+
+from rounds_bot.models import ContextRecord, ErrorEvent
+from rounds_bot.redact import Redactor, redact_text, split
+from rounds_bot.redact import engine as engine_module
+from rounds_bot.redact import event as event_module
+from rounds_bot.redact.engine import ScanningRuleSet
+from rounds_bot.redact.scan import Prefilter
+from rounds_bot.redact.text import _rules
+from tests import security_corpus
+from tests.redact_reference import reference_apply, reference_redact
+
+
+def hostile_ids() -> list[str]:
+    chosen = random.Random(26)
+    ids = [chosen.randbytes(n).hex() for n in (8, 16, 32, 64) for _ in range(300)]
+    ids += [chosen.randbytes(16).hex().upper() for _ in range(100)]
+    ids += [
+        "".join(chosen.choice("0123456789") for _ in range(n)) for n in (12, 16, 19, 32) for _ in range(100)
+    ]
+    ids += [
+        "4111111111111111",  # a card number (Luhn, a network's prefix)
+        "4111111111111111" + "0" * 16,
+        b"password=hunter2hunter2".hex(),
+        b"api_key=abcDEF123ghiJKL456 and more".hex(),
+        b"token: ghp_a1B2c3D4e5a1B2c3D4e5a1B2c3D4e5a1B2".hex().upper(),
+        base64.b64encode(b"password=hunter2hunter2 and more").decode().rstrip("="),
+        base64.urlsafe_b64encode(b"client_secret=s3cr3tV4lue99xyz").decode().rstrip("="),
+        "ghp_" + "a1B2c3D4e5" * 4,
+        "AKIAIOSFODNN7EXAMPLE",
+        "sk-ant-" + "x9Y8z7W6v5" * 3,
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl",
+        "ann@example.com",
+        "+44 20 7946 0958",
+        "10.1.2.3",
+        "fe80::1",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        "4b1d" + "a" * 38,
+        "4b1d" + "0123456789abcdef" * 4,
+        "a" * 128,
+        "f" * 129,
+        "0" * 200,
+        "caf\u00e9" + "0" * 28,
+        "\u200b" + "ab" * 16,
+        "ab" * 8 + "\u202e" + "cd" * 8,
+        "to\u212aen=abcDEF123ghiJKL456",
+        "",
+        "-",
+        "password:hunter2hunter2",
+    ]
+    ids += [planted.secret for planted in security_corpus.corpus()][:400]
+    return ids
+
+
+def test_short_texts_and_ids_the_scan_clears_are_redacted_as_the_reference_does() -> None:
+    rules = _rules("all")
+    texts = hostile_ids() + [planted.carrier for planted in security_corpus.corpus()]
+    texts += security_corpus.KEPT
+    for text in texts:
+        assert redact_text(text) == reference_redact(rules, text), text
+
+
+def test_an_id_the_intake_checked_is_made_what_it_would_be_made_unchecked() -> None:
+    """`identity` remembers the ids it found kept; `identifier` then skips their redaction. Same ids, same
+    counts, same memory of texts as a boundary that never saw the check."""
+    ids = hostile_ids()
+    checked, unchecked = Redactor(), Redactor()
+    identities = [checked.identity(value) for value in ids]
+    expected = [unchecked.identifier(value) for value in ids]
+    assert [checked.identifier(value) for value in ids] == expected == identities
+    assert checked.counts == unchecked.counts
+    assert checked._done == unchecked._done and checked._remembered == unchecked._remembered
+
+
+def test_the_ids_remembered_for_the_boundary_stay_within_two_generations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(event_module, "KEPT_IDS", 100)
+    redactor = Redactor()
+    values = [f"{number:032x}" for number in range(1_000)]
+    for value in values:
+        redactor.identity(value)
+        assert len(redactor._kept) + len(redactor._kept_before) <= 200
+    assert [redactor.identifier(value) for value in values] == values
+
+
+def _event(message: str, **fields: object) -> ErrorEvent:
+    return ErrorEvent.model_validate(
+        {
+            "event_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+            "timestamp": datetime(2026, 1, 1, tzinfo=UTC),
+            "service": "checkout",
+            "message": message,
+            "stacktrace": 'Traceback:\n  File "/srv/app/token.py", line 3, in load',
+            "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+            "span_id": "00f067aa0ba902b7",
+            "attributes": {"http.route": "/api/44", "user.email": "ann@example.com", "retries": 3},
+            "context": [
+                ContextRecord(timestamp=datetime(2026, 1, 1, tzinfo=UTC), severity="INFO", body="ok")
+            ],
+            **fields,
+        }
+    )
+
+
+def _every_field(redactor: Redactor, event: ErrorEvent) -> ErrorEvent:
+    """What the boundary made of an event before the short cut: a copy with every field redacted."""
+    return event.model_copy(
+        update={
+            "event_id": redactor.identifier(event.event_id),
+            "service": redactor.name(event.service) or "unknown",
+            "error_type": redactor.optional(event.error_type, 512),
+            "message": redactor.text(event.message, event_module.MESSAGE_CHARS),
+            "stacktrace": None
+            if event.stacktrace is None
+            else redactor.text(event.stacktrace, event_module.STACKTRACE_CHARS),
+            "error_code": redactor.optional(event.error_code),
+            "severity": redactor.optional(event.severity, 32),
+            "trace_id": None if event.trace_id is None else redactor.identifier(event.trace_id),
+            "span_id": None if event.span_id is None else redactor.identifier(event.span_id),
+            "parent_span_id": None
+            if event.parent_span_id is None
+            else redactor.identifier(event.parent_span_id),
+            "service_version": redactor.optional(event.service_version),
+            "environment": redactor.optional(event.environment),
+            "attributes": redactor.attributes(event.attributes),
+            "source_group_id": None
+            if event.source_group_id is None
+            else redactor.identifier(event.source_group_id),
+            "source_url": redactor.optional(event.source_url, 2_048),
+            "context": [
+                record.model_copy(
+                    update={
+                        "severity": redactor.name(record.severity, 32),
+                        "body": redactor.text(record.body, 2_000),
+                    }
+                )
+                for record in event.context
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "message, fields",
+    [
+        ("resolve order1344 failed: coupon not found", {"attributes": {"http.route": "/api/44", "n": 3}}),
+        ("resolve order1344 failed: coupon not found", {}),
+        ("login failed for ann@example.com password=hunter2hunter2", {}),
+        ("ok", {"service": "check  out", "trace_id": "4111111111111111"}),
+        ("ok", {"span_id": "a" * 200, "source_url": "https://u:p4ss@h.io/x"}),
+        (
+            "ok",
+            {
+                "context": [
+                    ContextRecord(timestamp=datetime(2026, 1, 1, tzinfo=UTC), body="token=abcDEF123ghiJKL456")
+                ]
+            },
+        ),
+        ("caf\u00e9 \u200bkey", {"error_type": "Key\u202eError"}),
+    ],
+)
+def test_an_event_is_redacted_as_a_copy_with_every_field_redacted(
+    message: str, fields: dict[str, object]
+) -> None:
+    event = _event(message, **fields)
+    mine, theirs = Redactor(), Redactor()
+    made = mine.event(event)
+    expected = _every_field(theirs, event)
+    assert made.model_dump() == expected.model_dump()
+    assert mine.counts == theirs.counts
+    if made.model_dump() == event.model_dump():
+        assert made is event  # nothing to redact: the event itself
+
+
+def _ends_with_name_by_pattern(message: str) -> bool:
+    from rounds_bot.redact.keys import secret_category
+
+    found = split._NAME_AT_END.search(message[-80:])
+    return found is not None and secret_category(found.group(1)) is not None
+
+
+def test_a_record_is_taken_to_end_with_a_secrets_name_exactly_as_the_pattern_alone_takes_it() -> None:
+    chosen = random.Random(80)
+    pieces = ["password", "Pass", "TO\u212aEN", "api", "_key", "token", "x", ".", "-", ":", "=", "=>", " was",
+              " is", "'", '"', " ", "\t", "db", "Secret", "9", "\u0130", "é", "word", "session"]  # fmt: skip
+    texts = ["".join(chosen.choice(pieces) for _ in range(chosen.randint(0, 30))) for _ in range(20_000)]
+    texts += [planted.carrier for planted in security_corpus.corpus()] + security_corpus.KEPT
+    texts += ["x" * n + " password:" for n in range(0, 120, 7)]
+    taken = 0
+    for text in texts:
+        assert split._ends_with_name(text) == _ends_with_name_by_pattern(text), text
+        taken += split._ends_with_name(text)
+    assert taken > 500
+
+
+def test_the_name_at_a_records_end_is_read_as_it_was_read_before_it_was_read_possessively() -> None:
+    before = re.compile(
+        r"""["']?([A-Za-z_][\w.-]{0,60})["']?[ \t]*(?::|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
+    )
+    chosen = random.Random(61)
+    pieces = [
+        "a",
+        "Z",
+        "_",
+        "9",
+        ".",
+        "-",
+        "'",
+        '"',
+        " ",
+        "\t",
+        ":",
+        "=",
+        "=>",
+        " was",
+        " is",
+        "of",
+        "é",
+        "x" * 30,
+    ]
+    texts = ["".join(chosen.choice(pieces) for _ in range(chosen.randint(0, 40))) for _ in range(30_000)]
+    for text in texts:
+        old, new = before.search(text), split._NAME_AT_END.search(text)
+        assert (old and (old.span(), old.group(1))) == (new and (new.span(), new.group(1))), text
+
+
+def test_text_outside_ascii_is_redacted_with_keywords_until_the_second_database_is_worth_building(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = _rules("all")
+    prefilter = Prefilter.of(rules)
+    assert prefilter is not None
+    engine = ScanningRuleSet(rules, prefilter)
+    texts = [text for text in (planted.carrier for planted in security_corpus.corpus()) if not text.isascii()]
+    texts += ["caf\u00e9 password=hunter2hunter2 ann@example.com", "TO\u212aEN=abcDEF123ghiJKL456 \u200b"]
+    monkeypatch.setattr(engine_module, "OTHER_TEXT_WITH_KEYWORDS", sum(len(text) for text in texts))
+    for text in texts:
+        mine: Counter[str] = Counter()
+        theirs: Counter[str] = Counter()
+        assert engine.apply(text, mine) == reference_apply(rules, text, theirs), text
+        assert list(mine.items()) == list(theirs.items())
+    assert not prefilter.ready(ascii_only=False)  # within the budget: never built
+    text = "one more: caf\u00e9 password=hunter2hunter2"
+    assert engine.apply(text, Counter()) == reference_apply(rules, text, Counter())
+    assert prefilter.ready(ascii_only=False)  # past it: built, and scanned from then on
