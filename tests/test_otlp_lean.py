@@ -12,7 +12,7 @@ import pytest
 
 from rounds_bot.demo import demo_data_path
 from rounds_bot.redact import Redactor
-from rounds_bot.sources import otlp_file
+from rounds_bot.sources import otlp_file, otlp_json
 from rounds_bot.sources.base import PollResult, SkipsCounted, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.otlp_lean import lean_line
@@ -91,8 +91,8 @@ def test_counted_records_are_left_out_counted_and_never_built(
         return counted & set(ids)
 
     built: list[object] = []
-    real = otlp_file.Span.model_validate
-    monkeypatch.setattr(otlp_file.Span, "model_validate", lambda plain: built.append(plain) or real(plain))
+    real = otlp_json.Span.model_validate
+    monkeypatch.setattr(otlp_json.Span, "model_validate", lambda plain: built.append(plain) or real(plain))
     new = source.poll_new(EVERYTHING, frozenset(), check)
     assert sorted(asked) == sorted(event.event_id for event in everything.events)
     assert new.events == [event for event in everything.events if event.event_id not in counted]

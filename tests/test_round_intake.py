@@ -13,7 +13,7 @@ from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import Redactor
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
-from rounds_bot.sources import otlp_file
+from rounds_bot.sources import otlp_json
 from rounds_bot.sources.base import Counted, PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.tracker.dryrun import DryRunTracker
@@ -84,8 +84,8 @@ def test_a_quiet_round_over_a_file_builds_no_record_and_reports_as_before(
     def never(plain: object) -> None:
         raise AssertionError("a counted record was built")
 
-    monkeypatch.setattr(otlp_file.Span, "model_validate", never)
-    monkeypatch.setattr(otlp_file.LogRecord, "model_validate", never)
+    monkeypatch.setattr(otlp_json.Span, "model_validate", never)
+    monkeypatch.setattr(otlp_json.LogRecord, "model_validate", never)
     again = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW + timedelta(minutes=1))
     assert (again.events_read, again.already_counted, again.occurrences_counted) == (300, 300, 0)
     assert sum(signature.total_count for signature in fresh_db.signatures()) == 300

@@ -22,17 +22,15 @@ counts each event id once.
 from __future__ import annotations
 
 import gzip
-import hashlib
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from rounds_bot.errors import SourceError, SourceFormatError
-from rounds_bot.models import AttributeValue, ErrorEvent
+from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import Counted, PollResult, SkippedRecord, Window
 from rounds_bot.sources.line_memory import (
     Deferred,
@@ -44,25 +42,28 @@ from rounds_bot.sources.line_memory import (
     moment_of,
 )
 from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
+from rounds_bot.sources.otlp_events import (
+    SEVERITY_ERROR,
+    LogFacts,
+    Origin,
+    SpanFacts,
+    error_in_log_record,
+    errors_in_export_line,
+    exception_event,
+    log_error,
+    moment_from_nanos,
+    span_error_event,
+    stable_id,
+)
 from rounds_bot.sources.otlp_json import (
-    STATUS_CODE_ERROR,
     ExportLine,
-    InstrumentationScope,
     LogRecord,
-    Resource,
-    Span,
-    decode_any_value,
-    flatten_attributes,
     int64,
     parse_export_line,
-    span_id,
-    to_text,
-    trace_id,
 )
 from rounds_bot.sources.otlp_lean import (
     LeanLine,
     checked_logs,
-    decode_plain,
     exception_indexes,
     flatten_plain,
     lean_line,
@@ -76,39 +77,6 @@ from rounds_bot.sources.otlp_lean import (
     span_moment_start,
 )
 from rounds_bot.sources.spill import EventSpill
-
-SEVERITY_ERROR = 17
-SEVERITY_FATAL = 21
-SEVERITY_FATAL_MAX = 24
-
-#: Severity words of log bridges that write only severityText, and the number they stand for.
-_SEVERITY_BY_TEXT = {
-    "ERROR": SEVERITY_ERROR,
-    "ERR": SEVERITY_ERROR,
-    "SEVERE": SEVERITY_ERROR,
-    "CRITICAL": SEVERITY_FATAL,
-    "CRIT": SEVERITY_FATAL,
-    "ALERT": SEVERITY_FATAL,
-    "EMERGENCY": SEVERITY_FATAL,
-    "FATAL": SEVERITY_FATAL,
-    "PANIC": SEVERITY_FATAL,
-}
-
-EXCEPTION_TYPE = "exception.type"
-EXCEPTION_MESSAGE = "exception.message"
-EXCEPTION_STACKTRACE = "exception.stacktrace"
-#: Kept in ErrorEvent's own fields, so not repeated in its attributes.
-_EXCEPTION_KEYS = (EXCEPTION_TYPE, EXCEPTION_MESSAGE, EXCEPTION_STACKTRACE)
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-#: OTLP's SpanKind, by number or by name (without its `SPAN_KIND_` prefix)
-_SPAN_KINDS = {
-    **dict.fromkeys(("1", "internal"), "internal"),
-    **dict.fromkeys(("2", "server"), "server"),
-    **dict.fromkeys(("3", "client"), "client"),
-    **dict.fromkeys(("4", "producer"), "producer"),
-    **dict.fromkeys(("5", "consumer"), "consumer"),
-}
 
 
 class OtlpFileSource:
@@ -335,21 +303,21 @@ class _Built:
 class _FromSpan:
     """The error events of one span, built from its plain record only when one of them is wanted."""
 
-    def __init__(self, span: dict[str, Any], origin: _Origin) -> None:
+    def __init__(self, span: dict[str, Any], origin: Origin) -> None:
         self.plain, self.origin = span, origin
-        self._span: _SpanFacts | None = None
+        self._span: SpanFacts | None = None
 
     def event(self, index: int | None) -> Callable[[], ErrorEvent]:
         return lambda: self._build(index)
 
     def _build(self, index: int | None) -> ErrorEvent:
         if self._span is None:
-            self._span = _SpanFacts.of_lean(self.plain)
+            self._span = SpanFacts.of_lean(self.plain)
         if index is None:
-            return _span_error_event(self._span, self.origin)
+            return span_error_event(self._span, self.origin)
         event = self.plain["events"][index]
         own = flatten_plain(event.get("attributes", []))
-        return _exception_event(self._span, index, int64(event.get("timeUnixNano", 0)), own, self.origin)
+        return exception_event(self._span, index, int64(event.get("timeUnixNano", 0)), own, self.origin)
 
 
 class _Reading:
@@ -361,7 +329,7 @@ class _Reading:
         self.later = self.repeated = self.counted_count = 0
         self.newest_counted: datetime | None = None
         self.neighbours = Neighbours()
-        # every id read, to count a repeated record once; an id is 32 hex digits (`_stable_id`), kept as the
+        # every id read, to count a repeated record once; an id is 32 hex digits (`stable_id`), kept as the
         # number it spells, which takes half the memory of the text
         self._seen: set[int] = set()
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
@@ -455,7 +423,7 @@ class _Reading:
         neighbours = False
         before_skips = len(skipped)
         for scope in line.spans:
-            origin = _Origin.of_plain(scope.resource, scope.scope)
+            origin = Origin.of_plain(scope.resource, scope.scope)
             for span in scope.records:
                 try:
                     self._offer_span(span, origin)
@@ -464,7 +432,7 @@ class _Reading:
                         SkippedRecord(where=where, reason=f"span {span_ids(span)[1] or '?'}: {exc}")
                     )
         for scope in line.logs:
-            origin = _Origin.of_plain(scope.resource, scope.scope)
+            origin = Origin.of_plain(scope.resource, scope.scope)
             for record in scope.records:
                 severity = log_severity(record)
                 if severity < SEVERITY_ERROR:
@@ -479,7 +447,7 @@ class _Reading:
                         skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
                     continue
                 try:
-                    timestamp = _timestamp(moment, "log record")
+                    timestamp = moment_from_nanos(moment, "log record")
                 except SourceFormatError as exc:
                     skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
                     continue
@@ -488,7 +456,7 @@ class _Reading:
                 )
                 # the context is taken now: the record may be built later, after more records were noted
                 before = self.neighbours.before(origin.service, parts[3], moment)
-                self.offer(_stable_id(*parts), timestamp, _log_builder(record, origin, before))
+                self.offer(stable_id(*parts), timestamp, _log_builder(record, origin, before))
         trail, self._trail = self._trail, None
         return Read.of(trail, neighbours) if len(skipped) == before_skips else None
 
@@ -497,13 +465,13 @@ class _Reading:
         notes them. The line was read lean when it was remembered, and its bytes are the same: it is not
         checked again."""
         for scope in checked_logs(raw):
-            service = _Origin.of_plain(scope.resource, scope.scope).service
+            service = Origin.of_plain(scope.resource, scope.scope).service
             for record in scope.records:
                 severity = log_severity(record)
                 if severity < SEVERITY_ERROR:
                     self.neighbours.note(service, *log_neighbour(record, severity))
 
-    def _offer_span(self, span: dict[str, Any], origin: _Origin) -> None:
+    def _offer_span(self, span: dict[str, Any], origin: Origin) -> None:
         indexes: list[int | None] = list(exception_indexes(span))
         if not indexes:
             if not span_is_error(span):
@@ -512,7 +480,7 @@ class _Reading:
         # every error of the span has a time, or the span is read (and refused) as the models read it
         moments = [span_moment(span, index) for index in indexes]
         what = "span" if indexes == [None] else "exception event"
-        timestamps = [_timestamp(moment, what) for moment in moments]
+        timestamps = [moment_from_nanos(moment, what) for moment in moments]
         trace_id, span_id = span_ids(span)
         identity = (
             (trace_id, span_id)
@@ -522,340 +490,17 @@ class _Reading:
         built = _FromSpan(span, origin)
         for index, timestamp in zip(indexes, timestamps, strict=True):
             event_id = (
-                _stable_id("span", *identity)
+                stable_id("span", *identity)
                 if index is None
-                else _stable_id("span-event", *identity, str(index))
+                else stable_id("span-event", *identity, str(index))
             )
             self.offer(event_id, timestamp, built.event(index))
 
 
-def _log_builder(record: dict[str, Any], origin: _Origin, before: list[Noted]) -> Callable[[], ErrorEvent]:
+def _log_builder(record: dict[str, Any], origin: Origin, before: list[Noted]) -> Callable[[], ErrorEvent]:
     def build() -> ErrorEvent:
-        event = _log_error(_LogFacts.of_lean(record), origin)
+        event = log_error(LogFacts.of_lean(record), origin)
         assert event is not None  # its severity was checked before it was offered
         return event.model_copy(update={"context": context_records(before)}) if before else event
 
     return build
-
-
-# --- from one export request to ErrorEvents ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Origin:
-    """What a record inherits from its resource and instrumentation scope."""
-
-    service: str
-    version: str | None
-    environment: str | None
-    attributes: dict[str, AttributeValue]
-
-    @classmethod
-    def of(cls, resource: Resource, scope: InstrumentationScope) -> _Origin:
-        return cls._of(flatten_attributes(resource.attributes), scope.name)
-
-    @classmethod
-    def of_plain(cls, resource: dict[str, Any], scope: dict[str, Any]) -> _Origin:
-        """`of`, from a resource and scope read lean (`otlp_lean.py`)."""
-        return cls._of(flatten_plain(resource.get("attributes", [])), scope.get("name", ""))
-
-    @classmethod
-    def _of(cls, attributes: dict[str, AttributeValue], scope_name: str) -> _Origin:
-        if scope_name:
-            attributes["otel.scope.name"] = scope_name
-        environment = attributes.get("deployment.environment.name", attributes.get("deployment.environment"))
-        version = attributes.get("service.version")
-        return cls(
-            service=str(attributes.get("service.name") or "unknown"),
-            version=None if version is None else str(version),
-            environment=None if environment is None else str(environment),
-            attributes=attributes,
-        )
-
-
-def errors_in_export_line(
-    line: ExportLine, where: str, neighbours: Neighbours | None = None
-) -> tuple[list[ErrorEvent], list[SkippedRecord]]:
-    """The errors of one export request; a record that cannot become an event is skipped alone. With
-    `neighbours`, the log records below ERROR are noted there and an error log gets those before it."""
-    events: list[ErrorEvent] = []
-    skipped: list[SkippedRecord] = []
-    for resource_spans in line.resource_spans or []:
-        for scope_spans in resource_spans.scope_spans:
-            origin = _Origin.of(resource_spans.resource, scope_spans.scope)
-            for span in scope_spans.spans:
-                try:
-                    events.extend(errors_in_span(span, origin))
-                except SourceFormatError as exc:
-                    skipped.append(SkippedRecord(where=where, reason=f"span {span.span_id or '?'}: {exc}"))
-    for resource_logs in line.resource_logs or []:
-        for scope_logs in resource_logs.scope_logs:
-            origin = _Origin.of(resource_logs.resource, scope_logs.scope)
-            for record in scope_logs.log_records:
-                try:
-                    event = error_in_log_record(record, origin)
-                except SourceFormatError as exc:
-                    skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
-                    continue
-                if neighbours is None:
-                    if event is not None:
-                        events.append(event)
-                elif event is None:
-                    neighbours.note(origin.service, *neighbour_of(record))
-                else:
-                    moment = record.time_unix_nano or record.observed_time_unix_nano
-                    before = neighbours.before(origin.service, record.trace_id, moment)
-                    update = {"context": context_records(before)}
-                    events.append(event.model_copy(update=update) if before else event)
-    return events, skipped
-
-
-def neighbour_of(record: LogRecord) -> tuple[str, int, str, int, str]:
-    """A record below ERROR as `Neighbours.note` keeps it: trace id, time, severity text and number, body."""
-    body = "" if record.body is None else to_text(decode_any_value(record.body))
-    moment = record.time_unix_nano or record.observed_time_unix_nano
-    return record.trace_id, moment, record.severity_text, record.severity_number, body
-
-
-def errors_in_span(span: Span, origin: _Origin) -> list[ErrorEvent]:
-    exception_events = [
-        (index, event) for index, event in enumerate(span.events) if event.name == "exception"
-    ]
-    if not exception_events and span.status.code != STATUS_CODE_ERROR:
-        return []
-    facts = _SpanFacts.of(span)
-    if exception_events:
-        return [
-            _exception_event(facts, index, event.time_unix_nano, flatten_attributes(event.attributes), origin)
-            for index, event in exception_events
-        ]
-    return [_span_error_event(facts, origin)]
-
-
-@dataclass(frozen=True)
-class _SpanFacts:
-    """What an error event reads of its span, as the span's model holds it."""
-
-    trace_id: str
-    span_id: str
-    parent_span_id: str
-    name: str
-    kind: int | str
-    start_time_unix_nano: int
-    end_time_unix_nano: int
-    status_message: str
-    attributes: dict[str, AttributeValue]
-
-    @classmethod
-    def of(cls, span: Span) -> _SpanFacts:
-        return cls(
-            trace_id=span.trace_id,
-            span_id=span.span_id,
-            parent_span_id=span.parent_span_id,
-            name=span.name,
-            kind=span.kind,
-            start_time_unix_nano=span.start_time_unix_nano,
-            end_time_unix_nano=span.end_time_unix_nano,
-            status_message=span.status.message,
-            attributes=flatten_attributes(span.attributes),
-        )
-
-    @classmethod
-    def of_lean(cls, span: dict[str, Any]) -> _SpanFacts:
-        """`of` the span's model, from its record read lean: `otlp_lean.py` checked that each value is what
-        the model would hold (or converts as the model does), so the span is not validated again."""
-        status = span.get("status", {})
-        return cls(
-            trace_id=trace_id(span.get("traceId", "")),
-            span_id=span_id(span.get("spanId", "")),
-            parent_span_id=span_id(span.get("parentSpanId", "")),
-            name=span.get("name", ""),
-            kind=span.get("kind", 0),
-            start_time_unix_nano=int64(span.get("startTimeUnixNano", 0)),
-            end_time_unix_nano=int64(span.get("endTimeUnixNano", 0)),
-            status_message=status.get("message", ""),
-            attributes=flatten_plain(span.get("attributes", [])),
-        )
-
-
-def _exception_event(
-    span: _SpanFacts,
-    index: int,
-    time_unix_nano: int,
-    own: dict[str, AttributeValue],
-    origin: _Origin,
-) -> ErrorEvent:
-    """The error of the span's `exception` event number `index`, of that time and with those attributes."""
-    attributes = {**origin.attributes, **span.attributes, **own}
-    moment = time_unix_nano or span.end_time_unix_nano or span.start_time_unix_nano
-    return ErrorEvent(
-        event_id=_stable_id("span-event", *_span_identity(span, origin), str(index)),
-        timestamp=_timestamp(moment, "exception event"),
-        service=origin.service,
-        kind="exception",
-        error_type=_text_or_none(own.get(EXCEPTION_TYPE)),
-        message=_text_or_none(own.get(EXCEPTION_MESSAGE)) or "",
-        stacktrace=_text_or_none(own.get(EXCEPTION_STACKTRACE)),
-        error_code=_error_code(attributes),
-        trace_id=span.trace_id or None,
-        span_id=span.span_id or None,
-        parent_span_id=span.parent_span_id or None,
-        span_kind=_SPAN_KINDS.get(str(span.kind).removeprefix("SPAN_KIND_").lower()),
-        service_version=origin.version,
-        environment=origin.environment,
-        attributes=_without_exception_keys(attributes),
-    )
-
-
-def _span_error_event(span: _SpanFacts, origin: _Origin) -> ErrorEvent:
-    attributes = {**origin.attributes, **span.attributes}
-    moment = span.end_time_unix_nano or span.start_time_unix_nano
-    return ErrorEvent(
-        event_id=_stable_id("span", *_span_identity(span, origin)),
-        timestamp=_timestamp(moment, "span"),
-        service=origin.service,
-        kind="span_error",
-        # `error.type` is the semantic conventions' low-cardinality class of a failed operation.
-        error_type=_text_or_none(span.attributes.get("error.type")),
-        message=span.status_message or span.name,
-        error_code=_error_code(attributes),
-        trace_id=span.trace_id or None,
-        span_id=span.span_id or None,
-        parent_span_id=span.parent_span_id or None,
-        span_kind=_SPAN_KINDS.get(str(span.kind).removeprefix("SPAN_KIND_").lower()),
-        service_version=origin.version,
-        environment=origin.environment,
-        attributes=attributes,
-    )
-
-
-def _span_identity(span: _SpanFacts, origin: _Origin) -> tuple[str, ...]:
-    if span.trace_id and span.span_id:
-        return (span.trace_id, span.span_id)
-    # A span without valid ids is still one record: name it by what it says about itself.
-    return ("no-ids", origin.service, span.name, str(span.start_time_unix_nano))
-
-
-@dataclass(frozen=True)
-class _LogFacts:
-    """What an error event reads of its log record, as the record's model holds it (the body as text)."""
-
-    trace_id: str
-    span_id: str
-    time_unix_nano: int
-    observed_time_unix_nano: int
-    severity_number: int
-    severity_text: str
-    event_name: str
-    body: str
-    attributes: dict[str, AttributeValue]
-
-    @classmethod
-    def of(cls, record: LogRecord) -> _LogFacts:
-        return cls(
-            trace_id=record.trace_id,
-            span_id=record.span_id,
-            time_unix_nano=record.time_unix_nano,
-            observed_time_unix_nano=record.observed_time_unix_nano,
-            severity_number=record.severity_number,
-            severity_text=record.severity_text,
-            event_name=record.event_name,
-            body="" if record.body is None else to_text(decode_any_value(record.body)),
-            attributes=flatten_attributes(record.attributes),
-        )
-
-    @classmethod
-    def of_lean(cls, record: dict[str, Any]) -> _LogFacts:
-        """`of` the record's model, from the record read lean: `otlp_lean.py` checked every field the model
-        reads to be what the model would hold (or converts as the model does): it is not validated again."""
-        body = record.get("body")
-        return cls(
-            trace_id=trace_id(record.get("traceId", "")),
-            span_id=span_id(record.get("spanId", "")),
-            time_unix_nano=int64(record.get("timeUnixNano", 0)),
-            observed_time_unix_nano=int64(record.get("observedTimeUnixNano", 0)),
-            severity_number=int64(record.get("severityNumber", 0)),
-            severity_text=record.get("severityText", ""),
-            event_name=record.get("eventName", ""),
-            body="" if body is None else to_text(decode_plain(body)),
-            attributes=flatten_plain(record.get("attributes", [])),
-        )
-
-
-def error_in_log_record(record: LogRecord, origin: _Origin) -> ErrorEvent | None:
-    return _log_error(_LogFacts.of(record), origin)
-
-
-def _log_error(record: _LogFacts, origin: _Origin) -> ErrorEvent | None:
-    severity = record.severity_number or _SEVERITY_BY_TEXT.get(record.severity_text.strip().upper(), 0)
-    if severity < SEVERITY_ERROR:
-        return None
-    fatal = SEVERITY_FATAL <= severity <= SEVERITY_FATAL_MAX
-    own = record.attributes
-    body = record.body
-    exception_message = _text_or_none(own.get(EXCEPTION_MESSAGE))
-    attributes = {**origin.attributes, **_without_exception_keys(own)}
-    if exception_message is not None and body and body != exception_message:
-        # The exception is the error; the log line around it is kept as context.
-        attributes["log.body"] = body
-    return ErrorEvent(
-        event_id=_stable_id(
-            "log",
-            origin.service,
-            str(origin.attributes.get("otel.scope.name", "")),
-            record.trace_id,
-            record.span_id,
-            str(record.time_unix_nano),
-            str(record.observed_time_unix_nano),
-            str(record.severity_number),
-            record.severity_text,
-            record.event_name,
-            body,
-            json.dumps(own, sort_keys=True, default=str),
-        ),
-        timestamp=_timestamp(record.time_unix_nano or record.observed_time_unix_nano, "log record"),
-        service=origin.service,
-        kind="log",
-        error_type=_text_or_none(own.get(EXCEPTION_TYPE)),
-        message=exception_message if exception_message is not None else body,
-        stacktrace=_text_or_none(own.get(EXCEPTION_STACKTRACE)),
-        error_code=_error_code({**origin.attributes, **own}),
-        severity="FATAL" if fatal else "ERROR",
-        fatal=fatal,
-        trace_id=record.trace_id or None,
-        span_id=record.span_id or None,
-        service_version=origin.version,
-        environment=origin.environment,
-        attributes=attributes,
-    )
-
-
-# --- small conversions ------------------------------------------------------------------------
-
-
-def _stable_id(*parts: str) -> str:
-    digest = hashlib.sha256("\x1f".join(("otlp", *parts)).encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()[:32]
-
-
-def _timestamp(unix_nano: int, what: str) -> datetime:
-    if unix_nano <= 0:
-        raise SourceFormatError(f"the {what} has no timestamp (timeUnixNano is 0 or missing)")
-    try:
-        return _EPOCH + timedelta(microseconds=unix_nano // 1_000)
-    except OverflowError:
-        raise SourceFormatError(
-            f"the {what}'s timestamp {unix_nano} is not a time in Unix nanoseconds"
-        ) from None
-
-
-def _error_code(attributes: dict[str, AttributeValue]) -> str | None:
-    return _text_or_none(attributes.get("error.code"))
-
-
-def _text_or_none(value: AttributeValue | None) -> str | None:
-    return None if value is None else str(value)
-
-
-def _without_exception_keys(attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
-    return {key: value for key, value in attributes.items() if key not in _EXCEPTION_KEYS}

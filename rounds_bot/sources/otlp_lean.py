@@ -432,7 +432,7 @@ def flatten_plain(pairs: list[Plain]) -> dict[str, AttributeValue]:
 
 
 def log_identity_parts(record: Plain, service: str, scope_name: str) -> tuple[str, ...]:
-    """What identifies a log record (the parts `otlp_file.error_in_log_record` hashes), from plain data."""
+    """What identifies a log record (the parts `otlp_events.error_in_log_record` hashes), from plain data."""
     own = flatten_plain(record.get("attributes", []))
     body = "" if record.get("body") is None else to_text(decode_plain(record["body"]))
     return (
@@ -452,9 +452,9 @@ def log_identity_parts(record: Plain, service: str, scope_name: str) -> tuple[st
 
 
 def log_neighbour(record: Plain, severity: int) -> tuple[str, int, str, int, str]:
-    """A record below ERROR as `Neighbours.note` keeps it (trace id, time, severity text and number, body), as
-    `otlp_file.neighbour_of` reads it from the models; `severity` is its `log_severity`. Most records are read
-    only for this: a string body, the usual kind, is taken as it is, and a trace's id is decoded once."""
+    """A record below ERROR as `Neighbours.note` keeps it (trace id, time, severity text and number, body),
+    as `otlp_events.neighbour_of` reads it from the models; `severity` is its `log_severity`. Most records are
+    read only for this: a string body, the usual kind, is taken as it is, and a trace's id is decoded once."""
     body = record.get("body")
     if body is None:
         text = ""

@@ -35,7 +35,18 @@ IN_MEMORY = 20_000
 CHUNK = 1_000
 
 
-class EventSpill(Sequence[ErrorEvent]):
+class _EventSequence(Sequence[ErrorEvent]):
+    """Compares with any sequence of events as a list does, item by item; unhashable, like a list."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+
+class EventSpill(_EventSequence):
     """An append-only sequence of events, in memory up to `in_memory` of them, then in a temporary file."""
 
     def __init__(
@@ -110,13 +121,6 @@ class EventSpill(Sequence[ErrorEvent]):
             return replaced
         return self._read(index // self._chunk)[index % self._chunk]
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
-
     def __repr__(self) -> str:
         return f"EventSpill({len(self)} events, {self._written} written)"
 
@@ -174,7 +178,7 @@ def keys_of(events: Sequence[ErrorEvent]) -> Iterator[Key]:
     return events.keys() if isinstance(events, EventSpill) else map(key_of, events)
 
 
-class Picked(Sequence[ErrorEvent]):
+class Picked(_EventSequence):
     """Some events of a sequence (a spill), by their indexes in it, in its order, without a copy of them: read
     by reading the sequence (a spill's chunks are decoded as in any pass over it) and keeping those picked."""
 
@@ -211,13 +215,6 @@ class Picked(Sequence[ErrorEvent]):
         if isinstance(index, slice):
             return [self._events[i] for i in self._indexes[index]]
         return self._events[self._indexes[index]]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
 
     def __repr__(self) -> str:
         return f"Picked({len(self)} of {len(self._events)} events)"
