@@ -146,8 +146,9 @@ def test_a_split_secret_is_hidden_the_same_when_the_events_are_on_disk() -> None
     assert second.counts == first.counts and list(second.counts) == list(first.counts)
 
 
-def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_given() -> None:
-    tally = Tally(
+def _empty_tally() -> Tally:
+    """A tally of one new signature, with nothing counted yet."""
+    return Tally(
         assignment=Assignment(
             signature_id="sig_1",
             tier="new",
@@ -158,6 +159,10 @@ def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_giv
             normalized_message="m",
         )
     )
+
+
+def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_given() -> None:
+    tally = _empty_tally()
     elsewhere = timezone(timedelta(hours=2))
     given = [
         ("0123456789abcdef0123456789abcdef", NOW, False),
@@ -175,17 +180,7 @@ def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_giv
 
 
 def test_a_tally_counts_each_occurrence_in_the_clock_s_bucket_of_its_moment() -> None:
-    tally = Tally(
-        assignment=Assignment(
-            signature_id="sig_1",
-            tier="new",
-            fingerprint_hash="h",
-            fingerprint_version="v",
-            explanation="",
-            title="t",
-            normalized_message="m",
-        )
-    )
+    tally = _empty_tally()
     moments = [NOW + timedelta(seconds=97 * n) for n in range(40)]
     moments += [datetime(1969, 12, 31, 23, 58, tzinfo=UTC), NOW.astimezone(timezone(timedelta(hours=-5)))]
     for moment in moments:
