@@ -5,10 +5,7 @@ per command, malformed line and dropped surplus. Each command records its contro
 name (`record_command`) and answers the sentence the reply shows; GitHub refusing part of it is said in
 that sentence rather than failing the comment.
 
-`fix` on one of rounds' own fix pull requests asks for a revision of it: which pull request that is, and
-its signature and issue, come from the event log (the `FixProposed` facts rounds recorded), never from the
-comment. A person's instructions are shown back escaped (`render.markdown.escape`), pinging, linking and
-hiding nothing.
+`fix` lives in `fix_effects.py`; which signature an issue is, in `issue_signature.py`.
 """
 
 from __future__ import annotations
@@ -20,20 +17,17 @@ from datetime import timedelta
 from rounds_bot import controls
 from rounds_bot.clock import iso
 from rounds_bot.commands.context import CommandContext, CommentEvent, record_command
+from rounds_bot.commands.fix_effects import fix
 from rounds_bot.commands.grammar import (
     Command,
     Parsed,
     help_text,
     inline_code,
 )
+from rounds_bot.commands.issue_signature import issue_of, own_signature, signature_of, signature_of_issue
 from rounds_bot.errors import TrackerError
 from rounds_bot.events import Fact
-from rounds_bot.fixing.blocked import waiting_because
-from rounds_bot.fixing.branches import branch_prefix
-from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS, pending_for
-from rounds_bot.lifecycle import FixRecord
-from rounds_bot.marker import read_marker
-from rounds_bot.render.markdown import code, escape
+from rounds_bot.render.markdown import escape
 
 # Commands that should be followed by a round in the same run.
 ROUND_AFTER = frozenset({"rediagnose", "resume"})
@@ -66,7 +60,7 @@ def _help(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
 def _status(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
     state = controls.load_controls(ctx.store)
     parts = []
-    signature_id = _signature_of(ctx, comment)
+    signature_id = signature_of(ctx, comment)
     if signature_id is not None:
         parts.append(_signature_status(ctx, signature_id, state))
     else:
@@ -95,10 +89,10 @@ def _signature_status(ctx: CommandContext, signature_id: str, state: controls.Co
         )
     target = state.target_of(signature_id)
     if target != signature_id:
-        facts.append(f"merged into {_issue_of(ctx, target)}")
+        facts.append(f"merged into {issue_of(ctx, target)}")
     sources = state.merged_into(signature_id)
     if sources:
-        facts.append("merged here: " + ", ".join(_issue_of(ctx, s) for s in sources))
+        facts.append("merged here: " + ", ".join(issue_of(ctx, s) for s in sources))
     return "; ".join(facts)
 
 
@@ -122,13 +116,13 @@ def _resume(ctx: CommandContext, comment: CommentEvent, command: Command) -> str
 
 
 def _ignore(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
-    signature_id, refusal = _own_signature(ctx, comment, command)
+    signature_id, refusal = own_signature(ctx, comment, command)
     if signature_id is None:
         return refusal
     state = controls.load_controls(ctx.store)
     target = state.target_of(signature_id)
     if target != signature_id:
-        return f"not done: this issue is merged into {_issue_of(ctx, target)}; ignore that one instead"
+        return f"not done: this issue is merged into {issue_of(ctx, target)}; ignore that one instead"
     signature = ctx.store.signature(signature_id)
     payload = controls.mute_payload(
         comment.author.login,
@@ -151,7 +145,7 @@ def _ignore(ctx: CommandContext, comment: CommentEvent, command: Command) -> str
 
 
 def _unignore(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
-    signature_id, refusal = _own_signature(ctx, comment, command)
+    signature_id, refusal = own_signature(ctx, comment, command)
     if signature_id is None:
         return refusal
     mute = controls.load_controls(ctx.store).mutes.get(signature_id)
@@ -172,7 +166,7 @@ def _unignore(ctx: CommandContext, comment: CommentEvent, command: Command) -> s
 
 
 def _rediagnose(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
-    signature_id, refusal = _own_signature(ctx, comment, command)
+    signature_id, refusal = own_signature(ctx, comment, command)
     if signature_id is None:
         return refusal
     record_command(
@@ -189,19 +183,19 @@ def _rediagnose(ctx: CommandContext, comment: CommentEvent, command: Command) ->
 
 
 def _merge(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
-    signature_id, refusal = _own_signature(ctx, comment, command)
+    signature_id, refusal = own_signature(ctx, comment, command)
     if signature_id is None:
         return refusal
     assert command.target is not None
     if command.target == comment.issue_number:
         return "not done: an issue cannot be merged into itself"
-    target_id = _signature_of_issue(ctx, command.target, None)
+    target_id = signature_of_issue(ctx, command.target, None)
     if target_id is None:
         return f"not done: #{command.target} is not an issue rounds filed (it carries no rounds marker)"
     state = controls.load_controls(ctx.store)
     already = state.merges.get(signature_id)
     if already is not None:
-        where = _issue_of(ctx, already)
+        where = issue_of(ctx, already)
         return f"not done: this issue is already merged into {where}; `split` it first"
     final = state.target_of(target_id)
     if final == signature_id:
@@ -222,7 +216,7 @@ def _merge(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
         closed = "and this issue is closed as a duplicate"
     except TrackerError as exc:
         closed = f"but this issue could not be closed ({exc})"
-    follows = f" (which is merged into {_issue_of(ctx, final)})" if final != target_id else ""
+    follows = f" (which is merged into {issue_of(ctx, final)})" if final != target_id else ""
     return (
         f"merged into #{command.target}{follows}: this signature's occurrences are counted there from the "
         f"next round on, {closed}; `split` undoes it"
@@ -230,7 +224,7 @@ def _merge(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
 
 
 def _split(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
-    signature_id, refusal = _own_signature(ctx, comment, command)
+    signature_id, refusal = own_signature(ctx, comment, command)
     if signature_id is None:
         return refusal
     state = controls.load_controls(ctx.store)
@@ -238,7 +232,7 @@ def _split(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
     if target is None:
         sources = state.merged_into(signature_id)
         if sources:
-            listed = ", ".join(_issue_of(ctx, s) for s in sources)
+            listed = ", ".join(issue_of(ctx, s) for s in sources)
             return (
                 f"nothing to split here: {listed} merged into this issue; comment `split` on the one to undo"
             )
@@ -253,130 +247,9 @@ def _split(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
     except TrackerError as exc:
         reopened = f"; this issue could not be reopened ({exc})"
     return (
-        f"split from {_issue_of(ctx, target)}: this signature's occurrences are counted here again "
+        f"split from {issue_of(ctx, target)}: this signature's occurrences are counted here again "
         f"from the next round on{reopened}"
     )
-
-
-def _fix(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
-    pull = _fix_pull(ctx, comment.issue_number)
-    if pull is not None:
-        return _revise(ctx, comment, command, pull)
-    if comment.is_pull_request:
-        return (
-            "not done: on a pull request, `fix` works only on the draft pull requests rounds opened (from "
-            "its `rounds/fix-*` branches); on an issue rounds filed it asks for a fix"
-        )
-    signature_id, refusal = _own_signature(ctx, comment, command)
-    if signature_id is None:
-        return refusal
-    if ctx.fixes_off is not None:
-        return f"not done: fix pull requests are off here: {ctx.fixes_off}"
-    busy = _already_queued(ctx, signature_id, command)
-    if busy is not None:
-        return busy
-    _record_fix(ctx, comment, command, signature_id, comment.issue_number, None)
-    said = _instructions_said(command)
-    open_pulls = [f for f in ctx.store.fix_records(signature_id) if f.status == "proposed"]
-    if open_pulls:
-        return (
-            f"queued{said}: rounds adds a commit to its draft pull request #{open_pulls[-1].pr_number} if "
-            "the repository's tests pass with the new change, and says here what happened"
-        )
-    return (
-        f"queued{said}: rounds tries a fix in a worktree and opens a DRAFT pull request if the repository's "
-        "tests pass with it; either way it says here what happened. It never merges anything"
-    )
-
-
-def _revise(ctx: CommandContext, comment: CommentEvent, command: Command, pull: FixRecord) -> str:
-    """`fix` on a pull request rounds opened: a new commit on its branch, with the person's instructions."""
-    if ctx.fixes_off is not None:
-        return f"not done: fix pull requests are off here: {ctx.fixes_off}"
-    issue = _issue_number(ctx, pull)
-    where = f"#{issue}" if issue else "the issue"
-    if pull.status != "proposed" or comment.closed:
-        state = "closed" if pull.status in ("proposed", "abandoned") else "merged"
-        return (
-            f"not done: this pull request is {state}, and rounds revises only an open one; `/rounds fix` on "
-            f"{where} asks for a new fix"
-        )
-    busy = _already_queued(ctx, pull.signature_id, command)
-    if busy is not None:
-        return busy
-    _record_fix(ctx, comment, command, pull.signature_id, issue, pull)
-    return (
-        f"queued{_instructions_said(command)}: rounds revises this draft pull request. It adds a commit to "
-        f"its branch {code(pull.branch)} if the repository's tests pass with the new change, rewrites this "
-        f"description to cover the whole pull request, and says on {where} what happened. It never merges "
-        "anything"
-    )
-
-
-def _already_queued(ctx: CommandContext, signature_id: str, command: Command) -> str | None:
-    pending = pending_for(ctx.store, signature_id)
-    if pending is None:
-        return None
-    queued = f"a fix for this signature is already queued ({pending.asked_by()})"
-    if command.instructions:
-        queued += "; your instructions were not recorded: ask again once it has run"
-    held = waiting_because(ctx.store, pending)
-    return f"{queued}; it waits: {escape(held)}" if held is not None else f"{queued}; it runs once"
-
-
-def _record_fix(
-    ctx: CommandContext,
-    comment: CommentEvent,
-    command: Command,
-    signature_id: str,
-    issue: int,
-    pull: FixRecord | None,
-) -> None:
-    extra: dict[str, object] = {}
-    if command.instructions:
-        extra["instructions"] = command.instructions
-    if pull is not None:
-        extra.update(pull=pull.pr_number, branch=pull.branch)
-    record_command(
-        ctx,
-        comment,
-        Fact.FIX_REQUESTED,
-        "fix",
-        signature_id=signature_id,
-        issue=issue,
-        trigger="command",
-        **extra,
-    )
-
-
-def _instructions_said(command: Command) -> str:
-    """The person's instructions as the reply shows them: escaped, and whether they were cut."""
-    if not command.instructions:
-        return ""
-    said = f", with your instructions: “{escape(command.instructions)}”"
-    if command.cut_from is not None:
-        said += (
-            f" (cut from {command.cut_from:,} characters: instructions are kept up to "
-            f"{MAX_INSTRUCTIONS_CHARS:,})"
-        )
-    return said
-
-
-def _fix_pull(ctx: CommandContext, number: int) -> FixRecord | None:
-    """The fix pull request rounds recorded under this number (its `FixProposed` facts), or None."""
-    for record in ctx.store.fix_records():
-        if record.pr_number == number and record.branch.startswith(branch_prefix(record.signature_id)):
-            return record
-    return None
-
-
-def _issue_number(ctx: CommandContext, pull: FixRecord) -> int:
-    """The issue a fix pull request is for, as rounds recorded it (0 when it knows none)."""
-    match = _ISSUE_REF.fullmatch(pull.issue)
-    if match is None:
-        signature = ctx.store.signature(pull.signature_id)
-        match = _ISSUE_REF.fullmatch(signature.issue_ref or "") if signature is not None else None
-    return int(match[1]) if match is not None else 0
 
 
 ACTIONS: dict[str, Callable[[CommandContext, CommentEvent, Command], str]] = {
@@ -387,48 +260,7 @@ ACTIONS: dict[str, Callable[[CommandContext, CommentEvent, Command], str]] = {
     "unignore": _unignore,
     "merge": _merge,
     "split": _split,
-    "fix": _fix,
+    "fix": fix,
     "pause": _pause,
     "resume": _resume,
 }
-
-
-# --- which signature an issue is -----------------------------------------------------------------
-def _own_signature(ctx: CommandContext, comment: CommentEvent, command: Command) -> tuple[str | None, str]:
-    if comment.is_pull_request:
-        return None, f"not done: `{command.name}` works on issues rounds filed, not on pull requests"
-    signature_id = _signature_of(ctx, comment)
-    if signature_id is None:
-        return (
-            None,
-            f"not done: `{command.name}` works only on issues rounds filed (this one has no rounds marker)",
-        )
-    return signature_id, ""
-
-
-def _signature_of(ctx: CommandContext, comment: CommentEvent) -> str | None:
-    if comment.is_pull_request:
-        return None
-    return _signature_of_issue(ctx, comment.issue_number, comment.issue_body)
-
-
-def _signature_of_issue(ctx: CommandContext, number: int, body: str | None) -> str | None:
-    """The marker in the issue (GitHub is the record of facts); the database when it knows the issue."""
-    if number in ctx._signatures:
-        return ctx._signatures[number]
-    if body is None:
-        known = ctx.store.find_signature_id(f"#{number}")
-        if known is not None:
-            ctx._signatures[number] = known
-            return known
-        issue = ctx.api.get_issue(number)
-        body = "" if issue is None or "pull_request" in issue else issue.get("body") or ""
-    marker = read_marker(body)
-    ctx._signatures[number] = marker.signature_id if marker else None
-    return ctx._signatures[number]
-
-
-def _issue_of(ctx: CommandContext, signature_id: str) -> str:
-    """The signature's issue (`#12`), or the signature id when it has none."""
-    signature = ctx.store.signature(signature_id)
-    return signature.issue_ref if signature and signature.issue_ref else signature_id

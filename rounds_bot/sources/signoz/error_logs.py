@@ -15,6 +15,7 @@ from pydantic import Field, StrictInt, StrictStr, ValidationError
 from rounds_bot.errors import SignozError
 from rounds_bot.models import MAX_CONTEXT_RECORDS, ContextRecord, ErrorEvent
 from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, WINDOW_NANOS, context_records
+from rounds_bot.sources.signoz.builder_queries import error_logs_raw
 from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import (
     Collector,
@@ -30,7 +31,6 @@ from rounds_bot.sources.signoz.collector import (
     parse_buckets,
     text_of,
 )
-from rounds_bot.sources.signoz.exception_groups import SqlPermission
 from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey, RowLimits
 from rounds_bot.sources.signoz.links import UiLinks
@@ -38,11 +38,11 @@ from rounds_bot.sources.signoz.queries import (
     ERROR_SEVERITY_TEXTS,
     clickhouse_sql,
     error_log_groups_sql,
-    error_logs_raw,
     is_error_severity,
     log_neighbours_sql,
     query_range_request,
 )
+from rounds_bot.sources.signoz.sql_permission import SqlPermission
 from rounds_bot.sources.signoz.times import check_unix_ns, ns_to_datetime
 from rounds_bot.sources.signoz.wire import Lenient
 

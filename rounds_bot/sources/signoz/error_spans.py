@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import Field, StrictInt, StrictStr
 
 from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.signoz.builder_queries import error_spans_raw
 from rounds_bot.sources.signoz.collector import (
     GroupSpan,
     RowTally,
@@ -26,7 +27,7 @@ from rounds_bot.sources.signoz.collector import (
     text_of,
 )
 from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
-from rounds_bot.sources.signoz.queries import error_span_groups_sql, error_spans_raw
+from rounds_bot.sources.signoz.queries import error_span_groups_sql
 from rounds_bot.sources.signoz.times import ns_to_datetime, parse_rfc3339_ns
 from rounds_bot.sources.signoz.wire import Lenient, exception_event
 

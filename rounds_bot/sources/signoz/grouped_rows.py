@@ -14,10 +14,10 @@ from pydantic import BaseModel, ValidationError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import Collector, FoundGroup, GroupSpan, RowTally
-from rounds_bot.sources.signoz.exception_groups import REFUSED_SQL_NOTE, SqlPermission
 from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.links import UiLinks
 from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT, clickhouse_sql, query_range_request
+from rounds_bot.sources.signoz.sql_permission import REFUSED_SQL_NOTE, SqlPermission
 from rounds_bot.sources.signoz.times import check_unix_ns
 
 RowT = TypeVar("RowT", bound=BaseModel)

@@ -23,9 +23,9 @@ from rounds_bot.models import Frozen
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.signoz.collector import Collector
 from rounds_bot.sources.signoz.counting import SignozState
-from rounds_bot.sources.signoz.exception_groups import SqlPermission
 from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.source import SignozSource, Stream
+from rounds_bot.sources.signoz.sql_permission import SqlPermission
 from rounds_bot.sources.signoz.times import datetime_to_ns, ns_to_datetime
 from rounds_bot.sources.signoz.versions import (
     QUERY_RANGE_SQL_SINCE,

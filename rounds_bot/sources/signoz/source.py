@@ -23,13 +23,10 @@ from rounds_bot.sources.signoz.counting import (
 )
 from rounds_bot.sources.signoz.error_logs import ErrorLogsReader, LogsSchema
 from rounds_bot.sources.signoz.error_spans import ErrorSpansReader
-from rounds_bot.sources.signoz.exception_groups import (
-    ExceptionGroupsReader,
-    ExceptionSettings,
-    SqlPermission,
-)
+from rounds_bot.sources.signoz.exception_groups import ExceptionGroupsReader, ExceptionSettings
 from rounds_bot.sources.signoz.grouped_rows import RowLimits
 from rounds_bot.sources.signoz.links import UiLinks
+from rounds_bot.sources.signoz.sql_permission import SqlPermission
 from rounds_bot.sources.signoz.times import NS_PER_MS, NS_PER_S, datetime_to_ns, ms_floor, ns_to_datetime
 from rounds_bot.sources.signoz.versions import (
     EXCEPTIONS_API_SINCE,
