@@ -276,7 +276,7 @@ def hostile_fix(marker: Path) -> list[Turn]:
 
 class FixRepository(Repository):
     """The harness's repository, with what the fix jobs need besides: the runner image's `python`, the
-    Claude Code CLI's cache, pip's local wheels, and upload-artifact's `overwrite`."""
+    Claude Code CLI's cache and pip's local wheels."""
 
     def __init__(
         self,
@@ -307,17 +307,6 @@ class FixRepository(Repository):
             binary.symlink_to(self.claude)
         with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as outputs:
             outputs.write("cache-hit=true\n")
-
-    def upload(self, with_: dict[str, str], env: dict[str, str]) -> None:
-        """upload-artifact v4: one artifact of a name per run; `overwrite: true` deletes the run's first."""
-        artifacts = self.fake.repo.artifacts
-        run = self.runner.run_number
-        same = [key for key, a in artifacts.items() if a.name == with_["name"] and a.run_id == run]
-        if same:
-            assert str(with_.get("overwrite")).lower() == "true", f"conflict: run {run} has {with_['name']}"
-            for key in same:
-                del artifacts[key]
-        super().upload(with_, env)
 
 
 def readme_caller(sources: Sources, saved: Path, *, setup: bool) -> dict[str, Any]:

@@ -247,7 +247,11 @@ class Repository:
             path.write(f"{python / 'bin'}\n")
 
     def upload(self, with_: dict[str, str], env: dict[str, str]) -> None:
-        """actions/upload-artifact, into the fake GitHub."""
+        """actions/upload-artifact v4, into the fake GitHub. An artifact's name is unique within a run: a
+        second upload of a name fails with a conflict unless it says `overwrite: true`, which deletes the
+        run's earlier artifact first (upload-artifact's README, "Breaking Changes" of v4 and the
+        `overwrite` input)."""
+        self._make_room(with_["name"], overwrite=str(with_.get("overwrite")).lower() == "true")
         path = Path(with_["path"])
         files = (
             sorted(p for p in path.rglob("*") if p.is_file())
@@ -269,6 +273,14 @@ class Repository:
         )
         with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as outputs:
             outputs.write(f"artifact-id={artifact.id}\n")
+
+    def _make_room(self, name: str, *, overwrite: bool) -> None:
+        artifacts = self.fake.repo.artifacts
+        run = self.runner.run_number
+        same = [key for key, a in artifacts.items() if a.name == name and a.run_id == run]
+        assert not same or overwrite, f"upload-artifact: conflict, run {run} already has {name!r}"
+        for key in same:
+            del artifacts[key]
 
     def download(self, with_: dict[str, str], env: dict[str, str]) -> None:
         """actions/download-artifact: one artifact of this run (by id or name), unpacked into `path`."""
