@@ -24,7 +24,7 @@ class _Quiet(WSGIRequestHandler):
 
 
 class FakeZulip:
-    def __init__(self, *, streams: tuple[str, ...] = ("ops",), lifetime: float = 60.0) -> None:
+    def __init__(self, *, streams: tuple[str, ...] = ("ops",), lifetime: float = 600.0) -> None:
         self.email = "rounds-bot@example.zulipchat.com"
         self.api_key = "zulip-test-key"
         self.streams = set(streams)

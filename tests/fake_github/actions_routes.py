@@ -31,6 +31,9 @@ from .fixtures import BOT_PERMISSIONS, REPOSITORY, TOKEN, require_description
 from .server import ApiError, FakeGitHub, R, Token, found
 from .state import BOT_LOGIN, Comment, Repo, ts
 
+#: seconds a fake that whole workflows run against lives if a test never stops it (a safety net, not a limit)
+WORKFLOW_LIFETIME = 900.0
+
 WORKFLOW_PERMISSIONS = "actions/get-github-actions-default-workflow-permissions-repository"
 ACTIONS_ROUTES = [
     ("actions/get-workflow", "GET", f"{R}/actions/workflows/<workflow_id>"),
@@ -150,7 +153,8 @@ class ActionsFakeGitHub(FakeGitHub):
 def running_actions_fake() -> Iterator[ActionsFakeGitHub]:
     """Like `fixtures.running_fake`, with the Actions routes; violations of the description fail the test."""
     require_description()
-    with ActionsFakeGitHub(repository=REPOSITORY) as fake:
+    # a whole workflow runs against it: on a busy machine that outlasts the default lifetime
+    with ActionsFakeGitHub(repository=REPOSITORY, lifetime=WORKFLOW_LIFETIME) as fake:
         fake.add_token(TOKEN, **BOT_PERMISSIONS)
         yield fake
     assert fake.violations == [], "exchanges that violate GitHub's REST description:\n" + "\n".join(

@@ -24,7 +24,7 @@ from typing import Any
 from werkzeug.routing import Rule
 from werkzeug.wrappers import Request
 
-from .actions_routes import ActionsFakeGitHub
+from .actions_routes import WORKFLOW_LIFETIME, ActionsFakeGitHub
 from .fixtures import BOT_PERMISSIONS, REPOSITORY, TOKEN, require_description
 from .server import ApiError, R, Token, check_body_length, found
 from .state import Pull, Repo, git_sha
@@ -123,7 +123,8 @@ def running_pulls_fake(
     The token is a workflow's GITHUB_TOKEN. The repository lets it open pull requests unless
     `actions_may_open_pulls=False`, which is what a new repository does (`state.Repo`)."""
     require_description()
-    with PullsFakeGitHub(repository=REPOSITORY, git_remote=git_remote) as fake:
+    # three jobs run against it: on a busy machine that outlasts the default lifetime
+    with PullsFakeGitHub(repository=REPOSITORY, git_remote=git_remote, lifetime=WORKFLOW_LIFETIME) as fake:
         fake.add_token(TOKEN, **BOT_PERMISSIONS)
         fake.repo.can_approve_pull_request_reviews = actions_may_open_pulls
         yield fake
