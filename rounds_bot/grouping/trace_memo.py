@@ -44,6 +44,10 @@ TEXT_BUDGET = 6 * MB
 _MAX_MEMO_TEXT = 65_536
 #: distinct frame texts remembered per shape
 _VARIANTS_PER_SHAPE = 64
+#: readings a cut text's entry gives per normalised message, and what each holds beside the entry's
+#: frames, roughly (its trace and exception, its values and key)
+_READINGS_PER_CUT = 8
+_READING_SIZE = 3 * OVERHEAD
 
 
 #: what grouping reads of a parsed trace: runtime, notes, each exception's type, relation and
@@ -97,11 +101,9 @@ class TraceMemo:
             MEMO_LIMIT, TEXT_BUDGET, lambda shape, _: OVERHEAD + len(shape) * 4
         )
         #: readings of texts with their message cut out (`trace_cut`), by text or by dump key as
-        #: `_by_text` (None: read such texts whole); an entry gives up to `_VARIANTS_PER_SHAPE` readings
+        #: `_by_text` (None: read such texts whole); an entry keeps up to `_READINGS_PER_CUT` readings
         self._cuts: BoundedMemo[str | DumpKey, _CutEntry | None] = BoundedMemo(
-            MEMO_LIMIT,
-            12 * MB,
-            lambda key, entry: _key_size(key) + (_trace_size(entry.trace) * 2 if entry else OVERHEAD),
+            MEMO_LIMIT, 12 * MB, lambda key, entry: _key_size(key) + _cut_size(entry)
         )
         #: texts parsed (whole, or with their message cut out), and readings given from a cut text
         self.parses = 0
@@ -164,7 +166,7 @@ class TraceMemo:
         values = [*entry.values[:holder], normalized, *entry.values[holder + 1 :]]
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
         parsed = self._shared(ParsedText(digest, found.reading(entry.trace, holder), values))
-        if parsed is not None and len(entry.given) < _VARIANTS_PER_SHAPE:
+        if parsed is not None and len(entry.given) < _READINGS_PER_CUT:
             # What grouping reads of this reading (see `_shared`) is the entry's but for the message,
             # which it reads normalised only: every message that normalises alike is given this one.
             entry.given[normalized] = parsed
@@ -221,6 +223,11 @@ _MISSING_CUT = _CutEntry(ParsedTrace("python", ()), 0, [], (False, None, False))
 def _trace_size(trace: ParsedTrace) -> int:
     """What a parsed trace holds, roughly: its frames (shared with other memos more often than not)."""
     return OVERHEAD * (1 + trace.frame_count) + sum(len(e.value) for e in trace.exceptions)
+
+
+def _cut_size(entry: _CutEntry | None) -> int:
+    """A cut text's entry: its reading, and the readings it may give."""
+    return OVERHEAD if entry is None else _trace_size(entry.trace) + _READINGS_PER_CUT * _READING_SIZE
 
 
 def _key_size(key: str | DumpKey) -> int:
