@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rounds_bot.grouping import trace_memo
 from rounds_bot.grouping.normalize import normalize_uncached
@@ -254,3 +256,25 @@ def test_every_corpus_trace_reads_through_the_memo_as_parsed_whole(shared_data: 
         for text, message in traces:
             assert _content(memo.parsed(text, message)) == _whole(text)
             assert _content(memo.parsed(text)) == _whole(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    message=st.text(
+        alphabet=st.sampled_from(list("aAt :.()[]{}|\"'`$#/\\-0123456789\t\n~^+@=x")), max_size=40
+    )
+    | st.sampled_from(
+        ["goroutine 7 [running]:", "main.f(0xc000010000, 0x1)", "created by main.f in goroutine 3"]
+    ),
+    seeds=st.tuples(st.integers(0, 2**32), st.integers(0, 2**32)),
+)
+def test_a_dump_read_after_another_of_its_key_reads_as_its_whole_text(
+    message: str, seeds: tuple[int, int]
+) -> None:
+    memo = TraceMemo()
+    memo.parsed(dump("17", seeds[0]), "cart 17 is empty")
+    text = DUMP.replace("cart {value} is empty", "{value}").format(
+        value=message, goroutine=seeds[1] % 1000, minutes=3, pointer=f"c{seeds[1]:09x}"
+    )
+    assert _content(memo.parsed(text, message)) == _whole(text)
+    assert _content(memo.parsed(text)) == _whole(text)
