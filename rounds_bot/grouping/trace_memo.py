@@ -74,7 +74,7 @@ class _CutEntry:
     holder: int
     values: list[str]
     votes: LineVotes
-    #: the reading given per normalised message (its content depends on nothing else, see `_given`)
+    #: the reading given per normalised message (what grouping reads of it depends on nothing else)
     given: dict[str, ParsedText] = field(default_factory=dict)
 
 
