@@ -7,7 +7,7 @@ goroutine 31`). The parser keeps none of them, so two dumps that differ only the
 every occurrence's text is new. `dump_key` is the text with those values taken out: texts with one key
 parse to the same trace, when that trace is read as Go (the memo in `trace_memo` keeps Go readings only).
 
-Why. `key` takes a value out only from a line of one of three forms, matched whole and kept short, and
+Why. `dump_key` takes a value out only from a line of one of three forms, matched whole and kept short, and
 keeps the rest of the line as printed:
 
 - a goroutine header, `goroutine N [wait]:` (wait without `]`, `"` or `:`): taken out whole;
