@@ -14,7 +14,7 @@ similarity terms, which depend on the same in-app rules as its fingerprint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rounds_bot.grouping.crash_site import Site, site_of
 from rounds_bot.grouping.error_codes import ErrorCode
@@ -49,9 +49,6 @@ _CANDIDATE_SIZE = 4 * OVERHEAD
 
 #: what a trace candidate depends on: digest, service, error type, message, environment, version
 _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
-#: what is worked out from a trace's frames: its roles, the roles `rounds-fp:2` read, its site and
-#: fingerprint (None: no frame)
-_Reading = tuple[TraceRoles, TraceRoles, Site, "Fingerprint | None"]
 #: what it is kept per: runtime, notes, each exception's type, relation and frames, service, and
 #: whether earlier versions' hashes are worked out
 _ReadingKey = tuple[str, tuple[str, ...], tuple[tuple[str, str, tuple[Frame, ...]], ...], str, bool]
@@ -61,6 +58,25 @@ _CodeKey = tuple[str, str, str, str | None, str, str | None, str | None]
 #: what a template fingerprint depends on: template id and tokens, error type, environment,
 #: version, operation target
 _TemplateKey = tuple[str, tuple[str, ...], str | None, str | None, str | None, str | None]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What is worked out from a trace's frames (see `_trace_candidate`)."""
+
+    roles: TraceRoles
+    site: Site
+    #: the fingerprint of the first view it was worked out for (None: no frame)
+    fingerprint: Fingerprint | None
+    #: each exception's frames with its recursion cycle collapsed (None: no exception starts with one)
+    collapsed: tuple[tuple[Frame, ...], ...] | None
+
+    def collapsed_trace(self, trace: ParsedTrace) -> ParsedTrace:
+        """What `collapse_recursion` gives `trace`, a trace with these frames."""
+        if self.collapsed is None:
+            return trace
+        exceptions = zip(trace.exceptions, self.collapsed, strict=True)
+        return replace(trace, exceptions=tuple(replace(e, frames=frames) for e, frames in exceptions))
 
 
 @dataclass(frozen=True)
@@ -208,7 +224,6 @@ class CandidateReader:
         view = EventView(
             service, error_type, normalized or values[0], event.environment, event.service_version
         )
-        collapsed = collapse_recursion(trace)
         # What is worked out from the frames alone is kept per frames and service (the only part of
         # the view a hash reads, see `fingerprint.with_view`); the values never reach it.
         key = (
@@ -219,31 +234,30 @@ class CandidateReader:
             self.previous_versions,
         )
         reading = self._readings.get(key)
-        fresh = reading is None
         if reading is None:
+            collapsed = collapse_recursion(trace)
             reading = self._readings.put(key, self._reading(view, trace, collapsed, values))
-        roles, previous_roles, site, first = reading
-        if first is None:
+            fingerprint = reading.fingerprint  # worked out for this very view
+        else:
+            collapsed = reading.collapsed_trace(trace)
+            first = reading.fingerprint
+            fingerprint = with_view(first, view, collapsed, values) if first is not None else None
+        if fingerprint is None:
             return None
-        fingerprint = (
-            first
-            if fresh  # worked out for this very view
-            else with_view(first, view, collapsed, roles, values, PreviousReading(trace, previous_roles))
-        )
         return Candidate(
             fingerprint,
             view,
             title_for(error_type, view.normalized_message),
             trace=collapsed,
-            roles=roles,
-            crash_site=site.crash_site,
-            site=site,
+            roles=reading.roles,
+            crash_site=reading.site.crash_site,
+            site=reading.site,
         )
 
     def _reading(
         self, view: EventView, trace: ParsedTrace, collapsed: ParsedTrace, values: list[str]
     ) -> _Reading:
-        """The roles, the roles `rounds-fp:2` read, the site and the fingerprint of a trace."""
+        """The roles, the site, the fingerprint and the collapsed frames of a trace."""
         roles = self._rules.roles(collapsed)
         builtins = has_builtin(roles)
         same = collapsed is trace and not roles.cut and not builtins
@@ -265,7 +279,8 @@ class CandidateReader:
             with_previous_hashes=self.previous_versions,
             earlier=earlier,
         )
-        return roles, previous.roles, site, fingerprint
+        frames = None if collapsed is trace else tuple(e.frames for e in collapsed.exceptions)
+        return _Reading(roles, site, fingerprint, frames)
 
     def _view(self, event: ErrorEvent, normalized: str) -> EventView:
         return EventView(

@@ -50,6 +50,8 @@ Variant = Literal["error_code", "app", "test", "system", "template"]
 #: whose frames a trace fingerprint hashes: the app's, its tests', or (None) all of them
 Contributing = Literal["app", "test"]
 _CHAIN: dict[Contributing | None, str] = {"app": "in-app frames", "test": "test frames", None: "all frames"}
+#: why a trace fingerprint's message and values are shown but not hashed
+_VALUE_HINT = "the stack trace takes precedence"
 _TYPE_SEPARATORS = re.compile(r"::|[./\\]")
 #: stack components kept before the memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
@@ -196,23 +198,38 @@ def trace_fingerprint(
 
 
 def with_view(
-    fingerprint: Fingerprint,
-    view: EventView,
-    trace: ParsedTrace,
-    roles: TraceRoles,
-    normalized_values: list[str],
-    previous: PreviousReading | None = None,
+    fingerprint: Fingerprint, view: EventView, trace: ParsedTrace, normalized_values: list[str]
 ) -> Fingerprint:
     """`trace_fingerprint` of the same trace, roles and service seen with another message, values,
     environment or version: the same hashes with its own tree. The hashes cannot differ: what
     differs enters only leaves built with a hint (`message`, `value`, `_never_split`), which never
     contribute, so they are left out of every hash input (`components.hash_tree`); the service is
-    part of what the caller keys a fingerprint on. A test compares both on the labelled traces."""
-    only: Contributing | None = None if fingerprint.variant == "system" else fingerprint.variant  # type: ignore[assignment]
-    recursion = [recursion_hints(e.frames) for e in trace.exceptions]
-    collapsed = _collapsed_counts(trace, previous)
-    tree = _trace_tree(view, trace, roles, normalized_values, recursion, only=only, collapsed=collapsed)
-    return replace(fingerprint, tree=tree)
+    part of what the caller keys a fingerprint on. So the tree is `fingerprint`'s with those leaves
+    built for this view and values as `_trace_tree` builds them, around the same stacks. A test
+    compares both on the labelled traces."""
+    tree = fingerprint.tree
+    chain = next(child for child in tree.children if child.name == "chain")
+    exceptions = tuple(
+        _with_value(
+            component,
+            normalized_values[index] if index < len(normalized_values) else trace.exceptions[index].value,
+        )
+        for index, component in enumerate(chain.children)
+    )
+    if any(new is not old for new, old in zip(exceptions, chain.children, strict=True)):
+        chain = Component(chain.name, chain.value, chain.contributes, chain.hint, exceptions)
+    return replace(fingerprint, tree=_fingerprint_node(view, chain))
+
+
+def _with_value(exception: Component, value: str) -> Component:
+    """An exception's component showing `value`: its `value` leaf is the one after its type."""
+    children = exception.children
+    shown = children[1].value if len(children) > 1 and children[1].name == "value" else ""
+    if shown == value:
+        return exception
+    kept = [children[0], leaf("value", value, _VALUE_HINT)] if value else [children[0]]
+    kept += [child for child in children[1:] if child.name != "value"]
+    return Component(exception.name, exception.value, exception.contributes, exception.hint, tuple(kept))
 
 
 def _earlier_hashes(
@@ -330,7 +347,7 @@ def _trace_tree(
             node(
                 "exception",
                 leaf("type", short_type(exception.type) or exception.type),
-                leaf("value", value, "the stack trace takes precedence") if value else None,
+                leaf("value", value, _VALUE_HINT) if value else None,
                 leaf(
                     "recursion",
                     _count(collapsed[index], "frame"),
@@ -347,13 +364,16 @@ def _trace_tree(
     chain = _CHAIN[only]
     if only is not None and roles.owner:
         chain += f" (the app's code: {roles.owner})"
+    return _fingerprint_node(view, node("chain", *exceptions, value=chain))
+
+
+def _fingerprint_node(view: EventView, chain: Component) -> Component:
+    """A trace fingerprint's tree over its chain: what it shows of the view beside."""
     return node(
         "fingerprint",
         leaf("service", view.service),
-        node("chain", *exceptions, value=chain),
-        leaf("message", view.normalized_message, "the stack trace takes precedence")
-        if view.normalized_message
-        else None,
+        chain,
+        leaf("message", view.normalized_message, _VALUE_HINT) if view.normalized_message else None,
         *_never_split(view),
         value=FINGERPRINT_VERSION,
     )

@@ -15,7 +15,8 @@ Nothing here decides where an event goes; every entry is a shortcut to an answer
   leads to the same signature.
 
 The other memos are of pure functions and sit beside what they memoise: message shapes
-(`shapes`), parsed traces, by shape, by the text with the event's message cut out (`trace_cut`)
+(`shapes`), parsed traces, by shape, by a Go dump's key (`stacktrace.go_key`), by the text with the
+event's message cut out (`trace_cut`)
 and by what grouping reads of them (`trace_memo`), trace, error-code and template candidates and
 what a trace's frames decide (`candidates`), frame components and module paths (`frames`),
 stack components (`fingerprint`), frame and trace roles (`inapp`), lines' runtimes and frame

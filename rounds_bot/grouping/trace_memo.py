@@ -8,9 +8,14 @@ the same exceptions and frames; only the other lines (Java's header and `Caused 
 Python's exception lines) can differ, and only in digits. Normalisation masks digits the
 same way whatever their values (see `normalize`), so when the first text's exception types and
 normalised values show no digit, the second text is the same trace for grouping, and gets the
-first one's parse. When its values do keep a digit (`Codec101: read failed [c=1]`), texts of
-the shape share a parse only if their other lines also normalise alike. Anything else (a digit
-in an exception type, a text cut to bounds) is parsed afresh.
+first one's parse. Anything else (a digit in an exception type or a normalised value, a text cut
+to bounds) is parsed afresh: how a value normalises depends on the text around it (`'k1'` alone
+stays as it is, in a longer line it is a quoted string), so no reading of the other lines can
+stand for the values' own.
+
+A Go dump's goroutines and pointers change with every occurrence, in frame lines too; its
+*dump key* (`stacktrace.go_key`) leaves them out, and the dumps of one key read alike: a dump,
+or a dump with its message cut out, is read once per key.
 
 Texts parsed afresh that read as the same trace (the same runtime, exception types and
 relations, frames and normalised values: a Go dump whose goroutine and pointers changed, a
@@ -23,13 +28,14 @@ the candidate memoised under it (`candidates`).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
-from rounds_bot.grouping.normalize import SHAPE_DIGITS, apply_spans, mask_spans, normalize_uncached
+from rounds_bot.grouping.normalize import SHAPE_DIGITS, normalize_uncached
 from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, frame_lines, parse_stacktrace
+from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
 from rounds_bot.grouping.stacktrace.model import trace_lines
-from rounds_bot.grouping.trace_cut import Cut, cut
+from rounds_bot.grouping.trace_cut import PLACEHOLDER, Cut, cut
 
 #: traces each memo holds before it is cleared (never evicted piecemeal), and the bytes each may hold
 MEMO_LIMIT = 4096
@@ -38,16 +44,15 @@ TEXT_BUDGET = 6 * MB
 _MAX_MEMO_TEXT = 65_536
 #: distinct frame texts remembered per shape
 _VARIANTS_PER_SHAPE = 64
+#: readings a cut text's entry gives per normalised message, and what each holds beside the entry's
+#: frames, roughly (its trace and exception, its values and key)
+_READINGS_PER_CUT = 8
+_READING_SIZE = 3 * OVERHEAD
 
 
 #: what grouping reads of a parsed trace: runtime, notes, each exception's type, relation and
 #: frames (its value only normalised), and the normalised values
 _Content = tuple[str, tuple[str, ...], tuple[tuple[str, str, tuple[Frame, ...]], ...], tuple[str, ...]]
-
-
-#: a text with its message cut out, read: the placeholder's reading, the exception that holds it, the
-#: normalised values and what the line tests answer for the placeholder's line
-_CutEntry = tuple[ParsedTrace, int, list[str], LineVotes]
 
 
 @dataclass(frozen=True)
@@ -61,40 +66,44 @@ class ParsedText:
 
 
 @dataclass(frozen=True)
+class _CutEntry:
+    """A text with its message cut out (`trace_cut`), read: the placeholder's reading, the exception
+    that holds it, the normalised values and what the line tests answer for the placeholder's line."""
+
+    trace: ParsedTrace
+    holder: int
+    values: list[str]
+    votes: LineVotes
+    #: the reading given per normalised message (what grouping reads of it depends on nothing else)
+    given: dict[str, ParsedText] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class _ShapeEntry:
     """The texts of one shape: where their frame lines are (the same lines in every text of the
     shape, as character spans of runs of frame lines), and the parse of each distinct frame text."""
 
     spans: tuple[tuple[int, int], ...]
     parses: dict[str, ParsedText]
-    #: the other lines, normalised, are part of the key (the values keep digits)
-    with_headers: bool = False
 
     def frames_of(self, text: str) -> str:
         return "\n".join(text[start:end] for start, end in self.spans)
 
-    def headers_of(self, text: str) -> str:
-        """The text outside the frame lines."""
-        bounds = [0, *(edge for span in self.spans for edge in span), len(text)]
-        return "\n".join(text[bounds[i] : bounds[i + 1]] for i in range(0, len(bounds), 2))
-
 
 class TraceMemo:
     def __init__(self) -> None:
-        self._by_text: BoundedMemo[str, ParsedText | None] = BoundedMemo(MEMO_LIMIT, TEXT_BUDGET)
+        #: parses by text, and Go readings by their dump's key (`go_key`: a tuple, never equal to a text)
+        self._by_text: BoundedMemo[str | DumpKey, ParsedText | None] = BoundedMemo(
+            MEMO_LIMIT, TEXT_BUDGET, lambda key, _: _key_size(key)
+        )
         #: an entry keeps up to `_VARIANTS_PER_SHAPE` frame texts, each at most the shape's length
         self._by_shape: BoundedMemo[bytes, _ShapeEntry] = BoundedMemo(
             MEMO_LIMIT, TEXT_BUDGET, lambda shape, _: OVERHEAD + len(shape) * 4
         )
-        self._header_spans: BoundedMemo[bytes, tuple[tuple[int, int, str], ...]] = BoundedMemo(
-            MEMO_LIMIT, 1 * MB
-        )
-        #: readings of texts with their message cut out (`trace_cut`): the placeholder's reading,
-        #: the exception that holds it, and the normalised values (None: read such texts whole)
-        self._cuts: BoundedMemo[str, _CutEntry | None] = BoundedMemo(
-            MEMO_LIMIT,
-            12 * MB,
-            lambda text, entry: len(text) + (_trace_size(entry[0]) if entry else OVERHEAD),
+        #: readings of texts with their message cut out (`trace_cut`), by text or by dump key as
+        #: `_by_text` (None: read such texts whole); an entry keeps up to `_READINGS_PER_CUT` readings
+        self._cuts: BoundedMemo[str | DumpKey, _CutEntry | None] = BoundedMemo(
+            MEMO_LIMIT, 12 * MB, lambda key, entry: _key_size(key) + _cut_size(entry)
         )
         #: texts parsed (whole, or with their message cut out), and readings given from a cut text
         self.parses = 0
@@ -117,16 +126,21 @@ class TraceMemo:
             found = self._without_message(text, message, normalized_message)
             if found is not None:
                 return found
+        dump = dump_key(text)
+        if dump is not None:
+            found = self._by_text.get(dump)  # (only Go readings are kept under a dump key)
+            if found is not None:
+                return found
         shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
         entry = self._by_shape.get(shape)
         if entry is not None:
-            found = entry.parses.get(self._key(entry, text))
+            found = entry.parses.get(entry.frames_of(text))
             if found is not None:
                 return found
         self.parses += 1
         parsed = self._shared(_parse(text))
         if len(text) <= _MAX_MEMO_TEXT:
-            self._by_text.put(text, parsed)
+            self._by_text.put(dump if dump is not None and _read_as_go(parsed) else text, parsed)
         if parsed is not None:
             self._remember_shape(shape, text, parsed, entry)
         return parsed
@@ -138,20 +152,41 @@ class TraceMemo:
         found = cut(text, message)
         if found is None:
             return None
-        entry = self._cuts.get(found.text, _MISSING_CUT)
-        if entry is _MISSING_CUT:
-            self.parses += 1
-            entry = self._cuts.put(found.text, _cut_entry(found))
-        if entry is None or not found.agrees(entry[0].runtime, entry[3]):
+        entry = self._cut_entry(found)
+        if entry is None or not found.agrees(entry.trace.runtime, entry.votes):
             return None
-        trace, holder, values, _ = entry
         self.from_cuts += 1
-        reading = found.reading(trace, holder)
-        value = reading.exceptions[holder].value
-        normalized = normalized_message if value == message and normalized_message is not None else None
-        values = [*values[:holder], normalized or normalize_uncached(value), *values[holder + 1 :]]
+        holder = entry.holder
+        value = entry.trace.exceptions[holder].value.replace(PLACEHOLDER, message)
+        known = normalized_message if value == message and normalized_message is not None else None
+        normalized = known or normalize_uncached(value)
+        given = entry.given.get(normalized)
+        if given is not None:
+            return given
+        values = [*entry.values[:holder], normalized, *entry.values[holder + 1 :]]
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        return self._shared(ParsedText(digest, reading, values))
+        parsed = self._shared(ParsedText(digest, found.reading(entry.trace, holder), values))
+        if parsed is not None and len(entry.given) < _READINGS_PER_CUT:
+            # What grouping reads of this reading (see `_shared`) is the entry's but for the message,
+            # which it reads normalised only: every message that normalises alike is given this one.
+            entry.given[normalized] = parsed
+        return parsed
+
+    def _cut_entry(self, found: Cut) -> _CutEntry | None:
+        """The reading of a text with its message cut out: kept per text, or for a Go dump per dump
+        key, as the dumps of one key read alike (`go_key`) and the key keeps the placeholder's line."""
+        dump = dump_key(found.text)
+        if dump is not None:
+            entry = self._cuts.get(dump, _MISSING_CUT)
+            if entry is not _MISSING_CUT:
+                return entry
+        entry = self._cuts.get(found.text, _MISSING_CUT)
+        if entry is not _MISSING_CUT:
+            return entry
+        self.parses += 1
+        trace = parse_stacktrace(found.text)
+        entry = _read_cut(found, trace)
+        return self._cuts.put(dump if dump is not None and _read_as_go(trace) else found.text, entry)
 
     def _shared(self, parsed: ParsedText | None) -> ParsedText | None:
         """The `ParsedText` already given for the same trace and values, else `parsed`."""
@@ -170,35 +205,19 @@ class TraceMemo:
         return self._by_content.put(content, parsed)
 
     def _remember_shape(self, shape: bytes, text: str, parsed: ParsedText, entry: _ShapeEntry | None) -> None:
-        if any(_has_digit(e.type) for e in parsed.trace.exceptions):
-            return  # a digit of a type name the next text of this shape may not share
-        with_headers = any(map(_has_digit, parsed.values))
+        if any(_has_digit(e.type) for e in parsed.trace.exceptions) or any(map(_has_digit, parsed.values)):
+            return  # a digit the next text of this shape may not share
         if entry is None:
             spans = _frame_spans(text, parsed.trace)
             if spans is None:
                 return
-            entry = self._by_shape.put(shape, _ShapeEntry(spans, parses={}, with_headers=with_headers))
-        if with_headers and not entry.with_headers:
-            return  # this shape's texts are told apart by their frames alone
+            entry = self._by_shape.put(shape, _ShapeEntry(spans, parses={}))
         if len(entry.parses) < _VARIANTS_PER_SHAPE:
-            entry.parses[self._key(entry, text)] = parsed
-
-    def _key(self, entry: _ShapeEntry, text: str) -> str:
-        """What tells apart the texts of a shape: their frame lines, and when the entry says so,
-        their other lines normalised (masked the same way for every text of the shape)."""
-        frames = entry.frames_of(text)
-        if not entry.with_headers:
-            return frames
-        headers = entry.headers_of(text)
-        shape = headers.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
-        spans = self._header_spans.get(shape)
-        if spans is None:
-            spans = self._header_spans.put(shape, mask_spans(headers))
-        return frames + "\x00" + apply_spans(headers, spans)
+            entry.parses[entry.frames_of(text)] = parsed
 
 
 _MISSING = ParsedText("", ParsedTrace("python", ()), [])
-_MISSING_CUT: _CutEntry = (ParsedTrace("python", ()), 0, [], (False, None, False))
+_MISSING_CUT = _CutEntry(ParsedTrace("python", ()), 0, [], (False, None, False))
 
 
 def _trace_size(trace: ParsedTrace) -> int:
@@ -206,8 +225,25 @@ def _trace_size(trace: ParsedTrace) -> int:
     return OVERHEAD * (1 + trace.frame_count) + sum(len(e.value) for e in trace.exceptions)
 
 
-def _cut_entry(found: Cut) -> _CutEntry | None:
-    trace = parse_stacktrace(found.text)
+def _cut_size(entry: _CutEntry | None) -> int:
+    """A cut text's entry: its reading, and the readings it may give."""
+    return OVERHEAD if entry is None else _trace_size(entry.trace) + _READINGS_PER_CUT * _READING_SIZE
+
+
+def _key_size(key: str | DumpKey) -> int:
+    """A text, or a dump key: its parts, each a string object."""
+    if isinstance(key, str):
+        return OVERHEAD + len(key)
+    return OVERHEAD + sum(64 + len(part) for part in key if part is not None)
+
+
+def _read_as_go(read: ParsedText | ParsedTrace | None) -> bool:
+    """Whether a reading may be kept under its text's dump key: a Go trace's (see `go_key`)."""
+    trace = read.trace if isinstance(read, ParsedText) else read
+    return trace is not None and trace.runtime == "go"
+
+
+def _read_cut(found: Cut, trace: ParsedTrace | None) -> _CutEntry | None:
     if trace is None:
         return None
     holder = found.holder(trace)
@@ -216,7 +252,7 @@ def _cut_entry(found: Cut) -> _CutEntry | None:
     votes = found.votes(trace.runtime)
     if votes is None:
         return None
-    return trace, holder, [normalize_uncached(e.value) for e in trace.exceptions], votes
+    return _CutEntry(trace, holder, [normalize_uncached(e.value) for e in trace.exceptions], votes)
 
 
 def _parse(text: str) -> ParsedText | None:
