@@ -14,8 +14,11 @@ import random
 import re
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rounds_bot.models import ContextRecord, ErrorEvent
 from rounds_bot.redact import Redactor, redact_text, split
@@ -23,9 +26,10 @@ from rounds_bot.redact import engine as engine_module
 from rounds_bot.redact import event as event_module
 from rounds_bot.redact.engine import ScanningRuleSet
 from rounds_bot.redact.scan import Prefilter
-from rounds_bot.redact.text import _rules
+from rounds_bot.redact.text import Redaction, _rules, unchanged
 from tests import security_corpus
 from tests.redact_reference import reference_apply, reference_redact
+from tests.test_redact_engine import labelled_texts
 
 
 def hostile_ids() -> list[str]:
@@ -261,3 +265,61 @@ def test_text_outside_ascii_is_redacted_with_keywords_until_the_second_database_
     text = "one more: caf\u00e9 password=hunter2hunter2"
     assert engine.apply(text, Counter()) == reference_apply(rules, text, Counter())
     assert prefilter.ready(ascii_only=False)  # past it: built, and scanned from then on
+
+
+def _id_like_pieces(text: str) -> list[str]:
+    """The id-shaped pieces of a text (what a log line's ids, hashes and numbers look like)."""
+    return re.findall(r"[A-Za-z0-9\-_.:/]{8,128}", text)
+
+
+def test_a_text_the_scan_proves_unchanged_is_what_redaction_and_the_reference_make_of_it(
+    shared_data: Path,
+) -> None:
+    """`text.unchanged` (ids the boundary keeps without redacting them) never says so of a text redaction
+    changes or counts anything in: on hostile ids, the security corpus and the labelled data."""
+    rules = _rules("all")
+    texts = hostile_ids() + [planted.carrier for planted in security_corpus.corpus()]
+    texts += [piece for planted in security_corpus.corpus() for piece in _id_like_pieces(planted.carrier)]
+    texts += security_corpus.KEPT
+    texts += [piece for text in labelled_texts(shared_data) for piece in _id_like_pieces(text)][:40_000]
+    proven = 0
+    for text in texts:
+        if unchanged(text):
+            proven += 1
+            assert redact_text(text) == Redaction(text, Counter()), text
+            assert reference_redact(rules, text) == Redaction(text, Counter()), text
+    assert proven > len(texts) // 3  # the short cut is taken, not only claimed
+
+
+def test_most_trace_and_span_ids_are_proven_unchanged_by_the_scan() -> None:
+    chosen = random.Random(16)
+    ids = [chosen.randbytes(n).hex() for n in (8, 16) for _ in range(2_000)]
+    assert sum(unchanged(value) for value in ids) > 0.95 * len(ids)
+
+
+@given(st.text(alphabet="0123456789abcdefABCDEF-_.:/xyz@=%\\ \n", max_size=80))
+@settings(max_examples=600, deadline=None)
+def test_an_id_the_scan_proves_unchanged_is_unchanged_on_any_input(value: str) -> None:
+    if unchanged(value):
+        assert reference_redact(_rules("all"), value) == Redaction(value, Counter()), value
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_any_text_the_scan_proves_unchanged_is_unchanged(value: str) -> None:
+    if unchanged(value):
+        assert reference_redact(_rules("all"), value) == Redaction(value, Counter()), value
+
+
+def test_ids_are_made_and_counted_the_same_with_and_without_the_scans_proof(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ids = hostile_ids()
+    quick, checked = Redactor(), Redactor()
+    made = [quick.identifier(value) for value in ids]
+    identities = [checked.identity(value) for value in ids]
+    monkeypatch.setattr(event_module, "unchanged", lambda text, ips="all": False)
+    slow = Redactor()
+    assert made == [slow.identifier(value) for value in ids] == identities
+    assert [slow.identity(value) for value in ids] == identities
+    assert quick.counts == slow.counts

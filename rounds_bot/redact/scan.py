@@ -4,8 +4,8 @@
     prefilter.scan(data) -> Scan                the keywords a text holds; where each rule's matches may end
     windows(rule, how, text, ends) -> matches   the rule's matches, exactly as `finditer` gives them
 
-The translation of each rule is `translate.py`'s; this module builds the databases, scans, and searches
-near the reported ends.
+The translation of each rule is `translate.py`'s; this module builds the databases (compiled once per
+machine: `scan_cache.py` keeps them between processes), scans, and searches near the reported ends.
 """
 
 from __future__ import annotations
@@ -206,15 +206,9 @@ def _compile(
         ids.append(number)
         flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
         lengths.append(least)
-    extensions = [
-        hyperscan.ExpressionExt(  # type: ignore[attr-defined]  # in the module, not in its stubs
-            hyperscan.HS_EXT_FLAG_MIN_LENGTH if least else 0, 0, 0, least, 0, 0
-        )
-        for least in lengths
-    ]
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags, ext=extensions)
-    return database
+    from rounds_bot.redact import scan_cache  # here: it needs Hyperscan, which `of` checked is there
+
+    return scan_cache.database(expressions, ids, flags, lengths)
 
 
 #: keywords in many texts: a rule with one of these (or one of one or two characters, or none) is scanned
