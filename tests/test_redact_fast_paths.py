@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rounds_bot.models import ContextRecord, ErrorEvent
-from rounds_bot.redact import Redactor, redact_text, split
+from rounds_bot.redact import Redactor, decode, redact_text, split
 from rounds_bot.redact import engine as engine_module
 from rounds_bot.redact import event as event_module
 from rounds_bot.redact.engine import ScanningRuleSet
@@ -323,3 +323,18 @@ def test_ids_are_made_and_counted_the_same_with_and_without_the_scans_proof(
     assert made == [slow.identifier(value) for value in ids] == identities
     assert [slow.identity(value) for value in ids] == identities
     assert quick.counts == slow.counts
+
+
+def test_a_text_of_hex_alone_hides_nothing_exactly_when_its_runs_say_so() -> None:
+    """`hex_runs_hide_nothing` reads a text of hex digits alone as its one possible run: the same answer as
+    looking at every run the pattern finds."""
+    chosen = random.Random(32)
+    texts = [chosen.randbytes(n).hex() for n in (15, 16, 17, 32, 64) for _ in range(200)]
+    texts += [text.upper() for text in texts[:100]] + [text[:-1] for text in texts[:300]]
+    texts += [b"password=hunter2hunter2 and more".hex()[:n] for n in range(28, 66)]
+    texts += ["0" * n for n in (31, 32, 33, 16_000, 16_001, 16_002)] + ["41" * 8_000, "41" * 8_001, ""]
+    texts += [(b"api_key=abcDEF123ghiJKL456".hex() * 400)[:n] for n in (15_998, 16_000, 16_002)]
+    for text in texts:
+        expected = all(decode._from_hex(run.group(0)) is None for run in decode._HEX.finditer(text))
+        assert decode.hex_runs_hide_nothing(text) == expected, text[:80]
+    assert not all(decode.hex_runs_hide_nothing(text) for text in texts)
