@@ -39,12 +39,16 @@ BUILD = (
 
 def build_seconds(cache: Path, fresh: bool) -> float:
     """CPU seconds of building the scanning engine in a new process, with the cache in `cache`."""
+    cache.mkdir(parents=True, exist_ok=True)
     if fresh:
         for entry in cache.glob("**/*"):
             if entry.is_file():
                 entry.unlink()
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    done = subprocess.run([sys.executable, "-c", BUILD], env=env, capture_output=True, text=True, check=True)
+    # run outside any checkout, so the package imported is the one this bench imports (PYTHONPATH's)
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD], env=env, cwd=cache.parent, capture_output=True, text=True, check=True
+    )
     return float(done.stdout.strip())
 
 

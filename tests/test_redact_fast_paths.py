@@ -247,8 +247,9 @@ def test_the_name_at_a_records_end_is_read_as_it_was_read_before_it_was_read_pos
 
 
 def test_text_outside_ascii_is_redacted_with_keywords_until_the_second_database_is_worth_building(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no database compiled before
     rules = _rules("all")
     prefilter = Prefilter.of(rules)
     assert prefilter is not None
@@ -338,3 +339,24 @@ def test_a_text_of_hex_alone_hides_nothing_exactly_when_its_runs_say_so() -> Non
         expected = all(decode._from_hex(run.group(0)) is None for run in decode._HEX.finditer(text))
         assert decode.hex_runs_hide_nothing(text) == expected, text[:80]
     assert not all(decode.hex_runs_hide_nothing(text) for text in texts)
+
+
+def test_text_outside_ascii_is_scanned_at_once_when_an_earlier_round_built_its_database(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    rules = _rules("all")
+    earlier = Prefilter.of(rules)
+    assert earlier is not None and not earlier.ready(ascii_only=False)  # not in the cache: not compiled
+    earlier._database(ascii_only=False)  # an earlier round found it worth building
+    prefilter = Prefilter.of(rules)
+    assert prefilter is not None
+    engine = ScanningRuleSet(rules, prefilter)
+    texts = [text for text in (planted.carrier for planted in security_corpus.corpus()) if not text.isascii()]
+    texts += ["café password=hunter2hunter2 ann@example.com", "TOKEN=abcDEF123ghiJKL456 ​"]
+    for text in texts:
+        mine: Counter[str] = Counter()
+        theirs: Counter[str] = Counter()
+        assert engine.apply(text, mine) == reference_apply(rules, text, theirs), text
+        assert list(mine.items()) == list(theirs.items())
+    assert prefilter.ready(ascii_only=False) and engine._other_chars == 0  # no text ran on keywords

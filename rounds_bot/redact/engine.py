@@ -24,8 +24,9 @@ log = logging.getLogger(__name__)
 
 
 #: Characters of text outside ASCII the keyword engine (`rule.RuleSet`) redacts before the scan's database
-#: for such text is built: building it costs about what the keyword engine takes for this much text, and
-#: many rounds see less (a non-ASCII character here and there, or a decoded run)
+#: for such text is built (unless an earlier round built it: then it is loaded from the cache at once):
+#: building it costs about what the keyword engine takes for this much text, and many rounds see less (a
+#: non-ASCII character here and there, or a decoded run)
 OTHER_TEXT_WITH_KEYWORDS = 2_000_000
 
 

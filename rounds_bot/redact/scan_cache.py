@@ -2,6 +2,7 @@
 or more to compile.
 
     database(expressions, ids, flags, lengths) -> hyperscan.Database   loaded when cached, else compiled
+    cached(expressions, ids, flags, lengths) -> hyperscan.Database | None   loaded when cached, else None
 
 A database is cached under a key made of everything it depends on: the patterns, their ids, flags and least
 lengths, the mode, the Hyperscan library and binding versions, the machine, and the platform Hyperscan
@@ -73,6 +74,13 @@ def database(
     compiled = _compile(expressions, ids, flags, lengths)
     _store(path, hyperscan.dumpb(compiled))
     return compiled
+
+
+def cached(
+    expressions: Sequence[bytes], ids: Sequence[int], flags: Sequence[int], lengths: Sequence[int]
+) -> Any | None:
+    """The database of the patterns when a valid one is in the cache; None (nothing compiled) when not."""
+    return _load(cache_directory() / (_key(expressions, ids, flags, lengths) + SUFFIX))
 
 
 def _key(
