@@ -1,5 +1,7 @@
 """The short cuts of the redaction boundary give what the long way gives: ids and short texts the scan clears
-(`text.redact_text`), an id the intake's check redacted moments before (`Redactor.identity`), an event with
+(`text.redact_text`), an id the scan alone proves unchanged (`text.unchanged`) and a text of hex digits read
+as its one hex run (`decode.hex_runs_hide_nothing`), an id the intake's check redacted moments before
+(`Redactor.identity`), an event with
 nothing to redact (`Redactor.event`), a record that cannot end with a secret's name (`split.py`), and text
 outside ASCII redacted with keywords before the scan's second database is built (`engine.py`). Each is
 checked against the straightforward engine (`tests/redact_reference.py`) or the step it stands for, on the

@@ -54,7 +54,7 @@ class Redactor:
         self.counts: Counter[str] = Counter()
         self._done: dict[tuple[str, int], str] = {}
         self._remembered = 0
-        # ids `identity` redacted and found kept as they are, in two generations (`_keep`)
+        # ids `identity` found the scan proves kept as they are, in two generations (`_keep`)
         self._kept: set[str] = set()
         self._kept_before: set[str] = set()
 
