@@ -1,5 +1,7 @@
 """The short cuts of the redaction boundary give what the long way gives: ids and short texts the scan clears
-(`text.redact_text`), an id the intake's check redacted moments before (`Redactor.identity`), an event with
+(`text.redact_text`), an id the scan alone proves unchanged (`text.unchanged`) and a text of hex digits read
+as its one hex run (`decode.hex_runs_hide_nothing`), an id the intake's check redacted moments before
+(`Redactor.identity`), an event with
 nothing to redact (`Redactor.event`), a record that cannot end with a secret's name (`split.py`), and text
 outside ASCII redacted with keywords before the scan's second database is built (`engine.py`). Each is
 checked against the straightforward engine (`tests/redact_reference.py`) or the step it stands for, on the
@@ -14,18 +16,22 @@ import random
 import re
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rounds_bot.models import ContextRecord, ErrorEvent
-from rounds_bot.redact import Redactor, redact_text, split
+from rounds_bot.redact import Redactor, decode, redact_text, split
 from rounds_bot.redact import engine as engine_module
 from rounds_bot.redact import event as event_module
 from rounds_bot.redact.engine import ScanningRuleSet
 from rounds_bot.redact.scan import Prefilter
-from rounds_bot.redact.text import _rules
+from rounds_bot.redact.text import Redaction, _rules, unchanged
 from tests import security_corpus
 from tests.redact_reference import reference_apply, reference_redact
+from tests.test_redact_engine import labelled_texts
 
 
 def hostile_ids() -> list[str]:
@@ -243,8 +249,9 @@ def test_the_name_at_a_records_end_is_read_as_it_was_read_before_it_was_read_pos
 
 
 def test_text_outside_ascii_is_redacted_with_keywords_until_the_second_database_is_worth_building(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no database compiled before
     rules = _rules("all")
     prefilter = Prefilter.of(rules)
     assert prefilter is not None
@@ -261,3 +268,97 @@ def test_text_outside_ascii_is_redacted_with_keywords_until_the_second_database_
     text = "one more: caf\u00e9 password=hunter2hunter2"
     assert engine.apply(text, Counter()) == reference_apply(rules, text, Counter())
     assert prefilter.ready(ascii_only=False)  # past it: built, and scanned from then on
+
+
+def _id_like_pieces(text: str) -> list[str]:
+    """The id-shaped pieces of a text (what a log line's ids, hashes and numbers look like)."""
+    return re.findall(r"[A-Za-z0-9\-_.:/]{8,128}", text)
+
+
+def test_a_text_the_scan_proves_unchanged_is_what_redaction_and_the_reference_make_of_it(
+    shared_data: Path,
+) -> None:
+    """`text.unchanged` (ids the boundary keeps without redacting them) never says so of a text redaction
+    changes or counts anything in: on hostile ids, the security corpus and the labelled data."""
+    rules = _rules("all")
+    texts = hostile_ids() + [planted.carrier for planted in security_corpus.corpus()]
+    texts += [piece for planted in security_corpus.corpus() for piece in _id_like_pieces(planted.carrier)]
+    texts += security_corpus.KEPT
+    texts += [piece for text in labelled_texts(shared_data) for piece in _id_like_pieces(text)][:40_000]
+    proven = 0
+    for text in texts:
+        if unchanged(text):
+            proven += 1
+            assert redact_text(text) == Redaction(text, Counter()), text
+            assert reference_redact(rules, text) == Redaction(text, Counter()), text
+    assert proven > len(texts) // 3  # the short cut is taken, not only claimed
+
+
+def test_most_trace_and_span_ids_are_proven_unchanged_by_the_scan() -> None:
+    chosen = random.Random(16)
+    ids = [chosen.randbytes(n).hex() for n in (8, 16) for _ in range(2_000)]
+    assert sum(unchanged(value) for value in ids) > 0.95 * len(ids)
+
+
+@given(st.text(alphabet="0123456789abcdefABCDEF-_.:/xyz@=%\\ \n", max_size=80))
+@settings(max_examples=600, deadline=None)
+def test_an_id_the_scan_proves_unchanged_is_unchanged_on_any_input(value: str) -> None:
+    if unchanged(value):
+        assert reference_redact(_rules("all"), value) == Redaction(value, Counter()), value
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_any_text_the_scan_proves_unchanged_is_unchanged(value: str) -> None:
+    if unchanged(value):
+        assert reference_redact(_rules("all"), value) == Redaction(value, Counter()), value
+
+
+def test_ids_are_made_and_counted_the_same_with_and_without_the_scans_proof(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ids = hostile_ids()
+    quick, checked = Redactor(), Redactor()
+    made = [quick.identifier(value) for value in ids]
+    identities = [checked.identity(value) for value in ids]
+    monkeypatch.setattr(event_module, "unchanged", lambda text, ips="all": False)
+    slow = Redactor()
+    assert made == [slow.identifier(value) for value in ids] == identities
+    assert [slow.identity(value) for value in ids] == identities
+    assert quick.counts == slow.counts
+
+
+def test_a_text_of_hex_alone_hides_nothing_exactly_when_its_runs_say_so() -> None:
+    """`hex_runs_hide_nothing` reads a text of hex digits alone as its one possible run: the same answer as
+    looking at every run the pattern finds."""
+    chosen = random.Random(32)
+    texts = [chosen.randbytes(n).hex() for n in (15, 16, 17, 32, 64) for _ in range(200)]
+    texts += [text.upper() for text in texts[:100]] + [text[:-1] for text in texts[:300]]
+    texts += [b"password=hunter2hunter2 and more".hex()[:n] for n in range(28, 66)]
+    texts += ["0" * n for n in (31, 32, 33, 16_000, 16_001, 16_002)] + ["41" * 8_000, "41" * 8_001, ""]
+    texts += [(b"api_key=abcDEF123ghiJKL456".hex() * 400)[:n] for n in (15_998, 16_000, 16_002)]
+    for text in texts:
+        expected = all(decode._from_hex(run.group(0)) is None for run in decode._HEX.finditer(text))
+        assert decode.hex_runs_hide_nothing(text) == expected, text[:80]
+    assert not all(decode.hex_runs_hide_nothing(text) for text in texts)
+
+
+def test_text_outside_ascii_is_scanned_at_once_when_an_earlier_round_built_its_database(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    rules = _rules("all")
+    earlier = Prefilter.of(rules)
+    assert earlier is not None and not earlier.ready(ascii_only=False)  # not in the cache: not compiled
+    earlier._database(ascii_only=False)  # an earlier round found it worth building
+    prefilter = Prefilter.of(rules)
+    assert prefilter is not None
+    engine = ScanningRuleSet(rules, prefilter)
+    texts = [text for text in (planted.carrier for planted in security_corpus.corpus()) if not text.isascii()]
+    texts += ["café password=hunter2hunter2 ann@example.com", "TOKEN=abcDEF123ghiJKL456 ​"]
+    for text in texts:
+        mine: Counter[str] = Counter()
+        theirs: Counter[str] = Counter()
+        assert engine.apply(text, mine) == reference_apply(rules, text, theirs), text
+        assert list(mine.items()) == list(theirs.items())
+    assert prefilter.ready(ascii_only=False) and engine._other_chars == 0  # no text ran on keywords

@@ -15,6 +15,7 @@
     rule.py      how a rule is applied: keyword pre-filter, bounded patterns, counts
     translate.py each rule's regex as a Hyperscan pattern that matches a superset of it
     scan.py      which rules a text may match, and where: one Hyperscan scan for every rule
+    scan_cache.py  the compiled scan databases, kept between processes in the user's cache directory
     engine.py    the rules applied after that scan (or, without Hyperscan, after their keywords)
 
 Two other kinds of text enter rounds from outside and are redacted where they enter, once: the model's answer

@@ -34,6 +34,8 @@ _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,16000}={0,2}(?![A
 _ANY_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
 _HEXISH = re.compile(r"[0-9A-Fa-f]+")
 _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){16,8000}(?![0-9A-Za-z])")
+#: the least and most characters of a run `_HEX` finds (twice its bounds on pairs)
+_HEX_RUN_CHARS = (32, 16_000)
 #: how many layers of one encoding are taken off (a value percent-encoded twice is common in redirects)
 _LAYERS = 3
 #: how deep an encoded run is looked into (base64 inside base64 ...)
@@ -72,6 +74,12 @@ HEX_GATE = "hex run"
 def hex_runs_hide_nothing(text: str) -> bool:
     """True when no hex run of `text` decodes to text (`_from_hex`): the hex pass of `_runs` then finds
     nothing to judge."""
+    if _HEXISH.fullmatch(text):
+        # hex alone (an id, a hash): a run `_HEX` finds starts where no letter or digit comes before and ends
+        # where none follows, so its one run is the whole text, when its length is even and in bounds
+        return not (_HEX_RUN_CHARS[0] <= len(text) <= _HEX_RUN_CHARS[1] and len(text) % 2 == 0) or (
+            _from_hex(text) is None
+        )
     return all(_from_hex(match.group(0)) is None for match in _HEX.finditer(text))
 
 

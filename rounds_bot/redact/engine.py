@@ -18,14 +18,15 @@ from collections import Counter
 from rounds_bot.redact import decode, phrases
 from rounds_bot.redact.rule import Rule, RuleSet, _apply_rule
 from rounds_bot.redact.rule import rule_set as keyword_rule_set
-from rounds_bot.redact.scan import Prefilter, windows
+from rounds_bot.redact.scan import Prefilter, Scan, windows
 
 log = logging.getLogger(__name__)
 
 
 #: Characters of text outside ASCII the keyword engine (`rule.RuleSet`) redacts before the scan's database
-#: for such text is built: building it costs about what the keyword engine takes for this much text, and
-#: many rounds see less (a non-ASCII character here and there, or a decoded run)
+#: for such text is built (unless an earlier round built it: then it is loaded from the cache at once):
+#: building it costs about what the keyword engine takes for this much text, and many rounds see less (a
+#: non-ASCII character here and there, or a decoded run)
 OTHER_TEXT_WITH_KEYWORDS = 2_000_000
 
 
@@ -45,6 +46,19 @@ class ScanningRuleSet:
         self._by_keyword = {number: frozenset(indexes) for number, indexes in by_keyword.items()}
         self._other_chars = 0  # of text outside ASCII redacted with keywords so far
 
+    def clears(self, text: str) -> frozenset[str] | None:
+        """The gates the scan finds in an ASCII `text` when it finds that no rule may match it (`apply_gated`
+        then gives the text back as it is, with these gates); None when some rule may."""
+        found = self.prefilter.scan(text)
+        return found.gates if self._clear(found) else None
+
+    def _clear(self, found: Scan) -> bool:
+        """No rule to run: none reported, none always run, no keyword of a rule (gates alone, or none)."""
+        if found.ends or self._always:
+            return False
+        by_keyword = self._by_keyword
+        return not found.keywords or not any(number in by_keyword for number in found.keywords)
+
     def apply(self, text: str, counts: Counter[str]) -> str:
         return self.apply_gated(text, counts)[0]
 
@@ -57,7 +71,7 @@ class ScanningRuleSet:
             if self._other_chars <= OTHER_TEXT_WITH_KEYWORDS:  # the keyword engine: the same result
                 return keyword_rule_set(self.rules).apply(text, counts), None
         found = prefilter.scan(text)
-        if not found.ends and not found.keywords and not self._always:  # most texts: no rule may match
+        if self._clear(found):  # most texts: no rule may match
             return text, found.gates
         original = text
         plain = text.isascii()  # then a keyword the scan found is one `Rule.wanted` finds

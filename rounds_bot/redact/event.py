@@ -16,6 +16,7 @@ identifies the occurrence and an occurrence is still counted once.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
@@ -24,7 +25,7 @@ from rounds_bot.redact.pairs import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.split import StreamWatch
-from rounds_bot.redact.text import cut, redact_text, sanitize
+from rounds_bot.redact.text import cut, redact_text, sanitize, unchanged
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 from rounds_bot.sources.spill import EventSpill
 
@@ -40,7 +41,8 @@ MAX_ATTRIBUTES = 200
 MEMO_CHARS = 8_000_000
 #: ids `identity` found kept remembered for `identifier`, in each of two generations (about 10 MB at most)
 KEPT_IDS = 50_000
-_ID_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/")
+#: an id kept as it is when redaction keeps it: at most `ID_CHARS` of these characters
+_ID_SHAPE = re.compile(rf"[a-zA-Z0-9\-_.:/]{{0,{ID_CHARS}}}")
 
 
 class Redactor:
@@ -52,7 +54,7 @@ class Redactor:
         self.counts: Counter[str] = Counter()
         self._done: dict[tuple[str, int], str] = {}
         self._remembered = 0
-        # ids `identity` redacted and found kept as they are, in two generations (`_keep`)
+        # ids `identity` found the scan proves kept as they are, in two generations (`_keep`)
         self._kept: set[str] = set()
         self._kept_before: set[str] = set()
 
@@ -69,8 +71,6 @@ class Redactor:
         return done
 
     def _redacted(self, text: str, limit: int) -> str:
-        if limit == ID_CHARS and (text in self._kept or text in self._kept_before):
-            return text  # redacted moments ago by `identity`, kept, nothing to count: the same result
         redaction = redact_text(cut(text, limit), ips=self.ips)
         if redaction.counts:
             self.counts.update(redaction.counts)
@@ -85,7 +85,7 @@ class Redactor:
 
     def identifier(self, value: str) -> str:
         """An id as it was, or a hash of it when it held anything but an id's characters or was too long."""
-        if len(value) <= ID_CHARS and set(value) <= _ID_SAFE and self.text(value, ID_CHARS) == value:
+        if _ID_SHAPE.fullmatch(value) and (self._kept_id(value) or self.text(value, ID_CHARS) == value):
             return value
         self.counts["identifier"] += 1
         return _hashed(value)
@@ -93,22 +93,31 @@ class Redactor:
     def identity(self, value: str) -> str:
         """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
         so a raw record can be checked against what earlier rounds counted before it is redacted."""
-        if len(value) <= ID_CHARS and set(value) <= _ID_SAFE and self._unchanged(value):
+        if _ID_SHAPE.fullmatch(value) and self._unchanged(value):
             return value
         return _hashed(value)
+
+    def _kept_id(self, value: str) -> bool:
+        """An id redaction keeps as it is with nothing to count, as the scan alone proves it (`unchanged`:
+        most ids and hashes), or as it proved it moments ago for `identity`. Such an id is not remembered
+        as a text: ids seldom recur, the memory is kept for messages and traces; an id the proof does not
+        cover is redacted and remembered as any text is."""
+        return value in self._kept or value in self._kept_before or unchanged(value, ips=self.ips)
 
     def _unchanged(self, value: str) -> bool:
         done = self._done.get((value, ID_CHARS))
         if done is not None:
             return done == value
-        redaction = redact_text(cut(value, ID_CHARS), ips=self.ips)
-        if redaction.text == value and not redaction.counts:
+        if unchanged(value, ips=self.ips):
             self._keep(value)
-        return redaction.text == value
+            return True
+        return redact_text(cut(value, ID_CHARS), ips=self.ips).text == value
 
     def _keep(self, value: str) -> None:
-        """Remember an id redaction keeps as it is: an intake checks a round's new ids (`identity`) just
-        before the boundary redacts them (`identifier`), which then need not redact them again. Two
+        """Remember an id the scan proved redaction keeps as it is: an intake checks a round's new ids
+        (`identity`) just before the boundary redacts them (`identifier`), which then need not prove it
+        again. Only proven ids: `identifier` remembers the others as texts, whether `identity` saw them or
+        not, so the check changes nothing the boundary remembers or counts. Two
         generations of at most `KEPT_IDS` each: the newest are remembered, memory stays flat."""
         if len(self._kept) >= KEPT_IDS:
             self._kept_before, self._kept = self._kept, set()

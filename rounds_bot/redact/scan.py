@@ -4,8 +4,8 @@
     prefilter.scan(data) -> Scan                the keywords a text holds; where each rule's matches may end
     windows(rule, how, text, ends) -> matches   the rule's matches, exactly as `finditer` gives them
 
-The translation of each rule is `translate.py`'s; this module builds the databases, scans, and searches
-near the reported ends.
+The translation of each rule is `translate.py`'s; this module builds the databases (compiled once per
+machine: `scan_cache.py` keeps them between processes), scans, and searches near the reported ends.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ NOTHING = Scan()
 
 class Prefilter:
     """Hyperscan databases for a tuple of rules, every rule's translation and every keyword in one: one for
-    ASCII text (built at once) and one for any text (built when a text outside ASCII first comes)."""
+    ASCII text (built at once) and one for any text (built when the engine finds it worth building, or
+    loaded from the cache of compiled databases when an earlier round built it)."""
 
     def __init__(
         self,
@@ -64,6 +65,7 @@ class Prefilter:
         first_gate = len(rules) + len(keyword_ids)
         self._gate_ids = {first_gate + number: name for number, name in enumerate(self._gates)}
         self._databases: dict[bool, Any] = {}
+        self._looked_up: set[bool] = set()  # the databases looked for in the cache (`ready`)
         #: what a scan that reported keywords and gates alone found, by their numbers (a few sets recur)
         self._without_ends: dict[frozenset[int], Scan] = {}
         # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
@@ -113,7 +115,15 @@ class Prefilter:
         return made
 
     def ready(self, ascii_only: bool) -> bool:
-        """Whether the database for ASCII text (or for any text) is built."""
+        """Whether the database for ASCII text (or for any text) is built, or loads from the cache of
+        compiled databases (`scan_cache.py`: an earlier round built it), which is looked in once."""
+        if ascii_only not in self._databases and ascii_only not in self._looked_up:
+            self._looked_up.add(ascii_only)
+            cached = _compile(
+                self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only, cached=True
+            )
+            if cached is not None:
+                self._databases[ascii_only] = cached
         return ascii_only in self._databases
 
     def keyword_id(self, keyword: str) -> int:
@@ -188,7 +198,10 @@ def _compile(
     keyword_ids: dict[str, int],
     gates: dict[int, tuple[str, int]],
     ascii_only: bool,
+    cached: bool = False,
 ) -> Any:
+    """The database of the translations, keywords and gates: compiled, or loaded when an earlier process
+    compiled it; with `cached`, only loaded (None when it is not in the cache)."""
     ids = sorted(translated)
     expressions = [
         (translated[i].ascii_source if ascii_only else translated[i].source).encode("latin-1") for i in ids
@@ -206,15 +219,11 @@ def _compile(
         ids.append(number)
         flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
         lengths.append(least)
-    extensions = [
-        hyperscan.ExpressionExt(  # type: ignore[attr-defined]  # in the module, not in its stubs
-            hyperscan.HS_EXT_FLAG_MIN_LENGTH if least else 0, 0, 0, least, 0, 0
-        )
-        for least in lengths
-    ]
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags, ext=extensions)
-    return database
+    from rounds_bot.redact import scan_cache  # here: it needs Hyperscan, which `of` checked is there
+
+    if cached:
+        return scan_cache.cached(expressions, ids, flags, lengths)
+    return scan_cache.database(expressions, ids, flags, lengths)
 
 
 #: keywords in many texts: a rule with one of these (or one of one or two characters, or none) is scanned

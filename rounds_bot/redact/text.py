@@ -84,6 +84,22 @@ def _rules(ips: IpPolicy) -> tuple[Rule, ...]:
     return TOKENS + PAIRS + PERSONAL + ip_rules(ips)
 
 
+def unchanged(text: str, *, ips: IpPolicy = "all") -> bool:
+    """True when `redact_text(text)` is `text` itself with nothing counted, as its first steps prove it for
+    most ids and hashes: an ASCII text with nothing to sanitise and no escape, in which the scan finds no rule
+    that may match and nothing a later step looks for but hex runs that decode to no text. False when those
+    steps do not prove it (not that redaction changes it: then `redact_text` tells)."""
+    engine = rule_set(_rules(ips))
+    if not isinstance(engine, ScanningRuleSet) or not text.isascii() or "\\" in text or "%" in text:
+        return False
+    if sanitize(text) is not text:
+        return False
+    gates = engine.clears(text)
+    if gates is None:
+        return False
+    return not gates or (gates == HEX_ONLY and hex_runs_hide_nothing(text))
+
+
 def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
     """`text`, sanitised, with secrets and personal data replaced. Cap it (`cut`) before: every rule is
     linear in the text's length, but a 10 MB text is still 10 MB."""
