@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 MAX_BARS = 24
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # The bin is the smallest of these that shows the whole history in MAX_BARS bars.
 BINS = (
     (timedelta(minutes=5), "5 minutes", "%m-%d %H:%M"),
@@ -33,8 +34,11 @@ def occurrence_chart(counts: Mapping[datetime, int], *, mermaid: bool = True) ->
     starts = [end - step * i for i in reversed(range(MAX_BARS))]
     starts = [s for s in starts if s + step > _floor(first, step)] or [end]
     bars = [0] * len(starts)
+    # a moment's bar: how many steps its bin starts after the first bar's (both are whole steps from
+    # the epoch, so the steps from the epoch to each, subtracted)
+    origin = (starts[0] - _EPOCH) // step
     for moment, count in counts.items():
-        index = int((_floor(moment, step) - starts[0]) / step)
+        index = (moment.astimezone(UTC) - _EPOCH) // step - origin
         if 0 <= index < len(bars):
             bars[index] += count
     labels = [s.strftime(label_format) for s in starts]
@@ -95,5 +99,4 @@ def _table(title: str, header: list[str], rows: list[tuple[object, ...]]) -> str
 
 
 def _floor(moment: datetime, step: timedelta) -> datetime:
-    epoch = datetime(1970, 1, 1, tzinfo=UTC)
-    return epoch + ((moment.astimezone(UTC) - epoch) // step) * step
+    return _EPOCH + ((moment.astimezone(UTC) - _EPOCH) // step) * step

@@ -233,6 +233,9 @@ def environment() -> Environment:
         keep_trailing_newline=True,
         autoescape=False,
         finalize=_finalize,
+        # the templates ship with the package and do not change while a process runs: a template is
+        # loaded once, not looked at on disk again for each of the thousands of issues a round renders
+        auto_reload=False,
     )
     env.filters["code"] = code
     env.filters["table_code"] = lambda text: code(text, in_table=True)
