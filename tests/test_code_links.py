@@ -12,7 +12,7 @@ import pytest
 from signature_samples import a_signature
 
 from rounds_bot.code.history import resolve_revision, suspect_commit
-from rounds_bot.code.locate import CodeLocator
+from rounds_bot.code.locate import CodeLocator, LinkedFrame
 from rounds_bot.code.mapping import CodeMap, PathRule
 from rounds_bot.code.owners import owners_of
 from rounds_bot.errors import ConfigError
@@ -231,6 +231,8 @@ def test_signatures_sharing_frames_are_located_as_a_fresh_locator_locates_each(s
     located = [shared.locate(signature) for signature in signatures]
     assert located == [locator().locate(signature) for signature in signatures]
     assert [(f.repo_path, f.line, f.crash_site) for f in located[1].frames] == [("shop/pricing.py", 2, True)]
+    frames = [frame for context in located for frame in context.frames]
+    assert all(LinkedFrame.model_validate(frame.model_dump()) == frame for frame in frames)  # all valid
     assert [code_section(context) for context in located] == [
         code_section(locator().locate(signature)) for signature in signatures
     ]

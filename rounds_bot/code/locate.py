@@ -224,7 +224,9 @@ class CodeLocator:
         if repo_path and revision:
             anchor = f"#L{frame.lineno}" if frame.lineno else ""
             url = self._url(f"blob/{revision}/{quote(repo_path)}{anchor}")
-        return LinkedFrame(
+        # built from typed values (a parsed frame's, the map's path, the URL made above): nothing to
+        # validate, and a round lists a hundred thousand frames
+        return LinkedFrame.model_construct(
             function=frame.function,
             printed=_printed(frame),
             repo_path=repo_path,
@@ -287,7 +289,9 @@ def _keys(frame: Frame) -> tuple[str, str]:
 
 def _others(first: Frame, count: int) -> LinkedFrame:
     """A run of `count` frames of libraries or the runtime, named by its first."""
-    return LinkedFrame(function=first.function, printed=_printed(first), kind="other", count=count)
+    return LinkedFrame.model_construct(
+        function=first.function, printed=_printed(first), kind="other", count=count
+    )  # typed values, as `_link`'s
 
 
 def _printed(frame: Frame) -> str:

@@ -56,6 +56,7 @@ _LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|(\d{1,9})([.)])(?=\s|$))")
 # text without them is left as it is by all of them.
 _ANY_CONSTRUCT = re.compile(r"[\\`*\[\]<>|~$_&@#]|gh-|//|www\.|^[-+=0-9]", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_TICKS = re.compile(r"`+")
 _SPACES = re.compile(r"[ \t]+")
 _LABEL_UNSAFE = re.compile(r"[^\w./-]+")
 _SPACES_TABLE = str.maketrans({"\t": " ", "\r": " ", "\u2028": " ", "\u2029": " ", "\x85": " "})
@@ -150,7 +151,7 @@ def _code(text: str, in_table: bool) -> Markup:
     content = visible(text).replace("\n", " ")
     if in_table:
         content = content.replace("|", "\\|")
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    longest = max((len(run) for run in _TICKS.findall(content)), default=0) if "`" in content else 0
     ticks = "`" * (longest + 1)
     pad = " " if content.startswith("`") or content.endswith("`") or not content.strip() else ""
     return Markup(f"{ticks}{pad}{content}{pad}{ticks}")
