@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 
 from rounds_bot.render.chart import MAX_BARS, occurrence_chart, rounds_chart
@@ -59,3 +60,41 @@ def test_rounds_in_the_same_minute_get_labels_of_their_own_so_mermaid_keeps_ever
     assert bars(chart) == [1, 0, 2, 0]
     table = rounds_chart(rounds, mermaid=False)
     assert "| 11-01 10:00:20 (2) | 2 | 6 |" in table and "| 11-01 10:05 | 0 | 6 |" in table
+
+
+def _bars_by_dates(counts: dict[datetime, int], starts: list[datetime], step: timedelta) -> list[int]:
+    """Each moment's bar found by flooring it to its bin as a date and dividing (the plain reading)."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    shown = [0] * len(starts)
+    for moment, count in counts.items():
+        index = int((epoch + ((moment - epoch) // step) * step - starts[0]) / step)
+        if 0 <= index < len(shown):
+            shown[index] += count
+    return shown
+
+
+def test_bars_count_each_moment_in_the_bin_its_date_falls_in_for_every_bin_size():
+    picker = random.Random(26)
+    for spread in (
+        timedelta(minutes=50),
+        timedelta(hours=20),
+        timedelta(days=5),
+        timedelta(days=20),
+        timedelta(days=900),
+    ):
+        counts = {
+            T0 + timedelta(seconds=picker.uniform(0, spread.total_seconds())): picker.randint(1, 9)
+            for _ in range(300)
+        }
+        chart = occurrence_chart(counts, mermaid=False)
+        unit = chart.split("per ", 1)[1].split(" (UTC)")[0]
+        step = {
+            "5 minutes": timedelta(minutes=5),
+            "hour": timedelta(hours=1),
+            "6 hours": timedelta(hours=6),
+        }.get(unit, timedelta(days=1) if unit == "day" else timedelta(days=7))
+        epoch = datetime(1970, 1, 1, tzinfo=UTC)
+        end = epoch + ((max(counts) - epoch) // step) * step
+        first = epoch + ((min(counts) - epoch) // step) * step
+        starts = [s for s in (end - step * i for i in reversed(range(MAX_BARS))) if s + step > first] or [end]
+        assert bars(occurrence_chart(counts)) == _bars_by_dates(counts, starts, step)

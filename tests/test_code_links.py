@@ -12,7 +12,7 @@ import pytest
 from signature_samples import a_signature
 
 from rounds_bot.code.history import resolve_revision, suspect_commit
-from rounds_bot.code.locate import CodeLocator
+from rounds_bot.code.locate import CodeLocator, LinkedFrame
 from rounds_bot.code.mapping import CodeMap, PathRule
 from rounds_bot.code.owners import owners_of
 from rounds_bot.errors import ConfigError
@@ -180,3 +180,59 @@ def test_without_a_repository_frames_stay_plain_text(tmp_path):
     context = locator.locate(signature)
     assert context.frames and all(f.url is None and f.repo_path is None for f in context.frames)
     assert "](" not in code_section(context) and "`/srv/app/shop/pricing.py:6`" in code_section(context)
+
+
+def test_a_remembered_mapping_answers_as_the_map_does_for_each_path_and_module():
+    files = [
+        "inventory/src/main/java/com/acme/inventory/Warehouse.java",
+        "billing/com/acme/billing/Warehouse.java",
+    ]
+    frames = [
+        Frame("find", module="com.acme.inventory.Warehouse", filename="Warehouse.java"),
+        Frame("bill", module="com.acme.billing.Warehouse", filename="Warehouse.java"),  # same file name
+        Frame("other", module="org.example.Warehouse", filename="Warehouse.java"),
+        Frame("find", module="com.acme.inventory.Warehouse", filename="Warehouse.java"),  # asked again
+    ]
+    remembering = CodeMap(files)
+    answers = [remembering.repo_path(frame) for frame in frames]
+    assert answers == [CodeMap(files).repo_path(frame) for frame in frames]  # a fresh map for each
+    assert answers[:3] == [files[0], files[1], None] and answers[3] == answers[0]
+
+
+def test_signatures_sharing_frames_are_located_as_a_fresh_locator_locates_each(shop):
+    """A locator remembers the frames it linked: the second signature through the same code gets what a
+    locator that never saw the first would give it."""
+    head = git(shop, "rev-parse", "HEAD")
+
+    def locator() -> CodeLocator:
+        return CodeLocator(
+            shop, CodeMap.of_checkout(shop), InAppRules(), repository="acme/shop", server="https://github.com"
+        )
+
+    shallower = TRACE.replace('  File "/srv/app/shop/pricing.py", line 6, in apply_discount\n', "").replace(
+        "    return cart['total'] * cart['currency']\n", ""
+    )
+    signatures = [
+        a_signature(
+            f"sig_{index}",
+            representative=ErrorEvent(
+                event_id=f"e{index}",
+                timestamp=T0 + timedelta(days=3),
+                error_type="KeyError",
+                message="'currency'",
+                stacktrace=trace,
+                attributes={"vcs.ref.head.revision": head},
+            ),
+            first_seen="2026-10-04T00:00:00+00:00",
+        )
+        for index, trace in enumerate([TRACE, shallower, TRACE])
+    ]
+    shared = locator()
+    located = [shared.locate(signature) for signature in signatures]
+    assert located == [locator().locate(signature) for signature in signatures]
+    assert [(f.repo_path, f.line, f.crash_site) for f in located[1].frames] == [("shop/pricing.py", 2, True)]
+    frames = [frame for context in located for frame in context.frames]
+    assert all(LinkedFrame.model_validate(frame.model_dump()) == frame for frame in frames)  # all valid
+    assert [code_section(context) for context in located] == [
+        code_section(locator().locate(signature)) for signature in signatures
+    ]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import csv
+import re
 
+import pytest
+from security_corpus import corpus
+
+from rounds_bot.redact import sanitize
 from rounds_bot.render import markdown as md
 
 ZW = md.BREAK
@@ -167,3 +172,51 @@ def test_github_renders_nothing_active_from_escaped_or_fenced_text(payload):
     for text in (payload, *injections()):
         for rendered in (md.escape(text), md.escape_block(text), md.fenced(text), md.code(text)):
             assert _live_html(str(rendered)) == [], (text, str(rendered))
+
+
+def _texts(shared_data) -> list[str]:
+    """Text as telemetry and the model bring it: the labelled log lines, the security corpus's carriers,
+    and hand-made lines that start, end or are made of each construct the escaping rule neutralises."""
+    texts = [planted.carrier for planted in corpus()]
+    for system in ("HDFS", "OpenStack", "Spark", "Thunderbird"):
+        with open(shared_data / "loghub_2k" / system / f"{system}_2k.log_structured.csv", newline="") as rows:
+            texts += [row["Content"] for row in csv.DictReader(rows)]
+    made = [
+        "",
+        " ",
+        "plain words",
+        "1. item",
+        "12) x",
+        "- a",
+        "+",
+        "==",
+        "# h",
+        "gh-12",
+        "Gh-3",
+        "WWW.x",
+        "a//b",
+    ]
+    made += [
+        "x:" + "//y",
+        "tab\there",
+        "line\r\nbreak",
+        "\u2028sep",
+        "zero\u200bwidth",
+        "é accent",
+        "\x7fdel",
+    ]
+    made += [f"{a}{b}" for a in "\\`*[]<>|~$_&@#/-+=0gwW." for b in ("", "1", " x", "-1", "ww.", "/")]
+    return texts + made
+
+
+def test_text_with_nothing_to_escape_is_passed_through_as_the_full_rule_leaves_it(shared_data, monkeypatch):
+    """The fast paths (`visible` of printable ASCII, `_escape_plain` of a line without any construct's
+    first character) give what running every rule gives."""
+    texts = _texts(shared_data)
+    for text in texts:
+        assert md.visible(text) == sanitize(text.replace("\r\n", "\n").translate(md._SPACES_TABLE))
+    lines = [md._SPACES.sub(" ", md.visible(text).replace("\n", " ")).strip() for text in texts]
+    fast = [md._escape_plain(line) for line in lines]
+    monkeypatch.setattr(md, "_ANY_CONSTRUCT", re.compile(""))  # found everywhere: every rule runs
+    assert fast == [md._escape_plain(line) for line in lines]
+    assert sum(a == b for a, b in zip(fast, lines, strict=True)) > len(lines) // 4  # the fast path is taken

@@ -50,3 +50,15 @@ def test_an_unwritable_folder_is_a_tracker_error_naming_the_setting(tmp_path):
     blocker.write_text("x")
     with pytest.raises(TrackerError, match="ROUNDS_OUTPUT_DIR"):
         DryRunTracker(blocker / "out").create(draft())
+
+
+@pytest.mark.parametrize("folder", ["out", "drafts with spaces", "brouillons-é#%"])
+def test_a_written_draft_is_the_issue_its_file_is_found_as(tmp_path, folder):
+    """The reference given for a draft just written (its URI worked out from the folder's) is the one
+    finding its file gives (the file's own URI)."""
+    tracker = DryRunTracker(tmp_path / folder)
+    created = tracker.create(draft())
+    assert created == tracker.find("sig_0123456789abcdef")
+    assert created.url == (tmp_path / folder / "sig_0123456789abcdef.md").resolve().as_uri()
+    updated = tracker.update(created, draft(body_extra=" again"), comment="more")
+    assert updated == created == tracker.find("sig_0123456789abcdef")

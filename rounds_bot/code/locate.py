@@ -39,6 +39,9 @@ from rounds_bot.signature import Signature
 
 #: the app's frames listed at most, from the crash site out
 MAX_FRAMES = 10
+#: frames a locator remembers linked (cleared whole when full): a round's issues list the same frames of
+#: the app again and again, in every signature whose trace passes through them
+LINKED_MEMO_SIZE = 16_384
 REVISION_ATTRIBUTES = ("vcs.ref.head.revision", "vcs.repository.ref.revision")
 #: source-location attributes, the current name first (semantic conventions 1.30+), then the older one
 FILE_ATTRIBUTES = ("code.file.path", "code.filepath")
@@ -109,6 +112,7 @@ class CodeLocator:
         self.server = server.rstrip("/")
         self._head = head_revision(checkout)
         self._revisions: dict[tuple[str | None, str | None], str | None] = {}
+        self._linked_frames: dict[tuple[Frame, str | None, FrameKind, bool], LinkedFrame] = {}
 
     @classmethod
     def for_settings(cls, settings: Settings) -> CodeLocator:
@@ -170,23 +174,25 @@ class CodeLocator:
         return None
 
     def _listed(self, pairs: list[tuple[Frame, FrameRole]], revision: str | None) -> list[LinkedFrame]:
-        listed: list[LinkedFrame] = []
+        # an entry is the app's frame linked, or a run of others' frames as (its first frame, its length)
+        entries: list[LinkedFrame | tuple[Frame, int]] = []
         shown = 0
         for index, (frame, role) in enumerate(pairs):
             if shown >= MAX_FRAMES:
                 break
             kind: FrameKind = "app" if role.in_app else "test" if role.role == "test" else "other"
             if kind == "other":
-                if listed and listed[-1].kind == "other":
-                    listed[-1] = listed[-1].model_copy(update={"count": listed[-1].count + 1})
+                last = entries[-1] if entries else None
+                if isinstance(last, tuple):
+                    entries[-1] = (last[0], last[1] + 1)
                 else:
-                    listed.append(LinkedFrame(function=frame.function, printed=_printed(frame), kind="other"))
+                    entries.append((frame, 1))
                 continue
             shown += 1
-            listed.append(self._linked(frame, revision, kind=kind, crash_site=index == 0))
-        while listed and listed[-1].kind == "other":
-            listed.pop()  # the runtime or framework that started it all says nothing of this problem
-        return listed
+            entries.append(self._linked(frame, revision, kind=kind, crash_site=index == 0))
+        while entries and isinstance(entries[-1], tuple):
+            entries.pop()  # the runtime or framework that started it all says nothing of this problem
+        return [_others(*entry) if isinstance(entry, tuple) else entry for entry in entries]
 
     def _from_attributes(self, event: ErrorEvent, revision: str | None) -> Listed | None:
         """The place the event's source-location attributes name, when it is the app's code."""
@@ -201,12 +207,26 @@ class CodeLocator:
     def _linked(
         self, frame: Frame, revision: str | None, *, kind: FrameKind, crash_site: bool
     ) -> LinkedFrame:
+        """The frame as the issue lists it. Remembered: a linked frame is a function of the frame, the
+        revision and the two flags alone (the locator's checkout, mapping and server never change), so a
+        remembered one cannot go stale."""
+        key = (frame, revision, kind, crash_site)
+        found = self._linked_frames.get(key)
+        if found is None:
+            if len(self._linked_frames) >= LINKED_MEMO_SIZE:
+                self._linked_frames.clear()
+            found = self._linked_frames[key] = self._link(frame, revision, kind, crash_site)
+        return found
+
+    def _link(self, frame: Frame, revision: str | None, kind: FrameKind, crash_site: bool) -> LinkedFrame:
         repo_path = self.code_map.repo_path(frame)
         url = None
         if repo_path and revision:
             anchor = f"#L{frame.lineno}" if frame.lineno else ""
             url = self._url(f"blob/{revision}/{quote(repo_path)}{anchor}")
-        return LinkedFrame(
+        # built from typed values (a parsed frame's, the map's path, the URL made above): nothing to
+        # validate, and a round lists a hundred thousand frames
+        return LinkedFrame.model_construct(
             function=frame.function,
             printed=_printed(frame),
             repo_path=repo_path,
@@ -265,6 +285,13 @@ def _keys(frame: Frame) -> tuple[str, str]:
     versions stored (the file's base name for its module), so an older signature still points here."""
     today, earlier = frame_key(frame), legacy_frame_key(frame)
     return f"{today.module}:{today.function}", f"{earlier.module}:{earlier.function}"
+
+
+def _others(first: Frame, count: int) -> LinkedFrame:
+    """A run of `count` frames of libraries or the runtime, named by its first."""
+    return LinkedFrame.model_construct(
+        function=first.function, printed=_printed(first), kind="other", count=count
+    )  # typed values, as `_link`'s
 
 
 def _printed(frame: Frame) -> str:

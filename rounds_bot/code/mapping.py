@@ -29,6 +29,8 @@ _INSTALLED = (
     "/rubygems/",
 )
 _JAVA_LIKE = (".java", ".kt", ".scala", ".groovy", ".cs")
+#: frames' paths a map remembers mapped (cleared whole when full)
+FOUND_MEMO_SIZE = 16_384
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class CodeMap:
         self._by_name: dict[str, list[str]] = defaultdict(list)
         for path in files:
             self._by_name[PurePosixPath(path).name].append(path)
+        self._found: dict[tuple[str | None, str | None], str | None] = {}
 
     @classmethod
     def of_checkout(cls, checkout: Path, rules: tuple[PathRule, ...] = ()) -> CodeMap:
@@ -71,7 +74,18 @@ class CodeMap:
         return cls([p for p in listed.stdout.decode("utf-8", "replace").split("\0") if p], rules)
 
     def repo_path(self, frame: Frame) -> str | None:
-        """The repository file the frame ran, or None."""
+        """The repository file the frame ran, or None. Remembered per printed path (and module, which
+        places a Java-like bare file name): the answer depends on them and on the files and rules, which
+        never change, so a remembered one cannot go stale; a round's frames name the same files again and
+        again."""
+        key = (frame.filename, frame.module)
+        if key not in self._found:
+            if len(self._found) >= FOUND_MEMO_SIZE:
+                self._found.clear()
+            self._found[key] = self._repo_path(frame)
+        return self._found[key]
+
+    def _repo_path(self, frame: Frame) -> str | None:
         printed = (frame.filename or "").replace("\\", "/").removeprefix("file://")
         for rule in self.rules:
             if printed.startswith(rule.runtime_prefix):

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 MAX_BARS = 24
+#: sets of bins remembered (each MAX_BARS starts and labels)
+BINS_MEMO_SIZE = 256
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # The bin is the smallest of these that shows the whole history in MAX_BARS bars.
 BINS = (
     (timedelta(minutes=5), "5 minutes", "%m-%d %H:%M"),
@@ -29,19 +33,31 @@ def occurrence_chart(counts: Mapping[datetime, int], *, mermaid: bool = True) ->
     step, unit, label_format = next(
         ((s, u, f) for s, u, f in BINS if _floor(now, s) - _floor(first, s) < s * MAX_BARS), BINS[-1]
     )
-    end = _floor(now, step)
-    starts = [end - step * i for i in reversed(range(MAX_BARS))]
-    starts = [s for s in starts if s + step > _floor(first, step)] or [end]
+    every_start, every_label = _bins(_floor(now, step), step, label_format)
+    # the bins from the first occurrence's on (the last bin always is)
+    shown = next(i for i, s in enumerate(every_start) if s + step > _floor(first, step))
+    starts, labels = every_start[shown:], list(every_label[shown:])
     bars = [0] * len(starts)
+    # a moment's bar: how many steps its bin starts after the first bar's (both are whole steps from
+    # the epoch, so the steps from the epoch to each, subtracted)
+    origin = (starts[0] - _EPOCH) // step
     for moment, count in counts.items():
-        index = int((_floor(moment, step) - starts[0]) / step)
+        index = (moment.astimezone(UTC) - _EPOCH) // step - origin
         if 0 <= index < len(bars):
             bars[index] += count
-    labels = [s.strftime(label_format) for s in starts]
     title = f"Occurrences per {unit} (UTC)"
     if not mermaid:
         return _table(title, ["from", "occurrences"], list(zip(labels, bars, strict=True)))
     return _mermaid(title, labels, {"bar": bars}, y_label="occurrences")
+
+
+# The bins are a function of the last one's start, the step and the format alone, so a remembered set is
+# never stale; the issues of a round end in the same few bins.
+@lru_cache(maxsize=BINS_MEMO_SIZE)
+def _bins(end: datetime, step: timedelta, label_format: str) -> tuple[tuple[datetime, ...], tuple[str, ...]]:
+    """The starts of the MAX_BARS bins ending with the one starting at `end`, and their labels."""
+    starts = tuple(end - step * i for i in reversed(range(MAX_BARS)))
+    return starts, tuple(start.strftime(label_format) for start in starts)
 
 
 def rounds_chart(rounds: Sequence[tuple[datetime, int, int]], *, mermaid: bool = True) -> str:
@@ -95,5 +111,4 @@ def _table(title: str, header: list[str], rows: list[tuple[object, ...]]) -> str
 
 
 def _floor(moment: datetime, step: timedelta) -> datetime:
-    epoch = datetime(1970, 1, 1, tzinfo=UTC)
-    return epoch + ((moment.astimezone(UTC) - epoch) // step) * step
+    return _EPOCH + ((moment.astimezone(UTC) - _EPOCH) // step) * step

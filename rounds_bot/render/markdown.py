@@ -52,7 +52,11 @@ _TITLE_URL = re.compile(r"(?<![A-Za-z0-9+.-])(?:[A-Za-z][A-Za-z0-9+.-]*://(?:www
 _TITLE_MENTION = re.compile(r"(?<![A-Za-z0-9_.+-])@(?=[A-Za-z0-9_-])")
 # Block constructs that only count at the start of a line: lists, setext/thematic breaks, ordered lists.
 _LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|(\d{1,9})([.)])(?=\s|$))")
+# Where any of the patterns of `_escape_plain` could match (the characters and prefixes each starts with):
+# text without them is left as it is by all of them.
+_ANY_CONSTRUCT = re.compile(r"[\\`*\[\]<>|~$_&@#]|gh-|//|www\.|^[-+=0-9]", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_TICKS = re.compile(r"`+")
 _SPACES = re.compile(r"[ \t]+")
 _LABEL_UNSAFE = re.compile(r"[^\w./-]+")
 _SPACES_TABLE = str.maketrans({"\t": " ", "\r": " ", "\u2028": " ", "\u2029": " ", "\x85": " "})
@@ -61,6 +65,8 @@ _SPACES_TABLE = str.maketrans({"\t": " ", "\r": " ", "\u2028": " ", "\u2029": " 
 def visible(text: str) -> str:
     """`text` without invisible characters (`redact.sanitize`: control, bidi, zero-width, tag, private-use);
     tabs and line or paragraph separators become spaces."""
+    if text.isascii() and text.isprintable():
+        return text  # no control character, tab or separator: nothing to take out or turn into a space
     return sanitize(text.replace("\r\n", "\n").translate(_SPACES_TABLE))
 
 
@@ -79,6 +85,8 @@ def neutralise(text: str) -> str:
 
 def _escape_plain(text: str) -> str:
     """One line of plain text (no code spans) with every Markdown and GitHub construct neutralised."""
+    if not _ANY_CONSTRUCT.search(text):
+        return text  # none of the patterns below can match: each would leave it as it is
     text = _ALWAYS.sub(lambda m: "\\" + m.group(0), text)
     text = _UNDERSCORE.sub(r"\\_", text)
     text = _ENTITY.sub(r"\\&", text)
@@ -143,7 +151,7 @@ def _code(text: str, in_table: bool) -> Markup:
     content = visible(text).replace("\n", " ")
     if in_table:
         content = content.replace("|", "\\|")
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    longest = max((len(run) for run in _TICKS.findall(content)), default=0) if "`" in content else 0
     ticks = "`" * (longest + 1)
     pad = " " if content.startswith("`") or content.endswith("`") or not content.strip() else ""
     return Markup(f"{ticks}{pad}{content}{pad}{ticks}")
@@ -233,6 +241,9 @@ def environment() -> Environment:
         keep_trailing_newline=True,
         autoescape=False,
         finalize=_finalize,
+        # the templates ship with the package and do not change while a process runs: a template is
+        # loaded once, not looked at on disk again for each of the thousands of issues a round renders
+        auto_reload=False,
     )
     env.filters["code"] = code
     env.filters["table_code"] = lambda text: code(text, in_table=True)

@@ -236,19 +236,22 @@ def _activity(
     latest = known.latest.get(sid)
     ok = known.ok.get(sid)
     pending = patient.retry and latest is not None
-    day_before = known.day[sid] - sum(o.count for o in patient.timeline)
+    # the timeline read once: a round's timelines hold an entry per occurrence counted, each read back as
+    # an object (`tally.Timeline`), and triage reads them all
+    occurrences = list(patient.timeline)
+    day_before = known.day[sid] - sum(o.count for o in occurrences)
     reason = rediagnose.get(sid)
     if pending and reason is None and sid not in rediagnose:
         reason = f"retrying: the last attempt ended with {latest.status}" if latest else None
     return SignatureActivity(
         signature_id=sid,
-        occurrences=patient.timeline,
+        occurrences=occurrences,
         baseline_per_hour=max(day_before, 0) / 24 if ok else None,
         window_hours=max(window_hours, 1 / 60),
         last_diagnosed_at=parse_iso(ok.at) if ok else None,
         diagnosed_revision=ok.revision if ok else None,
-        resolved_at=(patient.timeline[0].timestamp - timedelta(seconds=1))
-        if patient.regressed and patient.timeline
+        resolved_at=(occurrences[0].timestamp - timedelta(seconds=1))
+        if patient.regressed and occurrences
         else None,
         rediagnose_requested=sid in rediagnose or pending,
         rediagnose_reason=reason,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from urllib.parse import quote_from_bytes
 
 from rounds_bot.errors import TrackerError
 from rounds_bot.marker import read_marker
@@ -21,8 +22,9 @@ class DryRunTracker:
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        #: the folder's absolute path, once a draft is written into it (the drafts' URLs)
+        #: the folder's absolute path and its URI, once a draft is written into it (the drafts' URLs)
         self._resolved: Path | None = None
+        self._resolved_uri = ""
 
     def _path(self, signature_id: str) -> Path:
         return self.folder / f"{signature_id}.md"
@@ -31,51 +33,57 @@ class DryRunTracker:
         path = self._path(signature_id)
         if not path.is_file():
             return None
-        return self._ref(signature_id, path.read_text(encoding="utf-8"), path.resolve())
+        resolved = path.resolve()
+        return self._ref(signature_id, path.read_text(encoding="utf-8"), resolved.name, resolved.as_uri())
 
     def create(self, draft: IssueDraft) -> IssueRef:
-        return self._written(draft, self._write(draft))
+        return self._written(draft, *self._write(draft))
 
     def update(
         self, issue: IssueRef, draft: IssueDraft, *, comment: str | None = None, reopen: bool = False
     ) -> IssueRef:
-        return self._written(draft, self._write(draft, comment=comment))
+        return self._written(draft, *self._write(draft, comment=comment))
 
-    def _written(self, draft: IssueDraft, text: str) -> IssueRef:
-        """The issue of a draft just written, read from the text written (the file was renamed into
-        place whole), without reading it back."""
+    def _written(self, draft: IssueDraft, text: str, path: Path) -> IssueRef:
+        """The issue of a draft just written to `path`, read from the text written (the file was renamed
+        into place whole), without reading it back."""
         if self._resolved is None:
             self._resolved = self.folder.resolve()
-        path = self._resolved / self._path(draft.signature_id).name
-        return self._ref(draft.signature_id, text, path) or self._missing(draft)
+            self._resolved_uri = self._resolved.as_uri().removesuffix("/")
+        # the file's URI as `Path.as_uri` gives it, from the folder's: a round writes thousands of drafts
+        url = f"{self._resolved_uri}/{quote_from_bytes(os.fsencode(path.name))}"
+        return self._ref(draft.signature_id, text, path.name, url) or self._missing(draft)
 
     @staticmethod
-    def _ref(signature_id: str, text: str, path: Path) -> IssueRef | None:
+    def _ref(signature_id: str, text: str, name: str, url: str) -> IssueRef | None:
         """The issue a draft's text is, found by its marker (None when it is not `signature_id`'s)."""
         marker = read_marker(text)
         if marker is None or marker.signature_id != signature_id:
             return None
         state = "closed" if marker.closed else "open"
-        return IssueRef(signature_id=signature_id, ref=path.name, url=path.as_uri(), state=state)
+        return IssueRef(signature_id=signature_id, ref=name, url=url, state=state)
 
     def finish_round(self) -> list[str]:
         return []
 
-    def _write(self, draft: IssueDraft, comment: str | None = None) -> str:
+    def _write(self, draft: IssueDraft, comment: str | None = None) -> tuple[str, Path]:
+        """Write the draft's file; returns the text written and the file."""
         # the draft is Markdown: the title (plain text on GitHub) is escaped like any untrusted text
         labels = ", ".join(code(label) for label in draft.labels)
         text = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n{draft.body}"
         if comment:
             text += f"\n\n---\n**Latest comment**\n\n{comment}\n"
+        encoded = text.encode("utf-8")
+        path = self._path(draft.signature_id)
         try:
             if self._resolved is None:  # the folder exists once a draft was written into it
                 self.folder.mkdir(parents=True, exist_ok=True)
             # write-then-rename: a crash never leaves a half-written draft
             handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".draft-", suffix=".md")
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temp, self._path(draft.signature_id))
-            return text
+            with open(handle, "wb") as out:
+                out.write(encoded)
+            os.replace(temp, path)
+            return text, path
         except OSError as exc:
             raise TrackerError(
                 f"cannot write the issue draft for {draft.signature_id} into {self.folder}: {exc.strerror}",
