@@ -121,6 +121,11 @@ class EventSpill(_EventSequence):
             return replaced
         return self._read(index // self._chunk)[index % self._chunk]
 
+    @property
+    def bytes_on_disk(self) -> int:
+        """What the events written take in the file (0 while they are all in memory)."""
+        return sum(keys + length for _, keys, length in self._chunks)
+
     def __repr__(self) -> str:
         return f"EventSpill({len(self)} events, {self._written} written)"
 
