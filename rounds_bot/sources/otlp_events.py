@@ -376,8 +376,13 @@ def log_event_id(record: LogFacts, origin: Origin) -> str:
         record.severity_text,
         record.event_name,
         record.body,
-        json.dumps(record.attributes, sort_keys=True, default=str),
+        _IDENTITY_JSON.encode(record.attributes),
     )
+
+
+#: `json.dumps(attributes, sort_keys=True, default=str)`, the spelling a log record's id hashes, with its
+#: encoder made once rather than once a record
+_IDENTITY_JSON = json.JSONEncoder(sort_keys=True, default=str)
 
 
 def log_timestamp(record: LogFacts) -> datetime:
