@@ -147,6 +147,23 @@ def test_event_ids_are_stable_across_reads_and_file_locations(tmp_path: Path, sa
     assert len({event.event_id for event in sample.events}) == len(sample.events)
 
 
+def test_event_ids_are_those_earlier_releases_stored(sample: PollResult) -> None:
+    """An id is what the database knows an occurrence by: reading the same records must give the ids an
+    earlier release stored for them, whatever the reader's inner workings."""
+    assert [(event.kind, event.event_id) for event in sample.events] == [
+        ("exception", "ba198c476b73006bb81e7bf0e7eddd4b"),
+        ("span_error", "f9c75317a4524e10f03cfcefb9d225ea"),
+        ("span_error", "9489d5b4ee207df13eeacfbe359bcb42"),
+        ("exception", "65e73d3488f4f51d1258fa632c80dcc3"),
+        ("exception", "1e322e5cc32a4d807183811bf505b831"),
+        ("log", "aa7be0158d248491262da6764b7a5add"),
+        ("log", "068fdf6e28d12e2468580ed112fdf0f0"),
+        ("log", "4f937aa9c214acaa0d94849bcbee7cc0"),
+        ("log", "6cf130f72ddaf81beec3ab8326b2d034"),
+        ("log", "68ded5613d6f70485ae78094898b185e"),
+    ]
+
+
 def test_base64_ids_give_the_same_event_ids_as_hex(tmp_path: Path, sample: PollResult) -> None:
     document = json.loads(SAMPLE.read_text().splitlines()[0])
     span = document["resourceSpans"][0]["scopeSpans"][0]["spans"][1]

@@ -25,17 +25,15 @@ from rounds_bot.sources.otlp_json import (
     Span,
     decode_any_value,
     flatten_attributes,
-    int64,
-    span_id,
     to_text,
-    trace_id,
 )
 from rounds_bot.sources.otlp_lean import (
+    checked_int,
+    checked_span_id,
+    checked_trace_id,
     decode_plain,
     flatten_plain,
 )
-
-SEVERITY_ERROR = 17
 
 SEVERITY_ERROR = 17
 SEVERITY_FATAL = 21
@@ -61,6 +59,10 @@ EXCEPTION_STACKTRACE = "exception.stacktrace"
 _EXCEPTION_KEYS = (EXCEPTION_TYPE, EXCEPTION_MESSAGE, EXCEPTION_STACKTRACE)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+#: an error's id and time, when its reader worked them out already (to decide whether to build it): the
+#: ones the functions below would work out
+Known = tuple[str, datetime]
 #: OTLP's SpanKind, by number or by name (without its `SPAN_KIND_` prefix)
 _SPAN_KINDS = {
     **dict.fromkeys(("1", "internal"), "internal"),
@@ -199,13 +201,13 @@ class SpanFacts:
         the model would hold (or converts as the model does), so the span is not validated again."""
         status = span.get("status", {})
         return cls(
-            trace_id=trace_id(span.get("traceId", "")),
-            span_id=span_id(span.get("spanId", "")),
-            parent_span_id=span_id(span.get("parentSpanId", "")),
+            trace_id=checked_trace_id(span.get("traceId", "")),
+            span_id=checked_span_id(span.get("spanId", "")),
+            parent_span_id=checked_span_id(span.get("parentSpanId", "")),
             name=span.get("name", ""),
             kind=span.get("kind", 0),
-            start_time_unix_nano=int64(span.get("startTimeUnixNano", 0)),
-            end_time_unix_nano=int64(span.get("endTimeUnixNano", 0)),
+            start_time_unix_nano=checked_int(span.get("startTimeUnixNano", 0)),
+            end_time_unix_nano=checked_int(span.get("endTimeUnixNano", 0)),
             status_message=status.get("message", ""),
             attributes=flatten_plain(span.get("attributes", [])),
         )
@@ -217,13 +219,19 @@ def exception_event(
     time_unix_nano: int,
     own: dict[str, AttributeValue],
     origin: Origin,
+    known: Known | None = None,
 ) -> ErrorEvent:
     """The error of the span's `exception` event number `index`, of that time and with those attributes."""
     attributes = {**origin.attributes, **span.attributes, **own}
-    moment = time_unix_nano or span.end_time_unix_nano or span.start_time_unix_nano
-    return ErrorEvent(
-        event_id=stable_id("span-event", *_span_identity(span, origin), str(index)),
-        timestamp=moment_from_nanos(moment, "exception event"),
+    if known is None:
+        moment = time_unix_nano or span.end_time_unix_nano or span.start_time_unix_nano
+        known = (
+            stable_id("span-event", *_span_identity(span, origin), str(index)),
+            moment_from_nanos(moment, "exception event"),
+        )
+    return ErrorEvent.of_typed(
+        event_id=known[0],
+        timestamp=known[1],
         service=origin.service,
         kind="exception",
         error_type=_text_or_none(own.get(EXCEPTION_TYPE)),
@@ -240,12 +248,14 @@ def exception_event(
     )
 
 
-def span_error_event(span: SpanFacts, origin: Origin) -> ErrorEvent:
+def span_error_event(span: SpanFacts, origin: Origin, known: Known | None = None) -> ErrorEvent:
     attributes = {**origin.attributes, **span.attributes}
-    moment = span.end_time_unix_nano or span.start_time_unix_nano
-    return ErrorEvent(
-        event_id=stable_id("span", *_span_identity(span, origin)),
-        timestamp=moment_from_nanos(moment, "span"),
+    if known is None:
+        moment = span.end_time_unix_nano or span.start_time_unix_nano
+        known = (stable_id("span", *_span_identity(span, origin)), moment_from_nanos(moment, "span"))
+    return ErrorEvent.of_typed(
+        event_id=known[0],
+        timestamp=known[1],
         service=origin.service,
         kind="span_error",
         # `error.type` is the semantic conventions' low-cardinality class of a failed operation.
@@ -303,11 +313,11 @@ class LogFacts:
         reads to be what the model would hold (or converts as the model does): it is not validated again."""
         body = record.get("body")
         return cls(
-            trace_id=trace_id(record.get("traceId", "")),
-            span_id=span_id(record.get("spanId", "")),
-            time_unix_nano=int64(record.get("timeUnixNano", 0)),
-            observed_time_unix_nano=int64(record.get("observedTimeUnixNano", 0)),
-            severity_number=int64(record.get("severityNumber", 0)),
+            trace_id=checked_trace_id(record.get("traceId", "")),
+            span_id=checked_span_id(record.get("spanId", "")),
+            time_unix_nano=checked_int(record.get("timeUnixNano", 0)),
+            observed_time_unix_nano=checked_int(record.get("observedTimeUnixNano", 0)),
+            severity_number=checked_int(record.get("severityNumber", 0)),
             severity_text=record.get("severityText", ""),
             event_name=record.get("eventName", ""),
             body="" if body is None else to_text(decode_plain(body)),
@@ -319,7 +329,7 @@ def error_in_log_record(record: LogRecord, origin: Origin) -> ErrorEvent | None:
     return log_error(LogFacts.of(record), origin)
 
 
-def log_error(record: LogFacts, origin: Origin) -> ErrorEvent | None:
+def log_error(record: LogFacts, origin: Origin, known: Known | None = None) -> ErrorEvent | None:
     severity = record.severity_number or _SEVERITY_BY_TEXT.get(record.severity_text.strip().upper(), 0)
     if severity < SEVERITY_ERROR:
         return None
@@ -331,22 +341,11 @@ def log_error(record: LogFacts, origin: Origin) -> ErrorEvent | None:
     if exception_message is not None and body and body != exception_message:
         # The exception is the error; the log line around it is kept as context.
         attributes["log.body"] = body
-    return ErrorEvent(
-        event_id=stable_id(
-            "log",
-            origin.service,
-            str(origin.attributes.get("otel.scope.name", "")),
-            record.trace_id,
-            record.span_id,
-            str(record.time_unix_nano),
-            str(record.observed_time_unix_nano),
-            str(record.severity_number),
-            record.severity_text,
-            record.event_name,
-            body,
-            json.dumps(own, sort_keys=True, default=str),
-        ),
-        timestamp=moment_from_nanos(record.time_unix_nano or record.observed_time_unix_nano, "log record"),
+    if known is None:
+        known = (log_event_id(record, origin), log_timestamp(record))
+    return ErrorEvent.of_typed(
+        event_id=known[0],
+        timestamp=known[1],
         service=origin.service,
         kind="log",
         error_type=_text_or_none(own.get(EXCEPTION_TYPE)),
@@ -361,6 +360,33 @@ def log_error(record: LogFacts, origin: Origin) -> ErrorEvent | None:
         environment=origin.environment,
         attributes=attributes,
     )
+
+
+def log_event_id(record: LogFacts, origin: Origin) -> str:
+    """What identifies a log record: everything it says of itself, and where it was logged."""
+    return stable_id(
+        "log",
+        origin.service,
+        str(origin.attributes.get("otel.scope.name", "")),
+        record.trace_id,
+        record.span_id,
+        str(record.time_unix_nano),
+        str(record.observed_time_unix_nano),
+        str(record.severity_number),
+        record.severity_text,
+        record.event_name,
+        record.body,
+        _IDENTITY_JSON.encode(record.attributes),
+    )
+
+
+#: `json.dumps(attributes, sort_keys=True, default=str)`, the spelling a log record's id hashes, with its
+#: encoder made once rather than once a record
+_IDENTITY_JSON = json.JSONEncoder(sort_keys=True, default=str)
+
+
+def log_timestamp(record: LogFacts) -> datetime:
+    return moment_from_nanos(record.time_unix_nano or record.observed_time_unix_nano, "log record")
 
 
 # --- small conversions ------------------------------------------------------------------------

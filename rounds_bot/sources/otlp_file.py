@@ -44,6 +44,7 @@ from rounds_bot.sources.line_memory import (
 from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
 from rounds_bot.sources.otlp_events import (
     SEVERITY_ERROR,
+    Known,
     LogFacts,
     Origin,
     SpanFacts,
@@ -51,6 +52,7 @@ from rounds_bot.sources.otlp_events import (
     errors_in_export_line,
     exception_event,
     log_error,
+    log_event_id,
     moment_from_nanos,
     span_error_event,
     stable_id,
@@ -67,7 +69,6 @@ from rounds_bot.sources.otlp_lean import (
     exception_indexes,
     flatten_plain,
     lean_line,
-    log_identity_parts,
     log_moment,
     log_neighbour,
     log_severity,
@@ -307,17 +308,20 @@ class _FromSpan:
         self.plain, self.origin = span, origin
         self._span: SpanFacts | None = None
 
-    def event(self, index: int | None) -> Callable[[], ErrorEvent]:
-        return lambda: self._build(index)
+    def event(self, index: int | None, known: Known) -> Callable[[], ErrorEvent]:
+        """The error of the span's exception event `index` (None: of its error status), whose id and time
+        `offer` was given."""
+        return lambda: self._build(index, known)
 
-    def _build(self, index: int | None) -> ErrorEvent:
+    def _build(self, index: int | None, known: Known) -> ErrorEvent:
         if self._span is None:
             self._span = SpanFacts.of_lean(self.plain)
         if index is None:
-            return span_error_event(self._span, self.origin)
+            return span_error_event(self._span, self.origin, known)
         event = self.plain["events"][index]
         own = flatten_plain(event.get("attributes", []))
-        return exception_event(self._span, index, int64(event.get("timeUnixNano", 0)), own, self.origin)
+        moment = int64(event.get("timeUnixNano", 0))
+        return exception_event(self._span, index, moment, own, self.origin, known)
 
 
 class _Reading:
@@ -451,12 +455,11 @@ class _Reading:
                 except SourceFormatError as exc:
                     skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
                     continue
-                parts = log_identity_parts(
-                    record, origin.service, str(origin.attributes.get("otel.scope.name", ""))
-                )
+                facts = LogFacts.of_lean(record)
+                event_id = log_event_id(facts, origin)
                 # the context is taken now: the record may be built later, after more records were noted
-                before = self.neighbours.before(origin.service, parts[3], moment)
-                self.offer(stable_id(*parts), timestamp, _log_builder(record, origin, before))
+                before = self.neighbours.before(origin.service, facts.trace_id, moment)
+                self.offer(event_id, timestamp, _log_builder(facts, origin, (event_id, timestamp), before))
         trail, self._trail = self._trail, None
         return Read.of(trail, neighbours) if len(skipped) == before_skips else None
 
@@ -494,12 +497,14 @@ class _Reading:
                 if index is None
                 else stable_id("span-event", *identity, str(index))
             )
-            self.offer(event_id, timestamp, built.event(index))
+            self.offer(event_id, timestamp, built.event(index, (event_id, timestamp)))
 
 
-def _log_builder(record: dict[str, Any], origin: Origin, before: list[Noted]) -> Callable[[], ErrorEvent]:
+def _log_builder(
+    record: LogFacts, origin: Origin, known: Known, before: list[Noted]
+) -> Callable[[], ErrorEvent]:
     def build() -> ErrorEvent:
-        event = log_error(LogFacts.of_lean(record), origin)
+        event = log_error(record, origin, known)
         assert event is not None  # its severity was checked before it was offered
         return event.model_copy(update={"context": context_records(before)}) if before else event
 

@@ -16,7 +16,6 @@ plain structures, so a record already counted costs a JSON parse and a hash, nev
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -375,9 +374,22 @@ def log_severity(record: Plain) -> int:
 
 def span_ids(span: Plain) -> tuple[str, str]:
     """A checked span's trace and span ids, as `_trace_id` and `_span_id` give them."""
-    return _checked_id(span.get("traceId", ""), 32, _trace_id), _checked_id(
-        span.get("spanId", ""), 16, _span_id
-    )
+    return checked_trace_id(span.get("traceId", "")), checked_span_id(span.get("spanId", ""))
+
+
+def checked_trace_id(value: str) -> str:
+    """The trace id of a checked record, as `otlp_json.trace_id` reads it."""
+    return _checked_id(value, 32, _trace_id)
+
+
+def checked_span_id(value: str) -> str:
+    """A span id of a checked record (its own, or its parent's), as `otlp_json.span_id` reads it."""
+    return _checked_id(value, 16, _span_id)
+
+
+def checked_int(value: object) -> int:
+    """An integer of a checked record (a time, a severity), as `otlp_json.int64` reads it."""
+    return _int(value)
 
 
 def _checked_id(value: str, hex_length: int, slow: Callable[[object], str]) -> str:
@@ -429,26 +441,6 @@ def flatten_plain(pairs: list[Plain]) -> dict[str, AttributeValue]:
     for pair in pairs:
         _flatten_into(flat, pair["key"], decode_plain(pair.get("value", {})))
     return flat
-
-
-def log_identity_parts(record: Plain, service: str, scope_name: str) -> tuple[str, ...]:
-    """What identifies a log record (the parts `otlp_events.error_in_log_record` hashes), from plain data."""
-    own = flatten_plain(record.get("attributes", []))
-    body = "" if record.get("body") is None else to_text(decode_plain(record["body"]))
-    return (
-        "log",
-        service,
-        scope_name,
-        _trace_id(record.get("traceId", "")),
-        _span_id(record.get("spanId", "")),
-        str(_int(record.get("timeUnixNano", 0))),
-        str(_int(record.get("observedTimeUnixNano", 0))),
-        str(_int(record.get("severityNumber", 0))),
-        record.get("severityText", ""),
-        record.get("eventName", ""),
-        body,
-        json.dumps(own, sort_keys=True, default=str),
-    )
 
 
 def log_neighbour(record: Plain, severity: int) -> tuple[str, int, str, int, str]:

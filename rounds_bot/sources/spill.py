@@ -2,8 +2,9 @@
 
 A round may read a million error records; each event is a few kilobytes as an object. `EventSpill` keeps
 the first `in_memory` events as they are, and past that writes them to an anonymous temporary file in
-compressed chunks, so a round's memory does not grow with its records. It is read again by iterating it
-(each pass decodes the chunks in order) or, for the few records a step needs out of order, by index.
+compressed chunks (`spill_chunk.py`), so a round's memory does not grow with its records. It is read again
+by iterating it (each pass decodes the chunks in order) or, for the few records a step needs out of order,
+by index.
 
     events = EventSpill()
     events.append(event)                     many times
@@ -18,16 +19,14 @@ Nothing in it outlives the round: the file has no name and is gone when the spil
 
 from __future__ import annotations
 
-import pickle
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import IO, Any, overload
-
-import lz4.frame
+from typing import IO, overload
 
 from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.spill_chunk import Key, key_of, read_events, read_keys, written
 
 #: events kept as objects before the spill starts writing; a small round never touches the disk
 IN_MEMORY = 20_000
@@ -121,6 +120,11 @@ class EventSpill(_EventSequence):
             return replaced
         return self._read(index // self._chunk)[index % self._chunk]
 
+    @property
+    def bytes_on_disk(self) -> int:
+        """What the events written take in the file (0 while they are all in memory)."""
+        return sum(keys + length for _, keys, length in self._chunks)
+
     def __repr__(self) -> str:
         return f"EventSpill({len(self)} events, {self._written} written)"
 
@@ -138,8 +142,7 @@ class EventSpill(_EventSequence):
 
     def _write(self, events: list[ErrorEvent]) -> None:
         assert self._file is not None
-        keys = _compressed(list(map(key_of, events)))
-        data = _compressed(_plain(events))
+        keys, data = written(events)
         offset = self._file.seek(0, 2)
         self._file.write(keys)
         self._file.write(data)
@@ -152,8 +155,9 @@ class EventSpill(_EventSequence):
             return self._cached[1]
         assert self._file is not None
         offset, keys, length = self._chunks[number]
-        self._file.seek(offset + keys)
-        events = _events(_decompressed(self._file.read(length)))
+        self._file.seek(offset)
+        data = self._file.read(keys + length)
+        events = read_events(data[:keys], data[keys:])
         self._cached = (number, events)
         return events
 
@@ -161,16 +165,7 @@ class EventSpill(_EventSequence):
         assert self._file is not None
         offset, length, _ = self._chunks[number]
         self._file.seek(offset)
-        keys: list[Key] = _decompressed(self._file.read(length))
-        return keys
-
-
-#: what sorts an event without reading it whole: its id, its time, its trace id
-Key = tuple[str, datetime, str | None]
-
-
-def key_of(event: ErrorEvent) -> Key:
-    return event.event_id, event.timestamp, event.trace_id
+        return read_keys(self._file.read(length))
 
 
 def keys_of(events: Sequence[ErrorEvent]) -> Iterator[Key]:
@@ -218,50 +213,3 @@ class Picked(_EventSequence):
 
     def __repr__(self) -> str:
         return f"Picked({len(self)} of {len(self._events)} events)"
-
-
-# --- a chunk on disk --------------------------------------------------------------------------------------
-# A chunk holds each event's field values (its `__dict__`) and the names of the fields it was given, not the
-# pickled model: pydantic's own pickling stores more per event and reads back slower, and every value was
-# validated when the event was made, so it is put back as it was, unchanged and without validating it again.
-# lz4 rather than zlib: it compresses the chunk a third less, four times faster, both ways.
-
-
-def _compressed(value: object) -> bytes:
-    return bytes(lz4.frame.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
-
-
-def _decompressed(data: bytes) -> Any:
-    return pickle.loads(lz4.frame.decompress(data))  # our own file, written by `_compressed`
-
-
-_Chunk = tuple[list[dict[str, Any]], list[frozenset[str]]]
-
-
-def _plain(events: list[ErrorEvent]) -> _Chunk:
-    # the same set object for equal sets: pickled once per chunk, not once per event
-    shared: dict[frozenset[str], frozenset[str]] = {}
-    fields_set = [shared.setdefault(names, names) for names in map(_fields_set, events)]
-    return [event.__dict__ for event in events], fields_set
-
-
-def _fields_set(event: ErrorEvent) -> frozenset[str]:
-    return frozenset(event.model_fields_set)
-
-
-def _events(chunk: _Chunk) -> list[ErrorEvent]:
-    values, fields_set = chunk
-    return [_restored(event_values, names) for event_values, names in zip(values, fields_set, strict=True)]
-
-
-def _restored(values: dict[str, Any], fields_set: frozenset[str]) -> ErrorEvent:
-    """The event whose fields were `values`, as unpickling gives it back (pydantic's `__setstate__`)."""
-    event = ErrorEvent.__new__(ErrorEvent)
-    _set(event, "__dict__", values)
-    _set(event, "__pydantic_fields_set__", set(fields_set))
-    _set(event, "__pydantic_extra__", None)
-    _set(event, "__pydantic_private__", None)
-    return event
-
-
-_set = object.__setattr__

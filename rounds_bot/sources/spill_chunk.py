@@ -1,0 +1,101 @@
+"""One chunk of an event spill (`spill.py`) as it is written to its file, and read back.
+
+A chunk is two compressed pieces, one after the other: the events' keys (id, time, trace id: what a pass
+that only sorts them reads), then the rest of their fields. Each piece holds the field values of the chunk's
+events as columns (one list per field, in the model's order), not one record per event: columns are pickled
+faster than as many small records, need no field names, and hold the keys once. In a column of the fields
+that take few values (a service's name, ...) equal values are one object, written once and read back once.
+Each event's values were validated when it was made, so it is put back as it was, unchanged and without
+validating it again (`models.assembled_event`), with the fields it was given (`model_fields_set`). lz4
+rather than zlib: it compresses a chunk a third less, four times faster, both ways.
+
+    keys, rest = written(events)
+    read_keys(keys) == [key_of(event) for event in events]
+    read_events(keys, rest) == events
+"""
+
+from __future__ import annotations
+
+import pickle
+from datetime import datetime
+from itertools import repeat
+from operator import itemgetter
+from typing import Any
+
+import lz4.frame
+
+from rounds_bot.models import ErrorEvent, assembled_event
+
+#: what sorts an event without reading it whole: its id, its time, its trace id
+Key = tuple[str, datetime, str | None]
+
+_FIELDS = tuple(ErrorEvent.model_fields)
+_KEY_FIELDS = ("event_id", "timestamp", "trace_id")
+#: the fields of the second piece, in the model's order
+_REST = tuple(name for name in _FIELDS if name not in _KEY_FIELDS)
+_rest_of = itemgetter(*_REST)
+#: the fields of which a chunk holds few different values (a service's name, ...)
+_FEW = frozenset(
+    {"service", "error_type", "error_code", "severity", "span_kind", "service_version", "environment"}
+)
+
+
+def key_of(event: ErrorEvent) -> Key:
+    return event.event_id, event.timestamp, event.trace_id
+
+
+def written(events: list[ErrorEvent]) -> tuple[bytes, bytes]:
+    """The chunk's two pieces: its keys, and the rest of its events."""
+    keys = (
+        [event.event_id for event in events],
+        [event.timestamp for event in events],
+        [event.trace_id for event in events],
+    )
+    rest = [
+        _shared(column) if name in _FEW else column
+        for name, column in zip(_REST, _columns(events), strict=True)
+    ]
+    # the same set object for equal sets: pickled once per chunk, not once per event
+    shared: dict[frozenset[str], frozenset[str]] = {}
+    fields_set = [shared.setdefault(names, names) for names in _fields_sets(events)]
+    return _compressed(keys), _compressed((rest, fields_set))
+
+
+def read_keys(keys: bytes) -> list[Key]:
+    ids, moments, trace_ids = _decompressed(keys)
+    return list(zip(ids, moments, trace_ids, strict=True))
+
+
+def read_events(keys: bytes, rest: bytes) -> list[ErrorEvent]:
+    ids, moments, trace_ids = _decompressed(keys)
+    columns, fields_set = _decompressed(rest)
+    if not ids:
+        return []
+    by_name = dict(zip(_REST, columns, strict=True))
+    by_name.update(event_id=ids, timestamp=moments, trace_id=trace_ids)
+    rows = zip(*(by_name[name] for name in _FIELDS), strict=True)
+    values = map(dict, map(zip, repeat(_FIELDS), rows))
+    return list(map(assembled_event, values, map(set, fields_set)))
+
+
+def _columns(events: list[ErrorEvent]) -> list[tuple[Any, ...]]:
+    """The values of the fields past the keys (`_REST`), one tuple per field."""
+    return list(zip(*(_rest_of(event.__dict__) for event in events), strict=True))
+
+
+def _shared(column: tuple[Any, ...]) -> list[Any]:
+    """The column with one object for equal values: pickled once per chunk, and read back once."""
+    first: dict[Any, Any] = {}
+    return [first.setdefault(value, value) for value in column]
+
+
+def _fields_sets(events: list[ErrorEvent]) -> list[frozenset[str]]:
+    return [frozenset(event.model_fields_set) for event in events]
+
+
+def _compressed(value: object) -> bytes:
+    return bytes(lz4.frame.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
+
+
+def _decompressed(data: bytes) -> Any:
+    return pickle.loads(lz4.frame.decompress(data))  # the spill's own file, written by `_compressed`

@@ -1,0 +1,92 @@
+"""A chunk of the event spill, written as columns and read back, gives each event exactly as it was (as
+pickling the event itself gives it back): every field's value and type, in the model's order, with the
+fields it was given; its keys (id, time, trace id) read alone are the event's. Odd events too: fields left
+at None, text beyond UTF-8 (lone surrogates, NUL), huge traces, attributes of every type, times in other
+zones or without one, neighbouring records, events changed after they were made."""
+
+from __future__ import annotations
+
+import pickle
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from pydantic import TypeAdapter
+
+from rounds_bot.models import ContextRecord, ErrorEvent
+from rounds_bot.sources.spill import EventSpill
+from rounds_bot.sources.spill_chunk import key_of, read_events, read_keys, written
+
+MOMENT = datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
+
+
+def odd_events() -> list[ErrorEvent]:
+    parsed = TypeAdapter(datetime).validate_python("2026-03-01T12:30:15Z")  # pydantic's own UTC zone
+    return [
+        ErrorEvent(event_id="a" * 32, timestamp=MOMENT),
+        ErrorEvent(
+            event_id="b" * 32,
+            timestamp=MOMENT + timedelta(microseconds=1),
+            service="caf\u00e9",
+            error_type="Ошибка",
+            message="lone \ud800 surrogate \u0000 and \U0001f600",
+            stacktrace='Traceback (most recent call last):\n  File "x.py", line 1\n' * 20_000,
+            error_code="E-1",
+            trace_id="0af7651916cd43dd8448eb211c80319c",
+            span_id="b7ad6b7169203331",
+            parent_span_id="00f067aa0ba902b7",
+            span_kind="server",
+            service_version="1.0",
+            environment="production",
+            attributes={"s": "x", "i": 2**70, "n": -1, "f": float("nan"), "inf": float("-inf"), "b": True},
+        ),
+        ErrorEvent(event_id="c", timestamp=datetime(2026, 3, 1, 7, tzinfo=timezone(timedelta(hours=-5)))),
+        ErrorEvent(event_id="d", timestamp=parsed, kind="log", severity="FATAL", fatal=True, count=7),
+        ErrorEvent(event_id="e", timestamp=datetime(2026, 3, 1, 12), source_group_id="g", source_url="u"),
+        ErrorEvent(event_id="f", timestamp=MOMENT.replace(fold=1), kind="span_error", message="m"),
+        ErrorEvent(
+            event_id="g",
+            timestamp=MOMENT,
+            kind="log",
+            context=[ContextRecord(timestamp=MOMENT, severity="INFO", body="before \ud83d")],
+        ),
+        ErrorEvent(event_id="h", timestamp=MOMENT, service="caf\u00e9").model_copy(
+            update={"message": "changed", "service": "other"}
+        ),
+        ErrorEvent.of_typed(event_id="i", timestamp=MOMENT, error_type="KeyError", attributes={"k": 1.5}),
+    ]
+
+
+def exactly(event: ErrorEvent) -> list[tuple[str, type, str]]:
+    """Each field, in order, with its value's type and repr (so NaN equals itself, and 1 is not 1.0)."""
+    return [(name, type(value), repr(value)) for name, value in event.__dict__.items()] + [
+        ("fields set", set, repr(sorted(event.model_fields_set))),
+        ("zone", type(event.timestamp.tzinfo), repr((event.timestamp.tzinfo, event.timestamp.fold))),
+    ]
+
+
+@pytest.mark.parametrize("events", [odd_events(), odd_events()[:1], odd_events()[::-1] * 3])
+def test_a_chunk_read_back_is_its_events_as_pickling_gives_them_back(events: list[ErrorEvent]) -> None:
+    keys, rest = written(events)
+    read = read_events(keys, rest)
+    pickled = [pickle.loads(pickle.dumps(event)) for event in events]
+    assert [exactly(event) for event in read] == [exactly(event) for event in pickled]
+    assert [exactly(event) for event in read] == [exactly(event) for event in events]
+    assert read_keys(keys) == [key_of(event) for event in events]
+
+
+def test_events_read_back_are_new_objects_that_share_no_mutable_value() -> None:
+    events = odd_events()
+    read = read_events(*written(events))
+    for before, after in zip(events, read, strict=True):
+        assert after is not before and after.attributes is not before.attributes
+        assert after.model_fields_set is not before.model_fields_set
+    assert len({id(event.model_fields_set) for event in read}) == len(read)
+
+
+def test_a_spill_on_disk_gives_back_odd_events_in_order_by_pass_and_by_index() -> None:
+    events = [event for event in odd_events() if event.timestamp.tzinfo is not None] * 3  # times compared
+    spill = EventSpill(events, in_memory=2, chunk=4)
+    assert spill.bytes_on_disk > 0
+    assert [exactly(event) for event in spill] == [exactly(event) for event in events]
+    assert [exactly(spill[index]) for index in range(len(events))] == [exactly(event) for event in events]
+    assert list(spill.keys()) == [key_of(event) for event in events]
