@@ -36,7 +36,7 @@ from scale_data import write_otlp
 def memo_bytes(engine: GroupingEngine) -> int:
     """The bytes the engine's memos and the memos all engines share hold, as they estimate them."""
     candidates = engine._candidates
-    holders = (candidates, candidates._traces, engine._explainer)
+    holders = (candidates, candidates._traces, engine._explainer, engine._shapes)
     memos = [value for holder in holders for value in vars(holder).values() if isinstance(value, BoundedMemo)]
     memos += [fingerprint._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     return sum(memo.held for memo in memos)
