@@ -330,7 +330,7 @@ class GroupingEngine:
         registered, always leads to the same signature), so it is kept (`routes.Answers`). A trace
         found by its site or an earlier version's hash is not registered under its own hashes:
         it is found the same way, and said to be, every time."""
-        answer = self._assignment(candidate, signature_id, "fingerprint")
+        answer = self._assignment(candidate, signature_id, "fingerprint", known=signature_id)
         self._answers.remember_trace(candidate, answer)
         return answer
 
@@ -395,8 +395,9 @@ class GroupingEngine:
         other = self._known_signatures.crash_site_of(neighbour.signature_id)
         return may_merge_by_similarity(candidate.site_key, other)
 
-    def _rule(self, candidate: Candidate, tier: Tier) -> str:
-        """Which rule decided, in words (the "why grouped" of an issue)."""
+    def _rule(self, candidate: Candidate, tier: Tier, known: str | None = None) -> str:
+        """Which rule decided, in words (the "why grouped" of an issue); `known`, when given, is
+        what `_known` has just answered for the candidate (not asked twice)."""
         if tier == "error_code":
             return RULES["error_code"]
         if tier == "similarity":
@@ -407,7 +408,7 @@ class GroupingEngine:
             varied = candidate.template_id in self._miner.varied_templates
             return RULES["varied" if varied else "template"]
         by_hash = self._known_signatures.by_hash
-        signature_id = self._known(candidate)
+        signature_id = known if known is not None else self._known(candidate)
         for name, digest in candidate.fingerprint.lookup_keys():
             if by_hash.get(digest) == signature_id:
                 return RULES[name].format(site=candidate.site_key)
@@ -445,6 +446,7 @@ class GroupingEngine:
         similarity: float | None = None,
         neighbours: list[Neighbour] | None = None,
         note: str | None = None,
+        known: str | None = None,
     ) -> Assignment:
         signature = self._signatures[signature_id]
         scored = {n.signature_id: n.score for n in (neighbours or []) if n.signature_id != signature_id}
@@ -458,7 +460,7 @@ class GroupingEngine:
             signature_id,
             similarity,
             neighbours or [],
-            self._rule(candidate, tier),
+            self._rule(candidate, tier, known),
         )
         if note:
             explanation += "\n" + note
