@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,13 @@ from rounds_bot.grouping import normalize
 from rounds_bot.grouping.mask_rules import RULES
 from rounds_bot.grouping.normalize import (
     mask_spans,
+    normalize_previous,
     normalize_uncached,
     plain_alternation,
     shape_of,
 )
 from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.skeletons import skeleton
 
 GOLDEN = Path(__file__).parent / "golden" / "grouping" / "normalize.tsv"
 
@@ -115,6 +118,49 @@ def test_the_shape_memo_agrees_with_normalising_from_scratch() -> None:
         varied = _other_digits(message, rng)
         normalized, _ = shapes.lookup(varied)
         assert normalized == normalize_uncached(varied)
+
+
+def _eager_reading(message: str, code_test: Callable[[str], bool]) -> tuple[object, ...]:
+    """What a shape reads of its message, worked out from scratch as soon as it is seen."""
+    text = normalize.truncate(message)
+    tokens = skeleton(normalize_uncached(message))
+    previous = None
+    if re.search(r"[\"'{\[]", text):
+        previous = skeleton(normalize_previous(text))
+        previous = None if previous == tokens else previous
+    return tokens, previous, code_test(text)
+
+
+def test_what_a_shape_reads_when_first_asked_is_what_its_message_gives_from_scratch() -> None:
+    # The skeletons and the error-code test are read from the shape's first message only when asked
+    # for (a trace's message never asks), in any order, after the memo was emptied or not.
+    code = re.compile(r"\b[A-Z]{2,4}-\d{2,5}\b")
+
+    def code_test(text: str) -> bool:
+        return code.search(text) is not None
+
+    shapes = ShapeCache(max_shapes=8, code_test=code_test)
+    rng = random.Random(11)
+    corpus = [*_corpus(), "order ORD-123 failed", "order ORD-9 failed: {'id': 4}"]
+    for message in corpus * 2:
+        varied = _other_digits(message, rng)
+        _, info = shapes.lookup(varied)
+        asked = rng.randrange(4)
+        if asked == 0:
+            continue  # never asked: the next message of the shape may be the first to ask
+        reading = (
+            (info.skeleton, info.previous, info.may_hold_code)
+            if asked == 1
+            else tuple(reversed((info.may_hold_code, info.previous, info.skeleton)))
+        )
+        assert reading == _eager_reading(varied, code_test), message
+
+
+def test_the_shape_memo_is_bounded_by_the_bytes_its_shapes_hold() -> None:
+    shapes = ShapeCache(budget=20_000)
+    for index in range(200):
+        shapes.lookup(f"failed to read {'x' * (index % 7)} shard{'y' * index}")
+    assert 0 < len(shapes._shapes) < 200 and shapes._shapes.held <= 20_000
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import random
 from datetime import UTC, datetime
 
 from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.memo import BoundedMemo
 from rounds_bot.grouping.skeletons import skeleton
 from rounds_bot.grouping.variability import varying_skeletons
 from rounds_bot.models import ErrorEvent
@@ -97,3 +98,17 @@ def test_boolean_literals_in_a_fixed_statement_are_a_value() -> None:
         )
     )
     assert set(found.values()) == {("feature", "flag", "new-checkout", "is", "<*>", "for", "this", "tenant")}
+
+
+def test_a_batch_groups_alike_when_its_shapes_are_forgotten_between_the_two_passes() -> None:
+    # The batch keeps counts per skeleton only, never an event's shape: the second pass looks each
+    # shape up again, even when the bounded shape memo has dropped it meanwhile.
+    messages = [f"job {job} failed: destination unreachable" for job in JOBS * 2] + [
+        f"user {who} may not approve refund {n}" for n, who in enumerate(("alice", "bob", "carol", "dmitri"))
+    ]
+    events = [log(m, i) for i, m in enumerate(messages)]
+    expected = [(a.signature_id, a.tier, a.explanation) for a in GroupingEngine().assign_all(events)]
+    forgetful = GroupingEngine()
+    forgetful._shapes._shapes = BoundedMemo(entries=2, budget=1 << 20)
+    assert [(a.signature_id, a.tier, a.explanation) for a in forgetful.assign_all(events)] == expected
+    assert len({signature for signature, _, _ in expected}) == 2

@@ -39,7 +39,6 @@ from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
-from rounds_bot.grouping.normalize import MAX_MESSAGE_CHARS, apply_spans
 from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Answers, answer_key
@@ -167,82 +166,58 @@ class GroupingEngine:
         """`assign_all`, one assignment at a time: a sequence (a round's events, which may be on disk) is
         read twice, never held whole; the assignments are not held either."""
         batch = events if isinstance(events, Sequence) else list(events)
-        shapes = self._batch_shapes(batch)
-        for event, shape in zip(batch, shapes, strict=True):
-            if shape is None:
-                yield self.assign(event)
-                continue
-            message = event.message
-            normalized = shape.normalized
-            if normalized is None:
-                normalized = apply_spans(message.strip(), shape.spans)
-            yield (
-                self._assign_message(
-                    event,
-                    message,
-                    event.service,
-                    event.error_type,
-                    event.environment,
-                    event.service_version,
-                    normalized,
-                    shape,
-                )
-            )
-
-    def _batch_shapes(self, batch: Sequence[ErrorEvent]) -> list[ShapeInfo | None]:
-        """Learn from a batch's message-path lines which words vary (the miner's `expect`),
-        counted per service, error type and shape; the shape of each short one-line plain
-        message, None for the other events. (Nested dicts, not a key tuple per event: the
-        batch allocates nothing per line.)"""
-        shape_of = self._shapes.shape_of
-        lines: dict[str, dict[str | None, dict[ShapeInfo, int]]] = {}
-        shapes: list[ShapeInfo | None] = []
+        self._expect(batch)
         for event in batch:
-            shape = None
-            if event.stacktrace is None and not event.error_code and not event.attributes:
-                message = event.message
-                shape = counted = shape_of(message)
-                where, error_type = event.service, event.error_type
-                if shape.may_hold_code and self._message_may_hold_code(message):
-                    shape = None  # `assign` reads its error code, if it has one
-                    if self._codes.read(event) is not None:
-                        shapes.append(None)
-                        continue
-                elif len(message) > MAX_MESSAGE_CHARS or "\n" in message:
-                    shape = None  # its text is cut first: `assign` reads it
-            else:
-                line = self._message_line(event)
-                if line is None:
-                    shapes.append(None)
-                    continue
-                where, error_type, counted = line
-            shapes.append(shape)
+            yield self.assign(event)
+
+    def _expect(self, batch: Sequence[ErrorEvent]) -> None:
+        """Learn from a batch's message-path lines which words vary (the miner's `expect`),
+        counted per service, error type and skeleton. Only those counts are kept, never an
+        event's shape: the second pass looks each one up again (through the bounded shape memo), so
+        what the batch holds grows with its distinct skeletons, not its lines. (Nested dicts, not a
+        key tuple per event: the batch allocates nothing per line.)"""
+        lines: dict[str, dict[str | None, dict[tuple[str, ...], int]]] = {}
+        for event in batch:
+            line = self._message_line(event)
+            if line is None:
+                continue
+            where, error_type, tokens = line
             per_type = lines.get(where)
             if per_type is None:
                 per_type = lines[where] = {}
-            per_shape = per_type.get(error_type)
-            if per_shape is None:
-                per_shape = per_type[error_type] = {}
-            per_shape[counted] = per_shape.get(counted, 0) + 1
+            per_skeleton = per_type.get(error_type)
+            if per_skeleton is None:
+                per_skeleton = per_type[error_type] = {}
+            per_skeleton[tokens] = per_skeleton.get(tokens, 0) + 1
         bucket = self._candidates.bucket
         self._miner.expect(
             [
-                ((bucket(where or "unknown", error_type), shape.skeleton), count)
+                ((bucket(where or "unknown", error_type), tokens), count)
                 for where, per_type in lines.items()
-                for error_type, per_shape in per_type.items()
-                for shape, count in per_shape.items()
+                for error_type, per_skeleton in per_type.items()
+                for tokens, count in per_skeleton.items()
             ]
         )
-        return shapes
 
-    def _message_line(self, event: ErrorEvent) -> tuple[str, str | None, ShapeInfo] | None:
+    def _message_line(self, event: ErrorEvent) -> tuple[str, str | None, tuple[str, ...]] | None:
         """Where (service, and a failed span's target) an event that takes the message path is
-        matched, with its error type and shape; None for an event that does not."""
+        matched, with its error type and skeleton; None for an event that does not."""
+        if event.stacktrace is None and not event.error_code and not event.attributes:
+            # the common case first, as `assign` takes it: a plain log line
+            message = event.message
+            shape = self._shapes.shape_of(message)
+            if (
+                shape.may_hold_code
+                and self._message_may_hold_code(message)
+                and self._codes.read(event) is not None
+            ):
+                return None
+            return event.service, event.error_type, shape.skeleton
         if (event.stacktrace and not event.stacktrace.isspace()) or self._codes.read(event) is not None:
             return None
         target = operation_target(event.attributes) if event.kind == "span_error" else None
         where = event.service if target is None else f"{event.service}\x1e{target}"
-        return where, event.error_type, self._shapes.lookup(event.message)[1]
+        return where, event.error_type, self._shapes.lookup(event.message)[1].skeleton
 
     def state(self, signature_id: str) -> SignatureState:
         return self._known_signatures.state(signature_id)
@@ -355,7 +330,7 @@ class GroupingEngine:
         registered, always leads to the same signature), so it is kept (`routes.Answers`). A trace
         found by its site or an earlier version's hash is not registered under its own hashes:
         it is found the same way, and said to be, every time."""
-        answer = self._assignment(candidate, signature_id, "fingerprint")
+        answer = self._assignment(candidate, signature_id, "fingerprint", known=signature_id)
         self._answers.remember_trace(candidate, answer)
         return answer
 
@@ -420,8 +395,9 @@ class GroupingEngine:
         other = self._known_signatures.crash_site_of(neighbour.signature_id)
         return may_merge_by_similarity(candidate.site_key, other)
 
-    def _rule(self, candidate: Candidate, tier: Tier) -> str:
-        """Which rule decided, in words (the "why grouped" of an issue)."""
+    def _rule(self, candidate: Candidate, tier: Tier, known: str | None = None) -> str:
+        """Which rule decided, in words (the "why grouped" of an issue); `known`, when given, is
+        what `_known` has just answered for the candidate (not asked twice)."""
         if tier == "error_code":
             return RULES["error_code"]
         if tier == "similarity":
@@ -432,7 +408,7 @@ class GroupingEngine:
             varied = candidate.template_id in self._miner.varied_templates
             return RULES["varied" if varied else "template"]
         by_hash = self._known_signatures.by_hash
-        signature_id = self._known(candidate)
+        signature_id = known if known is not None else self._known(candidate)
         for name, digest in candidate.fingerprint.lookup_keys():
             if by_hash.get(digest) == signature_id:
                 return RULES[name].format(site=candidate.site_key)
@@ -470,6 +446,7 @@ class GroupingEngine:
         similarity: float | None = None,
         neighbours: list[Neighbour] | None = None,
         note: str | None = None,
+        known: str | None = None,
     ) -> Assignment:
         signature = self._signatures[signature_id]
         scored = {n.signature_id: n.score for n in (neighbours or []) if n.signature_id != signature_id}
@@ -483,7 +460,7 @@ class GroupingEngine:
             signature_id,
             similarity,
             neighbours or [],
-            self._rule(candidate, tier),
+            self._rule(candidate, tier, known),
         )
         if note:
             explanation += "\n" + note

@@ -4,13 +4,19 @@ Messages that differ only in digit values (`user 12 not found` / `user 907 not f
 shape (digits zeroed). Masking never depends on digit values (see `normalize`), and neither
 does the skeleton (any token with a digit is a parameter), so both are computed once per shape
 and reused; only the final text is rebuilt when a masked message still shows a digit.
+
+What only a log line's path reads (its skeleton, the skeleton `rounds-fp:2` read, whether it may
+hold an error code) is worked out the first time it is asked for, from the first message of the
+shape, as it would have been when the shape was first seen: a trace's message needs none of it.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.normalize import (
     MAX_MESSAGE_CHARS,
     SHAPE_DIGITS,
@@ -26,31 +32,97 @@ from rounds_bot.grouping.skeletons import skeleton
 _DIGIT = re.compile(r"[0-9]")
 #: what the rules added in `rounds-fp:3` mask begins with
 _MASKED_SINCE = re.compile(r"[\"'{\[]")
+#: shapes kept before the memo is cleared, and the bytes they may hold (as `_shape_size` estimates)
+MAX_SHAPES = 100_000
+SHAPES_BUDGET = 24 * MB
 
 
 class ShapeInfo:
-    __slots__ = ("may_hold_code", "normalized", "previous", "routes", "skeleton", "spans")
+    __slots__ = (
+        "_code_test",
+        "_may_hold_code",
+        "_previous",
+        "_skeleton",
+        "_text",
+        "normalized",
+        "routes",
+        "spans",
+    )
 
     def __init__(
         self,
+        text: str,
         spans: tuple[Span, ...],
-        skeleton: tuple[str, ...],
         normalized: str | None,
-        may_hold_code: bool,
-        previous: tuple[str, ...] | None = None,
+        code_test: Callable[[str], bool] | None,
     ) -> None:
         self.spans = spans
-        self.skeleton = skeleton
         #: the normalised text, when it is the same for every message of the shape
         self.normalized = normalized
-        #: False when no message of the shape can hold an error code (see ShapeCache)
-        self.may_hold_code = may_hold_code
-        #: the skeleton `rounds-fp:2` read (quotes and printed structures were text then), when
-        #: it differs from `skeleton`
-        self.previous = previous
+        #: the shape's first message (cut as normalising cuts it), until what is read from it lazily is
+        #: worked out
+        self._text: str | None = text
+        self._code_test = code_test
+        self._skeleton: tuple[str, ...] | None = None
+        self._previous: tuple[str, ...] | None = None
+        self._may_hold_code: bool | None = None
         #: what the engine worked out for this shape, per service and error type; it is
         #: forgotten with the shape and is only ever a shortcut to an answer that cannot change
         self.routes: dict[tuple[str, str | None], Route] = {}
+
+    @property
+    def skeleton(self) -> tuple[str, ...]:
+        """The template shape of the shape's messages (`skeletons`)."""
+        if self._skeleton is None:
+            self._read_skeletons()
+        return self._skeleton  # type: ignore[return-value]
+
+    @property
+    def previous(self) -> tuple[str, ...] | None:
+        """The skeleton `rounds-fp:2` read (quotes and printed structures were text then), when it
+        differs from `skeleton`."""
+        if self._skeleton is None:
+            self._read_skeletons()
+        return self._previous
+
+    @property
+    def may_hold_code(self) -> bool:
+        """False when no message of the shape can hold an error code (see ShapeCache)."""
+        found = self._may_hold_code
+        if found is None:
+            text = self._text
+            assert text is not None
+            found = self._may_hold_code = self._code_test(text) if self._code_test is not None else True
+            self._code_test = None
+            self._release()
+        return found
+
+    def _read_skeletons(self) -> None:
+        text = self._text
+        assert text is not None
+        tokens = _interned(skeleton(apply_spans(text, self.spans)))
+        if _MASKED_SINCE.search(text):
+            previous = skeleton(normalize_previous(text))
+            self._previous = None if previous == tokens else _interned(previous)
+        self._skeleton = tokens
+        self._release()
+
+    def _release(self) -> None:
+        # the first message is kept only as long as something is still to be read from it
+        if self._skeleton is not None and self._may_hold_code is not None:
+            self._text = None
+
+
+def _interned(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The skeleton with its words shared with every other skeleton's (a statement's words repeat across
+    its shapes: one copy of each, not one per shape)."""
+    return tuple([sys.intern(token) for token in tokens])
+
+
+def _shape_size(key: bytes, info: ShapeInfo) -> int:
+    """A shape's bytes, roughly: its key, its first message (or constant text) and spans, its skeleton
+    and the objects around them."""
+    return 2 * OVERHEAD + 2 * len(key) + 16 * len(info.spans)
 
 
 class ShapeCache:
@@ -58,9 +130,13 @@ class ShapeCache:
     treats digits only as `\\d`); its answer is kept with the shape. Without one, every shape
     may hold a code and the caller looks each time."""
 
-    def __init__(self, max_shapes: int = 100_000, code_test: Callable[[str], bool] | None = None) -> None:
-        self._shapes: dict[bytes, ShapeInfo] = {}
-        self._max_shapes = max_shapes
+    def __init__(
+        self,
+        max_shapes: int = MAX_SHAPES,
+        code_test: Callable[[str], bool] | None = None,
+        budget: int = SHAPES_BUDGET,
+    ) -> None:
+        self._shapes: BoundedMemo[bytes, ShapeInfo] = BoundedMemo(max_shapes, budget, _shape_size)
         self._code_test = code_test
         self.misses = 0
 
@@ -86,14 +162,6 @@ class ShapeCache:
         spans = mask_spans(text)
         normalized = apply_spans(text, spans)
         constant = normalized if _DIGIT.search(normalized) is None else None
-        may_hold_code = self._code_test(text) if self._code_test is not None else True
-        tokens = skeleton(normalized)
-        previous = None
-        if _MASKED_SINCE.search(text):
-            previous = skeleton(normalize_previous(text))
-            previous = None if previous == tokens else previous
-        info = ShapeInfo(spans, tokens, constant, may_hold_code, previous)
-        if len(self._shapes) >= self._max_shapes:
-            self._shapes.clear()
-        self._shapes[shape] = info
+        info = ShapeInfo(text, spans, constant, self._code_test)
+        self._shapes.put(shape, info)
         return normalized, info
