@@ -2,11 +2,14 @@
 
 A round may count a million occurrences: what it keeps of each (its id and moment for the database, its
 moment and count for triage's timeline) is kept in compact arrays (`Occurrences`, `Timeline`), read back as
-the tuples and `Occurrence`s they were given as; everything else is an aggregate or a bounded sample.
+the tuples and `Occurrence`s they were given as; everything else is an aggregate or a bounded sample. The
+samples of a signature are a few events of a few kilobytes each, and a round of many signatures keeps
+thousands of them: past the first, they are kept packed (`Samples`).
 """
 
 from __future__ import annotations
 
+import pickle
 import re
 from array import array
 from collections.abc import Iterator, Sequence
@@ -14,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import overload
+
+import lz4.frame
 
 from rounds_bot.clock import BUCKET_SECONDS, bucket_of
 from rounds_bot.models import Assignment, ErrorEvent
@@ -31,7 +36,7 @@ class Tally:
     first_seen: datetime | None = None
     last_seen: datetime | None = None
     buckets: dict[str, int] = field(default_factory=dict)
-    samples: list[ErrorEvent] = field(default_factory=list)
+    samples: Samples = field(default_factory=lambda: Samples())
     occurrences: Occurrences = field(default_factory=lambda: Occurrences())
     group_ids: set[str] = field(default_factory=set)
     services: set[str] = field(default_factory=set)
@@ -61,15 +66,7 @@ class Tally:
             self.environments.add(event.environment)
         if event.source_group_id:
             self.group_ids.add(event.source_group_id)
-        if len(self.samples) < SAMPLES_PER_SIGNATURE and self._varied(event):
-            self.samples.append(event)
-
-    def _varied(self, event: ErrorEvent) -> bool:
-        """Keep samples that differ from each other: different service, version, or message."""
-        return all(
-            (s.service, s.service_version, s.message) != (event.service, event.service_version, event.message)
-            for s in self.samples
-        )
+        self.samples.offer(event)
 
 
 def _bucket(moment: datetime) -> str:
@@ -202,3 +199,61 @@ class Timeline(Sequence[Occurrence]):
 
     def __repr__(self) -> str:
         return f"Timeline({list(self)!r})"
+
+
+class Samples(Sequence[ErrorEvent]):
+    """A signature's samples: up to `SAMPLES_PER_SIGNATURE` events that differ from each other (another
+    service, version or message), in the order offered. The first stays an object (it is the signature's
+    representative, `Signature.first`, read at once); once the set is full, the others are kept pickled and
+    compressed (similar events of one signature compress to a fifth) and read back as they were given."""
+
+    def __init__(self) -> None:
+        self._kinds: list[tuple[str, str | None, str]] = []  # what makes each sample differ from the others
+        self._first: ErrorEvent | None = None
+        self._rest: list[ErrorEvent] = []
+        self._packed: bytes | None = None
+
+    def offer(self, event: ErrorEvent) -> None:
+        """Keep `event` if there is room and no sample is like it."""
+        kind = (event.service, event.service_version, event.message)
+        if len(self._kinds) >= SAMPLES_PER_SIGNATURE or kind in self._kinds:
+            return
+        self._kinds.append(kind)
+        if self._first is None:
+            self._first = event
+            return
+        self._rest.append(event)
+        if len(self._kinds) == SAMPLES_PER_SIGNATURE:  # full: no sample is added any more
+            self._packed = bytes(lz4.frame.compress(pickle.dumps(self._rest, pickle.HIGHEST_PROTOCOL)))
+            self._rest = []
+
+    def _events(self) -> list[ErrorEvent]:
+        if self._first is None:
+            return []
+        rest = self._rest if self._packed is None else pickle.loads(lz4.frame.decompress(self._packed))
+        return [self._first, *rest]
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def __iter__(self) -> Iterator[ErrorEvent]:
+        return iter(self._events())
+
+    @overload
+    def __getitem__(self, index: int) -> ErrorEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ErrorEvent]: ...
+    def __getitem__(self, index: int | slice) -> ErrorEvent | list[ErrorEvent]:
+        if index == 0 and self._first is not None:
+            return self._first
+        return self._events()[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Samples({list(self)!r})"

@@ -25,7 +25,7 @@ from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.spill import EventSpill, Picked
 from rounds_bot.store import Store
-from rounds_bot.tally import Tally
+from rounds_bot.tally import SAMPLES_PER_SIGNATURE, Tally
 from rounds_bot.tracker.dryrun import DryRunTracker
 from rounds_bot.triage import Occurrence
 from tests.test_issue_bodies import cascade_plans
@@ -177,6 +177,32 @@ def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_giv
     assert list(tally.timeline) == [Occurrence(timestamp=m, count=2, fatal=f) for _, m, f in given]
     assert tally.timeline[2].timestamp.tzinfo == elsewhere and tally.timeline[-1] == tally.timeline[2]
     assert len(tally.timeline) == len(tally.occurrences) == 3
+
+
+def test_a_tally_keeps_the_samples_a_list_of_varied_events_kept_and_gives_them_back_as_given() -> None:
+    offered = [
+        event(n, service=f"svc{n % 3}", service_version=["1.0", None][n % 2], message=f"failed {n % 4}")
+        for n in range(24)
+    ]
+    offered.insert(3, event(99, service="svc0", message="set here", attributes={"k": "v"}))
+    expected: list[ErrorEvent] = []  # what a plain list of samples kept: room left and none like it
+    for one in offered:
+        kind = (one.service, one.service_version, one.message)
+        if len(expected) < SAMPLES_PER_SIGNATURE and all(
+            (s.service, s.service_version, s.message) != kind for s in expected
+        ):
+            expected.append(one)
+    tally, partial = _empty_tally(), _empty_tally()
+    for one in offered:
+        tally.add(one, 1, one.timestamp, one.timestamp)
+    for one in offered[:3]:
+        partial.add(one, 1, one.timestamp, one.timestamp)
+    assert len(tally.samples) == SAMPLES_PER_SIGNATURE and tally.samples == expected
+    assert list(partial.samples) == expected[:3] and partial.samples[1:] == expected[1:3]
+    assert tally.samples[0] is offered[0]  # the representative, as it was given
+    assert [s.model_fields_set for s in tally.samples] == [s.model_fields_set for s in expected]
+    assert [s.event_id for s in tally.samples[-2:]] == [s.event_id for s in expected[-2:]]
+    assert list(_empty_tally().samples) == [] and _empty_tally().samples == []
 
 
 def test_a_tally_counts_each_occurrence_in_the_clock_s_bucket_of_its_moment() -> None:

@@ -138,6 +138,7 @@ def _round(
     engine = load_engine(settings, store)
     grouped = group_occurrences(store, engine, controls, read_window(window, polled), polled)
     after = signatures_after(store, engine, grouped.tallies, run_id=run_id, now=now)
+    del engine  # its caches are the most a round holds, and nothing after this reads them: freed here
     fixed = watch_fixed(store, grouped.tallies, run_id)
     cascade_links: dict[str, CascadeLinks] = {}
     if controls.pause is not None:
