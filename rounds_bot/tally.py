@@ -1,8 +1,8 @@
 """What one round saw of one signature: counts, time span, buckets, varied samples, where it was seen.
 
-A round may count a million occurrences: what it keeps of each (its id and moment for the database, its
-moment and count for triage's timeline) is kept in compact arrays (`Occurrences`, `Timeline`), read back as
-the tuples and `Occurrence`s they were given as; everything else is an aggregate or a bounded sample. The
+A round may count a million occurrences: what it keeps of each (its moment and count for triage's timeline)
+is kept in compact arrays (`Timeline`), read back as the `Occurrence`s they were given as; everything else is
+an aggregate or a bounded sample (the ids counted wait for the commit elsewhere: `round/counted.py`). The
 samples of a signature are a few events of a few kilobytes each, and a round of many signatures keeps
 thousands of them: past the first, they are kept packed (`Samples`).
 """
@@ -10,7 +10,6 @@ thousands of them: past the first, they are kept packed (`Samples`).
 from __future__ import annotations
 
 import pickle
-import re
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,6 @@ class Tally:
     last_seen: datetime | None = None
     buckets: dict[str, int] = field(default_factory=dict)
     samples: Samples = field(default_factory=lambda: Samples())
-    occurrences: Occurrences = field(default_factory=lambda: Occurrences())
     group_ids: set[str] = field(default_factory=set)
     services: set[str] = field(default_factory=set)
     versions: set[str] = field(default_factory=set)
@@ -83,7 +81,6 @@ def _bucket_starting(epoch: int) -> str:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class _Moments:
@@ -109,48 +106,6 @@ class _Moments:
 
 
 _MICROSECOND = timedelta(microseconds=1)
-
-
-class Occurrences:
-    """The (event id, signature id, moment) of each occurrence counted, in the order added: an id of 32 hex
-    digits (the usual kind) takes 16 bytes, a moment 8."""
-
-    def __init__(self) -> None:
-        self._ids = bytearray()
-        self._other_ids: dict[int, str] = {}
-        self._signatures: list[str] = []
-        self._moments = _Moments()
-
-    def append(self, occurrence: tuple[str, str, datetime]) -> None:
-        event_id, signature_id, moment = occurrence
-        if _ID.fullmatch(event_id):
-            self._ids += bytes.fromhex(event_id)
-        else:
-            self._other_ids[len(self._signatures)] = event_id
-            self._ids += bytes(16)
-        self._signatures.append(signature_id)
-        self._moments.append(moment)
-
-    def __len__(self) -> int:
-        return len(self._signatures)
-
-    def __iter__(self) -> Iterator[tuple[str, str, datetime]]:
-        ids, other = self._ids, self._other_ids
-        for index, signature_id in enumerate(self._signatures):
-            event_id = other.get(index)
-            if event_id is None:
-                event_id = ids[index * 16 : index * 16 + 16].hex()
-            yield event_id, signature_id, self._moments[index]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Occurrences | list):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Occurrences({list(self)!r})"
 
 
 class Timeline(Sequence[Occurrence]):

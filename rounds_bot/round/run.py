@@ -160,6 +160,7 @@ def _round(
             source=source.name,
             signatures={**after, **{p.signature_id: p.signature for p in plans}},
             tallies=grouped.tallies,
+            counted=grouped.counted,
             plans=plans,
             lapsed_mutes=planned.lapsed_mutes,
             cursor=cursor,
