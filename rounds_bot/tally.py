@@ -110,25 +110,29 @@ _MICROSECOND = timedelta(microseconds=1)
 
 class Timeline(Sequence[Occurrence]):
     """The round's occurrences of a signature for triage, in the order counted: a moment, a count, whether
-    fatal; read back as `Occurrence`s."""
+    fatal; read back as `Occurrence`s. A record is one occurrence: its count is kept only once a count is
+    not 1."""
 
     def __init__(self) -> None:
         self._moments = _Moments()
-        self._counts = array("q")
+        self._counts: array[int] | None = None  # None while every count is 1
         self._fatal = bytearray()
 
     def note(self, moment: datetime, count: int, fatal: bool) -> None:
         if count < 1:  # what `Occurrence` refuses, refused as it would be
             Occurrence(timestamp=moment, count=count, fatal=fatal)
+        if self._counts is None and count != 1:
+            self._counts = array("q", [1]) * len(self)
         self._moments.append(moment)
-        self._counts.append(count)
+        if self._counts is not None:
+            self._counts.append(count)
         self._fatal.append(fatal)
 
     def append(self, occurrence: Occurrence) -> None:
         self.note(occurrence.timestamp, occurrence.count, occurrence.fatal)
 
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._fatal)
 
     @overload
     def __getitem__(self, index: int) -> Occurrence: ...
@@ -141,8 +145,9 @@ class Timeline(Sequence[Occurrence]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("timeline index out of range")
+        count = 1 if self._counts is None else self._counts[index]
         return Occurrence.model_construct(
-            timestamp=self._moments[index], count=self._counts[index], fatal=bool(self._fatal[index])
+            timestamp=self._moments[index], count=count, fatal=bool(self._fatal[index])
         )
 
     def __eq__(self, other: object) -> bool:

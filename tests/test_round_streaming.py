@@ -177,6 +177,10 @@ def test_a_tally_keeps_each_occurrence_s_moment_compactly_and_gives_it_back_as_i
     assert list(tally.timeline) == [Occurrence(timestamp=m, count=2, fatal=f) for _, m, f in given]
     assert tally.timeline[2].timestamp.tzinfo == elsewhere and tally.timeline[-1] == tally.timeline[2]
     assert len(tally.timeline) == 3
+    mixed = _empty_tally()  # records of one occurrence each, then one that stands for three
+    for count in (1, 1, 3, 1):
+        mixed.add(event(0), count, NOW, NOW)
+    assert [o.count for o in mixed.timeline] == [1, 1, 3, 1] and mixed.count == 6
 
 
 def _seen_rows(store: Store) -> list[tuple[object, ...]]:
