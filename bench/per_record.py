@@ -32,6 +32,7 @@ import orjson
 
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.round.cascade import TraceErrors
+from rounds_bot.round.counted import Counted
 from rounds_bot.round.occurrences import _not_counted
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
@@ -79,13 +80,13 @@ def tally_all(events: list[ErrorEvent] | Any) -> int:
         normalized_message="m",
     )
     tallies: dict[str, Tally] = {}
-    traces = TraceErrors()
+    traces, counted = TraceErrors(), Counted()
     for event in events:
         tally = tallies.get(event.service)
         if tally is None:
             tally = tallies[event.service] = Tally(assignment=assignment)
         tally.add(event, event.count, event.timestamp, event.timestamp)
-        tally.occurrences.append((event.event_id, event.service, event.timestamp))
+        counted.append(event.event_id, event.service, event.timestamp)
         traces.add(event, event.service)
     return len(tallies)
 

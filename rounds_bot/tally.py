@@ -1,19 +1,23 @@
 """What one round saw of one signature: counts, time span, buckets, varied samples, where it was seen.
 
-A round may count a million occurrences: what it keeps of each (its id and moment for the database, its
-moment and count for triage's timeline) is kept in compact arrays (`Occurrences`, `Timeline`), read back as
-the tuples and `Occurrence`s they were given as; everything else is an aggregate or a bounded sample.
+A round may count a million occurrences: what it keeps of each (its moment and count for triage's timeline)
+is kept in compact arrays (`Timeline`), read back as the `Occurrence`s they were given as; everything else is
+an aggregate or a bounded sample (the ids counted wait for the commit elsewhere: `round/counted.py`). The
+samples of a signature are a few events of a few kilobytes each, and a round of many signatures keeps
+thousands of them: past the first, they are kept packed (`Samples`).
 """
 
 from __future__ import annotations
 
-import re
+import pickle
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import overload
+
+import lz4.frame
 
 from rounds_bot.clock import BUCKET_SECONDS, bucket_of
 from rounds_bot.models import Assignment, ErrorEvent
@@ -31,8 +35,7 @@ class Tally:
     first_seen: datetime | None = None
     last_seen: datetime | None = None
     buckets: dict[str, int] = field(default_factory=dict)
-    samples: list[ErrorEvent] = field(default_factory=list)
-    occurrences: Occurrences = field(default_factory=lambda: Occurrences())
+    samples: Samples = field(default_factory=lambda: Samples())
     group_ids: set[str] = field(default_factory=set)
     services: set[str] = field(default_factory=set)
     versions: set[str] = field(default_factory=set)
@@ -61,15 +64,7 @@ class Tally:
             self.environments.add(event.environment)
         if event.source_group_id:
             self.group_ids.add(event.source_group_id)
-        if len(self.samples) < SAMPLES_PER_SIGNATURE and self._varied(event):
-            self.samples.append(event)
-
-    def _varied(self, event: ErrorEvent) -> bool:
-        """Keep samples that differ from each other: different service, version, or message."""
-        return all(
-            (s.service, s.service_version, s.message) != (event.service, event.service_version, event.message)
-            for s in self.samples
-        )
+        self.samples.offer(event)
 
 
 def _bucket(moment: datetime) -> str:
@@ -86,7 +81,6 @@ def _bucket_starting(epoch: int) -> str:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class _Moments:
@@ -114,69 +108,31 @@ class _Moments:
 _MICROSECOND = timedelta(microseconds=1)
 
 
-class Occurrences:
-    """The (event id, signature id, moment) of each occurrence counted, in the order added: an id of 32 hex
-    digits (the usual kind) takes 16 bytes, a moment 8."""
-
-    def __init__(self) -> None:
-        self._ids = bytearray()
-        self._other_ids: dict[int, str] = {}
-        self._signatures: list[str] = []
-        self._moments = _Moments()
-
-    def append(self, occurrence: tuple[str, str, datetime]) -> None:
-        event_id, signature_id, moment = occurrence
-        if _ID.fullmatch(event_id):
-            self._ids += bytes.fromhex(event_id)
-        else:
-            self._other_ids[len(self._signatures)] = event_id
-            self._ids += bytes(16)
-        self._signatures.append(signature_id)
-        self._moments.append(moment)
-
-    def __len__(self) -> int:
-        return len(self._signatures)
-
-    def __iter__(self) -> Iterator[tuple[str, str, datetime]]:
-        ids, other = self._ids, self._other_ids
-        for index, signature_id in enumerate(self._signatures):
-            event_id = other.get(index)
-            if event_id is None:
-                event_id = ids[index * 16 : index * 16 + 16].hex()
-            yield event_id, signature_id, self._moments[index]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Occurrences | list):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Occurrences({list(self)!r})"
-
-
 class Timeline(Sequence[Occurrence]):
     """The round's occurrences of a signature for triage, in the order counted: a moment, a count, whether
-    fatal; read back as `Occurrence`s."""
+    fatal; read back as `Occurrence`s. A record is one occurrence: its count is kept only once a count is
+    not 1."""
 
     def __init__(self) -> None:
         self._moments = _Moments()
-        self._counts = array("q")
+        self._counts: array[int] | None = None  # None while every count is 1
         self._fatal = bytearray()
 
     def note(self, moment: datetime, count: int, fatal: bool) -> None:
         if count < 1:  # what `Occurrence` refuses, refused as it would be
             Occurrence(timestamp=moment, count=count, fatal=fatal)
+        if self._counts is None and count != 1:
+            self._counts = array("q", [1]) * len(self)
         self._moments.append(moment)
-        self._counts.append(count)
+        if self._counts is not None:
+            self._counts.append(count)
         self._fatal.append(fatal)
 
     def append(self, occurrence: Occurrence) -> None:
         self.note(occurrence.timestamp, occurrence.count, occurrence.fatal)
 
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._fatal)
 
     @overload
     def __getitem__(self, index: int) -> Occurrence: ...
@@ -189,8 +145,9 @@ class Timeline(Sequence[Occurrence]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("timeline index out of range")
+        count = 1 if self._counts is None else self._counts[index]
         return Occurrence.model_construct(
-            timestamp=self._moments[index], count=self._counts[index], fatal=bool(self._fatal[index])
+            timestamp=self._moments[index], count=count, fatal=bool(self._fatal[index])
         )
 
     def __eq__(self, other: object) -> bool:
@@ -202,3 +159,61 @@ class Timeline(Sequence[Occurrence]):
 
     def __repr__(self) -> str:
         return f"Timeline({list(self)!r})"
+
+
+class Samples(Sequence[ErrorEvent]):
+    """A signature's samples: up to `SAMPLES_PER_SIGNATURE` events that differ from each other (another
+    service, version or message), in the order offered. The first stays an object (it is the signature's
+    representative, `Signature.first`, read at once); once the set is full, the others are kept pickled and
+    compressed (similar events of one signature compress to a fifth) and read back as they were given."""
+
+    def __init__(self) -> None:
+        self._kinds: list[tuple[str, str | None, str]] = []  # what makes each sample differ from the others
+        self._first: ErrorEvent | None = None
+        self._rest: list[ErrorEvent] = []
+        self._packed: bytes | None = None
+
+    def offer(self, event: ErrorEvent) -> None:
+        """Keep `event` if there is room and no sample is like it."""
+        kind = (event.service, event.service_version, event.message)
+        if len(self._kinds) >= SAMPLES_PER_SIGNATURE or kind in self._kinds:
+            return
+        self._kinds.append(kind)
+        if self._first is None:
+            self._first = event
+            return
+        self._rest.append(event)
+        if len(self._kinds) == SAMPLES_PER_SIGNATURE:  # full: no sample is added any more
+            self._packed = bytes(lz4.frame.compress(pickle.dumps(self._rest, pickle.HIGHEST_PROTOCOL)))
+            self._rest = []
+
+    def _events(self) -> list[ErrorEvent]:
+        if self._first is None:
+            return []
+        rest = self._rest if self._packed is None else pickle.loads(lz4.frame.decompress(self._packed))
+        return [self._first, *rest]
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def __iter__(self) -> Iterator[ErrorEvent]:
+        return iter(self._events())
+
+    @overload
+    def __getitem__(self, index: int) -> ErrorEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ErrorEvent]: ...
+    def __getitem__(self, index: int | slice) -> ErrorEvent | list[ErrorEvent]:
+        if index == 0 and self._first is not None:
+            return self._first
+        return self._events()[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Samples({list(self)!r})"

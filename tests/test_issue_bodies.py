@@ -485,12 +485,12 @@ CASCADE_EFFECT = occurrence(
 )
 
 
-def cascade_plans() -> tuple[IssuePlan, IssuePlan, list[ErrorEvent]]:
-    """The two signatures, and three traces each holding both errors: the checkout's first (the gateway's
-    call outlives its callee)."""
+def cascade_plans() -> tuple[IssuePlan, IssuePlan, list[ErrorEvent], dict[str, str]]:
+    """The two signatures, three traces each holding both errors (the checkout's first: the gateway's call
+    outlives its callee), and the signature each error was counted in."""
     cause = plan_for("checkout-api", CASCADE_CAUSE)
     effect = plan_for("web-gateway", CASCADE_EFFECT)
-    events = []
+    events, counted_in = [], {}
     for n in range(3):
         moment = FIRST_SEEN + timedelta(minutes=n)
         for plan, event, later in ((cause, CASCADE_CAUSE, 0), (effect, CASCADE_EFFECT, 40)):
@@ -503,15 +503,15 @@ def cascade_plans() -> tuple[IssuePlan, IssuePlan, list[ErrorEvent]]:
                     "timestamp": moment + timedelta(milliseconds=later),
                 }
             )
-            plan.tally.occurrences.append((one.event_id, plan.signature_id, one.timestamp))
+            counted_in[one.event_id] = plan.signature_id
             events.append(one)
-    return cause, effect, events
+    return cause, effect, events, counted_in
 
 
 def test_a_cascade_reads_as_one_problem_its_two_issues_linked(monorepo):
-    cause, effect, events = cascade_plans()
+    cause, effect, events, counted_in = cascade_plans()
     after = {cause.signature_id: cause.signature, effect.signature_id: effect.signature}
-    cascades = correlate_traces(events, {p.signature_id: p.tally for p in (cause, effect) if p.tally}, after)
+    cascades = correlate_traces(events, counted_in, after)
     assert cascades[effect.signature_id].caused_by == {cause.signature_id: 3}
     assert cascades[cause.signature_id].causes == {effect.signature_id: 3}
     refs = {cause.signature_id: "#12", effect.signature_id: "#15"}
@@ -680,25 +680,11 @@ def test_errors_of_one_service_in_one_trace_are_neighbours_not_a_cascade():
     log = occurrence(kind="log", service="checkout-api", message="Failed to place order", trace_id="t")
     log = log.model_copy(update={"timestamp": later})
     exception = occurrence(service="checkout-api", error_type="KeyError", message="'x'", trace_id="t")
-    tallies = {}
-    for sid, event in (("sig_log", log), ("sig_exc", exception)):
-        assignment = Assignment(
-            signature_id=sid,
-            tier="new",
-            fingerprint_hash="f",
-            fingerprint_version="v",
-            explanation="",
-            title=sid,
-            normalized_message="",
-        )
-        tally = Tally(assignment=assignment)
-        tally.occurrences.append((f"{sid}-1", sid, event.timestamp))
-        tallies[sid] = tally
     events = [
         log.model_copy(update={"event_id": "sig_log-1"}),
         exception.model_copy(update={"event_id": "sig_exc-1"}),
     ]
-    cascades = correlate_traces(events, tallies, {})
+    cascades = correlate_traces(events, {"sig_log-1": "sig_log", "sig_exc-1": "sig_exc"}, {})
     assert not cascades["sig_log"].caused_by and not cascades["sig_exc"].causes
     assert [step.signature_id for step in cascades["sig_log"].path] == ["sig_exc", "sig_log"]
 

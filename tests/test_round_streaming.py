@@ -1,12 +1,13 @@
 """A round's memory does not grow with its records: the events it reads are kept on disk past a few thousand
-(`EventSpill`), what it keeps of each occurrence is a few bytes (`Occurrences`, `Timeline`), the errors a
-cascade needs go to a temporary database (`TraceErrors`), and a round that keeps them so gives the same
-report, database and issues as one that keeps everything in memory."""
+(`EventSpill`), what a tally keeps of each occurrence is a few bytes (`Timeline`), the ids to remember and
+the errors a cascade needs go to a temporary database (`Counted`, `TraceErrors`), and a round that keeps
+them so gives the same report, database and issues as one that keeps everything in memory."""
 
 from __future__ import annotations
 
 import re
 import sys
+import tracemalloc
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from rounds_bot.models import Assignment, ContextRecord, ErrorEvent
 from rounds_bot.redact import Redactor
 from rounds_bot.round import cascade
 from rounds_bot.round.cascade import correlate_traces
+from rounds_bot.round.counted import Counted
 from rounds_bot.round.occurrences import _not_counted
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
@@ -25,7 +27,7 @@ from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.spill import EventSpill, Picked
 from rounds_bot.store import Store
-from rounds_bot.tally import Tally
+from rounds_bot.tally import SAMPLES_PER_SIGNATURE, Tally
 from rounds_bot.tracker.dryrun import DryRunTracker
 from rounds_bot.triage import Occurrence
 from tests.test_issue_bodies import cascade_plans
@@ -161,7 +163,7 @@ def _empty_tally() -> Tally:
     )
 
 
-def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_given() -> None:
+def test_a_tally_keeps_each_occurrence_s_moment_compactly_and_gives_it_back_as_it_was_given() -> None:
     tally = _empty_tally()
     elsewhere = timezone(timedelta(hours=2))
     given = [
@@ -172,11 +174,90 @@ def test_a_tally_keeps_each_occurrence_compactly_and_gives_it_back_as_it_was_giv
     for event_id, moment, fatal in given:
         one = event(0, event_id=event_id, timestamp=moment, fatal=fatal)
         tally.add(one, 2, moment, moment)
-        tally.occurrences.append((event_id, "sig_1", moment))
-    assert list(tally.occurrences) == [(event_id, "sig_1", moment) for event_id, moment, _ in given]
     assert list(tally.timeline) == [Occurrence(timestamp=m, count=2, fatal=f) for _, m, f in given]
     assert tally.timeline[2].timestamp.tzinfo == elsewhere and tally.timeline[-1] == tally.timeline[2]
-    assert len(tally.timeline) == len(tally.occurrences) == 3
+    assert len(tally.timeline) == 3
+    mixed = _empty_tally()  # records of one occurrence each, then one that stands for three
+    for count in (1, 1, 3, 1):
+        mixed.add(event(0), count, NOW, NOW)
+    assert [o.count for o in mixed.timeline] == [1, 1, 3, 1] and mixed.count == 6
+
+
+def _seen_rows(store: Store) -> list[tuple[object, ...]]:
+    return sorted(store.db.execute("select event_id, seen_at from seen_events").fetchall(), key=repr)
+
+
+def test_the_occurrences_counted_are_remembered_as_a_list_of_them_was_wherever_they_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    elsewhere = timezone(timedelta(hours=2))
+    given = [(f"{n:032x}", f"sig_{n % 3}", NOW + timedelta(microseconds=7 * n)) for n in range(40)]
+    given += [
+        ("sha256:0123456789abcdef", "sig_0", NOW),
+        ("0123456789ABCDEF0123456789ABCDEF", "sig_1", datetime(2026, 11, 1, 14, 0, 0, 5, tzinfo=elsewhere)),
+        ("span-7", "sig_2", datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)),
+    ]
+    as_list = Store.memory()
+    as_list.mark_seen(given)  # what the round wrote when each tally kept its occurrences in a list
+    kept: list[Counted] = []
+    for in_memory in (Counted.IN_MEMORY, 7):  # all in memory; most in the temporary database
+        monkeypatch.setattr(Counted, "IN_MEMORY", in_memory)
+        counted = Counted()
+        for event_id, signature_id, moment in given:
+            counted.append(event_id, signature_id, moment)
+        kept.append(counted)
+        store = Store.memory()
+        store.mark_seen(counted)
+        assert _seen_rows(store) == _seen_rows(as_list) and len(_seen_rows(store)) == len(given)
+        assert list(counted) == [(e, s, m.astimezone(UTC)) for e, s, m in given] == list(counted)
+        assert len(counted) == len(given)
+        assert counted.signature_of() == {event_id: signature_id for event_id, signature_id, _ in given}
+    assert list(kept[0]) == list(kept[1])
+
+
+def test_a_round_keeps_what_it_counted_in_memory_that_does_not_grow_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(Counted, "IN_MEMORY", 1_000)
+    counted = Counted()
+    tracemalloc.start()
+    try:
+        for n in range(30_000):
+            counted.append(f"{n:032x}", "sig_1", NOW)
+            if n == 2_000:
+                early = tracemalloc.get_traced_memory()[0]
+        late = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert late - early < 200_000  # 28,000 occurrences more: not a few bytes each
+    assert len(counted) == 30_000 and next(iter(counted)) == (f"{0:032x}", "sig_1", NOW)
+    counted.close()
+
+
+def test_a_tally_keeps_the_samples_a_list_of_varied_events_kept_and_gives_them_back_as_given() -> None:
+    offered = [
+        event(n, service=f"svc{n % 3}", service_version=["1.0", None][n % 2], message=f"failed {n % 4}")
+        for n in range(24)
+    ]
+    offered.insert(3, event(99, service="svc0", message="set here", attributes={"k": "v"}))
+    expected: list[ErrorEvent] = []  # what a plain list of samples kept: room left and none like it
+    for one in offered:
+        kind = (one.service, one.service_version, one.message)
+        if len(expected) < SAMPLES_PER_SIGNATURE and all(
+            (s.service, s.service_version, s.message) != kind for s in expected
+        ):
+            expected.append(one)
+    tally, partial = _empty_tally(), _empty_tally()
+    for one in offered:
+        tally.add(one, 1, one.timestamp, one.timestamp)
+    for one in offered[:3]:
+        partial.add(one, 1, one.timestamp, one.timestamp)
+    assert len(tally.samples) == SAMPLES_PER_SIGNATURE and tally.samples == expected
+    assert list(partial.samples) == expected[:3] and partial.samples[1:] == expected[1:3]
+    assert tally.samples[0] is offered[0]  # the representative, as it was given
+    assert [s.model_fields_set for s in tally.samples] == [s.model_fields_set for s in expected]
+    assert [s.event_id for s in tally.samples[-2:]] == [s.event_id for s in expected[-2:]]
+    assert list(_empty_tally().samples) == [] and _empty_tally().samples == []
 
 
 def test_a_tally_counts_each_occurrence_in_the_clock_s_bucket_of_its_moment() -> None:
@@ -194,12 +275,11 @@ def test_a_tally_counts_each_occurrence_in_the_clock_s_bucket_of_its_moment() ->
 def test_cascades_are_the_same_when_their_errors_are_kept_in_a_temporary_database(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cause, effect, events = cascade_plans()
-    tallies = {p.signature_id: p.tally for p in (cause, effect) if p.tally}
+    cause, effect, events, counted_in = cascade_plans()
     after = {cause.signature_id: cause.signature, effect.signature_id: effect.signature}
-    in_memory = correlate_traces(events, tallies, after)
+    in_memory = correlate_traces(events, counted_in, after)
     monkeypatch.setattr(cascade.TraceErrors, "IN_MEMORY", 1)
-    assert correlate_traces(events, tallies, after) == in_memory
+    assert correlate_traces(events, counted_in, after) == in_memory
     assert in_memory[effect.signature_id].caused_by == {cause.signature_id: 3}
 
 
@@ -225,6 +305,7 @@ def test_a_round_whose_events_are_on_disk_gives_the_same_report_database_and_iss
     monkeypatch.setattr(spill, "IN_MEMORY", 10)
     monkeypatch.setattr(spill, "CHUNK", 7)
     monkeypatch.setattr(cascade.TraceErrors, "IN_MEMORY", 5)
+    monkeypatch.setattr(Counted, "IN_MEMORY", 5)
     on_disk = a_round(tmp_path / "disk", data)
     assert on_disk == in_memory
     assert in_memory[0]["events_read"] == 400 and in_memory[2]

@@ -1,6 +1,6 @@
 """The round's cascade step: signatures whose errors share a trace, read as one problem.
 
-    cascades = correlate_traces(polled.events, grouped.tallies, after)
+    cascades = correlate_traces(polled.events, grouped.counted.signature_of(), after)
     cascades = cascades_of(grouped.traces, after)      the same, from what the grouping step kept of them
 
 A request that fails in one service often fails in every service that called it: the payment service's
@@ -12,7 +12,7 @@ signature of another service in the same trace is "caused by" the first one's si
 "causes" them. Errors of the same service in one trace are not a cascade (a retry, a log beside its
 exception) and are listed on the path only.
 
-Values in, values out: the round's (redacted) events, its tallies (which signature each event went to) and
+Values in, values out: the round's (redacted) events, which signature each event was counted in and
 the signatures as they will be after the round (their titles); nothing is read or written elsewhere.
 
 A round sees a cascade only while its window holds a shared trace, so what earlier rounds saw is kept with
@@ -36,7 +36,6 @@ from rounds_bot.models import ErrorEvent, EventKind
 from rounds_bot.render.cascade_section import Cascade, PathStep
 from rounds_bot.signature import Signature
 from rounds_bot.store import CascadeLinks
-from rounds_bot.tally import Tally
 
 #: the errors of one trace listed on an issue's path at most
 MAX_PATH = 8
@@ -45,15 +44,11 @@ GONE = frozenset({"resolved", "merged"})
 
 
 def correlate_traces(
-    events: Iterable[ErrorEvent], tallies: dict[str, Tally], after: dict[str, Signature]
+    events: Iterable[ErrorEvent], signature_of: Mapping[str, str], after: dict[str, Signature]
 ) -> dict[str, Cascade]:
     """The cascade of each signature the round saw errors of in a trace shared with another signature (of
-    the same service too: its neighbouring errors, on the path without a cause)."""
-    signature_of = {
-        event_id: signature_id
-        for tally in tallies.values()
-        for event_id, signature_id, _ in tally.occurrences
-    }
+    the same service too: its neighbouring errors, on the path without a cause). `signature_of` names the
+    signature each event counted was counted in (`Counted.signature_of`)."""
     errors = TraceErrors()
     for event in events:
         signature_id = signature_of.get(event.event_id)

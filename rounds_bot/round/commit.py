@@ -8,6 +8,7 @@ from typing import Any
 
 from rounds_bot.clock import iso
 from rounds_bot.events import Fact
+from rounds_bot.round.counted import Counted
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
 from rounds_bot.store import CascadeLinks, RunRecord, Store
@@ -23,6 +24,7 @@ class Learned:
     source: str
     signatures: dict[str, Signature]  # every signature the round touched, as it is after the round
     tallies: dict[str, Tally]
+    counted: Counted  # every occurrence the tallies counted: remembered, never counted again
     plans: list[IssuePlan]  # as they ended (filed, updated, deferred ...)
     lapsed_mutes: list[str]
     cursor: datetime
@@ -54,9 +56,9 @@ def commit(store: Store, learned: Learned) -> None:
                 store.save(learned.signatures[signature_id])
             store.add_occurrences(signature_id, tally.buckets)
             store.note_versions(tally.service_versions)
-            store.mark_seen(tally.occurrences)
             for group_id in tally.group_ids:
                 store.map_group(group_id, signature_id)
+        store.mark_seen(learned.counted)  # streamed from where the round kept them
         for signature_id in learned.lapsed_mutes:
             store.append_event(
                 Fact.INCIDENT_UNSUPPRESSED,

@@ -48,7 +48,7 @@ class Patient:
     """One signature the round touched, as the diagnosis step sees it."""
 
     signature: Signature  # as it will be after this round
-    samples: list[ErrorEvent]
+    samples: Sequence[ErrorEvent]  # a tally's samples, kept packed: read when a request needs them
     timeline: Sequence[Occurrence]  # a tally's compact timeline: read, never copied whole
     regressed: bool = False
     retry: bool = False  # its last diagnosis attempt failed: try again
@@ -276,7 +276,7 @@ def _request(
         error_code=representative.error_code,
         normalized_message=signature.normalized_message,
         stacktrace=representative.stacktrace,
-        sample_events=patient.samples or [representative],
+        sample_events=list(patient.samples) or [representative],
         stats=OccurrenceStats(
             total=signature.total_count,
             in_window=sum(o.count for o in patient.timeline),

@@ -18,6 +18,7 @@ from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.round.cascade import TraceErrors
+from rounds_bot.round.counted import Counted
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
@@ -36,6 +37,8 @@ class Grouped:
     notes: list[str] = field(default_factory=list)
     # the counted errors that have a trace, for the cascade step (`cascade.cascades_of`)
     traces: TraceErrors = field(default_factory=TraceErrors)
+    # every occurrence counted, for the commit to remember (`Store.mark_seen`)
+    counted: Counted = field(default_factory=Counted)
 
 
 def load_engine(settings: Settings, store: Store) -> GroupingEngine:
@@ -51,7 +54,7 @@ def group_occurrences(
     tier_counts: dict[str, int] = {}
     counted_through = store.counted_through()
     to_group, already_counted, others = _not_counted(store, window, polled)
-    traces = TraceErrors()
+    traces, counted = TraceErrors(), Counted()
     other_ids = {_compact(event.event_id) for event in others}
     signature_of_other: dict[int | str, str] = {}
     # one batch, so the partition does not depend on the order the events arrived in
@@ -65,7 +68,7 @@ def group_occurrences(
         if tally is None:
             tally = tallies[assignment.signature_id] = Tally(assignment=assignment)
         tally.add(event, event.count, event.timestamp, event.timestamp)
-        tally.occurrences.append((event.event_id, assignment.signature_id, event.timestamp))
+        counted.append(event.event_id, assignment.signature_id, event.timestamp)
         traces.add(event, assignment.signature_id)
         if other_ids and (key := _compact(event.event_id)) in other_ids:
             signature_of_other[key] = assignment.signature_id
@@ -75,7 +78,7 @@ def group_occurrences(
         if signature_id is not None:
             traces.add(event, signature_id)
     notes = _count_known_groups(store, controls, polled, tallies)
-    return Grouped(tallies, already_counted, tier_counts, notes, traces)
+    return Grouped(tallies, already_counted, tier_counts, notes, traces, counted)
 
 
 #: ids asked about in one database query

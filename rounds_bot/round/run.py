@@ -138,6 +138,7 @@ def _round(
     engine = load_engine(settings, store)
     grouped = group_occurrences(store, engine, controls, read_window(window, polled), polled)
     after = signatures_after(store, engine, grouped.tallies, run_id=run_id, now=now)
+    del engine  # its caches are the most a round holds, and nothing after this reads them: freed here
     fixed = watch_fixed(store, grouped.tallies, run_id)
     cascade_links: dict[str, CascadeLinks] = {}
     if controls.pause is not None:
@@ -159,6 +160,7 @@ def _round(
             source=source.name,
             signatures={**after, **{p.signature_id: p.signature for p in plans}},
             tallies=grouped.tallies,
+            counted=grouped.counted,
             plans=plans,
             lapsed_mutes=planned.lapsed_mutes,
             cursor=cursor,

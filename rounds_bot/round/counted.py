@@ -1,0 +1,70 @@
+"""The occurrences a round counted, for its commit to remember (`Store.mark_seen`), so no later round
+counts them again: each one's event id, the signature it was counted in and its moment, in the order
+counted.
+
+    counted = Counted()
+    counted.append(event_id, signature_id, moment)       as the grouping step counts each occurrence
+    store.mark_seen(counted)                             in the commit's one transaction
+
+A round may count a million; past `IN_MEMORY` they wait in a temporary database (an anonymous file, gone
+when it is closed), so the round's memory does not grow with them. The signature database is not touched
+before the commit: a round that fails leaves nothing of them behind.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+from rounds_bot.store.seen import microseconds
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+#: an occurrence as kept: event id, signature id, moment in microseconds since the epoch
+_Row = tuple[str, str, int]
+
+
+class Counted:
+    """The round's counted occurrences, in the order counted; read back (as often as needed) as (event id,
+    signature id, moment in UTC) tuples: the moment to the microsecond, the precision it is stored with."""
+
+    IN_MEMORY = 20_000
+
+    def __init__(self) -> None:
+        self._rows: list[_Row] = []
+        self._db: sqlite3.Connection | None = None
+        self._written = 0
+
+    def append(self, event_id: str, signature_id: str, moment: datetime) -> None:
+        self._rows.append((event_id, signature_id, microseconds(moment)))
+        if len(self._rows) >= self.IN_MEMORY:
+            self._flush()
+
+    def __len__(self) -> int:
+        return self._written + len(self._rows)
+
+    def __iter__(self) -> Iterator[tuple[str, str, datetime]]:
+        return ((event_id, sid, _EPOCH + timedelta(microseconds=at)) for event_id, sid, at in self._kept())
+
+    def signature_of(self) -> dict[str, str]:
+        """Each event id counted, with the signature it was counted in."""
+        return {event_id: signature_id for event_id, signature_id, _ in self._kept()}
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _kept(self) -> Iterator[_Row]:
+        if self._db is not None:
+            yield from self._db.execute("select event_id, signature_id, at from counted order by rowid")
+        yield from self._rows
+
+    def _flush(self) -> None:
+        if self._db is None:
+            self._db = sqlite3.connect("")  # a temporary database on disk, gone when closed
+            self._db.execute("create table counted (event_id text, signature_id text, at integer)")
+        self._db.executemany("insert into counted values (?, ?, ?)", self._rows)
+        self._written += len(self._rows)
+        self._rows = []
