@@ -38,6 +38,21 @@ def shared_data() -> Path:
     pytest.skip(why)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_cache_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The tests' compiled redaction databases (`redact/scan_cache.py`) in a folder of the session's, not in
+    the user cache of the machine running them: tests build hundreds of rule sets nobody runs again. Rounds
+    run in subprocesses inherit it."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 @pytest.fixture
 def fresh_db() -> Iterator[Store]:
     """An empty, migrated, in-memory signature database."""
