@@ -1,0 +1,274 @@
+"""One poll of an OTLP/JSON file as it is read: the error records of each line offered in file order, less
+those outside the window, read twice, or counted by an earlier round, which are never built.
+
+A line read lean offers each record with the id and time its reader worked out (`offer_lean`), and the event
+is built only when it is wanted (`_FromSpan`, `_log_builder`); a line an earlier round remembered is taken
+whole when none of its records is wanted (`offer_read`). Whether a record was counted is asked of the
+database in batches (`COUNTED_BATCH`), never once a record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from itertools import islice
+from typing import Any
+
+from rounds_bot.errors import SourceFormatError
+from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.base import Counted, SkippedRecord
+from rounds_bot.sources.line_memory import LineMemory, Read, event_id_of, micros_of, moment_of
+from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
+from rounds_bot.sources.otlp_events import (
+    SEVERITY_ERROR,
+    Known,
+    LogFacts,
+    Origin,
+    SpanFacts,
+    error_in_log_record,
+    exception_event,
+    log_error,
+    log_event_id,
+    moment_from_nanos,
+    span_error_event,
+    stable_id,
+)
+from rounds_bot.sources.otlp_json import LogRecord, int64
+from rounds_bot.sources.otlp_lean import (
+    LeanLine,
+    checked_logs,
+    exception_indexes,
+    flatten_plain,
+    log_moment,
+    log_neighbour,
+    log_severity,
+    span_ids,
+    span_is_error,
+    span_moment,
+    span_moment_start,
+)
+from rounds_bot.sources.spill import EventSpill
+
+#: Candidates asked about in one go at most (a line's are asked about together, and at its end): the counted
+#: check is one database query per batch, not per record.
+COUNTED_BATCH = 2_000
+
+
+class Built:
+    """An event already built (a line read with the models)."""
+
+    def __init__(self, event: ErrorEvent) -> None:
+        self.event = event
+
+    def __call__(self) -> ErrorEvent:
+        return self.event
+
+
+class _FromSpan:
+    """The error events of one span, built from its plain record only when one of them is wanted."""
+
+    def __init__(self, span: dict[str, Any], origin: Origin) -> None:
+        self.plain, self.origin = span, origin
+        self._span: SpanFacts | None = None
+
+    def event(self, index: int | None, known: Known) -> Callable[[], ErrorEvent]:
+        """The error of the span's exception event `index` (None: of its error status), whose id and time
+        `offer` was given."""
+        return lambda: self._build(index, known)
+
+    def _build(self, index: int | None, known: Known) -> ErrorEvent:
+        if self._span is None:
+            self._span = SpanFacts.of_lean(self.plain)
+        if index is None:
+            return span_error_event(self._span, self.origin, known)
+        event = self.plain["events"][index]
+        own = flatten_plain(event.get("attributes", []))
+        moment = int64(event.get("timeUnixNano", 0))
+        return exception_event(self._span, index, moment, own, self.origin, known)
+
+
+class Reading:
+    """The events of one poll, in file order, less those outside the window and those counted before."""
+
+    def __init__(self, end: datetime, start: datetime | None, counted: Counted | None) -> None:
+        self.end, self.start, self.counted = end, start, counted
+        self.events = EventSpill()
+        self.later = self.repeated = self.counted_count = 0
+        self.newest_counted: datetime | None = None
+        self.neighbours = Neighbours()
+        # every id read, to count a repeated record once; an id is 32 hex digits (`stable_id`), kept as the
+        # number it spells, which takes half the memory of the text
+        self._seen: set[int] = set()
+        self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
+        # the records offered while a line is read lean, in order: what it gave, for the line memory
+        self._trail: list[tuple[int, datetime]] | None = None
+        # the errors of the lines remembered that an earlier round counted (`ask_ahead`), as numbers
+        self._counted_ahead: set[int] = set()
+
+    def offer(self, event_id: str, moment: datetime, build: Callable[[], ErrorEvent]) -> None:
+        number = int(event_id, 16)
+        if self._trail is not None:
+            self._trail.append((number, moment))
+        if moment >= self.end:
+            self.later += 1
+        elif number in self._seen:
+            self.repeated += 1
+        else:
+            self._seen.add(number)
+            if self.start is not None and moment < self.start:
+                self._count(moment)
+            elif self.counted is None:
+                self.events.append(build())
+            else:
+                self._pending.append((event_id, moment, build))
+                if len(self._pending) >= COUNTED_BATCH:
+                    self.flush()
+
+    def ask_ahead(self, memory: LineMemory) -> None:
+        """Which errors of the lines remembered are counted, asked in a few batches (not once a line): those
+        in the window, the ones `offer_read` needs to know about. The database does not change while the
+        file is read, so the answers are the ones a line's own question would get."""
+        if self.counted is None:
+            return
+        end, start = micros_of(self.end), micros_of(self.start) if self.start is not None else None
+        inside = (
+            number
+            for read in memory.reads()
+            for number, moment in read.records
+            if moment < end and (start is None or moment >= start)
+        )
+        while batch := [event_id_of(number) for number in islice(inside, COUNTED_BATCH)]:
+            self._counted_ahead.update(int(event_id, 16) for event_id in self.counted(batch))
+
+    def offer_read(self, read: Read) -> bool:
+        """The error records of a line an earlier round read, offered as `offer` takes them, when none of
+        them is to be built (each is later, repeated, older than the window or counted): then True, and the
+        line need not be decoded. Otherwise False, and nothing was taken: the line is decoded."""
+        end = micros_of(self.end)
+        start = micros_of(self.start) if self.start is not None else None
+        firsts: set[int] = set()
+        for number, moment in read.records:
+            if moment >= end or number in self._seen or number in firsts:
+                continue
+            firsts.add(number)
+            if (start is None or moment >= start) and number not in self._counted_ahead:
+                return False  # to be built
+        # `offer` for each, knowing that none is built
+        newest: int | None = None
+        for number, moment in read.records:
+            if moment >= end:
+                self.later += 1
+            elif number in self._seen:
+                self.repeated += 1
+            else:
+                self._seen.add(number)
+                self.counted_count += 1
+                newest = moment if newest is None else max(newest, moment)
+        if newest is not None:
+            self.newest_counted = max(self.newest_counted or moment_of(newest), moment_of(newest))
+        return True
+
+    def flush(self) -> None:
+        if not self._pending or self.counted is None:
+            return
+        done = self.counted([event_id for event_id, _, _ in self._pending])
+        for event_id, moment, build in self._pending:
+            if event_id in done:
+                self._count(moment)
+            else:
+                self.events.append(build())
+        self._pending.clear()
+
+    def _count(self, moment: datetime) -> None:
+        self.counted_count += 1
+        self.newest_counted = max(self.newest_counted or moment, moment)
+
+    def offer_lean(self, line: LeanLine, where: str, skipped: list[SkippedRecord]) -> Read | None:
+        """The error records of a line read lean; a record that cannot become an event is skipped alone (and
+        added to `skipped`). What the line gave, unless it had such a record (that line is read anew)."""
+        self._trail = []
+        neighbours = False
+        before_skips = len(skipped)
+        for scope in line.spans:
+            origin = Origin.of_plain(scope.resource, scope.scope)
+            for span in scope.records:
+                try:
+                    self._offer_span(span, origin)
+                except SourceFormatError as exc:
+                    skipped.append(
+                        SkippedRecord(where=where, reason=f"span {span_ids(span)[1] or '?'}: {exc}")
+                    )
+        for scope in line.logs:
+            origin = Origin.of_plain(scope.resource, scope.scope)
+            for record in scope.records:
+                severity = log_severity(record)
+                if severity < SEVERITY_ERROR:
+                    neighbours = True
+                    self.neighbours.note(origin.service, *log_neighbour(record, severity))
+                    continue
+                moment = log_moment(record)
+                if moment <= 0:
+                    try:
+                        error_in_log_record(LogRecord.model_validate(record), origin)
+                    except SourceFormatError as exc:
+                        skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
+                    continue
+                try:
+                    timestamp = moment_from_nanos(moment, "log record")
+                except SourceFormatError as exc:
+                    skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
+                    continue
+                facts = LogFacts.of_lean(record)
+                event_id = log_event_id(facts, origin)
+                # the context is taken now: the record may be built later, after more records were noted
+                before = self.neighbours.before(origin.service, facts.trace_id, moment)
+                self.offer(event_id, timestamp, _log_builder(facts, origin, (event_id, timestamp), before))
+        trail, self._trail = self._trail, None
+        return Read.of(trail, neighbours) if len(skipped) == before_skips else None
+
+    def note_neighbours(self, raw: bytes) -> None:
+        """The records below ERROR of a line whose errors were not read (`offer_read`), noted as reading it
+        notes them. The line was read lean when it was remembered, and its bytes are the same: it is not
+        checked again."""
+        for scope in checked_logs(raw):
+            service = Origin.of_plain(scope.resource, scope.scope).service
+            for record in scope.records:
+                severity = log_severity(record)
+                if severity < SEVERITY_ERROR:
+                    self.neighbours.note(service, *log_neighbour(record, severity))
+
+    def _offer_span(self, span: dict[str, Any], origin: Origin) -> None:
+        indexes: list[int | None] = list(exception_indexes(span))
+        if not indexes:
+            if not span_is_error(span):
+                return
+            indexes = [None]
+        # every error of the span has a time, or the span is read (and refused) as the models read it
+        moments = [span_moment(span, index) for index in indexes]
+        what = "span" if indexes == [None] else "exception event"
+        timestamps = [moment_from_nanos(moment, what) for moment in moments]
+        trace_id, span_id = span_ids(span)
+        identity = (
+            (trace_id, span_id)
+            if trace_id and span_id
+            else ("no-ids", origin.service, span.get("name", ""), str(span_moment_start(span)))
+        )
+        built = _FromSpan(span, origin)
+        for index, timestamp in zip(indexes, timestamps, strict=True):
+            event_id = (
+                stable_id("span", *identity)
+                if index is None
+                else stable_id("span-event", *identity, str(index))
+            )
+            self.offer(event_id, timestamp, built.event(index, (event_id, timestamp)))
+
+
+def _log_builder(
+    record: LogFacts, origin: Origin, known: Known, before: list[Noted]
+) -> Callable[[], ErrorEvent]:
+    def build() -> ErrorEvent:
+        event = log_error(record, origin, known)
+        assert event is not None  # its severity was checked before it was offered
+        return event.model_copy(update={"context": context_records(before)}) if before else event
+
+    return build
