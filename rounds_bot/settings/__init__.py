@@ -1,7 +1,8 @@
 """Settings: the one home of every setting of rounds and its default.
 
-`Settings` (the one settings object), `load_settings` and `env_name` are in `model.py`; the fields are
-declared by concept in `diagnosis.py`, `fixing.py` and `model.py`, with what they share in `fields.py`;
+`Settings` (the one settings object) is in `model.py`, `load_settings` and `env_name` in `loading.py`; the
+fields are declared by concept in `diagnosis.py`, `fixing.py` and `model.py`, with what they share in
+`fields.py`;
 the grouping defaults are in `grouping.py` and `error_codes.py`, the form of a source spec in
 `source_spec.py`.
 
@@ -14,14 +15,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rounds_bot.settings.model import Settings, env_name, load_settings
+    from rounds_bot.settings.loading import env_name, load_settings
+    from rounds_bot.settings.model import Settings
 
 __all__ = ["Settings", "env_name", "load_settings"]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from rounds_bot.settings import model
+        from rounds_bot.settings import loading, model
 
-        return getattr(model, name)
+        return getattr(model if name == "Settings" else loading, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
