@@ -424,7 +424,8 @@ def test_the_scan_of_a_name_leaves_out_exactly_the_names_with_a_refused_ending(
     import itertools
     import random
 
-    from rounds_bot.redact.translate import Chars, not_ending_with
+    from rounds_bot.redact.scan_chars import Chars
+    from rounds_bot.redact.translate import not_ending_with
 
     alphabet = "aAbxjsvgE.rEo-9"
     letters = Chars(frozenset(ord(ch) for ch in alphabet), False)

@@ -22,7 +22,8 @@ except ImportError:  # pragma: no cover - exercised by the fallback test, which 
     hyperscan = None  # type: ignore[assignment]
 
 from rounds_bot.redact.rule import Rule
-from rounds_bot.redact.translate import Translated, Untranslatable, scan_bytes, translate, words_pattern
+from rounds_bot.redact.scan_chars import Untranslatable, scan_bytes
+from rounds_bot.redact.translate import Translated, translate, words_pattern
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """How a rule's regex becomes a pattern Hyperscan compiles, matching a superset of it.
 
     translate(rule) -> Translated            Untranslatable when no superset can be written
-    scan_bytes(text) -> bytes                the text as the scan reads it
+    scan_chars.scan_bytes(text) -> bytes     the text as the scan reads it (`scan_chars.py`: the alphabet)
 
 Each rule's pattern is translated, from the standard library's own reading of it, into a pattern Hyperscan
 compiles whose language holds every string the rule's consuming part can match (a superset): lookarounds,
@@ -27,119 +27,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 from rounds_bot.redact.rule import Rule
+from rounds_bot.redact.scan_chars import OTHER, Chars, Untranslatable, chars_of
 
 _parser = re._parser  # type: ignore[attr-defined]  # the standard library's own reading of a pattern
 _MAXREPEAT: int = _parser.MAXREPEAT
-#: the byte every non-ASCII character is scanned as
-OTHER = 0xFF
-_NON_ASCII = re.compile("[^\x00-\x7f]")
 #: repeats longer than this are scanned as unbounded (a superset): Hyperscan's bounded repeats grow with them,
 #: and a card number's twelve to nineteen digits cost the scan more than the ends they save
 _REPEAT_CAP = 12
-_CATEGORIES = {
-    "CATEGORY_DIGIT": r"\d",
-    "CATEGORY_NOT_DIGIT": r"\D",
-    "CATEGORY_SPACE": r"\s",
-    "CATEGORY_NOT_SPACE": r"\S",
-    "CATEGORY_WORD": r"\w",
-    "CATEGORY_NOT_WORD": r"\W",
-}
 _SINGLE = frozenset({"LITERAL", "NOT_LITERAL", "IN", "ANY"})
 _LINE_ENDS = frozenset({"AT_END", "AT_END_LINE", "AT_END_STRING"})
-
-
-class Untranslatable(Exception):
-    """A construct the translation does not know: the rule then runs wherever its keywords occur."""
-
-
-def scan_bytes(text: str) -> bytes:
-    """`text` as one byte a character: ASCII as itself, any other character as 0xFF."""
-    if text.isascii():
-        return text.encode("ascii")
-    return _NON_ASCII.sub("\xff", text).encode("latin-1")
-
-
-@dataclass(frozen=True)
-class Chars:
-    """The bytes a single-character element can match: ASCII members and whether any other character."""
-
-    ascii: frozenset[int]
-    other: bool
-
-    def source(self, ascii_only: bool = False) -> str:
-        """The class as Hyperscan reads it; `ascii_only`: for a scan of ASCII text alone, without 0xFF
-        (which keeps a caseless word a literal to Hyperscan)."""
-        members = sorted(self.ascii | ({OTHER} if self.other and not (ascii_only and self.ascii) else set()))
-        if not members:
-            raise Untranslatable("a class that matches nothing")
-        runs: list[list[int]] = []  # consecutive bytes as a range: a class of most of ASCII stays short
-        for byte in members:
-            if runs and byte == runs[-1][1] + 1:
-                runs[-1][1] = byte
-            else:
-                runs.append([byte, byte])
-        return "[" + "".join(_byte_range(first, last) for first, last in runs) + "]"
-
-    def __or__(self, other: Chars) -> Chars:
-        return Chars(self.ascii | other.ascii, self.other or other.other)
-
-
-def _byte_range(first: int, last: int) -> str:
-    if first == last:
-        return _byte(first)
-    return f"{_byte(first)}{'' if last == first + 1 else '-'}{_byte(last)}"
-
-
-def _byte(code: int) -> str:
-    """One byte in a class: a letter or a digit as itself (the patterns stay under Hyperscan's length
-    limit), anything else escaped."""
-    return chr(code) if chr(code).isascii() and chr(code).isalnum() else f"\\x{code:02x}"
-
-
-@cache
-def _class_members(source: str, ignorecase: bool) -> frozenset[int]:
-    compiled = re.compile(source, re.IGNORECASE if ignorecase else 0)
-    return frozenset(code for code in range(128) if compiled.fullmatch(chr(code)))
-
-
-def _char(source: str) -> str:
-    return f"\\U{source:08x}" if isinstance(source, int) else source
-
-
-def _chars(op: str, value: Any, ignorecase: bool, dotall: bool) -> Chars:
-    """What one single-character element (a literal, a class, `.`) can match, as bytes of the scan."""
-    if op == "ANY":
-        everything = frozenset(range(128))
-        return Chars(everything if dotall else everything - {ord("\n")}, True)
-    if op == "LITERAL":
-        members = _class_members(f"[{_char(value)}]", ignorecase)
-        letter = value < 128 and chr(value).isalpha()
-        return Chars(members, value >= 128 or (ignorecase and letter))
-    if op == "NOT_LITERAL":
-        return Chars(_class_members(f"[^{_char(value)}]", ignorecase), True)
-    parts: list[str] = []
-    other = ignorecase
-    for item, argument in value:
-        name = str(item)
-        if name == "NEGATE":
-            parts.insert(0, "^")
-            other = True
-        elif name == "LITERAL":
-            parts.append(_char(argument))
-            other = other or argument >= 128
-        elif name == "RANGE":
-            parts.append(f"{_char(argument[0])}-{_char(argument[1])}")
-            other = other or argument[1] >= 128
-        elif name == "CATEGORY" and str(argument) in _CATEGORIES:
-            parts.append(_CATEGORIES[str(argument)])
-            other = True
-        else:
-            raise Untranslatable(name)
-    return Chars(_class_members("[" + "".join(parts) + "]", ignorecase), other)
 
 
 @dataclass
@@ -249,7 +148,7 @@ def _character_before(
     if name == "ASSERT" and not consumed:
         return "(?:" + _sequence(content, state, ignorecase, dotall, at_start=False) + ")"
     if name == "ASSERT_NOT" and content and content[1:] == consumed and str(content[0][0]) in _SINGLE:
-        refused = _chars(str(content[0][0]), content[0][1], ignorecase, dotall)
+        refused = chars_of(str(content[0][0]), content[0][1], ignorecase, dotall)
         allowed = Chars(frozenset(range(128)) - refused.ascii, True)
         return "(?:^|" + allowed.source(state.ascii_only) + ")"
     return None
@@ -282,7 +181,7 @@ def _element(
     name: str, value: Any, state: _Translation, ignorecase: bool, dotall: bool, at_start: bool = False
 ) -> str:
     if name in _SINGLE:
-        chars = _chars(name, value, ignorecase, dotall)
+        chars = chars_of(name, value, ignorecase, dotall)
         state.alphabet = state.alphabet | chars
         return chars.source(state.ascii_only)
     if name == "AT" and str(value) in _LINE_ENDS:
