@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import overload
+from typing import TypeVar, overload
 
 import lz4.frame
 
@@ -83,6 +83,24 @@ def _bucket_starting(epoch: int) -> str:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+_T = TypeVar("_T")
+
+
+class _ListLike(Sequence[_T]):
+    """A sequence that compares with any other as a list does, shows itself as its class and items, and is
+    unhashable, like a list (what a tally held as lists before it kept them compactly)."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+
 class _Moments:
     """Datetimes as microseconds since the epoch; one not in UTC (or naive) is kept as it is, aside."""
 
@@ -108,7 +126,7 @@ class _Moments:
 _MICROSECOND = timedelta(microseconds=1)
 
 
-class Timeline(Sequence[Occurrence]):
+class Timeline(_ListLike[Occurrence]):
     """The round's occurrences of a signature for triage, in the order counted: a moment, a count, whether
     fatal; read back as `Occurrence`s. A record is one occurrence: its count is kept only once a count is
     not 1."""
@@ -150,18 +168,8 @@ class Timeline(Sequence[Occurrence]):
             timestamp=self._moments[index], count=count, fatal=bool(self._fatal[index])
         )
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return list(self) == list(other)
-        return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Timeline({list(self)!r})"
-
-
-class Samples(Sequence[ErrorEvent]):
+class Samples(_ListLike[ErrorEvent]):
     """A signature's samples: up to `SAMPLES_PER_SIGNATURE` events that differ from each other (another
     service, version or message), in the order offered. The first stays an object (it is the signature's
     representative, `Signature.first`, read at once); once the set is full, the others are kept pickled and
@@ -207,13 +215,3 @@ class Samples(Sequence[ErrorEvent]):
         if index == 0 and self._first is not None:
             return self._first
         return self._events()[index]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Samples({list(self)!r})"

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pydantic import ValidationError
+
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import SkippedRecord
 from rounds_bot.sources.signoz.queries import BUCKET_NS, BUCKET_SECONDS, NORMALISATION_RULES
@@ -192,6 +194,15 @@ class Collector:
 
     def skip(self, where: str, reason: str) -> None:
         self.skipped.append(SkippedRecord(where=where, reason=reason))
+
+    def skip_invalid(self, where: str, what: str, error: ValueError) -> None:
+        """A row that could not be read, skipped alone: a validation error names the row's first bad field."""
+        if isinstance(error, ValidationError):
+            first = error.errors()[0]
+            location = ".".join(str(part) for part in first["loc"])
+            self.skip(where, f"{what} field {location}: {first['msg']}")
+        else:
+            self.skip(where, str(error))
 
     def note(self, text: str) -> None:
         if text not in self.notes:

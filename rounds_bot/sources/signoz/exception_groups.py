@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from pydantic import Field, StrictInt, StrictStr, ValidationError
+from pydantic import Field, StrictInt, StrictStr
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
@@ -255,13 +255,8 @@ def _read_group(
         check_unix_ns(row.first_seen_ns, "first_seen_ns")
         check_unix_ns(row.last_seen_ns, "last_seen_ns")
         buckets = parse_buckets(row.buckets)
-    except ValidationError as error:
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"])
-        collector.skip(where, f"exception group field {location}: {first['msg']}")
-        return None
-    except ValueError as error:
-        collector.skip(where, str(error))
+    except ValueError as error:  # a ValidationError among them
+        collector.skip_invalid(where, "exception group", error)
         return None
     listed = ErrorGroupRow(
         exceptionType=row.sample_exception_type,

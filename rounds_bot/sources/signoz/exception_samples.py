@@ -199,12 +199,7 @@ def _read_sample(data: dict[str, object], where: str, collector: Collector) -> E
             update={"trace_id": sample.trace_id.strip("\x00"), "span_id": sample.span_id.strip("\x00")}
         )
         check_unix_ns(sample.timestamp_ns, "timestamp_ns")
-    except ValidationError as error:
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"])
-        collector.skip(where, f"exception sample field {location}: {first['msg']}")
-        return None
-    except ValueError as error:
-        collector.skip(where, str(error))
+    except ValueError as error:  # a ValidationError among them
+        collector.skip_invalid(where, "exception sample", error)
         return None
     return sample
