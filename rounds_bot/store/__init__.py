@@ -3,7 +3,8 @@
 GitHub is the record of facts; this database is a derived cache that makes rounds cheap. It holds:
 
 - `signatures`: one row per problem, with its grouping state and running counts;
-- `occurrence_buckets`: occurrence counts per signature in 5-minute buckets (spikes, triage, the issue table);
+- `occurrence_buckets`: occurrence counts per signature in 5-minute buckets (spikes, triage, the issue table;
+  `store/buckets.py`);
 - `seen_events`: ids of occurrences already counted, so overlapping windows never count twice;
 - `source_groups`: a backend's own group ids mapped to signatures, so a known group costs no detail request;
 - `cursors`: how far each source has been read;
@@ -38,6 +39,7 @@ from rounds_bot.grouping.state import SignatureState, states_from_json
 from rounds_bot.lifecycle import LIFECYCLE_FACTS
 from rounds_bot.signature import Signature
 from rounds_bot.store.batches import rows_of
+from rounds_bot.store.buckets import OccurrenceBuckets
 from rounds_bot.store.cascades import CascadeLinks, CascadeLinksStore
 from rounds_bot.store.derived import DerivedTables
 from rounds_bot.store.grouping import StoredSignatures, index_grouping_state
@@ -65,7 +67,7 @@ from rounds_bot.store.upsert import upsert
 from rounds_bot.store.versions import VersionsSeen
 
 
-class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, SeenEvents):
+class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, SeenEvents, OccurrenceBuckets):
     """An open signature database. Use `Store.open(path)` or `Store.memory()`."""
 
     def __init__(self, db: Database, where: str) -> None:
@@ -240,42 +242,6 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, Seen
     def events_of(self, signature_id: str) -> list[dict[str, Any]]:
         return list(self.db.query("select * from events where signature_id = ? order by id", [signature_id]))
 
-    def count_since(self, signature_id: str, since: datetime) -> int:
-        row = self.db.execute(
-            "select coalesce(sum(count), 0) from occurrence_buckets "
-            "where signature_id = ? and bucket_start >= ?",
-            [signature_id, bucket_of(since)],
-        ).fetchone()
-        return int(row[0])
-
-    def counts_since(self, signature_ids: Iterable[str], since: datetime) -> dict[str, int]:
-        """`count_since` of each of `signature_ids` (0 for one without occurrences), read together."""
-        ids = list(dict.fromkeys(signature_ids))
-        counts = dict.fromkeys(ids, 0)
-        sql = (
-            "select signature_id, sum(count) from occurrence_buckets "
-            "where signature_id in ({ids}) and bucket_start >= ? group by signature_id"
-        )
-        for row in rows_of(self.db, sql, ids, after=[bucket_of(since)]):
-            counts[row["signature_id"]] = int(row["sum(count)"])
-        return counts
-
-    def occurrence_counts_of(self, signature_ids: Iterable[str]) -> dict[str, dict[datetime, int]]:
-        """`occurrence_counts` of each of `signature_ids`, read together."""
-        ids = list(dict.fromkeys(signature_ids))
-        counts: dict[str, dict[datetime, int]] = {sid: {} for sid in ids}
-        sql = "select signature_id, bucket_start, count from occurrence_buckets where signature_id in ({ids})"
-        for row in rows_of(self.db, sql, ids):
-            counts[row["signature_id"]][parse_iso(row["bucket_start"])] = int(row["count"])
-        return counts
-
-    def occurrence_counts(self, signature_id: str) -> dict[datetime, int]:
-        """Occurrences per five-minute bucket, from the first one."""
-        rows = self.db.execute(
-            "select bucket_start, count from occurrence_buckets where signature_id = ?", [signature_id]
-        )
-        return {parse_iso(start): int(count) for start, count in rows}
-
     def find_signature_id(self, reference: str) -> str | None:
         """The signature a person means: its id, or its issue (`#12` or `12`)."""
         row = self.db.execute(
@@ -328,14 +294,6 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, Seen
         """Insert or replace the signature (and file it under its grouping look-up keys)."""
         upsert(self.db, "signatures", to_row(signature), pk="id")
         index_grouping_state(self.db, signature.id, signature.grouping_state)
-
-    def add_occurrences(self, signature_id: str, buckets: dict[str, int]) -> None:
-        for bucket_start, count in buckets.items():
-            self.db.execute(
-                "insert into occurrence_buckets (signature_id, bucket_start, count) values (?, ?, ?) "
-                "on conflict(signature_id, bucket_start) do update set count = count + excluded.count",
-                [signature_id, bucket_start, count],
-            )
 
     def map_group(self, source_group_id: str, signature_id: str) -> None:
         upsert(
