@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime, parse_stacktrace
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, trace_lines
+from rounds_bot.models import ErrorEvent
 
 TRACES = Path(__file__).parent / "golden" / "grouping" / "traces"
 CASES = sorted(path.stem for path in TRACES.glob("*.txt"))
@@ -179,3 +182,35 @@ def test_runtime_is_recognised_from_frame_syntax() -> None:
     assert detect_runtime(["\t/home/x/main.go:12 +0x1d"]) == "go"
     assert detect_runtime(["/app/x.rb:3:in `y'"]) == "ruby"
     assert detect_runtime(['Called from Shop.f in file "a.ml", line 1, characters 0-1']) == "ocaml"
+
+
+def _go_panic(address: int, goroutine: int) -> str:
+    return (
+        "panic: runtime error: invalid memory address or nil pointer dereference\n"
+        "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a1b2c]\n\n"
+        f"goroutine {goroutine} [running]:\n"
+        f"github.com/acme/shop/orders.process(0x{address:x})\n"
+        "\t/home/dev/shop/orders/process.go:42 +0x1d\n"
+        f"github.com/acme/shop/orders.worker(0x{address + 64:x}?)\n"
+        "\t/home/dev/shop/orders/worker.go:17 +0x5a\n"
+        "created by github.com/acme/shop/orders.Start in goroutine 1\n"
+        "\t/home/dev/shop/orders/worker.go:9 +0x88\n"
+    )
+
+
+def test_go_panics_passing_other_addresses_to_a_one_argument_call_are_one_problem() -> None:
+    events = [
+        ErrorEvent(
+            event_id=f"{n:032x}",
+            timestamp=datetime(2026, 11, 26, tzinfo=UTC),
+            service="orders",
+            kind="exception",
+            error_type="panic",
+            message="runtime error: invalid memory address or nil pointer dereference",
+            stacktrace=_go_panic(0xC000012000 + n * 4096, 30 + n),
+        )
+        for n in range(6)
+    ]
+    assert len({a.signature_id for a in GroupingEngine().assign_all(events)}) == 1
+    frames = parse_stacktrace(events[0].stacktrace or "").exceptions[0].frames  # type: ignore[union-attr]
+    assert [frame.function for frame in frames] == ["process", "worker", "created by Start"]

@@ -29,6 +29,13 @@ _FUNCTION = re.compile(
 )
 _FILE = re.compile(r"^\s+(?P<file>.{1,2048}?\.(?:go|s|c)):(?P<line>\d{1,9})(?: \+0x[0-9a-f]{1,16})?$")
 _SIGNAL = re.compile(r"^\[signal .*\]$")
+# A call with one argument prints it in parentheses with no space, which `_FUNCTION` cannot tell from a
+# method's receiver (`pkg.(*T).M`) by the line alone; a receiver is always followed by the method's name,
+# so parentheses that end the symbol are the arguments. Only a heap or stack address is taken off (Go's
+# arenas on 64-bit platforms start at 0xc000000000, runtime/malloc.go): it changes with every occurrence,
+# so a frame that kept it would split one panic into one group per occurrence. Other single arguments
+# (`(...)` for an inlined call, a small constant) stay in the name, as earlier releases read them.
+_ADDRESS_ARGUMENT = re.compile(r"\(0xc[0-9a-f]{9,13}\??\)$")
 
 
 def is_frame_line(line: str) -> bool:
@@ -85,7 +92,7 @@ def split_symbol(symbol: str) -> tuple[str, str]:
 
 
 def _frame(symbol: str, created: bool, filename: str, lineno: int) -> Frame:
-    package, function = split_symbol(symbol)
+    package, function = split_symbol(_ADDRESS_ARGUMENT.sub("", symbol))
     # Closures are numbered by the compiler (`func1`, `func2.3`); keep the name, drop the count.
     function = re.sub(r"\.func\d+(?:\.\d+)*", ".func", function)
     function = re.sub(r"\.gowrap\d+", ".gowrap", function)
