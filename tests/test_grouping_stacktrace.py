@@ -214,3 +214,49 @@ def test_go_panics_passing_other_addresses_to_a_one_argument_call_are_one_proble
     assert len({a.signature_id for a in GroupingEngine().assign_all(events)}) == 1
     frames = parse_stacktrace(events[0].stacktrace or "").exceptions[0].frames  # type: ignore[union-attr]
     assert [frame.function for frame in frames] == ["process", "worker", "created by Start"]
+
+
+def _go_throw(n: int) -> str:
+    """A runtime throw as Go prints it: g and m in the header, each frame's pointers after its file line."""
+    return (
+        "fatal error: concurrent map writes\n\n"
+        f"goroutine {n} gp=0xc0000{n:05x} m={n % 3} mp=0xc0000{n:05x}08 [running]:\n"
+        "internal/runtime/maps.fatal({0x4b2e80?, 0x52c1a0?})\n"
+        "\t/usr/local/go/src/runtime/panic.go:1058 +0x18"
+        f" fp=0xc0000{n:05x}f38 sp=0xc0000{n:05x}e88 pc=0x46b7f2\n"
+        "main.store(...)\n"
+        "\t/app/main.go:12\n"
+        f"main.worker(0xc0000{n:05x}00)\n"
+        f"\t/app/main.go:7 +0x25 fp=0xc000{n:06x}f50 sp=0xc000{n:06x}f38\n"
+        "created by main.main in goroutine 1\n"
+        f"\t/app/main.go:20 +0x28b fp=0xc000{n:06x}fe0 sp=0xc000{n:06x}f50 pc=0x43e02b\n\n"
+        "goroutine 1 gp=0xc000002380 m=nil [semacquire]:\n"
+        "main.main()\n"
+        "\t/app/main.go:22 +0x2b\n"
+    )
+
+
+def test_a_go_runtime_throw_is_read_with_its_frames_whatever_its_g_m_and_frame_pointers() -> None:
+    trace = parse_stacktrace(_go_throw(3))
+    assert trace is not None and trace.runtime == "go"
+    crashed, other = trace.exceptions
+    assert [(f.function, f.filename, f.lineno) for f in crashed.frames] == [
+        ("fatal", "/usr/local/go/src/runtime/panic.go", 1058),
+        ("store(...)", "/app/main.go", 12),
+        ("worker", "/app/main.go", 7),
+        ("created by main", "/app/main.go", 20),
+    ]
+    assert [f.function for f in other.frames] == ["main"]
+    events = [
+        ErrorEvent(
+            event_id=f"{n:032x}",
+            timestamp=datetime(2026, 11, 26, tzinfo=UTC),
+            service="orders",
+            kind="exception",
+            error_type="fatal error",
+            message="concurrent map writes",
+            stacktrace=_go_throw(n),
+        )
+        for n in range(1, 6)
+    ]
+    assert len({a.signature_id for a in GroupingEngine().assign_all(events)}) == 1

@@ -34,7 +34,7 @@ __all__ = [
 
 #: the lines read first to recognise a trace's runtime
 _HEAD_LINES = 60
-_GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?$")
+_GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?" + go.FRAME_POINTERS + "$")
 _RUBY_FRAME = re.compile(r"\.rb:\d+:in [`']")
 _ELIXIR_FILES = (".ex:", ".exs:", ".erl:")
 _OCAML_FRAME = re.compile(r"^\s*(?:Raised at|Called from|Re-raised at|Raised by primitive operation at) ")

@@ -21,13 +21,23 @@ import re
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace
 
 _PANIC = re.compile(r"^\s*(?P<kind>panic|fatal error): (?P<value>.*?)(?: \[recovered\])?$")
-_GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]]{0,128}\]:$")
+# When the runtime throws (`fatal error: concurrent map writes`) or GOTRACEBACK is `system` or more, the
+# header names the goroutine's g and m (` gp=0x… m=3 mp=0x…`, or ` m=nil`) and each file line ends with its
+# frame's pointers (` fp=0x… sp=0x…`, and ` pc=0x…` in later releases): runtime/traceback.go,
+# goroutineheader and the frame printing of traceback. They change with every occurrence and are read as
+# no part of the frame.
+_GOROUTINE = re.compile(
+    r"^goroutine \d+(?: gp=0x[0-9a-f]{1,16} m=(?:\d{1,9} mp=0x[0-9a-f]{1,16}|nil))? \[[^\]]{0,128}\]:$"
+)
 _FUNCTION = re.compile(
     r"^(?P<created>created by )?"
     r"(?P<symbol>[^\s()]{1,1024}(?:\([^()\s]{1,64}\))?[^\s(]{0,512}?)"
     r"(?:\((?P<args>.{0,1024})\))?(?: in goroutine \d+)?$"
 )
-_FILE = re.compile(r"^\s+(?P<file>.{1,2048}?\.(?:go|s|c)):(?P<line>\d{1,9})(?: \+0x[0-9a-f]{1,16})?$")
+FRAME_POINTERS = r"(?: fp=0x[0-9a-f]{1,16} sp=0x[0-9a-f]{1,16}(?: pc=0x[0-9a-f]{1,16})?)?"
+_FILE = re.compile(
+    r"^\s+(?P<file>.{1,2048}?\.(?:go|s|c)):(?P<line>\d{1,9})(?: \+0x[0-9a-f]{1,16})?" + FRAME_POINTERS + "$"
+)
 _SIGNAL = re.compile(r"^\[signal .*\]$")
 # A call with one argument prints it in parentheses with no space, which `_FUNCTION` cannot tell from a
 # method's receiver (`pkg.(*T).M`) by the line alone; a receiver is always followed by the method's name,
