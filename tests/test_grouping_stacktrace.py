@@ -198,21 +198,28 @@ def _go_panic(address: int, goroutine: int) -> str:
     )
 
 
-def test_go_panics_passing_other_addresses_to_a_one_argument_call_are_one_problem() -> None:
+def _signatures_of(dumps: list[str], error_type: str, message: str) -> int:
+    """How many signatures one batch makes of occurrences of one error, each with its own dump."""
     events = [
         ErrorEvent(
             event_id=f"{n:032x}",
             timestamp=datetime(2026, 11, 26, tzinfo=UTC),
             service="orders",
             kind="exception",
-            error_type="panic",
-            message="runtime error: invalid memory address or nil pointer dereference",
-            stacktrace=_go_panic(0xC000012000 + n * 4096, 30 + n),
+            error_type=error_type,
+            message=message,
+            stacktrace=dump,
         )
-        for n in range(6)
+        for n, dump in enumerate(dumps)
     ]
-    assert len({a.signature_id for a in GroupingEngine().assign_all(events)}) == 1
-    frames = parse_stacktrace(events[0].stacktrace or "").exceptions[0].frames  # type: ignore[union-attr]
+    return len({a.signature_id for a in GroupingEngine().assign_all(events)})
+
+
+def test_go_panics_passing_other_addresses_to_a_one_argument_call_are_one_problem() -> None:
+    dumps = [_go_panic(0xC000012000 + n * 4096, 30 + n) for n in range(6)]
+    message = "runtime error: invalid memory address or nil pointer dereference"
+    assert _signatures_of(dumps, "panic", message) == 1
+    frames = parse_stacktrace(dumps[0]).exceptions[0].frames  # type: ignore[union-attr]
     assert [frame.function for frame in frames] == ["process", "worker", "created by Start"]
 
 
@@ -247,16 +254,5 @@ def test_a_go_runtime_throw_is_read_with_its_frames_whatever_its_g_m_and_frame_p
         ("created by main", "/app/main.go", 20),
     ]
     assert [f.function for f in other.frames] == ["main"]
-    events = [
-        ErrorEvent(
-            event_id=f"{n:032x}",
-            timestamp=datetime(2026, 11, 26, tzinfo=UTC),
-            service="orders",
-            kind="exception",
-            error_type="fatal error",
-            message="concurrent map writes",
-            stacktrace=_go_throw(n),
-        )
-        for n in range(1, 6)
-    ]
-    assert len({a.signature_id for a in GroupingEngine().assign_all(events)}) == 1
+    dumps = [_go_throw(n) for n in range(1, 6)]
+    assert _signatures_of(dumps, "fatal error", "concurrent map writes") == 1
