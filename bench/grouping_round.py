@@ -1,13 +1,15 @@
 """The grouping step of a first round at scale: `GroupingEngine.assign_all` over the errors of the synthetic
 OTLP/JSON file `bench/scale.py` reads (`bench/scale_data.py`), on an empty signature database.
 
-    python bench/grouping_round.py [--records 100000] [--bugs 2000] [--profile | --memory]
+    python bench/grouping_round.py [--records 100000] [--bugs 2000] [--profile | --memory] [--placements]
 
 Prints the CPU time of the assignments (and with `--profile`, the profiled time of `assign_each` and its
 five costliest callees), the errors per second, how many traces were read and how many were read with their
 message cut out, and the bytes the engine's memos hold at the end (`grouping/memo.py`) beside their budget;
 with `--memory`, the bytes Python allocated (tracemalloc) at the peak of the assignments and still held after
-them, above what was held before (slower: the CPU time is then not comparable).
+them, above what was held before (slower: the CPU time is then not comparable). With `--placements`, the
+events are placed as a round places them (`place_each`: the full assignment only for the first event of
+each signature), and that is what is timed.
 The events are the source's, not redacted: grouping reads them the same way.
 """
 
@@ -46,9 +48,18 @@ def memo_bytes(engine: GroupingEngine) -> int:
     return sum(memo.held for memo in memos)
 
 
-def assign(engine: GroupingEngine, events: list[ErrorEvent], memory: bool) -> int:
+def assign(engine: GroupingEngine, events: list[ErrorEvent], memory: bool, placements: bool = False) -> int:
     """The assignments of all events, as one batch; measuring memory, only the first per signature is kept
-    (what a round keeps), so what is still held after them is the engine's."""
+    (what a round keeps), so what is still held after them is the engine's. With `placements`, the events
+    are placed as a round places them (`place_each`: an assignment only for a signature not kept yet)."""
+    if placements:
+        kept: dict[str, Assignment] = {}
+        count = 0
+        for placed in engine.place_each(events, kept):
+            if placed.assignment is not None:
+                kept.setdefault(placed.signature_id, placed.assignment)
+            count += 1
+        return count
     if not memory:
         return len(engine.assign_all(events))
     firsts: dict[str, Assignment] = {}
@@ -67,6 +78,9 @@ def main() -> None:
     parser.add_argument("--bugs", type=int, default=2_000)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--memory", action="store_true")
+    parser.add_argument(
+        "--placements", action="store_true", help="place the events as a round does (`place_each`)"
+    )
     args = parser.parse_args()
     end = datetime.now(UTC) - timedelta(minutes=1)
     with tempfile.TemporaryDirectory() as folder:
@@ -83,15 +97,16 @@ def main() -> None:
         started = time.process_time()
         if profile is not None:
             profile.enable()
-        assigned = assign(engine, events, args.memory)
+        assigned = assign(engine, events, args.memory, args.placements)
         if profile is not None:
             profile.disable()
         spent = time.process_time() - started
         held, peak = tracemalloc.get_traced_memory()
         traces = engine._candidates._traces
         print(f"{len(events):,} errors ({args.records:,} records, {args.bugs:,} bugs), {assigned:,} assigned")
+        timed = "place_each" if args.placements else "assign_all"
         print(
-            f"assign_all: {spent:.2f} s CPU{' (profiled)' if profile else ''},"
+            f"{timed}: {spent:.2f} s CPU{' (profiled)' if profile else ''},"
             f" {len(events) / spent:,.0f} errors/s"
         )
         print(

@@ -51,6 +51,6 @@ def test_the_budgets_of_an_engines_memos_add_up_to_at_most_the_stated_total() ->
     per_engine = _memos_of(candidates, candidates._traces, engine._explainer, engine._shapes)
     shared = [fingerprint._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     line_memos = len(stacktrace._FRAME_LINES) + 2  # and the runtime votes and JVM frames kept per line
-    assert len(per_engine) == 11  # the message shapes' memo among them
+    assert len(per_engine) == 12  # the message shapes' memo among them
     total = sum(m._budget for m in [*per_engine, *shared]) + line_memos * LINE_MEMO_BUDGET
     assert total <= ENGINE_BUDGET

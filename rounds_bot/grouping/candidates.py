@@ -122,6 +122,10 @@ class CandidateReader:
         self._readings: BoundedMemo[_ReadingKey, _Reading] = BoundedMemo(
             MEMO_LIMIT, 8 * MB, lambda key, _: OVERHEAD * (4 + sum(len(e[2]) for e in key[2]))
         )
+        #: per cut trace object and service: the hashes its reading gives (see `trace_digests`)
+        self._digests: BoundedMemo[tuple[int, str, bool], tuple[ParsedTrace, tuple[str, ...]]] = BoundedMemo(
+            MEMO_LIMIT, 1 * MB, lambda key, found: OVERHEAD * 2 + len(key[1]) + 72 * len(found[1])
+        )
         self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
         self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(
             MEMO_LIMIT, 4 * MB, _candidate_size
@@ -157,6 +161,30 @@ class CandidateReader:
                 return candidate
         match = self._miner.match(self.bucket(service, event.error_type), shape.skeleton)
         return self.template_candidate(event, normalized, match.template_id)
+
+    def trace_digests(self, event: ErrorEvent) -> tuple[str, ...] | None:
+        """The hashes the trace candidate of an event with a stack trace and no error code is looked up by
+        (`Fingerprint.lookup_keys`), when they are known without building it: its trace reads with its
+        message cut out (`TraceMemo.frames_of`) into frames already read for its service. They are the
+        reading's: `with_view` gives the candidate the same hashes whatever its message, values,
+        environment and version. None otherwise (the candidate then tells)."""
+        trace = self._traces.frames_of(event.stacktrace or "", event.message)
+        if trace is None:
+            return None
+        service = event.service or "unknown"
+        # Kept per trace object (the cut reading every occurrence of a problem shares), so its frames are
+        # not hashed again for each: the digests are a function of the frames and service alone, and the
+        # entry keeps the trace alive, so its id names no other trace meanwhile.
+        key = (id(trace), service, self.previous_versions)
+        known = self._digests.get(key)
+        if known is not None and known[0] is trace:
+            return known[1]
+        reading = self._readings.get(self._reading_key(trace, service))
+        if reading is None or reading.fingerprint is None:
+            return None
+        digests = tuple(digest for _, digest in reading.fingerprint.lookup_keys())
+        self._digests.put(key, (trace, digests))
+        return digests
 
     def _code_candidate(self, event: ErrorEvent, normalized: str, code: ErrorCode) -> Candidate:
         """The candidate of an error code: the same object for every event that gives the same view and
@@ -226,13 +254,7 @@ class CandidateReader:
         )
         # What is worked out from the frames alone is kept per frames and service (the only part of
         # the view a hash reads, see `fingerprint.with_view`); the values never reach it.
-        key = (
-            trace.runtime,
-            trace.notes,
-            tuple((e.type, e.relation, e.frames) for e in trace.exceptions),
-            service,
-            self.previous_versions,
-        )
+        key = self._reading_key(trace, service)
         reading = self._readings.get(key)
         if reading is None:
             collapsed = collapse_recursion(trace)
@@ -252,6 +274,15 @@ class CandidateReader:
             roles=reading.roles,
             crash_site=reading.site.crash_site,
             site=reading.site,
+        )
+
+    def _reading_key(self, trace: ParsedTrace, service: str) -> _ReadingKey:
+        return (
+            trace.runtime,
+            trace.notes,
+            tuple((e.type, e.relation, e.frames) for e in trace.exceptions),
+            service,
+            self.previous_versions,
         )
 
     def _reading(

@@ -22,28 +22,32 @@ Nothing depends on wall time, randomness or dictionary order. The keys of tiers 
 trace's frames decide its crash site), so what they group does not depend on arrival order; a
 test shuffles the labelled corpus and compares the partitions.
 
-This module places events; the known signatures and the keys that lead to them are `registry`'s,
-an event's identity (its fingerprint and how it registers) comes from `candidates`, the
-explanation of each assignment from `explanation`.
+This module reads the tiers in order; tier 3, new signatures and the assignments that say which
+rule decided are `placing`'s (mixed in), the known signatures and the keys that lead to them are
+`registry`'s, an event's identity (its fingerprint and how it registers) comes from `candidates`,
+the explanation of each assignment from `explanation`. A round, which keeps one assignment per
+signature, places its events with `place_each`: an event of a signature it keeps already, known
+by its error code or its trace's hashes, gets no assignment of its own (`placement`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 
 from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
-from rounds_bot.grouping.crash_site import may_merge_by_similarity
 from rounds_bot.grouping.error_codes import ErrorCodeReader
-from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
+from rounds_bot.grouping.explanation import Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.operations import operation_target
+from rounds_bot.grouping.placement import Placement
+from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Answers, answer_key
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
-from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
+from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.models import Assignment, ErrorEvent, Tier
@@ -51,27 +55,11 @@ from rounds_bot.settings.grouping import GroupingConfig
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
-#: the rule that decided, per tier and, in the fingerprint tier, per key that matched
-RULES = {
-    "error_code": "rule: the same standardised error code in the same service",
-    "template": "rule: the same log statement (the message's mined template)",
-    "varied": (
-        "rule: the same log statement (the message's mined template); a word that varies across"
-        " the statement's lines while the rest stays fixed is a value"
-    ),
-    "app": "rule: the same exception types and frames of the app's own code",
-    "test": "rule: the same exception types and frames of the tests (the trace has no app frame)",
-    "system": "rule: the same exception types and frames",
-    "site": "rule: the same crash site ({site}) and exception types, whichever callers reached it",
-    "previous": "rule: the fingerprint an earlier version gave these frames (its group is kept)",
-    "similarity": "rule: alike by TF-IDF similarity, with no crash site against it",
-    "new": "rule: no known signature has its error code, fingerprint, crash site or template",
-}
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class GroupingEngine:
+class GroupingEngine(Placing):
     """Assigns events to signatures, tier by tier; `state` gives what a signature saves."""
 
     def __init__(
@@ -169,6 +157,39 @@ class GroupingEngine:
         self._expect(batch)
         for event in batch:
             yield self.assign(event)
+
+    def place_each(self, events: Iterable[ErrorEvent], settled: Container[str]) -> Iterator[Placement]:
+        """`assign_each` for a caller that keeps one assignment per signature (a round's tally): an event
+        whose signature is in `settled` when it is placed (asked then, so the caller may add to it between
+        events) gets its signature and tier alone, when its error code or its trace's hashes lead to a
+        known signature; the tiers would give it that signature and tier (a key, once registered, always
+        leads to the same signature), and placing it so changes nothing the engine keeps. Every other event
+        gets its full assignment, as `assign` gives it."""
+        batch = events if isinstance(events, Sequence) else list(events)
+        self._expect(batch)
+        for event in batch:
+            found = self._known_place(event)
+            if found is not None and found[0] in settled:
+                yield Placement(found[0], found[1])
+            else:
+                assignment = self.assign(event)
+                yield Placement(assignment.signature_id, assignment.tier, assignment)
+
+    def _known_place(self, event: ErrorEvent) -> tuple[str, Tier] | None:
+        """The signature and tier of an event with an error code or a stack trace whose key is known
+        (tier 1 or 2, as `assign` reads them), without building its candidate; None for any other."""
+        if event.stacktrace is None and not event.error_code and not event.attributes:
+            return None  # a plain log line: the message path (cheap when its template is known)
+        code = self._codes.read(event)
+        if code is not None:
+            owner = self._known_signatures.owner_of_code(f"{event.service or 'unknown'}\x1f{code.code}")
+            return (owner, "error_code") if owner is not None else None
+        stacktrace = event.stacktrace
+        if not stacktrace or stacktrace.isspace():
+            return None
+        digests = self._candidates.trace_digests(event)
+        owner = self._known_signatures.owner_of_hashes(digests) if digests is not None else None
+        return (owner, "fingerprint") if owner is not None else None
 
     def _expect(self, batch: Sequence[ErrorEvent]) -> None:
         """Learn from a batch's message-path lines which words vary (the miner's `expect`),
@@ -333,149 +354,6 @@ class GroupingEngine:
         answer = self._assignment(candidate, signature_id, "fingerprint", known=signature_id)
         self._answers.remember_trace(candidate, answer)
         return answer
-
-    def _known(self, candidate: Candidate) -> str | None:
-        if candidate.template_id is not None:
-            return self._by_template.get(candidate.template_id)
-        return self._known_signatures.owner_of_hashes(
-            tuple(digest for _, digest in candidate.fingerprint.lookup_keys())
-        )
-
-    def _place_by_similarity(self, candidate: Candidate) -> Assignment:
-        service = candidate.view.service
-        self._known_signatures.fetch_vectors(service)
-        counts = self._index.counts(self._candidates.terms(candidate))
-        neighbours = self._index.nearest(service, counts, self.config.related_threshold)
-        best = next((n for n in neighbours if self._may_merge(candidate, n)), None)
-        if best is not None and best.score >= self.config.merge_threshold:
-            signature = self._known_signatures.require(best.signature_id)
-            self._known_signatures.register(signature, candidate)
-            signature.crash_site = signature.crash_site or candidate.site_key
-            others = [n for n in neighbours if n.signature_id != best.signature_id]
-            for neighbour in others[:MAX_RELATED]:
-                # the first score found for a pair is the one its issue shows, round after round
-                signature.related_similarity.setdefault(neighbour.signature_id, neighbour.score)
-            return self._assignment(
-                candidate, best.signature_id, "similarity", similarity=best.score, neighbours=others
-            )
-        return self._create(
-            candidate, neighbours=neighbours, counts=counts, note=self._kept_apart(candidate, neighbours)
-        )
-
-    def _kept_apart(self, candidate: Candidate, neighbours: list[Neighbour]) -> str | None:
-        """Why the nearest signature above the merge threshold was not joined: a crash site kept
-        them apart, or one of them has no stack trace."""
-        for neighbour in neighbours:
-            if neighbour.score < self.config.merge_threshold:
-                return None
-            if candidate.trace is None or not neighbour.with_frames:
-                return (
-                    f"not merged with {neighbour.signature_id} (TF-IDF cosine {neighbour.score:.2f}): "
-                    "an error without a stack trace joins a group only by its error code or its "
-                    "log statement's template"
-                )
-            if (
-                candidate.trace is not None
-                and neighbour.with_frames
-                and not self._may_merge(candidate, neighbour)
-            ):
-                theirs = self._known_signatures.crash_site_of(neighbour.signature_id)
-                return (
-                    f"not merged with {neighbour.signature_id} (TF-IDF cosine {neighbour.score:.2f}): "
-                    f"crash site {candidate.site_key} is not its {theirs}"
-                )
-        return None
-
-    def _may_merge(self, candidate: Candidate, neighbour: Neighbour) -> bool:
-        """Merging needs stack-trace evidence on both sides (two log lines whose templates differ
-        by a word are two statements in the code, so they are only linked as related), and the
-        same crash site wherever both errors have one."""
-        if candidate.trace is None or not neighbour.with_frames:
-            return False
-        other = self._known_signatures.crash_site_of(neighbour.signature_id)
-        return may_merge_by_similarity(candidate.site_key, other)
-
-    def _rule(self, candidate: Candidate, tier: Tier, known: str | None = None) -> str:
-        """Which rule decided, in words (the "why grouped" of an issue); `known`, when given, is
-        what `_known` has just answered for the candidate (not asked twice)."""
-        if tier == "error_code":
-            return RULES["error_code"]
-        if tier == "similarity":
-            return RULES["similarity"]
-        if tier == "new":
-            return RULES["new"]
-        if candidate.template_id is not None:
-            varied = candidate.template_id in self._miner.varied_templates
-            return RULES["varied" if varied else "template"]
-        by_hash = self._known_signatures.by_hash
-        signature_id = known if known is not None else self._known(candidate)
-        for name, digest in candidate.fingerprint.lookup_keys():
-            if by_hash.get(digest) == signature_id:
-                return RULES[name].format(site=candidate.site_key)
-        return RULES["previous"]
-
-    # --- signatures ---------------------------------------------------------------------------
-
-    def _create(
-        self,
-        candidate: Candidate,
-        neighbours: list[Neighbour],
-        counts: dict[int, float] | None = None,
-        note: str | None = None,
-    ) -> Assignment:
-        related = neighbours[:MAX_RELATED]
-        signature = self._known_signatures.create(
-            candidate, [n.signature_id for n in related], {n.signature_id: n.score for n in related}
-        )
-        if candidate.code_key is None:
-            self._index.add_new(
-                signature.service,
-                signature.signature_id,
-                signature.seq,
-                counts if counts is not None else self._index.counts(self._candidates.terms(candidate)),
-                with_frames=candidate.trace is not None,
-            )
-        return self._assignment(candidate, signature.signature_id, "new", neighbours=neighbours, note=note)
-
-    def _assignment(
-        self,
-        candidate: Candidate,
-        signature_id: str,
-        tier: Tier,
-        *,
-        similarity: float | None = None,
-        neighbours: list[Neighbour] | None = None,
-        note: str | None = None,
-        known: str | None = None,
-    ) -> Assignment:
-        signature = self._signatures[signature_id]
-        scored = {n.signature_id: n.score for n in (neighbours or []) if n.signature_id != signature_id}
-        related = list(scored)
-        if tier in ("fingerprint", "error_code"):
-            related = list(signature.related)
-            scored = signature.related_similarity
-        explanation = self._explainer.explain(
-            candidate.fingerprint,
-            tier,
-            signature_id,
-            similarity,
-            neighbours or [],
-            self._rule(candidate, tier, known),
-        )
-        if note:
-            explanation += "\n" + note
-        return Assignment(
-            signature_id=signature_id,
-            tier=tier,
-            fingerprint_hash=candidate.fingerprint.hash,
-            fingerprint_version=candidate.fingerprint.version,
-            explanation=explanation,
-            title=candidate.title,
-            normalized_message=candidate.view.normalized_message,
-            related=related[:MAX_RELATED],
-            related_similarity={sid: scored[sid] for sid in related[:MAX_RELATED] if sid in scored},
-            similarity=similarity,
-        )
 
 
 def _event_of(

@@ -18,7 +18,8 @@ The other memos are of pure functions and sit beside what they memoise: message 
 (`shapes`), parsed traces, by shape, by a Go dump's key (`stacktrace.go_key`), by the text with the
 event's message cut out (`trace_cut`)
 and by what grouping reads of them (`trace_memo`), trace, error-code and template candidates and
-what a trace's frames decide (`candidates`), frame components and module paths (`frames`),
+what a trace's frames decide, with the hashes they give (`candidates`), frame components and
+module paths (`frames`),
 stack components (`fingerprint`), frame and trace roles (`inapp`), lines' runtimes and frame
 lines (`stacktrace`), rendered trees (`explanation`) and stacks (`components`), skeletons'
 templates (`templates`). Every

@@ -145,6 +145,19 @@ class TraceMemo:
             self._remember_shape(shape, text, parsed, entry)
         return parsed
 
+    def frames_of(self, text: str, message: str) -> ParsedTrace | None:
+        """What `parsed` reads of `text` but the values, when the text reads as its message cut out does
+        (see `_without_message`): the same runtime, notes, exception types, relations and frames (only the
+        value that holds the message differs: it holds the placeholder). None when the text is read
+        otherwise: `parsed` then tells."""
+        found = cut(text, message) if message else None
+        if found is None:
+            return None
+        entry = self._cut_entry(found)
+        if entry is None or not found.agrees(entry.trace.runtime, entry.votes):
+            return None
+        return entry.trace
+
     def _without_message(self, text: str, message: str, normalized_message: str | None) -> ParsedText | None:
         """The reading of a trace from the reading of its text with the message cut out (see
         `trace_cut`), or None when it must be read whole. The memo is keyed on the whole text but

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from rounds_bot.controls import Controls
 from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.placement import Placement
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.round.cascade import TraceErrors
@@ -58,25 +59,28 @@ def group_occurrences(
     other_ids = {_compact(event.event_id) for event in others}
     signature_of_other: dict[int | str, str] = {}
     # one batch, so the partition does not depend on the order the events arrived in
-    for event, assignment in zip(to_group, engine.assign_each(to_group), strict=True):
-        tier_counts[assignment.tier] = tier_counts.get(assignment.tier, 0) + 1
-        assignment = _follow_merge(store, controls, assignment)
-        if _in_rebuilt_total(counted_through, assignment.signature_id, event):
+    # an event of a signature tallied already needs no assignment of its own: only the first is kept
+    for event, placed in zip(to_group, engine.place_each(to_group, tallies), strict=True):
+        tier_counts[placed.tier] = tier_counts.get(placed.tier, 0) + 1
+        signature_id, assignment = _follow_merge(store, controls, placed)
+        if _in_rebuilt_total(counted_through, signature_id, event):
             already_counted += 1
             continue
-        tally = tallies.get(assignment.signature_id)
+        tally = tallies.get(signature_id)
         if tally is None:
-            tally = tallies[assignment.signature_id] = Tally(assignment=assignment)
+            if assignment is None:  # (`place_each` leaves it out only for a signature in `tallies`)
+                raise AssertionError(f"{signature_id} was placed without an assignment and is not tallied")
+            tally = tallies[signature_id] = Tally(assignment=assignment)
         tally.add(event, event.count, event.timestamp, event.timestamp)
-        counted.append(event.event_id, assignment.signature_id, event.timestamp)
-        traces.add(event, assignment.signature_id)
+        counted.append(event.event_id, signature_id, event.timestamp)
+        traces.add(event, signature_id)
         if other_ids and (key := _compact(event.event_id)) in other_ids:
-            signature_of_other[key] = assignment.signature_id
+            signature_of_other[key] = signature_id
     # a record read twice, or also before the window, is in its trace as often as it was read
     for event in others:
-        signature_id = signature_of_other.get(_compact(event.event_id))
-        if signature_id is not None:
-            traces.add(event, signature_id)
+        other_in = signature_of_other.get(_compact(event.event_id))
+        if other_in is not None:
+            traces.add(event, other_in)
     notes = _count_known_groups(store, controls, polled, tallies)
     return Grouped(tallies, already_counted, tier_counts, notes, traces, counted)
 
@@ -188,11 +192,14 @@ def _state_after(engine: GroupingEngine, known: Signature) -> SignatureState | N
         return known.grouping_state
 
 
-def _follow_merge(store: Store, controls: Controls, assignment: Assignment) -> Assignment:
-    """A signature merged into another (`/rounds merge`) counts its occurrences there."""
-    target = controls.target_of(assignment.signature_id)
-    known = store.signature(target) if target != assignment.signature_id else None
-    return _assignment_of(known) if known is not None else assignment
+def _follow_merge(store: Store, controls: Controls, placed: Placement) -> tuple[str, Assignment | None]:
+    """A signature merged into another (`/rounds merge`) counts its occurrences there: the signature an
+    event is counted in, and the assignment a tally of it starts with (None when the engine left it out)."""
+    target = controls.target_of(placed.signature_id)
+    known = store.signature(target) if target != placed.signature_id else None
+    return (
+        (known.id, _assignment_of(known)) if known is not None else (placed.signature_id, placed.assignment)
+    )
 
 
 def _assignment_of(signature: Signature) -> Assignment:
