@@ -122,9 +122,10 @@ class CandidateReader:
         self._readings: BoundedMemo[_ReadingKey, _Reading] = BoundedMemo(
             MEMO_LIMIT, 8 * MB, lambda key, _: OVERHEAD * (4 + sum(len(e[2]) for e in key[2]))
         )
-        #: per cut trace object and service: the hashes its reading gives (see `trace_digests`)
+        #: per cut trace object and service: the hashes its reading gives (see `trace_digests`); an entry
+        #: keeps its trace alive, so the trace's frames count as well
         self._digests: BoundedMemo[tuple[int, str, bool], tuple[ParsedTrace, tuple[str, ...]]] = BoundedMemo(
-            MEMO_LIMIT, 1 * MB, lambda key, found: OVERHEAD * 2 + len(key[1]) + 72 * len(found[1])
+            MEMO_LIMIT, 2 * MB, _digests_size
         )
         self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
         self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(
@@ -325,6 +326,10 @@ class CandidateReader:
 
 def _candidate_size(key: tuple[object, ...], _: object) -> int:
     return text_size(key) + _CANDIDATE_SIZE
+
+
+def _digests_size(key: tuple[int, str, bool], found: tuple[ParsedTrace, tuple[str, ...]]) -> int:
+    return OVERHEAD * (2 + found[0].frame_count) + len(key[1]) + 72 * len(found[1])
 
 
 def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:
