@@ -105,7 +105,7 @@ class TraceMemo:
         self._cuts: BoundedMemo[str | DumpKey, _CutEntry | None] = BoundedMemo(
             MEMO_LIMIT, 12 * MB, lambda key, entry: _key_size(key) + _cut_size(entry)
         )
-        #: texts parsed (whole, or with their message cut out), and readings given from a cut text
+        #: texts parsed (whole, or with their message cut out), and readings (or frames) given from a cut text
         self.parses = 0
         self.from_cuts = 0
         #: parses by content: equal parses of different texts share one `ParsedText`
@@ -156,6 +156,7 @@ class TraceMemo:
         entry = self._cut_entry(found)
         if entry is None or not found.agrees(entry.trace.runtime, entry.votes):
             return None
+        self.from_cuts += 1
         return entry.trace
 
     def _without_message(self, text: str, message: str, normalized_message: str | None) -> ParsedText | None:
