@@ -321,7 +321,7 @@ def test_ids_are_made_and_counted_the_same_with_and_without_the_scans_proof(
     quick, checked = Redactor(), Redactor()
     made = [quick.identifier(value) for value in ids]
     identities = [checked.identity(value) for value in ids]
-    monkeypatch.setattr(event_module, "unchanged", lambda text, ips="all": False)
+    monkeypatch.setattr(event_module, "unchanged_shaped", lambda text, ips="all": False)
     slow = Redactor()
     assert made == [slow.identifier(value) for value in ids] == identities
     assert [slow.identity(value) for value in ids] == identities
@@ -465,3 +465,33 @@ def test_an_attribute_whose_key_was_forgotten_while_its_value_was_redacted_is_no
     quick, slow = Redactor(), _long_way()
     assert [quick.attribute(*pair) for pair in seen] == [slow.attribute(*pair) for pair in seen]
     assert quick.counts == slow.counts == Counter({"email": 2})
+
+
+def _printable_strictly(raw: bytes) -> str | None:
+    """`decode._printable` as it read bytes before it told UTF-8 without raising an error."""
+    if len(raw) < 12:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\r\t" for ch in text)
+    return text if printable >= 0.95 * len(text) else None
+
+
+@given(
+    st.one_of(
+        st.binary(max_size=64), st.text(max_size=40).map(lambda text: text.encode("utf-8", "surrogatepass"))
+    )
+)
+@settings(max_examples=1_000, deadline=None)
+def test_bytes_are_read_as_text_exactly_when_they_are_printable_utf8(raw: bytes) -> None:
+    assert decode._printable(raw) == _printable_strictly(raw)
+
+
+def test_encoded_runs_and_ids_are_read_as_text_exactly_as_a_strict_decoder_reads_them() -> None:
+    chosen = random.Random(64)
+    raws = [chosen.randbytes(n) for n in (12, 16, 32) for _ in range(3_000)]
+    raws += [planted.carrier.encode("utf-8", "surrogatepass") for planted in security_corpus.corpus()]
+    raws += ["caf\u00e9 \ud800 ok".encode("utf-8", "surrogatepass"), b"\xed\xa0\x80" * 5]
+    assert [decode._printable(raw) for raw in raws] == [_printable_strictly(raw) for raw in raws]

@@ -26,7 +26,7 @@ from rounds_bot.redact.pairs import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.split import StreamWatch
-from rounds_bot.redact.text import cut, redact_text, sanitize, unchanged
+from rounds_bot.redact.text import cut, redact_text, sanitize, unchanged_shaped
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 from rounds_bot.sources.spill import EventSpill
 
@@ -119,16 +119,17 @@ class Redactor:
 
     def _kept_id(self, value: str) -> bool:
         """An id redaction keeps as it is with nothing to count, as the scan alone proves it (`unchanged`:
-        most ids and hashes), or as it proved it moments ago for `identity`. Such an id is not remembered
-        as a text: ids seldom recur, the memory is kept for messages and traces; an id the proof does not
-        cover is redacted and remembered as any text is."""
-        return value in self._kept or value in self._kept_before or unchanged(value, ips=self.ips)
+        most ids and hashes; an id's characters have nothing to sanitise and no escape, so the scan's part
+        of the proof is all it needs, `unchanged_shaped`), or as it proved it moments ago for `identity`.
+        Such an id is not remembered as a text: ids seldom recur, the memory is kept for messages and
+        traces; an id the proof does not cover is redacted and remembered as any text is."""
+        return value in self._kept or value in self._kept_before or unchanged_shaped(value, ips=self.ips)
 
     def _unchanged(self, value: str) -> bool:
         done = self._done.get((value, ID_CHARS))
         if done is not None:
             return done == value
-        if unchanged(value, ips=self.ips):
+        if unchanged_shaped(value, ips=self.ips):
             self._keep(value)
             return True
         return redact_text(cut(value, ID_CHARS), ips=self.ips).text == value

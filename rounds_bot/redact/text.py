@@ -89,10 +89,16 @@ def unchanged(text: str, *, ips: IpPolicy = "all") -> bool:
     most ids and hashes: an ASCII text with nothing to sanitise and no escape, in which the scan finds no rule
     that may match and nothing a later step looks for but hex runs that decode to no text. False when those
     steps do not prove it (not that redaction changes it: then `redact_text` tells)."""
-    engine = rule_set(_rules(ips))
-    if not isinstance(engine, ScanningRuleSet) or not text.isascii() or "\\" in text or "%" in text:
+    if not text.isascii() or "\\" in text or "%" in text or sanitize(text) is not text:
         return False
-    if sanitize(text) is not text:
+    return unchanged_shaped(text, ips=ips)
+
+
+def unchanged_shaped(text: str, *, ips: IpPolicy = "all") -> bool:
+    """`unchanged` of a text known to be ASCII with nothing to sanitise and no escape (an id's characters
+    alone): the scan's part of the proof."""
+    engine = rule_set(_rules(ips))
+    if not isinstance(engine, ScanningRuleSet):
         return False
     gates = engine.clears(text)
     if gates is None:
