@@ -26,7 +26,7 @@ from rounds_bot.redact.pairs import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.split import StreamWatch
-from rounds_bot.redact.text import cut, redact_text, sanitize, unchanged_shaped
+from rounds_bot.redact.text import cut, redact_into, redact_text, sanitize, unchanged_shaped
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 from rounds_bot.sources.spill import EventSpill
 
@@ -63,6 +63,8 @@ class Redactor:
         self._names: dict[tuple[str, int], str] = {}
         self._attributes: dict[tuple[str, str], tuple[str, AttributeValue]] = {}
         self._forgotten = 0
+        # what redacting one text counts, added to `counts` (`_redacted`): one counter for every text
+        self._found: Counter[str] = Counter()
         # ids `identity` found the scan proves kept as they are, in two generations (`_keep`)
         self._kept: set[str] = set()
         self._kept_before: set[str] = set()
@@ -86,10 +88,12 @@ class Redactor:
         self._forgotten += 1
 
     def _redacted(self, text: str, limit: int) -> str:
-        redaction = redact_text(cut(text, limit), ips=self.ips)
-        if redaction.counts:
-            self.counts.update(redaction.counts)
-        return redaction.text
+        found = self._found
+        found.clear()
+        done = redact_into(cut(text, limit), found, ips=self.ips)
+        if found:
+            self.counts.update(found)
+        return done
 
     def optional(self, text: str | None, limit: int = NAME_CHARS) -> str | None:
         return None if text is None else self.name(text, limit)
