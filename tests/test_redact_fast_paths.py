@@ -321,7 +321,7 @@ def test_ids_are_made_and_counted_the_same_with_and_without_the_scans_proof(
     quick, checked = Redactor(), Redactor()
     made = [quick.identifier(value) for value in ids]
     identities = [checked.identity(value) for value in ids]
-    monkeypatch.setattr(event_module, "unchanged", lambda text, ips="all": False)
+    monkeypatch.setattr(event_module, "unchanged_shaped", lambda text, ips="all": False)
     slow = Redactor()
     assert made == [slow.identifier(value) for value in ids] == identities
     assert [slow.identity(value) for value in ids] == identities
@@ -362,3 +362,136 @@ def test_text_outside_ascii_is_scanned_at_once_when_an_earlier_round_built_its_d
         assert engine.apply(text, mine) == reference_apply(rules, text, theirs), text
         assert list(mine.items()) == list(theirs.items())
     assert prefilter.ready(ascii_only=False) and engine._other_chars == 0  # no text ran on keywords
+
+
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A memory that keeps nothing: a boundary with it redacts every name and attribute the long way."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+
+def _long_way() -> Redactor:
+    redactor = Redactor()
+    redactor._names = _Forgetful()
+    redactor._attributes = _Forgetful()
+    return redactor
+
+
+def _events_of(texts: list[str], secrets: list[str]) -> list[ErrorEvent]:
+    """Events whose names and attributes recur (the memories' hits) and hold secrets, personal data and
+    credentials, by value and by key (keys that are secrets, too), from the security corpus and the
+    labelled data."""
+    keys = [
+        "service.name",
+        "http.route",
+        "db.password",
+        "user.email",
+        "app.stripe_key",
+        "client.address",
+        "n",
+    ]
+    keys += [planted.key for planted in security_corpus.corpus() if planted.key][:20] + secrets
+    chosen = random.Random(40)
+    events = []
+    for number in range(3_000):
+        pick = chosen.choice
+        attributes: dict[str, object] = {pick(keys): pick(texts) for _ in range(chosen.randint(0, 6))}
+        attributes[pick(keys)] = pick([3, 2.5, True, -0.0, 0.0, "", "ghp_" + "a1B2c3D4e5" * 4])
+        events.append(
+            _event(
+                pick(texts),
+                service=pick(texts[:40]),
+                error_type=pick(texts[:40]),
+                error_code=pick([None, *texts[:20]]),
+                environment=pick(texts[:10]),
+                attributes=attributes,
+                event_id=str(number),
+            )
+        )
+    return events
+
+
+def test_names_and_attributes_remembered_are_what_the_long_way_makes_and_counts(
+    monkeypatch: pytest.MonkeyPatch, shared_data: Path
+) -> None:
+    """`name` and `attribute` remember what they made of the texts `_done` remembers; with `_done` emptied
+    often (a small `MEMO_CHARS`), events come out, and are counted, exactly as with nothing remembered."""
+    corpus = [planted.carrier for planted in security_corpus.corpus()] + security_corpus.KEPT
+    texts = [text[:300] for text in list(labelled_texts(shared_data))[:300]] + corpus[:300]
+    texts = [text for text in texts if text.strip()]
+    events = _events_of(texts, [text for text in corpus if len(text) < 100][:30])
+    for memo_chars in (event_module.MEMO_CHARS, 3_000):
+        monkeypatch.setattr(event_module, "MEMO_CHARS", memo_chars)
+        quick, slow = Redactor(), _long_way()
+        for event in events:
+            assert quick.event(event).model_dump() == slow.event(event).model_dump()
+        assert quick.counts == slow.counts
+        assert quick._done == slow._done
+        assert quick._forgotten == slow._forgotten and (memo_chars > 3_000 or quick._forgotten > 5)
+        assert quick._attributes  # the memory was used
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["service.name", "db.password", "user.email", "api_key", "client.address", "x"]),
+        st.one_of(st.text(max_size=40), st.integers(), st.floats(), st.booleans()),
+        max_size=6,
+    ),
+    st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=4),
+)
+@settings(max_examples=300, deadline=None)
+def test_attributes_remembered_are_redacted_as_the_long_way_redacts_them(
+    attributes: dict[str, object], repeats: list[int]
+) -> None:
+    quick, slow = Redactor(), _long_way()
+    for repeat in repeats:
+        seen = dict(list(attributes.items())[repeat:]) or attributes
+        made, expected = quick.attributes(seen), slow.attributes(seen)  # type: ignore[arg-type]
+        assert made == expected and [type(value) for value in made.values()] == [
+            type(value) for value in expected.values()
+        ]
+    assert quick.counts == slow.counts
+
+
+def test_an_attribute_whose_key_was_forgotten_while_its_value_was_redacted_is_not_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Redacting the value empties `_done` (it is full), so the key's redaction, which counted an email,
+    is forgotten: the next time, the long way redacts and counts the key again, and so does the boundary."""
+    monkeypatch.setattr(event_module, "MEMO_CHARS", 50)
+    key = "ann@example.com"
+    seen = [(key, "a" * 60), (key, "b" * 60), (key, "b" * 60)]
+    quick, slow = Redactor(), _long_way()
+    assert [quick.attribute(*pair) for pair in seen] == [slow.attribute(*pair) for pair in seen]
+    assert quick.counts == slow.counts == Counter({"email": 2})
+
+
+def _printable_strictly(raw: bytes) -> str | None:
+    """`decode._printable` as it read bytes before it told UTF-8 without raising an error."""
+    if len(raw) < 12:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\r\t" for ch in text)
+    return text if printable >= 0.95 * len(text) else None
+
+
+@given(
+    st.one_of(
+        st.binary(max_size=64), st.text(max_size=40).map(lambda text: text.encode("utf-8", "surrogatepass"))
+    )
+)
+@settings(max_examples=1_000, deadline=None)
+def test_bytes_are_read_as_text_exactly_when_they_are_printable_utf8(raw: bytes) -> None:
+    assert decode._printable(raw) == _printable_strictly(raw)
+
+
+def test_encoded_runs_and_ids_are_read_as_text_exactly_as_a_strict_decoder_reads_them() -> None:
+    chosen = random.Random(64)
+    raws = [chosen.randbytes(n) for n in (12, 16, 32) for _ in range(3_000)]
+    raws += [planted.carrier.encode("utf-8", "surrogatepass") for planted in security_corpus.corpus()]
+    raws += ["caf\u00e9 \ud800 ok".encode("utf-8", "surrogatepass"), b"\xed\xa0\x80" * 5]
+    assert [decode._printable(raw) for raw in raws] == [_printable_strictly(raw) for raw in raws]

@@ -41,6 +41,8 @@ _LAYERS = 3
 #: how deep an encoded run is looked into (base64 inside base64 ...)
 _DEPTH = 2
 _ARMOUR = ("PRIVATE KEY", "PuTTY-User-Key")
+#: what `surrogateescape` decodes a byte that is not UTF-8 to
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
 def _run_with_a_capital() -> str:
@@ -162,9 +164,10 @@ def _printable(raw: bytes) -> str | None:
     bytes that are not."""
     if len(raw) < 12:
         return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
+    # bytes that are not UTF-8 decode with lone surrogates for them, which UTF-8 never decodes to: told
+    # without raising an error (most ids and hashes are not UTF-8, and an error costs more than decoding)
+    text = raw.decode("utf-8", "surrogateescape")
+    if not raw.isascii() and _ESCAPED_BYTE.search(text):
         return None
     printable = sum(ch.isprintable() or ch in "\n\r\t" for ch in text)
     return text if printable >= 0.95 * len(text) else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterator
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
 from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
@@ -25,7 +26,7 @@ from rounds_bot.redact.pairs import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.split import StreamWatch
-from rounds_bot.redact.text import cut, redact_text, sanitize, unchanged
+from rounds_bot.redact.text import cut, redact_into, redact_text, sanitize, unchanged_shaped
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 from rounds_bot.sources.spill import EventSpill
 
@@ -43,6 +44,8 @@ MEMO_CHARS = 8_000_000
 KEPT_IDS = 50_000
 #: an id kept as it is when redaction keeps it: at most `ID_CHARS` of these characters
 _ID_SHAPE = re.compile(rf"[a-zA-Z0-9\-_.:/]{{0,{ID_CHARS}}}")
+#: attributes whose redaction is remembered at most (`Redactor.attribute`), past it the memory starts afresh
+MEMO_ATTRIBUTES = 20_000
 
 
 class Redactor:
@@ -54,6 +57,14 @@ class Redactor:
         self.counts: Counter[str] = Counter()
         self._done: dict[tuple[str, int], str] = {}
         self._remembered = 0
+        # What `name` and `attribute` made of what `_done` remembers the texts of, forgotten with it (`text`):
+        # a text `_done` remembers is redacted again with nothing counted, so neither memory can tell a
+        # result, or a count, the long way would not. `_forgotten` says how often `_done` was emptied.
+        self._names: dict[tuple[str, int], str] = {}
+        self._attributes: dict[tuple[str, str], tuple[str, AttributeValue]] = {}
+        self._forgotten = 0
+        # what redacting one text counts, added to `counts` (`_redacted`): one counter for every text
+        self._found: Counter[str] = Counter()
         # ids `identity` found the scan proves kept as they are, in two generations (`_keep`)
         self._kept: set[str] = set()
         self._kept_before: set[str] = set()
@@ -64,24 +75,37 @@ class Redactor:
         if done is None:
             done = self._redacted(text, limit)
             if self._remembered > MEMO_CHARS:  # a round's memory does not grow with its records
-                self._done.clear()
-                self._remembered = 0
+                self._forget()
             self._done[key] = done
             self._remembered += len(text)
         return done
 
+    def _forget(self) -> None:
+        self._done.clear()
+        self._names.clear()
+        self._attributes.clear()
+        self._remembered = 0
+        self._forgotten += 1
+
     def _redacted(self, text: str, limit: int) -> str:
-        redaction = redact_text(cut(text, limit), ips=self.ips)
-        if redaction.counts:
-            self.counts.update(redaction.counts)
-        return redaction.text
+        found = self._found
+        found.clear()
+        done = redact_into(cut(text, limit), found, ips=self.ips)
+        if found:
+            self.counts.update(found)
+        return done
 
     def optional(self, text: str | None, limit: int = NAME_CHARS) -> str | None:
         return None if text is None else self.name(text, limit)
 
     def name(self, text: str, limit: int = NAME_CHARS) -> str:
         """A name (service, environment, version, type, code): redacted, and on one line."""
-        return " ".join(self.text(text, limit).split())
+        key = (text, limit)
+        named = self._names.get(key)
+        if named is None:
+            # `text` remembers (text, limit) in `_done` before this is remembered: forgotten together
+            named = self._names[key] = " ".join(self.text(text, limit).split())
+        return named
 
     def identifier(self, value: str) -> str:
         """An id as it was, or a hash of it when it held anything but an id's characters or was too long."""
@@ -99,16 +123,17 @@ class Redactor:
 
     def _kept_id(self, value: str) -> bool:
         """An id redaction keeps as it is with nothing to count, as the scan alone proves it (`unchanged`:
-        most ids and hashes), or as it proved it moments ago for `identity`. Such an id is not remembered
-        as a text: ids seldom recur, the memory is kept for messages and traces; an id the proof does not
-        cover is redacted and remembered as any text is."""
-        return value in self._kept or value in self._kept_before or unchanged(value, ips=self.ips)
+        most ids and hashes; an id's characters have nothing to sanitise and no escape, so the scan's part
+        of the proof is all it needs, `unchanged_shaped`), or as it proved it moments ago for `identity`.
+        Such an id is not remembered as a text: ids seldom recur, the memory is kept for messages and
+        traces; an id the proof does not cover is redacted and remembered as any text is."""
+        return value in self._kept or value in self._kept_before or unchanged_shaped(value, ips=self.ips)
 
     def _unchanged(self, value: str) -> bool:
         done = self._done.get((value, ID_CHARS))
         if done is not None:
             return done == value
-        if unchanged(value, ips=self.ips):
+        if unchanged_shaped(value, ips=self.ips):
             self._keep(value)
             return True
         return redact_text(cut(value, ID_CHARS), ips=self.ips).text == value
@@ -124,6 +149,12 @@ class Redactor:
         self._kept.add(value)
 
     def attribute(self, key: str, value: AttributeValue) -> tuple[str, AttributeValue]:
+        memo = (key, value) if type(value) is str else None
+        if memo is not None:
+            done = self._attributes.get(memo)
+            if done is not None:
+                return done
+        forgotten = self._forgotten
         safe_key = self.text(key, NAME_CHARS)
         if isinstance(value, bool):
             return safe_key, value
@@ -140,7 +171,19 @@ class Redactor:
             self.counts["key_value_secret"] += 1
             return safe_key, REDACTED.format(category="key_value_secret")
         redacted = self.text(text, ATTRIBUTE_CHARS)
-        return safe_key, value if redacted == text else redacted
+        made = safe_key, value if redacted == text else redacted
+        if memo is not None and forgotten == self._forgotten:
+            self._remember_attribute(memo, made)
+        return made
+
+    def _remember_attribute(self, memo: tuple[str, str], made: tuple[str, AttributeValue]) -> None:
+        """Remember a text attribute that counted nothing itself (no secret's or personal name, no
+        credential): what it gives again is its key's and value's redaction, which `_done` remembers (it was
+        not emptied during the call) and which count nothing again until it is emptied, and then this memory
+        with it. The resource's attributes recur in every event of a service."""
+        if len(self._attributes) >= MEMO_ATTRIBUTES:
+            self._attributes.clear()
+        self._attributes[memo] = made
 
     def attributes(self, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
         safe: dict[str, AttributeValue] = {}
@@ -154,31 +197,44 @@ class Redactor:
         return safe
 
     def event(self, event: ErrorEvent) -> ErrorEvent:
-        safe = {
-            "event_id": self.identifier(event.event_id),
-            "service": self.name(event.service) or "unknown",
-            "error_type": self.optional(event.error_type, 512),
-            "message": self.text(event.message, MESSAGE_CHARS),
-            "stacktrace": None if event.stacktrace is None else self.text(event.stacktrace, STACKTRACE_CHARS),
-            "error_code": self.optional(event.error_code),
-            "severity": self.optional(event.severity, 32),
-            "trace_id": None if event.trace_id is None else self.identifier(event.trace_id),
-            "span_id": None if event.span_id is None else self.identifier(event.span_id),
-            "parent_span_id": (
-                None if event.parent_span_id is None else self.identifier(event.parent_span_id)
-            ),
-            "service_version": self.optional(event.service_version),
-            "environment": self.optional(event.environment),
-            "attributes": self.attributes(event.attributes),
-            "source_group_id": (
-                None if event.source_group_id is None else self.identifier(event.source_group_id)
-            ),
-            "source_url": self.optional(event.source_url, 2_048),
-            "context": [self.context(record) for record in event.context],
-        }
-        # most events hold nothing to redact: the event itself then (a frozen model), not a copy of it
-        changed = {name: value for name, value in safe.items() if value != getattr(event, name)}
+        """The event with every field redacted: itself when nothing changed (a frozen model; most events
+        hold nothing to redact), else a copy with the fields that changed."""
+        changed: dict[str, object] = {}
+        for name, value in self._safe_fields(event):
+            if value != getattr(event, name):
+                changed[name] = value
         return event.model_copy(update=changed) if changed else event
+
+    def _safe_fields(self, event: ErrorEvent) -> Iterator[tuple[str, object]]:
+        """Each field's redaction, in the model's order (the counts follow it); a field that is None or
+        empty stays so and is not redacted."""
+        yield "event_id", self.identifier(event.event_id)
+        yield "service", self.name(event.service) or "unknown"
+        if event.error_type is not None:
+            yield "error_type", self.name(event.error_type, 512)
+        yield "message", self.text(event.message, MESSAGE_CHARS)
+        if event.stacktrace is not None:
+            yield "stacktrace", self.text(event.stacktrace, STACKTRACE_CHARS)
+        if event.error_code is not None:
+            yield "error_code", self.name(event.error_code)
+        if event.severity is not None:
+            yield "severity", self.name(event.severity, 32)
+        for name in ("trace_id", "span_id", "parent_span_id"):
+            value = getattr(event, name)
+            if value is not None:
+                yield name, self.identifier(value)
+        if event.service_version is not None:
+            yield "service_version", self.name(event.service_version)
+        if event.environment is not None:
+            yield "environment", self.name(event.environment)
+        if event.attributes:
+            yield "attributes", self.attributes(event.attributes)
+        if event.source_group_id is not None:
+            yield "source_group_id", self.identifier(event.source_group_id)
+        if event.source_url is not None:
+            yield "source_url", self.name(event.source_url, 2_048)
+        if event.context:
+            yield "context", [self.context(record) for record in event.context]
 
     def context(self, record: ContextRecord) -> ContextRecord:
         """A neighbouring log record: its body by the message's rules, cut to its own cap."""

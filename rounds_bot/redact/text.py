@@ -89,10 +89,16 @@ def unchanged(text: str, *, ips: IpPolicy = "all") -> bool:
     most ids and hashes: an ASCII text with nothing to sanitise and no escape, in which the scan finds no rule
     that may match and nothing a later step looks for but hex runs that decode to no text. False when those
     steps do not prove it (not that redaction changes it: then `redact_text` tells)."""
-    engine = rule_set(_rules(ips))
-    if not isinstance(engine, ScanningRuleSet) or not text.isascii() or "\\" in text or "%" in text:
+    if not text.isascii() or "\\" in text or "%" in text or sanitize(text) is not text:
         return False
-    if sanitize(text) is not text:
+    return unchanged_shaped(text, ips=ips)
+
+
+def unchanged_shaped(text: str, *, ips: IpPolicy = "all") -> bool:
+    """`unchanged` of a text known to be ASCII with nothing to sanitise and no escape (an id's characters
+    alone): the scan's part of the proof."""
+    engine = rule_set(_rules(ips))
+    if not isinstance(engine, ScanningRuleSet):
         return False
     gates = engine.clears(text)
     if gates is None:
@@ -104,6 +110,12 @@ def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
     """`text`, sanitised, with secrets and personal data replaced. Cap it (`cut`) before: every rule is
     linear in the text's length, but a 10 MB text is still 10 MB."""
     counts: Counter[str] = Counter()
+    return Redaction(redact_into(text, counts, ips=ips), counts)
+
+
+def redact_into(text: str, counts: Counter[str], *, ips: IpPolicy = "all") -> str:
+    """`redact_text`'s text, its counts added to `counts` (an empty counter: the redaction's counts; one
+    counter for many texts costs none made and dropped a text)."""
     rules = _rules(ips)
     engine = rule_set(rules)
     # the scan that picks the rules also says whether a seed phrase or an encoded run may be there
@@ -113,11 +125,11 @@ def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
         ruled, gates = engine.apply(sanitize(text), counts), None
     if gates is not None and "\\" not in ruled and "%" not in ruled:
         if not gates:
-            return Redaction(ruled, counts)  # no rule changed it, and it holds nothing a later step looks for
+            return ruled  # no rule changed it, and it holds nothing a later step looks for
         if gates == HEX_ONLY and hex_runs_hide_nothing(ruled):
             # an id, a hash: with no base64 run worth decoding (the scan's promise), a hex run that does not
             # decode to text is all the decoding step would look at, and it would leave the text as it is
-            return Redaction(ruled, counts)
+            return ruled
     done = ruled
     if gates is None or PHRASE_GATES & gates:
         done = seed_phrases(ruled, counts)
@@ -129,4 +141,4 @@ def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
 
     done, decoded = rejudge(done, judge, runs=runs)  # what an encoding hid, judged decoded (`decode.py`)
     counts.update(decoded)
-    return Redaction(done, counts)
+    return done
