@@ -282,7 +282,9 @@ def moment_from_nanos(unix_nano: int, what: str) -> datetime:
     if unix_nano <= 0:
         raise SourceFormatError(f"the {what} has no timestamp (timeUnixNano is 0 or missing)")
     try:
-        return _EPOCH + timedelta(microseconds=unix_nano // 1_000)
+        return _EPOCH + timedelta(
+            0, 0, unix_nano // 1_000
+        )  # (days, seconds, microseconds): by keyword is slower
     except OverflowError:
         raise SourceFormatError(
             f"the {what}'s timestamp {unix_nano} is not a time in Unix nanoseconds"

@@ -16,6 +16,7 @@ plain structures, so a record already counted costs a JSON parse and a hash, nev
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -41,6 +42,9 @@ from rounds_bot.sources.otlp_lean_check import (
 
 __all__ = ["LeanLine", "LeanScope", "lean_line"]
 
+#: `\\u` in a line: a regex finds it faster than `in` does, in a line whose many backslashes are other escapes
+_ESCAPE = re.compile(rb"\\u").search
+
 _SEVERITY_WORDS_ERROR = frozenset(
     {"ERROR", "ERR", "SEVERE", "CRITICAL", "CRIT", "ALERT", "EMERGENCY", "FATAL", "PANIC"}
 )
@@ -53,7 +57,7 @@ def lean_line(raw: bytes | str) -> LeanLine | None:
         return None
     try:
         document = orjson.loads(data)
-        if b"\\u" in data and SNAKE_KEY.search(orjson.dumps(document)):
+        if _ESCAPE(data) and SNAKE_KEY.search(orjson.dumps(document)):
             return None  # a key spelled with an escape, seen as orjson writes it back
         return checked_document(document)
     except (orjson.JSONDecodeError, NotLean, ValueError, TypeError, KeyError):

@@ -216,9 +216,6 @@ def lean_span_id(value: object) -> str:
         raise NotLean from None
 
 
-_HEX_DIGITS = re.compile(r"[0-9a-fA-F]*").fullmatch
-
-
 def _span(span: Plain) -> None:
     # `_field` written out for each field (and the usual spellings checked in place): this runs for every
     # span of every line, most of them counted before
@@ -265,12 +262,21 @@ def _ids(
     """A record's trace id and span ids (a span's own and its parent's), as `lean_trace_id` and `lean_span_id`
     check them."""
     value = get("traceId", _MISSING)
-    if value is not _MISSING and not (type(value) is str and len(value) == 32 and _HEX_DIGITS(value)):
+    if value is not _MISSING and not (type(value) is str and len(value) == 32 and _hex(value)):
         lean_trace_id(value)
     for name in span_ids:
         value = get(name, _MISSING)
-        if value is not _MISSING and not (type(value) is str and len(value) == 16 and _HEX_DIGITS(value)):
+        if value is not _MISSING and not (type(value) is str and len(value) == 16 and _hex(value)):
             lean_span_id(value)
+
+
+def _hex(value: str) -> bool:
+    """Hex digits only (a twice quicker test than a regex's): `fromhex` refuses any other character but
+    whitespace between two digits, and whitespace leaves fewer bytes than half the characters."""
+    try:
+        return len(bytes.fromhex(value)) * 2 == len(value)
+    except ValueError:
+        return False
 
 
 def lean_status_code(value: object) -> int:
@@ -283,7 +289,7 @@ def _log_record(record: Plain) -> None:
     get = record.get
     for name in ("timeUnixNano", "observedTimeUnixNano", "severityNumber"):
         value = get(name, _MISSING)
-        if value is not _MISSING and type(value) is not int:
+        if value is not _MISSING and not _usual_int(value):
             lean_int(value)
     for name in ("severityText", "eventName"):
         value = get(name, _MISSING)

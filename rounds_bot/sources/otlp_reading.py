@@ -248,8 +248,12 @@ class Reading:
         what = "span" if indexes == [None] else "exception event"
         timestamps = [moment_from_nanos(moment, what) for moment in moments]
         ids = span_ids(span)
-        identity = span_identity(
-            *ids, origin.service, span.get("name", ""), lean_int(span.get("startTimeUnixNano", 0))
+        identity = (  # `span_identity`, its start time read only when it is needed
+            ids
+            if ids[0] and ids[1]
+            else span_identity(
+                *ids, origin.service, span.get("name", ""), lean_int(span.get("startTimeUnixNano", 0))
+            )
         )
         built = _FromSpan(span, ids, origin)
         for index, timestamp in zip(indexes, timestamps, strict=True):
