@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.sources import otlp_file
+from rounds_bot.sources import otlp_build, otlp_file
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.otlp_lean import lean_line
@@ -185,3 +185,42 @@ def test_odd_records_read_lean_give_what_the_models_give(
 @pytest.mark.parametrize("kind", [[1], None, {}])
 def test_a_span_kind_the_model_refuses_sends_its_line_to_the_models_which_skip_it(kind: object) -> None:
     assert lean_line(spans_line(error_span(kind=kind, startTimeUnixNano=TIME))) is None
+
+
+def test_an_error_log_keeps_its_resources_exception_attributes_where_they_were(tmp_path: Path) -> None:
+    resource = {
+        "attributes": [
+            {"key": "service.name", "value": {"stringValue": "api"}},
+            {"key": "exception.type", "value": {"stringValue": "from the resource"}},
+            {"key": "region", "value": {"stringValue": "eu"}},
+        ]
+    }
+    record = error_log(
+        attributes=[
+            {"key": "exception.type", "value": {"stringValue": "ValueError"}},
+            {"key": "exception.message", "value": {"stringValue": "bad"}},
+            {"key": "user", "value": {"stringValue": "u1"}},
+        ]
+    )
+    scope = {"scope": {"name": "lib"}, "logRecords": [record]}
+    path = tmp_path / "logs.jsonl"
+    path.write_text(json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [scope]}]}) + "\n")
+    (event,) = OtlpFileSource(path).poll(EVERYTHING).events
+    assert (event.error_type, event.message) == ("ValueError", "bad")
+    # the record's own exception attributes are the event's fields; the resource's stay, in their place
+    assert list(event.attributes.items()) == [
+        ("service.name", "api"),
+        ("exception.type", "from the resource"),
+        ("region", "eu"),
+        ("otel.scope.name", "lib"),
+        ("user", "u1"),
+        ("log.body", "failed"),
+    ]
+
+
+@pytest.mark.parametrize(("kind", "name"), [(1, "internal"), (True, None), ("1", "internal"), (1.0, None)])
+def test_a_span_kind_is_named_by_its_value_and_type(kind: object, name: str | None) -> None:
+    # remembered by value and type: neither True nor 1.0 is the kind 1 (their texts are "True" and "1.0"),
+    # whichever is asked first
+    assert otlp_build._span_kind(1) == "internal"
+    assert otlp_build._span_kind(kind) == name  # type: ignore[arg-type]

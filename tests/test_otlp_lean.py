@@ -4,6 +4,7 @@ counted before is left out from its raw record, counted, and never built."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from rounds_bot.demo import demo_data_path
 from rounds_bot.redact import Redactor
-from rounds_bot.sources import otlp_file, otlp_json
+from rounds_bot.sources import otlp_file, otlp_json, otlp_lean_check
 from rounds_bot.sources.base import PollResult, SkipsCounted, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.otlp_lean import lean_line
@@ -119,3 +120,22 @@ def test_the_raw_check_uses_the_identity_the_occurrence_is_stored_under() -> Non
     for raw in ("0af7651916cd43dd8448eb211c80319c", "user=alice@example.com", "x" * 300):
         assert redactor.identity(raw) == Redactor().identifier(raw)
     assert json.dumps(redactor.counts) == "{}"  # asking is not redacting
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "b7ad6b7169203331",
+        "B7AD6B7169203331",
+        "b7ad 6b716920333",  # whitespace `bytes.fromhex` skips between two digits
+        "b7ad6b716920333\n",
+        " b7ad6b71692033a",
+        "b7ad6b716920333g",
+        "１２ad6b7169203331",  # digits that are not ASCII
+        "b7ad6b716920333\u0660",
+        "t61rcWkgMzE=xxxx",
+        "",
+    ],
+)
+def test_the_quick_hex_test_is_the_id_rule_of_the_models(value: str) -> None:
+    assert otlp_lean_check._hex(value) == bool(re.fullmatch(r"[0-9a-fA-F]*", value))
