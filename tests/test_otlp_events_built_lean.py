@@ -223,4 +223,4 @@ def test_a_span_kind_is_named_by_its_value_and_type(kind: object, name: str | No
     # remembered by value and type: neither True nor 1.0 is the kind 1 (their texts are "True" and "1.0"),
     # whichever is asked first
     assert otlp_build._span_kind(1) == "internal"
-    assert otlp_build._span_kind(kind) == name  # type: ignore[arg-type]
+    assert otlp_build._span_kind(kind) == name
