@@ -17,6 +17,8 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import NamedTuple
 
+import orjson
+
 from rounds_bot.errors import SourceFormatError
 from rounds_bot.models import AttributeValue, ErrorEvent
 
@@ -257,13 +259,43 @@ def log_event_id(record: LogFacts, origin: Origin) -> str:
         record.severity_text,
         record.event_name,
         record.body,
-        _IDENTITY_JSON.encode(record.attributes),
+        identity_json(record.attributes),
     )
 
 
-#: `json.dumps(attributes, sort_keys=True, default=str)`, the spelling a log record's id hashes, with its
-#: encoder made once rather than once a record
+def identity_json(attributes: dict[str, AttributeValue]) -> str:
+    """`json.dumps(attributes, sort_keys=True, default=str)`, the spelling a log record's id hashes.
+
+    Attributes of ASCII text, integers and booleans, the usual ones, are spelled item by item with orjson,
+    several times quicker over a stack trace than `json`'s escaping: for ASCII text but DEL, orjson escapes
+    exactly as `json` does with `ensure_ascii`, and an integer or a boolean is written alike by both. Any
+    other value (a float, text with other characters) is left to `json` itself."""
+    items = sorted(attributes.items())  # by key: keys are distinct
+    spelled = []
+    for key, value in items:
+        if not _plain_text(key):
+            return _IDENTITY_JSON.encode(attributes)
+        if type(value) is str:
+            if not _plain_text(value):
+                return _IDENTITY_JSON.encode(attributes)
+            text = _dumps(value).decode("ascii")
+        elif type(value) is bool:
+            text = "true" if value else "false"
+        elif type(value) is int:
+            text = int.__repr__(value)  # as `json` writes an integer
+        else:
+            return _IDENTITY_JSON.encode(attributes)
+        spelled.append(f"{_dumps(key).decode('ascii')}: {text}")
+    return "{" + ", ".join(spelled) + "}"
+
+
+def _plain_text(text: str) -> bool:
+    return text.isascii() and "\x7f" not in text
+
+
+#: the encoder `identity_json` falls back on, made once rather than once a record
 _IDENTITY_JSON = json.JSONEncoder(sort_keys=True, default=str)
+_dumps = orjson.dumps
 
 
 def log_timestamp(record: LogFacts) -> datetime:
