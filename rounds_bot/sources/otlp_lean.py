@@ -1,17 +1,18 @@
-"""OTLP/JSON lines read lean: orjson into plain structures, the pydantic models (`otlp_json.py`) only for
-the records that are errors and were not counted before.
+"""OTLP/JSON lines read lean: orjson into plain structures, an event built only for the records that are
+errors and were not counted before.
 
-    records = lean_records(raw_line)    # None: the line is not plainly well-formed, read it with the models
+    line = lean_line(raw_line)    # None: the line is not plainly well-formed, read it with the models
 
 A line is read lean only when every object in it has exactly the JSON types the models accept without
-coercion (strings where a string is due, integers or decimal strings for 64-bit integers, ...). Anything
-else (a value of another type, a field spelled in snake_case, JSON orjson refuses) returns None, and the
-caller reads the line with the models, which accept or refuse it and say why exactly as before. So the
-lean reading never accepts a line the models refuse, and gives the same events for every line it accepts:
-the error records it returns are validated by the same models, one record at a time.
+coercion (strings where a string is due, integers or decimal strings for 64-bit integers, ...; checked by
+`otlp_lean_check.py`). Anything else (a value of another type, a field spelled in snake_case, JSON orjson
+refuses) returns None, and the caller reads the line with the models, which accept or refuse it and say why
+exactly as before. So the lean reading never accepts a line the models refuse, and gives the same events for
+every line it accepts: the facts of a record read here (`span_facts`, `log_facts`, `origin_of`) are the ones
+the models' reading takes (`otlp_events.py`), and both build the event alike (`otlp_build.py`).
 
-What a record is identified by (`span_identity`, `log_identity`) and when it happened are computed from the
-plain structures, so a record already counted costs a JSON parse and a hash, never a model.
+What a record is identified by and when it happened are computed from the plain structures, so a record
+already counted costs a JSON parse and a hash, never an event.
 """
 
 from __future__ import annotations
