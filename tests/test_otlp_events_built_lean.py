@@ -16,6 +16,7 @@ import pytest
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources import otlp_build, otlp_file
 from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.neighbours import context_records
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.otlp_lean import lean_line
 
@@ -224,3 +225,17 @@ def test_a_span_kind_is_named_by_its_value_and_type(kind: object, name: str | No
     # whichever is asked first
     assert otlp_build._span_kind(1) == "internal"
     assert otlp_build._span_kind(kind) == name
+
+
+def test_an_error_log_built_with_its_context_is_the_one_given_it_afterwards() -> None:
+    facts = otlp_build.LogFacts("", "", 1, 0, 17, "ERROR", "", "failed", {"k": "v"})
+    origin = otlp_build.Origin.of({"service.name": "api"}, "lib")
+    known = ("e1", datetime(2026, 1, 1, tzinfo=UTC))
+    context = context_records([(0, "INFO", 9, "before"), (1, "WARN", 13, "just before")])
+    afterwards = otlp_build.log_error(facts, origin, known)
+    built = otlp_build.log_error(facts, origin, known, context)
+    assert afterwards is not None and built is not None
+    given = afterwards.model_copy(update={"context": context})
+    assert exactly([built]) == exactly([given]) and list(built.__dict__) == list(given.__dict__)
+    assert built.model_fields_set == given.model_fields_set
+    assert otlp_build.log_error(facts, origin, known, []) == afterwards

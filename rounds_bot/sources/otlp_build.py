@@ -20,7 +20,7 @@ from typing import NamedTuple
 import orjson
 
 from rounds_bot.errors import SourceFormatError
-from rounds_bot.models import AttributeValue, ErrorEvent
+from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent
 
 SEVERITY_ERROR = 17
 SEVERITY_FATAL = 21
@@ -206,8 +206,11 @@ def log_known(record: LogFacts, origin: Origin) -> Known:
     return log_event_id(record, origin), log_timestamp(record)
 
 
-def log_error(record: LogFacts, origin: Origin, known: Known) -> ErrorEvent | None:
-    """The error of a log record, or None when its severity is below ERROR."""
+def log_error(
+    record: LogFacts, origin: Origin, known: Known, context: list[ContextRecord] | None = None
+) -> ErrorEvent | None:
+    """The error of a log record, or None when its severity is below ERROR; with the records logged before
+    it (`context`), when there are any."""
     severity = log_severity(record)
     if severity < SEVERITY_ERROR:
         return None
@@ -226,7 +229,10 @@ def log_error(record: LogFacts, origin: Origin, known: Known) -> ErrorEvent | No
     if exception_message is not None and body and body != exception_message:
         # The exception is the error; the log line around it is kept as context.
         attributes["log.body"] = body
+    # given only when there is one: an event without context has it by default, not as one of its fields
+    extra = {"context": context} if context else {}
     return ErrorEvent.of_typed(
+        **extra,
         event_id=known[0],
         timestamp=known[1],
         service=origin.service,

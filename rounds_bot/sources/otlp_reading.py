@@ -269,8 +269,8 @@ def _log_builder(
     record: LogFacts, origin: Origin, known: Known, before: list[Noted]
 ) -> Callable[[], ErrorEvent]:
     def build() -> ErrorEvent:
-        event = log_error(record, origin, known)
+        event = log_error(record, origin, known, context_records(before) if before else None)
         assert event is not None  # its severity was checked before it was offered
-        return event.model_copy(update={"context": context_records(before)}) if before else event
+        return event
 
     return build
