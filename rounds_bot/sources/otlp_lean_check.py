@@ -7,7 +7,6 @@ it passes, and leaves any other line to the models, which accept or refuse it an
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +36,8 @@ class LeanLine:
     logs: list[LeanScope]
 
 
-# The snake_case spellings the models accept too (populate_by_name): a line that uses one is read by them.
+# The snake_case spellings the models accept too (populate_by_name): a line that uses one in an object of
+# a model is read by them (an object of no model, such as a string's content, is not asked).
 _SNAKE = frozenset(
     {
         "resource_spans",
@@ -66,16 +66,12 @@ _SNAKE = frozenset(
 )
 
 
-# Found in the raw line, once: a key in quotes (a string value spelled so sends the line to the models too,
-# which read it the same).
-SNAKE_KEY = re.compile(b'"(?:' + b"|".join(name.encode() for name in sorted(_SNAKE)) + b')"')
-
-
-# Every one of those names ends so: a line without any of these endings holds none (a quicker scan: it looks
-# only at underscores, which are rarer than quotes).
-SNAKE_HINT = re.compile(
-    b"_(?:" + b"|".join(sorted({name.rsplit("_", 1)[1].encode() for name in _SNAKE})) + b')"'
-)
+def _no_snake(obj: Plain) -> Plain:
+    """The object of a model, checked not to spell a field in snake_case (keys as orjson decoded them, so a
+    key spelled with an escape is seen as what it is)."""
+    if not obj.keys().isdisjoint(_SNAKE):
+        raise NotLean
+    return obj
 
 
 def _object(value: object) -> Plain:
@@ -117,7 +113,7 @@ def _field(obj: Plain, name: str, check: Callable[[object], Any]) -> None:
 
 
 def checked_document(document: object) -> LeanLine:
-    line = _object(document)
+    line = _no_snake(_object(document))
     spans = line.get("resourceSpans")
     logs = line.get("resourceLogs")
     if spans is None and logs is None:
@@ -133,17 +129,17 @@ def _scopes(
 ) -> list[LeanScope]:
     found: list[LeanScope] = []
     for item in resources:
-        resource_scopes = _object(item)
+        resource_scopes = _no_snake(_object(item))
         resource = _object(resource_scopes.get("resource", {}))
         _field(resource, "attributes", _key_values)
         for scope_item in _list(resource_scopes.get(scopes_key, [])):
-            scoped = _object(scope_item)
+            scoped = _no_snake(_object(scope_item))
             scope = _object(scoped.get("scope", {}))
             _field(scope, "name", _str)
             _field(scope, "version", _str)
             records = _list(scoped.get(records_key, []))
             for record in records:
-                check(_object(record))
+                check(_no_snake(_object(record)))
             found.append(LeanScope(resource, scope, records))
     return found
 
@@ -164,6 +160,7 @@ def _any_value(value: object) -> None:
     any_value = _object(value)
     if len(any_value) == 1 and type(any_value.get("stringValue")) is str:
         return  # the usual attribute: one string
+    _no_snake(any_value)
     for name, check in _ANY_FIELDS:
         item = any_value.get(name)
         if item is not None:
@@ -235,7 +232,7 @@ def _span(span: Plain) -> None:
     if value is not _MISSING:
         _key_values(value)
     for item in _list(get("events", [])):
-        event = _object(item)
+        event = _no_snake(_object(item))
         value = event.get("timeUnixNano", _MISSING)
         if value is not _MISSING and not _usual_int(value):
             lean_int(value)
