@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from rounds_bot.models import AttributeValue
-from rounds_bot.sources.otlp_build import LogFacts, Origin, SpanFacts
+from rounds_bot.sources.otlp_build import SEVERITY_BY_TEXT, SEVERITY_ERROR, LogFacts, Origin, SpanFacts
 from rounds_bot.sources.otlp_json import STATUS_CODE_ERROR, _double, _flatten_into, to_text
 from rounds_bot.sources.otlp_lean_check import (
     LeanLine,
@@ -38,11 +38,26 @@ from rounds_bot.sources.otlp_lean_check import (
     lean_trace_id,
 )
 
-__all__ = ["LeanLine", "LeanScope", "lean_line"]
-
-_SEVERITY_WORDS_ERROR = frozenset(
-    {"ERROR", "ERR", "SEVERE", "CRITICAL", "CRIT", "ALERT", "EMERGENCY", "FATAL", "PANIC"}
-)
+__all__ = [  # with the types of what `lean_line` gives
+    "LeanLine",
+    "LeanScope",
+    "checked_logs",
+    "checked_span_id",
+    "checked_trace_id",
+    "decode_plain",
+    "exception_indexes",
+    "flatten_plain",
+    "lean_line",
+    "log_facts",
+    "log_moment",
+    "log_neighbour",
+    "log_severity",
+    "origin_of",
+    "span_facts",
+    "span_ids",
+    "span_is_error",
+    "span_moment",
+]
 
 
 def lean_line(raw: bytes | str) -> LeanLine | None:
@@ -84,7 +99,7 @@ def log_severity(record: Plain) -> int:
     if number:
         return number
     text = record.get("severityText", "").strip().upper()
-    return 17 if text in _SEVERITY_WORDS_ERROR else 0  # only "an error or not" is asked of it
+    return SEVERITY_ERROR if text in SEVERITY_BY_TEXT else 0  # only "an error or not" is asked of it
 
 
 def span_ids(span: Plain) -> tuple[str, str]:
