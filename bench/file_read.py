@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_data import write_otlp
 
 from rounds_bot.round.run import ROUND_GC_THRESHOLDS
-from rounds_bot.sources import otlp_file
+from rounds_bot.sources import otlp_reading
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.spill import EventSpill, keys_of
@@ -61,12 +61,12 @@ class _Listed(list):  # type: ignore[type-arg]
 
 
 def read_without_spill(path: Path) -> PollResult:
-    spill = vars(otlp_file)["EventSpill"]
-    setattr(otlp_file, "EventSpill", _Listed)  # noqa: B010 (a module's name, replaced for one read)
+    spill = vars(otlp_reading)["EventSpill"]
+    setattr(otlp_reading, "EventSpill", _Listed)  # noqa: B010 (a module's name, replaced for one read)
     try:
         return read(path)
     finally:
-        setattr(otlp_file, "EventSpill", spill)  # noqa: B010
+        setattr(otlp_reading, "EventSpill", spill)  # noqa: B010
 
 
 def main() -> None:

@@ -68,13 +68,14 @@ class ErrorEvent(Frozen):
         so, from records it checked): put together as validating them would (the fields not given take
         their defaults; the ones given are the event's `model_fields_set`), without validating them again,
         which is more than half the cost of making an event. Unknown or missing fields are refused."""
-        if not _REQUIRED <= values.keys() <= _EVENT_TEMPLATE.keys():
+        # in the fields' order, as validation leaves `__dict__` (a merge keeps each key where it first was);
+        # an unknown field would make it longer
+        full = _EVENT_TEMPLATE | values
+        if len(full) != len(_EVENT_TEMPLATE) or not values.keys() >= _REQUIRED:
             raise TypeError(f"ErrorEvent fields: {sorted(values)} (required {sorted(_REQUIRED)})")
-        full = _EVENT_TEMPLATE.copy()  # in the fields' order, as validation leaves `__dict__`
         for name, factory in _FACTORIES:
             if name not in values:
                 full[name] = factory()
-        full.update(values)
         return assembled_event(full, set(values))
 
 

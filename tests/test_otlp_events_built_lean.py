@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.sources import otlp_file
+from rounds_bot.sources import otlp_build, otlp_file
 from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.neighbours import context_records
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.otlp_lean import lean_line
 
@@ -185,3 +186,56 @@ def test_odd_records_read_lean_give_what_the_models_give(
 @pytest.mark.parametrize("kind", [[1], None, {}])
 def test_a_span_kind_the_model_refuses_sends_its_line_to_the_models_which_skip_it(kind: object) -> None:
     assert lean_line(spans_line(error_span(kind=kind, startTimeUnixNano=TIME))) is None
+
+
+def test_an_error_log_keeps_its_resources_exception_attributes_where_they_were(tmp_path: Path) -> None:
+    resource = {
+        "attributes": [
+            {"key": "service.name", "value": {"stringValue": "api"}},
+            {"key": "exception.type", "value": {"stringValue": "from the resource"}},
+            {"key": "region", "value": {"stringValue": "eu"}},
+        ]
+    }
+    record = error_log(
+        attributes=[
+            {"key": "exception.type", "value": {"stringValue": "ValueError"}},
+            {"key": "exception.message", "value": {"stringValue": "bad"}},
+            {"key": "user", "value": {"stringValue": "u1"}},
+        ]
+    )
+    scope = {"scope": {"name": "lib"}, "logRecords": [record]}
+    path = tmp_path / "logs.jsonl"
+    path.write_text(json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [scope]}]}) + "\n")
+    (event,) = OtlpFileSource(path).poll(EVERYTHING).events
+    assert (event.error_type, event.message) == ("ValueError", "bad")
+    # the record's own exception attributes are the event's fields; the resource's stay, in their place
+    assert list(event.attributes.items()) == [
+        ("service.name", "api"),
+        ("exception.type", "from the resource"),
+        ("region", "eu"),
+        ("otel.scope.name", "lib"),
+        ("user", "u1"),
+        ("log.body", "failed"),
+    ]
+
+
+@pytest.mark.parametrize(("kind", "name"), [(1, "internal"), (True, None), ("1", "internal"), (1.0, None)])
+def test_a_span_kind_is_named_by_its_value_and_type(kind: object, name: str | None) -> None:
+    # remembered by value and type: neither True nor 1.0 is the kind 1 (their texts are "True" and "1.0"),
+    # whichever is asked first
+    assert otlp_build._span_kind(1) == "internal"
+    assert otlp_build._span_kind(kind) == name
+
+
+def test_an_error_log_built_with_its_context_is_the_one_given_it_afterwards() -> None:
+    facts = otlp_build.LogFacts("", "", 1, 0, 17, "ERROR", "", "failed", {"k": "v"})
+    origin = otlp_build.Origin.of({"service.name": "api"}, "lib")
+    known = ("e1", datetime(2026, 1, 1, tzinfo=UTC))
+    context = context_records([(0, "INFO", 9, "before"), (1, "WARN", 13, "just before")])
+    afterwards = otlp_build.log_error(facts, origin, known)
+    built = otlp_build.log_error(facts, origin, known, context)
+    assert afterwards is not None and built is not None
+    given = afterwards.model_copy(update={"context": context})
+    assert exactly([built]) == exactly([given]) and list(built.__dict__) == list(given.__dict__)
+    assert built.model_fields_set == given.model_fields_set
+    assert otlp_build.log_error(facts, origin, known, []) == afterwards

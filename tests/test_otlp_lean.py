@@ -4,6 +4,7 @@ counted before is left out from its raw record, counted, and never built."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from rounds_bot.demo import demo_data_path
 from rounds_bot.redact import Redactor
-from rounds_bot.sources import otlp_file, otlp_json
+from rounds_bot.sources import otlp_file, otlp_json, otlp_lean_check
 from rounds_bot.sources.base import PollResult, SkipsCounted, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.otlp_lean import lean_line
@@ -119,3 +120,61 @@ def test_the_raw_check_uses_the_identity_the_occurrence_is_stored_under() -> Non
     for raw in ("0af7651916cd43dd8448eb211c80319c", "user=alice@example.com", "x" * 300):
         assert redactor.identity(raw) == Redactor().identifier(raw)
     assert json.dumps(redactor.counts) == "{}"  # asking is not redacting
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "b7ad6b7169203331",
+        "B7AD6B7169203331",
+        "b7ad 6b716920333",  # whitespace `bytes.fromhex` skips between two digits
+        "b7ad6b716920333\n",
+        " b7ad6b71692033a",
+        "b7ad6b716920333g",
+        "１２ad6b7169203331",  # digits that are not ASCII
+        "b7ad6b716920333\u0660",
+        "t61rcWkgMzE=xxxx",
+        "",
+    ],
+)
+def test_the_quick_hex_test_is_the_id_rule_of_the_models(value: str) -> None:
+    assert otlp_lean_check._hex(value) == bool(re.fullmatch(r"[0-9a-fA-F]*", value))
+
+
+SNAKE_AT_EVERY_LEVEL = [
+    '{"resource_spans":[]}',
+    '{"resourceLogs":[{"scope_logs":[]}]}',
+    '{"resourceSpans":[{"scope_spans":[]}]}',
+    '{"resourceLogs":[{"scopeLogs":[{"log_records":[]}]}]}',
+    '{"resourceSpans":[{"scopeSpans":[{"spans":[{"trace_id":"0af7651916cd43dd8448eb211c80319c"}]}]}]}',
+    '{"resourceSpans":[{"scopeSpans":[{"spans":[{"events":[{"time_unix_nano":"1"}]}]}]}]}',
+    '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"severity_number":17}]}]}]}',
+    '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"string_value":"x"}}]}]}]}',
+    '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"arrayValue":{"values":[{"int_value":1}]}}}]}]}]}',
+    '{"resourceSpans":[{"resource":{"attributes":[{"key":"k","value":{"bool_value":true}}]}}]}',
+    # spelled with an escape: orjson decodes the key, and it is seen as what it is
+    r'{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"event\u005fname":"e"}]}]}]}',
+]
+
+
+@pytest.mark.parametrize("line", SNAKE_AT_EVERY_LEVEL)
+def test_a_field_in_snake_case_in_any_object_of_a_model_sends_its_line_to_the_models(line: str) -> None:
+    assert lean_line(line) is None
+
+
+def test_snake_case_outside_the_models_objects_is_read_lean_as_the_models_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = {
+        "timeUnixNano": "1700000000000000000",
+        "severityNumber": 17,
+        "body": {"stringValue": '{"trace_id": "in a body"}'},  # a string's content
+        "vendor": {"trace_id": "x", "nested": [{"span_id": 1}]},  # a field no model reads
+    }
+    line = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]})
+    assert lean_line(line) is not None
+    path = tmp_path / "logs.jsonl"
+    path.write_text(line + "\n")
+    lean = OtlpFileSource(path).poll(EVERYTHING)
+    assert [e.message for e in lean.events] == ['{"trace_id": "in a body"}']
+    assert lean.events == with_models_only(path, monkeypatch).events

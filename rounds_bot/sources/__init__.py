@@ -1,8 +1,9 @@
 """Where errors come from. A source is a small class with one method, `poll`.
 
 The port and what a poll returns are in `base.py`; `factory.py` builds the source a setting names:
-an OTLP/JSON lines file (`otlp_file.py`, building its events in `otlp_events.py`, over the wire format of
-`otlp_json.py`) or SigNoz (`signoz/`).
+an OTLP/JSON lines file (`otlp_file.py`, reading its lines lean in `otlp_lean.py` or with the
+models of `otlp_json.py` in `otlp_events.py`, and building each event in `otlp_build.py`) or SigNoz
+(`signoz/`).
 """
 
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord, Source, Window

@@ -43,7 +43,7 @@ FORMAT = 1
 MAX_RECORDS = 500_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_ID_BYTES = 16  # an event id is 32 hex digits (`otlp_events.stable_id`)
+_ID_BYTES = 16  # an event id is 32 hex digits (`otlp_build.stable_id`)
 
 
 def digest_of(raw: bytes) -> str:

@@ -19,34 +19,37 @@ from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import Counted, SkippedRecord
 from rounds_bot.sources.line_memory import LineMemory, Read, event_id_of, micros_of, moment_of
 from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
-from rounds_bot.sources.otlp_events import (
+from rounds_bot.sources.otlp_build import (
     SEVERITY_ERROR,
     Known,
     LogFacts,
     Origin,
     SpanFacts,
-    error_in_log_record,
     exception_event,
     log_error,
-    log_event_id,
+    log_known,
     moment_from_nanos,
     span_error_event,
+    span_identity,
     stable_id,
 )
-from rounds_bot.sources.otlp_json import LogRecord, int64
+from rounds_bot.sources.otlp_events import error_in_log_record
+from rounds_bot.sources.otlp_json import LogRecord
 from rounds_bot.sources.otlp_lean import (
     LeanLine,
     checked_logs,
     exception_indexes,
     flatten_plain,
-    log_moment,
+    log_facts,
     log_neighbour,
     log_severity,
+    origin_of,
+    span_facts,
     span_ids,
     span_is_error,
     span_moment,
-    span_moment_start,
 )
+from rounds_bot.sources.otlp_lean_check import lean_int
 from rounds_bot.sources.spill import EventSpill
 
 #: Candidates asked about in one go at most (a line's are asked about together, and at its end): the counted
@@ -67,8 +70,8 @@ class Built:
 class _FromSpan:
     """The error events of one span, built from its plain record only when one of them is wanted."""
 
-    def __init__(self, span: dict[str, Any], origin: Origin) -> None:
-        self.plain, self.origin = span, origin
+    def __init__(self, span: dict[str, Any], ids: tuple[str, str], origin: Origin) -> None:
+        self.plain, self.ids, self.origin = span, ids, origin
         self._span: SpanFacts | None = None
 
     def event(self, index: int | None, known: Known) -> Callable[[], ErrorEvent]:
@@ -78,13 +81,11 @@ class _FromSpan:
 
     def _build(self, index: int | None, known: Known) -> ErrorEvent:
         if self._span is None:
-            self._span = SpanFacts.of_lean(self.plain)
+            self._span = span_facts(self.plain, *self.ids)
         if index is None:
             return span_error_event(self._span, self.origin, known)
-        event = self.plain["events"][index]
-        own = flatten_plain(event.get("attributes", []))
-        moment = int64(event.get("timeUnixNano", 0))
-        return exception_event(self._span, index, moment, own, self.origin, known)
+        own = flatten_plain(self.plain["events"][index].get("attributes", []))
+        return exception_event(self._span, own, self.origin, known)
 
 
 class Reading:
@@ -190,7 +191,7 @@ class Reading:
         neighbours = False
         before_skips = len(skipped)
         for scope in line.spans:
-            origin = Origin.of_plain(scope.resource, scope.scope)
+            origin = origin_of(scope.resource, scope.scope)
             for span in scope.records:
                 try:
                     self._offer_span(span, origin)
@@ -199,30 +200,29 @@ class Reading:
                         SkippedRecord(where=where, reason=f"span {span_ids(span)[1] or '?'}: {exc}")
                     )
         for scope in line.logs:
-            origin = Origin.of_plain(scope.resource, scope.scope)
+            origin = origin_of(scope.resource, scope.scope)
             for record in scope.records:
                 severity = log_severity(record)
                 if severity < SEVERITY_ERROR:
                     neighbours = True
                     self.neighbours.note(origin.service, *log_neighbour(record, severity))
                     continue
-                moment = log_moment(record)
+                facts = log_facts(record)
+                moment = facts.time_unix_nano or facts.observed_time_unix_nano
                 if moment <= 0:
-                    try:
+                    try:  # refused, as the models' reading refuses it
                         error_in_log_record(LogRecord.model_validate(record), origin)
                     except SourceFormatError as exc:
                         skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
                     continue
                 try:
-                    timestamp = moment_from_nanos(moment, "log record")
+                    known = log_known(facts, origin)
                 except SourceFormatError as exc:
                     skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
                     continue
-                facts = LogFacts.of_lean(record)
-                event_id = log_event_id(facts, origin)
                 # the context is taken now: the record may be built later, after more records were noted
                 before = self.neighbours.before(origin.service, facts.trace_id, moment)
-                self.offer(event_id, timestamp, _log_builder(facts, origin, (event_id, timestamp), before))
+                self.offer(known[0], known[1], _log_builder(facts, origin, known, before))
         trail, self._trail = self._trail, None
         return Read.of(trail, neighbours) if len(skipped) == before_skips else None
 
@@ -231,7 +231,7 @@ class Reading:
         notes them. The line was read lean when it was remembered, and its bytes are the same: it is not
         checked again."""
         for scope in checked_logs(raw):
-            service = Origin.of_plain(scope.resource, scope.scope).service
+            service = origin_of(scope.resource, scope.scope).service
             for record in scope.records:
                 severity = log_severity(record)
                 if severity < SEVERITY_ERROR:
@@ -247,13 +247,15 @@ class Reading:
         moments = [span_moment(span, index) for index in indexes]
         what = "span" if indexes == [None] else "exception event"
         timestamps = [moment_from_nanos(moment, what) for moment in moments]
-        trace_id, span_id = span_ids(span)
-        identity = (
-            (trace_id, span_id)
-            if trace_id and span_id
-            else ("no-ids", origin.service, span.get("name", ""), str(span_moment_start(span)))
+        ids = span_ids(span)
+        identity = (  # `span_identity`, its start time read only when it is needed
+            ids
+            if ids[0] and ids[1]
+            else span_identity(
+                *ids, origin.service, span.get("name", ""), lean_int(span.get("startTimeUnixNano", 0))
+            )
         )
-        built = _FromSpan(span, origin)
+        built = _FromSpan(span, ids, origin)
         for index, timestamp in zip(indexes, timestamps, strict=True):
             event_id = (
                 stable_id("span", *identity)
@@ -267,8 +269,8 @@ def _log_builder(
     record: LogFacts, origin: Origin, known: Known, before: list[Noted]
 ) -> Callable[[], ErrorEvent]:
     def build() -> ErrorEvent:
-        event = log_error(record, origin, known)
+        event = log_error(record, origin, known, context_records(before) if before else None)
         assert event is not None  # its severity was checked before it was offered
-        return event.model_copy(update={"context": context_records(before)}) if before else event
+        return event
 
     return build

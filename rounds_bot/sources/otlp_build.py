@@ -1,0 +1,333 @@
+"""One error event of an OTLP record, built from what the record says of itself (`SpanFacts`, `LogFacts`) and
+what it inherits from its resource and scope (`Origin`), with the id and time that identify it (`Known`).
+
+Both readers of a line build their events here: the models' (`otlp_events.py`) and the lean one
+(`otlp_reading.py`, from the plain records `otlp_lean.py` checked), so a record gives the same event
+whichever read it. The id and time are worked out first (`exception_known`, `span_error_known`,
+`log_known`): the lean reader asks whether a record was counted before from them alone, and builds only the
+records that were not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import NamedTuple
+
+import orjson
+
+from rounds_bot.errors import SourceFormatError
+from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent
+
+SEVERITY_ERROR = 17
+SEVERITY_FATAL = 21
+SEVERITY_FATAL_MAX = 24
+
+#: Severity words of log bridges that write only severityText, and the number they stand for.
+SEVERITY_BY_TEXT = {
+    "ERROR": SEVERITY_ERROR,
+    "ERR": SEVERITY_ERROR,
+    "SEVERE": SEVERITY_ERROR,
+    "CRITICAL": SEVERITY_FATAL,
+    "CRIT": SEVERITY_FATAL,
+    "ALERT": SEVERITY_FATAL,
+    "EMERGENCY": SEVERITY_FATAL,
+    "FATAL": SEVERITY_FATAL,
+    "PANIC": SEVERITY_FATAL,
+}
+
+EXCEPTION_TYPE = "exception.type"
+EXCEPTION_MESSAGE = "exception.message"
+EXCEPTION_STACKTRACE = "exception.stacktrace"
+#: Kept in ErrorEvent's own fields, so not repeated in its attributes.
+_EXCEPTION_KEYS = (EXCEPTION_TYPE, EXCEPTION_MESSAGE, EXCEPTION_STACKTRACE)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+#: an error's id and time, worked out before it is built (to decide whether to build it)
+Known = tuple[str, datetime]
+#: OTLP's SpanKind, by number or by name (without its `SPAN_KIND_` prefix)
+_SPAN_KINDS = {
+    **dict.fromkeys(("1", "internal"), "internal"),
+    **dict.fromkeys(("2", "server"), "server"),
+    **dict.fromkeys(("3", "client"), "client"),
+    **dict.fromkeys(("4", "producer"), "producer"),
+    **dict.fromkeys(("5", "consumer"), "consumer"),
+}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What a record inherits from its resource and instrumentation scope."""
+
+    service: str
+    version: str | None
+    environment: str | None
+    attributes: dict[str, AttributeValue]
+
+    @classmethod
+    def of(cls, attributes: dict[str, AttributeValue], scope_name: str) -> Origin:
+        """The origin of the resource's flat attributes (taken, not copied) and the scope's name."""
+        if scope_name:
+            attributes["otel.scope.name"] = scope_name
+        environment = attributes.get("deployment.environment.name", attributes.get("deployment.environment"))
+        version = attributes.get("service.version")
+        return cls(
+            service=str(attributes.get("service.name") or "unknown"),
+            version=None if version is None else str(version),
+            environment=None if environment is None else str(environment),
+            attributes=attributes,
+        )
+
+
+class SpanFacts(NamedTuple):
+    """What an error event reads of its span, as the span's model holds it (a tuple: made once a span)."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    kind: int | str
+    start_time_unix_nano: int
+    end_time_unix_nano: int
+    status_message: str
+    attributes: dict[str, AttributeValue]
+
+
+class LogFacts(NamedTuple):
+    """What an error event reads of its log record, as the record's model holds it (the body as text)."""
+
+    trace_id: str
+    span_id: str
+    time_unix_nano: int
+    observed_time_unix_nano: int
+    severity_number: int
+    severity_text: str
+    event_name: str
+    body: str
+    attributes: dict[str, AttributeValue]
+
+
+# --- spans ------------------------------------------------------------------------------------
+
+
+def span_identity(trace_id: str, span_id: str, service: str, name: str, start: int) -> tuple[str, ...]:
+    """What identifies a span: its ids; a span without valid ids is still one record, named by what it says
+    about itself."""
+    if trace_id and span_id:
+        return (trace_id, span_id)
+    return ("no-ids", service, name, str(start))
+
+
+def exception_known(span: SpanFacts, index: int, time_unix_nano: int, origin: Origin) -> Known:
+    """The id and time of the span's `exception` event number `index`, of that time."""
+    moment = time_unix_nano or span.end_time_unix_nano or span.start_time_unix_nano
+    return (
+        stable_id("span-event", *_identity(span, origin), str(index)),
+        moment_from_nanos(moment, "exception event"),
+    )
+
+
+def span_error_known(span: SpanFacts, origin: Origin) -> Known:
+    moment = span.end_time_unix_nano or span.start_time_unix_nano
+    return stable_id("span", *_identity(span, origin)), moment_from_nanos(moment, "span")
+
+
+def _identity(span: SpanFacts, origin: Origin) -> tuple[str, ...]:
+    return span_identity(span.trace_id, span.span_id, origin.service, span.name, span.start_time_unix_nano)
+
+
+def exception_event(
+    span: SpanFacts, own: dict[str, AttributeValue], origin: Origin, known: Known
+) -> ErrorEvent:
+    """The error of one of the span's `exception` events, with those attributes."""
+    attributes = {**origin.attributes, **span.attributes, **own}
+    error_code = _text_or_none(attributes.get("error.code"))
+    for key in _EXCEPTION_KEYS:  # in place: the others keep their order, as a copy without them would
+        attributes.pop(key, None)
+    return ErrorEvent.of_typed(
+        event_id=known[0],
+        timestamp=known[1],
+        service=origin.service,
+        kind="exception",
+        error_type=_text_or_none(own.get(EXCEPTION_TYPE)),
+        message=_text_or_none(own.get(EXCEPTION_MESSAGE)) or "",
+        stacktrace=_text_or_none(own.get(EXCEPTION_STACKTRACE)),
+        error_code=error_code,
+        trace_id=span.trace_id or None,
+        span_id=span.span_id or None,
+        parent_span_id=span.parent_span_id or None,
+        span_kind=_span_kind(span.kind),
+        service_version=origin.version,
+        environment=origin.environment,
+        attributes=attributes,
+    )
+
+
+def span_error_event(span: SpanFacts, origin: Origin, known: Known) -> ErrorEvent:
+    attributes = {**origin.attributes, **span.attributes}
+    return ErrorEvent.of_typed(
+        event_id=known[0],
+        timestamp=known[1],
+        service=origin.service,
+        kind="span_error",
+        # `error.type` is the semantic conventions' low-cardinality class of a failed operation.
+        error_type=_text_or_none(span.attributes.get("error.type")),
+        message=span.status_message or span.name,
+        error_code=_text_or_none(attributes.get("error.code")),
+        trace_id=span.trace_id or None,
+        span_id=span.span_id or None,
+        parent_span_id=span.parent_span_id or None,
+        span_kind=_span_kind(span.kind),
+        service_version=origin.version,
+        environment=origin.environment,
+        attributes=attributes,
+    )
+
+
+@lru_cache(maxsize=64, typed=True)
+def _span_kind(kind: int | str) -> str | None:
+    """The kind's name; remembered (a file holds a few spellings of five kinds), `typed`: True is not 1."""
+    return _SPAN_KINDS.get(str(kind).removeprefix("SPAN_KIND_").lower())
+
+
+# --- logs -------------------------------------------------------------------------------------
+
+
+def log_severity(record: LogFacts) -> int:
+    """The record's severity number; a record without one is judged by its severity text."""
+    return record.severity_number or SEVERITY_BY_TEXT.get(record.severity_text.strip().upper(), 0)
+
+
+def log_known(record: LogFacts, origin: Origin) -> Known:
+    return log_event_id(record, origin), log_timestamp(record)
+
+
+def log_error(
+    record: LogFacts, origin: Origin, known: Known, context: list[ContextRecord] | None = None
+) -> ErrorEvent | None:
+    """The error of a log record, or None when its severity is below ERROR; with the records logged before
+    it (`context`), when there are any."""
+    severity = log_severity(record)
+    if severity < SEVERITY_ERROR:
+        return None
+    fatal = SEVERITY_FATAL <= severity <= SEVERITY_FATAL_MAX
+    own = record.attributes
+    body = record.body
+    exception_message = _text_or_none(own.get(EXCEPTION_MESSAGE))
+    attributes = {**origin.attributes, **own}
+    error_code = _text_or_none(attributes.get("error.code"))
+    for key in _EXCEPTION_KEYS:  # only the record's are its event's fields: the resource's are kept
+        if key in own:
+            if key in origin.attributes:
+                attributes[key] = origin.attributes[key]  # in its place, as a merge without own's would
+            else:
+                del attributes[key]
+    if exception_message is not None and body and body != exception_message:
+        # The exception is the error; the log line around it is kept as context.
+        attributes["log.body"] = body
+    # given only when there is one: an event without context has it by default, not as one of its fields
+    extra = {"context": context} if context else {}
+    return ErrorEvent.of_typed(
+        **extra,
+        event_id=known[0],
+        timestamp=known[1],
+        service=origin.service,
+        kind="log",
+        error_type=_text_or_none(own.get(EXCEPTION_TYPE)),
+        message=exception_message if exception_message is not None else body,
+        stacktrace=_text_or_none(own.get(EXCEPTION_STACKTRACE)),
+        error_code=error_code,
+        severity="FATAL" if fatal else "ERROR",
+        fatal=fatal,
+        trace_id=record.trace_id or None,
+        span_id=record.span_id or None,
+        service_version=origin.version,
+        environment=origin.environment,
+        attributes=attributes,
+    )
+
+
+def log_event_id(record: LogFacts, origin: Origin) -> str:
+    """What identifies a log record: everything it says of itself, and where it was logged."""
+    return stable_id(
+        "log",
+        origin.service,
+        str(origin.attributes.get("otel.scope.name", "")),
+        record.trace_id,
+        record.span_id,
+        str(record.time_unix_nano),
+        str(record.observed_time_unix_nano),
+        str(record.severity_number),
+        record.severity_text,
+        record.event_name,
+        record.body,
+        identity_json(record.attributes),
+    )
+
+
+def identity_json(attributes: dict[str, AttributeValue]) -> str:
+    """`json.dumps(attributes, sort_keys=True, default=str)`, the spelling a log record's id hashes.
+
+    Attributes of ASCII text, integers and booleans, the usual ones, are spelled item by item with orjson,
+    several times quicker over a stack trace than `json`'s escaping: for ASCII text but DEL, orjson escapes
+    exactly as `json` does with `ensure_ascii`, and an integer or a boolean is written alike by both. Any
+    other value (a float, text with other characters) is left to `json` itself."""
+    items = sorted(attributes.items())  # by key: keys are distinct
+    spelled = []
+    for key, value in items:
+        if not _plain_text(key):
+            return _IDENTITY_JSON.encode(attributes)
+        if type(value) is str:
+            if not _plain_text(value):
+                return _IDENTITY_JSON.encode(attributes)
+            text = _dumps(value).decode("ascii")
+        elif type(value) is bool:
+            text = "true" if value else "false"
+        elif type(value) is int:
+            text = int.__repr__(value)  # as `json` writes an integer
+        else:
+            return _IDENTITY_JSON.encode(attributes)
+        spelled.append(f"{_dumps(key).decode('ascii')}: {text}")
+    return "{" + ", ".join(spelled) + "}"
+
+
+def _plain_text(text: str) -> bool:
+    return text.isascii() and "\x7f" not in text
+
+
+#: the encoder `identity_json` falls back on, made once rather than once a record
+_IDENTITY_JSON = json.JSONEncoder(sort_keys=True, default=str)
+_dumps = orjson.dumps
+
+
+def log_timestamp(record: LogFacts) -> datetime:
+    return moment_from_nanos(record.time_unix_nano or record.observed_time_unix_nano, "log record")
+
+
+# --- small conversions ------------------------------------------------------------------------
+
+
+def stable_id(*parts: str) -> str:
+    digest = hashlib.sha256("\x1f".join(("otlp", *parts)).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
+
+
+def moment_from_nanos(unix_nano: int, what: str) -> datetime:
+    if unix_nano <= 0:
+        raise SourceFormatError(f"the {what} has no timestamp (timeUnixNano is 0 or missing)")
+    try:
+        return _EPOCH + timedelta(
+            0, 0, unix_nano // 1_000
+        )  # (days, seconds, microseconds): by keyword is slower
+    except OverflowError:
+        raise SourceFormatError(
+            f"the {what}'s timestamp {unix_nano} is not a time in Unix nanoseconds"
+        ) from None
+
+
+def _text_or_none(value: AttributeValue | None) -> str | None:
+    return None if value is None else str(value)
