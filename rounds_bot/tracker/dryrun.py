@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote_from_bytes
 
 from rounds_bot.errors import TrackerError
-from rounds_bot.marker import read_marker
+from rounds_bot.marker import MarkerHead, MarkerState, read_marker, read_marker_head
 from rounds_bot.render.markdown import code, escape
 from rounds_bot.tracker.base import IssueDraft, IssueRef
 
@@ -34,30 +34,35 @@ class DryRunTracker:
         if not path.is_file():
             return None
         resolved = path.resolve()
-        return self._ref(signature_id, path.read_text(encoding="utf-8"), resolved.name, resolved.as_uri())
+        return self._ref(
+            signature_id, read_marker(path.read_text(encoding="utf-8")), resolved.name, resolved.as_uri()
+        )
 
     def create(self, draft: IssueDraft) -> IssueRef:
-        return self._written(draft, *self._write(draft))
+        return self._written(draft, self._write(draft))
 
     def update(
         self, issue: IssueRef, draft: IssueDraft, *, comment: str | None = None, reopen: bool = False
     ) -> IssueRef:
-        return self._written(draft, *self._write(draft, comment=comment))
+        return self._written(draft, self._write(draft, comment=comment))
 
-    def _written(self, draft: IssueDraft, text: str, path: Path) -> IssueRef:
-        """The issue of a draft just written to `path`, read from the text written (the file was renamed
-        into place whole), without reading it back."""
+    def _written(self, draft: IssueDraft, path: Path) -> IssueRef:
+        """The issue of a draft just written to `path`, read from the draft (the file was renamed into
+        place whole), without reading it back."""
         if self._resolved is None:
             self._resolved = self.folder.resolve()
             self._resolved_uri = self._resolved.as_uri().removesuffix("/")
         # the file's URI as `Path.as_uri` gives it, from the folder's: a round writes thousands of drafts
         url = f"{self._resolved_uri}/{quote_from_bytes(os.fsencode(path.name))}"
-        return self._ref(draft.signature_id, text, path.name, url) or self._missing(draft)
+        # the body's marker was written by `write_marker` moments ago: its name and state are all it needs
+        marker = read_marker_head(draft.body)
+        return self._ref(draft.signature_id, marker, path.name, url) or self._missing(draft)
 
     @staticmethod
-    def _ref(signature_id: str, text: str, name: str, url: str) -> IssueRef | None:
-        """The issue a draft's text is, found by its marker (None when it is not `signature_id`'s)."""
-        marker = read_marker(text)
+    def _ref(
+        signature_id: str, marker: MarkerHead | MarkerState | None, name: str, url: str
+    ) -> IssueRef | None:
+        """The issue a draft is, found by its marker (None when it is not `signature_id`'s)."""
         if marker is None or marker.signature_id != signature_id:
             return None
         state = "closed" if marker.closed else "open"
@@ -66,8 +71,8 @@ class DryRunTracker:
     def finish_round(self) -> list[str]:
         return []
 
-    def _write(self, draft: IssueDraft, comment: str | None = None) -> tuple[str, Path]:
-        """Write the draft's file; returns the text written and the file."""
+    def _write(self, draft: IssueDraft, comment: str | None = None) -> Path:
+        """Write the draft's file; returns the file."""
         # the draft is Markdown: the title (plain text on GitHub) is escaped like any untrusted text
         labels = ", ".join(code(label) for label in draft.labels)
         text = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n{draft.body}"
@@ -83,7 +88,7 @@ class DryRunTracker:
             with open(handle, "wb") as out:
                 out.write(encoded)
             os.replace(temp, path)
-            return text, path
+            return path
         except OSError as exc:
             raise TrackerError(
                 f"cannot write the issue draft for {draft.signature_id} into {self.folder}: {exc.strerror}",
