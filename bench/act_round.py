@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import gc
 import io
 import os
 import pstats
@@ -49,21 +50,45 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class Collections:
+    """CPU seconds the cyclic garbage collector spent, by generation (`gc.callbacks`)."""
+
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0, 0.0]
+        self.runs = [0, 0, 0]
+        self._started = 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds[info["generation"]] += time.process_time() - self._started
+            self.runs[info["generation"]] += 1
+
+    def total(self) -> float:
+        return sum(self.seconds)
+
+
 class Timings:
     """CPU seconds per wrapped function, and the peak memory around the outermost one."""
 
-    def __init__(self) -> None:
+    def __init__(self, collections: Collections) -> None:
         self.seconds: dict[str, float] = {}
         self.peaks: dict[str, float] = {}
+        self.collections = collections
+        self.collecting: dict[str, float] = {}
 
     def wrap(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
             self.peaks.setdefault(f"{name} start", peak_mb())
-            started = time.process_time()
+            started, collecting = time.process_time(), self.collections.total()
             try:
                 return function(*args, **kwargs)
             finally:
                 self.seconds[name] = self.seconds.get(name, 0.0) + time.process_time() - started
+                spent = self.collections.total() - collecting
+                self.collecting[name] = self.collecting.get(name, 0.0) + spent
                 self.peaks[f"{name} end"] = peak_mb()
 
         return timed
@@ -90,7 +115,8 @@ def main() -> None:
     from rounds_bot.cli import main as rounds
     from rounds_bot.round import run
 
-    timings = Timings()
+    collections = Collections()
+    timings = Timings(collections)
     for name in STEPS:
         setattr(run, name, timings.wrap(name, getattr(run, name)))
     profile = cProfile.Profile() if options.profile else None
@@ -102,12 +128,13 @@ def main() -> None:
     round_cpu, round_wall = time.process_time() - started, time.perf_counter() - wall
     drafts = sum(1 for _ in (folder / "drafts").glob("*.md"))
     print(f"{data.name}: {drafts:,} drafts written")
-    print(f"{'step':24} {'CPU s':>8} {'of round':>9}")
+    print(f"{'step':24} {'CPU s':>8} {'of round':>9} {'of it, collector':>17}")
     for name in ("act", *STEPS):
         seconds = timings.seconds.get(name, 0.0)
         label = name if name == "act" else f"  {name}"
-        print(f"{label:24} {seconds:8.2f} {seconds / round_cpu:8.1%}")
-    print(f"{'round':24} {round_cpu:8.2f} {'':>9} ({round_wall:.1f} s wall)")
+        collecting = timings.collecting.get(name, 0.0)
+        print(f"{label:24} {seconds:8.2f} {seconds / round_cpu:8.1%} {collecting:17.2f}")
+    print(f"{'round':24} {round_cpu:8.2f} {'':>9} {collections.total():17.2f} ({round_wall:.1f} s wall)")
     print(
         f"peak RSS: {timings.peaks.get('act start', 0):.0f} MB as act starts, "
         f"{timings.peaks.get('act end', 0):.0f} MB as it ends, {peak_mb():.0f} MB after the round"
@@ -116,6 +143,8 @@ def main() -> None:
         out = io.StringIO()
         stats = pstats.Stats(profile, stream=out).sort_stats("tottime")
         stats.print_stats(25)
+        if os.environ.get("ACT_CUMULATIVE"):
+            stats.sort_stats("cumulative").print_stats(int(os.environ["ACT_CUMULATIVE"]))
         if os.environ.get("ACT_CALLERS"):
             stats.print_callers(os.environ["ACT_CALLERS"])
         print(out.getvalue())

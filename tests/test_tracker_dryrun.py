@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
 from rounds_bot.errors import TrackerError
@@ -92,3 +95,17 @@ def test_a_draft_without_its_marker_is_not_taken_for_an_issue(tmp_path):
         tracker.create(IssueDraft(signature_id="sig_1", title="t", body="no marker"))
     with pytest.raises(TrackerError, match="cannot be read back"):
         tracker.create(draft(signature_id="sig_2").model_copy(update={"signature_id": "sig_3"}))
+
+
+def test_a_draft_is_written_readable_by_its_owner_only_past_a_left_temporary(tmp_path):
+    """The draft's file is made as `tempfile.mkstemp` makes one (owner-only); a temporary file a crashed
+    writer of the same process id left behind is passed over, not written into, and the draft still lands."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    left = folder / f".draft-{os.getpid()}-sig_0123456789abcdef.md"
+    left.write_text("half")
+    ref = DryRunTracker(folder).create(draft())
+    written = folder / ref.ref
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    assert left.read_text() == "half"
+    assert written.read_text(encoding="utf-8").endswith(draft().body)

@@ -16,6 +16,11 @@ from rounds_bot.marker import MarkerHead, MarkerState, read_marker, read_marker_
 from rounds_bot.render.markdown import code, escape
 from rounds_bot.tracker.base import IssueDraft, IssueRef
 
+#: how `tempfile.mkstemp` opens the file it makes: created here or not at all, never through a link
+_NEW_PRIVATE_FILE = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
 
 class DryRunTracker:
     name = "dry-run"
@@ -75,18 +80,18 @@ class DryRunTracker:
         """Write the draft's file; returns the file."""
         # the draft is Markdown: the title (plain text on GitHub) is escaped like any untrusted text
         labels = ", ".join(code(label) for label in draft.labels)
-        text = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n{draft.body}"
-        if comment:
-            text += f"\n\n---\n**Latest comment**\n\n{comment}\n"
-        encoded = text.encode("utf-8")
+        head = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n"
+        tail = f"\n\n---\n**Latest comment**\n\n{comment}\n" if comment else ""
+        # written in its parts, as one text would be: the body (the most of it) is not copied into another
+        parts = [part.encode("utf-8") for part in (head, draft.body, tail) if part]
         path = self._path(draft.signature_id)
         try:
             if self._resolved is None:  # the folder exists once a draft was written into it
                 self.folder.mkdir(parents=True, exist_ok=True)
             # write-then-rename: a crash never leaves a half-written draft
-            handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".draft-", suffix=".md")
+            handle, temp = self._temporary(draft.signature_id)
             with open(handle, "wb") as out:
-                out.write(encoded)
+                out.writelines(parts)
             os.replace(temp, path)
             return path
         except OSError as exc:
@@ -94,6 +99,17 @@ class DryRunTracker:
                 f"cannot write the issue draft for {draft.signature_id} into {self.folder}: {exc.strerror}",
                 hint="set ROUNDS_OUTPUT_DIR to a writable folder",
             ) from exc
+
+    def _temporary(self, signature_id: str) -> tuple[int, str]:
+        """A new file for a draft before it is renamed into place, readable by its owner only (as
+        `tempfile.mkstemp` makes one): named after this process and the signature, so no other writer
+        shares it and no random name is drawn for each of a round's thousands of drafts; one left behind by
+        a crashed process of the same id is passed over for a random name."""
+        temp = os.path.join(self.folder, f".draft-{os.getpid()}-{signature_id}.md")
+        try:
+            return os.open(temp, _NEW_PRIVATE_FILE, 0o600), temp
+        except FileExistsError:
+            return tempfile.mkstemp(dir=self.folder, prefix=".draft-", suffix=".md")
 
     def _missing(self, draft: IssueDraft) -> IssueRef:
         raise TrackerError(f"the draft for {draft.signature_id} was written but cannot be read back")
