@@ -178,6 +178,13 @@ class MarkerState(Frozen):
 
     def remembering(self, memory: MarkerMemory) -> MarkerState:
         """This marker with `memory`'s fixes, fix attempts and ignore instead of its own."""
+        if (memory.fixes, memory.failed_fixes, memory.offered_fixes, memory.mute) == (
+            self.fixes,
+            self.failed_fixes,
+            self.offered_fixes,
+            self.mute,
+        ):
+            return self  # the same already (most markers remember none): frozen, so shared as it is
         return self.model_copy(
             update={
                 "fixes": memory.fixes,
