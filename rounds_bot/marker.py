@@ -178,6 +178,13 @@ class MarkerState(Frozen):
 
     def remembering(self, memory: MarkerMemory) -> MarkerState:
         """This marker with `memory`'s fixes, fix attempts and ignore instead of its own."""
+        if (memory.fixes, memory.failed_fixes, memory.offered_fixes, memory.mute) == (
+            self.fixes,
+            self.failed_fixes,
+            self.offered_fixes,
+            self.mute,
+        ):
+            return self  # the same already (most markers remember none): frozen, so shared as it is
         return self.model_copy(
             update={
                 "fixes": memory.fixes,
@@ -235,6 +242,31 @@ def read_marker(body: str) -> MarkerState | None:
     try:
         return MarkerState.model_validate(json.loads(match["state"]))
     except (ValueError, ValidationError):
+        return None
+
+
+class MarkerHead(Frozen):
+    """Whose issue a marker names, and whether that issue is closed: all a tracker needs to answer for a
+    body it wrote itself (read without building the rest of the state)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    signature_id: str
+    closed: bool = False
+
+
+def read_marker_head(body: str) -> MarkerHead | None:
+    """`read_marker`'s signature and closed state, for a body whose marker `write_marker` wrote: the same
+    marker (the body's last, of a known version) read for those two fields only. A marker another hand
+    wrote is read whole, with `read_marker`."""
+    text = body or ""
+    start = text.rfind("<!-- rounds:marker v")
+    match = _MARKER.match(text, start) if start >= 0 else None
+    if not match or int(match["version"]) > MARKER_VERSION:
+        return None
+    try:
+        return MarkerHead.model_validate_json(match["state"])
+    except ValidationError:
         return None
 
 

@@ -16,7 +16,7 @@ still names the cascade ("Caused by #12") before a round sees its traces again.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,7 +38,7 @@ from rounds_bot.marker import (
     MarkedSpend,
     MarkerMemory,
 )
-from rounds_bot.store import CascadeLinks, DiagnosisRecord, Store
+from rounds_bot.store import Booking, CascadeLinks, DiagnosisRecord, Store
 from rounds_bot.versions import parsed
 
 REBUILT_RUN = "rebuilt"
@@ -52,7 +52,7 @@ def marker_memory(
     signature_ids: Iterable[str],
     latest: Mapping[str, DiagnosisRecord] | None = None,
     links: Mapping[str, CascadeLinks] | None = None,
-) -> dict[str, MarkerMemory]:
+) -> MarkerMemories:
     """Each signature's diagnosis and spending as its marker carries them (after this round's calls).
     `latest` is each signature's latest good diagnosis (`Store.latest_good_diagnoses`) when the caller
     has read it already; it is read here otherwise. `links` are the cascade links as the round will keep
@@ -65,21 +65,51 @@ def marker_memory(
     mutes = load_controls(store).mutes if ids else {}
     # read together: a round files thousands of issues
     fixes, incidents, bookings = store.fix_records_of(ids), store.incidents_of(ids), store.bookings_of(ids)
-    memory: dict[str, MarkerMemory] = {}
-    for signature_id in ids:
-        record = latest.get(signature_id)
-        lifecycle = _lifecycle(fixes[signature_id], incidents.get(signature_id), mutes.get(signature_id))
-        memory[signature_id] = lifecycle.model_copy(
+    return MarkerMemories(ids, latest, links, mutes, fixes, incidents, bookings)
+
+
+class MarkerMemories(Mapping[str, MarkerMemory]):
+    """The memory of each of a round's markers, read from the store together and built as each issue is
+    rendered: a round filing thousands of issues holds the rows, not a model per marker. Reading one twice
+    builds it twice, equal (nothing it is built from changes)."""
+
+    def __init__(
+        self,
+        ids: list[str],
+        latest: Mapping[str, DiagnosisRecord],
+        links: Mapping[str, CascadeLinks],
+        mutes: Mapping[str, Mute],
+        fixes: Mapping[str, list[FixRecord]],
+        incidents: Mapping[str, IncidentRecord],
+        bookings: Mapping[str, list[Booking]],
+    ) -> None:
+        self._ids = dict.fromkeys(ids)
+        self._latest, self._links, self._mutes = latest, links, mutes
+        self._fixes, self._incidents, self._bookings = fixes, incidents, bookings
+
+    def __getitem__(self, signature_id: str) -> MarkerMemory:
+        if signature_id not in self._ids:
+            raise KeyError(signature_id)
+        record = self._latest.get(signature_id)
+        lifecycle = _lifecycle(
+            self._fixes[signature_id], self._incidents.get(signature_id), self._mutes.get(signature_id)
+        )
+        return lifecycle.model_copy(
             update={
                 "diagnosis": _marked(record) if record is not None else None,
                 "spend": [
                     MarkedSpend(at=paid.at, usd=paid.usd, model=paid.model, note=paid.note)
-                    for paid in bookings[signature_id]
+                    for paid in self._bookings[signature_id]
                 ],
-                "cascade": marked_cascade(links.get(signature_id, CascadeLinks())),
+                "cascade": marked_cascade(self._links.get(signature_id, CascadeLinks())),
             }
         )
-    return memory
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 def lifecycle_memory(store: Store) -> dict[str, MarkerMemory]:

@@ -211,3 +211,22 @@ def test_the_marker_carries_the_cascade_links_the_store_keeps_and_the_strongest_
     assert now.cascade == MarkedCascade(causes={"sig_b": 1})
     [gone] = marker_memory(store, ["sig_a"], links={}).values()
     assert gone.cascade is None
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        MarkerMemory(),
+        MarkerMemory(failed_fixes=2, offered_fixes=1),
+        MarkerMemory(fixes=[MarkedFix(pr=7, branch="rounds/fix-a", proposed_at="2026-01-01T00:00:00Z")]),
+    ],
+)
+def test_a_marker_remembering_a_lifecycle_writes_it_whether_or_not_it_carried_it_already(memory):
+    """Remembering the lifecycle a marker already carries gives that marker as it is: written byte for byte
+    as remembering it into a marker that carried none."""
+    bare = MarkerState(signature_id="sig_a", service="api", total_count=3)
+    once = bare.remembering(memory)
+    again = once.remembering(memory)
+    assert again == once
+    assert write_marker(again) == write_marker(once)
+    assert read_marker(write_marker(again)) == once

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
 from rounds_bot.errors import TrackerError
-from rounds_bot.marker import MarkerState, read_marker, write_marker
+from rounds_bot.marker import MarkerState, read_marker, read_marker_head, write_marker
 from rounds_bot.tracker.base import IssueDraft
 from rounds_bot.tracker.dryrun import DryRunTracker
 
@@ -62,3 +65,47 @@ def test_a_written_draft_is_the_issue_its_file_is_found_as(tmp_path, folder):
     assert created.url == (tmp_path / folder / "sig_0123456789abcdef.md").resolve().as_uri()
     updated = tracker.update(created, draft(body_extra=" again"), comment="more")
     assert updated == created == tracker.find("sig_0123456789abcdef")
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_written_markers_head_reads_as_the_whole_marker_does(closed):
+    """The dry-run tracker reads a body it wrote by its marker's head: the same signature and state as
+    reading the whole marker, the body's last marker, and nothing from a garbled or future one."""
+    state = MarkerState(
+        signature_id="sig_1", service="a--b", closed=closed, grouping_state={"doc": "x -- y -->"}
+    )
+    look_alike = write_marker(MarkerState(signature_id="sig_other"))
+    body = f"trace {look_alike}\n\n{write_marker(state)}\n"
+    head, whole = read_marker_head(body), read_marker(body)
+    assert head is not None and whole is not None
+    assert (head.signature_id, head.closed) == (whole.signature_id, whole.closed) == ("sig_1", closed)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["no marker at all", "<!-- rounds:marker v1 {not json} -->", "<!-- rounds:marker v99 {} -->", ""],
+)
+def test_a_missing_garbled_or_future_markers_head_reads_as_none(body):
+    assert read_marker_head(body) is None
+
+
+def test_a_draft_without_its_marker_is_not_taken_for_an_issue(tmp_path):
+    tracker = DryRunTracker(tmp_path / "out")
+    with pytest.raises(TrackerError, match="cannot be read back"):
+        tracker.create(IssueDraft(signature_id="sig_1", title="t", body="no marker"))
+    with pytest.raises(TrackerError, match="cannot be read back"):
+        tracker.create(draft(signature_id="sig_2").model_copy(update={"signature_id": "sig_3"}))
+
+
+def test_a_draft_is_written_readable_by_its_owner_only_past_a_left_temporary(tmp_path):
+    """The draft's file is made as `tempfile.mkstemp` makes one (owner-only); a temporary file a crashed
+    writer of the same process id left behind is passed over, not written into, and the draft still lands."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    left = folder / f".draft-{os.getpid()}-sig_0123456789abcdef.md"
+    left.write_text("half")
+    ref = DryRunTracker(folder).create(draft())
+    written = folder / ref.ref
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    assert left.read_text() == "half"
+    assert written.read_text(encoding="utf-8").endswith(draft().body)

@@ -35,7 +35,8 @@ def occurrence_chart(counts: Mapping[datetime, int], *, mermaid: bool = True) ->
     )
     every_start, every_label = _bins(_floor(now, step), step, label_format)
     # the bins from the first occurrence's on (the last bin always is)
-    shown = next(i for i, s in enumerate(every_start) if s + step > _floor(first, step))
+    first_bin = _floor(first, step)
+    shown = next(i for i, s in enumerate(every_start) if s + step > first_bin)
     starts, labels = every_start[shown:], list(every_label[shown:])
     bars = [0] * len(starts)
     # a moment's bar: how many steps its bin starts after the first bar's (both are whole steps from

@@ -30,26 +30,50 @@ class IssueEvidence:
     refs: dict[str, str] = field(default_factory=dict)  # the issues of the signatures the cascade names
 
 
+class Evidence:
+    """Each planned issue's evidence, read from the store together and found one issue at a time as it is
+    filed (`of`): a round filing thousands of issues never holds all of their evidence at once."""
+
+    def __init__(
+        self,
+        locator: CodeLocator | None,
+        store: Store,
+        cascades: dict[str, Cascade],
+        counts: dict[str, dict[datetime, int]],
+        refs: Mapping[str, str | None],
+    ) -> None:
+        self._locator = locator
+        self._store = store
+        self._cascades = cascades
+        self._counts = counts
+        self._refs = refs
+
+    def of(self, plan: IssuePlan) -> IssueEvidence:
+        """The evidence of `plan`'s issue; asked once per plan (its counts so far are handed over, not
+        kept: they become the issue's chart)."""
+        counts = self._counts.pop(plan.signature_id, None)
+        if self._locator is None or counts is None:
+            return IssueEvidence()  # not gathered: a deferred plan, or none to file
+        return _evidence(
+            self._locator, self._store, plan, self._cascades.get(plan.signature_id), counts, self._refs
+        )
+
+
 def gather_evidence(
     settings: Settings, store: Store, plans: list[IssuePlan], cascades: dict[str, Cascade] | None = None
-) -> dict[str, IssueEvidence]:
+) -> Evidence:
     to_file = [plan for plan in plans if plan.kind != "deferred"]
-    if not to_file:
-        return {}
-    locator = CodeLocator.for_settings(settings)
     cascades = cascades or {}
+    if not to_file:
+        return Evidence(None, store, cascades, {}, {})
+    locator = CodeLocator.for_settings(settings)
     # what every issue needs of the store, read together: counts so far, and the issues of the signatures
     # they name (possibly related, or in a cascade)
     counts = store.occurrence_counts_of(plan.signature_id for plan in to_file)
     named = {sid for plan in to_file for sid in plan.signature.related}
     named.update(sid for plan in to_file for sid in _named(cascades.get(plan.signature_id)))
     refs = store.issue_refs(sorted(named))
-    return {
-        plan.signature_id: _evidence(
-            locator, store, plan, cascades.get(plan.signature_id), counts[plan.signature_id], refs
-        )
-        for plan in to_file
-    }
+    return Evidence(locator, store, cascades, counts, refs)
 
 
 def _evidence(

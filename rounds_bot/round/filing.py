@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from rounds_bot.clock import iso
@@ -25,7 +26,7 @@ from rounds_bot.render.telemetry import (
     table,
     trace_rows,
 )
-from rounds_bot.round.evidence import IssueEvidence
+from rounds_bot.round.evidence import Evidence, IssueEvidence
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.signature import Signature
 from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker, TrackerStopped
@@ -56,56 +57,56 @@ def file_issues(
     plans: list[IssuePlan],
     diagnoses: dict[str, Diagnosis],
     attempted: dict[str, DiagnosisOutcome],
-    evidence: dict[str, IssueEvidence],
+    evidence: Evidence,
     style: IssueStyle,
-    memory: dict[str, MarkerMemory] | None = None,
+    memory: Mapping[str, MarkerMemory] | None = None,
 ) -> Filed:
-    """File or update each planned issue. `diagnoses` holds each signature's latest good diagnosis;
-    `attempted`, this round's diagnosis attempts (an existing issue gets one comment for a new one);
-    `evidence`, where and when each problem happens; `memory`, what each marker remembers of diagnoses
-    and spending."""
+    """File or update each planned issue, one at a time: each one's evidence is found, its body rendered
+    and written, then let go. `diagnoses` holds each signature's latest good diagnosis; `attempted`, this
+    round's diagnosis attempts (an existing issue gets one comment for a new one); `evidence`, where and
+    when each problem happens; `memory`, what each marker remembers of diagnoses and spending."""
     memory = memory or {}
     # built here, then handed to Filed whole: Filed is frozen, its containers too are never changed after
     issues: dict[str, IssueRef] = {}
     not_reached: set[str] = set()
     notes: list[str] = []
-    unlinked: list[tuple[IssuePlan, set[str]]] = []  # bodies naming a cascade's signature before its issue
+    unlinked: list[_Unlinked] = []  # bodies naming a cascade's signature before its issue
     for position, plan in enumerate(plans):
         if plan.kind == "deferred":
             continue
         try:
             sid = plan.signature_id
-            found = _with_refs(evidence.get(sid, IssueEvidence()), issues)
+            gathered = evidence.of(plan)
+            found = _with_refs(gathered, issues)
             view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid), attempted.get(sid))
             issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
             if _unresolved(found):
-                unlinked.append((plan, _unresolved(found)))
+                unlinked.append((plan, gathered, _unresolved(found)))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
             waiting = [p for p in plans[position:] if p.kind != "deferred"]
             not_reached.update(p.signature_id for p in waiting)
             notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
             break
-    _link_cascades(tracker, unlinked, issues, notes, diagnoses, attempted, evidence, style, memory)
+    _link_cascades(tracker, unlinked, issues, notes, diagnoses, attempted, style, memory)
     return Filed(issues=issues, not_reached=not_reached, notes=notes)
 
 
 def _link_cascades(
     tracker: Tracker,
-    unlinked: list[tuple[IssuePlan, set[str]]],
+    unlinked: list[_Unlinked],
     issues: dict[str, IssueRef],
     notes: list[str],
     diagnoses: dict[str, Diagnosis],
     attempted: dict[str, DiagnosisOutcome],
-    evidence: dict[str, IssueEvidence],
     style: IssueStyle,
-    memory: dict[str, MarkerMemory],
+    memory: Mapping[str, MarkerMemory],
 ) -> None:
     """Once more, the bodies that named a cascade's signature before its issue existed: "caused by #12" is
     what makes a cascade read as one problem, so it does not wait for the next round (one edit each)."""
-    for plan, missing in unlinked:
+    for plan, gathered, missing in unlinked:
         sid = plan.signature_id
-        found = _with_refs(evidence.get(sid, IssueEvidence()), issues)
+        found = _with_refs(gathered, issues)
         issue = issues.get(sid)
         if issue is None or _unresolved(found) == missing:
             continue
@@ -118,6 +119,11 @@ def _link_cascades(
         except TrackerStopped as stop:
             notes.append(f"cascade links wait for the next round: {stop}")
             return
+
+
+#: a plan whose body named a cascade's signature before its issue existed, its evidence as gathered (kept
+#: for the second edit: evidence is found once per plan), and those signatures
+_Unlinked = tuple[IssuePlan, IssueEvidence, set[str]]
 
 
 def _unresolved(evidence: IssueEvidence) -> set[str]:

@@ -12,9 +12,14 @@ from pathlib import Path
 from urllib.parse import quote_from_bytes
 
 from rounds_bot.errors import TrackerError
-from rounds_bot.marker import read_marker
+from rounds_bot.marker import MarkerHead, MarkerState, read_marker, read_marker_head
 from rounds_bot.render.markdown import code, escape
 from rounds_bot.tracker.base import IssueDraft, IssueRef
+
+#: how `tempfile.mkstemp` opens the file it makes: created here or not at all, never through a link
+_NEW_PRIVATE_FILE = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 class DryRunTracker:
@@ -34,30 +39,35 @@ class DryRunTracker:
         if not path.is_file():
             return None
         resolved = path.resolve()
-        return self._ref(signature_id, path.read_text(encoding="utf-8"), resolved.name, resolved.as_uri())
+        return self._ref(
+            signature_id, read_marker(path.read_text(encoding="utf-8")), resolved.name, resolved.as_uri()
+        )
 
     def create(self, draft: IssueDraft) -> IssueRef:
-        return self._written(draft, *self._write(draft))
+        return self._written(draft, self._write(draft))
 
     def update(
         self, issue: IssueRef, draft: IssueDraft, *, comment: str | None = None, reopen: bool = False
     ) -> IssueRef:
-        return self._written(draft, *self._write(draft, comment=comment))
+        return self._written(draft, self._write(draft, comment=comment))
 
-    def _written(self, draft: IssueDraft, text: str, path: Path) -> IssueRef:
-        """The issue of a draft just written to `path`, read from the text written (the file was renamed
-        into place whole), without reading it back."""
+    def _written(self, draft: IssueDraft, path: Path) -> IssueRef:
+        """The issue of a draft just written to `path`, read from the draft (the file was renamed into
+        place whole), without reading it back."""
         if self._resolved is None:
             self._resolved = self.folder.resolve()
             self._resolved_uri = self._resolved.as_uri().removesuffix("/")
         # the file's URI as `Path.as_uri` gives it, from the folder's: a round writes thousands of drafts
         url = f"{self._resolved_uri}/{quote_from_bytes(os.fsencode(path.name))}"
-        return self._ref(draft.signature_id, text, path.name, url) or self._missing(draft)
+        # the body's marker was written by `write_marker` moments ago: its name and state are all it needs
+        marker = read_marker_head(draft.body)
+        return self._ref(draft.signature_id, marker, path.name, url) or self._missing(draft)
 
     @staticmethod
-    def _ref(signature_id: str, text: str, name: str, url: str) -> IssueRef | None:
-        """The issue a draft's text is, found by its marker (None when it is not `signature_id`'s)."""
-        marker = read_marker(text)
+    def _ref(
+        signature_id: str, marker: MarkerHead | MarkerState | None, name: str, url: str
+    ) -> IssueRef | None:
+        """The issue a draft is, found by its marker (None when it is not `signature_id`'s)."""
         if marker is None or marker.signature_id != signature_id:
             return None
         state = "closed" if marker.closed else "open"
@@ -66,29 +76,40 @@ class DryRunTracker:
     def finish_round(self) -> list[str]:
         return []
 
-    def _write(self, draft: IssueDraft, comment: str | None = None) -> tuple[str, Path]:
-        """Write the draft's file; returns the text written and the file."""
+    def _write(self, draft: IssueDraft, comment: str | None = None) -> Path:
+        """Write the draft's file; returns the file."""
         # the draft is Markdown: the title (plain text on GitHub) is escaped like any untrusted text
         labels = ", ".join(code(label) for label in draft.labels)
-        text = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n{draft.body}"
-        if comment:
-            text += f"\n\n---\n**Latest comment**\n\n{comment}\n"
-        encoded = text.encode("utf-8")
+        head = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n"
+        tail = f"\n\n---\n**Latest comment**\n\n{comment}\n" if comment else ""
+        # written in its parts, as one text would be: the body (the most of it) is not copied into another
+        parts = [part.encode("utf-8") for part in (head, draft.body, tail) if part]
         path = self._path(draft.signature_id)
         try:
             if self._resolved is None:  # the folder exists once a draft was written into it
                 self.folder.mkdir(parents=True, exist_ok=True)
             # write-then-rename: a crash never leaves a half-written draft
-            handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".draft-", suffix=".md")
+            handle, temp = self._temporary(draft.signature_id)
             with open(handle, "wb") as out:
-                out.write(encoded)
+                out.writelines(parts)
             os.replace(temp, path)
-            return text, path
+            return path
         except OSError as exc:
             raise TrackerError(
                 f"cannot write the issue draft for {draft.signature_id} into {self.folder}: {exc.strerror}",
                 hint="set ROUNDS_OUTPUT_DIR to a writable folder",
             ) from exc
+
+    def _temporary(self, signature_id: str) -> tuple[int, str]:
+        """A new file for a draft before it is renamed into place, readable by its owner only (as
+        `tempfile.mkstemp` makes one): named after this process and the signature, so no other writer
+        shares it and no random name is drawn for each of a round's thousands of drafts; one left behind by
+        a crashed process of the same id is passed over for a random name."""
+        temp = os.path.join(self.folder, f".draft-{os.getpid()}-{signature_id}.md")
+        try:
+            return os.open(temp, _NEW_PRIVATE_FILE, 0o600), temp
+        except FileExistsError:
+            return tempfile.mkstemp(dir=self.folder, prefix=".draft-", suffix=".md")
 
     def _missing(self, draft: IssueDraft) -> IssueRef:
         raise TrackerError(f"the draft for {draft.signature_id} was written but cannot be read back")

@@ -1,0 +1,61 @@
+"""Filing streams a round's issues: each one's evidence is found as it is filed, so a round filing thousands
+of issues never holds all of their evidence at once, and a tracker that stops early leaves the rest unread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from signature_samples import a_signature
+
+from rounds_bot.round.evidence import IssueEvidence
+from rounds_bot.round.filing import IssueStyle, file_issues
+from rounds_bot.round.planning import IssuePlan
+from rounds_bot.tracker.base import IssueDraft, IssueRef, TrackerStopped
+from rounds_bot.tracker.dryrun import DryRunTracker
+
+
+class RecordingEvidence:
+    """Evidence that says when it was asked for, in the order of everything the round did."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def of(self, plan: IssuePlan) -> IssueEvidence:
+        self.log.append(f"evidence {plan.signature_id}")
+        return IssueEvidence()
+
+
+class RecordingTracker(DryRunTracker):
+    def __init__(self, folder: Path, log: list[str], stop_after: int | None = None) -> None:
+        super().__init__(folder)
+        self.log = log
+        self.stop_after = stop_after
+
+    def create(self, draft: IssueDraft) -> IssueRef:
+        if self.stop_after is not None and self.log.count("create") >= self.stop_after:
+            raise TrackerStopped("request budget spent")
+        self.log.append("create")
+        return super().create(draft)
+
+
+def plans(*ids: str) -> list[IssuePlan]:
+    return [IssuePlan(sid, "new", None, a_signature(sid)) for sid in ids]
+
+
+def test_each_issues_evidence_is_found_as_it_is_filed(tmp_path):
+    log: list[str] = []
+    filed = file_issues(
+        RecordingTracker(tmp_path, log), plans("sig_a", "sig_b"), {}, {}, RecordingEvidence(log), IssueStyle()
+    )
+    assert log == ["evidence sig_a", "create", "evidence sig_b", "create"]
+    assert set(filed.issues) == {"sig_a", "sig_b"}
+
+
+def test_a_tracker_that_stops_leaves_the_rest_of_the_evidence_unread(tmp_path):
+    log: list[str] = []
+    tracker = RecordingTracker(tmp_path, log, stop_after=1)
+    filed = file_issues(
+        tracker, plans("sig_a", "sig_b", "sig_c"), {}, {}, RecordingEvidence(log), IssueStyle()
+    )
+    assert log == ["evidence sig_a", "create", "evidence sig_b"]
+    assert filed.not_reached == {"sig_b", "sig_c"}
