@@ -214,3 +214,24 @@ def test_a_trace_is_told_by_its_id_as_kept_so_a_hashed_id_still_holds_its_stream
     seen = Redactor().poll(PollResult(events=events))
     assert seen.events[0].trace_id != secret_trace
     assert seen.events[1].message == "[REDACTED:private_key]"
+
+
+def test_the_byte_kept_of_a_message_says_what_the_patterns_say_of_it() -> None:
+    chosen = random.Random(26)
+    pieces = ["-----BEGIN RSA PRIVATE KEY-----", "-----END PRIVATE KEY-----", "MIIEvQIBADAN", "+/=", " ",
+              "\t", "\n", "'", '"', "Proc-Type: ", "DEK-Info: ", "4,ENCRYPTED", "password", " was", ":", "=",
+              "expired", "x", "9", "é", ")", "\u00a0", "\u2003"]  # fmt: skip
+    texts = ["".join(chosen.choice(pieces) for _ in range(chosen.randint(0, 12))) for _ in range(20_000)]
+    texts += _MESSAGES
+    flags = (split._KEY_END, split._KEY_LINE, split._BEGINS_KEY, split._LONE, split._NAMED)
+    for text in texts:
+        body = text.strip()
+        said = (
+            bool(split._END.search(body)),
+            bool(split._BODY_LINE.fullmatch(body)),
+            split._begins_key(text),
+            bool(split._LONE_VALUE.fullmatch(text)) and not split._word(text.strip(" \t\"'")),
+            split._ends_with_name(text),
+        )
+        marks = split._marks(text)
+        assert tuple(bool(marks & flag) for flag in flags) == said, text

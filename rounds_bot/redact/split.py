@@ -34,10 +34,15 @@ _END = re.compile(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _NAME_AT_END = re.compile(
     r"""["']?([A-Za-z_][\w.-]{0,60}+)["']?[ \t]*(?::|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
 )
+#: what a record that ends with a secret's name can end with, past spaces and tabs (`_NAME_AT_END`), beside a
+#: letter or digit (`str.isalnum` is the regex's `\w` less `_`): a name's, a quote, `:`, `=`, `=>`
+_NAME_END_CHARS = frozenset("_.-:=>\"'")
 #: a record that is one value: no space in it, long enough to be a credential
 _LONE_VALUE = re.compile(r"""[ \t]*["']?[^\s"']{6,500}["']?[ \t]*""")
 #: a line of a PEM body: base64 (64 characters a line, the last shorter), or an encrypted key's headers
 _BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{1,100}|Proc-Type: [^\n]{1,100}|DEK-Info: [^\n]{1,200}|")
+#: the lines of a key's body that hold a space (`_BODY_LINE`)
+_HEADERS = ("Proc-Type: ", "DEK-Info: ")
 #: how far a key's body may run before the stream is taken to have moved on without its END line
 _KEY_RECORDS = 200
 
@@ -122,12 +127,15 @@ def _marks(message: str) -> int:
     # the END line begins and ends with dashes: found in the message as in its stripped body
     if "-----END" in message and _END.search(message):
         marks |= _KEY_END
-    if _BODY_LINE.fullmatch(body):
-        marks |= _KEY_LINE
+    # a space between two other characters: neither one value (spaces and tabs only at its ends) nor a line
+    # of a key's body (base64, or an encrypted key's header): most records
+    if " " not in body or body.startswith(_HEADERS):
+        if _BODY_LINE.fullmatch(body):
+            marks |= _KEY_LINE
+        if _LONE_VALUE.fullmatch(message) and not _word(message.strip(" \t\"'")):
+            marks |= _LONE
     if _begins_key(message):
         marks |= _BEGINS_KEY
-    if _LONE_VALUE.fullmatch(message) and not _word(message.strip(" \t\"'")):
-        marks |= _LONE
     if _ends_with_name(message):
         marks |= _NAMED
     return marks
@@ -163,6 +171,9 @@ def _in_stream(records: list[tuple[int, int]]) -> dict[int, str]:
 
 def _ends_with_name(message: str) -> bool:
     tail = message[-80:]
+    last = tail.rstrip(" \t")[-1:]
+    if not last or not (last.isalnum() or last in _NAME_END_CHARS):
+        return False  # most records end with what no name, quote, `:`, `=` or `=>` ends with: `)`, `!`, ...
     if next(_secret_words().iter(tail.lower()), None) is None:
         return (
             False  # a name `secret_category` takes holds one of the words, lowercased, and so the tail does
