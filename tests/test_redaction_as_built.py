@@ -19,6 +19,7 @@ from security_harness import Outputs, leaks, now, plant_secrets, secret_file
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import Redactor, split
+from rounds_bot.redact import event as event_module
 from rounds_bot.redact.event import Boundary
 from rounds_bot.round.intake import read_new
 from rounds_bot.sources import spill
@@ -53,6 +54,7 @@ def test_events_redacted_as_built_are_those_the_returned_poll_redacts_to(planted
     path, at = planted_file
     monkeypatch.setattr(spill, "IN_MEMORY", 5)  # the events go to disk, as a large round's do
     monkeypatch.setattr(spill, "CHUNK", 7)
+    monkeypatch.setattr(event_module, "BOUNDARY_BATCH", 11)  # redacted a few at a time, as a large round's
     returned, as_built = Redactor(), Redactor()
     expected = returned.poll(OtlpFileSource(path).poll_new(_window(at), frozenset(), _nothing_counted))
     given = read_new(OtlpFileSource(path), _window(at), Store.memory(), as_built)
