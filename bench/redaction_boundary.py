@@ -2,8 +2,10 @@
 
 A synthetic OTLP/JSON file (`bench/scale_data.py`) is read by the file source as a first round reads it
 (nothing counted yet), with the intake's check (`Redactor.identity` of every raw id) timed apart; then the
-poll is redacted (`Redactor.poll`). Before both, the scanning engine's build: compiled (no cached
-databases) and loaded from the database cache (`scan_cache.py`), each in a fresh process.
+poll is redacted (`Redactor.poll`, as for a source that returns its events). Last, the round's whole first
+step as a round takes it (`read_new`: the file read with each event redacted as it is built). Before all,
+the scanning engine's build: compiled (no cached databases) and loaded from the database cache
+(`scan_cache.py`), each in a fresh process.
 
     python bench/redaction_boundary.py [--records 100000] [--bugs 2000] [--file PATH]
 
@@ -27,8 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_data import write_otlp
 
 from rounds_bot.redact import Redactor
+from rounds_bot.round.intake import read_new
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.store import Store
 
 #: builds the engine of the default rules in a fresh process and prints its CPU seconds
 BUILD = (
@@ -77,6 +81,17 @@ def boundary(path: Path) -> tuple[float, float, int]:
     return checked, time.process_time() - started, ids
 
 
+def intake(path: Path) -> float:
+    """CPU seconds of a first round's intake of `path` (`read_new`): read and redacted, nothing counted."""
+    redactor = Redactor()
+    redactor.identity("0" * 32)  # the engine is built before anything is timed
+    now = datetime.now(UTC) + timedelta(days=1)
+    window = Window(start=now - timedelta(days=30), end=now)
+    started = time.process_time()
+    read_new(OtlpFileSource(path), window, Store.memory(), redactor)
+    return time.process_time() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -92,9 +107,16 @@ def main() -> None:
         print(f"engine build (CPU, fresh process): {cold:.2f} s compiled, {warm:.2f} s from the cache")
         path = args.file or write_otlp(Path(work) / "data.jsonl", args.records, args.bugs)
         checked, poll, ids = boundary(path)
+        gc.unfreeze()
+        gc.collect()
+        whole = intake(path)
     print(f"intake id check: {checked:.2f} s CPU for {ids:,} ids")
     print(f"Redactor.poll:   {poll:.2f} s CPU")
-    print(f"engine_cold_s={cold:.2f} engine_warm_s={warm:.2f} id_check_s={checked:.2f} poll_s={poll:.2f}")
+    print(f"read_new:        {whole:.2f} s CPU (the file read and every event redacted, as a round's intake)")
+    print(
+        f"engine_cold_s={cold:.2f} engine_warm_s={warm:.2f} id_check_s={checked:.2f} poll_s={poll:.2f} "
+        f"intake_s={whole:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -206,7 +206,8 @@ def _ends_with_name_by_pattern(message: str) -> bool:
 def test_a_record_is_taken_to_end_with_a_secrets_name_exactly_as_the_pattern_alone_takes_it() -> None:
     chosen = random.Random(80)
     pieces = ["password", "Pass", "TO\u212aEN", "api", "_key", "token", "x", ".", "-", ":", "=", "=>", " was",
-              " is", "'", '"', " ", "\t", "db", "Secret", "9", "\u0130", "é", "word", "session"]  # fmt: skip
+              " is", "'", '"', " ", "\t", "db", "Secret", "9", "\u0130", "é", "word", "session", ")", "!",
+              "\n", "\u00b2", "\u0660", ">", "/"]  # fmt: skip
     texts = ["".join(chosen.choice(pieces) for _ in range(chosen.randint(0, 30))) for _ in range(20_000)]
     texts += [planted.carrier for planted in security_corpus.corpus()] + security_corpus.KEPT
     texts += ["x" * n + " password:" for n in range(0, 120, 7)]

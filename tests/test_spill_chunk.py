@@ -13,8 +13,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from rounds_bot.models import ContextRecord, ErrorEvent
-from rounds_bot.sources.spill import EventSpill
-from rounds_bot.sources.spill_chunk import key_of, read_events, read_keys, written
+from rounds_bot.sources.spill import EventSpill, Picked, fields_in
+from rounds_bot.sources.spill_chunk import key_of, read_events, read_fields, read_keys, written
 
 MOMENT = datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
 
@@ -90,3 +90,22 @@ def test_a_spill_on_disk_gives_back_odd_events_in_order_by_pass_and_by_index() -
     assert [exactly(event) for event in spill] == [exactly(event) for event in events]
     assert [exactly(spill[index]) for index in range(len(events))] == [exactly(event) for event in events]
     assert list(spill.keys()) == [key_of(event) for event in events]
+
+
+def test_a_few_fields_of_each_event_read_alone_are_the_events_own() -> None:
+    events = [event for event in odd_events() if event.timestamp.tzinfo is not None] * 3
+    names = ("message", "timestamp", "attributes", "stacktrace", "service", "context")
+    spill = EventSpill(events, in_memory=2, chunk=4)
+    changed = events[5].model_copy(update={"message": "[REDACTED:private_key]"})
+    spill.replace(5, changed)
+    expected = [
+        tuple(getattr(event, name) for name in names) for event in [*events[:5], changed, *events[6:]]
+    ]
+    assert spill.bytes_on_disk > 0 and repr(list(spill.fields(*names))) == repr(expected)  # NaN too
+    assert repr(list(fields_in(list(spill), *names))) == repr(expected)
+    picked = Picked(spill, [1, 5, 8, len(events) - 1])
+    assert repr(list(fields_in(picked, *names))) == repr([expected[i] for i in (1, 5, 8, len(events) - 1)])
+    keys, rest = written(events)
+    assert read_fields(keys, rest, ("event_id",)) == [(event.event_id,) for event in events]
+    with pytest.raises(ValueError, match="no field mesage"):
+        list(spill.fields("mesage"))

@@ -1,8 +1,9 @@
 """Nothing secret or personal gets past ingestion: one redaction boundary, applied once.
 
-    event.py     the boundary: `Redactor.poll(polled)` right after a source's poll, before grouping, storage,
-                 prompts, issues, logs and reports; every field and attribute (keys and values, every type),
-                 the resource, the ids; caps before any rule
+    event.py     the boundary: each event as the source builds it (`Boundary`), or `Redactor.poll(polled)`
+                 right after a source's poll, before grouping, storage, prompts, issues, logs and reports;
+                 every field and attribute (keys and values, every type), the resource, the ids; caps before
+                 any rule
     text.py      one text: cut, sanitised, redacted (`redact_text`)
     tokens.py    vendor tokens by format (gitleaks' rule families)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL

@@ -1,7 +1,7 @@
 """Secrets split across the records of one log stream or trace: what no single record shows.
 
     continuations(events) -> {index: category}   the records whose message continues a secret begun earlier
-    StreamWatch: the same, seeing each event once as it is redacted, then reading again only what may matter
+    StreamWatch: the same, seeing each event once as it is redacted, then ordering by the kept events' keys
 
 An application that logs a PEM key one line a record writes `-----BEGIN ... PRIVATE KEY-----` in one record
 and the key's body in the records after it; one that logs `password was` and then the value writes the value
@@ -14,14 +14,18 @@ that ends with a secret's name, are hidden whole.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import cache
+from operator import itemgetter
 
 import ahocorasick
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact.keys import SECRET_NAME_WORDS, secret_category
+from rounds_bot.sources.spill import keys_of
+from rounds_bot.sources.spill_chunk import Key
 
 _BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _END = re.compile(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -30,66 +34,111 @@ _END = re.compile(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _NAME_AT_END = re.compile(
     r"""["']?([A-Za-z_][\w.-]{0,60}+)["']?[ \t]*(?::|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
 )
+#: what a record that ends with a secret's name can end with, past spaces and tabs (`_NAME_AT_END`), beside a
+#: letter or digit (`str.isalnum` is the regex's `\w` less `_`): a name's, a quote, `:`, `=`, `=>`
+_NAME_END_CHARS = frozenset("_.-:=>\"'")
 #: a record that is one value: no space in it, long enough to be a credential
 _LONE_VALUE = re.compile(r"""[ \t]*["']?[^\s"']{6,500}["']?[ \t]*""")
 #: a line of a PEM body: base64 (64 characters a line, the last shorter), or an encrypted key's headers
 _BODY_LINE = re.compile(r"[A-Za-z0-9+/=]{1,100}|Proc-Type: [^\n]{1,100}|DEK-Info: [^\n]{1,200}|")
+#: the lines of a key's body that hold a space (`_BODY_LINE`)
+_HEADERS = ("Proc-Type: ", "DEK-Info: ")
 #: how far a key's body may run before the stream is taken to have moved on without its END line
 _KEY_RECORDS = 200
 
 
 def continuations(events: Sequence[ErrorEvent]) -> dict[int, str]:
     watch = StreamWatch()
-    for index, event in enumerate(events):
-        watch.see(index, event)
-    return watch.hidden(events)
+    for event in events:
+        watch.see(event, event.trace_id)
+    return watch.hidden(keys_of(events))
 
 
-_Stream = tuple[str, str | None]
+#: what a record can do in its stream (`_in_stream`), read from its message once, as it is seen
+_KEY_END = 1  # it holds a key's END line
+_KEY_LINE = 2  # it is one line of a key's body
+_BEGINS_KEY = 4  # it ends with a key's BEGIN line
+_LONE = 8  # it is one value, not a word
+_NAMED = 16  # it ends with a secret's name
+#: `StreamWatch`'s stream of an event: none, the trace in its key (`Key`'s trace id), or from here on a log
+#: stream's number
+_NO_STREAM, _TRACE, _FIRST_LOG = 0, 1, 2
 
 
 class StreamWatch:
-    """`continuations` in two steps, so the events need not all be in memory: `see` each event once, in order
-    (while redacting them), then `hidden(events)`. Only a stream holding a record that can begin a
-    continuation (a key's BEGIN line, a secret's name at the end) can hide anything, so only such streams are
-    read again, and only their records."""
+    """`continuations` in two steps, without the events' messages: `see` each event once, in order (as it is
+    redacted), then `hidden(keys)` with the keys (id, time, trace id) of the events as they are kept.
+
+    What `_in_stream` asks of a message is asked once, when it is seen (`_marks`, one byte an event, beside
+    its stream's number): the raw message is not kept, nor read again, and what was redacted of it does not
+    change the answer. Only a stream holding a record that can begin a continuation (a key's BEGIN line, a
+    secret's name at the end) can hide anything, so only such streams are put in time order by their keys.
+    A trace is told by its trace id as kept (`see`'s `trace_id`): redaction keeps an id or replaces it by a
+    hash of it (`Redactor.identifier`), so two traces are never taken for one, nor one for two."""
 
     def __init__(self) -> None:
-        self._begun: set[_Stream] = set()
+        self._streams = array("I")  # each event's stream (`_TRACE`, a log stream's number, or none)
+        self._marks = array("B")
+        self._logs: dict[tuple[str, str | None], int] = {}
+        self._begun: set[int | str] = set()
 
-    def see(self, index: int, event: ErrorEvent) -> None:
-        stream = _stream_of(event)
-        if stream is not None and stream not in self._begun and _may_begin(event.message):
-            self._begun.add(stream)
+    def see(self, event: ErrorEvent, trace_id: str | None) -> None:
+        """The next event as the source gave it (raw), and its trace id as the keys `hidden` reads show it."""
+        begun: int | str | None
+        if event.kind == "log":
+            number = self._logs.setdefault((event.service, event.environment), len(self._logs) + _FIRST_LOG)
+            self._streams.append(number)
+            begun = number
+        elif event.trace_id:
+            self._streams.append(_TRACE)
+            begun = trace_id
+        else:
+            self._streams.append(_NO_STREAM)
+            self._marks.append(0)
+            return
+        marks = _marks(event.message)
+        self._marks.append(marks)
+        if marks & (_BEGINS_KEY | _NAMED) and begun is not None:
+            self._begun.add(begun)
 
-    def hidden(self, events: Sequence[ErrorEvent]) -> dict[int, str]:
+    def hidden(self, keys: Iterable[Key]) -> dict[int, str]:
+        """The records (by index) that continue a secret, given the keys of the events seen, in order."""
         if not self._begun:
             return {}
-        streams: dict[_Stream, list[tuple[datetime, int, str]]] = {}
-        for index, event in enumerate(events):
-            stream = _stream_of(event)
-            if stream in self._begun:
-                streams.setdefault(stream, []).append((event.timestamp, index, event.message))
+        streams: dict[int | str, list[tuple[datetime, int, int]]] = {}
+        for index, (number, (_, moment, trace_id)) in enumerate(zip(self._streams, keys, strict=True)):
+            if number == _NO_STREAM:
+                continue
+            stream = trace_id if number == _TRACE else number
+            if stream is not None and stream in self._begun:
+                streams.setdefault(stream, []).append((moment, index, self._marks[index]))
         hidden: dict[int, str] = {}
         for records in streams.values():
             if len(records) > 1:
-                records.sort(key=lambda record: record[0])  # stable: file order among equal times
-                hidden.update(_in_stream([message for _, _, message in records], [i for _, i, _ in records]))
+                records.sort(key=itemgetter(0))  # stable: file order among equal times
+                hidden.update(_in_stream([(index, marks) for _, index, marks in records]))
         return hidden
 
 
-def _stream_of(event: ErrorEvent) -> _Stream | None:
-    if event.kind == "log":
-        return (event.service, event.environment)
-    if event.trace_id:
-        return ("trace", event.trace_id)
-    return None
-
-
-def _may_begin(message: str) -> bool:
-    """A record `_in_stream` would start a continuation after: a key's BEGIN line, or a secret's name at
-    its end (whatever came before it)."""
-    return _begins_key(message) or _ends_with_name(message)
+def _marks(message: str) -> int:
+    """What `_in_stream` needs to know of a record, from its message."""
+    body = message.strip()
+    marks = 0
+    # the END line begins and ends with dashes: found in the message as in its stripped body
+    if "-----END" in message and _END.search(message):
+        marks |= _KEY_END
+    # a space between two other characters: neither one value (spaces and tabs only at its ends) nor a line
+    # of a key's body (base64, or an encrypted key's header): most records
+    if " " not in body or body.startswith(_HEADERS):
+        if _BODY_LINE.fullmatch(body):
+            marks |= _KEY_LINE
+        if _LONE_VALUE.fullmatch(message) and not _word(message.strip(" \t\"'")):
+            marks |= _LONE
+    if _begins_key(message):
+        marks |= _BEGINS_KEY
+    if _ends_with_name(message):
+        marks |= _NAMED
+    return marks
 
 
 def _begins_key(message: str) -> bool:
@@ -98,30 +147,33 @@ def _begins_key(message: str) -> bool:
     )
 
 
-def _in_stream(messages: list[str], indices: list[int]) -> dict[int, str]:
+def _in_stream(records: list[tuple[int, int]]) -> dict[int, str]:
+    """Of one stream's records (index, `_marks`), in time order, those that continue a secret."""
     hidden: dict[int, str] = {}
     in_key = 0
     named = False
-    for message, index in zip(messages, indices, strict=True):
+    for index, marks in records:
         if in_key:
-            body = message.strip()
-            if _END.search(body) or _BODY_LINE.fullmatch(body):
+            if marks & (_KEY_END | _KEY_LINE):
                 hidden[index] = "private_key"
-                in_key = 0 if _END.search(body) else in_key - 1
+                in_key = 0 if marks & _KEY_END else in_key - 1
                 named = False
                 continue
             in_key = 0  # not a key's line: the stream moved on, and this record is judged as any other
-        if _begins_key(message):
+        if marks & _BEGINS_KEY:
             in_key = _KEY_RECORDS  # the record ends with the BEGIN line: the key's body follows
             continue
-        if named and _LONE_VALUE.fullmatch(message) and not _word(message.strip(" \t\"'")):
+        if named and marks & _LONE:
             hidden[index] = "key_value_secret"
-        named = _ends_with_name(message)
+        named = bool(marks & _NAMED)
     return hidden
 
 
 def _ends_with_name(message: str) -> bool:
     tail = message[-80:]
+    last = tail.rstrip(" \t")[-1:]
+    if not last or not (last.isalnum() or last in _NAME_END_CHARS):
+        return False  # most records end with what no name, quote, `:`, `=` or `=>` ends with: `)`, `!`, ...
     if next(_secret_words().iter(tail.lower()), None) is None:
         return (
             False  # a name `secret_category` takes holds one of the words, lowercased, and so the tail does

@@ -8,13 +8,17 @@ counted costs little more than reading it. The check compares the id an occurren
 (`Redactor.identity` of the source's id: the same function the redaction boundary applies to it) with
 the ids earlier rounds stored, so the raw check and the stored identity cannot disagree, and an occurrence
 is still counted once. Other sources return everything and the grouping step finds what was counted.
+
+A source that can (`PollsInto`: the file source) also gives each event it builds to the redaction boundary
+(`Boundary`) the moment it builds it, so a raw event is never kept nor written to disk; the events of other
+sources are redacted as they return them (`Redactor.poll`).
 """
 
 from __future__ import annotations
 
 from rounds_bot.redact import Redactor
-from rounds_bot.redact.event import HASHED_PREFIX
-from rounds_bot.sources.base import PollResult, SkipsCounted, Source, Window
+from rounds_bot.redact.event import HASHED_PREFIX, Boundary
+from rounds_bot.sources.base import PollResult, PollsInto, SkipsCounted, Source, Window
 from rounds_bot.store import Store
 
 
@@ -31,7 +35,8 @@ def read_new(source: Source, window: Window, store: Store, redactor: Redactor) -
             seen = store.seen(stored.values())
             return found | {raw_id for raw_id, safe in stored.items() if safe in seen}
 
-        polled = source.poll_new(window, known_groups, counted)
-    else:
-        polled = source.poll(window, known_groups)
-    return redactor.poll(polled)
+        if isinstance(source, PollsInto):
+            boundary = Boundary(redactor)
+            return boundary.finish(source.poll_into(window, known_groups, counted, boundary))
+        return redactor.poll(source.poll_new(window, known_groups, counted))
+    return redactor.poll(source.poll(window, known_groups))

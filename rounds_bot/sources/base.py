@@ -93,6 +93,9 @@ class Source(Protocol):
 
 #: Given occurrence ids as a source builds them (before redaction), the ones an earlier round counted.
 Counted = Callable[[list[str]], set[str]]
+#: Takes each event a source builds, as it builds it, in the order a poll would return them: the redaction
+#: boundary (`redact/event.py`'s `Boundary`), so a raw event is never kept, written or read back.
+Sink = Callable[[ErrorEvent], None]
 
 
 @runtime_checkable
@@ -104,3 +107,18 @@ class SkipsCounted(Protocol):
     name: str
 
     def poll_new(self, window: Window, known_group_ids: frozenset[str], counted: Counted) -> PollResult: ...
+
+
+@runtime_checkable
+class PollsInto(Protocol):
+    """A source that skips counted records (`SkipsCounted`) and gives each event to a `Sink` the moment it
+    builds it, in the order `poll_new` would return them, rather than returning them: the redaction boundary
+    takes each event as it is made, so no raw event is kept or written anywhere."""
+
+    name: str
+
+    def poll_into(
+        self, window: Window, known_group_ids: frozenset[str], counted: Counted, sink: Sink
+    ) -> PollResult:
+        """`poll_new`, each event given to `sink` instead of returned: the result's `events` are empty."""
+        ...

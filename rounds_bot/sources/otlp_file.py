@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rounds_bot.errors import SourceError, SourceFormatError
-from rounds_bot.sources.base import Counted, PollResult, SkippedRecord, Window
+from rounds_bot.sources.base import Counted, PollResult, Sink, SkippedRecord, Window
 from rounds_bot.sources.line_memory import (
     Deferred,
     LineMemory,
@@ -68,11 +68,17 @@ class OtlpFileSource:
         and those `counted` names. They are recognised from the raw record, never built or validated."""
         return self._read(window, counted)
 
-    def _read(self, window: Window, counted: Counted | None) -> PollResult:
+    def poll_into(
+        self, window: Window, known_group_ids: frozenset[str], counted: Counted, sink: Sink
+    ) -> PollResult:
+        """`poll_new`, each event given to `sink` as it is built, in file order; the result holds none."""
+        return self._read(window, counted, sink)
+
+    def _read(self, window: Window, counted: Counted | None, sink: Sink | None = None) -> PollResult:
         end = window.end if window.end.tzinfo else window.end.replace(tzinfo=UTC)
         start = window.start if window.start.tzinfo else window.start.replace(tzinfo=UTC)
         skipped: list[SkippedRecord] = []
-        reading = Reading(end, start if counted is not None else None, counted)
+        reading = Reading(end, start if counted is not None else None, counted, sink)
         memory = LineMemory.restore(window.source_state)
         reading.ask_ahead(memory)
         with Deferred(self.path, gzipped=self._gzipped()) as deferred:

@@ -4,7 +4,8 @@ those outside the window, read twice, or counted by an earlier round, which are 
 A line read lean offers each record with the id and time its reader worked out (`offer_lean`), and the event
 is built only when it is wanted (`_FromSpan`, `_log_builder`); a line an earlier round remembered is taken
 whole when none of its records is wanted (`offer_read`). Whether a record was counted is asked of the
-database in batches (`COUNTED_BATCH`), never once a record.
+database in batches (`COUNTED_BATCH`), never once a record. Each event built goes, in file order, to the
+poll's sink (the redaction boundary: a raw event is never kept), or without one to the poll's `EventSpill`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from rounds_bot.errors import SourceFormatError
 from rounds_bot.models import ErrorEvent
-from rounds_bot.sources.base import Counted, SkippedRecord
+from rounds_bot.sources.base import Counted, Sink, SkippedRecord
 from rounds_bot.sources.line_memory import LineMemory, Read, event_id_of, micros_of, moment_of
 from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
 from rounds_bot.sources.otlp_build import (
@@ -91,9 +92,13 @@ class _FromSpan:
 class Reading:
     """The events of one poll, in file order, less those outside the window and those counted before."""
 
-    def __init__(self, end: datetime, start: datetime | None, counted: Counted | None) -> None:
+    def __init__(
+        self, end: datetime, start: datetime | None, counted: Counted | None, sink: Sink | None = None
+    ) -> None:
         self.end, self.start, self.counted = end, start, counted
-        self.events = EventSpill()
+        # the events, unless a sink takes each as it is built (then none is kept here)
+        self.events: EventSpill | list[ErrorEvent] = EventSpill() if sink is None else []
+        self._put: Sink = self.events.append if sink is None else sink
         self.later = self.repeated = self.counted_count = 0
         self.newest_counted: datetime | None = None
         self.neighbours = Neighbours()
@@ -119,7 +124,7 @@ class Reading:
             if self.start is not None and moment < self.start:
                 self._count(moment)
             elif self.counted is None:
-                self.events.append(build())
+                self._put(build())
             else:
                 self._pending.append((event_id, moment, build))
                 if len(self._pending) >= COUNTED_BATCH:
@@ -177,7 +182,7 @@ class Reading:
             if event_id in done:
                 self._count(moment)
             else:
-                self.events.append(build())
+                self._put(build())
         self._pending.clear()
 
     def _count(self, moment: datetime) -> None:

@@ -12,6 +12,7 @@ by index.
     events[index]; events.replace(index, changed)
     events.newest                            the latest timestamp appended (None when empty)
     events.keys()                            each event's id, time and trace id, without reading it back
+    events.fields("message", "service")      each event's values of a few fields, without making the events
     some = Picked(events); some.append(index)   some of them, in order, without a copy
 
 Nothing in it outlives the round: the file has no name and is gone when the spill is closed or collected.
@@ -23,10 +24,18 @@ import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import IO, overload
+from typing import IO, Any, overload
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.sources.spill_chunk import Key, key_of, read_events, read_keys, written
+from rounds_bot.sources.spill_chunk import (
+    Key,
+    fields_of,
+    key_of,
+    read_events,
+    read_fields,
+    read_keys,
+    written,
+)
 
 #: events kept as objects before the spill starts writing; a small round never touches the disk
 IN_MEMORY = 20_000
@@ -105,6 +114,19 @@ class EventSpill(_EventSequence):
                 yield key if replaced is None else key_of(replaced)
         yield from map(key_of, self._tail[: len(self) - written])
 
+    def fields(self, *names: str) -> Iterator[tuple[Any, ...]]:
+        """Each event's values of the fields `names` (of `ErrorEvent`), in order, as a pass over the events
+        would give them, without making the events: what a pass that reads a few fields needs."""
+        wanted = _checked(names)
+        written, chunks = self._written, len(self._chunks)
+        for number in range(chunks):
+            start = number * self._chunk
+            for offset, values in enumerate(self._read_fields(number, wanted)):
+                replaced = self._replaced.get(start + offset)
+                yield values if replaced is None else fields_of(replaced, wanted)
+        for event in self._tail[: len(self) - written]:
+            yield fields_of(event, wanted)
+
     @overload
     def __getitem__(self, index: int) -> ErrorEvent: ...
     @overload
@@ -161,6 +183,15 @@ class EventSpill(_EventSequence):
         self._cached = (number, events)
         return events
 
+    def _read_fields(self, number: int, names: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        if self._cached is not None and self._cached[0] == number:
+            return [fields_of(event, names) for event in self._cached[1]]
+        assert self._file is not None
+        offset, keys, length = self._chunks[number]
+        self._file.seek(offset)
+        data = self._file.read(keys + length)
+        return read_fields(data[:keys], data[keys:], names)
+
     def _read_keys(self, number: int) -> list[Key]:
         assert self._file is not None
         offset, length, _ = self._chunks[number]
@@ -171,6 +202,21 @@ class EventSpill(_EventSequence):
 def keys_of(events: Sequence[ErrorEvent]) -> Iterator[Key]:
     """`EventSpill.keys` of any sequence of events."""
     return events.keys() if isinstance(events, EventSpill) else map(key_of, events)
+
+
+def fields_in(events: Sequence[ErrorEvent], *names: str) -> Iterator[tuple[Any, ...]]:
+    """`EventSpill.fields` of any sequence of events (a spill, some of a spill picked, a list)."""
+    if isinstance(events, EventSpill | Picked):
+        return events.fields(*names)
+    wanted = _checked(names)
+    return (fields_of(event, wanted) for event in events)
+
+
+def _checked(names: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = [name for name in names if name not in ErrorEvent.model_fields]
+    if unknown:
+        raise ValueError(f"an event has no field {', '.join(unknown)}")
+    return names
 
 
 class Picked(_EventSequence):
@@ -198,6 +244,19 @@ class Picked(_EventSequence):
         for index, event in enumerate(self._events):
             if index == wanted:
                 yield event
+                wanted = next(picked, -1)
+                if wanted < 0:
+                    return
+
+    def fields(self, *names: str) -> Iterator[tuple[Any, ...]]:
+        """`EventSpill.fields` of the events picked, in order."""
+        if not self._indexes:
+            return
+        picked = iter(self._indexes)
+        wanted = next(picked)
+        for index, values in enumerate(fields_in(self._events, *names)):
+            if index == wanted:
+                yield values
                 wanted = next(picked, -1)
                 if wanted < 0:
                     return

@@ -12,6 +12,7 @@ rather than zlib: it compresses a chunk a third less, four times faster, both wa
     keys, rest = written(events)
     read_keys(keys) == [key_of(event) for event in events]
     read_events(keys, rest) == events
+    read_fields(keys, rest, names) == [fields_of(event, names) for event in events]
 """
 
 from __future__ import annotations
@@ -76,6 +77,23 @@ def read_events(keys: bytes, rest: bytes) -> list[ErrorEvent]:
     rows = zip(*(by_name[name] for name in _FIELDS), strict=True)
     values = map(dict, map(zip, repeat(_FIELDS), rows))
     return list(map(assembled_event, values, map(set, fields_set)))
+
+
+def read_fields(keys: bytes, rest: bytes, names: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """Each event's values of the fields `names`, as `read_events` would give them, without making the
+    events: a piece none of `names` is in is not even decompressed."""
+    by_name: dict[str, Any] = {}
+    if any(name in _KEY_FIELDS for name in names):
+        by_name.update(zip(_KEY_FIELDS, _decompressed(keys), strict=True))
+    if any(name not in _KEY_FIELDS for name in names):
+        by_name.update(zip(_REST, _decompressed(rest)[0], strict=True))
+    return list(zip(*(by_name[name] for name in names), strict=True))
+
+
+def fields_of(event: ErrorEvent, names: tuple[str, ...]) -> tuple[Any, ...]:
+    """`read_fields` of one event."""
+    values = event.__dict__
+    return tuple(values[name] for name in names)
 
 
 def _columns(events: list[ErrorEvent]) -> list[tuple[Any, ...]]:

@@ -1,0 +1,239 @@
+"""The redaction boundary takes each event the moment the file source builds it (`Boundary`, a `Sink`): the
+redacted event is the only one kept, so raw telemetry never reaches the round's spill or its temporary file,
+and what comes out is what redacting the returned poll gives (`Redactor.poll`, still the way for other
+sources): the same events in the same order, the same counts, the same records hidden as continuing a
+secret. The split-secret rule decides from a byte kept per event (`StreamWatch`), never reading an event
+again, and gives what reading the messages in each stream's time order gives."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from security_corpus import corpus
+from security_harness import Outputs, leaks, now, plant_secrets, secret_file
+
+from rounds_bot.models import ErrorEvent
+from rounds_bot.redact import Redactor, split
+from rounds_bot.redact import event as event_module
+from rounds_bot.redact.event import Boundary
+from rounds_bot.round.intake import read_new
+from rounds_bot.sources import spill
+from rounds_bot.sources.base import PollResult, PollsInto, Window
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.sources.spill import EventSpill
+from rounds_bot.store import Store
+from tests.security_shapes import shapes
+
+WIDE = timedelta(days=30)
+
+
+def _window(at: datetime) -> Window:
+    return Window(start=at - WIDE, end=at + timedelta(days=1))
+
+
+def _nothing_counted(ids: list[str]) -> set[str]:
+    return set()
+
+
+@pytest.fixture
+def planted_file(tmp_path: Path) -> tuple[Path, datetime]:
+    at = now()
+    return secret_file(tmp_path / "telemetry.jsonl", plant_secrets(corpus()), at), at
+
+
+def test_the_file_source_gives_each_event_to_the_boundary_as_it_builds_it() -> None:
+    assert isinstance(OtlpFileSource("x.jsonl"), PollsInto)
+
+
+def test_events_redacted_as_built_are_those_the_returned_poll_redacts_to(planted_file, monkeypatch) -> None:
+    path, at = planted_file
+    monkeypatch.setattr(spill, "IN_MEMORY", 5)  # the events go to disk, as a large round's do
+    monkeypatch.setattr(spill, "CHUNK", 7)
+    monkeypatch.setattr(event_module, "BOUNDARY_BATCH", 11)  # redacted a few at a time, as a large round's
+    returned, as_built = Redactor(), Redactor()
+    expected = returned.poll(OtlpFileSource(path).poll_new(_window(at), frozenset(), _nothing_counted))
+    given = read_new(OtlpFileSource(path), _window(at), Store.memory(), as_built)
+    assert isinstance(given.events, EventSpill) and given.events.bytes_on_disk > 0
+    assert len(given.events) == len(expected.events) > 300
+    assert list(given.events) == list(expected.events)
+    assert given.model_copy(update={"events": []}) == expected.model_copy(update={"events": []})
+    assert as_built.counts == returned.counts and list(as_built.counts) == list(returned.counts)
+    assert {"private_key", "key_value_secret"} <= set(as_built.counts)  # continuations were hidden
+
+
+def test_no_raw_event_reaches_a_spill(planted_file, monkeypatch) -> None:
+    path, at = planted_file
+    monkeypatch.setattr(spill, "IN_MEMORY", 0)  # everything a spill takes is written to its file
+    appended: list[ErrorEvent] = []
+    append = EventSpill.append
+
+    def recorded(self: EventSpill, event: ErrorEvent) -> None:
+        appended.append(event)
+        append(self, event)
+
+    monkeypatch.setattr(EventSpill, "append", recorded)
+    polled = read_new(OtlpFileSource(path), _window(at), Store.memory(), Redactor())
+    # a record only its stream shows to continue a secret (a key's body line, a value after its name) is
+    # hidden once every record was seen, its streams in time order: until then it is written as the record,
+    # redacted alone, shows it; every other record is written as it comes out
+    kept = list(polled.events)
+    assert len(appended) == len(kept)
+    hidden = [n for n, (was, out) in enumerate(zip(appended, kept, strict=True)) if was != out]
+    assert hidden and all(
+        re.fullmatch(r"\[REDACTED:(private_key|key_value_secret)\]", kept[n].message) for n in hidden
+    )
+    planted = corpus()
+    written = Outputs(
+        texts={"spill": "\n".join(e.model_dump_json() for n, e in enumerate(appended) if n not in hidden)}
+    )
+    assert leaks(written, planted) == []
+    # the check can fail: the source's own spill, without the boundary, holds the raw events
+    appended.clear()
+    OtlpFileSource(path).poll_new(_window(at), frozenset(), _nothing_counted)
+    assert leaks(Outputs(texts={"spill": "\n".join(e.model_dump_json() for e in appended)}), planted)
+
+
+def test_a_poll_returned_and_a_poll_given_to_the_boundary_come_out_alike() -> None:
+    events = _streams(random.Random(7), 400)
+    by_poll = Redactor().poll(PollResult(events=events, notes=["read"]))
+    boundary = Boundary(Redactor())
+    for event in events[:150]:
+        boundary(event)
+    by_boundary = boundary.finish(PollResult(events=events[150:], notes=["read"]))  # the rest, returned
+    assert list(by_boundary.events) == list(by_poll.events) and by_boundary.notes == by_poll.notes
+
+
+# --- the split-secret rule, kept a byte an event ----------------------------------------------------------
+
+_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+
+
+def _by_reading_messages(events: Sequence[ErrorEvent]) -> dict[int, str]:
+    """The rule as it reads each begun stream's messages again in time order (what `StreamWatch` keeps a byte
+    for): the reference the byte must agree with."""
+    streams: dict[tuple[str, str | None], list[tuple[datetime, int, str]]] = {}
+    for index, event in enumerate(events):
+        stream = (
+            (event.service, event.environment)
+            if event.kind == "log"
+            else ("trace", event.trace_id)
+            if event.trace_id
+            else None
+        )
+        if stream is not None:
+            streams.setdefault(stream, []).append((event.timestamp, index, event.message))
+    hidden: dict[int, str] = {}
+    for records in streams.values():
+        records.sort(key=lambda record: record[0])
+        in_key, named = 0, False
+        for _, index, message in records:
+            if in_key:
+                body = message.strip()
+                if split._END.search(body) or split._BODY_LINE.fullmatch(body):
+                    hidden[index] = "private_key"
+                    in_key = 0 if split._END.search(body) else in_key - 1
+                    named = False
+                    continue
+                in_key = 0
+            if split._begins_key(message):
+                in_key = split._KEY_RECORDS
+                continue
+            if named and split._LONE_VALUE.fullmatch(message) and not split._word(message.strip(" \t\"'")):
+                hidden[index] = "key_value_secret"
+            named = split._ends_with_name(message)
+    return hidden
+
+
+_MESSAGES = [
+    *(line for item in shapes() if item.kind == "records" for line in item.carrier.splitlines()),
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "  MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun  ",
+    "-----END RSA PRIVATE KEY-----",
+    "Proc-Type: 4,ENCRYPTED",
+    "the db password was",
+    "api_token =",
+    "Zq8vR2mT4xLp",
+    "'Zq8vR2mT4xLp'",
+    "expired",
+    "",
+    "   ",
+    "payment declined for order 1842",
+    "java.lang.NullPointerException",
+    "invalid key: expected -----BEGIN PRIVATE KEY----- first",
+]
+
+
+def _streams(rng: random.Random, count: int) -> list[ErrorEvent]:
+    """Records of a few log streams and traces, their times out of file order now and then, some equal."""
+    at = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    events = []
+    for n in range(count):
+        kind = rng.choice(["log", "log", "span_error", "exception"])
+        events.append(
+            ErrorEvent(
+                event_id=f"e{n}",
+                timestamp=at + timedelta(seconds=n // 3 + rng.choice([0, 0, 0, 0, -5, 2])),
+                service=rng.choice(["billing", "auth"]),
+                environment=rng.choice(["prod", None]),
+                kind=kind,
+                trace_id=rng.choice([None, "4bf92f3577b34da6a3ce929d0e0e4736", "trace two", ""]),
+                message=rng.choice(_MESSAGES),
+            )
+        )
+    return events
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_byte_an_event_hides_what_reading_the_messages_in_time_order_hides(seed: int) -> None:
+    events = _streams(random.Random(seed), 300)
+    expected = _by_reading_messages(events)
+    assert expected  # each seed's streams continue secrets
+    # the same records, in the same order (streams as they first appear, each in time order): the order the
+    # boundary counts them in
+    assert list(split.continuations(events).items()) == list(expected.items())
+
+
+def test_a_trace_is_told_by_its_id_as_kept_so_a_hashed_id_still_holds_its_stream() -> None:
+    secret_trace = "trace password=hunter2hunter2"  # an id the boundary replaces by its hash
+    lines = ["-----BEGIN PRIVATE KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7"]
+    at = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    events = [
+        ErrorEvent(
+            event_id=f"e{n}",
+            timestamp=at + timedelta(seconds=n),
+            service="api",
+            kind="span_error",
+            trace_id=secret_trace,
+            message=line,
+        )
+        for n, line in enumerate(lines)
+    ]
+    seen = Redactor().poll(PollResult(events=events))
+    assert seen.events[0].trace_id != secret_trace
+    assert seen.events[1].message == "[REDACTED:private_key]"
+
+
+def test_the_byte_kept_of_a_message_says_what_the_patterns_say_of_it() -> None:
+    chosen = random.Random(26)
+    pieces = ["-----BEGIN RSA PRIVATE KEY-----", "-----END PRIVATE KEY-----", "MIIEvQIBADAN", "+/=", " ",
+              "\t", "\n", "'", '"', "Proc-Type: ", "DEK-Info: ", "4,ENCRYPTED", "password", " was", ":", "=",
+              "expired", "x", "9", "é", ")", "\u00a0", "\u2003"]  # fmt: skip
+    texts = ["".join(chosen.choice(pieces) for _ in range(chosen.randint(0, 12))) for _ in range(20_000)]
+    texts += _MESSAGES
+    flags = (split._KEY_END, split._KEY_LINE, split._BEGINS_KEY, split._LONE, split._NAMED)
+    for text in texts:
+        body = text.strip()
+        said = (
+            bool(split._END.search(body)),
+            bool(split._BODY_LINE.fullmatch(body)),
+            split._begins_key(text),
+            bool(split._LONE_VALUE.fullmatch(text)) and not split._word(text.strip(" \t\"'")),
+            split._ends_with_name(text),
+        )
+        marks = split._marks(text)
+        assert tuple(bool(marks & flag) for flag in flags) == said, text
