@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from diagnosis_samples import good_answer
 from signature_samples import a_signature
+from sqlite_utils import Database
 
 from rounds_bot.clock import iso
 from rounds_bot.diagnosis.model import Diagnosis, DiagnosisOutcome
 from rounds_bot.events import Fact
-from rounds_bot.store import DiagnosisRecord, Store
+from rounds_bot.store import DiagnosisRecord, Store, derived
 from rounds_bot.store.batches import CHUNK
+from rounds_bot.store.records import Logged
 
 NOW = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
 MANY = CHUNK + 7
@@ -74,6 +77,25 @@ def test_the_derived_rows_refreshed_once_for_many_signatures_are_those_a_refresh
     fresh_db: Store,
 ) -> None:
     filled(fresh_db)
+    together = fresh_db.derived_rows()
+    fresh_db.replay()
+    assert fresh_db.derived_rows() == together
+
+
+def test_a_refresh_of_many_signatures_reads_their_facts_a_batch_at_a_time(
+    fresh_db: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[int] = []
+    original = derived._facts_of
+
+    def counted(db: Database, signature_ids: list[str]) -> dict[str, list[Logged]]:
+        read.append(len(signature_ids))
+        return original(db, signature_ids)
+
+    monkeypatch.setattr(derived, "_facts_of", counted)
+    filled(fresh_db)
+    assert MANY > derived.REFRESH_BATCH
+    assert max(read) == derived.REFRESH_BATCH and sum(read) == 2 * MANY  # incidents, then fixes
     together = fresh_db.derived_rows()
     fresh_db.replay()
     assert fresh_db.derived_rows() == together

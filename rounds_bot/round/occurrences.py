@@ -4,6 +4,7 @@ redacted at the boundary, `redact.Redactor.poll`, before it got here).
 engine  = load_engine(settings, store)          the grouping engine as the last round left it
 grouped = group_occurrences(...)                a Tally per signature, and what was already counted
                                                 (by id; for a signature rebuilt from its issue, by time)
+states  = states_after(engine, tallies)          the engine's state of each signature the round saw
 after   = signatures_after(...)                 each touched signature as it will be after this round
 """
 
@@ -169,27 +170,34 @@ def _count_known_groups(
     return notes
 
 
+def states_after(engine: GroupingEngine, tallies: dict[str, Tally]) -> dict[str, SignatureState]:
+    """The engine's state of each signature the round saw, for `signatures_after`: read before the engine is
+    let go, so its memos (the most a round holds) are freed before the signatures are built. A known
+    signature the engine never loaded this round (counted through a merge or a backend group) has none
+    here: it keeps the state it had."""
+    states: dict[str, SignatureState] = {}
+    for signature_id in tallies:
+        try:
+            states[signature_id] = engine.state(signature_id)
+        except KeyError:
+            continue
+    return states
+
+
 def signatures_after(
-    store: Store, engine: GroupingEngine, tallies: dict[str, Tally], *, run_id: str, now: datetime
+    store: Store, states: dict[str, SignatureState], tallies: dict[str, Tally], *, run_id: str, now: datetime
 ) -> dict[str, Signature]:
-    """Each signature the round saw, as it will be after the round (nothing is written here)."""
+    """Each signature the round saw, as it will be after the round (nothing is written here), with the
+    engine's state of it (`states_after`)."""
     after: dict[str, Signature] = {}
     for signature_id, tally in tallies.items():
         known = store.signature(signature_id)
         if known is None:
-            after[signature_id] = Signature.first(tally, engine.state(signature_id), run_id=run_id, now=now)
+            after[signature_id] = Signature.first(tally, states[signature_id], run_id=run_id, now=now)
         else:
-            after[signature_id] = known.absorb(tally, _state_after(engine, known), now=now)
+            state = states.get(signature_id, known.grouping_state)
+            after[signature_id] = known.absorb(tally, state, now=now)
     return after
-
-
-def _state_after(engine: GroupingEngine, known: Signature) -> SignatureState | None:
-    """The engine's state of a known signature; one the engine never loaded this round (counted through a
-    merge or a backend group) keeps the state it had."""
-    try:
-        return engine.state(known.id)
-    except KeyError:
-        return known.grouping_state
 
 
 def _follow_merge(store: Store, controls: Controls, placed: Placement) -> tuple[str, Assignment | None]:

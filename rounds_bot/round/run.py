@@ -4,6 +4,7 @@
     polled     = read_new(source, ...)       errors since the cursor not counted before, redacted once, here:
                                              nothing after sees raw telemetry (intake.py, redact/)
     grouped    = group_occurrences(...)      fingerprint + dedup, a tally per signature  (occurrences.py)
+    states     = states_after(engine, ...)   the engine's state of each; the engine is let go here
     after      = signatures_after(...)       each signature as it will be after the round
     cascades   = cascades_of(...)            signatures whose errors share a trace        (cascade.py)
                  + kept_cascades(...)        with the links earlier rounds saw            (cascade.py)
@@ -44,7 +45,13 @@ from rounds_bot.round.evidence import gather_evidence
 from rounds_bot.round.filing import Filed, IssueStyle, file_issues
 from rounds_bot.round.fixed import watch_fixed
 from rounds_bot.round.intake import read_new
-from rounds_bot.round.occurrences import Grouped, group_occurrences, load_engine, signatures_after
+from rounds_bot.round.occurrences import (
+    Grouped,
+    group_occurrences,
+    load_engine,
+    signatures_after,
+    states_after,
+)
 from rounds_bot.round.planning import (
     IssuePlan,
     Planned,
@@ -137,8 +144,12 @@ def _round(
     polled = read_new(source, window, store, Redactor(settings.redact_ips))
     engine = load_engine(settings, store)
     grouped = group_occurrences(store, engine, controls, read_window(window, polled), polled)
-    after = signatures_after(store, engine, grouped.tallies, run_id=run_id, now=now)
-    del engine  # its caches are the most a round holds, and nothing after this reads them: freed here
+    states = states_after(engine, grouped.tallies)
+    # the engine's caches are the most a round holds, and nothing after this reads them: freed before the
+    # signatures are built, so the steps after reuse their memory
+    del engine
+    after = signatures_after(store, states, grouped.tallies, run_id=run_id, now=now)
+    del states
     fixed = watch_fixed(store, grouped.tallies, run_id)
     cascade_links: dict[str, CascadeLinks] = {}
     if controls.pause is not None:

@@ -10,7 +10,7 @@ replaying gives the same tables, however often it runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -61,14 +61,27 @@ def refresh(db: Database, signature_id: str) -> None:
     _refresh_fixes(db, signature_id, facts)
 
 
+#: signatures whose facts are read and folded together at most: a round may refresh thousands, and their
+#: facts read all at once would be held all at once
+REFRESH_BATCH = 500
+
+
 def refresh_many(db: Database, incidents_order: list[str], fixes_order: list[str]) -> None:
     """Signatures' derived rows folded again from their facts, once each: incidents in one order, fixes
-    in another (the same signatures)."""
-    facts = _facts_of(db, incidents_order)
-    for signature_id in incidents_order:
-        _refresh_incident(db, signature_id, facts[signature_id])
-    for signature_id in fixes_order:
-        _refresh_fixes(db, signature_id, facts[signature_id])
+    in another (the same signatures); the facts are read `REFRESH_BATCH` signatures at a time."""
+    for batch in _batches(incidents_order):
+        facts = _facts_of(db, batch)
+        for signature_id in batch:
+            _refresh_incident(db, signature_id, facts[signature_id])
+    for batch in _batches(fixes_order):
+        facts = _facts_of(db, batch)
+        for signature_id in batch:
+            _refresh_fixes(db, signature_id, facts[signature_id])
+
+
+def _batches(signature_ids: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(signature_ids), REFRESH_BATCH):
+        yield signature_ids[start : start + REFRESH_BATCH]
 
 
 def _refresh_incident(db: Database, signature_id: str, facts: list[Logged]) -> None:
