@@ -10,7 +10,7 @@ from test_grouping_corpus import EVENTS
 from test_grouping_labelled_data import defects4j, trace_events
 
 from rounds_bot.grouping.engine import GroupingEngine
-from rounds_bot.grouping.placement import Placement
+from rounds_bot.grouping.placement import MessageFacts, Placement
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.store import Store
 
@@ -61,3 +61,15 @@ def test_an_event_of_a_signature_not_kept_gets_its_assignment() -> None:
     engine = GroupingEngine()
     placements = list(engine.place_each(EVENTS, {}))
     assert all(placed.assignment is not None for placed in placements)
+
+
+def test_the_counting_pass_reads_the_same_from_an_events_fields_as_from_the_event() -> None:
+    """A round gives the engine's counting pass the fields it reads (`MessageFacts`, read from the spill
+    without making the events); the placements and the engine's states are those the events give."""
+    events = EVENTS + EVENTS
+    facts = [MessageFacts._make(getattr(event, name) for name in MessageFacts._fields) for event in events]
+    by_events, by_facts = GroupingEngine(), GroupingEngine()
+    assert list(by_events.place_each(events, {})) == list(by_facts.place_each(events, {}, facts))
+    states = {s: by_events.state(s) for s in by_events.signature_ids()}
+    assert states == {s: by_facts.state(s) for s in by_facts.signature_ids()}
+    assert sum(fact.stacktrace is None and not fact.error_code for fact in facts) > 10  # lines it counts

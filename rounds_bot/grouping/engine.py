@@ -42,7 +42,7 @@ from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.operations import operation_target
-from rounds_bot.grouping.placement import Placement
+from rounds_bot.grouping.placement import MessageFacts, Placement
 from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Answers, answer_key
@@ -158,15 +158,21 @@ class GroupingEngine(Placing):
         for event in batch:
             yield self.assign(event)
 
-    def place_each(self, events: Iterable[ErrorEvent], settled: Container[str]) -> Iterator[Placement]:
+    def place_each(
+        self,
+        events: Iterable[ErrorEvent],
+        settled: Container[str],
+        facts: Iterable[MessageFacts] | None = None,
+    ) -> Iterator[Placement]:
         """`assign_each` for a caller that keeps one assignment per signature (a round's tally): an event
         whose signature is in `settled` when it is placed (asked then, so the caller may add to it between
         events) gets its signature and tier alone, when its error code or its trace's hashes lead to a
         known signature; the tiers would give it that signature and tier (a key, once registered, always
         leads to the same signature), and placing it so changes nothing the engine keeps. Every other event
-        gets its full assignment, as `assign` gives it."""
+        gets its full assignment, as `assign` gives it. `facts`, when given, are the events' fields the
+        counting pass reads (`MessageFacts`, one per event, in order), so it need not make the events."""
         batch = events if isinstance(events, Sequence) else list(events)
-        self._expect(batch)
+        self._expect(batch if facts is None else facts)
         for event in batch:
             found = self._known_place(event)
             if found is not None and found[0] in settled:
@@ -191,7 +197,7 @@ class GroupingEngine(Placing):
         owner = self._known_signatures.owner_of_hashes(digests) if digests is not None else None
         return (owner, "fingerprint") if owner is not None else None
 
-    def _expect(self, batch: Sequence[ErrorEvent]) -> None:
+    def _expect(self, batch: Iterable[ErrorEvent | MessageFacts]) -> None:
         """Learn from a batch's message-path lines which words vary (the miner's `expect`),
         counted per service, error type and skeleton. Only those counts are kept, never an
         event's shape: the second pass looks each one up again (through the bounded shape memo), so
@@ -220,7 +226,9 @@ class GroupingEngine(Placing):
             ]
         )
 
-    def _message_line(self, event: ErrorEvent) -> tuple[str, str | None, tuple[str, ...]] | None:
+    def _message_line(
+        self, event: ErrorEvent | MessageFacts
+    ) -> tuple[str, str | None, tuple[str, ...]] | None:
         """Where (service, and a failed span's target) an event that takes the message path is
         matched, with its error type and skeleton; None for an event that does not."""
         if event.stacktrace is None and not event.error_code and not event.attributes:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rounds_bot.grouping.normalize import truncate
+from rounds_bot.grouping.placement import MessageFacts
 from rounds_bot.models import ErrorEvent
 from rounds_bot.settings.error_codes import (
     DEFAULT_ERROR_CODE_PATTERN,
@@ -51,7 +52,7 @@ class ErrorCodeReader:
             return lambda text: pattern.search(text) is not None
         return None
 
-    def read(self, event: ErrorEvent) -> ErrorCode | None:
+    def read(self, event: ErrorEvent | MessageFacts) -> ErrorCode | None:
         if event.error_code and event.error_code.strip():
             return ErrorCode(_clean(event.error_code), "error_code")
         attributes = event.attributes

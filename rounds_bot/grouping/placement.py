@@ -9,8 +9,9 @@ trace's hashes, of a signature the caller has already, is placed without one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from rounds_bot.models import Assignment, Tier
+from rounds_bot.models import Assignment, AttributeValue, EventKind, Tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,3 +22,16 @@ class Placement:
     signature_id: str
     tier: Tier
     assignment: Assignment | None = None
+
+
+class MessageFacts(NamedTuple):
+    """What the engine's counting pass (`GroupingEngine._expect`) reads of an event: a caller whose events are
+    costly to build (a spilled round) gives these fields alone, read without making the events."""
+
+    service: str
+    error_type: str | None
+    kind: EventKind
+    message: str
+    stacktrace: str | None
+    error_code: str | None
+    attributes: dict[str, AttributeValue]

@@ -11,12 +11,13 @@ after   = signatures_after(...)                 each touched signature as it wil
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from rounds_bot.controls import Controls
 from rounds_bot.grouping.engine import GroupingEngine
-from rounds_bot.grouping.placement import Placement
+from rounds_bot.grouping.placement import MessageFacts, Placement
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.round.cascade import TraceErrors
@@ -61,7 +62,9 @@ def group_occurrences(
     signature_of_other: dict[int | str, str] = {}
     # one batch, so the partition does not depend on the order the events arrived in
     # an event of a signature tallied already needs no assignment of its own: only the first is kept
-    for event, placed in zip(to_group, engine.place_each(to_group, tallies), strict=True):
+    for event, placed in zip(
+        to_group, engine.place_each(to_group, tallies, _message_facts(to_group)), strict=True
+    ):
         tier_counts[placed.tier] = tier_counts.get(placed.tier, 0) + 1
         signature_id, assignment = _follow_merge(store, controls, placed)
         if _in_rebuilt_total(counted_through, signature_id, event):
@@ -134,6 +137,11 @@ def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Pick
 
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def _message_facts(events: Picked) -> Iterator[MessageFacts]:
+    """The fields the engine's counting pass reads, without making the events (`Picked.fields`)."""
+    return map(MessageFacts._make, events.fields(*MessageFacts._fields))
 
 
 def _compact(event_id: str) -> int | str:
