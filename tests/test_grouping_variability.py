@@ -112,3 +112,44 @@ def test_a_batch_groups_alike_when_its_shapes_are_forgotten_between_the_two_pass
     forgetful._shapes._shapes = BoundedMemo(entries=2, budget=1 << 20)
     assert [(a.signature_id, a.tier, a.explanation) for a in forgetful.assign_all(events)] == expected
     assert len({signature for signature, _, _ in expected}) == 2
+
+
+STATES = (
+    "new", "paid", "packed", "shipped", "delivered", "returned", "refunded", "cancelled", "held", "lost",
+    "disputed", "archived",
+)  # fmt: skip
+
+
+def test_a_field_of_many_values_printed_over_many_lines_is_a_value() -> None:
+    """A dozen states, each printed many times: the repeats do not make them different statements."""
+    rng = random.Random(7)
+    messages = [f"order <*> is in state {rng.choice(STATES)} before the refund started" for _ in range(600)]
+    found = varying_skeletons(lines(*messages))
+    assert set(found.values()) == {
+        ("order", "<*>", "is", "in", "state", "<*>", "before", "the", "refund", "started")
+    }
+
+
+def test_two_fields_of_many_values_in_one_statement_are_both_values() -> None:
+    rng = random.Random(8)
+    messages = [
+        f"order <*> is in state {rng.choice(STATES)}, expected {rng.choice(STATES)} before refund"
+        for _ in range(3_000)
+    ]
+    found = varying_skeletons(lines(*messages))
+    assert set(found.values()) == {
+        ("order", "<*>", "is", "in", "state", "<*>", "expected", "<*>", "before", "refund")
+    }
+    events = [log(message, index) for index, message in enumerate(messages)]
+    assert len({a.signature_id for a in GroupingEngine().assign_all(events)}) == 1
+
+
+def test_a_few_states_beside_a_field_of_many_values_stay_words() -> None:
+    """Of two varying positions, the one of many values is opened; a few states repeated stay words."""
+    rng = random.Random(9)
+    messages = [
+        f"order <*> is in state {rng.choice(STATES[:3])}, expected {rng.choice(STATES)} before refund"
+        for _ in range(3_000)
+    ]
+    opened = {tokens[5:8] for tokens in varying_skeletons(lines(*messages)).values()}
+    assert opened == {(f"{state},", "expected", "<*>") for state in STATES[:3]}

@@ -12,8 +12,13 @@ depend on the order the lines arrive in. A position counts as varying only when 
 `1 / MAX_REPEAT` lines brings a new one), or when its words are boolean literals (`true` and
 `false`, `yes` and `no`, `on` and `off`: a flag's value): a handful of states or verbs repeated
 over many lines (`VM Started`, `VM Paused`, `VM Stopped`; `GET`, `POST`) are different
-statements. The statement's first word never varies this way and at least `MIN_FIXED_WORDS` of
-its words stay fixed.
+statements. A position that holds `MANY_DISTINCT` different words or more is a value however often
+each repeats: one statement printing a field of a few dozen values (an order's state, a queue's
+name) over thousands of lines is still one statement, and no code writes a dozen statements that
+differ in one word alone. Such positions may be several in one statement (`order 7 is in state
+paid, expected shipped before refund`): each opened alone shows it, so all are opened; where a
+weaker position is among them the skeleton is left as it is. The statement's first word never
+varies this way and at least `MIN_FIXED_WORDS` of its words stay fixed.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from rounds_bot.grouping.skeletons import HAS_LETTER, WILDCARD
 MIN_DISTINCT = 3
 #: lines per different word, at most, for the words to count as values rather than a few states
 MAX_REPEAT = 2
+#: different words a position must hold to be a value however often each repeats
+MANY_DISTINCT = 10
 #: words of the statement that stay fixed around the varying one
 MIN_FIXED_WORDS = 3
 #: boolean literals as programs print them (Python, JSON/YAML, Java, shell); trailing punctuation
@@ -41,7 +48,7 @@ def varying_skeletons(
 ) -> dict[tuple[str, Skeleton], Skeleton]:
     """For each (bucket, skeleton) of `lines` (with how many lines have it) that has a varying
     position, the skeleton with that position made a parameter. A skeleton with two candidate
-    positions is left as it is."""
+    positions is left as it is, unless each holds `MANY_DISTINCT` words: then both are opened."""
     counts: dict[tuple[str, Skeleton], int] = {}
     for line, count in lines:
         counts[line] = counts.get(line, 0) + count
@@ -68,6 +75,11 @@ def varying_skeletons(
         found = [masked for masked in _masked_forms(tokens) if _varies(*frames[(bucket, masked)])]
         if len(found) == 1:
             out[(bucket, tokens)] = tuple(WILDCARD if t == _HOLE else t for t in found[0])
+        elif found and all(len(frames[(bucket, masked)][0]) >= MANY_DISTINCT for masked in found):
+            holes = {masked.index(_HOLE) for masked in found}
+            opened = tuple(WILDCARD if i in holes else t for i, t in enumerate(tokens))
+            if _fixed_words(opened) >= MIN_FIXED_WORDS:
+                out[(bucket, tokens)] = opened
     return out
 
 
@@ -76,8 +88,7 @@ _HOLE = "\x00"  # the varying position while frames are counted (no token holds 
 
 def _masked_forms(tokens: Skeleton) -> list[Skeleton]:
     """The skeleton with each candidate position opened in turn."""
-    fixed = sum(1 for t in tokens if t != WILDCARD and HAS_LETTER.search(t))
-    if fixed - 1 < MIN_FIXED_WORDS:
+    if _fixed_words(tokens) - 1 < MIN_FIXED_WORDS:
         return []
     return [
         (*tokens[:index], _HOLE, *tokens[index + 1 :])
@@ -86,7 +97,13 @@ def _masked_forms(tokens: Skeleton) -> list[Skeleton]:
     ]
 
 
+def _fixed_words(tokens: Skeleton) -> int:
+    return sum(1 for t in tokens if t != WILDCARD and HAS_LETTER.search(t))
+
+
 def _varies(words: set[str], seen: list[int]) -> bool:
     if len(words) >= 2 and all(_BOOLEAN.fullmatch(word) for word in words):
         return True  # a flag's value: it has two values only, however often it is printed
+    if len(words) >= MANY_DISTINCT:
+        return True  # a field of many values, each printed often
     return len(words) >= MIN_DISTINCT and len(words) * MAX_REPEAT >= seen[0]
