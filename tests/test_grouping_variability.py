@@ -153,3 +153,20 @@ def test_a_few_states_beside_a_field_of_many_values_stay_words() -> None:
     ]
     opened = {tokens[5:8] for tokens in varying_skeletons(lines(*messages)).values()}
     assert opened == {(f"{state},", "expected", "<*>") for state in STATES[:3]}
+
+
+def test_two_fields_whose_lines_seldom_agree_on_either_are_both_values() -> None:
+    """300 lines over 144 pairs of states: too few lines agree on one state to show the other varying
+    alone, so the two positions are read together."""
+    rng = random.Random(10)
+    messages = [
+        f"order <*> is in state {rng.choice(STATES)}, expected {rng.choice(STATES)} before refund"
+        for _ in range(300)
+    ]
+    found = varying_skeletons(lines(*messages))
+    assert set(found.values()) == {
+        ("order", "<*>", "is", "in", "state", "<*>", "expected", "<*>", "before", "refund")
+    }
+    assert len(found) == len(set(messages))
+    events = [log(message, index) for index, message in enumerate(messages)]
+    assert len({a.signature_id for a in GroupingEngine().assign_all(events)}) == 1

@@ -16,9 +16,9 @@ statements. A position that holds `MANY_DISTINCT` different words or more is a v
 each repeats: one statement printing a field of a few dozen values (an order's state, a queue's
 name) over thousands of lines is still one statement, and no code writes a dozen statements that
 differ in one word alone. Such positions may be several in one statement (`order 7 is in state
-paid, expected shipped before refund`): each opened alone shows it, so all are opened; where a
-weaker position is among them the skeleton is left as it is. The statement's first word never
-varies this way and at least `MIN_FIXED_WORDS` of its words stay fixed.
+paid, expected shipped before refund`), whose lines seldom agree on all but one of them: the
+positions that hold that many words are then opened together (`_JointFrames`). The statement's
+first word never varies this way and at least `MIN_FIXED_WORDS` of its words stay fixed.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def varying_skeletons(
 ) -> dict[tuple[str, Skeleton], Skeleton]:
     """For each (bucket, skeleton) of `lines` (with how many lines have it) that has a varying
     position, the skeleton with that position made a parameter. A skeleton with two candidate
-    positions is left as it is, unless each holds `MANY_DISTINCT` words: then both are opened."""
+    positions is left as it is, unless they hold `MANY_DISTINCT` words each (`_JointFrames`)."""
     counts: dict[tuple[str, Skeleton], int] = {}
     for line, count in lines:
         counts[line] = counts.get(line, 0) + count
@@ -70,17 +70,69 @@ def varying_skeletons(
             words, seen = frames.setdefault((bucket, masked), (set(), [0]))
             words.add(tokens[masked.index(_HOLE)])
             seen[0] += count
+    joint = _JointFrames(counts)
     out: dict[tuple[str, Skeleton], Skeleton] = {}
     for bucket, tokens in counts:
         found = [masked for masked in _masked_forms(tokens) if _varies(*frames[(bucket, masked)])]
         if len(found) == 1:
             out[(bucket, tokens)] = tuple(WILDCARD if t == _HOLE else t for t in found[0])
-        elif found and all(len(frames[(bucket, masked)][0]) >= MANY_DISTINCT for masked in found):
-            holes = {masked.index(_HOLE) for masked in found}
-            opened = tuple(WILDCARD if i in holes else t for i, t in enumerate(tokens))
-            if _fixed_words(opened) >= MIN_FIXED_WORDS:
-                out[(bucket, tokens)] = opened
+            continue
+        holes = joint.opened(bucket, tokens)
+        opened = tuple(WILDCARD if i in holes else t for i, t in enumerate(tokens))
+        if holes and _fixed_words(opened) >= MIN_FIXED_WORDS:
+            out[(bucket, tokens)] = opened
     return out
+
+
+class _JointFrames:
+    """Positions that vary together (`order 7 is in state paid, expected shipped before refund`): the
+    lines that agree on every other word are too few to show either position varying alone, so the
+    positions that hold `MANY_DISTINCT` words across a family (bucket, length, first word) are opened
+    together, and each is a value where the lines that agree on every word but those show it holding
+    `MANY_DISTINCT` words itself."""
+
+    def __init__(self, counts: dict[tuple[str, Skeleton], int]) -> None:
+        words: dict[tuple[str, int, str], dict[int, set[str]]] = {}
+        for bucket, tokens in counts:
+            per_position = words.setdefault((bucket, len(tokens), tokens[0]), {})
+            for index in _open_positions(tokens):
+                per_position.setdefault(index, set()).add(tokens[index])
+        self._many = {
+            family: frozenset(index for index, seen in per_position.items() if len(seen) >= MANY_DISTINCT)
+            for family, per_position in words.items()
+        }
+        self._frames: dict[tuple[str, Skeleton], dict[int, set[str]]] = {}
+        for bucket, tokens in counts:
+            many = self._positions(bucket, tokens)
+            if many:
+                frame = self._frames.setdefault((bucket, _masked(tokens, many)), {})
+                for index in many:
+                    frame.setdefault(index, set()).add(tokens[index])
+
+    def _positions(self, bucket: str, tokens: Skeleton) -> frozenset[int]:
+        many = self._many.get((bucket, len(tokens), tokens[0]), frozenset())
+        return frozenset(index for index in many if _is_open(tokens, index))
+
+    def opened(self, bucket: str, tokens: Skeleton) -> frozenset[int]:
+        """The positions of `tokens` that are values by this rule (none for most skeletons)."""
+        many = self._positions(bucket, tokens)
+        if not many:
+            return frozenset()
+        frame = self._frames[(bucket, _masked(tokens, many))]
+        return frozenset(index for index in many if len(frame[index]) >= MANY_DISTINCT)
+
+
+def _open_positions(tokens: Skeleton) -> list[int]:
+    """The positions a value may take: a word of letters, never the first."""
+    return [index for index in range(1, len(tokens)) if _is_open(tokens, index)]
+
+
+def _is_open(tokens: Skeleton, index: int) -> bool:
+    return tokens[index] != WILDCARD and HAS_LETTER.search(tokens[index]) is not None
+
+
+def _masked(tokens: Skeleton, positions: frozenset[int]) -> Skeleton:
+    return tuple(_HOLE if index in positions else token for index, token in enumerate(tokens))
 
 
 _HOLE = "\x00"  # the varying position while frames are counted (no token holds it)
@@ -90,11 +142,7 @@ def _masked_forms(tokens: Skeleton) -> list[Skeleton]:
     """The skeleton with each candidate position opened in turn."""
     if _fixed_words(tokens) - 1 < MIN_FIXED_WORDS:
         return []
-    return [
-        (*tokens[:index], _HOLE, *tokens[index + 1 :])
-        for index in range(1, len(tokens))
-        if tokens[index] != WILDCARD and HAS_LETTER.search(tokens[index])
-    ]
+    return [(*tokens[:index], _HOLE, *tokens[index + 1 :]) for index in _open_positions(tokens)]
 
 
 def _fixed_words(tokens: Skeleton) -> int:
