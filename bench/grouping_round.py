@@ -27,7 +27,7 @@ import tracemalloc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from rounds_bot.grouping import components, fingerprint, frames
+from rounds_bot.grouping import components, exception_chain, frames
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.memo import ENGINE_BUDGET, MB, BoundedMemo
 from rounds_bot.models import Assignment, ErrorEvent
@@ -44,7 +44,7 @@ def memo_bytes(engine: GroupingEngine) -> int:
     candidates = engine._candidates
     holders = (candidates, candidates._traces, engine._explainer, engine._shapes)
     memos = [value for holder in holders for value in vars(holder).values() if isinstance(value, BoundedMemo)]
-    memos += [fingerprint._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
+    memos += [exception_chain._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     return sum(memo.held for memo in memos)
 
 

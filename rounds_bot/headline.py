@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from rounds_bot.grouping.fingerprint import short_type
+from rounds_bot.grouping.exception_chain import short_type
 from rounds_bot.models import AttributeValue, ErrorEvent
 
 ELLIPSIS = "…"

@@ -194,7 +194,7 @@ def _stack_of(tree: Component) -> Component:
 
 
 def test_a_problems_stack_is_one_component_whatever_its_message() -> None:
-    from rounds_bot.grouping import fingerprint
+    from rounds_bot.grouping import exception_chain
     from rounds_bot.grouping.candidates import CandidateReader
     from rounds_bot.grouping.inapp import InAppRules
     from rounds_bot.grouping.shapes import ShapeCache
@@ -208,7 +208,7 @@ def test_a_problems_stack_is_one_component_whatever_its_message() -> None:
     assert render(one.fingerprint.tree) != render(two.fingerprint.tree)  # the values differ ...
     shared = _stack_of(one.fingerprint.tree)
     assert _stack_of(two.fingerprint.tree) is shared  # ... the frames are read once
-    fingerprint._STACKS.clear()
+    exception_chain._STACKS.clear()
     again = CandidateReader(InAppRules(), ShapeCache(), TemplateMiner()).candidate(
         ErrorEvent(event_id="3", timestamp=EPOCH, stacktrace=text), None
     )

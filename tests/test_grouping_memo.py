@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rounds_bot.grouping import components, fingerprint, frames, stacktrace
+from rounds_bot.grouping import components, exception_chain, frames, stacktrace
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.memo import ENGINE_BUDGET, OVERHEAD, BoundedMemo, text_size
 from rounds_bot.grouping.stacktrace.reading import LINE_MEMO_BUDGET
@@ -49,7 +49,7 @@ def test_the_budgets_of_an_engines_memos_add_up_to_at_most_the_stated_total() ->
     engine = GroupingEngine()
     candidates = engine._candidates
     per_engine = _memos_of(candidates, candidates._traces, engine._explainer, engine._shapes)
-    shared = [fingerprint._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
+    shared = [exception_chain._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     line_memos = len(stacktrace._FRAME_LINES) + 2  # and the runtime votes and JVM frames kept per line
     assert len(per_engine) == 12  # the message shapes' memo among them
     total = sum(m._budget for m in [*per_engine, *shared]) + line_memos * LINE_MEMO_BUDGET

@@ -18,13 +18,13 @@ from dataclasses import dataclass, replace
 
 from rounds_bot.grouping.crash_site import Site, site_of
 from rounds_bot.grouping.error_codes import ErrorCode
+from rounds_bot.grouping.exception_chain import short_type
 from rounds_bot.grouping.fingerprint import (
     EarlierReading,
     EventView,
     Fingerprint,
     PreviousReading,
     code_fingerprint,
-    short_type,
     template_fingerprint,
     title_for,
     trace_fingerprint,

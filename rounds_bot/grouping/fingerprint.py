@@ -12,7 +12,8 @@ is part of every hash, so a new algorithm can never silently match (or re-split)
 
 A trace fingerprint also carries the `site` hash: service, the chain's exception types and the
 crash site with the root cause's (`crash_site.Site`). Errors that agree on it are one problem
-whichever callers reached the site, so it is registered like the others.
+whichever callers reached the site, so it is registered like the others. The exception chain of a trace
+fingerprint's tree (types, values, stacks) is built by `exception_chain`.
 
 Version history: `rounds-fp:1` took every frame of an unknown package for the app's and test
 code for application code. `rounds-fp:2` reads whose code a frame is per trace (`inapp`). Its
@@ -29,16 +30,22 @@ than the app's (`inapp`), a trace with one also gives, to look up, the app and s
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from rounds_bot.grouping.components import Component, hash_tree, leaf, node
 from rounds_bot.grouping.crash_site import Site
-from rounds_bot.grouping.frames import frame_components, needs_legacy_keys, recursion_hints
-from rounds_bot.grouping.inapp import FrameRole, Role, TraceRoles
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
-from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
+from rounds_bot.grouping.exception_chain import (
+    VALUE_HINT,
+    Contributing,
+    chain_tree,
+    contributing_role,
+    short_type,
+    with_value,
+)
+from rounds_bot.grouping.frames import needs_legacy_keys, recursion_hints
+from rounds_bot.grouping.inapp import TraceRoles
+from rounds_bot.grouping.stacktrace import ParsedTrace
 
 FINGERPRINT_VERSION = "rounds-fp:3"
 #: the version before, whose app and system hashes a trace still gives, to find its signatures
@@ -47,18 +54,6 @@ PREVIOUS_VERSION = "rounds-fp:2"
 LEGACY_VERSIONS = ("rounds-fp:1",)
 MAX_TITLE = 120
 Variant = Literal["error_code", "app", "test", "system", "template"]
-#: whose frames a trace fingerprint hashes: the app's, its tests', or (None) all of them
-Contributing = Literal["app", "test"]
-_CHAIN: dict[Contributing | None, str] = {"app": "in-app frames", "test": "test frames", None: "all frames"}
-#: why a trace fingerprint's message and values are shown but not hashed
-_VALUE_HINT = "the stack trace takes precedence"
-_TYPE_SEPARATORS = re.compile(r"::|[./\\]")
-#: stack components kept before the memo is cleared (never evicted piecemeal)
-_STACK_MEMO_LIMIT = 4096
-_STACKS: BoundedMemo[
-    tuple[str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool],
-    Component,
-] = BoundedMemo(_STACK_MEMO_LIMIT, 4 * MB, lambda key, _: OVERHEAD + 16 * len(key[1]))
 
 
 @dataclass(frozen=True)
@@ -95,14 +90,6 @@ class Fingerprint:
             (self.variant, self.hash),
             *zip(self.other_names, self.other_hashes, strict=True),
         ]
-
-
-def short_type(error_type: str | None) -> str | None:
-    """`builtins.ValueError`, `ValueError` and `shop::errors::ValueError` name one type."""
-    if not error_type or not error_type.strip():
-        return None
-    name = _TYPE_SEPARATORS.split(error_type.strip().rstrip(":"))[-1].lstrip("*")
-    return name or error_type.strip()
 
 
 def title_for(error_type: str | None, message: str) -> str:
@@ -163,7 +150,7 @@ def trace_fingerprint(
     (`with_previous_hashes=False`): they are only ever looked up."""
     if trace.frame_count == 0:
         return None
-    only = _contributing_role(trace, roles)
+    only = contributing_role(trace, roles)
     recursion = [recursion_hints(e.frames) for e in trace.exceptions]
     collapsed = _collapsed_counts(trace, previous)
     system = _trace_tree(view, trace, roles, normalized_values, recursion, only=None, collapsed=collapsed)
@@ -210,7 +197,7 @@ def with_view(
     tree = fingerprint.tree
     chain = next(child for child in tree.children if child.name == "chain")
     exceptions = tuple(
-        _with_value(
+        with_value(
             component,
             normalized_values[index] if index < len(normalized_values) else trace.exceptions[index].value,
         )
@@ -219,17 +206,6 @@ def with_view(
     if any(new is not old for new, old in zip(exceptions, chain.children, strict=True)):
         chain = Component(chain.name, chain.value, chain.contributes, chain.hint, exceptions)
     return replace(fingerprint, tree=_fingerprint_node(view, chain))
-
-
-def _with_value(exception: Component, value: str) -> Component:
-    """An exception's component showing `value`: its `value` leaf is the one after its type."""
-    children = exception.children
-    shown = children[1].value if len(children) > 1 and children[1].name == "value" else ""
-    if shown == value:
-        return exception
-    kept = [children[0], leaf("value", value, _VALUE_HINT)] if value else [children[0]]
-    kept += [child for child in children[1:] if child.name != "value"]
-    return Component(exception.name, exception.value, exception.contributes, exception.hint, tuple(kept))
 
 
 def _earlier_hashes(
@@ -242,7 +218,7 @@ def _earlier_hashes(
 ) -> tuple[str, ...]:
     """The frames and site hashes this version gave a trace before its builtins were the runtime's
     (the all-frames hash does not depend on whose code a frame is)."""
-    only = _contributing_role(trace, earlier.roles)
+    only = contributing_role(trace, earlier.roles)
     hashes = []
     if only is not None:
         tree = _trace_tree(view, trace, earlier.roles, values, recursion, only=only, collapsed=collapsed)
@@ -299,7 +275,7 @@ def _previous_hashes(
     if same:
         tree, system, only = current
     else:
-        only = _contributing_role(old_trace, old_roles)
+        only = contributing_role(old_trace, old_roles)
         recursion = [recursion_hints(e.frames) for e in old_trace.exceptions]
         system = _trace_tree(view, old_trace, old_roles, values, recursion, only=None, legacy=True)
         tree = (
@@ -314,17 +290,6 @@ def _previous_hashes(
     return tuple(hashes)
 
 
-def _contributing_role(trace: ParsedTrace, roles: TraceRoles) -> Contributing | None:
-    """`app` when the chain has app frames, else `test` when it has test frames, else None (all
-    frames). Other goroutines of a Go dump are not looked at."""
-    found: set[Role] = set()
-    for exception, exception_roles in zip(trace.exceptions, roles.frames, strict=True):
-        if trace.runtime == "go" and exception.relation == "context":
-            continue
-        found.update(role.role for role in exception_roles)
-    return "app" if "app" in found else "test" if "test" in found else None
-
-
 def _trace_tree(
     view: EventView,
     trace: ParsedTrace,
@@ -336,35 +301,8 @@ def _trace_tree(
     legacy: bool = False,
     collapsed: list[int] | None = None,
 ) -> Component:
-    exceptions: list[Component] = []
-    for index, exception in enumerate(trace.exceptions):
-        other_goroutine = trace.runtime == "go" and exception.relation == "context"
-        stack = _stack_component(
-            trace.runtime, exception.frames, roles.frames[index], only, tuple(recursion[index]), legacy
-        )
-        value = values[index] if index < len(values) else exception.value
-        exceptions.append(
-            node(
-                "exception",
-                leaf("type", short_type(exception.type) or exception.type),
-                leaf("value", value, _VALUE_HINT) if value else None,
-                leaf(
-                    "recursion",
-                    _count(collapsed[index], "frame"),
-                    "ignored due to recursion: it repeats a recursion cycle the error was raised in "
-                    "(its outermost pass is kept)",
-                )
-                if collapsed and collapsed[index]
-                else None,
-                stack,
-                value=exception.relation,
-                hint="other goroutines do not contribute" if other_goroutine else None,
-            )
-        )
-    chain = _CHAIN[only]
-    if only is not None and roles.owner:
-        chain += f" (the app's code: {roles.owner})"
-    return _fingerprint_node(view, node("chain", *exceptions, value=chain))
+    chain = chain_tree(trace, roles, values, recursion, only=only, legacy=legacy, collapsed=collapsed)
+    return _fingerprint_node(view, chain)
 
 
 def _fingerprint_node(view: EventView, chain: Component) -> Component:
@@ -373,37 +311,10 @@ def _fingerprint_node(view: EventView, chain: Component) -> Component:
         "fingerprint",
         leaf("service", view.service),
         chain,
-        leaf("message", view.normalized_message, _VALUE_HINT) if view.normalized_message else None,
+        leaf("message", view.normalized_message, VALUE_HINT) if view.normalized_message else None,
         *_never_split(view),
         value=FINGERPRINT_VERSION,
     )
-
-
-def _stack_component(
-    runtime: str,
-    frames: tuple[Frame, ...],
-    roles: tuple[FrameRole, ...],
-    only: Contributing | None,
-    recursion: tuple[str | None, ...],
-    legacy: bool,
-) -> Component:
-    """An exception's stack: one component per frame, with why each is or is not used. The same
-    object for the same frames read the same way (memoised: components are immutable, and a
-    problem's frames recur in every occurrence, whatever its message), so its part of the hash
-    input is worked out once."""
-    key = (runtime, frames, roles, only, recursion, legacy)
-    found = _STACKS.get(key)
-    if found is None:
-        components = frame_components(frames, roles, only, list(recursion), legacy=legacy)
-        found = node(
-            "stacktrace",
-            *components,
-            leaf("line-numbers", "ignored", "line numbers never contribute") if components else None,
-            value=f"{runtime}, {_count(len(frames), 'frame')}",
-            hint=_why_no_frame_contributes(components),
-        )
-        _STACKS.put(key, found)
-    return found
 
 
 def template_fingerprint(
@@ -428,10 +339,6 @@ def template_fingerprint(
     return Fingerprint("template", hash_tree(tree, FINGERPRINT_VERSION), tree)
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
 def _never_split(view: EventView) -> list[Component]:
     out = []
     if view.environment:
@@ -439,14 +346,3 @@ def _never_split(view: EventView) -> list[Component]:
     if view.service_version:
         out.append(leaf("service-version", view.service_version, "versions never split a group"))
     return out
-
-
-def _why_no_frame_contributes(frames: list[Component]) -> str | None:
-    """The reasons none of an exception's frames contributes (None when one does): an ignored
-    stack is rendered on one line, so its frames' reasons are said there."""
-    if not frames:
-        return "no frames"
-    if any(frame.effective for frame in frames):
-        return None
-    reasons = list(dict.fromkeys(frame.hint for frame in frames if frame.hint))
-    return "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "") if reasons else None
