@@ -7,6 +7,7 @@
     text.py      one text: cut, sanitised, redacted (`redact_text`)
     tokens.py    vendor tokens by format (gitleaks' rule families)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
+    pair_values.py  whether the value a name points at is the secret: not a placeholder, not prose
     keys.py      which names are secret or personal (Sentry's default scrubbing list and more)
     personal.py  e-mail, phone (E.164 and national formats), SSN, UK NI, Aadhaar, CPF, IBAN, card numbers,
                  client IPs, each confirmed before it is replaced

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
 from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
-from rounds_bot.redact.pairs import credential_shaped
+from rounds_bot.redact.pair_values import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.split import StreamWatch

@@ -7,62 +7,31 @@ The same holds in the other shapes code and configuration give a name and its va
 its rules in: a typed declaration (`var apiToken string = ...`), every assignment operator (`:=`, `::=`,
 `.=`, `??=`, `+=`, `=>`), an XML element or attribute, a JSON name/value pair, a YAML block scalar, a
 property set in a call, a CSV row.
-After a name and a colon and a space, a value is only taken when it looks like a credential, not prose (a
-digit, a symbol, mixed case or length): `invalid token: signature has expired` keeps its words.
+After a name and a colon and a space, a value is only taken when it looks like a credential, not prose;
+those tests, and the ones each rule below passes its match to, are in `pair_values.py`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import itertools
-import math
 import re
-from collections import Counter
 
-from rounds_bot.redact.keys import REFUSED_NAME_ENDINGS, SECRET_NAME_WORDS, maybe_secret, secret_category
+from rounds_bot.redact.keys import REFUSED_NAME_ENDINGS, SECRET_NAME_WORDS
+from rounds_bot.redact.pair_values import (
+    _accept_basic,
+    _accept_block,
+    _accept_listed,
+    _accept_named,
+    _accept_pair,
+    _code_like,
+    _has_pair,
+    _next_line_value,
+    _placeholder,
+    _prose_like,
+    _reset_token,
+    _token_like,
+)
 from rounds_bot.redact.rule import Rule, rule
 
-_PLACEHOLDERS = {
-    "",
-    "null",
-    "none",
-    "nil",
-    "true",
-    "false",
-    "undefined",
-    "***",
-    "****",
-    "redacted",
-    "[redacted]",
-    "[filtered]",
-    "<redacted>",
-    "xxx",
-    "required",
-    "missing",
-    "invalid",
-    "expired",
-    "empty",
-}
-
-_SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
-# authentication methods a log names after `auth:` (Hadoop's `auth:SIMPLE`, `auth:KERBEROS`): what tells two
-# errors apart, not a credential
-_SCHEMES |= {
-    "simple",
-    "kerberos",
-    "oauth",
-    "oauth2",
-    "sasl",
-    "plain",
-    "ldap",
-    "saml",
-    "oidc",
-    "anonymous",
-    "cert",
-}
-#: a status code or a version under a secret's name (sendmail's `dsn=4.0.0`) is not the secret
-_DOTTED_NUMBER = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
 # A name is read possessively (`{0,60}+`): no character that can follow it (a quote, a separator, a space)
 # can be part of it, so giving characters back could never make a match; not trying saves most of the time.
 _PAIR_BODY = (
@@ -89,76 +58,6 @@ _FLAG = re.compile(
 )
 
 
-_IDENTIFIER = re.compile(r"(?:[A-Z][a-z]+){2,6}")
-
-
-def _prose_like(value: str) -> bool:
-    """A lowercase word, or a class's name (`TokenExpiredError`), not a credential."""
-    return (value.isalpha() and value.islower() and len(value) < 24) or bool(_IDENTIFIER.fullmatch(value))
-
-
-#: what a generated credential is made of: letters, digits and the symbols of base64, URL-safe tokens and
-#: percent-encoded cookie values
-_CREDENTIAL = re.compile(r"[A-Za-z0-9_\-+/=%]{16,500}")
-
-
-_HEX_RUN = re.compile(r"[0-9a-fA-F]+")
-
-
-def credential_shaped(value: str) -> bool:
-    """A value that looks generated rather than written: 16 characters or more of letters and digits (and
-    base64's symbols), both present, above gitleaks' entropy bar for its generic rule (3.5 bits a char)."""
-    if not _CREDENTIAL.fullmatch(value) or value.isdigit():
-        return False
-    counts = Counter(value)
-    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
-    if any(ch.isdigit() for ch in value):
-        # 16 hex digits carry 4 bits a character at most: a random 32-hex key falls under 3.5 one time in
-        # twenty, so hex of that length has gitleaks' lower bar for hex keys (3 bits)
-        return entropy >= (3.0 if len(value) >= 32 and _HEX_RUN.fullmatch(value) else 3.5)
-    # letters alone: random case, not CamelCase words (`InvalidArgumentException`)
-    changes = sum(
-        a.isupper() != b.isupper() for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha()
-    )
-    return entropy >= 3.5 and changes * 5 >= len(value) * 2  # random case changes about every other letter
-
-
-def _accept_pair(match: re.Match[str]) -> bool:
-    if secret_category(match["key"]) is None:
-        return maybe_secret(match["key"]) and credential_shaped(match["value"].strip("\\\"'`").rstrip(".:"))
-    value = match["value"]
-    quoted = value[:1] in "\"'`\\"
-    bare = value.strip("\\\"'`").strip()
-    if _placeholder(bare) or bare.lower() in _SCHEMES or _DOTTED_NUMBER.fullmatch(bare):
-        return False
-    loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
-    return quoted or not loose or not _prose_like(bare)
-
-
-def _accept_named(match: re.Match[str]) -> bool:
-    """A value under a secret's name that is not a placeholder (the shapes below name it otherwise)."""
-    if secret_category(match["key"]) is None:
-        return False
-    return not _placeholder(match["value"].strip("\"'").strip())
-
-
-def _placeholder(bare: str) -> bool:
-    """A value that stands for none (`null`, `***`), a template's (`${TOKEN}`), or one already redacted."""
-    lowered = bare.lower()
-    return lowered in _PLACEHOLDERS or bare.startswith(("${", "{{", "%s", "<")) or "[redacted:" in lowered
-
-
-def _accept_listed(match: re.Match[str]) -> bool:
-    """A bare value after a secret's name and a comma (CSV) only when it looks like a credential."""
-    value = match["value"]
-    mixed = any(ch.isupper() for ch in value) and any(ch.islower() for ch in value) and len(value) >= 16
-    credential = mixed or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
-    if not credential:
-        return False
-    key = _named_behind(match, spaced=False)
-    return key is not None and secret_category(key) is not None and not _placeholder(value)
-
-
 # Names and values in other shapes than `name=value`. Each names its groups `key` and `value`.
 _QUOTED_VALUE = r"""(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
 #: `<apiToken>...</apiToken>`, the value alone in the element (whitespace and line breaks around it)
@@ -179,62 +78,6 @@ _NAME_VALUE = (
 _LISTED = r""",[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
 #: YAML block scalars: `api_token: |` (or `>`) and the value on the next, indented line
 _BLOCK = r""":[ \t]{0,3}[|>][-+]?[ \t]*\n[ \t]{1,40}(?P<value>[^\s]{1,500})"""
-#: the name right before a match that starts at its separator (`_LISTED`, `_BLOCK`)
-_KEY_BEHIND = re.compile(r"""(?<![\w.$@-])([A-Za-z_][\w.-]{0,60})[ \t]{0,3}\Z""")
-
-
-def _named_behind(match: re.Match[str], spaced: bool) -> str | None:
-    """The secret's name right before `match` (a space allowed before a colon, none before a comma)."""
-    found = _KEY_BEHIND.search(match.string, max(match.start() - 64, 0), match.start())
-    if found is None or (not spaced and found.end(1) != match.start()):
-        return None
-    return found.group(1)
-
-
-def _accept_block(match: re.Match[str]) -> bool:
-    key = _named_behind(match, spaced=True)
-    return (
-        key is not None and secret_category(key) is not None and not _placeholder(match["value"].strip("\"'"))
-    )
-
-
-def _accept_basic(match: re.Match[str]) -> bool:
-    """Basic credentials decode to `user:password`; a word after "basic" does not."""
-    encoded = match.group(1)
-    try:
-        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return False
-    return ":" in decoded and decoded.isprintable()
-
-
-def _has_pair(match: re.Match[str]) -> bool:
-    """A cookie header's value is `name=value` pairs; `Cookie: parse error in CookieSerializer` is prose."""
-    return "=" in match.group(1)
-
-
-def _code_like(match: re.Match[str]) -> bool:
-    """An authorization code or a link's token: generated (letters and digits, or long), not a word."""
-    value = match.group(1)
-    return len(value) >= 24 or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
-
-
-def _reset_token(match: re.Match[str]) -> bool:
-    return credential_shaped(match.group(1)) or (len(match.group(1)) >= 32 and _code_like(match))
-
-
-_NAME_BEHIND = re.compile(r"""["']?([A-Za-z_][\w.-]{0,60})["']?[ \t]{0,3}\Z""")
-
-
-def _next_line_value(match: re.Match[str]) -> bool:
-    """`password:` at the end of a line and the value alone on the next one."""
-    if match.group(0)[0] in "wi" and match.string[match.start() - 1 : match.start()] not in (" ", "\t"):
-        return False  # `was` and `is` after a name and a space, not inside a word
-    name = _NAME_BEHIND.search(match.string, max(match.start() - 70, 0), match.start())
-    if name is None or secret_category(name.group(1)) is None:
-        return False
-    bare = match["value"].strip("\\\"'`")
-    return not _placeholder(bare) and not _prose_like(bare) and len(bare) >= 6
 
 
 #: a value on its own, quoted or bare: what a command line or a connection string gives a password as
@@ -244,11 +87,6 @@ _NEXT_LINE = (
     r"""(?m)(?::|=>|=|was|is)"""
     r"""[ \t]*\r?\n[ \t]{0,40}(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}'|[^\s"']{1,500})[ \t,;]*$"""
 )
-
-
-def _token_like(match: re.Match[str]) -> bool:
-    value = match.group(1)
-    return any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value)
 
 
 PAIRS: tuple[Rule, ...] = (
