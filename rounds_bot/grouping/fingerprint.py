@@ -153,12 +153,16 @@ def trace_fingerprint(
     only = contributing_role(trace, roles)
     recursion = [recursion_hints(e.frames) for e in trace.exceptions]
     collapsed = _collapsed_counts(trace, previous)
-    system = _trace_tree(view, trace, roles, normalized_values, recursion, only=None, collapsed=collapsed)
+    system = _fingerprint_node(
+        view, chain_tree(trace, roles, normalized_values, recursion, only=None, collapsed=collapsed)
+    )
     system_hash = hash_tree(system, FINGERPRINT_VERSION)
     tree = (
         system
         if only is None
-        else _trace_tree(view, trace, roles, normalized_values, recursion, only=only, collapsed=collapsed)
+        else _fingerprint_node(
+            view, chain_tree(trace, roles, normalized_values, recursion, only=only, collapsed=collapsed)
+        )
     )
     others: tuple[str, ...] = () if only is None else (system_hash,)
     names: tuple[str, ...] = () if only is None else ("system",)
@@ -192,7 +196,7 @@ def with_view(
     differs enters only leaves built with a hint (`message`, `value`, `_never_split`), which never
     contribute, so they are left out of every hash input (`components.hash_tree`); the service is
     part of what the caller keys a fingerprint on. So the tree is `fingerprint`'s with those leaves
-    built for this view and values as `_trace_tree` builds them, around the same stacks. A test
+    built for this view and values as `chain_tree` builds them, around the same stacks. A test
     compares both on the labelled traces."""
     tree = fingerprint.tree
     chain = next(child for child in tree.children if child.name == "chain")
@@ -221,7 +225,9 @@ def _earlier_hashes(
     only = contributing_role(trace, earlier.roles)
     hashes = []
     if only is not None:
-        tree = _trace_tree(view, trace, earlier.roles, values, recursion, only=only, collapsed=collapsed)
+        tree = _fingerprint_node(
+            view, chain_tree(trace, earlier.roles, values, recursion, only=only, collapsed=collapsed)
+        )
         hashes.append(hash_tree(tree, FINGERPRINT_VERSION))
     site_tree = _site_tree(view, trace, earlier.site)
     if site_tree is not None:
@@ -277,32 +283,21 @@ def _previous_hashes(
     else:
         only = contributing_role(old_trace, old_roles)
         recursion = [recursion_hints(e.frames) for e in old_trace.exceptions]
-        system = _trace_tree(view, old_trace, old_roles, values, recursion, only=None, legacy=True)
+        system = _fingerprint_node(
+            view, chain_tree(old_trace, old_roles, values, recursion, only=None, legacy=True)
+        )
         tree = (
             system
             if only is None
-            else _trace_tree(view, old_trace, old_roles, values, recursion, only=only, legacy=True)
+            else _fingerprint_node(
+                view, chain_tree(old_trace, old_roles, values, recursion, only=only, legacy=True)
+            )
         )
     hashes = [hash_tree(tree, PREVIOUS_VERSION)]
     if only is not None:
         hashes.append(hash_tree(system, PREVIOUS_VERSION))
     hashes.extend(hash_tree(system, version) for version in LEGACY_VERSIONS)
     return tuple(hashes)
-
-
-def _trace_tree(
-    view: EventView,
-    trace: ParsedTrace,
-    roles: TraceRoles,
-    values: list[str],
-    recursion: list[list[str | None]],
-    *,
-    only: Contributing | None,
-    legacy: bool = False,
-    collapsed: list[int] | None = None,
-) -> Component:
-    chain = chain_tree(trace, roles, values, recursion, only=only, legacy=legacy, collapsed=collapsed)
-    return _fingerprint_node(view, chain)
 
 
 def _fingerprint_node(view: EventView, chain: Component) -> Component:
