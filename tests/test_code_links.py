@@ -13,7 +13,7 @@ from signature_samples import a_signature
 
 from rounds_bot.code.history import resolve_revision, suspect_commit
 from rounds_bot.code.locate import CodeLocator, LinkedFrame
-from rounds_bot.code.mapping import CodeMap, PathRule
+from rounds_bot.code.mapping import CodeMap, PathRule, _wanted_suffix
 from rounds_bot.code.owners import owners_of
 from rounds_bot.errors import ConfigError
 from rounds_bot.grouping.inapp import InAppRules
@@ -180,6 +180,22 @@ def test_without_a_repository_frames_stay_plain_text(tmp_path):
     context = locator.locate(signature)
     assert context.frames and all(f.url is None and f.repo_path is None for f in context.frames)
     assert "](" not in code_section(context) and "`/srv/app/shop/pricing.py:6`" in code_section(context)
+
+
+def test_a_path_whose_file_name_is_not_in_the_checkout_maps_as_the_full_suffix_match_does():
+    """A frame whose file name names no file of the checkout is answered before its path is split: the
+    answer is the full suffix match's, for odd paths too (trailing slashes, `.` and `..` parts, a root)."""
+    files = ["shop/pricing.py", "shop/api/orders.py", "inventory/com/acme/Warehouse.java", "b", "x.py"]
+    printed = [
+        "/srv/app/shop/pricing.py", "/srv/app/shop/unknown.py", "shop/api/orders.py/", "a//b", "a/b/.",
+        "a/b/..", "/", "//", "//x.py", "./x.py", "x.py/.", "C:/shop/pricing.py", "Warehouse.java",
+        "Missing.java", "shop/pricing.py//", "",
+    ]  # fmt: skip
+    code_map = CodeMap(files)
+    for text in printed:
+        frame = Frame("f", module="com.acme.Warehouse", filename=text)
+        slow = code_map._longest_suffix_match(_wanted_suffix(frame, text)) if text else None
+        assert code_map.repo_path(frame) == slow, text
 
 
 def test_a_remembered_mapping_answers_as_the_map_does_for_each_path_and_module():

@@ -31,7 +31,7 @@ from rounds_bot.code.mapping import CodeMap, PathRule
 from rounds_bot.code.owners import owners_of
 from rounds_bot.grouping.crash_site import Site, crash_site
 from rounds_bot.grouping.frames import frame_key, legacy_frame_key
-from rounds_bot.grouping.inapp import FrameRole, InAppRules
+from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime, parse_stacktrace
 from rounds_bot.models import AttributeValue, ErrorEvent, Frozen
 from rounds_bot.settings import Settings
@@ -163,15 +163,17 @@ class CodeLocator:
         listed (at most MAX_FRAMES), each run of others' frames as one entry."""
         roles = self.in_app.roles(trace)
         # the stored site first; the representative's own when the stored one is not in its trace (a
-        # signature whose first occurrence's trace differs, or a site stored by an older rule)
+        # signature whose first occurrence's trace differs, or a site stored by an older rule): worked out
+        # only then, as the stored one is found in almost every trace
         stored_site = Site.from_key(stored).crash_site  # without the root cause's part
-        for site in dict.fromkeys(s for s in (stored_site, crash_site(trace, roles)) if s):
-            for exception, exception_roles in zip(trace.exceptions, roles.frames, strict=True):
-                pairs = list(zip(exception.frames, exception_roles, strict=True))
-                start = next((i for i, (f, r) in enumerate(pairs) if r.in_app and site in _keys(f)), None)
-                if start is not None:
-                    return self._listed(pairs[start:], revision), start, "stacktrace"
-        return None
+        found = _from_site(trace, roles, stored_site) if stored_site else None
+        if found is None:
+            own = crash_site(trace, roles)
+            found = _from_site(trace, roles, own) if own and own != stored_site else None
+        if found is None:
+            return None
+        pairs, start = found
+        return self._listed(pairs[start:], revision), start, "stacktrace"
 
     def _listed(self, pairs: list[tuple[Frame, FrameRole]], revision: str | None) -> list[LinkedFrame]:
         # an entry is the app's frame linked, or a run of others' frames as (its first frame, its length)
@@ -277,6 +279,19 @@ def _runtime_of(attributes: dict[str, AttributeValue]) -> Runtime | None:
     language = attributes.get("telemetry.sdk.language")
     if isinstance(language, str) and language in _SDK_RUNTIMES:
         return _SDK_RUNTIMES[language]
+    return None
+
+
+def _from_site(
+    trace: ParsedTrace, roles: TraceRoles, site: str
+) -> tuple[list[tuple[Frame, FrameRole]], int] | None:
+    """The frames (with their roles) of the first exception that holds `site` in the app's code, and the
+    site's position among them; None when no exception does."""
+    for exception, exception_roles in zip(trace.exceptions, roles.frames, strict=True):
+        pairs = list(zip(exception.frames, exception_roles, strict=True))
+        start = next((i for i, (f, r) in enumerate(pairs) if r.in_app and site in _keys(f)), None)
+        if start is not None:
+            return pairs, start
     return None
 
 

@@ -93,6 +93,11 @@ class CodeMap:
                 return candidate if candidate in self.files else None
         if not printed or any(marker in printed for marker in _INSTALLED):
             return None
+        name = printed.rstrip("/").rpartition("/")[2]
+        if name not in ("", ".", "..") and name not in self._by_name:
+            # the file name a suffix match ends with (`_wanted_suffix`'s last part, read here without
+            # splitting the path) names no file of the checkout: no candidate, as the match would find
+            return None
         wanted = _wanted_suffix(frame, printed)
         return self._longest_suffix_match(wanted)
 

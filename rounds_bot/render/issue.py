@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
-from jinja2 import Environment
+from jinja2 import Environment, Template
 from pydantic import Field
 
 from rounds_bot.headline import trim, unmarked
@@ -85,6 +86,13 @@ def _environment() -> Environment:
     return md.environment()
 
 
+# the template ships with the package and the environment never reloads it (`markdown.environment`): looked
+# up once, not for each of the thousands of bodies a round renders
+@cache
+def _template() -> Template:
+    return _environment().get_template("issue.md.j2")
+
+
 def issue_title(view: IssueView) -> str:
     return md.title_text(trim(f"[{view.service}] {view.title}", TITLE_CHARS), TITLE_CHARS)
 
@@ -145,7 +153,7 @@ def _words(text: str) -> str:
 
 
 def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
-    template = _environment().get_template("issue.md.j2")
+    template = _template()
     # a span error's type is its status code, which the sentence starts with already
     kind = md.code(view.error_type) if view.error_type and not view.error_type.isdigit() else "An error"
     sentence = _sentence(trim(unmarked(view.summary or view.normalized_message), SUMMARY_CHARS))
