@@ -226,9 +226,10 @@ class CodeLocator:
         if repo_path and revision:
             anchor = f"#L{frame.lineno}" if frame.lineno else ""
             url = self._url(f"blob/{revision}/{quote(repo_path)}{anchor}")
-        # built from typed values (a parsed frame's, the map's path, the URL made above): nothing to
-        # validate, and a round lists a hundred thousand frames
-        return LinkedFrame.model_construct(
+        # validated, though built from typed values (a parsed frame's, the map's path, the URL made above):
+        # pydantic's validator (compiled) makes one faster than `model_construct` (Python) does, and a
+        # round lists a hundred thousand frames
+        return LinkedFrame(
             function=frame.function,
             printed=_printed(frame),
             repo_path=repo_path,
@@ -304,9 +305,9 @@ def _keys(frame: Frame) -> tuple[str, str]:
 
 def _others(first: Frame, count: int) -> LinkedFrame:
     """A run of `count` frames of libraries or the runtime, named by its first."""
-    return LinkedFrame.model_construct(
+    return LinkedFrame(
         function=first.function, printed=_printed(first), kind="other", count=count
-    )  # typed values, as `_link`'s
+    )  # validated, as `_link`'s
 
 
 def _printed(frame: Frame) -> str:
