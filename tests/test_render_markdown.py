@@ -220,3 +220,27 @@ def test_text_with_nothing_to_escape_is_passed_through_as_the_full_rule_leaves_i
     monkeypatch.setattr(md, "_ANY_CONSTRUCT", re.compile(""))  # found everywhere: every rule runs
     assert fast == [md._escape_plain(line) for line in lines]
     assert sum(a == b for a, b in zip(fast, lines, strict=True)) > len(lines) // 4  # the fast path is taken
+
+
+def _every_rule(text: str) -> str:
+    """`_escape_plain` with every rule run, wherever it can match or not."""
+    text = md._ALWAYS.sub(lambda m: "\\" + m.group(0), text)
+    text = md._UNDERSCORE.sub(r"\\_", text)
+    text = md._ENTITY.sub(r"\\&", text)
+    text = md._MENTION.sub("@" + md.BREAK, text)
+    text = md._REFERENCE.sub(lambda m: f"{m.group(1)}-{md.BREAK}" if m.group(1) else "#" + md.BREAK, text)
+    text = md._AUTOLINK.sub(lambda m: f"{m.group(1)}{md.BREAK}." if m.group(1) else md.BREAK + "//", text)
+    text = md._HEADING.sub(r"\\#", text)
+    return md._LINE_START.sub(
+        lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text
+    )
+
+
+def test_a_rule_skipped_for_text_without_its_characters_leaves_what_running_it_leaves(shared_data):
+    """`_escape_plain` runs a slow rule only where a character all its matches hold is in the text: the
+    same escaping as running every rule, on the corpora and on texts made to hold each construct."""
+    texts = _texts(shared_data)
+    constructs = ("_", "#1", "gh-2", "GH-3", "//", "www.", "Www.")
+    texts += [f"{a}{b}{c}" for a in ("", "x", "x:", " ") for b in constructs for c in ("", "1", "a", " x")]
+    lines = [md._SPACES.sub(" ", md.visible(text).replace("\n", " ")).strip() for text in texts]
+    assert [md._escape_plain(line) for line in lines] == [_every_rule(line) for line in lines]

@@ -88,11 +88,16 @@ def _escape_plain(text: str) -> str:
     if not _ANY_CONSTRUCT.search(text):
         return text  # none of the patterns below can match: each would leave it as it is
     text = _ALWAYS.sub(lambda m: "\\" + m.group(0), text)
-    text = _UNDERSCORE.sub(r"\\_", text)
+    # the patterns with a look-behind are slow to search even where they find nothing: each runs only
+    # where a character every one of its matches holds is in the text (without one it leaves it as it is)
+    if "_" in text:
+        text = _UNDERSCORE.sub(r"\\_", text)
     text = _ENTITY.sub(r"\\&", text)
     text = _MENTION.sub("@" + BREAK, text)
-    text = _REFERENCE.sub(lambda m: f"{m.group(1)}-{BREAK}" if m.group(1) else "#" + BREAK, text)
-    text = _AUTOLINK.sub(lambda m: f"{m.group(1)}{BREAK}." if m.group(1) else BREAK + "//", text)
+    if "#" in text or "-" in text:  # `#12`, `GH-12`
+        text = _REFERENCE.sub(lambda m: f"{m.group(1)}-{BREAK}" if m.group(1) else "#" + BREAK, text)
+    if "//" in text or "." in text:  # `://`, `www.`
+        text = _AUTOLINK.sub(lambda m: f"{m.group(1)}{BREAK}." if m.group(1) else BREAK + "//", text)
     text = _HEADING.sub(r"\\#", text)
     return _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text)
 
