@@ -200,6 +200,7 @@ def _texts(shared_data) -> list[str]:
         "x:" + "//y",
         "tab\there",
         "line\r\nbreak",
+        "cr\ronly\r\r\n\n\tend\x0bvt\x00nul\x1besc",
         "\u2028sep",
         "zero\u200bwidth",
         "é accent",

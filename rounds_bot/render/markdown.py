@@ -65,8 +65,12 @@ _SPACES_TABLE = str.maketrans({"\t": " ", "\r": " ", "\u2028": " ", "\u2029": " 
 def visible(text: str) -> str:
     """`text` without invisible characters (`redact.sanitize`: control, bidi, zero-width, tag, private-use);
     tabs and line or paragraph separators become spaces."""
-    if text.isascii() and text.isprintable():
-        return text  # no control character, tab or separator: nothing to take out or turn into a space
+    if text.isascii():
+        if text.isprintable():
+            return text  # no control character, tab or separator: nothing to take out or turn into a space
+        # of `_SPACES_TABLE`'s characters only the tab and the carriage return are ASCII: replaced as the
+        # table would (a stack trace's lines read in one pass each, not a character at a time)
+        return sanitize(text.replace("\r\n", "\n").replace("\t", " ").replace("\r", " "))
     return sanitize(text.replace("\r\n", "\n").translate(_SPACES_TABLE))
 
 
