@@ -98,3 +98,31 @@ def test_bars_count_each_moment_in_the_bin_its_date_falls_in_for_every_bin_size(
         first = epoch + ((min(counts) - epoch) // step) * step
         starts = [s for s in (end - step * i for i in reversed(range(MAX_BARS))) if s + step > first] or [end]
         assert bars(occurrence_chart(counts)) == _bars_by_dates(counts, starts, step)
+
+
+def test_the_bars_shown_start_with_the_first_occurrences_bin_whatever_the_history():
+    """The first bar shown is the first occurrence's bin (the bins start whole steps apart, so it is counted,
+    not searched for), or the oldest of the MAX_BARS bins when the history is longer."""
+    picker = random.Random(7)
+    for _ in range(300):
+        last = T0 + timedelta(seconds=picker.uniform(0, 10**7))
+        first = last - timedelta(seconds=picker.choice((0, 1, 299, 300, 301, 3600 * 30, 86_400 * 400)))
+        counts = {first: 1, last: 2} if first != last else {last: 3}
+        chart = occurrence_chart(counts, mermaid=False)
+        unit = chart.split("per ", 1)[1].split(" (UTC)")[0]
+        step = {
+            "5 minutes": timedelta(minutes=5),
+            "hour": timedelta(hours=1),
+            "6 hours": timedelta(hours=6),
+            "day": timedelta(days=1),
+        }.get(unit, timedelta(days=7))
+        epoch = datetime(1970, 1, 1, tzinfo=UTC)
+        end = epoch + ((last - epoch) // step) * step
+        start = epoch + ((first - epoch) // step) * step
+        every = [end - step * i for i in reversed(range(MAX_BARS))]
+        starts = every[next(i for i, s in enumerate(every) if s + step > start) :]
+        x_axis = next(line for line in occurrence_chart(counts).splitlines() if "x-axis" in line)
+        label_format = {"day": "%Y-%m-%d", "week": "%Y-%m-%d"}.get(unit, "%m-%d %H:00")
+        label_format = "%m-%d %H:%M" if unit == "5 minutes" else label_format
+        assert x_axis.count('"') == 2 * len(starts)
+        assert x_axis.split("[", 1)[1].startswith(f'"{starts[0].strftime(label_format)}"')

@@ -33,10 +33,11 @@ def occurrence_chart(counts: Mapping[datetime, int], *, mermaid: bool = True) ->
     step, unit, label_format = next(
         ((s, u, f) for s, u, f in BINS if _floor(now, s) - _floor(first, s) < s * MAX_BARS), BINS[-1]
     )
-    every_start, every_label = _bins(_floor(now, step), step, label_format)
-    # the bins from the first occurrence's on (the last bin always is)
-    first_bin = _floor(first, step)
-    shown = next(i for i, s in enumerate(every_start) if s + step > first_bin)
+    last_bin, first_bin = _floor(now, step), _floor(first, step)
+    every_start, every_label = _bins(last_bin, step, label_format)
+    # the bins from the first occurrence's on (the last bin always is): the bins start whole steps apart,
+    # so the first occurrence's is as many bins before the last as whole steps lie between their starts
+    shown = max(MAX_BARS - 1 - (last_bin - first_bin) // step, 0)
     starts, labels = every_start[shown:], list(every_label[shown:])
     bars = [0] * len(starts)
     # a moment's bar: how many steps its bin starts after the first bar's (both are whole steps from
