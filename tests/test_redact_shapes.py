@@ -218,6 +218,14 @@ def test_an_aadhaar_number_with_a_wrong_check_digit_is_not_one():
     assert "national_id" not in redact_with_report(f"aadhaar {_wrong_aadhaar()} rejected").counts
 
 
+@pytest.mark.parametrize("after", ["", " 0", " 12", " 0,1", " 12345", " attempts"])
+def test_an_aadhaar_number_followed_by_a_lone_number_is_still_redacted(after):
+    # found by fuzzing: `ekyc failed for 5360 4870 4954 0` kept the number whole
+    text = f"ekyc failed for 5360 4870 4954{after}"
+    assert "5360 4870 4954" not in redact(text)
+    assert "national_id" in redact_with_report(text).counts
+
+
 # --- what must come out as it went in -----------------------------------------------------------------------
 
 

@@ -241,7 +241,10 @@ PERSONAL: tuple[Rule, ...] = (
         "national_id",
         r"(?P<nino>[A-CEGHJ-PR-TW-Z](?<![A-Za-z0-9][A-Z])[A-CEGHJ-NPR-TW-Z](?<!BG|GB|KN|NK|NT|TN|ZZ)"
         r"(?: ?\d{2}){3} ?[A-D](?![A-Za-z0-9]))"
-        r"|\d(?<![\w.-]\d)(?:(?<=[2-9])(?<!\d[ ]\d)\d{3}(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}(?![\w-]| \d)"
+        # (an Aadhaar's last group may be followed by a lone number, not by a fourth group of four: a
+        # card-shaped 4-4-4-4 number is the card rule's to judge)
+        r"|\d(?<![\w.-]\d)(?:(?<=[2-9])(?<!\d[ ]\d)\d{3}(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}"
+        r"(?![\w-]| \d{4}(?![\w-]))"
         r"|\d{2}\.\d{3}\.\d{3}-\d{2}(?![\w.-]))",
         accept=lambda m: m["nino"] is not None or (_cpf(m) if "." in m.group(0) else _aadhaar(m)),
     ),
