@@ -36,11 +36,11 @@ from rounds_bot.redact.scan_chars import scan_bytes
 _parser = re._parser  # type: ignore[attr-defined]  # the standard library's own reading of a pattern
 #: characters of blocks of lines remembered in one generation; past it a new one starts (the blocks used in
 #: the last generation stay: the frames of the traces of a round's bugs)
-BLOCK_MEMO_CHARS = 8_000_000
+BLOCK_MEMO_CHARS = 4_000_000
 #: what an entry costs besides its characters (the dict's slot, the string's header), counted against it
 _ENTRY_COST = 64
 #: digests of blocks seen once kept (past it, forgotten: a block then waits one more sight)
-_SEEN_ONCE = 200_000
+_SEEN_ONCE = 50_000
 _SINGLE = frozenset({"LITERAL", "NOT_LITERAL", "IN", "ANY"})
 _REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
 _NEWLINE = ord("\n")
