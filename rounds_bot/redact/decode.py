@@ -19,13 +19,16 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from urllib.parse import unquote
 
 from rounds_bot.redact.rule import REDACTED
 
 #: judge(view) -> (the view redacted, the categories it found)
 Judge = Callable[[str], tuple[str, list[str]]]
+#: spans (start, end) of a text, in order, outside which it holds no run `_runs` decodes or that turns its hex
+#: pass on (the lines a scan found one of `SCAN_GATES` in: no run holds a newline); None: anywhere
+Where = Sequence[tuple[int, int]] | None
 
 _ESCAPE = re.compile(r"""\\(?:u([0-9A-Fa-f]{4})|(["\\/']))""")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -73,21 +76,35 @@ SCAN_GATES = {
 HEX_GATE = "hex run"
 
 
-def hex_runs_hide_nothing(text: str) -> bool:
+def hex_runs_hide_nothing(text: str, where: Where = None) -> bool:
     """True when no hex run of `text` decodes to text (`_from_hex`): the hex pass of `_runs` then finds
-    nothing to judge."""
+    nothing to judge. `where`: the spans the runs are in (`Where`)."""
     if _HEXISH.fullmatch(text):
         # hex alone (an id, a hash): a run `_HEX` finds starts where no letter or digit comes before and ends
         # where none follows, so its one run is the whole text, when its length is even and in bounds
         return not (_HEX_RUN_CHARS[0] <= len(text) <= _HEX_RUN_CHARS[1] and len(text) % 2 == 0) or (
             _from_hex(text) is None
         )
-    return all(_from_hex(match.group(0)) is None for match in _HEX.finditer(text))
+    return all(_from_hex(match.group(0)) is None for match in _matches(_HEX, text, where))
 
 
-def rejudge(text: str, judge: Judge, depth: int = 0, runs: bool = True) -> tuple[str, list[str]]:
+def _matches(pattern: re.Pattern[str], text: str, where: Where) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)`, or its matches in the spans `where`: what `finditer` finds there, for a
+    pattern whose matches hold no newline and whose lookarounds read one character, which at a span's
+    edge (a newline, or the text's own edge) they read as they do in the whole text."""
+    if where is None:
+        yield from pattern.finditer(text)
+        return
+    for start, end in where:
+        yield from pattern.finditer(text, start, end)
+
+
+def rejudge(
+    text: str, judge: Judge, depth: int = 0, runs: bool = True, where: Where = None
+) -> tuple[str, list[str]]:
     """`text` with the secrets its decoded views hold redacted, and the categories found. `runs=False`: a
-    scan of `text` found none of `SCAN_GATES`, so its base64 and hex runs need no look."""
+    scan of `text` found none of `SCAN_GATES`, so its base64 and hex runs need no look; `where`: the spans
+    of `text` its runs are in (`Where`)."""
     found: list[str] = []
     original = text
     if "\\" in text and _ESCAPE.search(text):
@@ -95,7 +112,7 @@ def rejudge(text: str, judge: Judge, depth: int = 0, runs: bool = True) -> tuple
     if "%" in text and _PERCENT.search(text):
         text = _view(text, unquote, judge, found)
     if (runs or text is not original) and depth < _DEPTH and len(text) >= 20 and _ANY_RUN.search(text):
-        text = _runs(text, judge, depth, found)
+        text = _runs(text, judge, depth, found, where if text is original else None)
     return text, found
 
 
@@ -120,14 +137,14 @@ def _view(text: str, decode: Callable[[str], str], judge: Judge, found: list[str
     return redacted
 
 
-def _runs(text: str, judge: Judge, depth: int, found: list[str]) -> str:
+def _runs(text: str, judge: Judge, depth: int, found: list[str], where: Where = None) -> str:
     pieces: list[str] = []
     cursor = 0
     hex_seen = False
     for pattern, decode in ((_BASE64, _from_base64), (_HEX, _from_hex)):
         if pattern is _HEX and not hex_seen:
             break
-        for match in pattern.finditer(text):
+        for match in _matches(pattern, text, where):
             hex_seen = hex_seen or (
                 len(match.group(0)) >= 32 and _HEXISH.fullmatch(match.group(0)) is not None
             )

@@ -63,8 +63,9 @@ class ScanningRuleSet:
         return self.apply_gated(text, counts)[0]
 
     def apply_gated(self, text: str, counts: Counter[str]) -> tuple[str, frozenset[str] | None]:
-        """`apply`, and the gates the scan found in the text (None when a rule changed the text, which the
-        gates then no longer describe, or when the keywords picked the rules)."""
+        """`apply`, and the gates the scan found in the text it gives back (None when the keywords picked
+        the rules). A rule that changes the text has it scanned again, so the last scan always describes the
+        text given back: its gates are the gates of that text."""
         prefilter = self.prefilter
         if not text.isascii() and not prefilter.ready(ascii_only=False):
             self._other_chars += len(text)
@@ -100,10 +101,11 @@ class ScanningRuleSet:
             changed = _apply_rule(one, text, counts, matches)
             if changed is not text:  # a replacement can make a match that was not there: scan again
                 text = changed
-                ends = prefilter.scan(text).ends
+                found = prefilter.scan(text)
+                ends = found.ends
                 pending = sorted(i for i in unscanned.union(ends) if i > index)
                 position = 0
-        return text, (found.gates if text is original else None)
+        return text, found.gates
 
 
 _SETS: dict[int, tuple[tuple[Rule, ...], ScanningRuleSet | RuleSet]] = {}

@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - exercised by the fallback test, which 
 
 from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.scan_chars import Untranslatable, scan_bytes
+from rounds_bot.redact.scan_lines import LineScan, Patterns, gate_database, lines_of
 from rounds_bot.redact.translate import Translated, translate, words_pattern
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 _MANY_WINDOWS = 64
 #: sets of keywords and gates a prefilter remembers what a scan found for
 _KNOWN_SETS = 4_096
+#: an ASCII text of many lines this long or longer is scanned by lines (`scan_lines.py`): a stack trace
+LINES_FROM = 400
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class Prefilter:
         self._looked_up: set[bool] = set()  # the databases looked for in the cache (`ready`)
         #: what a scan that reported keywords and gates alone found, by their numbers (a few sets recur)
         self._without_ends: dict[frozenset[int], Scan] = {}
+        self._lines: LineScan | None = None  # built at the first long text of many lines
+        self._gate_lines: dict[frozenset[str], Any] = {}  # by the gates' names (`lines_with`)
         # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
         first: dict[tuple[str, str, bool], int] = {}
         self._alike: dict[int, list[int]] = {}
@@ -144,12 +149,20 @@ class Prefilter:
 
     def scan(self, text: str) -> Scan:
         """The keywords `text` holds, where each rule's matches may end, and the gates it holds."""
-        hits: list[tuple[int, int]] = []
         plain = text.isascii()
         database = self._databases.get(plain) or self._database(plain)
-        database.scan(
-            text.encode("ascii") if plain else scan_bytes(text), match_event_handler=_collect, context=hits
-        )
+        by_lines = None
+        if (
+            plain and len(text) >= LINES_FROM and "\n" in text
+        ):  # a trace: its frames seen before are not scanned
+            by_lines = self._by_lines(database).hits(text)
+        hits: list[tuple[int, int]] = [] if by_lines is None else by_lines
+        if by_lines is None:
+            database.scan(
+                text.encode("ascii") if plain else scan_bytes(text),
+                match_event_handler=_collect,
+                context=hits,
+            )
         if not hits:  # most texts: nothing to sort out
             return NOTHING
         base = len(self.rules)
@@ -162,6 +175,24 @@ class Prefilter:
                     self._without_ends[numbers] = found
             return found
         return self._found(hits)
+
+    def lines_with(self, text: str, names: frozenset[str]) -> list[tuple[int, int]] | None:
+        """The spans of the lines of a long `text` of many lines in which one of the gates `names` matches, in
+        order (a run those gates stand for lies in one line: outside these spans there is none); None for a
+        short text or one line (the whole text is the span), or when a gate's match can cross a line."""
+        if len(text) < LINES_FROM or "\n" not in text:
+            return None
+        if names not in self._gate_lines:
+            sources = [self._gates[name] for name in sorted(names) if name in self._gates]
+            self._gate_lines[names] = gate_database(sources) if len(sources) == len(names) else None
+        database = self._gate_lines[names]
+        return None if database is None else lines_of(text, database)
+
+    def _by_lines(self, database: Any) -> LineScan:
+        if self._lines is None:
+            patterns = _patterns(self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only=True)
+            self._lines = LineScan.of(patterns, database)
+        return self._lines
 
     def _found(self, hits: list[tuple[int, int]]) -> Scan:
         ends: dict[int, list[int]] = {}
@@ -194,15 +225,15 @@ def _keyword_ids(rules: tuple[Rule, ...], translated: dict[int, Translated]) -> 
     return {keyword: len(rules) + number for number, keyword in enumerate(keywords)}
 
 
-def _compile(
+def _patterns(
     translated: dict[int, Translated],
     keyword_ids: dict[str, int],
     gates: dict[int, tuple[str, int]],
     ascii_only: bool,
-    cached: bool = False,
-) -> Any:
-    """The database of the translations, keywords and gates: compiled, or loaded when an earlier process
-    compiled it; with `cached`, only loaded (None when it is not in the cache)."""
+) -> Patterns:
+    """What the database of the translations, keywords and gates is compiled from. Every pattern reads `^`
+    at every line's start (`HS_FLAG_MULTILINE`): a translation's `^` stands for the character before a
+    match, and a line's start is one more place to report, never one less (what `scan_lines.py` needs)."""
     ids = sorted(translated)
     expressions = [
         (translated[i].ascii_source if ascii_only else translated[i].source).encode("latin-1") for i in ids
@@ -220,11 +251,25 @@ def _compile(
         ids.append(number)
         flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
         lengths.append(least)
+    flags = [each | hyperscan.HS_FLAG_MULTILINE for each in flags]
+    return Patterns(expressions, ids, flags, lengths)
+
+
+def _compile(
+    translated: dict[int, Translated],
+    keyword_ids: dict[str, int],
+    gates: dict[int, tuple[str, int]],
+    ascii_only: bool,
+    cached: bool = False,
+) -> Any:
+    """The database of the translations, keywords and gates: compiled, or loaded when an earlier process
+    compiled it; with `cached`, only loaded (None when it is not in the cache)."""
+    made = _patterns(translated, keyword_ids, gates, ascii_only)
     from rounds_bot.redact import scan_cache  # here: it needs Hyperscan, which `of` checked is there
 
     if cached:
-        return scan_cache.cached(expressions, ids, flags, lengths)
-    return scan_cache.database(expressions, ids, flags, lengths)
+        return scan_cache.cached(made.expressions, made.ids, made.flags, made.lengths)
+    return scan_cache.database(made.expressions, made.ids, made.flags, made.lengths)
 
 
 #: keywords in many texts: a rule with one of these (or one of one or two characters, or none) is scanned

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from rounds_bot.redact import decode, phrases
-from rounds_bot.redact.decode import hex_runs_hide_nothing, rejudge
+from rounds_bot.redact.decode import Where, hex_runs_hide_nothing, rejudge
 from rounds_bot.redact.engine import ScanningRuleSet, apply, rule_set
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
@@ -119,14 +119,17 @@ def redact_into(text: str, counts: Counter[str], *, ips: IpPolicy = "all") -> st
     rules = _rules(ips)
     engine = rule_set(rules)
     # the scan that picks the rules also says whether a seed phrase or an encoded run may be there
+    where: Where = None
     if isinstance(engine, ScanningRuleSet):
         ruled, gates = engine.apply_gated(sanitize(text), counts)
+        if gates and RUN_GATES & gates:  # the lines of a long text its runs are in (`decode.Where`)
+            where = engine.prefilter.lines_with(ruled, RUN_GATES)
     else:
         ruled, gates = engine.apply(sanitize(text), counts), None
     if gates is not None and "\\" not in ruled and "%" not in ruled:
         if not gates:
-            return ruled  # no rule changed it, and it holds nothing a later step looks for
-        if gates == HEX_ONLY and hex_runs_hide_nothing(ruled):
+            return ruled  # it holds nothing a later step looks for (the gates are the ruled text's)
+        if gates == HEX_ONLY and hex_runs_hide_nothing(ruled, where):
             # an id, a hash: with no base64 run worth decoding (the scan's promise), a hex run that does not
             # decode to text is all the decoding step would look at, and it would leave the text as it is
             return ruled
@@ -134,11 +137,13 @@ def redact_into(text: str, counts: Counter[str], *, ips: IpPolicy = "all") -> st
     if gates is None or PHRASE_GATES & gates:
         done = seed_phrases(ruled, counts)
     runs = gates is None or done is not ruled or bool(RUN_GATES & gates)
+    where = where if done is ruled else None  # a phrase replaced: the spans no longer stand
 
     def judge(view: str) -> tuple[str, list[str]]:
         found: Counter[str] = Counter()
         return seed_phrases(apply(rules, view, found), found), list(found.elements())
 
-    done, decoded = rejudge(done, judge, runs=runs)  # what an encoding hid, judged decoded (`decode.py`)
+    # what an encoding hid, judged decoded (`decode.py`)
+    done, decoded = rejudge(done, judge, runs=runs, where=where)
     counts.update(decoded)
     return done
