@@ -58,7 +58,7 @@ def commit(store: Store, learned: Learned) -> None:
             store.note_versions(tally.service_versions)
             for group_id in tally.group_ids:
                 store.map_group(group_id, signature_id)
-        store.mark_seen(learned.counted)  # streamed from where the round kept them
+        store.mark_seen_stored(learned.counted.stored())  # streamed from where the round kept them
         for signature_id in learned.lapsed_mutes:
             store.append_event(
                 Fact.INCIDENT_UNSUPPRESSED,

@@ -83,6 +83,12 @@ class SeenEvents:
             ((stored_id(event_id), microseconds(at)) for event_id, _, at in occurrences),
         )
 
+    def mark_seen_stored(self, occurrences: Iterable[tuple[str | bytes, int]]) -> None:
+        """`mark_seen` of occurrences already in their stored form: (`stored_id`, `microseconds`)."""
+        self.db.conn.executemany(
+            "insert or ignore into seen_events (event_id, seen_at) values (?, ?)", occurrences
+        )
+
     def forget_seen_before(self, moment: datetime) -> None:
         """Occurrences older than the next window's start can never be read again: forget their ids."""
         self.db.execute("delete from seen_events where seen_at < ?", [microseconds(moment)])
