@@ -5,6 +5,7 @@ writes them, each error's moment as it was."""
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
@@ -14,15 +15,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rounds_bot.clock import bucket_of
+from rounds_bot.clock import bucket_of, iso
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.round import cascade
 from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.round.counted import Counted
+from rounds_bot.round.run import run_round
+from rounds_bot.settings import load_settings
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.store import Store
+from rounds_bot.store.batches import write_many
 from rounds_bot.tally import SAMPLES_PER_SIGNATURE, Tally
+from rounds_bot.tracker.dryrun import DryRunTracker
 from rounds_bot.triage import Occurrence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -237,3 +242,65 @@ def test_an_error_of_a_shared_trace_comes_back_at_the_moment_it_happened_in_its_
     assert [(e.event_id, e.timestamp, e.timestamp.tzinfo, sid) for e, sid in shared] == [
         (e.event_id, e.timestamp, e.timestamp.tzinfo, f"sig_{n}") for n, e in enumerate(events)
     ]
+
+
+def _every_row(store: Store) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's rows in the order they were written (by rowid where the table has one)."""
+    tables = [name for (name,) in store.db.execute("select name from sqlite_master where type = 'table'")]
+    rows: dict[str, list[tuple[object, ...]]] = {}
+    for table in tables:
+        without_rowid = (
+            "without rowid"
+            in store.db.execute("select lower(sql) from sqlite_master where name = ?", [table]).fetchone()[0]
+        )
+        order = "" if without_rowid else " order by rowid"
+        rows[table] = store.db.execute(f"select * from {table}{order}").fetchall()
+    return rows
+
+
+def test_signatures_saved_together_leave_the_rows_saving_each_in_turn_leaves(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    data = write_otlp(tmp_path / "telemetry.jsonl", 400, 60, NOW - timedelta(minutes=5))
+    rounded = Store.memory()
+    run_round(
+        load_settings(),
+        OtlpFileSource(data),
+        DryRunTracker(tmp_path),
+        rounded,
+        now=NOW,
+        reads_whole_history=True,
+    )
+    signatures = rounded.signatures()
+    assert len(signatures) > 10 and any(s.grouping_state and s.grouping_state.similarity for s in signatures)
+    assert any(s.grouping_state and s.grouping_state.templates for s in signatures)
+    # one saved again later with another title and no state: its keys and vector go, its row stays first
+    signatures.append(signatures[2].model_copy(update={"title": "renamed", "grouping_state": None}))
+    one_by_one, together = Store.memory(), Store.memory()
+    with one_by_one.transaction():
+        for signature in signatures:
+            one_by_one.save(signature)
+    with together.transaction():
+        together.save_many(signatures)
+    assert _every_row(together) == _every_row(one_by_one)
+    assert _every_row(together)["grouping_keys"] and _every_row(together)["grouping_vectors"]
+
+
+def test_rows_written_together_outside_a_transaction_are_committed_as_one_statement_would_be(
+    tmp_path: Path,
+) -> None:
+    store = Store.open(tmp_path / "signatures.db")
+    store.add_occurrences("sig_1", {bucket_of(NOW): 3, bucket_of(NOW + timedelta(minutes=5)): 1})
+    store.note_versions({("api", "1.2.0"): NOW})
+    assert not store.db.conn.in_transaction
+    other = Store.open(tmp_path / "signatures.db")
+    assert other.occurrence_counts("sig_1") == {NOW: 3, NOW + timedelta(minutes=5): 1}
+    assert other.versions_seen("api") == {"1.2.0": NOW}
+    twice = [("web", "2.0.0", iso(NOW)), ("web", "2.0.0", iso(NOW))]  # the second breaks the primary key
+    with pytest.raises(sqlite3.IntegrityError):
+        write_many(
+            store.db, "insert into versions_seen (service, version, first_seen) values (?, ?, ?)", twice
+        )
+    assert not store.db.conn.in_transaction and other.versions_seen("web") == {}  # the first rolled back
+    store.close()
+    other.close()
