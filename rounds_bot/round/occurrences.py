@@ -40,7 +40,7 @@ class Grouped:
     notes: list[str] = field(default_factory=list)
     # the counted errors that have a trace, for the cascade step (`cascade.cascades_of`)
     traces: TraceErrors = field(default_factory=TraceErrors)
-    # every occurrence counted, for the commit to remember (`Store.mark_seen`)
+    # every occurrence counted, for the commit to remember (`Store.mark_seen_stored`)
     counted: Counted = field(default_factory=Counted)
 
 
