@@ -47,29 +47,58 @@ class Tally:
     service_versions: dict[tuple[str, str], datetime] = field(default_factory=dict)
 
     def add(self, event: ErrorEvent, count: int, first: datetime, last: datetime) -> None:
+        # called once per occurrence counted: each field is read once and each aggregate looked up once
         self.count += count
-        self.first_seen = min(self.first_seen or first, first)
-        self.last_seen = max(self.last_seen or last, last)
-        bucket = _bucket(last)
-        self.buckets[bucket] = self.buckets.get(bucket, 0) + count
-        self.timeline.note(last, count, event.fatal)
-        self.services.add(event.service)
-        if event.service_version:
-            self.versions.add(event.service_version)
-            earliest, seen = self.by_version.get(event.service_version, (first, 0))
-            self.by_version[event.service_version] = (min(earliest, first), seen + count)
-            pair = (event.service, event.service_version)
-            self.service_versions[pair] = min(self.service_versions.get(pair, first), first)
+        first_seen, last_seen = self.first_seen, self.last_seen
+        if first_seen is None or first < first_seen:  # `min(first_seen, first)`: a tie keeps the one seen
+            self.first_seen = first
+        if last_seen is None or last > last_seen:
+            self.last_seen = last
+        micros = self.timeline.note(last, count, event.fatal)
+        bucket = _bucket(last) if micros is None else _bucket_at(micros)
+        buckets = self.buckets
+        buckets[bucket] = buckets.get(bucket, 0) + count
+        service, version = event.service, event.service_version
+        self.services.add(service)
+        if version:
+            self._add_version(service, version, count, first)
         if event.environment:
             self.environments.add(event.environment)
         if event.source_group_id:
             self.group_ids.add(event.source_group_id)
         self.samples.offer(event)
 
+    def _add_version(self, service: str, version: str, count: int, first: datetime) -> None:
+        self.versions.add(version)
+        by_version = self.by_version
+        before = by_version.get(version)
+        if before is None:
+            by_version[version] = (first, count)
+        else:
+            earliest, seen = before
+            by_version[version] = (first if first < earliest else earliest, seen + count)
+        pair = (service, version)
+        ran_from = self.service_versions.get(pair)
+        if ran_from is None or first < ran_from:
+            self.service_versions[pair] = first
+
 
 def _bucket(moment: datetime) -> str:
     """`bucket_of(moment)`: a round's occurrences fall in a few buckets, each named once."""
     epoch = int(moment.timestamp())
+    return _bucket_starting(epoch - epoch % BUCKET_SECONDS)
+
+
+#: moments (microseconds since the epoch) whose whole seconds `int(moment.timestamp())` reads exactly: from
+#: the epoch, and below 2**33 seconds (the year 2242), where a float's step is under a microsecond's double
+_EXACT_MICROS = 2**33 * 1_000_000
+
+
+def _bucket_at(micros: int) -> str:
+    """`_bucket` of a moment in UTC given as microseconds since the epoch (as `Timeline.note` kept it)."""
+    if not 0 <= micros < _EXACT_MICROS:
+        return _bucket(_EPOCH + timedelta(microseconds=micros))
+    epoch = micros // 1_000_000
     return _bucket_starting(epoch - epoch % BUCKET_SECONDS)
 
 
@@ -101,56 +130,57 @@ class _ListLike(Sequence[_T]):
         return f"{type(self).__name__}({list(self)!r})"
 
 
-class _Moments:
-    """Datetimes as microseconds since the epoch; one not in UTC (or naive) is kept as it is, aside."""
-
-    def __init__(self) -> None:
-        self._micros = array("q")
-        self._aside: dict[int, datetime] = {}
-
-    def append(self, moment: datetime) -> None:
-        if moment.tzinfo is UTC:
-            self._micros.append((moment - _EPOCH) // _MICROSECOND)
-        else:
-            self._aside[len(self._micros)] = moment
-            self._micros.append(0)
-
-    def __getitem__(self, index: int) -> datetime:
-        aside = self._aside.get(index)
-        return aside if aside is not None else _EPOCH + timedelta(microseconds=self._micros[index])
-
-    def __len__(self) -> int:
-        return len(self._micros)
-
-
 _MICROSECOND = timedelta(microseconds=1)
 
 
 class Timeline(_ListLike[Occurrence]):
     """The round's occurrences of a signature for triage, in the order counted: a moment, a count, whether
-    fatal; read back as `Occurrence`s. A record is one occurrence: its count is kept only once a count is
+    fatal; read back as `Occurrence`s. A moment is kept as microseconds since the epoch (one not in UTC, or
+    naive, is kept as it is, aside). A record is one occurrence: its count is kept only once a count is
     not 1."""
 
     def __init__(self) -> None:
-        self._moments = _Moments()
+        self._micros = array("q")
+        self._aside: dict[int, datetime] = {}
         self._counts: array[int] | None = None  # None while every count is 1
         self._fatal = bytearray()
 
-    def note(self, moment: datetime, count: int, fatal: bool) -> None:
-        if count < 1:  # what `Occurrence` refuses, refused as it would be
-            Occurrence(timestamp=moment, count=count, fatal=fatal)
-        if self._counts is None and count != 1:
-            self._counts = array("q", [1]) * len(self)
-        self._moments.append(moment)
+    def note(self, moment: datetime, count: int, fatal: bool) -> int | None:
+        """Keep one entry; the moment as it was kept, in microseconds since the epoch (None when it is
+        not in UTC): what a tally reads its bucket from without reading the moment again."""
+        if count != 1:
+            if count < 1:  # what `Occurrence` refuses, refused as it would be
+                Occurrence(timestamp=moment, count=count, fatal=fatal)
+            if self._counts is None:
+                self._counts = array("q", [1]) * len(self)
+        micros: int | None = None
+        if moment.tzinfo is UTC:
+            micros = (moment - _EPOCH) // _MICROSECOND
+            self._micros.append(micros)
+        else:
+            self._aside[len(self._micros)] = moment
+            self._micros.append(0)
         if self._counts is not None:
             self._counts.append(count)
         self._fatal.append(fatal)
+        return micros
 
     def append(self, occurrence: Occurrence) -> None:
         self.note(occurrence.timestamp, occurrence.count, occurrence.fatal)
 
     def __len__(self) -> int:
         return len(self._fatal)
+
+    def __iter__(self) -> Iterator[Occurrence]:
+        # what indexing each in turn gives, without checking each index (triage reads every entry)
+        counts, aside = self._counts, self._aside
+        for index, (micros, fatal) in enumerate(zip(self._micros, self._fatal, strict=True)):
+            moment = aside.get(index) if aside else None
+            yield Occurrence.model_construct(
+                timestamp=_EPOCH + timedelta(microseconds=micros) if moment is None else moment,
+                count=1 if counts is None else counts[index],
+                fatal=bool(fatal),
+            )
 
     @overload
     def __getitem__(self, index: int) -> Occurrence: ...
@@ -163,9 +193,11 @@ class Timeline(_ListLike[Occurrence]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("timeline index out of range")
-        count = 1 if self._counts is None else self._counts[index]
+        aside = self._aside.get(index)
         return Occurrence.model_construct(
-            timestamp=self._moments[index], count=count, fatal=bool(self._fatal[index])
+            timestamp=_EPOCH + timedelta(microseconds=self._micros[index]) if aside is None else aside,
+            count=1 if self._counts is None else self._counts[index],
+            fatal=bool(self._fatal[index]),
         )
 
 
@@ -183,8 +215,10 @@ class Samples(_ListLike[ErrorEvent]):
 
     def offer(self, event: ErrorEvent) -> None:
         """Keep `event` if there is room and no sample is like it."""
+        if len(self._kinds) >= SAMPLES_PER_SIGNATURE:
+            return
         kind = (event.service, event.service_version, event.message)
-        if len(self._kinds) >= SAMPLES_PER_SIGNATURE or kind in self._kinds:
+        if kind in self._kinds:
             return
         self._kinds.append(kind)
         if self._first is None:

@@ -46,19 +46,15 @@ def commit(store: Store, learned: Learned) -> None:
     """Signatures, counts, seen occurrences, versions seen, group mappings, the event log, the cursor and
     the run."""
     with store.transaction(), store.derived_once():
-        planned = {plan.signature_id for plan in learned.plans}
+        store.save_many(_saved(learned))
         for plan in learned.plans:
-            signature = learned.signatures[plan.signature_id]
-            store.save(signature.filed_as(plan.issue.ref) if plan.issue is not None else signature)
             _log_events(store, learned, plan)
         for signature_id, tally in learned.tallies.items():
-            if signature_id not in planned:
-                store.save(learned.signatures[signature_id])
             store.add_occurrences(signature_id, tally.buckets)
             store.note_versions(tally.service_versions)
             for group_id in tally.group_ids:
                 store.map_group(group_id, signature_id)
-        store.mark_seen(learned.counted)  # streamed from where the round kept them
+        store.mark_seen_stored(learned.counted.stored())  # streamed from where the round kept them
         for signature_id in learned.lapsed_mutes:
             store.append_event(
                 Fact.INCIDENT_UNSUPPRESSED,
@@ -92,6 +88,18 @@ def commit(store: Store, learned: Learned) -> None:
                 plans={p.signature_id: p.kind for p in learned.plans},
             )
         )
+
+
+def _saved(learned: Learned) -> list[Signature]:
+    """Every signature the round touched, as saved: each planned one (filed under its issue when it has one)
+    in the order of the plans, then the others in the order they were tallied."""
+    planned = {plan.signature_id for plan in learned.plans}
+    saved = []
+    for plan in learned.plans:
+        signature = learned.signatures[plan.signature_id]
+        saved.append(signature.filed_as(plan.issue.ref) if plan.issue is not None else signature)
+    saved += [learned.signatures[sid] for sid in learned.tallies if sid not in planned]
+    return saved
 
 
 def _log_events(store: Store, learned: Learned, plan: IssuePlan) -> None:

@@ -1,10 +1,14 @@
-"""The occurrences a round counted, for its commit to remember (`Store.mark_seen`), so no later round
+"""The occurrences a round counted, for its commit to remember (`Store.mark_seen_stored`), so no later round
 counts them again: each one's event id, the signature it was counted in and its moment, in the order
 counted.
 
     counted = Counted()
     counted.append(event_id, signature_id, moment)       as the grouping step counts each occurrence
-    store.mark_seen(counted)                             in the commit's one transaction
+    store.mark_seen_stored(counted.stored())             in the commit's one transaction
+
+Each is kept as `seen_events` stores it (the id in its stored form, `store.seen.stored_id`; the moment in
+microseconds since the epoch), so the commit writes them without converting a row, and the ones waiting on
+disk go from one database to the other without becoming Python objects.
 
 A round may count a million; past `IN_MEMORY` they wait in a temporary database (an anonymous file, gone
 when it is closed), so the round's memory does not grow with them. The signature database is not touched
@@ -16,13 +20,16 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 
-from rounds_bot.store.seen import microseconds
+from rounds_bot.store.seen import microseconds, stored_id
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
-#: an occurrence as kept: event id, signature id, moment in microseconds since the epoch
-_Row = tuple[str, str, int]
+#: an occurrence as kept: event id (stored form), signature id, moment in microseconds since the epoch
+_Row = tuple[str | bytes, str, int]
+_id_and_moment = itemgetter(0, 2)
 
 
 class Counted:
@@ -37,7 +44,9 @@ class Counted:
         self._written = 0
 
     def append(self, event_id: str, signature_id: str, moment: datetime) -> None:
-        self._rows.append((event_id, signature_id, microseconds(moment)))
+        # a moment in UTC (the usual) needs no conversion: `microseconds` gives the same number
+        at = (moment - _EPOCH) // _MICROSECOND if moment.tzinfo is UTC else microseconds(moment)
+        self._rows.append((stored_id(event_id), signature_id, at))
         if len(self._rows) >= self.IN_MEMORY:
             self._flush()
 
@@ -45,11 +54,17 @@ class Counted:
         return self._written + len(self._rows)
 
     def __iter__(self) -> Iterator[tuple[str, str, datetime]]:
-        return ((event_id, sid, _EPOCH + timedelta(microseconds=at)) for event_id, sid, at in self._kept())
+        return ((_event_id(key), sid, _EPOCH + timedelta(microseconds=at)) for key, sid, at in self._kept())
+
+    def stored(self) -> Iterator[tuple[str | bytes, int]]:
+        """Each occurrence as `seen_events` keeps it, (stored id, microseconds), in the order counted."""
+        if self._db is not None:
+            yield from self._db.execute("select event_id, at from counted order by rowid")
+        yield from map(_id_and_moment, self._rows)
 
     def signature_of(self) -> dict[str, str]:
         """Each event id counted, with the signature it was counted in."""
-        return {event_id: signature_id for event_id, signature_id, _ in self._kept()}
+        return {_event_id(key): signature_id for key, signature_id, _ in self._kept()}
 
     def close(self) -> None:
         if self._db is not None:
@@ -64,7 +79,13 @@ class Counted:
     def _flush(self) -> None:
         if self._db is None:
             self._db = sqlite3.connect("")  # a temporary database on disk, gone when closed
-            self._db.execute("create table counted (event_id text, signature_id text, at integer)")
+            # no type on the id: a stored id is text or bytes, each kept as it is
+            self._db.execute("create table counted (event_id, signature_id text, at integer)")
         self._db.executemany("insert into counted values (?, ?, ?)", self._rows)
         self._written += len(self._rows)
         self._rows = []
+
+
+def _event_id(key: str | bytes) -> str:
+    """The id as it was counted, from its stored form (bytes are the id's lowercase hexadecimal digits)."""
+    return key.hex() if isinstance(key, bytes) else key

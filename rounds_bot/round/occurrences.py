@@ -40,7 +40,7 @@ class Grouped:
     notes: list[str] = field(default_factory=list)
     # the counted errors that have a trace, for the cascade step (`cascade.cascades_of`)
     traces: TraceErrors = field(default_factory=TraceErrors)
-    # every occurrence counted, for the commit to remember (`Store.mark_seen`)
+    # every occurrence counted, for the commit to remember (`Store.mark_seen_stored`)
     counted: Counted = field(default_factory=Counted)
 
 
@@ -62,12 +62,16 @@ def group_occurrences(
     signature_of_other: dict[int | str, str] = {}
     # one batch, so the partition does not depend on the order the events arrived in
     # an event of a signature tallied already needs no assignment of its own: only the first is kept
-    for event, placed in zip(
-        to_group, engine.place_each(to_group, tallies, _message_facts(to_group)), strict=True
-    ):
+    placements = engine.place_each(to_group, tallies, _message_facts(to_group))
+    # bound once: the loop runs once per occurrence counted
+    count_it, trace_it, merged = counted.append, traces.add, bool(controls.merges)
+    for event, placed in zip(to_group, placements, strict=True):
         tier_counts[placed.tier] = tier_counts.get(placed.tier, 0) + 1
-        signature_id, assignment = _follow_merge(store, controls, placed)
-        if _in_rebuilt_total(counted_through, signature_id, event):
+        if merged:
+            signature_id, assignment = _follow_merge(store, controls, placed)
+        else:  # what `_follow_merge` gives when no signature was merged into another
+            signature_id, assignment = placed.signature_id, placed.assignment
+        if counted_through and _in_rebuilt_total(counted_through, signature_id, event):
             already_counted += 1
             continue
         tally = tallies.get(signature_id)
@@ -75,9 +79,10 @@ def group_occurrences(
             if assignment is None:  # (`place_each` leaves it out only for a signature in `tallies`)
                 raise AssertionError(f"{signature_id} was placed without an assignment and is not tallied")
             tally = tallies[signature_id] = Tally(assignment=assignment)
-        tally.add(event, event.count, event.timestamp, event.timestamp)
-        counted.append(event.event_id, signature_id, event.timestamp)
-        traces.add(event, signature_id)
+        moment = event.timestamp
+        tally.add(event, event.count, moment, moment)
+        count_it(event.event_id, signature_id, moment)
+        trace_it(event, signature_id)
         if other_ids and (key := _compact(event.event_id)) in other_ids:
             signature_of_other[key] = signature_id
     # a record read twice, or also before the window, is in its trace as often as it was read

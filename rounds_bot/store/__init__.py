@@ -42,7 +42,7 @@ from rounds_bot.store.batches import rows_of
 from rounds_bot.store.buckets import OccurrenceBuckets
 from rounds_bot.store.cascades import CascadeLinks, CascadeLinksStore
 from rounds_bot.store.derived import DerivedTables
-from rounds_bot.store.grouping import StoredSignatures, index_grouping_state
+from rounds_bot.store.grouping import StoredSignatures, index_grouping_state, index_grouping_states
 from rounds_bot.store.history import HistoryQueries
 from rounds_bot.store.opening import (
     check_file,
@@ -63,7 +63,7 @@ from rounds_bot.store.records import (
 from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
 from rounds_bot.store.seen import SeenEvents
 from rounds_bot.store.signatures import from_row, to_row
-from rounds_bot.store.upsert import upsert
+from rounds_bot.store.upsert import upsert, upsert_many
 from rounds_bot.store.versions import VersionsSeen
 
 
@@ -294,6 +294,12 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, Seen
         """Insert or replace the signature (and file it under its grouping look-up keys)."""
         upsert(self.db, "signatures", to_row(signature), pk="id")
         index_grouping_state(self.db, signature.id, signature.grouping_state)
+
+    def save_many(self, signatures: Iterable[Signature]) -> None:
+        """`save` of each, in order, with a few statements for all of them (a round saves thousands)."""
+        batch = list(signatures)
+        upsert_many(self.db, "signatures", [to_row(signature) for signature in batch], pk="id")
+        index_grouping_states(self.db, [(signature.id, signature.grouping_state) for signature in batch])
 
     def map_group(self, source_group_id: str, signature_id: str) -> None:
         upsert(

@@ -1,8 +1,9 @@
-"""Rows of many signatures (or other keys) read with a few statements instead of one per key: a round
-reads what it needs of thousands of signatures at once."""
+"""Rows of many signatures (or other keys) read, or written, with a few statements instead of one per key:
+a round reads what it needs of thousands of signatures at once, and writes what it learned of them so."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -22,3 +23,17 @@ def rows_of(
     for start in range(0, len(unique), CHUNK):
         chunk = unique[start : start + CHUNK]
         yield from db.query(sql.format(ids=",".join("?" * len(chunk))), [*before, *chunk, *after])
+
+
+def write_many(db: Database, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    """`db.execute(sql, row)` for every row, as one statement run for each: inside a transaction it is part
+    of it; outside one, it is committed (or, failing, rolled back) as `db.execute` would have done."""
+    was_in_transaction = db.conn.in_transaction
+    try:
+        db.conn.executemany(sql, rows)
+    except sqlite3.Error:
+        if not was_in_transaction and db.conn.in_transaction:
+            db.conn.execute("ROLLBACK")
+        raise
+    if not was_in_transaction and db.conn.in_transaction:
+        db.conn.execute("COMMIT")

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from rounds_bot.clock import bucket_of, parse_iso
-from rounds_bot.store.batches import rows_of
+from rounds_bot.store.batches import rows_of, write_many
 
 
 class OccurrenceBuckets:
@@ -20,12 +20,12 @@ class OccurrenceBuckets:
     db: Database
 
     def add_occurrences(self, signature_id: str, buckets: dict[str, int]) -> None:
-        for bucket_start, count in buckets.items():
-            self.db.execute(
-                "insert into occurrence_buckets (signature_id, bucket_start, count) values (?, ?, ?) "
-                "on conflict(signature_id, bucket_start) do update set count = count + excluded.count",
-                [signature_id, bucket_start, count],
-            )
+        write_many(
+            self.db,
+            "insert into occurrence_buckets (signature_id, bucket_start, count) values (?, ?, ?) "
+            "on conflict(signature_id, bucket_start) do update set count = count + excluded.count",
+            [(signature_id, bucket_start, count) for bucket_start, count in buckets.items()],
+        )
 
     def count_since(self, signature_id: str, since: datetime) -> int:
         row = self.db.execute(

@@ -18,6 +18,7 @@ from sqlite_utils import Database
 from rounds_bot.grouping.known import StoredVector, lookup_keys, stored_vector
 from rounds_bot.grouping.lookup_keys import SEPARATOR
 from rounds_bot.grouping.state import SignatureState, states_from_json
+from rounds_bot.store.batches import write_many
 
 _NEXT_SEQ = "grouping_next_seq"
 _NEXT_TEMPLATE_SEQ = "grouping_next_template_seq"
@@ -66,15 +67,47 @@ def index_grouping_state(db: Database, signature_id: str, state: SignatureState 
         _file_vector(db, signature_id, state)
 
 
+def index_grouping_states(db: Database, states: list[tuple[str, SignatureState | None]]) -> None:
+    """`index_grouping_state` of each (signature id, state) in order, with a statement per kind of row for
+    all of them (a round files thousands): what filing them one by one leaves, the last state of a
+    signature given twice filed for it."""
+    latest = dict(states)  # a signature given twice: its last state, in the place it was first given
+    ids = [(signature_id,) for signature_id in latest]
+    write_many(db, "delete from grouping_keys where signature_id = ?", ids)
+    write_many(db, "delete from grouping_vectors where signature_id = ?", ids)
+    filed = [(signature_id, state) for signature_id, state in latest.items() if state is not None]
+    write_many(
+        db,
+        "insert or ignore into grouping_keys (key, signature_id) values (?, ?)",
+        [(key, signature_id) for signature_id, state in filed for key in lookup_keys(state)],
+    )
+    every = [state for _, state in states if state is not None]  # each raised the counters when filed
+    if every:
+        _raise_counter(db, _NEXT_SEQ, max(state.seq for state in every) + 1)
+    template_seqs = [t.seq for state in every for t in state.templates]
+    if template_seqs:
+        _raise_counter(db, _NEXT_TEMPLATE_SEQ, max(template_seqs) + 1)
+    write_many(
+        db,
+        "insert or replace into grouping_vectors "
+        "(signature_id, service, seq, packed, with_frames, crash_site) values (?, ?, ?, ?, ?, ?)",
+        [_vector_row(signature_id, state) for signature_id, state in filed if state.similarity is not None],
+    )
+
+
 def _file_vector(db: Database, signature_id: str, state: SignatureState) -> None:
     if state.similarity is None:
         return
-    stored = stored_vector(state)
     db.execute(
         "insert or replace into grouping_vectors "
         "(signature_id, service, seq, packed, with_frames, crash_site) values (?, ?, ?, ?, ?, ?)",
-        [signature_id, state.service, stored.seq, stored.packed, int(stored.with_frames), stored.crash_site],
+        _vector_row(signature_id, state),
     )
+
+
+def _vector_row(signature_id: str, state: SignatureState) -> tuple[str, str, int, str, int, str | None]:
+    stored = stored_vector(state)
+    return signature_id, state.service, stored.seq, stored.packed, int(stored.with_frames), stored.crash_site
 
 
 def _file_keys(db: Database, signature_id: str, state: SignatureState) -> None:

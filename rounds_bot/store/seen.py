@@ -22,6 +22,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlite_utils import Database
 
+from rounds_bot.store.batches import write_many
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 #: ids asked for in one statement at most (SQLite's limit on bound parameters is 32,766)
@@ -82,6 +84,11 @@ class SeenEvents:
             "insert or ignore into seen_events (event_id, seen_at) values (?, ?)",
             ((stored_id(event_id), microseconds(at)) for event_id, _, at in occurrences),
         )
+
+    def mark_seen_stored(self, occurrences: Iterable[tuple[str | bytes, int]]) -> None:
+        """`mark_seen` of occurrences already in their stored form: (`stored_id`, `microseconds`)."""
+        sql = "insert or ignore into seen_events (event_id, seen_at) values (?, ?)"
+        write_many(self.db, sql, occurrences)
 
     def forget_seen_before(self, moment: datetime) -> None:
         """Occurrences older than the next window's start can never be read again: forget their ids."""

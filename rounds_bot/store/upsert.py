@@ -13,10 +13,24 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from rounds_bot.store.batches import write_many
+
 
 def upsert(db: Database, table: str, row: dict[str, Any], pk: str) -> None:
     """Insert `row` into `table`, or update every other column of the row with its `pk`."""
     db.execute(_statement(table, tuple(row), pk), list(row.values()))
+
+
+def upsert_many(db: Database, table: str, rows: list[dict[str, Any]], pk: str) -> None:
+    """`upsert` of each of `rows`, in order (a row whose `pk` came before updates it), as one statement
+    run for every row when they all have the same columns."""
+    columns = tuple(rows[0]) if rows else ()
+    if any(tuple(row) != columns for row in rows):
+        for row in rows:
+            upsert(db, table, row, pk)
+        return
+    if rows:
+        write_many(db, _statement(table, columns, pk), [tuple(row.values()) for row in rows])
 
 
 @cache

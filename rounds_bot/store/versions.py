@@ -14,6 +14,7 @@ from datetime import datetime
 from sqlite_utils import Database
 
 from rounds_bot.clock import iso, parse_iso
+from rounds_bot.store.batches import write_many
 
 
 def create_versions_seen(db: Database) -> None:
@@ -30,12 +31,12 @@ class VersionsSeen:
 
     def note_versions(self, first_seen: Mapping[tuple[str, str], datetime]) -> None:
         """(service, version) -> its first occurrence in what was just counted; the earliest is kept."""
-        for (service, version), moment in first_seen.items():
-            self.db.execute(
-                "insert into versions_seen (service, version, first_seen) values (?, ?, ?) on conflict"
-                "(service, version) do update set first_seen = min(first_seen, excluded.first_seen)",
-                [service, version, iso(moment)],
-            )
+        write_many(
+            self.db,
+            "insert into versions_seen (service, version, first_seen) values (?, ?, ?) on conflict"
+            "(service, version) do update set first_seen = min(first_seen, excluded.first_seen)",
+            [(service, version, iso(moment)) for (service, version), moment in first_seen.items()],
+        )
 
     def versions_seen(self, service: str) -> dict[str, datetime]:
         """A service's versions and when each was first seen."""

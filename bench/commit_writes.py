@@ -1,0 +1,100 @@
+"""What a round's commit costs to write what it counted, in CPU seconds, each way beside the other:
+
+- seen: the occurrences counted, remembered in `seen_events`: converted row by row (`Store.mark_seen`) or
+  as the round keeps them, in their stored form (`Store.mark_seen_stored`);
+- saved: the round's signatures: each saved in turn (`Store.save`) or together (`Store.save_many`).
+
+    python bench/commit_writes.py                         # 100k occurrences, 3k signatures
+    python bench/commit_writes.py --records 20000 --bugs 2000
+
+The signatures are those a round makes of a synthetic file; each way writes into a fresh database file, in
+one transaction, as the commit does. CPU time, best of three, so a busy machine blurs it less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rounds_bot.round.counted import Counted
+from rounds_bot.round.run import run_round
+from rounds_bot.settings import load_settings
+from rounds_bot.signature import Signature
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.store import Store
+from rounds_bot.tracker.dryrun import DryRunTracker
+
+sys.path.insert(0, str(Path(__file__).parent))
+from scale_data import write_otlp
+
+
+def best_of_three(folder: Path, name: str, write: Callable[[Store], None]) -> float:
+    best = float("inf")
+    for attempt in range(3):
+        store = Store.open(folder / f"{name}-{attempt}.db")
+        started = time.process_time()
+        with store.transaction():
+            write(store)
+        best = min(best, time.process_time() - started)
+        store.close()
+    return best
+
+
+def compare(folder: Path, what: str, ways: dict[str, Callable[[Store], None]]) -> None:
+    (plain, plain_write), (quick, quick_write) = ways.items()
+    before = best_of_three(folder, plain, plain_write)
+    after = best_of_three(folder, quick, quick_write)
+    print(
+        f"{what:6s} {plain:12s} {before:6.3f} s CPU   {quick:12s} {after:6.3f} s CPU   {before / after:5.2f}x"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--records", type=int, default=100_000, help="occurrences counted")
+    parser.add_argument("--bugs", type=int, default=3_000, help="distinct bugs of the synthetic file")
+    args = parser.parse_args()
+    now = datetime.now(UTC)
+    with tempfile.TemporaryDirectory(prefix="rounds-commit-writes-") as name:
+        folder = Path(name)
+        data = write_otlp(folder / "telemetry.jsonl", min(args.records, 4 * args.bugs), args.bugs, now)
+        rounded = Store.memory()
+        run_round(load_settings(), OtlpFileSource(data), DryRunTracker(folder), rounded, now=now)
+        signatures: list[Signature] = rounded.signatures()
+        counted = Counted()
+        for n in range(args.records):
+            counted.append(f"{n:032x}", signatures[n % len(signatures)].id, now - timedelta(microseconds=n))
+        print(f"{len(counted)} occurrences, {len(signatures)} signatures")
+
+        def save_each(store: Store) -> None:
+            for signature in signatures:
+                store.save(signature)
+
+        compare(
+            folder,
+            "seen",
+            {
+                "mark_seen": lambda store: store.mark_seen(counted),
+                "stored": lambda store: store.mark_seen_stored(counted.stored()),
+            },
+        )
+        compare(
+            folder,
+            "saved",
+            {
+                "save each": save_each,
+                "save_many": lambda store: store.save_many(signatures),
+            },
+        )
+        counted.close()
+
+
+if __name__ == "__main__":
+    main()
