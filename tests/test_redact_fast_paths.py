@@ -1,6 +1,6 @@
 """The short cuts of the redaction boundary give what the long way gives: ids and short texts the scan clears
 (`text.redact_text`), an id the scan alone proves unchanged (`text.unchanged`) and a text of hex digits read
-as its one hex run (`decode.hex_runs_hide_nothing`), an id the intake's check redacted moments before
+as its one hex run (`decode.hex_runs_hide_nothing`), an id the intake's check looked at moments before
 (`Redactor.identity`), an event with
 nothing to redact (`Redactor.event`), a record that cannot end with a secret's name (`split.py`), and text
 outside ASCII redacted with keywords before the scan's second database is built (`engine.py`). Each is
@@ -27,6 +27,7 @@ from rounds_bot.redact import Redactor, decode, redact_text, split
 from rounds_bot.redact import engine as engine_module
 from rounds_bot.redact import event as event_module
 from rounds_bot.redact.engine import ScanningRuleSet
+from rounds_bot.redact.id_proof import IdProof
 from rounds_bot.redact.scan import Prefilter
 from rounds_bot.redact.text import Redaction, _rules, unchanged
 from tests import security_corpus
@@ -84,8 +85,8 @@ def test_short_texts_and_ids_the_scan_clears_are_redacted_as_the_reference_does(
 
 
 def test_an_id_the_intake_checked_is_made_what_it_would_be_made_unchecked() -> None:
-    """`identity` remembers the ids it found kept; `identifier` then skips their redaction. Same ids, same
-    counts, same memory of texts as a boundary that never saw the check."""
+    """`identity` (the intake's check) counts and remembers nothing: same ids, same counts, same memory of
+    texts as a boundary that never saw the check."""
     ids = hostile_ids()
     checked, unchecked = Redactor(), Redactor()
     identities = [checked.identity(value) for value in ids]
@@ -93,18 +94,6 @@ def test_an_id_the_intake_checked_is_made_what_it_would_be_made_unchecked() -> N
     assert [checked.identifier(value) for value in ids] == expected == identities
     assert checked.counts == unchecked.counts
     assert checked._done == unchecked._done and checked._remembered == unchecked._remembered
-
-
-def test_the_ids_remembered_for_the_boundary_stay_within_two_generations(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(event_module, "KEPT_IDS", 100)
-    redactor = Redactor()
-    values = [f"{number:032x}" for number in range(1_000)]
-    for value in values:
-        redactor.identity(value)
-        assert len(redactor._kept) + len(redactor._kept_before) <= 200
-    assert [redactor.identifier(value) for value in values] == values
 
 
 def _event(message: str, **fields: object) -> ErrorEvent:
@@ -322,7 +311,7 @@ def test_ids_are_made_and_counted_the_same_with_and_without_the_scans_proof(
     quick, checked = Redactor(), Redactor()
     made = [quick.identifier(value) for value in ids]
     identities = [checked.identity(value) for value in ids]
-    monkeypatch.setattr(event_module, "unchanged_shaped", lambda text, ips="all": False)
+    monkeypatch.setattr(IdProof, "kept", lambda self, value: False)
     slow = Redactor()
     assert made == [slow.identifier(value) for value in ids] == identities
     assert [slow.identity(value) for value in ids] == identities
