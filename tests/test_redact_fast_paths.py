@@ -238,6 +238,26 @@ def test_the_name_at_a_records_end_is_read_as_it_was_read_before_it_was_read_pos
         assert (old and (old.span(), old.group(1))) == (new and (new.span(), new.group(1))), text
 
 
+#: what records' tails are made of: names' characters in runs short and long, what may follow a name, and
+#: characters a name cannot hold
+NAME_PIECES = ["password", "x", "Z", "_", "9", ".", "-", "'", '"', " ", "\t", ":", "=", "=>", " was", " is",
+               " of", "for", "é", "\u0130", "\u212a", "\u0660", ")", "/", "\n", "x" * 30, "a1" * 35,
+               "_key"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(NAME_PIECES), max_size=40))
+@settings(max_examples=2_000, deadline=None)
+def test_the_name_at_a_records_end_is_found_searching_from_its_last_two_runs(pieces: list[str]) -> None:
+    """`_where_a_name_may_start`: the search from there finds the match (its span and name) the search of
+    the whole tail finds."""
+    tail = "".join(pieces)[-80:]
+    whole, narrowed = (
+        split._NAME_AT_END.search(tail),
+        split._NAME_AT_END.search(tail, split._where_a_name_may_start(tail)),
+    )
+    assert (whole and (whole.span(), whole.group(1))) == (narrowed and (narrowed.span(), narrowed.group(1)))
+
+
 def test_text_outside_ascii_is_redacted_with_keywords_until_the_second_database_is_worth_building(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
