@@ -1,6 +1,6 @@
 """The short cuts of the redaction boundary give what the long way gives: ids and short texts the scan clears
 (`text.redact_text`), an id the scan alone proves unchanged (`text.unchanged`) and a text of hex digits read
-as its one hex run (`decode.hex_runs_hide_nothing`), an id the intake's check redacted moments before
+as its one hex run (`decode.hex_runs_hide_nothing`), an id the intake's check looked at moments before
 (`Redactor.identity`), an event with
 nothing to redact (`Redactor.event`), a record that cannot end with a secret's name (`split.py`), and text
 outside ASCII redacted with keywords before the scan's second database is built (`engine.py`). Each is
@@ -27,6 +27,7 @@ from rounds_bot.redact import Redactor, decode, redact_text, split
 from rounds_bot.redact import engine as engine_module
 from rounds_bot.redact import event as event_module
 from rounds_bot.redact.engine import ScanningRuleSet
+from rounds_bot.redact.id_proof import IdProof
 from rounds_bot.redact.scan import Prefilter
 from rounds_bot.redact.text import Redaction, _rules, unchanged
 from tests import security_corpus
@@ -84,8 +85,8 @@ def test_short_texts_and_ids_the_scan_clears_are_redacted_as_the_reference_does(
 
 
 def test_an_id_the_intake_checked_is_made_what_it_would_be_made_unchecked() -> None:
-    """`identity` remembers the ids it found kept; `identifier` then skips their redaction. Same ids, same
-    counts, same memory of texts as a boundary that never saw the check."""
+    """`identity` (the intake's check) counts and remembers nothing: same ids, same counts, same memory of
+    texts as a boundary that never saw the check."""
     ids = hostile_ids()
     checked, unchecked = Redactor(), Redactor()
     identities = [checked.identity(value) for value in ids]
@@ -93,18 +94,6 @@ def test_an_id_the_intake_checked_is_made_what_it_would_be_made_unchecked() -> N
     assert [checked.identifier(value) for value in ids] == expected == identities
     assert checked.counts == unchecked.counts
     assert checked._done == unchecked._done and checked._remembered == unchecked._remembered
-
-
-def test_the_ids_remembered_for_the_boundary_stay_within_two_generations(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(event_module, "KEPT_IDS", 100)
-    redactor = Redactor()
-    values = [f"{number:032x}" for number in range(1_000)]
-    for value in values:
-        redactor.identity(value)
-        assert len(redactor._kept) + len(redactor._kept_before) <= 200
-    assert [redactor.identifier(value) for value in values] == values
 
 
 def _event(message: str, **fields: object) -> ErrorEvent:
@@ -249,6 +238,26 @@ def test_the_name_at_a_records_end_is_read_as_it_was_read_before_it_was_read_pos
         assert (old and (old.span(), old.group(1))) == (new and (new.span(), new.group(1))), text
 
 
+#: what records' tails are made of: names' characters in runs short and long, what may follow a name, and
+#: characters a name cannot hold
+NAME_PIECES = ["password", "x", "Z", "_", "9", ".", "-", "'", '"', " ", "\t", ":", "=", "=>", " was", " is",
+               " of", "for", "é", "\u0130", "\u212a", "\u0660", ")", "/", "\n", "x" * 30, "a1" * 35,
+               "_key"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(NAME_PIECES), max_size=40))
+@settings(max_examples=2_000, deadline=None)
+def test_the_name_at_a_records_end_is_found_searching_from_its_last_two_runs(pieces: list[str]) -> None:
+    """`_where_a_name_may_start`: the search from there finds the match (its span and name) the search of
+    the whole tail finds."""
+    tail = "".join(pieces)[-80:]
+    whole, narrowed = (
+        split._NAME_AT_END.search(tail),
+        split._NAME_AT_END.search(tail, split._where_a_name_may_start(tail)),
+    )
+    assert (whole and (whole.span(), whole.group(1))) == (narrowed and (narrowed.span(), narrowed.group(1)))
+
+
 def test_text_outside_ascii_is_redacted_with_keywords_until_the_second_database_is_worth_building(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -322,7 +331,7 @@ def test_ids_are_made_and_counted_the_same_with_and_without_the_scans_proof(
     quick, checked = Redactor(), Redactor()
     made = [quick.identifier(value) for value in ids]
     identities = [checked.identity(value) for value in ids]
-    monkeypatch.setattr(event_module, "unchanged_shaped", lambda text, ips="all": False)
+    monkeypatch.setattr(IdProof, "kept", lambda self, value: False)
     slow = Redactor()
     assert made == [slow.identifier(value) for value in ids] == identities
     assert [slow.identity(value) for value in ids] == identities

@@ -4,6 +4,7 @@ counted once, with the same report as when the grouping step finds them."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,13 +12,17 @@ import pytest
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import Redactor
+from rounds_bot.redact.event import HASHED_PREFIX, hashed_id
+from rounds_bot.round.intake import already_counted
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
 from rounds_bot.sources import otlp_json
 from rounds_bot.sources.base import Counted, PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.store import Store
 from rounds_bot.tracker.dryrun import DryRunTracker
 from tests.test_otlp_lean import write_otlp
+from tests.test_redact_fast_paths import hostile_ids
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 #: an id that holds a secret: the redaction boundary stores a hash of it, never the id
@@ -110,3 +115,40 @@ def test_an_id_stored_as_it_is_is_found_without_redacting_it(
     assert (again.already_counted, again.occurrences_counted) == (2, 0)
     # the plain id was found as it is; only the one stored as a hash was redacted to be found
     assert redacted == [SECRET_ID]
+
+
+def counted_the_long_way(raw_ids: list[str], store: Store, redactor: Redactor) -> set[str]:
+    """What the intake's check found before it looked hashes up: every id not stored as it is redacted."""
+    found = store.seen(raw_id for raw_id in raw_ids if not raw_id.startswith(HASHED_PREFIX))
+    stored = {raw_id: redactor.identity(raw_id) for raw_id in raw_ids if raw_id not in found}
+    seen = store.seen(stored.values())
+    return found | {raw_id for raw_id, safe in stored.items() if safe in seen}
+
+
+def test_the_check_finds_what_redacting_every_id_found_whatever_form_each_was_stored_in() -> None:
+    chosen = random.Random(26)
+    redactor = Redactor()
+    ids = [*(value for value in hostile_ids() if value), SECRET_ID, "plain-1"]
+    ids += [hashed_id(value) for value in ids[::40]] + [f"{HASHED_PREFIX}{value}" for value in ids[::30]]
+    store = Store.memory()
+    stored = chosen.sample(ids, len(ids) // 3)
+    # the form each is stored in now, and the other form (as rules of another release might have made it)
+    forms = [redactor.identity(value) for value in stored[::2]]
+    forms += [hashed_id(value) if redactor.identity(value) == value else value for value in stored[1::2]]
+    with store.db.conn:
+        store.mark_seen((form, "s1", NOW) for form in forms)
+    for batch in (ids, ids[::7], [*ids[:50], *ids[:50]]):
+        found = already_counted(batch, store, redactor)
+        assert found == counted_the_long_way(batch, store, Redactor())
+    assert 0 < len(already_counted(ids, store, redactor)) < len(ids)
+
+
+def test_before_the_first_round_nothing_is_looked_up_or_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store.memory()
+
+    def never(*args: object) -> None:
+        raise AssertionError("looked up or redacted")
+
+    monkeypatch.setattr(Store, "seen", never)
+    monkeypatch.setattr(Redactor, "identity", never)
+    assert already_counted(["plain-1", SECRET_ID, f"{HASHED_PREFIX}{'0' * 32}"], store, Redactor()) == set()

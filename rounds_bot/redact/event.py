@@ -19,15 +19,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterator
+from itertools import islice
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
+from rounds_bot.redact.id_proof import IdProof
 from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
 from rounds_bot.redact.pair_values import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.split import StreamWatch
-from rounds_bot.redact.text import cut, redact_into, redact_text, sanitize, unchanged_shaped
+from rounds_bot.redact.text import cut, redact_into, redact_text, sanitize
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 from rounds_bot.sources.spill import EventSpill
 
@@ -41,8 +42,6 @@ MAX_ATTRIBUTES = 200
 #: Characters of redacted texts remembered at most; past it the memory starts afresh (a text seen again later
 #: is redacted again, with the same result, and counted again as the distinct text it then is)
 MEMO_CHARS = 8_000_000
-#: ids `identity` found kept remembered for `identifier`, in each of two generations (about 10 MB at most)
-KEPT_IDS = 50_000
 #: an id kept as it is when redaction keeps it: at most `ID_CHARS` of these characters
 _ID_SHAPE = re.compile(rf"[a-zA-Z0-9\-_.:/]{{0,{ID_CHARS}}}")
 #: attributes whose redaction is remembered at most (`Redactor.attribute`), past it the memory starts afresh
@@ -66,9 +65,8 @@ class Redactor:
         self._forgotten = 0
         # what redacting one text counts, added to `counts` (`_redacted`): one counter for every text
         self._found: Counter[str] = Counter()
-        # ids `identity` found the scan proves kept as they are, in two generations (`_keep`)
-        self._kept: set[str] = set()
-        self._kept_before: set[str] = set()
+        # proves most ids kept as they are with one scan each (`IdProof`: `unchanged_shaped`'s verdict)
+        self._ids = IdProof(ips)
 
     def text(self, text: str, limit: int) -> str:
         key = (text, limit)
@@ -110,44 +108,28 @@ class Redactor:
 
     def identifier(self, value: str) -> str:
         """An id as it was, or a hash of it when it held anything but an id's characters or was too long."""
-        if _ID_SHAPE.fullmatch(value) and (self._kept_id(value) or self.text(value, ID_CHARS) == value):
+        if _ID_SHAPE.fullmatch(value) and (self._ids.kept(value) or self.text(value, ID_CHARS) == value):
+            # kept as the scan alone proves it (most ids and hashes: an id's characters have nothing to
+            # sanitise and no escape, `text.unchanged_shaped`), not remembered as a text (ids seldom recur,
+            # the memory is kept for messages and traces); or redacted and remembered as any text is
             return value
         self.counts["identifier"] += 1
-        return _hashed(value)
+        return hashed_id(value)
 
     def identity(self, value: str) -> str:
         """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
         so a raw record can be checked against what earlier rounds counted before it is redacted."""
         if _ID_SHAPE.fullmatch(value) and self._unchanged(value):
             return value
-        return _hashed(value)
-
-    def _kept_id(self, value: str) -> bool:
-        """An id redaction keeps as it is with nothing to count, as the scan alone proves it (`unchanged`:
-        most ids and hashes; an id's characters have nothing to sanitise and no escape, so the scan's part
-        of the proof is all it needs, `unchanged_shaped`), or as it proved it moments ago for `identity`.
-        Such an id is not remembered as a text: ids seldom recur, the memory is kept for messages and
-        traces; an id the proof does not cover is redacted and remembered as any text is."""
-        return value in self._kept or value in self._kept_before or unchanged_shaped(value, ips=self.ips)
+        return hashed_id(value)
 
     def _unchanged(self, value: str) -> bool:
         done = self._done.get((value, ID_CHARS))
         if done is not None:
             return done == value
-        if unchanged_shaped(value, ips=self.ips):
-            self._keep(value)
+        if self._ids.kept(value):
             return True
         return redact_text(cut(value, ID_CHARS), ips=self.ips).text == value
-
-    def _keep(self, value: str) -> None:
-        """Remember an id the scan proved redaction keeps as it is: an intake checks a round's new ids
-        (`identity`) just before the boundary redacts them (`identifier`), which then need not prove it
-        again. Only proven ids: `identifier` remembers the others as texts, whether `identity` saw them or
-        not, so the check changes nothing the boundary remembers or counts. Two
-        generations of at most `KEPT_IDS` each: the newest are remembered, memory stays flat."""
-        if len(self._kept) >= KEPT_IDS:
-            self._kept_before, self._kept = self._kept, set()
-        self._kept.add(value)
 
     def attribute(self, key: str, value: AttributeValue) -> tuple[str, AttributeValue]:
         memo = (key, value) if type(value) is str else None
@@ -188,7 +170,7 @@ class Redactor:
 
     def attributes(self, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
         safe: dict[str, AttributeValue] = {}
-        for key, value in list(attributes.items())[:MAX_ATTRIBUTES]:
+        for key, value in islice(attributes.items(), MAX_ATTRIBUTES):
             safe_key, safe_value = self.attribute(key, value)
             while safe_key in safe:  # two keys that redact alike are both kept
                 safe_key += "'"
@@ -200,42 +182,51 @@ class Redactor:
     def event(self, event: ErrorEvent) -> ErrorEvent:
         """The event with every field redacted: itself when nothing changed (a frozen model; most events
         hold nothing to redact), else a copy with the fields that changed."""
-        changed: dict[str, object] = {}
-        for name, value in self._safe_fields(event):
-            if value != getattr(event, name):
-                changed[name] = value
+        changed = self._changed(event)
         return event.model_copy(update=changed) if changed else event
 
-    def _safe_fields(self, event: ErrorEvent) -> Iterator[tuple[str, object]]:
-        """Each field's redaction, in the model's order (the counts follow it); a field that is None or
-        empty stays so and is not redacted."""
-        yield "event_id", self.identifier(event.event_id)
-        yield "service", self.name(event.service) or "unknown"
-        if event.error_type is not None:
-            yield "error_type", self.name(event.error_type, 512)
-        yield "message", self.text(event.message, MESSAGE_CHARS)
-        if event.stacktrace is not None:
-            yield "stacktrace", self.text(event.stacktrace, STACKTRACE_CHARS)
-        if event.error_code is not None:
-            yield "error_code", self.name(event.error_code)
-        if event.severity is not None:
-            yield "severity", self.name(event.severity, 32)
-        for name in ("trace_id", "span_id", "parent_span_id"):
-            value = getattr(event, name)
-            if value is not None:
-                yield name, self.identifier(value)
-        if event.service_version is not None:
-            yield "service_version", self.name(event.service_version)
-        if event.environment is not None:
-            yield "environment", self.name(event.environment)
-        if event.attributes:
-            yield "attributes", self.attributes(event.attributes)
-        if event.source_group_id is not None:
-            yield "source_group_id", self.identifier(event.source_group_id)
-        if event.source_url is not None:
-            yield "source_url", self.name(event.source_url, 2_048)
-        if event.context:
-            yield "context", [self.context(record) for record in event.context]
+    def _changed(self, event: ErrorEvent) -> dict[str, object]:
+        """The fields whose redaction differs from them, redacted in the model's order (the counts follow it);
+        a field that is None or empty stays so and is not redacted. One test a field, in line: an event
+        has a dozen fields and a round a hundred thousand events."""
+        changed: dict[str, object] = {}
+        name, text, identifier = self.name, self.text, self.identifier
+        value: str | None
+        if (safe := identifier(value := event.event_id)) != value:
+            changed["event_id"] = safe
+        if (safe := name(value := event.service) or "unknown") != value:
+            changed["service"] = safe
+        if (value := event.error_type) is not None and (safe := name(value, 512)) != value:
+            changed["error_type"] = safe
+        if (safe := text(value := event.message, MESSAGE_CHARS)) != value:
+            changed["message"] = safe
+        if (value := event.stacktrace) is not None and (safe := text(value, STACKTRACE_CHARS)) != value:
+            changed["stacktrace"] = safe
+        if (value := event.error_code) is not None and (safe := name(value)) != value:
+            changed["error_code"] = safe
+        if (value := event.severity) is not None and (safe := name(value, 32)) != value:
+            changed["severity"] = safe
+        if (value := event.trace_id) is not None and (safe := identifier(value)) != value:
+            changed["trace_id"] = safe
+        if (value := event.span_id) is not None and (safe := identifier(value)) != value:
+            changed["span_id"] = safe
+        if (value := event.parent_span_id) is not None and (safe := identifier(value)) != value:
+            changed["parent_span_id"] = safe
+        if (value := event.service_version) is not None and (safe := name(value)) != value:
+            changed["service_version"] = safe
+        if (value := event.environment) is not None and (safe := name(value)) != value:
+            changed["environment"] = safe
+        if (attributes := event.attributes) and (
+            safe_attributes := self.attributes(attributes)
+        ) != attributes:
+            changed["attributes"] = safe_attributes
+        if (value := event.source_group_id) is not None and (safe := identifier(value)) != value:
+            changed["source_group_id"] = safe
+        if (value := event.source_url) is not None and (safe := name(value, 2_048)) != value:
+            changed["source_url"] = safe
+        if (context := event.context) and (safe_context := list(map(self.context, context))) != context:
+            changed["context"] = safe_context
+        return changed
 
     def context(self, record: ContextRecord) -> ContextRecord:
         """A neighbouring log record: its body by the message's rules, cut to its own cap."""
@@ -332,7 +323,8 @@ class Boundary:
 HASHED_PREFIX = "sha256:"
 
 
-def _hashed(value: str) -> str:
+def hashed_id(value: str) -> str:
+    """What redaction makes of an id it does not keep as it is (`Redactor.identifier`)."""
     return HASHED_PREFIX + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

@@ -211,6 +211,15 @@ class Prefilter:
         gates = frozenset(gate_ids[n] for n in keywords if n in gate_ids) if gate_ids else frozenset()
         return Scan(frozenset(keywords), ends, gates)
 
+    def reported(self, data: bytes) -> frozenset[int]:
+        """The numbers (rules, keywords, gates) a scan of an ASCII text, given as its bytes, reports, without
+        where: `scan`'s one call to Hyperscan and nothing around it, for the many short texts (ids) whose
+        verdict a caller remembers by what the scan reported."""
+        hits: list[tuple[int, int]] = []
+        database = self._databases.get(True) or self._database(True)
+        database.scan(data, match_event_handler=_collect, context=hits)
+        return frozenset(number for number, _ in hits) if hits else frozenset()
+
 
 def _collect(rule_id: int, _start: int, end: int, _flags: int, hits: list[tuple[int, int]]) -> None:
     """The scan's match handler: one function for every scan, the hits in the scan's context."""

@@ -34,6 +34,8 @@ _END = re.compile(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _NAME_AT_END = re.compile(
     r"""["']?([A-Za-z_][\w.-]{0,60}+)["']?[ \t]*(?::|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
 )
+#: the last two runs of a name's characters of a text, and what follows them, read in the reversed text
+_LAST_RUNS = re.compile(r"[^\w.-]*[\w.-]*[^\w.-]*[\w.-]*")
 #: what a record that ends with a secret's name can end with, past spaces and tabs (`_NAME_AT_END`), beside a
 #: letter or digit (`str.isalnum` is the regex's `\w` less `_`): a name's, a quote, `:`, `=`, `=>`
 _NAME_END_CHARS = frozenset("_.-:=>\"'")
@@ -174,12 +176,22 @@ def _ends_with_name(message: str) -> bool:
     last = tail.rstrip(" \t")[-1:]
     if not last or not (last.isalnum() or last in _NAME_END_CHARS):
         return False  # most records end with what no name, quote, `:`, `=` or `=>` ends with: `)`, `!`, ...
-    if next(_secret_words().iter(tail.lower()), None) is None:
-        return (
-            False  # a name `secret_category` takes holds one of the words, lowercased, and so the tail does
-        )
-    found = _NAME_AT_END.search(tail)
+    start = _where_a_name_may_start(tail)
+    if next(_secret_words().iter(tail[start:].lower()), None) is None:
+        # a name `secret_category` takes holds one of the words, lowercased, and so the tail from `start` does
+        return False
+    found = _NAME_AT_END.search(tail, start)
     return found is not None and secret_category(found.group(1)) is not None
+
+
+def _where_a_name_may_start(tail: str) -> int:
+    """Where in `tail` a match of `_NAME_AT_END` may start: at the quote before the last run of a name's
+    characters or before the run before it (`_LAST_RUNS`, read from the end), never earlier. The name is
+    possessive, so it ends where its run ends (a run's character cannot follow it), and what follows it to
+    the end holds one run at most (`was`, `is`, `of`, `for`). Searching from there finds the match a search
+    of the whole tail finds (the leftmost), without trying every position before it."""
+    runs = _LAST_RUNS.match(tail[::-1])  # every part optional: it matches every text
+    return max(len(tail) - (runs.end() if runs else 0) - 1, 0)
 
 
 @cache

@@ -78,6 +78,10 @@ class SeenEvents:
             found.update(wanted[key] for (key,) in rows)
         return found
 
+    def any_seen(self) -> bool:
+        """Whether any occurrence is remembered at all (none before a store's first round)."""
+        return bool(self.db.execute("select exists (select 1 from seen_events)").fetchone()[0])
+
     def mark_seen(self, occurrences: Iterable[tuple[str, str, datetime]]) -> None:
         """Remember counted occurrences (event id, signature id, event time)."""
         self.db.conn.executemany(
