@@ -45,7 +45,6 @@ __all__ = [  # with the types of what `lean_line` gives
     "checked_span_id",
     "checked_trace_id",
     "decode_plain",
-    "exception_indexes",
     "flatten_plain",
     "lean_line",
     "log_facts",
@@ -80,13 +79,6 @@ def checked_logs(raw: bytes) -> list[LeanScope]:
 
 
 # --- errors, identities and times on plain structures --------------------------------------------
-
-
-def exception_indexes(span: Plain) -> list[int]:
-    """Indexes of the span's `exception` events."""
-    return [
-        index for index, event in enumerate(span.get("events", ())) if event.get("name", "") == "exception"
-    ]
 
 
 def span_is_error(span: Plain) -> bool:
