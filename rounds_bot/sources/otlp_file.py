@@ -103,8 +103,10 @@ class OtlpFileSource:
                     skipped.extend(line_skipped)
                     for event in line_events:
                         reading.offer(event.event_id, event.timestamp, Built(event))
-                reading.line_read()  # whether its records were counted is asked now, or with the next lines'
-            reading.flush()
+                # asked about once a line: what waits for the answer holds the line's records, which are let
+                # go as soon as it comes (a batch of many lines kept them all alive, at a cost in memory and
+                # time)
+                reading.flush()
         return PollResult(
             events=reading.events,
             skipped=skipped,

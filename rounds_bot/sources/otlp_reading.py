@@ -1,13 +1,11 @@
 """One poll of an OTLP/JSON file as it is read: the error records of each line offered in file order, less
-those outside the window, read twice, or counted by an earlier round.
+those outside the window, read twice, or counted by an earlier round, which are never built.
 
 A line read lean offers each record with the id and time its reader worked out (`offer_lean`), and the event
 is built only when it is wanted (`_FromSpan`, `_log_builder`); a line an earlier round remembered is taken
 whole when none of its records is wanted (`offer_read`). Whether a record was counted is asked of the
-database in batches, never once a record: at the end of each line (`COUNTED_BATCH` records at most), its
-counted records never built; or, while the answers find none counted (a first round), every `NEW_BATCH`
-records, their events built as they are read. Each event built goes, in file order, to the poll's sink (the
-redaction boundary: a raw event is never kept), or without one to the poll's `EventSpill`.
+database in batches (`COUNTED_BATCH`), never once a record. Each event built goes, in file order, to the
+poll's sink (the redaction boundary: a raw event is never kept), or without one to the poll's `EventSpill`.
 """
 
 from __future__ import annotations
@@ -57,9 +55,6 @@ from rounds_bot.sources.spill import EventSpill
 #: Candidates asked about in one go at most (a line's are asked about together, and at its end): the counted
 #: check is one database query per batch, not per record.
 COUNTED_BATCH = 2_000
-#: Candidates asked about in one go while the answers find none counted (a first round): their events are
-#: built as they are read, so waiting for the answer holds these events, not the lines they were read from.
-NEW_BATCH = 500
 
 
 class Built:
@@ -110,9 +105,6 @@ class Reading:
         # number it spells, which takes half the memory of the text
         self._seen: set[int] = set()
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
-        # the last answer found none of its records counted: the next are likely new too, so they are built as
-        # they are read and asked about many lines at a time (`line_read`)
-        self._new = False
         # the records offered while a line is read lean, in order: what it gave, for the line memory
         self._trail: list[tuple[int, datetime]] | None = None
         # the errors of the lines remembered that an earlier round counted (`ask_ahead`), as numbers
@@ -181,21 +173,6 @@ class Reading:
             self.newest_counted = max(self.newest_counted or moment_of(newest), moment_of(newest))
         return True
 
-    def line_read(self) -> None:
-        """A line's records were all offered. While the answers find nothing counted, its records waiting for
-        one are built now, the line let go, and the question waits for more lines (`NEW_BATCH` records);
-        otherwise it is asked now: what waits for the answer holds the line's records, which are let go as
-        soon as it comes, and a record counted is never built. Either way the same records are built, counted
-        and put, in the same order: only when the question is asked, and when an event is built, differ."""
-        if not self._new:
-            self.flush()
-            return
-        for place, (event_id, moment, build) in enumerate(self._pending):
-            if not isinstance(build, Built):
-                self._pending[place] = (event_id, moment, Built(build()))
-        if len(self._pending) >= NEW_BATCH:
-            self.flush()
-
     def flush(self) -> None:
         if not self._pending or self.counted is None:
             return
@@ -205,7 +182,6 @@ class Reading:
                 self._count(moment)
             else:
                 self._put(build())
-        self._new = not done
         self._pending.clear()
 
     def _count(self, moment: datetime) -> None:
