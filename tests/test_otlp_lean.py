@@ -13,10 +13,10 @@ import pytest
 
 from rounds_bot.demo import demo_data_path
 from rounds_bot.redact import Redactor
-from rounds_bot.sources import otlp_file, otlp_json, otlp_lean_check
+from rounds_bot.sources import otlp_events, otlp_file, otlp_json, otlp_lean_check
 from rounds_bot.sources.base import PollResult, SkipsCounted, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
-from rounds_bot.sources.otlp_lean import lean_line
+from rounds_bot.sources.otlp_lean import lean_line, log_facts, span_facts, span_ids
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
 from scale_data import write_otlp
@@ -178,3 +178,26 @@ def test_snake_case_outside_the_models_objects_is_read_lean_as_the_models_read_i
     lean = OtlpFileSource(path).poll(EVERYTHING)
     assert [e.message for e in lean.events] == ['{"trace_id": "in a body"}']
     assert lean.events == with_models_only(path, monkeypatch).events
+
+
+@pytest.mark.parametrize("name", ["sample", "demo", "synthetic"])
+def test_the_facts_read_lean_are_the_models_facts_field_by_field(name: str, synthetic: Path) -> None:
+    """`span_facts` and `log_facts` of a plain record (tuples made by position) hold what the models' reading
+    (`otlp_events`, by keyword) holds, in every field: a start time in place of an end time shows here even
+    where no event differs."""
+    path = {"sample": SAMPLE, "demo": demo_data_path(), "synthetic": synthetic}[name]
+    spans = logs = 0
+    for raw in path.read_bytes().splitlines():
+        line = lean_line(raw) if raw.strip() else None
+        if line is None:
+            continue
+        for scope in line.spans:
+            for plain in scope.records:
+                span = otlp_json.Span.model_validate(plain)
+                assert span_facts(plain, *span_ids(plain)) == otlp_events.span_facts(span)
+                spans += 1
+        for scope in line.logs:
+            for plain in scope.records:
+                assert log_facts(plain) == otlp_events.log_facts(otlp_json.LogRecord.model_validate(plain))
+                logs += 1
+    assert spans and (logs or name == "sample")

@@ -109,3 +109,29 @@ def test_a_few_fields_of_each_event_read_alone_are_the_events_own() -> None:
     assert read_fields(keys, rest, ("event_id",)) == [(event.event_id,) for event in events]
     with pytest.raises(ValueError, match="no field mesage"):
         list(spill.fields("mesage"))
+
+
+@pytest.mark.parametrize(
+    "indexes",
+    [
+        lambda size: range(size),  # every event: the pass over the spill itself
+        lambda size: range(1, size),
+        lambda size: range(size - 1),
+        lambda size: [0, size - 1],
+        lambda size: [size - 1],
+        lambda size: range(0, size, 2),
+    ],
+)
+def test_the_events_picked_are_read_as_picking_them_one_by_one_gives(indexes: object) -> None:
+    events = [event for event in odd_events() if event.timestamp.tzinfo is not None] * 3
+    spill = EventSpill(events, in_memory=2, chunk=4)
+    wanted = list(indexes(len(events)))  # type: ignore[operator]
+    picked = Picked(spill, wanted)
+    names = ("message", "timestamp", "attributes", "service")
+    assert repr(list(picked)) == repr([events[index] for index in wanted])  # NaN too
+    assert repr(list(picked.fields(*names))) == repr(
+        [tuple(getattr(events[i], n) for n in names) for i in wanted]
+    )
+    spill.append(events[0])  # the spill grows after the picking: the events picked are the same
+    assert repr(list(picked)) == repr([events[index] for index in wanted])
+    assert len(list(picked.fields(*names))) == len(wanted)

@@ -45,7 +45,6 @@ __all__ = [  # with the types of what `lean_line` gives
     "checked_span_id",
     "checked_trace_id",
     "decode_plain",
-    "exception_indexes",
     "flatten_plain",
     "lean_line",
     "log_facts",
@@ -80,13 +79,6 @@ def checked_logs(raw: bytes) -> list[LeanScope]:
 
 
 # --- errors, identities and times on plain structures --------------------------------------------
-
-
-def exception_indexes(span: Plain) -> list[int]:
-    """Indexes of the span's `exception` events."""
-    return [
-        index for index, event in enumerate(span.get("events", ())) if event.get("name", "") == "exception"
-    ]
 
 
 def span_is_error(span: Plain) -> bool:
@@ -184,32 +176,32 @@ def span_facts(span: Plain, trace_id: str, span_id: str) -> SpanFacts:
     """`otlp_events.span_facts` of a checked span, whose ids (`span_ids`) were read already: `otlp_lean_check`
     checked that each value is what the model would hold (or converts as the model does)."""
     status = span.get("status", {})
-    return SpanFacts(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=checked_span_id(span.get("parentSpanId", "")),
-        name=span.get("name", ""),
-        kind=span.get("kind", 0),
-        start_time_unix_nano=lean_int(span.get("startTimeUnixNano", 0)),
-        end_time_unix_nano=lean_int(span.get("endTimeUnixNano", 0)),
-        status_message=status.get("message", ""),
-        attributes=flatten_plain(span.get("attributes", [])),
+    return SpanFacts(  # by position, in the fields' order (named beside each): a call by keyword costs twice
+        trace_id,
+        span_id,
+        checked_span_id(span.get("parentSpanId", "")),  # parent_span_id
+        span.get("name", ""),  # name
+        span.get("kind", 0),  # kind
+        lean_int(span.get("startTimeUnixNano", 0)),  # start_time_unix_nano
+        lean_int(span.get("endTimeUnixNano", 0)),  # end_time_unix_nano
+        status.get("message", ""),  # status_message
+        flatten_plain(span.get("attributes", [])),  # attributes
     )
 
 
 def log_facts(record: Plain) -> LogFacts:
     """`otlp_events.log_facts` of a checked log record (checked as `span_facts` says)."""
     body = record.get("body")
-    return LogFacts(
-        trace_id=checked_trace_id(record.get("traceId", "")),
-        span_id=checked_span_id(record.get("spanId", "")),
-        time_unix_nano=lean_int(record.get("timeUnixNano", 0)),
-        observed_time_unix_nano=lean_int(record.get("observedTimeUnixNano", 0)),
-        severity_number=lean_int(record.get("severityNumber", 0)),
-        severity_text=record.get("severityText", ""),
-        event_name=record.get("eventName", ""),
-        body="" if body is None else _body_text(body),
-        attributes=flatten_plain(record.get("attributes", [])),
+    return LogFacts(  # by position, as `span_facts` makes its tuple
+        checked_trace_id(record.get("traceId", "")),  # trace_id
+        checked_span_id(record.get("spanId", "")),  # span_id
+        lean_int(record.get("timeUnixNano", 0)),  # time_unix_nano
+        lean_int(record.get("observedTimeUnixNano", 0)),  # observed_time_unix_nano
+        lean_int(record.get("severityNumber", 0)),  # severity_number
+        record.get("severityText", ""),  # severity_text
+        record.get("eventName", ""),  # event_name
+        "" if body is None else _body_text(body),  # body
+        flatten_plain(record.get("attributes", [])),  # attributes
     )
 
 

@@ -39,7 +39,6 @@ from rounds_bot.sources.otlp_json import LogRecord
 from rounds_bot.sources.otlp_lean import (
     LeanLine,
     checked_logs,
-    exception_indexes,
     flatten_plain,
     log_facts,
     log_neighbour,
@@ -243,15 +242,20 @@ class Reading:
                     self.neighbours.note(service, *log_neighbour(record, severity))
 
     def _offer_span(self, span: dict[str, Any], origin: Origin) -> None:
-        indexes: list[int | None] = list(exception_indexes(span))
+        events = span.get("events", ())
+        indexes: list[int | None] = [  # the indexes of its `exception` events
+            index for index, event in enumerate(events) if event.get("name", "") == "exception"
+        ]
         if not indexes:
             if not span_is_error(span):
                 return
             indexes = [None]
-        # every error of the span has a time, or the span is read (and refused) as the models read it
-        moments = [span_moment(span, index) for index in indexes]
-        what = "span" if indexes == [None] else "exception event"
-        timestamps = [moment_from_nanos(moment, what) for moment in moments]
+            what = "span"
+        else:
+            what = "exception event"
+        # every error of the span has a time, or the span is read (and refused) as the models read it: all of
+        # them are worked out before any is offered
+        timestamps = [moment_from_nanos(span_moment(span, index), what) for index in indexes]
         ids = span_ids(span)
         identity = (  # `span_identity`, its start time read only when it is needed
             ids
@@ -261,13 +265,14 @@ class Reading:
             )
         )
         built = _FromSpan(span, ids, origin)
+        offer = self.offer
         for index, timestamp in zip(indexes, timestamps, strict=True):
             event_id = (
                 stable_id("span", *identity)
                 if index is None
                 else stable_id("span-event", *identity, str(index))
             )
-            self.offer(event_id, timestamp, built.event(index, (event_id, timestamp)))
+            offer(event_id, timestamp, built.event(index, (event_id, timestamp)))
 
 
 def _log_builder(

@@ -239,6 +239,9 @@ class Picked(_EventSequence):
     def __iter__(self) -> Iterator[ErrorEvent]:
         if not self._indexes:
             return
+        if self._all():
+            yield from self._events
+            return
         picked = iter(self._indexes)
         wanted = next(picked)
         for index, event in enumerate(self._events):
@@ -252,6 +255,9 @@ class Picked(_EventSequence):
         """`EventSpill.fields` of the events picked, in order."""
         if not self._indexes:
             return
+        if self._all():
+            yield from fields_in(self._events, *names)
+            return
         picked = iter(self._indexes)
         wanted = next(picked)
         for index, values in enumerate(fields_in(self._events, *names)):
@@ -260,6 +266,12 @@ class Picked(_EventSequence):
                 wanted = next(picked, -1)
                 if wanted < 0:
                     return
+
+    def _all(self) -> bool:
+        """Every event of the sequence is picked (as in a first round): the indexes, ascending, are exactly 0
+        to its length less one, so a pass over them is one over the sequence, without a test per event."""
+        size = len(self._events)
+        return len(self._indexes) == size and self._indexes[0] == 0 and self._indexes[-1] == size - 1
 
     @overload
     def __getitem__(self, index: int) -> ErrorEvent: ...
