@@ -42,7 +42,7 @@ from scale_data import write_otlp
 def memo_bytes(engine: GroupingEngine) -> int:
     """The bytes the engine's memos and the memos all engines share hold, as they estimate them."""
     candidates = engine._candidates
-    holders = (candidates, candidates._traces, engine._explainer, engine._shapes)
+    holders = (candidates, candidates._traces, candidates.cut_digests, engine._explainer, engine._shapes)
     memos = [value for holder in holders for value in vars(holder).values() if isinstance(value, BoundedMemo)]
     memos += [exception_chain._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     return sum(memo.held for memo in memos)
@@ -111,7 +111,8 @@ def main() -> None:
         )
         print(
             f"signatures: {len(engine.signature_ids()):,}; trace texts parsed {traces.parses:,}, traces given"
-            f" from a text with their message cut out {traces.from_cuts:,}"
+            f" from a text with their message cut out {traces.from_cuts:,}, traces placed by the hashes kept"
+            f" for their text with the message cut out {engine._candidates.cut_digests.hits:,}"
         )
         print(
             f"memos hold {memo_bytes(engine) / MB:.1f} MB"
