@@ -5,7 +5,9 @@ OTLP/JSON file `bench/scale.py` reads (`bench/scale_data.py`), on an empty signa
 
 Prints the CPU time of the assignments (and with `--profile`, the profiled time of `assign_each` and its
 five costliest callees), the errors per second, how many traces were read and how many were read with their
-message cut out, and the bytes the engine's memos hold at the end (`grouping/memo.py`) beside their budget;
+message cut out (and, placing, how many were placed by the hashes kept for their text with the message cut
+out, `grouping/cut_digests.py`), and the bytes the engine's memos hold at the end (`grouping/memo.py`) beside
+their budget;
 with `--memory`, the bytes Python allocated (tracemalloc) at the peak of the assignments and still held after
 them, above what was held before (slower: the CPU time is then not comparable). With `--placements`, the
 events are placed as a round places them (`place_each`: the full assignment only for the first event of
