@@ -105,17 +105,11 @@ def _text_digest(text: str) -> bytes:
 
 
 def _dump_digest(dump: DumpKey) -> bytes:
-    """The digest of a dump key: each part by its length, then its text (None, a value taken out, as -1),
-    so no two keys give one byte string."""
-    hasher = hashlib.blake2b(digest_size=16, person=b"dump")
-    for part in dump:
-        if part is None:
-            hasher.update(b"-1:")
-        else:
-            encoded = part.encode("utf-8", "surrogatepass")
-            hasher.update(b"%d:" % len(encoded))
-            hasher.update(encoded)
-    return hasher.digest()
+    """The digest of a dump key, by its `repr`: a tuple of strings and Nones written as Python reads it back,
+    so no two keys give one text."""
+    return hashlib.blake2b(
+        repr(dump).encode("utf-8", "surrogatepass"), digest_size=16, person=b"dump"
+    ).digest()
 
 
 def _size(key: _Key, place: CutPlace | None) -> int:
