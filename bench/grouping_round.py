@@ -5,7 +5,9 @@ OTLP/JSON file `bench/scale.py` reads (`bench/scale_data.py`), on an empty signa
 
 Prints the CPU time of the assignments (and with `--profile`, the profiled time of `assign_each` and its
 five costliest callees), the errors per second, how many traces were read and how many were read with their
-message cut out, and the bytes the engine's memos hold at the end (`grouping/memo.py`) beside their budget;
+message cut out (and, placing, how many were placed by the hashes kept for their text with the message cut
+out, `grouping/cut_digests.py`), and the bytes the engine's memos hold at the end (`grouping/memo.py`) beside
+their budget;
 with `--memory`, the bytes Python allocated (tracemalloc) at the peak of the assignments and still held after
 them, above what was held before (slower: the CPU time is then not comparable). With `--placements`, the
 events are placed as a round places them (`place_each`: the full assignment only for the first event of
@@ -42,7 +44,7 @@ from scale_data import write_otlp
 def memo_bytes(engine: GroupingEngine) -> int:
     """The bytes the engine's memos and the memos all engines share hold, as they estimate them."""
     candidates = engine._candidates
-    holders = (candidates, candidates._traces, engine._explainer, engine._shapes)
+    holders = (candidates, candidates._traces, candidates.cut_digests, engine._explainer, engine._shapes)
     memos = [value for holder in holders for value in vars(holder).values() if isinstance(value, BoundedMemo)]
     memos += [exception_chain._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     return sum(memo.held for memo in memos)
@@ -111,7 +113,8 @@ def main() -> None:
         )
         print(
             f"signatures: {len(engine.signature_ids()):,}; trace texts parsed {traces.parses:,}, traces given"
-            f" from a text with their message cut out {traces.from_cuts:,}"
+            f" from a text with their message cut out {traces.from_cuts:,}, traces placed by the hashes kept"
+            f" for their text with the message cut out {engine._candidates.cut_digests.hits:,}"
         )
         print(
             f"memos hold {memo_bytes(engine) / MB:.1f} MB"

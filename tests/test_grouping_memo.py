@@ -48,7 +48,9 @@ def _memos_of(*holders: object) -> list[BoundedMemo[object, object]]:
 def test_the_budgets_of_an_engines_memos_add_up_to_at_most_the_stated_total() -> None:
     engine = GroupingEngine()
     candidates = engine._candidates
-    per_engine = _memos_of(candidates, candidates._traces, engine._explainer, engine._shapes)
+    per_engine = _memos_of(
+        candidates, candidates._traces, candidates.cut_digests, engine._explainer, engine._shapes
+    )
     shared = [exception_chain._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     line_memos = len(stacktrace._FRAME_LINES) + 2  # and the runtime votes and JVM frames kept per line
     assert len(per_engine) == 12  # the message shapes' memo among them

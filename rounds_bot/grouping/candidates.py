@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rounds_bot.grouping.crash_site import Site, site_of
+from rounds_bot.grouping.cut_digests import MISSING, CutDigests, CutPlace
 from rounds_bot.grouping.error_codes import ErrorCode
 from rounds_bot.grouping.exception_chain import short_type
 from rounds_bot.grouping.fingerprint import (
@@ -39,6 +40,7 @@ from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, detect_runtime
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
+from rounds_bot.grouping.trace_cut import cut
 from rounds_bot.grouping.trace_memo import TraceMemo
 from rounds_bot.models import ErrorEvent
 
@@ -120,13 +122,10 @@ class CandidateReader:
         )
         #: per frames and service: what `_reading` works out (see `_trace_candidate`)
         self._readings: BoundedMemo[_ReadingKey, _Reading] = BoundedMemo(
-            MEMO_LIMIT, 8 * MB, lambda key, _: OVERHEAD * (4 + sum(len(e[2]) for e in key[2]))
+            MEMO_LIMIT, 7 * MB, lambda key, _: OVERHEAD * (4 + sum(len(e[2]) for e in key[2]))
         )
-        #: per cut trace object and service: the hashes its reading gives (see `trace_digests`); an entry
-        #: keeps its trace alive, so the trace's frames count as well
-        self._digests: BoundedMemo[tuple[int, str, bool], tuple[ParsedTrace, tuple[str, ...]]] = BoundedMemo(
-            MEMO_LIMIT, 2 * MB, _digests_size
-        )
+        #: per cut text and service: the hashes its reading gives (see `trace_digests`)
+        self.cut_digests = CutDigests()
         self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
         self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(
             MEMO_LIMIT, 4 * MB, _candidate_size
@@ -140,52 +139,62 @@ class CandidateReader:
         normalized, shape = self._shapes.lookup(event.message)
         if code is not None:
             return self._code_candidate(event, normalized, code)
-        parsed = (
-            self._traces.parsed(event.stacktrace, event.message, normalized) if event.stacktrace else None
-        )
-        if parsed is not None:
-            trace, values = parsed.trace, parsed.values
-            key = (
-                parsed.key,
-                service,
-                event.error_type,
-                normalized,
-                event.environment,
-                event.service_version,
-            )
-            candidate = self._trace_candidates.get(key)
-            if candidate is None:
-                candidate = self._trace_candidates.put(
-                    key, self._trace_candidate(event, normalized, trace, values)
-                )
-            if candidate is not None:
-                return candidate
+        candidate = self._trace_candidate_of(event, normalized) if event.stacktrace else None
+        if candidate is not None:
+            return candidate
         match = self._miner.match(self.bucket(service, event.error_type), shape.skeleton)
         return self.template_candidate(event, normalized, match.template_id)
 
     def trace_digests(self, event: ErrorEvent) -> tuple[str, ...] | None:
         """The hashes the trace candidate of an event with a stack trace and no error code is looked up by
-        (`Fingerprint.lookup_keys`), when they are known without building it: its trace reads with its
-        message cut out (`TraceMemo.frames_of`) into frames already read for its service. They are the
-        reading's: `with_view` gives the candidate the same hashes whatever its message, values,
-        environment and version. None otherwise (the candidate then tells)."""
-        trace = self._traces.frames_of(event.stacktrace or "", event.message)
-        if trace is None:
+        (`Fingerprint.lookup_keys`), when its trace reads with its message cut out (`trace_cut`): kept per
+        cut text and service (`cut_digests`), so a repeat of a trace is neither parsed nor are its frames
+        read. They are the reading's: `with_view` gives the candidate the same hashes whatever its message,
+        values, environment and version. None otherwise (the candidate then tells)."""
+        message = event.message
+        found = cut(event.stacktrace or "", message) if message else None
+        if found is None:
             return None
         service = event.service or "unknown"
-        # Kept per trace object (the cut reading every occurrence of a problem shares), so its frames are
-        # not hashed again for each: the digests are a function of the frames and service alone, and the
-        # entry keeps the trace alive, so its id names no other trace meanwhile.
-        key = (id(trace), service, self.previous_versions)
-        known = self._digests.get(key)
-        if known is not None and known[0] is trace:
-            return known[1]
-        reading = self._readings.get(self._reading_key(trace, service))
-        if reading is None or reading.fingerprint is None:
+        place = self.cut_digests.get(found, service, self.previous_versions)
+        if place is not MISSING:
+            return place.digests if place is not None and found.agrees(place.runtime, place.votes) else None
+        reading = self._traces.cut_reading(found)
+        if reading is None:
+            self.cut_digests.put(found, service, self.previous_versions, None)
             return None
-        digests = tuple(digest for _, digest in reading.fingerprint.lookup_keys())
-        self._digests.put(key, (trace, digests))
+        runtime, votes = reading
+        if not found.agrees(runtime, votes):
+            return (
+                None  # this occurrence's trace is read whole: its candidate tells nothing of the cut text's
+            )
+        # The occurrence reads as the cut text does, so its candidate's hashes are the cut text's (the one
+        # its assignment builds next, kept by the memos below).
+        candidate = self._trace_candidate_of(event, self._shapes.lookup(message)[0])
+        digests = None if candidate is None else tuple(d for _, d in candidate.fingerprint.lookup_keys())
+        self.cut_digests.put(found, service, self.previous_versions, CutPlace(runtime, votes, digests))
         return digests
+
+    def _trace_candidate_of(self, event: ErrorEvent, normalized: str) -> Candidate | None:
+        """The candidate of an event's stack trace, or None when the trace gives none (it is then placed by
+        its message)."""
+        parsed = self._traces.parsed(event.stacktrace or "", event.message, normalized)
+        if parsed is None:
+            return None
+        key = (
+            parsed.key,
+            event.service or "unknown",
+            event.error_type,
+            normalized,
+            event.environment,
+            event.service_version,
+        )
+        candidate = self._trace_candidates.get(key)
+        if candidate is None:
+            candidate = self._trace_candidates.put(
+                key, self._trace_candidate(event, normalized, parsed.trace, parsed.values)
+            )
+        return candidate
 
     def _code_candidate(self, event: ErrorEvent, normalized: str, code: ErrorCode) -> Candidate:
         """The candidate of an error code: the same object for every event that gives the same view and
@@ -326,10 +335,6 @@ class CandidateReader:
 
 def _candidate_size(key: tuple[object, ...], _: object) -> int:
     return text_size(key) + _CANDIDATE_SIZE
-
-
-def _digests_size(key: tuple[int, str, bool], found: tuple[ParsedTrace, tuple[str, ...]]) -> int:
-    return OVERHEAD * (2 + found[0].frame_count) + len(key[1]) + 72 * len(found[1])
 
 
 def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:

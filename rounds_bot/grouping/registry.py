@@ -56,6 +56,8 @@ class Registry:
         self._lookup = lookup
         #: lookup keys already asked for (whatever they found is loaded)
         self._asked: set[str] = set()
+        #: hashes whose `h:` key `owner_of_hashes` has asked for (so a repeat builds no keys to ask again)
+        self._asked_hashes: set[str] = set()
         #: services whose vectors were read, and the crash sites of signatures known by vector only
         self._vectors_read: set[str] = set()
         self._sites: dict[str, str | None] = {}
@@ -110,12 +112,20 @@ class Registry:
         for index, digest in enumerate(digests):
             known = self.by_hash.get(digest)
             if known is not None:
-                if index and self.fetch([f"h:{earlier}" for earlier in digests[:index]]):
+                if index and self._fetch_hashes(digests[:index]):
                     return next(self.by_hash[d] for d in digests if d in self.by_hash)
                 return known
         if self.fetch([f"h:{digest}" for digest in digests]):
             return next((self.by_hash[d] for d in digests if d in self.by_hash), None)
         return None
+
+    def _fetch_hashes(self, digests: tuple[str, ...]) -> bool:
+        """`fetch` for the keys of `digests`; a hash asked for once is never asked again (what a key found is
+        loaded then), so when all were, nothing is fetched and no key is built."""
+        if self._asked_hashes.issuperset(digests):
+            return False
+        self._asked_hashes.update(digests)
+        return self.fetch([f"h:{digest}" for digest in digests])
 
     def owner_of_code(self, code_key: str) -> str | None:
         known = self.by_code.get(code_key)

@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.normalize import SHAPE_DIGITS, normalize_uncached
-from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, frame_lines, parse_stacktrace
+from rounds_bot.grouping.stacktrace import (
+    Frame,
+    LineVotes,
+    ParsedTrace,
+    Runtime,
+    frame_lines,
+    parse_stacktrace,
+)
 from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.trace_cut import PLACEHOLDER, Cut, cut
@@ -101,16 +108,18 @@ class TraceMemo:
             MEMO_LIMIT, TEXT_BUDGET, lambda shape, _: OVERHEAD + len(shape) * 4
         )
         #: readings of texts with their message cut out (`trace_cut`), by text or by dump key as
-        #: `_by_text` (None: read such texts whole); an entry keeps up to `_READINGS_PER_CUT` readings
+        #: `_by_text` (None: read such texts whole); an entry keeps up to `_READINGS_PER_CUT` readings. A
+        #: repeat placed by its hashes needs none (`cut_digests`), so this holds the texts of the
+        #: occurrences being assigned
         self._cuts: BoundedMemo[str | DumpKey, _CutEntry | None] = BoundedMemo(
-            MEMO_LIMIT, 12 * MB, lambda key, entry: _key_size(key) + _cut_size(entry)
+            MEMO_LIMIT, 6 * MB, lambda key, entry: _key_size(key) + _cut_size(entry)
         )
         #: texts parsed (whole, or with their message cut out), and readings (or frames) given from a cut text
         self.parses = 0
         self.from_cuts = 0
         #: parses by content: equal parses of different texts share one `ParsedText`
         self._by_content: BoundedMemo[_Content, ParsedText] = BoundedMemo(
-            MEMO_LIMIT, 12 * MB, lambda _, parsed: _trace_size(parsed.trace)
+            MEMO_LIMIT, 8 * MB, lambda _, parsed: _trace_size(parsed.trace)
         )
 
     def parsed(
@@ -145,19 +154,12 @@ class TraceMemo:
             self._remember_shape(shape, text, parsed, entry)
         return parsed
 
-    def frames_of(self, text: str, message: str) -> ParsedTrace | None:
-        """What `parsed` reads of `text` but the values, when the text reads as its message cut out does
-        (see `_without_message`): the same runtime, notes, exception types, relations and frames (only the
-        value that holds the message differs: it holds the placeholder). None when the text is read
-        otherwise: `parsed` then tells."""
-        found = cut(text, message) if message else None
-        if found is None:
-            return None
+    def cut_reading(self, found: Cut) -> tuple[Runtime, LineVotes] | None:
+        """The runtime and the placeholder line's votes of the reading of a text with its message cut out
+        (what `Cut.agrees` asks of an occurrence's message, see `_without_message`); None when such a text
+        is read whole."""
         entry = self._cut_entry(found)
-        if entry is None or not found.agrees(entry.trace.runtime, entry.votes):
-            return None
-        self.from_cuts += 1
-        return entry.trace
+        return None if entry is None else (entry.trace.runtime, entry.votes)
 
     def _without_message(self, text: str, message: str, normalized_message: str | None) -> ParsedText | None:
         """The reading of a trace from the reading of its text with the message cut out (see

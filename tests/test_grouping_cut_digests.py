@@ -1,0 +1,127 @@
+"""The lookup hashes kept per trace text with the message cut out (`cut_digests`) are the hashes the event's
+own candidate is looked up by, whether they are worked out for it or kept from another occurrence with another
+message; a repeat is found without parsing its trace; and a round places such repeats as it assigns them, also
+when the memo is cleared between them."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from test_grouping_placement import assert_placed_as_assigned
+from test_grouping_trace_cut import TEMPLATES, TRACES, TRICKY, _messages_of
+
+from rounds_bot.grouping import cut_digests
+from rounds_bot.grouping.candidates import CandidateReader
+from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.templates import TemplateMiner
+from rounds_bot.models import ErrorEvent
+
+EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def _event(trace: str, message: str, service: str = "shop", number: int = 1) -> ErrorEvent:
+    return ErrorEvent(
+        event_id=f"{number:032x}", timestamp=EPOCH, service=service, message=message, stacktrace=trace
+    )
+
+
+def _reader() -> CandidateReader:
+    return CandidateReader(InAppRules(), ShapeCache(), TemplateMiner(), previous_versions=True)
+
+
+def _own_digests(event: ErrorEvent) -> tuple[str, ...]:
+    """The hashes the event's candidate is looked up by, from a reader that saw nothing before."""
+    candidate = _reader().candidate(event, None)
+    return tuple(digest for _, digest in candidate.fingerprint.lookup_keys())
+
+
+def _assert_kept_digests_are_the_candidates(trace: str, messages: list[str]) -> int:
+    """Each message's digests, worked out first or kept from the messages before it, are its candidate's
+    (when the memo gives any); how many were given from an entry kept for another message."""
+    reader = _reader()
+    kept = 0
+    for message in messages:
+        event = _event(trace.replace("{message}", message) if "{message}" in trace else trace, message)
+        hits, parses = reader.cut_digests.hits, reader._traces.parses
+        digests = reader.trace_digests(event)
+        if digests is not None:
+            assert digests == _own_digests(event)
+            if reader.cut_digests.hits > hits:
+                kept += 1
+                assert reader._traces.parses == parses  # found without reading the trace
+    return kept
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_a_templates_messages_share_the_hashes_of_their_own_candidates(template: str) -> None:
+    text = TEMPLATES[template].replace("{{", "{").replace("}}", "}")
+    messages = ["cart 17 is empty", "cart 912 is empty", "invalid item 'order' in cart 4309829", *TRICKY]
+    _assert_kept_digests_are_the_candidates(text, messages)
+    assert _assert_kept_digests_are_the_candidates(text, ["cart 1 is empty", "card 22 declined"]) == 1
+
+
+def test_golden_traces_give_their_candidates_hashes_with_each_message_they_print() -> None:
+    for path in sorted(TRACES.glob("*.txt")):
+        text = path.read_text(encoding="utf-8")
+        for message in _messages_of(text):
+            _assert_kept_digests_are_the_candidates(text, [message, message])
+
+
+def test_the_scale_runs_repeats_share_their_hashes() -> None:
+    scale_data = pytest.importorskip("bench.scale_data")
+    rng = random.Random(7)
+    kept = 0
+    for number in range(1, 200, 9):
+        bug = scale_data.bug(number)
+        messages = [scale_data.message(bug, rng) for _ in range(3)]
+        reader = _reader()
+        for message in messages:
+            event = _event(scale_data.stack_trace(bug, rng, message), message)
+            hits = reader.cut_digests.hits
+            digests = reader.trace_digests(event)
+            assert digests is None or digests == _own_digests(event)
+            kept += reader.cut_digests.hits > hits and digests is not None
+    assert kept > 20
+
+
+def test_the_hashes_are_kept_per_service() -> None:
+    text = TEMPLATES["java"].replace("{message}", "cart 17 is empty")
+    reader = _reader()
+    shop = reader.trace_digests(_event(text, "cart 17 is empty", "shop"))
+    billing = reader.trace_digests(_event(text, "cart 17 is empty", "billing"))
+    assert shop is not None and billing is not None and shop != billing
+    assert billing == _own_digests(_event(text, "cart 17 is empty", "billing"))
+
+
+def _scale_events(bugs: int, per_bug: int) -> list[ErrorEvent]:
+    scale_data = pytest.importorskip("bench.scale_data")
+    rng = random.Random(11)
+    events = []
+    for round_ in range(per_bug):
+        for number in range(bugs):
+            bug = scale_data.bug(number)
+            message = scale_data.message(bug, rng)
+            service = scale_data.SERVICES[bug.service]
+            trace = scale_data.stack_trace(bug, rng, message)
+            events.append(_event(trace, message, service, number * per_bug + round_))
+    return events
+
+
+def test_a_round_places_the_scale_runs_repeats_as_it_assigns_them(tmp_path: Path) -> None:
+    events = _scale_events(60, 3)
+    without = assert_placed_as_assigned(events, GroupingEngine(), GroupingEngine())
+    assert without > len(events) // 2
+
+
+def test_repeats_are_placed_as_assigned_when_the_memo_is_cleared_between_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cut_digests, "MEMO_LIMIT", 7)  # cleared every seventh trace text
+    events = _scale_events(40, 3)
+    without = assert_placed_as_assigned(events, GroupingEngine(), GroupingEngine())
+    assert without > len(events) // 3
