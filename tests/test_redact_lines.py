@@ -151,6 +151,9 @@ def test_a_pattern_crosses_lines_unless_a_newline_can_only_start_its_match() -> 
     assert crosses_lines(r"^[\x0a]x")  # a newline after an anchor that reads the character before it
     assert crosses_lines(r"ab[\s]")  # a lookahead read as the match's last character
     assert crosses_lines(r"a\Qb")  # a pattern this reading does not know
+    # syntax Python's parser reads as something else than Hyperscan does: vertical space, POSIX classes
+    assert crosses_lines(r"a\vb") and crosses_lines(r"a\hb")
+    assert crosses_lines("a[[:space:]]b") and crosses_lines("a[[:^alpha:]]b")
 
 
 def test_the_patterns_that_cross_lines_are_the_multi_line_ones() -> None:
@@ -278,3 +281,54 @@ def test_a_text_a_rule_changed_carries_the_gates_of_the_text_the_rules_gave_back
         assert gates == engine.prefilter.scan(ruled).gates, text
         changed += ruled != text
     assert changed > 100
+
+
+def test_the_memory_of_frames_counts_the_hits_it_keeps_not_only_their_characters() -> None:
+    # a block of dense numbers reports several hits a character: remembering it must fill the memory as
+    # fast as what it holds, or frames an attacker controls could hold far more than the bound says
+    from rounds_bot.redact.scan_lines import BLOCK_MEMO_CHARS, LineScan
+
+    engine = rule_set(_rules("all"))
+    assert isinstance(engine, ScanningRuleSet)
+    prefilter = engine.prefilter
+    line_scan = prefilter._by_lines(prefilter._database(True))
+    assert isinstance(line_scan, LineScan)
+    dense = "\n".join(["4111 1111 1111 1111 " * 50] * 3)
+    text = f"head\n{dense}\ntail"
+    before = line_scan._remembered
+    line_scan.hits(text)
+    line_scan.hits(text)  # the second sight remembers the block
+    hits = line_scan._young.get(dense)
+    assert hits is not None and len(hits) > len(dense)
+    assert line_scan._remembered - before >= 100 * len(hits) or line_scan._remembered < before
+    assert BLOCK_MEMO_CHARS >= 1_000_000
+
+
+def test_a_boundary_empties_the_memory_of_frames_when_its_events_are_redacted() -> None:
+    from datetime import UTC, datetime
+
+    from rounds_bot.models import ErrorEvent
+    from rounds_bot.redact import Redactor
+    from rounds_bot.redact.event import Boundary
+    from rounds_bot.sources.base import PollResult
+
+    engine = rule_set(_rules("all"))
+    assert isinstance(engine, ScanningRuleSet)
+    line_scan = engine.prefilter._by_lines(engine.prefilter._database(True))
+    frames = "\n".join(f"  at com.shop.Worker{n}.run(Worker{n}.java:{n})" for n in range(40))
+    boundary = Boundary(Redactor())
+    for n in range(3):
+        boundary(
+            ErrorEvent(
+                event_id=f"e{n}",
+                timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+                service="api",
+                message=f"boom {n}",
+                stacktrace=f"java.lang.IllegalStateException: boom {n}\n{frames}\n  at end",
+            )
+        )
+    boundary._redact_waiting()
+    assert line_scan._young or line_scan._old  # the frames were remembered while redacting
+    safe = boundary.finish(PollResult())
+    assert len(safe.events) == 3
+    assert not line_scan._young and not line_scan._old and line_scan._remembered == 0

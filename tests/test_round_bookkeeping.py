@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -302,5 +303,15 @@ def test_rows_written_together_outside_a_transaction_are_committed_as_one_statem
             store.db, "insert into versions_seen (service, version, first_seen) values (?, ?, ?)", twice
         )
     assert not store.db.conn.in_transaction and other.versions_seen("web") == {}  # the first rolled back
+
+    def failing() -> Iterator[tuple[str, str, str]]:
+        yield ("web", "2.1.0", iso(NOW))
+        raise ValueError("a row that cannot be made")
+
+    with pytest.raises(ValueError, match="cannot be made"):
+        write_many(
+            store.db, "insert into versions_seen (service, version, first_seen) values (?, ?, ?)", failing()
+        )
+    assert not store.db.conn.in_transaction and other.versions_seen("web") == {}  # nothing left open
     store.close()
     other.close()

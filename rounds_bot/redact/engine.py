@@ -129,3 +129,11 @@ def rule_set(rules: tuple[Rule, ...]) -> ScanningRuleSet | RuleSet:
 def apply(rules: tuple[Rule, ...], text: str, counts: Counter[str]) -> str:
     """`text` with every rule applied in order (each only when its keywords occur in `text`)."""
     return rule_set(rules).apply(text, counts)
+
+
+def forget_remembered_lines() -> None:
+    """Empty every engine's memory of the frames of long texts (`Prefilter.forget_lines`): a round's
+    redaction is done once its events are, and the memory would otherwise last as long as the process."""
+    for _, engine in _SETS.values():
+        if isinstance(engine, ScanningRuleSet):
+            engine.prefilter.forget_lines()

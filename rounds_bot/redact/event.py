@@ -22,6 +22,7 @@ from collections import Counter
 from itertools import islice
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
+from rounds_bot.redact.engine import forget_remembered_lines
 from rounds_bot.redact.id_proof import IdProof
 from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
 from rounds_bot.redact.pair_values import credential_shaped
@@ -310,6 +311,7 @@ class Boundary:
         for event in polled.events:
             self(event)
         self._redact_waiting()
+        forget_remembered_lines()  # the frames' scans helped these events; the round keeps none of them
         events, redactor = self.events, self.redactor
         for index, category in self._watch.hidden(events.keys()).items():
             redactor.counts[category] += 1

@@ -188,6 +188,11 @@ class Prefilter:
         database = self._gate_lines[names]
         return None if database is None else lines_of(text, database)
 
+    def forget_lines(self) -> None:
+        """Empty the memory of the frames of long texts (`LineScan.forget`): results stay the same."""
+        if self._lines is not None:
+            self._lines.forget()
+
     def _by_lines(self, database: Any) -> LineScan:
         if self._lines is None:
             patterns = _patterns(self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only=True)

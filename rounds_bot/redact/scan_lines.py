@@ -39,6 +39,13 @@ _parser = re._parser  # type: ignore[attr-defined]  # the standard library's own
 BLOCK_MEMO_CHARS = 4_000_000
 #: what an entry costs besides its characters (the dict's slot, the string's header), counted against it
 _ENTRY_COST = 64
+#: what each remembered hit costs (its tuple and two numbers), counted against the memory: dense numbers in
+#: a block can report several hits a character, and the bound is on memory, not on text
+_HIT_COST = 120
+#: syntax Hyperscan reads differently from Python's parser, which `crosses_lines` reads patterns with
+#: (`\v` and `\h` are classes to Hyperscan, `\R` and `\N` may hold a newline, `[:space:]` is a POSIX
+#: class): a pattern holding any is taken to cross lines
+_HYPERSCAN_ONLY = re.compile(r"\\[vVhHRNKX]|\[:")
 #: digests of blocks seen once kept (past it, forgotten: a block then waits one more sight)
 _SEEN_ONCE = 50_000
 _SINGLE = frozenset({"LITERAL", "NOT_LITERAL", "IN", "ANY"})
@@ -56,6 +63,8 @@ def crosses_lines(expression: str) -> bool:
     """True unless every match of the Hyperscan `expression` holds a newline at most as its first character,
     before which nothing is asserted; True for a pattern this reading does not know (it is then scanned
     over whole texts, as before)."""
+    if _HYPERSCAN_ONLY.search(expression):
+        return True
     try:
         parsed = _parser.parse(expression)
     except (re.error, OverflowError, RecursionError):
@@ -156,6 +165,12 @@ class LineScan:
             set()
         )  # digests of blocks seen once (`hash`: a clash costs a scan, no more)
 
+    def forget(self) -> None:
+        """Empty the memory of blocks: what it held is scanned again when seen (the same hits, at a scan's
+        cost). A round empties it once its events are redacted, so it holds no memory through the rest."""
+        self._young, self._old, self._remembered = {}, {}, 0
+        self._seen_once = set()
+
     @classmethod
     def of(cls, patterns: Patterns, database: Any) -> LineScan:
         """The scan of long texts over `database`; the patterns that cross lines get a database of theirs."""
@@ -218,7 +233,7 @@ class LineScan:
             by_line = self._by_line
             known = tuple((number, end) for number, end in raw if number in by_line)
         self._young[lines] = known
-        self._remembered += len(lines) + _ENTRY_COST
+        self._remembered += len(lines) + _ENTRY_COST + _HIT_COST * len(known)
         if self._remembered > BLOCK_MEMO_CHARS:
             self._old, self._young, self._remembered = self._young, {}, 0
         return known

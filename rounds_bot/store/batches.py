@@ -3,7 +3,6 @@ a round reads what it needs of thousands of signatures at once, and writes what 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -31,7 +30,7 @@ def write_many(db: Database, sql: str, rows: Iterable[Sequence[Any]]) -> None:
     was_in_transaction = db.conn.in_transaction
     try:
         db.conn.executemany(sql, rows)
-    except sqlite3.Error:
+    except Exception:  # as `db.execute` does: any failure, a row generator's own included
         if not was_in_transaction and db.conn.in_transaction:
             db.conn.execute("ROLLBACK")
         raise
