@@ -259,9 +259,13 @@ def _every_row(store: Store) -> dict[str, list[tuple[object, ...]]]:
     return rows
 
 
+@pytest.mark.parametrize("batch", [500, 3])  # all in one batch; a few at a time (memory stays flat)
 def test_signatures_saved_together_leave_the_rows_saving_each_in_turn_leaves(
-    clean_env: pytest.MonkeyPatch, tmp_path: Path
+    clean_env: pytest.MonkeyPatch, tmp_path: Path, batch: int
 ) -> None:
+    import rounds_bot.store
+
+    clean_env.setattr(rounds_bot.store, "SAVE_BATCH", batch)
     data = write_otlp(tmp_path / "telemetry.jsonl", 400, 60, NOW - timedelta(minutes=5))
     rounded = Store.memory()
     run_round(

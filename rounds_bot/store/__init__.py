@@ -26,6 +26,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,9 @@ from rounds_bot.store.seen import SeenEvents
 from rounds_bot.store.signatures import from_row, to_row
 from rounds_bot.store.upsert import upsert, upsert_many
 from rounds_bot.store.versions import VersionsSeen
+
+#: signatures `Store.save_many` writes with one statement per kind of row (their rows are made together)
+SAVE_BATCH = 500
 
 
 class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, SeenEvents, OccurrenceBuckets):
@@ -296,10 +300,13 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, Seen
         index_grouping_state(self.db, signature.id, signature.grouping_state)
 
     def save_many(self, signatures: Iterable[Signature]) -> None:
-        """`save` of each, in order, with a few statements for all of them (a round saves thousands)."""
-        batch = list(signatures)
-        upsert_many(self.db, "signatures", [to_row(signature) for signature in batch], pk="id")
-        index_grouping_states(self.db, [(signature.id, signature.grouping_state) for signature in batch])
+        """`save` of each, in order, with a few statements for every `SAVE_BATCH` of them (a round saves
+        thousands: their rows, a few KB each, are made a batch at a time, so memory does not grow with
+        them)."""
+        each = iter(signatures)
+        while batch := list(islice(each, SAVE_BATCH)):
+            upsert_many(self.db, "signatures", [to_row(signature) for signature in batch], pk="id")
+            index_grouping_states(self.db, [(signature.id, signature.grouping_state) for signature in batch])
 
     def map_group(self, source_group_id: str, signature_id: str) -> None:
         upsert(
