@@ -1,5 +1,5 @@
 """An OTLP record's error event is put together with its fields written out in the model's order
-(`otlp_build._assembled`) rather than through `ErrorEvent.of_typed`: for every kind of error and every shape
+(`otlp_assembly.assembled`) rather than through `ErrorEvent.of_typed`: for every kind of error and every shape
 of value (non-ASCII and surrogate text, huge stack traces and attributes, None or text, with or without
 context) the event is exactly the one `of_typed` gives, field for field, type for type, in the same order,
 with the same fields set."""
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rounds_bot.models import ContextRecord, ErrorEvent
-from rounds_bot.sources import otlp_build
+from rounds_bot.sources import otlp_assembly
 from rounds_bot.sources.otlp_build import (
     Origin,
     SpanFacts,
@@ -22,10 +22,10 @@ from rounds_bot.sources.otlp_build import (
 )
 
 GIVEN_SETS = (
-    otlp_build._EXCEPTION_GIVEN,
-    otlp_build._SPAN_ERROR_GIVEN,
-    otlp_build._LOG_GIVEN,
-    otlp_build._LOG_WITH_CONTEXT_GIVEN,
+    otlp_assembly.EXCEPTION_GIVEN,
+    otlp_assembly.SPAN_ERROR_GIVEN,
+    otlp_assembly.LOG_GIVEN,
+    otlp_assembly.LOG_WITH_CONTEXT_GIVEN,
 )
 
 #: a stack trace of a few hundred kilobytes
@@ -98,14 +98,14 @@ def assert_same_event(made: ErrorEvent, expected: ErrorEvent) -> None:
 @given(given_values())
 def test_an_event_assembled_is_the_one_of_typed_gives(case: tuple[frozenset[str], dict[str, Any]]) -> None:
     given_fields, values = case
-    assert_same_event(otlp_build._assembled(given_fields, **values), ErrorEvent.of_typed(**values))
+    assert_same_event(otlp_assembly.assembled(given_fields, **values), ErrorEvent.of_typed(**values))
 
 
 def test_the_assembled_event_holds_every_field_of_the_model_in_its_order() -> None:
-    """A field added to the model shows here: `_assembled` writes the fields out one by one."""
+    """A field added to the model shows here: `otlp_assembly.assembled` writes the fields out one by one."""
     moment = datetime(2026, 3, 1, tzinfo=UTC)
-    made = otlp_build._assembled(
-        otlp_build._SPAN_ERROR_GIVEN,
+    made = otlp_assembly.assembled(
+        otlp_assembly.SPAN_ERROR_GIVEN,
         event_id="a" * 32,
         timestamp=moment,
         service="api",
@@ -133,5 +133,5 @@ def test_each_context_less_event_has_a_list_of_its_own() -> None:
     one = exception_event(span, {"exception.type": "E"}, origin, ("a" * 32, moment))
     two = span_error_event(span, origin, ("b" * 32, moment))
     assert one.context == two.context == [] and one.context is not two.context
-    assert one.model_fields_set == otlp_build._EXCEPTION_GIVEN
-    assert two.model_fields_set == otlp_build._SPAN_ERROR_GIVEN
+    assert one.model_fields_set == otlp_assembly.EXCEPTION_GIVEN
+    assert two.model_fields_set == otlp_assembly.SPAN_ERROR_GIVEN

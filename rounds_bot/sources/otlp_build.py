@@ -20,7 +20,14 @@ from typing import NamedTuple
 import orjson
 
 from rounds_bot.errors import SourceFormatError
-from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent, EventKind, assembled_event
+from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent
+from rounds_bot.sources.otlp_assembly import (
+    EXCEPTION_GIVEN,
+    LOG_GIVEN,
+    LOG_WITH_CONTEXT_GIVEN,
+    SPAN_ERROR_GIVEN,
+    assembled,
+)
 
 SEVERITY_ERROR = 17
 SEVERITY_FATAL = 21
@@ -148,8 +155,8 @@ def exception_event(
     error_code = _text_or_none(attributes.get("error.code"))
     for key in _EXCEPTION_KEYS:  # in place: the others keep their order, as a copy without them would
         attributes.pop(key, None)
-    return _assembled(
-        _EXCEPTION_GIVEN,
+    return assembled(
+        EXCEPTION_GIVEN,
         event_id=known[0],
         timestamp=known[1],
         service=origin.service,
@@ -170,8 +177,8 @@ def exception_event(
 
 def span_error_event(span: SpanFacts, origin: Origin, known: Known) -> ErrorEvent:
     attributes = {**origin.attributes, **span.attributes}
-    return _assembled(
-        _SPAN_ERROR_GIVEN,
+    return assembled(
+        SPAN_ERROR_GIVEN,
         event_id=known[0],
         timestamp=known[1],
         service=origin.service,
@@ -231,8 +238,8 @@ def log_error(
     if exception_message is not None and body and body != exception_message:
         # The exception is the error; the log line around it is kept as context.
         attributes["log.body"] = body
-    return _assembled(
-        _LOG_WITH_CONTEXT_GIVEN if context else _LOG_GIVEN,
+    return assembled(
+        LOG_WITH_CONTEXT_GIVEN if context else LOG_GIVEN,
         context=context or None,
         event_id=known[0],
         timestamp=known[1],
@@ -307,82 +314,6 @@ _dumps = orjson.dumps
 
 def log_timestamp(record: LogFacts) -> datetime:
     return moment_from_nanos(record.time_unix_nano or record.observed_time_unix_nano, "log record")
-
-
-# --- the event ------------------------------------------------------------------------------------
-
-#: the fields each kind of error is given (its event's `model_fields_set`): the rest keep their defaults
-_EXCEPTION_GIVEN = frozenset(
-    {
-        *("event_id", "timestamp", "service", "kind", "error_type", "message", "stacktrace", "error_code"),
-        *(
-            "trace_id",
-            "span_id",
-            "parent_span_id",
-            "span_kind",
-            "service_version",
-            "environment",
-            "attributes",
-        ),
-    }
-)
-_SPAN_ERROR_GIVEN = _EXCEPTION_GIVEN - {"stacktrace"}
-_LOG_GIVEN = (_EXCEPTION_GIVEN - {"parent_span_id", "span_kind"}) | {"severity", "fatal"}
-#: a log error with records logged before it: an event without context has it by default, not given
-_LOG_WITH_CONTEXT_GIVEN = _LOG_GIVEN | {"context"}
-
-
-def _assembled(
-    given: frozenset[str],
-    *,
-    event_id: str,
-    timestamp: datetime,
-    service: str,
-    kind: EventKind,
-    error_type: str | None,
-    message: str,
-    error_code: str | None,
-    trace_id: str | None,
-    span_id: str | None,
-    service_version: str | None,
-    environment: str | None,
-    attributes: dict[str, AttributeValue],
-    stacktrace: str | None = None,
-    severity: str | None = None,
-    fatal: bool = False,
-    parent_span_id: str | None = None,
-    span_kind: str | None = None,
-    context: list[ContextRecord] | None = None,
-) -> ErrorEvent:
-    """`ErrorEvent.of_typed` of these values (each of its field's type), `given` the fields the record gave
-    (the others are at the model's defaults): the event's fields written out in the model's order, so that
-    nothing is merged or checked once an event (tests pin it equal to `of_typed`, field order included)."""
-    return assembled_event(
-        {
-            "event_id": event_id,
-            "timestamp": timestamp,
-            "service": service,
-            "kind": kind,
-            "error_type": error_type,
-            "message": message,
-            "stacktrace": stacktrace,
-            "error_code": error_code,
-            "severity": severity,
-            "fatal": fatal,
-            "trace_id": trace_id,
-            "span_id": span_id,
-            "parent_span_id": parent_span_id,
-            "span_kind": span_kind,
-            "service_version": service_version,
-            "environment": environment,
-            "attributes": attributes,
-            "source_group_id": None,
-            "count": 1,
-            "source_url": None,
-            "context": [] if context is None else context,
-        },
-        set(given),
-    )
 
 
 # --- small conversions ------------------------------------------------------------------------
