@@ -207,7 +207,7 @@ def _may_match_newline(items: list[tuple[Any, Any]], dotall: bool) -> bool:
         elif name == "ANY":
             found = dotall
         elif name == "IN":
-            found = _set_has_newline(value)
+            found = class_holds_newline(value)
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             found = _may_match_newline(list(value[2]), dotall)
         elif name == "SUBPATTERN":
@@ -236,7 +236,9 @@ def _may_match_newline(items: list[tuple[Any, Any]], dotall: bool) -> bool:
     return False
 
 
-def _set_has_newline(items: list[tuple[Any, Any]]) -> bool:
+def class_holds_newline(items: list[tuple[Any, Any]]) -> bool:
+    """Whether a parsed character class (`re._parser`'s `IN` items) can match a newline; an item this
+    does not know: it can."""
     has = False
     negated = False
     for op, value in items:

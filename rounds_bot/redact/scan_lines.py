@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rounds_bot.redact.rule import class_holds_newline
 from rounds_bot.redact.scan_chars import scan_bytes
 
 _parser = re._parser  # type: ignore[attr-defined]  # the standard library's own reading of a pattern
@@ -51,8 +52,6 @@ _SEEN_ONCE = 50_000
 _SINGLE = frozenset({"LITERAL", "NOT_LITERAL", "IN", "ANY"})
 _REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
 _NEWLINE = ord("\n")
-#: classes of the scan's patterns that hold a newline (`\\s`, `\\D`, `\\W`)
-_NEWLINE_CATEGORIES = frozenset({"CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD"})
 
 Hits = list[tuple[int, int]]
 #: a block of lines' hits: (id, end in a buffer of a newline and the block)
@@ -106,7 +105,7 @@ def _may_hold_newline(name: str, value: Any) -> bool:
     if name == "ANY":
         return True  # what `.` matches depends on flags: taken to match a newline
     if name == "IN":
-        return _class_holds_newline(value)
+        return class_holds_newline(value)
     if name in _REPEATS:
         return any(_may_hold_newline(str(op), inner) for op, inner in value[2])
     if name == "SUBPATTERN":
@@ -114,23 +113,6 @@ def _may_hold_newline(name: str, value: Any) -> bool:
     if name == "BRANCH":
         return any(_may_hold_newline(str(op), inner) for branch in value[1] for op, inner in branch)
     return True
-
-
-def _class_holds_newline(items: list[Any]) -> bool:
-    has, negated = False, False
-    for op, value in items:
-        name = str(op)
-        if name == "NEGATE":
-            negated = True
-        elif name == "LITERAL":
-            has = has or value == _NEWLINE
-        elif name == "RANGE":
-            has = has or value[0] <= _NEWLINE <= value[1]
-        elif name == "CATEGORY":
-            has = has or str(value) in _NEWLINE_CATEGORIES
-        else:
-            return True
-    return has != negated
 
 
 @dataclass(frozen=True)
