@@ -36,6 +36,7 @@ from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles, has_bui
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, text_size
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
+from rounds_bot.grouping.skeletons import split_context
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, detect_runtime
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
@@ -58,8 +59,8 @@ _ReadingKey = tuple[str, tuple[str, ...], tuple[tuple[str, str, tuple[Frame, ...
 #: environment, version
 _CodeKey = tuple[str, str, str, str | None, str, str | None, str | None]
 #: what a template fingerprint depends on: template id and tokens, error type, environment,
-#: version, operation target
-_TemplateKey = tuple[str, tuple[str, ...], str | None, str | None, str | None, str | None]
+#: version, operation target, the trailing clause left out
+_TemplateKey = tuple[str, tuple[str, ...], str | None, str | None, str | None, str | None, str]
 
 
 @dataclass(frozen=True)
@@ -221,17 +222,34 @@ class CandidateReader:
         return candidate
 
     def template_candidate(
-        self, event: ErrorEvent, normalized: str, template_id: str, target: str | None = None
+        self,
+        event: ErrorEvent,
+        normalized: str,
+        template_id: str,
+        target: str | None = None,
+        *,
+        earlier_reading: bool = False,
     ) -> Candidate:
         """The candidate of a message's template; a failed span's operation `target` (see
-        `operations`) is part of its fingerprint and title."""
+        `operations`) is part of its fingerprint and title. Its tree shows the trailing clause of
+        redacted values the template left out, unless the template is one an earlier version mined
+        reading the message with it (`earlier_reading`)."""
         view = self._view(event, normalized)
         tokens = self._miner.template(template_id)
-        key = (template_id, tokens, event.error_type, event.environment, event.service_version, target)
+        context = "" if earlier_reading else split_context(normalized)[1]
+        key = (
+            template_id,
+            tokens,
+            event.error_type,
+            event.environment,
+            event.service_version,
+            target,
+            context,
+        )
         fingerprint = self._template_fingerprints.get(key)
         if fingerprint is None:
             first = render_template(self._miner.first_template(template_id))
-            fingerprint = template_fingerprint(view, first, render_template(tokens), target)
+            fingerprint = template_fingerprint(view, first, render_template(tokens), target, context)
             self._template_fingerprints.put(key, fingerprint)
         title = title_for(event.error_type, normalized if target is None else f"{normalized} ({target})")
         return Candidate(fingerprint, view, title, template_id=template_id)

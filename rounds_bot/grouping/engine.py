@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import Explainer
-from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, MESSAGE_READERS
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.operations import operation_target
@@ -289,13 +289,19 @@ class GroupingEngine(Placing):
         """The message path: `event` is None when only the fields were given, and is built from
         them only when the engine needs one (a template or an answer not known yet). A failed
         span's `target` (see `operations`) keeps its templates apart from other targets'."""
-        if self._previous_possible and (target is not None or shape.previous is not None):
+        where = service if target is None else f"{service}\x1e{target}"
+        if self._previous_possible and (
+            target is not None or shape.previous is not None or shape.earlier is not None
+        ):
             found = self._previous_template(shape.previous or shape.skeleton, service, error_type)
+            if found is None and shape.earlier is not None:
+                found = self._previous_template(shape.earlier, where, error_type, "earlier")
             if found is not None:
                 event = event or _event_of(message, service, error_type, environment, version)
-                candidate = self._candidates.template_candidate(event, normalized, found[0], target)
+                candidate = self._candidates.template_candidate(
+                    event, normalized, found[0], target, earlier_reading=True
+                )
                 return self._previous_answer(candidate, found[1])
-        where = service if target is None else f"{service}\x1e{target}"
         route = self._answers.route(shape, where, error_type)
         if route is None:
             # tier 2 for a message: its template, and the signature the template leads to
@@ -321,16 +327,18 @@ class GroupingEngine(Placing):
     # --- tiers --------------------------------------------------------------------------------
 
     def _previous_template(
-        self, tokens: tuple[str, ...], service: str, error_type: str | None
+        self, tokens: tuple[str, ...], service: str, error_type: str | None, reading: str = "previous"
     ) -> tuple[str, str] | None:
         """The template an earlier version mined that the message matches as that version read
-        it (`ShapeInfo.previous`; no span target), and the signature that version gave it: a
-        stored signature keeps receiving its messages. Templates of this version do not count."""
+        it (`ShapeInfo.previous`, no span target; `ShapeInfo.earlier`, with its trailing clause of
+        redacted values), and the signature that version gave it: a stored signature keeps
+        receiving its messages. Only templates of the versions that read messages so count
+        (`MESSAGE_READERS`)."""
         found = self._miner.find(self._candidates.bucket(service or "unknown", error_type), tokens)
         if found is None:
             return None
         owner = self._by_template.get(found)
-        if owner is None or self._known_signatures.require(owner).version == FINGERPRINT_VERSION:
+        if owner is None or self._known_signatures.require(owner).version not in MESSAGE_READERS[reading]:
             return None
         return found, owner
 

@@ -8,7 +8,8 @@ Three kinds, in order of precedence (Sentry's: custom fingerprint, stack trace, 
   matches when its app frames are the same code reached through other library frames;
 - `template`: the exception type and the mined template of the message.
 The service always contributes; environment and service version never do. The version string
-is part of every hash, so a new algorithm can never silently match (or re-split) old groups.
+is part of every hash (`HASH_VERSION`: the version that last changed what is hashed), so a new
+algorithm can never silently match (or re-split) old groups.
 
 A trace fingerprint also carries the `site` hash: service, the chain's exception types and the
 crash site with the root cause's (`crash_site.Site`). Errors that agree on it are one problem
@@ -26,6 +27,11 @@ the `rounds-fp:2` way), so a signature created before keeps receiving its events
 never re-split. Since a frame with neither file nor module became the runtime's builtin rather
 than the app's (`inapp`), a trace with one also gives, to look up, the app and site hashes
 `rounds-fp:3` gave it before (`EarlierReading`): its signatures keep receiving their events.
+`rounds-fp:4` leaves a trailing clause that only carries redacted values out of a message's template
+(`skeletons.split_context`). Nothing it hashes is read otherwise, so its hashes are made with the
+`rounds-fp:3` string (`HASH_VERSION`) and a trace finds the signatures `rounds-fp:3` made as it did;
+a message is also read the `rounds-fp:3` way, with the clause, to find the templates that version
+mined (`MESSAGE_READERS`).
 """
 
 from __future__ import annotations
@@ -47,12 +53,22 @@ from rounds_bot.grouping.frames import needs_legacy_keys, recursion_hints
 from rounds_bot.grouping.inapp import TraceRoles
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
-FINGERPRINT_VERSION = "rounds-fp:3"
+FINGERPRINT_VERSION = "rounds-fp:4"
+#: the version string every hash is made with: the last version that changed what a hash reads
+HASH_VERSION = "rounds-fp:3"
 #: the version before, whose app and system hashes a trace still gives, to find its signatures
 PREVIOUS_VERSION = "rounds-fp:2"
 #: earlier versions whose all-frames hash (read the `rounds-fp:2` way) a trace still gives
 LEGACY_VERSIONS = ("rounds-fp:1",)
+#: per earlier way of reading a message, the versions that read it so (a template they mined is
+#: found by the message read their way): `previous`, as `normalize_previous` reads it; `earlier`,
+#: with the trailing clause of redacted values kept (`skeletons.skeleton_with_context`)
+MESSAGE_READERS = {
+    "previous": frozenset({PREVIOUS_VERSION, *LEGACY_VERSIONS}),
+    "earlier": frozenset({HASH_VERSION, PREVIOUS_VERSION, *LEGACY_VERSIONS}),
+}
 MAX_TITLE = 120
+CONTEXT_HINT = "a trailing clause that only carries redacted values: context, not the log statement"
 Variant = Literal["error_code", "app", "test", "system", "template"]
 
 
@@ -113,7 +129,7 @@ def code_fingerprint(view: EventView, code: str, where: str) -> Fingerprint:
         *_never_split(view),
         value=FINGERPRINT_VERSION,
     )
-    return Fingerprint("error_code", hash_tree(tree, FINGERPRINT_VERSION), tree)
+    return Fingerprint("error_code", hash_tree(tree, HASH_VERSION), tree)
 
 
 @dataclass(frozen=True)
@@ -156,7 +172,7 @@ def trace_fingerprint(
     system = _fingerprint_node(
         view, chain_tree(trace, roles, normalized_values, recursion, only=None, collapsed=collapsed)
     )
-    system_hash = hash_tree(system, FINGERPRINT_VERSION)
+    system_hash = hash_tree(system, HASH_VERSION)
     tree = (
         system
         if only is None
@@ -168,19 +184,19 @@ def trace_fingerprint(
     names: tuple[str, ...] = () if only is None else ("system",)
     site_tree = _site_tree(view, trace, site)
     if site_tree is not None:
-        others, names = (*others, hash_tree(site_tree, FINGERPRINT_VERSION)), (*names, "site")
+        others, names = (*others, hash_tree(site_tree, HASH_VERSION)), (*names, "site")
     legacy = (
         _previous_hashes(view, trace, roles, normalized_values, previous, (tree, system, only))
         if with_previous_hashes
         else ()
     )
     if earlier is not None:
-        own = {hash_tree(tree, FINGERPRINT_VERSION), *others}
+        own = {hash_tree(tree, HASH_VERSION), *others}
         before = _earlier_hashes(view, trace, normalized_values, recursion, collapsed, earlier)
         legacy = (*(digest for digest in before if digest not in own), *legacy)
     return Fingerprint(
         only or "system",
-        hash_tree(tree, FINGERPRINT_VERSION),
+        hash_tree(tree, HASH_VERSION),
         tree,
         other_hashes=others,
         legacy_hashes=legacy,
@@ -228,10 +244,10 @@ def _earlier_hashes(
         tree = _fingerprint_node(
             view, chain_tree(trace, earlier.roles, values, recursion, only=only, collapsed=collapsed)
         )
-        hashes.append(hash_tree(tree, FINGERPRINT_VERSION))
+        hashes.append(hash_tree(tree, HASH_VERSION))
     site_tree = _site_tree(view, trace, earlier.site)
     if site_tree is not None:
-        hashes.append(hash_tree(site_tree, FINGERPRINT_VERSION))
+        hashes.append(hash_tree(site_tree, HASH_VERSION))
     return tuple(hashes)
 
 
@@ -313,11 +329,16 @@ def _fingerprint_node(view: EventView, chain: Component) -> Component:
 
 
 def template_fingerprint(
-    view: EventView, first_template: str, current_template: str, target: str | None = None
+    view: EventView,
+    first_template: str,
+    current_template: str,
+    target: str | None = None,
+    context: str = "",
 ) -> Fingerprint:
     """Type and mined template (and a failed span's operation target). The template the group
     started with contributes: a template widens as values are seen, but the group it names stays
-    the same."""
+    the same. `context` is the trailing clause of redacted values the template left out
+    (`skeletons.split_context`), shown with why."""
     short = short_type(view.error_type)
     tree = node(
         "fingerprint",
@@ -328,10 +349,11 @@ def template_fingerprint(
         leaf("current-template", current_template, "shown for reading")
         if current_template != first_template
         else None,
+        leaf("context", context, CONTEXT_HINT) if context else None,
         *_never_split(view),
         value=FINGERPRINT_VERSION,
     )
-    return Fingerprint("template", hash_tree(tree, FINGERPRINT_VERSION), tree)
+    return Fingerprint("template", hash_tree(tree, HASH_VERSION), tree)
 
 
 def _never_split(view: EventView) -> list[Component]:

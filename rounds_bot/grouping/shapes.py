@@ -5,9 +5,10 @@ shape (digits zeroed). Masking never depends on digit values (see `normalize`), 
 does the skeleton (any token with a digit is a parameter), so both are computed once per shape
 and reused; only the final text is rebuilt when a masked message still shows a digit.
 
-What only a log line's path reads (its skeleton, the skeleton `rounds-fp:2` read, whether it may
-hold an error code) is worked out the first time it is asked for, from the first message of the
-shape, as it would have been when the shape was first seen: a trace's message needs none of it.
+What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2` and `rounds-fp:3`
+read, whether it may hold an error code) is worked out the first time it is asked for, from the
+first message of the shape, as it would have been when the shape was first seen: a trace's message
+needs none of it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from rounds_bot.grouping.normalize import (
     truncate,
 )
 from rounds_bot.grouping.route import Route
-from rounds_bot.grouping.skeletons import skeleton
+from rounds_bot.grouping.skeletons import REDACTED_MARK, skeleton, skeleton_with_context
 
 _DIGIT = re.compile(r"[0-9]")
 #: what the rules added in `rounds-fp:3` mask begins with
@@ -40,6 +41,7 @@ SHAPES_BUDGET = 24 * MB
 class ShapeInfo:
     __slots__ = (
         "_code_test",
+        "_earlier",
         "_may_hold_code",
         "_previous",
         "_skeleton",
@@ -65,6 +67,7 @@ class ShapeInfo:
         self._code_test = code_test
         self._skeleton: tuple[str, ...] | None = None
         self._previous: tuple[str, ...] | None = None
+        self._earlier: tuple[str, ...] | None = None
         self._may_hold_code: bool | None = None
         #: what the engine worked out for this shape, per service and error type; it is
         #: forgotten with the shape and is only ever a shortcut to an answer that cannot change
@@ -86,6 +89,14 @@ class ShapeInfo:
         return self._previous
 
     @property
+    def earlier(self) -> tuple[str, ...] | None:
+        """The skeleton `rounds-fp:3` read (a trailing clause of redacted values kept, see
+        `skeletons.split_context`), when it differs from `skeleton`."""
+        if self._skeleton is None:
+            self._read_skeletons()
+        return self._earlier
+
+    @property
     def may_hold_code(self) -> bool:
         """False when no message of the shape can hold an error code (see ShapeCache)."""
         found = self._may_hold_code
@@ -100,9 +111,14 @@ class ShapeInfo:
     def _read_skeletons(self) -> None:
         text = self._text
         assert text is not None
-        tokens = _interned(skeleton(apply_spans(text, self.spans)))
+        normalized = apply_spans(text, self.spans)
+        tokens = _interned(skeleton(normalized))
+        if REDACTED_MARK in normalized:
+            earlier = skeleton_with_context(normalized)
+            self._earlier = None if earlier == tokens else _interned(earlier)
         if _MASKED_SINCE.search(text):
-            previous = skeleton(normalize_previous(text))
+            # `rounds-fp:2` kept trailing clauses too
+            previous = skeleton_with_context(normalize_previous(text))
             self._previous = None if previous == tokens else _interned(previous)
         self._skeleton = tokens
         self._release()

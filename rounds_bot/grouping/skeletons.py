@@ -12,6 +12,21 @@ parameters only keeps its punctuation and is matched exactly (`exactly: lr:<*> c
 
 A word a service's templates use as a key (`user=<*>`) names a field: `mask_after_keys` makes the
 word after it a parameter where it stands in prose (`session opened for user cyrus`).
+
+A redaction placeholder (`[REDACTED:email]`, as `redact` writes it) is a value by construction. A
+clause appended at the end of a message that carries nothing but such values, each after at most a
+label word or key, is context the service added to the line, not its log statement: the skeleton
+leaves it out (`split_context`), so `charge failed (user [REDACTED:email])` is the statement
+`charge failed`. What counts as such a clause, one or more of them at the very end, after a space:
+- a parenthesised group of placeholders, each after at most a label or key: `(user [REDACTED:email])`,
+  `([REDACTED:email])`, `(user=[REDACTED:email], token: [REDACTED:github_token])`;
+- a `key=[REDACTED:kind]` pair (the `=` marks a field, as in `_KEY_VALUE`);
+- a `key: [REDACTED:kind]` pair after a comma or semicolon (`..., user: [REDACTED:email]`): directly
+  after prose a colon ends the statement's own words (`login failed: [REDACTED:jwt]`), so it stays.
+Everything else stays (precision first): a placeholder inside the statement, a label of more than one
+word, a clause that also holds text or another value (`(requested <int>)`, `(user bob)`), a clause
+followed by more text, and a message that would keep no word without the clause. Skeletons read
+before the rule (`skeleton_with_context`) still find the templates they made (see `engine`).
 """
 
 from __future__ import annotations
@@ -45,9 +60,50 @@ _INNER_KEY_VALUE = re.compile(r"(?<=[(\[{,;])([A-Za-z_][\w.\-]{0,63}=)[^\s=,;()\
 _EMPTY_VALUE = re.compile(r"(?<!\S)(?:\(\)|\[\]|\{\}|<>|''|\"\")(?=[,;:.]?(?!\S))")
 _KEY_TOKEN = re.compile(r"^([A-Za-z_][\w.\-]{0,63})=" + re.escape(WILDCARD) + "$")
 
+#: a redaction placeholder as `redact.rule.REDACTED` writes it
+REDACTED_MARK = "[REDACTED:"
+_REDACTED_VALUE = r"\[REDACTED:[A-Za-z0-9_.\-]+\]"
+_LABEL = r"[A-Za-z_][\w.\-]{0,63}"
+# Inside brackets: a placeholder after at most one label (`user `, `user=`, `user: `).
+_BRACKETED_ITEM = rf"(?:{_LABEL}(?:\s*[=:]\s*|\s+))?{_REDACTED_VALUE}"
+_BRACKETED = rf"\(\s*{_BRACKETED_ITEM}(?:\s*[,;]?\s+{_BRACKETED_ITEM}|\s*[,;]\s*{_BRACKETED_ITEM})*\s*\)"
+_CLAUSE = (
+    rf"(?:[,;]?\s+(?:{_BRACKETED}|{_LABEL}={_REDACTED_VALUE})"  # `(user [..])`, `token=[..]`
+    rf"|[,;]\s*{_LABEL}(?:=|:\s*){_REDACTED_VALUE})"  # `, user: [..]`
+)
+# One or more such clauses at the very end of the message.
+_TRAILING_CONTEXT = re.compile(rf"(?:{_CLAUSE})+$")
+
 
 def skeleton(normalized: str) -> tuple[str, ...]:
-    """The template shape of a normalised message (see the module docstring)."""
+    """The template shape of a normalised message (see the module docstring): its statement's,
+    without a trailing clause that only carries redacted values (`split_context`)."""
+    if REDACTED_MARK in normalized:
+        statement, context = split_context(normalized)
+        if context:
+            return skeleton_with_context(statement)
+    return skeleton_with_context(normalized)
+
+
+def split_context(normalized: str) -> tuple[str, str]:
+    """The message's statement and the trailing clauses of redacted values it leaves out (see the
+    module docstring), or the whole message and "" when there is no such clause or the statement
+    would keep no word of its own without it."""
+    if REDACTED_MARK not in normalized:
+        return normalized, ""
+    found = _TRAILING_CONTEXT.search(normalized.rstrip())
+    if found is None:
+        return normalized, ""
+    statement = normalized[: found.start()]
+    tokens = skeleton_with_context(statement)
+    if not tokens or is_exact_skeleton(tokens) or not has_constant_word(tokens):
+        return normalized, ""
+    return statement, found[0].lstrip(",; ")
+
+
+def skeleton_with_context(normalized: str) -> tuple[str, ...]:
+    """The template shape of a normalised message with every clause kept: how `rounds-fp:3` and
+    earlier versions read it (their templates are found with it)."""
     if "..." in normalized:
         normalized = _DOT_LEADER.sub(" ... ", normalized)
     marked = normalized
