@@ -1,6 +1,7 @@
 """Log template mining: one template per log statement, for errors that carry no stack trace.
 
-A message's *skeleton* (`skeletons`) is looked up in a small miner:
+A message's *skeleton* (`skeletons`; without a trailing clause that only carries redacted values,
+which is context and not the log statement) is looked up in a small miner:
 
 - templates live in buckets keyed on service, error type and token count;
 - a skeleton joins the template it is *compatible* with (equal token, or `<*>` in the template);
