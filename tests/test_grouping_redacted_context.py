@@ -128,6 +128,9 @@ def test_a_trailing_clause_of_redacted_values_after_a_label_or_key_is_left_out(
         "charge failed(user [REDACTED:email])",  # glued to a word
         "charge failed (requested 7)",  # a clause of other values
         "charge failed (user bob)",
+        # a long run of placeholders that does not end the message is given up, not backtracked into
+        "charge failed (" + "[REDACTED:email]  ,  " * 150 + "at shard)",
+        "charge failed" + ", token=[REDACTED:github_token]" * 100 + " at shard",
     ],
 )
 def test_what_is_not_such_a_clause_stays_in_the_statement(message: str) -> None:

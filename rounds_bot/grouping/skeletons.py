@@ -64,15 +64,18 @@ _KEY_TOKEN = re.compile(r"^([A-Za-z_][\w.\-]{0,63})=" + re.escape(WILDCARD) + "$
 REDACTED_MARK = "[REDACTED:"
 _REDACTED_VALUE = r"\[REDACTED:[A-Za-z0-9_.\-]+\]"
 _LABEL = r"[A-Za-z_][\w.\-]{0,63}"
-# Inside brackets: a placeholder after at most one label (`user `, `user=`, `user: `).
-_BRACKETED_ITEM = rf"(?:{_LABEL}(?:\s*[=:]\s*|\s+))?{_REDACTED_VALUE}"
-_BRACKETED = rf"\(\s*{_BRACKETED_ITEM}(?:\s*[,;]?\s+{_BRACKETED_ITEM}|\s*[,;]\s*{_BRACKETED_ITEM})*\s*\)"
+# Inside brackets: a placeholder after at most one label (`user `, `user=`, `user: `), items apart
+# by a comma, a semicolon or a space. Each item and clause is an atomic group: they are
+# self-delimiting, so nothing is lost by never backtracking into one, and a long run of them that
+# does not end the message is given up in linear time.
+_ITEM = rf"(?>(?:{_LABEL}(?:\s*[=:]\s*|\s+))?{_REDACTED_VALUE})"
+_BRACKETED = rf"\(\s*{_ITEM}(?>(?:\s*[,;]\s*|\s+){_ITEM})*\s*\)"
 _CLAUSE = (
-    rf"(?:[,;]?\s+(?:{_BRACKETED}|{_LABEL}={_REDACTED_VALUE})"  # `(user [..])`, `token=[..]`
-    rf"|[,;]\s*{_LABEL}(?:=|:\s*){_REDACTED_VALUE})"  # `, user: [..]`
+    rf"(?>[,;]?\s+(?:{_BRACKETED}|{_LABEL}={_REDACTED_VALUE})"  # `(user [..])`, `token=[..]`
+    rf"|[,;]\s*{_LABEL}:\s*{_REDACTED_VALUE})"  # `, user: [..]`
 )
 # One or more such clauses at the very end of the message.
-_TRAILING_CONTEXT = re.compile(rf"(?:{_CLAUSE})+$")
+_TRAILING_CONTEXT = re.compile(rf"{_CLAUSE}+$")
 
 
 def skeleton(normalized: str) -> tuple[str, ...]:
