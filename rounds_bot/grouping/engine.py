@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import Explainer
-from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, MESSAGE_READERS
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, READ_OTHERWISE_BY
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.operations import operation_target
@@ -332,13 +332,13 @@ class GroupingEngine(Placing):
         """The template an earlier version mined that the message matches as that version read
         it (`ShapeInfo.previous`, no span target; `ShapeInfo.earlier`, with its trailing clause of
         redacted values), and the signature that version gave it: a stored signature keeps
-        receiving its messages. Only templates of the versions that read messages so count
-        (`MESSAGE_READERS`)."""
+        receiving its messages. Templates of the versions that read messages otherwise do not count
+        (`READ_OTHERWISE_BY`)."""
         found = self._miner.find(self._candidates.bucket(service or "unknown", error_type), tokens)
         if found is None:
             return None
         owner = self._by_template.get(found)
-        if owner is None or self._known_signatures.require(owner).version not in MESSAGE_READERS[reading]:
+        if owner is None or self._known_signatures.require(owner).version in READ_OTHERWISE_BY[reading]:
             return None
         return found, owner
 

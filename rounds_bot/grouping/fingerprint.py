@@ -31,7 +31,7 @@ than the app's (`inapp`), a trace with one also gives, to look up, the app and s
 (`skeletons.split_context`). Nothing it hashes is read otherwise, so its hashes are made with the
 `rounds-fp:3` string (`HASH_VERSION`) and a trace finds the signatures `rounds-fp:3` made as it did;
 a message is also read the `rounds-fp:3` way, with the clause, to find the templates that version
-mined (`MESSAGE_READERS`).
+mined (`READ_OTHERWISE_BY`).
 """
 
 from __future__ import annotations
@@ -60,12 +60,14 @@ HASH_VERSION = "rounds-fp:3"
 PREVIOUS_VERSION = "rounds-fp:2"
 #: earlier versions whose all-frames hash (read the `rounds-fp:2` way) a trace still gives
 LEGACY_VERSIONS = ("rounds-fp:1",)
-#: per earlier way of reading a message, the versions that read it so (a template they mined is
-#: found by the message read their way): `previous`, as `normalize_previous` reads it; `earlier`,
-#: with the trailing clause of redacted values kept (`skeletons.skeleton_with_context`)
-MESSAGE_READERS = {
-    "previous": frozenset({PREVIOUS_VERSION, *LEGACY_VERSIONS}),
-    "earlier": frozenset({HASH_VERSION, PREVIOUS_VERSION, *LEGACY_VERSIONS}),
+#: per earlier way of reading a message, the versions that no longer read it so: a template found
+#: by the message read that way is an earlier version's only when its signature's version is none
+#: of them. `previous`: as `normalize_previous` reads it, with no span target (until `rounds-fp:3`);
+#: `earlier`: with the trailing clause of redacted values (`skeletons.skeleton_with_context`, until
+#: `rounds-fp:4`)
+READ_OTHERWISE_BY = {
+    "previous": frozenset({HASH_VERSION, FINGERPRINT_VERSION}),
+    "earlier": frozenset({FINGERPRINT_VERSION}),
 }
 MAX_TITLE = 120
 CONTEXT_HINT = "a trailing clause that only carries redacted values: context, not the log statement"

@@ -17,7 +17,10 @@ A redaction placeholder (`[REDACTED:email]`, as `redact` writes it) is a value b
 clause appended at the end of a message that carries nothing but such values, each after at most a
 label word or key, is context the service added to the line, not its log statement: the skeleton
 leaves it out (`split_context`), so `charge failed (user [REDACTED:email])` is the statement
-`charge failed`. What counts as such a clause, one or more of them at the very end, after a space:
+`charge failed`. (Templates are matched among skeletons of one token count, as Drain's parse tree
+first splits lines by their length: a clause appended now and then would always start a template,
+and so an issue, of its own.) What counts as such a clause, one or more of them at the very end,
+after a space:
 - a parenthesised group of placeholders, each after at most a label or key: `(user [REDACTED:email])`,
   `([REDACTED:email])`, `(user=[REDACTED:email], token: [REDACTED:github_token])`;
 - a `key=[REDACTED:kind]` pair (the `=` marks a field, as in `_KEY_VALUE`);
