@@ -176,10 +176,10 @@ class Timeline(_ListLike[Occurrence]):
         counts, aside = self._counts, self._aside
         for index, (micros, fatal) in enumerate(zip(self._micros, self._fatal, strict=True)):
             moment = aside.get(index) if aside else None
-            yield Occurrence.model_construct(
-                timestamp=_EPOCH + timedelta(microseconds=micros) if moment is None else moment,
-                count=1 if counts is None else counts[index],
-                fatal=bool(fatal),
+            yield _occurrence(
+                _EPOCH + timedelta(microseconds=micros) if moment is None else moment,
+                1 if counts is None else counts[index],
+                bool(fatal),
             )
 
     @overload
@@ -194,11 +194,28 @@ class Timeline(_ListLike[Occurrence]):
         if not 0 <= index < len(self):
             raise IndexError("timeline index out of range")
         aside = self._aside.get(index)
-        return Occurrence.model_construct(
-            timestamp=_EPOCH + timedelta(microseconds=self._micros[index]) if aside is None else aside,
-            count=1 if self._counts is None else self._counts[index],
-            fatal=bool(self._fatal[index]),
+        return _occurrence(
+            _EPOCH + timedelta(microseconds=self._micros[index]) if aside is None else aside,
+            1 if self._counts is None else self._counts[index],
+            bool(self._fatal[index]),
         )
+
+
+def _occurrence(moment: datetime, count: int, fatal: bool) -> Occurrence:
+    """`Occurrence.model_construct(timestamp=moment, count=count, fatal=fatal)`: the same object, put together
+    as it puts one (every field given, in the fields' order; nothing validated: a timeline's entries were
+    checked when they were noted), without its walk over the model's fields: a third of the cost. Triage
+    reads an entry per occurrence counted."""
+    occurrence = _new_occurrence(Occurrence)
+    _set(occurrence, "__dict__", {"timestamp": moment, "count": count, "fatal": fatal})
+    _set(occurrence, "__pydantic_fields_set__", {"timestamp", "count", "fatal"})
+    _set(occurrence, "__pydantic_extra__", None)
+    _set(occurrence, "__pydantic_private__", None)
+    return occurrence
+
+
+_new_occurrence = Occurrence.__new__
+_set = object.__setattr__
 
 
 class Samples(_ListLike[ErrorEvent]):

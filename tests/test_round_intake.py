@@ -76,6 +76,24 @@ def test_an_id_the_boundary_hashes_is_recognised_from_the_raw_record(clean_env, 
     assert sum(signature.total_count for signature in fresh_db.signatures()) == 2
 
 
+def test_a_first_round_asks_the_database_about_no_id_and_the_next_finds_them_all(
+    clean_env, fresh_db, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # nothing is stored before a first round: whether anything is, is asked once a step, not once a batch
+    asked: list[list[str]] = []
+    seen = fresh_db.seen
+    monkeypatch.setattr(fresh_db, "seen", lambda ids: seen(asked.append(list(ids)) or asked[-1]))
+    source = RawSource([occurrence(f"first-{n}", 60 - n) for n in range(5)])
+    first = run_round(load_settings(), source, DryRunTracker(tmp_path), fresh_db, now=NOW)
+    assert (first.events_read, first.already_counted, first.occurrences_counted) == (5, 0, 5)
+    assert asked == []
+    again = run_round(
+        load_settings(), source, DryRunTracker(tmp_path), fresh_db, now=NOW + timedelta(minutes=1)
+    )
+    assert (again.events_read, again.already_counted, again.occurrences_counted) == (5, 5, 0)
+    assert {event_id for ids in asked for event_id in ids} >= {f"first-{n}" for n in range(5)}
+
+
 def test_a_quiet_round_over_a_file_builds_no_record_and_reports_as_before(
     clean_env: pytest.MonkeyPatch, fresh_db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -183,6 +183,26 @@ def test_a_tally_keeps_each_occurrence_s_moment_compactly_and_gives_it_back_as_i
     assert [o.count for o in mixed.timeline] == [1, 1, 3, 1] and mixed.count == 6
 
 
+def test_a_timeline_entry_is_the_occurrence_model_construct_makes_of_it() -> None:
+    tally = _empty_tally()
+    elsewhere = datetime(2026, 11, 1, 14, 0, tzinfo=timezone(timedelta(hours=2)))
+    for moment, count, fatal in ((NOW, 1, False), (elsewhere, 3, True)):
+        tally.add(event(0, fatal=fatal), count, moment, moment)
+    made = [
+        Occurrence.model_construct(timestamp=NOW, count=1, fatal=False),
+        Occurrence.model_construct(timestamp=elsewhere, count=3, fatal=True),
+    ]
+    for read in (list(tally.timeline), [tally.timeline[0], tally.timeline[1]]):
+        assert read == made
+        for entry, model in zip(read, made, strict=True):
+            assert type(entry) is Occurrence
+            assert list(entry.__dict__.items()) == list(model.__dict__.items())
+            assert entry.model_fields_set == model.model_fields_set
+            assert (entry.model_extra, entry.__pydantic_private__) == (model.model_extra, None)
+            assert entry.model_dump() == model.model_dump()
+    assert read[0].model_fields_set is not read[1].model_fields_set  # each its own, as each model's is
+
+
 def _seen_rows(store: Store) -> list[tuple[object, ...]]:
     return sorted(store.db.execute("select event_id, seen_at from seen_events").fetchall(), key=repr)
 

@@ -26,9 +26,11 @@ from rounds_bot.store import Store
 def read_new(source: Source, window: Window, store: Store, redactor: Redactor) -> PollResult:
     known_groups = frozenset(store.group_map())
     if isinstance(source, SkipsCounted):
+        # asked once, not once a batch: nothing is stored while the source is read
+        stored_any = store.any_seen()
 
         def counted(raw_ids: list[str]) -> set[str]:
-            return already_counted(raw_ids, store, redactor)
+            return already_counted(raw_ids, store, redactor) if stored_any else set()
 
         if isinstance(source, PollsInto):
             boundary = Boundary(redactor)

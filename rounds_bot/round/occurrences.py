@@ -109,9 +109,11 @@ def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Pick
     to_group, others = Picked(events), EventSpill()
     seen_now: set[int | str] = set()
     batch: list[tuple[int, str, str | None]] = []
+    # nothing stored (a first round): no id is asked about; the store does not change while grouping
+    stored_any = store.any_seen()
 
     def take(batch: list[tuple[int, str, str | None]]) -> int:
-        already = store.seen(event_id for _, event_id, _ in batch)
+        already = store.seen(event_id for _, event_id, _ in batch) if stored_any else frozenset()
         counted = 0
         for index, event_id, trace_id in batch:
             key = _compact(event_id)

@@ -165,13 +165,15 @@ class OtlpFileSource:
         try:
             with self.path.open("rb") as probe:
                 head = probe.read(_PROBE_BYTES)
-            opener = gzip.open if head.startswith(GZIP_MAGIC) else open
-            if opener is gzip.open:
+            gzipped = head.startswith(GZIP_MAGIC)
+            if gzipped:
                 with gzip.open(self.path, "rb") as handle:
                     head = handle.read(_PROBE_BYTES)
             if _binary(head):
                 raise _not_otlp(self.path, "it holds binary data (NUL bytes or bytes that are not UTF-8)")
-            with opener(self.path, "rb") as handle:
+            # a plain file through a large buffer: an export line is often longer than the default 8 KiB,
+            # and such a line is put together from as many reads (gzip keeps its own buffer)
+            with gzip.open(self.path, "rb") if gzipped else open(self.path, "rb", _READ_BUFFER) as handle:
                 offset = 0
                 for number, raw in enumerate(handle, start=1):
                     yield number, offset, raw
@@ -208,6 +210,7 @@ def _has_logs(line: LeanLine | ExportLine) -> bool:
 UTF8_BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
 _PROBE_BYTES = 65_536
+_READ_BUFFER = 1 << 20
 #: This many malformed lines before the first good one: the file is not OTLP/JSON, and that is said once.
 NOT_OTLP_AFTER = 20
 

@@ -18,10 +18,11 @@ rather than zlib: it compresses a chunk a third less, four times faster, both wa
 from __future__ import annotations
 
 import pickle
+from collections.abc import Hashable, Sequence
 from datetime import datetime
 from itertools import repeat
-from operator import itemgetter
-from typing import Any
+from operator import attrgetter, itemgetter
+from typing import Any, TypeVar
 
 import lz4.frame
 
@@ -47,19 +48,15 @@ def key_of(event: ErrorEvent) -> Key:
 
 def written(events: list[ErrorEvent]) -> tuple[bytes, bytes]:
     """The chunk's two pieces: its keys, and the rest of its events."""
-    keys = (
-        [event.event_id for event in events],
-        [event.timestamp for event in events],
-        [event.trace_id for event in events],
-    )
+    # each step a `map` over the chunk's events, without a Python step per event (a chunk is written for
+    # every thousand events a large round reads)
+    values = list(map(_values_of, events))
+    keys = tuple(zip(*map(_keys_in, values), strict=True))
     rest = [
         _shared(column) if name in _FEW else column
-        for name, column in zip(_REST, _columns(events), strict=True)
+        for name, column in zip(_REST, _columns(values), strict=True)
     ]
-    # the same set object for equal sets: pickled once per chunk, not once per event
-    shared: dict[frozenset[str], frozenset[str]] = {}
-    fields_set = [shared.setdefault(names, names) for names in _fields_sets(events)]
-    return _compressed(keys), _compressed((rest, fields_set))
+    return _compressed(keys), _compressed((rest, _shared(_fields_sets(events))))
 
 
 def read_keys(keys: bytes) -> list[Key]:
@@ -96,19 +93,26 @@ def fields_of(event: ErrorEvent, names: tuple[str, ...]) -> tuple[Any, ...]:
     return tuple(values[name] for name in names)
 
 
-def _columns(events: list[ErrorEvent]) -> list[tuple[Any, ...]]:
-    """The values of the fields past the keys (`_REST`), one tuple per field."""
-    return list(zip(*(_rest_of(event.__dict__) for event in events), strict=True))
+def _columns(values: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The values of the fields past the keys (`_REST`), one tuple per field, from the events' values."""
+    return list(zip(*map(_rest_of, values), strict=True))
 
 
-def _shared(column: tuple[Any, ...]) -> list[Any]:
+def _shared(column: Sequence[_V]) -> list[_V]:
     """The column with one object for equal values: pickled once per chunk, and read back once."""
-    first: dict[Any, Any] = {}
-    return [first.setdefault(value, value) for value in column]
+    first: dict[_V, _V] = {}
+    return list(map(first.setdefault, column, column))
 
 
 def _fields_sets(events: list[ErrorEvent]) -> list[frozenset[str]]:
-    return [frozenset(event.model_fields_set) for event in events]
+    """Each event's `model_fields_set`, frozen (equal ones are shared by `_shared`, so pickled once)."""
+    return list(map(frozenset, map(_fields_set_of, events)))
+
+
+_V = TypeVar("_V", bound=Hashable)
+_values_of = attrgetter("__dict__")
+_fields_set_of = attrgetter("__pydantic_fields_set__")  # what `model_fields_set` gives
+_keys_in = itemgetter(*_KEY_FIELDS)
 
 
 def _compressed(value: object) -> bytes:
