@@ -119,6 +119,7 @@ def test_a_proof_forgets_the_ids_it_proved_before_at_the_next_batch() -> None:
         (rb"[0-9]{12}\Z", False),
         (rb"(?-m:^)[0-9]{12}", False),  # multiline turned off
         (rb"(?i-m)^key", False),
+        (rb"(?^:^key)", False),  # flags reset to their defaults
     ],
 )
 def test_a_database_is_scanned_joined_only_when_its_patterns_read_a_newline_as_the_buffers_edge(

@@ -128,8 +128,8 @@ class Patterns:
 
 
 #: what a pattern may read outside its match: `\A`, `\z`, `\Z` (the buffer's edges alone) and `\G`, or an
-#: inline flag group that turns a flag off (`(?-m)`, `(?i-m:`), which could turn `HS_FLAG_MULTILINE` off
-_BUFFER_EDGES = re.compile(r"\\[AzZG]|\(\?[a-zA-Z]*-")
+#: inline flag group that turns a flag off (`(?-m)`, `(?i-m:`, `(?^)`), which could turn multiline off
+_BUFFER_EDGES = re.compile(r"\\[AzZG]|\(\?[a-zA-Z]*[-^]")
 
 
 def joinable(patterns: Patterns) -> bool:
