@@ -27,7 +27,6 @@ from rounds_bot.redact import Redactor, decode, redact_text, split
 from rounds_bot.redact import engine as engine_module
 from rounds_bot.redact import event as event_module
 from rounds_bot.redact.engine import ScanningRuleSet
-from rounds_bot.redact.event import _SAME
 from rounds_bot.redact.id_proof import IdProof
 from rounds_bot.redact.scan import Prefilter
 from rounds_bot.redact.text import Redaction, _rules, unchanged
@@ -463,36 +462,6 @@ def test_attributes_remembered_are_redacted_as_the_long_way_redacts_them(
             type(value) for value in expected.values()
         ]
     assert quick.counts == slow.counts
-
-
-def test_sets_of_attributes_remembered_are_what_the_long_way_makes_and_counts(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """`attributes` remembers a whole set of text attributes seen twice whose every pair `attribute`
-    remembers; sets that recur, holding secrets and personal data by key and by value, with `_done` emptied
-    often or not, come out and are counted exactly as with nothing remembered."""
-    corpus = [planted.carrier for planted in security_corpus.corpus()] + security_corpus.KEPT
-    values = [text[:200] for text in corpus if text.strip()][:200]
-    values += ["/api/44", "POST", "CHE-01344", ""]
-    keys = ["service.name", "http.route", "db.password", "user.email", "app.stripe_key", "client.address"]
-    keys += [planted.key for planted in security_corpus.corpus() if planted.key][:20]
-    chosen = random.Random(41)
-    sets = [
-        {chosen.choice(keys): chosen.choice(values) for _ in range(chosen.randint(1, 7))} for _ in range(120)
-    ]
-    sets += [
-        {"service.name": "checkout", "http.route": f"/api/{n}", "error.code": "CHE-1"} for n in range(40)
-    ]
-    picks = [chosen.choice(sets) for _ in range(4_000)]
-    for memo_chars in (event_module.MEMO_CHARS, 3_000):
-        monkeypatch.setattr(event_module, "MEMO_CHARS", memo_chars)
-        quick, slow = Redactor(), _long_way()
-        for attributes in picks:
-            made, expected = quick.attributes(dict(attributes)), slow.attributes(dict(attributes))  # type: ignore[arg-type]
-            assert made == expected and list(made) == list(expected)
-        assert quick.counts == slow.counts and quick._forgotten == slow._forgotten
-        assert quick._attribute_sets  # the memory was used
-        assert any(made is not _SAME for made in quick._attribute_sets.values())  # a set it changed, too
 
 
 def test_an_attribute_whose_key_was_forgotten_while_its_value_was_redacted_is_not_remembered(

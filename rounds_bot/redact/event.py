@@ -58,15 +58,8 @@ def id_shaped(value: str) -> bool:
 
 #: attributes whose redaction is remembered at most (`Redactor.attribute`), past it the memory starts afresh
 MEMO_ATTRIBUTES = 20_000
-#: sets of attributes whose redaction is remembered at most (`Redactor.attributes`), past it afresh
-MEMO_ATTRIBUTE_SETS = 5_000
 #: the ids of an event `Redactor.identifier` makes (`Redactor.foresee`)
 _IDS = attrgetter("event_id", "trace_id", "span_id", "parent_span_id", "source_group_id")
-#: the types of a set of attributes `Redactor.attributes` remembers: texts alone
-_TEXT = {str}
-#: what `Redactor.attributes` remembers of a set it gave back as it was
-_SAME: dict[str, AttributeValue] = {}
-_Pairs = tuple[tuple[str, AttributeValue], ...]
 
 
 class Redactor:
@@ -84,9 +77,6 @@ class Redactor:
         self._names: dict[tuple[str, int], str] = {}
         self._attributes: dict[tuple[str, str], tuple[str, AttributeValue]] = {}
         self._forgotten = 0
-        # what `attributes` made of a whole set of text attributes, on the same terms (`_remember_attributes`)
-        self._attribute_sets: dict[_Pairs, dict[str, AttributeValue]] = {}
-        self._attribute_sets_seen: set[int] = set()  # digests of sets seen once (a clash costs a miss)
         # what redacting one text counts, added to `counts` (`_redacted`): one counter for every text
         self._found: Counter[str] = Counter()
         # proves most ids kept as they are with one scan each (`IdProof`: `unchanged_shaped`'s verdict)
@@ -107,7 +97,6 @@ class Redactor:
         self._done.clear()
         self._names.clear()
         self._attributes.clear()
-        self._attribute_sets.clear()
         self._remembered = 0
         self._forgotten += 1
 
@@ -203,13 +192,6 @@ class Redactor:
         self._attributes[memo] = made
 
     def attributes(self, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
-        pairs = None
-        if len(attributes) <= MAX_ATTRIBUTES and set(map(type, attributes.values())) == _TEXT:
-            pairs = tuple(attributes.items())  # of texts alone: hashable, and no `True` taken for `1`
-            known = self._attribute_sets.get(pairs)
-            if known is not None:
-                return attributes if known is _SAME else dict(known)
-        forgotten = self._forgotten
         safe: dict[str, AttributeValue] = {}
         for key, value in islice(attributes.items(), MAX_ATTRIBUTES):
             safe_key, safe_value = self.attribute(key, value)
@@ -218,27 +200,7 @@ class Redactor:
             safe[safe_key] = safe_value
         if len(attributes) > MAX_ATTRIBUTES:
             safe["rounds.attributes_cut"] = len(attributes) - MAX_ATTRIBUTES
-        if pairs is not None and forgotten == self._forgotten:
-            self._remember_attributes(pairs, _SAME if safe == attributes else safe)
         return safe
-
-    def _remember_attributes(self, pairs: _Pairs, made: dict[str, AttributeValue]) -> None:
-        """Remember what a set of text attributes, seen twice, each of which `attribute` remembers, made:
-        what each pair makes again is what `_attributes` remembers of it, or (forgotten there for room) what
-        its key's and value's redaction in `_done` makes again, counting nothing, until `_done` is emptied
-        and this memory with it (`_forget`). The attributes of a bug's spans recur; a log record's body
-        seldom does, so a set is remembered the second time it is seen."""
-        if not all(pair in self._attributes for pair in pairs):
-            return  # one of them counted something, or was forgotten for room meanwhile
-        digest = hash(pairs)
-        if digest not in self._attribute_sets_seen:
-            if len(self._attribute_sets_seen) >= MEMO_ATTRIBUTES:
-                self._attribute_sets_seen.clear()
-            self._attribute_sets_seen.add(digest)
-            return
-        if len(self._attribute_sets) >= MEMO_ATTRIBUTE_SETS:
-            self._attribute_sets.clear()
-        self._attribute_sets[pairs] = made
 
     def event(self, event: ErrorEvent) -> ErrorEvent:
         """The event with every field redacted: itself when nothing changed (a frozen model; most events
