@@ -164,3 +164,21 @@ def test_ids_the_boundary_proves_ahead_are_made_and_counted_as_one_at_a_time() -
     made = [ahead.event(event).model_dump() for event in events]
     assert made == [alone.event(event).model_dump() for event in events]
     assert ahead.counts == alone.counts and alone.counts["identifier"] > 0
+
+
+@pytest.mark.parametrize("ips", ["all", "public", "off"])
+def test_a_joined_scan_reports_every_number_each_of_its_ids_reports_alone(ips: IpPolicy) -> None:
+    """What `joinable` claims of the shipped database, seen on the ids of every kind and the security
+    corpus's secrets and carriers of an id's shape: a scan of ids joined by newlines reports at least what
+    each id's scan reports (a keyword or gate reported once a scan still is)."""
+    proof = IdProof(ips)
+    assert proof.kept("ab" * 16)  # prepares the engine
+    prefilter = proof._prefilter
+    assert prefilter is not None and prefilter.scans_joined()
+    values = [value for value in id_shaped() if value]
+    chosen = random.Random(5)
+    for _ in range(300):
+        group = chosen.sample(values, chosen.randint(2, 12))
+        joined = prefilter.reported("\n".join(group).encode("ascii"))
+        for value in group:
+            assert prefilter.reported(value.encode("ascii")) <= joined, (value, group)
