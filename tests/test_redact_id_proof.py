@@ -62,3 +62,123 @@ def test_a_proof_remembering_one_report_at_most_still_says_the_same(monkeypatch:
 def test_without_a_scanning_engine_nothing_is_proven(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(id_proof, "rule_set", lambda rules: object())
     assert not IdProof().kept("0" * 32)
+
+
+def test_the_policies_databases_scan_ids_joined() -> None:
+    """The shipped rules are scanned joined (`scan_lines.joinable`): the joined proof is the one in use."""
+    for ips in ("all", "public", "off"):
+        proof = IdProof(ips)
+        assert proof.kept("ab" * 16)  # prepares the proof
+        assert proof._hex_gate is not None
+
+
+@pytest.mark.parametrize("ips", ["all", "public", "off"])
+def test_ids_proven_joined_are_what_each_ids_own_proof_says(ips: IpPolicy) -> None:
+    """Ids proven many at once (`prove`: joined scans, halved where one reports something) get the answer
+    each id's own scan gives, hex ids mixed with card numbers, keywords and the corpus's secrets, in any
+    order, so that most joined scans hold one that reports."""
+    values = id_shaped()
+    values += [random.Random(3).randbytes(16).hex() for _ in range(500)]
+    random.Random(11).shuffle(values)
+    alone = [IdProof(ips).kept(value) for value in values]
+    proof = IdProof(ips)
+    proof.prove(values)
+    assert set(proof._proven) == set(values) - {""}  # every id answered by the joined proof
+    assert [proof.kept(value) for value in values] == alone
+    assert [proof.proven(value) for value in values] == [
+        kept and value != "" for value, kept in zip(values, alone, strict=True)
+    ]
+    assert [unchanged_shaped(value, ips=ips) for value in values] == alone
+    assert 0 < sum(alone) < len(values)
+
+
+@given(st.lists(st.text(alphabet=ID_ALPHABET, max_size=70), max_size=80))
+@settings(max_examples=200, deadline=None)
+def test_any_ids_proven_joined_are_what_each_ids_own_proof_says(values: list[str]) -> None:
+    proof = IdProof()
+    proof.prove(values)
+    assert [proof.kept(value) for value in values] == [unchanged_shaped(value) for value in values]
+
+
+def test_a_proof_forgets_the_ids_it_proved_before_at_the_next_batch() -> None:
+    proof = IdProof()
+    proof.prove(["ab" * 16])
+    assert proof.proven("ab" * 16)
+    proof.prove(["cd" * 16])
+    assert not proof.proven("ab" * 16) and proof.proven("cd" * 16)
+    assert len(proof._proven) == 1
+
+
+@pytest.mark.parametrize(
+    "expression, joins",
+    [
+        (rb"(?:^|[^\w])[0-9]{12,}", True),
+        (rb"\bkey\b", True),
+        (rb"\A[0-9]{12}", False),  # the buffer's start alone
+        (rb"[0-9]{12}\z", False),
+        (rb"[0-9]{12}\Z", False),
+        (rb"(?-m:^)[0-9]{12}", False),  # multiline turned off
+        (rb"(?i-m)^key", False),
+        (rb"(?^:^key)", False),  # flags reset to their defaults
+    ],
+)
+def test_a_database_is_scanned_joined_only_when_its_patterns_read_a_newline_as_the_buffers_edge(
+    expression: bytes, joins: bool
+) -> None:
+    import hyperscan
+
+    from rounds_bot.redact.scan_lines import Patterns, joinable
+
+    multiline = hyperscan.HS_FLAG_MULTILINE
+    assert joinable(Patterns([expression], [0], [multiline], [0])) is joins
+    assert not joinable(Patterns([expression], [0], [0], [0]))  # `^` and `$` at the buffer's edges alone
+
+
+def test_ids_the_boundary_proves_ahead_are_made_and_counted_as_one_at_a_time() -> None:
+    """`Redactor.foresee` (what the boundary calls for each batch) changes nothing an event is made into
+    or counted as: the ids of the security corpus's events and hostile ids, ahead and one at a time."""
+    from datetime import UTC, datetime
+
+    from rounds_bot.models import ErrorEvent
+    from rounds_bot.redact import Redactor
+
+    values = id_shaped()
+    events = [
+        ErrorEvent.model_validate(
+            {
+                "event_id": value or "x",
+                "timestamp": datetime(2026, 1, 1, tzinfo=UTC),
+                "service": "checkout",
+                "message": "failed",
+                "trace_id": values[(n + 1) % len(values)],
+                "span_id": values[(n + 2) % len(values)],
+                "parent_span_id": values[(n + 3) % len(values)],
+                "source_group_id": values[(n + 4) % len(values)] + "!",  # not an id's shape
+            }
+        )
+        for n, value in enumerate(values)
+    ]
+    ahead, alone = Redactor(), Redactor()
+    ahead.foresee(events)
+    assert ahead._ids._proven  # the ids were proven ahead
+    made = [ahead.event(event).model_dump() for event in events]
+    assert made == [alone.event(event).model_dump() for event in events]
+    assert ahead.counts == alone.counts and alone.counts["identifier"] > 0
+
+
+@pytest.mark.parametrize("ips", ["all", "public", "off"])
+def test_a_joined_scan_reports_every_number_each_of_its_ids_reports_alone(ips: IpPolicy) -> None:
+    """What `joinable` claims of the shipped database, seen on the ids of every kind and the security
+    corpus's secrets and carriers of an id's shape: a scan of ids joined by newlines reports at least what
+    each id's scan reports (a keyword or gate reported once a scan still is)."""
+    proof = IdProof(ips)
+    assert proof.kept("ab" * 16)  # prepares the engine
+    prefilter = proof._prefilter
+    assert prefilter is not None and prefilter.scans_joined()
+    values = [value for value in id_shaped() if value]
+    chosen = random.Random(5)
+    for _ in range(300):
+        group = chosen.sample(values, chosen.randint(2, 12))
+        joined = prefilter.reported("\n".join(group).encode("ascii"))
+        for value in group:
+            assert prefilter.reported(value.encode("ascii")) <= joined, (value, group)

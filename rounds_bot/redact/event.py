@@ -19,7 +19,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterable
 from itertools import islice
+from operator import attrgetter
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
 from rounds_bot.redact.engine import forget_remembered_lines
@@ -45,8 +47,19 @@ MAX_ATTRIBUTES = 200
 MEMO_CHARS = 8_000_000
 #: an id kept as it is when redaction keeps it: at most `ID_CHARS` of these characters
 _ID_SHAPE = re.compile(rf"[a-zA-Z0-9\-_.:/]{{0,{ID_CHARS}}}")
+
+
+def id_shaped(value: str) -> bool:
+    """Whether `value` has an id's shape (`_ID_SHAPE`): told at once for letters and digits alone."""
+    if value.isascii() and value.isalnum():  # a subset of the shape's characters
+        return len(value) <= ID_CHARS
+    return _ID_SHAPE.fullmatch(value) is not None
+
+
 #: attributes whose redaction is remembered at most (`Redactor.attribute`), past it the memory starts afresh
 MEMO_ATTRIBUTES = 20_000
+#: the ids of an event `Redactor.identifier` makes (`Redactor.foresee`)
+_IDS = attrgetter("event_id", "trace_id", "span_id", "parent_span_id", "source_group_id")
 
 
 class Redactor:
@@ -109,6 +122,8 @@ class Redactor:
 
     def identifier(self, value: str) -> str:
         """An id as it was, or a hash of it when it held anything but an id's characters or was too long."""
+        if self._ids.proven(value):  # `foresee` proved it kept (an id's shape, and `kept`)
+            return value
         if _ID_SHAPE.fullmatch(value) and (self._ids.kept(value) or self.text(value, ID_CHARS) == value):
             # kept as the scan alone proves it (most ids and hashes: an id's characters have nothing to
             # sanitise and no escape, `text.unchanged_shaped`), not remembered as a text (ids seldom recur,
@@ -116,6 +131,13 @@ class Redactor:
             return value
         self.counts["identifier"] += 1
         return hashed_id(value)
+
+    def foresee(self, events: Iterable[ErrorEvent]) -> None:
+        """Prove at once the ids of events about to be redacted that `identifier` asks the proof of
+        (`IdProof.prove`: the same answers, with a scan for many ids)."""
+        self._ids.prove(
+            value for event in events for value in _IDS(event) if value is not None and id_shaped(value)
+        )
 
     def identity(self, value: str) -> str:
         """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
@@ -300,6 +322,7 @@ class Boundary:
     def _redact_waiting(self) -> None:
         waiting, self._waiting = self._waiting, []
         redact, see, append = self.redactor.event, self._watch.see, self.events.append
+        self.redactor.foresee(waiting)
         for event in waiting:
             safe = redact(event)
             see(event, safe.trace_id)

@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - exercised by the fallback test, which 
 
 from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.scan_chars import Untranslatable, scan_bytes
-from rounds_bot.redact.scan_lines import LineScan, Patterns, gate_database, lines_of
+from rounds_bot.redact.scan_lines import LineScan, Patterns, gate_database, joinable, lines_of
 from rounds_bot.redact.translate import Translated, translate, words_pattern
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,7 @@ class Prefilter:
         self._without_ends: dict[frozenset[int], Scan] = {}
         self._lines: LineScan | None = None  # built at the first long text of many lines
         self._gate_lines: dict[frozenset[str], Any] = {}  # by the gates' names (`lines_with`)
+        self._joinable: bool | None = None  # `scans_joined`, read once
         # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
         first: dict[tuple[str, str, bool], int] = {}
         self._alike: dict[int, list[int]] = {}
@@ -224,6 +225,19 @@ class Prefilter:
         database = self._databases.get(True) or self._database(True)
         database.scan(data, match_event_handler=_collect, context=hits)
         return frozenset(number for number, _ in hits) if hits else frozenset()
+
+    def scans_joined(self) -> bool:
+        """Whether ASCII texts joined by newlines, given to `reported` as one, report every number each of
+        them reports alone (`scan_lines.joinable`: the same for every text, so read once)."""
+        if self._joinable is None:
+            self._joinable = joinable(
+                _patterns(self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only=True)
+            )
+        return self._joinable
+
+    def gate_number(self, name: str) -> int | None:
+        """The number the scan reports the gate `name` by (None: no such gate)."""
+        return next((number for number, gate in self._gate_ids.items() if gate == name), None)
 
 
 def _collect(rule_id: int, _start: int, end: int, _flags: int, hits: list[tuple[int, int]]) -> None:

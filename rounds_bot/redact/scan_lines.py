@@ -6,6 +6,8 @@ remembered, and only its first and last lines (the message, the exception, the v
     line_scan.hits(text) -> [(id, end)]    what `database.scan(text)` reports, or more (never less); None
                                            when the whole text is better scanned as it is
     lines_of(text, database) -> spans      the lines a match of a gate ends in (`gate_database`)
+    joinable(patterns) -> bool             whether texts joined by newlines report, scanned as one, every
+                                           pattern each reports alone (`id_proof.IdProof.prove`)
 
 A trace recurs frame for frame across the occurrences of its bug: what differs is its first line (the message
 with its values: `panic: session1867 6612805 is in state ...`) and, for Python, its last (the exception and
@@ -123,6 +125,28 @@ class Patterns:
     ids: Sequence[int]
     flags: Sequence[int]
     lengths: Sequence[int]
+
+
+#: what a pattern may read outside its match: `\A`, `\z`, `\Z` (the buffer's edges alone) and `\G`, or an
+#: inline flag group that turns a flag off (`(?-m)`, `(?i-m:`, `(?^)`), which could turn multiline off
+_BUFFER_EDGES = re.compile(r"\\[AzZG]|\(\?[a-zA-Z]*[-^]")
+
+
+def joinable(patterns: Patterns) -> bool:
+    """Whether every match of a pattern in a text is a match in any buffer of texts joined by newlines that
+    holds it, so that a scan of the joined texts reports every pattern a scan of one of them reports.
+
+    A match reads nothing of the buffer outside its characters but through assertions (Hyperscan has no
+    look-around): `^` and `$`, which with `HS_FLAG_MULTILINE` hold at a line's edge as at the buffer's, and
+    `\\b` and `\\B`, which read a newline as they read the buffer's edge (neither is a word character). A
+    pattern with an assertion of the buffer's edges alone, or a flag group that may turn multiline off, or
+    compiled without `HS_FLAG_MULTILINE`, fails it; the least length of a match (`lengths`) is the match's
+    own. A pattern reported once a scan (`HS_FLAG_SINGLEMATCH`) is still reported when any match is there."""
+    from hyperscan import HS_FLAG_MULTILINE  # here: it needs Hyperscan, which the caller has
+
+    return all(flags & HS_FLAG_MULTILINE for flags in patterns.flags) and not any(
+        _BUFFER_EDGES.search(source.decode("latin-1")) for source in patterns.expressions
+    )
 
 
 class LineScan:
