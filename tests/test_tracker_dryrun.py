@@ -141,3 +141,37 @@ def test_a_draft_that_cannot_be_renamed_into_place_leaves_the_last_one_and_no_te
         tracker.update(ref, draft(body_extra=" changed"), comment="more")
     assert (folder / ref.ref).read_bytes() == before
     assert sorted(path.name for path in folder.iterdir()) == [ref.ref]
+
+
+def _bodies_with_markers() -> list[str]:
+    """Bodies whose last marker is whole, cut, garbled, nested, look-alike or not there at all."""
+    marker = write_marker(MarkerState(signature_id="sig_1", service="a--b", grouping_state={"x": "} -"}))
+    markers = [
+        marker,
+        marker[:-4],
+        marker.replace(" {", " ["),
+        "<!-- rounds:marker v1 {} -->",
+        "<!-- rounds:marker v2 {a} --> {b} -->",
+        "<!-- rounds:marker v {} -->",
+        "<!-- rounds:marker v١ {} -->",
+        "<!-- rounds:marker v12{} -->",
+        "<!-- rounds:marker v3 {\n} -->",
+        "<!-- rounds:marker v3 {}-->",
+        "<!-- rounds:marker v3 {",
+        "<!-- rounds:marker v",
+        "",
+    ]
+    return [f"{before}{m}{after}" for m in markers for before in ("", "text ") for after in ("", "\n", " x}")]
+
+
+def test_a_marker_is_found_where_its_pattern_finds_it():
+    """The last marker is read where `_MARKER` (the marker's pattern) matches at its start: the same
+    version, state and end, and none where the pattern finds none."""
+    from rounds_bot import marker as module
+
+    for body in _bodies_with_markers():
+        start = body.rfind("<!-- rounds:marker v")
+        match = module._MARKER.match(body, start) if start >= 0 else None
+        found = module._last_marker(body)
+        expected = (start, int(match["version"]), match["state"], match.end()) if match else None
+        assert (found and (found.start, found.version, found.state, found.end)) == expected, body
