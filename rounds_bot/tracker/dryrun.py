@@ -35,7 +35,7 @@ class DryRunTracker:
         self._resolved_uri = ""
 
     def _path(self, signature_id: str) -> Path:
-        return self.folder / f"{signature_id}.md"
+        return self.folder / _name(signature_id)
 
     def find(self, signature_id: str, known_ref: str | None = None) -> IssueRef | None:
         path = self._path(signature_id)
@@ -87,7 +87,7 @@ class DryRunTracker:
         tail = f"\n\n---\n**Latest comment**\n\n{comment}\n" if comment else ""
         # written in its parts, as one text would be: the body (the most of it) is not copied into another
         parts = [part.encode("utf-8") for part in (head, draft.body, tail) if part]
-        name = f"{draft.signature_id}.md"  # as `_path` names it
+        name = _name(draft.signature_id)
         try:
             if self._resolved is None:  # the folder exists once a draft was written into it
                 self.folder.mkdir(parents=True, exist_ok=True)
@@ -122,6 +122,11 @@ class DryRunTracker:
 
     def _missing(self, draft: IssueDraft) -> IssueRef:
         raise TrackerError(f"the draft for {draft.signature_id} was written but cannot be read back")
+
+
+def _name(signature_id: str) -> str:
+    """The draft file's name in the folder."""
+    return f"{signature_id}.md"
 
 
 def _write_all(handle: int, parts: list[bytes]) -> None:
