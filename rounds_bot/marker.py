@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
@@ -35,6 +36,11 @@ MAX_MARKED_REASON_CHARS = 300
 #: the cascade links a marker remembers each way, those with the most traces (the issue body names them all)
 MAX_MARKED_LINKS = 20
 _MARKER = re.compile(r"<!-- rounds:marker v(?P<version>\d+) (?P<state>\{.*?\}) -->", re.DOTALL)
+#: `_MARKER` up to its state's opening brace, and what ends it: the state runs to the first `} -->` after
+#: that brace, as `_MARKER`'s lazy `.*?` takes it (found by `str.find`: the lazy pattern tries to end the
+#: match at every character of a marker's state, a thousand and more, on every draft a round writes)
+_MARKER_HEAD = re.compile(r"<!-- rounds:marker v(?P<version>\d+) (?=\{)")
+_MARKER_END = "} -->"
 
 
 class MarkedSpend(Frozen):
@@ -230,17 +236,37 @@ def write_marker(state: MarkerState) -> str:
     return f"<!-- rounds:marker v{MARKER_VERSION} {payload} -->"
 
 
+@dataclass(frozen=True)
+class _Found:
+    """The last marker of a body as `_MARKER.match` finds it where it starts: its version, its state's text
+    and where it starts and ends."""
+
+    start: int
+    version: int
+    state: str
+    end: int
+
+
+def _last_marker(text: str) -> _Found | None:
+    start = text.rfind("<!-- rounds:marker v")
+    head = _MARKER_HEAD.match(text, start) if start >= 0 else None
+    if head is None:
+        return None
+    close = text.find(_MARKER_END, head.end())
+    if close < 0:
+        return None
+    return _Found(start, int(head["version"]), text[head.end() : close + 1], close + len(_MARKER_END))
+
+
 def read_marker(body: str) -> MarkerState | None:
     """The marker in an issue body, or None when it is absent, garbled or from an unknown version."""
     # The real marker is the body's last: untrusted text rendered above it (a stack trace, a message) may
     # carry a look-alike, which must not decide whose issue this is.
-    text = body or ""
-    start = text.rfind("<!-- rounds:marker v")
-    match = _MARKER.match(text, start) if start >= 0 else None
-    if not match or int(match["version"]) > MARKER_VERSION:
+    found = _last_marker(body or "")
+    if found is None or found.version > MARKER_VERSION:
         return None
     try:
-        return MarkerState.model_validate(json.loads(match["state"]))
+        return MarkerState.model_validate(json.loads(found.state))
     except (ValueError, ValidationError):
         return None
 
@@ -259,13 +285,11 @@ def read_marker_head(body: str) -> MarkerHead | None:
     """`read_marker`'s signature and closed state, for a body whose marker `write_marker` wrote: the same
     marker (the body's last, of a known version) read for those two fields only. A marker another hand
     wrote is read whole, with `read_marker`."""
-    text = body or ""
-    start = text.rfind("<!-- rounds:marker v")
-    match = _MARKER.match(text, start) if start >= 0 else None
-    if not match or int(match["version"]) > MARKER_VERSION:
+    found = _last_marker(body or "")
+    if found is None or found.version > MARKER_VERSION:
         return None
     try:
-        return MarkerHead.model_validate_json(match["state"])
+        return MarkerHead.model_validate_json(found.state)
     except ValidationError:
         return None
 
@@ -273,8 +297,7 @@ def read_marker_head(body: str) -> MarkerHead | None:
 def replace_marker(body: str, state: MarkerState) -> str | None:
     """`body` with its marker (the last one) rewritten as `state`; None when it has no readable marker."""
     text = body or ""
-    start = text.rfind("<!-- rounds:marker v")
-    match = _MARKER.match(text, start) if start >= 0 else None
-    if match is None:
+    found = _last_marker(text)
+    if found is None:
         return None
-    return text[:start] + write_marker(state) + text[match.end() :]
+    return text[: found.start] + write_marker(state) + text[found.end :]

@@ -241,7 +241,44 @@ def test_a_rule_skipped_for_text_without_its_characters_leaves_what_running_it_l
     """`_escape_plain` runs a slow rule only where a character all its matches hold is in the text: the
     same escaping as running every rule, on the corpora and on texts made to hold each construct."""
     texts = _texts(shared_data)
-    constructs = ("_", "#1", "gh-2", "GH-3", "//", "www.", "Www.")
+    constructs = (
+        "_",
+        "#1",
+        "gh-2",
+        "GH-3",
+        "//",
+        "www.",
+        "Www.",
+        "&#1",
+        "&x",
+        "@a",
+        "# h",
+        "- a",
+        "1. a",
+        "=",
+    )
+    texts += ["2026-11-26T10:37:05.289092+00:00", "1.2.3-rc.1", "v1.0-gh-2", "a.www.b", "x-y.z"]
     texts += [f"{a}{b}{c}" for a in ("", "x", "x:", " ") for b in constructs for c in ("", "1", "a", " x")]
     lines = [md._SPACES.sub(" ", md.visible(text).replace("\n", " ")).strip() for text in texts]
     assert [md._escape_plain(line) for line in lines] == [_every_rule(line) for line in lines]
+
+
+def _code_in_full(text: str, in_table: bool) -> str:
+    """`code` by its general steps alone, whatever the text."""
+    content = md.visible(text).replace("\n", " ")
+    if in_table:
+        content = content.replace("|", "\\|")
+    longest = max((len(run) for run in md._TICKS.findall(content)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if content.startswith("`") or content.endswith("`") or not content.strip() else ""
+    return f"{ticks}{pad}{content}{pad}{ticks}"
+
+
+@pytest.mark.parametrize("in_table", [False, True])
+def test_a_plain_code_span_is_the_one_the_general_steps_make(shared_data, in_table):
+    """`code` of printable ASCII without a backtick (or, in a table, a pipe) skips the general steps: the
+    same span as they make, on the corpora and on texts made to sit at each step's edge."""
+    texts = [*_texts(shared_data), "a|b", "|", "  ", " x ", "`", "a`b", "x\n", "\t", "é", "path/to.py:12"]
+    assert [str(md.code(text, in_table=in_table)) for text in texts] == [
+        _code_in_full(text, in_table) for text in texts
+    ]

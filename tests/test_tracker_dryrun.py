@@ -109,3 +109,69 @@ def test_a_draft_is_written_readable_by_its_owner_only_past_a_left_temporary(tmp
     assert stat.S_IMODE(written.stat().st_mode) == 0o600
     assert left.read_text() == "half"
     assert written.read_text(encoding="utf-8").endswith(draft().body)
+
+
+def test_a_draft_written_a_few_bytes_at_a_time_is_the_draft_written_at_once(tmp_path, monkeypatch):
+    """A short write (the system may take fewer bytes than given) goes on where it stopped: the file holds
+    every part, in order, as one write of the whole would leave it."""
+    whole = DryRunTracker(tmp_path / "whole")
+    whole.create(draft(body_extra=" é" * 50))
+    written = os.write
+    monkeypatch.setattr(os, "write", lambda handle, data: written(handle, bytes(data[:7])))
+    piecemeal = DryRunTracker(tmp_path / "piecemeal")
+    ref = piecemeal.update(piecemeal.create(draft(body_extra=" é" * 50)), draft(body_extra=" é" * 50))
+    assert (tmp_path / "piecemeal" / ref.ref).read_bytes() == (tmp_path / "whole" / ref.ref).read_bytes()
+
+
+def test_a_draft_that_cannot_be_renamed_into_place_leaves_the_last_one_and_no_temporary(
+    tmp_path, monkeypatch
+):
+    """Write-then-rename: when the rename fails, the draft written before stays whole and the new one's
+    temporary file is removed."""
+    folder = tmp_path / "out"
+    tracker = DryRunTracker(folder)
+    ref = tracker.create(draft())
+    before = (folder / ref.ref).read_bytes()
+
+    def refuse(source: str, target: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(TrackerError, match="cannot write the issue draft"):
+        tracker.update(ref, draft(body_extra=" changed"), comment="more")
+    assert (folder / ref.ref).read_bytes() == before
+    assert sorted(path.name for path in folder.iterdir()) == [ref.ref]
+
+
+def _bodies_with_markers() -> list[str]:
+    """Bodies whose last marker is whole, cut, garbled, nested, look-alike or not there at all."""
+    marker = write_marker(MarkerState(signature_id="sig_1", service="a--b", grouping_state={"x": "} -"}))
+    markers = [
+        marker,
+        marker[:-4],
+        marker.replace(" {", " ["),
+        "<!-- rounds:marker v1 {} -->",
+        "<!-- rounds:marker v2 {a} --> {b} -->",
+        "<!-- rounds:marker v {} -->",
+        "<!-- rounds:marker v١ {} -->",
+        "<!-- rounds:marker v12{} -->",
+        "<!-- rounds:marker v3 {\n} -->",
+        "<!-- rounds:marker v3 {}-->",
+        "<!-- rounds:marker v3 {",
+        "<!-- rounds:marker v",
+        "",
+    ]
+    return [f"{before}{m}{after}" for m in markers for before in ("", "text ") for after in ("", "\n", " x}")]
+
+
+def test_a_marker_is_found_where_its_pattern_finds_it():
+    """The last marker is read where `_MARKER` (the marker's pattern) matches at its start: the same
+    version, state and end, and none where the pattern finds none."""
+    from rounds_bot import marker as module
+
+    for body in _bodies_with_markers():
+        start = body.rfind("<!-- rounds:marker v")
+        match = module._MARKER.match(body, start) if start >= 0 else None
+        found = module._last_marker(body)
+        expected = (start, int(match["version"]), match["state"], match.end()) if match else None
+        assert (found and (found.start, found.version, found.state, found.end)) == expected, body

@@ -55,6 +55,8 @@ _LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|(\d{1,9})([.)])(?=\s|$))")
 # Where any of the patterns of `_escape_plain` could match (the characters and prefixes each starts with):
 # text without them is left as it is by all of them.
 _ANY_CONSTRUCT = re.compile(r"[\\`*\[\]<>|~$_&@#]|gh-|//|www\.|^[-+=0-9]", re.IGNORECASE)
+#: the characters a line's block construct (`_LINE_START`) can start with
+_LINE_STARTERS = ("-", "+", "=", *"0123456789")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _TICKS = re.compile(r"`+")
 _SPACES = re.compile(r"[ \t]+")
@@ -92,17 +94,23 @@ def _escape_plain(text: str) -> str:
     if not _ANY_CONSTRUCT.search(text):
         return text  # none of the patterns below can match: each would leave it as it is
     text = _ALWAYS.sub(lambda m: "\\" + m.group(0), text)
-    # the patterns with a look-behind are slow to search even where they find nothing: each runs only
-    # where a character every one of its matches holds is in the text (without one it leaves it as it is)
+    # each pattern after it runs only where a character (or text) every one of its matches holds is in the
+    # text as it stands by then: without one it leaves the text as it is, and the look-behinds are slow to
+    # search even where they find nothing (a timestamp, a version: a leading digit and dots and dashes)
     if "_" in text:
         text = _UNDERSCORE.sub(r"\\_", text)
-    text = _ENTITY.sub(r"\\&", text)
-    text = _MENTION.sub("@" + BREAK, text)
-    if "#" in text or "-" in text:  # `#12`, `GH-12`
+    if "&" in text:
+        text = _ENTITY.sub(r"\\&", text)
+    if "@" in text:
+        text = _MENTION.sub("@" + BREAK, text)
+    if "#" in text or ("-" in text and "gh-" in text.lower()):  # `#12`, `GH-12`
         text = _REFERENCE.sub(lambda m: f"{m.group(1)}-{BREAK}" if m.group(1) else "#" + BREAK, text)
-    if "//" in text or "." in text:  # `://`, `www.`
+    if "//" in text or ("." in text and "www." in text.lower()):  # `://`, `www.`
         text = _AUTOLINK.sub(lambda m: f"{m.group(1)}{BREAK}." if m.group(1) else BREAK + "//", text)
-    text = _HEADING.sub(r"\\#", text)
+    if text.startswith("#"):
+        text = _HEADING.sub(r"\\#", text)
+    if not text.startswith(_LINE_STARTERS):
+        return text
     return _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text)
 
 
@@ -157,6 +165,11 @@ def code(text: object, *, in_table: bool = False) -> Markup:
 
 @lru_cache(maxsize=MEMO_SIZE)  # the text and where it stands decide it alone, as `_escape`
 def _code(text: str, in_table: bool) -> Markup:
+    plain = text.isascii() and text.isprintable() and "`" not in text and not (in_table and "|" in text)
+    if plain and text.strip():
+        # the common span (a path, a function, an id): nothing to take out, replace or fence apart, so
+        # what the general steps below give, one backtick either side (a blank text still takes them)
+        return Markup(f"`{text}`")
     content = visible(text).replace("\n", " ")
     if in_table:
         content = content.replace("|", "\\|")

@@ -51,14 +51,14 @@ def request_rows(event: ErrorEvent) -> list[tuple[str, str]]:
     kind = f"{event.span_kind} span" if event.span_kind else "span"
     method = _first(attributes, METHOD)
     status = _first(attributes, STATUS)
-    if method or status or _first(attributes, ROUTE) or _first(attributes, RPC) or _first(attributes, DB):
+    route = _first(attributes, ROUTE)
+    if method or status or route or _first(attributes, RPC) or _first(attributes, DB):
         rows.append(("Span", f"{kind} in {md.escape(event.service)}"))
     if method:
         rows.append(("Method", _code(method)))
     url = _first(attributes, URL)
     if url:
         rows.append(("URL", _code(url)))
-    route = _first(attributes, ROUTE)
     if route:
         rows.append(("Route", _code(route)))
     path = _first(attributes, PATH)
@@ -168,7 +168,10 @@ def _peer(attributes: dict[str, AttributeValue], url: str | None) -> str | None:
 
 
 def _first(attributes: dict[str, AttributeValue], keys: tuple[str, ...]) -> str | None:
-    return next((text for key in keys if (text := _text(attributes.get(key)))), None)
+    for key in keys:  # a loop, not a generator: a round asks this a dozen times for each of its issues
+        if text := _text(attributes.get(key)):
+            return text
+    return None
 
 
 def _text(value: AttributeValue | None) -> str | None:

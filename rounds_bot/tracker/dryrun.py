@@ -6,6 +6,7 @@ shows exactly what a real run would file, and running twice files nothing new.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -27,12 +28,14 @@ class DryRunTracker:
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
+        #: the folder as text: a round's thousands of draft paths are joined as strings, not built as Paths
+        self._folder_text = os.fspath(self.folder)
         #: the folder's absolute path and its URI, once a draft is written into it (the drafts' URLs)
         self._resolved: Path | None = None
         self._resolved_uri = ""
 
     def _path(self, signature_id: str) -> Path:
-        return self.folder / f"{signature_id}.md"
+        return self.folder / _name(signature_id)
 
     def find(self, signature_id: str, known_ref: str | None = None) -> IssueRef | None:
         path = self._path(signature_id)
@@ -51,17 +54,17 @@ class DryRunTracker:
     ) -> IssueRef:
         return self._written(draft, self._write(draft, comment=comment))
 
-    def _written(self, draft: IssueDraft, path: Path) -> IssueRef:
-        """The issue of a draft just written to `path`, read from the draft (the file was renamed into
-        place whole), without reading it back."""
+    def _written(self, draft: IssueDraft, name: str) -> IssueRef:
+        """The issue of a draft just written to the folder's file `name`, read from the draft (the file was
+        renamed into place whole), without reading it back."""
         if self._resolved is None:
             self._resolved = self.folder.resolve()
             self._resolved_uri = self._resolved.as_uri().removesuffix("/")
         # the file's URI as `Path.as_uri` gives it, from the folder's: a round writes thousands of drafts
-        url = f"{self._resolved_uri}/{quote_from_bytes(os.fsencode(path.name))}"
+        url = f"{self._resolved_uri}/{quote_from_bytes(os.fsencode(name))}"
         # the body's marker was written by `write_marker` moments ago: its name and state are all it needs
         marker = read_marker_head(draft.body)
-        return self._ref(draft.signature_id, marker, path.name, url) or self._missing(draft)
+        return self._ref(draft.signature_id, marker, name, url) or self._missing(draft)
 
     @staticmethod
     def _ref(
@@ -76,24 +79,30 @@ class DryRunTracker:
     def finish_round(self) -> list[str]:
         return []
 
-    def _write(self, draft: IssueDraft, comment: str | None = None) -> Path:
-        """Write the draft's file; returns the file."""
+    def _write(self, draft: IssueDraft, comment: str | None = None) -> str:
+        """Write the draft's file; returns its name in the folder."""
         # the draft is Markdown: the title (plain text on GitHub) is escaped like any untrusted text
         labels = ", ".join(code(label) for label in draft.labels)
         head = f"# {escape(draft.title)}\n\nLabels: {labels}\n\n"
         tail = f"\n\n---\n**Latest comment**\n\n{comment}\n" if comment else ""
         # written in its parts, as one text would be: the body (the most of it) is not copied into another
         parts = [part.encode("utf-8") for part in (head, draft.body, tail) if part]
-        path = self._path(draft.signature_id)
+        name = _name(draft.signature_id)
         try:
             if self._resolved is None:  # the folder exists once a draft was written into it
                 self.folder.mkdir(parents=True, exist_ok=True)
             # write-then-rename: a crash never leaves a half-written draft
             handle, temp = self._temporary(draft.signature_id)
-            with open(handle, "wb") as out:
-                out.writelines(parts)
-            os.replace(temp, path)
-            return path
+            try:
+                try:
+                    _write_all(handle, parts)
+                finally:
+                    os.close(handle)
+                os.replace(temp, os.path.join(self._folder_text, name))
+            except OSError:
+                _remove(temp)  # the draft as it was stays; its half-written successor does not
+                raise
+            return name
         except OSError as exc:
             raise TrackerError(
                 f"cannot write the issue draft for {draft.signature_id} into {self.folder}: {exc.strerror}",
@@ -105,7 +114,7 @@ class DryRunTracker:
         `tempfile.mkstemp` makes one): named after this process and the signature, so no other writer
         shares it and no random name is drawn for each of a round's thousands of drafts; one left behind by
         a crashed process of the same id is passed over for a random name."""
-        temp = os.path.join(self.folder, f".draft-{os.getpid()}-{signature_id}.md")
+        temp = os.path.join(self._folder_text, f".draft-{os.getpid()}-{signature_id}.md")
         try:
             return os.open(temp, _NEW_PRIVATE_FILE, 0o600), temp
         except FileExistsError:
@@ -113,3 +122,22 @@ class DryRunTracker:
 
     def _missing(self, draft: IssueDraft) -> IssueRef:
         raise TrackerError(f"the draft for {draft.signature_id} was written but cannot be read back")
+
+
+def _name(signature_id: str) -> str:
+    """The draft file's name in the folder."""
+    return f"{signature_id}.md"
+
+
+def _write_all(handle: int, parts: list[bytes]) -> None:
+    """`parts` written to the open file `handle` one after the other, straight from the bytes given (a file
+    object would copy them into its buffer first); a short write goes on where it stopped."""
+    for part in parts:
+        view = memoryview(part)
+        while view:
+            view = view[os.write(handle, view) :]
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(path)
