@@ -25,6 +25,7 @@ built to trip each line test.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, Runtime, line_votes
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, MAX_TRACE_CHARS
@@ -39,11 +40,27 @@ _RISKY_ENDINGS = ("]", ":", "{")
 
 @dataclass(frozen=True)
 class Cut:
-    """A trace text with its message replaced by `PLACEHOLDER`, and the message's line both ways."""
+    """A trace text with its message replaced by `PLACEHOLDER`, and the message's line both ways.
 
-    text: str
+    The text with the placeholder (`text`) is put together only when it is read: a repeat of a problem is
+    placed by the digest of that text, which `cut_digests` works out from the pieces of `source` around the
+    message without copying it."""
+
+    #: the trace text as printed, and where its message starts in it
+    source: str
+    start: int
     prefix: str
     message: str
+
+    @property
+    def end(self) -> int:
+        """Where the message ends in `source`."""
+        return self.start + len(self.message)
+
+    @cached_property
+    def text(self) -> str:
+        """`source` with the message replaced by `PLACEHOLDER`."""
+        return self.source[: self.start] + PLACEHOLDER + self.source[self.end :]
 
     def votes(self, runtime: Runtime) -> LineVotes | None:
         """What every line test that can look at a whole line answers for the placeholder's line
@@ -105,7 +122,7 @@ def cut(text: str, message: str) -> Cut | None:
         or (prefix.startswith("Exception in thread") and '"' in message)
     ):
         return None
-    return Cut(text[:start] + PLACEHOLDER + text[end:], prefix, message)
+    return Cut(text, start, prefix, message)
 
 
 def usable(message: str) -> bool:
