@@ -38,13 +38,14 @@ CHECKED_RUNTIMES: frozenset[Runtime] = frozenset({"python", "java", "node", "go"
 _RISKY_ENDINGS = ("]", ":", "{")
 
 
-@dataclass(frozen=True)
+@dataclass
 class Cut:
     """A trace text with its message replaced by `PLACEHOLDER`, and the message's line both ways.
 
     The text with the placeholder (`text`) is put together only when it is read: a repeat of a problem is
     placed by the digest of that text, which `cut_digests` works out from the pieces of `source` around the
-    message without copying it."""
+    message without copying it. (Never changed once made; not a frozen dataclass, whose fields cost several
+    times as much to set, as one is made per occurrence of a trace.)"""
 
     #: the trace text as printed, and where its message starts in it
     source: str
