@@ -19,6 +19,7 @@ from rounds_bot.grouping.candidates import CandidateReader
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.stacktrace.go_key import dump_key
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.trace_cut import PLACEHOLDER, cut
 from rounds_bot.models import ErrorEvent
@@ -91,11 +92,11 @@ def test_the_scale_runs_repeats_share_their_hashes() -> None:
     assert kept > 20
 
 
-def test_a_cut_texts_digest_worked_out_around_its_message_is_the_digest_of_the_cut_text() -> None:
+def test_a_cut_texts_digest_and_dump_key_worked_out_around_its_message_are_the_cut_texts() -> None:
     pairs = [
         (TEMPLATES[name].replace("{{", "{").replace("}}", "}").replace("{message}", message), message)
         for name in sorted(TEMPLATES)
-        for message in [*TRICKY, "panier 17 vidé", "\u00e9"]
+        for message in [*TRICKY, "panier 17 vidé", "\u00e9", "goroutine 7 leaked"]
     ]
     pairs += [
         (path.read_text(encoding="utf-8"), m)
@@ -109,6 +110,8 @@ def test_a_cut_texts_digest_worked_out_around_its_message_is_the_digest_of_the_c
         assert found.text == found.source.replace(found.message, PLACEHOLDER)
         whole = hashlib.blake2b(found.text.encode("utf-8", "surrogatepass"), digest_size=16, person=b"text")
         assert cut_digests._text_digest(found) == whole.digest()
+        assert found.dump == dump_key(found.text)
+    assert any(found.dump is not None for found in cuts)
 
 
 def test_the_hashes_are_kept_per_service() -> None:

@@ -30,7 +30,7 @@ from typing import cast
 
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.stacktrace import LineVotes, Runtime
-from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
+from rounds_bot.grouping.stacktrace.go_key import DumpKey
 from rounds_bot.grouping.trace_cut import PLACEHOLDER, Cut
 
 #: entries kept before the memo is cleared, and the bytes they may hold: an entry of six hashes (a trace's
@@ -70,7 +70,7 @@ class CutDigests:
         """The entry of a cut text (None: its occurrences are read whole, or their reading gives no trace
         fingerprint), or `MISSING`."""
         entry = self._entry
-        dump = _dump_key(found)
+        dump = found.dump
         if dump is not None:
             known = entry((_dump_digest(dump), service, previous_versions))
             if known is not MISSING:
@@ -86,7 +86,7 @@ class CutDigests:
 
     def put(self, found: Cut, service: str, previous_versions: bool, place: CutPlace | None) -> None:
         """Keep the entry of a cut text: under its dump key when its reading is Go's, else its text."""
-        dump = _dump_key(found) if place is not None and place.runtime == "go" else None
+        dump = found.dump if place is not None and place.runtime == "go" else None
         digest = _dump_digest(dump) if dump is not None else _text_digest(found)
         self._memo.put((digest, service, previous_versions), place)
 
@@ -102,14 +102,6 @@ MISSING = Missing.MISSING
 
 #: the placeholder as UTF-8
 _PLACEHOLDER_BYTES = PLACEHOLDER.encode()
-
-
-def _dump_key(found: Cut) -> DumpKey | None:
-    """The dump key of the cut text. A text whose source prints no `goroutine ` has none, and the cut text
-    is not put together for it: the cut text's characters are the source's but for the placeholder, and
-    the phrase can neither hold the placeholder nor run across the message's edges (before the message
-    comes `: `, after it a line break or the end, and the phrase holds neither)."""
-    return dump_key(found.text) if "goroutine " in found.source else None
 
 
 def _text_digest(found: Cut) -> bytes:
