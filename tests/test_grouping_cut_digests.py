@@ -5,6 +5,7 @@ when the memo is cleared between them."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +19,9 @@ from rounds_bot.grouping.candidates import CandidateReader
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.stacktrace.go_key import dump_key
 from rounds_bot.grouping.templates import TemplateMiner
+from rounds_bot.grouping.trace_cut import PLACEHOLDER, cut
 from rounds_bot.models import ErrorEvent
 
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -87,6 +90,28 @@ def test_the_scale_runs_repeats_share_their_hashes() -> None:
             assert digests is None or digests == _own_digests(event)
             kept += reader.cut_digests.hits > hits and digests is not None
     assert kept > 20
+
+
+def test_a_cut_texts_digest_and_dump_key_worked_out_around_its_message_are_the_cut_texts() -> None:
+    pairs = [
+        (TEMPLATES[name].replace("{{", "{").replace("}}", "}").replace("{message}", message), message)
+        for name in sorted(TEMPLATES)
+        for message in [*TRICKY, "panier 17 vidé", "\u00e9", "goroutine 7 leaked"]
+    ]
+    pairs += [
+        (path.read_text(encoding="utf-8"), m)
+        for path in sorted(TRACES.glob("*.txt"))
+        for m in _messages_of(path.read_text(encoding="utf-8"))
+    ]
+    cuts = [found for text, message in pairs if (found := cut(text, message)) is not None]
+    assert len(cuts) > 50 and any(found.source.isascii() for found in cuts)
+    assert any(not found.source.isascii() for found in cuts)
+    for found in cuts:
+        assert found.text == found.source.replace(found.message, PLACEHOLDER)
+        whole = hashlib.blake2b(found.text.encode("utf-8", "surrogatepass"), digest_size=16, person=b"text")
+        assert cut_digests._text_digest(found) == whole.digest()
+        assert found.dump == dump_key(found.text)
+    assert any(found.dump is not None for found in cuts)
 
 
 def test_the_hashes_are_kept_per_service() -> None:

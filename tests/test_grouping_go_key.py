@@ -87,6 +87,14 @@ def test_a_text_that_cannot_be_keyed_has_no_key(text: str) -> None:
     assert dump_key(text) is None
 
 
+def test_a_text_that_breaks_a_line_at_any_character_but_a_newline_has_no_key() -> None:
+    breaks = [chr(c) for c in range(0x110000) if c != 0x0A and len(f"a{chr(c)}b".splitlines()) == 2]
+    assert dump_key(dump()) is not None
+    for brk in breaks:
+        assert dump_key(dump().replace("\n", brk + "\n", 1)) is None, repr(brk)
+        assert dump_key(dump() + brk) is None, repr(brk)
+
+
 def test_a_line_too_long_to_be_read_whole_is_kept_as_printed() -> None:
     symbol = "main." + "x" * MAX_LINE_CHARS
     one, other = dump().replace("main.handle", symbol), dump(args2="0x1, 0x3").replace("main.handle", symbol)

@@ -41,7 +41,7 @@ from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, detect_runtime
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
-from rounds_bot.grouping.trace_cut import cut
+from rounds_bot.grouping.trace_cut import Cut, cut
 from rounds_bot.grouping.trace_memo import TraceMemo
 from rounds_bot.models import ErrorEvent
 
@@ -171,15 +171,17 @@ class CandidateReader:
             )
         # The occurrence reads as the cut text does, so its candidate's hashes are the cut text's (the one
         # its assignment builds next, kept by the memos below).
-        candidate = self._trace_candidate_of(event, self._shapes.lookup(message)[0])
+        candidate = self._trace_candidate_of(event, self._shapes.lookup(message)[0], found)
         digests = None if candidate is None else tuple(d for _, d in candidate.fingerprint.lookup_keys())
         self.cut_digests.put(found, service, self.previous_versions, CutPlace(runtime, votes, digests))
         return digests
 
-    def _trace_candidate_of(self, event: ErrorEvent, normalized: str) -> Candidate | None:
+    def _trace_candidate_of(
+        self, event: ErrorEvent, normalized: str, found: Cut | None = None
+    ) -> Candidate | None:
         """The candidate of an event's stack trace, or None when the trace gives none (it is then placed by
-        its message)."""
-        parsed = self._traces.parsed(event.stacktrace or "", event.message, normalized)
+        its message); `found` is the event's trace with its message cut out, when the caller has it."""
+        parsed = self._traces.parsed(event.stacktrace or "", event.message, normalized, found)
         if parsed is None:
             return None
         key = (

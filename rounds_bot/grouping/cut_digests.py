@@ -30,8 +30,8 @@ from typing import cast
 
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.stacktrace import LineVotes, Runtime
-from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
-from rounds_bot.grouping.trace_cut import Cut
+from rounds_bot.grouping.stacktrace.go_key import DumpKey
+from rounds_bot.grouping.trace_cut import PLACEHOLDER, Cut
 
 #: entries kept before the memo is cleared, and the bytes they may hold: an entry of six hashes (a trace's
 #: usual number with earlier versions') is about 800 bytes, so a round of some 18,000 distinct traces keeps
@@ -70,13 +70,13 @@ class CutDigests:
         """The entry of a cut text (None: its occurrences are read whole, or their reading gives no trace
         fingerprint), or `MISSING`."""
         entry = self._entry
-        dump = dump_key(found.text)
+        dump = found.dump
         if dump is not None:
             known = entry((_dump_digest(dump), service, previous_versions))
             if known is not MISSING:
                 self.hits += 1
                 return known  # (only Go readings are kept under a dump key)
-        known = entry((_text_digest(found.text), service, previous_versions))
+        known = entry((_text_digest(found), service, previous_versions))
         if known is not MISSING:
             self.hits += 1
         return known
@@ -86,8 +86,8 @@ class CutDigests:
 
     def put(self, found: Cut, service: str, previous_versions: bool, place: CutPlace | None) -> None:
         """Keep the entry of a cut text: under its dump key when its reading is Go's, else its text."""
-        dump = dump_key(found.text) if place is not None and place.runtime == "go" else None
-        digest = _dump_digest(dump) if dump is not None else _text_digest(found.text)
+        dump = found.dump if place is not None and place.runtime == "go" else None
+        digest = _dump_digest(dump) if dump is not None else _text_digest(found)
         self._memo.put((digest, service, previous_versions), place)
 
 
@@ -100,8 +100,23 @@ class Missing(Enum):
 MISSING = Missing.MISSING
 
 
-def _text_digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16, person=b"text").digest()
+#: the placeholder as UTF-8
+_PLACEHOLDER_BYTES = PLACEHOLDER.encode()
+
+
+def _text_digest(found: Cut) -> bytes:
+    """The digest of the cut text's UTF-8 bytes. Those of an ASCII source are its bytes around the
+    message with the placeholder's between them, hashed from one encoding of the source, without putting
+    the cut text together (which would copy it at two bytes a character, for the placeholder's sake)."""
+    source = found.source
+    if not source.isascii():
+        text = found.text.encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(text, digest_size=16, person=b"text").digest()
+    data = memoryview(source.encode("ascii"))
+    hashed = hashlib.blake2b(data[: found.start], digest_size=16, person=b"text")
+    hashed.update(_PLACEHOLDER_BYTES)
+    hashed.update(data[found.end :])
+    return hashed.digest()
 
 
 def _dump_digest(dump: DumpKey) -> bytes:

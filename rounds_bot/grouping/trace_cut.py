@@ -24,9 +24,10 @@ built to trip each line test.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, Runtime, line_votes
+from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, MAX_TRACE_CHARS
 
 #: what stands in for the message: a private-use character, which no parser looks for
@@ -37,13 +38,48 @@ CHECKED_RUNTIMES: frozenset[Runtime] = frozenset({"python", "java", "node", "go"
 _RISKY_ENDINGS = ("]", ":", "{")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Cut:
-    """A trace text with its message replaced by `PLACEHOLDER`, and the message's line both ways."""
+    """A trace text with its message replaced by `PLACEHOLDER`, and the message's line both ways.
 
-    text: str
+    The text with the placeholder (`text`) is put together only when it is read: a repeat of a problem is
+    placed by the digest of that text, which `cut_digests` works out from the pieces of `source` around the
+    message without copying it. (Never changed once made but for those two kept answers; not a frozen
+    dataclass, whose fields cost several times as much to set, as one is made per occurrence of a trace.)"""
+
+    #: the trace text as printed, and where its message starts in it
+    source: str
+    start: int
     prefix: str
     message: str
+    #: `text` and `dump` once worked out
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
+    _dump: DumpKey | None = field(default=None, init=False, repr=False, compare=False)
+    _dump_read: bool = field(default=False, init=False, repr=False, compare=False)
+
+    @property
+    def end(self) -> int:
+        """Where the message ends in `source`."""
+        return self.start + len(self.message)
+
+    @property
+    def text(self) -> str:
+        """`source` with the message replaced by `PLACEHOLDER`."""
+        if self._text is None:
+            self._text = self.source[: self.start] + PLACEHOLDER + self.source[self.end :]
+        return self._text
+
+    @property
+    def dump(self) -> DumpKey | None:
+        """The cut text's dump key (`go_key`), worked out once for every memo that asks. A source that
+        prints no `goroutine ` has none, and the cut text is not put together for it: the cut text's
+        characters are the source's but for the placeholder, and the phrase can neither hold the
+        placeholder nor run across the message's edges (before the message comes `: `, after it a line
+        break or the end, and the phrase holds neither)."""
+        if not self._dump_read:
+            self._dump = dump_key(self.text) if "goroutine " in self.source else None
+            self._dump_read = True
+        return self._dump
 
     def votes(self, runtime: Runtime) -> LineVotes | None:
         """What every line test that can look at a whole line answers for the placeholder's line
@@ -105,7 +141,7 @@ def cut(text: str, message: str) -> Cut | None:
         or (prefix.startswith("Exception in thread") and '"' in message)
     ):
         return None
-    return Cut(text[:start] + PLACEHOLDER + text[end:], prefix, message)
+    return Cut(text, start, prefix, message)
 
 
 def usable(message: str) -> bool:

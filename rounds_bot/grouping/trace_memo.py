@@ -123,29 +123,34 @@ class TraceMemo:
         )
 
     def parsed(
-        self, text: str, message: str | None = None, normalized_message: str | None = None
+        self,
+        text: str,
+        message: str | None = None,
+        normalized_message: str | None = None,
+        found: Cut | None = None,
     ) -> ParsedText | None:
         """The trace in `text` with its normalised values, or None when no parser reads it. With the
         event's `message`, a trace that prints it is read once for all its messages (`trace_cut`);
-        `normalized_message` is the message normalised, when the caller has it already."""
+        `normalized_message` is the message normalised, and `found` what `cut` gives the text and message,
+        when the caller has them already."""
         known = self._by_text.get(text, _MISSING)
         if known is not _MISSING:
             return known
         if message:
-            found = self._without_message(text, message, normalized_message)
-            if found is not None:
-                return found
+            given = self._without_message(text, message, normalized_message, found)
+            if given is not None:
+                return given
         dump = dump_key(text)
         if dump is not None:
-            found = self._by_text.get(dump)  # (only Go readings are kept under a dump key)
-            if found is not None:
-                return found
+            known = self._by_text.get(dump)  # (only Go readings are kept under a dump key)
+            if known is not None:
+                return known
         shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
         entry = self._by_shape.get(shape)
         if entry is not None:
-            found = entry.parses.get(entry.frames_of(text))
-            if found is not None:
-                return found
+            known = entry.parses.get(entry.frames_of(text))
+            if known is not None:
+                return known
         self.parses += 1
         parsed = self._shared(_parse(text))
         if len(text) <= _MAX_MEMO_TEXT:
@@ -161,11 +166,13 @@ class TraceMemo:
         entry = self._cut_entry(found)
         return None if entry is None else (entry.trace.runtime, entry.votes)
 
-    def _without_message(self, text: str, message: str, normalized_message: str | None) -> ParsedText | None:
+    def _without_message(
+        self, text: str, message: str, normalized_message: str | None, found: Cut | None
+    ) -> ParsedText | None:
         """The reading of a trace from the reading of its text with the message cut out (see
         `trace_cut`), or None when it must be read whole. The memo is keyed on the whole text but
         for the message, and the message is put back: it cannot go stale."""
-        found = cut(text, message)
+        found = found if found is not None else cut(text, message)
         if found is None:
             return None
         entry = self._cut_entry(found)
@@ -191,7 +198,7 @@ class TraceMemo:
     def _cut_entry(self, found: Cut) -> _CutEntry | None:
         """The reading of a text with its message cut out: kept per text, or for a Go dump per dump
         key, as the dumps of one key read alike (`go_key`) and the key keeps the placeholder's line."""
-        dump = dump_key(found.text)
+        dump = found.dump
         if dump is not None:
             entry = self._cuts.get(dump, _MISSING_CUT)
             if entry is not _MISSING_CUT:

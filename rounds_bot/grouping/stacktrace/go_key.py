@@ -62,13 +62,14 @@ _VALUES = re.compile(
     rf"|(?P<creator>created by {_NAME}(?:{_RECEIVER}{_AFTER_RECEIVER})?) in goroutine [0-9]{{1,20}}"
     rf"){_END}"
 )
-#: line breaks other than `\n` (`str.splitlines` breaks at them too)
-_OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+#: line breaks other than `\n` (`str.splitlines` breaks at them too): each is looked for by a plain search,
+#: several times quicker over a trace than a regular expression's character class
+_OTHER_BREAKS = ("\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
 def dump_key(text: str) -> DumpKey | None:
     """The key of a text that may be a Go dump (see the module docstring), or None for a text that
     prints no goroutine, is longer than a trace is read, or breaks lines at other characters."""
-    if "goroutine " not in text or len(text) > MAX_TRACE_CHARS or _OTHER_BREAKS.search(text):
+    if "goroutine " not in text or len(text) > MAX_TRACE_CHARS or any(brk in text for brk in _OTHER_BREAKS):
         return None
     return tuple(_VALUES.split("\n" + text))
