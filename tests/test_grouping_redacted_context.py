@@ -139,6 +139,14 @@ def test_what_is_not_such_a_clause_stays_in_the_statement(message: str) -> None:
     assert skeleton(normalized) == skeleton_with_context(normalized)
 
 
+@pytest.mark.parametrize("run", [" ", "\t", "( ", ", "])
+def test_a_long_run_of_white_space_that_does_not_end_the_message_is_read_in_one_pass(run: str) -> None:
+    # read as the pattern once was, each character of the run would start a clause that runs to the
+    # run's end: this text would take minutes
+    text = "[REDACTED:email] a" + run * 100_000 + "x"
+    assert split_context(text) == (text, "")
+
+
 @pytest.mark.parametrize(
     ("plain", "other"),
     [

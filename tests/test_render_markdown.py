@@ -51,6 +51,9 @@ def test_escape_neutralises_every_active_construct(text, expected):
         ("> quote", "\\> quote"),
         ("---", "\\---"),
         ("===", "\\==="),
+        # CommonMark's list marker is ASCII digits only: other scripts' digits start no list
+        ("\u0661. item", "\u0661. item"),
+        ("\uff11) item", "\uff11) item"),
     ],
 )
 def test_escape_keeps_a_line_start_from_becoming_a_block(start, expected):

@@ -77,8 +77,11 @@ _CLAUSE = (
     rf"(?>[,;]?\s+(?:{_BRACKETED}|{_LABEL}={_REDACTED_VALUE})"  # `(user [..])`, `token=[..]`
     rf"|[,;]\s*{_LABEL}:\s*{_REDACTED_VALUE})"  # `, user: [..]`
 )
-# One or more such clauses at the very end of the message.
-_TRAILING_CONTEXT = re.compile(rf"{_CLAUSE}+$")
+# One or more such clauses at the very end of the message. A clause never starts inside a run of
+# white space, only at its first character: a search would otherwise try every character of a long
+# run that does not end the message, each time running to the run's end (quadratic in the run); a
+# match starting inside a run also starts at the run's first character, which the search tries first.
+_TRAILING_CONTEXT = re.compile(rf"(?!(?<=\s)\s)(?:{_CLAUSE})+$")
 
 
 def skeleton(normalized: str) -> tuple[str, ...]:

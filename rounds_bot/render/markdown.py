@@ -50,8 +50,10 @@ _HEADING = re.compile(r"^#")
 # GitHub sees one.
 _TITLE_URL = re.compile(r"(?<![A-Za-z0-9+.-])(?:[A-Za-z][A-Za-z0-9+.-]*://(?:www\.)?|www\.)", re.IGNORECASE)
 _TITLE_MENTION = re.compile(r"(?<![A-Za-z0-9_.+-])@(?=[A-Za-z0-9_-])")
-# Block constructs that only count at the start of a line: lists, setext/thematic breaks, ordered lists.
-_LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|(\d{1,9})([.)])(?=\s|$))")
+# Block constructs that only count at the start of a line: lists, setext/thematic breaks, ordered lists
+# (CommonMark's ordered list marker is one to nine ASCII digits: `[0-9]`, not `\d`, which also reads
+# other scripts' digits, as `_LINE_STARTERS` does).
+_LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|([0-9]{1,9})([.)])(?=\s|$))")
 # Where any of the patterns of `_escape_plain` could match (the characters and prefixes each starts with):
 # text without them is left as it is by all of them.
 _ANY_CONSTRUCT = re.compile(r"[\\`*\[\]<>|~$_&@#]|gh-|//|www\.|^[-+=0-9]", re.IGNORECASE)
