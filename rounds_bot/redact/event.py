@@ -124,7 +124,7 @@ class Redactor:
         """An id as it was, or a hash of it when it held anything but an id's characters or was too long."""
         if self._ids.proven(value):  # `foresee` proved it kept (an id's shape, and `kept`)
             return value
-        if _ID_SHAPE.fullmatch(value) and (self._ids.kept(value) or self.text(value, ID_CHARS) == value):
+        if id_shaped(value) and (self._ids.kept(value) or self.text(value, ID_CHARS) == value):
             # kept as the scan alone proves it (most ids and hashes: an id's characters have nothing to
             # sanitise and no escape, `text.unchanged_shaped`), not remembered as a text (ids seldom recur,
             # the memory is kept for messages and traces); or redacted and remembered as any text is
@@ -142,7 +142,7 @@ class Redactor:
     def identity(self, value: str) -> str:
         """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
         so a raw record can be checked against what earlier rounds counted before it is redacted."""
-        if _ID_SHAPE.fullmatch(value) and self._unchanged(value):
+        if id_shaped(value) and self._unchanged(value):
             return value
         return hashed_id(value)
 
