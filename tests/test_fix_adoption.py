@@ -56,6 +56,7 @@ import sys
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from secrets import token_hex
 from types import SimpleNamespace
@@ -380,6 +381,7 @@ def run_readme_fix_jobs(
     claude: str,
     setup: bool = True,
     script: list[Turn] | None = None,
+    forged_database: Path | None = None,
 ) -> FixJobsRun:
     """A round filed the pricing issue and recorded alice's `/rounds fix`; the README's caller then runs
     for her comment: its round job saving that database, then the three fix jobs (with or without the
@@ -391,6 +393,8 @@ def run_readme_fix_jobs(
         permissions = workflow["jobs"][job]["permissions"]
         fake.add_token(token, **{name.replace("-", "_"): level for name, level in permissions.items()})
     repo = FixRepository(fake, shop, workflow, sources=sources, wheels=wheels, claude=claude)
+    if forged_database is not None:
+        forge_from_the_test_job(repo, forged_database)
 
     signature_id, issue = file_pricing_issue(fake, folder)
     event = repo.comment_event(issue, "/rounds fix")
@@ -418,6 +422,33 @@ def run_readme_fix_jobs(
             tokens={job: TOKENS[job] for job in FIX_JOBS},
         )
     return FixJobsRun(repo, result, api, signature_id, issue)
+
+
+def forge_from_the_test_job(repo: FixRepository, forged: Path) -> None:
+    """What code the fix-test job ran can do to the run's artifacts on a GitHub-hosted runner. It runs as the
+    runner's user, who has passwordless sudo ("About GitHub-hosted runners", Administrative privileges), and
+    a process it leaves behind outlives its step (the runner ends a job's orphan processes when the job
+    ends): it reads the artifact token the runner gives the job's next action step (upload-artifact's
+    process, ACTIONS_RUNTIME_TOKEN), and with it replaces the run's `rounds-db` by a database of its own:
+    the edit job's deleted first, as names are unique in a run (upload-artifact v4's README, `overwrite`).
+    Modelled at that step: before the verdict is uploaded, the run's `rounds-db` is the forger's."""
+    upload = repo.upload
+
+    def upload_after_the_forger(with_: dict[str, str], env: dict[str, str]) -> None:
+        if with_["name"] == "rounds-fix-verdict":
+            run = repo.runner.run_number
+            artifacts = repo.fake.repo.artifacts
+            [edit_job] = [k for k, a in artifacts.items() if a.name == "rounds-db" and a.run_id == run]
+            del artifacts[edit_job]
+            with forged.open("rb") as handle:
+                data = handle.read()
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w") as archive:
+                archive.writestr("rounds.db", data)
+            repo.fake.state.add_artifact(repo.fake.repo, "rounds-db", buffer.getvalue(), run_id=run)
+        upload(with_, env)
+
+    repo.runner.actions["actions/upload-artifact"] = upload_after_the_forger
 
 
 def ran(steps: dict[str, StepResult]) -> list[str]:
@@ -587,3 +618,36 @@ def test_a_hostile_change_reaches_no_secret_and_no_git_command_of_publishing(
     git(shop.checkout, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "--quiet",
         "--allow-empty", "-m", "a person's commit")  # fmt: skip
     assert "post-commit" in marker.read_text()
+
+
+def test_a_database_the_test_job_saves_in_the_run_is_never_restored_by_publishing(
+    fake, shop, tmp_path, sources, wheels, claude_bin
+):
+    """The fix-test job's code replaces the run's `rounds-db` (`forge_from_the_test_job`) with one that asks
+    for a fix of the same issue again and says every pull request rounds opened is another: the publishing
+    job, which holds the write token, restores of this run's databases only the one the fix-edit job saved
+    (its id a job output), finds it gone, so takes the newest of another run (none here: it rebuilds from
+    the issues), and saves its own over the forged one."""
+    forged = tmp_path / "forged" / "rounds.db"
+    forged.parent.mkdir()
+    store = Store.open(forged)
+    try:
+        with store.transaction():
+            store.set_cursor("forged by the test job", datetime(2026, 1, 1, tzinfo=UTC))
+    finally:
+        store.close()
+    run = run_readme_fix_jobs(
+        fake, shop, tmp_path, sources=sources, wheels=wheels, claude=claude_bin, forged_database=forged
+    )
+    assert run.result.conclusion == "success", failures(run.result)
+    restore = run.action("fix-publish").steps["restore"]
+    assert restore.outputs == {"source": "rebuilt"}, restore.stdout
+    assert "1 artifact came from this run but not from the job that handed its database on" in restore.stdout
+    [saved] = run.saved_databases()  # publishing's, over the forged one: the next round cannot take it
+    assert saved.id > int(run.job("fix-test").outputs["verdict"])
+    store = run.repo.saved_database(tmp_path)
+    try:
+        assert store.cursor("forged by the test job") is None
+    finally:
+        store.close()
+    assert fake.repo.pulls == {}, "the request is in the edit job's database, which the forger deleted"

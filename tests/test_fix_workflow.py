@@ -142,6 +142,7 @@ def test_the_bundle_and_verdict_go_by_the_ids_and_digest_the_jobs_output(jobs):
         "bundle": "${{ steps.edit.outputs.bundle }}",
         "digest": "${{ steps.edit.outputs.digest }}",
         "proposals": "${{ steps.edit.outputs.proposals }}",
+        "saved-database": "${{ steps.edit.outputs.saved-database }}",
     }
     assert test["outputs"] == {"verdict": "${{ steps.test.outputs.verdict }}"}
     wanted = {
@@ -153,7 +154,25 @@ def test_the_bundle_and_verdict_go_by_the_ids_and_digest_the_jobs_output(jobs):
         "settings": "${{ vars.ROUNDS_SETTINGS }}",
         **wanted,
         "verdict": "${{ needs.fix-test.outputs.verdict }}",
+        "saved-database": "${{ needs.fix-edit.outputs.saved-database }}",
     }
+
+
+def test_publishing_restores_of_this_runs_databases_only_the_one_the_edit_job_saved(actions):
+    """The fix-test job runs code the model wrote. On a GitHub-hosted runner that code runs as the runner's
+    user, who has passwordless sudo ("About GitHub-hosted runners", Administrative privileges), so it can read
+    the artifact token the runner gives the job's action steps and save a `rounds-db` of its own in the run
+    (names are unique in a run: upload-artifact v4's README, `overwrite`). A restore of "the newest" would
+    take it; the publishing job restores of this run's databases only the artifact the fix-edit job saved,
+    whose id comes as a job output the fix-test job cannot set."""
+    edit = actions["edit"]
+    assert edit["outputs"]["saved-database"]["value"] == "${{ steps.save.outputs.artifact-id }}"
+    steps = {step["id"]: step for step in actions["publish"]["runs"]["steps"]}
+    restore = steps["restore"]
+    assert restore["env"]["SAVED_DATABASE"] == "${{ inputs.saved-database }}"
+    assert 'state restore --run-database "$SAVED_DATABASE"' in restore["run"]
+    assert 'if [ -z "$SAVED_DATABASE" ]; then' in restore["run"] and "exit 1" in restore["run"]
+    assert "run-database" not in ACTIONS["edit"].read_text(encoding="utf-8"), "before the tests: any"
 
 
 def test_every_action_is_pinned_to_a_full_commit(jobs, actions):

@@ -87,6 +87,49 @@ def test_the_newest_artifact_of_the_default_branch_is_restored(fake, tmp_path):
     assert fake.requests("actions/download-artifact")[0].status == 302
 
 
+def test_of_this_runs_databases_only_the_one_handed_on_is_restored(fake, tmp_path):
+    """The fix-publish job: in its own run (7) the only database it may restore is the fix-edit job's (id
+    handed on as a job output); another `rounds-db` of the run, newer, is one the fix-test job's code could
+    have saved (docs/fixes.md, "The boundary"). A newer one of another run (a round since) is restored."""
+    older = saved(fake, tmp_path, "older run", run_id=6)
+    edit = saved(fake, tmp_path, "fix-edit", run_id=7)
+    fake.repo.artifacts.pop(edit)  # the run's names are unique: the forger deletes the edit job's first
+    saved(fake, tmp_path, "forged", run_id=7)
+    target = tmp_path / "work" / "rounds.db"
+    target.parent.mkdir()
+    api = actions_api_for(fake, tmp_path)
+    result = restore(api, artifact_name="rounds-db", target=target, token=TOKEN, this_run=7, vouched=edit)
+    assert result.source == "artifact" and result.artifact is not None and result.artifact.id == older
+    assert cursor_sources(target) == ["older run"]
+    assert "1 artifact came from this run but not from the job that handed its database on" in result.notes[0]
+
+    vouched = saved(fake, tmp_path, "fix-edit again", run_id=8)
+    result = restore(api, artifact_name="rounds-db", target=target, token=TOKEN, this_run=8, vouched=vouched)
+    assert result.artifact is not None and result.artifact.id == vouched and result.notes == []
+    since = saved(fake, tmp_path, "a round since", run_id=9)
+    result = restore(api, artifact_name="rounds-db", target=target, token=TOKEN, this_run=8, vouched=vouched)
+    assert result.artifact is not None and result.artifact.id == since
+    assert cursor_sources(target) == ["a round since"]
+
+
+def test_restoring_only_the_runs_handed_on_database_needs_the_runs_id(fake, tmp_path, clean_env):
+    env = {
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": "octo/app",
+        "ROUNDS_GITHUB_API_URL": fake.base_url,
+        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
+    }
+    failed = CliRunner().invoke(
+        main, ["state", "restore", "--run-database", "5"], env={**env, "GITHUB_RUN_ID": ""}
+    )
+    assert failed.exit_code == 2 and "GITHUB_RUN_ID" in failed.output
+    assert fake.requests() == [] and not (tmp_path / "rounds.db").exists()
+    restored = CliRunner().invoke(
+        main, ["state", "restore", "--run-database", "5"], env={**env, "GITHUB_RUN_ID": "3"}
+    )
+    assert restored.exit_code == 0, restored.output
+
+
 def test_an_artifact_that_expires_before_its_download_is_skipped_for_the_next(fake, tmp_path):
     saved(fake, tmp_path, "older", run_id=1)
     newest = saved(fake, tmp_path, "newest", run_id=2)

@@ -3,19 +3,23 @@
 rounds state restore          before the round: the newest usable artifact to SIGNATURES_DB_PATH, or the
                               database rebuilt from the bot's issues (said in the job summary);
                               step output `source=artifact|rebuilt`
+rounds state restore --run-database ID
+                              the same, but of this run's artifacts (GITHUB_RUN_ID) only artifact ID, the
+                              database the fix-edit job saved, may be restored (the fix-publish job)
 rounds state check --out DIR  after the round: integrity check, then a single-file copy in DIR for
                               `actions/upload-artifact`; step output `ok=true` only when it passed
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
 from rounds_bot.cli.actions_io import add_to_summary, annotate, set_output
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
-from rounds_bot.errors import StoreError
+from rounds_bot.errors import ConfigError, StoreError
 from rounds_bot.github.actions import actions_api_from_settings
 from rounds_bot.github.artifacts import check_database, restore, snapshot
 from rounds_bot.github.tracker import GitHubOptions
@@ -30,10 +34,17 @@ def state_group() -> None:
 
 
 @state_group.command("restore")
+@click.option(
+    "--run-database",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Of this run's saved databases, restore only the artifact with this id (the fix-edit job's).",
+)
 @env_file_option
 @friendly_errors
-def restore_command(env_file: Path | None) -> None:
+def restore_command(run_database: int | None, env_file: Path | None) -> None:
     """Put the newest saved database in place (an existing one is kept as .bak), or rebuild it from issues."""
+    this_run = _this_run() if run_database is not None else None
     settings = settings_from(env_file)
     api = actions_api_from_settings(settings, GitHubOptions(max_requests_per_round=RESTORE_REQUEST_BUDGET))
     assert settings.github_token is not None and settings.github_repository is not None
@@ -43,6 +54,8 @@ def restore_command(env_file: Path | None) -> None:
         artifact_name=settings.artifact_name,
         target=target,
         token=settings.github_token.get_secret_value(),
+        this_run=this_run,
+        vouched=run_database,
     )
     summary = result.summary(settings.github_repository)
     click.echo(summary.strip())
@@ -57,6 +70,16 @@ def restore_command(env_file: Path | None) -> None:
             )
         else:
             annotate("notice", f"no saved database and no rounds issues yet: {target} starts empty")
+
+
+def _this_run() -> int:
+    run = os.environ.get("GITHUB_RUN_ID", "")
+    if not run.isdigit():
+        raise ConfigError(
+            f"--run-database needs the workflow run's id in GITHUB_RUN_ID (found {run!r})",
+            hint="it is for a step of a GitHub Actions job, where the runner sets GITHUB_RUN_ID",
+        )
+    return int(run)
 
 
 @state_group.command("check")

@@ -7,7 +7,10 @@ The rebuild from the issues, when no artifact is usable, is `db_rebuild.rebuild_
 
 Which artifact is usable: the newest one named ROUNDS_ARTIFACT_NAME that has not expired, saved by a run of
 this repository (not a fork's) on the default branch (not a pull request's or another branch's run), whose
-database passes SQLite's integrity check and has a schema this rounds can read.
+database passes SQLite's integrity check and has a schema this rounds can read. With `this_run` (the
+fix-publish job), an artifact of the current run is usable only when it is the one named by `vouched`, the id
+the fix-edit job handed on: the fix-test job of the same run runs code the model wrote, which can reach the
+run's artifact storage and replace the run's `rounds-db` (SECURITY.md; docs/fixes.md, "The boundary").
 
 The download: `GET archive_download_url` with the token; GitHub answers 302 with a signed URL on another host
 that is valid for about a minute. httpx follows it and drops the Authorization header on a cross-origin
@@ -89,7 +92,9 @@ def describe_age(moment: datetime | None, now: datetime | None = None) -> str:
 
 
 # --- finding -------------------------------------------------------------------------------------
-def usable_artifacts(api: ActionsApi, name: str) -> tuple[list[Artifact], list[str]]:
+def usable_artifacts(
+    api: ActionsApi, name: str, *, this_run: int | None = None, vouched: int | None = None
+) -> tuple[list[Artifact], list[str]]:
     """The candidates newest first, and why the others were passed over."""
     repository = api.repository_info()
     default_branch = str(repository.get("default_branch") or "main")
@@ -97,7 +102,9 @@ def usable_artifacts(api: ActionsApi, name: str) -> tuple[list[Artifact], list[s
     chosen: list[Artifact] = []
     passed: dict[str, int] = {}
     for artifact in api.artifacts(name):
-        reason = unusable_reason(artifact, default_branch, repository_id)
+        reason = unusable_reason(artifact, default_branch, repository_id) or _unvouched(
+            artifact, this_run, vouched
+        )
         if reason is None:
             chosen.append(artifact)
         else:
@@ -117,6 +124,13 @@ def unusable_reason(artifact: Artifact, default_branch: str, repository_id: obje
     if artifact.head_branch != default_branch:
         return f"came from runs on branches other than {default_branch}"
     return None
+
+
+def _unvouched(artifact: Artifact, this_run: int | None, vouched: int | None) -> str | None:
+    """Why an artifact of `this_run` other than `vouched` must not be restored, or None."""
+    if this_run is None or artifact.run_id != this_run or artifact.id == vouched:
+        return None
+    return "came from this run but not from the job that handed its database on"
 
 
 # --- downloading -----------------------------------------------------------------------------------
@@ -256,9 +270,12 @@ def restore(
     token: str,
     transport: httpx.BaseTransport | None = None,
     rebuild: Callable[[Path], RebuildResult] | None = None,
+    this_run: int | None = None,
+    vouched: int | None = None,
 ) -> RestoreResult:
-    """Put the newest usable saved database at `target`; rebuild it from the issues when there is none."""
-    candidates, notes = usable_artifacts(api, artifact_name)
+    """Put the newest usable saved database at `target`; rebuild it from the issues when there is none.
+    With `this_run`, of that run's artifacts only `vouched` may be restored (`_unvouched`)."""
+    candidates, notes = usable_artifacts(api, artifact_name, this_run=this_run, vouched=vouched)
     if not candidates:
         notes.append(f"no saved database named {artifact_name!r} from the default branch")
     for artifact in candidates[:2]:  # the newest, and one older if the newest is broken
