@@ -347,10 +347,12 @@ def readme_caller(sources: Sources, saved: Path, *, setup: bool) -> dict[str, An
 @dataclass
 class FixJobsRun:
     repo: FixRepository
-    result: RunResult
+    result: RunResult  # the last run: the model's, when the probe's passed
     api: FakeMessagesApi
     signature_id: str
     issue: int
+    probe: RunResult | None = None  # the comment's run, when a scheduled run followed it
+    model_calls_while_probing: int = 0
 
     def job(self, name: str) -> JobResult:
         return self.result.jobs[name]
@@ -382,10 +384,13 @@ def run_readme_fix_jobs(
     setup: bool = True,
     script: list[Turn] | None = None,
     forged_database: Path | None = None,
+    then_scheduled: bool = True,
 ) -> FixJobsRun:
     """A round filed the pricing issue and recorded alice's `/rounds fix`; the README's caller then runs
     for her comment: its round job saving that database, then the three fix jobs (with or without the
-    fix-test job's setup), each with a token of its own with its job's permissions."""
+    fix-test job's setup), each with a token of its own with its job's permissions. That run only probes the
+    request (its tests on the unchanged base, no model); with `then_scheduled`, the next scheduled run
+    follows, whose fix jobs have the model write the change."""
     folder = tmp_path / "round"
     folder.mkdir()
     workflow = readme_caller(sources, folder / "saved", setup=setup)
@@ -414,14 +419,16 @@ def run_readme_fix_jobs(
                 "ROUNDS_CLAUDE_MAX_RETRIES=0",
             ]
         )
-        result = repo.run(
-            "issue_comment",
-            event,
-            TOKENS["rounds"],
-            secrets={"ANTHROPIC_API_KEY": MODEL_KEY},
-            tokens={job: TOKENS[job] for job in FIX_JOBS},
-        )
-    return FixJobsRun(repo, result, api, signature_id, issue)
+        jobs = {"secrets": {"ANTHROPIC_API_KEY": MODEL_KEY}, "tokens": {job: TOKENS[job] for job in FIX_JOBS}}
+        result = repo.run("issue_comment", event, TOKENS["rounds"], **jobs)  # type: ignore[arg-type]
+        if not then_scheduled:
+            return FixJobsRun(repo, result, api, signature_id, issue)
+        probing = len(api.requests)
+        # the next scheduled run's round: nothing new in the telemetry, so nothing of its own to save here;
+        # its fix-edit job restores the database the comment's fix-publish job saved
+        workflow["jobs"]["rounds"]["steps"] = [{"run": "true"}]
+        scheduled = repo.run("schedule", repo.payload("schedule"), TOKENS["rounds"], **jobs)  # type: ignore[arg-type]
+    return FixJobsRun(repo, scheduled, api, signature_id, issue, result, probing)
 
 
 def forge_from_the_test_job(repo: FixRepository, forged: Path) -> None:
@@ -455,6 +462,15 @@ def ran(steps: dict[str, StepResult]) -> list[str]:
     return [step_id for step_id, step in steps.items() if not step.skipped]
 
 
+def assert_the_comments_run_only_probed(run: FixJobsRun) -> None:
+    """The comment's run: no model, the request's tests alone on the unchanged base, then ready."""
+    assert run.probe is not None and run.probe.conclusion == "success", failures(run.probe)
+    assert run.model_calls_while_probing == 0, "the model is paid only after the baseline passed"
+    assert "goes to the tests" not in run.probe.jobs["fix-edit"].summary
+    assert "probe: passed" in run.probe.jobs["fix-test"].summary
+    assert "the model runs next time" in run.probe.jobs["fix-publish"].summary
+
+
 def assert_the_three_jobs_ran_as_the_readme_says(run: FixJobsRun) -> None:
     assert run.result.conclusion == "success", failures(run.result)
     for job in FIX_JOBS:
@@ -469,9 +485,9 @@ def assert_the_three_jobs_ran_as_the_readme_says(run: FixJobsRun) -> None:
     assert bundle.name == "rounds-fix-bundle" and bundle.run_id == run.repo.runner.run_number
     verdict = run.repo.fake.repo.artifacts[int(run.job("fix-test").outputs["verdict"])]
     assert verdict.name == "rounds-fix-verdict"
-    # the round's database, then the edit job's over it, then publishing's over that: one left, the newest
-    [saved] = run.saved_databases()
-    assert saved.run_id == run.repo.runner.run_number and saved.id > verdict.id
+    # the round's database, then the edit job's over it, then publishing's over that: one left in the run
+    [saved] = [a for a in run.saved_databases() if a.run_id == run.repo.runner.run_number]
+    assert saved.id > verdict.id
     assert "Restored the signature database" in run.action("fix-publish").steps["restore"].stdout
 
 
@@ -508,12 +524,14 @@ def test_the_readme_fix_jobs_with_the_projects_setup_open_a_tested_draft_pull_re
 ):
     run = run_readme_fix_jobs(fake, shop, tmp_path, sources=sources, wheels=wheels, claude=claude_bin)
     issue, sid = run.issue, run.signature_id
+    assert_the_comments_run_only_probed(run)
     assert_the_three_jobs_ran_as_the_readme_says(run)
-    [python] = run.repo.pythons  # setup-python's (fix-test job), where the README's pip step put the extra
-    assert list(python.glob("lib/python*/site-packages/acme_testkit/__init__.py"))
+    for python in run.repo.pythons:  # setup-python's (each fix-test job), where the README's pip step put it
+        assert list(python.glob("lib/python*/site-packages/acme_testkit/__init__.py"))
 
-    # the model ran in the edit job, the tests in the test job (its baseline with the job's `python`, which
-    # has acme_testkit, then with the change), the pull request was opened by the publish job
+    # the comment's run probed; the next one's model ran in the edit job, the tests in the test job (its
+    # baseline with the job's `python`, which has acme_testkit, then with the change), the pull request was
+    # opened by the publish job
     assert run.api.requests
     assert "goes to the tests" in run.job("fix-edit").summary
     assert "change: passed" in run.job("fix-test").summary
@@ -553,13 +571,22 @@ def test_the_readme_fix_jobs_without_the_projects_setup_say_so_on_the_issue_and_
     fake, shop, tmp_path, sources, wheels, claude_bin
 ):
     run = run_readme_fix_jobs(
-        fake, shop, tmp_path, sources=sources, wheels=wheels, claude=claude_bin, setup=False
+        fake,
+        shop,
+        tmp_path,
+        sources=sources,
+        wheels=wheels,
+        claude=claude_bin,
+        setup=False,
+        then_scheduled=False,
     )
     issue = run.issue
     # a request that could not be carried out is reported on its issue, not an error of the jobs
     assert_the_three_jobs_ran_as_the_readme_says(run)
-    # the tests run in their own job, after the edit: the model ran once, its change was never tested
-    assert run.api.requests
+    # the request was probed first (its tests alone on the unchanged base), so the broken setup cost no
+    # model run: the fix-edit job ran none
+    assert run.api.requests == []
+    assert "probe: setup" in run.job("fix-test").summary
 
     [said] = fake.replies(issue)
     lines = said.splitlines()
@@ -573,7 +600,7 @@ def test_the_readme_fix_jobs_without_the_projects_setup_say_so_on_the_issue_and_
     assert f"`{TEST_COMMAND}` failed (exit status 1) in " in said
     assert "ModuleNotFoundError: No module named 'acme_testkit'" in said  # in the folded output
     again = "Ask again with `/rounds fix` once the fix-test job installs them."
-    assert lines[-1] == f"The model's change was not tested and nothing was pushed. {again}"
+    assert lines[-1] == f"No model ran and nothing was pushed. {again}"
     assert f"no pull request: {problem}" in run.job("fix-publish").summary
 
     assert fake.repo.pulls == {} and list(shop.branches()) == ["main"]
@@ -637,7 +664,14 @@ def test_a_database_the_test_job_saves_in_the_run_is_never_restored_by_publishin
     finally:
         store.close()
     run = run_readme_fix_jobs(
-        fake, shop, tmp_path, sources=sources, wheels=wheels, claude=claude_bin, forged_database=forged
+        fake,
+        shop,
+        tmp_path,
+        sources=sources,
+        wheels=wheels,
+        claude=claude_bin,
+        forged_database=forged,
+        then_scheduled=False,
     )
     assert run.result.conclusion == "success", failures(run.result)
     restore = run.action("fix-publish").steps["restore"]
@@ -650,4 +684,4 @@ def test_a_database_the_test_job_saves_in_the_run_is_never_restored_by_publishin
         assert store.cursor("forged by the test job") is None
     finally:
         store.close()
-    assert fake.repo.pulls == {}, "the request is in the edit job's database, which the forger deleted"
+    assert fake.repo.pulls == {} and run.api.requests == [], "the comment's run only probes"

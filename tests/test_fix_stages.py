@@ -45,6 +45,7 @@ from rounds_bot.fixing import stages
 from rounds_bot.fixing.bundle import (
     Bundle,
     Proposal,
+    Report,
     Staged,
     Verdict,
     Verdicts,
@@ -488,3 +489,100 @@ def test_a_waiting_automatic_request_is_probed_without_the_model_until_its_tests
         assert fake.repo.pulls == {} and fake.replies(issue) == []  # waiting says nothing more
     finally:
         store.close()
+
+
+def test_in_github_actions_a_persons_request_is_probed_before_the_model_is_paid(
+    tmp_path, fake, app, filed, clean_env
+):
+    """The edit job runs before the test job: a request's first run only probes it (its tests alone on the
+    unchanged base, no model), so a test command that cannot run there costs no model run, and its baseline
+    runs before any file the model wrote exists. Once they passed, the next run's edit job runs the model."""
+    from rounds_bot.fixing.blocked import needs_probe
+    from rounds_bot.fixing.editing import edit_requests, plan_request
+
+    sid, issue = filed
+    configured = settings(tmp_path, fake, app)
+    store = Store.open(configured.signatures_db_path)
+    try:
+        [request] = pending_requests(store)
+        assert request.trigger != "auto" and needs_probe(store, request)
+        run = fix_run(configured, store, NOW)
+        run.editor = None  # type: ignore[assignment]  # a probe never reaches the model
+        [probe] = edit_requests(run)
+        assert isinstance(probe, Staged) and probe.proposal.kind == "probe" and probe.patch == b""
+        cannot = TestRun(
+            command=TEST_COMMAND,
+            passed=False,
+            exit_code=1,
+            timed_out=False,
+            seconds=0.1,
+            tail="",
+            started=True,
+        )
+        blocked = probe.proposal
+        setup = Verdict(
+            request=blocked.request,
+            patch_sha256="",
+            start=blocked.start,
+            outcome="setup",
+            reason="the test command cannot run here",
+            tests=cannot,
+        )
+        folder = tmp_path / "bundle"
+        digest = write_bundle(folder, Bundle(), [probe])
+        # the verdict says the setup is broken: the person is answered, and no model ran
+        [outcome] = publish_bundle(run, read_bundle(folder, digest=digest), {setup.request: setup})
+        assert outcome.status == "failed" and pending_requests(store) == []
+        [said] = fake.replies(issue)
+        assert "No model ran and nothing was pushed." in said
+
+        ask_for_fix(store, sid, issue, origin="again")
+        [again] = pending_requests(store)
+        [probe] = edit_requests(run)
+        assert probe.proposal.kind == "probe" and probe.proposal.request == again.key
+        passed_probe = verdict_for(Git(app.checkout), probe, rules_from(configured, TEST_ENV))
+        assert passed_probe.outcome == "passed"
+        digest = write_bundle(folder, Bundle(), [probe])
+        [outcome] = publish_bundle(run, read_bundle(folder, digest=digest), {again.key: passed_probe})
+        assert outcome.status == "waiting" and "the model runs next time" in outcome.reason
+        planned = plan_request(run, again, probe=True)
+        assert not isinstance(planned, Report) and not planned.probe  # the next run's edit job: the model
+    finally:
+        store.close()
+
+
+def test_the_test_stage_runs_every_baseline_on_a_clean_base_before_any_code_the_model_wrote(
+    tmp_path, app, filed, clean_env, monkeypatch
+):
+    """Code the tests of one change run can outlive them (a process left behind, a file written into the
+    job's toolchain): every baseline on a base no model wrote runs before the first change's tests, and
+    before a branch pushed earlier (the model's commits) is tested again."""
+    from rounds_bot.fixing import testing
+
+    sid, issue = filed
+    start, patch = change(app, fixed(app))
+    order: list[tuple[str, str]] = []
+    real_baseline, real_run = testing.baseline, testing._run
+
+    def baseline(tree, rules, where):  # type: ignore[no-untyped-def]
+        order.append(("baseline", tree.branch))
+        return real_baseline(tree, rules, where)
+
+    def run(tree, rules):  # type: ignore[no-untyped-def]
+        order.append(("tests", tree.branch))
+        return real_run(tree, rules)
+
+    monkeypatch.setattr(testing, "baseline", baseline)
+    monkeypatch.setattr(testing, "_run", run)
+    common = {"signature_id": sid, "issue_number": issue, "branch": "b", "base": "main", "start": start}
+    retest = Proposal(request="fix:2", kind="retest", plan="resume", **common)
+    probe = Proposal(request="fix:3", kind="probe", plan="new", **common)
+    staged = [staged_for(sid, issue, start, patch), Staged(retest), Staged(probe)]
+    verdicts = testing.verdicts_for(Git(app.checkout), staged, rules_from(stage_settings(app), TEST_ENV))
+    assert [v.outcome for v in verdicts] == ["passed", "passed", "passed"]
+    assert order == [
+        ("baseline", "rounds/baseline-1"),  # the change's base
+        ("baseline", "rounds/baseline-3"),  # the probe's
+        ("tests", "rounds/tests-1"),  # the change: code the model wrote runs from here on
+        ("tests", "rounds/tests-2"),  # the branch pushed earlier
+    ]

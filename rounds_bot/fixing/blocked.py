@@ -18,11 +18,14 @@ count it).
         While it waits, rounds chooses no other signature (`auto.py`), so the daily cap still holds when it
         can finally run, and no model money is spent on any run until then.
 
-In GitHub Actions the tests run in their own job, after the edit (`testing.py`): an automatic request that
-waits is not edited again but PROBED (`needs_probe`): the fix-test job runs its tests on the unchanged base
-alone, and once they pass the request is marked ready (`record_ready`), so the model runs on the next run,
-not on every run while the setup is broken. A later refusal after a ready mark is logged again (its key
-counts the ready marks).
+In GitHub Actions the tests run in their own job, after the edit (`testing.py`), so the model would be paid
+before the baseline could say that the tests cannot run or already fail. There every request is PROBED
+first (`needs_probe`): the fix-edit job runs no model for it, the fix-test job runs its tests on the
+unchanged base alone, and only once they pass is the request marked ready (`record_ready`), so the model
+runs on the next run. A test command that cannot run, or a base that already fails, is answered (a person)
+or waits (rounds' own choice) as above, and no model ran. A refusal after a ready mark (the base broke
+meanwhile: the fix-test job runs the baseline again before the change) is logged again (its key counts the
+ready marks), and the request is probed again.
 """
 
 from __future__ import annotations
@@ -97,11 +100,10 @@ def record_blocked(store: Store, request: FixRequest, attempt: Attempt, commit: 
 
 
 def needs_probe(store: Store, request: FixRequest) -> bool:
-    """Whether an automatic request waits on a refusal (and no ready mark since): its tests alone first."""
-    if request.trigger != "auto":
-        return False
+    """Whether the request's tests have yet to pass on its unchanged base (no ready mark since its last
+    refusal, or none at all): in GitHub Actions, its tests alone first, and no model."""
     facts = _blocked_facts(store, request)
-    return bool(facts) and facts[-1].payload.get("blocked") != READY
+    return not facts or facts[-1].payload.get("blocked") != READY
 
 
 def record_ready(store: Store, request: FixRequest, commit: str, now: datetime) -> None:
@@ -111,7 +113,7 @@ def record_ready(store: Store, request: FixRequest, commit: str, now: datetime) 
     payload = {
         "request": request.key,
         "blocked": READY,
-        "reason": "its tests run again: the model runs on the next fix run",
+        "reason": "its tests pass on the unchanged base: the model runs on the next fix run",
         "commit": commit,
     }
     with store.transaction():

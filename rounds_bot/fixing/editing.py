@@ -2,8 +2,9 @@
 patch for the test and publishing stages. No code of the repository runs here.
 
     plan_request(run, request)     the signature, its diagnosis and the branch plan (`branches.py`); an
-                                   automatic request known to fail at this very commit stops here,
-                                   one that waits otherwise is only probed (`blocked.needs_probe`)
+                                   automatic request known to fail at this very commit stops here; a
+                                   request whose tests have not yet passed on its unchanged base in a
+                                   test job is only probed, without the model (`blocked.needs_probe`)
     edit_planned(run, planned)     the budget; a worktree at the plan's start; the confined edit
                                    (`editor.py`: no shell); rounds' own checks (`checks.check_changes`:
                                    everything staged, the patch checked by `patchcheck`); the patch read back
@@ -48,8 +49,9 @@ class Planned:
 
 
 def edit_requests(run: FixRun) -> list[Staged | Report]:
-    """Every pending request, oldest first: its change, or why there is none (GitHub Actions: waiting
-    automatic requests are probed, not edited)."""
+    """Every pending request, oldest first: its change, or why there is none. A request is edited only
+    once its tests passed on its unchanged base in an earlier test job; until then it is probed: the
+    baseline runs before the model is paid, and before any file the model wrote exists."""
     results: list[Staged | Report] = []
     for request in pending_requests(run.store):
         planned = plan_request(run, request, probe=True)

@@ -1,14 +1,21 @@
 """The test stage: the repository's own tests on each proposed change, where no token is in reach.
 
-    for each proposal of the bundle:
+    first, for each proposal on a new branch's start (a base no model wrote):
         worktree of its start commit (from the checkout the team's setup steps prepared)
         baseline(...)                   the tests once on the unchanged start: a test command that cannot run
                                         (`testsetup.py`) or tests that already fail end it here, as `setup`
                                         or `baseline` (a probe ends here in any case)
+    then, for each proposal still open, in the bundle's order (code the model wrote runs from here on):
+        worktree of its start commit
+        baseline(...)                   for a pull request's branch only (its earlier commits are the model's)
         git apply --index <patch>       the change exactly as the edit stage checked it
         run_tests(...)                  the test command, with a time limit, an allow-listed environment
         guard.after_tests(...)          git's own files as they were (`checks.Guard`)
         -> Verdict(outcome, tests, patch_sha256)
+
+Every baseline on a base no model wrote runs before any code the model wrote has run in this job: code the
+tests of one change run can outlive them (a process left behind, a file written into the job's toolchain),
+and must not decide the baseline of another proposal.
 
 This stage never needs the database, GitHub or a key: in GitHub Actions it is the fix-test job, with
 `contents: read` and no secret, after the team's own setup steps. What it writes (the verdict) is read by the
@@ -28,11 +35,54 @@ from rounds_bot.fixing.testsetup import setup_problem
 from rounds_bot.fixing.worktree import Worktree, open_worktree
 
 TAMPERED = "the tests changed git's own files (rounds put them back; nothing is committed)"
+PROBE_PASSED = "the tests pass on the unchanged start"
 
 
 def verdicts_for(checkout: Git, staged: list[Staged], rules: Rules) -> list[Verdict]:
-    """A verdict for every proposal, in order."""
-    return [verdict_for(checkout, item, rules, number=number) for number, item in enumerate(staged, start=1)]
+    """A verdict for every proposal, in order: the baselines on a base no model wrote first, then the rest."""
+    decided = {
+        number: clean_baseline(checkout, item, rules, number=number)
+        for number, item in enumerate(staged, start=1)
+        if on_clean_base(item)
+    }
+    verdicts = []
+    for number, item in enumerate(staged, start=1):
+        if number not in decided:
+            verdicts.append(verdict_for(checkout, item, rules, number=number))
+            continue
+        verdict = decided[number]
+        if verdict is None:  # its base passed: the change's own tests, without the baseline again
+            verdict = verdict_for(checkout, item, rules, number=number, with_baseline=False)
+        verdicts.append(verdict)
+    return verdicts
+
+
+def on_clean_base(staged: Staged) -> bool:
+    """A change or probe on a new branch's start: its baseline runs no code the model wrote."""
+    return staged.proposal.kind in ("change", "probe") and staged.proposal.plan == "new"
+
+
+def clean_baseline(checkout: Git, staged: Staged, rules: Rules, *, number: int = 1) -> Verdict | None:
+    """The baseline alone, in a worktree of its own: the verdict when it decides one (a probe; a base that
+    cannot be tested), None when the change goes on to its own tests."""
+    proposal = staged.proposal
+    common = {"request": proposal.request, "patch_sha256": proposal.patch_sha256, "start": proposal.start}
+    missing = _missing_start(checkout, proposal.start, common)
+    if missing is not None:
+        return missing
+    try:
+        with open_worktree(checkout, f"rounds/baseline-{number}", proposal.start) as tree:
+            blocked = baseline(tree, rules, proposal.where())
+    except FixError as error:
+        return Verdict(
+            outcome="failed", reason="rounds could not run the tests", details=[str(error)], **common
+        )
+    if blocked is not None:
+        assert blocked.blocked is not None
+        return Verdict(outcome=blocked.blocked, reason=blocked.reason, tests=blocked.tests, **common)
+    if proposal.kind == "probe":
+        return Verdict(outcome="passed", reason=PROBE_PASSED, **common)
+    return None
 
 
 def verdict_for(
@@ -41,12 +91,9 @@ def verdict_for(
     """The tests of one proposal (without the baseline when the caller ran it already)."""
     proposal = staged.proposal
     common = {"request": proposal.request, "patch_sha256": proposal.patch_sha256, "start": proposal.start}
-    if not checkout.has_commit(proposal.start):
-        reason = (
-            f"the checkout has no commit `{proposal.start[:12]}` to test the change on: the test job's "
-            "checkout needs the repository's whole history (`fetch-depth: 0`)"
-        )
-        return Verdict(outcome="setup", reason=reason, **common)
+    missing = _missing_start(checkout, proposal.start, common)
+    if missing is not None:
+        return missing
     try:
         with open_worktree(checkout, f"rounds/tests-{number}", proposal.start) as tree:
             return _in_worktree(checkout, tree, staged, rules, with_baseline=with_baseline)
@@ -54,6 +101,16 @@ def verdict_for(
         return Verdict(
             outcome="failed", reason="rounds could not run the tests", details=[str(error)], **common
         )
+
+
+def _missing_start(checkout: Git, start: str, common: dict[str, str]) -> Verdict | None:
+    if checkout.has_commit(start):
+        return None
+    reason = (
+        f"the checkout has no commit `{start[:12]}` to test the change on: the test job's "
+        "checkout needs the repository's whole history (`fetch-depth: 0`)"
+    )
+    return Verdict(outcome="setup", reason=reason, **common)
 
 
 def _in_worktree(
@@ -69,7 +126,7 @@ def _in_worktree(
             assert blocked.blocked is not None
             return Verdict(outcome=blocked.blocked, reason=blocked.reason, tests=blocked.tests, **common)
         if proposal.kind == "probe":
-            return Verdict(outcome="passed", reason="the tests pass on the unchanged start", **common)
+            return Verdict(outcome="passed", reason=PROBE_PASSED, **common)
     guard = Guard.before(checkout, tree)
     try:
         tree.git.run_bytes("apply", "--index", "--binary", "--whitespace=nowarn", "-", stdin=staged.patch)
