@@ -30,6 +30,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+# before anything imports sqlite-utils: imports it without numpy (`store/library.py`)
+from rounds_bot.store import library  # noqa: F401
+
+# isort: split
 from sqlite_utils import Database
 
 from rounds_bot.clock import bucket_of, iso, parse_iso
