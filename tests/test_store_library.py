@@ -1,9 +1,11 @@
-"""sqlite-utils is imported without numpy and pandas, which it would load only to map their types."""
+"""sqlite-utils is imported without numpy and pandas, which it would load only to map their types, and opens
+rounds' database without looking for plugins."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +43,14 @@ def test_a_library_hidden_by_the_caller_stays_hidden() -> None:
         "print(sys.modules['pandas'], 'numpy' in sys.modules)"
     )
     assert _run(probe) == "None False"
+
+
+def test_opening_a_store_looks_for_no_sqlite_utils_plugin(tmp_path: Path) -> None:
+    """The database is rounds' own: no installed plugin prepares its connection, and none is looked for
+    (which reads every installed package's entry points)."""
+    probe = (
+        "import sys; from pathlib import Path; from rounds_bot.store import Store; "
+        f"Store.open(Path({str(tmp_path / 'signatures.db')!r})).close(); Store.memory().close(); "
+        "import sqlite_utils.plugins as plugins; print(plugins._plugins_loaded)"
+    )
+    assert _run(probe) == "False"
