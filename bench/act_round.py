@@ -1,5 +1,6 @@
 """What acting on a first round's new signatures costs: the CPU seconds of `round/run.py:act` and of its
-steps (planning, the diagnosis step's triage, evidence, marker memory, filing), beside the whole round's,
+steps (planning, the diagnosis step's triage, evidence, marker memory, filing), and of the commit that
+writes what the round learned, beside the whole round's,
 and the peak resident memory before and after acting, for one first round over a synthetic OTLP/JSON file
 (`bench/scale_data.py`) with the dry-run tracker and diagnosis off.
 
@@ -122,6 +123,7 @@ def main() -> None:
     profile = cProfile.Profile() if options.profile else None
     act = profile_of(profile, run.act) if profile is not None else run.act
     run.act = timings.wrap("act", act)  # type: ignore[method-assign]
+    run.commit = timings.wrap("commit", run.commit)  # type: ignore[attr-defined]
     started, wall = time.process_time(), time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):  # the round's own report
         rounds(["run"], standalone_mode=False)
@@ -134,6 +136,8 @@ def main() -> None:
         label = name if name == "act" else f"  {name}"
         collecting = timings.collecting.get(name, 0.0)
         print(f"{label:24} {seconds:8.2f} {seconds / round_cpu:8.1%} {collecting:17.2f}")
+    seconds, collecting = timings.seconds.get("commit", 0.0), timings.collecting.get("commit", 0.0)
+    print(f"{'commit':24} {seconds:8.2f} {seconds / round_cpu:8.1%} {collecting:17.2f}")
     print(f"{'round':24} {round_cpu:8.2f} {'':>9} {collections.total():17.2f} ({round_wall:.1f} s wall)")
     print(
         f"peak RSS: {timings.peaks.get('act start', 0):.0f} MB as act starts, "

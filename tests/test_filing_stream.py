@@ -3,12 +3,14 @@ of issues never holds all of their evidence at once, and a tracker that stops ea
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from signature_samples import a_signature
 
+from rounds_bot.render.issue import RelatedLink
 from rounds_bot.round.evidence import IssueEvidence
-from rounds_bot.round.filing import IssueStyle, file_issues
+from rounds_bot.round.filing import IssueStyle, _with_refs, file_issues
 from rounds_bot.round.planning import IssuePlan
 from rounds_bot.tracker.base import IssueDraft, IssueRef, TrackerStopped
 from rounds_bot.tracker.dryrun import DryRunTracker
@@ -59,3 +61,15 @@ def test_a_tracker_that_stops_leaves_the_rest_of_the_evidence_unread(tmp_path):
     )
     assert log == ["evidence sig_a", "create", "evidence sig_b"]
     assert filed.not_reached == {"sig_b", "sig_c"}
+
+
+def test_evidence_that_names_no_other_signature_is_linked_as_it_is() -> None:
+    """Evidence without related or cascading signatures has nothing to link to this round's issues: it is
+    filed as gathered, equal to what linking it would give."""
+    issues = {"sig_other": IssueRef(signature_id="sig_other", ref="#3", url="u", state="open")}
+    gathered = IssueEvidence(refs={"sig_x": "#1"})
+    assert _with_refs(gathered, issues) is gathered
+    linked = replace(gathered, related=[], refs={**gathered.refs})  # what the general path builds
+    assert _with_refs(gathered, issues) == linked
+    related = IssueEvidence(related=[RelatedLink(signature_id="sig_other")])
+    assert _with_refs(related, issues).related == [RelatedLink(signature_id="sig_other", issue_ref="#3")]

@@ -4,6 +4,7 @@ chunk too (a round reads thousands)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from diagnosis_samples import good_answer
@@ -95,7 +96,57 @@ def test_a_refresh_of_many_signatures_reads_their_facts_a_batch_at_a_time(
     monkeypatch.setattr(derived, "_facts_of", counted)
     filled(fresh_db)
     assert MANY > derived.REFRESH_BATCH
-    assert max(read) == derived.REFRESH_BATCH and sum(read) == 2 * MANY  # incidents, then fixes
+    # incidents; none of them has a fix, so none is read again for its fixes
+    assert max(read) == derived.REFRESH_BATCH and sum(read) == MANY
     together = fresh_db.derived_rows()
     fresh_db.replay()
     assert fresh_db.derived_rows() == together
+
+
+def proposed(store: Store, sid: str, pr: int, key: str) -> None:
+    payload = {"pr": pr, "url": f"https://example.test/pull/{pr}", "issue": "#1", "files": [f"{key}.py"]}
+    store.append_event(Fact.FIX_PROPOSED, key, signature_id=sid, run_id="r", at=NOW, payload=payload)
+
+
+def with_fixes(store: Store, *, together: bool) -> None:
+    """Signatures with and without fixes, over two rounds: proposals, one fix moved to another signature,
+    one fix's signature that only gets an incident fact; each round's facts refreshed together or one by
+    one."""
+    ids = [f"sig_{n:04d}" for n in range(MANY)]
+    rounds = [
+        [(sid, None) for sid in ids] + [(ids[3], 1), (ids[-2], 2), (ids[4], 3)],
+        [(sid, None) for sid in reversed(ids)] + [(ids[5], 1), (ids[4], 4)],
+    ]
+    for number, facts in enumerate(rounds):
+        with store.transaction():
+            if together:
+                with store.derived_once():
+                    _log(store, number, facts)
+            else:
+                _log(store, number, facts)
+
+
+def _log(store: Store, number: int, facts: list[tuple[str, int | None]]) -> None:
+    for sid, pr in facts:
+        if number == 0 and pr is None:
+            store.save(a_signature(sid))
+        if pr is None:
+            key, issue = f"filed:{sid}:{number}", {"issue": f"#{number + 1}"}
+            store.append_event(Fact.ISSUE_FILED, key, signature_id=sid, run_id="r", at=NOW, payload=issue)
+        else:
+            proposed(store, sid, pr, f"fix:{sid}:{pr}:{number}")
+
+
+def test_the_fixes_refreshed_together_are_those_a_refresh_per_fact_gives(tmp_path: Path) -> None:
+    each, together = Store.open(tmp_path / "each.db"), Store.open(tmp_path / "together.db")
+    with_fixes(each, together=False)
+    with_fixes(together, together=True)
+    assert together.derived_rows() == each.derived_rows()
+    assert {row["pr_number"]: row["signature_id"] for row in together.derived_rows()["fixes"]} == {
+        1: "sig_0005",
+        2: f"sig_{MANY - 2:04d}",
+        3: "sig_0004",
+        4: "sig_0004",
+    }
+    together.replay()
+    assert together.derived_rows() == each.derived_rows()

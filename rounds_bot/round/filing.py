@@ -80,8 +80,9 @@ def file_issues(
             found = _with_refs(gathered, issues)
             view = issue_view(plan, diagnoses.get(sid), found, style, memory.get(sid), attempted.get(sid))
             issues[sid] = _file_issue(tracker, plan, view, attempted.get(sid))
-            if _unresolved(found):
-                unlinked.append((plan, gathered, _unresolved(found)))
+            missing = _unresolved(found)
+            if missing:
+                unlinked.append((plan, gathered, missing))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
             waiting = [p for p in plans[position:] if p.kind != "deferred"]
@@ -140,7 +141,10 @@ def _named(evidence: IssueEvidence) -> set[str]:
 
 
 def _with_refs(evidence: IssueEvidence, issues: dict[str, IssueRef]) -> IssueEvidence:
-    """Related and cascading signatures filed earlier in this round linked to the issue they just got."""
+    """Related and cascading signatures filed earlier in this round linked to the issue they just got (the
+    evidence itself when it names none, as most do)."""
+    if not evidence.related and evidence.cascade is None:
+        return evidence
     related = [
         link.model_copy(update={"issue_ref": issues[link.signature_id].ref})
         if link.issue_ref is None and link.signature_id in issues

@@ -30,6 +30,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+# before anything imports sqlite-utils: imports it without numpy (`store/library.py`)
+from rounds_bot.store import library  # noqa: F401
+
+# isort: split
 from sqlite_utils import Database
 
 from rounds_bot.clock import bucket_of, iso, parse_iso
@@ -71,6 +75,12 @@ from rounds_bot.store.versions import VersionsSeen
 SAVE_BATCH = 500
 
 
+#: whether sqlite-utils' plugins may prepare the database's connection: no, the database is rounds' own and
+#: its queries use SQLite's functions alone; finding installed plugins reads every installed package's entry
+#: points, in every process that opens a store (about 15 ms where the test extra is installed)
+PLUGINS = False
+
+
 class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, SeenEvents, OccurrenceBuckets):
     """An open signature database. Use `Store.open(path)` or `Store.memory()`."""
 
@@ -92,7 +102,7 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, Seen
             )
         check_file(path)
         try:
-            db = Database(path)
+            db = Database(path, execute_plugins=PLUGINS)
             db.execute("PRAGMA busy_timeout = 5000")
             check_health(db, path)
             check_owner(db, path)
@@ -107,7 +117,7 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, Seen
 
     @classmethod
     def memory(cls) -> Store:
-        store = cls(Database(memory=True), ":memory:")
+        store = cls(Database(memory=True, execute_plugins=PLUGINS), ":memory:")
         store.migrate()
         return store
 

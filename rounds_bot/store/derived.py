@@ -20,7 +20,7 @@ from rounds_bot.clock import bucket_of, iso
 from rounds_bot.lifecycle import LIFECYCLE_FACTS, FixRecord, IncidentRecord, fold_fixes, fold_incident
 from rounds_bot.store.batches import rows_of
 from rounds_bot.store.records import Logged, logged
-from rounds_bot.store.upsert import upsert
+from rounds_bot.store.upsert import upsert, upsert_many
 
 DERIVED_TABLES = ("incidents", "fixes")
 
@@ -68,15 +68,29 @@ REFRESH_BATCH = 500
 
 def refresh_many(db: Database, incidents_order: list[str], fixes_order: list[str]) -> None:
     """Signatures' derived rows folded again from their facts, once each: incidents in one order, fixes
-    in another (the same signatures); the facts are read `REFRESH_BATCH` signatures at a time."""
+    in another (the same signatures); the facts are read `REFRESH_BATCH` signatures at a time.
+
+    A signature has fixes only once a fix was proposed for it, so most have none: their fixes are
+    folded again only when their facts now make one or the table holds one of theirs (the rows a
+    refresh would delete), and the others' facts are not read a second time. Skipping one changes
+    nothing: it has no row to delete, and it gets none while the others are refreshed (an upsert
+    writes the row under the signature it folds)."""
+    with_fixes: set[str] = set()
     for batch in _batches(incidents_order):
         facts = _facts_of(db, batch)
-        for signature_id in batch:
-            _refresh_incident(db, signature_id, facts[signature_id])
-    for batch in _batches(fixes_order):
+        upsert_many(db, "incidents", [_incident_row(sid, facts[sid]) for sid in batch], pk="signature_id")
+        with_fixes.update(sid for sid in batch if fold_fixes(facts[sid]))
+    with_fixes.update(_with_fix_rows(db, fixes_order))
+    for batch in _batches([sid for sid in fixes_order if sid in with_fixes]):
         facts = _facts_of(db, batch)
         for signature_id in batch:
             _refresh_fixes(db, signature_id, facts[signature_id])
+
+
+def _with_fix_rows(db: Database, signature_ids: list[str]) -> set[str]:
+    """Those of `signature_ids` that have a row in `fixes`."""
+    sql = "select distinct signature_id from fixes where signature_id in ({ids})"
+    return {row["signature_id"] for row in rows_of(db, sql, signature_ids)}
 
 
 def _batches(signature_ids: list[str]) -> Iterator[list[str]]:
@@ -85,20 +99,19 @@ def _batches(signature_ids: list[str]) -> Iterator[list[str]]:
 
 
 def _refresh_incident(db: Database, signature_id: str, facts: list[Logged]) -> None:
+    upsert(db, "incidents", _incident_row(signature_id, facts), pk="signature_id")
+
+
+def _incident_row(signature_id: str, facts: list[Logged]) -> dict[str, Any]:
     incident = fold_incident(signature_id, facts)
-    upsert(
-        db,
-        "incidents",
-        {
-            "signature_id": signature_id,
-            "status": incident.status,
-            "issue": incident.issue,
-            "fix_pr": incident.fix_pr,
-            "fix_status": incident.fix_status,
-            "record": incident.model_dump_json(),
-        },
-        pk="signature_id",
-    )
+    return {
+        "signature_id": signature_id,
+        "status": incident.status,
+        "issue": incident.issue,
+        "fix_pr": incident.fix_pr,
+        "fix_status": incident.fix_status,
+        "record": incident.model_dump_json(),
+    }
 
 
 def _refresh_fixes(db: Database, signature_id: str, facts: list[Logged]) -> None:
