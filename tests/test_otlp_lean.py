@@ -4,7 +4,6 @@ counted before is left out from its raw record, counted, and never built."""
 from __future__ import annotations
 
 import json
-import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -134,11 +133,24 @@ def test_the_raw_check_uses_the_identity_the_occurrence_is_stored_under() -> Non
         "１２ad6b7169203331",  # digits that are not ASCII
         "b7ad6b716920333\u0660",
         "t61rcWkgMzE=xxxx",
+        "t61rcWkgMzE=",  # base64
+        "00f067aa0ba902b7",
+        "00000000000000001",
         "",
     ],
 )
-def test_the_quick_hex_test_is_the_id_rule_of_the_models(value: str) -> None:
-    assert otlp_lean_check._hex(value) == bool(re.fullmatch(r"[0-9a-fA-F]*", value))
+def test_the_quick_id_reading_is_the_id_rule_of_the_models(value: str) -> None:
+    for byte_length, lean in ((8, otlp_lean_check.lean_span_id), (16, otlp_lean_check.lean_trace_id)):
+        for spelled in (value, value * 2, value[:8], "0" * len(value), "0" * byte_length * 2):
+            try:
+                expected: str | None = otlp_json._id(spelled, byte_length)
+            except ValueError:
+                expected = None
+            try:
+                read: str | None = otlp_lean_check._read_id(spelled, byte_length * 2, lean)
+            except otlp_lean_check.NotLean:
+                read = None
+            assert read == expected, spelled
 
 
 SNAKE_AT_EVERY_LEVEL = [

@@ -346,20 +346,19 @@ def _span(span: Plain) -> LeanSpan | None:
 
 def _read_id(value: object, hex_length: int, slow: Callable[[object], str]) -> str:
     """A record's trace or span id (absent: ""), checked and read as `lean_trace_id` and `lean_span_id` read
-    it: the usual spelling, hex of the id's length, without the models' regex."""
-    if type(value) is str and len(value) == hex_length and _hex(value):
-        text = value.lower()
-        return text if text.strip("0") else ""  # all zeros: no id
+    it. The usual spelling, hex of the id's length, without the models' regex: `fromhex` refuses any other
+    character but whitespace between two digits, and whitespace leaves fewer digits than it was given;
+    `hex()` spells the bytes in lowercase, as the models write an id."""
+    if type(value) is str and len(value) == hex_length:
+        try:
+            text = bytes.fromhex(value).hex()
+        except ValueError:
+            return slow(value)
+        if len(text) == hex_length:
+            return text if text.strip("0") else ""  # all zeros: no id
+    elif value == "":
+        return ""  # no id, as the models read an empty one
     return slow(value)
-
-
-def _hex(value: str) -> bool:
-    """Hex digits only (a twice quicker test than a regex's): `fromhex` refuses any other character but
-    whitespace between two digits, and whitespace leaves fewer bytes than half the characters."""
-    try:
-        return len(bytes.fromhex(value)) * 2 == len(value)
-    except ValueError:
-        return False
 
 
 def lean_status_code(value: object) -> int:
