@@ -115,6 +115,48 @@ LINES = [
     spans_line(error_span(startTimeUnixNano=TIME, events=[{**exception(), "timeUnixNano": "1.5"}])),
     spans_line(error_span(startTimeUnixNano=TIME, attributes=[{"key": "k", "value": None}])),
     spans_line(error_span(startTimeUnixNano=TIME, attributes=[{"key": 5, "value": {"stringValue": "x"}}])),
+    # a span that is not an error is only checked, an error span read as it is checked: an odd value in
+    # either, or in an event that is not an exception, is read (or refused) as the models read it
+    spans_line(
+        *(
+            {"spanId": f"{n:016x}", "startTimeUnixNano": TIME, "attributes": [{"key": "a", "value": v}]}
+            for n, v in enumerate(ODD_VALUES, start=900)
+        ),
+        error_span(startTimeUnixNano=TIME),
+    ),
+    spans_line(
+        {"startTimeUnixNano": TIME, "attributes": [{"key": "a", "value": {"boolValue": 1}}]}, error_span()
+    ),
+    spans_line(
+        error_span(
+            startTimeUnixNano=TIME,
+            events=[{"name": "log", "attributes": [{"key": "k", "value": v}]} for v in ODD_VALUES]
+            + [exception(), {"name": "exception"}],
+        )
+    ),
+    spans_line(error_span(startTimeUnixNano=TIME, events=[{"name": "log", "attributes": None}, exception()])),
+    spans_line(error_span(startTimeUnixNano=TIME, events=[{"name": 5}, exception()])),
+    spans_line(
+        error_span(startTimeUnixNano=TIME, status={"code": 1, "message": "fine"}, events=[exception()])
+    ),
+    spans_line(error_span(startTimeUnixNano=TIME, status={"code": "STATUS_CODE_OK"})),
+    spans_line(
+        error_span(
+            startTimeUnixNano=TIME,
+            attributes=[
+                {"key": "a", "value": {"stringValue": "1"}},
+                {"key": "b"},
+                {"key": "a", "value": {"intValue": 2}},
+                {"key": "k", "value": {"kvlistValue": {"values": [{"key": "a", "value": {"intValue": 3}}]}}},
+                {"key": "k.a", "value": {"stringValue": "again"}},
+            ],
+        )
+    ),
+    logs_line(
+        *(error_log(severityNumber=9, attributes=[{"key": "k", "value": v}]) for v in ODD_VALUES), error_log()
+    ),
+    logs_line(error_log(severityNumber=9, attributes=None), error_log()),
+    logs_line(error_log(severityNumber=9, traceId="not an id"), error_log()),
     # logs: severity by number, by text, below error; bodies of every kind; times missing or odd
     logs_line(
         error_log(attributes=[{"key": f"odd.{n}", "value": value} for n, value in enumerate(ODD_VALUES)])

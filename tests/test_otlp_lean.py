@@ -4,7 +4,6 @@ counted before is left out from its raw record, counted, and never built."""
 from __future__ import annotations
 
 import json
-import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,10 +12,10 @@ import pytest
 
 from rounds_bot.demo import demo_data_path
 from rounds_bot.redact import Redactor
-from rounds_bot.sources import otlp_events, otlp_file, otlp_json, otlp_lean_check
+from rounds_bot.sources import otlp_build, otlp_events, otlp_file, otlp_json, otlp_lean_check
 from rounds_bot.sources.base import PollResult, SkipsCounted, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
-from rounds_bot.sources.otlp_lean import lean_line, log_facts, span_facts, span_ids
+from rounds_bot.sources.otlp_lean import lean_line
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
 from scale_data import write_otlp
@@ -134,11 +133,24 @@ def test_the_raw_check_uses_the_identity_the_occurrence_is_stored_under() -> Non
         "１２ad6b7169203331",  # digits that are not ASCII
         "b7ad6b716920333\u0660",
         "t61rcWkgMzE=xxxx",
+        "t61rcWkgMzE=",  # base64
+        "00f067aa0ba902b7",
+        "00000000000000001",
         "",
     ],
 )
-def test_the_quick_hex_test_is_the_id_rule_of_the_models(value: str) -> None:
-    assert otlp_lean_check._hex(value) == bool(re.fullmatch(r"[0-9a-fA-F]*", value))
+def test_the_quick_id_reading_is_the_id_rule_of_the_models(value: str) -> None:
+    for byte_length, lean in ((8, otlp_lean_check.lean_span_id), (16, otlp_lean_check.lean_trace_id)):
+        for spelled in (value, value * 2, value[:8], "0" * len(value), "0" * byte_length * 2):
+            try:
+                expected: str | None = otlp_json._id(spelled, byte_length)
+            except ValueError:
+                expected = None
+            try:
+                read: str | None = otlp_lean_check._read_id(spelled, byte_length * 2, lean)
+            except otlp_lean_check.NotLean:
+                read = None
+            assert read == expected, spelled
 
 
 SNAKE_AT_EVERY_LEVEL = [
@@ -182,9 +194,10 @@ def test_snake_case_outside_the_models_objects_is_read_lean_as_the_models_read_i
 
 @pytest.mark.parametrize("name", ["sample", "demo", "synthetic"])
 def test_the_facts_read_lean_are_the_models_facts_field_by_field(name: str, synthetic: Path) -> None:
-    """`span_facts` and `log_facts` of a plain record (tuples made by position) hold what the models' reading
-    (`otlp_events`, by keyword) holds, in every field: a start time in place of an end time shows here even
-    where no event differs."""
+    """What the check reads of each error record as it passes (`LeanSpan`, `LogFacts`: tuples made by
+    position) holds what the models' reading (`otlp_events`, by keyword) holds, in every field: a start time
+    in place of an end time shows here even where no event differs. A record that is not an error is read
+    for nothing (None), and every error is read."""
     path = {"sample": SAMPLE, "demo": demo_data_path(), "synthetic": synthetic}[name]
     spans = logs = 0
     for raw in path.read_bytes().splitlines():
@@ -192,12 +205,24 @@ def test_the_facts_read_lean_are_the_models_facts_field_by_field(name: str, synt
         if line is None:
             continue
         for scope in line.spans:
-            for plain in scope.records:
+            for plain, read in zip(scope.records, scope.read, strict=True):
                 span = otlp_json.Span.model_validate(plain)
-                assert span_facts(plain, *span_ids(plain)) == otlp_events.span_facts(span)
+                exceptions = [(i, e) for i, e in enumerate(span.events) if e.name == "exception"]
+                if read is None:
+                    assert not exceptions and span.status.code != otlp_json.STATUS_CODE_ERROR
+                    continue
+                assert read.facts == otlp_events.span_facts(span)
+                assert [index for index, _, _ in read.exceptions] == [i for i, _ in exceptions]
+                assert [at for _, at, _ in read.exceptions] == [e.time_unix_nano for _, e in exceptions]
+                assert [own for _, _, own in read.exceptions] == [
+                    otlp_json.flatten_attributes(e.attributes) for _, e in exceptions
+                ]
                 spans += 1
         for scope in line.logs:
-            for plain in scope.records:
-                assert log_facts(plain) == otlp_events.log_facts(otlp_json.LogRecord.model_validate(plain))
-                logs += 1
+            for plain, facts in zip(scope.records, scope.read, strict=True):
+                model = otlp_events.log_facts(otlp_json.LogRecord.model_validate(plain))
+                assert (facts is None) == (otlp_build.log_severity(model) < otlp_build.SEVERITY_ERROR)
+                if facts is not None:
+                    assert facts == model
+                    logs += 1
     assert spans and (logs or name == "sample")

@@ -284,23 +284,35 @@ def identity_json(attributes: dict[str, AttributeValue]) -> str:
     several times quicker over a stack trace than `json`'s escaping: for ASCII text but DEL, orjson escapes
     exactly as `json` does with `ensure_ascii`, and an integer or a boolean is written alike by both. Any
     other value (a float, text with other characters) is left to `json` itself."""
-    items = sorted(attributes.items())  # by key: keys are distinct
     spelled = []
-    for key, value in items:
-        if not _plain_text(key):
+    for key, value in sorted(attributes.items()):  # by key: keys are distinct
+        head = _KEY_HEADS.get(key) or _key_head(key)
+        if not head:
             return _IDENTITY_JSON.encode(attributes)
         if type(value) is str:
             if not _plain_text(value):
                 return _IDENTITY_JSON.encode(attributes)
-            text = _dumps(value).decode("ascii")
+            spelled.append(head + _dumps(value).decode("ascii"))
         elif type(value) is bool:
-            text = "true" if value else "false"
+            spelled.append(head + ("true" if value else "false"))
         elif type(value) is int:
-            text = int.__repr__(value)  # as `json` writes an integer
+            spelled.append(head + int.__repr__(value))  # as `json` writes an integer
         else:
             return _IDENTITY_JSON.encode(attributes)
-        spelled.append(f"{_dumps(key).decode('ascii')}: {text}")
     return "{" + ", ".join(spelled) + "}"
+
+
+#: a key as `identity_json` spells it before its value (`"key": `), or "" for one it leaves to `json`;
+#: remembered for the few keys a file's records share (at most `_MAX_KEY_HEADS`, then spelled each time)
+_KEY_HEADS: dict[str, str] = {}
+_MAX_KEY_HEADS = 4_096
+
+
+def _key_head(key: str) -> str:
+    head = _dumps(key).decode("ascii") + ": " if _plain_text(key) else ""
+    if len(_KEY_HEADS) < _MAX_KEY_HEADS:
+        _KEY_HEADS[key] = head
+    return head
 
 
 def _plain_text(text: str) -> bool:

@@ -3,15 +3,29 @@ structures orjson makes of a line: the lean reading (`otlp_lean.py`) takes a lin
 it passes, and leaves any other line to the models, which accept or refuse it and say why.
 
     line = checked_document(orjson.loads(raw))    # raises NotLean: read the line with the models
+
+What the reading takes of each record that is an error (its `SpanFacts` or `LogFacts`, the values the models
+would hold) is read in the same pass as the record is checked, each value as soon as it passed: a record is
+walked once, not once to check it and again to read it. Records that are not errors are only checked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Generic, NamedTuple, TypeVar
 
-from rounds_bot.sources.otlp_json import _STATUS_CODE_NAMES, _double, _id, _integer
+from rounds_bot.models import AttributeValue
+from rounds_bot.sources.otlp_build import SEVERITY_BY_TEXT, SEVERITY_ERROR, LogFacts, SpanFacts
+from rounds_bot.sources.otlp_json import (
+    _STATUS_CODE_NAMES,
+    STATUS_CODE_ERROR,
+    _double,
+    _flatten_into,
+    _id,
+    _integer,
+    to_text,
+)
 
 
 class NotLean(Exception):
@@ -19,21 +33,33 @@ class NotLean(Exception):
 
 
 Plain = dict[str, Any]
+Read = TypeVar("Read")
+
+
+class LeanSpan(NamedTuple):
+    """What the lean reading takes of a span that is an error, read as it was checked."""
+
+    facts: SpanFacts
+    #: its `exception` events, in order: index among the span's events, time in nanoseconds (0: none given),
+    #: and the event's own attributes, flat
+    exceptions: list[tuple[int, int, dict[str, AttributeValue]]]
 
 
 @dataclass(frozen=True)
-class LeanScope:
-    """One scope of one resource, with its records as plain structures."""
+class LeanScope(Generic[Read]):
+    """One scope of one resource, with its records as plain structures and, for each, what was read of it
+    when it is an error (None for the others; `read` is empty when the records were not checked)."""
 
     resource: Plain
     scope: Plain
     records: list[Plain]
+    read: list[Read | None] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class LeanLine:
-    spans: list[LeanScope]
-    logs: list[LeanScope]
+    spans: list[LeanScope[LeanSpan]]
+    logs: list[LeanScope[LogFacts]]
 
 
 # The snake_case spellings the models accept too (populate_by_name): a line that uses one in an object of
@@ -125,9 +151,9 @@ def checked_document(document: object) -> LeanLine:
 
 
 def _scopes(
-    resources: list[Any], scopes_key: str, records_key: str, check: Callable[[Plain], None]
-) -> list[LeanScope]:
-    found: list[LeanScope] = []
+    resources: list[Any], scopes_key: str, records_key: str, check: Callable[[Plain], Read | None]
+) -> list[LeanScope[Read]]:
+    found: list[LeanScope[Read]] = []
     for item in resources:
         resource_scopes = _no_snake(_object(item))
         resource = _object(resource_scopes.get("resource", {}))
@@ -138,9 +164,8 @@ def _scopes(
             _field(scope, "name", _str)
             _field(scope, "version", _str)
             records = _list(scoped.get(records_key, []))
-            for record in records:
-                check(_no_snake(_object(record)))
-            found.append(LeanScope(resource, scope, records))
+            read = [check(_no_snake(_object(record))) for record in records]
+            found.append(LeanScope(resource, scope, records, read))
     return found
 
 
@@ -154,6 +179,57 @@ def _key_values(value: object) -> None:
         if type(item) is dict and len(item) == 1 and type(item.get("stringValue")) is str:
             continue  # the usual attribute: one string (`_any_value`'s first case, without the call)
         _any_value(item)
+
+
+def flat_key_values(value: object) -> dict[str, AttributeValue]:
+    """`_key_values`'s check and the reading `otlp_json.flatten_attributes` makes of the same KeyValues, in
+    one pass."""
+    flat: dict[str, AttributeValue] = {}
+    for pair in _list(value):
+        if type(pair) is not dict or type(key := pair.get("key")) is not str:
+            raise NotLean
+        item = pair.get("value", _MISSING)
+        if item is _MISSING:
+            continue  # no value: left out, as `_flatten_into` leaves out an empty one
+        if type(item) is dict and len(item) == 1:
+            string = item.get("stringValue")
+            if type(string) is str:
+                flat[key] = string  # the usual attribute: one string
+                continue
+        _any_value(item)
+        string = item.get("stringValue")
+        if string is not None:
+            flat[key] = string  # what `decode_plain` gives first, taken as it is
+        else:
+            _flatten_into(flat, key, decode_plain(item))
+    return flat
+
+
+def decode_plain(value: Plain) -> Any:
+    """`otlp_json.decode_any_value` on a checked plain AnyValue."""
+    for name in ("stringValue", "boolValue"):
+        if value.get(name) is not None:
+            return value[name]
+    if value.get("intValue") is not None:
+        return lean_int(value["intValue"])
+    if value.get("doubleValue") is not None:
+        return _double(value["doubleValue"])
+    if value.get("arrayValue") is not None:
+        return [decode_plain(item) for item in value["arrayValue"].get("values", [])]
+    if value.get("kvlistValue") is not None:
+        return {
+            pair["key"]: decode_plain(pair.get("value", {}))
+            for pair in value["kvlistValue"].get("values", [])
+        }
+    if value.get("bytesValue") is not None:
+        return value["bytesValue"]
+    return None
+
+
+def body_text(body: Plain) -> str:
+    """A checked log body as the models' reading takes it: its string, or its value as one line of text."""
+    string = body.get("stringValue")
+    return string if string is not None else to_text(decode_plain(body))
 
 
 def _any_value(value: object) -> None:
@@ -213,67 +289,76 @@ def lean_span_id(value: object) -> str:
         raise NotLean from None
 
 
-def _span(span: Plain) -> None:
-    # `_field` written out for each field (and the usual spellings checked in place): this runs for every
-    # span of every line, most of them counted before
+def _span(span: Plain) -> LeanSpan | None:
+    """The span checked (`_field` written out for each field, the usual spellings checked in place: this runs
+    for every span of every line); what the reading takes of it read as it passes, when it is an error."""
     get = span.get
-    _ids(get)
-    value = get("name", _MISSING)
-    if value is not _MISSING and type(value) is not str:
+    trace_id = _read_id(get("traceId", ""), 32, lean_trace_id)
+    span_id = _read_id(get("spanId", ""), 16, lean_span_id)
+    parent_span_id = _read_id(get("parentSpanId", ""), 16, lean_span_id)
+    name = get("name", "")
+    if type(name) is not str:
         raise NotLean
-    value = get("kind", _MISSING)
-    if value is not _MISSING and type(value) not in (int, str):
+    kind = get("kind", 0)
+    if type(kind) not in (int, str):
         raise NotLean  # the model's `int | str` converts a float or a boolean, and refuses the rest
-    for name in ("startTimeUnixNano", "endTimeUnixNano"):
-        value = get(name, _MISSING)
-        if value is not _MISSING and not _usual_int(value):
-            lean_int(value)
-    value = get("attributes", _MISSING)
-    if value is not _MISSING:
-        _key_values(value)
-    for item in _list(get("events", [])):
+    start = lean_int(get("startTimeUnixNano", 0))
+    end = lean_int(get("endTimeUnixNano", 0))
+    exceptions: list[tuple[int, int, dict[str, AttributeValue]]] = []
+    for index, item in enumerate(_list(get("events", []))):
         event = _no_snake(_object(item))
-        value = event.get("timeUnixNano", _MISSING)
-        if value is not _MISSING and not _usual_int(value):
-            lean_int(value)
-        value = event.get("name", _MISSING)
-        if value is not _MISSING and type(value) is not str:
+        at = lean_int(event.get("timeUnixNano", 0))
+        event_name = event.get("name", "")
+        if type(event_name) is not str:
             raise NotLean
+        if event_name == "exception":
+            exceptions.append((index, at, flat_key_values(event.get("attributes", []))))
+            continue
         value = event.get("attributes", _MISSING)
         if value is not _MISSING:
             _key_values(value)
     status = _object(get("status", {}))
-    _field(status, "code", lean_status_code)
-    _field(status, "message", _str)
+    code = status.get("code", _MISSING)
+    failed = code is not _MISSING and lean_status_code(code) == STATUS_CODE_ERROR
+    message = status.get("message", "")
+    if type(message) is not str:
+        raise NotLean
+    if not exceptions and not failed:
+        value = get("attributes", _MISSING)
+        if value is not _MISSING:
+            _key_values(value)
+        return None  # not an error: checked, not read
+    return LeanSpan(
+        SpanFacts(  # by position, in the fields' order: a call by keyword costs twice
+            trace_id,
+            span_id,
+            parent_span_id,
+            name,
+            kind,
+            start,
+            end,
+            message,
+            flat_key_values(get("attributes", [])),
+        ),
+        exceptions,
+    )
 
 
-def _usual_int(value: object) -> bool:
-    """An integer, or one in decimal digits (how OTLP/JSON writes 64-bit integers): what `lean_int` takes
-    without asking `_integer`."""
-    return type(value) is int or (type(value) is str and value.isascii() and value.isdigit())
-
-
-def _ids(
-    get: Callable[[str, object], object], span_ids: tuple[str, ...] = ("spanId", "parentSpanId")
-) -> None:
-    """A record's trace id and span ids (a span's own and its parent's), as `lean_trace_id` and `lean_span_id`
-    check them."""
-    value = get("traceId", _MISSING)
-    if value is not _MISSING and not (type(value) is str and len(value) == 32 and _hex(value)):
-        lean_trace_id(value)
-    for name in span_ids:
-        value = get(name, _MISSING)
-        if value is not _MISSING and not (type(value) is str and len(value) == 16 and _hex(value)):
-            lean_span_id(value)
-
-
-def _hex(value: str) -> bool:
-    """Hex digits only (a twice quicker test than a regex's): `fromhex` refuses any other character but
-    whitespace between two digits, and whitespace leaves fewer bytes than half the characters."""
-    try:
-        return len(bytes.fromhex(value)) * 2 == len(value)
-    except ValueError:
-        return False
+def _read_id(value: object, hex_length: int, slow: Callable[[object], str]) -> str:
+    """A record's trace or span id (absent: ""), checked and read as `lean_trace_id` and `lean_span_id` read
+    it. The usual spelling, hex of the id's length, without the models' regex: `fromhex` refuses any other
+    character but whitespace between two digits, and whitespace leaves fewer digits than it was given;
+    `hex()` spells the bytes in lowercase, as the models write an id."""
+    if type(value) is str and len(value) == hex_length:
+        try:
+            text = bytes.fromhex(value).hex()
+        except ValueError:
+            return slow(value)
+        if len(text) == hex_length:
+            return text if text.strip("0") else ""  # all zeros: no id
+    elif value == "":
+        return ""  # no id, as the models read an empty one
+    return slow(value)
 
 
 def lean_status_code(value: object) -> int:
@@ -282,20 +367,36 @@ def lean_status_code(value: object) -> int:
     return lean_int(value)
 
 
-def _log_record(record: Plain) -> None:
+def _log_record(record: Plain) -> LogFacts | None:
+    """The log record checked; what the reading takes of it read as it passes, when it is an error (one below
+    ERROR is read only for the context of the errors after it: `otlp_lean.log_neighbour`)."""
     get = record.get
-    for name in ("timeUnixNano", "observedTimeUnixNano", "severityNumber"):
-        value = get(name, _MISSING)
-        if value is not _MISSING and not _usual_int(value):
-            lean_int(value)
-    for name in ("severityText", "eventName"):
-        value = get(name, _MISSING)
-        if value is not _MISSING and type(value) is not str:
-            raise NotLean
+    time_unix_nano = lean_int(get("timeUnixNano", 0))
+    observed_time_unix_nano = lean_int(get("observedTimeUnixNano", 0))
+    severity_number = lean_int(get("severityNumber", 0))
+    severity_text = get("severityText", "")
+    event_name = get("eventName", "")
+    if type(severity_text) is not str or type(event_name) is not str:
+        raise NotLean
     body = get("body")
     if body is not None:
         _any_value(body)
-    value = get("attributes", _MISSING)
-    if value is not _MISSING:
-        _key_values(value)
-    _ids(get, ("spanId",))
+    trace_id = _read_id(get("traceId", ""), 32, lean_trace_id)
+    span_id = _read_id(get("spanId", ""), 16, lean_span_id)
+    error = severity_number or (SEVERITY_ERROR if severity_text.strip().upper() in SEVERITY_BY_TEXT else 0)
+    if error < SEVERITY_ERROR:
+        value = get("attributes", _MISSING)
+        if value is not _MISSING:
+            _key_values(value)
+        return None
+    return LogFacts(  # by position, as `_span` makes its tuple
+        trace_id,
+        span_id,
+        time_unix_nano,
+        observed_time_unix_nano,
+        severity_number,
+        severity_text,
+        event_name,
+        "" if body is None else body_text(body),
+        flat_key_values(get("attributes", [])),
+    )

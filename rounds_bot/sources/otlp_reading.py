@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from itertools import islice
-from typing import Any
 
 from rounds_bot.errors import SourceFormatError
 from rounds_bot.models import ErrorEvent
@@ -25,7 +24,6 @@ from rounds_bot.sources.otlp_build import (
     Known,
     LogFacts,
     Origin,
-    SpanFacts,
     exception_event,
     log_error,
     log_known,
@@ -38,18 +36,12 @@ from rounds_bot.sources.otlp_events import error_in_log_record
 from rounds_bot.sources.otlp_json import LogRecord
 from rounds_bot.sources.otlp_lean import (
     LeanLine,
+    LeanSpan,
     checked_logs,
-    flatten_plain,
-    log_facts,
     log_neighbour,
     log_severity,
     origin_of,
-    span_facts,
-    span_ids,
-    span_is_error,
-    span_moment,
 )
-from rounds_bot.sources.otlp_lean_check import lean_int
 from rounds_bot.sources.spill import EventSpill
 
 #: Candidates asked about in one go at most (a line's are asked about together, and at its end): the counted
@@ -68,24 +60,20 @@ class Built:
 
 
 class _FromSpan:
-    """The error events of one span, built from its plain record only when one of them is wanted."""
+    """The error events of one span, built from what was read of it only when one of them is wanted."""
 
-    def __init__(self, span: dict[str, Any], ids: tuple[str, str], origin: Origin) -> None:
-        self.plain, self.ids, self.origin = span, ids, origin
-        self._span: SpanFacts | None = None
+    def __init__(self, span: LeanSpan, origin: Origin) -> None:
+        self.span, self.origin = span, origin
 
     def event(self, index: int | None, known: Known) -> Callable[[], ErrorEvent]:
-        """The error of the span's exception event `index` (None: of its error status), whose id and time
-        `offer` was given."""
+        """The error of the span's `exception` event number `index` among its exception events (None: of its
+        error status), whose id and time `offer` was given."""
         return lambda: self._build(index, known)
 
     def _build(self, index: int | None, known: Known) -> ErrorEvent:
-        if self._span is None:
-            self._span = span_facts(self.plain, *self.ids)
         if index is None:
-            return span_error_event(self._span, self.origin, known)
-        own = flatten_plain(self.plain["events"][index].get("attributes", []))
-        return exception_event(self._span, own, self.origin, known)
+            return span_error_event(self.span.facts, self.origin, known)
+        return exception_event(self.span.facts, self.span.exceptions[index][2], self.origin, known)
 
 
 class Reading:
@@ -196,22 +184,22 @@ class Reading:
         before_skips = len(skipped)
         for scope in line.spans:
             origin = origin_of(scope.resource, scope.scope)
-            for span in scope.records:
+            for span in scope.read:
+                if span is None:
+                    continue  # not an error
                 try:
                     self._offer_span(span, origin)
                 except SourceFormatError as exc:
                     skipped.append(
-                        SkippedRecord(where=where, reason=f"span {span_ids(span)[1] or '?'}: {exc}")
+                        SkippedRecord(where=where, reason=f"span {span.facts.span_id or '?'}: {exc}")
                     )
-        for scope in line.logs:
-            origin = origin_of(scope.resource, scope.scope)
-            for record in scope.records:
-                severity = log_severity(record)
-                if severity < SEVERITY_ERROR:
+        for logs in line.logs:
+            origin = origin_of(logs.resource, logs.scope)
+            for record, facts in zip(logs.records, logs.read, strict=True):
+                if facts is None:  # below ERROR
                     neighbours = True
-                    self.neighbours.note(origin.service, *log_neighbour(record, severity))
+                    self.neighbours.note(origin.service, *log_neighbour(record, log_severity(record)))
                     continue
-                facts = log_facts(record)
                 moment = facts.time_unix_nano or facts.observed_time_unix_nano
                 if moment <= 0:
                     try:  # refused, as the models' reading refuses it
@@ -241,38 +229,29 @@ class Reading:
                 if severity < SEVERITY_ERROR:
                     self.neighbours.note(service, *log_neighbour(record, severity))
 
-    def _offer_span(self, span: dict[str, Any], origin: Origin) -> None:
-        events = span.get("events", ())
-        indexes: list[int | None] = [  # the indexes of its `exception` events
-            index for index, event in enumerate(events) if event.get("name", "") == "exception"
-        ]
-        if not indexes:
-            if not span_is_error(span):
-                return
-            indexes = [None]
-            what = "span"
-        else:
-            what = "exception event"
+    def _offer_span(self, span: LeanSpan, origin: Origin) -> None:
+        facts = span.facts
+        late = facts.end_time_unix_nano or facts.start_time_unix_nano
         # every error of the span has a time, or the span is read (and refused) as the models read it: all of
         # them are worked out before any is offered
-        timestamps = [moment_from_nanos(span_moment(span, index), what) for index in indexes]
-        ids = span_ids(span)
-        identity = (  # `span_identity`, its start time read only when it is needed
-            ids
-            if ids[0] and ids[1]
-            else span_identity(
-                *ids, origin.service, span.get("name", ""), lean_int(span.get("startTimeUnixNano", 0))
-            )
+        if span.exceptions:
+            timestamps = [moment_from_nanos(at or late, "exception event") for _, at, _ in span.exceptions]
+        else:
+            timestamps = [moment_from_nanos(late, "span")]
+        identity = (
+            (facts.trace_id, facts.span_id)
+            if facts.trace_id and facts.span_id
+            else span_identity(*facts[:2], origin.service, facts.name, facts.start_time_unix_nano)
         )
-        built = _FromSpan(span, ids, origin)
+        built = _FromSpan(span, origin)
         offer = self.offer
-        for index, timestamp in zip(indexes, timestamps, strict=True):
-            event_id = (
-                stable_id("span", *identity)
-                if index is None
-                else stable_id("span-event", *identity, str(index))
-            )
-            offer(event_id, timestamp, built.event(index, (event_id, timestamp)))
+        if not span.exceptions:
+            event_id = stable_id("span", *identity)
+            offer(event_id, timestamps[0], built.event(None, (event_id, timestamps[0])))
+            return
+        for number, ((index, _, _), timestamp) in enumerate(zip(span.exceptions, timestamps, strict=True)):
+            event_id = stable_id("span-event", *identity, str(index))
+            offer(event_id, timestamp, built.event(number, (event_id, timestamp)))
 
 
 def _log_builder(
