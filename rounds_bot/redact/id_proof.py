@@ -21,6 +21,11 @@ alone is read from the id itself: the gate is a character class repeated, which 
 as Hyperscan does. So each id's report is known exactly and judged as `kept` judges it; ids of a joined
 scan that reports more are halved until each half reports nothing else, or an id is scanned alone, as
 `kept` scans it. Nothing here proves more than `kept` does: an id's answer is `kept`'s, found sooner.
+
+With the scans joined, the Python a round spends on each id is what is left, so the ids of the joined scans
+that reported nothing else are settled together, after the scans (`_settled`): which of them hold the gate,
+and whether an id of 32 hex digits hides text in its bytes (`hex_ids_hiding`), are read for all of them at
+once, and only the few a bulk reading cannot rule out are asked one at a time.
 """
 
 from __future__ import annotations
