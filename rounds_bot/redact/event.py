@@ -215,8 +215,10 @@ class Redactor:
 
     def attributes(self, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
         safe: dict[str, AttributeValue] = {}
-        for key, value in islice(attributes.items(), MAX_ATTRIBUTES):
-            safe_key, safe_value = self.attribute(key, value)
+        kept, attribute = self._kept_pairs, self.attribute
+        for pair in islice(attributes.items(), MAX_ATTRIBUTES):
+            # a text attribute kept before is what `attribute` gives again (`_kept_pairs`), without the call
+            safe_key, safe_value = pair if pair in kept else attribute(*pair)
             while safe_key in safe:  # two keys that redact alike are both kept
                 safe_key += "'"
             safe[safe_key] = safe_value
