@@ -182,3 +182,70 @@ def test_a_joined_scan_reports_every_number_each_of_its_ids_reports_alone(ips: I
         joined = prefilter.reported("\n".join(group).encode("ascii"))
         for value in group:
             assert prefilter.reported(value.encode("ascii")) <= joined, (value, group)
+
+
+def _sixteen_bytes_that_may_print() -> list[bytes]:
+    """16 bytes that decode to text, or nearly: printable ASCII, UTF-8 of two to four bytes a character,
+    tabs and newlines, and each with one byte that does not print in its place."""
+    texts = [
+        "password=hunter2",
+        "héllo wörld 12",
+        "日本語のテ!",
+        "a日本語の!!!",
+        "\U0001f600\U0001f600abcdefgh",
+    ]
+    texts += ["key:\tvalue\r\nab12", "\u0085" * 8, "\u00a0" * 8, "abc\x7fdefghijklmno", "é" * 8]
+    spelled = [text.encode("utf-8") for text in texts]
+    assert all(len(raw) == 16 for raw in spelled)
+    for raw in list(spelled):
+        for at, byte in (
+            (0, 0x00),
+            (5, 0x1F),
+            (15, 0x7F),
+            (7, 0xC0),
+            (8, 0xC1),
+            (3, 0xF5),
+            (9, 0xFF),
+            (4, 0x80),
+        ):
+            spelled.append(raw[:at] + bytes([byte]) + raw[at + 1 :])
+    return spelled
+
+
+def test_ids_of_32_hex_digits_read_in_bulk_hide_what_each_ids_hex_runs_hide() -> None:
+    """`hex_ids_hiding` (a buffer of every id's 16 bytes) says what `hex_runs_hide_nothing` says of each:
+    random ids, ids that decode to text in ASCII and in UTF-8, and the same with one byte that does not
+    print; ids of other lengths go the long way."""
+    from rounds_bot.redact.decode import hex_runs_hide_nothing
+
+    chosen = random.Random(16)
+    spelled = [raw.hex() for raw in _sixteen_bytes_that_may_print()]
+    spelled += [raw.hex().upper() for raw in _sixteen_bytes_that_may_print()]
+    spelled += [chosen.randbytes(16).hex() for _ in range(2_000)]
+    chosen.shuffle(spelled)
+    others = [
+        b"password=hunter2hunter2".hex(),
+        chosen.randbytes(24).hex(),
+        "ab" * 15 + "a",
+        "xyz" + "ab" * 16,
+    ]
+    hiding = id_proof.hex_ids_hiding(spelled, others)
+    expected = [value for value in others + spelled if not hex_runs_hide_nothing(value)]
+    assert sorted(hiding) == sorted(expected)
+    assert len(expected) >= 10  # texts in hex were found, not only random ids let through
+
+
+@pytest.mark.parametrize("ips", ["all", "public", "off"])
+def test_ids_that_spell_text_in_hex_are_proven_joined_as_each_ids_own_proof_says(ips: IpPolicy) -> None:
+    """`prove` settles the ids of a joined scan in bulk (`_settled`): ids of 32 hex digits that decode to
+    text are still answered as each id's own scan answers, among random trace, span and event ids."""
+    chosen = random.Random(21)
+    values = [raw.hex() for raw in _sixteen_bytes_that_may_print()]
+    values += [chosen.randbytes(n).hex() for n in (8, 16, 16, 16) for _ in range(400)]
+    values += ["ab" * 16, ("ab" * 16).upper(), "0" * 32, "x" * 32, "12345678-1234-1234-1234-123456789012"]
+    chosen.shuffle(values)
+    alone = [IdProof(ips).kept(value) for value in values]
+    proof = IdProof(ips)
+    proof.prove(values)
+    assert [proof.proven(value) for value in values] == alone
+    assert 0 < sum(alone) < len(values)

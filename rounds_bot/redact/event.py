@@ -20,7 +20,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
-from itertools import islice
+from itertools import chain, islice
 from operator import attrgetter
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
@@ -56,8 +56,21 @@ def id_shaped(value: str) -> bool:
     return _ID_SHAPE.fullmatch(value) is not None
 
 
+def ids_shaped(values: list[str]) -> list[str]:
+    """The values of an id's shape (`id_shaped`), told at once for many of ASCII letters and digits alone."""
+    joined = "".join(values)
+    if joined.isascii() and joined.encode("ascii").isalnum() and max(map(len, values), default=0) <= ID_CHARS:
+        return values
+    return list(filter(id_shaped, values))
+
+
 #: attributes whose redaction is remembered at most (`Redactor.attribute`), past it the memory starts afresh
 MEMO_ATTRIBUTES = 20_000
+#: the fields of an event `Redactor.name` makes (`Redactor._kept_names`)
+_NAMES_FIELDS = frozenset(
+    {"service", "error_type", "error_code", "severity", "service_version", "environment"}
+)
+_NAMES = attrgetter(*sorted(_NAMES_FIELDS))
 #: the ids of an event `Redactor.identifier` makes (`Redactor.foresee`)
 _IDS = attrgetter("event_id", "trace_id", "span_id", "parent_span_id", "source_group_id")
 
@@ -76,6 +89,11 @@ class Redactor:
         # result, or a count, the long way would not. `_forgotten` says how often `_done` was emptied.
         self._names: dict[tuple[str, int], str] = {}
         self._attributes: dict[tuple[str, str], tuple[str, AttributeValue]] = {}
+        # what those memories hold that redaction keeps as it is: the text attributes `_attributes` gives
+        # back unchanged, and the names of an event (`_NAMES`) that `_names` gives back unchanged, all of
+        # them, so an event of a bug seen before is checked with a lookup a field, not a redaction
+        self._kept_pairs: set[tuple[str, str]] = set()
+        self._kept_names: set[tuple[str | None, ...]] = set()
         self._forgotten = 0
         # what redacting one text counts, added to `counts` (`_redacted`): one counter for every text
         self._found: Counter[str] = Counter()
@@ -97,6 +115,8 @@ class Redactor:
         self._done.clear()
         self._names.clear()
         self._attributes.clear()
+        self._kept_pairs.clear()
+        self._kept_names.clear()
         self._remembered = 0
         self._forgotten += 1
 
@@ -135,9 +155,8 @@ class Redactor:
     def foresee(self, events: Iterable[ErrorEvent]) -> None:
         """Prove at once the ids of events about to be redacted that `identifier` asks the proof of
         (`IdProof.prove`: the same answers, with a scan for many ids)."""
-        self._ids.prove(
-            value for event in events for value in _IDS(event) if value is not None and id_shaped(value)
-        )
+        values: dict[str | None, None] = dict.fromkeys(chain.from_iterable(map(_IDS, events)))
+        self._ids.prove(ids_shaped([value for value in values if value is not None]))
 
     def identity(self, value: str) -> str:
         """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
@@ -189,12 +208,17 @@ class Redactor:
         with it. The resource's attributes recur in every event of a service."""
         if len(self._attributes) >= MEMO_ATTRIBUTES:
             self._attributes.clear()
+            self._kept_pairs.clear()
         self._attributes[memo] = made
+        if made == memo:
+            self._kept_pairs.add(memo)
 
     def attributes(self, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
         safe: dict[str, AttributeValue] = {}
-        for key, value in islice(attributes.items(), MAX_ATTRIBUTES):
-            safe_key, safe_value = self.attribute(key, value)
+        kept, attribute = self._kept_pairs, self.attribute
+        for pair in islice(attributes.items(), MAX_ATTRIBUTES):
+            # a text attribute kept before is what `attribute` gives again (`_kept_pairs`), without the call
+            safe_key, safe_value = pair if pair in kept else attribute(*pair)
             while safe_key in safe:  # two keys that redact alike are both kept
                 safe_key += "'"
             safe[safe_key] = safe_value
@@ -211,37 +235,64 @@ class Redactor:
     def _changed(self, event: ErrorEvent) -> dict[str, object]:
         """The fields whose redaction differs from them, redacted in the model's order (the counts follow it);
         a field that is None or empty stays so and is not redacted. One test a field, in line: an event
-        has a dozen fields and a round a hundred thousand events."""
+        has a dozen fields and a round a hundred thousand events.
+
+        What the memories already say is kept as it is is not asked again: the ids `foresee` proved kept
+        (`identifier` returns them at once), the names of an event whose names were all kept (`_kept_names`)
+        and attributes that are all text attributes `_attributes` gives back unchanged (`_kept_pairs`). The
+        long way would find each of them in its memory, unchanged, and count nothing (a memory counts a
+        text once, when it is redacted): the same result, without the calls."""
         changed: dict[str, object] = {}
         name, text, identifier = self.name, self.text, self.identifier
+        proven = self._ids.answers().get
+        forgotten = self._forgotten
+        names = _NAMES(event)
+        named = names in self._kept_names  # no name is redacted again
         value: str | None
-        if (safe := identifier(value := event.event_id)) != value:
+        if not proven(value := event.event_id) and (safe := identifier(value)) != value:
             changed["event_id"] = safe
-        if (safe := name(value := event.service) or "unknown") != value:
+        if not named and (safe := name(value := event.service) or "unknown") != value:
             changed["service"] = safe
-        if (value := event.error_type) is not None and (safe := name(value, 512)) != value:
+        if not named and (value := event.error_type) is not None and (safe := name(value, 512)) != value:
             changed["error_type"] = safe
         if (safe := text(value := event.message, MESSAGE_CHARS)) != value:
             changed["message"] = safe
         if (value := event.stacktrace) is not None and (safe := text(value, STACKTRACE_CHARS)) != value:
             changed["stacktrace"] = safe
-        if (value := event.error_code) is not None and (safe := name(value)) != value:
+        if not named and (value := event.error_code) is not None and (safe := name(value)) != value:
             changed["error_code"] = safe
-        if (value := event.severity) is not None and (safe := name(value, 32)) != value:
+        if not named and (value := event.severity) is not None and (safe := name(value, 32)) != value:
             changed["severity"] = safe
-        if (value := event.trace_id) is not None and (safe := identifier(value)) != value:
+        if (
+            (value := event.trace_id) is not None
+            and not proven(value)
+            and (safe := identifier(value)) != value
+        ):
             changed["trace_id"] = safe
-        if (value := event.span_id) is not None and (safe := identifier(value)) != value:
+        if (
+            (value := event.span_id) is not None
+            and not proven(value)
+            and (safe := identifier(value)) != value
+        ):
             changed["span_id"] = safe
-        if (value := event.parent_span_id) is not None and (safe := identifier(value)) != value:
+        if (
+            (value := event.parent_span_id) is not None
+            and not proven(value)
+            and (safe := identifier(value)) != value
+        ):
             changed["parent_span_id"] = safe
-        if (value := event.service_version) is not None and (safe := name(value)) != value:
+        if not named and (value := event.service_version) is not None and (safe := name(value)) != value:
             changed["service_version"] = safe
-        if (value := event.environment) is not None and (safe := name(value)) != value:
+        if not named and (value := event.environment) is not None and (safe := name(value)) != value:
             changed["environment"] = safe
-        if (attributes := event.attributes) and (
-            safe_attributes := self.attributes(attributes)
-        ) != attributes:
+        if (
+            (attributes := event.attributes)
+            and not (
+                len(attributes) <= MAX_ATTRIBUTES
+                and all(map(self._kept_pairs.__contains__, attributes.items()))
+            )
+            and (safe_attributes := self.attributes(attributes)) != attributes
+        ):
             changed["attributes"] = safe_attributes
         if (value := event.source_group_id) is not None and (safe := identifier(value)) != value:
             changed["source_group_id"] = safe
@@ -249,7 +300,15 @@ class Redactor:
             changed["source_url"] = safe
         if (context := event.context) and (safe_context := list(map(self.context, context))) != context:
             changed["context"] = safe_context
+        if not named and forgotten == self._forgotten and _NAMES_FIELDS.isdisjoint(changed):
+            # each name was redacted, or found in `_names`, unchanged, and `_names` was not emptied since
+            self._remember_names(names)
         return changed
+
+    def _remember_names(self, names: tuple[str | None, ...]) -> None:
+        if len(self._kept_names) >= MEMO_ATTRIBUTES:
+            self._kept_names.clear()
+        self._kept_names.add(names)
 
     def context(self, record: ContextRecord) -> ContextRecord:
         """A neighbouring log record: its body by the message's rules, cut to its own cap."""

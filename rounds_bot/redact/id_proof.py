@@ -21,6 +21,11 @@ alone is read from the id itself: the gate is a character class repeated, which 
 as Hyperscan does. So each id's report is known exactly and judged as `kept` judges it; ids of a joined
 scan that reports more are halved until each half reports nothing else, or an id is scanned alone, as
 `kept` scans it. Nothing here proves more than `kept` does: an id's answer is `kept`'s, found sooner.
+
+With the scans joined, the Python a round spends on each id is what is left, so the ids of the joined scans
+that reported nothing else are settled together, after the scans (`_settled`): which of them hold the gate,
+and whether an id of 32 hex digits hides text in its bytes (`hex_ids_hiding`), are read for all of them at
+once, and only the few a bulk reading cannot rule out are asked one at a time.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ REPORTS = 1_024
 #: at once halves fewer (a few ids in a thousand report a keyword or a card number's digits)
 JOINED = 32
 #: a gate the Python engine reads as Hyperscan does: one character class (no escape in it) repeated
-_BARE_CLASS = re.compile(r"\[[^\]\\]+\]\{\d+\}")
+_BARE_CLASS = re.compile(r"\[[^\]\\]+\]\{(\d+)\}")
 #: the verdicts, by what they leave to the id itself
 _NOT_KEPT, _KEPT, _KEPT_IF_HEX_HIDES_NOTHING = 0, 1, 2
 
@@ -55,7 +60,9 @@ class IdProof:
         self._prepared = False
         self._verdicts: dict[frozenset[int], int] = {}
         self._proven: dict[str, bool] = {}  # what `kept` says of the ids `prove` was last given
-        self._hex_gate: tuple[int, re.Pattern[str]] | None = None  # its number, and read by Python
+        # the hex run's gate: its number, read by Python, and the length of its matches
+        self._hex_gate: tuple[int, re.Pattern[str], int] | None = None
+        self._gate_in_spelled = False  # whether every id of 32 hex digits holds the gate (`_spelled`)
 
     def kept(self, value: str) -> bool:
         """True exactly when `unchanged_shaped(value, ips=self.ips)` is, for `value` of an id's characters
@@ -67,6 +74,10 @@ class IdProof:
         if prefilter is None:  # no scanning engine: `unchanged_shaped` proves nothing
             return False
         return self._answer(prefilter.reported(value.encode("ascii")), value)
+
+    def answers(self) -> dict[str, bool]:
+        """What `kept` says of the ids `prove` was last given (`proven`'s answers, to look up in line)."""
+        return self._proven
 
     def proven(self, value: str) -> bool:
         """True when `prove` was last given `value` and found it kept (False: not given, or not kept)."""
@@ -88,8 +99,14 @@ class IdProof:
         if self._prefilter is not None and self._prefilter.scans_joined():
             number = self._prefilter.gate_number(HEX_GATE)
             source = SCAN_GATES[HEX_GATE][0]
-            if number is not None and _BARE_CLASS.fullmatch(source) and not SCAN_GATES[HEX_GATE][1]:
-                self._hex_gate = number, re.compile(source)
+            bare = _BARE_CLASS.fullmatch(source)
+            if number is not None and bare and not SCAN_GATES[HEX_GATE][1]:
+                length, hex_run = int(bare.group(1)), re.compile(source)
+                self._hex_gate = number, hex_run, length
+                # its class holds every hex digit, and its run fits in 32 of them
+                self._gate_in_spelled = length <= 32 and all(
+                    hex_run.fullmatch(c * length) for c in _HEX_DIGITS
+                )
         return self._prefilter
 
     def prove(self, values: Iterable[str]) -> None:
@@ -99,37 +116,59 @@ class IdProof:
         prefilter = self._prefilter if self._prepared else self._prepare()
         if prefilter is None or self._hex_gate is None:  # no engine, or one whose scans do not join
             return
-        ids = list(dict.fromkeys(value for value in values if value))
+        unique = dict.fromkeys(values)
+        unique.pop("", None)
+        ids = list(unique)
+        alone: dict[str, bool] = {}  # the ids of joined scans that reported more, each scanned alone
         for start in range(0, len(ids), JOINED):
-            self._prove_joined(prefilter, ids[start : start + JOINED])
+            self._prove_joined(prefilter, ids[start : start + JOINED], alone)
+        self._proven = self._settled([value for value in ids if value not in alone] if alone else ids)
+        self._proven.update(alone)
 
-    def _prove_joined(self, prefilter: Prefilter, ids: list[str]) -> None:
+    def _prove_joined(self, prefilter: Prefilter, ids: list[str], alone: dict[str, bool]) -> None:
+        """Scan `ids` joined, halved where a scan reports more than the hex run's gate: the ids of a joined
+        scan that reports nothing else report nothing else alone (`scans_joined`) and are left to
+        `_settled`; the ids of a part of two or fewer that still reports more are scanned alone, as `kept`
+        scans them, and their answers put in `alone`."""
         assert self._hex_gate is not None  # `prove` checked it
-        number, hex_run = self._hex_gate
-        hexed, bare = frozenset({number}), frozenset[int]()
+        number = self._hex_gate[0]
         parts = [ids]
         while parts:
             part = parts.pop()
             if len(part) <= 2:  # each scanned alone, as `kept` scans it
                 for value in part:
-                    self._proven[value] = self._answer(prefilter.reported(value.encode("ascii")), value)
+                    alone[value] = self._answer(prefilter.reported(value.encode("ascii")), value)
                 continue
             report = prefilter.reported("\n".join(part).encode("ascii"))
             if report and report != {number}:  # some id reports more than the gate: halve
                 half = len(part) // 2
                 parts += [part[:half], part[half:]]
+
+    def _settled(self, ids: list[str]) -> dict[str, bool]:
+        """What `kept` says of `ids`, none of which reports more than the hex run's gate alone: whether one
+        reports the gate, the id tells (`_BARE_CLASS`: Python's engine matches it as Hyperscan does; an id
+        shorter than its run does not, and one of 32 hex digits does when the gate's class holds them), so
+        its report, and the verdict on that report, are known without its scan. Read in bulk, not id by id:
+        a round proves a few hundred thousand ids."""
+        assert self._hex_gate is not None  # `prove` checked it
+        number, hex_run, length = self._hex_gate
+        spelled = _spelled(ids) if self._gate_in_spelled else []
+        known = set(spelled)
+        others = list(filter(hex_run.search, [v for v in ids if len(v) >= length and v not in known]))
+        known.update(others)
+        bare = [value for value in ids if value not in known] if known else ids
+        settled: dict[str, bool] = {}
+        for report, values in ((frozenset({number}), spelled + others), (frozenset[int](), bare)):
+            if not values:
                 continue
-            # no id reports more than the gate; which report it, each id tells (`_BARE_CLASS`): `_answer`,
-            # in line (a round proves a few hundred thousand ids)
-            proven, verdicts = self._proven, self._verdicts
-            for value in part:
-                report = hexed if hex_run.search(value) else bare
-                verdict = verdicts.get(report)
-                if verdict is None:
-                    verdict = self._judged(report, value)
-                proven[value] = verdict == _KEPT or (
-                    verdict == _KEPT_IF_HEX_HIDES_NOTHING and hex_runs_hide_nothing(value)
-                )
+            verdict = self._verdicts.get(report)
+            if verdict is None:
+                verdict = self._judged(report, values[0])
+            settled.update(dict.fromkeys(values, verdict != _NOT_KEPT))
+            if verdict == _KEPT_IF_HEX_HIDES_NOTHING:
+                hiding = hex_ids_hiding(spelled, others) if values[0] in known else hex_ids_hiding([], bare)
+                settled.update(dict.fromkeys(hiding, False))
+        return settled
 
     def _judged(self, report: frozenset[int], value: str) -> int:
         """What the engine says of the report `value`'s scan gave, as `unchanged_shaped` reads it."""
@@ -145,3 +184,46 @@ class IdProof:
             self._verdicts.clear()
         self._verdicts[report] = verdict
         return verdict
+
+
+#: the digits of hex, both cases (an id of 32 of them alone spells 16 bytes: a trace id, an event id)
+_HEX_DIGITS = "0123456789abcdefABCDEF"
+_HEX_16_BYTES = re.compile(r"[0-9A-Fa-f]{32}")
+#: DEL, and the bytes UTF-8 never holds
+_NEVER_PRINTS = frozenset({0x7F, 0xC0, 0xC1, *range(0xF5, 0x100)})
+#: each byte no text `decode._printable` accepts of 16 bytes can hold, as 0; every other byte as 1
+_MAY_PRINT = bytes(
+    0 if byte in _NEVER_PRINTS or (byte < 0x20 and byte not in b"\t\n\r") else 1 for byte in range(256)
+)
+#: 16 bytes of which each may print: what a run of 16 bytes must be to decode to text
+_SIXTEEN = b"\x01" * 16
+
+
+def _spelled(values: list[str]) -> list[str]:
+    """The values of 32 hex digits alone (`_HEX_16_BYTES`), in order: told at once when all those of that
+    length are."""
+    of_length = [value for value in values if len(value) == 32]
+    joined = "".join(of_length)
+    if joined.isascii() and not joined.encode("ascii").translate(None, _HEX_DIGITS.encode("ascii")):
+        return of_length
+    return list(filter(_HEX_16_BYTES.fullmatch, of_length))
+
+
+def hex_ids_hiding(spelled: list[str], others: list[str]) -> list[str]:
+    """The texts of `spelled` (of 32 hex digits alone, `_spelled`) and `others` whose hex runs hide
+    something (not `decode.hex_runs_hide_nothing`), read in bulk for those spelled: their one run is the
+    whole id, and its 16 bytes decode to text only when every character they decode to prints
+    (`decode._printable` wants 95% of them, so all of fewer than 20). An ASCII control byte decodes to
+    itself, which does not print, and a byte UTF-8 never holds (0xC0, 0xC1, 0xF5 to 0xFF) to a lone
+    surrogate, which does not either: an id whose bytes hold one hides nothing. The ids' bytes are read in
+    one buffer, a 0 byte between two ids, so 16 bytes in a row that may print are one id's; most random
+    ids hold such a byte, and the few that do not are asked of `hex_runs_hide_nothing`, as `others` are."""
+    hiding = [value for value in others if not hex_runs_hide_nothing(value)]
+    may_print = bytes.fromhex("00".join(spelled)).translate(_MAY_PRINT)
+    at = may_print.find(_SIXTEEN)
+    while at >= 0:
+        value = spelled[at // 17]
+        if not hex_runs_hide_nothing(value):
+            hiding.append(value)
+        at = may_print.find(_SIXTEEN, at + 17)
+    return hiding

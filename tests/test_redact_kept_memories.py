@@ -1,0 +1,91 @@
+"""What the redactor's memories say is kept as it is is not redacted again (`Redactor._changed`): an event
+whose names were all kept before, and attributes that are all text attributes kept before, are looked up,
+not redacted. Pinned to the long way (those two memories never holding anything) on the security corpus's
+events, each seen several times, with the memories emptied now and then as a long round's are: the same
+events, the same counts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from security_corpus import corpus
+from security_harness import now, plant_secrets, secret_file
+
+from rounds_bot.models import ErrorEvent
+from rounds_bot.redact import Redactor
+from rounds_bot.redact import event as event_module
+from rounds_bot.redact.event import Boundary, id_shaped, ids_shaped
+from rounds_bot.sources.base import Window
+from rounds_bot.sources.otlp_file import OtlpFileSource
+
+
+class _Forgetful(set[object]):
+    """A memory that never holds anything: the long way."""
+
+    def add(self, element: object) -> None:
+        pass
+
+
+def _long_way() -> Redactor:
+    redactor = Redactor()
+    redactor._kept_pairs = _Forgetful()  # type: ignore[assignment]
+    redactor._kept_names = _Forgetful()  # type: ignore[assignment]
+    return redactor
+
+
+def _raw_events(tmp_path: Path) -> list[ErrorEvent]:
+    at = now()
+    path = secret_file(tmp_path / "telemetry.jsonl", plant_secrets(corpus()), at)
+    window = Window(start=at - timedelta(days=30), end=at + timedelta(days=1))
+    return list(OtlpFileSource(path).poll_new(window, frozenset(), lambda ids: set()).events)
+
+
+def _repeated(events: list[ErrorEvent]) -> list[ErrorEvent]:
+    """The events three times over, with new ids: a bug's records share names and attributes, not ids."""
+    again = []
+    for round_ in range(3):
+        for number, event in enumerate(events):
+            again.append(event.model_copy(update={"event_id": f"{round_:02x}{number:030x}"}))
+    return again
+
+
+def _through(redactor: Redactor, events: list[ErrorEvent]) -> list[dict[str, object]]:
+    boundary = Boundary(redactor)
+    for event in events:
+        boundary(event)
+    boundary._redact_waiting()
+    return [event.model_dump() for event in boundary.events]
+
+
+@pytest.mark.parametrize("memo_chars", [event_module.MEMO_CHARS, 2_000])
+def test_events_seen_again_are_made_and_counted_as_the_long_way_makes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memo_chars: int
+) -> None:
+    monkeypatch.setattr(event_module, "MEMO_CHARS", memo_chars)  # 2,000: emptied every few events
+    monkeypatch.setattr(event_module, "BOUNDARY_BATCH", 17)
+    events = _repeated(_raw_events(tmp_path))
+    quick, slow = Redactor(), _long_way()
+    assert _through(quick, events) == _through(slow, events)
+    assert quick.counts == slow.counts
+    assert any(event.attributes for event in events) and sum(slow.counts.values()) > 0
+    if memo_chars == event_module.MEMO_CHARS:  # the memories were used, not only allowed
+        assert quick._kept_pairs and quick._kept_names
+
+
+def test_attributes_of_other_types_are_never_taken_for_text_attributes_kept() -> None:
+    """A number equal to no text, and a flag, go the long way: the kept pairs are text attributes."""
+    redactor = Redactor()
+    made = redactor.attributes({"user.id": "4111111111111111", "count": "1"})
+    assert made["user.id"] != "4111111111111111" and ("count", "1") in redactor._kept_pairs
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for attributes in ({"count": 1}, {"count": True}, {"card": 4111111111111111}):
+        event = ErrorEvent(event_id="e1", timestamp=at, message="m", attributes=attributes)
+        assert redactor.event(event) == _long_way().event(event)
+
+
+def test_many_ids_are_told_an_ids_shape_as_each_is() -> None:
+    values = ["ab" * 16, "", "a" * 129, "a" * 128, "x:y/z", "naïve", "a b", "0" * 16, "A-Z_09.:/"]
+    for group in (values, ["ab" * 16, "0" * 16], ["ab" * 16, "a" * 129], [""]):
+        assert ids_shaped(group) == [value for value in group if id_shaped(value)]
