@@ -150,3 +150,24 @@ def test_repeats_are_placed_as_assigned_when_the_memo_is_cleared_between_them(
     events = _scale_events(40, 3)
     without = assert_placed_as_assigned(events, GroupingEngine(), GroupingEngine())
     assert without > len(events) // 3
+
+
+def test_a_dump_keys_digest_tells_keys_apart_and_not_equal_keys_made_otherwise() -> None:
+    """The digest of a dump key is the same for equal keys, whatever objects hold their parts (interned or
+    not), and differs between keys that differ in a part, in None against an empty or a `None` text, or in
+    where their parts break."""
+    import sys
+
+    part = "".join(["main.", "handle"])  # a new string object, not interned
+    same = [("a\n", part, None, ""), ("a\n", sys.intern("main.handle"), None, "")]
+    assert len({cut_digests._dump_digest(key) for key in same}) == 1
+    different = [
+        ("a\n", "main.handle", None, ""),
+        ("a\n", "main.handle", "", ""),
+        ("a\n", "main.handle", "None", ""),
+        ("a\n", "main.handle", None, None),
+        ("a\nmain.handle", None, ""),
+        ("a\n", "main.handl", "e", None, ""),
+        ("a\n", "main.handle\ud800", None, ""),
+    ]
+    assert len({cut_digests._dump_digest(key) for key in different}) == len(different)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_grouping_corpus import EVENTS
 from test_grouping_labelled_data import defects4j, trace_events
 
+from rounds_bot.grouping import engine as engine_module
+from rounds_bot.grouping import templates as templates_module
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.placement import MessageFacts, Placement
 from rounds_bot.models import Assignment, ErrorEvent
@@ -73,3 +76,46 @@ def test_the_counting_pass_reads_the_same_from_an_events_fields_as_from_the_even
     states = {s: by_events.state(s) for s in by_events.signature_ids()}
     assert states == {s: by_facts.state(s) for s in by_facts.signature_ids()}
     assert sum(fact.stacktrace is None and not fact.error_code for fact in facts) > 10  # lines it counts
+
+
+def test_repeats_share_one_placement_and_are_placed_alike_when_the_kept_ones_are_forgotten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A repeat placed without an assignment gets the one placement kept for its signature and tier
+    (`GroupingEngine._placed`); with room for a single one (forgotten at every other signature), the
+    placements are the same."""
+    events = EVENTS + EVENTS
+    kept = placed_as_a_round(GroupingEngine(), events)
+    repeats = [placed for placed in kept if placed.assignment is None]
+    assert len({id(placed) for placed in repeats}) == len({(p.signature_id, p.tier) for p in repeats})
+    monkeypatch.setattr(engine_module, "PLACEMENTS_KEPT", 1)
+    assert placed_as_a_round(GroupingEngine(), events) == kept
+
+
+def test_a_skeleton_whose_keys_were_fetched_asks_the_database_nothing_more(tmp_path: Path) -> None:
+    """The miner fetches the keys of a skeleton once (`TemplateMiner._fetch_for`): its repeats build no keys
+    and ask for none; an engine that forgets which skeletons it fetched (room for one) asks for no more keys
+    and places the events alike."""
+    asked: list[list[str]] = []
+
+    def engine(path: Path) -> GroupingEngine:
+        found = GroupingEngine(lookup=Store.open(path).grouping_lookup())
+        registry_fetch = found._known_signatures.fetch
+
+        def fetch(keys: list[str]) -> bool:
+            asked.append(keys)
+            return registry_fetch(keys)
+
+        found._miner.fetch = fetch
+        return found
+
+    events = [event for event in EVENTS if event.stacktrace is None and not event.error_code]
+    assert len(events) > 10
+    first = placed_as_a_round(engine(tmp_path / "a.db"), events + events)
+    fetched = len(asked)
+    assert fetched > 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(templates_module, "FETCHED_SKELETONS", 1)
+        asked.clear()
+        assert placed_as_a_round(engine(tmp_path / "b.db"), events + events) == first
+        assert len(asked) == fetched

@@ -256,3 +256,33 @@ def test_a_go_runtime_throw_is_read_with_its_frames_whatever_its_g_m_and_frame_p
     assert [f.function for f in other.frames] == ["main"]
     dumps = [_go_throw(n) for n in range(1, 6)]
     assert _signatures_of(dumps, "fatal error", "concurrent map writes") == 1
+
+
+def test_the_java_frame_line_test_answers_as_the_frame_reader_without_its_memo(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`java.is_frame_line` (what the agreement check of a cut trace asks of each occurrence's message line)
+    answers as reading the line's frame does, on every line of the golden traces and on lines built around
+    the frame pattern, and never goes through the memo of frames read (a one-off line would push out the
+    lines that recur)."""
+    from rounds_bot.grouping.stacktrace import java
+
+    lines = [line for case in CASES for line in trace_lines((TRACES / f"{case}.txt").read_text())]
+    lines += [
+        "\tat com.acme.Cart.total(Cart.java:42)",
+        "at com.acme.Cart.total(Cart.java)",
+        "\tat app//com.acme.Cart.total(Cart.java:42) ~[app.jar:1.0]",
+        "\t... 12 more",
+        "\t... 3 common frames omitted",
+        "java.lang.IllegalStateException: at com.acme.Cart.total(Cart.java:42)",
+        "java.lang.IllegalStateException: cart 12 is empty",
+        "at (Cart.java:42)",
+    ]
+    expected = [java._frame_of(line) is not None or java._MORE.match(line) is not None for line in lines]
+    assert any(expected) and not all(expected)
+
+    def no_memo(line: str) -> None:
+        raise AssertionError(f"the memo of frames read was asked about {line!r}")
+
+    monkeypatch.setattr(java, "_frame_of", no_memo)
+    assert [java.is_frame_line(line) for line in lines] == expected

@@ -88,6 +88,17 @@ TRICKY = [
     "at /app/src/x.js:1:2",
     "goroutine 1 [running]",
     "boom [recovered]",
+    "report 7 is in state quote token=[REDACTED:github_token]",
+    "[REDACTED:email]",
+    "at com.acme.Cart.total(Cart.java:42) ~[app.jar:1.0]",
+    "at TCPConnectWrap.afterConnect [as oncomplete]",
+    "[cause]: Error: connect ECONNREFUSED [x]",
+    "[Previous line repeated 996 more times]",
+    "goroutine 1 [running]:]",
+    "boom [recovered] [recovered]",
+    "boom [recovered]x",
+    "boom[recovered]",
+    "[signal SIGSEGV: segmentation violation",
     "[signal SIGSEGV: segmentation violation]",
     "Traceback (most recent call last):",
     'File "/app/x.py", line 3, in f',
@@ -161,6 +172,18 @@ def test_a_text_that_already_holds_the_placeholder_is_read_whole() -> None:
 def test_a_plain_message_is_cut_out_in_every_checked_runtime() -> None:
     for template in TEMPLATES.values():
         assert _assert_reads_alike(template.format(message="cart 17 is empty"), "cart 17 is empty")
+
+
+def test_a_message_ending_in_a_bracket_is_cut_out_but_a_recovered_go_panics() -> None:
+    """Only Go's panic line looks for `]` at a line's end outside a frame line (` [recovered]`): a message
+    that ends in a bracket (as a redacted value's mark does) is read from the cut text in every checked
+    runtime, one that ends as a recovered panic's line does is read whole under Go."""
+    message = "report 7 is in state quote token=[REDACTED:github_token]"
+    for template in TEMPLATES.values():
+        assert _assert_reads_alike(template.format(message=message), message)
+    for message in ("boom [recovered]", "boom [recovered] [recovered]"):
+        for name, template in TEMPLATES.items():
+            assert _assert_reads_alike(template.format(message=message), message) == (name != "go"), name
 
 
 @settings(max_examples=300, deadline=None)

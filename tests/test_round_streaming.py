@@ -1,7 +1,7 @@
 """A round's memory does not grow with its records: the events it reads are kept on disk past a few thousand
 (`EventSpill`), what a tally keeps of each occurrence is a few bytes (`Timeline`), the ids to remember and
-the errors a cascade needs go to a temporary database (`Counted`, `TraceErrors`), and a round that keeps
-them so gives the same report, database and issues as one that keeps everything in memory."""
+the errors a cascade needs go to a temporary file (`Counted`) or database (`TraceErrors`), and a round that
+keeps them so gives the same report, database and issues as one that keeps everything in memory."""
 
 from __future__ import annotations
 

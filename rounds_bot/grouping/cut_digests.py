@@ -24,6 +24,7 @@ reading of a key never changes. A Go reading is kept under the dump key only whe
 from __future__ import annotations
 
 import hashlib
+import marshal
 from dataclasses import dataclass
 from enum import Enum
 from typing import cast
@@ -120,11 +121,11 @@ def _text_digest(found: Cut) -> bytes:
 
 
 def _dump_digest(dump: DumpKey) -> bytes:
-    """The digest of a dump key, by its `repr`: a tuple of strings and Nones written as Python reads it back,
-    so no two keys give one text."""
-    return hashlib.blake2b(
-        repr(dump).encode("utf-8", "surrogatepass"), digest_size=16, person=b"dump"
-    ).digest()
+    """The digest of a dump key, by its `marshal` bytes: a tuple of strings and Nones written so that it reads
+    back as the same tuple (no two keys give the same bytes), in the format's version 0, whose bytes are the
+    values' alone (no references to objects written before, no mark of an interned string), so equal keys
+    give the same bytes. Three times quicker than writing out its `repr`."""
+    return hashlib.blake2b(marshal.dumps(dump, 0), digest_size=16, person=b"dump").digest()
 
 
 def _size(key: _Key, place: CutPlace | None) -> int:

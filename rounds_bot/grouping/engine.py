@@ -55,6 +55,8 @@ from rounds_bot.settings.grouping import GroupingConfig
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
+#: placements without an assignment kept for the repeats of their signatures (`_placed`)
+PLACEMENTS_KEPT = 65_536
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -82,6 +84,8 @@ class GroupingEngine(Placing):
         self._explainer = Explainer(self.config)
         #: the caching layer: answers already given (see `routes`)
         self._answers = Answers()
+        #: the placements without an assignment given so far (`_placed`)
+        self._placements: dict[tuple[str, Tier], Placement] = {}
         states = sorted(known, key=lambda s: s.seq)
         #: whether signatures of an earlier fingerprint version may be known (given, or in a
         #: database): only then is a message also read the way that version read it
@@ -175,27 +179,39 @@ class GroupingEngine(Placing):
         self._expect(batch if facts is None else facts)
         for event in batch:
             found = self._known_place(event)
-            if found is not None and found[0] in settled:
-                yield Placement(found[0], found[1])
+            if found is not None and found.signature_id in settled:
+                yield found
             else:
                 assignment = self.assign(event)
                 yield Placement(assignment.signature_id, assignment.tier, assignment)
 
-    def _known_place(self, event: ErrorEvent) -> tuple[str, Tier] | None:
+    def _known_place(self, event: ErrorEvent) -> Placement | None:
         """The signature and tier of an event with an error code or a stack trace whose key is known
-        (tier 1 or 2, as `assign` reads them), without building its candidate; None for any other."""
+        (tier 1 or 2, as `assign` reads them), without building its candidate, as a placement without an
+        assignment; None for any other."""
         if event.stacktrace is None and not event.error_code and not event.attributes:
             return None  # a plain log line: the message path (cheap when its template is known)
         code = self._codes.read(event)
         if code is not None:
             owner = self._known_signatures.owner_of_code(f"{event.service or 'unknown'}\x1f{code.code}")
-            return (owner, "error_code") if owner is not None else None
+            return self._placed(owner, "error_code") if owner is not None else None
         stacktrace = event.stacktrace
         if not stacktrace or stacktrace.isspace():
             return None
         digests = self._candidates.trace_digests(event)
         owner = self._known_signatures.owner_of_hashes(digests) if digests is not None else None
-        return (owner, "fingerprint") if owner is not None else None
+        return self._placed(owner, "fingerprint") if owner is not None else None
+
+    def _placed(self, signature_id: str, tier: Tier) -> Placement:
+        """The placement without an assignment of a signature and tier: one object for all the repeats placed
+        so (a placement is never changed), kept per signature and tier; bounded, cleared whole when full."""
+        key = (signature_id, tier)
+        placed = self._placements.get(key)
+        if placed is None:
+            if len(self._placements) >= PLACEMENTS_KEPT:
+                self._placements.clear()
+            placed = self._placements[key] = Placement(signature_id, tier)
+        return placed
 
     def _expect(self, batch: Iterable[ErrorEvent | MessageFacts]) -> None:
         """Learn from a batch's message-path lines which words vary (the miner's `expect`),

@@ -12,7 +12,12 @@ Nothing here decides where an event goes; every entry is a shortcut to an answer
   answers dropped);
 - per trace candidate (the candidate reader memoises candidates, so the same trace and message
   give the same object), the fingerprint tier's assignment: a hash, once registered, always
-  leads to the same signature.
+  leads to the same signature;
+- per signature and tier, the placement without an assignment a round's repeats are given
+  (`GroupingEngine._placed`): it holds nothing but the two, and is never changed;
+- per bucket and skeleton, that the miner fetched the lookup keys of its templates
+  (`TemplateMiner._fetch_for`): the keys are a function of the two, and a key fetched once is
+  never fetched again.
 
 The other memos are of pure functions and sit beside what they memoise: message shapes
 (`shapes`), parsed traces, by shape, by a Go dump's key (`stacktrace.go_key`), by the text with the

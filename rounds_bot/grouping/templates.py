@@ -45,6 +45,9 @@ from rounds_bot.grouping.skeletons import (
 from rounds_bot.grouping.variability import varying_skeletons
 from rounds_bot.models import Frozen
 
+#: skeletons `TemplateMiner._fetch_for` remembers having fetched the keys of, before it forgets them all
+FETCHED_SKELETONS = 65_536
+
 
 class TemplateState(Frozen):
     """One mined template, as a signature stores it."""
@@ -115,6 +118,10 @@ class TemplateMiner:
     fetch: Callable[[list[str]], object] | None = None
     fetch_learned: Callable[[str], set[str]] | None = None
     _fetched: set[str] = field(default_factory=set)
+    #: the skeletons (with their bucket) whose keys were all fetched: `_fetch_for` does nothing more for them
+    #: (the keys are a function of the two, and a key fetched once is never fetched again), so a repeat
+    #: builds no keys; bounded, cleared whole when full (a skeleton then builds its keys once more)
+    _fetched_for: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
     #: the skeletons of the batch being grouped that have a varying position, with it opened
     #: (see `variability`); set by `expect`
     _varying: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = field(default_factory=dict)
@@ -201,6 +208,11 @@ class TemplateMiner:
 
     def _fetch_for(self, bucket: str, tokens: tuple[str, ...]) -> None:
         """Load every known template that could take part in matching `tokens`."""
+        if (bucket, tokens) in self._fetched_for:
+            return
+        if len(self._fetched_for) >= FETCHED_SKELETONS:
+            self._fetched_for.clear()
+        self._fetched_for.add((bucket, tokens))
         if self.fetch_learned is not None and bucket not in self._fetched:
             self._fetched.add(bucket)
             learned = self.fetch_learned(bucket)

@@ -12,9 +12,12 @@ the message's line differs between the two texts. Every test the parsers make of
 start and reads the line's prefix first (`Type: `, the same in both texts), and a header's value is the
 pattern's `.*` after `: `, which takes any single line. `usable` refuses every message that could make a
 line test answer otherwise: one that is not a single line, is not stripped, appears twice, would be cut
-to bounds, or ends the way a line test looks for at the end of a line (`]`, `:`, `{`: Go's
-`[recovered]`, goroutine and signal lines, V8's ` {`); and it asks every line test that can look at a
-whole line (the runtime's frame line, the runtime votes) the same question of both lines. The reading
+to bounds, or ends the way a line test looks for at the end of a line (`:`, `{`: Go's goroutine and
+signal lines, V8's ` {`); `Cut.agrees` refuses one ending in ` [recovered]` under Go (its panic line's
+pattern leaves that out of the value: the only test of the checked runtimes' parsers that looks for `]` at
+a line's end outside a frame line, which the frame test below answers for, or a line that starts with `[`,
+which a header line never does), and asks every line test that can look at a whole line (the runtime's
+frame line, the runtime votes) the same question of both lines. The reading
 with the placeholder is used only when the placeholder ends up where a message belongs and nowhere
 else: once, at the start of the value of the exception whose type the prefix names, under one of the
 runtimes whose line tests this reasoning was checked against (Python, JVM, V8, Go). Any other trace is
@@ -35,7 +38,10 @@ PLACEHOLDER = "\ue000"
 #: the runtimes whose line tests the module docstring's reasoning was checked against
 CHECKED_RUNTIMES: frozenset[Runtime] = frozenset({"python", "java", "node", "go"})
 #: a message ending so may complete a line test that looks at the end of a line
-_RISKY_ENDINGS = ("]", ":", "{")
+_RISKY_ENDINGS = (":", "{")
+#: per runtime, a message ending so may complete a line test of its parser that looks at the end of a line
+#: (Go's panic line, `panic: <value> [recovered]`): refused under that runtime alone (`Cut.agrees`)
+_RISKY_ENDINGS_OF: dict[Runtime, str] = {"go": " [recovered]"}
 
 
 @dataclass(slots=True)
@@ -89,7 +95,12 @@ class Cut:
         return line_votes(self.prefix + PLACEHOLDER, runtime)
 
     def agrees(self, runtime: Runtime, votes: LineVotes) -> bool:
-        """Whether those line tests answer for the message's line as `votes` (the placeholder's)."""
+        """Whether the message may stand in the placeholder's place in a trace read as `runtime`: it does not
+        end as a line test of that runtime's parser looks for (`_RISKY_ENDINGS_OF`), and those line tests
+        answer for the message's line as `votes` (the placeholder's)."""
+        risky = _RISKY_ENDINGS_OF.get(runtime)
+        if risky is not None and self.message.endswith(risky):
+            return False
         return line_votes(self.prefix + self.message, runtime) == votes
 
     def holder(self, trace: ParsedTrace) -> int | None:

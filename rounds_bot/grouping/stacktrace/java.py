@@ -63,8 +63,12 @@ def looks_like_jvm_frame(line: str) -> bool:
 
 
 def is_frame_line(line: str) -> bool:
-    """A line that prints a frame, or stands for frames (`... 12 more`)."""
-    return _frame_of(line) is not None or _MORE.match(line) is not None
+    """A line that prints a frame, or stands for frames (`... 12 more`). Not memoised: what `_frame_of` gives
+    is a frame exactly when `_FRAME` matches, so the pattern alone answers, and a line asked about once (the
+    message line every occurrence's cut trace is checked with, `trace_cut.Cut.agrees`) is not kept in the
+    memo of the frames read, where it would push out the lines that recur. (`stacktrace.frame_lines`, which
+    reads whole traces, keeps its own memo of these answers.)"""
+    return _FRAME.match(line) is not None or _MORE.match(line) is not None
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
