@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - exercised by the fallback test, which 
 
 from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.scan_chars import Untranslatable, scan_bytes
+from rounds_bot.redact.scan_joined import JoinedScan
 from rounds_bot.redact.scan_lines import LineScan, Patterns, gate_database, joinable, lines_of
 from rounds_bot.redact.translate import Translated, translate, words_pattern
 
@@ -75,6 +76,7 @@ class Prefilter:
         self._lines: LineScan | None = None  # built at the first long text of many lines
         self._gate_lines: dict[frozenset[str], Any] = {}  # by the gates' names (`lines_with`)
         self._joinable: bool | None = None  # `scans_joined`, read once
+        self._joined: JoinedScan | None = None  # `joined`, built at its first call
         # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
         first: dict[tuple[str, str, bool], int] = {}
         self._alike: dict[int, list[int]] = {}
@@ -164,6 +166,17 @@ class Prefilter:
                 match_event_handler=_collect,
                 context=hits,
             )
+        return self._read(hits)
+
+    def scan_many(self, texts: list[str]) -> list[Scan] | None:
+        """`scan` of each of many ASCII texts, or more (an end or a keyword more only makes a rule search
+        and find nothing), found with a few scans for them all (`joined`); None when the texts cannot be
+        scanned joined."""
+        joined = self.joined()
+        return None if joined is None else [self._read(hits) for hits in joined.hits(texts)]
+
+    def _read(self, hits: list[tuple[int, int]]) -> Scan:
+        """What a scan that reported `hits` found."""
         if not hits:  # most texts: nothing to sort out
             return NOTHING
         base = len(self.rules)
@@ -235,6 +248,15 @@ class Prefilter:
             )
         return self._joinable
 
+    def joined(self) -> JoinedScan | None:
+        """The scan of many ASCII texts at once (`scan_joined.py`), built at the first call; None when texts
+        joined by newlines do not report what each reports alone (`scans_joined`)."""
+        if self._joined is None and self.scans_joined():
+            database = self._databases.get(True) or self._database(True)
+            patterns = _patterns(self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only=True)
+            self._joined = JoinedScan.of(patterns, database, self._by_lines(database), LINES_FROM)
+        return self._joined
+
     def gate_number(self, name: str) -> int | None:
         """The number the scan reports the gate `name` by (None: no such gate)."""
         return next((number for number, gate in self._gate_ids.items() if gate == name), None)
@@ -266,18 +288,20 @@ def _patterns(
     expressions = [
         (translated[i].ascii_source if ascii_only else translated[i].source).encode("latin-1") for i in ids
     ]
-    # a rule searched near its ends needs every end; one searched whole only the first
+    # a rule searched near its ends needs every end; one searched whole only the first (an unbounded match
+    # would report an end for each character it goes on by). Keywords and gates report every match: texts
+    # scanned joined are then each credited with theirs (`scan_joined.py`), and they are seldom many a text
     flags = [0 if translated[i].widest is not None else hyperscan.HS_FLAG_SINGLEMATCH for i in ids]
     lengths = [0] * len(ids)
     for keyword, number in keyword_ids.items():
         expressions.append(words_pattern(frozenset({keyword}), ascii_only).encode("latin-1"))
         ids.append(number)
-        flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
+        flags.append(0)
         lengths.append(0)
     for number, (source, least) in gates.items():  # ASCII patterns: the same for either scan
         expressions.append(source.encode("ascii"))
         ids.append(number)
-        flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
+        flags.append(0)
         lengths.append(least)
     flags = [each | hyperscan.HS_FLAG_MULTILINE for each in flags]
     return Patterns(expressions, ids, flags, lengths)
