@@ -187,6 +187,7 @@ def test_only_rules_searched_whole_are_reported_once_a_scan_and_they_again_in_th
     assert once and once == {index for index, how in found._scanned.items() if how.widest is None}
     joined = found.joined()
     assert isinstance(joined, JoinedScan) and joined._singles is not None
+    assert joined._singles[1] == once
     # two texts each holding such a match, joined: each is credited with it
     texts = ["Authorization: Bearer abcDEF123ghiJKL456", "Authorization: Bearer xyzXYZ987wvuTSR654"]
     alone = [found.scan(text) for text in texts]

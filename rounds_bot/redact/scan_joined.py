@@ -13,7 +13,8 @@ the text's own scan reports none only makes a rule search and find nothing (as `
 
 The database reports every match of a pattern but a rule's searched whole, which it reports once a scan
 (`HS_FLAG_SINGLEMATCH`: once found in one text, it would not be found in the next): those few patterns are
-scanned over the same buffer in a small database of their own that reports every match (`singles`).
+scanned over the same buffer in a small database of their own that reports every match (`singles`) when
+the big one reports one of them (reported once a scan, a pattern is reported when it matches anywhere).
 
 A stack trace is read as `Prefilter.scan` reads it (`scan_lines.LineScan.hits`): its first and last lines in
 the joined buffer, its frames by what the memory of frames holds for them, and the few patterns that cross
@@ -36,10 +37,16 @@ class JoinedScan:
     """The scan of many ASCII texts in a few calls, over the prefilter's database for ASCII text."""
 
     def __init__(
-        self, database: Any, singles: Any | None, across: Any | None, lines: LineScan, lines_from: int
+        self,
+        database: Any,
+        singles: tuple[Any, frozenset[int]] | None,
+        across: Any | None,
+        lines: LineScan,
+        lines_from: int,
     ) -> None:
         self._database = database
-        self._singles = singles  # every match of the patterns `database` reports once (None: there are none)
+        # every match of the patterns `database` reports once a scan, and their ids (None: there are none)
+        self._singles = singles
         self._across = across  # every match of the patterns that cross lines (None: there are none)
         self._lines = lines
         self._lines_from = lines_from  # a text this long or longer, of many lines, is read by its lines
@@ -54,8 +61,15 @@ class JoinedScan:
         crossing = [
             n for n, source in enumerate(patterns.expressions) if crosses_lines(source.decode("latin-1"))
         ]
-        singles, across = _every_match(patterns, once), _every_match(patterns, crossing)
-        return cls(database, singles, across, lines, lines_from)
+        singles = _every_match(patterns, once)
+        once_ids = frozenset(patterns.ids[n] for n in once)
+        return cls(
+            database,
+            None if singles is None else (singles, once_ids),
+            _every_match(patterns, crossing),
+            lines,
+            lines_from,
+        )
 
     def hits(self, texts: list[str]) -> list[Hits]:
         """For each ASCII text, the ids and ends (in the text) its own scan reports, or more (one list for
@@ -84,14 +98,14 @@ class JoinedScan:
             parts.append(text)
             where.append((number, -1, 0))
         by_line = lines.by_line
-        for part, rule_id, end in _credited(parts, (self._database, self._singles)):
+        for part, rule_id, end in _credited(parts, self._database, self._singles):
             number, first, move = where[part]
             if first >= 0:  # a trace's first and last lines: the patterns of a line, in the trace
                 if rule_id not in by_line:
                     continue
                 end = end if end <= first else end + move
             _add(found, number, nothing, rule_id, end)
-        for part, rule_id, end in _credited(traces, (self._across,)):
+        for part, rule_id, end in _credited(traces, self._across):
             _add(found, traced[part], nothing, rule_id, end)
         return found
 
@@ -103,16 +117,21 @@ def _add(found: list[Hits], number: int, nothing: Hits, rule_id: int, end: int) 
     hits.append((rule_id, end))
 
 
-def _credited(parts: list[str], databases: tuple[Any | None, ...]) -> list[tuple[int, int, int]]:
-    """What the databases report in `parts` joined by newlines: (part, id, end in the part), each match
-    credited to the part its last character stands in (an end on the newline after a part, at its end)."""
-    if not parts:
+def _credited(
+    parts: list[str], database: Any | None, again: tuple[Any, frozenset[int]] | None = None
+) -> list[tuple[int, int, int]]:
+    """What `database` reports in `parts` joined by newlines: (part, id, end in the part), each match
+    credited to the part its last character stands in (an end on the newline after a part, at its end).
+    `again`: a database of every match of the patterns `database` reports once a scan, and their ids,
+    scanned too when `database` reports one of them (reported once a scan, a pattern is reported when it
+    matches anywhere: when none is, none matches)."""
+    if not parts or database is None:
         return []
     buffer = "\n".join(parts).encode("ascii")
     hits: Hits = []
-    for database in databases:
-        if database is not None:
-            database.scan(buffer, match_event_handler=_collect, context=hits)
+    database.scan(buffer, match_event_handler=_collect, context=hits)
+    if again is not None and any(rule_id in again[1] for rule_id, _ in hits):
+        again[0].scan(buffer, match_event_handler=_collect, context=hits)
     if not hits:
         return []
     starts = list(accumulate([len(part) + 1 for part in parts], initial=0))
