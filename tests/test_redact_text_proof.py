@@ -9,7 +9,9 @@ text, and counts what, `redact_into` makes and counts of it, kept at once or red
 
 from __future__ import annotations
 
+import base64
 import random
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -18,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rounds_bot.redact import decode, text_proof
 from rounds_bot.redact import scan as scan_module
-from rounds_bot.redact import text_proof
 from rounds_bot.redact.scan import Prefilter
 from rounds_bot.redact.scan_joined import JoinedScan
 from rounds_bot.redact.text import redact_into
@@ -173,10 +175,10 @@ def test_without_a_joined_scan_nothing_is_proved_and_each_text_is_redacted_as_ev
     assert proof.redact_into("mail ann@example.com", Counter()) == "mail [REDACTED:email]"
 
 
-def test_only_rules_searched_whole_are_reported_once_a_scan_and_they_again_in_the_joined_scan() -> None:
+def test_what_the_database_reports_once_a_scan_the_joined_scan_reads_again_at_every_match() -> None:
     """A pattern reported once a scan would be credited to the first text it matches in alone: those are
-    the rules searched whole (an unbounded match), which the joined scan reads again in a database that
-    reports every match."""
+    the keywords, the gates and the rules searched whole (an unbounded match), which the joined scan reads
+    again in a database that reports every match when the big one reports one of them."""
     found = prefilter()
     made = scan_module._patterns(found._scanned, found._keyword_ids, found._gate_ids_by_name(), True)
     once = {
@@ -184,12 +186,40 @@ def test_only_rules_searched_whole_are_reported_once_a_scan_and_they_again_in_th
         for number, flags in zip(made.ids, made.flags, strict=True)
         if flags & hyperscan.HS_FLAG_SINGLEMATCH
     }
-    assert once and once == {index for index, how in found._scanned.items() if how.widest is None}
+    whole = {index for index, how in found._scanned.items() if how.widest is None}
+    assert whole and once == whole | set(found._keyword_ids.values()) | set(found._gate_ids)
     joined = found.joined()
-    assert isinstance(joined, JoinedScan) and joined._singles is not None
-    assert joined._singles[1] == once
-    # two texts each holding such a match, joined: each is credited with it
-    texts = ["Authorization: Bearer abcDEF123ghiJKL456", "Authorization: Bearer xyzXYZ987wvuTSR654"]
+    assert isinstance(joined, JoinedScan) and len(joined._singles) == 3  # keywords, gates, rules
+    assert set().union(*(ids for _, ids in joined._singles)) == once
+    # texts each holding such a match, joined: each is credited with it
+    texts = [
+        "Authorization: Bearer abcDEF123ghiJKL456",
+        "Authorization: Bearer xyzXYZ987wvuTSR654",
+        "id " + "ab12" * 10,
+        "id " + "cd34" * 10,
+    ]
     alone = [found.scan(text) for text in texts]
     for scan, each in zip(found.scan_many(texts) or [], alone, strict=True):
-        assert each.ends and set(each.ends) <= set(scan.ends)
+        assert (each.ends or each.gates) and set(each.ends) <= set(scan.ends) and each.gates <= scan.gates
+
+
+RUN_ALPHABET = "aZ09+/_-.: \nAF"
+
+
+@given(st.text(alphabet=RUN_ALPHABET, max_size=80))
+@settings(max_examples=400, deadline=None)
+def test_a_gates_joined_form_matches_the_texts_its_form_matches(text: str) -> None:
+    for name, form in decode.JOINED_GATES.items():
+        source = decode.SCAN_GATES[name][0]
+        assert (re.search(form, text, re.MULTILINE) is None) == (re.search(source, text) is None), name
+
+
+def test_a_joined_scan_reads_a_long_run_once_not_at_every_character() -> None:
+    """A 16 KB hex or base64 blob credits its text with a few matches, not thousands."""
+    chosen = random.Random(4)
+    blobs = [chosen.randbytes(8_000).hex(), base64.b64encode(chosen.randbytes(12_000)).decode()]
+    joined = prefilter().joined()
+    assert joined is not None
+    for hits in joined.hits(["order 12 failed", *blobs]):
+        assert len(hits) < 40
+    assert_redacted_alike(["order 12 failed", *blobs])

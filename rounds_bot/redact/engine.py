@@ -119,7 +119,7 @@ def rule_set(rules: tuple[Rule, ...]) -> ScanningRuleSet | RuleSet:
     """The engine for a tuple of rules, built once per tuple: scanning when Hyperscan is there."""
     known = _SETS.get(id(rules))
     if known is None or known[0] is not rules:
-        prefilter = Prefilter.of(rules, {**decode.SCAN_GATES, **phrases.SCAN_GATES})
+        prefilter = Prefilter.of(rules, {**decode.SCAN_GATES, **phrases.SCAN_GATES}, decode.JOINED_GATES)
         engine: ScanningRuleSet | RuleSet
         if prefilter is None:
             log.debug("redaction without Hyperscan (not installed): each rule checks its keywords")

@@ -62,6 +62,7 @@ class Prefilter:
         translated: dict[int, Translated],
         keyword_ids: dict[str, int],
         gates: dict[str, tuple[str, int]] | None = None,
+        joined_gates: dict[str, str] | None = None,
     ) -> None:
         self.rules = rules
         self.translated = translated
@@ -77,6 +78,7 @@ class Prefilter:
         self._gate_lines: dict[frozenset[str], Any] = {}  # by the gates' names (`lines_with`)
         self._joinable: bool | None = None  # `scans_joined`, read once
         self._joined: JoinedScan | None = None  # `joined`, built at its first call
+        self._joined_gates = joined_gates or {}  # a gate's form for joined texts, by name (`of`)
         # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
         first: dict[tuple[str, str, bool], int] = {}
         self._alike: dict[int, list[int]] = {}
@@ -89,10 +91,17 @@ class Prefilter:
         self._scanned = {index: how for index, how in translated.items() if index not in copies}
 
     @classmethod
-    def of(cls, rules: tuple[Rule, ...], gates: dict[str, tuple[str, int]] | None = None) -> Prefilter | None:
+    def of(
+        cls,
+        rules: tuple[Rule, ...],
+        gates: dict[str, tuple[str, int]] | None = None,
+        joined_gates: dict[str, str] | None = None,
+    ) -> Prefilter | None:
         """The prefilter of `rules`; None without Hyperscan. `gates`: Hyperscan patterns (by name, with the
         least length a match must have) the same scan says a text holds or not, for what runs after the rules
-        (`decode.SCAN_GATES`, `phrases.SCAN_GATES`)."""
+        (`decode.SCAN_GATES`, `phrases.SCAN_GATES`); `joined_gates`: for a gate whose matches in a long run
+        are many, a form that matches the texts it matches once a run (`decode.JOINED_GATES`), which the
+        scan of many texts at once reads (`joined`)."""
         if hyperscan is None:
             return None
         translated: dict[int, Translated] = {}
@@ -103,7 +112,7 @@ class Prefilter:
                 translated[index] = translate(one)
             except Untranslatable as error:
                 log.debug("redaction rule %d (%s) is not scanned: %s", index, one.category, error)
-        made = cls(rules, translated, _keyword_ids(rules, translated), gates)
+        made = cls(rules, translated, _keyword_ids(rules, translated), gates, joined_gates)
         try:
             made._database(ascii_only=True)
         except hyperscan.error:  # a translation Hyperscan refuses: those rules run on their keywords alone
@@ -114,7 +123,7 @@ class Prefilter:
                 except hyperscan.error as error:
                     log.debug("redaction rule %d is not scanned: %s", index, error)
                     del translated[index]
-            made = cls(rules, translated, _keyword_ids(rules, translated), gates)
+            made = cls(rules, translated, _keyword_ids(rules, translated), gates, joined_gates)
             try:
                 made._database(ascii_only=True)
             except hyperscan.error as error:  # e.g. a processor Hyperscan does not run on
@@ -254,7 +263,14 @@ class Prefilter:
         if self._joined is None and self.scans_joined():
             database = self._databases.get(True) or self._database(True)
             patterns = _patterns(self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only=True)
-            self._joined = JoinedScan.of(patterns, database, self._by_lines(database), LINES_FROM)
+            forms = {
+                number: self._joined_gates[name].encode("ascii")
+                for number, name in self._gate_ids.items()
+                if name in self._joined_gates
+            }
+            kinds = (frozenset(self._keyword_ids.values()), frozenset(self._gate_ids))
+            lines = self._by_lines(database)
+            self._joined = JoinedScan.of(patterns, database, lines, LINES_FROM, forms, kinds)
         return self._joined
 
     def gate_number(self, name: str) -> int | None:
@@ -288,20 +304,18 @@ def _patterns(
     expressions = [
         (translated[i].ascii_source if ascii_only else translated[i].source).encode("latin-1") for i in ids
     ]
-    # a rule searched near its ends needs every end; one searched whole only the first (an unbounded match
-    # would report an end for each character it goes on by). Keywords and gates report every match: texts
-    # scanned joined are then each credited with theirs (`scan_joined.py`), and they are seldom many a text
+    # a rule searched near its ends needs every end; one searched whole only the first
     flags = [0 if translated[i].widest is not None else hyperscan.HS_FLAG_SINGLEMATCH for i in ids]
     lengths = [0] * len(ids)
     for keyword, number in keyword_ids.items():
         expressions.append(words_pattern(frozenset({keyword}), ascii_only).encode("latin-1"))
         ids.append(number)
-        flags.append(0)
+        flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
         lengths.append(0)
     for number, (source, least) in gates.items():  # ASCII patterns: the same for either scan
         expressions.append(source.encode("ascii"))
         ids.append(number)
-        flags.append(0)
+        flags.append(hyperscan.HS_FLAG_SINGLEMATCH)
         lengths.append(least)
     flags = [each | hyperscan.HS_FLAG_MULTILINE for each in flags]
     return Patterns(expressions, ids, flags, lengths)

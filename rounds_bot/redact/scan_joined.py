@@ -11,10 +11,12 @@ caller checks of the database) at the same place, so each text is credited with 
 reports. A match across the newline between two texts is credited to one of them more: an end reported where
 the text's own scan reports none only makes a rule search and find nothing (as `scan_lines.py` argues).
 
-The database reports every match of a pattern but a rule's searched whole, which it reports once a scan
-(`HS_FLAG_SINGLEMATCH`: once found in one text, it would not be found in the next): those few patterns are
-scanned over the same buffer in a small database of their own that reports every match (`singles`) when
-the big one reports one of them (reported once a scan, a pattern is reported when it matches anywhere).
+The database reports the rules searched near their ends at every match, but keywords, gates and the rules
+searched whole once a scan (`HS_FLAG_SINGLEMATCH`: once found in one text, they would not be found in the
+next): those patterns are scanned over the same buffer in a small database of their own that reports every
+match (`singles`) when the big one reports one of them (reported once a scan, a pattern is reported when it
+matches anywhere). A gate that matches at every character of a long run is read there in a form that
+matches the same texts once a run (`decode.JOINED_GATES`).
 
 A stack trace is read as `Prefilter.scan` reads it (`scan_lines.LineScan.hits`): its first and last lines in
 the joined buffer, its frames by what the memory of frames holds for them, and the few patterns that cross
@@ -39,33 +41,49 @@ class JoinedScan:
     def __init__(
         self,
         database: Any,
-        singles: tuple[Any, frozenset[int]] | None,
+        singles: list[tuple[Any, frozenset[int]]],
         across: Any | None,
         lines: LineScan,
         lines_from: int,
     ) -> None:
         self._database = database
-        # every match of the patterns `database` reports once a scan, and their ids (None: there are none)
+        # every match of the patterns `database` reports once a scan, a database for each kind, with their ids
         self._singles = singles
         self._across = across  # every match of the patterns that cross lines (None: there are none)
         self._lines = lines
         self._lines_from = lines_from  # a text this long or longer, of many lines, is read by its lines
 
     @classmethod
-    def of(cls, patterns: Patterns, database: Any, lines: LineScan, lines_from: int) -> JoinedScan:
+    def of(
+        cls,
+        patterns: Patterns,
+        database: Any,
+        lines: LineScan,
+        lines_from: int,
+        forms: dict[int, bytes] | None = None,
+        kinds: tuple[frozenset[int], ...] = (),
+    ) -> JoinedScan:
         """The joined scan over `database` (compiled from `patterns`), reading as `lines` does the texts of
-        many lines of `lines_from` characters or more."""
+        many lines of `lines_from` characters or more. `forms`: by id, a pattern `database` reports once a
+        scan in a form that matches the same texts with fewer matches, for `singles`; `kinds`: sets of ids
+        (keywords, gates) whose patterns reported once a scan get a database of their own in `singles`
+        (scanned only when one of them is reported), the others one for all of them."""
         from hyperscan import HS_FLAG_SINGLEMATCH  # here: it needs Hyperscan, which the caller has
 
         once = [n for n, flags in enumerate(patterns.flags) if flags & HS_FLAG_SINGLEMATCH]
         crossing = [
             n for n, source in enumerate(patterns.expressions) if crosses_lines(source.decode("latin-1"))
         ]
-        singles = _every_match(patterns, once)
-        once_ids = frozenset(patterns.ids[n] for n in once)
+        rest = frozenset(patterns.ids[n] for n in once).difference(*kinds)
+        singles: list[tuple[Any, frozenset[int]]] = []
+        for kind in (*kinds, rest):
+            chosen = [n for n in once if patterns.ids[n] in kind]
+            made = _every_match(patterns, chosen, forms or {})
+            if made is not None:
+                singles.append((made, frozenset(patterns.ids[n] for n in chosen)))
         return cls(
             database,
-            None if singles is None else (singles, once_ids),
+            singles,
             _every_match(patterns, crossing),
             lines,
             lines_from,
@@ -118,20 +136,22 @@ def _add(found: list[Hits], number: int, nothing: Hits, rule_id: int, end: int) 
 
 
 def _credited(
-    parts: list[str], database: Any | None, again: tuple[Any, frozenset[int]] | None = None
+    parts: list[str], database: Any | None, again: list[tuple[Any, frozenset[int]]] | None = None
 ) -> list[tuple[int, int, int]]:
     """What `database` reports in `parts` joined by newlines: (part, id, end in the part), each match
     credited to the part its last character stands in (an end on the newline after a part, at its end).
-    `again`: a database of every match of the patterns `database` reports once a scan, and their ids,
-    scanned too when `database` reports one of them (reported once a scan, a pattern is reported when it
+    `again`: databases of every match of the patterns `database` reports once a scan, with their ids, each
+    scanned too when `database` reports one of its ids (reported once a scan, a pattern is reported when it
     matches anywhere: when none is, none matches)."""
     if not parts or database is None:
         return []
     buffer = "\n".join(parts).encode("ascii")
     hits: Hits = []
     database.scan(buffer, match_event_handler=_collect, context=hits)
-    if again is not None and any(rule_id in again[1] for rule_id, _ in hits):
-        again[0].scan(buffer, match_event_handler=_collect, context=hits)
+    reported = {rule_id for rule_id, _ in hits}
+    for every, ids in again or ():
+        if not reported.isdisjoint(ids):
+            every.scan(buffer, match_event_handler=_collect, context=hits)
     if not hits:
         return []
     starts = list(accumulate([len(part) + 1 for part in parts], initial=0))
@@ -142,16 +162,18 @@ def _credited(
     return credited
 
 
-def _every_match(patterns: Patterns, chosen: list[int]) -> Any | None:
-    """A database of the chosen patterns that reports every match (None when none is chosen)."""
+def _every_match(patterns: Patterns, chosen: list[int], forms: dict[int, bytes] | None = None) -> Any | None:
+    """A database of the chosen patterns that reports every match (None when none is chosen), each in its
+    form in `forms` when it has one there (by id)."""
     if not chosen:
         return None
     from hyperscan import HS_FLAG_SINGLEMATCH
 
     from rounds_bot.redact import scan_cache  # here: it needs Hyperscan, which the caller has
 
+    forms = forms or {}
     return scan_cache.database(
-        [patterns.expressions[n] for n in chosen],
+        [forms.get(patterns.ids[n], patterns.expressions[n]) for n in chosen],
         [patterns.ids[n] for n in chosen],
         [patterns.flags[n] & ~HS_FLAG_SINGLEMATCH for n in chosen],
         [patterns.lengths[n] for n in chosen],
