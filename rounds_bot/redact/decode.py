@@ -76,6 +76,28 @@ SCAN_GATES = {
 HEX_GATE = "hex run"
 
 
+def _once_a_run() -> str:
+    """`_run_with_a_capital` matched once a run: from the run's start, its first capital within 19
+    characters and the run going on to 20, or its first capital after 19 or more (the same texts match)."""
+    run, outside, no_capital = "[A-Za-z0-9+/_-]", "[^A-Za-z0-9+/_-]", "[a-z0-9+/_-]"
+    within = "|".join(
+        (f"{no_capital}{{{before}}}" if before else "") + f"[A-Z]{run}{{{19 - before}}}"
+        for before in range(19)
+    )
+    return f"(?:^|{outside})(?:{within})|(?:^|{outside}){no_capital}{{19,}}[A-Z]"
+
+
+#: The run gates as the scan of many texts at once reads them (`scan_joined.py`: every match reported, each
+#: credited to its text): the same texts match, each run once from its start (a character outside the run,
+#: or a line's start, before it), where the forms above match at every character of a long run. A run is
+#: whole in its text (texts are joined by newlines, outside every run), so its text is credited with it.
+JOINED_GATES = {
+    "base64 run with a capital": _once_a_run(),
+    "base64 run without letters": "(?:^|[^0-9+/_-])[0-9+/_-]{20}",
+    "hex run": "(?:^|[^0-9A-Fa-f])[0-9A-Fa-f]{32}",
+}
+
+
 def hex_runs_hide_nothing(text: str, where: Where = None) -> bool:
     """True when no hex run of `text` decodes to text (`_from_hex`): the hex pass of `_runs` then finds
     nothing to judge. `where`: the spans the runs are in (`Where`)."""

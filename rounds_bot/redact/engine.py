@@ -50,10 +50,11 @@ class ScanningRuleSet:
         """The gates the scan finds in an ASCII `text` when it finds that no rule may match it (`apply_gated`
         then gives the text back as it is, with these gates); None when some rule may."""
         found = self.prefilter.scan(text)
-        return found.gates if self._clear(found) else None
+        return found.gates if self.clear(found) else None
 
-    def _clear(self, found: Scan) -> bool:
-        """No rule to run: none reported, none always run, no keyword of a rule (gates alone, or none)."""
+    def clear(self, found: Scan) -> bool:
+        """No rule to run on a text the scan found `found` in: none reported, none always run, no keyword
+        of a rule (gates alone, or none); `apply_gated` then gives the text back with `found.gates`."""
         if found.ends or self._always:
             return False
         by_keyword = self._by_keyword
@@ -62,17 +63,20 @@ class ScanningRuleSet:
     def apply(self, text: str, counts: Counter[str]) -> str:
         return self.apply_gated(text, counts)[0]
 
-    def apply_gated(self, text: str, counts: Counter[str]) -> tuple[str, frozenset[str] | None]:
+    def apply_gated(
+        self, text: str, counts: Counter[str], scanned: Scan | None = None
+    ) -> tuple[str, frozenset[str] | None]:
         """`apply`, and the gates the scan found in the text it gives back (None when the keywords picked
         the rules). A rule that changes the text has it scanned again, so the last scan always describes the
-        text given back: its gates are the gates of that text."""
+        text given back: its gates are the gates of that text. `scanned`: what a scan of the ASCII `text`
+        found, or more (`Prefilter.scan_many`), in place of its first scan."""
         prefilter = self.prefilter
-        if not text.isascii() and not prefilter.ready(ascii_only=False):
+        if scanned is None and not text.isascii() and not prefilter.ready(ascii_only=False):
             self._other_chars += len(text)
             if self._other_chars <= OTHER_TEXT_WITH_KEYWORDS:  # the keyword engine: the same result
                 return keyword_rule_set(self.rules).apply(text, counts), None
-        found = prefilter.scan(text)
-        if self._clear(found):  # most texts: no rule may match
+        found = prefilter.scan(text) if scanned is None else scanned
+        if self.clear(found):  # most texts: no rule may match
             return text, found.gates
         original = text
         plain = text.isascii()  # then a keyword the scan found is one `Rule.wanted` finds
@@ -115,7 +119,7 @@ def rule_set(rules: tuple[Rule, ...]) -> ScanningRuleSet | RuleSet:
     """The engine for a tuple of rules, built once per tuple: scanning when Hyperscan is there."""
     known = _SETS.get(id(rules))
     if known is None or known[0] is not rules:
-        prefilter = Prefilter.of(rules, {**decode.SCAN_GATES, **phrases.SCAN_GATES})
+        prefilter = Prefilter.of(rules, {**decode.SCAN_GATES, **phrases.SCAN_GATES}, decode.JOINED_GATES)
         engine: ScanningRuleSet | RuleSet
         if prefilter is None:
             log.debug("redaction without Hyperscan (not installed): each rule checks its keywords")

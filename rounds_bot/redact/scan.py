@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - exercised by the fallback test, which 
 
 from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.scan_chars import Untranslatable, scan_bytes
+from rounds_bot.redact.scan_joined import JoinedScan
 from rounds_bot.redact.scan_lines import LineScan, Patterns, gate_database, joinable, lines_of
 from rounds_bot.redact.translate import Translated, translate, words_pattern
 
@@ -61,6 +62,7 @@ class Prefilter:
         translated: dict[int, Translated],
         keyword_ids: dict[str, int],
         gates: dict[str, tuple[str, int]] | None = None,
+        joined_gates: dict[str, str] | None = None,
     ) -> None:
         self.rules = rules
         self.translated = translated
@@ -75,6 +77,8 @@ class Prefilter:
         self._lines: LineScan | None = None  # built at the first long text of many lines
         self._gate_lines: dict[frozenset[str], Any] = {}  # by the gates' names (`lines_with`)
         self._joinable: bool | None = None  # `scans_joined`, read once
+        self._joined: JoinedScan | None = None  # `joined`, built at its first call
+        self._joined_gates = joined_gates or {}  # a gate's form for joined texts, by name (`of`)
         # rules scanned for by the same translation (the two pair rules, from the name on) share one pattern
         first: dict[tuple[str, str, bool], int] = {}
         self._alike: dict[int, list[int]] = {}
@@ -87,10 +91,17 @@ class Prefilter:
         self._scanned = {index: how for index, how in translated.items() if index not in copies}
 
     @classmethod
-    def of(cls, rules: tuple[Rule, ...], gates: dict[str, tuple[str, int]] | None = None) -> Prefilter | None:
+    def of(
+        cls,
+        rules: tuple[Rule, ...],
+        gates: dict[str, tuple[str, int]] | None = None,
+        joined_gates: dict[str, str] | None = None,
+    ) -> Prefilter | None:
         """The prefilter of `rules`; None without Hyperscan. `gates`: Hyperscan patterns (by name, with the
         least length a match must have) the same scan says a text holds or not, for what runs after the rules
-        (`decode.SCAN_GATES`, `phrases.SCAN_GATES`)."""
+        (`decode.SCAN_GATES`, `phrases.SCAN_GATES`); `joined_gates`: for a gate whose matches in a long run
+        are many, a form that matches the texts it matches once a run (`decode.JOINED_GATES`), which the
+        scan of many texts at once reads (`joined`)."""
         if hyperscan is None:
             return None
         translated: dict[int, Translated] = {}
@@ -101,7 +112,7 @@ class Prefilter:
                 translated[index] = translate(one)
             except Untranslatable as error:
                 log.debug("redaction rule %d (%s) is not scanned: %s", index, one.category, error)
-        made = cls(rules, translated, _keyword_ids(rules, translated), gates)
+        made = cls(rules, translated, _keyword_ids(rules, translated), gates, joined_gates)
         try:
             made._database(ascii_only=True)
         except hyperscan.error:  # a translation Hyperscan refuses: those rules run on their keywords alone
@@ -112,7 +123,7 @@ class Prefilter:
                 except hyperscan.error as error:
                     log.debug("redaction rule %d is not scanned: %s", index, error)
                     del translated[index]
-            made = cls(rules, translated, _keyword_ids(rules, translated), gates)
+            made = cls(rules, translated, _keyword_ids(rules, translated), gates, joined_gates)
             try:
                 made._database(ascii_only=True)
             except hyperscan.error as error:  # e.g. a processor Hyperscan does not run on
@@ -164,6 +175,17 @@ class Prefilter:
                 match_event_handler=_collect,
                 context=hits,
             )
+        return self._read(hits)
+
+    def scan_many(self, texts: list[str]) -> list[Scan] | None:
+        """`scan` of each of many ASCII texts, or more (an end or a keyword more only makes a rule search
+        and find nothing), found with a few scans for them all (`joined`); None when the texts cannot be
+        scanned joined."""
+        joined = self.joined()
+        return None if joined is None else [self._read(hits) for hits in joined.hits(texts)]
+
+    def _read(self, hits: list[tuple[int, int]]) -> Scan:
+        """What a scan that reported `hits` found."""
         if not hits:  # most texts: nothing to sort out
             return NOTHING
         base = len(self.rules)
@@ -234,6 +256,22 @@ class Prefilter:
                 _patterns(self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only=True)
             )
         return self._joinable
+
+    def joined(self) -> JoinedScan | None:
+        """The scan of many ASCII texts at once (`scan_joined.py`), built at the first call; None when texts
+        joined by newlines do not report what each reports alone (`scans_joined`)."""
+        if self._joined is None and self.scans_joined():
+            database = self._databases.get(True) or self._database(True)
+            patterns = _patterns(self._scanned, self._keyword_ids, self._gate_ids_by_name(), ascii_only=True)
+            forms = {
+                number: self._joined_gates[name].encode("ascii")
+                for number, name in self._gate_ids.items()
+                if name in self._joined_gates
+            }
+            kinds = (frozenset(self._keyword_ids.values()), frozenset(self._gate_ids))
+            lines = self._by_lines(database)
+            self._joined = JoinedScan.of(patterns, database, lines, LINES_FROM, forms, kinds)
+        return self._joined
 
     def gate_number(self, name: str) -> int | None:
         """The number the scan reports the gate `name` by (None: no such gate)."""

@@ -220,6 +220,17 @@ class LineScan:
             self._across.scan(text.encode("ascii"), match_event_handler=_collect, context=hits)
         return hits
 
+    @property
+    def by_line(self) -> frozenset[int]:
+        """The ids whose matches a scan of the lines they stand in reports (the others cross lines)."""
+        return self._by_line
+
+    def block(self, lines: str) -> Block | None:
+        """What a block of lines between a text's first and last reports, read as `hits` reads it: its
+        hits, remembered or (seen before) scanned after a newline; None when it is seen for the first time
+        (and is then remembered as seen)."""
+        return self._recalled(lines)
+
     def _recalled(self, lines: str) -> Block | None:
         """The hits of a block of lines, remembered or (seen before) scanned after a newline; None when it
         is seen for the first time."""

@@ -24,6 +24,7 @@ from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
 from rounds_bot.redact.phrases import seed_phrases
 from rounds_bot.redact.rule import Rule
+from rounds_bot.redact.scan import Scan
 from rounds_bot.redact.tokens import TOKENS
 
 #: How far back from a cap a cut looks for a space, so it does not split a word (or a token) in two.
@@ -113,15 +114,19 @@ def redact_text(text: str, *, ips: IpPolicy = "all") -> Redaction:
     return Redaction(redact_into(text, counts, ips=ips), counts)
 
 
-def redact_into(text: str, counts: Counter[str], *, ips: IpPolicy = "all") -> str:
+def redact_into(
+    text: str, counts: Counter[str], *, ips: IpPolicy = "all", scanned: Scan | None = None
+) -> str:
     """`redact_text`'s text, its counts added to `counts` (an empty counter: the redaction's counts; one
-    counter for many texts costs none made and dropped a text)."""
+    counter for many texts costs none made and dropped a text). `scanned`: what the scan of an ASCII `text`
+    found, or more (`Prefilter.scan_many`), used when sanitising leaves the text as it is."""
     rules = _rules(ips)
     engine = rule_set(rules)
     # the scan that picks the rules also says whether a seed phrase or an encoded run may be there
     where: Where = None
     if isinstance(engine, ScanningRuleSet):
-        ruled, gates = engine.apply_gated(sanitize(text), counts)
+        clean = sanitize(text)
+        ruled, gates = engine.apply_gated(clean, counts, scanned if clean is text else None)
         if gates and RUN_GATES & gates:  # the lines of a long text its runs are in (`decode.Where`)
             where = engine.prefilter.lines_with(ruled, RUN_GATES)
     else:

@@ -1,0 +1,82 @@
+"""A round's texts redacted a batch at a time: one scan for many of them, and most kept as they are at once.
+
+    TextProof(ips).prove(texts)                scan many texts at once; find those redaction keeps as they are
+    proof.redact_into(text, counts) -> str     `text.redact_into`, with the scan `prove` made of `text`
+
+Every message of a round differs (ids, amounts) and most hold nothing to redact; a trace differs from the
+others of its bug in the line of its message. One call to Hyperscan a text is then much of what redacting
+it costs, so `prove` scans the texts of a batch joined (`Prefilter.scan_many`: what each one's own scan
+reports, or more) and `redact_into` starts from that scan instead of its own. A text redaction gives back as
+it is, counting nothing, is told at once: an ASCII text with nothing to sanitise (what `sanitize` removes is
+looked for in the whole batch at once) and no escape (`\\`, `%`), in which the scan finds no rule that may
+match and no gate (`ScanningRuleSet.apply_gated` then gives it back as it is with no gate, and nothing after
+the rules looks at it). A text not given to `prove` is redacted as ever.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from rounds_bot.redact.engine import ScanningRuleSet, rule_set
+from rounds_bot.redact.personal import IpPolicy
+from rounds_bot.redact.scan import Scan
+from rounds_bot.redact.text import _HIDDEN_ASCII, _rules, redact_into, sanitize
+
+#: texts scanned in one call at most (a batch's joined buffer stays within a few hundred kilobytes)
+JOINED = 256
+
+
+class TextProof:
+    """What the last `prove` found of the texts it was given, for one policy: those kept as they are, and
+    the scan of each other."""
+
+    def __init__(self, ips: IpPolicy = "all") -> None:
+        self.ips: IpPolicy = ips
+        self._kept: set[str] = set()
+        self._scans: dict[str, Scan] = {}
+
+    def prove(self, texts: Iterable[str]) -> None:
+        """Scan `texts` a few hundred at a time, and remember until the next call (or each one's
+        `redact_into`) which of them `redact_into` gives back as they are, with nothing counted, and what the
+        scan found in the others."""
+        self._kept, self._scans = set(), {}
+        engine = rule_set(_rules(self.ips))
+        if not isinstance(engine, ScanningRuleSet):
+            return
+        clean = _clean([text for text in dict.fromkeys(texts) if text and text.isascii()])
+        kept, scans = self._kept, self._scans
+        for start in range(0, len(clean), JOINED):
+            part = clean[start : start + JOINED]
+            found = engine.prefilter.scan_many(part)
+            if found is None:  # a database whose texts do not join: each is scanned alone
+                return
+            for text, scan in zip(part, found, strict=True):
+                if not scan.gates and engine.clear(scan) and "\\" not in text and "%" not in text:
+                    kept.add(text)
+                else:
+                    scans[text] = scan
+
+    def kept(self, text: str) -> bool:
+        """True when the last `prove` found that redaction keeps `text` as it is (False: not given, or not
+        kept)."""
+        return text in self._kept
+
+    def redact_into(self, text: str, counts: Counter[str]) -> str:
+        """`text.redact_into(text, counts)` with the proof's policy: `text` itself when `prove` found it
+        kept, from the scan `prove` made of it when it made one. What `prove` found of `text` is forgotten
+        then (a text waiting to be redacted is not held longer than its batch's proof)."""
+        kept = self._kept
+        if text in kept:
+            kept.discard(text)
+            return text
+        return redact_into(text, counts, ips=self.ips, scanned=self._scans.pop(text, None))
+
+
+def _clean(texts: list[str]) -> list[str]:
+    """The ASCII `texts` with nothing to sanitise (what `sanitize` removes, looked for in all of them at
+    once: most batches hold none)."""
+    joined = "".join(texts).encode("ascii")
+    if len(joined.translate(None, _HIDDEN_ASCII)) == len(joined):
+        return texts
+    return [text for text in texts if sanitize(text) is text]
