@@ -89,3 +89,22 @@ def test_many_ids_are_told_an_ids_shape_as_each_is() -> None:
     values = ["ab" * 16, "", "a" * 129, "a" * 128, "x:y/z", "naïve", "a b", "0" * 16, "A-Z_09.:/"]
     for group in (values, ["ab" * 16, "0" * 16], ["ab" * 16, "a" * 129], [""]):
         assert ids_shaped(group) == [value for value in group if id_shaped(value)]
+
+
+def _one_at_a_time(redactor: Redactor, events: list[ErrorEvent]) -> list[dict[str, object]]:
+    """Each event redacted alone, nothing foreseen: no id proven and no text scanned with others."""
+    return [redactor.event(event).model_dump() for event in events]
+
+
+@pytest.mark.parametrize("batch", [1, 17, 512])
+def test_a_batch_foreseen_is_redacted_and_counted_as_each_event_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """The boundary scans a batch's ids and texts together (`Redactor.foresee`: `IdProof`, `TextProof`);
+    what it gives must be what redacting each event on its own gives, on the security corpus."""
+    monkeypatch.setattr(event_module, "BOUNDARY_BATCH", batch)
+    events = _repeated(_raw_events(tmp_path))
+    batched, alone = Redactor(), Redactor()
+    assert _through(batched, events) == _one_at_a_time(alone, events)
+    assert batched.counts == alone.counts
+    assert sum(alone.counts.values()) > 0

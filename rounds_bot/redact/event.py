@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Sequence
 from itertools import chain, islice
 from operator import attrgetter
 
@@ -31,7 +31,8 @@ from rounds_bot.redact.pair_values import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.split import StreamWatch
-from rounds_bot.redact.text import cut, redact_into, redact_text, sanitize
+from rounds_bot.redact.text import cut, redact_text, sanitize
+from rounds_bot.redact.text_proof import TextProof
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 from rounds_bot.sources.spill import EventSpill
 
@@ -99,6 +100,8 @@ class Redactor:
         self._found: Counter[str] = Counter()
         # proves most ids kept as they are with one scan each (`IdProof`: `unchanged_shaped`'s verdict)
         self._ids = IdProof(ips)
+        # scans a batch's messages and traces at once and proves most kept as they are (`TextProof.prove`)
+        self._texts = TextProof(ips)
 
     def text(self, text: str, limit: int) -> str:
         key = (text, limit)
@@ -123,7 +126,7 @@ class Redactor:
     def _redacted(self, text: str, limit: int) -> str:
         found = self._found
         found.clear()
-        done = redact_into(cut(text, limit), found, ips=self.ips)
+        done = self._texts.redact_into(cut(text, limit), found)
         if found:
             self.counts.update(found)
         return done
@@ -152,11 +155,13 @@ class Redactor:
         self.counts["identifier"] += 1
         return hashed_id(value)
 
-    def foresee(self, events: Iterable[ErrorEvent]) -> None:
+    def foresee(self, events: Sequence[ErrorEvent]) -> None:
         """Prove at once the ids of events about to be redacted that `identifier` asks the proof of
-        (`IdProof.prove`: the same answers, with a scan for many ids)."""
+        (`IdProof.prove`: the same answers, with a scan for many ids), and scan their messages and traces
+        together (`TextProof.prove`: what `_redacted` then gives is what it gives alone)."""
         values: dict[str | None, None] = dict.fromkeys(chain.from_iterable(map(_IDS, events)))
         self._ids.prove(ids_shaped([value for value in values if value is not None]))
+        self._texts.prove(text for event in events for text in (event.message, event.stacktrace) if text)
 
     def identity(self, value: str) -> str:
         """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
