@@ -17,6 +17,7 @@ from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import Redactor
 from rounds_bot.redact import event as event_module
 from rounds_bot.redact.event import Boundary, id_shaped, ids_shaped
+from rounds_bot.redact.text import cut
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 
@@ -108,3 +109,28 @@ def test_a_batch_foreseen_is_redacted_and_counted_as_each_event_alone(
     assert _through(batched, events) == _one_at_a_time(alone, events)
     assert batched.counts == alone.counts
     assert sum(alone.counts.values()) > 0
+
+
+def test_a_batch_foreseen_scans_its_texts_as_they_will_be_redacted_cut_to_their_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A message or trace longer than its limit is redacted cut (`text.cut`): the batch's scan reads the cut
+    text, never the uncut tail (which could be megabytes), and gives what each event alone gives."""
+    long_message = "order 12345 failed " + "1234 5678 " * 20_000
+    long_trace = "Traceback (most recent call last):\n" + '  File "/srv/app.py", line 1, in f\n' * 5_000
+    event = ErrorEvent(
+        event_id="0" * 32,
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+        service="checkout",
+        message=long_message,
+        stacktrace=long_trace,
+    )
+    proven: list[str] = []
+    batched = Redactor()
+    prove = batched._texts.prove
+    monkeypatch.setattr(batched._texts, "prove", lambda texts: prove(proven.extend(texts) or proven))
+    batched.foresee([event])
+    assert sorted(proven) == sorted(
+        [cut(long_message, event_module.MESSAGE_CHARS), cut(long_trace, event_module.STACKTRACE_CHARS)]
+    )
+    assert batched.event(event) == Redactor().event(event)

@@ -161,7 +161,14 @@ class Redactor:
         together (`TextProof.prove`: what `_redacted` then gives is what it gives alone)."""
         values: dict[str | None, None] = dict.fromkeys(chain.from_iterable(map(_IDS, events)))
         self._ids.prove(ids_shaped([value for value in values if value is not None]))
-        self._texts.prove(text for event in events for text in (event.message, event.stacktrace) if text)
+        # as `_redacted` will be given them: cut to their limits (a scan of a text's uncut tail would be
+        # wasted, and the cut text, another string, would be scanned again)
+        self._texts.prove(
+            cut(text, limit)
+            for event in events
+            for text, limit in ((event.message, MESSAGE_CHARS), (event.stacktrace, STACKTRACE_CHARS))
+            if text
+        )
 
     def identity(self, value: str) -> str:
         """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
