@@ -223,3 +223,18 @@ def test_a_joined_scan_reads_a_long_run_once_not_at_every_character() -> None:
     for hits in joined.hits(["order 12 failed", *blobs]):
         assert len(hits) < 40
     assert_redacted_alike(["order 12 failed", *blobs])
+
+
+def test_a_text_longer_than_a_joined_scan_takes_is_scanned_alone_and_redacted_as_ever() -> None:
+    """A long text dense with matches (a dump of numbers) would pay more a match credited from a joined
+    scan than its own scan costs: it is left to its own scan (`JOINED_CHARS`)."""
+    numbers = " ".join(str(4_000_000 + n) for n in range(text_proof.JOINED_CHARS // 8 + 1))
+    short = "order 12 failed: coupon not found"
+    assert len(numbers) > text_proof.JOINED_CHARS
+    proof = TextProof()
+    proof.prove([numbers, short])
+    assert proof.kept(short) and not proof.kept(numbers) and numbers not in proof._scans
+    alone: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    assert proof.redact_into(numbers, counts) == redact_into(numbers, alone)
+    assert counts == alone

@@ -25,6 +25,10 @@ from rounds_bot.redact.text import _HIDDEN_ASCII, _rules, redact_into, sanitize
 
 #: texts scanned in one call at most (a batch's joined buffer stays within a few hundred kilobytes)
 JOINED = 256
+#: a longer text is scanned alone, as ever: crediting each match of a joined scan to its text costs Python
+#: more a match than a scan alone does, which a long text dense with matches (a dump of numbers) would pay
+#: thousands of times, and a long text is few calls among many characters, where joining saves nothing
+JOINED_CHARS = 8_192
 
 
 class TextProof:
@@ -44,7 +48,9 @@ class TextProof:
         engine = rule_set(_rules(self.ips))
         if not isinstance(engine, ScanningRuleSet):
             return
-        clean = _clean([text for text in dict.fromkeys(texts) if text and text.isascii()])
+        clean = _clean(
+            [text for text in dict.fromkeys(texts) if text and len(text) <= JOINED_CHARS and text.isascii()]
+        )
         kept, scans = self._kept, self._scans
         for start in range(0, len(clean), JOINED):
             part = clean[start : start + JOINED]
