@@ -21,7 +21,7 @@ import lz4.frame
 
 from rounds_bot.clock import BUCKET_SECONDS, bucket_of
 from rounds_bot.models import Assignment, ErrorEvent
-from rounds_bot.triage import Occurrence
+from rounds_bot.triage import ListedFigures, Occurrence
 
 SAMPLES_PER_SIGNATURE = 5
 
@@ -199,6 +199,50 @@ class Timeline(_ListLike[Occurrence]):
             1 if self._counts is None else self._counts[index],
             bool(self._fatal[index]),
         )
+
+    # `triage.OccurrenceFigures` read off the arrays: what `ListedFigures` of the entries gives, without an
+    # `Occurrence` per entry (triage reads every signature's timeline, a round counts millions). Moments kept
+    # aside (not in UTC, or naive: compared as datetimes, or refused, as they are now) take the listed path.
+
+    def total(self) -> int:
+        return len(self) if self._counts is None else sum(self._counts)
+
+    def any_fatal(self) -> bool:
+        return 1 in self._fatal
+
+    def count_after(self, moment: datetime) -> int:
+        if self._aside or moment.utcoffset() is None:
+            return ListedFigures(self).count_after(moment)
+        # microseconds compare as the moments do: each is a whole number of them
+        limit = (moment - _EPOCH) // _MICROSECOND
+        if self._counts is None:
+            return sum(1 for micros in self._micros if micros > limit)
+        return sum(count for micros, count in zip(self._micros, self._counts, strict=True) if micros > limit)
+
+    def peak_count(self, window: timedelta) -> int:
+        if self._aside or window < timedelta(0):
+            return ListedFigures(self).peak_count(window)
+        width = window // _MICROSECOND
+        counts = self._counts
+        # sorted by moment; the order of equal moments does not change the peak (a window holds all or none)
+        if counts is None:
+            return _peak(sorted(self._micros), None, width)
+        ordered = sorted(zip(self._micros, counts, strict=True))
+        return _peak([micros for micros, _ in ordered], [count for _, count in ordered], width)
+
+
+def _peak(moments: list[int], counts: list[int] | None, width: int) -> int:
+    """`triage.peak_count` over moments in order (microseconds; each counting 1 when `counts` is None): the
+    most counted within `width` of the earliest counted, by two pointers."""
+    best = running = start = 0
+    for end, micros in enumerate(moments):
+        running += 1 if counts is None else counts[end]
+        while micros - moments[start] > width:
+            running -= 1 if counts is None else counts[start]
+            start += 1
+        if running > best:
+            best = running
+    return best
 
 
 def _occurrence(moment: datetime, count: int, fatal: bool) -> Occurrence:

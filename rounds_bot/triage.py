@@ -17,11 +17,11 @@ asked for or regressed): the answer would be the same.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from rounds_bot.models import Frozen
 
@@ -36,11 +36,47 @@ class Occurrence(Frozen):
     fatal: bool = False
 
 
+@runtime_checkable
+class OccurrenceFigures(Protocol):
+    """What triage reads of a signature's occurrences, for a holder that answers without building an
+    `Occurrence` per entry (a round's compact timeline): each answer what `ListedFigures` gives."""
+
+    def total(self) -> int: ...
+    def any_fatal(self) -> bool: ...
+    def peak_count(self, window: timedelta) -> int: ...
+    def count_after(self, moment: datetime) -> int: ...
+
+
+class ListedFigures:
+    """`OccurrenceFigures` of a list of occurrences (how triage reads `SignatureActivity.occurrences`)."""
+
+    def __init__(self, occurrences: Sequence[Occurrence]) -> None:
+        self._occurrences = occurrences
+
+    def total(self) -> int:
+        return sum(occurrence.count for occurrence in self._occurrences)
+
+    def any_fatal(self) -> bool:
+        return any(occurrence.fatal for occurrence in self._occurrences)
+
+    def peak_count(self, window: timedelta) -> int:
+        return peak_count(self._occurrences, window)
+
+    def count_after(self, moment: datetime) -> int:
+        return sum(o.count for o in self._occurrences if o.timestamp > moment)
+
+
 class SignatureActivity(Frozen):
     """What triage needs to know about one signature."""
 
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     signature_id: str
     occurrences: list[Occurrence] = Field(default_factory=list, description="this round's occurrences")
+    figures: OccurrenceFigures | None = Field(
+        default=None,
+        description="this round's occurrences as figures, read instead of `occurrences` when given",
+    )
     baseline_per_hour: float | None = Field(
         default=None, ge=0, description="the signature's usual rate; None when not yet known"
     )
@@ -85,14 +121,14 @@ def decide(
     activity: SignatureActivity, *, now: datetime, code_revision: str, policy: TriagePolicy
 ) -> TriageDecision:
     """The decision for one signature: the first trigger that fires, or why it waits."""
-    total = sum(occurrence.count for occurrence in activity.occurrences)
+    figures = figures_of(activity)
+    total = figures.total()
     if activity.rediagnose_requested:
         why = f": {activity.rediagnose_reason}" if activity.rediagnose_reason else ""
         return _act(activity, "rediagnose", f"a new diagnosis was requested{why}")
     if activity.resolved_at is not None:
-        after = [o for o in activity.occurrences if o.timestamp > activity.resolved_at]
-        if after:
-            count = sum(o.count for o in after)
+        count = figures.count_after(activity.resolved_at)
+        if count:  # each occurrence counts at least 1: some came after it was resolved
             return _act(
                 activity,
                 "regression",
@@ -106,15 +142,22 @@ def decide(
             activity, f"already diagnosed at revision {code_revision}; {total} occurrence(s) this round"
         )
     if activity.last_diagnosed_at is None:
-        return _decide_new(activity, policy)
+        return _decide_new(activity, figures, policy)
     return _decide_known(activity, activity.last_diagnosed_at, total, now=now, policy=policy)
 
 
-def _decide_new(activity: SignatureActivity, policy: TriagePolicy) -> TriageDecision:
+def figures_of(activity: SignatureActivity) -> OccurrenceFigures:
+    """The figures triage reads: the activity's own when given, else those of its occurrences."""
+    return activity.figures if activity.figures is not None else ListedFigures(activity.occurrences)
+
+
+def _decide_new(
+    activity: SignatureActivity, figures: OccurrenceFigures, policy: TriagePolicy
+) -> TriageDecision:
     """A signature never diagnosed: any fatal occurrence, or enough of them within the window."""
-    if any(o.fatal for o in activity.occurrences):
+    if figures.any_fatal():
         return _act(activity, "new", "new signature with a fatal occurrence")
-    peak = peak_count(activity.occurrences, policy.new_threshold_window)
+    peak = figures.peak_count(policy.new_threshold_window)
     minutes = policy.new_threshold_window.total_seconds() / 60
     if peak >= policy.new_threshold_count:
         return _act(

@@ -36,8 +36,17 @@ from rounds_bot.models import ErrorEvent
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import DiagnosisRecord, Store
+from rounds_bot.tally import Timeline
 from rounds_bot.telemetry import span
-from rounds_bot.triage import Occurrence, SignatureActivity, TriageDecision, TriagePolicy, triage
+from rounds_bot.triage import (
+    ListedFigures,
+    Occurrence,
+    OccurrenceFigures,
+    SignatureActivity,
+    TriageDecision,
+    TriagePolicy,
+    triage,
+)
 
 RELATED_LOGS = 5
 PREVIOUSLY_DIAGNOSED = 3
@@ -236,22 +245,23 @@ def _activity(
     latest = known.latest.get(sid)
     ok = known.ok.get(sid)
     pending = patient.retry and latest is not None
-    # the timeline read once: a round's timelines hold an entry per occurrence counted, each read back as
-    # an object (`tally.Timeline`), and triage reads them all
-    occurrences = list(patient.timeline)
-    day_before = known.day[sid] - sum(o.count for o in occurrences)
+    # a round's timeline answers triage's questions from its arrays (`tally.Timeline`): no `Occurrence` is
+    # built per occurrence counted; any other sequence is read as a list
+    timeline = patient.timeline
+    figures: OccurrenceFigures = timeline if isinstance(timeline, Timeline) else ListedFigures(list(timeline))
+    day_before = known.day[sid] - figures.total()
     reason = rediagnose.get(sid)
     if pending and reason is None and sid not in rediagnose:
         reason = f"retrying: the last attempt ended with {latest.status}" if latest else None
     return SignatureActivity(
         signature_id=sid,
-        occurrences=occurrences,
+        figures=figures,
         baseline_per_hour=max(day_before, 0) / 24 if ok else None,
         window_hours=max(window_hours, 1 / 60),
         last_diagnosed_at=parse_iso(ok.at) if ok else None,
         diagnosed_revision=ok.revision if ok else None,
-        resolved_at=(occurrences[0].timestamp - timedelta(seconds=1))
-        if patient.regressed and occurrences
+        resolved_at=(timeline[0].timestamp - timedelta(seconds=1))
+        if patient.regressed and timeline
         else None,
         rediagnose_requested=sid in rediagnose or pending,
         rediagnose_reason=reason,

@@ -46,7 +46,11 @@ class Grouped:
 
 def load_engine(settings: Settings, store: Store) -> GroupingEngine:
     """The engine, reading known signatures from the store as the round's events need them."""
-    return GroupingEngine(settings.grouping_config(), lookup=store.grouping_lookup())
+    # unchanged while used: a round writes nothing to the store before its commit (`round/run.py`: the
+    # commit is one transaction after the engine is dropped), so a store found empty here stays empty for
+    # the engine's whole life, and its look-ups answer "nothing known" without asking
+    lookup = store.grouping_lookup(unchanged_while_used=True)
+    return GroupingEngine(settings.grouping_config(), lookup=lookup)
 
 
 def group_occurrences(

@@ -47,7 +47,12 @@ from rounds_bot.store.batches import rows_of
 from rounds_bot.store.buckets import OccurrenceBuckets
 from rounds_bot.store.cascades import CascadeLinks, CascadeLinksStore
 from rounds_bot.store.derived import DerivedTables
-from rounds_bot.store.grouping import StoredSignatures, index_grouping_state, index_grouping_states
+from rounds_bot.store.grouping import (
+    StoredSignatures,
+    index_grouping_state,
+    index_grouping_states,
+    nothing_to_look_up,
+)
 from rounds_bot.store.history import HistoryQueries
 from rounds_bot.store.opening import (
     check_file,
@@ -220,9 +225,17 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, Seen
         found = [(self.signature(sid), DiagnosisOutcome.model_validate_json(text)) for sid, text in rows]
         return [(signature, outcome) for signature, outcome in found if signature is not None]
 
-    def grouping_lookup(self) -> StoredSignatures:
-        """The known signatures as a round's grouping engine looks them up (one event at a time)."""
-        return StoredSignatures(self.db)
+    def grouping_lookup(self, *, unchanged_while_used: bool = False) -> StoredSignatures:
+        """The known signatures as a round's grouping engine looks them up (one event at a time).
+
+        `unchanged_while_used`: the caller writes nothing to the store while it uses the look-up; the store
+        is then asked once whether it holds anything to look up, and an empty one answers without queries."""
+        nothing_stored = unchanged_while_used and self.holds_nothing_to_look_up()
+        return StoredSignatures(self.db, nothing_stored=nothing_stored)
+
+    def holds_nothing_to_look_up(self) -> bool:
+        """No signature, lookup key or vector stored: grouping can find no known signature (a first round)."""
+        return nothing_to_look_up(self.db)
 
     def grouping_states(self) -> list[SignatureState]:
         """Every signature's grouping state, in the order the signatures were created."""

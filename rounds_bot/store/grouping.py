@@ -128,11 +128,27 @@ def _raise_counter(db: Database, key: str, value: int) -> None:
     )
 
 
-class StoredSignatures:
-    """`grouping.known.KnownSignatures` over the signature database."""
+def nothing_to_look_up(db: Database) -> bool:
+    """Whether the database holds nothing `StoredSignatures` could find: no signature (their grouping
+    states, templates included), no lookup key and no vector. The counters in `meta` are not asked: they
+    are read as they are."""
+    row = db.execute(
+        "select exists(select 1 from signatures) or exists(select 1 from grouping_keys) "
+        "or exists(select 1 from grouping_vectors)"
+    ).fetchone()
+    return not row[0]
 
-    def __init__(self, db: Database) -> None:
+
+class StoredSignatures:
+    """`grouping.known.KnownSignatures` over the signature database.
+
+    `nothing_stored`: the caller found `nothing_to_look_up` when it opened the look-up, and the tables it
+    reads do not change while it is in use; each look-up then gives its empty answer without a query (a
+    first round asks for the keys of every event it groups, and none can be found)."""
+
+    def __init__(self, db: Database, *, nothing_stored: bool = False) -> None:
         self._db = db
+        self._nothing_stored = nothing_stored
 
     def counters(self) -> tuple[int, int]:
         rows = dict(
@@ -143,6 +159,8 @@ class StoredSignatures:
         return int(rows.get(_NEXT_SEQ, 0)), int(rows.get(_NEXT_TEMPLATE_SEQ, 0))
 
     def find(self, keys: list[str]) -> list[SignatureState]:
+        if self._nothing_stored:
+            return []
         texts: dict[str, str] = {}
         for chunk in _chunks(keys):
             marks = ",".join("?" * len(chunk))
@@ -155,6 +173,8 @@ class StoredSignatures:
         return states_from_json(texts.values())
 
     def learned_keys(self, bucket: str) -> set[str]:
+        if self._nothing_stored:
+            return set()
         prefix = f"v:{bucket}{SEPARATOR}"
         rows = self._db.execute(
             "select distinct key from grouping_keys where key >= ? and key < ?",
@@ -163,6 +183,8 @@ class StoredSignatures:
         return {key[len(prefix) :] for (key,) in rows}
 
     def vectors(self, service: str) -> list[StoredVector]:
+        if self._nothing_stored:
+            return []
         rows = self._db.execute(
             "select signature_id, seq, packed, with_frames, crash_site from grouping_vectors "
             "where service = ?",
@@ -171,12 +193,16 @@ class StoredSignatures:
         return [StoredVector(sid, seq, packed, bool(frames), site) for sid, seq, packed, frames, site in rows]
 
     def by_id(self, signature_id: str) -> SignatureState | None:
+        if self._nothing_stored:
+            return None
         row = self._db.execute(
             "select grouping_state from signatures where id = ?", [signature_id]
         ).fetchone()
         return SignatureState.model_validate_json(row[0]) if row and row[0] else None
 
     def exists(self, signature_id: str) -> bool:
+        if self._nothing_stored:
+            return False
         return (
             self._db.execute("select 1 from signatures where id = ?", [signature_id]).fetchone() is not None
         )
