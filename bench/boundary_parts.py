@@ -14,7 +14,6 @@ made back to back.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 import tempfile
@@ -24,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_data import write_otlp
+from scale_data import file_arguments, write_otlp
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import Redactor
@@ -56,12 +55,7 @@ def first_poll(path: Path) -> PollResult:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--bugs", type=int, default=2_000)
-    parser.add_argument("--file", type=Path, help="an OTLP/JSON file to read instead of a synthetic one")
+    parser = file_arguments(__doc__)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         polled = first_poll(args.file or write_otlp(Path(work) / "data.jsonl", args.records, args.bugs))

@@ -11,7 +11,6 @@ checked equal.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_data import write_otlp
+from scale_data import file_arguments, write_otlp
 
 from rounds_bot.redact.engine import forget_remembered_lines
 from rounds_bot.redact.event import BOUNDARY_BATCH, MESSAGE_CHARS, STACKTRACE_CHARS
@@ -77,12 +76,7 @@ def timed(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--bugs", type=int, default=2_000)
-    parser.add_argument("--file", type=Path, help="an OTLP/JSON file to read instead of a synthetic one")
+    parser = file_arguments(__doc__)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         path = args.file or write_otlp(Path(work) / "data.jsonl", args.records, args.bugs)

@@ -15,6 +15,7 @@ arguments give the same file, except for the times, which end at `end`.
 
 from __future__ import annotations
 
+import argparse
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -289,3 +290,15 @@ def write_otlp(path: Path, records: int, bugs: int, end: datetime | None = None)
         for line in lines(records, bugs, end):
             handle.write(line + b"\n")
     return path
+
+
+def file_arguments(description: str | None) -> argparse.ArgumentParser:
+    """The arguments of a bench over a first round's file: this module's synthetic file (`--records`,
+    `--bugs`) or one given (`--file`); a bench adds its own."""
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--bugs", type=int, default=2_000)
+    parser.add_argument("--file", type=Path, help="an OTLP/JSON file to read instead of a synthetic one")
+    return parser

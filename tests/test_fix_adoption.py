@@ -48,13 +48,14 @@ nothing secret reaches a comment, the pull request, an artifact or a log, and no
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import re
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -431,6 +432,16 @@ def run_readme_fix_jobs(
     return FixJobsRun(repo, scheduled, api, signature_id, issue, result, probing)
 
 
+@pytest.fixture
+def readme_fix_jobs(
+    fake: PullsFakeGitHub, shop: App, tmp_path: Path, sources: Sources, wheels: Path, claude_bin: str
+) -> Callable[..., FixJobsRun]:
+    """`run_readme_fix_jobs` with this test's fakes and packages; a test gives what it changes."""
+    return functools.partial(
+        run_readme_fix_jobs, fake, shop, tmp_path, sources=sources, wheels=wheels, claude=claude_bin
+    )
+
+
 def forge_from_the_test_job(repo: FixRepository, forged: Path) -> None:
     """What code the fix-test job ran can do to the run's artifacts on a GitHub-hosted runner. It runs as the
     runner's user, who has passwordless sudo ("About GitHub-hosted runners", Administrative privileges), and
@@ -520,9 +531,9 @@ def encodings(value: str) -> set[str]:
 
 
 def test_the_readme_fix_jobs_with_the_projects_setup_open_a_tested_draft_pull_request(
-    fake, shop, tmp_path, sources, wheels, claude_bin
+    fake, shop, tmp_path, readme_fix_jobs
 ):
-    run = run_readme_fix_jobs(fake, shop, tmp_path, sources=sources, wheels=wheels, claude=claude_bin)
+    run = readme_fix_jobs()
     issue, sid = run.issue, run.signature_id
     assert_the_comments_run_only_probed(run)
     assert_the_three_jobs_ran_as_the_readme_says(run)
@@ -568,15 +579,9 @@ def test_the_readme_fix_jobs_with_the_projects_setup_open_a_tested_draft_pull_re
 
 
 def test_the_readme_fix_jobs_without_the_projects_setup_say_so_on_the_issue_and_push_nothing(
-    fake, shop, tmp_path, sources, wheels, claude_bin
+    fake, shop, tmp_path, readme_fix_jobs
 ):
-    run = run_readme_fix_jobs(
-        fake,
-        shop,
-        tmp_path,
-        sources=sources,
-        wheels=wheels,
-        claude=claude_bin,
+    run = readme_fix_jobs(
         setup=False,
         then_scheduled=False,
     )
@@ -615,12 +620,10 @@ def test_the_readme_fix_jobs_without_the_projects_setup_say_so_on_the_issue_and_
 
 
 def test_a_hostile_change_reaches_no_secret_and_no_git_command_of_publishing(
-    fake, shop, tmp_path, sources, wheels, claude_bin
+    fake, shop, tmp_path, readme_fix_jobs
 ):
     marker = tmp_path / "a-hook-ran"
-    run = run_readme_fix_jobs(
-        fake, shop, tmp_path, sources=sources, wheels=wheels, claude=claude_bin, script=hostile_fix(marker)
-    )
+    run = readme_fix_jobs(script=hostile_fix(marker))
     assert_the_three_jobs_ran_as_the_readme_says(run)
     # the probe ran in the fix-test job (its tests pass), read its parent's environment and others, and found
     # no credential of the run: the job that runs it holds none; its report is in the pull request
@@ -648,7 +651,7 @@ def test_a_hostile_change_reaches_no_secret_and_no_git_command_of_publishing(
 
 
 def test_a_database_the_test_job_saves_in_the_run_is_never_restored_by_publishing(
-    fake, shop, tmp_path, sources, wheels, claude_bin
+    fake, tmp_path, readme_fix_jobs
 ):
     """The fix-test job's code replaces the run's `rounds-db` (`forge_from_the_test_job`) with one that asks
     for a fix of the same issue again and says every pull request rounds opened is another: the publishing
@@ -663,13 +666,7 @@ def test_a_database_the_test_job_saves_in_the_run_is_never_restored_by_publishin
             store.set_cursor("forged by the test job", datetime(2026, 1, 1, tzinfo=UTC))
     finally:
         store.close()
-    run = run_readme_fix_jobs(
-        fake,
-        shop,
-        tmp_path,
-        sources=sources,
-        wheels=wheels,
-        claude=claude_bin,
+    run = readme_fix_jobs(
         forged_database=forged,
         then_scheduled=False,
     )

@@ -25,14 +25,20 @@ is taken from it. A verdict cannot make a change pass rounds' checks: those run 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from rounds_bot.errors import FixError
 from rounds_bot.fixing.attempt import Rules, baseline
-from rounds_bot.fixing.bundle import Staged, Verdict
+from rounds_bot.fixing.bundle import Proposal, Staged, Verdict
 from rounds_bot.fixing.checks import Guard
 from rounds_bot.fixing.git import Git
 from rounds_bot.fixing.testcommand import TestRun, run_tests
 from rounds_bot.fixing.testsetup import setup_problem
 from rounds_bot.fixing.worktree import Worktree, open_worktree
+
+#: what a piece of work in a worktree gives: a verdict, or none yet
+_Verdict = TypeVar("_Verdict", Verdict, Verdict | None)
 
 TAMPERED = "the tests changed git's own files (rounds put them back; nothing is committed)"
 PROBE_PASSED = "the tests pass on the unchanged start"
@@ -66,41 +72,52 @@ def clean_baseline(checkout: Git, staged: Staged, rules: Rules, *, number: int =
     """The baseline alone, in a worktree of its own: the verdict when it decides one (a probe; a base that
     cannot be tested), None when the change goes on to its own tests."""
     proposal = staged.proposal
-    common = {"request": proposal.request, "patch_sha256": proposal.patch_sha256, "start": proposal.start}
-    missing = _missing_start(checkout, proposal.start, common)
-    if missing is not None:
-        return missing
-    try:
-        with open_worktree(checkout, f"rounds/baseline-{number}", proposal.start) as tree:
-            blocked = baseline(tree, rules, proposal.where())
-    except FixError as error:
-        return Verdict(
-            outcome="failed", reason="rounds could not run the tests", details=[str(error)], **common
-        )
-    if blocked is not None:
-        assert blocked.blocked is not None
-        return Verdict(outcome=blocked.blocked, reason=blocked.reason, tests=blocked.tests, **common)
-    if proposal.kind == "probe":
-        return Verdict(outcome="passed", reason=PROBE_PASSED, **common)
-    return None
+
+    def decided(tree: Worktree) -> Verdict | None:
+        blocked = baseline(tree, rules, proposal.where())
+        common = _verdict_fields(proposal)
+        if blocked is not None:
+            assert blocked.blocked is not None
+            return Verdict(outcome=blocked.blocked, reason=blocked.reason, tests=blocked.tests, **common)
+        if proposal.kind == "probe":
+            return Verdict(outcome="passed", reason=PROBE_PASSED, **common)
+        return None
+
+    return _on_start(checkout, proposal, f"rounds/baseline-{number}", decided)
 
 
 def verdict_for(
     checkout: Git, staged: Staged, rules: Rules, *, number: int = 1, with_baseline: bool = True
 ) -> Verdict:
     """The tests of one proposal (without the baseline when the caller ran it already)."""
-    proposal = staged.proposal
-    common = {"request": proposal.request, "patch_sha256": proposal.patch_sha256, "start": proposal.start}
+
+    def tested(tree: Worktree) -> Verdict:
+        return _in_worktree(checkout, tree, staged, rules, with_baseline=with_baseline)
+
+    return _on_start(checkout, staged.proposal, f"rounds/tests-{number}", tested)
+
+
+def _on_start(
+    checkout: Git, proposal: Proposal, name: str, work: Callable[[Worktree], _Verdict]
+) -> _Verdict | Verdict:
+    """`work` in a new worktree `name` at the proposal's start; a verdict saying why not when the checkout
+    lacks the start or the worktree cannot be made."""
+    common = _verdict_fields(proposal)
     missing = _missing_start(checkout, proposal.start, common)
     if missing is not None:
         return missing
     try:
-        with open_worktree(checkout, f"rounds/tests-{number}", proposal.start) as tree:
-            return _in_worktree(checkout, tree, staged, rules, with_baseline=with_baseline)
+        with open_worktree(checkout, name, proposal.start) as tree:
+            return work(tree)
     except FixError as error:
         return Verdict(
             outcome="failed", reason="rounds could not run the tests", details=[str(error)], **common
         )
+
+
+def _verdict_fields(proposal: Proposal) -> dict[str, str]:
+    """What every verdict on `proposal` names: the request, the patch it tested and where it started."""
+    return {"request": proposal.request, "patch_sha256": proposal.patch_sha256, "start": proposal.start}
 
 
 def _missing_start(checkout: Git, start: str, common: dict[str, str]) -> Verdict | None:
@@ -117,7 +134,7 @@ def _in_worktree(
     checkout: Git, tree: Worktree, staged: Staged, rules: Rules, *, with_baseline: bool
 ) -> Verdict:
     proposal = staged.proposal
-    common = {"request": proposal.request, "patch_sha256": proposal.patch_sha256, "start": proposal.start}
+    common = _verdict_fields(proposal)
     if proposal.kind == "retest":
         return _retest(tree, rules, common)
     if with_baseline or proposal.kind == "probe":

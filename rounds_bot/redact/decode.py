@@ -48,18 +48,25 @@ _ARMOUR = ("PRIVATE KEY", "PuTTY-User-Key")
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
+#: a base64 run's character, a character outside the run, a run's character that is no capital
+_RUN, _OUTSIDE, _NO_CAPITAL = "[A-Za-z0-9+/_-]", "[^A-Za-z0-9+/_-]", "[a-z0-9+/_-]"
+
+
+def _capital_within_19() -> str:
+    """A run's first capital within its first 19 characters, and the run going on to 20 characters."""
+    return "|".join(
+        (f"{_NO_CAPITAL}{{{before}}}" if before else "") + f"[A-Z]{_RUN}{{{19 - before}}}"
+        for before in range(19)
+    )
+
+
 def _run_with_a_capital() -> str:
     """A run of 20 base64 characters or more that holds a capital letter, in a form Hyperscan scans at
     memory speed: the run's start (the text's, or a character outside the alphabet), its first capital
     within 19 characters and the run going on to 20; or 19 characters and a capital. (The same language
     with a least length of 20, `[B]*[A-Z][B]*`, costs the scan more than all the rules; this form costs
     the database half a second more to build than that one, once a round, and the scan little.)"""
-    run, outside, no_capital = "[A-Za-z0-9+/_-]", "[^A-Za-z0-9+/_-]", "[a-z0-9+/_-]"
-    first_within = "|".join(
-        (f"{no_capital}{{{before}}}" if before else "") + f"[A-Z]{run}{{{19 - before}}}"
-        for before in range(19)
-    )
-    return f"(?:^|{outside})(?:{first_within})|{run}{{19}}[A-Z]"
+    return f"(?:^|{_OUTSIDE})(?:{_capital_within_19()})|{_RUN}{{19}}[A-Z]"
 
 
 #: What a scan of the text looks for before `_runs` is worth a look (Hyperscan patterns and the least length
@@ -79,12 +86,7 @@ HEX_GATE = "hex run"
 def _once_a_run() -> str:
     """`_run_with_a_capital` matched once a run: from the run's start, its first capital within 19
     characters and the run going on to 20, or its first capital after 19 or more (the same texts match)."""
-    run, outside, no_capital = "[A-Za-z0-9+/_-]", "[^A-Za-z0-9+/_-]", "[a-z0-9+/_-]"
-    within = "|".join(
-        (f"{no_capital}{{{before}}}" if before else "") + f"[A-Z]{run}{{{19 - before}}}"
-        for before in range(19)
-    )
-    return f"(?:^|{outside})(?:{within})|(?:^|{outside}){no_capital}{{19,}}[A-Z]"
+    return f"(?:^|{_OUTSIDE})(?:{_capital_within_19()})|(?:^|{_OUTSIDE}){_NO_CAPITAL}{{19,}}[A-Z]"
 
 
 #: The run gates as the scan of many texts at once reads them (`scan_joined.py`: every match reported, each
