@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_data import file_arguments, write_otlp
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.redact import Redactor
+from rounds_bot.redact import Redactor, redact_poll
 from rounds_bot.redact import event as event_module
-from rounds_bot.redact.event import BOUNDARY_BATCH
+from rounds_bot.redact.boundary import BOUNDARY_BATCH
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.spill import EventSpill
@@ -60,7 +60,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         polled = first_poll(args.file or write_otlp(Path(work) / "data.jsonl", args.records, args.bugs))
     events: list[ErrorEvent] = list(polled.events)
-    safe = list(Redactor().poll(polled).events)
+    safe = list(redact_poll(Redactor(), polled).events)
     gc.freeze()  # the events read are kept throughout; the collector need not walk them
     batches = [events[start : start + BOUNDARY_BATCH] for start in range(0, len(events), BOUNDARY_BATCH)]
     ids = sum(getattr(event, name) is not None for event in events for name in _IDS)

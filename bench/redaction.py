@@ -13,7 +13,7 @@ stack traces) and the corpus, one text at a time as the boundary sees them, and 
     boundary <family>: planted=<n> leaked=<n>
 
 A round shows a few sample occurrences of each problem, so the outputs can miss a value that crossed the
-boundary; the `boundary` lines judge every event the boundary (`Redactor.poll`) returns, field by field.
+boundary; the `boundary` lines judge every event the boundary (`redact_poll`) returns, field by field.
     kept: identifiers=<kept>/<tried> frames=<kept>/<tried> log_pairs_distinct=<kept>/<tried>
     public logs: <n> texts, <k> with a replacement (<category>=<count> ...)
     throughput: <MB/s> MB/s over <MB> MB in <n> texts (keyword engine <MB/s> MB/s, plain regex scan <MB/s>
@@ -62,12 +62,12 @@ def kept() -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
 
 
 def boundary_by_family(workdir: Path) -> dict[str, tuple[int, int]]:
-    """(planted, leaked) per family in what `Redactor.poll` returns for the whole planted telemetry."""
+    """(planted, leaked) per family in what `redact_poll` returns for the whole planted telemetry."""
     from datetime import UTC, datetime, timedelta
 
     from security_harness import now, plant_secrets, secret_file
 
-    from rounds_bot.redact import Redactor
+    from rounds_bot.redact import Redactor, redact_poll
     from rounds_bot.sources.base import Window
     from rounds_bot.sources.otlp_file import OtlpFileSource
 
@@ -75,7 +75,7 @@ def boundary_by_family(workdir: Path) -> dict[str, tuple[int, int]]:
     telemetry = secret_file(workdir / "boundary.jsonl", plant_secrets(planted), now())
     end = datetime.now(UTC)
     polled = OtlpFileSource(telemetry).poll(Window(start=end - timedelta(days=7), end=end))
-    seen = Redactor().poll(polled).model_dump_json()
+    seen = redact_poll(Redactor(), polled).model_dump_json()
     families: dict[str, tuple[int, int]] = {}
     for item in planted:
         n, k = families.get(item.category, (0, 0))

@@ -23,8 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_data import file_arguments, write_otlp
 
+from rounds_bot.redact.boundary import BOUNDARY_BATCH
 from rounds_bot.redact.engine import forget_remembered_lines
-from rounds_bot.redact.event import BOUNDARY_BATCH, MESSAGE_CHARS, STACKTRACE_CHARS
+from rounds_bot.redact.event import MESSAGE_CHARS, STACKTRACE_CHARS
 from rounds_bot.redact.text import cut, redact_into, redact_text
 from rounds_bot.redact.text_proof import TextProof
 from rounds_bot.sources.base import Window

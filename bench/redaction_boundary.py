@@ -1,8 +1,8 @@
-"""What the redaction boundary costs a first round: the intake's id check and `Redactor.poll`, in CPU time.
+"""What the redaction boundary costs a first round: the intake's id check and `redact_poll`, in CPU time.
 
 A synthetic OTLP/JSON file (`bench/scale_data.py`) is read by the file source as a first round reads it
 (nothing counted yet), with the intake's check (`already_counted` of every raw id) timed apart; then the
-poll is redacted (`Redactor.poll`, as for a source that returns its events). Last, the round's whole first
+poll is redacted (`redact_poll`, as for a source that returns its events). Last, the round's whole first
 step as a round takes it (`read_new`: the file read with each event redacted as it is built). Before all,
 the scanning engine's build: compiled (no cached databases) and loaded from the database cache
 (`scan_cache.py`), each in a fresh process.
@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_data import file_arguments, write_otlp
 
-from rounds_bot.redact import Redactor
+from rounds_bot.redact import Redactor, redact_poll
 from rounds_bot.round.intake import already_counted, read_new
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
@@ -56,7 +56,7 @@ def build_seconds(cache: Path, fresh: bool) -> float:
 
 
 def boundary(path: Path) -> tuple[float, float, int]:
-    """CPU seconds of the intake's check and of `Redactor.poll` over one first round of `path`."""
+    """CPU seconds of the intake's check and of `redact_poll` over one first round of `path`."""
     redactor = Redactor()
     redactor.identity("0" * 32)  # the engine is built before anything is timed
     checked = 0.0
@@ -77,7 +77,7 @@ def boundary(path: Path) -> tuple[float, float, int]:
     polled = OtlpFileSource(path).poll_new(window, frozenset(), counted)
     gc.freeze()
     started = time.process_time()
-    redactor.poll(polled)
+    redact_poll(redactor, polled)
     return checked, time.process_time() - started, ids
 
 
@@ -106,7 +106,7 @@ def main() -> None:
         gc.collect()
         whole = intake(path)
     print(f"intake id check: {checked:.2f} s CPU for {ids:,} ids")
-    print(f"Redactor.poll:   {poll:.2f} s CPU")
+    print(f"redact_poll:     {poll:.2f} s CPU")
     print(f"read_new:        {whole:.2f} s CPU (the file read and every event redacted, as a round's intake)")
     print(
         f"engine_cold_s={cold:.2f} engine_warm_s={warm:.2f} id_check_s={checked:.2f} poll_s={poll:.2f} "

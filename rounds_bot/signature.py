@@ -65,7 +65,7 @@ class Signature(Frozen):
         return cls(
             id=a.signature_id,
             service=sorted(tally.services)[0],
-            # from occurrences redacted at ingestion (`redact.Redactor.poll`): never redacted again
+            # from occurrences redacted at ingestion (`redact.boundary.redact_poll`): never redacted again
             title=(
                 headline(sample, template=_template(grouping_state, a.normalized_message))
                 if sample

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, ContextRecord, ErrorEvent
-from rounds_bot.redact import Redactor, cut, redact, redact_with_report, sanitize
+from rounds_bot.redact import Redactor, cut, redact, redact_poll, redact_with_report, sanitize
 from rounds_bot.redact.keys import personal_category, secret_category
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 
@@ -325,6 +325,6 @@ def test_a_poll_is_redacted_whole_skips_notes_and_group_counts_included():
         skipped=[SkippedRecord(where="f.jsonl:1", reason="bad value password=hunter2")],
         notes=["saw token ghp_0123456789abcdefghijklmnopqrstuvwxyz"],
     )
-    dumped = Redactor().poll(polled).model_dump_json()
+    dumped = redact_poll(Redactor(), polled).model_dump_json()
     for secret in ("bob@example.com", "hunter2", "ghp_0123"):
         assert secret not in dumped

@@ -15,8 +15,10 @@ from security_harness import now, plant_secrets, secret_file
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import Redactor
+from rounds_bot.redact import boundary as boundary_module
 from rounds_bot.redact import event as event_module
-from rounds_bot.redact.event import Boundary, id_shaped, ids_shaped
+from rounds_bot.redact.boundary import Boundary
+from rounds_bot.redact.event import id_shaped, ids_shaped
 from rounds_bot.redact.text import cut
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
@@ -65,7 +67,7 @@ def test_events_seen_again_are_made_and_counted_as_the_long_way_makes_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memo_chars: int
 ) -> None:
     monkeypatch.setattr(event_module, "MEMO_CHARS", memo_chars)  # 2,000: emptied every few events
-    monkeypatch.setattr(event_module, "BOUNDARY_BATCH", 17)
+    monkeypatch.setattr(boundary_module, "BOUNDARY_BATCH", 17)
     events = _repeated(_raw_events(tmp_path))
     quick, slow = Redactor(), _long_way()
     assert _through(quick, events) == _through(slow, events)
@@ -103,7 +105,7 @@ def test_a_batch_foreseen_is_redacted_and_counted_as_each_event_alone(
 ) -> None:
     """The boundary scans a batch's ids and texts together (`Redactor.foresee`: `IdProof`, `TextProof`);
     what it gives must be what redacting each event on its own gives, on the security corpus."""
-    monkeypatch.setattr(event_module, "BOUNDARY_BATCH", batch)
+    monkeypatch.setattr(boundary_module, "BOUNDARY_BATCH", batch)
     events = _repeated(_raw_events(tmp_path))
     batched, alone = Redactor(), Redactor()
     assert _through(batched, events) == _one_at_a_time(alone, events)

@@ -310,7 +310,7 @@ def test_a_boundary_empties_the_memory_of_frames_when_its_events_are_redacted() 
 
     from rounds_bot.models import ErrorEvent
     from rounds_bot.redact import Redactor
-    from rounds_bot.redact.event import Boundary
+    from rounds_bot.redact.boundary import Boundary
     from rounds_bot.sources.base import PollResult
 
     engine = rule_set(_rules("all"))

@@ -27,7 +27,7 @@ from security_shapes import (
 )
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.redact import Redactor, redact, redact_with_report
+from rounds_bot.redact import Redactor, redact, redact_poll, redact_with_report
 from rounds_bot.redact.personal import PHONE_REGIONS as REDACTED_REGIONS
 from rounds_bot.sources.base import PollResult
 
@@ -48,7 +48,7 @@ def _log(message: str, n: int, service: str = "billing") -> ErrorEvent:
 
 def _through_the_boundary(lines: list[str], service: str = "billing") -> str:
     polled = PollResult(events=[_log(line, n, service) for n, line in enumerate(lines)])
-    return Redactor().poll(polled).model_dump_json()
+    return redact_poll(Redactor(), polled).model_dump_json()
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_a_key_logged_across_the_spans_of_one_trace_is_redacted():
         )
         for n, line in enumerate(lines)
     ]
-    seen = Redactor().poll(PollResult(events=events))
+    seen = redact_poll(Redactor(), PollResult(events=events))
     assert [event.message for event in seen.events[1:-1]] == ["[REDACTED:private_key]"] * (len(lines) - 2)
 
 
@@ -76,7 +76,7 @@ def test_records_of_another_service_do_not_continue_a_key_begun_elsewhere():
         _log("-----BEGIN PRIVATE KEY-----", 0, "auth"),
         _log("payment declined for order 1842", 1, "billing"),
     ]
-    seen = Redactor().poll(PollResult(events=events))
+    seen = redact_poll(Redactor(), PollResult(events=events))
     assert seen.events[1].message == "payment declined for order 1842"
 
 

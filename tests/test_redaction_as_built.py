@@ -1,6 +1,6 @@
 """The redaction boundary takes each event the moment the file source builds it (`Boundary`, a `Sink`): the
 redacted event is the only one kept, so raw telemetry never reaches the round's spill or its temporary file,
-and what comes out is what redacting the returned poll gives (`Redactor.poll`, still the way for other
+and what comes out is what redacting the returned poll gives (`redact_poll`, still the way for other
 sources): the same events in the same order, the same counts, the same records hidden as continuing a
 secret. The split-secret rule decides from a byte kept per event (`StreamWatch`), never reading an event
 again, and gives what reading the messages in each stream's time order gives."""
@@ -18,9 +18,9 @@ from security_corpus import corpus
 from security_harness import Outputs, leaks, now, plant_secrets, secret_file
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.redact import Redactor, split
-from rounds_bot.redact import event as event_module
-from rounds_bot.redact.event import Boundary
+from rounds_bot.redact import Redactor, redact_poll, split
+from rounds_bot.redact import boundary as boundary_module
+from rounds_bot.redact.boundary import Boundary
 from rounds_bot.round.intake import read_new
 from rounds_bot.sources import spill
 from rounds_bot.sources.base import PollResult, PollsInto, Window
@@ -54,9 +54,10 @@ def test_events_redacted_as_built_are_those_the_returned_poll_redacts_to(planted
     path, at = planted_file
     monkeypatch.setattr(spill, "IN_MEMORY", 5)  # the events go to disk, as a large round's do
     monkeypatch.setattr(spill, "CHUNK", 7)
-    monkeypatch.setattr(event_module, "BOUNDARY_BATCH", 11)  # redacted a few at a time, as a large round's
+    monkeypatch.setattr(boundary_module, "BOUNDARY_BATCH", 11)  # redacted a few at a time, as a large round's
     returned, as_built = Redactor(), Redactor()
-    expected = returned.poll(OtlpFileSource(path).poll_new(_window(at), frozenset(), _nothing_counted))
+    polled = OtlpFileSource(path).poll_new(_window(at), frozenset(), _nothing_counted)
+    expected = redact_poll(returned, polled)
     given = read_new(OtlpFileSource(path), _window(at), Store.memory(), as_built)
     assert isinstance(given.events, EventSpill) and given.events.bytes_on_disk > 0
     assert len(given.events) == len(expected.events) > 300
@@ -100,7 +101,7 @@ def test_no_raw_event_reaches_a_spill(planted_file, monkeypatch) -> None:
 
 def test_a_poll_returned_and_a_poll_given_to_the_boundary_come_out_alike() -> None:
     events = _streams(random.Random(7), 400)
-    by_poll = Redactor().poll(PollResult(events=events, notes=["read"]))
+    by_poll = redact_poll(Redactor(), PollResult(events=events, notes=["read"]))
     boundary = Boundary(Redactor())
     for event in events[:150]:
         boundary(event)
@@ -213,7 +214,7 @@ def test_a_trace_is_told_by_its_id_as_kept_so_a_hashed_id_still_holds_its_stream
         )
         for n, line in enumerate(lines)
     ]
-    seen = Redactor().poll(PollResult(events=events))
+    seen = redact_poll(Redactor(), PollResult(events=events))
     assert seen.events[0].trace_id != secret_trace
     assert seen.events[1].message == "[REDACTED:private_key]"
 

@@ -15,7 +15,7 @@ import pytest
 
 from rounds_bot.clock import bucket_of
 from rounds_bot.models import Assignment, ContextRecord, ErrorEvent
-from rounds_bot.redact import Redactor
+from rounds_bot.redact import Redactor, redact_poll
 from rounds_bot.round import cascade
 from rounds_bot.round.cascade import correlate_traces
 from rounds_bot.round.counted import Counted
@@ -135,8 +135,8 @@ def test_a_split_secret_is_hidden_the_same_when_the_events_are_on_disk() -> None
     ]
     events = [event(n, message=text, timestamp=NOW + timedelta(seconds=n)) for n, text in enumerate(lines)]
     first, second = Redactor(), Redactor()
-    in_memory = first.poll(PollResult(events=events))
-    on_disk = second.poll(PollResult(events=EventSpill(events, in_memory=1, chunk=2)))
+    in_memory = redact_poll(first, PollResult(events=events))
+    on_disk = redact_poll(second, PollResult(events=EventSpill(events, in_memory=1, chunk=2)))
     assert list(on_disk.events) == list(in_memory.events)
     assert [e.message for e in on_disk.events][2:7] == [
         "[REDACTED:private_key]",

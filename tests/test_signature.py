@@ -12,7 +12,7 @@ from rounds_bot.signature import Signature
 from rounds_bot.tally import Tally
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-# Occurrences reach a signature redacted at ingestion (`redact.Redactor.poll`); nothing redacts them again.
+# Occurrences reach a signature redacted at ingestion (`redact_poll`); nothing redacts them again.
 TOKEN = "[REDACTED:github_token]"
 
 

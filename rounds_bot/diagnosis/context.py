@@ -4,7 +4,7 @@ Sections, in the order they are kept when the budget runs short: the signature a
 occurrence statistics (always), the representative stack trace, source snippets read from the
 checkout at the trace's frames, a few varied sample events, related error logs, and similar or
 previously diagnosed signatures. Every piece of telemetry was redacted once, when the round read it
-(`redact.Redactor.poll`); here it is only bounded. The same request always gives the same context.
+(`redact.boundary.redact_poll`); here it is only bounded. The same request always gives the same context.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Nothing secret or personal gets past ingestion: one redaction boundary, applied once.
 
-    event.py     the boundary: each event as the source builds it (`Boundary`), or `Redactor.poll(polled)`
-                 right after a source's poll, before grouping, storage, prompts, issues, logs and reports;
-                 every field and attribute (keys and values, every type), the resource, the ids; caps before
-                 any rule
+    boundary.py  the boundary: each event as the source builds it (`Boundary`), or `redact_poll` right
+                 after a source's poll, before grouping, storage, prompts, issues, logs and reports
+    event.py     one event made safe (`Redactor`): every field and attribute (keys and values, every
+                 type), the resource, the ids; caps before any rule
     text.py      one text: cut, sanitised, redacted (`redact_text`)
     tokens.py    vendor tokens by format (gitleaks' rule families)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
@@ -13,7 +13,7 @@
                  client IPs, each confirmed before it is replaced
     phrases.py   BIP-39 seed phrases (the word list and the checksum)
     decode.py    what JSON escapes, percent-encoding, base64 and hex hide, judged decoded
-    split.py     secrets split across the records of one log stream or trace (`Redactor.poll`)
+    split.py     secrets split across the records of one log stream or trace (`redact_poll`)
     rule.py      how a rule is applied: keyword pre-filter, bounded patterns, counts
     translate.py each rule's regex as a Hyperscan pattern that matches a superset of it
     scan.py      which rules a text may match, and where: one Hyperscan scan for every rule
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rounds_bot.redact.boundary import redact_poll
 from rounds_bot.redact.event import (
     ATTRIBUTE_CHARS,
     MESSAGE_CHARS,
@@ -81,6 +82,7 @@ __all__ = [
     "redact",
     "redact_event",
     "redact_json",
+    "redact_poll",
     "redact_text",
     "redact_with_report",
     "sanitize",

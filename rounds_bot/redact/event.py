@@ -1,13 +1,13 @@
 """The redaction boundary: what a source read, made safe once, before anything else sees it.
 
-A `Boundary` takes each event as the source builds it (a file source), or `Redactor.poll(polled)` takes the
-events a source returned (SigNoz, any `Source`), before grouping, storage, prompts, issues, logs and reports;
-nothing after it redacts again, and no raw event is kept past it. For every event it covers every field: the
-resource (service name, version, environment), the exception type, message and stack trace, the error code
-and severity, the ids, the link, the bodies of the log records before an error log, and every attribute, key
-and value, whatever the value's type (an integer card number is a card number). An attribute whose name says
-secret (`db.password`, `http.request.header.x-api-key`) or personal (`user.email`, `client.address`) loses its
-value whatever the value looks like.
+A `Boundary` (`boundary.py`) takes each event as the source builds it (a file source), or `redact_poll` takes
+the events a source returned (SigNoz, any `Source`), before grouping, storage, prompts, issues, logs and
+reports; nothing after it redacts again, and no raw event is kept past it. For every event it covers every
+field: the resource (service name, version, environment), the exception type, message and stack trace, the
+error code and severity, the ids, the link, the bodies of the log records before an error log, and every
+attribute, key and value, whatever the value's type (an integer card number is a card number). An attribute
+whose name says secret (`db.password`, `http.request.header.x-api-key`) or personal (`user.email`,
+`client.address`) loses its value whatever the value looks like.
 
 Every text is cut to its cap before any rule runs (`cut`: the cut is stated at the end of the text, so the
 issue says it); an id that held a secret, or is too long, is replaced by a hash of itself, so it still
@@ -24,17 +24,14 @@ from itertools import chain, islice
 from operator import attrgetter
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
-from rounds_bot.redact.engine import forget_remembered_lines
 from rounds_bot.redact.id_proof import IdProof
 from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
 from rounds_bot.redact.pair_values import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
-from rounds_bot.redact.split import StreamWatch
 from rounds_bot.redact.text import cut, redact_text, sanitize
 from rounds_bot.redact.text_proof import TextProof
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
-from rounds_bot.sources.spill import EventSpill
 
 MESSAGE_CHARS = 16_384
 STACKTRACE_CHARS = 65_536
@@ -329,12 +326,6 @@ class Redactor:
             return record
         return record.model_copy(update={"severity": severity, "body": body})
 
-    def poll(self, polled: PollResult) -> PollResult:
-        """Everything a source returned, redacted: events, group counts, skipped records and notes; then the
-        records that continue a secret an earlier record of their stream began (`split.py`). The way for a
-        source that returns its events; one that takes a sink gives each to a `Boundary` as it builds it."""
-        return Boundary(self).finish(polled)
-
     def rest(self, polled: PollResult) -> PollResult:
         """The poll's group counts, skipped records and notes, redacted (its events are the `Boundary`'s)."""
         return polled.model_copy(
@@ -359,62 +350,6 @@ class Redactor:
         )
 
 
-#: events a `Boundary` redacts together (the raw events it holds at most, in memory)
-BOUNDARY_BATCH = 1_000
-
-
-class Boundary:
-    """The redaction boundary as a source builds its events (a `sources.base.Sink`): each event is redacted
-    the moment it is made, in the order made, and only the redacted copy is kept, in the round's one spill
-    (in memory up to 20,000 events, then in a temporary file): raw telemetry never reaches the disk.
-
-        boundary = Boundary(redactor)
-        polled = source.poll_into(window, known, counted, boundary)    boundary(event) for each event built
-        safe = boundary.finish(polled)
-
-    `StreamWatch` sees each raw event as it is redacted and keeps a byte of it, so the records that continue a
-    secret begun earlier in their stream are found after the last event without reading any event again.
-
-    The events are redacted a few hundred at a time (`BOUNDARY_BATCH`), in the order given: redacting many
-    in a row, not a line's few between reading lines, keeps the scan's tables and the memo at hand (a tenth
-    faster), and the raw events waiting meanwhile are a bounded few, in memory only."""
-
-    def __init__(self, redactor: Redactor) -> None:
-        self.redactor = redactor
-        self.events = EventSpill()
-        self._watch = StreamWatch()
-        self._waiting: list[ErrorEvent] = []
-
-    def __call__(self, event: ErrorEvent) -> None:
-        self._waiting.append(event)
-        if len(self._waiting) >= BOUNDARY_BATCH:
-            self._redact_waiting()
-
-    def _redact_waiting(self) -> None:
-        waiting, self._waiting = self._waiting, []
-        redact, see, append = self.redactor.event, self._watch.see, self.events.append
-        self.redactor.foresee(waiting)
-        for event in waiting:
-            safe = redact(event)
-            see(event, safe.trace_id)
-            append(safe)
-
-    def finish(self, polled: PollResult) -> PollResult:
-        """The poll with the events given to the boundary, then those it returned itself (a source that takes
-        no sink returns them all), redacted, and its other parts redacted (`Redactor.rest`)."""
-        for event in polled.events:
-            self(event)
-        self._redact_waiting()
-        forget_remembered_lines()  # the frames' scans helped these events; the round keeps none of them
-        events, redactor = self.events, self.redactor
-        for index, category in self._watch.hidden(events.keys()).items():
-            redactor.counts[category] += 1
-            events.replace(
-                index, events[index].model_copy(update={"message": REDACTED.format(category=category)})
-            )
-        return redactor.rest(polled).model_copy(update={"events": events})
-
-
 #: what an id redaction replaced begins with (a raw id stored without it was stored unchanged)
 HASHED_PREFIX = "sha256:"
 
@@ -429,4 +364,4 @@ def redact_event(event: ErrorEvent, ips: IpPolicy = "all") -> ErrorEvent:
     return Redactor(ips).event(event)
 
 
-__all__ = ["Boundary", "Redactor", "redact_event", "sanitize"]
+__all__ = ["Redactor", "redact_event", "sanitize"]

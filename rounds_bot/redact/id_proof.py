@@ -13,7 +13,7 @@ report. A report that names a rule holds a match's end, which `clears` never cle
 text); one that names keywords and gates alone is read into the same `Scan` whatever the text. A few
 reports recur (nothing; the hex run's gate alone), so the memory is small; it is bounded all the same.
 
-A round's ids come a thousand at a time (`event.Boundary`), and even one call to Hyperscan an id is most of
+A round's ids come a thousand at a time (`boundary.Boundary`), and even one call to Hyperscan an id is most of
 what an id costs. `prove` scans many ids joined by newlines at once: a match in one id is a match in the
 joined buffer (`scan_lines.joinable`, checked of the database once), so a joined scan that reports nothing
 but the hex run's gate proves that no id of it reports anything else alone. Whether an id reports that gate

@@ -12,13 +12,14 @@ sources return everything and the grouping step finds what was counted.
 
 A source that can (`PollsInto`: the file source) also gives each event it builds to the redaction boundary
 (`Boundary`) the moment it builds it, so a raw event is never kept nor written to disk; the events of other
-sources are redacted as they return them (`Redactor.poll`).
+sources are redacted as they return them (`redact_poll`).
 """
 
 from __future__ import annotations
 
 from rounds_bot.redact import Redactor
-from rounds_bot.redact.event import HASHED_PREFIX, Boundary, hashed_id
+from rounds_bot.redact.boundary import Boundary, redact_poll
+from rounds_bot.redact.event import HASHED_PREFIX, hashed_id
 from rounds_bot.sources.base import PollResult, PollsInto, SkipsCounted, Source, Window
 from rounds_bot.store import Store
 
@@ -35,8 +36,8 @@ def read_new(source: Source, window: Window, store: Store, redactor: Redactor) -
         if isinstance(source, PollsInto):
             boundary = Boundary(redactor)
             return boundary.finish(source.poll_into(window, known_groups, counted, boundary))
-        return redactor.poll(source.poll_new(window, known_groups, counted))
-    return redactor.poll(source.poll(window, known_groups))
+        return redact_poll(redactor, source.poll_new(window, known_groups, counted))
+    return redact_poll(redactor, source.poll(window, known_groups))
 
 
 def already_counted(raw_ids: list[str], store: Store, redactor: Redactor) -> set[str]:

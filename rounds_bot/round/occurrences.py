@@ -1,5 +1,5 @@
 """The round's grouping step: every occurrence not counted before fingerprinted and tallied (the poll was
-redacted at the boundary, `redact.Redactor.poll`, before it got here).
+redacted at the boundary, `redact.boundary.redact_poll`, before it got here).
 
 engine  = load_engine(settings, store)          the grouping engine as the last round left it
 grouped = group_occurrences(...)                a Tally per signature, and what was already counted

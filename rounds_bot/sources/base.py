@@ -94,7 +94,7 @@ class Source(Protocol):
 #: Given occurrence ids as a source builds them (before redaction), the ones an earlier round counted.
 Counted = Callable[[list[str]], set[str]]
 #: Takes each event a source builds, as it builds it, in the order a poll would return them: the redaction
-#: boundary (`redact/event.py`'s `Boundary`), so a raw event is never kept, written or read back.
+#: boundary (`redact/boundary.py`'s `Boundary`), so a raw event is never kept, written or read back.
 Sink = Callable[[ErrorEvent], None]
 
 
