@@ -91,25 +91,52 @@ class MarkerMemories(Mapping[str, MarkerMemory]):
         if signature_id not in self._ids:
             raise KeyError(signature_id)
         record = self._latest.get(signature_id)
-        lifecycle = _lifecycle(
-            self._fixes[signature_id], self._incidents.get(signature_id), self._mutes.get(signature_id)
+        fixes, incident, mute = (
+            self._fixes[signature_id],
+            self._incidents.get(signature_id),
+            self._mutes.get(signature_id),
         )
-        return lifecycle.model_copy(
-            update={
-                "diagnosis": _marked(record) if record is not None else None,
-                "spend": [
-                    MarkedSpend(at=paid.at, usd=paid.usd, model=paid.model, note=paid.note)
-                    for paid in self._bookings[signature_id]
-                ],
-                "cascade": marked_cascade(self._links.get(signature_id, CascadeLinks())),
-            }
-        )
+        links, bookings = self._links.get(signature_id), self._bookings[signature_id]
+        if record is None and mute is None and not (fixes or bookings or links or _attempts(incident)):
+            # what a first round's thousands of new signatures remember: nothing (each part below would be
+            # empty); frozen, so one is shared rather than built again for each
+            return NOTHING_REMEMBERED
+        return _remembered(record, fixes, incident, mute, links, bookings)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ids)
 
     def __len__(self) -> int:
         return len(self._ids)
+
+
+def _remembered(
+    record: DiagnosisRecord | None,
+    fixes: list[FixRecord],
+    incident: IncidentRecord | None,
+    mute: Mute | None,
+    links: CascadeLinks | None,
+    bookings: list[Booking],
+) -> MarkerMemory:
+    """A marker's memory, built from its signature's rows."""
+    return _lifecycle(fixes, incident, mute).model_copy(
+        update={
+            "diagnosis": _marked(record) if record is not None else None,
+            "spend": [
+                MarkedSpend(at=paid.at, usd=paid.usd, model=paid.model, note=paid.note) for paid in bookings
+            ],
+            "cascade": marked_cascade(links or CascadeLinks()),
+        }
+    )
+
+
+#: the memory of a marker that remembers nothing beyond its signature
+NOTHING_REMEMBERED = MarkerMemory()
+
+
+def _attempts(incident: IncidentRecord | None) -> bool:
+    """Whether a marker remembers fix attempts of an incident (none without one)."""
+    return incident is not None and bool(incident.failed_fixes or incident.offered_fixes)
 
 
 def lifecycle_memory(store: Store) -> dict[str, MarkerMemory]:

@@ -3,6 +3,7 @@ other versions, and kept in step with the event log between rounds (`github/mark
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from datetime import timedelta
@@ -14,9 +15,10 @@ from fix_watch_samples import ignore, merge, open_pull
 from signature_samples import a_signature
 
 from rounds_bot import controls
+from rounds_bot.controls import Mute
 from rounds_bot.events import Fact
 from rounds_bot.github.marker_sync import sync_markers
-from rounds_bot.lifecycle import FixRecord
+from rounds_bot.lifecycle import FixRecord, IncidentRecord
 from rounds_bot.marker import (
     MAX_MARKED_FIXES,
     MAX_MARKED_LINKS,
@@ -29,8 +31,14 @@ from rounds_bot.marker import (
     replace_marker,
     write_marker,
 )
-from rounds_bot.marker_memory import marked_fix, marker_memory
-from rounds_bot.store import CascadeLinks, Store
+from rounds_bot.marker_memory import (
+    NOTHING_REMEMBERED,
+    MarkerMemories,
+    _remembered,
+    marked_fix,
+    marker_memory,
+)
+from rounds_bot.store import Booking, CascadeLinks, Store
 
 # What rounds wrote before markers remembered fixes (a v1 marker with diagnosis and spending, no more).
 OLD_MARKER = (
@@ -230,3 +238,40 @@ def test_a_marker_remembering_a_lifecycle_writes_it_whether_or_not_it_carried_it
     assert again == once
     assert write_marker(again) == write_marker(once)
     assert read_marker(write_marker(again)) == once
+
+
+def test_a_marker_remembering_nothing_is_the_memory_built_from_its_empty_rows():
+    """A signature with no diagnosis, fix, attempt, ignore, spending or cascade link is given the one shared
+    empty memory without building it; every mix of those rows, empty or not, is the memory built from them."""
+    sid = "sig_a"
+    fix = FixRecord(signature_id=sid, pr_number=3, proposed_at="t", updated_at="t")
+    incidents = [
+        None,
+        *(IncidentRecord(signature_id=sid, failed_fixes=f, offered_fixes=o) for f, o in FIX_ATTEMPTS),
+    ]
+    mute = Mute(signature_id=sid, by="someone", since="2026-03-02T09:00:00+00:00")
+    booking = Booking(run_id="r", signature_id=sid, at="2026-03-02T09:00:00+00:00", usd=0.25, model="m")
+    links = [None, CascadeLinks(), CascadeLinks(caused_by={"sig_b": 2}), CascadeLinks(causes={"sig_c": 1})]
+    for fixes, incident, muted, bookings, linked in itertools.product(
+        [[], [fix]], incidents, [None, mute], [[], [booking]], links
+    ):
+        memories = MarkerMemories(
+            [sid],
+            {},
+            {sid: linked} if linked is not None else {},
+            {sid: muted} if muted is not None else {},
+            {sid: fixes},
+            {sid: incident} if incident is not None else {},
+            {sid: bookings},
+        )
+        built = _remembered(None, fixes, incident, muted, linked, bookings)
+        assert memories[sid] == built
+        assert write_marker(a_signature(sid).to_marker(memories[sid])) == write_marker(
+            a_signature(sid).to_marker(built)
+        )
+    assert MarkerMemories([sid], {}, {}, {}, {sid: []}, {}, {sid: []})[sid] is NOTHING_REMEMBERED
+    assert MarkerMemory() == NOTHING_REMEMBERED
+
+
+#: fix attempts an incident may record: none, failed ones, ones left to a person, both
+FIX_ATTEMPTS = [(0, 0), (1, 0), (0, 2), (1, 1)]
