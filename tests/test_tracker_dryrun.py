@@ -111,15 +111,26 @@ def test_a_draft_is_written_readable_by_its_owner_only_past_a_left_temporary(tmp
     assert written.read_text(encoding="utf-8").endswith(draft().body)
 
 
-def test_a_draft_written_a_few_bytes_at_a_time_is_the_draft_written_at_once(tmp_path, monkeypatch):
-    """A short write (the system may take fewer bytes than given) goes on where it stopped: the file holds
-    every part, in order, as one write of the whole would leave it."""
+@pytest.mark.parametrize("gathered", [True, False], ids=["writev", "write"])
+@pytest.mark.parametrize("at_most", [1, 7, 250])
+def test_a_draft_written_a_few_bytes_at_a_time_is_the_draft_written_at_once(
+    tmp_path, monkeypatch, gathered, at_most
+):
+    """A short write (the system may take fewer bytes than given, across the parts or within one) goes on
+    where it stopped: the file holds every part, in order, as one write of the whole would leave it; and so
+    where the system has no gathered write."""
     whole = DryRunTracker(tmp_path / "whole")
-    whole.create(draft(body_extra=" é" * 50))
+    whole.update(whole.create(draft(body_extra=" é" * 50)), draft(body_extra=" é" * 50), comment="more")
     written = os.write
-    monkeypatch.setattr(os, "write", lambda handle, data: written(handle, bytes(data[:7])))
+    if gathered:
+        monkeypatch.setattr(os, "writev", lambda handle, views: written(handle, b"".join(views)[:at_most]))
+    else:
+        monkeypatch.delattr(os, "writev", raising=False)
+        monkeypatch.setattr(os, "write", lambda handle, data: written(handle, bytes(data[:at_most])))
     piecemeal = DryRunTracker(tmp_path / "piecemeal")
-    ref = piecemeal.update(piecemeal.create(draft(body_extra=" é" * 50)), draft(body_extra=" é" * 50))
+    ref = piecemeal.update(
+        piecemeal.create(draft(body_extra=" é" * 50)), draft(body_extra=" é" * 50), comment="more"
+    )
     assert (tmp_path / "piecemeal" / ref.ref).read_bytes() == (tmp_path / "whole" / ref.ref).read_bytes()
 
 

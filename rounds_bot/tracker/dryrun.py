@@ -131,11 +131,23 @@ def _name(signature_id: str) -> str:
 
 def _write_all(handle: int, parts: list[bytes]) -> None:
     """`parts` written to the open file `handle` one after the other, straight from the bytes given (a file
-    object would copy them into its buffer first); a short write goes on where it stopped."""
-    for part in parts:
-        view = memoryview(part)
-        while view:
-            view = view[os.write(handle, view) :]
+    object would copy them into its buffer first), in one system call where the system gathers them
+    (`os.writev`); a short write goes on where it stopped."""
+    views = [memoryview(part) for part in parts if part]
+    while views:
+        written = _gathered_write(handle, views)
+        while views and written >= len(views[0]):
+            written -= len(views[0])
+            views.pop(0)
+        if views:
+            views[0] = views[0][written:]
+
+
+def _gathered_write(handle: int, views: list[memoryview]) -> int:
+    """Bytes written of `views`, in order: gathered into one write where the system can, else the first."""
+    if hasattr(os, "writev"):
+        return os.writev(handle, views)
+    return os.write(handle, views[0])
 
 
 def _remove(path: str) -> None:
