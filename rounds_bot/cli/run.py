@@ -8,10 +8,13 @@ from pathlib import Path
 import click
 
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
+from rounds_bot.diagnosis.configured import build_diagnoser
 from rounds_bot.errors import ConfigError
 from rounds_bot.round.report import append_to_step_summary, render_report
+from rounds_bot.round.run import run_round
 from rounds_bot.settings import Settings
 from rounds_bot.sources.base import Source
+from rounds_bot.sources.factory import source_from_spec
 from rounds_bot.store import Store, remove_database
 from rounds_bot.tracker.base import Tracker
 from rounds_bot.tracker.dryrun import DryRunTracker
@@ -25,10 +28,6 @@ from rounds_bot.tracker.dryrun import DryRunTracker
 @friendly_errors
 def run_command(demo: bool, env_file: Path | None) -> None:
     """Run one round: poll, group, file one issue per problem, report."""
-    # imported here: the round and its grouping engine (numpy) are more than other commands need
-    from rounds_bot.diagnosis.configured import build_diagnoser
-    from rounds_bot.round.run import run_round
-
     settings = settings_from(env_file)
     if demo and settings.tracker != "dry-run":
         # the demo's bugs are made up: they never become issues of a real repository
@@ -66,8 +65,6 @@ def run_command(demo: bool, env_file: Path | None) -> None:
 
 def build_source(settings: Settings, demo: bool) -> tuple[Source, bool]:
     """The configured source, and whether its whole history should be read on the first round."""
-    from rounds_bot.sources.factory import source_from_spec
-
     if demo:
         from rounds_bot.demo import demo_data_path
         from rounds_bot.sources.otlp_file import OtlpFileSource
