@@ -6,6 +6,7 @@ events, the same counts."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from security_corpus import corpus
 from security_harness import now, plant_secrets, secret_file
 
-from rounds_bot.models import ErrorEvent
+from rounds_bot.models import AttributeValue, ErrorEvent
 from rounds_bot.redact import Redactor
 from rounds_bot.redact import boundary as boundary_module
 from rounds_bot.redact import event as event_module
@@ -22,6 +23,8 @@ from rounds_bot.redact.event import id_shaped, ids_shaped
 from rounds_bot.redact.text import cut
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from tests.test_redact_engine import FRAGMENTS
+from tests.test_redact_lines import PIECES
 
 
 class _Forgetful(set[object]):
@@ -136,3 +139,48 @@ def test_a_batch_foreseen_scans_its_texts_as_they_will_be_redacted_cut_to_their_
         [cut(long_message, event_module.MESSAGE_CHARS), cut(long_trace, event_module.STACKTRACE_CHARS)]
     )
     assert batched.event(event) == Redactor().event(event)
+
+
+def _attributed(rng: random.Random, number: int) -> ErrorEvent:
+    """An event whose attributes mix what a bug's records share (kept before, looked up) with values new in
+    every record: a log record's body, with now and then a secret or a personal value, under plain names,
+    secret names and names that look secret; a value past its cap; values that are not text."""
+    value = " ".join(rng.choice(PIECES + FRAGMENTS) for _ in range(rng.randint(0, 3)))
+    attributes: dict[str, AttributeValue] = {
+        "service.name": "checkout",
+        "http.route": f"/api/{number % 3}",
+        rng.choice(["log.body", "db.password", "app.stripe_key", "user.email", "note"]): (
+            f"request {number} failed: {value}"
+        ),
+    }
+    if rng.random() < 0.2:
+        attributes["long"] = f"{number} " + "1234 5678 " * 500 + value
+    if rng.random() < 0.2:
+        attributes["count"] = rng.choice([number, 4111111111111111, True, 0.5, ""])
+    return ErrorEvent(
+        event_id=f"{number:032x}",
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+        message="m",
+        attributes=attributes,
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_batch_foreseen_scans_its_new_text_attributes_and_makes_them_as_each_event_alone(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """`foresee` scans with the batch's messages and traces the text attributes no memory holds, cut to
+    their cap (`Redactor._new_attribute_texts`): the events and counts are what each event alone makes."""
+    monkeypatch.setattr(boundary_module, "BOUNDARY_BATCH", 23)
+    rng = random.Random(seed)
+    events = [_attributed(rng, number) for number in range(200)]
+    proven: list[str] = []
+    batched = Redactor()
+    prove = batched._texts.prove
+    monkeypatch.setattr(batched._texts, "prove", lambda texts: prove(proven.extend(texts) or proven))
+    alone = Redactor()
+    assert _through(batched, events) == _one_at_a_time(alone, events)
+    assert batched.counts == alone.counts
+    assert sum(alone.counts.values()) > 0
+    values = [value for event in events for value in event.attributes.values() if isinstance(value, str)]
+    assert {cut(value, event_module.ATTRIBUTE_CHARS) for value in values} & set(proven)  # the proof took them

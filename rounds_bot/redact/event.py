@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import chain, islice
 from operator import attrgetter
 
@@ -161,11 +161,30 @@ class Redactor:
         # as `_redacted` will be given them: cut to their limits (a scan of a text's uncut tail would be
         # wasted, and the cut text, another string, would be scanned again)
         self._texts.prove(
-            cut(text, limit)
-            for event in events
-            for text, limit in ((event.message, MESSAGE_CHARS), (event.stacktrace, STACKTRACE_CHARS))
-            if text
+            chain(
+                (
+                    cut(text, limit)
+                    for event in events
+                    for text, limit in ((event.message, MESSAGE_CHARS), (event.stacktrace, STACKTRACE_CHARS))
+                    if text
+                ),
+                self._new_attribute_texts(events),
+            )
         )
+
+    def _new_attribute_texts(self, events: Sequence[ErrorEvent]) -> Iterator[str]:
+        """The text values, cut as `attribute` will redact them, of the attributes no memory holds: a log
+        record's body, a request's id, differ in every record and would each be scanned alone. Those of an
+        event whose attributes are all kept before are not (`_changed` looks them up)."""
+        kept, remembered = self._kept_pairs, self._attributes
+        for event in events:
+            attributes = event.attributes
+            if not attributes or all(map(kept.__contains__, attributes.items())):
+                continue
+            for pair in islice(attributes.items(), MAX_ATTRIBUTES):
+                value = pair[1]
+                if type(value) is str and value and pair not in remembered:
+                    yield cut(value, ATTRIBUTE_CHARS)
 
     def identity(self, value: str) -> str:
         """What `identifier` makes of an id, without counting it: the form an occurrence's id is stored in,
