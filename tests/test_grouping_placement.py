@@ -10,7 +10,7 @@ import pytest
 from test_grouping_corpus import EVENTS
 from test_grouping_labelled_data import defects4j, trace_events
 
-from rounds_bot.grouping import engine as engine_module
+from rounds_bot.grouping import placement as placement_module
 from rounds_bot.grouping import templates as templates_module
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.placement import MessageFacts, Placement
@@ -82,13 +82,13 @@ def test_repeats_share_one_placement_and_are_placed_alike_when_the_kept_ones_are
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A repeat placed without an assignment gets the one placement kept for its signature and tier
-    (`GroupingEngine._placed`); with room for a single one (forgotten at every other signature), the
+    (`placement.KeptPlacements`); with room for a single one (forgotten at every other signature), the
     placements are the same."""
     events = EVENTS + EVENTS
     kept = placed_as_a_round(GroupingEngine(), events)
     repeats = [placed for placed in kept if placed.assignment is None]
     assert len({id(placed) for placed in repeats}) == len({(p.signature_id, p.tier) for p in repeats})
-    monkeypatch.setattr(engine_module, "PLACEMENTS_KEPT", 1)
+    monkeypatch.setattr(placement_module, "PLACEMENTS_KEPT", 1)
     assert placed_as_a_round(GroupingEngine(), events) == kept
 
 

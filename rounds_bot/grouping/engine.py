@@ -42,7 +42,7 @@ from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, READ_OTHERWISE_
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.operations import operation_target
-from rounds_bot.grouping.placement import MessageFacts, Placement
+from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placement
 from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Answers, answer_key
@@ -50,13 +50,11 @@ from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.templates import TemplateMiner
-from rounds_bot.models import Assignment, ErrorEvent, Tier
+from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.settings.grouping import GroupingConfig
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
-#: placements without an assignment kept for the repeats of their signatures (`_placed`)
-PLACEMENTS_KEPT = 65_536
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -84,12 +82,13 @@ class GroupingEngine(Placing):
         self._explainer = Explainer(self.config)
         #: the caching layer: answers already given (see `routes`)
         self._answers = Answers()
-        #: the placements without an assignment given so far (`_placed`)
-        self._placements: dict[tuple[str, Tier], Placement] = {}
+        #: the placements without an assignment given so far
+        self._placed = KeptPlacements()
         states = sorted(known, key=lambda s: s.seq)
-        #: whether signatures of an earlier fingerprint version may be known (given, or in a
-        #: database): only then is a message also read the way that version read it
-        self._previous_possible = lookup is not None or any(
+        #: whether signatures of an earlier fingerprint version may be known (given, or in a database
+        #: that may hold any): only then is a message also read the way that version read it, and a
+        #: trace's hashes of that version worked out
+        self._previous_possible = (lookup is not None and not lookup.holds_nothing()) or any(
             s.fingerprint_version != FINGERPRINT_VERSION for s in states
         )
         self._candidates.previous_versions = self._previous_possible
@@ -201,17 +200,6 @@ class GroupingEngine(Placing):
         digests = self._candidates.trace_digests(event)
         owner = self._known_signatures.owner_of_hashes(digests) if digests is not None else None
         return self._placed(owner, "fingerprint") if owner is not None else None
-
-    def _placed(self, signature_id: str, tier: Tier) -> Placement:
-        """The placement without an assignment of a signature and tier: one object for all the repeats placed
-        so (a placement is never changed), kept per signature and tier; bounded, cleared whole when full."""
-        key = (signature_id, tier)
-        placed = self._placements.get(key)
-        if placed is None:
-            if len(self._placements) >= PLACEMENTS_KEPT:
-                self._placements.clear()
-            placed = self._placements[key] = Placement(signature_id, tier)
-        return placed
 
     def _expect(self, batch: Iterable[ErrorEvent | MessageFacts]) -> None:
         """Learn from a batch's message-path lines which words vary (the miner's `expect`),

@@ -24,6 +24,28 @@ class Placement:
     assignment: Assignment | None = None
 
 
+#: placements without an assignment kept for the repeats of their signatures (`KeptPlacements`)
+PLACEMENTS_KEPT = 65_536
+
+
+class KeptPlacements:
+    """The placements without an assignment given so far: one object for all the repeats of a signature placed
+    by one tier (a placement is never changed); bounded, cleared whole when full."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, Tier], Placement] = {}
+
+    def __call__(self, signature_id: str, tier: Tier) -> Placement:
+        """The placement without an assignment of a signature and tier."""
+        key = (signature_id, tier)
+        placed = self._kept.get(key)
+        if placed is None:
+            if len(self._kept) >= PLACEMENTS_KEPT:
+                self._kept.clear()
+            placed = self._kept[key] = Placement(signature_id, tier)
+        return placed
+
+
 class MessageFacts(NamedTuple):
     """What the engine's counting pass (`GroupingEngine._expect`) reads of an event: a caller whose events are
     costly to build (a spilled round) gives these fields alone, read without making the events."""
