@@ -2,8 +2,9 @@
 
 A round tallies its occurrences per signature and keeps the first one's assignment (its explanation, title
 and normalised message); every later occurrence adds to the tally by its signature alone. So the engine
-builds an event's assignment only when the caller may keep it: an event known by its error code or its
-trace's hashes, of a signature the caller has already, is placed without one.
+builds an event's assignment only when the caller may keep it: an event known by its error code, its
+trace's hashes or its message's route (the template it matched, `routes`), of a signature the caller has
+already, is placed without one.
 """
 
 from __future__ import annotations
