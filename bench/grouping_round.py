@@ -1,5 +1,6 @@
 """The grouping step of a first round at scale: `GroupingEngine.assign_all` over the errors of the synthetic
-OTLP/JSON file `bench/scale.py` reads (`bench/scale_data.py`), on an empty signature database.
+OTLP/JSON file `bench/scale.py` reads (`bench/scale_data.py`), on an empty signature database looked up as a
+round looks it up (written to by no one meanwhile: `Store.grouping_lookup(unchanged_while_used=True)`).
 
     python bench/grouping_round.py [--records 100000] [--bugs 2000] [--profile | --memory] [--placements]
 
@@ -90,7 +91,7 @@ def main() -> None:
         window = Window(start=end - timedelta(hours=2), end=end + timedelta(minutes=1))
         events = list(OtlpFileSource(path).poll(window).events)
         store = Store.open(Path(folder) / "signatures.db")
-        engine = GroupingEngine(lookup=store.grouping_lookup())
+        engine = GroupingEngine(lookup=store.grouping_lookup(unchanged_while_used=True))
         gc.collect()
         if args.memory:
             tracemalloc.start()

@@ -21,6 +21,9 @@ class KnownStates:
             for key in lookup_keys(state):
                 self._by_key.setdefault(key, []).append(state.signature_id)
 
+    def holds_nothing(self) -> bool:
+        return not self._states  # (never changed once made)
+
     def counters(self) -> tuple[int, int]:
         seqs = [s.seq for s in self._states.values()]
         templates = [t.seq for s in self._states.values() for t in s.templates]

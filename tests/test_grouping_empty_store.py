@@ -3,8 +3,12 @@ places every event as one asking the empty database does, and a database with an
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlite_utils import Database
 from test_grouping_corpus import EVENTS
+from test_grouping_labelled_data import defects4j, trace_events
+from test_grouping_placement import placed_as_a_round
 from test_grouping_store import essence, saved, stream
 
 from rounds_bot.grouping.engine import GroupingEngine
@@ -67,3 +71,22 @@ def test_a_row_in_any_table_the_lookup_reads_is_something_to_look_up(fresh_db: S
     saved_one.assign(EVENTS[0])
     saved(saved_one, fresh_db)
     assert not fresh_db.holds_nothing_to_look_up()
+
+
+def test_an_empty_store_places_as_asked_without_reading_traces_as_earlier_versions(shared_data: Path) -> None:
+    """No signature of an earlier fingerprint version can be found in a database that holds nothing (and is
+    not written meanwhile), so its engine neither works out a trace's hashes of those versions nor reads a
+    message as they did: it places real traces, the corpus and a stream of repeats as an engine asking the
+    empty database does (the same signatures and tiers, the same assignments where both give one), and saves
+    the same signatures."""
+    events = trace_events(defects4j(shared_data)) + EVENTS + stream(7, 300) + EVENTS
+    asked, quiet = Store.memory(), Store.memory()
+    slow = GroupingEngine(lookup=asked.grouping_lookup())
+    fast = load_engine(Settings(), quiet)
+    assert slow._candidates.previous_versions and not fast._candidates.previous_versions
+    for quick, asking in zip(placed_as_a_round(fast, events), placed_as_a_round(slow, events), strict=True):
+        assert (quick.signature_id, quick.tier) == (asking.signature_id, asking.tier)
+        assert None in (quick.assignment, asking.assignment) or quick.assignment == asking.assignment
+    assert {s: fast.state(s) for s in fast.signature_ids()} == {
+        s: slow.state(s) for s in slow.signature_ids()
+    }

@@ -4,13 +4,14 @@ assignment, and every other event gets the very assignment `assign_each` gives i
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 from test_grouping_corpus import EVENTS
-from test_grouping_labelled_data import defects4j, trace_events
+from test_grouping_labelled_data import defects4j, log_events, loghub, trace_events
 
-from rounds_bot.grouping import engine as engine_module
+from rounds_bot.grouping import placement as placement_module
 from rounds_bot.grouping import templates as templates_module
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.placement import MessageFacts, Placement
@@ -82,13 +83,13 @@ def test_repeats_share_one_placement_and_are_placed_alike_when_the_kept_ones_are
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A repeat placed without an assignment gets the one placement kept for its signature and tier
-    (`GroupingEngine._placed`); with room for a single one (forgotten at every other signature), the
+    (`placement.KeptPlacements`); with room for a single one (forgotten at every other signature), the
     placements are the same."""
     events = EVENTS + EVENTS
     kept = placed_as_a_round(GroupingEngine(), events)
     repeats = [placed for placed in kept if placed.assignment is None]
     assert len({id(placed) for placed in repeats}) == len({(p.signature_id, p.tier) for p in repeats})
-    monkeypatch.setattr(engine_module, "PLACEMENTS_KEPT", 1)
+    monkeypatch.setattr(placement_module, "PLACEMENTS_KEPT", 1)
     assert placed_as_a_round(GroupingEngine(), events) == kept
 
 
@@ -119,3 +120,37 @@ def test_a_skeleton_whose_keys_were_fetched_asks_the_database_nothing_more(tmp_p
         asked.clear()
         assert placed_as_a_round(engine(tmp_path / "b.db"), events + events) == first
         assert len(asked) == fetched
+
+
+def message_events(data: Path) -> list[ErrorEvent]:
+    """Real log lines of a few systems, each also as a failed span's message (some with an operation target,
+    some with an error code among their attributes), in a shuffled order."""
+    events: list[ErrorEvent] = []
+    for system in ("HDFS", "Zookeeper", "OpenStack"):
+        lines = log_events(system, loghub(data, system)[0][:600])
+        events += lines
+        for number, line in enumerate(lines[::3]):
+            attributes: dict[str, str] = {"server.address": f"db{number % 4}"} if number % 5 else {}
+            if number % 7 == 0:
+                attributes["error.code"] = f"E{number % 3}"
+            events.append(
+                line.model_copy(
+                    update={"event_id": f"span-{number}", "kind": "span_error", "attributes": attributes}
+                )
+            )
+    random.Random(26).shuffle(events)
+    return events
+
+
+def test_log_lines_and_failed_spans_are_placed_as_they_are_assigned_by_their_routes(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """A message whose template's route is known is placed by it without an assignment, as `assign` would
+    place it; an engine that may know an earlier version's signatures reads such a message as `assign` does
+    (the earlier reading first), and places it alike."""
+    events = message_events(shared_data)
+    without = assert_placed_as_assigned(events, GroupingEngine(), GroupingEngine())
+    assert without > len(events) // 2
+    slow = GroupingEngine(lookup=Store.open(tmp_path / "slow.db").grouping_lookup())
+    fast = GroupingEngine(lookup=Store.open(tmp_path / "fast.db").grouping_lookup())
+    assert assert_placed_as_assigned(events, slow, fast) > 0

@@ -23,11 +23,12 @@ trace's frames decide its crash site), so what they group does not depend on arr
 test shuffles the labelled corpus and compares the partitions.
 
 This module reads the tiers in order; tier 3, new signatures and the assignments that say which
-rule decided are `placing`'s (mixed in), the known signatures and the keys that lead to them are
-`registry`'s, an event's identity (its fingerprint and how it registers) comes from `candidates`,
-the explanation of each assignment from `explanation`. A round, which keeps one assignment per
-signature, places its events with `place_each`: an event of a signature it keeps already, known
-by its error code or its trace's hashes, gets no assignment of its own (`placement`).
+rule decided are `placing`'s (mixed in), the counting pass over a batch's log lines `counting`'s
+(mixed in), the known signatures and the keys that lead to them are `registry`'s, an event's
+identity (its fingerprint and how it registers) comes from `candidates`, the explanation of each
+assignment from `explanation`. A round, which keeps one assignment per signature, places its events
+with `place_each`: an event of a signature it keeps already, known by its error code, its trace's
+hashes or its message's route, gets no assignment of its own (`placement`).
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 
 from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
+from rounds_bot.grouping.counting import CountingPass
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, READ_OTHERWISE_BY
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.operations import operation_target
-from rounds_bot.grouping.placement import MessageFacts, Placement
+from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placement
 from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Answers, answer_key
@@ -50,18 +52,16 @@ from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.templates import TemplateMiner
-from rounds_bot.models import Assignment, ErrorEvent, Tier
+from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.settings.grouping import GroupingConfig
 
 __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
-#: placements without an assignment kept for the repeats of their signatures (`_placed`)
-PLACEMENTS_KEPT = 65_536
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class GroupingEngine(Placing):
+class GroupingEngine(Placing, CountingPass):
     """Assigns events to signatures, tier by tier; `state` gives what a signature saves."""
 
     def __init__(
@@ -84,12 +84,13 @@ class GroupingEngine(Placing):
         self._explainer = Explainer(self.config)
         #: the caching layer: answers already given (see `routes`)
         self._answers = Answers()
-        #: the placements without an assignment given so far (`_placed`)
-        self._placements: dict[tuple[str, Tier], Placement] = {}
+        #: the placements without an assignment given so far
+        self._placed = KeptPlacements()
         states = sorted(known, key=lambda s: s.seq)
-        #: whether signatures of an earlier fingerprint version may be known (given, or in a
-        #: database): only then is a message also read the way that version read it
-        self._previous_possible = lookup is not None or any(
+        #: whether signatures of an earlier fingerprint version may be known (given, or in a database
+        #: that may hold any): only then is a message also read the way that version read it, and a
+        #: trace's hashes of that version worked out
+        self._previous_possible = (lookup is not None and not lookup.holds_nothing()) or any(
             s.fingerprint_version != FINGERPRINT_VERSION for s in states
         )
         self._candidates.previous_versions = self._previous_possible
@@ -170,9 +171,10 @@ class GroupingEngine(Placing):
     ) -> Iterator[Placement]:
         """`assign_each` for a caller that keeps one assignment per signature (a round's tally): an event
         whose signature is in `settled` when it is placed (asked then, so the caller may add to it between
-        events) gets its signature and tier alone, when its error code or its trace's hashes lead to a
-        known signature; the tiers would give it that signature and tier (a key, once registered, always
-        leads to the same signature), and placing it so changes nothing the engine keeps. Every other event
+        events) gets its signature and tier alone, when its error code, its trace's hashes or its message's
+        route lead to a known signature; the tiers would give it that signature and tier (a key or template,
+        once registered, always leads to the same signature), and placing it so changes nothing the engine
+        keeps. Every other event
         gets its full assignment, as `assign` gives it. `facts`, when given, are the events' fields the
         counting pass reads (`MessageFacts`, one per event, in order), so it need not make the events."""
         batch = events if isinstance(events, Sequence) else list(events)
@@ -186,83 +188,39 @@ class GroupingEngine(Placing):
                 yield Placement(assignment.signature_id, assignment.tier, assignment)
 
     def _known_place(self, event: ErrorEvent) -> Placement | None:
-        """The signature and tier of an event with an error code or a stack trace whose key is known
-        (tier 1 or 2, as `assign` reads them), without building its candidate, as a placement without an
-        assignment; None for any other."""
-        if event.stacktrace is None and not event.error_code and not event.attributes:
-            return None  # a plain log line: the message path (cheap when its template is known)
+        """The signature and tier of an event with an error code, a stack trace whose key is known or a
+        message whose template's route is (tier 1 or 2, as `assign` reads them), without building its
+        candidate, as a placement without an assignment; None for any other."""
+        stacktrace = event.stacktrace
+        if stacktrace is None and not event.error_code and not event.attributes:
+            shape = self._shapes.lookup(event.message)[1]  # a plain log line, as `assign` takes it
+            if not shape.may_hold_code or not self._message_may_hold_code(event.message):
+                return self._routed(shape, event.service, event.error_type, None)
         code = self._codes.read(event)
         if code is not None:
             owner = self._known_signatures.owner_of_code(f"{event.service or 'unknown'}\x1f{code.code}")
             return self._placed(owner, "error_code") if owner is not None else None
-        stacktrace = event.stacktrace
         if not stacktrace or stacktrace.isspace():
-            return None
+            target = operation_target(event.attributes) if event.kind == "span_error" else None
+            shape = self._shapes.lookup(event.message)[1]
+            return self._routed(shape, event.service, event.error_type, target)
         digests = self._candidates.trace_digests(event)
         owner = self._known_signatures.owner_of_hashes(digests) if digests is not None else None
         return self._placed(owner, "fingerprint") if owner is not None else None
 
-    def _placed(self, signature_id: str, tier: Tier) -> Placement:
-        """The placement without an assignment of a signature and tier: one object for all the repeats placed
-        so (a placement is never changed), kept per signature and tier; bounded, cleared whole when full."""
-        key = (signature_id, tier)
-        placed = self._placements.get(key)
-        if placed is None:
-            if len(self._placements) >= PLACEMENTS_KEPT:
-                self._placements.clear()
-            placed = self._placements[key] = Placement(signature_id, tier)
-        return placed
-
-    def _expect(self, batch: Iterable[ErrorEvent | MessageFacts]) -> None:
-        """Learn from a batch's message-path lines which words vary (the miner's `expect`),
-        counted per service, error type and skeleton. Only those counts are kept, never an
-        event's shape: the second pass looks each one up again (through the bounded shape memo), so
-        what the batch holds grows with its distinct skeletons, not its lines. (Nested dicts, not a
-        key tuple per event: the batch allocates nothing per line.)"""
-        lines: dict[str, dict[str | None, dict[tuple[str, ...], int]]] = {}
-        for event in batch:
-            line = self._message_line(event)
-            if line is None:
-                continue
-            where, error_type, tokens = line
-            per_type = lines.get(where)
-            if per_type is None:
-                per_type = lines[where] = {}
-            per_skeleton = per_type.get(error_type)
-            if per_skeleton is None:
-                per_skeleton = per_type[error_type] = {}
-            per_skeleton[tokens] = per_skeleton.get(tokens, 0) + 1
-        bucket = self._candidates.bucket
-        self._miner.expect(
-            [
-                ((bucket(where or "unknown", error_type), tokens), count)
-                for where, per_type in lines.items()
-                for error_type, per_skeleton in per_type.items()
-                for tokens, count in per_skeleton.items()
-            ]
-        )
-
-    def _message_line(
-        self, event: ErrorEvent | MessageFacts
-    ) -> tuple[str, str | None, tuple[str, ...]] | None:
-        """Where (service, and a failed span's target) an event that takes the message path is
-        matched, with its error type and skeleton; None for an event that does not."""
-        if event.stacktrace is None and not event.error_code and not event.attributes:
-            # the common case first, as `assign` takes it: a plain log line
-            message = event.message
-            shape = self._shapes.shape_of(message)
-            if (
-                shape.may_hold_code
-                and self._message_may_hold_code(message)
-                and self._codes.read(event) is not None
-            ):
-                return None
-            return event.service, event.error_type, shape.skeleton
-        if (event.stacktrace and not event.stacktrace.isspace()) or self._codes.read(event) is not None:
+    def _routed(
+        self, shape: ShapeInfo, service: str, error_type: str | None, target: str | None
+    ) -> Placement | None:
+        """A message's placement when its route is known: the signature its template leads to, tier 2, as
+        `_assign_message` answers it; None when an earlier version's reading may come first, or no route
+        is known."""
+        if self._previous_possible and (
+            target is not None or shape.previous is not None or shape.earlier is not None
+        ):
             return None
-        target = operation_target(event.attributes) if event.kind == "span_error" else None
-        where = event.service if target is None else f"{event.service}\x1e{target}"
-        return where, event.error_type, self._shapes.lookup(event.message)[1].skeleton
+        where = service if target is None else f"{service}\x1e{target}"
+        route = self._answers.route(shape, where, error_type)
+        return self._placed(route.signature_id, "fingerprint") if route is not None else None
 
     def state(self, signature_id: str) -> SignatureState:
         return self._known_signatures.state(signature_id)

@@ -60,6 +60,11 @@ class KnownSignatures(Protocol):
 
     def exists(self, signature_id: str) -> bool: ...
 
+    def holds_nothing(self) -> bool:
+        """Every look-up answers empty, and keeps doing so while the engine uses this (a first round's empty
+        database, which nothing writes to meanwhile): no signature, of any fingerprint version, is found."""
+        ...
+
 
 def lookup_keys(state: SignatureState) -> list[str]:
     """The keys a signature is found under."""

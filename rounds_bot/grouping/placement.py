@@ -2,8 +2,9 @@
 
 A round tallies its occurrences per signature and keeps the first one's assignment (its explanation, title
 and normalised message); every later occurrence adds to the tally by its signature alone. So the engine
-builds an event's assignment only when the caller may keep it: an event known by its error code or its
-trace's hashes, of a signature the caller has already, is placed without one.
+builds an event's assignment only when the caller may keep it: an event known by its error code, its
+trace's hashes or its message's route (the template it matched, `routes`), of a signature the caller has
+already, is placed without one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,28 @@ class Placement:
     signature_id: str
     tier: Tier
     assignment: Assignment | None = None
+
+
+#: placements without an assignment kept for the repeats of their signatures (`KeptPlacements`)
+PLACEMENTS_KEPT = 65_536
+
+
+class KeptPlacements:
+    """The placements without an assignment given so far: one object for all the repeats of a signature placed
+    by one tier (a placement is never changed); bounded, cleared whole when full."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, Tier], Placement] = {}
+
+    def __call__(self, signature_id: str, tier: Tier) -> Placement:
+        """The placement without an assignment of a signature and tier."""
+        key = (signature_id, tier)
+        placed = self._kept.get(key)
+        if placed is None:
+            if len(self._kept) >= PLACEMENTS_KEPT:
+                self._kept.clear()
+            placed = self._kept[key] = Placement(signature_id, tier)
+        return placed
 
 
 class MessageFacts(NamedTuple):

@@ -14,7 +14,7 @@ Nothing here decides where an event goes; every entry is a shortcut to an answer
   give the same object), the fingerprint tier's assignment: a hash, once registered, always
   leads to the same signature;
 - per signature and tier, the placement without an assignment a round's repeats are given
-  (`GroupingEngine._placed`): it holds nothing but the two, and is never changed;
+  (`placement.KeptPlacements`): it holds nothing but the two, and is never changed;
 - per bucket and skeleton, that the miner fetched the lookup keys of its templates
   (`TemplateMiner._fetch_for`): the keys are a function of the two, and a key fetched once is
   never fetched again.

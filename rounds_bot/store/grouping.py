@@ -150,6 +150,9 @@ class StoredSignatures:
         self._db = db
         self._nothing_stored = nothing_stored
 
+    def holds_nothing(self) -> bool:
+        return self._nothing_stored
+
     def counters(self) -> tuple[int, int]:
         rows = dict(
             self._db.execute(
