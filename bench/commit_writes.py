@@ -1,7 +1,7 @@
 """What a round's commit costs to write what it counted, in CPU seconds, each way beside the other:
 
-- seen: the occurrences counted, remembered in `seen_events`: converted row by row (`Store.mark_seen`) or
-  as the round keeps them, in their stored form (`Store.mark_seen_stored`);
+- seen: the occurrences counted (random ids, as OpenTelemetry's are), remembered in `seen_events`: converted
+  row by row (`Store.mark_seen`) or as the round keeps them, in their stored form (`Store.mark_seen_stored`);
 - saved: the round's signatures: each saved in turn (`Store.save`) or together (`Store.save_many`);
 - derived: the incidents and fixes of the round's signatures folded again from the facts a first round logs
   for each (detected, filed), as the commit's `Store.derived_once` does on leaving (one way: run the script
@@ -17,6 +17,7 @@ one transaction, as the commit does. CPU time, best of three, so a busy machine 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import tempfile
 import time
@@ -73,8 +74,10 @@ def main() -> None:
         run_round(load_settings(), OtlpFileSource(data), DryRunTracker(folder), rounded, now=now)
         signatures: list[Signature] = rounded.signatures()
         counted = Counted()
+        ids = random.Random(7)  # random, as a round's are: each id lands on any page of the table
         for n in range(args.records):
-            counted.append(f"{n:032x}", signatures[n % len(signatures)].id, now - timedelta(microseconds=n))
+            event_id = f"{ids.getrandbits(128):032x}"
+            counted.append(event_id, signatures[n % len(signatures)].id, now - timedelta(microseconds=n))
         print(f"{len(counted)} occurrences, {len(signatures)} signatures")
 
         def save_each(store: Store) -> None:

@@ -7,6 +7,7 @@ zones or without one, neighbouring records, events changed after they were made.
 from __future__ import annotations
 
 import pickle
+import random
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -14,7 +15,7 @@ from pydantic import TypeAdapter
 
 from rounds_bot.models import ContextRecord, ErrorEvent
 from rounds_bot.sources.spill import EventSpill, Picked, fields_in
-from rounds_bot.sources.spill_chunk import key_of, read_events, read_fields, read_keys, written
+from rounds_bot.sources.spill_chunk import fields_of, key_of, read_events, read_fields, read_keys, written
 
 MOMENT = datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
 
@@ -135,3 +136,30 @@ def test_the_events_picked_are_read_as_picking_them_one_by_one_gives(indexes: ob
     spill.append(events[0])  # the spill grows after the picking: the events picked are the same
     assert repr(list(picked)) == repr([events[index] for index in wanted])
     assert len(list(picked.fields(*names))) == len(wanted)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_spill_with_events_replaced_is_read_as_a_list_with_them_replaced(seed: int) -> None:
+    rng = random.Random(seed)
+    events = [event for event in odd_events() if event.timestamp.tzinfo is not None] * 4
+    spill = EventSpill(events, in_memory=rng.choice([0, 3]), chunk=rng.choice([1, 4, 5]))
+    expected = list(events)
+    names = ("event_id", "message", "attributes")
+    for _ in range(rng.randrange(4)):  # none at all too: the pass without a look-up per event
+        index = rng.randrange(len(events))
+        expected[index] = events[index].model_copy(update={"message": f"changed {index}"})
+        spill.replace(index, expected[index])
+    assert repr(list(spill)) == repr(expected)  # NaN too
+    assert list(spill.keys()) == [key_of(event) for event in expected]
+    assert repr(list(spill.fields(*names))) == repr([fields_of(event, names) for event in expected])
+    # a pass, and another in step with it (as the grouping step reads its events): a replacement made
+    # while they read its chunk is read by both, as one made before they began
+    first, second = iter(spill), iter(Picked(spill, range(len(spill))))
+    for index in range(len(events)):
+        if rng.random() < 0.3 and index + 1 < len(events):
+            ahead = index + rng.randrange(1, min(3, len(events) - index))
+            expected[ahead] = events[ahead].model_copy(update={"message": f"now {ahead}"})
+            spill.replace(ahead, expected[ahead])
+        assert repr((next(first), next(second))) == repr((expected[index], expected[index]))
+    assert repr(list(spill)) == repr(expected)
+    spill.close()

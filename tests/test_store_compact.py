@@ -3,14 +3,17 @@ database of the form before (schema 9) migrated to them with nothing lost."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import pytest
 from signature_samples import a_signature
 from sqlite_utils import Database
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.models import ErrorEvent
-from rounds_bot.store import Store
+from rounds_bot.store import Store, seen
 from rounds_bot.store.schema import MIGRATIONS
 from rounds_bot.store.seen import microseconds, stored_id
 
@@ -121,3 +124,25 @@ def test_a_database_of_the_form_before_keeps_its_seen_ids_counts_and_keys_when_m
     )
     assert (found.tier, found.signature_id) == ("error_code", first.signature_id)
     assert store.integrity_ok()
+
+
+def test_occurrences_written_with_a_larger_page_cache_are_the_rows_the_default_cache_writes(
+    tmp_path: Path,
+) -> None:
+    # random ids (as a round's are), enough to spill the default cache of 2 MiB in the middle of the write
+    rng = random.Random(7)
+    rows = [(rng.randbytes(16), rng.randrange(2**50)) for _ in range(60_000)] + [("evt-1", 5), ("evt-1", 6)]
+    written: dict[int, list[tuple[object, ...]]] = {}
+    for cache in (seen.WRITE_CACHE_KIB, 1):
+        store = Store.open(tmp_path / f"cache-{cache}.db")
+        (before,) = store.db.execute("PRAGMA cache_size").fetchone()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(seen, "WRITE_CACHE_KIB", cache)
+            with store.transaction():
+                store.mark_seen_stored(iter(rows))
+        assert store.db.execute("PRAGMA cache_size").fetchone() == (before,)  # as it was
+        written[cache] = store.db.execute("select event_id, seen_at from seen_events").fetchall()
+        store.close()
+    assert written[seen.WRITE_CACHE_KIB] == written[1]
+    assert len(written[1]) == len(rows) - 1  # an id written twice is kept once, with its first moment
+    assert ("evt-1", 5) in written[1]
