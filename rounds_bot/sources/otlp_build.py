@@ -152,9 +152,11 @@ def exception_event(
 ) -> ErrorEvent:
     """The error of one of the span's `exception` events, with those attributes."""
     attributes = {**origin.attributes, **span.attributes, **own}
-    error_code = _text_or_none(attributes.get("error.code"))
+    code = attributes.get("error.code")
     for key in _EXCEPTION_KEYS:  # in place: the others keep their order, as a copy without them would
         attributes.pop(key, None)
+    # each value as `_text_or_none` gives it, written out: this runs once an event
+    kind, message, stack = own.get(EXCEPTION_TYPE), own.get(EXCEPTION_MESSAGE), own.get(EXCEPTION_STACKTRACE)
     # by position, in the model's order (`in_order`): a call by keyword costs more than the event's own dict
     return in_order(
         EXCEPTION_GIVEN,
@@ -162,10 +164,10 @@ def exception_event(
         known[1],
         origin.service,
         "exception",
-        _text_or_none(own.get(EXCEPTION_TYPE)),  # error_type
-        _text_or_none(own.get(EXCEPTION_MESSAGE)) or "",  # message
-        _text_or_none(own.get(EXCEPTION_STACKTRACE)),  # stacktrace
-        error_code,
+        None if kind is None else str(kind),  # error_type
+        "" if message is None else str(message),  # message
+        None if stack is None else str(stack),  # stacktrace
+        None if code is None else str(code),  # error_code
         None,  # severity
         False,  # fatal
         span.trace_id or None,
