@@ -61,8 +61,9 @@ class Read:
     neighbours: bool
 
     @classmethod
-    def of(cls, offered: list[tuple[int, datetime]], neighbours: bool) -> Read:
-        return cls(tuple((number, micros_of(moment)) for number, moment in offered), neighbours)
+    def of(cls, offered: list[tuple[int, int]], neighbours: bool) -> Read:
+        """What a line gave: its records as offered (id as a number, time in microseconds, `micros_of`)."""
+        return cls(tuple(offered), neighbours)
 
     def packed(self) -> list[Any]:
         ids = b"".join(number.to_bytes(_ID_BYTES, "big") for number, _ in self.records)

@@ -34,6 +34,7 @@ from rounds_bot.sources.line_memory import (
     LineMemory,
     Read,
     digest_of,
+    micros_of,
 )
 from rounds_bot.sources.otlp_events import (
     errors_in_export_line,
@@ -102,7 +103,8 @@ class OtlpFileSource:
                     line_events, line_skipped = errors_in_export_line(line, where, reading.neighbours)
                     skipped.extend(line_skipped)
                     for event in line_events:
-                        reading.offer(event.event_id, event.timestamp, Built(event))
+                        moment = event.timestamp
+                        reading.offer(event.event_id, moment, micros_of(moment), Built(event))
                 # asked about once a line: what waits for the answer holds the line's records, which are let
                 # go as soon as it comes (a batch of many lines kept them all alive, at a cost in memory and
                 # time)

@@ -20,6 +20,7 @@ from rounds_bot.sources.otlp_build import SEVERITY_BY_TEXT, SEVERITY_ERROR, LogF
 from rounds_bot.sources.otlp_json import (
     _STATUS_CODE_NAMES,
     STATUS_CODE_ERROR,
+    OtlpModel,
     _double,
     _flatten_into,
     _id,
@@ -62,34 +63,15 @@ class LeanLine:
     logs: list[LeanScope[LogFacts]]
 
 
+def _snake_spellings(model: type[OtlpModel]) -> frozenset[str]:
+    """The field names of the model and of every model under it that differ from their camelCase alias."""
+    own = {name for name, field in model.model_fields.items() if field.alias and field.alias != name}
+    return frozenset(own).union(*(_snake_spellings(sub) for sub in model.__subclasses__()))
+
+
 # The snake_case spellings the models accept too (populate_by_name): a line that uses one in an object of
 # a model is read by them (an object of no model, such as a string's content, is not asked).
-_SNAKE = frozenset(
-    {
-        "resource_spans",
-        "resource_logs",
-        "scope_spans",
-        "scope_logs",
-        "log_records",
-        "trace_id",
-        "span_id",
-        "parent_span_id",
-        "start_time_unix_nano",
-        "end_time_unix_nano",
-        "time_unix_nano",
-        "observed_time_unix_nano",
-        "severity_number",
-        "severity_text",
-        "event_name",
-        "string_value",
-        "bool_value",
-        "int_value",
-        "double_value",
-        "array_value",
-        "kvlist_value",
-        "bytes_value",
-    }
-)
+_SNAKE = _snake_spellings(OtlpModel)
 
 
 def _no_snake(obj: Plain) -> Plain:
@@ -302,12 +284,15 @@ def _span(span: Plain) -> LeanSpan | None:
     kind = get("kind", 0)
     if type(kind) not in (int, str):
         raise NotLean  # the model's `int | str` converts a float or a boolean, and refuses the rest
-    start = lean_int(get("startTimeUnixNano", 0))
-    end = lean_int(get("endTimeUnixNano", 0))
+    # a time read as `lean_int` reads it, its usual spelling (decimal digits) without the call
+    start, end = get("startTimeUnixNano", 0), get("endTimeUnixNano", 0)
+    start = int(start) if type(start) is str and start.isascii() and start.isdigit() else lean_int(start)
+    end = int(end) if type(end) is str and end.isascii() and end.isdigit() else lean_int(end)
     exceptions: list[tuple[int, int, dict[str, AttributeValue]]] = []
     for index, item in enumerate(_list(get("events", []))):
         event = _no_snake(_object(item))
-        at = lean_int(event.get("timeUnixNano", 0))
+        at = event.get("timeUnixNano", 0)
+        at = int(at) if type(at) is str and at.isascii() and at.isdigit() else lean_int(at)
         event_name = event.get("name", "")
         if type(event_name) is not str:
             raise NotLean
@@ -371,7 +356,8 @@ def _log_record(record: Plain) -> LogFacts | None:
     """The log record checked; what the reading takes of it read as it passes, when it is an error (one below
     ERROR is read only for the context of the errors after it: `otlp_lean.log_neighbour`)."""
     get = record.get
-    time_unix_nano = lean_int(get("timeUnixNano", 0))
+    at = get("timeUnixNano", 0)  # as `_span` reads a time
+    time_unix_nano = int(at) if type(at) is str and at.isascii() and at.isdigit() else lean_int(at)
     observed_time_unix_nano = lean_int(get("observedTimeUnixNano", 0))
     severity_number = lean_int(get("severityNumber", 0))
     severity_text = get("severityText", "")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from itertools import islice
 
 from rounds_bot.errors import SourceFormatError
@@ -59,23 +60,6 @@ class Built:
         return self.event
 
 
-class _FromSpan:
-    """The error events of one span, built from what was read of it only when one of them is wanted."""
-
-    def __init__(self, span: LeanSpan, origin: Origin) -> None:
-        self.span, self.origin = span, origin
-
-    def event(self, index: int | None, known: Known) -> Callable[[], ErrorEvent]:
-        """The error of the span's `exception` event number `index` among its exception events (None: of its
-        error status), whose id and time `offer` was given."""
-        return lambda: self._build(index, known)
-
-    def _build(self, index: int | None, known: Known) -> ErrorEvent:
-        if index is None:
-            return span_error_event(self.span.facts, self.origin, known)
-        return exception_event(self.span.facts, self.span.exceptions[index][2], self.origin, known)
-
-
 class Reading:
     """The events of one poll, in file order, less those outside the window and those counted before."""
 
@@ -83,6 +67,9 @@ class Reading:
         self, end: datetime, start: datetime | None, counted: Counted | None, sink: Sink | None = None
     ) -> None:
         self.end, self.start, self.counted = end, start, counted
+        # the window as the records' times are compared with it: microseconds since the epoch
+        self._end_micros = micros_of(end)
+        self._start_micros = None if start is None else micros_of(start)
         # the events, unless a sink takes each as it is built (then none is kept here)
         self.events: EventSpill | list[ErrorEvent] = EventSpill() if sink is None else []
         self._put: Sink = self.events.append if sink is None else sink
@@ -94,21 +81,23 @@ class Reading:
         self._seen: set[int] = set()
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
         # the records offered while a line is read lean, in order: what it gave, for the line memory
-        self._trail: list[tuple[int, datetime]] | None = None
+        self._trail: list[tuple[int, int]] | None = None
         # the errors of the lines remembered that an earlier round counted (`ask_ahead`), as numbers
         self._counted_ahead: set[int] = set()
 
-    def offer(self, event_id: str, moment: datetime, build: Callable[[], ErrorEvent]) -> None:
+    def offer(self, event_id: str, moment: datetime, micros: int, build: Callable[[], ErrorEvent]) -> None:
+        """An error record, by its id and time (`micros`: the same time in microseconds since the epoch, as
+        `micros_of` gives it), and how its event is built when it is wanted."""
         number = int(event_id, 16)
         if self._trail is not None:
-            self._trail.append((number, moment))
-        if moment >= self.end:
+            self._trail.append((number, micros))
+        if micros >= self._end_micros:
             self.later += 1
         elif number in self._seen:
             self.repeated += 1
         else:
             self._seen.add(number)
-            if self.start is not None and moment < self.start:
+            if self._start_micros is not None and micros < self._start_micros:
                 self._count(moment)
             elif self.counted is None:
                 self._put(build())
@@ -214,7 +203,8 @@ class Reading:
                     continue
                 # the context is taken now: the record may be built later, after more records were noted
                 before = self.neighbours.before(origin.service, facts.trace_id, moment)
-                self.offer(known[0], known[1], _log_builder(facts, origin, known, before))
+                build = partial(_log_event, facts, origin, known, before)
+                self.offer(known[0], known[1], moment // 1_000, build)
         trail, self._trail = self._trail, None
         return Read.of(trail, neighbours) if len(skipped) == before_skips else None
 
@@ -243,23 +233,21 @@ class Reading:
             if facts.trace_id and facts.span_id
             else span_identity(*facts[:2], origin.service, facts.name, facts.start_time_unix_nano)
         )
-        built = _FromSpan(span, origin)
         offer = self.offer
         if not span.exceptions:
             event_id = stable_id("span", *identity)
-            offer(event_id, timestamps[0], built.event(None, (event_id, timestamps[0])))
+            known = (event_id, timestamps[0])
+            offer(event_id, known[1], late // 1_000, partial(span_error_event, facts, origin, known))
             return
-        for number, ((index, _, _), timestamp) in enumerate(zip(span.exceptions, timestamps, strict=True)):
+        # each event built by a partial rather than a closure: one frame fewer when it is built
+        for (index, at, own), timestamp in zip(span.exceptions, timestamps, strict=True):
             event_id = stable_id("span-event", *identity, str(index))
-            offer(event_id, timestamp, built.event(number, (event_id, timestamp)))
+            known = (event_id, timestamp)
+            build = partial(exception_event, facts, own, origin, known)
+            offer(event_id, timestamp, (at or late) // 1_000, build)
 
 
-def _log_builder(
-    record: LogFacts, origin: Origin, known: Known, before: list[Noted]
-) -> Callable[[], ErrorEvent]:
-    def build() -> ErrorEvent:
-        event = log_error(record, origin, known, context_records(before) if before else None)
-        assert event is not None  # its severity was checked before it was offered
-        return event
-
-    return build
+def _log_event(record: LogFacts, origin: Origin, known: Known, before: list[Noted]) -> ErrorEvent:
+    event = log_error(record, origin, known, context_records(before) if before else None)
+    assert event is not None  # its severity was checked before it was offered
+    return event
