@@ -106,7 +106,7 @@ def test_the_wheel_holds_every_module_the_demo_data_and_the_templates(wheel: zip
 
 def test_the_wheel_installs_the_rounds_command(wheel: zipfile.ZipFile) -> None:
     (entry_points,) = [n for n in wheel.namelist() if _DIST_INFO.match(n) and n.endswith("entry_points.txt")]
-    assert "rounds = rounds_bot.cli:main" in wheel.read(entry_points).decode()
+    assert "rounds = rounds_bot.cli.console:console" in wheel.read(entry_points).decode()
 
 
 def test_the_demo_generator_rewrites_the_bundled_demo_data_by_default() -> None:

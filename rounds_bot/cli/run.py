@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from rounds_bot.cli.ending import done_with_everything
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.diagnosis.configured import build_diagnoser
 from rounds_bot.errors import ConfigError
@@ -61,6 +62,9 @@ def run_command(demo: bool, env_file: Path | None) -> None:
     markdown = render_report(report)
     click.echo(markdown)
     append_to_step_summary(markdown)
+    # the store is closed and the round's temporary files are anonymous: nothing is left for the
+    # interpreter's teardown to finish but freeing the round's memory (`cli/ending.py`)
+    done_with_everything(database)
 
 
 def build_source(settings: Settings, demo: bool) -> tuple[Source, bool]:
