@@ -111,7 +111,10 @@ def run_round(data: Path, database: Path, output: Path, profile: Path | None = N
     # pandas comes only with the test extra (the SigNoz emulator's engine needs it); sqlite-utils imports it
     # when it is there, which costs a production install nothing and a development one half a second. The
     # round is measured as a production install runs it: without pandas.
-    code = f"{WITHOUT_PANDAS}from rounds_bot.cli import main; main(['run'])"
+    # as the `rounds` console script runs it, process end included (`rounds_bot/cli/console.py`)
+    code = (
+        f"{WITHOUT_PANDAS}sys.argv = ['rounds', 'run']\nfrom rounds_bot.cli.console import console\nconsole()"
+    )
     if profile is not None:
         code = (
             f"import cProfile, sys; {WITHOUT_PANDAS}from rounds_bot.cli import main\n"
