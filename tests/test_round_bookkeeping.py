@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 
 from rounds_bot.clock import bucket_of, iso
 from rounds_bot.models import Assignment, ErrorEvent
-from rounds_bot.round import cascade
+from rounds_bot.round import cascade, trace_filter
 from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.round.counted import Counted
 from rounds_bot.round.run import run_round
+from rounds_bot.round.trace_filter import SharedTraceFilter
 from rounds_bot.settings import load_settings
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
@@ -243,6 +244,74 @@ def test_an_error_of_a_shared_trace_comes_back_at_the_moment_it_happened_in_its_
     assert [(e.event_id, e.timestamp, e.timestamp.tzinfo, sid) for e, sid in shared] == [
         (e.event_id, e.timestamp, e.timestamp.tzinfo, f"sig_{n}") for n, e in enumerate(events)
     ]
+
+
+_TRACE_ERRORS = st.lists(
+    st.tuples(
+        st.integers(0, 12),  # the trace (a few: traces shared and not)
+        st.integers(0, 4),  # the signature
+        st.integers(0, 3),  # the service
+        st.integers(-5, 5),  # seconds from NOW
+        st.booleans(),  # in UTC, or in another offset
+    ),
+    max_size=60,
+)
+
+
+def _trace_errors(given: list[tuple[int, int, int, int, bool]]) -> list[tuple[ErrorEvent, str]]:
+    errors = []
+    for n, (trace, signature, service, seconds, utc) in enumerate(given):
+        moment = NOW + timedelta(seconds=seconds)
+        event = ErrorEvent(
+            event_id=f"e{n}",
+            timestamp=moment if utc else moment.astimezone(ELSEWHERE),
+            service=f"svc{service}",
+            trace_id=f"{trace:032x}",
+            span_id=f"s{n}",
+            parent_span_id=f"s{n - 1}" if n % 3 else None,
+        )
+        errors.append((event, f"sig_{signature}"))
+    return errors
+
+
+def _shared(errors: list[tuple[ErrorEvent, str]]) -> list[tuple[str, list[tuple[ErrorEvent, str]]]]:
+    traces = TraceErrors()
+    for event, signature_id in errors:
+        traces.add(event, signature_id)
+    return list(traces.shared())
+
+
+@given(_TRACE_ERRORS, st.sampled_from([1, 3, 7]), st.sampled_from([1, 2, 8, 1 << 20]))
+def test_the_shared_traces_kept_past_memory_are_those_kept_in_memory(
+    given: list[tuple[int, int, int, int, bool]], in_memory: int, slots: int
+) -> None:
+    """Spilled and filtered (with a filter of few slots, so traces collide in it), the shared traces and their
+    errors are those every error kept in memory gives, in the same order."""
+    errors = _trace_errors(given)
+    kept_in_memory = _shared(errors)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cascade.TraceErrors, "IN_MEMORY", in_memory)
+        patch.setattr(trace_filter, "SLOTS", slots)
+        assert _shared(errors) == kept_in_memory
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 3)), max_size=80), st.sampled_from([1, 4, 64]))
+def test_the_trace_filter_never_misses_a_trace_noted_with_two_signatures(
+    notes: list[tuple[int, int]], slots: int
+) -> None:
+    seen = SharedTraceFilter(slots)
+    for trace, signature in notes:
+        seen.note(f"t{trace}", f"sig_{signature}")
+    signatures: dict[str, set[str]] = {}
+    for trace, signature in notes:
+        signatures.setdefault(f"t{trace}", set()).add(f"sig_{signature}")
+    assert all(seen.may_share(trace) for trace, noted in signatures.items() if len(noted) >= 2)
+    alone = SharedTraceFilter(1)  # one slot: shared from the second signature on, whatever the trace
+    alone.note("a", "sig_0")
+    alone.note("b", "sig_0")
+    assert not alone.may_share("c")
+    alone.note("c", "sig_1")
+    assert alone.may_share("a") and alone.may_share("d")
 
 
 def _every_row(store: Store) -> dict[str, list[tuple[object, ...]]]:

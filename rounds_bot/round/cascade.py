@@ -31,9 +31,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from itertools import chain, compress
+from operator import itemgetter
 
 from rounds_bot.models import ErrorEvent, EventKind
 from rounds_bot.render.cascade_section import Cascade, PathStep
+from rounds_bot.round.spilled import SpilledBatches
+from rounds_bot.round.trace_filter import SharedTraceFilter
 from rounds_bot.signature import Signature
 from rounds_bot.store import CascadeLinks
 
@@ -59,14 +63,17 @@ def correlate_traces(
 
 class TraceErrors:
     """The round's counted errors that have a trace, each with its signature, in the order counted: what
-    `cascades_of` reads. A round may count a million; past `IN_MEMORY` they are kept in a temporary database
-    (the few fields a cascade shows), so the round's memory does not grow with them."""
+    `cascades_of` reads. A round may count a million; past `IN_MEMORY` they wait in a temporary file (the few
+    fields a cascade shows), so the round's memory does not grow with them, and a fixed-size filter notes
+    which traces may hold errors of two signatures (`SharedTraceFilter`): only those traces' errors are put
+    in a temporary database to be gathered by trace (most traces show no cascade)."""
 
     IN_MEMORY = 20_000
 
     def __init__(self) -> None:
         self._rows: list[_Row] = []
-        self._db: sqlite3.Connection | None = None
+        self._spilled: SpilledBatches[_Row] = SpilledBatches("rounds-traces-")
+        self._filter: SharedTraceFilter | None = None  # made as the first batch is spilled
 
     def add(self, event: ErrorEvent, signature_id: str) -> None:
         if not event.trace_id:
@@ -87,11 +94,11 @@ class TraceErrors:
             )
         )
         if len(self._rows) >= self.IN_MEMORY:
-            self._flush()
+            self._spill()
 
     def shared(self) -> Iterator[tuple[str, list[tuple[ErrorEvent, str]]]]:
         """Each trace that holds errors of two signatures or more, in trace id order, with its errors."""
-        if self._db is None:
+        if self._filter is None:
             traces: dict[str, list[_Row]] = defaultdict(list)
             for row in self._rows:
                 traces[row[0]].append(row)
@@ -100,34 +107,61 @@ class TraceErrors:
                 if len({row[7] for row in rows}) >= 2:
                     yield trace_id, [_error(row) for row in rows]
             return
-        self._flush()
+        self._note(self._rows)  # (noting a row again changes nothing)
+        db = self._gathered()
+        if db is None:
+            return
         query = (
             "select e.* from errors e join (select trace_id from errors group by trace_id "
             "having count(distinct signature_id) >= 2) shared using (trace_id) order by e.trace_id, e.rowid"
         )
-        current: str | None = None
-        together: list[_Row] = []
-        for row in self._db.execute(query):
-            if row[0] != current:
-                if current is not None:
-                    yield current, [_error(r) for r in together]
-                current, together = row[0], []
-            together.append(row)
-        if current is not None:
-            yield current, [_error(r) for r in together]
+        try:
+            current: str | None = None
+            together: list[_Row] = []
+            for row in db.execute(query):
+                if row[0] != current:
+                    if current is not None:
+                        yield current, [_error(r) for r in together]
+                    current, together = row[0], []
+                together.append(row)
+            if current is not None:
+                yield current, [_error(r) for r in together]
+        finally:
+            db.close()
 
-    def _flush(self) -> None:
-        if self._db is None:
-            self._db = sqlite3.connect("")  # a temporary database on disk, gone when closed
-            self._db.execute(
-                "create table errors (trace_id text, at, event_id text, span_id text, "
-                "parent_span_id text, service text, kind text, signature_id text)"
-            )
-        self._db.executemany("insert into errors values (?, ?, ?, ?, ?, ?, ?, ?)", self._rows)
+    def _spill(self) -> None:
+        self._note(self._rows)
+        self._spilled.write(self._rows)
         self._rows = []
+
+    def _note(self, rows: list[_Row]) -> None:
+        if self._filter is None:
+            self._filter = SharedTraceFilter()
+        self._filter.note_each(map(_trace_and_signature, rows))
+
+    def _gathered(self) -> sqlite3.Connection | None:
+        """A temporary database of the errors of every trace that may be shared, in the order counted (every
+        error of a trace shared by two signatures is among them); None when there are none."""
+        assert self._filter is not None
+        may_share = self._filter.may_share_each
+        db: sqlite3.Connection | None = None
+        for batch in chain(self._spilled, [self._rows]):  # a batch at a time
+            kept = list(compress(batch, may_share(map(_trace_of, batch))))
+            if not kept:
+                continue
+            if db is None:
+                db = sqlite3.connect("")  # a temporary database on disk, gone when closed
+                db.execute(
+                    "create table errors (trace_id text, at, event_id text, span_id text, "
+                    "parent_span_id text, service text, kind text, signature_id text)"
+                )
+            db.executemany("insert into errors values (?, ?, ?, ?, ?, ?, ?, ?)", kept)
+        return db
 
 
 _Row = tuple[str, int | str, str, str | None, str | None, str, EventKind, str]
+_trace_of = itemgetter(0)
+_trace_and_signature = itemgetter(0, 7)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 

@@ -18,13 +18,11 @@ before the commit: a round that fails leaves nothing of them behind.
 
 from __future__ import annotations
 
-import pickle
-import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from operator import itemgetter
-from typing import IO
 
+from rounds_bot.round.spilled import SpilledBatches
 from rounds_bot.store.seen import microseconds, stored_id
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -43,10 +41,7 @@ class Counted:
 
     def __init__(self) -> None:
         self._rows: list[_Row] = []
-        self._file: IO[bytes] | None = None
-        #: the length of each batch written, in the order written (one after the other from the file's start)
-        self._batches: list[int] = []
-        self._written = 0
+        self._spilled: SpilledBatches[_Row] = SpilledBatches("rounds-counted-")
 
     def append(self, event_id: str, signature_id: str, moment: datetime) -> None:
         # a moment in UTC (the usual) needs no conversion: `microseconds` gives the same number
@@ -56,14 +51,14 @@ class Counted:
             self._flush()
 
     def __len__(self) -> int:
-        return self._written + len(self._rows)
+        return len(self._spilled) + len(self._rows)
 
     def __iter__(self) -> Iterator[tuple[str, str, datetime]]:
         return ((_event_id(key), sid, _EPOCH + timedelta(microseconds=at)) for key, sid, at in self._kept())
 
     def stored(self) -> Iterator[tuple[str | bytes, int]]:
         """Each occurrence as `seen_events` keeps it, (stored id, microseconds), in the order counted."""
-        for batch in self._batches_written():
+        for batch in self._spilled:
             yield from map(_id_and_moment, batch)
         yield from map(_id_and_moment, self._rows)
 
@@ -72,37 +67,15 @@ class Counted:
         return {_event_id(key): signature_id for key, signature_id, _ in self._kept()}
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-            self._batches = []
+        self._spilled.close()
 
     def _kept(self) -> Iterator[_Row]:
-        for batch in self._batches_written():
+        for batch in self._spilled:
             yield from batch
         yield from self._rows
 
-    def _batches_written(self) -> Iterator[list[_Row]]:
-        """The batches in the file, in the order written, one at a time (each read when the one before has
-        been gone through: a pass holds one batch; the batches written meanwhile are read too)."""
-        offset = index = 0
-        while index < len(self._batches):
-            assert self._file is not None
-            length = self._batches[index]
-            self._file.seek(offset)
-            batch: list[_Row] = pickle.loads(self._file.read(length))  # this object's own file
-            offset += length
-            index += 1
-            yield batch
-
     def _flush(self) -> None:
-        if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="rounds-counted-")  # noqa: SIM115 (closed by close())
-        data = pickle.dumps(self._rows, protocol=pickle.HIGHEST_PROTOCOL)
-        self._file.seek(0, 2)  # after the batches written (a pass may have read from anywhere)
-        self._file.write(data)
-        self._batches.append(len(data))
-        self._written += len(self._rows)
+        self._spilled.write(self._rows)
         self._rows = []
 
 
