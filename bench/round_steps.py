@@ -29,6 +29,8 @@ from scale_data import write_otlp
 #: (label, profile entry): the steps of `round/run.py` after grouping, and what they call
 STEPS = (
     ("group_occurrences", ("round/occurrences.py", "group_occurrences")),
+    ("  traces noted", ("round/cascade.py", "add")),
+    ("cascades_of", ("round/cascade.py", "cascades_of")),
     ("signatures_after", ("round/occurrences.py", "signatures_after")),
     ("act", ("round/run.py", "act")),
     ("  gather_candidates", ("round/planning.py", "gather_candidates")),

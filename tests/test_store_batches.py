@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from diagnosis_samples import good_answer
+from hypothesis import given
+from hypothesis import strategies as st
 from signature_samples import a_signature
 from sqlite_utils import Database
 
@@ -150,3 +152,52 @@ def test_the_fixes_refreshed_together_are_those_a_refresh_per_fact_gives(tmp_pat
     }
     together.replay()
     assert together.derived_rows() == each.derived_rows()
+
+
+_COUNTS = st.lists(
+    st.tuples(
+        st.sampled_from(["sig_a", "sig_b", "sig_c"]),
+        st.dictionaries(
+            st.sampled_from([iso(NOW + timedelta(minutes=5 * n)) for n in range(4)]), st.integers(1, 9)
+        ),
+        st.dictionaries(
+            st.tuples(st.sampled_from(["api", "web"]), st.sampled_from(["1.0", "1.1", "2.0"])),
+            st.sampled_from([NOW + timedelta(seconds=s) for s in (-60, 0, 30, 90)]),
+        ),
+    ),
+    max_size=8,
+)
+
+
+def _rows(store: Store) -> list[list[tuple[object, ...]]]:
+    """Each table's rows, with their row ids where it has them (else in the order of its key)."""
+    rows = []
+    for table in ("occurrence_buckets", "versions_seen"):
+        (sql,) = store.db.execute("select lower(sql) from sqlite_master where name = ?", [table]).fetchone()
+        order = (
+            "select * from {} order by 1, 2"
+            if "without rowid" in sql
+            else "select rowid, * from {} order by 1"
+        )
+        rows.append(store.db.execute(order.format(table)).fetchall())
+    return rows
+
+
+@given(_COUNTS, _COUNTS)
+def test_buckets_and_versions_written_together_are_those_written_a_signature_at_a_time(
+    before: list[tuple[str, dict[str, int], dict[tuple[str, str], datetime]]],
+    counted: list[tuple[str, dict[str, int], dict[tuple[str, str], datetime]]],
+) -> None:
+    """Over what earlier rounds wrote (so counts add up and the earliest version's moment is kept), the same
+    rows, with the same row ids."""
+    each, together = Store.memory(), Store.memory()
+    for store in (each, together):
+        for signature_id, buckets, versions in before:
+            store.add_occurrences(signature_id, buckets)
+            store.note_versions(versions)
+    for signature_id, buckets, versions in counted:
+        each.add_occurrences(signature_id, buckets)
+        each.note_versions(versions)
+    together.add_occurrences_of((signature_id, buckets) for signature_id, buckets, _ in counted)
+    together.note_versions_of(versions for _, _, versions in counted)
+    assert _rows(together) == _rows(each)

@@ -49,9 +49,11 @@ def commit(store: Store, learned: Learned) -> None:
         store.save_many(_saved(learned))
         for plan in learned.plans:
             _log_events(store, learned, plan)
-        for signature_id, tally in learned.tallies.items():
-            store.add_occurrences(signature_id, tally.buckets)
-            store.note_versions(tally.service_versions)
+        # each table's rows in the order a signature at a time writes them: the same rows, in few statements
+        tallies = learned.tallies
+        store.add_occurrences_of((signature_id, tally.buckets) for signature_id, tally in tallies.items())
+        store.note_versions_of(tally.service_versions for tally in tallies.values())
+        for signature_id, tally in tallies.items():
             for group_id in tally.group_ids:
                 store.map_group(group_id, signature_id)
         store.mark_seen_stored(learned.counted.stored())  # streamed from where the round kept them

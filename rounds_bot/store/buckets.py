@@ -20,11 +20,20 @@ class OccurrenceBuckets:
     db: Database
 
     def add_occurrences(self, signature_id: str, buckets: dict[str, int]) -> None:
+        self.add_occurrences_of([(signature_id, buckets)])
+
+    def add_occurrences_of(self, counted: Iterable[tuple[str, dict[str, int]]]) -> None:
+        """`add_occurrences` of each signature's buckets in turn, as one statement run for every bucket (a
+        round adds those of thousands of signatures)."""
         write_many(
             self.db,
             "insert into occurrence_buckets (signature_id, bucket_start, count) values (?, ?, ?) "
             "on conflict(signature_id, bucket_start) do update set count = count + excluded.count",
-            [(signature_id, bucket_start, count) for bucket_start, count in buckets.items()],
+            (
+                (signature_id, bucket_start, count)
+                for signature_id, buckets in counted
+                for bucket_start, count in buckets.items()
+            ),
         )
 
     def count_since(self, signature_id: str, since: datetime) -> int:

@@ -8,7 +8,7 @@ the merge first. A rebuilt database starts it again empty: the signatures' own v
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from sqlite_utils import Database
@@ -31,11 +31,20 @@ class VersionsSeen:
 
     def note_versions(self, first_seen: Mapping[tuple[str, str], datetime]) -> None:
         """(service, version) -> its first occurrence in what was just counted; the earliest is kept."""
+        self.note_versions_of([first_seen])
+
+    def note_versions_of(self, counted: Iterable[Mapping[tuple[str, str], datetime]]) -> None:
+        """`note_versions` of each in turn, as one statement run for every pair (a round notes those of
+        thousands of signatures)."""
         write_many(
             self.db,
             "insert into versions_seen (service, version, first_seen) values (?, ?, ?) on conflict"
             "(service, version) do update set first_seen = min(first_seen, excluded.first_seen)",
-            [(service, version, iso(moment)) for (service, version), moment in first_seen.items()],
+            (
+                (service, version, iso(moment))
+                for first_seen in counted
+                for (service, version), moment in first_seen.items()
+            ),
         )
 
     def versions_seen(self, service: str) -> dict[str, datetime]:
