@@ -3,6 +3,9 @@
 - seen: the occurrences counted (random ids, as OpenTelemetry's are), remembered in `seen_events`: converted
   row by row (`Store.mark_seen`) or as the round keeps them, in their stored form (`Store.mark_seen_stored`);
 - saved: the round's signatures: each saved in turn (`Store.save`) or together (`Store.save_many`);
+- counts: the occurrences per bucket and the versions first seen of each signature: written a signature at a
+  time (`Store.add_occurrences`, `Store.note_versions`) or all together, as the commit does
+  (`Store.add_occurrences_of`, `Store.note_versions_of`);
 - derived: the incidents and fixes of the round's signatures folded again from the facts a first round logs
   for each (detected, filed), as the commit's `Store.derived_once` does on leaving (one way: run the script
   with each version to compare them).
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from rounds_bot.clock import bucket_of
 from rounds_bot.events import Fact
 from rounds_bot.round.counted import Counted
 from rounds_bot.round.run import run_round
@@ -100,6 +104,25 @@ def main() -> None:
                 "save_many": lambda store: store.save_many(signatures),
             },
         )
+        counts = [
+            (
+                signature.id,
+                {bucket_of(moment): n for moment, n in rounded.occurrence_counts(signature.id).items()},
+                {(signature.service, v): signature.first_seen for v in sorted(signature.versions)},
+            )
+            for signature in signatures
+        ]
+
+        def count_each(store: Store) -> None:
+            for signature_id, buckets, versions in counts:
+                store.add_occurrences(signature_id, buckets)
+                store.note_versions(versions)
+
+        def count_together(store: Store) -> None:
+            store.add_occurrences_of((signature_id, buckets) for signature_id, buckets, _ in counts)
+            store.note_versions_of(versions for _, _, versions in counts)
+
+        compare(folder, "counts", {"each": count_each, "together": count_together})
         refresh(folder, signatures, now)
         counted.close()
 
