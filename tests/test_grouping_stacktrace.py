@@ -7,14 +7,16 @@ prints it, `<case>.json` what the parser must read from it (frames crash site fi
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from rounds_bot.grouping import stacktrace
 from rounds_bot.grouping.engine import GroupingEngine
-from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime, parse_stacktrace
+from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime, elixir, parse_stacktrace, php, rust
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, trace_lines
 from rounds_bot.models import ErrorEvent
 
@@ -182,6 +184,59 @@ def test_runtime_is_recognised_from_frame_syntax() -> None:
     assert detect_runtime(["\t/home/x/main.go:12 +0x1d"]) == "go"
     assert detect_runtime(["/app/x.rb:3:in `y'"]) == "ruby"
     assert detect_runtime(['Called from Shop.f in file "a.ml", line 1, characters 0-1']) == "ocaml"
+
+
+def _runtime_of_line_by_its_patterns(line: str) -> str | None:
+    """`runtime_of_line` as it read a line before its patterns were guarded by the substrings they need."""
+    stripped = line.lstrip()
+    if stripped.startswith("at "):
+        return stacktrace.runtime_of_line(line)  # (this branch is unchanged)
+    if stripped.startswith("goroutine ") or stacktrace._GO_FILE.match(line):
+        return "go"
+    if stacktrace._RUBY_FRAME.search(line):
+        return "ruby"
+    if stacktrace._OCAML_FRAME.match(line):
+        return "ocaml"
+    if stripped.startswith("thread '") and rust.looks_like_rust_line(line):
+        return "rust"
+    if stripped.startswith(("#", "PHP ")) and php.looks_like_php_line(line):
+        return "php"
+    if any(marker in line for marker in stacktrace._ELIXIR_FILES) and elixir.looks_like_elixir_frame(line):
+        return "elixir"
+    return None
+
+
+def test_a_lines_runtime_is_read_alike_with_its_patterns_guarded_by_the_substrings_they_need() -> None:
+    """Every line of the golden traces, and lines built around each guarded pattern's substrings (white
+    space of every kind in front, the markers moved, cut short and put in a message), give the runtime the
+    unguarded patterns give."""
+    lines = [line for path in sorted(TRACES.glob("*.txt")) for line in trace_lines(path.read_text())]
+    samples = [
+        "\t/home/x/main.go:12 +0x1d",
+        "/app/x.rb:3:in `y'",
+        "  from /app/x.rb:3:in 'y'",
+        'Called from Shop.f in file "a.ml", line 1, characters 0-1',
+        'Raised at Stdlib.failwith in file "stdlib.ml", line 29, characters 17-33',
+        'Re-raised at Shop.g in file "b.ml", line 2, characters 1-2',
+        'Raised by primitive operation at Shop.h in file "c.ml", line 3, characters 4-5',
+        "    (shop 0.1.0) lib/shop/cart.ex:12: Shop.Cart.add/2",
+        "    (stdlib 5.0) gen_server.erl:1123: :gen_server.try_dispatch/4",
+        "    lib/shop.exs:3: (file)",
+    ]
+    rng = random.Random(26)
+    spaces = [" ", "\t", "\u00a0", "\u2003", "\u3000", "\x1f", ""]
+    for _ in range(3000):
+        line = rng.choice(samples + lines)
+        if rng.random() < 0.5:
+            line = "".join(rng.choice(spaces) for _ in range(rng.randrange(3))) + line.lstrip()
+        if rng.random() < 0.3:
+            line = line[: rng.randrange(len(line) + 1)]
+        if rng.random() < 0.3:
+            line = rng.choice(("ValueError: ", "panic: ", "Error: ", "java.lang.X: ")) + line
+        lines.append(line)
+    assert len(lines) > 3000
+    for line in lines:
+        assert stacktrace.runtime_of_line(line) == _runtime_of_line_by_its_patterns(line), line
 
 
 def _go_panic(address: int, goroutine: int) -> str:

@@ -35,6 +35,9 @@ class CountingPass:
         key tuple per event: the batch allocates nothing per line.)"""
         lines: dict[str, dict[str | None, dict[tuple[str, ...], int]]] = {}
         for event in batch:
+            stacktrace = event.stacktrace
+            if stacktrace and not stacktrace.isspace():
+                continue  # a trace is never read as a line (`_message_line`): most of a round's events
             line = self._message_line(event)
             if line is None:
                 continue

@@ -59,6 +59,8 @@ __all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
 
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: what `assign` settles: nothing, so every answer is an assignment
+_NONE_SETTLED: frozenset[str] = frozenset()
 
 
 class GroupingEngine(Placing, CountingPass):
@@ -101,6 +103,13 @@ class GroupingEngine(Placing, CountingPass):
     def assign(self, event: ErrorEvent) -> Assignment:
         """The event's signature: the tiers in order (see the module docstring). A message with
         no stack trace and no error code takes the message path, the same tiers for a template."""
+        answer = self._assign(event, _NONE_SETTLED)
+        assert not isinstance(answer, str)  # (with no signature settled, every answer is an assignment)
+        return answer
+
+    def _assign(self, event: ErrorEvent, settled: Container[str]) -> Assignment | str:
+        """`assign`, for a caller that keeps one assignment per signature (`place_each`): a message whose
+        route is learned now (`_assign_message`) to a signature in `settled` gets that signature alone."""
         # The common case first: a message with no stack trace and no error code anywhere.
         if event.stacktrace is None and not event.error_code and not event.attributes:
             normalized, shape = self._shapes.lookup(event.message)
@@ -114,6 +123,7 @@ class GroupingEngine(Placing, CountingPass):
                     event.service_version,
                     normalized,
                     shape,
+                    settled=settled,
                 )
         stacktrace = event.stacktrace
         code = self._codes.read(event)
@@ -127,6 +137,7 @@ class GroupingEngine(Placing, CountingPass):
                 event.service_version,
                 *self._shapes.lookup(event.message),
                 target=operation_target(event.attributes) if event.kind == "span_error" else None,
+                settled=settled,
             )
         candidate = self._candidates.candidate(event, code)
         # tier 1: an error code
@@ -174,8 +185,8 @@ class GroupingEngine(Placing, CountingPass):
         events) gets its signature and tier alone, when its error code, its trace's hashes or its message's
         route lead to a known signature; the tiers would give it that signature and tier (a key or template,
         once registered, always leads to the same signature), and placing it so changes nothing the engine
-        keeps. Every other event
-        gets its full assignment, as `assign` gives it. `facts`, when given, are the events' fields the
+        keeps. So does a message whose route is learned as it is placed (`_assign_message`). Every other
+        event gets its full assignment, as `assign` gives it. `facts`, when given, are the events' fields the
         counting pass reads (`MessageFacts`, one per event, in order), so it need not make the events."""
         batch = events if isinstance(events, Sequence) else list(events)
         self._expect(batch if facts is None else facts)
@@ -184,8 +195,11 @@ class GroupingEngine(Placing, CountingPass):
             if found is not None and found.signature_id in settled:
                 yield found
             else:
-                assignment = self.assign(event)
-                yield Placement(assignment.signature_id, assignment.tier, assignment)
+                answer = self._assign(event, settled)
+                if isinstance(answer, str):  # a message whose route was learned just now
+                    yield self._placed(answer, "fingerprint")
+                else:
+                    yield Placement(answer.signature_id, answer.tier, answer)
 
     def _known_place(self, event: ErrorEvent) -> Placement | None:
         """The signature and tier of an event with an error code, a stack trace whose key is known or a
@@ -239,9 +253,11 @@ class GroupingEngine(Placing, CountingPass):
         normalized, shape = self._shapes.lookup(message)
         if shape.may_hold_code and self._message_may_hold_code(message):
             return self.assign(_event_of(message, service, error_type, environment, service_version))
-        return self._assign_message(
+        answer = self._assign_message(
             None, message, service, error_type, environment, service_version, normalized, shape
         )
+        assert not isinstance(answer, str)  # (no signature settled)
+        return answer
 
     def signature_ids(self) -> list[str]:
         return list(self._signatures)
@@ -259,10 +275,13 @@ class GroupingEngine(Placing, CountingPass):
         normalized: str,
         shape: ShapeInfo,
         target: str | None = None,
-    ) -> Assignment:
+        settled: Container[str] = (),
+    ) -> Assignment | str:
         """The message path: `event` is None when only the fields were given, and is built from
         them only when the engine needs one (a template or an answer not known yet). A failed
-        span's `target` (see `operations`) keeps its templates apart from other targets'."""
+        span's `target` (see `operations`) keeps its templates apart from other targets'. A route
+        learned to a signature in `settled` gives that signature alone: its assignment would be
+        dropped (`place_each`), and nothing the engine keeps depends on building it."""
         where = service if target is None else f"{service}\x1e{target}"
         if self._previous_possible and (
             target is not None or shape.previous is not None or shape.earlier is not None
@@ -287,6 +306,8 @@ class GroupingEngine(Placing, CountingPass):
                 return self._place_by_similarity(candidate)
             template = self._miner.handle(match.template_id)
             route = self._answers.learn_route(shape, where, error_type, template, signature_id)
+            if signature_id in settled:
+                return signature_id
         key = answer_key(normalized, error_type, environment, version)
         answer = self._answers.answer(route, key)
         if answer is None:

@@ -38,6 +38,8 @@ _GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?" + go.FRAME_POINTERS 
 _RUBY_FRAME = re.compile(r"\.rb:\d+:in [`']")
 _ELIXIR_FILES = (".ex:", ".exs:", ".erl:")
 _OCAML_FRAME = re.compile(r"^\s*(?:Raised at|Called from|Re-raised at|Raised by primitive operation at) ")
+#: the words an OCaml frame line starts with (after its white space)
+_OCAML_WORDS = ("Raised ", "Called ", "Re-raised ")
 
 _PARSERS = {
     "python": python.parse,
@@ -108,17 +110,25 @@ def runtime_of_line(line: str) -> Runtime | None:
         if ".php" in line and php.looks_like_php_line(line):
             return "php"
         return None
-    if stripped.startswith("goroutine ") or _GO_FILE.match(line):
+    # Each pattern below is tried only when a substring it needs is there (a Go file line starts with white
+    # space, a Ruby frame holds `.rb:`, an OCaml one starts with a word of its phrases, every Elixir marker
+    # holds `.e`): a message's line, asked of every repeat of a trace (`trace_cut`), is then read in a few
+    # substring tests.
+    if stripped.startswith("goroutine ") or (len(stripped) < len(line) and _GO_FILE.match(line)):
         return "go"
-    if _RUBY_FRAME.search(line):
+    if ".rb:" in line and _RUBY_FRAME.search(line):
         return "ruby"
-    if _OCAML_FRAME.match(line):
+    if stripped.startswith(_OCAML_WORDS) and _OCAML_FRAME.match(line):
         return "ocaml"
     if stripped.startswith("thread '") and rust.looks_like_rust_line(line):
         return "rust"
     if stripped.startswith(("#", "PHP ")) and php.looks_like_php_line(line):
         return "php"
-    if any(marker in line for marker in _ELIXIR_FILES) and elixir.looks_like_elixir_frame(line):
+    if (
+        ".e" in line
+        and any(marker in line for marker in _ELIXIR_FILES)
+        and elixir.looks_like_elixir_frame(line)
+    ):
         return "elixir"
     return None
 
