@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rounds_bot.demo import demo_data_path
+from rounds_bot.errors import SourceError
 from rounds_bot.redact import Redactor
 from rounds_bot.sources import otlp_build, otlp_events, otlp_file, otlp_json, otlp_lean_check
 from rounds_bot.sources.base import PollResult, SkipsCounted, Window
@@ -226,3 +227,47 @@ def test_the_facts_read_lean_are_the_models_facts_field_by_field(name: str, synt
                     assert facts == model
                     logs += 1
     assert spans and (logs or name == "sample")
+
+
+PARENT_SPAN_IDS: list[object] = [
+    "",
+    "00f067aa0ba902b7",
+    "00F067AA0BA902B7",
+    "0000000000000000",
+    "00f067aa 0ba902b",
+    "00f067aa0ba902bz",
+    "00f067aa0ba902b",
+    "APBnqguqArc=",
+    0,
+    None,
+    [],
+    {},
+]
+
+
+@pytest.mark.parametrize("parent", [*PARENT_SPAN_IDS, "absent"])
+def test_a_span_s_parent_id_in_any_spelling_is_read_lean_as_the_models_read_it(
+    parent: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root span, the usual one, has no parent id (absent or empty): read without the id's check, which
+    every other spelling still gets (or its line is left to the models)."""
+    span: dict[str, object] = {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203331",
+        "name": "GET /",
+        "startTimeUnixNano": "1700000000000000000",
+        "status": {"code": 2, "message": "failed"},
+    }
+    if parent != "absent":
+        span["parentSpanId"] = parent
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    path = tmp_path / "spans.jsonl"
+    path.write_text(line + "\n" + line.replace("b7ad", "c7ad") + "\n")
+    try:
+        models = with_models_only(path, monkeypatch)
+    except SourceError:
+        with pytest.raises(SourceError):
+            OtlpFileSource(path).poll(EVERYTHING)
+        return
+    lean = OtlpFileSource(path).poll(EVERYTHING)
+    assert lean.model_copy(update={"source_state": None}) == models.model_copy(update={"source_state": None})

@@ -77,9 +77,16 @@ _SNAKE = _snake_spellings(OtlpModel)
 def _no_snake(obj: Plain) -> Plain:
     """The object of a model, checked not to spell a field in snake_case (keys as orjson decoded them, so a
     key spelled with an escape is seen as what it is)."""
-    if not obj.keys().isdisjoint(_SNAKE):
+    if not _SNAKE.isdisjoint(obj):  # the object's keys, each looked up in the set: no view is made
         raise NotLean
     return obj
+
+
+def _model_object(value: object) -> Plain:
+    """`_no_snake(_object(value))` in one call: it runs for every record and span event of a line."""
+    if not isinstance(value, dict) or not _SNAKE.isdisjoint(value):
+        raise NotLean
+    return value
 
 
 def _object(value: object) -> Plain:
@@ -121,7 +128,7 @@ def _field(obj: Plain, name: str, check: Callable[[object], Any]) -> None:
 
 
 def checked_document(document: object) -> LeanLine:
-    line = _no_snake(_object(document))
+    line = _model_object(document)
     spans = line.get("resourceSpans")
     logs = line.get("resourceLogs")
     if spans is None and logs is None:
@@ -137,16 +144,16 @@ def _scopes(
 ) -> list[LeanScope[Read]]:
     found: list[LeanScope[Read]] = []
     for item in resources:
-        resource_scopes = _no_snake(_object(item))
+        resource_scopes = _model_object(item)
         resource = _object(resource_scopes.get("resource", {}))
         _field(resource, "attributes", _key_values)
         for scope_item in _list(resource_scopes.get(scopes_key, [])):
-            scoped = _no_snake(_object(scope_item))
+            scoped = _model_object(scope_item)
             scope = _object(scoped.get("scope", {}))
             _field(scope, "name", _str)
             _field(scope, "version", _str)
             records = _list(scoped.get(records_key, []))
-            read = [check(_no_snake(_object(record))) for record in records]
+            read = [check(_model_object(record)) for record in records]
             found.append(LeanScope(resource, scope, records, read))
     return found
 
@@ -277,7 +284,8 @@ def _span(span: Plain) -> LeanSpan | None:
     get = span.get
     trace_id = _read_id(get("traceId", ""), 32, lean_trace_id)
     span_id = _read_id(get("spanId", ""), 16, lean_span_id)
-    parent_span_id = _read_id(get("parentSpanId", ""), 16, lean_span_id)
+    parent = get("parentSpanId", "")
+    parent_span_id = "" if parent == "" else _read_id(parent, 16, lean_span_id)  # a root span has none
     name = get("name", "")
     if type(name) is not str:
         raise NotLean
@@ -290,7 +298,7 @@ def _span(span: Plain) -> LeanSpan | None:
     end = int(end) if type(end) is str and end.isascii() and end.isdigit() else lean_int(end)
     exceptions: list[tuple[int, int, dict[str, AttributeValue]]] = []
     for index, item in enumerate(_list(get("events", []))):
-        event = _no_snake(_object(item))
+        event = _model_object(item)
         at = event.get("timeUnixNano", 0)
         at = int(at) if type(at) is str and at.isascii() and at.isdigit() else lean_int(at)
         event_name = event.get("name", "")
