@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from rounds_bot.redact import decode, text_proof
 from rounds_bot.redact import scan as scan_module
+from rounds_bot.redact.engine import forget_remembered_lines
 from rounds_bot.redact.scan import Prefilter
 from rounds_bot.redact.scan_joined import JoinedScan
 from rounds_bot.redact.text import redact_into
@@ -119,6 +120,31 @@ def test_any_texts_redacted_from_a_batchs_proof_are_what_redact_into_makes(piece
     """Secrets, PEM blocks, `key:` with its value below, encoded runs and phrases at the edges of texts
     joined in one scan, and of their lines."""
     assert_redacted_alike(["".join(each) for each in pieces])
+
+
+def test_a_text_the_scan_finds_nothing_in_is_kept_as_the_scans_own_verdict_keeps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The verdict on the texts a joined scan finds nothing in (most), told once a batch, is the one the
+    engine gives a scan of each: with `NOTHING` made a scan like any other, the same texts are kept and the
+    same scans remembered."""
+    texts = batch_texts(seed=5)
+
+    def proved() -> tuple[set[str], dict[str, object]]:
+        forget_remembered_lines()  # each pass reads the traces' frames as the first did
+        proof = TextProof()
+        kept: set[str] = set()
+        scans: dict[str, object] = {}
+        for start in range(0, len(texts), 64):
+            proof.prove(texts[start : start + 64])
+            kept |= proof._kept
+            scans |= {text: (scan.keywords, scan.ends, scan.gates) for text, scan in proof._scans.items()}
+        return kept, scans
+
+    told_once = proved()
+    monkeypatch.setattr(text_proof, "NOTHING", scan_module.Scan())  # no scan is that object: each is asked
+    assert proved() == told_once
+    assert len(told_once[0]) > 500 and told_once[1]
 
 
 def test_what_a_batch_holds_that_redaction_changes_or_looks_at_is_not_kept_at_once() -> None:

@@ -182,7 +182,10 @@ class Prefilter:
         and find nothing), found with a few scans for them all (`joined`); None when the texts cannot be
         scanned joined."""
         joined = self.joined()
-        return None if joined is None else [self._read(hits) for hits in joined.hits(texts)]
+        if joined is None:
+            return None
+        read = self._read
+        return [read(hits) if hits else NOTHING for hits in joined.hits(texts)]  # most: nothing found
 
     def _read(self, hits: list[tuple[int, int]]) -> Scan:
         """What a scan that reported `hits` found."""

@@ -95,9 +95,11 @@ class JoinedScan:
         nothing: Hits = []
         found: list[Hits] = [nothing] * len(texts)
         parts: list[str] = []  # what the joined scan reads: a text, or a trace's first and last lines
-        # for each part: its text's number, where a trace's first line ends in it (-1: a whole text) and
-        # how far a trace's last line moves from the part into the trace
-        where: list[tuple[int, int, int]] = []
+        numbers: list[int] = []  # for each part, its text's number
+        # for a part that is a trace's first and last lines (by the part's number): where its first line
+        # ends in it and how far its last line moves from the part into the trace (most parts are whole
+        # texts, which need nothing more)
+        moves: dict[int, tuple[int, int]] = {}
         traces: list[str] = []  # the traces read by their lines, for the patterns that cross lines
         traced: list[int] = []
         lines, lines_from = self._lines, self._lines_from
@@ -108,21 +110,23 @@ class JoinedScan:
                 if block is not None:  # frames remembered: the first and last lines, as `LineScan.hits`
                     if block:
                         found[number] = [(rule_id, end + first) for rule_id, end in block]
+                    moves[len(parts)] = (first, last - first)
                     parts.append(text[: first + 1] + text[last + 1 :])
-                    where.append((number, first, last - first))
+                    numbers.append(number)
                     traces.append(text)
                     traced.append(number)
                     continue
             parts.append(text)
-            where.append((number, -1, 0))
+            numbers.append(number)
         by_line = lines.by_line
         for part, rule_id, end in _credited(parts, self._database, self._singles):
-            number, first, move = where[part]
-            if first >= 0:  # a trace's first and last lines: the patterns of a line, in the trace
+            moved = moves.get(part)
+            if moved is not None:  # a trace's first and last lines: the patterns of a line, in the trace
                 if rule_id not in by_line:
                     continue
+                first, move = moved
                 end = end if end <= first else end + move
-            _add(found, number, nothing, rule_id, end)
+            _add(found, numbers[part], nothing, rule_id, end)
         for part, rule_id, end in _credited(traces, self._across):
             _add(found, traced[part], nothing, rule_id, end)
         return found

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from rounds_bot.redact.engine import ScanningRuleSet, rule_set
 from rounds_bot.redact.personal import IpPolicy
-from rounds_bot.redact.scan import Scan
+from rounds_bot.redact.scan import NOTHING, Scan
 from rounds_bot.redact.text import _HIDDEN_ASCII, _rules, redact_into, sanitize
 
 #: texts scanned in one call at most (a batch's joined buffer stays within a few hundred kilobytes)
@@ -52,13 +52,19 @@ class TextProof:
             [text for text in dict.fromkeys(texts) if text and len(text) <= JOINED_CHARS and text.isascii()]
         )
         kept, scans = self._kept, self._scans
+        # what the scan finds in most texts, nothing, clears them or not whatever the text: told once
+        nothing_clear = engine.clear(NOTHING)
         for start in range(0, len(clean), JOINED):
             part = clean[start : start + JOINED]
             found = engine.prefilter.scan_many(part)
             if found is None:  # a database whose texts do not join: each is scanned alone
                 return
             for text, scan in zip(part, found, strict=True):
-                if not scan.gates and engine.clear(scan) and "\\" not in text and "%" not in text:
+                if (
+                    (nothing_clear if scan is NOTHING else not scan.gates and engine.clear(scan))
+                    and "\\" not in text
+                    and "%" not in text
+                ):
                     kept.add(text)
                 else:
                     scans[text] = scan
