@@ -181,11 +181,9 @@ class Prefilter:
         """`scan` of each of many ASCII texts, or more (an end or a keyword more only makes a rule search
         and find nothing), found with a few scans for them all (`joined`); None when the texts cannot be
         scanned joined."""
-        joined = self.joined()
-        if joined is None:
-            return None
-        read = self._read
-        return [read(hits) if hits else NOTHING for hits in joined.hits(texts)]  # most: nothing found
+        joined, read = self.joined(), self._read
+        # most texts: nothing found, the one verdict shared
+        return None if joined is None else [read(hits) if hits else NOTHING for hits in joined.hits(texts)]
 
     def _read(self, hits: list[tuple[int, int]]) -> Scan:
         """What a scan that reported `hits` found."""
