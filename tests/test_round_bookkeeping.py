@@ -221,6 +221,42 @@ def test_the_occurrences_counted_are_written_as_mark_seen_writes_them_in_their_s
     counted.close()
 
 
+@given(
+    offsets=st.lists(st.integers(min_value=-5_000_000, max_value=5_000_000), max_size=60),
+    cutoff=st.integers(min_value=-6_000_000, max_value=6_000_000),
+    in_memory=st.sampled_from([Counted.IN_MEMORY, 1, 7]),
+)
+def test_occurrences_the_commit_forgets_are_not_written_and_the_rows_left_are_the_same(
+    offsets: list[int], cutoff: int, in_memory: int
+) -> None:
+    """A round counts each id once: writing only those at or after the forgetting's moment leaves the rows
+    that writing all of them and then forgetting the older ones leaves (a cut inside a batch, a batch
+    wholly before it or wholly after it, the cut on an occurrence's own microsecond)."""
+    given = [
+        (f"{n:016x}" if n % 3 else f"span-{n}", f"sig_{n % 4}", NOW + timedelta(microseconds=offset))
+        for n, offset in enumerate(offsets)
+    ]
+    forget_before = NOW + timedelta(microseconds=cutoff)
+    previous = Counted.IN_MEMORY
+    Counted.IN_MEMORY = in_memory  # hypothesis runs the body many times: a fixture's patch would stay one
+    try:
+        counted = Counted()
+        for event_id, signature_id, moment in given:
+            counted.append(event_id, signature_id, moment)
+    finally:
+        Counted.IN_MEMORY = previous
+    all_of_them, only_kept = Store.memory(), Store.memory()
+    all_of_them.mark_seen_stored(counted.stored())
+    only_kept.mark_seen_stored(counted.stored(since=forget_before))
+    written = len(_seen_rows(only_kept))
+    for store in (all_of_them, only_kept):
+        store.forget_seen_before(forget_before)
+    assert _seen_rows(only_kept) == _seen_rows(all_of_them)
+    assert written == sum(1 for _, _, moment in given if moment >= forget_before)
+    assert list(counted.stored(since=None)) == list(counted.stored())
+    counted.close()
+
+
 @pytest.mark.parametrize("in_memory", [TraceErrors.IN_MEMORY, 1])
 def test_an_error_of_a_shared_trace_comes_back_at_the_moment_it_happened_in_its_own_offset(
     in_memory: int, monkeypatch: pytest.MonkeyPatch

@@ -56,7 +56,10 @@ def commit(store: Store, learned: Learned) -> None:
         for signature_id, tally in tallies.items():
             for group_id in tally.group_ids:
                 store.map_group(group_id, signature_id)
-        store.mark_seen_stored(learned.counted.stored())  # streamed from where the round kept them
+        # streamed from where the round kept them; those the forgetting below would take out again are not
+        # written (a first round's reach back, days of occurrences, against the next window's hour): the
+        # round counts each id once and never one remembered already, so the rows left are the same
+        store.mark_seen_stored(learned.counted.stored(since=learned.forget_before))
         for signature_id in learned.lapsed_mutes:
             store.append_event(
                 Fact.INCIDENT_UNSUPPRESSED,

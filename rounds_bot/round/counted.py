@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from itertools import compress
 from operator import itemgetter
 
 from rounds_bot.round.spilled import SpilledBatches
@@ -31,6 +32,7 @@ _MICROSECOND = timedelta(microseconds=1)
 #: an occurrence as kept: event id (stored form), signature id, moment in microseconds since the epoch
 _Row = tuple[str | bytes, str, int]
 _id_and_moment = itemgetter(0, 2)
+_moment = itemgetter(2)
 
 
 class Counted:
@@ -56,11 +58,13 @@ class Counted:
     def __iter__(self) -> Iterator[tuple[str, str, datetime]]:
         return ((_event_id(key), sid, _EPOCH + timedelta(microseconds=at)) for key, sid, at in self._kept())
 
-    def stored(self) -> Iterator[tuple[str | bytes, int]]:
-        """Each occurrence as `seen_events` keeps it, (stored id, microseconds), in the order counted."""
+    def stored(self, since: datetime | None = None) -> Iterator[tuple[str | bytes, int]]:
+        """Each occurrence as `seen_events` keeps it, (stored id, microseconds), in the order counted; with
+        `since`, only those at or after it (the ones a commit that forgets the older ones keeps)."""
+        at_least = None if since is None else microseconds(since)
         for batch in self._spilled:
-            yield from map(_id_and_moment, batch)
-        yield from map(_id_and_moment, self._rows)
+            yield from _stored(batch, at_least)
+        yield from _stored(self._rows, at_least)
 
     def signature_of(self) -> dict[str, str]:
         """Each event id counted, with the signature it was counted in."""
@@ -77,6 +81,15 @@ class Counted:
     def _flush(self) -> None:
         self._spilled.write(self._rows)
         self._rows = []
+
+
+def _stored(batch: list[_Row], at_least: int | None) -> Iterator[tuple[str | bytes, int]]:
+    """A batch's occurrences as stored, those at or after `at_least` microseconds only (all when None): a
+    batch with none older (a round's usual one) is given whole once its oldest is found, one with some is
+    picked from; neither costs a Python call per row."""
+    if at_least is None or min(map(_moment, batch), default=at_least) >= at_least:
+        return map(_id_and_moment, batch)
+    return compress(map(_id_and_moment, batch), map(at_least.__le__, map(_moment, batch)))
 
 
 def _event_id(key: str | bytes) -> str:
