@@ -2,6 +2,9 @@
 
 - seen: the occurrences counted (random ids, as OpenTelemetry's are), remembered in `seen_events`: converted
   row by row (`Store.mark_seen`) or as the round keeps them, in their stored form (`Store.mark_seen_stored`);
+- reach: the occurrences of a first round that reaches back a week (`ERROR_LOOKBACK_MINUTES`), of which
+  the commit keeps the last hour's (the next window's overlap): all written, then the older forgotten, or
+  only those kept written (`Counted.stored(since=...)`, as the commit does), then the older forgotten;
 - saved: the round's signatures: each saved in turn (`Store.save`) or together (`Store.save_many`);
 - counts: the occurrences per bucket and the versions first seen of each signature: written a signature at a
   time (`Store.add_occurrences`, `Store.note_versions`) or all together, as the commit does
@@ -24,7 +27,7 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -40,6 +43,10 @@ from rounds_bot.tracker.dryrun import DryRunTracker
 
 sys.path.insert(0, str(Path(__file__).parent))
 from scale_data import write_otlp
+
+#: how far a first round reaches back, and what its commit keeps of that (the next window's overlap)
+REACH = timedelta(days=7)
+KEPT = timedelta(hours=1)
 
 
 def best_of_three(folder: Path, name: str, write: Callable[[Store], None]) -> float:
@@ -83,6 +90,11 @@ def main() -> None:
             event_id = f"{ids.getrandbits(128):032x}"
             counted.append(event_id, signatures[n % len(signatures)].id, now - timedelta(microseconds=n))
         print(f"{len(counted)} occurrences, {len(signatures)} signatures")
+        week = Counted()  # the same ids, spread over the week a first round reaches back
+        for n in range(args.records):
+            event_id = f"{ids.getrandbits(128):032x}"
+            week.append(event_id, signatures[n % len(signatures)].id, now - REACH * (n / args.records))
+        forget_before = now - KEPT
 
         def save_each(store: Store) -> None:
             for signature in signatures:
@@ -94,6 +106,14 @@ def main() -> None:
             {
                 "mark_seen": lambda store: store.mark_seen(counted),
                 "stored": lambda store: store.mark_seen_stored(counted.stored()),
+            },
+        )
+        compare(
+            folder,
+            "reach",
+            {
+                "all, forget": lambda store: remember(store, week.stored(), forget_before),
+                "kept only": lambda store: remember(store, week.stored(since=forget_before), forget_before),
             },
         )
         compare(
@@ -125,6 +145,13 @@ def main() -> None:
         compare(folder, "counts", {"each": count_each, "together": count_together})
         refresh(folder, signatures, now)
         counted.close()
+        week.close()
+
+
+def remember(store: Store, rows: Iterator[tuple[str | bytes, int]], forget_before: datetime) -> None:
+    """The commit's two steps for the occurrences: remember `rows`, then forget those before the moment."""
+    store.mark_seen_stored(rows)
+    store.forget_seen_before(forget_before)
 
 
 def refresh(folder: Path, signatures: list[Signature], now: datetime) -> None:
