@@ -28,8 +28,9 @@ What runs, and what stands in:
   project's own setup;
 - every job runs in the same workspace and runner temporary folder, one after the other: stricter than GitHub,
   where each job has a fresh machine (what the fix-test job leaves in the checkout is there for fix-publish);
-- actions/cache (the Claude Code CLI's cache): a hit that restores the real CLI (`claude_bin`) where the
-  action's npm step would have installed it, so nothing is downloaded and the action hands it to rounds;
+- npm (the Claude Code CLI's install): a stand-in first on PATH that, for `npm ci` with the pinned lockfile
+  copied into its `--prefix`, puts the real CLI (`claude_bin`) where npm would have installed it, so nothing
+  is downloaded and the action hands it to rounds (what `npm ci` checks is test_workflow_npm_integrity.py's);
 - actions/upload-artifact and download-artifact: the harness's, with upload-artifact v4's `overwrite` (names
   are unique in a run: `overwrite: true` deletes the run's artifact of that name first, otherwise a conflict)
   and its `artifact-id` output, and download-artifact's `artifact-ids`;
@@ -92,8 +93,8 @@ TOKENS = {
 }
 MODEL_KEY = f"sk-ant-api03-{token_hex(24)}"
 SECRETS = {**{f"{job} token": token for job, token in TOKENS.items()}, "model key": MODEL_KEY}
-STEPS = {  # each action's steps that run (install-claude: cached)
-    "fix-edit": ["install", "cache-claude", "restore", "edit", "upload-bundle", "check", "save"],
+STEPS = {  # each action's steps that run
+    "fix-edit": ["install", "install-claude", "restore", "edit", "upload-bundle", "check", "save"],
     "fix-test": ["install", "download-bundle", "test", "upload-verdict"],
     "fix-publish": ["install", "restore", "download-bundle", "download-verdict", "publish", "check", "save"],
 }
@@ -277,8 +278,8 @@ def hostile_fix(marker: Path) -> list[Turn]:
 
 
 class FixRepository(Repository):
-    """The harness's repository, with what the fix jobs need besides: the runner image's `python`, the
-    Claude Code CLI's cache and pip's local wheels."""
+    """The harness's repository, with what the fix jobs need besides: the runner image's `python`, npm's
+    install of the Claude Code CLI and pip's local wheels."""
 
     def __init__(
         self,
@@ -293,22 +294,27 @@ class FixRepository(Repository):
         # the fix jobs talk to neither SigNoz nor Zulip: the harness's settings for them go unused
         nowhere = SimpleNamespace(url="http://127.0.0.1:9", email="", api_key="")
         super().__init__(fake, shop.checkout, nowhere, nowhere, workflow=workflow, sources=sources)
-        self.claude = claude
-        self.runner.actions["actions/cache"] = self.cache
         self.runner.base_env["PIP_FIND_LINKS"] = str(wheels)
         tools = self.workspace.parent / "tools"  # first on PATH, where the harness put `python3`
         (tools / "python").symlink_to(tools / "python3")
+        npm = tools / "npm"
+        npm.write_text(NPM_STAND_IN.format(claude=claude), encoding="utf-8")
+        npm.chmod(0o755)
 
-    def cache(self, with_: dict[str, str], env: dict[str, str]) -> None:
-        """actions/cache: a hit for the CLI's folder, with the CLI where the action's npm step puts it."""
-        assert with_["key"].startswith("rounds-claude-code-"), with_
-        folder = Path(with_["path"].replace("~", self.runner.base_env["HOME"], 1))
-        binary = folder / "node_modules" / ".bin" / "claude"
-        if not binary.exists():
-            binary.parent.mkdir(parents=True, exist_ok=True)
-            binary.symlink_to(self.claude)
-        with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as outputs:
-            outputs.write("cache-hit=true\n")
+
+# `npm ci --prefix DIR ...` with the lockfile in DIR: the real CLI linked where npm puts its binary
+NPM_STAND_IN = """#!/usr/bin/env bash
+set -euo pipefail
+[ "$1" = ci ] || {{ echo "npm stand-in: only npm ci, not $*" >&2; exit 1; }}
+prefix=""
+while [ $# -gt 0 ]; do
+  if [ "$1" = --prefix ]; then prefix="$2"; fi
+  shift
+done
+test -f "$prefix/package-lock.json"
+mkdir -p "$prefix/node_modules/.bin"
+ln -sf "{claude}" "$prefix/node_modules/.bin/claude"
+"""
 
 
 def readme_caller(sources: Sources, saved: Path, *, setup: bool) -> dict[str, Any]:

@@ -155,6 +155,8 @@ def test_the_bundle_and_verdict_go_by_the_ids_and_digest_the_jobs_output(jobs):
         **wanted,
         "verdict": "${{ needs.fix-test.outputs.verdict }}",
         "saved-database": "${{ needs.fix-edit.outputs.saved-database }}",
+        # the database's signing key: to the jobs that save it, never to fix-test (its `with:` above)
+        "state-key": "${{ secrets.ROUNDS_STATE_KEY }}",
     }
 
 

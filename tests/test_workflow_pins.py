@@ -6,8 +6,9 @@ step's environment) has one in its own. Checked for the reusable workflow, the c
 arrive as inputs) and the README's caller blocks.
 
 pip installs rounds' dependencies from `pins/requirements.txt` (`--require-hashes`), which must agree with
-`pyproject.toml`; npm installs the Claude Code CLI with `npm ci` from `pins/claude-code/package-lock.json`, at
-the version the workflow's cache keys name.
+`pyproject.toml`; npm installs the Claude Code CLI with `npm ci` from `pins/claude-code/package-lock.json`,
+downloaded anew by every job: no job restores anything from actions/cache, whose entries the fix-test job can
+plant and whose tar archives can write anywhere on the runner (docs/fixes.md, "The boundary").
 """
 
 from __future__ import annotations
@@ -118,15 +119,42 @@ def test_the_pinned_requirements_agree_with_pyproject_and_every_one_has_hashes()
     assert all(hashes >= 1 for _, hashes in pins.values()), [n for n, (_, h) in pins.items() if not h]
 
 
-def test_the_claude_code_lockfile_pins_the_version_every_cache_key_names():
+def test_the_claude_code_lockfile_pins_the_version_and_every_package_by_integrity():
     package = json.loads((ROOT / "pins" / "claude-code" / "package.json").read_text())
     lock = json.loads((ROOT / "pins" / "claude-code" / "package-lock.json").read_text())
     assert package["dependencies"] == {"@anthropic-ai/claude-code": CLAUDE_CODE_VERSION}
     entry = lock["packages"]["node_modules/@anthropic-ai/claude-code"]
-    assert entry["version"] == CLAUDE_CODE_VERSION and entry["integrity"].startswith("sha512-")
-    for path in [WORKFLOW, ACTIONS[0], ROOT / "fix" / "edit" / "action.yml"]:
-        text = path.read_text()
-        assert f"rounds-claude-code-{CLAUDE_CODE_VERSION}-" in text, path
+    assert entry["version"] == CLAUDE_CODE_VERSION
+    packages = {name: entry for name, entry in lock["packages"].items() if name}
+    assert len(packages) >= 2 and all(e["integrity"].startswith("sha512-") for e in packages.values())
+
+
+#: what restores a cache entry: actions/cache (and its restore action), or a setup action's `cache:` input
+_CACHE_ACTION = re.compile(r"^actions/cache(?:/restore)?@")
+
+
+def test_no_step_restores_a_cache_entry():
+    """A planted entry is a tar archive extracted with absolute names: it can overwrite rounds' files."""
+    restoring = [
+        where
+        for where, _, step in all_steps()
+        if _CACHE_ACTION.match(str(step.get("uses") or "")) or "cache" in (step.get("with") or {})
+    ]
+    assert restoring == []
+
+
+def test_the_cli_installs_into_a_fresh_folder_and_npm_cache_of_the_job():
+    commands = [
+        (where, str(step["run"]))
+        for where, _, step in all_steps()
+        if re.search(r"\bnpm (?:install|ci)\b", str(step.get("run") or "")) and "claude" in str(step["run"])
+    ]
+    assert len(commands) == 3, commands  # the workflow's round and the two actions that hold the model key
+    for where, command in commands:
+        assert 'rm -rf "$HOME/.rounds/claude-code"' in command, where
+        for line in command.splitlines():
+            if re.search(r"\bnpm (?:install|ci)\b", line):
+                assert '--cache "$RUNNER_TEMP/rounds-npm-cache"' in line, where
 
 
 @pytest.mark.parametrize("path", [WORKFLOW, *ACTIONS], ids=lambda p: str(p.relative_to(ROOT)))

@@ -7,7 +7,9 @@ rounds state restore --run-database ID
                               the same, but of this run's artifacts (GITHUB_RUN_ID) only artifact ID, the
                               database the fix-edit job saved, may be restored (the fix-publish job)
 rounds state check --out DIR  after the round: integrity check, then a single-file copy in DIR for
-                              `actions/upload-artifact`; step output `ok=true` only when it passed
+                              `actions/upload-artifact`; step output `ok=true` only when it passed, and
+                              `path`: the copy, or with ROUNDS_STATE_KEY the folder (the copy and its
+                              signature, `github/state_signature.py`)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rounds_bot.errors import ConfigError, StoreError
 from rounds_bot.github.actions import actions_api_from_settings
 from rounds_bot.github.artifacts import check_database, restore, snapshot
 from rounds_bot.github.tracker import GitHubOptions
+from rounds_bot.settings import Settings
 
 # A rebuild lists every bot issue (10 requests per 1,000 issues); the tracker's default budget is per round.
 RESTORE_REQUEST_BUDGET = 900
@@ -56,6 +59,7 @@ def restore_command(run_database: int | None, env_file: Path | None) -> None:
         token=settings.github_token.get_secret_value(),
         this_run=this_run,
         vouched=run_database,
+        state_key=_state_key(settings),
     )
     summary = result.summary(settings.github_repository)
     click.echo(summary.strip())
@@ -70,6 +74,17 @@ def restore_command(run_database: int | None, env_file: Path | None) -> None:
             )
         else:
             annotate("notice", f"no saved database and no rounds issues yet: {target} starts empty")
+
+
+def _state_key(settings: Settings) -> str | None:
+    """ROUNDS_STATE_KEY, when set: saved databases are signed with it and only signed ones restored."""
+    key = settings.state_key.get_secret_value() if settings.state_key is not None else ""
+    return key or None
+
+
+def _run_id() -> int | None:
+    run = os.environ.get("GITHUB_RUN_ID", "")
+    return int(run) if run.isdigit() else None
 
 
 def _this_run() -> int:
@@ -101,8 +116,10 @@ def check_command(out_dir: Path | None, env_file: Path | None) -> None:
         if not result.ok:
             raise StoreError(f"{database} failed its check: {'; '.join(result.problems)}")
     else:
-        copy, result = snapshot(database, out_dir)
-        set_output("path", str(copy))
+        # the run that saves it is signed too: a restore compares it with the run GitHub names
+        key = _state_key(settings)
+        copy, result = snapshot(database, out_dir, state_key=key, run_id=_run_id())
+        set_output("path", str(out_dir) if key is not None else str(copy))
         click.echo(f"wrote {copy}")
     click.echo(f"{database}: ok (schema v{result.schema_version}, {result.signatures} signatures)")
     set_output("ok", "true")  # only now: without it the upload step does not run

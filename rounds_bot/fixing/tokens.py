@@ -37,13 +37,21 @@ WELL_KNOWN = (
     "OPENAI_API_KEY",
     "SIGNOZ_API_KEY",
     "ZULIP_API_KEY",
+    "ROUNDS_STATE_KEY",
     "ACTIONS_RUNTIME_TOKEN",
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
 )
 #: prefixes of variables that hold a credential of rounds (the App wiring of earlier versions)
 PREFIXES = ("ROUNDS_APP_",)
 #: the settings that hold a credential
-SECRET_SETTINGS = ("github_token", "anthropic_api_key", "openai_api_key", "zulip_api_key", "signoz_api_key")
+SECRET_SETTINGS = (
+    "github_token",
+    "anthropic_api_key",
+    "openai_api_key",
+    "zulip_api_key",
+    "signoz_api_key",
+    "state_key",
+)
 #: shorter values are not scrubbed (they would match ordinary text)
 MIN_SCRUBBED = 8
 REPLACEMENT = "[redacted: a secret of the run]"

@@ -18,6 +18,10 @@ redirect, so the token never reaches the storage host. 410 Gone means the artifa
 
 Only the zip member named like the database file is read (nothing else from the archive touches the disk),
 and a database that fails its check is never restored and never uploaded.
+
+With ROUNDS_STATE_KEY (`state_key`), the snapshot is signed (`state_signature`) and an artifact is usable only
+when its signature is the key's for its database and the run GitHub says saved it: an artifact the fix-test
+job saved, which cannot hold the key, is refused with a note, and older ones are tried.
 """
 
 from __future__ import annotations
@@ -38,12 +42,23 @@ from rounds_bot.errors import StoreError, TrackerError
 from rounds_bot.github.actions import ActionsApi, Artifact
 from rounds_bot.github.db_rebuild import rebuild_from_issues
 from rounds_bot.github.rebuild import RebuildResult
+from rounds_bot.github.state_signature import (
+    MAX_SIGNATURE_BYTES,
+    SIGNATURE_SUFFIX,
+    sign,
+    signature_path,
+    verify,
+)
 from rounds_bot.models import Frozen
 from rounds_bot.store import SCHEMA_VERSION
 
 # A signature database is a few megabytes; refuse to unpack anything absurd.
 MAX_DATABASE_BYTES = 1 << 30
 DOWNLOAD_TIMEOUT_SECONDS = 60.0
+# how many artifacts a restore downloads: the newest and one older if it is broken; with the state key, more,
+# since code without the key can upload several unsigned ones to push the signed one out of reach
+TRIED_ARTIFACTS = 2
+TRIED_ARTIFACTS_SIGNED = 10
 
 
 class DatabaseCheck(Frozen):
@@ -194,6 +209,23 @@ def extract(archive: bytes, member: str, target: Path) -> None:
         raise StoreError(f"the artifact is not a readable zip: {exc}") from exc
 
 
+def read_small_member(archive: bytes, member: str, limit: int) -> bytes | None:
+    """The bytes of the member named `member` nearest the root, or None when there is none (or it is larger
+    than `limit`, which no caller's file would be)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
+            entries = [e for e in zipped.infolist() if not e.is_dir() and Path(e.filename).name == member]
+            if not entries:
+                return None
+            entry = min(entries, key=lambda e: e.filename.count("/"))
+            if entry.file_size > limit:
+                return b"\0" * (limit + 1)
+            with zipped.open(entry) as source:
+                return source.read(limit + 1)
+    except (zipfile.BadZipFile, OSError):
+        return None
+
+
 # --- checking ------------------------------------------------------------------------------------
 def check_database(path: Path) -> DatabaseCheck:
     """SQLite's integrity check, and a schema version this rounds can read."""
@@ -229,12 +261,16 @@ def check_database(path: Path) -> DatabaseCheck:
         connection.close()
 
 
-def snapshot(database: Path, folder: Path) -> tuple[Path, DatabaseCheck]:
-    """A consistent single-file copy in `folder`, checked; raises StoreError (nothing left behind) if bad."""
+def snapshot(
+    database: Path, folder: Path, *, state_key: str | None = None, run_id: int | None = None
+) -> tuple[Path, DatabaseCheck]:
+    """A consistent single-file copy in `folder`, checked; raises StoreError (nothing left behind) if bad.
+    With `state_key`, its signature for run `run_id` beside it (a stale one is removed otherwise)."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / database.name
     scratch = folder / (database.name + ".partial")
     _remove(scratch)
+    signature_path(target).unlink(missing_ok=True)
     before = check_database(database)
     if not before.ok:
         raise StoreError(
@@ -258,6 +294,8 @@ def snapshot(database: Path, folder: Path) -> tuple[Path, DatabaseCheck]:
         _remove(scratch)
         raise StoreError(f"the copy of {database} failed its check: {'; '.join(after.problems)}")
     os.replace(scratch, target)
+    if state_key is not None:
+        sign(target, state_key, run_id)
     return target, after
 
 
@@ -272,14 +310,17 @@ def restore(
     rebuild: Callable[[Path], RebuildResult] | None = None,
     this_run: int | None = None,
     vouched: int | None = None,
+    state_key: str | None = None,
 ) -> RestoreResult:
     """Put the newest usable saved database at `target`; rebuild it from the issues when there is none.
-    With `this_run`, of that run's artifacts only `vouched` may be restored (`_unvouched`)."""
+    With `this_run`, of that run's artifacts only `vouched` may be restored (`_unvouched`); with
+    `state_key`, only one signed with it (`state_signature`)."""
     candidates, notes = usable_artifacts(api, artifact_name, this_run=this_run, vouched=vouched)
     if not candidates:
         notes.append(f"no saved database named {artifact_name!r} from the default branch")
-    for artifact in candidates[:2]:  # the newest, and one older if the newest is broken
-        problem = _try_artifact(api, artifact, target, token, transport)
+    tried = TRIED_ARTIFACTS if state_key is None else TRIED_ARTIFACTS_SIGNED
+    for artifact in candidates[:tried]:
+        problem = _try_artifact(api, artifact, target, token, transport, state_key)
         if problem is None:
             return RestoreResult(source="artifact", artifact=artifact, notes=notes)
         notes.append(problem)
@@ -288,7 +329,12 @@ def restore(
 
 
 def _try_artifact(
-    api: ActionsApi, artifact: Artifact, target: Path, token: str, transport: httpx.BaseTransport | None
+    api: ActionsApi,
+    artifact: Artifact,
+    target: Path,
+    token: str,
+    transport: httpx.BaseTransport | None,
+    state_key: str | None,
 ) -> str | None:
     """None when `artifact` is now at `target`; otherwise why not (target untouched)."""
     scratch = target.with_name(target.name + ".restoring")
@@ -301,6 +347,16 @@ def _try_artifact(
     except (TrackerError, StoreError) as exc:
         _remove(scratch)
         return f"artifact {artifact.id} could not be used: {exc}"
+    if state_key is not None:
+        signature = read_small_member(archive, target.name + SIGNATURE_SUFFIX, MAX_SIGNATURE_BYTES)
+        refused = verify(scratch, signature, state_key, artifact.run_id)
+        if refused is not None:
+            _remove(scratch)
+            return (
+                f"artifact {artifact.id} (run {artifact.run_id}) {refused}, not used: ROUNDS_STATE_KEY is "
+                "set, so only a database saved by a job that holds it is restored (one the fix-test job "
+                "saved, or one saved before the key was set, is not)"
+            )
     check = check_database(scratch)
     if not check.ok:
         _remove(scratch)

@@ -226,6 +226,13 @@ class Settings(FixSettings, DiagnosisSettings):
         description="Days a saved database is kept; `rounds doctor` warns when the repository keeps "
         "artifacts for less.",
     )
+    state_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=env("ROUNDS_STATE_KEY"),
+        description="A secret that signs the saved database (HMAC-SHA256): when set, only a database saved "
+        "with it is restored, so one the fix-test job saved is refused. Give it only to the steps that save "
+        "and restore the database, never to the fix-test job.",
+    )
     workflow_file: str | None = Field(
         default=None,
         validation_alias=env("ROUNDS_WORKFLOW_FILE"),
