@@ -15,7 +15,8 @@ from test_grouping_placement import assert_placed_as_assigned
 from test_grouping_trace_cut import TEMPLATES, TRACES, TRICKY, _messages_of
 
 from rounds_bot.grouping import cut_digests
-from rounds_bot.grouping.candidates import CandidateReader
+from rounds_bot.grouping.candidates import Candidate, CandidateReader
+from rounds_bot.grouping.components import render
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.shapes import ShapeCache
@@ -43,6 +44,26 @@ def _own_digests(event: ErrorEvent) -> tuple[str, ...]:
     return tuple(digest for _, digest in candidate.fingerprint.lookup_keys())
 
 
+def _seen(candidate: Candidate) -> tuple[object, ...]:
+    """All a candidate is read for (its fingerprint's tree as rendered: components compare by identity; of its
+    trace, all but the values, which grouping reads normalised: a memo gives a message the reading of an
+    earlier one it normalises alike, `trace_memo`)."""
+    fingerprint, trace = candidate.fingerprint, candidate.trace
+    return (
+        fingerprint.lookup_keys(),
+        fingerprint.version,
+        render(fingerprint.tree),
+        candidate.view,
+        candidate.title,
+        trace and (trace.runtime, trace.notes, [(e.type, e.relation, e.frames) for e in trace.exceptions]),
+        candidate.roles,
+        candidate.crash_site,
+        candidate.site,
+        candidate.template_id,
+        candidate.code_key,
+    )
+
+
 def _assert_kept_digests_are_the_candidates(trace: str, messages: list[str]) -> int:
     """Each message's digests, worked out first or kept from the messages before it, are its candidate's
     (when the memo gives any); how many were given from an entry kept for another message."""
@@ -52,6 +73,9 @@ def _assert_kept_digests_are_the_candidates(trace: str, messages: list[str]) -> 
         event = _event(trace.replace("{message}", message) if "{message}" in trace else trace, message)
         hits, parses = reader.cut_digests.hits, reader._traces.parses
         digests = reader.trace_digests(event)
+        # the candidate asked for next (an assignment's, when no signature is found) is the one worked out
+        # afresh, whether the digests were worked out for it just now or kept
+        assert _seen(reader.candidate(event, None)) == _seen(_reader().candidate(event, None))
         if digests is not None:
             assert digests == _own_digests(event)
             if reader.cut_digests.hits > hits:
@@ -87,6 +111,7 @@ def test_the_scale_runs_repeats_share_their_hashes() -> None:
             event = _event(scale_data.stack_trace(bug, rng, message), message)
             hits = reader.cut_digests.hits
             digests = reader.trace_digests(event)
+            assert _seen(reader.candidate(event, None)) == _seen(_reader().candidate(event, None))
             assert digests is None or digests == _own_digests(event)
             kept += reader.cut_digests.hits > hits and digests is not None
     assert kept > 20

@@ -81,6 +81,41 @@ def test_scores_do_not_depend_on_how_documents_are_split_into_blocks(monkeypatch
         assert many_blocks.nearest("svc", counts, 0.1) == all_pending.nearest("svc", counts, 0.1)
 
 
+def _scores_summed_one_posting_at_a_time(
+    index: SimilarityIndex, features: list[int], weights: list[float], minimum: float
+) -> dict[int, float]:
+    """What the pending documents score, summed posting by posting in ascending feature order."""
+    sums: dict[int, float] = {}
+    postings = index._services["svc"].pending_postings
+    for feature, weight in zip(features, weights, strict=True):
+        entry = postings.get(feature)
+        for document, doc_weight in zip(*entry, strict=True) if entry is not None else ():
+            sums[document] = sums.get(document, 0.0) + weight * doc_weight
+    return {document: score for document, score in sums.items() if score >= minimum}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pending_documents_score_bit_for_bit_as_summed_one_posting_at_a_time(seed: int) -> None:
+    documents = random_documents(20 + seed, 200)
+    index = SimilarityIndex()
+    for number, terms in enumerate(documents):
+        index.add_new("svc", f"sig{number}", number, index.counts(terms), with_frames=False)
+    service = index._services["svc"]
+    assert not service.blocks and len(service.pending) == len(documents)
+    for query in random_documents(40 + seed, 60):
+        features, weights = service.weigh(index.counts(query), adding=False)
+        for minimum in (0.0, 1e-9, 0.1, 0.5):
+            expected = _scores_summed_one_posting_at_a_time(index, features, weights, minimum)
+            for found in (
+                service._pending_neighbours(features, weights, minimum),
+                service._pending_neighbours_looped(features, weights, minimum),
+                service.neighbours(features, weights, minimum),
+            ):
+                assert len({document for document, _ in found}) == len(found)
+                assert dict(found) == expected
+                assert all(type(document) is int and type(score) is float for document, score in found)
+
+
 def test_a_reloaded_index_scores_exactly_like_the_original() -> None:
     documents = random_documents(5, 200)
     original = SimilarityIndex()

@@ -127,6 +127,9 @@ class CandidateReader:
         )
         #: per cut text and service: the hashes its reading gives (see `trace_digests`)
         self.cut_digests = CutDigests()
+        #: the event whose trace candidate `trace_digests` worked out last, and that candidate: an event it
+        #: finds no signature for is assigned next, and its candidate asked for again (`candidate`)
+        self._last_worked_out: tuple[ErrorEvent, Candidate | None] | None = None
         self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
         self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(
             MEMO_LIMIT, 4 * MB, _candidate_size
@@ -140,7 +143,11 @@ class CandidateReader:
         normalized, shape = self._shapes.lookup(event.message)
         if code is not None:
             return self._code_candidate(event, normalized, code)
-        candidate = self._trace_candidate_of(event, normalized) if event.stacktrace else None
+        last = self._last_worked_out
+        if last is not None and last[0] is event:  # (the event is held there: no other can take its id)
+            candidate = last[1]
+        else:
+            candidate = self._trace_candidate_of(event, normalized) if event.stacktrace else None
         if candidate is not None:
             return candidate
         match = self._miner.match(self.bucket(service, event.error_type), shape.skeleton)
@@ -172,6 +179,7 @@ class CandidateReader:
         # The occurrence reads as the cut text does, so its candidate's hashes are the cut text's (the one
         # its assignment builds next, kept by the memos below).
         candidate = self._trace_candidate_of(event, self._shapes.lookup(message)[0], found)
+        self._last_worked_out = (event, candidate)
         digests = None if candidate is None else tuple(d for _, d in candidate.fingerprint.lookup_keys())
         self.cut_digests.put(found, service, self.previous_versions, CutPlace(runtime, votes, digests))
         return digests

@@ -251,16 +251,57 @@ class _ServiceIndex:
                 for column in np.flatnonzero(partial >= minimum).tolist():
                     found.append((int(block.doc_indices[column]), float(partial[column])))
         if self.pending_postings:
-            sums: dict[int, float] = {}
-            postings = self.pending_postings
-            for feature, weight in zip(features, weights, strict=True):
-                entry = postings.get(feature)
-                if entry is None:
-                    continue
-                for index, doc_weight in zip(entry[0], entry[1], strict=True):
-                    sums[index] = sums.get(index, 0.0) + weight * doc_weight
-            found.extend((index, score) for index, score in sums.items() if score >= minimum)
+            # both ways give the same scores: numpy's only once it is loaded for the blocks (loading it
+            # costs more than looping over the few hundred documents a service holds before its first block)
+            pending = self._pending_neighbours if self.blocks else self._pending_neighbours_looped
+            found.extend(pending(features, weights, minimum))
         return found
+
+    def _pending_neighbours_looped(
+        self, features: list[int], weights: list[float], minimum: float
+    ) -> list[tuple[int, float]]:
+        """`_pending_neighbours`, summed one posting at a time."""
+        sums: dict[int, float] = {}
+        postings = self.pending_postings
+        for feature, weight in zip(features, weights, strict=True):
+            entry = postings.get(feature)
+            if entry is None:
+                continue
+            for index, doc_weight in zip(entry[0], entry[1], strict=True):
+                sums[index] = sums.get(index, 0.0) + weight * doc_weight
+        return [(index, score) for index, score in sums.items() if score >= minimum]
+
+    def _pending_neighbours(
+        self, features: list[int], weights: list[float], minimum: float
+    ) -> list[tuple[int, float]]:
+        """`neighbours` among the pending documents: each one's score is the sum of the products of its
+        postings, in ascending feature order, as a block sums it (`_Block.scores`): the products of every
+        posting of the query's features are laid out feature by feature and `bincount` adds each document's
+        up in that order, from 0.0, as a loop over the postings would."""
+        import numpy as np
+
+        postings = self.pending_postings
+        documents: list[int] = []
+        document_weights: list[float] = []
+        query: list[float] = []
+        lengths: list[int] = []
+        for feature, weight in zip(features, weights, strict=True):
+            entry = postings.get(feature)
+            if entry is not None:  # (the lists are joined a feature at a time, not an entry at a time)
+                documents += entry[0]
+                document_weights += entry[1]
+                query.append(weight)
+                lengths.append(len(entry[0]))
+        if not documents:
+            return []
+        products = np.array(document_weights, dtype=np.float64) * np.repeat(
+            np.array(query, dtype=np.float64), lengths
+        )
+        indices = np.array(documents, dtype=np.int64)
+        sums = np.bincount(indices, products)
+        # only documents that share a feature with the query have a score (a threshold of 0 finds no other)
+        kept = np.flatnonzero((np.bincount(indices) > 0) & (sums >= minimum))
+        return list(zip(kept.tolist(), sums[kept].tolist(), strict=True))
 
 
 @dataclass(frozen=True)
