@@ -15,6 +15,9 @@ by index.
     events.fields("message", "service")      each event's values of a few fields, without making the events
     some = Picked(events); some.append(index)   some of them, in order, without a copy
 
+A pass (over the events, their keys, their fields, some picked) gives what was appended before it was
+asked for, as a pass over a list copied then would, even if events are appended while it runs.
+
 Nothing in it outlives the round: the file has no name and is gone when the spill is closed or collected.
 """
 
@@ -24,7 +27,8 @@ import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import IO, Any, overload
+from itertools import islice
+from typing import IO, Any, TypeVar, overload
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.spill_chunk import (
@@ -43,6 +47,8 @@ IN_MEMORY = 20_000
 #: of them with fewer instructions and the chunk it holds is half the size; the bytes written are the
 #: same (a chunk's shared values are few), and so is the cost of writing them
 CHUNK = 500
+
+_Item = TypeVar("_Item")
 
 
 class _EventSequence(Sequence[ErrorEvent]):
@@ -101,15 +107,35 @@ class EventSpill(_EventSequence):
     def __len__(self) -> int:
         return self._written + len(self._tail)
 
-    def __iter__(self) -> Iterator[ErrorEvent]:
-        written, chunks = self._written, len(self._chunks)
-        for number in range(chunks):
-            events = self._read(number)
-            # no event replaced (the usual): the chunk as it was read, without a look-up per event
-            yield from self._with_replaced(number, events) if self._replaced else events
-        yield from self._tail[: len(self) - written]  # what was appended before this pass began
+    # A pass gives the events appended before it began (when it was asked for), however many are appended
+    # while it runs: its length is taken then, and an event appended since is never read, even from a chunk
+    # written while it ran (which may hold events it must give: those that were in the tail when it began).
 
-    def _with_replaced(self, number: int, events: list[ErrorEvent]) -> Iterator[ErrorEvent]:
+    def __iter__(self) -> Iterator[ErrorEvent]:
+        return self._events(len(self))
+
+    def _events(self, size: int) -> Iterator[ErrorEvent]:
+        for number, count in self._chunks_within(size):
+            events = self._read(number)
+            # the whole chunk (the usual) is read as it is; a lazy cut keeps a change made in place visible
+            chunk: Iterable[ErrorEvent] = events if count == len(events) else islice(events, count)
+            # no event replaced (the usual): the chunk as it was read, without a look-up per event
+            yield from self._with_replaced(number, chunk) if self._replaced else chunk
+        yield from self._tail[: self._in_tail(size)]
+
+    def _chunks_within(self, size: int) -> Iterator[tuple[int, int]]:
+        """Each written chunk holding some of the first `size` events: its number and how many of them, the
+        chunks written while the pass runs too (the count is looked at again after each chunk is read)."""
+        number = 0
+        while number < len(self._chunks) and (start := number * self._chunk) < size:
+            yield number, min(self._chunk, size - start)
+            number += 1
+
+    def _in_tail(self, size: int) -> int:
+        """How many of the first `size` events are in the tail, once every chunk holding some is read."""
+        return max(size - self._written, 0)
+
+    def _with_replaced(self, number: int, events: Iterable[ErrorEvent]) -> Iterator[ErrorEvent]:
         start, replaced = number * self._chunk, self._replaced
         for offset, event in enumerate(events):
             yield replaced.get(start + offset, event)
@@ -117,25 +143,28 @@ class EventSpill(_EventSequence):
     def keys(self) -> Iterator[Key]:
         """Each event's id, time and trace id, in order, as a pass over the events would give them, without
         reading the events back: what a pass that only sorts them needs."""
-        written, chunks = self._written, len(self._chunks)
-        for number in range(chunks):
+        return self._keys(len(self))
+
+    def _keys(self, size: int) -> Iterator[Key]:
+        for number, count in self._chunks_within(size):
             start = number * self._chunk
-            for offset, key in enumerate(self._read_keys(number)):
+            for offset, key in enumerate(_cut(self._read_keys(number), count)):
                 replaced = self._replaced.get(start + offset)
                 yield key if replaced is None else key_of(replaced)
-        yield from map(key_of, self._tail[: len(self) - written])
+        yield from map(key_of, self._tail[: self._in_tail(size)])
 
     def fields(self, *names: str) -> Iterator[tuple[Any, ...]]:
         """Each event's values of the fields `names` (of `ErrorEvent`), in order, as a pass over the events
         would give them, without making the events: what a pass that reads a few fields needs."""
-        wanted = _checked(names)
-        written, chunks = self._written, len(self._chunks)
-        for number in range(chunks):
+        return self._fields(len(self), _checked(names))
+
+    def _fields(self, size: int, wanted: tuple[str, ...]) -> Iterator[tuple[Any, ...]]:
+        for number, count in self._chunks_within(size):
             start = number * self._chunk
-            for offset, values in enumerate(self._read_fields(number, wanted)):
+            for offset, values in enumerate(_cut(self._read_fields(number, wanted), count)):
                 replaced = self._replaced.get(start + offset)
                 yield values if replaced is None else fields_of(replaced, wanted)
-        for event in self._tail[: len(self) - written]:
+        for event in self._tail[: self._in_tail(size)]:
             yield fields_of(event, wanted)
 
     @overload
@@ -181,7 +210,7 @@ class EventSpill(_EventSequence):
         self._file.write(data)
         self._chunks.append((offset, len(keys), len(data)))
         self._written += len(events)
-        self._cached = None
+        # the chunk read last stays: a pass reading it sees an event replaced in it even if a chunk is written
 
     def _read(self, number: int) -> list[ErrorEvent]:
         if self._cached is not None and self._cached[0] == number:
@@ -208,6 +237,11 @@ class EventSpill(_EventSequence):
         offset, length, _ = self._chunks[number]
         self._file.seek(offset)
         return read_keys(self._file.read(length))
+
+
+def _cut(items: list[_Item], count: int) -> list[_Item]:
+    """The first `count` of `items`: all of them (the usual) without a copy."""
+    return items if count == len(items) else items[:count]
 
 
 def keys_of(events: Sequence[ErrorEvent]) -> Iterator[Key]:
@@ -247,33 +281,30 @@ class Picked(_EventSequence):
     def __len__(self) -> int:
         return len(self._indexes)
 
+    # A pass gives the events picked before it began (when it was asked for), as a pass over the sequence
+    # begun then gives them: one picked, or appended to the sequence, while it runs is not read.
+
     def __iter__(self) -> Iterator[ErrorEvent]:
-        if not self._indexes:
-            return
-        if self._all():
-            yield from self._events
-            return
-        picked = iter(self._indexes)
-        wanted = next(picked)
-        for index, event in enumerate(self._events):
-            if index == wanted:
-                yield event
-                wanted = next(picked, -1)
-                if wanted < 0:
-                    return
+        return iter(self._events) if self._all() else self._kept(iter(self._events), self._picked())
 
     def fields(self, *names: str) -> Iterator[tuple[Any, ...]]:
         """`EventSpill.fields` of the events picked, in order."""
-        if not self._indexes:
+        values = fields_in(self._events, *names)
+        return values if self._all() else self._kept(values, self._picked())
+
+    def _picked(self) -> Iterator[int]:
+        """The indexes picked so far, and none picked after this."""
+        return islice(self._indexes, len(self._indexes))
+
+    @staticmethod
+    def _kept(items: Iterator[_Item], picked: Iterator[int]) -> Iterator[_Item]:
+        """Those of `items` (one for each event of the sequence, in order) at the indexes `picked`."""
+        wanted = next(picked, -1)
+        if wanted < 0:
             return
-        if self._all():
-            yield from fields_in(self._events, *names)
-            return
-        picked = iter(self._indexes)
-        wanted = next(picked)
-        for index, values in enumerate(fields_in(self._events, *names)):
+        for index, item in enumerate(items):
             if index == wanted:
-                yield values
+                yield item
                 wanted = next(picked, -1)
                 if wanted < 0:
                     return
@@ -282,7 +313,7 @@ class Picked(_EventSequence):
         """Every event of the sequence is picked (as in a first round): the indexes, ascending, are exactly 0
         to its length less one, so a pass over them is one over the sequence, without a test per event."""
         size = len(self._events)
-        return len(self._indexes) == size and self._indexes[0] == 0 and self._indexes[-1] == size - 1
+        return 0 < len(self._indexes) == size and self._indexes[0] == 0 and self._indexes[-1] == size - 1
 
     @overload
     def __getitem__(self, index: int) -> ErrorEvent: ...
