@@ -135,7 +135,9 @@ def test_without_a_source_or_a_saved_state(fake, tmp_path, claude_on_path, clean
     )
     areas = by_area(examine(chosen, environ={"PATH": claude_on_path}))
     assert areas["source"] == ["fix: no telemetry source is configured"]
-    assert areas["saved state"] == ["warn: no saved database named 'rounds-db' yet"]
+    assert areas["saved state"][0] == "warn: no saved database named 'rounds-db' yet"
+    assert areas["saved state"][1].startswith("off: ROUNDS_STATE_KEY is not set here")  # no fix jobs: off
+    assert len(areas["saved state"]) == 2
     assert areas["schedule"] == ["warn: no workflow elsewhere.yml in the repository"]
     assert "off: no ANTHROPIC_API_KEY: problems are filed without a diagnosis" in areas["diagnosis"]
 

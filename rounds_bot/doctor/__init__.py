@@ -10,7 +10,9 @@ about it. (The command that prints them is `rounds_bot.cli.doctor`; the SigNoz p
     GitHub        the token reads the repository, reads and writes issues, reads Actions and the code;
                   the rate limit left (doctor/repository.py)
     saved state   the newest saved database's age, and whether the repository keeps artifacts long enough
-                  (doctor/workflow.py)
+                  (doctor/workflow.py); with ROUNDS_STATE_KEY, whether the next restore would take it, its
+                  signature verified as the restore does, or without the key that the gap is open
+                  (doctor/saved_signature.py)
     schedule      the workflow is still enabled (public repositories' schedules stop after 60 quiet days)
                   (doctor/workflow.py)
     diagnosis     the `claude` binary runs, a key is set, and what the budget has left this month

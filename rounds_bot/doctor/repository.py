@@ -55,7 +55,7 @@ def github_checks(settings: Settings, now: datetime, environ: dict[str, str]) ->
         fix = "with the fix jobs (the README's step 4), add ROUNDS_FIX_TEST_COMMAND=... to ROUNDS_SETTINGS"
         checks.append(Check(area="fixes", status="off", detail=f"fix pull requests are off: {off}", fix=fix))
     if artifacts is not None:
-        checks += saved_state_checks(settings, artifacts, branch, repository.get("id"), now)
+        checks += saved_state_checks(settings, api, artifacts, branch, repository.get("id"), now)
     checks += schedule_checks(settings, api, environ, repository, now)
     return checks
 

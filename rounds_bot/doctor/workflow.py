@@ -1,6 +1,7 @@
 """The doctor's workflow checks: the newest saved database's age, whether the repository keeps artifacts long
-enough, and whether the scheduled workflow is still enabled (public repositories' schedules stop after 60
-quiet days), with a warning before that happens."""
+enough, whether the next restore would take it with ROUNDS_STATE_KEY (`doctor.saved_signature`), and whether
+the scheduled workflow is still enabled (public repositories' schedules stop after 60 quiet days), with a
+warning before that happens."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from rounds_bot.doctor.result import Check, Status
+from rounds_bot.doctor.saved_signature import signature_check
 from rounds_bot.errors import RoundsError
 from rounds_bot.github.actions import ActionsApi, Artifact
 from rounds_bot.github.artifacts import describe_age, unusable_reason
@@ -21,9 +23,20 @@ WARN_DAYS_BEFORE = 15
 
 
 def saved_state_checks(
-    settings: Settings, artifacts: list[Artifact], branch: str, repository_id: object, now: datetime
+    settings: Settings,
+    api: ActionsApi,
+    artifacts: list[Artifact],
+    branch: str,
+    repository_id: object,
+    now: datetime,
 ) -> list[Check]:
     usable = [a for a in artifacts if unusable_reason(a, branch, repository_id) is None]
+    signed = signature_check(settings, api, usable)
+    return _saved(settings, usable, now) + ([] if signed is None else [signed])
+
+
+def _saved(settings: Settings, usable: list[Artifact], now: datetime) -> list[Check]:
+    """The newest usable saved database's age, and how long the repository keeps it."""
     if not usable:
         return [
             Check(

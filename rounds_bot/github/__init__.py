@@ -5,7 +5,7 @@
     actions.py    the calls beside filing issues: commands, saved state, `rounds doctor`
     commands/     the `/rounds` commands people write in issue comments
     rebuild.py    the signature database rebuilt from the bot's issues alone
-    artifacts.py  the signature database carried between workflow runs as an artifact
+    artifacts.py  the signature database carried between workflow runs as an artifact (artifact_download.py)
 
 Nothing outside this package imports PyGithub; its errors become `TrackerError`s here.
 """

@@ -1,7 +1,8 @@
 """The signature database between workflow runs, carried as a workflow artifact.
 
-    restore(...)     the newest usable artifact -> SIGNATURES_DB_PATH; else rebuilt from the bot's issues
-    snapshot(...)    a checked, single-file copy of the database for `actions/upload-artifact`
+    restore(...)           the newest usable artifact -> SIGNATURES_DB_PATH; else rebuilt from the issues
+    snapshot(...)          a checked, single-file copy of the database for `actions/upload-artifact`
+    first_restorable(...)  the artifact a restore puts in place, checked in a scratch file (`rounds doctor`)
 
 The rebuild from the issues, when no artifact is usable, is `db_rebuild.rebuild_from_issues`.
 
@@ -12,12 +13,8 @@ fix-publish job), an artifact of the current run is usable only when it is the o
 the fix-edit job handed on: the fix-test job of the same run runs code the model wrote, which can reach the
 run's artifact storage and replace the run's `rounds-db` (SECURITY.md; docs/fixes.md, "The boundary").
 
-The download: `GET archive_download_url` with the token; GitHub answers 302 with a signed URL on another host
-that is valid for about a minute. httpx follows it and drops the Authorization header on a cross-origin
-redirect, so the token never reaches the storage host. 410 Gone means the artifact expired.
-
-Only the zip member named like the database file is read (nothing else from the archive touches the disk),
-and a database that fails its check is never restored and never uploaded.
+The download, and the one member of the zip that is read, are `artifact_download`; a database that fails its
+check is never restored and never uploaded.
 
 With ROUNDS_STATE_KEY (`state_key`), the snapshot is signed (`state_signature`) and an artifact is usable only
 when its signature is the key's for its database and the run GitHub says saved it: an artifact the fix-test
@@ -26,10 +23,8 @@ job saved, which cannot hold the key, is refused with a note, and older ones are
 
 from __future__ import annotations
 
-import io
 import os
 import sqlite3
-import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +35,7 @@ from pydantic import Field
 
 from rounds_bot.errors import StoreError, TrackerError
 from rounds_bot.github.actions import ActionsApi, Artifact
+from rounds_bot.github.artifact_download import ArtifactGone, download, extract, read_small_member
 from rounds_bot.github.db_rebuild import rebuild_from_issues
 from rounds_bot.github.rebuild import RebuildResult
 from rounds_bot.github.state_signature import (
@@ -52,9 +48,6 @@ from rounds_bot.github.state_signature import (
 from rounds_bot.models import Frozen
 from rounds_bot.store import SCHEMA_VERSION
 
-# A signature database is a few megabytes; refuse to unpack anything absurd.
-MAX_DATABASE_BYTES = 1 << 30
-DOWNLOAD_TIMEOUT_SECONDS = 60.0
 # how many artifacts a restore downloads: the newest and one older if it is broken; with the state key, more,
 # since code without the key can upload several unsigned ones to push the signed one out of reach
 TRIED_ARTIFACTS = 2
@@ -148,84 +141,6 @@ def _unvouched(artifact: Artifact, this_run: int | None, vouched: int | None) ->
     return "came from this run but not from the job that handed its database on"
 
 
-# --- downloading -----------------------------------------------------------------------------------
-class ArtifactGone(TrackerError):
-    """The artifact expired or was deleted between listing and download (404/410)."""
-
-
-def download(
-    artifact: Artifact,
-    token: str,
-    *,
-    transport: httpx.BaseTransport | None = None,
-    spend: Callable[[str], None],
-) -> bytes:
-    """The artifact's zip. The token goes to the API host only; the signed redirect is followed without it."""
-    spend(f"download artifact {artifact.id}")
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Accept": "application/vnd.github+json",
-        "User-Agent": "rounds-bot",
-    }
-    try:
-        with httpx.Client(
-            transport=transport, follow_redirects=True, timeout=DOWNLOAD_TIMEOUT_SECONDS, headers=headers
-        ) as client:
-            response = client.get(artifact.archive_download_url)
-    except httpx.HTTPError as exc:
-        raise TrackerError(
-            f"could not download artifact {artifact.id} ({artifact.name}): {exc.__class__.__name__}: {exc}",
-            hint="a network problem; the state is rebuilt from the issues this time",
-        ) from exc
-    if response.status_code in (404, 410):
-        raise ArtifactGone(f"artifact {artifact.id} ({artifact.name}) is gone: {response.status_code}")
-    if response.status_code in (401, 403):
-        raise TrackerError(
-            f"GitHub refused to hand out artifact {artifact.id}: {response.status_code}",
-            hint="the workflow job needs `actions: read` in its `permissions:`",
-        )
-    if response.status_code != 200:
-        raise TrackerError(f"downloading artifact {artifact.id} answered {response.status_code}")
-    return response.content
-
-
-def extract(archive: bytes, member: str, target: Path) -> None:
-    """Write the one member named `member` (at any depth) to `target`; nothing else is unpacked."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
-            entries = [e for e in zipped.infolist() if not e.is_dir() and Path(e.filename).name == member]
-            if not entries:
-                names = ", ".join(e.filename for e in zipped.infolist()[:5]) or "nothing"
-                raise StoreError(f"the artifact holds no {member} (it holds {names})")
-            entry = min(entries, key=lambda e: e.filename.count("/"))
-            if entry.file_size > MAX_DATABASE_BYTES:
-                raise StoreError(
-                    f"{entry.filename} in the artifact is {entry.file_size:,} bytes: too big to restore"
-                )
-            with zipped.open(entry) as source, target.open("wb") as out:
-                while chunk := source.read(1 << 20):
-                    out.write(chunk)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise StoreError(f"the artifact is not a readable zip: {exc}") from exc
-
-
-def read_small_member(archive: bytes, member: str, limit: int) -> bytes | None:
-    """The bytes of the member named `member` nearest the root, or None when there is none (or it is larger
-    than `limit`, which no caller's file would be)."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
-            entries = [e for e in zipped.infolist() if not e.is_dir() and Path(e.filename).name == member]
-            if not entries:
-                return None
-            entry = min(entries, key=lambda e: e.filename.count("/"))
-            if entry.file_size > limit:
-                return b"\0" * (limit + 1)
-            with zipped.open(entry) as source:
-                return source.read(limit + 1)
-    except (zipfile.BadZipFile, OSError):
-        return None
-
-
 # --- checking ------------------------------------------------------------------------------------
 def check_database(path: Path) -> DatabaseCheck:
     """SQLite's integrity check, and a schema version this rounds can read."""
@@ -300,6 +215,17 @@ def snapshot(
 
 
 # --- restoring -----------------------------------------------------------------------------------
+class Refused(Frozen):
+    """An artifact a restore downloaded and did not use, and why (the note in the job summary)."""
+
+    artifact: Artifact
+    note: str
+    signature: str | None = Field(
+        default=None, description="why its signature does not vouch for it, when that is why it was refused"
+    )
+    unsigned: bool = Field(default=False, description="refused only for carrying no signature at all")
+
+
 def restore(
     api: ActionsApi,
     *,
@@ -318,51 +244,78 @@ def restore(
     candidates, notes = usable_artifacts(api, artifact_name, this_run=this_run, vouched=vouched)
     if not candidates:
         notes.append(f"no saved database named {artifact_name!r} from the default branch")
-    tried = TRIED_ARTIFACTS if state_key is None else TRIED_ARTIFACTS_SIGNED
-    for artifact in candidates[:tried]:
-        problem = _try_artifact(api, artifact, target, token, transport, state_key)
-        if problem is None:
-            return RestoreResult(source="artifact", artifact=artifact, notes=notes)
-        notes.append(problem)
+    scratch = target.with_name(target.name + ".restoring")
+    chosen, refused = first_restorable(
+        api, candidates, scratch, target.name, token, transport=transport, state_key=state_key
+    )
+    notes += [one.note for one in refused]
+    if chosen is not None:
+        _move_aside(target)
+        os.replace(scratch, target)
+        return RestoreResult(source="artifact", artifact=chosen, notes=notes)
     result = (rebuild or (lambda path: rebuild_from_issues(api, path)))(target)
     return RestoreResult(source="rebuilt", rebuilt=result, notes=notes)
 
 
-def _try_artifact(
+def first_restorable(
+    api: ActionsApi,
+    candidates: list[Artifact],
+    scratch: Path,
+    member: str,
+    token: str,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    state_key: str | None = None,
+) -> tuple[Artifact | None, list[Refused]]:
+    """Of `candidates` (usable ones, newest first), the one a restore puts in place, its database (the zip's
+    `member`) checked and at `scratch`, or None; and those tried before it, each refused with why. A restore
+    tries as many as `TRIED_ARTIFACTS` (with `state_key`, `TRIED_ARTIFACTS_SIGNED`)."""
+    tried = TRIED_ARTIFACTS if state_key is None else TRIED_ARTIFACTS_SIGNED
+    refused: list[Refused] = []
+    for artifact in candidates[:tried]:
+        problem = _fetched(api, artifact, scratch, member, token, transport, state_key)
+        if problem is None:
+            return artifact, refused
+        refused.append(problem)
+    return None, refused
+
+
+def _fetched(
     api: ActionsApi,
     artifact: Artifact,
-    target: Path,
+    scratch: Path,
+    member: str,
     token: str,
     transport: httpx.BaseTransport | None,
     state_key: str | None,
-) -> str | None:
-    """None when `artifact` is now at `target`; otherwise why not (target untouched)."""
-    scratch = target.with_name(target.name + ".restoring")
+) -> Refused | None:
+    """None when `artifact`'s database is at `scratch`, checked (and its signature verified with
+    `state_key`); otherwise why not (nothing left at `scratch`)."""
     _remove(scratch)
     try:
         archive = download(artifact, token, transport=transport, spend=api.budget.spend)
-        extract(archive, target.name, scratch)
+        extract(archive, member, scratch)
     except ArtifactGone as exc:
-        return f"{exc}; it expired or was deleted meanwhile"
+        return Refused(artifact=artifact, note=f"{exc}; it expired or was deleted meanwhile")
     except (TrackerError, StoreError) as exc:
         _remove(scratch)
-        return f"artifact {artifact.id} could not be used: {exc}"
+        return Refused(artifact=artifact, note=f"artifact {artifact.id} could not be used: {exc}")
     if state_key is not None:
-        signature = read_small_member(archive, target.name + SIGNATURE_SUFFIX, MAX_SIGNATURE_BYTES)
+        signature = read_small_member(archive, member + SIGNATURE_SUFFIX, MAX_SIGNATURE_BYTES)
         refused = verify(scratch, signature, state_key, artifact.run_id)
         if refused is not None:
             _remove(scratch)
-            return (
+            note = (
                 f"artifact {artifact.id} (run {artifact.run_id}) {refused}, not used: ROUNDS_STATE_KEY is "
                 "set, so only a database saved by a job that holds it is restored (one the fix-test job "
                 "saved, or one saved before the key was set, is not)"
             )
+            return Refused(artifact=artifact, note=note, signature=refused, unsigned=signature is None)
     check = check_database(scratch)
     if not check.ok:
         _remove(scratch)
-        return f"artifact {artifact.id} failed its check ({'; '.join(check.problems)}), not used"
-    _move_aside(target)
-    os.replace(scratch, target)
+        note = f"artifact {artifact.id} failed its check ({'; '.join(check.problems)}), not used"
+        return Refused(artifact=artifact, note=note)
     return None
 
 
