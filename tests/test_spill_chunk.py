@@ -15,7 +15,15 @@ from pydantic import TypeAdapter
 
 from rounds_bot.models import ContextRecord, ErrorEvent
 from rounds_bot.sources.spill import EventSpill, Picked, fields_in
-from rounds_bot.sources.spill_chunk import fields_of, key_of, read_events, read_fields, read_keys, written
+from rounds_bot.sources.spill_chunk import (
+    BLANK_TRACE,
+    fields_of,
+    key_of,
+    read_events,
+    read_fields,
+    read_keys,
+    written,
+)
 
 MOMENT = datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
 
@@ -163,3 +171,50 @@ def test_a_spill_with_events_replaced_is_read_as_a_list_with_them_replaced(seed:
         assert repr((next(first), next(second))) == repr((expected[index], expected[index]))
     assert repr(list(spill)) == repr(expected)
     spill.close()
+
+
+def traced_or_blank_events(rng: random.Random, count: int) -> list[ErrorEvent]:
+    """Events whose traces are absent, empty, white space of every kind, or there to read."""
+    traces = [None, "", " ", "\n", " \t\r\n ", "\u2003", "x", " x ", "Traceback (most recent call last):\n x"]
+    return [
+        ErrorEvent(
+            event_id=f"{index:032x}",
+            timestamp=MOMENT + timedelta(seconds=index),
+            message=f"m{index % 3}",
+            stacktrace=rng.choice(traces),
+            attributes={"i": index} if rng.random() < 0.3 else {},
+        )
+        for index in range(count)
+    ]
+
+
+def blank_of(event: ErrorEvent) -> str | bool | None:
+    trace = event.stacktrace
+    return False if trace and not trace.isspace() else trace
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_whether_a_trace_is_there_to_read_is_read_without_the_traces_as_the_events_say(seed: int) -> None:
+    rng = random.Random(seed)
+    events = traced_or_blank_events(rng, rng.randrange(1, 40)) + odd_events()
+    rng.shuffle(events)
+    events = [event for event in events if event.timestamp.tzinfo is not None]
+    names = ("message", BLANK_TRACE, "attributes")
+    expected = [(event.message, blank_of(event), event.attributes) for event in events]
+    keys, rest = written(events)
+    assert repr(read_fields(keys, rest, names)) == repr(expected)  # NaN too
+    assert repr([fields_of(event, names) for event in events]) == repr(expected)
+    assert read_fields(keys, rest, ("stacktrace", BLANK_TRACE)) == [
+        (event.stacktrace, blank_of(event)) for event in events
+    ]
+    spill = EventSpill(events, in_memory=rng.choice([0, 3]), chunk=rng.choice([1, 4, 7]))
+    index = rng.randrange(len(events))
+    changed = events[index].model_copy(update={"stacktrace": rng.choice([None, " ", "now one"])})
+    spill.replace(index, changed)
+    expected[index] = (changed.message, blank_of(changed), changed.attributes)
+    assert repr(list(spill.fields(*names))) == repr(expected)
+    wanted = sorted(rng.sample(range(len(events)), rng.randrange(1, len(events) + 1)))
+    assert repr(list(Picked(spill, wanted).fields(*names))) == repr([expected[i] for i in wanted])
+    assert [exactly(event) for event in spill] == [
+        exactly(event) for event in [*events[:index], changed, *events[index + 1 :]]
+    ]

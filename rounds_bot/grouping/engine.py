@@ -187,7 +187,8 @@ class GroupingEngine(Placing, CountingPass):
         once registered, always leads to the same signature), and placing it so changes nothing the engine
         keeps. So does a message whose route is learned as it is placed (`_assign_message`). Every other
         event gets its full assignment, as `assign` gives it. `facts`, when given, are the events' fields the
-        counting pass reads (`MessageFacts`, one per event, in order), so it need not make the events."""
+        counting pass reads (`MessageFacts`, in order, one per event; those of an event with a stack trace to
+        read may be left out, as the pass skips it), so it need not make the events."""
         batch = events if isinstance(events, Sequence) else list(events)
         self._expect(batch if facts is None else facts)
         for event in batch:

@@ -26,6 +26,7 @@ from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.spill import EventSpill, Picked, keys_of
+from rounds_bot.sources.spill_chunk import BLANK_TRACE
 from rounds_bot.store import Store
 from rounds_bot.tally import Tally
 
@@ -150,9 +151,17 @@ def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Pick
 _HEX_ID = re.compile(r"[0-9a-f]{32}")
 
 
+#: what the counting pass reads of an event, its trace only when blank (`BLANK_TRACE`), and where that is
+_FACTS = tuple(BLANK_TRACE if name == "stacktrace" else name for name in MessageFacts._fields)
+_TRACE = MessageFacts._fields.index("stacktrace")
+
+
 def _message_facts(events: Picked) -> Iterator[MessageFacts]:
-    """The fields the engine's counting pass reads, without making the events (`Picked.fields`)."""
-    return map(MessageFacts._make, events.fields(*MessageFacts._fields))
+    """The fields the engine's counting pass reads, without making the events (`Picked.fields`), of the
+    events it counts: it skips an event with a trace to read (most of a round's), so those are left out,
+    and no trace is read back (a blank one is the event's own, None or white space, as the pass tells
+    them apart)."""
+    return (MessageFacts._make(facts) for facts in events.fields(*_FACTS) if facts[_TRACE] is not False)
 
 
 def _compact(event_id: str) -> int | str:

@@ -32,6 +32,7 @@ from typing import IO, Any, TypeVar, overload
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.spill_chunk import (
+    BLANK_TRACE,
     Key,
     fields_of,
     key_of,
@@ -258,7 +259,7 @@ def fields_in(events: Sequence[ErrorEvent], *names: str) -> Iterator[tuple[Any, 
 
 
 def _checked(names: tuple[str, ...]) -> tuple[str, ...]:
-    unknown = [name for name in names if name not in ErrorEvent.model_fields]
+    unknown = [name for name in names if name not in ErrorEvent.model_fields and name != BLANK_TRACE]
     if unknown:
         raise ValueError(f"an event has no field {', '.join(unknown)}")
     return names
