@@ -6,9 +6,11 @@ step's environment) has one in its own. Checked for the reusable workflow, the c
 arrive as inputs) and the README's caller blocks.
 
 pip installs rounds' dependencies from `pins/requirements.txt` (`--require-hashes`), which must agree with
-`pyproject.toml`; npm installs the Claude Code CLI with `npm ci` from `pins/claude-code/package-lock.json`,
-downloaded anew by every job: no job restores anything from actions/cache, whose entries the fix-test job can
-plant and whose tar archives can write anywhere on the runner (docs/fixes.md, "The boundary").
+`pyproject.toml`; npm installs the Claude Code CLI with `npm ci` from the lockfile rounds ships in its package
+(`rounds_bot/pins/claude-code/package-lock.json`, found with `rounds pins claude-code` whichever way rounds
+was installed, the `rounds-package` input's way too), downloaded anew by every job: no job restores anything
+from actions/cache, whose entries the fix-test job can plant and whose tar archives can write anywhere on the
+runner (docs/fixes.md, "The boundary").
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ SECRET = re.compile(r"\bsecrets\.|\bgithub\.token\b|\binputs\.(?:[\w-]*-key|gith
 _IS_SET = re.compile(r"\bsecrets\.\w+ != ''")
 INSTALLS = re.compile(r"\bpip install\b|\bnpm (?:install|ci|i)\b")
 CLAUDE_CODE_VERSION = "2.1.328"
+CLAUDE_CODE_PINS = ROOT / "rounds_bot" / "pins" / "claude-code"
 
 
 def _env_values(env: Any) -> list[str]:
@@ -120,8 +123,8 @@ def test_the_pinned_requirements_agree_with_pyproject_and_every_one_has_hashes()
 
 
 def test_the_claude_code_lockfile_pins_the_version_and_every_package_by_integrity():
-    package = json.loads((ROOT / "pins" / "claude-code" / "package.json").read_text())
-    lock = json.loads((ROOT / "pins" / "claude-code" / "package-lock.json").read_text())
+    package = json.loads((CLAUDE_CODE_PINS / "package.json").read_text())
+    lock = json.loads((CLAUDE_CODE_PINS / "package-lock.json").read_text())
     assert package["dependencies"] == {"@anthropic-ai/claude-code": CLAUDE_CODE_VERSION}
     entry = lock["packages"]["node_modules/@anthropic-ai/claude-code"]
     assert entry["version"] == CLAUDE_CODE_VERSION
@@ -144,11 +147,7 @@ def test_no_step_restores_a_cache_entry():
 
 
 def test_the_cli_installs_into_a_fresh_folder_and_npm_cache_of_the_job():
-    commands = [
-        (where, str(step["run"]))
-        for where, _, step in all_steps()
-        if re.search(r"\bnpm (?:install|ci)\b", str(step.get("run") or "")) and "claude" in str(step["run"])
-    ]
+    commands = _cli_installs()
     assert len(commands) == 3, commands  # the workflow's round and the two actions that hold the model key
     for where, command in commands:
         assert 'rm -rf "$HOME/.rounds/claude-code"' in command, where
@@ -165,8 +164,44 @@ def test_every_install_of_rounds_or_the_cli_is_pinned(path):
             pinned = "--require-hashes" in command or "--no-deps --no-build-isolation" in command
             chosen = '"$ROUNDS_PACKAGE"' in command  # the caller's own choice (rounds-package)
             assert pinned or chosen, command
-        if re.search(r"\bnpm (?:install|i)\b", command):
-            assert f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}" in command and "--save-exact" in command
+        # npm install resolves what no lockfile names (a registry's entry, a transitive dependency's range):
+        # the CLI is only ever installed with npm ci, on every path
+        assert not re.search(r"\bnpm (?:install|i|add)\b", command), command
+
+
+def _cli_installs() -> list[tuple[str, str]]:
+    """(where, the script) of every step that installs the CLI; the step's env and `if:` in the script's text,
+    so that what the script branches on is all there."""
+    return [
+        (where, f"{step.get('if', '')}\n{step.get('env', '')}\n{step['run']}")
+        for where, _, step in all_steps()
+        if re.search(r"\bnpm (?:install|ci)\b", str(step.get("run") or "")) and "claude" in str(step["run"])
+    ]
+
+
+def test_every_install_of_the_cli_copies_the_lockfile_the_installed_rounds_ships():
+    """Whether rounds came from the pinned commit or from rounds-package, one script: the folder the installed
+    rounds names, and npm ci; never a branch on rounds-package that installs without a lockfile."""
+    for where, command in _cli_installs():
+        lines = [line.strip() for line in command.splitlines()]
+        (asked,) = [line for line in lines if 'pins claude-code)"' in line]
+        assert re.search(
+            r'PINS="\$\((?:rounds|"\$ROUNDS_HOME/venv/bin/rounds") pins claude-code\)"', asked
+        ), where
+        copy = 'cp "$PINS/package.json" "$PINS/package-lock.json" "$HOME/.rounds/claude-code/"'
+        assert copy in lines, where
+        (npm,) = [line for line in lines if re.search(r"\bnpm\b", line)]
+        assert npm.startswith('npm ci --prefix "$HOME/.rounds/claude-code" '), where
+        assert lines.index(copy) < lines.index(npm), where
+        assert "ROUNDS_PACKAGE" not in command and "inputs.rounds-package" not in command, where
+
+
+def test_a_rounds_without_the_lockfile_stops_the_workflow_with_an_error_that_says_what_to_do():
+    (command,) = [command for where, command in _cli_installs() if where.startswith("rounds.yml")]
+    guard = 'if ! PINS="$(rounds pins claude-code)" || [ ! -f "$PINS/package-lock.json" ]; then'
+    assert guard in command
+    body = command[command.index(guard) : command.index("fi\n", command.index(guard))]
+    assert "::error::" in body and "rounds-package" in body and body.rstrip().endswith("exit 1")
 
 
 def test_run_for_real_no_install_step_has_a_secret_in_its_environment(tmp_path):

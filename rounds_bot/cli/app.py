@@ -10,6 +10,7 @@
     rounds fix       propose the fixes asked for as draft pull requests; follow the shipped ones (cli/fix.py)
     rounds changelog every fix rounds proposed, with its status and rates (cli/changelog.py)
     rounds eval      diagnosis quality on cases with a known answer (cli/eval.py)
+    rounds pins      the folder of the Claude Code CLI's lockfile, shipped in the package (cli/pins.py)
 
 Every command's module is imported only when that command runs: `rounds --help` lists them from
 the table below (a test checks it says what each command's own help says), so it loads neither
@@ -91,6 +92,10 @@ class LazyGroup(click.Group):
         "notify": Lazy(
             "rounds_bot.cli.notify:notify_command",
             "Post the last round's new issues and summary to Zulip (ZULIP_* settings).",
+        ),
+        "pins": Lazy(
+            "rounds_bot.cli.pins:pins_command",
+            "Print the folder of the lockfile the Claude Code CLI is installed from (npm ci).",
         ),
         "run": Lazy(
             "rounds_bot.cli.run:run_command",
