@@ -163,6 +163,7 @@ def test_a_browser_stack_takes_the_events_type_as_chromes_header_names_it() -> N
         ("index-5f1a2b3c4d5e6f70.js", "index.js"),  # Next.js
         ("framework-2c79e2a64abdb08b.js", "framework.js"),
         ("chunk-2d0c0c66.js", "chunk.js"),  # Vue CLI
+        ("chunk-RLJ2RCJQ.js", "chunk.js"),  # esbuild (Vite's pre-bundled dependencies)
     ],
 )
 def test_a_bundles_content_hash_is_left_out_of_its_name(name: str, stripped: str) -> None:
@@ -340,7 +341,7 @@ def _random_paths(rng: random.Random, count: int) -> list[str]:
         "-settings",
         "-Bq7Xw9Lp",
     ]
-    exts = [".js", ".mjs", ".cjs", ".ts", ".py", ".rb", ".php", ".jsx", ""]
+    exts = [".js", ".mjs", ".cjs", ".ts", ".py", ".rb", ".php", ".jsx", "", ".js?v=3", ".min.js#x"]
     prefixes = [
         "/",
         "https://shop.example.com/",

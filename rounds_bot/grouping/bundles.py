@@ -11,9 +11,10 @@ React App), `index-DiwrgTda.js` (Vite), `_next/static/chunks/pages/index-5f1a2b3
 `date-picker.js`) is never touched:
 - hexadecimal (webpack, CRA, Next.js, Sentry's rule): at least 7 hex digits, one a decimal digit (a
   word such as `defaced` is all letters);
-- Rollup's base64url hash (Rollup 3+, hence Vite: 8 characters of `[A-Za-z0-9_-]`): exactly 8, with
-  a decimal digit, or an upper-case letter after the first character (`DiwrgTda`, `B3xQ_a1z`): a
-  word is lower case or capitalised (`settings`, `Checkout`).
+- Rollup's base64url hash (Rollup 3+, hence Vite: 8 characters of `[A-Za-z0-9_-]`; esbuild's is 8 of
+  base32, `chunk-RLJ2RCJQ.js`): exactly 8, with a decimal digit, or an upper-case letter after the
+  first character (`DiwrgTda`, `B3xQ_a1z`): a word is lower case or capitalised (`settings`,
+  `Checkout`).
 
 Minifiers (Terser, esbuild) rename every local and module-level function to the shortest free
 name, `t`, `e`, `Xk`, and may rename them again at the next build; the names a program gives its

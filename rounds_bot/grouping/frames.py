@@ -43,7 +43,6 @@ _ROOT_DIRECTORIES = frozenset(
 #: deployment's, never the code's
 _DEPLOYMENT_DIRECTORY = re.compile(r"^(?:\d[\w.+-]*|[0-9a-f]{12,40})$")
 _URL_PREFIX = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*", re.IGNORECASE)
-_QUERY = re.compile(r"[?#].*$")
 _MEMO_LIMIT = 100_000
 _MODULE_PATHS: BoundedMemo[str, str | None] = BoundedMemo(_MEMO_LIMIT, 2 * MB)
 _COMPONENTS: BoundedMemo[tuple[Frame, str | None, bool], Component] = BoundedMemo(
@@ -88,7 +87,7 @@ def reads_a_bundle(frame: Frame) -> bool:
 
 def _minified(path: str, function: str) -> bool:
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return is_bundle(_QUERY.sub("", name)) and is_minified_name(function)
+    return is_bundle(name) and is_minified_name(function)
 
 
 def legacy_frame_key(frame: Frame) -> FrameKey:
