@@ -13,8 +13,10 @@ from known_states import KnownStates
 from test_round import ListSource
 
 from rounds_bot.grouping.bundles import MINIFIED, is_bundle, is_minified_name, without_content_hash
+from rounds_bot.grouping.crash_site import site_of
 from rounds_bot.grouping.engine import GroupingEngine, SignatureState
 from rounds_bot.grouping.frames import frame_key, frame_key_before_bundles, module_path, reads_a_bundle
+from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import Frame, detect_runtime, parse_stacktrace, runtime_of_line
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.models import ErrorEvent
@@ -378,3 +380,19 @@ def test_a_path_of_no_script_reads_as_before() -> None:
             continue
         frame = Frame("handler", filename=path)
         assert frame_key(frame) == frame_key_before_bundles(frame), path
+
+
+def test_a_minified_crash_site_is_this_builds_so_two_bugs_of_a_bundle_never_share_one() -> None:
+    """As `index.js:<minified>` every bug of a bundle would share a site (its hash would merge them,
+    and tier 3 would not be held apart): a minified site is named as the build printed it."""
+    engine = GroupingEngine()
+    first = engine.assign(event(CHROME_DEPLOY_1, "TypeError", "x is undefined"))
+    elsewhere = """TypeError: y is null
+    at n (https://shop.example.com/assets/index-DiwrgTda.js:1:501)
+    at Object.Cart.render (https://shop.example.com/assets/index-DiwrgTda.js:1:9001)
+    at https://shop.example.com/assets/vendor-C8nq1mZa.js:2:800"""
+    second = engine.assign(event(elsewhere, "TypeError", "y is null"))
+    assert second.signature_id != first.signature_id
+    trace = parse_stacktrace(elsewhere)
+    assert trace is not None
+    assert site_of(trace, InAppRules().roles(trace)).key == "assets/index-diwrgtda.js:n"
