@@ -344,6 +344,7 @@ def _random_paths(rng: random.Random, count: int) -> list[str]:
         "-Bq7Xw9Lp",
     ]
     exts = [".js", ".mjs", ".cjs", ".ts", ".py", ".rb", ".php", ".jsx", "", ".js?v=3", ".min.js#x"]
+    exts += [".JS", ".min.JS"]
     prefixes = [
         "/",
         "https://shop.example.com/",

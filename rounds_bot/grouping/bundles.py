@@ -31,12 +31,12 @@ import re
 
 #: what a minified function contributes in place of its name
 MINIFIED = "<minified>"
-_SCRIPT = re.compile(r"^(?P<stem>.+?)(?P<ext>(?:\.(?:chunk|bundle))?\.[cm]?js)$", re.IGNORECASE)
+_SCRIPT = re.compile(r"^(?P<stem>.+?)(?P<ext>(?:\.(?:chunk|bundle))?\.[cm]?js)$")  # bundlers write lower case
 _HEX_HASH = re.compile(r"^[0-9a-f]{7,64}$", re.IGNORECASE)
 _ROLLUP_HASH = re.compile(r"^[A-Za-z0-9_-]{8}$")
 _DIGIT = re.compile(r"\d")
 _INNER_UPPER = re.compile(r"^.+[A-Z]")
-_MINIFIED_FILE = re.compile(r"[.-]min\.[cm]?js$", re.IGNORECASE)
+_MINIFIED_FILE = re.compile(r"[.-]min\.[cm]?js$")
 #: Firefox's marks of an anonymous function inside a named one (`init/<`, `init/<.then`)
 _FIREFOX_INNER = re.compile(r"/<+")
 _SHORT_NAME = re.compile(r"^[A-Za-z_$][\w$]?$")

@@ -86,6 +86,8 @@ def reads_a_bundle(frame: Frame) -> bool:
 
 
 def _minified(path: str, function: str) -> bool:
+    if not path.endswith("js"):
+        return False  # (a bundle's name ends in `.js`, `.mjs` or `.cjs`: most frames stop here)
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     return is_bundle(name) and is_minified_name(function)
 
