@@ -16,7 +16,15 @@ import pytest
 
 from rounds_bot.grouping import stacktrace
 from rounds_bot.grouping.engine import GroupingEngine
-from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime, elixir, parse_stacktrace, php, rust
+from rounds_bot.grouping.stacktrace import (
+    ParsedTrace,
+    browser,
+    detect_runtime,
+    elixir,
+    parse_stacktrace,
+    php,
+    rust,
+)
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, trace_lines
 from rounds_bot.models import ErrorEvent
 
@@ -203,6 +211,8 @@ def _runtime_of_line_by_its_patterns(line: str) -> str | None:
         return "php"
     if any(marker in line for marker in stacktrace._ELIXIR_FILES) and elixir.looks_like_elixir_frame(line):
         return "elixir"
+    if browser.looks_like_frame(line):
+        return "node"
     return None
 
 
@@ -222,6 +232,10 @@ def test_a_lines_runtime_is_read_alike_with_its_patterns_guarded_by_the_substrin
         "    (shop 0.1.0) lib/shop/cart.ex:12: Shop.Cart.add/2",
         "    (stdlib 5.0) gen_server.erl:1123: :gen_server.try_dispatch/4",
         "    lib/shop.exs:3: (file)",
+        "handle@https://app.example.com/assets/index-DiwrgTda.js:1:2345",
+        "async*t/<@https://app.example.com/a.js:1:9",
+        "forEach@[native code]",
+        "global code@https://app.example.com/a.js:3:1",
     ]
     rng = random.Random(26)
     spaces = [" ", "\t", "\u00a0", "\u2003", "\u3000", "\x1f", ""]

@@ -38,6 +38,7 @@ from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.skeletons import split_context
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, detect_runtime
+from rounds_bot.grouping.stacktrace.browser import typed_by_event
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
@@ -203,7 +204,10 @@ class CandidateReader:
         candidate = self._trace_candidates.get(key)
         if candidate is None:
             candidate = self._trace_candidates.put(
-                key, self._trace_candidate(event, normalized, parsed.trace, parsed.values)
+                key,
+                self._trace_candidate(
+                    event, normalized, typed_by_event(parsed.trace, event.error_type), parsed.values
+                ),
             )
         return candidate
 

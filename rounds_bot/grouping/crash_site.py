@@ -7,7 +7,11 @@ Test code is not a crash site: a test shows where a failure was noticed, not whe
 test went wrong. In a Go stack printed by a deferred `recover`, the frames above the runtime's
 `panic` are the recovery's own, so the crash site is looked for below it. Library frames are
 attributed to the first application frame that called them: an error raised inside a library is
-the app's at the line that called the library.
+the app's at the line that called the library. A minified function of a JavaScript bundle
+(`bundles`) is named as its build printed it, bundle hash and all (`frame_key_before_bundles`):
+as `<minified>` every bug of the bundle would share one site, and the minifier reuses a short name
+in the next build for another function, whose bundle has another hash. (The frames' hash, which
+leaves both out, is what finds the same bug after a deploy.)
 
 The root cause is the last exception of the cause chain (Python's `raise ... from` and "During
 handling of the above exception", the JVM's `Caused by:`, .NET's inner exceptions); its crash
@@ -24,7 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rounds_bot.grouping.frames import collapse_recursion, frame_key
+from rounds_bot.grouping.bundles import MINIFIED
+from rounds_bot.grouping.frames import collapse_recursion, frame_key, frame_key_before_bundles
 from rounds_bot.grouping.inapp import InAppRules, TraceRoles
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, parse_stacktrace
 
@@ -98,6 +103,8 @@ def _innermost_app_frame(trace: ParsedTrace, roles: TraceRoles, index: int) -> s
     for frame, role in zip(exception.frames[start:], exception_roles[start:], strict=True):
         if role.in_app:
             key = frame_key(frame)
+            if key.function == MINIFIED:
+                key = frame_key_before_bundles(frame)  # this build's place: see the module doc
             return f"{key.module}:{key.function}"
     return None
 

@@ -50,6 +50,7 @@ from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Answers, answer_key
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import SimilarityIndex
+from rounds_bot.grouping.stacktrace.browser import read_by_message_before
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.models import Assignment, ErrorEvent
@@ -339,13 +340,16 @@ class GroupingEngine(Placing, CountingPass):
         return found, owner
 
     def _previous_message_group(self, event: ErrorEvent, candidate: Candidate) -> Assignment | None:
-        """A trace `rounds-fp:2` could not read (its first frame came after line 60) went to its
-        message's template then: the signature of that template, when one is known."""
-        if (
-            not self._previous_possible
-            or candidate.trace is None
-            or read_before(event.stacktrace or "", candidate.trace)
-        ):
+        """A trace `rounds-fp:2` could not read (its first frame came after line 60), or a Firefox or
+        Safari stack no version read before, went to its message's template then: the signature of
+        that template, when one is known."""
+        if candidate.trace is None:
+            return None
+        if read_by_message_before(candidate.trace):  # a browser's stack: this version's templates count too
+            _, shape = self._shapes.lookup(event.message)
+            found = self._previous_template(shape.skeleton, event.service, event.error_type, "browser")
+            return self._previous_answer(candidate, found[1]) if found is not None else None
+        if not self._previous_possible or read_before(event.stacktrace or "", candidate.trace):
             return None
         _, shape = self._shapes.lookup(event.message)
         found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)

@@ -34,7 +34,9 @@ _TYPE_SEPARATORS = re.compile(r"::|[./\\]")
 _STACK_MEMO_LIMIT = 4096
 
 _STACKS: BoundedMemo[
-    tuple[str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool],
+    tuple[
+        str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool, bool
+    ],
     Component,
 ] = BoundedMemo(_STACK_MEMO_LIMIT, 4 * MB, lambda key, _: OVERHEAD + 16 * len(key[1]))
 
@@ -67,6 +69,7 @@ def chain_tree(
     only: Contributing | None,
     legacy: bool = False,
     collapsed: list[int] | None = None,
+    before_bundles: bool = False,
 ) -> Component:
     """The exception chain of a trace fingerprint's tree: each exception's type, value and stack, with
     the frames of `only` (None: all) contributing."""
@@ -74,7 +77,13 @@ def chain_tree(
     for index, exception in enumerate(trace.exceptions):
         other_goroutine = trace.runtime == "go" and exception.relation == "context"
         stack = _stack_component(
-            trace.runtime, exception.frames, roles.frames[index], only, tuple(recursion[index]), legacy
+            trace.runtime,
+            exception.frames,
+            roles.frames[index],
+            only,
+            tuple(recursion[index]),
+            legacy,
+            before_bundles,
         )
         value = values[index] if index < len(values) else exception.value
         exceptions.append(
@@ -108,15 +117,18 @@ def _stack_component(
     only: Contributing | None,
     recursion: tuple[str | None, ...],
     legacy: bool,
+    before_bundles: bool = False,
 ) -> Component:
     """An exception's stack: one component per frame, with why each is or is not used. The same
     object for the same frames read the same way (memoised: components are immutable, and a
     problem's frames recur in every occurrence, whatever its message), so its part of the hash
     input is worked out once."""
-    key = (runtime, frames, roles, only, recursion, legacy)
+    key = (runtime, frames, roles, only, recursion, legacy, before_bundles)
     found = _STACKS.get(key)
     if found is None:
-        components = frame_components(frames, roles, only, list(recursion), legacy=legacy)
+        components = frame_components(
+            frames, roles, only, list(recursion), legacy=legacy, before_bundles=before_bundles
+        )
         found = node(
             "stacktrace",
             *components,

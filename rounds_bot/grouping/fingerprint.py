@@ -32,6 +32,9 @@ than the app's (`inapp`), a trace with one also gives, to look up, the app and s
 `rounds-fp:3` string (`HASH_VERSION`) and a trace finds the signatures `rounds-fp:3` made as it did;
 a message is also read the `rounds-fp:3` way, with the clause, to find the templates that version
 mined (`READ_OTHERWISE_BY`).
+Since a bundle's content hash, minified names and a `blob:` URL's UUID are left out of a frame
+(`bundles`), a trace with one also gives, to look up, the frames hashes it gave before (every other
+frame reads as before, so the version string stays).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from rounds_bot.grouping.exception_chain import (
     short_type,
     with_value,
 )
-from rounds_bot.grouping.frames import needs_legacy_keys, recursion_hints
+from rounds_bot.grouping.frames import needs_legacy_keys, reads_a_bundle, recursion_hints
 from rounds_bot.grouping.inapp import TraceRoles
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
@@ -64,10 +67,12 @@ LEGACY_VERSIONS = ("rounds-fp:1",)
 #: by the message read that way is an earlier version's only when its signature's version is none
 #: of them. `previous`: as `normalize_previous` reads it, with no span target (until `rounds-fp:3`);
 #: `earlier`: with the trailing clause of redacted values (`skeletons.skeleton_with_context`, until
-#: `rounds-fp:4`)
+#: `rounds-fp:4`); `browser`: a Firefox or Safari stack, which every version read by its message
+#: until their frames were read (`browser.read_by_message_before`)
 READ_OTHERWISE_BY = {
     "previous": frozenset({HASH_VERSION, FINGERPRINT_VERSION}),
     "earlier": frozenset({FINGERPRINT_VERSION}),
+    "browser": frozenset(),
 }
 MAX_TITLE = 120
 CONTEXT_HINT = "a trailing clause that only carries redacted values: context, not the log statement"
@@ -192,10 +197,14 @@ def trace_fingerprint(
         if with_previous_hashes
         else ()
     )
+    own = {hash_tree(tree, HASH_VERSION), *others}
     if earlier is not None:
-        own = {hash_tree(tree, HASH_VERSION), *others}
         before = _earlier_hashes(view, trace, normalized_values, recursion, collapsed, earlier)
         legacy = (*(digest for digest in before if digest not in own), *legacy)
+    if any(reads_a_bundle(f) for e in trace.exceptions for f in e.frames):
+        readings = (roles,) if earlier is None else (roles, earlier.roles)
+        unbundled = _hashes_before_bundles(view, trace, readings, normalized_values, recursion, collapsed)
+        legacy = (*(digest for digest in unbundled if digest not in own), *legacy)
     return Fingerprint(
         only or "system",
         hash_tree(tree, HASH_VERSION),
@@ -251,6 +260,27 @@ def _earlier_hashes(
     if site_tree is not None:
         hashes.append(hash_tree(site_tree, HASH_VERSION))
     return tuple(hashes)
+
+
+def _hashes_before_bundles(
+    view: EventView,
+    trace: ParsedTrace,
+    readings: tuple[TraceRoles, ...],
+    values: list[str],
+    recursion: list[list[str | None]],
+    collapsed: list[int],
+) -> dict[str, None]:
+    """The frames hashes (the contributing role's, all frames') this version gave a trace, read
+    with each of `readings`, before bundles' hashes, minified names and blobs were left out."""
+    hashes: dict[str, None] = {}
+    for roles in readings:
+        only = contributing_role(trace, roles)
+        for role in (only, None) if only is not None else (None,):
+            chain = chain_tree(
+                trace, roles, values, recursion, only=role, collapsed=collapsed, before_bundles=True
+            )
+            hashes[hash_tree(_fingerprint_node(view, chain), HASH_VERSION)] = None
+    return hashes
 
 
 def _collapsed_counts(trace: ParsedTrace, previous: PreviousReading | None) -> list[int]:

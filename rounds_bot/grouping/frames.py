@@ -8,6 +8,10 @@ A frame whose runtime prints a file path rather than a module (Python's app code
 PHP) is identified by its module path: the path relative to the project root (`module_path`), so
 `api/v1/orders.py` and `api/v2/orders.py` are two modules. `rounds-fp:2` used the base name of
 the file (`legacy_frame_key`), which made them one.
+A JavaScript bundle's file is named without the content hash its build put in it, and a minified
+function of a bundle contributes `<minified>` instead of its name (see `bundles`): a deploy renames
+both. Traces read before did not (`frame_key_before_bundles`; `fingerprint` looks their hashes up).
+A `blob:` URL names an object of one page load (its UUID differs every time): its module is `blob`.
 Recursion is folded: a frame identical to the one before it is ignored, and so is every repeat
 of a cycle of up to MAX_CYCLE frames, so a stack overflow at depth 1,000 and one at depth 5,000
 group together.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from rounds_bot.grouping.bundles import MINIFIED, is_bundle, is_minified_name, without_content_hash
 from rounds_bot.grouping.components import Component, leaf, node
 from rounds_bot.grouping.inapp import FrameRole, Role
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
@@ -55,7 +60,36 @@ class FrameKey:
 
 def frame_key(frame: Frame) -> FrameKey:
     """How a frame is identified: its module (else its module path), function and source line."""
-    return _key(frame, frame.module or module_path(frame.filename) or "?")
+    key = _key(frame, frame.module or module_path(frame.filename) or "?")
+    if (
+        frame.module is None
+        and frame.function
+        and frame.filename
+        and _minified(frame.filename, frame.function)
+    ):
+        return FrameKey(key.module, MINIFIED, key.context)
+    return key
+
+
+def frame_key_before_bundles(frame: Frame) -> FrameKey:
+    """How a frame was identified before bundles' content hashes, minified names and `blob:` URLs
+    were left out: its file's module path as printed, and its function."""
+    return _key(frame, frame.module or _module_path(frame.filename or "", bundles=False) or "?")
+
+
+def reads_a_bundle(frame: Frame) -> bool:
+    """Whether `frame_key` and `frame_key_before_bundles` identify the frame otherwise."""
+    name = frame.filename
+    if frame.module is not None or not name or not (name.endswith("js") or name.startswith("blob:")):
+        return False  # the cheap test: only a script's file or a blob can differ
+    return frame_key(frame) != frame_key_before_bundles(frame)
+
+
+def _minified(path: str, function: str) -> bool:
+    if not path.endswith("js"):
+        return False  # (a bundle's name ends in `.js`, `.mjs` or `.cjs`: most frames stop here)
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return is_bundle(name) and is_minified_name(function)
 
 
 def legacy_frame_key(frame: Frame) -> FrameKey:
@@ -87,8 +121,15 @@ def module_path(path: str | None) -> str | None:
     return found
 
 
-def _module_path(path: str) -> str | None:
-    text = _URL_PREFIX.sub("", path.replace("\\", "/")).lower()
+def _module_path(path: str, *, bundles: bool = True) -> str | None:
+    """`module_path`; `bundles=False` reads it as it was before bundles were known."""
+    text = path.replace("\\", "/")
+    if bundles:
+        if text.startswith("blob:"):
+            return "blob"
+        head, _, name = text.rpartition("/")
+        text = f"{head}/{without_content_hash(name)}" if head else without_content_hash(name)
+    text = _URL_PREFIX.sub("", text).lower()
     parts = [part for part in text.split("/") if part and part != "."]
     if not parts:
         return None
@@ -166,6 +207,7 @@ def frame_components(
     recursion: list[str | None] | None = None,
     *,
     legacy: bool = False,
+    before_bundles: bool = False,
 ) -> list[Component]:
     """One component per frame, crash site first, with why each is or is not used: with `only`
     set, frames of another role do not contribute. `recursion` is `recursion_hints(frames)`,
@@ -182,19 +224,26 @@ def frame_components(
             hint = f"{_NOT[only]}: {role.reason}"
         elif contributing >= MAX_CONTRIBUTING_FRAMES:
             hint = f"beyond the first {MAX_CONTRIBUTING_FRAMES} frames"
-        components.append(frame_component(frame, hint, legacy=legacy))
+        components.append(frame_component(frame, hint, legacy=legacy, before_bundles=before_bundles))
         if hint is None:
             contributing += 1
     return components
 
 
-def frame_component(frame: Frame, hint: str | None, *, legacy: bool = False) -> Component:
+def frame_component(
+    frame: Frame, hint: str | None, *, legacy: bool = False, before_bundles: bool = False
+) -> Component:
     """A frame's component (memoised: components are immutable, and frames recur across traces);
-    `legacy` gives `rounds-fp:2`'s, which identified a file by its base name."""
+    `legacy` gives `rounds-fp:2`'s, which identified a file by its base name, `before_bundles` the
+    one made before bundles were known (`frame_key_before_bundles`)."""
+    if before_bundles and not legacy:
+        return _build_frame_component(frame, hint, frame_key_before_bundles(frame))  # a rare reading
     key = (frame, hint, legacy)
     found = _COMPONENTS.get(key)
     if found is None:
-        found = _COMPONENTS.put(key, _build_frame_component(frame, hint, legacy))
+        found = _COMPONENTS.put(
+            key, _build_frame_component(frame, hint, legacy_frame_key(frame) if legacy else frame_key(frame))
+        )
     return found
 
 
@@ -208,14 +257,15 @@ def needs_legacy_keys(frame: Frame) -> bool:
     return module_path(frame.filename) != _basename(frame.filename)
 
 
-def _build_frame_component(frame: Frame, hint: str | None, legacy: bool) -> Component:
-    key = legacy_frame_key(frame) if legacy else frame_key(frame)
+def _build_frame_component(frame: Frame, hint: str | None, key: FrameKey) -> Component:
     children = [leaf("module", key.module), leaf("function", key.function)]
     if key.context is not None:
         children.append(leaf("context-line", key.context))
     elif frame.context_line:
         children.append(leaf("context-line", frame.context_line, "longer than 120 characters"))
     value = f"{key.module} {key.function}"
+    if key.function == MINIFIED and frame.function:
+        value += f" {frame.function}"  # the name this build gave it, shown for reading
     if frame.lineno is not None:
         value += f" (line {frame.lineno})"  # shown, never hashed: only children are
     return node("frame", *children, value=value, hint=hint)

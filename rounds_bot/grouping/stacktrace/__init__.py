@@ -10,7 +10,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rounds_bot.grouping.stacktrace import dotnet, elixir, go, java, node, ocaml, php, python, ruby, rust
+from rounds_bot.grouping.stacktrace import (
+    browser,
+    dotnet,
+    elixir,
+    go,
+    java,
+    node,
+    ocaml,
+    php,
+    python,
+    ruby,
+    rust,
+)
 from rounds_bot.grouping.stacktrace.model import (
     Frame,
     ParsedException,
@@ -112,8 +124,8 @@ def runtime_of_line(line: str) -> Runtime | None:
         return None
     # Each pattern below is tried only when a substring it needs is there (a Go file line starts with white
     # space, a Ruby frame holds `.rb:`, an OCaml one starts with a word of its phrases, every Elixir marker
-    # holds `.e`): a message's line, asked of every repeat of a trace (`trace_cut`), is then read in a few
-    # substring tests.
+    # holds `.e`, a browser's `fn@url:line:col` frame holds `@`): a message's line, asked of every repeat
+    # of a trace (`trace_cut`), is then read in a few substring tests.
     if stripped.startswith("goroutine ") or (len(stripped) < len(line) and _GO_FILE.match(line)):
         return "go"
     if ".rb:" in line and _RUBY_FRAME.search(line):
@@ -130,6 +142,8 @@ def runtime_of_line(line: str) -> Runtime | None:
         and elixir.looks_like_elixir_frame(line)
     ):
         return "elixir"
+    if "@" in line and browser.looks_like_frame(line):
+        return "node"  # Firefox's or Safari's frame of the same language (`fn@url:line:col`)
     return None
 
 

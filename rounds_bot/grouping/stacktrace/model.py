@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+#: `node` is JavaScript: Node.js and the browsers (V8, SpiderMonkey, JavaScriptCore), one language
 Runtime = Literal["python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir"]
 Relation = Literal["raised", "cause", "context", "suppressed", "inner"]
 

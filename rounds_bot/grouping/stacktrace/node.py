@@ -11,12 +11,18 @@
 
 Query strings and webpack hashes are stripped from file names; `async`, `new` and
 `[as alias]` are dropped from function names.
+
+The same language's traces from browsers print Firefox's and Safari's frames (`handle@url:1:2`,
+see `browser`), without a header line: they are read here too, a V8 frame first.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from rounds_bot.grouping.stacktrace import browser
+from rounds_bot.grouping.stacktrace.browser import HEADERLESS
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
 from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace
 
@@ -47,11 +53,13 @@ def is_frame_line(line: str) -> bool:
 def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[ParsedException] = []
     current: OpenException | None = None
+    v8_frames = False
     for line in lines:
         if not line.strip():
             continue
         frame = _frame(line)
         if frame is not None:
+            v8_frames = v8_frames or line.lstrip().startswith("at ")
             if current is None:
                 current = OpenException("Error", "", "raised")
             current.frames.append(frame)
@@ -66,7 +74,10 @@ def parse(lines: list[str]) -> ParsedTrace | None:
             current = OpenException(header["type"], (header["value"] or "").strip(), relation)
         elif current is not None and not current.frames and not _NOISE.match(line):
             current.value = (current.value + " " + stripped).strip()
-    return finish_trace("node", exceptions, current)
+    trace = finish_trace("node", exceptions, current)
+    if trace is not None and not v8_frames:  # a browser's stack alone: see `HEADERLESS`
+        return replace(trace, notes=(HEADERLESS,))
+    return trace
 
 
 def _frame(line: str) -> Frame | None:
@@ -78,7 +89,7 @@ def _frame(line: str) -> Frame | None:
     else:
         bare = _FRAME_BARE.match(line)
         if not bare:
-            return None
+            return browser.frame(line) if "@" in line else None
         function, location = None, bare["loc"]
     filename, lineno = _location(location)
     return Frame(function=_function(function), filename=filename, lineno=lineno)
