@@ -1,4 +1,6 @@
-"""Shared fixtures: a fresh signature database, clean settings, the real CLI, the shared data sets."""
+"""Shared fixtures: a fresh signature database, clean settings, the real CLI, the shared data sets, and what a
+run of the workflows meets (the fake GitHub with the Actions routes, the SigNoz emulator, rounds' sources
+committed as the caller's workflow pins them)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from diagnosis_samples import require_claude
+from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
+from signoz_emulator import SignozEmulator
+from workflow_harness import Sources, commit_sources, recent_signoz
 
 from rounds_bot.settings import Settings
 from rounds_bot.settings.names import NOT_SETTINGS, NOT_SETTINGS_PREFIXES
@@ -81,3 +86,21 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 def claude_bin() -> str:
     """The real Claude Code CLI (see `diagnosis_samples.find_claude`)."""
     return require_claude()
+
+
+@pytest.fixture
+def fake() -> Iterator[ActionsFakeGitHub]:
+    """The fake GitHub with the Actions routes (a module that needs another fake declares its own `fake`)."""
+    yield from running_actions_fake()
+
+
+@pytest.fixture
+def signoz(tmp_path: Path) -> Iterator[SignozEmulator]:
+    """The SigNoz emulator with spans that end a minute ago (see `workflow_harness.recent_signoz`)."""
+    yield from recent_signoz(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> Sources:
+    """rounds' sources as they are in this checkout, committed to a repository of their own, once a module."""
+    return commit_sources(tmp_path_factory.mktemp("octo-rounds"))

@@ -3,13 +3,12 @@ refused command's line on the job summary."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
-from fake_github.fixtures import TOKEN
+from fake_github.actions_routes import ActionsFakeGitHub
+from fake_github.fixtures import repository_env
 
 from rounds_bot.diagnosis import configured
 from rounds_bot.doctor import examine
@@ -18,18 +17,10 @@ from rounds_bot.settings import Settings
 pytestmark = pytest.mark.github_spec
 
 
-@pytest.fixture
-def fake() -> Iterator[ActionsFakeGitHub]:
-    yield from running_actions_fake()
-
-
 def github_settings(tmp_path: Path, fake: ActionsFakeGitHub, **extra: str) -> Settings:
     values = {
         "ROUNDS_TRACKER": "github",
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_REPOSITORY": "octo/app",
-        "ROUNDS_GITHUB_API_URL": fake.base_url,
-        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
+        **repository_env(fake, tmp_path),
         "ROUNDS_DIAGNOSER": "off",
         **extra,
     }

@@ -5,13 +5,12 @@ that the gap the key closes is open."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
-from fake_github.fixtures import TOKEN
+from fake_github.actions_routes import ActionsFakeGitHub
+from fake_github.fixtures import repository_env
 from test_state_signature import KEY, restore_with, saved
 
 from rounds_bot.doctor.repository import github_checks
@@ -22,20 +21,8 @@ pytestmark = pytest.mark.github_spec
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def fake() -> Iterator[ActionsFakeGitHub]:
-    yield from running_actions_fake()
-
-
 def settings(fake: ActionsFakeGitHub, folder: Path, **extra: str) -> Settings:
-    values = {
-        "ROUNDS_TRACKER": "github",
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_REPOSITORY": "octo/app",
-        "ROUNDS_GITHUB_API_URL": fake.base_url,
-        "SIGNATURES_DB_PATH": str(folder / "rounds.db"),
-        **extra,
-    }
+    values = {"ROUNDS_TRACKER": "github", **repository_env(fake, folder), **extra}
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 from click.testing import CliRunner
-from fake_github.fixtures import REPOSITORY, TOKEN
+from fake_github.fixtures import REPOSITORY, TOKEN, repository_env
 from fake_github.pulls_routes import PullsFakeGitHub, running_pulls_fake
 from fake_github.rounds import START, quick_options
 from fake_messages_api import FakeMessagesApi, Text, ToolUse, Turn, turn
@@ -284,10 +284,7 @@ def test_rounds_fix_with_fixes_off_says_why_and_keeps_the_request(tmp_path, fake
     runner = CliRunner()
     env = {
         "ROUNDS_TRACKER": "github",
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_REPOSITORY": "octo/app",
-        "ROUNDS_GITHUB_API_URL": fake.base_url,
-        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
+        **repository_env(fake, tmp_path),
         "ROUNDS_REPO_PATH": str(app.checkout),
     }
     result = runner.invoke(main, ["fix"], env=env)

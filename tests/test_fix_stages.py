@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fake_github.fixtures import TOKEN
+from fake_github.fixtures import TOKEN, repository_env
 from fake_github.pulls_routes import PullsFakeGitHub, running_pulls_fake
 from fake_github.rounds import START, quick_options
 from fix_samples import (
@@ -196,10 +196,7 @@ def test_the_test_stage_and_rounds_fix_refuse_to_run_the_tests_beside_a_token_in
     env = {
         **base,
         "ROUNDS_TRACKER": "github",
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_REPOSITORY": "octo/app",
-        "ROUNDS_GITHUB_API_URL": fake.base_url,
-        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
+        **repository_env(fake, tmp_path),
         "ANTHROPIC_API_KEY": "k",
         "ROUNDS_CLAUDE_BIN": sys.executable,
     }

@@ -49,10 +49,15 @@ def test_the_budgets_of_an_engines_memos_add_up_to_at_most_the_stated_total() ->
     engine = GroupingEngine()
     candidates = engine._candidates
     per_engine = _memos_of(
-        candidates, candidates._traces, candidates.cut_digests, engine._explainer, engine._shapes
+        candidates,
+        candidates._traces,
+        candidates.cut_digests,
+        engine._explainer,
+        engine._shapes,
+        engine._known_signatures,
     )
     shared = [exception_chain._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     line_memos = len(stacktrace._FRAME_LINES) + 2  # and the runtime votes and JVM frames kept per line
-    assert len(per_engine) == 12  # the message shapes' memo among them
+    assert len(per_engine) == 14  # the message shapes' memo and the lookup keys asked for among them
     total = sum(m._budget for m in [*per_engine, *shared]) + line_memos * LINE_MEMO_BUDGET
     assert total <= ENGINE_BUDGET

@@ -14,16 +14,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from rounds_bot.models import ContextRecord, ErrorEvent
+from rounds_bot.sources import spill_chunk as chunk
 from rounds_bot.sources.spill import EventSpill, Picked, fields_in
-from rounds_bot.sources.spill_chunk import (
-    BLANK_TRACE,
-    fields_of,
-    key_of,
-    read_events,
-    read_fields,
-    read_keys,
-    written,
-)
 
 MOMENT = datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
 
@@ -75,17 +67,17 @@ def exactly(event: ErrorEvent) -> list[tuple[str, type, str]]:
 
 @pytest.mark.parametrize("events", [odd_events(), odd_events()[:1], odd_events()[::-1] * 3])
 def test_a_chunk_read_back_is_its_events_as_pickling_gives_them_back(events: list[ErrorEvent]) -> None:
-    keys, rest = written(events)
-    read = read_events(keys, rest)
+    keys, rest = chunk.written(events)
+    read = chunk.read_events(keys, rest)
     pickled = [pickle.loads(pickle.dumps(event)) for event in events]
     assert [exactly(event) for event in read] == [exactly(event) for event in pickled]
     assert [exactly(event) for event in read] == [exactly(event) for event in events]
-    assert read_keys(keys) == [key_of(event) for event in events]
+    assert chunk.read_keys(keys) == [chunk.key_of(event) for event in events]
 
 
 def test_events_read_back_are_new_objects_that_share_no_mutable_value() -> None:
     events = odd_events()
-    read = read_events(*written(events))
+    read = chunk.read_events(*chunk.written(events))
     for before, after in zip(events, read, strict=True):
         assert after is not before and after.attributes is not before.attributes
         assert after.model_fields_set is not before.model_fields_set
@@ -98,7 +90,7 @@ def test_a_spill_on_disk_gives_back_odd_events_in_order_by_pass_and_by_index() -
     assert spill.bytes_on_disk > 0
     assert [exactly(event) for event in spill] == [exactly(event) for event in events]
     assert [exactly(spill[index]) for index in range(len(events))] == [exactly(event) for event in events]
-    assert list(spill.keys()) == [key_of(event) for event in events]
+    assert list(spill.keys()) == [chunk.key_of(event) for event in events]
 
 
 def test_a_few_fields_of_each_event_read_alone_are_the_events_own() -> None:
@@ -114,8 +106,8 @@ def test_a_few_fields_of_each_event_read_alone_are_the_events_own() -> None:
     assert repr(list(fields_in(list(spill), *names))) == repr(expected)
     picked = Picked(spill, [1, 5, 8, len(events) - 1])
     assert repr(list(fields_in(picked, *names))) == repr([expected[i] for i in (1, 5, 8, len(events) - 1)])
-    keys, rest = written(events)
-    assert read_fields(keys, rest, ("event_id",)) == [(event.event_id,) for event in events]
+    keys, rest = chunk.written(events)
+    assert chunk.read_fields(keys, rest, ("event_id",)) == [(event.event_id,) for event in events]
     with pytest.raises(ValueError, match="no field mesage"):
         list(spill.fields("mesage"))
 
@@ -158,8 +150,8 @@ def test_a_spill_with_events_replaced_is_read_as_a_list_with_them_replaced(seed:
         expected[index] = events[index].model_copy(update={"message": f"changed {index}"})
         spill.replace(index, expected[index])
     assert repr(list(spill)) == repr(expected)  # NaN too
-    assert list(spill.keys()) == [key_of(event) for event in expected]
-    assert repr(list(spill.fields(*names))) == repr([fields_of(event, names) for event in expected])
+    assert list(spill.keys()) == [chunk.key_of(event) for event in expected]
+    assert repr(list(spill.fields(*names))) == repr([chunk.fields_of(event, names) for event in expected])
     # a pass, and another in step with it (as the grouping step reads its events): a replacement made
     # while they read its chunk is read by both, as one made before they began
     first, second = iter(spill), iter(Picked(spill, range(len(spill))))
@@ -199,12 +191,12 @@ def test_whether_a_trace_is_there_to_read_is_read_without_the_traces_as_the_even
     events = traced_or_blank_events(rng, rng.randrange(1, 40)) + odd_events()
     rng.shuffle(events)
     events = [event for event in events if event.timestamp.tzinfo is not None]
-    names = ("message", BLANK_TRACE, "attributes")
+    names = ("message", chunk.BLANK_TRACE, "attributes")
     expected = [(event.message, blank_of(event), event.attributes) for event in events]
-    keys, rest = written(events)
-    assert repr(read_fields(keys, rest, names)) == repr(expected)  # NaN too
-    assert repr([fields_of(event, names) for event in events]) == repr(expected)
-    assert read_fields(keys, rest, ("stacktrace", BLANK_TRACE)) == [
+    keys, rest = chunk.written(events)
+    assert repr(chunk.read_fields(keys, rest, names)) == repr(expected)  # NaN too
+    assert repr([chunk.fields_of(event, names) for event in events]) == repr(expected)
+    assert chunk.read_fields(keys, rest, ("stacktrace", chunk.BLANK_TRACE)) == [
         (event.stacktrace, blank_of(event)) for event in events
     ]
     spill = EventSpill(events, in_memory=rng.choice([0, 3]), chunk=rng.choice([1, 4, 7]))

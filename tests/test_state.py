@@ -5,14 +5,13 @@ from __future__ import annotations
 import io
 import sqlite3
 import zipfile
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, running_actions_fake
-from fake_github.fixtures import TOKEN
+from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for
+from fake_github.fixtures import TOKEN, repository_env
 from fake_github.rounds import START, FixedSource, error_event, settings_for, tracker_for
 
 from rounds_bot.cli.app import main
@@ -21,11 +20,6 @@ from rounds_bot.github.artifacts import check_database, restore, snapshot
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.github_spec
-
-
-@pytest.fixture
-def fake() -> Iterator[ActionsFakeGitHub]:
-    yield from running_actions_fake()
 
 
 def database_with(path: Path, marker: str) -> Path:
@@ -219,10 +213,7 @@ def test_state_commands_set_step_outputs_and_the_job_summary(fake, tmp_path, cle
     monkeypatch.chdir(tmp_path)
     env = {
         "GITHUB_ACTIONS": "true",
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_REPOSITORY": "octo/app",
-        "ROUNDS_GITHUB_API_URL": fake.base_url,
-        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
+        **repository_env(fake, tmp_path),
         "GITHUB_OUTPUT": str(outputs),
         "GITHUB_STEP_SUMMARY": str(summary),
     }

@@ -13,13 +13,12 @@ import io
 import json
 import random
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, running_actions_fake
-from fake_github.fixtures import TOKEN
+from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for
+from fake_github.fixtures import TOKEN, repository_env
 from test_state import cursor_sources, database_with
 from workflow_files import load
 
@@ -29,11 +28,6 @@ from rounds_bot.github.state_signature import sign, signature_path, verify
 
 pytestmark = pytest.mark.github_spec
 KEY = "a-state-key-the-fix-test-job-never-holds"
-
-
-@pytest.fixture
-def fake() -> Iterator[ActionsFakeGitHub]:
-    yield from running_actions_fake()
 
 
 def upload_folder(folder: Path) -> bytes:
@@ -174,11 +168,8 @@ def test_state_check_signs_the_upload_with_the_key_and_restore_refuses_what_it_d
     database_with(tmp_path / "rounds.db", "this round")
     env = {
         "GITHUB_ACTIONS": "true",
-        "GITHUB_TOKEN": TOKEN,
-        "GITHUB_REPOSITORY": "octo/app",
+        **repository_env(fake, tmp_path),
         "GITHUB_RUN_ID": "12",
-        "ROUNDS_GITHUB_API_URL": fake.base_url,
-        "SIGNATURES_DB_PATH": str(tmp_path / "rounds.db"),
         "GITHUB_OUTPUT": str(outputs),
         "GITHUB_STEP_SUMMARY": str(summary),
     }

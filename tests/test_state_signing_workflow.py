@@ -8,36 +8,17 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_zulip import FakeZulip
-from signoz_emulator import SignozEmulator
 from test_state import database_with
 from workflow_files import parse
-from workflow_harness import Repository, Sources, commit_sources, failures, readme_workflows, recent_signoz
+from workflow_harness import Repository, Sources, failures, readme_workflows
 
 from rounds_bot.github.artifacts import snapshot
 
 pytestmark = pytest.mark.github_spec
 KEY = "state-key-of-the-repository-0123456789"
-
-
-@pytest.fixture(scope="module")
-def sources(tmp_path_factory: pytest.TempPathFactory) -> Sources:
-    return commit_sources(tmp_path_factory.mktemp("octo-rounds"))
-
-
-@pytest.fixture
-def fake() -> Iterator[ActionsFakeGitHub]:
-    yield from running_actions_fake()
-
-
-@pytest.fixture
-def signoz(tmp_path: Path) -> Iterator[SignozEmulator]:
-    yield from recent_signoz(tmp_path)
 
 
 def keyed_caller(sources: Sources) -> dict:

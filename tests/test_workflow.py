@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_zulip import FakeZulip
-from signoz_emulator import SignozEmulator
 from workflow_expressions import evaluate
 from workflow_files import load, parse
 from workflow_harness import (
@@ -29,7 +26,6 @@ from workflow_harness import (
     failures,
     ran,
     readme_workflows,
-    recent_signoz,
 )
 
 from rounds_bot import controls
@@ -143,16 +139,6 @@ def test_the_expression_evaluator_follows_githubs_rules():
 
 
 # --- behaviour -----------------------------------------------------------------------------------
-@pytest.fixture
-def fake() -> Iterator[ActionsFakeGitHub]:
-    yield from running_actions_fake()
-
-
-@pytest.fixture
-def signoz(tmp_path: Path) -> Iterator[SignozEmulator]:
-    yield from recent_signoz(tmp_path)
-
-
 def test_schedule_comment_and_dispatch_runs_carry_the_database_between_them(fake, signoz, tmp_path):
     fake.repo.collaborators["alice"] = "write"
     workspace = tmp_path / "workspace"

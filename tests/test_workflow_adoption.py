@@ -15,15 +15,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from fake_github.actions_routes import ActionsFakeGitHub, running_actions_fake
 from fake_zulip import FakeZulip
-from signoz_emulator import SignozEmulator
 from workflow_files import load, parse
 from workflow_harness import (
     ROOT,
@@ -31,31 +28,14 @@ from workflow_harness import (
     Sources,
     actionlint,
     check_schema,
-    commit_sources,
     failures,
     readme_workflows,
-    recent_signoz,
 )
 
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / ".github" / "workflows" / "rounds.yml"
 # what the runner gives every step of an action, beside the variables the step lists
 RUNNER_VARIABLES = {"GITHUB_ACTION_PATH", "GITHUB_OUTPUT", "GITHUB_EVENT_PATH", "RUNNER_TEMP", "HOME"}
-
-
-@pytest.fixture(scope="module")
-def sources(tmp_path_factory: pytest.TempPathFactory) -> Sources:
-    return commit_sources(tmp_path_factory.mktemp("octo-rounds"))
-
-
-@pytest.fixture
-def fake() -> Iterator[ActionsFakeGitHub]:
-    yield from running_actions_fake()
-
-
-@pytest.fixture
-def signoz(tmp_path: Path) -> Iterator[SignozEmulator]:
-    yield from recent_signoz(tmp_path)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from rounds_bot.grouping.candidates import Candidate
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.memo import MB, BoundedMemo
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState, collector_paused
 from rounds_bot.grouping.templates import TemplateMiner
@@ -25,6 +26,11 @@ from rounds_bot.grouping.templates import TemplateMiner
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
 MAX_HASHES_PER_SIGNATURE = 64
 MAX_TEMPLATES_PER_SIGNATURE = 64
+#: the lookup keys, and the hashes, a registry remembers having asked for: past either bound the memo is
+#: cleared whole and a key is asked for again when next needed (see `Registry.fetch`), so what they keep
+#: does not grow with the distinct messages of a round
+ASKED_KEYS, ASKED_KEYS_BUDGET = 65_536, 8 * MB
+ASKED_HASHES, ASKED_HASHES_BUDGET = 32_768, 4 * MB
 
 
 @dataclass(slots=True)
@@ -54,10 +60,10 @@ class Registry:
         self._miner = miner
         self._index = index
         self._lookup = lookup
-        #: lookup keys already asked for (whatever they found is loaded)
-        self._asked: set[str] = set()
+        #: lookup keys already asked for (whatever they found is loaded); bounded, so one may be asked again
+        self._asked: BoundedMemo[str, bool] = BoundedMemo(ASKED_KEYS, ASKED_KEYS_BUDGET)
         #: hashes whose `h:` key `owner_of_hashes` has asked for (so a repeat builds no keys to ask again)
-        self._asked_hashes: set[str] = set()
+        self._asked_hashes: BoundedMemo[str, bool] = BoundedMemo(ASKED_HASHES, ASKED_HASHES_BUDGET)
         #: services whose vectors were read, and the crash sites of signatures known by vector only
         self._vectors_read: set[str] = set()
         self._sites: dict[str, str | None] = {}
@@ -67,13 +73,22 @@ class Registry:
             miner.fetch_learned = lookup.learned_keys
 
     def fetch(self, keys: list[str]) -> bool:
-        """Load the known signatures filed under `keys` not asked for yet; True when any was."""
+        """Load the known signatures filed under `keys` not asked for yet (as far as the bounded memo
+        remembers); True when any was found.
+
+        Asking again for a key the memo forgot changes nothing: the lookup does not change while an engine
+        uses it (a round writes nothing to the store before its commit), so it finds what it found the first
+        time, every signature of which was loaded then (`_register` skips them). The only difference is
+        the True this returns: the miner ignores it, and `owner_of_hashes` and `owner_of_code` then read
+        the same maps they read before the ask, which it left as they were, so they answer as they did."""
         if self._lookup is None:
             return False
-        wanted = [key for key in keys if key not in self._asked]
+        asked = self._asked
+        wanted = [key for key in keys if not asked.get(key)]
         if not wanted:
             return False
-        self._asked.update(wanted)
+        for key in wanted:
+            asked.put(key, True)
         found = self._lookup.find(wanted)
         self.load_all(sorted(found, key=lambda s: s.seq))
         return bool(found)
@@ -120,11 +135,13 @@ class Registry:
         return None
 
     def _fetch_hashes(self, digests: tuple[str, ...]) -> bool:
-        """`fetch` for the keys of `digests`; a hash asked for once is never asked again (what a key found is
-        loaded then), so when all were, nothing is fetched and no key is built."""
-        if self._asked_hashes.issuperset(digests):
+        """`fetch` for the keys of `digests`; a hash asked for once is not asked again while the memo holds it
+        (what a key found is loaded then), so when all were, nothing is fetched and no key is built."""
+        asked = self._asked_hashes
+        if all(asked.get(digest) for digest in digests):
             return False
-        self._asked_hashes.update(digests)
+        for digest in digests:
+            asked.put(digest, True)
         return self.fetch([f"h:{digest}" for digest in digests])
 
     def owner_of_code(self, code_key: str) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,16 @@ TOKEN = "ghs_fake_token_for_tests"
 REPOSITORY = "octo/app"
 # What `permissions:` a rounds workflow job grants its GITHUB_TOKEN.
 BOT_PERMISSIONS = {"issues": "write", "contents": "read", "actions": "read", "pull_requests": "write"}
+
+
+def repository_env(fake: FakeGitHub, folder: Path) -> dict[str, str]:
+    """The settings that point rounds at `REPOSITORY` on the fake, with its database in `folder`."""
+    return {
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": REPOSITORY,
+        "ROUNDS_GITHUB_API_URL": fake.base_url,
+        "SIGNATURES_DB_PATH": str(folder / "rounds.db"),
+    }
 
 
 def require_description() -> None:
