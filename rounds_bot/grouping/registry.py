@@ -12,7 +12,8 @@ error joins it (`require`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rounds_bot.grouping.candidates import Candidate
@@ -48,6 +49,22 @@ class KnownSignature:
     crash_site: str | None = None
 
 
+def _fetching_into(registry: Registry) -> Callable[[list[str]], bool]:
+    """`registry.fetch` for its miner, holding the registry weakly. The registry holds the miner: a miner
+    holding the bound method back would make the two (and every known signature, template and vector they
+    hold) a reference cycle, which only the cyclic collector frees, long after the engine is let go (a
+    round collects its oldest generation rarely, `round/run.py`), so the steps after it could not reuse
+    that memory. Held weakly, they are freed the moment the engine is. A miner outliving its registry (no
+    engine lets that happen) finds nothing more, as one without a lookup does."""
+    held = weakref.ref(registry)
+
+    def fetch(keys: list[str]) -> bool:
+        alive = held()
+        return alive.fetch(keys) if alive is not None else False
+
+    return fetch
+
+
 class Registry:
     """The known signatures, with the miner and index that hold their templates and vectors."""
 
@@ -69,7 +86,7 @@ class Registry:
         self._sites: dict[str, str | None] = {}
         if lookup is not None:
             self.next_seq, miner.next_seq = lookup.counters()
-            miner.fetch = self.fetch
+            miner.fetch = _fetching_into(self)
             miner.fetch_learned = lookup.learned_keys
 
     def fetch(self, keys: list[str]) -> bool:
