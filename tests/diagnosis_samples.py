@@ -151,7 +151,8 @@ def good_answer(**changes: object) -> dict[str, object]:
 
 def find_claude() -> str | None:
     """ROUNDS_CLAUDE_BIN, else `.ci/node/node_modules/.bin/claude` under the project root (where the CI
-    script installs @anthropic-ai/claude-code@2.1.328), else `claude` on PATH; None without one."""
+    script installs the CLI from `rounds_bot/pins/claude-code` with npm ci), else `claude` on PATH; None
+    without one."""
     candidates = [
         os.environ.get("ROUNDS_CLAUDE_BIN"),
         str(PROJECT_ROOT / ".ci" / "node" / "node_modules" / ".bin" / "claude"),
@@ -170,7 +171,7 @@ def require_claude() -> str:
     if found is None:
         message = (
             "the Claude Code CLI was not found: set ROUNDS_CLAUDE_BIN or run "
-            "npm install --no-save --prefix .ci/node @anthropic-ai/claude-code@2.1.328"
+            "cp rounds_bot/pins/claude-code/package*.json .ci/node/ && npm ci --prefix .ci/node"
         )
         if os.environ.get("CI"):
             pytest.fail(message)
