@@ -51,6 +51,15 @@ CREDENTIAL_VARIABLES = frozenset(
         "ANTHROPIC_CUSTOM_HEADERS",
     }
 )
+#: how to install the CLI at the version rounds is tested with, from the lockfile rounds ships (each package's
+#: integrity hash, checked by npm ci), as the workflow does; a bare `npm install` takes the registry's latest
+CLAUDE_INSTALL_HINT = (
+    'install the pinned CLI: mkdir -p "$HOME/.rounds/claude-code" && '
+    'cp "$(rounds pins claude-code)"/package*.json "$HOME/.rounds/claude-code/" && '
+    'npm ci --prefix "$HOME/.rounds/claude-code", then set '
+    "ROUNDS_CLAUDE_BIN=$HOME/.rounds/claude-code/node_modules/.bin/claude"
+)
+
 #: above this many bytes the prompt goes on stdin: one command-line argument is limited to 128 KiB
 MAX_PROMPT_ARGUMENT_BYTES = 100_000
 
@@ -147,7 +156,7 @@ class ClaudeCli:
         except OSError as error:
             raise DiagnosisError(
                 f"the Claude Code CLI could not be started as {self.binary!r}: {error}",
-                hint="install it (npm install @anthropic-ai/claude-code) or set its path",
+                hint=f"{CLAUDE_INSTALL_HINT} (or set ROUNDS_CLAUDE_BIN to its path)",
             ) from error
 
 

@@ -59,16 +59,13 @@ def build_diagnoser(settings: Settings) -> tuple[Diagnoser | None, str]:
             api_key=key,
             timeout_seconds=settings.diagnosis_timeout_seconds,
         ), "diagnosis by an OpenAI-compatible endpoint"
-    from rounds_bot.diagnosis.claude_cli import ClaudeCli
+    from rounds_bot.diagnosis.claude_cli import CLAUDE_INSTALL_HINT, ClaudeCli
     from rounds_bot.diagnosis.claude_code import ClaudeCodeDiagnoser
     from rounds_bot.diagnosis.mcp_server import McpLaunch
 
     binary = settings.claude_bin
     if shutil.which(binary) is None:
-        return None, (
-            f"diagnosis off: the Claude Code CLI `{binary}` was not found "
-            "(npm install -g @anthropic-ai/claude-code, or set ROUNDS_CLAUDE_BIN)"
-        )
+        return None, (f"diagnosis off: the Claude Code CLI `{binary}` was not found ({CLAUDE_INSTALL_HINT})")
     credentials = {}
     if settings.anthropic_api_key is not None:
         credentials["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()

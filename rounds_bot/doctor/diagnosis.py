@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from rounds_bot.clock import month_start
+from rounds_bot.diagnosis.claude_cli import CLAUDE_INSTALL_HINT
 from rounds_bot.diagnosis.configured import LOOKUPS_MISSING, incident_lookups_installed
 from rounds_bot.doctor.result import Check, Status
 from rounds_bot.settings import Settings
@@ -49,7 +50,7 @@ def _claude_binary(binary: str, environ: dict[str, str], *, required: bool) -> C
             area="diagnosis",
             status=missing,
             detail=f"the Claude Code CLI ({binary}) is not on PATH",
-            fix="npm install -g @anthropic-ai/claude-code, or set ROUNDS_CLAUDE_BIN",
+            fix=CLAUDE_INSTALL_HINT,
         )
     try:
         done = subprocess.run(

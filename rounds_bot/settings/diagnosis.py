@@ -58,7 +58,10 @@ class DiagnosisSettings(BaseSettings):
     claude_bin: str = Field(
         default="claude",
         validation_alias=env("ROUNDS_CLAUDE_BIN"),
-        description="The Claude Code CLI executable (name on PATH or a path).",
+        description=(
+            "The Claude Code CLI executable (name on PATH or a path); install the pinned one with npm ci "
+            "from `rounds pins claude-code` (docs/diagnosis.md)."
+        ),
     )
     claude_max_turns: int = Field(
         default=12,
