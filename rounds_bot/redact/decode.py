@@ -161,6 +161,20 @@ def _view(text: str, decode: Callable[[str], str], judge: Judge, found: list[str
     return redacted
 
 
+def runs_to_judge(text: str, where: Where = None) -> list[int]:
+    """Where the base64 runs of `text` start that `_runs` would do more with than refuse: one that decodes
+    to text (`_from_base64`: it is judged), or one of 32 hex characters or more (it turns the hex pass on).
+    None of them: `_runs` gives `text` back as it is, judging nothing. A run holds no newline and its
+    look-arounds read one as they read a text's edge, so texts joined by newlines are read here as each
+    alone (`where`: the spans the runs are in, `Where`)."""
+    starts: list[int] = []
+    for match in _matches(_BASE64, text, where):
+        run = match.group(0)
+        if (len(run) >= 32 and _HEXISH.fullmatch(run) is not None) or _from_base64(run) is not None:
+            starts.append(match.start())
+    return starts
+
+
 def _runs(text: str, judge: Judge, depth: int, found: list[str], where: Where = None) -> str:
     pieces: list[str] = []
     cursor = 0

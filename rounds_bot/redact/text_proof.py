@@ -10,18 +10,23 @@ reports, or more) and `redact_into` starts from that scan instead of its own. A 
 it is, counting nothing, is told at once: an ASCII text with nothing to sanitise (what `sanitize` removes is
 looked for in the whole batch at once) and no escape (`\\`, `%`), in which the scan finds no rule that may
 match and no gate (`ScanningRuleSet.apply_gated` then gives it back as it is with no gate, and nothing after
-the rules looks at it). A text not given to `prove` is redacted as ever.
+the rules looks at it); or one in which it finds gates of encoded runs alone, none of which decodes to
+text (`_runs_decode_nothing`, read for the batch's such texts at once). A text not given to `prove` is
+redacted as ever.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
+from itertools import accumulate
 
+from rounds_bot.redact.decode import runs_to_judge
 from rounds_bot.redact.engine import ScanningRuleSet, rule_set
 from rounds_bot.redact.personal import IpPolicy
-from rounds_bot.redact.scan import NOTHING, Scan
-from rounds_bot.redact.text import _HIDDEN_ASCII, _rules, redact_into, sanitize
+from rounds_bot.redact.scan import NOTHING, Prefilter, Scan
+from rounds_bot.redact.text import _HIDDEN_ASCII, RUN_GATES, _rules, redact_into, sanitize
 
 #: texts scanned in one call at most (a batch's joined buffer stays within a few hundred kilobytes)
 JOINED = 256
@@ -59,15 +64,20 @@ class TextProof:
             found = engine.prefilter.scan_many(part)
             if found is None:  # a database whose texts do not join: each is scanned alone
                 return
+            runs: list[str] = []  # texts of no rule, with run gates alone: kept unless a run decodes
             for text, scan in zip(part, found, strict=True):
-                if (
-                    (nothing_clear if scan is NOTHING else not scan.gates and engine.clear(scan))
-                    and "\\" not in text
-                    and "%" not in text
-                ):
+                if "\\" in text or "%" in text:
+                    scans[text] = scan
+                elif nothing_clear if scan is NOTHING else not scan.gates and engine.clear(scan):
                     kept.add(text)
                 else:
                     scans[text] = scan
+                    if scan.gates <= RUN_GATES and engine.clear(scan):
+                        runs.append(text)
+            if runs:
+                for text in _runs_decode_nothing(runs, engine.prefilter):
+                    kept.add(text)
+                    del scans[text]
 
     def kept(self, text: str) -> bool:
         """True when the last `prove` found that redaction keeps `text` as it is (False: not given, or not
@@ -76,13 +86,31 @@ class TextProof:
 
     def redact_into(self, text: str, counts: Counter[str]) -> str:
         """`text.redact_into(text, counts)` with the proof's policy: `text` itself when `prove` found it
-        kept, from the scan `prove` made of it when it made one. What `prove` found of `text` is forgotten
-        then (a text waiting to be redacted is not held longer than its batch's proof)."""
-        kept = self._kept
-        if text in kept:
-            kept.discard(text)
+        kept, from the scan `prove` made of it when it made one. The scan of a text not kept is forgotten
+        then (a raw text waiting to be redacted is not held longer than its batch's proof); a text kept is its
+        own redaction, which the event holds anyway, and stays proven until the next `prove`: the same text
+        is redacted at another cap too (an error code is an event's name and one of its attributes), and
+        would otherwise be redacted the long way the second time, to the same text."""
+        if text in self._kept:
             return text
         return redact_into(text, counts, ips=self.ips, scanned=self._scans.pop(text, None))
+
+
+def _runs_decode_nothing(texts: list[str], prefilter: Prefilter) -> list[str]:
+    """Of ASCII `texts` with nothing to sanitise and no escape, in which the scan finds no rule that may
+    match and gates of encoded runs alone, those `redact_into` gives back as they are, counting nothing:
+    none of their runs decodes to text or turns the hex pass on (`decode.runs_to_judge`), so the decoding
+    step, all that looks at them past the rules (no phrase gate), finds nothing. A Java trace's first line
+    holds such a run in most rounds (`IllegalArgumentException`: 24 letters, capitals among them). Read
+    joined by newlines, in one pass for all of them, in the lines the run gates match in (`lines_with`:
+    a run each text's own redaction would read is in one of them, as it is in the text's own lines)."""
+    joined = "\n".join(texts)
+    judged = runs_to_judge(joined, prefilter.lines_with(joined, RUN_GATES))
+    if not judged:
+        return texts
+    starts = list(accumulate([len(text) + 1 for text in texts], initial=0))
+    hiding = {bisect_right(starts, start) - 1 for start in judged}
+    return [text for number, text in enumerate(texts) if number not in hiding]
 
 
 def _clean(texts: list[str]) -> list[str]:
