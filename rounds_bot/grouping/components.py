@@ -10,14 +10,14 @@ from __future__ import annotations
 import hashlib
 from typing import TypeGuard
 
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, shared_memo
 
 #: a rendered tree shows at most this many lines; the rest is summarised, never dropped silently
 MAX_RENDERED_LINES = 120
 _MAX_VALUE_CHARS = 160
 #: stacks' rendered lines kept before that memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
-_STACK_LINES: BoundedMemo[tuple[int, int], tuple[Component, tuple[str, ...]]] = BoundedMemo(
+_STACK_LINES: BoundedMemo[tuple[int, int], tuple[Component, tuple[str, ...]]] = shared_memo(
     _STACK_MEMO_LIMIT, 4 * MB, lambda _, found: OVERHEAD + sum(len(line) + 60 for line in found[1])
 )
 
