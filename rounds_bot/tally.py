@@ -12,6 +12,7 @@ from __future__ import annotations
 import pickle
 from array import array
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -26,9 +27,17 @@ from rounds_bot.triage import ListedFigures, Occurrence
 SAMPLES_PER_SIGNATURE = 5
 
 
-@dataclass
+#: a set nothing was added to: one, shared, immutable, in place of an empty set of each tally's own (a set
+#: holds room for a few items from the start, some 200 bytes, and a round may tally 20,000 signatures)
+_NOTHING: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
 class Tally:
-    """What one round saw of one signature."""
+    """What one round saw of one signature. Kept in slots, and a set of group ids, versions or environments
+    is made when the first is added (until then the shared empty one), and the versions are `by_version`'s:
+    a round keeps a tally per signature, and one of a single occurrence held 2.4 kB, mostly empty or
+    one-item containers."""
 
     assignment: Assignment
     count: int = 0
@@ -36,10 +45,9 @@ class Tally:
     last_seen: datetime | None = None
     buckets: dict[str, int] = field(default_factory=dict)
     samples: Samples = field(default_factory=lambda: Samples())
-    group_ids: set[str] = field(default_factory=set)
+    group_ids: AbstractSet[str] = _NOTHING
     services: set[str] = field(default_factory=set)
-    versions: set[str] = field(default_factory=set)
-    environments: set[str] = field(default_factory=set)
+    environments: AbstractSet[str] = _NOTHING
     timeline: Timeline = field(default_factory=lambda: Timeline())
     # version -> (first occurrence this round, occurrences): the fix lifecycle judges recurrences by version
     by_version: dict[str, tuple[datetime, int]] = field(default_factory=dict)
@@ -62,14 +70,20 @@ class Tally:
         self.services.add(service)
         if version:
             self._add_version(service, version, count, first)
-        if event.environment:
-            self.environments.add(event.environment)
-        if event.source_group_id:
-            self.group_ids.add(event.source_group_id)
+        environment = event.environment
+        if environment and environment not in self.environments:
+            self.environments = _adding(self.environments, environment)
+        group_id = event.source_group_id
+        if group_id and group_id not in self.group_ids:
+            self.group_ids = _adding(self.group_ids, group_id)
         self.samples.offer(event)
 
+    @property
+    def versions(self) -> frozenset[str]:
+        """The versions seen: those `by_version` counts (each one it is given), not kept twice."""
+        return frozenset(self.by_version)
+
     def _add_version(self, service: str, version: str, count: int, first: datetime) -> None:
-        self.versions.add(version)
         by_version = self.by_version
         before = by_version.get(version)
         if before is None:
@@ -81,6 +95,14 @@ class Tally:
         ran_from = self.service_versions.get(pair)
         if ran_from is None or first < ran_from:
             self.service_versions[pair] = first
+
+
+def _adding(values: AbstractSet[str], value: str) -> set[str]:
+    """`values` with `value` added: the tally's own set, made now if it had none (the shared empty one)."""
+    if isinstance(values, set):
+        values.add(value)
+        return values
+    return {*values, value}
 
 
 def _bucket(moment: datetime) -> str:
@@ -119,6 +141,8 @@ class _ListLike(Sequence[_T]):
     """A sequence that compares with any other as a list does, shows itself as its class and items, and is
     unhashable, like a list (what a tally held as lists before it kept them compactly)."""
 
+    __slots__ = ()  # (its subclasses keep their fields in slots: a round has one of each per signature)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
             return list(self) == list(other)
@@ -139,9 +163,11 @@ class Timeline(_ListLike[Occurrence]):
     naive, is kept as it is, aside). A record is one occurrence: its count is kept only once a count is
     not 1."""
 
+    __slots__ = ("_aside", "_counts", "_fatal", "_micros")
+
     def __init__(self) -> None:
         self._micros = array("q")
-        self._aside: dict[int, datetime] = {}
+        self._aside: dict[int, datetime] | None = None  # made for the first moment kept aside
         self._counts: array[int] | None = None  # None while every count is 1
         self._fatal = bytearray()
 
@@ -158,6 +184,8 @@ class Timeline(_ListLike[Occurrence]):
             micros = (moment - _EPOCH) // _MICROSECOND
             self._micros.append(micros)
         else:
+            if self._aside is None:
+                self._aside = {}
             self._aside[len(self._micros)] = moment
             self._micros.append(0)
         if self._counts is not None:
@@ -193,7 +221,7 @@ class Timeline(_ListLike[Occurrence]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("timeline index out of range")
-        aside = self._aside.get(index)
+        aside = self._aside.get(index) if self._aside else None
         return _occurrence(
             _EPOCH + timedelta(microseconds=self._micros[index]) if aside is None else aside,
             1 if self._counts is None else self._counts[index],
@@ -268,10 +296,12 @@ class Samples(_ListLike[ErrorEvent]):
     representative, `Signature.first`, read at once); once the set is full, the others are kept pickled and
     compressed (similar events of one signature compress to a fifth) and read back as they were given."""
 
+    __slots__ = ("_first", "_kinds", "_packed", "_rest")
+
     def __init__(self) -> None:
         self._kinds: list[tuple[str, str | None, str]] = []  # what makes each sample differ from the others
         self._first: ErrorEvent | None = None
-        self._rest: list[ErrorEvent] = []
+        self._rest: list[ErrorEvent] | None = None  # made for the second sample
         self._packed: bytes | None = None
 
     def offer(self, event: ErrorEvent) -> None:
@@ -285,15 +315,19 @@ class Samples(_ListLike[ErrorEvent]):
         if self._first is None:
             self._first = event
             return
+        if self._rest is None:
+            self._rest = []
         self._rest.append(event)
         if len(self._kinds) == SAMPLES_PER_SIGNATURE:  # full: no sample is added any more
             self._packed = bytes(lz4.frame.compress(pickle.dumps(self._rest, pickle.HIGHEST_PROTOCOL)))
-            self._rest = []
+            self._rest = None
 
     def _events(self) -> list[ErrorEvent]:
         if self._first is None:
             return []
-        rest = self._rest if self._packed is None else pickle.loads(lz4.frame.decompress(self._packed))
+        if self._packed is None:
+            return [self._first, *(self._rest or ())]
+        rest = pickle.loads(lz4.frame.decompress(self._packed))
         return [self._first, *rest]
 
     def __len__(self) -> int:

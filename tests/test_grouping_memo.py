@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from rounds_bot.grouping import components, exception_chain, frames, stacktrace
+import gc
+
+import pytest
+from test_grouping_corpus import EVENTS
+
+from rounds_bot.grouping import components, exception_chain, frames, memo, stacktrace
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.memo import ENGINE_BUDGET, OVERHEAD, BoundedMemo, text_size
 from rounds_bot.grouping.stacktrace.reading import LINE_MEMO_BUDGET
@@ -58,6 +63,29 @@ def test_the_budgets_of_an_engines_memos_add_up_to_at_most_the_stated_total() ->
     )
     shared = [exception_chain._STACKS, components._STACK_LINES, frames._COMPONENTS, frames._MODULE_PATHS]
     line_memos = len(stacktrace._FRAME_LINES) + 2  # and the runtime votes and JVM frames kept per line
+    assert len(memo._SHARED) == len(shared) + line_memos  # every one shared is cleared with the engines
+    assert all(any(held is m for held in memo._SHARED) for m in shared)
     assert len(per_engine) == 14  # the message shapes' memo and the lookup keys asked for among them
     total = sum(m._budget for m in [*per_engine, *shared]) + line_memos * LINE_MEMO_BUDGET
     assert total <= ENGINE_BUDGET
+
+
+def test_the_shared_memos_are_cleared_once_no_engine_is_alive_and_the_answers_stay_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gc.collect()  # the engines of earlier tests let go; only this test's count, the collector off meanwhile
+    monkeypatch.setattr(memo._Holders, "alive", 0)
+    gc.disable()
+    try:
+        first = GroupingEngine()
+        before = first.assign_all(EVENTS)
+        assert any(len(shared) for shared in memo._SHARED)
+        second = GroupingEngine()
+        del first
+        assert any(len(shared) for shared in memo._SHARED)  # an engine is still alive
+        assert second.assign_all(EVENTS) == before
+        del second
+        assert all(len(shared) == 0 and shared.held == 0 for shared in memo._SHARED)
+        assert GroupingEngine().assign_all(EVENTS) == before
+    finally:
+        gc.enable()

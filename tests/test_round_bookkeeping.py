@@ -424,3 +424,44 @@ def test_rows_written_together_outside_a_transaction_are_committed_as_one_statem
     assert not store.db.conn.in_transaction and other.versions_seen("web") == {}  # nothing left open
     store.close()
     other.close()
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),  # the tally
+            st.sampled_from(["api", "worker"]),
+            st.sampled_from([None, "", "1.0", "1.1"]),
+            st.sampled_from([None, "", "prod", "staging"]),
+            st.sampled_from([None, "", "g1", "g2"]),
+        ),
+        max_size=12,
+    )
+)
+def test_tallies_of_few_group_ids_versions_or_environments_hold_what_plain_ones_do_and_share_none(
+    added: list[tuple[int, str, str | None, str | None, str | None]],
+) -> None:
+    # a tally's sets are made as their first item is added (until then one shared empty set stands in)
+    tallies = [Tally(assignment=_assignment(f"sig_{n}")) for n in range(3)]
+    plain = [PlainTally() for _ in range(3)]
+    for n, (which, service, version, environment, group_id) in enumerate(added):
+        event = ErrorEvent(
+            event_id=f"e{n}",
+            timestamp=NOW + timedelta(seconds=n),
+            service=service,
+            service_version=version,
+            environment=environment,
+            source_group_id=group_id,
+            message=f"m{n % 3}",
+        )
+        tallies[which].add(event, 1, event.timestamp, event.timestamp)
+        plain[which].add(event, 1, event.timestamp, event.timestamp)
+    for tally, expected in zip(tallies, plain, strict=True):
+        assert (tally.services, tally.versions, tally.environments, tally.group_ids) == (
+            expected.services,
+            expected.versions,
+            expected.environments,
+            expected.group_ids,
+        )
+        assert list(tally.samples) == expected.samples
+        assert list(tally.timeline) == expected.timeline

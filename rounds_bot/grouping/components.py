@@ -8,16 +8,18 @@ only, so the tree is at once the recipe and its explanation ("why grouped").
 from __future__ import annotations
 
 import hashlib
+import weakref
 from typing import TypeGuard
 
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, shared_memo
 
 #: a rendered tree shows at most this many lines; the rest is summarised, never dropped silently
 MAX_RENDERED_LINES = 120
 _MAX_VALUE_CHARS = 160
 #: stacks' rendered lines kept before that memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
-_STACK_LINES: BoundedMemo[tuple[int, int], tuple[Component, tuple[str, ...]]] = BoundedMemo(
+#: the stack held weakly: one only this memo kept alive could never be drawn again, as no tree holds it
+_STACK_LINES: BoundedMemo[tuple[int, int], tuple[weakref.ref[Component], tuple[str, ...]]] = shared_memo(
     _STACK_MEMO_LIMIT, 4 * MB, lambda _, found: OVERHEAD + sum(len(line) + 60 for line in found[1])
 )
 
@@ -25,7 +27,7 @@ _STACK_LINES: BoundedMemo[tuple[int, int], tuple[Component, tuple[str, ...]]] = 
 class Component:
     """One node of the tree. Immutable by convention; `effective` is worked out once."""
 
-    __slots__ = ("children", "contributes", "effective", "hint", "name", "serialized", "value")
+    __slots__ = ("__weakref__", "children", "contributes", "effective", "hint", "name", "serialized", "value")
 
     effective: bool
 
@@ -112,13 +114,14 @@ def render(root: Component) -> str:
 def _render(component: Component, depth: int, lines: list[str]) -> None:
     if component.name == "stacktrace":
         # a stack is shared by every fingerprint of its frames (see `fingerprint`): drawn once
-        # per depth, kept with the component it draws (so its id is never reused meanwhile)
+        # per depth, kept with a weak reference to the component it draws (its id is not reused while it
+        # is alive, and the reference tells whether it is)
         key = (id(component), depth)
         found = _STACK_LINES.get(key)
-        if found is None or found[0] is not component:
+        if found is None or found[0]() is not component:
             drawn: list[str] = []
             _render_component(component, depth, drawn)
-            found = _STACK_LINES.put(key, (component, tuple(drawn)))
+            found = _STACK_LINES.put(key, (weakref.ref(component), tuple(drawn)))
         lines.extend(found[1])
         return
     _render_component(component, depth, lines)

@@ -43,6 +43,7 @@ from rounds_bot.grouping.explanation import Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, READ_OTHERWISE_BY
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.memo import shared_while_alive
 from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placement
 from rounds_bot.grouping.placing import RULES, Placing
@@ -74,6 +75,8 @@ class GroupingEngine(Placing, CountingPass):
         lookup: KnownSignatures | None = None,
     ) -> None:
         self.config = config or GroupingConfig()
+        # the memos engines share are cleared once no engine is alive (a round lets its engine go early)
+        shared_while_alive(self)
         self._rules = InAppRules(tuple(self.config.in_app_include), tuple(self.config.in_app_exclude))
         self._codes = ErrorCodeReader(self.config.error_code_attributes, self.config.error_code_pattern)
         self._message_may_hold_code = self._codes.message_may_hold_code

@@ -17,7 +17,7 @@ from typing import Literal
 from rounds_bot.grouping.components import Component, leaf, node
 from rounds_bot.grouping.frames import frame_components
 from rounds_bot.grouping.inapp import FrameRole, Role, TraceRoles
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, shared_memo
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 #: whose frames a trace fingerprint hashes: the app's, its tests', or (None) all of them
@@ -38,7 +38,7 @@ _STACKS: BoundedMemo[
         str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool, bool
     ],
     Component,
-] = BoundedMemo(_STACK_MEMO_LIMIT, 4 * MB, lambda key, _: OVERHEAD + 16 * len(key[1]))
+] = shared_memo(_STACK_MEMO_LIMIT, 4 * MB, lambda key, _: OVERHEAD + 16 * len(key[1]))
 
 
 def short_type(error_type: str | None) -> str | None:

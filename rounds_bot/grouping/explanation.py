@@ -8,6 +8,8 @@ says which rule decided (for a split, the engine adds why the nearest signature 
 
 from __future__ import annotations
 
+import weakref
+
 from rounds_bot.grouping.components import render
 from rounds_bot.grouping.fingerprint import Fingerprint
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
@@ -25,8 +27,10 @@ class Explainer:
 
     def __init__(self, config: GroupingConfig) -> None:
         self._config = config
-        self._rendered: BoundedMemo[int, tuple[Fingerprint, str]] = BoundedMemo(
-            _RENDER_MEMO_LIMIT, 6 * MB, lambda _, found: OVERHEAD * 4 + len(found[1])
+        # the fingerprint held weakly: a tree only this memo kept alive (a fingerprint of thousands of
+        # bytes of components) could never be asked for again, as no caller holds it to ask
+        self._rendered: BoundedMemo[int, tuple[weakref.ref[Fingerprint], str]] = BoundedMemo(
+            _RENDER_MEMO_LIMIT, 6 * MB, lambda _, found: OVERHEAD * 2 + len(found[1])
         )
 
     def explain(
@@ -44,12 +48,13 @@ class Explainer:
         return self._render(fingerprint) + "\n" + decision
 
     def _render(self, fingerprint: Fingerprint) -> str:
-        # Keyed on the object: cached fingerprints are shared, fresh ones render once.
+        # Keyed on the object: cached fingerprints are shared, fresh ones render once. An entry is the
+        # object's while it is alive (its id is not reused meanwhile), which its weak reference tells.
         cached = self._rendered.get(id(fingerprint))
-        if cached is not None and cached[0] is fingerprint:
+        if cached is not None and cached[0]() is fingerprint:
             return cached[1]
         text = render(fingerprint.tree)
-        self._rendered.put(id(fingerprint), (fingerprint, text))
+        self._rendered.put(id(fingerprint), (weakref.ref(fingerprint), text))
         return text
 
 

@@ -5,12 +5,18 @@ Each memo states what one entry holds, roughly (`size`: the bytes of its key's a
 `OVERHEAD` stands for the dictionary slot and the objects). The budgets below add up to the most the
 engine's memos hold together, whatever the input, about `ENGINE_BUDGET`: a round of a million records
 keeps no more than a round of a thousand.
+
+The memos every engine shares (kept at module level: `shared_memo`) are cleared when the last engine alive
+is let go (`shared_while_alive`): a round's engine is let go once the signatures' states are read, and what
+the memos hold (the components of thousands of stacks) would otherwise stay for the rest of the round,
+which never reads them again; an engine made later fills them again, as the first one did.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -74,3 +80,34 @@ class BoundedMemo(Generic[K, V]):
     def held(self) -> int:
         """The bytes the entries hold, as estimated."""
         return self._held
+
+
+#: the memos kept at module level, which every engine shares (`shared_memo`)
+_SHARED: list[BoundedMemo[Any, Any]] = []
+
+
+def shared_memo(entries: int, budget: int, size: Callable[[K, V], int] = text_size) -> BoundedMemo[K, V]:
+    """A `BoundedMemo` that every engine shares: cleared once no engine is alive (`shared_while_alive`)."""
+    memo: BoundedMemo[K, V] = BoundedMemo(entries, budget, size)
+    _SHARED.append(memo)
+    return memo
+
+
+class _Holders:
+    """How many engines alive hold the shared memos (`shared_while_alive`)."""
+
+    alive = 0
+
+
+def shared_while_alive(engine: object) -> None:
+    """Keep the shared memos while `engine` is alive: once it and every other engine given here are let
+    go, they are cleared. Clearing a memo changes no answer (a full memo is cleared the same way)."""
+    _Holders.alive += 1
+    weakref.finalize(engine, _let_go)
+
+
+def _let_go() -> None:
+    _Holders.alive -= 1
+    if _Holders.alive == 0:
+        for memo in _SHARED:
+            memo.clear()

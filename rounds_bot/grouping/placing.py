@@ -17,7 +17,7 @@ from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.registry import KnownSignature, Registry
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
 from rounds_bot.grouping.templates import TemplateMiner
-from rounds_bot.models import Assignment, Tier
+from rounds_bot.models import Assignment, Tier, every_field_shared
 from rounds_bot.settings.grouping import GroupingConfig
 
 #: the rule that decided, per tier and, in the fingerprint tier, per key that matched
@@ -179,15 +179,17 @@ class Placing:
         )
         if note:
             explanation += "\n" + note
-        return Assignment(
-            signature_id=signature_id,
-            tier=tier,
-            fingerprint_hash=candidate.fingerprint.hash,
-            fingerprint_version=candidate.fingerprint.version,
-            explanation=explanation,
-            title=candidate.title,
-            normalized_message=candidate.view.normalized_message,
-            related=related[:MAX_RELATED],
-            related_similarity={sid: scored[sid] for sid in related[:MAX_RELATED] if sid in scored},
-            similarity=similarity,
+        return every_field_shared(
+            Assignment(
+                signature_id=signature_id,
+                tier=tier,
+                fingerprint_hash=candidate.fingerprint.hash,
+                fingerprint_version=candidate.fingerprint.version,
+                explanation=explanation,
+                title=candidate.title,
+                normalized_message=candidate.view.normalized_message,
+                related=related[:MAX_RELATED],
+                related_similarity={sid: scored[sid] for sid in related[:MAX_RELATED] if sid in scored},
+                similarity=similarity,
+            )
         )

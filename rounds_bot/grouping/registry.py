@@ -23,6 +23,7 @@ from rounds_bot.grouping.memo import MB, BoundedMemo
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState, collector_paused
 from rounds_bot.grouping.templates import TemplateMiner
+from rounds_bot.models import every_field_shared
 
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
 MAX_HASHES_PER_SIGNATURE = 64
@@ -280,17 +281,20 @@ class Registry:
             signature = self.signatures[signature_id]
         except KeyError:
             raise KeyError(f"unknown signature {signature_id!r}: it was never assigned or loaded") from None
-        return SignatureState(
-            signature_id=signature.signature_id,
-            service=signature.service,
-            fingerprint_version=signature.version,
-            seq=signature.seq,
-            title=signature.title,
-            hashes=list(signature.hashes),
-            error_codes=list(signature.error_codes),
-            templates=[self._miner.state(t) for t in signature.template_ids],
-            similarity=self._index.saved_vector(signature.service, signature.signature_id),
-            related=list(signature.related),
-            related_similarity=dict(signature.related_similarity),
-            crash_site=signature.crash_site,
+        # every field given: one set of their names for every state (`every_field_shared`)
+        return every_field_shared(
+            SignatureState(
+                signature_id=signature.signature_id,
+                service=signature.service,
+                fingerprint_version=signature.version,
+                seq=signature.seq,
+                title=signature.title,
+                hashes=list(signature.hashes),
+                error_codes=list(signature.error_codes),
+                templates=[self._miner.state(t) for t in signature.template_ids],
+                similarity=self._index.saved_vector(signature.service, signature.signature_id),
+                related=list(signature.related),
+                related_similarity=dict(signature.related_similarity),
+                crash_site=signature.crash_site,
+            )
         )

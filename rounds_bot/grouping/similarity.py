@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from rounds_bot.grouping.terms import N_FEATURES
 from rounds_bot.grouping.terms import counts as term_counts
 from rounds_bot.grouping.vectors import SimilarityVector, raw_of, raw_of_packed, rounded
+from rounds_bot.models import every_field_shared
 
 if TYPE_CHECKING:
     import numpy as np
@@ -354,8 +355,11 @@ class SimilarityIndex:
         if index is None or document is None:
             return None
         raw = index.vectors[document]
-        return SimilarityVector(
-            packed=base64.b64encode(raw).decode("ascii"), with_frames=index.with_frames[document]
+        # every field given: one set of their names for every vector saved (`every_field_shared`)
+        return every_field_shared(
+            SimilarityVector(
+                packed=base64.b64encode(raw).decode("ascii"), with_frames=index.with_frames[document]
+            )
         )
 
     def add_stored(self, service: str, stored: Iterable[tuple[str, int, str, bool]]) -> None:

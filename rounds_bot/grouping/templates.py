@@ -43,7 +43,7 @@ from rounds_bot.grouping.skeletons import (
     mask_after_keys,
 )
 from rounds_bot.grouping.variability import varying_skeletons
-from rounds_bot.models import Frozen
+from rounds_bot.models import Frozen, every_field_shared
 
 #: skeletons `TemplateMiner._fetch_for` remembers having fetched the keys of, before it forgets them all
 FETCHED_SKELETONS = 65_536
@@ -72,13 +72,16 @@ class MinedTemplate:
     seq: int
 
     def state(self) -> TemplateState:
-        return TemplateState(
-            template_id=self.template_id,
-            bucket=self.bucket,
-            tokens=list(self.tokens),
-            first_tokens=list(self.first),
-            exact=self.exact,
-            seq=self.seq,
+        # every field given: one set of their names for every template's state (`every_field_shared`)
+        return every_field_shared(
+            TemplateState(
+                template_id=self.template_id,
+                bucket=self.bucket,
+                tokens=list(self.tokens),
+                first_tokens=list(self.first),
+                exact=self.exact,
+                seq=self.seq,
+            )
         )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, shared_memo
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation, Runtime
 
 
@@ -44,7 +44,7 @@ LINE_MEMO_BUDGET = 2 * MB
 def memoised_by_line(read: Callable[[str], T]) -> Callable[[str], T]:
     """`read` with its answers kept per line text: the same lines (a framework's frames, a
     runner's) recur in trace after trace. Bounded: a full memo is cleared, never evicted piecemeal."""
-    memo: BoundedMemo[str, T] = BoundedMemo(_LINE_MEMO_LIMIT, LINE_MEMO_BUDGET, _line_size)
+    memo: BoundedMemo[str, T] = shared_memo(_LINE_MEMO_LIMIT, LINE_MEMO_BUDGET, _line_size)
     known = memo.get
     missing = object()
 
