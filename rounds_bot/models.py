@@ -19,6 +19,30 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
+FrozenModel = TypeVar("FrozenModel", bound=Frozen)
+
+#: each distinct set of given fields `sharing_fields_set` hands out, once; past the cap a model keeps its own
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
+MAX_SHARED_FIELDS_SETS = 256
+
+
+def sharing_fields_set(model: FrozenModel) -> FrozenModel:
+    """`model`, its set of the fields it was given (`model_fields_set`) swapped for an equal one shared by the
+    models given the same fields. Pydantic makes that set for each instance, a hash table of the field names:
+    most of a small model's memory (2.2 KB of a 3.4 KB signature), and a round keeps one per signature. It is
+    safe to share for a frozen model: pydantic changes the set only when a field is assigned, which a frozen
+    model refuses, and in `model_copy`, after copying it; everything pydantic derives from it (dumps with
+    `exclude_unset`, equality, copies) reads the same names."""
+    given = model.__pydantic_fields_set__
+    shared = _FIELDS_SETS.get(frozenset(given))
+    if shared is None:
+        if len(_FIELDS_SETS) >= MAX_SHARED_FIELDS_SETS:
+            return model
+        shared = _FIELDS_SETS[frozenset(given)] = set(given)
+    _set(model, "__pydantic_fields_set__", shared)
+    return model
+
+
 #: neighbouring records an error log carries at most, and characters of each one's body
 MAX_CONTEXT_RECORDS = 5
 CONTEXT_BODY_CHARS = 512

@@ -17,7 +17,7 @@ from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.headline import headline
 from rounds_bot.marker import MarkerMemory, MarkerState
-from rounds_bot.models import ErrorEvent, Frozen
+from rounds_bot.models import ErrorEvent, Frozen, sharing_fields_set
 from rounds_bot.tally import Tally
 
 # The total counts at which a signature's severity rises; fatal problems are critical at once.
@@ -62,36 +62,39 @@ class Signature(Frozen):
         """A signature never seen before, from the occurrences of its first round."""
         a = tally.assignment
         sample = tally.samples[0] if tally.samples else None
-        return cls(
-            id=a.signature_id,
-            service=sorted(tally.services)[0],
-            # from occurrences redacted at ingestion (`redact.boundary.redact_poll`): never redacted again
-            title=(
-                headline(sample, template=_template(grouping_state, a.normalized_message))
-                if sample
-                else a.title
-            ),
-            error_type=(sample.error_type or "") if sample else "",
-            normalized_message=a.normalized_message,
-            fingerprint_hash=a.fingerprint_hash,
-            fingerprint_version=a.fingerprint_version,
-            first_tier=a.tier,
-            explanation=a.explanation,
-            representative=_representative(tally),
-            grouping_state=grouping_state,
-            first_seen=tally.first_seen or now,
-            last_seen=tally.last_seen or now,
-            total_count=tally.count,
-            services=frozenset(tally.services),
-            versions=frozenset(tally.versions),
-            environments=frozenset(tally.environments),
-            related=frozenset(a.related),
-            created_run=run_id,
+        # a round keeps one per signature it saw, to its end: the set of given fields is shared
+        return sharing_fields_set(
+            cls(
+                id=a.signature_id,
+                service=sorted(tally.services)[0],
+                # from occurrences redacted at ingestion (`redact.boundary.redact_poll`): never redacted again
+                title=(
+                    headline(sample, template=_template(grouping_state, a.normalized_message))
+                    if sample
+                    else a.title
+                ),
+                error_type=(sample.error_type or "") if sample else "",
+                normalized_message=a.normalized_message,
+                fingerprint_hash=a.fingerprint_hash,
+                fingerprint_version=a.fingerprint_version,
+                first_tier=a.tier,
+                explanation=a.explanation,
+                representative=_representative(tally),
+                grouping_state=grouping_state,
+                first_seen=tally.first_seen or now,
+                last_seen=tally.last_seen or now,
+                total_count=tally.count,
+                services=frozenset(tally.services),
+                versions=frozenset(tally.versions),
+                environments=frozenset(tally.environments),
+                related=frozenset(a.related),
+                created_run=run_id,
+            )
         )
 
     def absorb(self, tally: Tally, grouping_state: SignatureState | None, *, now: datetime) -> Signature:
         """This signature after a round that saw `tally` more of it; its identity never changes."""
-        return self.model_copy(
+        absorbed = self.model_copy(
             update={
                 "grouping_state": grouping_state,
                 "first_seen": min(self.first_seen, tally.first_seen or now),
@@ -103,9 +106,10 @@ class Signature(Frozen):
                 "related": self.related | set(tally.assignment.related),
             }
         )
+        return sharing_fields_set(absorbed)
 
     def filed_as(self, issue_ref: str) -> Signature:
-        return self.model_copy(update={"issue_ref": issue_ref})
+        return sharing_fields_set(self.model_copy(update={"issue_ref": issue_ref}))
 
     @property
     def severity(self) -> str:

@@ -186,3 +186,15 @@ def test_a_marker_is_found_where_its_pattern_finds_it():
         found = module._last_marker(body)
         expected = (start, int(match["version"]), match["state"], match.end()) if match else None
         assert (found and (found.start, found.version, found.state, found.end)) == expected, body
+
+
+def test_the_issues_of_drafts_share_their_set_of_given_fields_and_are_those_validation_makes(tmp_path):
+    tracker = DryRunTracker(tmp_path / "out")
+    first = tracker.create(draft("sig_0123456789abcdef"))
+    second = tracker.create(draft("sig_fedcba9876543210"))
+    assert first.model_fields_set is second.model_fields_set
+    for issue in (first, second, tracker.update(first, draft("sig_0123456789abcdef"), comment="again")):
+        validated = type(issue)(**{name: getattr(issue, name) for name in issue.model_fields_set})
+        assert issue == validated and issue.model_dump(exclude_unset=True) == validated.model_dump(
+            exclude_unset=True
+        )

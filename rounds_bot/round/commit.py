@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -95,16 +96,16 @@ def commit(store: Store, learned: Learned) -> None:
         )
 
 
-def _saved(learned: Learned) -> list[Signature]:
+def _saved(learned: Learned) -> Iterator[Signature]:
     """Every signature the round touched, as saved: each planned one (filed under its issue when it has one)
-    in the order of the plans, then the others in the order they were tallied."""
+    in the order of the plans, then the others in the order they were tallied. Made as they are saved (a
+    batch at a time, `Store.save_many`): a signature filed under its issue is a copy, and a round saving
+    thousands never holds them all."""
     planned = {plan.signature_id for plan in learned.plans}
-    saved = []
     for plan in learned.plans:
         signature = learned.signatures[plan.signature_id]
-        saved.append(signature.filed_as(plan.issue.ref) if plan.issue is not None else signature)
-    saved += [learned.signatures[sid] for sid in learned.tallies if sid not in planned]
-    return saved
+        yield signature.filed_as(plan.issue.ref) if plan.issue is not None else signature
+    yield from (learned.signatures[sid] for sid in learned.tallies if sid not in planned)
 
 
 def _log_events(store: Store, learned: Learned, plan: IssuePlan) -> None:

@@ -19,7 +19,7 @@ from rounds_bot.controls import Controls
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.placement import MessageFacts, Placement
 from rounds_bot.grouping.state import SignatureState
-from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.models import Assignment, ErrorEvent, sharing_fields_set
 from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.round.counted import Counted
 from rounds_bot.settings import Settings
@@ -202,11 +202,12 @@ def states_after(engine: GroupingEngine, tallies: dict[str, Tally]) -> dict[str,
     """The engine's state of each signature the round saw, for `signatures_after`: read before the engine is
     let go, so its memos (the most a round holds) are freed before the signatures are built. A known
     signature the engine never loaded this round (counted through a merge or a backend group) has none
-    here: it keeps the state it had."""
+    here: it keeps the state it had. Each is kept to the round's end (in its signature): the set of its given
+    fields is shared (`sharing_fields_set`)."""
     states: dict[str, SignatureState] = {}
     for signature_id in tallies:
         try:
-            states[signature_id] = engine.state(signature_id)
+            states[signature_id] = sharing_fields_set(engine.state(signature_id))
         except KeyError:
             continue
     return states

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from rounds_bot.clock import iso, parse_iso
 from rounds_bot.controls import Controls
+from rounds_bot.models import sharing_fields_set
 from rounds_bot.render.chart import MAX_BARS, rounds_chart
 from rounds_bot.round.diagnosis_step import DiagnosisStep
 from rounds_bot.round.occurrences import Grouped
@@ -89,8 +90,10 @@ def build_report(outcome: RoundOutcome) -> RoundReport:
 
 
 def _line(plan: IssuePlan, note: str = "") -> SignatureLine:
+    """A signature's line; the report keeps one or two per signature the round acted on (their set of given
+    fields shared, `sharing_fields_set`)."""
     signature, tally = plan.signature, plan.tally
-    return SignatureLine(
+    line = SignatureLine(
         signature_id=plan.signature_id,
         title=signature.title or (tally.assignment.title if tally else ""),
         service=signature.service,
@@ -100,6 +103,7 @@ def _line(plan: IssuePlan, note: str = "") -> SignatureLine:
         issue=plan.issue.ref if plan.issue else None,
         note=note,
     )
+    return sharing_fields_set(line)
 
 
 def _diagnosed_line(step: DiagnosisStep, plan: IssuePlan) -> SignatureLine:
@@ -109,7 +113,7 @@ def _diagnosed_line(step: DiagnosisStep, plan: IssuePlan) -> SignatureLine:
         note = f"{d.classification} ({d.confidence}), ${outcome.cost_usd:.4f}, {outcome.turns} turns"
     else:
         note = f"{outcome.status}: {outcome.detail[:120]}"
-    return _line(plan).model_copy(update={"note": note})
+    return sharing_fields_set(_line(plan).model_copy(update={"note": note}))
 
 
 NEW_KINDS = ("new", "filed-late")

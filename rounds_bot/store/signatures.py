@@ -7,7 +7,7 @@ from typing import Any
 
 from rounds_bot.clock import iso, parse_iso
 from rounds_bot.grouping.state import SignatureState
-from rounds_bot.models import ErrorEvent
+from rounds_bot.models import ErrorEvent, sharing_fields_set
 from rounds_bot.signature import Signature
 
 
@@ -39,7 +39,8 @@ def to_row(signature: Signature) -> dict[str, Any]:
 
 
 def from_row(row: dict[str, Any]) -> Signature:
-    return Signature(
+    """The signature of a row; a round reads thousands, each given the same fields (`sharing_fields_set`)."""
+    signature = Signature(
         id=row["id"],
         service=row["service"],
         title=row["title"] or "",
@@ -62,6 +63,7 @@ def from_row(row: dict[str, Any]) -> Signature:
         created_run=row["created_run"] or "",
         counted_through=parse_iso(row["counted_through"]) if row.get("counted_through") else None,
     )
+    return sharing_fields_set(signature)
 
 
 def grouping_state(text: str | None) -> SignatureState | None:

@@ -14,6 +14,7 @@ from urllib.parse import quote_from_bytes
 
 from rounds_bot.errors import TrackerError
 from rounds_bot.marker import MarkerHead, MarkerState, read_marker, read_marker_head
+from rounds_bot.models import sharing_fields_set
 from rounds_bot.render.markdown import code, escape
 from rounds_bot.tracker.base import IssueDraft, IssueRef
 
@@ -70,11 +71,12 @@ class DryRunTracker:
     def _ref(
         signature_id: str, marker: MarkerHead | MarkerState | None, name: str, url: str
     ) -> IssueRef | None:
-        """The issue a draft is, found by its marker (None when it is not `signature_id`'s)."""
+        """The issue a draft is, found by its marker (None when it is not `signature_id`'s). A round keeps one
+        per issue filed, to its end: the set of its given fields is shared (`sharing_fields_set`)."""
         if marker is None or marker.signature_id != signature_id:
             return None
         state = "closed" if marker.closed else "open"
-        return IssueRef(signature_id=signature_id, ref=name, url=url, state=state)
+        return sharing_fields_set(IssueRef(signature_id=signature_id, ref=name, url=url, state=state))
 
     def finish_round(self) -> list[str]:
         return []
