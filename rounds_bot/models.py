@@ -145,25 +145,3 @@ class Assignment(Frozen):
         default_factory=dict, description="the TF-IDF cosine the engine found for each related signature"
     )
     similarity: float | None = None
-
-
-#: the one set of the names of every field of a model class, shared by the models given them all
-_EVERY_FIELD: dict[type[BaseModel], set[str]] = {}
-
-_M = TypeVar("_M", bound=BaseModel)
-
-
-def every_field_shared(model: _M) -> _M:
-    """`model`, as it was validated; when every field of its class was given, sharing one set of their names
-    (`model_fields_set`) with every other such model of the class instead of a set of its own. Pydantic
-    keeps such a set per model, some 700 bytes for six names or more, and a round keeps a few models per
-    signature it saw (its assignment, its state and the state's templates): of 20,000 signatures, tens of
-    MB. Nothing changes the set of a model in place: a copy (`model_copy`) copies it before adding the
-    names it updates (pydantic's `BaseModel.__copy__`), unpickling makes a set of its own, and a frozen
-    model is never assigned to. (A set, as pydantic keeps one, so that a copy of it is a set to add to.)"""
-    every = _EVERY_FIELD.get(type(model))
-    if every is None:
-        every = _EVERY_FIELD[type(model)] = set(type(model).model_fields)
-    if model.__pydantic_fields_set__ == every:
-        _set(model, "__pydantic_fields_set__", every)
-    return model

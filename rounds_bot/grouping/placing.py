@@ -17,7 +17,7 @@ from rounds_bot.grouping.explanation import MAX_RELATED, Explainer
 from rounds_bot.grouping.registry import KnownSignature, Registry
 from rounds_bot.grouping.similarity import Neighbour, SimilarityIndex
 from rounds_bot.grouping.templates import TemplateMiner
-from rounds_bot.models import Assignment, Tier, every_field_shared
+from rounds_bot.models import Assignment, Tier, sharing_fields_set
 from rounds_bot.settings.grouping import GroupingConfig
 
 #: the rule that decided, per tier and, in the fingerprint tier, per key that matched
@@ -179,7 +179,7 @@ class Placing:
         )
         if note:
             explanation += "\n" + note
-        return every_field_shared(
+        return sharing_fields_set(
             Assignment(
                 signature_id=signature_id,
                 tier=tier,

@@ -23,7 +23,7 @@ from rounds_bot.grouping.memo import MB, BoundedMemo
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState, collector_paused
 from rounds_bot.grouping.templates import TemplateMiner
-from rounds_bot.models import every_field_shared
+from rounds_bot.models import sharing_fields_set
 
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
 MAX_HASHES_PER_SIGNATURE = 64
@@ -281,8 +281,8 @@ class Registry:
             signature = self.signatures[signature_id]
         except KeyError:
             raise KeyError(f"unknown signature {signature_id!r}: it was never assigned or loaded") from None
-        # every field given: one set of their names for every state (`every_field_shared`)
-        return every_field_shared(
+        # every field given: one set of their names for every state (`sharing_fields_set`)
+        return sharing_fields_set(
             SignatureState(
                 signature_id=signature.signature_id,
                 service=signature.service,

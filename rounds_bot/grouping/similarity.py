@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from rounds_bot.grouping.terms import N_FEATURES
 from rounds_bot.grouping.terms import counts as term_counts
 from rounds_bot.grouping.vectors import SimilarityVector, raw_of, raw_of_packed, rounded
-from rounds_bot.models import every_field_shared
+from rounds_bot.models import sharing_fields_set
 
 if TYPE_CHECKING:
     import numpy as np
@@ -355,8 +355,8 @@ class SimilarityIndex:
         if index is None or document is None:
             return None
         raw = index.vectors[document]
-        # every field given: one set of their names for every vector saved (`every_field_shared`)
-        return every_field_shared(
+        # every field given: one set of their names for every vector saved (`sharing_fields_set`)
+        return sharing_fields_set(
             SimilarityVector(
                 packed=base64.b64encode(raw).decode("ascii"), with_frames=index.with_frames[document]
             )

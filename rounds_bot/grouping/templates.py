@@ -43,7 +43,7 @@ from rounds_bot.grouping.skeletons import (
     mask_after_keys,
 )
 from rounds_bot.grouping.variability import varying_skeletons
-from rounds_bot.models import Frozen, every_field_shared
+from rounds_bot.models import Frozen, sharing_fields_set
 
 #: skeletons `TemplateMiner._fetch_for` remembers having fetched the keys of, before it forgets them all
 FETCHED_SKELETONS = 65_536
@@ -72,8 +72,8 @@ class MinedTemplate:
     seq: int
 
     def state(self) -> TemplateState:
-        # every field given: one set of their names for every template's state (`every_field_shared`)
-        return every_field_shared(
+        # every field given: one set of their names for every template's state (`sharing_fields_set`)
+        return sharing_fields_set(
             TemplateState(
                 template_id=self.template_id,
                 bucket=self.bucket,

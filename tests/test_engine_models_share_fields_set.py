@@ -1,7 +1,7 @@
 """A model the engine builds with every field given (an assignment, a signature's state, its templates' and
-its vector) shares one set of the names of its fields with every other such model (`every_field_shared`),
+its vector) shares one set of the names of its fields with every other such model (`sharing_fields_set`),
 and is in every other way the model validating its fields gives: equal, with the same fields set, dumped
-and pickled alike, copied with an update of its own; a model given some fields alone keeps a set of those."""
+and pickled alike, copied with an update of its own; a model given some fields alone has a set of those."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from test_grouping_corpus import EVENTS
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.state import SignatureState
-from rounds_bot.models import Assignment, every_field_shared
+from rounds_bot.models import Assignment, sharing_fields_set
 
 
 def _validated_anew(model: BaseModel) -> BaseModel:
@@ -58,7 +58,7 @@ def test_a_copy_with_an_update_changes_no_other_model_s_fields_set() -> None:
     assert copied.model_fields_set is not first.model_fields_set
 
 
-def test_a_model_given_some_fields_keeps_a_set_of_those_alone() -> None:
+def test_a_model_given_some_fields_has_a_set_of_those_alone() -> None:
     values = {
         "signature_id": "sig_1",
         "tier": "new",
@@ -68,9 +68,9 @@ def test_a_model_given_some_fields_keeps_a_set_of_those_alone() -> None:
         "title": "t",
         "normalized_message": "m",
     }
-    some = every_field_shared(Assignment(**values))
+    some = sharing_fields_set(Assignment(**values))
     assert some == Assignment(**values)
     assert some.model_fields_set == set(values)
-    every = every_field_shared(Assignment(**values, related=[], related_similarity={}, similarity=None))
+    every = sharing_fields_set(Assignment(**values, related=[], related_similarity={}, similarity=None))
     assert every.model_fields_set == set(Assignment.model_fields)
     assert some.model_fields_set == set(values)
