@@ -4,6 +4,7 @@ database of the form before (schema 9) migrated to them with nothing lost."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from sqlite_utils import Database
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.models import ErrorEvent
-from rounds_bot.store import Store, seen
+from rounds_bot.store import Store
 from rounds_bot.store.schema import MIGRATIONS
 from rounds_bot.store.seen import microseconds, stored_id
 
@@ -126,23 +127,44 @@ def test_a_database_of_the_form_before_keeps_its_seen_ids_counts_and_keys_when_m
     assert store.integrity_ok()
 
 
-def test_occurrences_written_with_a_larger_page_cache_are_the_rows_the_default_cache_writes(
-    tmp_path: Path,
-) -> None:
-    # random ids (as a round's are), enough to spill the default cache of 2 MiB in the middle of the write
+def test_occurrences_written_in_id_order_are_the_rows_inserting_each_in_turn_writes(tmp_path: Path) -> None:
+    # random ids (as a round's are), text ids among them, an id given twice and ids stored already
     rng = random.Random(7)
     rows = [(rng.randbytes(16), rng.randrange(2**50)) for _ in range(60_000)] + [("evt-1", 5), ("evt-1", 6)]
-    written: dict[int, list[tuple[object, ...]]] = {}
-    for cache in (seen.WRITE_CACHE_KIB, 1):
-        store = Store.open(tmp_path / f"cache-{cache}.db")
-        (before,) = store.db.execute("PRAGMA cache_size").fetchone()
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(seen, "WRITE_CACHE_KIB", cache)
+    rows += [(f"evt-{n}", n) for n in rng.sample(range(100), 50)] + [(rows[10][0], 1)]
+    rng.shuffle(rows)
+    earlier = [(rows[n][0], 9) for n in range(0, 60_000, 97)] + [("evt-7", 9), (b"\x00" * 16, 9)]
+    written: dict[str, list[tuple[object, ...]]] = {}
+    for way in ("in turn", "in id order", "outside a transaction"):
+        store = Store.open(tmp_path / f"{way}.db")
+        with store.transaction():
+            store.mark_seen_stored(iter(earlier))
+        if way == "in turn":  # the reference: each inserted in the order given
+            with store.transaction():
+                sql = "insert or ignore into seen_events (event_id, seen_at) values (?, ?)"
+                store.db.conn.executemany(sql, rows)
+        elif way == "in id order":
             with store.transaction():
                 store.mark_seen_stored(iter(rows))
-        assert store.db.execute("PRAGMA cache_size").fetchone() == (before,)  # as it was
-        written[cache] = store.db.execute("select event_id, seen_at from seen_events").fetchall()
+        else:
+            store.mark_seen_stored(iter(rows))
+        written[way] = store.db.execute("select event_id, seen_at from seen_events").fetchall()
+        assert store.db.execute("select count(*) from temp.sqlite_master").fetchone() == (0,)
         store.close()
-    assert written[seen.WRITE_CACHE_KIB] == written[1]
-    assert len(written[1]) == len(rows) - 1  # an id written twice is kept once, with its first moment
-    assert ("evt-1", 5) in written[1]
+    assert written["in id order"] == written["in turn"] == written["outside a transaction"]
+    first_evt_1 = next(row for row in rows if row[0] == "evt-1")  # the first given of an id given twice
+    assert first_evt_1 in written["in turn"] and ("evt-7", 9) in written["in turn"]
+
+
+def test_occurrences_that_fail_to_be_given_leave_nothing_written(tmp_path: Path) -> None:
+    def failing() -> Iterator[tuple[str | bytes, int]]:
+        yield ("evt-1", 1)
+        raise RuntimeError("the round's temporary file is gone")
+
+    store = Store.open(tmp_path / "failed.db")
+    with pytest.raises(RuntimeError):
+        store.mark_seen_stored(failing())
+    assert store.db.execute("select count(*) from seen_events").fetchone() == (0,)
+    store.mark_seen_stored(iter([("evt-2", 2)]))  # and the next write is not hindered
+    assert store.db.execute("select event_id from seen_events").fetchall() == [("evt-2",)]
+    store.close()

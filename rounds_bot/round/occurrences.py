@@ -25,6 +25,7 @@ from rounds_bot.round.counted import Counted
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.id_set import IdSet
 from rounds_bot.sources.spill import EventSpill, Picked, keys_of
 from rounds_bot.sources.spill_chunk import BLANK_TRACE
 from rounds_bot.store import Store
@@ -112,22 +113,22 @@ def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Pick
     events = polled.events
     already_counted = polled.already_counted
     to_group, others = Picked(events), EventSpill()
-    seen_now: set[int | str] = set()
+    # the ids read this round, most of them packed (`IdSet`): not a Python object per occurrence counted
+    seen_now = IdSet()
     batch: list[tuple[int, str, str | None]] = []
     # nothing stored (a first round): no id is asked about; the store does not change while grouping
     stored_any = store.any_seen()
 
     def take(batch: list[tuple[int, str, str | None]]) -> int:
         already = store.seen(event_id for _, event_id, _ in batch) if stored_any else frozenset()
-        counted = 0
+        counted, first = 0, seen_now.first
         for index, event_id, trace_id in batch:
-            key = _compact(event_id)
-            if event_id in already or key in seen_now:
+            # an id counted before is not added to those read now: only an id new to both is `first`
+            if event_id in already or not first(_compact(event_id)):
                 counted += 1
                 if trace_id and event_id not in already:
                     others.append(events[index])
                 continue
-            seen_now.add(key)
             to_group.append(index)
         return counted
 

@@ -18,6 +18,7 @@ from itertools import islice
 from rounds_bot.errors import SourceFormatError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import Counted, Sink, SkippedRecord
+from rounds_bot.sources.id_set import IdSet
 from rounds_bot.sources.line_memory import LineMemory, Read, event_id_of, micros_of, moment_of
 from rounds_bot.sources.neighbours import Neighbours, Noted, context_records
 from rounds_bot.sources.otlp_build import (
@@ -77,8 +78,9 @@ class Reading:
         self.newest_counted: datetime | None = None
         self.neighbours = Neighbours()
         # every id read, to count a repeated record once; an id is 32 hex digits (`stable_id`), kept as the
-        # number it spells, which takes half the memory of the text
-        self._seen: set[int] = set()
+        # number it spells, most of them packed into 16 bytes (`IdSet`): a round's memory does not grow by
+        # a Python object for each record it reads
+        self._seen = IdSet()
         self._pending: list[tuple[str, datetime, Callable[[], ErrorEvent]]] = []
         # the records offered while a line is read lean, in order: what it gave, for the line memory
         self._trail: list[tuple[int, int]] | None = None
@@ -93,10 +95,9 @@ class Reading:
             self._trail.append((number, micros))
         if micros >= self._end_micros:
             self.later += 1
-        elif number in self._seen:
+        elif not self._seen.first(number):  # (added to the ids read when it is the first)
             self.repeated += 1
         else:
-            self._seen.add(number)
             if self._start_micros is not None and micros < self._start_micros:
                 self._count(moment)
             elif self.counted is None:

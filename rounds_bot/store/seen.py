@@ -18,20 +18,12 @@ time would double the table.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from sqlite_utils import Database
 
-from rounds_bot.store.batches import write_many
-
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-#: the page cache while a round's occurrences are written: ids come in no order, so each insert lands on any
-#: page of the table; with SQLite's default cache (2 MiB) a table of a few MiB is written out and read back
-#: page by page in the middle of the transaction. A bound, not a size: the cache grows only to the pages
-#: touched, and is given back after the write.
-WRITE_CACHE_KIB = 32 * 1024
 #: ids asked for in one statement at most (SQLite's limit on bound parameters is 32,766)
 _CHUNK = 500
 
@@ -96,31 +88,28 @@ class SeenEvents:
         )
 
     def mark_seen_stored(self, occurrences: Iterable[tuple[str | bytes, int]]) -> None:
-        """`mark_seen` of occurrences already in their stored form: (`stored_id`, `microseconds`)."""
-        sql = "insert or ignore into seen_events (event_id, seen_at) values (?, ?)"
-        with _page_cache(self.db, WRITE_CACHE_KIB):
-            write_many(self.db, sql, occurrences)
+        """`mark_seen` of occurrences already in their stored form: (`stored_id`, `microseconds`).
+
+        A round's ids come in no order, and each inserted into the table lands on any page of it: the page
+        cache must hold the whole table or write pages out and read them back in the middle of the
+        transaction. So they are first appended to a temporary table (a temporary file, not memory) and
+        copied from it in id order, each page of the table touched once: SQLite's sorter orders them within
+        the page cache's bound, spilling to temporary files past it. Ordered by id, then by arrival, the
+        first of an id given twice is the one kept, as inserting them in order keeps it. One statement's
+        atomicity: outside a transaction, all of them are written or none."""
+        with self.db.atomic():
+            self.db.execute("drop table if exists temp.seen_incoming")
+            self.db.execute("create temp table seen_incoming (event_id, seen_at)")
+            self.db.conn.executemany("insert into temp.seen_incoming values (?, ?)", occurrences)
+            self.db.execute(
+                "insert or ignore into seen_events (event_id, seen_at) "
+                "select event_id, seen_at from temp.seen_incoming order by event_id, rowid"
+            )
+            self.db.execute("drop table temp.seen_incoming")
 
     def forget_seen_before(self, moment: datetime) -> None:
         """Occurrences older than the next window's start can never be read again: forget their ids."""
         self.db.execute("delete from seen_events where seen_at < ?", [microseconds(moment)])
-
-
-@contextmanager
-def _page_cache(db: Database, kib: int) -> Iterator[None]:
-    """SQLite's page cache of `db` at least `kib` kibibytes while inside; the size it had is restored after
-    (which frees the pages past it)."""
-    (before,) = db.execute("PRAGMA cache_size").fetchone()
-    # a negative size is in kibibytes, a positive one in pages
-    held = -before if before < 0 else before * db.execute("PRAGMA page_size").fetchone()[0] // 1024
-    if held >= kib:
-        yield
-        return
-    db.execute(f"PRAGMA cache_size = {-int(kib)}")
-    try:
-        yield
-    finally:
-        db.execute(f"PRAGMA cache_size = {int(before)}")
 
 
 def _chunks(keys: list[str | bytes]) -> Iterator[list[str | bytes]]:
