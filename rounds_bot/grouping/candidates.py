@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from rounds_bot.grouping.candidate_sizes import candidate_size, reading_size, trace_candidate_size
 from rounds_bot.grouping.crash_site import Site, site_of
 from rounds_bot.grouping.cut_digests import MISSING, CutDigests, CutPlace
 from rounds_bot.grouping.error_codes import ErrorCode
@@ -33,7 +34,7 @@ from rounds_bot.grouping.fingerprint import (
 )
 from rounds_bot.grouping.frames import collapse_recursion
 from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles, has_builtin
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, text_size
+from rounds_bot.grouping.memo import MB, BoundedMemo
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.skeletons import split_context
@@ -48,8 +49,6 @@ from rounds_bot.models import ErrorEvent
 
 #: entries each memo holds before it is cleared
 MEMO_LIMIT = 4096
-#: what a candidate holds, roughly: its trees share their stacks with `fingerprint`'s memo
-_CANDIDATE_SIZE = 4 * OVERHEAD
 
 #: what a trace candidate depends on: digest, service, error type, message, environment, version
 _TraceKey = tuple[str, str, str | None, str, str | None, str | None]
@@ -120,12 +119,10 @@ class CandidateReader:
         self._miner = miner
         self._traces = TraceMemo()
         self._trace_candidates: BoundedMemo[_TraceKey, Candidate | None] = BoundedMemo(
-            MEMO_LIMIT, 8 * MB, _candidate_size
+            MEMO_LIMIT, 8 * MB, trace_candidate_size
         )
         #: per frames and service: what `_reading` works out (see `_trace_candidate`)
-        self._readings: BoundedMemo[_ReadingKey, _Reading] = BoundedMemo(
-            MEMO_LIMIT, 7 * MB, lambda key, _: OVERHEAD * (4 + sum(len(e[2]) for e in key[2]))
-        )
+        self._readings: BoundedMemo[_ReadingKey, _Reading] = BoundedMemo(MEMO_LIMIT, 7 * MB, reading_size)
         #: per cut text and service: the hashes its reading gives (see `trace_digests`)
         self.cut_digests = CutDigests()
         #: the event whose trace candidate `trace_digests` worked out last, and that candidate: an event it
@@ -133,10 +130,10 @@ class CandidateReader:
         self._last_worked_out: tuple[ErrorEvent, Candidate | None] | None = None
         self._buckets: BoundedMemo[tuple[str, str | None], str] = BoundedMemo(MEMO_LIMIT, 1 * MB)
         self._template_fingerprints: BoundedMemo[_TemplateKey, Fingerprint] = BoundedMemo(
-            MEMO_LIMIT, 4 * MB, _candidate_size
+            MEMO_LIMIT, 4 * MB, candidate_size
         )
         self._code_candidates: BoundedMemo[_CodeKey, Candidate] = BoundedMemo(
-            MEMO_LIMIT, 4 * MB, _candidate_size
+            MEMO_LIMIT, 4 * MB, candidate_size
         )
 
     def candidate(self, event: ErrorEvent, code: ErrorCode | None) -> Candidate:
@@ -363,10 +360,6 @@ class CandidateReader:
             environment=event.environment,
             service_version=event.service_version,
         )
-
-
-def _candidate_size(key: tuple[object, ...], _: object) -> int:
-    return text_size(key) + _CANDIDATE_SIZE
 
 
 def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:

@@ -17,7 +17,7 @@ from typing import Literal
 from rounds_bot.grouping.components import Component, leaf, node
 from rounds_bot.grouping.frames import frame_components
 from rounds_bot.grouping.inapp import FrameRole, Role, TraceRoles
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, shared_memo
+from rounds_bot.grouping.memo import MB, BoundedMemo, frames_size, shared_memo
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 #: whose frames a trace fingerprint hashes: the app's, its tests', or (None) all of them
@@ -32,13 +32,21 @@ _TYPE_SEPARATORS = re.compile(r"::|[./\\]")
 
 #: stack components kept before the memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
+#: what a stack's component holds beyond its frames: the stack's node, its value and hint, the line
+#: numbers' leaf, and the key's roles and tuples (measured: up to about 3.3 KB)
+_STACK_BYTES = 3584
+#: what it holds per frame beyond the frame's text: the frame's components (its module, function,
+#: context and why it does or does not contribute), their tuples and the frame
+_STACK_FRAME_BYTES = 768
 
 _STACKS: BoundedMemo[
     tuple[
         str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool, bool
     ],
     Component,
-] = shared_memo(_STACK_MEMO_LIMIT, 4 * MB, lambda key, _: OVERHEAD + 16 * len(key[1]))
+] = shared_memo(
+    _STACK_MEMO_LIMIT, 4 * MB, lambda key, _: _STACK_BYTES + frames_size(key[1], _STACK_FRAME_BYTES)
+)
 
 
 def short_type(error_type: str | None) -> str | None:

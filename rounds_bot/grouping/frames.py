@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from rounds_bot.grouping.bundles import MINIFIED, is_bundle, is_minified_name, without_content_hash
 from rounds_bot.grouping.components import Component, leaf, node
 from rounds_bot.grouping.inapp import FrameRole, Role
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, shared_memo
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, frames_size, shared_memo
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 MAX_CONTEXT_LINE = 120
@@ -44,9 +44,14 @@ _ROOT_DIRECTORIES = frozenset(
 _DEPLOYMENT_DIRECTORY = re.compile(r"^(?:\d[\w.+-]*|[0-9a-f]{12,40})$")
 _URL_PREFIX = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*", re.IGNORECASE)
 _MEMO_LIMIT = 100_000
+#: what a frame's component holds beyond its text: its child components and their tuples, and the frame
+#: (measured: with the key's fixed part, up to about 1.7 KB)
+_COMPONENT_BYTES = 1024
 _MODULE_PATHS: BoundedMemo[str, str | None] = shared_memo(_MEMO_LIMIT, 2 * MB)
 _COMPONENTS: BoundedMemo[tuple[Frame, str | None, bool], Component] = shared_memo(
-    _MEMO_LIMIT, 12 * MB, lambda key, _: OVERHEAD * 3 + len(key[1] or "")
+    _MEMO_LIMIT,
+    12 * MB,
+    lambda key, _: OVERHEAD * 4 + len(key[1] or "") + frames_size(key[:1], _COMPONENT_BYTES),
 )
 _NOT: dict[Role, str] = {"app": "not in-app", "test": "not test code", "library": "not a library"}
 

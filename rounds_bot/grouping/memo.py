@@ -1,10 +1,12 @@
 """One bounded memo for every memo of the engine: cleared whole when it holds too many entries or too many
 bytes, never evicted piecemeal (an answer is either all there or worked out again, never half stale).
 
-Each memo states what one entry holds, roughly (`size`: the bytes of its key's and value's text; a fixed
-`OVERHEAD` stands for the dictionary slot and the objects). The budgets below add up to the most the
-engine's memos hold together, whatever the input, about `ENGINE_BUDGET`: a round of a million records
-keeps no more than a round of a thousand.
+Each memo states what one entry holds (`size`: the bytes of its key's and value's text; a fixed
+`OVERHEAD` stands for the dictionary slot and the objects; an entry holding stack frames counts each
+frame's objects and text, `frames_size`, as they cost far more than their text). The estimates bound the
+entries' real bytes (a test compares them with the deep size of the entries a corpus gives), so the
+budgets bound memory. The budgets below add up to the most the engine's memos hold together, whatever the
+input, about `ENGINE_BUDGET`: a round of a million records keeps no more than a round of a thousand.
 
 The memos every engine shares (kept at module level: `shared_memo`) are cleared when the last engine alive
 is let go (`shared_while_alive`): a round's engine is let go once the signatures' states are read, and what
@@ -15,8 +17,8 @@ which never reads them again; an engine made later fills them again, as the firs
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, Protocol, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -27,6 +29,23 @@ MB = 1 << 20
 #: the most the budgets of an engine's memos add up to, the memos all engines share included (a test adds
 #: them up)
 ENGINE_BUDGET = 152 * MB
+#: how many times an entry holding frames keeps each character of a frame's text, at most: the frame's
+#: own strings, and the component values, serialized hash input and rendered lines made of them (measured
+#: on parsed traces of several runtimes, of ASCII and wider text)
+FRAME_TEXT_COPIES = 8
+
+
+class FrameText(Protocol):
+    """The text a stack frame holds (`stacktrace.Frame`)."""
+
+    @property
+    def function(self) -> str | None: ...
+    @property
+    def module(self) -> str | None: ...
+    @property
+    def filename(self) -> str | None: ...
+    @property
+    def context_line(self) -> str | None: ...
 
 
 def text_size(key: object, value: object = None) -> int:
@@ -37,6 +56,22 @@ def text_size(key: object, value: object = None) -> int:
             size += len(part)
         elif isinstance(part, tuple):
             size += sum(len(item) for item in part if isinstance(item, (str, bytes)))
+    return size
+
+
+def frames_size(frames: Iterable[FrameText], per_frame: int) -> int:
+    """The bytes an entry holds for `frames`: `per_frame` for the objects each frame's part is made of
+    (measured, per memo: the frame, its components and their tuples), and its text's characters, copied
+    `FRAME_TEXT_COPIES` times. Counting objects rather than characters alone is what makes an estimate bound
+    the memory: a frame of a few characters still holds hundreds of bytes of objects."""
+    size = 0
+    for frame in frames:
+        text = 0
+        for part in (frame.function, frame.module, frame.filename, frame.context_line):
+            if part:
+                # CPython keeps ASCII text in a byte a character, any other in up to four (PEP 393)
+                text += len(part) if part.isascii() else 4 * len(part)
+        size += per_frame + FRAME_TEXT_COPIES * text
     return size
 
 

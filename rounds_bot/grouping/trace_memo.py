@@ -28,9 +28,10 @@ the candidate memoised under it (`candidates`).
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass, field
 
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, frames_size
 from rounds_bot.grouping.normalize import SHAPE_DIGITS, normalize_uncached
 from rounds_bot.grouping.stacktrace import (
     Frame,
@@ -55,6 +56,9 @@ _VARIANTS_PER_SHAPE = 64
 #: frames, roughly (its trace and exception, its values and key)
 _READINGS_PER_CUT = 8
 _READING_SIZE = 3 * OVERHEAD
+#: what a parsed trace holds per frame beyond its text: the frame object and its attributes' dictionary
+#: (measured, with 600 bytes an entry: up to about 750 bytes)
+_TRACE_FRAME_BYTES = 768
 
 
 #: what grouping reads of a parsed trace: runtime, notes, each exception's type, relation and
@@ -245,7 +249,9 @@ _MISSING_CUT = _CutEntry(ParsedTrace("python", ()), 0, [], (False, None, False))
 
 def _trace_size(trace: ParsedTrace) -> int:
     """What a parsed trace holds, roughly: its frames (shared with other memos more often than not)."""
-    return OVERHEAD * (1 + trace.frame_count) + sum(len(e.value) for e in trace.exceptions)
+    return OVERHEAD * 3 + sum(
+        sys.getsizeof(e.value) + frames_size(e.frames, _TRACE_FRAME_BYTES) for e in trace.exceptions
+    )
 
 
 def _cut_size(entry: _CutEntry | None) -> int:
@@ -255,9 +261,10 @@ def _cut_size(entry: _CutEntry | None) -> int:
 
 def _key_size(key: str | DumpKey) -> int:
     """A text, or a dump key: its parts, each a string object."""
+    # the string's own size: a text of any character beyond ASCII takes two or four bytes a character
     if isinstance(key, str):
-        return OVERHEAD + len(key)
-    return OVERHEAD + sum(64 + len(part) for part in key if part is not None)
+        return OVERHEAD + sys.getsizeof(key)
+    return OVERHEAD + sum(sys.getsizeof(part) for part in key if part is not None)
 
 
 def _read_as_go(read: ParsedText | ParsedTrace | None) -> bool:
