@@ -6,13 +6,20 @@ memory. A frame costs far more than its text: its objects are counted per frame 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rounds_bot.grouping.memo import frames_size, text_size
 
 if TYPE_CHECKING:
-    from rounds_bot.grouping.candidates import Candidate
-    from rounds_bot.grouping.stacktrace import Frame
+    from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
+
+
+class _Traced(Protocol):
+    """What sizing reads of a candidate (`candidates.Candidate`, which imports this module): its trace."""
+
+    @property
+    def trace(self) -> ParsedTrace | None: ...
+
 
 #: what a candidate holds beyond its key's text and its trace's frames: its view, title, site and the
 #: components of its tree (measured: up to about 3.5 KB; its trees share their stacks with
@@ -38,7 +45,7 @@ def candidate_size(key: tuple[object, ...], _: object) -> int:
     return KEY_TEXT_COPIES * text_size(key) + CANDIDATE_BYTES
 
 
-def trace_candidate_size(key: tuple[object, ...], candidate: Candidate | None) -> int:
+def trace_candidate_size(key: tuple[object, ...], candidate: _Traced | None) -> int:
     """A trace candidate: as any candidate, and its trace's frames (none: its key alone)."""
     if candidate is None:
         return KEY_TEXT_COPIES * text_size(key)
