@@ -4,6 +4,7 @@ committed as the caller's workflow pins them)."""
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +57,17 @@ def own_cache_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pa
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = before
+
+
+@pytest.fixture
+def collector_off() -> Iterator[None]:
+    """Only reference counting frees anything while a test runs (as in a round between rare collections)."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @pytest.fixture

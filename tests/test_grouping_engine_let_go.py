@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import random
 import weakref
-from collections.abc import Iterator
 
 import pytest
 from test_grouping_corpus import EVENTS
@@ -17,17 +16,6 @@ from test_grouping_store import saved, stream
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.registry import Registry, _fetching_into
 from rounds_bot.store import Store
-
-
-@pytest.fixture
-def collector_off() -> Iterator[None]:
-    """Only reference counting frees anything while a test runs (as in a round between rare collections)."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 @pytest.mark.usefixtures("collector_off")

@@ -4,10 +4,8 @@ is drawn is what drawing it anew gives, however many trees come and go (and thei
 
 from __future__ import annotations
 
-import gc
 import random
 import weakref
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,17 +14,6 @@ from rounds_bot.grouping.components import Component, leaf, node, render
 from rounds_bot.grouping.explanation import Explainer
 from rounds_bot.grouping.fingerprint import Fingerprint
 from rounds_bot.settings.grouping import GroupingConfig
-
-
-@pytest.fixture
-def collector_off() -> Iterator[None]:
-    """Only reference counting frees anything while a test runs (as in a round between rare collections)."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _tree(rng: random.Random) -> Component:
