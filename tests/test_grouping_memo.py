@@ -11,6 +11,7 @@ from rounds_bot.grouping import components, exception_chain, frames, memo, stack
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.memo import ENGINE_BUDGET, OVERHEAD, BoundedMemo, text_size
 from rounds_bot.grouping.stacktrace.reading import LINE_MEMO_BUDGET
+from rounds_bot.models import Assignment, ErrorEvent
 
 
 def test_a_memo_full_by_entries_is_cleared_whole_before_the_next_entry() -> None:
@@ -67,7 +68,7 @@ def test_the_budgets_of_an_engines_memos_add_up_to_at_most_the_stated_total() ->
     assert all(any(held is m for held in memo._SHARED) for m in shared)
     assert len(per_engine) == 14  # the message shapes' memo and the lookup keys asked for among them
     total = sum(m._budget for m in [*per_engine, *shared]) + line_memos * LINE_MEMO_BUDGET
-    assert total <= ENGINE_BUDGET
+    assert total == ENGINE_BUDGET  # the stated total is the sum, not a bound left loose
 
 
 def test_the_shared_memos_are_cleared_once_no_engine_is_alive_and_the_answers_stay_the_same(
@@ -89,3 +90,27 @@ def test_the_shared_memos_are_cleared_once_no_engine_is_alive_and_the_answers_st
         assert GroupingEngine().assign_all(EVENTS) == before
     finally:
         gc.enable()
+
+
+def _placed(engine: GroupingEngine, events: list[ErrorEvent]) -> list[tuple[str, str, Assignment | None]]:
+    """Each event's placement, the signatures placed kept as a round keeps them (`place_each`)."""
+    kept: set[str] = set()
+    placements = []
+    for placed in engine.place_each(events, kept):
+        kept.add(placed.signature_id)
+        placements.append((placed.signature_id, placed.tier, placed.assignment))
+    return placements
+
+
+def test_an_engine_whose_memos_keep_nothing_answers_as_one_whose_memos_keep_what_their_budgets_allow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The corpus twice: the second time, every memo a budget lets keep its entries answers from them.
+    events = [*EVENTS, *EVENTS]
+    assigned, placed = GroupingEngine().assign_all(events), _placed(GroupingEngine(), events)
+    for shared in memo._SHARED:
+        shared.clear()
+    # a memo that keeps nothing is one cleared before every lookup: the smallest budget there can be
+    monkeypatch.setattr(BoundedMemo, "put", lambda self, key, value: value)
+    assert GroupingEngine().assign_all(events) == assigned
+    assert _placed(GroupingEngine(), events) == placed
