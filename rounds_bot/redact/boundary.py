@@ -25,7 +25,7 @@ BOUNDARY_BATCH = 1_000
 class Boundary:
     """The redaction boundary as a source builds its events (a `sources.base.Sink`): each event is redacted
     the moment it is made, in the order made, and only the redacted copy is kept, in the round's one spill
-    (in memory up to 20,000 events, then in a temporary file): raw telemetry never reaches the disk.
+    (in memory up to 16 MB of events, then in a temporary file): raw telemetry never reaches the disk.
 
         boundary = Boundary(redactor)
         polled = source.poll_into(window, known, counted, boundary)    boundary(event) for each event built

@@ -1,10 +1,11 @@
 """The events of one round, in the order they were read, without holding them all in memory.
 
 A round may read a million error records; each event is a few kilobytes as an object. `EventSpill` keeps
-the first `in_memory` events as they are, and past that writes them to an anonymous temporary file in
-compressed chunks (`spill_chunk.py`), so a round's memory does not grow with its records. It is read again
-by iterating it (each pass decodes the chunks in order) or, for the few records a step needs out of order,
-by index.
+the first events as they are while they take a few megabytes (`IN_MEMORY_BYTES`, as `held_bytes` reckons
+them) and are at most `in_memory`, and past that writes them to an anonymous temporary file in compressed
+chunks (`spill_chunk.py`), so a round's memory grows neither with its records nor with their size. It is
+read again by iterating it (each pass decodes the chunks in order) or, for the few records a step needs out
+of order, by index.
 
     events = EventSpill()
     events.append(event)                     many times
@@ -44,6 +45,17 @@ from rounds_bot.sources.spill_chunk import (
 
 #: events kept as objects before the spill starts writing; a small round never touches the disk
 IN_MEMORY = 20_000
+#: what the events kept as objects may take (`held_bytes`) before the spill starts writing: a count alone lets
+#: the first 20,000 events of a large round take 70 MB at a few kilobytes each (the peak of reading it, though
+#: they go to the file a moment later), and 20,000 events with Java traces of 30 kB take 600 MB; some 4,000 of
+#: a few kilobytes fit, the hundreds a small round reads many times over
+IN_MEMORY_BYTES = 16 << 20
+#: what an event takes as objects besides its texts' characters (`held_bytes`): the model and its fields'
+#: dict, its time, ids and their strings, as measured (tracemalloc) for events read from OTLP
+EVENT_BYTES = 1_536
+#: what an attribute, a context record or a text takes besides its characters: its strings' headers, its slot
+#: in a dict or list, a context record's model
+PART_BYTES = 100
 #: events written, compressed, and read back as one piece: 500 rather than 1,000, as a pass decodes a chunk
 #: of them with fewer instructions and the chunk it holds is half the size; the bytes written are the
 #: same (a chunk's shared values are few), and so is the cost of writing them
@@ -72,6 +84,7 @@ class EventSpill(_EventSequence):
         self._in_memory = IN_MEMORY if in_memory is None else in_memory
         self._chunk = max(CHUNK if chunk is None else chunk, 1)
         self._tail: list[ErrorEvent] = []  # not yet written (all of them while the spill is in memory)
+        self._held = 0  # what the events in memory take, roughly (`held_bytes`), until the file is made
         self._file: IO[bytes] | None = None
         # each written chunk: its offset, then the length of its events' keys (`keys`) and of the events
         self._chunks: list[tuple[int, int, int]] = []
@@ -86,8 +99,10 @@ class EventSpill(_EventSequence):
         self._tail.append(event)
         if self.newest is None or event.timestamp > self.newest:
             self.newest = event.timestamp
-        if self._file is None and len(self._tail) > self._in_memory:
-            self._file = tempfile.TemporaryFile(prefix="rounds-events-")  # noqa: SIM115 (closed by close())
+        if self._file is None:
+            self._held += held_bytes(event)
+            if len(self._tail) > self._in_memory or self._held > IN_MEMORY_BYTES:
+                self._file = tempfile.TemporaryFile(prefix="rounds-events-")  # noqa: SIM115 (by close())
         if self._file is not None:
             while len(self._tail) >= self._chunk:
                 self._write(self._tail[: self._chunk])
@@ -238,6 +253,22 @@ class EventSpill(_EventSequence):
         offset, length, _ = self._chunks[number]
         self._file.seek(offset)
         return read_keys(self._file.read(length))
+
+
+def held_bytes(event: ErrorEvent) -> int:
+    """Roughly what `event` takes in memory as objects: `EVENT_BYTES`, its texts' characters (a byte each, as
+    an ASCII string holds them) and `PART_BYTES` for each attribute and context record. Its texts are what
+    varies: a redacted trace may be 64 KiB (`redact.event.STACKTRACE_CHARS`), an event may carry 200
+    attributes of 4 KiB, where most events of a round take a few kilobytes in all."""
+    held = EVENT_BYTES + len(event.message) + len(event.stacktrace or "")
+    attributes = event.attributes
+    if attributes:
+        held += PART_BYTES * len(attributes)
+        for key, value in attributes.items():
+            held += len(key) + len(value) if type(value) is str else len(key)
+    for record in event.context:
+        held += PART_BYTES + len(record.body)
+    return held
 
 
 def _cut(items: list[_Item], count: int) -> list[_Item]:
