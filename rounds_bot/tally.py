@@ -4,7 +4,7 @@ A round may count a million occurrences: what it keeps of each (its moment and c
 is kept in compact arrays (`Timeline`), read back as the `Occurrence`s they were given as; everything else is
 an aggregate or a bounded sample (the ids counted wait for the commit elsewhere: `round/counted.py`). The
 samples of a signature are a few events of a few kilobytes each, and a round of many signatures keeps
-thousands of them: past the first, they are kept packed (`Samples`).
+thousands of them: past the first, they are kept packed, in a round in a temporary file (`Samples`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import TypeVar, overload
+from typing import Protocol, TypeVar, overload
 
 import lz4.frame
 
 from rounds_bot.clock import BUCKET_SECONDS, bucket_of
-from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.models import Assignment, ErrorEvent, sharing_fields_set
 from rounds_bot.triage import ListedFigures, Occurrence
 
 SAMPLES_PER_SIGNATURE = 5
@@ -290,19 +290,33 @@ _new_occurrence = Occurrence.__new__
 _set = object.__setattr__
 
 
+class SampleKeeper(Protocol):
+    """Where a round's samples past each signature's first wait (`round.spilled.SpilledBlobs`): a blob given
+    is read back as it was, by the number `put` answered."""
+
+    def put(self, blob: bytes) -> int: ...
+
+    def get(self, number: int) -> bytes: ...
+
+
 class Samples(_ListLike[ErrorEvent]):
     """A signature's samples: up to `SAMPLES_PER_SIGNATURE` events that differ from each other (another
     service, version or message), in the order offered. The first stays an object (it is the signature's
-    representative, `Signature.first`, read at once); once the set is full, the others are kept pickled and
-    compressed (similar events of one signature compress to a fifth) and read back as they were given."""
+    representative, `Signature.first`, read at once), its set of given fields shared (`sharing_fields_set`).
+    The others are read only if the signature is diagnosed: given a `SampleKeeper` (a round's), each is
+    pickled, compressed and handed to it as it is kept, so a round's memory does not hold them (a round of
+    20,000 signatures held 80 MB of them); without one, they are kept pickled and compressed once the set is
+    full (similar events of one signature compress to a fifth). Either way they are read back as given."""
 
-    __slots__ = ("_first", "_kinds", "_packed", "_rest")
+    __slots__ = ("_first", "_keeper", "_kept", "_kinds", "_packed", "_rest")
 
-    def __init__(self) -> None:
+    def __init__(self, keeper: SampleKeeper | None = None) -> None:
         self._kinds: list[tuple[str, str | None, str]] = []  # what makes each sample differ from the others
         self._first: ErrorEvent | None = None
-        self._rest: list[ErrorEvent] | None = None  # made for the second sample
+        self._rest: list[ErrorEvent] | None = None  # made for the second sample (without a keeper)
         self._packed: bytes | None = None
+        self._keeper = keeper
+        self._kept: tuple[int, ...] = ()  # the keeper's number of each sample after the first
 
     def offer(self, event: ErrorEvent) -> None:
         """Keep `event` if there is room and no sample is like it."""
@@ -313,22 +327,26 @@ class Samples(_ListLike[ErrorEvent]):
             return
         self._kinds.append(kind)
         if self._first is None:
-            self._first = event
+            self._first = sharing_fields_set(event)
+            return
+        if self._keeper is not None:
+            self._kept = (*self._kept, self._keeper.put(_packed([event])))
             return
         if self._rest is None:
             self._rest = []
         self._rest.append(event)
         if len(self._kinds) == SAMPLES_PER_SIGNATURE:  # full: no sample is added any more
-            self._packed = bytes(lz4.frame.compress(pickle.dumps(self._rest, pickle.HIGHEST_PROTOCOL)))
+            self._packed = _packed(self._rest)
             self._rest = None
 
     def _events(self) -> list[ErrorEvent]:
         if self._first is None:
             return []
+        if self._keeper is not None:
+            return [self._first, *(_unpacked(self._keeper.get(number))[0] for number in self._kept)]
         if self._packed is None:
             return [self._first, *(self._rest or ())]
-        rest = pickle.loads(lz4.frame.decompress(self._packed))
-        return [self._first, *rest]
+        return [self._first, *_unpacked(self._packed)]
 
     def __len__(self) -> int:
         return len(self._kinds)
@@ -344,3 +362,12 @@ class Samples(_ListLike[ErrorEvent]):
         if index == 0 and self._first is not None:
             return self._first
         return self._events()[index]
+
+
+def _packed(events: list[ErrorEvent]) -> bytes:
+    return bytes(lz4.frame.compress(pickle.dumps(events, pickle.HIGHEST_PROTOCOL)))
+
+
+def _unpacked(blob: bytes) -> list[ErrorEvent]:
+    events: list[ErrorEvent] = pickle.loads(lz4.frame.decompress(blob))  # packed by `_packed`, this round
+    return events

@@ -22,6 +22,7 @@ from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent, sharing_fields_set
 from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.round.counted import Counted
+from rounds_bot.round.spilled import SpilledBlobs
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.sources.base import PollResult, Window
@@ -29,7 +30,7 @@ from rounds_bot.sources.id_set import IdSet
 from rounds_bot.sources.spill import EventSpill, Picked, keys_of
 from rounds_bot.sources.spill_chunk import BLANK_TRACE
 from rounds_bot.store import Store
-from rounds_bot.tally import Tally
+from rounds_bot.tally import Samples, Tally
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ def group_occurrences(
     """Fingerprint every occurrence not counted before; known backend groups are counted without grouping."""
     tallies: dict[str, Tally] = {}
     tier_counts: dict[str, int] = {}
+    # every tally's samples past its first wait in one file: read only for the signatures diagnosed
+    samples = SpilledBlobs("rounds-samples-")
     counted_through = store.counted_through()
     to_group, already_counted, others = _not_counted(store, window, polled)
     traces, counted = TraceErrors(), Counted()
@@ -84,7 +87,7 @@ def group_occurrences(
         if tally is None:
             if assignment is None:  # (`place_each` leaves it out only for a signature in `tallies`)
                 raise AssertionError(f"{signature_id} was placed without an assignment and is not tallied")
-            tally = tallies[signature_id] = Tally(assignment=assignment)
+            tally = tallies[signature_id] = Tally(assignment, samples=Samples(samples))
         moment = event.timestamp
         tally.add(event, event.count, moment, moment)
         count_it(event.event_id, signature_id, moment)
@@ -96,7 +99,7 @@ def group_occurrences(
         other_in = signature_of_other.get(_compact(event.event_id))
         if other_in is not None:
             traces.add(event, other_in)
-    notes = _count_known_groups(store, controls, polled, tallies)
+    notes = _count_known_groups(store, controls, polled, tallies, samples)
     return Grouped(tallies, already_counted, tier_counts, notes, traces, counted)
 
 
@@ -178,7 +181,7 @@ def _in_rebuilt_total(counted_through: dict[str, datetime], signature_id: str, e
 
 
 def _count_known_groups(
-    store: Store, controls: Controls, polled: PollResult, tallies: dict[str, Tally]
+    store: Store, controls: Controls, polled: PollResult, tallies: dict[str, Tally], samples: SpilledBlobs
 ) -> list[str]:
     """Backend groups already mapped to a signature arrive as counts: added without grouping."""
     notes: list[str] = []
@@ -191,7 +194,7 @@ def _count_known_groups(
             notes.append(f"group {group.source_group_id} is mapped to an unknown signature; ignored")
             continue
         if known.id not in tallies:
-            tallies[known.id] = Tally(assignment=_assignment_of(known))
+            tallies[known.id] = Tally(_assignment_of(known), samples=Samples(samples))
         stand_in = ErrorEvent(
             event_id=f"group:{group.source_group_id}", timestamp=group.last_seen, service=group.service
         )

@@ -8,12 +8,20 @@ file (anonymous, gone when it is closed), read back whole, in the order written.
 
 Nothing is looked up among the rows, only read through in order: a file of pickled batches serves, at a
 fraction of what inserting each row into a temporary database costs.
+
+Blobs a round reads back one by one, few of them, if at all (`SpilledBlobs`: the samples of its signatures
+past each one's first, `tally.Samples`), wait in a file of their own, each found by the number it was given:
+
+    blobs = SpilledBlobs("rounds-samples-")
+    number = blobs.put(blob)
+    blobs.get(number) == blob
 """
 
 from __future__ import annotations
 
 import pickle
 import tempfile
+from array import array
 from collections.abc import Iterator
 from typing import IO, Generic, TypeVar
 
@@ -61,3 +69,39 @@ class SpilledBatches(Generic[_T]):
             self._file.close()
             self._file = None
             self._lengths = []
+
+
+class SpilledBlobs:
+    """Byte strings written one after the other to a temporary file (anonymous: gone when this object is, or
+    closed), each read back by its number (the order it was put in, from 0): 16 bytes of memory each."""
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+        self._file: IO[bytes] | None = None
+        self._starts = array("q")  # where each blob starts in the file, in the order put
+        self._lengths = array("q")
+        self._end = 0
+
+    def put(self, blob: bytes) -> int:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix=self._prefix)  # noqa: SIM115 (closed by close())
+        self._file.seek(self._end)  # after the blobs put (a `get` may have read from anywhere)
+        self._file.write(blob)
+        self._starts.append(self._end)
+        self._lengths.append(len(blob))
+        self._end += len(blob)
+        return len(self._starts) - 1
+
+    def get(self, number: int) -> bytes:
+        if self._file is None or not 0 <= number < len(self._starts):
+            raise IndexError(f"blob {number} is not kept")
+        self._file.seek(self._starts[number])
+        return self._file.read(self._lengths[number])
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
