@@ -249,3 +249,70 @@ def test_a_store_error_names_the_failure_of_a_write(fresh_db: Store) -> None:
         fresh_db.set_source_state(SOURCE, a_state(random_reads(random.Random(3), 3)))
         fresh_db.db.execute("insert into source_lines (source) values ('x')")  # breaks a column's rule
     assert fresh_db.source_state(SOURCE) is None
+
+
+def a_round(rng: random.Random, stored: dict[str, Any] | None, pool: dict[str, Read]) -> dict[str, Any]:
+    """A round as a file source makes it: the memory restored from what the store gave, the lines of the
+    file (some read before, some new, some twice) recalled and kept, the state it ends with."""
+    memory = LineMemory.restore(stored)
+    for digest in rng.choices(list(pool), k=rng.randrange(0, 40)):
+        recalled = memory.recall(digest)
+        memory.keep(digest, recalled if recalled is not None else pool[digest])
+    return memory.state()
+
+
+def a_quiet_round(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A round that reads again every line it read before, and nothing else."""
+    memory = LineMemory.restore(stored)
+    for digest in list(stored[LINES]) if stored is not None else []:
+        recalled = memory.recall(digest)
+        if recalled is not None:  # (none, when another release wrote them)
+            memory.keep(digest, recalled)
+    return memory.state()
+
+
+def rows_of(store: Store, source: str) -> list[tuple[Any, ...]]:
+    return store.db.execute(
+        "select digest, neighbours, ids, micros from source_lines where source = ? order by digest", [source]
+    ).fetchall()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_rows_written_after_any_rounds_are_those_a_full_rewrite_gives(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only what changed is written (`write_changed_lines`): after any sequence of rounds, quiet or not,
+    with the bound cutting lines off, another release starting afresh and another source between, the
+    table holds what writing the round's lines whole gives."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(line_memory, "MAX_RECORDS", rng.choice((30, 200, 10_000)))
+    pool = random_reads(rng, 60)
+    store = Store.memory()
+    for _ in range(10):
+        source = rng.choice((SOURCE, SOURCE, "otlp-file:other.jsonl"))
+        stored = store.source_state(source)
+        if stored is not None and rng.random() < 0.15:
+            stored = {**stored, "release": "another"}
+        if stored is not None and LINES in stored and rng.random() < 0.3:
+            state = a_quiet_round(stored)
+        else:
+            state = a_round(rng, stored, pool)
+        with store.transaction():
+            store.set_source_state(source, state)
+        whole = Store.memory()
+        with whole.transaction():
+            whole.set_source_state(source, {**state, LINES: dict(state[LINES])})
+        assert rows_of(store, source) == rows_of(whole, source)
+        assert store.source_state(source) == whole.source_state(source)
+
+
+def test_a_quiet_round_writes_no_line(fresh_db: Store) -> None:
+    state = a_state(random_reads(random.Random(13), 50))
+    with fresh_db.transaction():
+        fresh_db.set_source_state(SOURCE, state)
+    quiet = a_quiet_round(fresh_db.source_state(SOURCE))
+    before = fresh_db.db.conn.total_changes
+    with fresh_db.transaction():
+        fresh_db.set_source_state(SOURCE, quiet)
+    assert fresh_db.db.conn.total_changes - before == 1  # the state's own row, and no line
+    assert fresh_db.source_state(SOURCE) == state

@@ -129,12 +129,27 @@ def moment_of(micros: int) -> datetime:
     return EPOCH + timedelta(microseconds=micros)
 
 
+class KeptLines(dict[str, Packed]):
+    """The lines a round keeps (digest to what the line gave), and where they came from: `carried_from`,
+    the mapping the round restored (the store's, when it keeps them apart), and `fresh`, the digests of
+    the lines that were not in it. A store that holds `carried_from` can then write only what changed:
+    the lines it holds but this round did not keep go, the fresh ones come; every other line is the one
+    it holds, unchanged (the same bytes gave the same records)."""
+
+    def __init__(self, carried_from: Mapping[str, Packed] | None) -> None:
+        super().__init__()
+        self.carried_from = carried_from
+        self.fresh: set[str] = set()
+
+
 class LineMemory:
     """The lines read before (by digest), and those read this round, kept for the next."""
 
-    def __init__(self, remembered: Mapping[str, Packed]) -> None:
+    def __init__(
+        self, remembered: Mapping[str, Packed], carried_from: Mapping[str, Packed] | None = None
+    ) -> None:
         self._remembered = remembered
-        self._kept: dict[str, Packed] = {}
+        self._kept = KeptLines(carried_from)
         self._kept_records = 0
         # the line recalled last, as remembered: the line kept next is most often that one, and a memory kept
         # in a database is not asked twice for it
@@ -146,7 +161,9 @@ class LineMemory:
         are a mapping (`LINES`): a dictionary, or the store's table read a line at a time."""
         mine = state is not None and state.get("format") == FORMAT and state.get("release") == __version__
         lines = state.get(LINES) if state is not None and mine else None
-        return cls(lines if isinstance(lines, Mapping) else {})
+        if not isinstance(lines, Mapping):
+            return cls({})
+        return cls(lines, carried_from=lines)
 
     def reads(self) -> Iterator[Read]:
         """Every line remembered, in no particular order."""
@@ -164,6 +181,8 @@ class LineMemory:
         # a line remembered is kept as it was saved: the same bytes gave the same records
         recalled, value = self._recalled
         remembered = value if recalled == digest else self._remembered.get(digest)
+        if remembered is None:
+            self._kept.fresh.add(digest)
         self._kept[digest] = remembered or read.packed()
         self._kept_records += len(read.records)
 

@@ -4,8 +4,9 @@
 A state is JSON, but the lines a file source remembers (its `LINES`, up to hundreds of thousands) are not
 part of that text: made into one document they were the biggest thing a round's commit built (a text of
 many megabytes, and as much again while it was made), and the next round parsed all of it before reading a
-line. Kept as rows, they are written one at a time in the round's transaction, and read back by digest as
-the file's lines come (`StoredLines`): neither round holds the memory as one text.
+line. Kept as rows, they are written one at a time in the round's transaction (only those that changed,
+when the round restored its memory from them: a quiet round writes none), and read back by digest as the
+file's lines come (`StoredLines`): neither round holds the memory as one text.
 
 - `source_lines`: `source`, `digest` (the line's digest as its 16 bytes, any other key as its text, as
   `seen.stored_id` keeps an id), `neighbours` (0 or 1), `ids` and `micros` (the packed records, `Packed`);
@@ -25,7 +26,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from rounds_bot.sources.line_memory import LINES, Packed, packed_from_text
+from rounds_bot.sources.line_memory import LINES, KeptLines, Packed, packed_from_text
 from rounds_bot.store.seen import stored_id
 
 
@@ -72,6 +73,28 @@ def write_lines(db: Database, source: str, lines: Mapping[str, Packed]) -> None:
         (
             (source, stored_id(digest), int(neighbours), ids, micros)
             for digest in sorted(lines)
+            for neighbours, ids, micros in (lines[digest],)
+        ),
+    )
+
+
+def write_changed_lines(db: Database, source: str, lines: KeptLines) -> None:
+    """The lines of `source` made what `lines` holds, when they were restored from its rows: the rows of
+    the lines it no longer keeps deleted, its fresh lines inserted (in the order of their key), the rest
+    left as they are (a line carried is the row it was read from). A quiet round, which keeps what it
+    read, writes nothing; the table ends as `write_lines` would leave it."""
+    kept = {stored_id(digest) for digest in lines}
+    held = db.execute("select digest from source_lines where source = ?", [source])
+    gone = [key for (key,) in held if key not in kept]
+    db.conn.executemany(
+        "delete from source_lines where source = ? and digest = ?", ((source, key) for key in gone)
+    )
+    db.conn.executemany(
+        "insert or replace into source_lines (source, digest, neighbours, ids, micros) "
+        "values (?, ?, ?, ?, ?)",
+        (
+            (source, stored_id(digest), int(neighbours), ids, micros)
+            for digest in sorted(lines.fresh)
             for neighbours, ids, micros in (lines[digest],)
         ),
     )
@@ -157,9 +180,15 @@ class SourceStates:
         if not isinstance(lines, Mapping):
             self._save_state(source, state, None)
             return
-        if not (isinstance(lines, StoredLines) and lines.db is self.db and lines.source == source):
+        if isinstance(lines, KeptLines) and self._holds(lines.carried_from, source):
+            write_changed_lines(self.db, source, lines)
+        elif not self._holds(lines, source):
             write_lines(self.db, source, lines)  # (the rows it reads are already these)
         self._save_state(source, {key: value for key, value in state.items() if key != LINES}, len(lines))
+
+    def _holds(self, lines: Mapping[str, Packed] | None, source: str) -> bool:
+        """Whether `lines` are the rows this database holds for `source`."""
+        return isinstance(lines, StoredLines) and lines.db is self.db and lines.source == source
 
     def _save_state(self, source: str, state: dict[str, Any], kept_lines: int | None) -> None:
         if kept_lines is None:
