@@ -151,19 +151,19 @@ class LineMemory:
         self._remembered = remembered
         self._kept = KeptLines(carried_from)
         self._kept_records = 0
-        # the line recalled last, as remembered: the line kept next is most often that one, and a memory kept
-        # in a database is not asked twice for it
-        self._recalled: tuple[str, Packed | None] = ("", None)
 
     @classmethod
     def restore(cls, state: dict[str, Any] | None) -> LineMemory:
         """The memory a round's state holds; empty when it has none, or one another release wrote. Its lines
-        are a mapping (`LINES`): a dictionary, or the store's table read a line at a time."""
+        are a mapping (`LINES`): a dictionary, or the store's table. They are read into a dictionary in one
+        pass (`items`): a round asks for every line of its file, and one pass costs far less than a query a
+        line; what it holds is bounded as the memory is (`MAX_RECORDS`), and the values are the very ones
+        the lines kept again hold."""
         mine = state is not None and state.get("format") == FORMAT and state.get("release") == __version__
         lines = state.get(LINES) if state is not None and mine else None
         if not isinstance(lines, Mapping):
             return cls({})
-        return cls(lines, carried_from=lines)
+        return cls(dict(lines.items()), carried_from=lines)
 
     def reads(self) -> Iterator[Read]:
         """Every line remembered, in no particular order."""
@@ -171,7 +171,6 @@ class LineMemory:
 
     def recall(self, digest: str) -> Read | None:
         value = self._remembered.get(digest)
-        self._recalled = (digest, value)
         return None if value is None else Read.unpacked(value)
 
     def keep(self, digest: str, read: Read) -> None:
@@ -179,8 +178,7 @@ class LineMemory:
         if digest in self._kept or self._kept_records + len(read.records) > MAX_RECORDS:
             return
         # a line remembered is kept as it was saved: the same bytes gave the same records
-        recalled, value = self._recalled
-        remembered = value if recalled == digest else self._remembered.get(digest)
+        remembered = self._remembered.get(digest)
         if remembered is None:
             self._kept.fresh.add(digest)
         self._kept[digest] = remembered or read.packed()

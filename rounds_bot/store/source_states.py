@@ -5,8 +5,9 @@ A state is JSON, but the lines a file source remembers (its `LINES`, up to hundr
 part of that text: made into one document they were the biggest thing a round's commit built (a text of
 many megabytes, and as much again while it was made), and the next round parsed all of it before reading a
 line. Kept as rows, they are written one at a time in the round's transaction (only those that changed,
-when the round restored its memory from them: a quiet round writes none), and read back by digest as the
-file's lines come (`StoredLines`): neither round holds the memory as one text.
+when the round restored its memory from them: a quiet round writes none), and read back in one pass of
+the rows when a round restores its memory (`StoredLines.items`): neither round holds the memory as one
+text, and a round's lookups are a dictionary's, not a query each.
 
 - `source_lines`: `source`, `digest` (the line's digest as its 16 bytes, any other key as its text, as
   `seen.stored_id` keeps an id), `neighbours` (0 or 1), `ids` and `micros` (the packed records, `Packed`);
@@ -21,7 +22,7 @@ they are moved to rows once, when it is migrated (`move_lines_to_rows`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, ValuesView
+from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from typing import Any
 
 from sqlite_utils import Database
@@ -130,12 +131,30 @@ class StoredLines(Mapping[str, Packed]):
     def values(self) -> ValuesView[Packed]:
         return _Values(self)
 
+    def items(self) -> ItemsView[str, Packed]:
+        return _Items(self)
+
     def rows(self) -> Iterator[Packed]:
         """Every line's packed records, read in one pass."""
         found = self.db.execute(
             "select neighbours, ids, micros from source_lines where source = ?", [self.source]
         )
         return ((bool(neighbours), ids, micros) for neighbours, ids, micros in found)
+
+
+class _Items(ItemsView[str, Packed]):
+    """The items of `StoredLines`, read in one pass (how a round restores the memory) rather than one
+    query a line."""
+
+    def __init__(self, lines: StoredLines) -> None:
+        super().__init__(lines)
+        self._lines = lines
+
+    def __iter__(self) -> Iterator[tuple[str, Packed]]:
+        found = self._lines.db.execute(
+            "select digest, neighbours, ids, micros from source_lines where source = ?", [self._lines.source]
+        )
+        return ((_digest_of(key), (bool(neighbours), ids, micros)) for key, neighbours, ids, micros in found)
 
 
 class _Values(ValuesView[Packed]):
