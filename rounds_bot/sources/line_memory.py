@@ -134,7 +134,9 @@ class KeptLines(dict[str, Packed]):
     the mapping the round restored (the store's, when it keeps them apart), and `fresh`, the digests of
     the lines that were not in it. A store that holds `carried_from` can then write only what changed:
     the lines it holds but this round did not keep go, the fresh ones come; every other line is the one
-    it holds, unchanged (the same bytes gave the same records)."""
+    it holds, unchanged (the same bytes gave the same records). A round that restored nothing (a first
+    round) notes no fresh line: all its lines are written, and a set of them would only add to what the
+    commit holds."""
 
     def __init__(self, carried_from: Mapping[str, Packed] | None) -> None:
         super().__init__()
@@ -179,7 +181,7 @@ class LineMemory:
             return
         # a line remembered is kept as it was saved: the same bytes gave the same records
         remembered = self._remembered.get(digest)
-        if remembered is None:
+        if remembered is None and self._kept.carried_from is not None:
             self._kept.fresh.add(digest)
         self._kept[digest] = remembered or read.packed()
         self._kept_records += len(read.records)
