@@ -11,7 +11,11 @@
   (`Store.add_occurrences_of`, `Store.note_versions_of`);
 - derived: the incidents and fixes of the round's signatures folded again from the facts a first round logs
   for each (detected, filed), as the commit's `Store.derived_once` does on leaving (one way: run the script
-  with each version to compare them).
+  with each version to compare them);
+- lines: a file source's line memory of as many records (at most `line_memory.MAX_RECORDS`, 20 to a line, as
+  the synthetic files have them) written as one JSON text in the source's state (the form before) or as rows
+  (`Store.set_source_state`), and read back as the next round reads it (every line recalled, and one pass
+  over all of them): CPU seconds and the most memory Python held above the start (tracemalloc's peak).
 
     python bench/commit_writes.py                         # 100k occurrences, 3k signatures
     python bench/commit_writes.py --records 20000 --bugs 2000
@@ -23,13 +27,17 @@ one transaction, as the commit does. CPU time, best of three, so a busy machine 
 from __future__ import annotations
 
 import argparse
+import base64
+import json
 import random
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from rounds_bot.clock import bucket_of
 from rounds_bot.events import Fact
@@ -37,6 +45,7 @@ from rounds_bot.round.counted import Counted
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
 from rounds_bot.signature import Signature
+from rounds_bot.sources.line_memory import MAX_RECORDS, LineMemory, Read, digest_of, packed_from_text
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.store import Store
 from rounds_bot.tracker.dryrun import DryRunTracker
@@ -144,6 +153,7 @@ def main() -> None:
 
         compare(folder, "counts", {"each": count_each, "together": count_together})
         refresh(folder, signatures, now)
+        lines(folder, min(args.records, MAX_RECORDS), now)
         counted.close()
         week.close()
 
@@ -175,6 +185,72 @@ def refresh(folder: Path, signatures: list[Signature], now: datetime) -> None:
         best = min(best, time.process_time() - started)
     store.close()
     print(f"derived refresh_derived_of {best:6.3f} s CPU   ({len(ids)} signatures, two facts each)")
+
+
+def lines(folder: Path, records: int, now: datetime) -> None:
+    """The line memory of `records` records written and read back as one JSON text and as rows."""
+    ids, micros = random.Random(11), int(now.timestamp() * 1e6)
+    memory = LineMemory({})
+    for line in range(records // 20):
+        offered = [(ids.getrandbits(128), micros - line) for _ in range(20)]
+        memory.keep(digest_of(f"line {line}".encode()), Read.of(offered, neighbours=line % 2 == 0))
+    state = memory.state()
+    as_text = {**state, "lines": {digest: _text_form(value) for digest, value in state["lines"].items()}}
+    source = "otlp-file:telemetry.jsonl"
+
+    def write_text(store: Store) -> None:  # the form before: the whole state as one JSON text
+        row = {"source": source, "state": json.dumps(as_text, sort_keys=True)}
+        store.db.table("source_states").upsert(row, pk="source")
+
+    def read_text(store: Store) -> None:
+        [text] = store.db.execute("select state from source_states where source = ?", [source]).fetchone()
+        loaded = json.loads(text)  # the form before: its lines unpacked from their text
+        loaded["lines"] = {digest: packed_from_text(value) for digest, value in loaded["lines"].items()}
+        _recall_all(LineMemory.restore(loaded), state["lines"])
+
+    ways = {
+        "json text": (write_text, read_text),
+        "rows": (
+            lambda store: store.set_source_state(source, state),
+            lambda store: _recall_all(LineMemory.restore(store.source_state(source)), state["lines"]),
+        ),
+    }
+    for name, (write, read) in ways.items():
+        figures = []
+        for traced in (False, True):  # CPU without tracemalloc, which slows Python down; then memory
+            store = Store.open(folder / f"lines-{name.replace(' ', '-')}-{traced}.db")
+            with store.transaction():
+                figures.append(_measured(lambda: write(store), traced))  # noqa: B023 (called at once)
+            figures.append(_measured(lambda: read(store), traced))  # noqa: B023
+            store.close()
+        (wrote, _), (read_cpu, _), (_, wrote_peak), (_, read_peak) = figures
+        print(
+            f"lines  {name:10s} write {wrote:6.3f} s CPU {wrote_peak:6.1f} MB   "
+            f"next round's read {read_cpu:6.3f} s CPU {read_peak:6.1f} MB   ({records // 20} lines)"
+        )
+
+
+def _text_form(value: tuple[bool, bytes, bytes]) -> list[Any]:
+    neighbours, ids, micros = value
+    return [int(neighbours), base64.b64encode(ids).decode(), base64.b64encode(micros).decode()]
+
+
+def _recall_all(memory: LineMemory, digests: dict[str, Any]) -> None:
+    """As a quiet round reads the memory: one pass over every line, then each line recalled."""
+    sum(len(read.records) for read in memory.reads())
+    for digest in digests:
+        memory.recall(digest)
+
+
+def _measured(work: Callable[[], None], traced: bool) -> tuple[float, float]:
+    """CPU seconds of `work`; traced, the most memory Python held above what it held before (MB)."""
+    if traced:
+        tracemalloc.start()
+    started, before = time.process_time(), tracemalloc.get_traced_memory()[0]
+    work()
+    cpu, peak = time.process_time() - started, tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return cpu, (peak - before) / 2**20
 
 
 if __name__ == "__main__":

@@ -27,8 +27,9 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -39,11 +40,18 @@ from rounds_bot import __version__
 
 #: the layout of the state below; a change starts the memory afresh
 FORMAT = 1
-#: error records remembered at most (about 32 bytes each in the saved state); lines past it are decoded
+#: the key of a state's lines: a mapping of each line's digest to what it gave (`Packed`), which a store may
+#: keep apart from the rest of the state and hand back as a mapping that reads a line when it is asked for
+LINES = "lines"
+#: error records remembered at most (24 bytes each where they are saved); lines past it are decoded
 MAX_RECORDS = 500_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _ID_BYTES = 16  # an event id is 32 hex digits (`otlp_build.stable_id`)
+#: what a line gave, packed: whether it has log records below ERROR, its records' ids (16 bytes each, most
+#: significant first) and their times (8-byte signed microseconds each, least significant first, whatever
+#: the machine: the same bytes on any machine a database is moved to)
+Packed = tuple[bool, bytes, bytes]
 
 
 def digest_of(raw: bytes) -> str:
@@ -65,21 +73,47 @@ class Read:
         """What a line gave: its records as offered (id as a number, time in microseconds, `micros_of`)."""
         return cls(tuple(offered), neighbours)
 
-    def packed(self) -> list[Any]:
+    def packed(self) -> Packed:
         ids = b"".join(number.to_bytes(_ID_BYTES, "big") for number, _ in self.records)
         micros = array("q", (moment for _, moment in self.records))
-        return [int(self.neighbours), _text(ids), _text(micros.tobytes())]
+        return self.neighbours, ids, _little_endian(micros).tobytes()
 
     @classmethod
-    def unpacked(cls, value: list[Any]) -> Read:
-        neighbours, ids, packed_micros = value
-        raw_ids = base64.b64decode(ids)
+    def unpacked(cls, value: Packed) -> Read:
+        neighbours, raw_ids, packed_micros = value
         micros = array("q")
-        micros.frombytes(base64.b64decode(packed_micros))
+        micros.frombytes(packed_micros)
         numbers = [
             int.from_bytes(raw_ids[at : at + _ID_BYTES], "big") for at in range(0, len(raw_ids), _ID_BYTES)
         ]
-        return cls(records=tuple(zip(numbers, micros, strict=True)), neighbours=bool(neighbours))
+        return cls(records=tuple(zip(numbers, _little_endian(micros), strict=True)), neighbours=neighbours)
+
+
+def packed_from_text(value: Any) -> Packed | None:
+    """A line as a state of the earlier form kept it in JSON (`[neighbours, ids, times]`, the bytes in
+    base64, the times in the byte order of the machine that wrote them), packed; None when it is not one
+    (a memory is only ever a shortcut: a line it cannot give is decoded)."""
+    if not isinstance(value, list) or len(value) != 3:
+        return None
+    neighbours, ids, times = value
+    if not isinstance(neighbours, int) or not isinstance(ids, str) or not isinstance(times, str):
+        return None
+    try:
+        raw_ids, raw_times = base64.b64decode(ids, validate=True), base64.b64decode(times, validate=True)
+    except ValueError:
+        return None
+    if len(raw_ids) % _ID_BYTES or len(raw_times) != len(raw_ids) // 2:
+        return None
+    micros = array("q")
+    micros.frombytes(raw_times)  # in the order of the machine that wrote them, as this one reads them
+    return bool(neighbours), raw_ids, _little_endian(micros).tobytes()
+
+
+def _little_endian(micros: array[int]) -> array[int]:
+    """The times as little-endian bytes hold them, either way (swapping twice gives them back)."""
+    if sys.byteorder == "big":
+        micros.byteswap()
+    return micros
 
 
 def event_id_of(number: int) -> str:
@@ -95,20 +129,43 @@ def moment_of(micros: int) -> datetime:
     return EPOCH + timedelta(microseconds=micros)
 
 
+class KeptLines(dict[str, Packed]):
+    """The lines a round keeps (digest to what the line gave), and where they came from: `carried_from`,
+    the mapping the round restored (the store's, when it keeps them apart), and `fresh`, the digests of
+    the lines that were not in it. A store that holds `carried_from` can then write only what changed:
+    the lines it holds but this round did not keep go, the fresh ones come; every other line is the one
+    it holds, unchanged (the same bytes gave the same records). A round that restored nothing (a first
+    round) notes no fresh line: all its lines are written, and a set of them would only add to what the
+    commit holds."""
+
+    def __init__(self, carried_from: Mapping[str, Packed] | None) -> None:
+        super().__init__()
+        self.carried_from = carried_from
+        self.fresh: set[str] = set()
+
+
 class LineMemory:
     """The lines read before (by digest), and those read this round, kept for the next."""
 
-    def __init__(self, remembered: dict[str, list[Any]]) -> None:
+    def __init__(
+        self, remembered: Mapping[str, Packed], carried_from: Mapping[str, Packed] | None = None
+    ) -> None:
         self._remembered = remembered
-        self._kept: dict[str, list[Any]] = {}
+        self._kept = KeptLines(carried_from)
         self._kept_records = 0
 
     @classmethod
     def restore(cls, state: dict[str, Any] | None) -> LineMemory:
-        """The memory a round's state holds; empty when it has none, or one another release wrote."""
+        """The memory a round's state holds; empty when it has none, or one another release wrote. Its lines
+        are a mapping (`LINES`): a dictionary, or the store's table. They are read into a dictionary in one
+        pass (`items`): a round asks for every line of its file, and one pass costs far less than a query a
+        line; what it holds is bounded as the memory is (`MAX_RECORDS`), and the values are the very ones
+        the lines kept again hold."""
         mine = state is not None and state.get("format") == FORMAT and state.get("release") == __version__
-        lines = state.get("lines") if state is not None and mine else None
-        return cls(lines if isinstance(lines, dict) else {})
+        lines = state.get(LINES) if state is not None and mine else None
+        if not isinstance(lines, Mapping):
+            return cls({})
+        return cls(dict(lines.items()), carried_from=lines)
 
     def reads(self) -> Iterator[Read]:
         """Every line remembered, in no particular order."""
@@ -123,12 +180,15 @@ class LineMemory:
         if digest in self._kept or self._kept_records + len(read.records) > MAX_RECORDS:
             return
         # a line remembered is kept as it was saved: the same bytes gave the same records
-        self._kept[digest] = self._remembered.get(digest) or read.packed()
+        remembered = self._remembered.get(digest)
+        if remembered is None and self._kept.carried_from is not None:
+            self._kept.fresh.add(digest)
+        self._kept[digest] = remembered or read.packed()
         self._kept_records += len(read.records)
 
     def state(self) -> dict[str, Any]:
         """What the next round restores: the lines of the file as this round read it."""
-        return {"format": FORMAT, "release": __version__, "lines": self._kept}
+        return {"format": FORMAT, "release": __version__, LINES: self._kept}
 
 
 class Deferred:
@@ -168,7 +228,3 @@ class Deferred:
         for offset, length in places:
             handle.seek(offset)
             yield handle.read(length)
-
-
-def _text(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")

@@ -7,7 +7,8 @@ GitHub is the record of facts; this database is a derived cache that makes round
   `store/buckets.py`);
 - `seen_events`: ids of occurrences already counted, so overlapping windows never count twice;
 - `source_groups`: a backend's own group ids mapped to signatures, so a known group costs no detail request;
-- `cursors`: how far each source has been read;
+- `cursors`: how far each source has been read; `source_states`: what it keeps beside for its next round
+  (a file source's line memory a row per line, `store/source_states.py`);
 - `events`: the append-only event log (IncidentDetected, Updated, Regressed, ...) with idempotency keys;
   a signature's status is derived from it;
 - `runs`: scan history; `ledger`: money spent on model calls;
@@ -73,6 +74,7 @@ from rounds_bot.store.records import (
 from rounds_bot.store.schema import MIGRATIONS, SCHEMA_VERSION
 from rounds_bot.store.seen import SeenEvents
 from rounds_bot.store.signatures import from_row, to_row
+from rounds_bot.store.source_states import SourceStates
 from rounds_bot.store.upsert import upsert, upsert_many
 from rounds_bot.store.versions import VersionsSeen
 
@@ -86,7 +88,15 @@ SAVE_BATCH = 500
 PLUGINS = False
 
 
-class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, SeenEvents, OccurrenceBuckets):
+class Store(
+    HistoryQueries,
+    DerivedTables,
+    VersionsSeen,
+    CascadeLinksStore,
+    SeenEvents,
+    OccurrenceBuckets,
+    SourceStates,
+):
     """An open signature database. Use `Store.open(path)` or `Store.memory()`."""
 
     def __init__(self, db: Database, where: str) -> None:
@@ -337,19 +347,6 @@ class Store(HistoryQueries, DerivedTables, VersionsSeen, CascadeLinksStore, Seen
             "source_groups",
             {"source_group_id": source_group_id, "signature_id": signature_id},
             pk="source_group_id",
-        )
-
-    def source_state(self, source: str) -> dict[str, Any] | None:
-        """What `source` kept after the last round (None before its first round)."""
-        row = self.db.execute("select state from source_states where source = ?", [source]).fetchone()
-        if row is None:
-            return None
-        state = json.loads(row[0])
-        return state if isinstance(state, dict) else None
-
-    def set_source_state(self, source: str, state: dict[str, Any]) -> None:
-        self.db.table("source_states").upsert(
-            {"source": source, "state": json.dumps(state, sort_keys=True)}, pk="source"
         )
 
     def set_cursor(self, source: str, position: datetime) -> None:

@@ -10,6 +10,7 @@ from rounds_bot.store.cascades import add_cascade_column
 from rounds_bot.store.derived import create_derived_tables
 from rounds_bot.store.grouping import create_grouping_keys, create_grouping_vectors
 from rounds_bot.store.seen import compact_seen_events
+from rounds_bot.store.source_states import move_lines_to_rows
 from rounds_bot.store.versions import create_versions_seen
 
 
@@ -159,5 +160,6 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     create_source_states,
     add_cascade_column,
     _compact_v10,
+    move_lines_to_rows,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
