@@ -71,11 +71,7 @@ def write_lines(db: Database, source: str, lines: Mapping[str, Packed]) -> None:
     db.execute("delete from source_lines where source = ?", [source])
     db.conn.executemany(
         "insert into source_lines (source, digest, neighbours, ids, micros) values (?, ?, ?, ?, ?)",
-        (
-            (source, stored_id(digest), int(neighbours), ids, micros)
-            for digest in sorted(lines)
-            for neighbours, ids, micros in (lines[digest],)
-        ),
+        _rows(source, lines, sorted(lines)),
     )
 
 
@@ -93,12 +89,17 @@ def write_changed_lines(db: Database, source: str, lines: KeptLines) -> None:
     db.conn.executemany(
         "insert or replace into source_lines (source, digest, neighbours, ids, micros) "
         "values (?, ?, ?, ?, ?)",
-        (
-            (source, stored_id(digest), int(neighbours), ids, micros)
-            for digest in sorted(lines.fresh)
-            for neighbours, ids, micros in (lines[digest],)
-        ),
+        _rows(source, lines, sorted(lines.fresh)),
     )
+
+
+def _rows(
+    source: str, lines: Mapping[str, Packed], digests: list[str]
+) -> Iterator[tuple[str, str | bytes, int, bytes, bytes]]:
+    """The `source_lines` rows of `digests`' lines, one at a time (no list of rows), in the order given."""
+    for digest in digests:
+        neighbours, ids, micros = lines[digest]
+        yield source, stored_id(digest), int(neighbours), ids, micros
 
 
 class StoredLines(Mapping[str, Packed]):
