@@ -303,13 +303,15 @@ def test_a_firefox_or_safari_stack_finds_the_message_signature_it_went_to_before
     made = before.assign(event(None))  # (what an unread stack gave: the message alone)
     assert made.tier == "new"
     saved = [before.state(made.signature_id)]
-    engine = GroupingEngine(known=saved) if how == "given" else GroupingEngine(lookup=KnownStates(saved))
-    for text in (FIREFOX_DEPLOY_1, SAFARI_DEPLOY_2):
-        found = engine.assign(event(text))
-        assert (found.signature_id, found.tier) == (made.signature_id, "fingerprint")
-        assert "an earlier version" in found.explanation.splitlines()[-1]
+
+    def engine() -> GroupingEngine:
+        return GroupingEngine(known=saved) if how == "given" else GroupingEngine(lookup=KnownStates(saved))
+
     # a Chrome stack was read before: it is never placed by its message this way
-    assert engine.assign(event(CHROME_DEPLOY_1)).signature_id != made.signature_id
+    assert engine().assign(event(CHROME_DEPLOY_1)).signature_id != made.signature_id
+    found = engine().assign_all([event(FIREFOX_DEPLOY_1), event(SAFARI_DEPLOY_2)])
+    assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
+    assert all("an earlier version" in a.explanation.splitlines()[-1] for a in found)
 
 
 def test_two_deploys_in_three_browsers_over_two_rounds_file_one_issue(clean_env, fresh_db, tmp_path) -> None:

@@ -111,6 +111,40 @@ def test_a_database_of_the_previous_fingerprint_version_keeps_its_groups(fresh_d
     assert moved == {}
 
 
+def test_a_database_of_the_previous_fingerprint_version_keeps_its_groups_round_after_round(
+    fresh_db: Store,
+) -> None:
+    """Its signatures, found by their `rounds-fp:2` hashes, are registered under this version's after each
+    batch (`found_earlier`) and saved, as a round saves them: no event moves in the rounds after, and the
+    states a round saves stop changing after the first."""
+    states = [
+        SignatureState.model_validate(item)
+        for item in map(
+            json.loads, (CORPUS / "saved_rounds-fp2.jsonl").read_text(encoding="utf-8").splitlines()
+        )
+        if "event" not in item
+    ]
+    with fresh_db.transaction():
+        for state in states:
+            fresh_db.save(a_signature(state.signature_id, service=state.service, grouping_state=state))
+    placed, saved = [], []
+    for _ in range(3):
+        engine = GroupingEngine(lookup=fresh_db.grouping_lookup())
+        placed.append([a.signature_id for a in engine.assign_all(EVENTS)])
+        after = {s: engine.state(s) for s in sorted(set(placed[-1]))}
+        saved.append(after)
+        with fresh_db.transaction():
+            for signature_id, state in after.items():
+                stored = fresh_db.signature(signature_id)
+                assert stored is not None  # (no event starts a signature: each keeps its group)
+                fresh_db.save(stored.model_copy(update={"grouping_state": state}))
+    assert placed[0] == placed[1] == placed[2]
+    assert any(
+        len(saved[0][s].hashes) > len(next(t for t in states if t.signature_id == s).hashes) for s in saved[0]
+    )
+    assert saved[0] == saved[1] == saved[2]
+
+
 def test_signatures_saved_before_words_could_vary_keep_their_events() -> None:
     """Saved by an engine that took each word as the statement's (event by event, no batch: the
     engine before per-position variability): the batch engine sends every event where it went."""

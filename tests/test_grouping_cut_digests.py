@@ -72,12 +72,15 @@ def _assert_kept_digests_are_the_candidates(trace: str, messages: list[str]) -> 
     for message in messages:
         event = _event(trace.replace("{message}", message) if "{message}" in trace else trace, message)
         hits, parses = reader.cut_digests.hits, reader._traces.parses
-        digests = reader.trace_digests(event)
+        place = reader.trace_place(event)
+        digests = place.digests if place is not None else None
         # the candidate asked for next (an assignment's, when no signature is found) is the one worked out
         # afresh, whether the digests were worked out for it just now or kept
         assert _seen(reader.candidate(event, None)) == _seen(_reader().candidate(event, None))
-        if digests is not None:
+        if place is not None and digests is not None:
             assert digests == _own_digests(event)
+            # the earlier versions' hashes among them, which `found_earlier` tells from this version's
+            assert place.earlier == len(_reader().candidate(event, None).fingerprint.legacy_hashes)
             if reader.cut_digests.hits > hits:
                 kept += 1
                 assert reader._traces.parses == parses  # found without reading the trace

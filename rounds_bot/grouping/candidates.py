@@ -157,6 +157,12 @@ class CandidateReader:
         cut text and service (`cut_digests`), so a repeat of a trace is neither parsed nor are its frames
         read. They are the reading's: `with_view` gives the candidate the same hashes whatever its message,
         values, environment and version. None otherwise (the candidate then tells)."""
+        place = self.trace_place(event)
+        return place.digests if place is not None else None
+
+    def trace_place(self, event: ErrorEvent) -> CutPlace | None:
+        """`trace_digests` with how many of them are earlier versions' (`CutPlace.earlier`): the kept entry
+        itself, None when the event's trace does not read with its message cut out."""
         message = event.message
         found = cut(event.stacktrace or "", message) if message else None
         if found is None:
@@ -164,7 +170,7 @@ class CandidateReader:
         service = event.service or "unknown"
         place = self.cut_digests.get(found, service, self.previous_versions)
         if place is not MISSING:
-            return place.digests if place is not None and found.agrees(place.runtime, place.votes) else None
+            return place if place is not None and found.agrees(place.runtime, place.votes) else None
         reading = self._traces.cut_reading(found)
         if reading is None:
             self.cut_digests.put(found, service, self.previous_versions, None)
@@ -178,9 +184,14 @@ class CandidateReader:
         # its assignment builds next, kept by the memos below).
         candidate = self._trace_candidate_of(event, self._shapes.lookup(message)[0], found)
         self._last_worked_out = (event, candidate)
-        digests = None if candidate is None else tuple(d for _, d in candidate.fingerprint.lookup_keys())
-        self.cut_digests.put(found, service, self.previous_versions, CutPlace(runtime, votes, digests))
-        return digests
+        if candidate is None:
+            place = CutPlace(runtime, votes, None)
+        else:
+            fingerprint = candidate.fingerprint
+            digests = tuple(d for _, d in fingerprint.lookup_keys())
+            place = CutPlace(runtime, votes, digests, len(fingerprint.legacy_hashes))
+        self.cut_digests.put(found, service, self.previous_versions, place)
+        return place
 
     def _trace_candidate_of(
         self, event: ErrorEvent, normalized: str, found: Cut | None = None

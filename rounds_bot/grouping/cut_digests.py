@@ -57,6 +57,9 @@ class CutPlace:
     runtime: Runtime
     votes: LineVotes
     digests: tuple[str, ...] | None
+    #: how many of `digests`, first, are earlier versions' (`Fingerprint.legacy_hashes`): a signature found
+    #: by one of them is registered under the rest (`found_earlier`)
+    earlier: int = 0
 
 
 class CutDigests:

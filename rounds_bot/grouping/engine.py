@@ -23,7 +23,9 @@ trace's frames decide its crash site), so what they group does not depend on arr
 test shuffles the labelled corpus and compares the partitions.
 
 This module reads the tiers in order; tier 3, new signatures and the assignments that say which
-rule decided are `placing`'s (mixed in), the counting pass over a batch's log lines `counting`'s
+rule decided are `placing`'s (mixed in), finding the signatures earlier versions made
+`earlier_readings`' (mixed in over it: such a signature is registered under this version's hashes
+after each batch, `found_earlier`), the counting pass over a batch's log lines `counting`'s
 (mixed in), the known signatures and the keys that lead to them are `registry`'s, an event's
 identity (its fingerprint and how it registers) comes from `candidates`, the explanation of each
 assignment from `explanation`. A round, which keeps one assignment per signature, places its events
@@ -36,22 +38,22 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 
-from rounds_bot.grouping.candidates import Candidate, CandidateReader, read_before
+from rounds_bot.grouping.candidates import CandidateReader
 from rounds_bot.grouping.counting import CountingPass
+from rounds_bot.grouping.earlier_readings import EarlierReadings
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import Explainer
-from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, READ_OTHERWISE_BY
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
+from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.memo import shared_while_alive
 from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placement
-from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.routes import Answers, answer_key
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import SimilarityIndex
-from rounds_bot.grouping.stacktrace.browser import read_by_message_before
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.models import Assignment, ErrorEvent
@@ -65,7 +67,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NONE_SETTLED: frozenset[str] = frozenset()
 
 
-class GroupingEngine(Placing, CountingPass):
+class GroupingEngine(EarlierReadings, CountingPass):
     """Assigns events to signatures, tier by tier; `state` gives what a signature saves."""
 
     def __init__(
@@ -92,6 +94,8 @@ class GroupingEngine(Placing, CountingPass):
         self._answers = Answers()
         #: the placements without an assignment given so far
         self._placed = KeptPlacements()
+        #: signatures found by an earlier reading, registered under this one's hashes after each batch
+        self._found_earlier = FoundEarlier(self._known_signatures)
         states = sorted(known, key=lambda s: s.seq)
         #: whether signatures of an earlier fingerprint version may be known (given, or in a database
         #: that may hold any): only then is a message also read the way that version read it, and a
@@ -109,6 +113,7 @@ class GroupingEngine(Placing, CountingPass):
         no stack trace and no error code takes the message path, the same tiers for a template."""
         answer = self._assign(event, _NONE_SETTLED)
         assert not isinstance(answer, str)  # (with no signature settled, every answer is an assignment)
+        self._register_found_earlier()  # (a batch of one)
         return answer
 
     def _assign(self, event: ErrorEvent, settled: Container[str]) -> Assignment | str:
@@ -176,7 +181,10 @@ class GroupingEngine(Placing, CountingPass):
         batch = events if isinstance(events, Sequence) else list(events)
         self._expect(batch)
         for event in batch:
-            yield self.assign(event)
+            answer = self._assign(event, _NONE_SETTLED)
+            assert not isinstance(answer, str)  # (with no signature settled, every answer is an assignment)
+            yield answer
+        self._register_found_earlier()
 
     def place_each(
         self,
@@ -189,10 +197,12 @@ class GroupingEngine(Placing, CountingPass):
         events) gets its signature and tier alone, when its error code, its trace's hashes or its message's
         route lead to a known signature; the tiers would give it that signature and tier (a key or template,
         once registered, always leads to the same signature), and placing it so changes nothing the engine
-        keeps. So does a message whose route is learned as it is placed (`_assign_message`). Every other
-        event gets its full assignment, as `assign` gives it. `facts`, when given, are the events' fields the
-        counting pass reads (`MessageFacts`, in order, one per event; those of an event with a stack trace to
-        read may be left out, as the pass skips it), so it need not make the events."""
+        keeps, but for noting a signature found by an earlier version's hash, as `assign` notes it, to be
+        registered under this version's after the batch (`found_earlier`). So does a message whose route is
+        learned as it is placed (`_assign_message`). Every other event gets its full assignment, as `assign`
+        gives it. `facts`, when given, are the events' fields the counting pass reads (`MessageFacts`, in
+        order, one per event; those of an event with a stack trace to read may be left out, as the pass skips
+        it), so it need not make the events."""
         batch = events if isinstance(events, Sequence) else list(events)
         self._expect(batch if facts is None else facts)
         for event in batch:
@@ -205,6 +215,7 @@ class GroupingEngine(Placing, CountingPass):
                     yield self._placed(answer, "fingerprint")
                 else:
                     yield Placement(answer.signature_id, answer.tier, answer)
+        self._register_found_earlier()
 
     def _known_place(self, event: ErrorEvent) -> Placement | None:
         """The signature and tier of an event with an error code, a stack trace whose key is known or a
@@ -223,9 +234,15 @@ class GroupingEngine(Placing, CountingPass):
             target = operation_target(event.attributes) if event.kind == "span_error" else None
             shape = self._shapes.lookup(event.message)[1]
             return self._routed(shape, event.service, event.error_type, target)
-        digests = self._candidates.trace_digests(event)
-        owner = self._known_signatures.owner_of_hashes(digests) if digests is not None else None
-        return self._placed(owner, "fingerprint") if owner is not None else None
+        place = self._candidates.trace_place(event)
+        if place is None or place.digests is None:
+            return None
+        owner = self._known_signatures.owner_of_hashes(place.digests)
+        if owner is None:
+            return None
+        if place.earlier:  # (none in a first round but for bundles and builtins)
+            self._found_earlier.placed(place.digests, place.earlier, owner)
+        return self._placed(owner, "fingerprint")
 
     def _routed(
         self, shape: ShapeInfo, service: str, error_type: str | None, target: str | None
@@ -322,56 +339,6 @@ class GroupingEngine(Placing, CountingPass):
             )
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
             self._answers.remember(route, key, answer)
-        return answer
-
-    # --- tiers --------------------------------------------------------------------------------
-
-    def _previous_template(
-        self, tokens: tuple[str, ...], service: str, error_type: str | None, reading: str = "previous"
-    ) -> tuple[str, str] | None:
-        """The template an earlier version mined that the message matches as that version read
-        it (`ShapeInfo.previous`, no span target; `ShapeInfo.earlier`, with its trailing clause of
-        redacted values), and the signature that version gave it: a stored signature keeps
-        receiving its messages. Templates of the versions that read messages otherwise do not count
-        (`READ_OTHERWISE_BY`)."""
-        found = self._miner.find(self._candidates.bucket(service or "unknown", error_type), tokens)
-        if found is None:
-            return None
-        owner = self._by_template.get(found)
-        if owner is None or self._known_signatures.require(owner).version in READ_OTHERWISE_BY[reading]:
-            return None
-        return found, owner
-
-    def _previous_message_group(self, event: ErrorEvent, candidate: Candidate) -> Assignment | None:
-        """A trace `rounds-fp:2` could not read (its first frame came after line 60), or a Firefox or
-        Safari stack no version read before, went to its message's template then: the signature of
-        that template, when one is known."""
-        if candidate.trace is None:
-            return None
-        if read_by_message_before(candidate.trace):  # a browser's stack: this version's templates count too
-            _, shape = self._shapes.lookup(event.message)
-            found = self._previous_template(shape.skeleton, event.service, event.error_type, "browser")
-            return self._previous_answer(candidate, found[1]) if found is not None else None
-        if not self._previous_possible or read_before(event.stacktrace or "", candidate.trace):
-            return None
-        _, shape = self._shapes.lookup(event.message)
-        found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
-        return self._previous_answer(candidate, found[1]) if found is not None else None
-
-    def _previous_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
-        """The assignment to a signature an earlier version made, with the rule that decided."""
-        assignment = self._assignment(candidate, signature_id, "fingerprint")
-        return assignment.model_copy(
-            update={"explanation": assignment.explanation.replace(RULES["template"], RULES["previous"])}
-        )
-
-    def _known_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
-        """The fingerprint tier's answer; the same for a candidate every time (a hash, once
-        registered, always leads to the same signature), so it is kept (`routes.Answers`). A trace
-        found by its site or an earlier version's hash is not registered under its own hashes:
-        it is found the same way, and said to be, every time."""
-        answer = self._assignment(candidate, signature_id, "fingerprint", known=signature_id)
-        self._answers.remember_trace(candidate, answer)
         return answer
 
 

@@ -215,6 +215,23 @@ class Registry:
                 self.by_hash[digest] = signature.signature_id
                 signature.hashes.append(digest)
 
+    def adopt_hashes(self, signature: KnownSignature, digests: tuple[str, ...]) -> bool:
+        """Make those of `digests` no signature is registered under lead to `signature` from now on, as
+        `register` does (first come wins; True when any did). A hash the lookup files under another
+        signature is that one's: it is asked for first, and its signature loaded, as `owner_of_hashes`
+        would load it."""
+        free = [digest for digest in digests if digest not in self.by_hash]
+        if not free:
+            return False
+        self.fetch([f"h:{digest}" for digest in free])
+        adopted = False
+        for digest in free:
+            if digest not in self.by_hash and len(signature.hashes) < MAX_HASHES_PER_SIGNATURE:
+                self.by_hash[digest] = signature.signature_id
+                signature.hashes.append(digest)
+                adopted = True
+        return adopted
+
     def load(self, state: SignatureState) -> None:
         self.load_all([state])
 

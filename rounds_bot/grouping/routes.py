@@ -12,7 +12,9 @@ Nothing here decides where an event goes; every entry is a shortcut to an answer
   answers dropped);
 - per trace candidate (the candidate reader memoises candidates, so the same trace and message
   give the same object), the fingerprint tier's assignment: a hash, once registered, always
-  leads to the same signature;
+  leads to the same signature; they are dropped whole when hashes of a signature found by an
+  earlier version's are registered after a batch (`found_earlier`), since a candidate answered by
+  its site's hash may then be found by its frames';
 - per signature and tier, the placement without an assignment a round's repeats are given
   (`placement.KeptPlacements`): it holds nothing but the two, and is never changed;
 - per bucket and skeleton, that the miner fetched the lookup keys of its templates
@@ -96,6 +98,11 @@ class Answers:
     def trace_answer(self, candidate: Candidate) -> Assignment | None:
         found = self._traces.get(id(candidate))
         return found[1] if found is not None and found[0] is candidate else None
+
+    def forget_traces(self) -> None:
+        """Drop every trace answer: a hash registered since may now lead a candidate answered by a later
+        key (its site's) to another signature (`found_earlier`)."""
+        self._traces.clear()
 
     def remember_trace(self, candidate: Candidate, answer: Assignment) -> None:
         if len(self._traces) >= TRACE_ANSWERS:

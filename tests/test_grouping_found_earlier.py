@@ -1,0 +1,319 @@
+"""After an upgrade, a signature an earlier reading made is found by that reading's hashes, and is registered
+under this reading's hashes too (`grouping/found_earlier.py`): the next deploy's events, which no earlier
+reading finds (bundles renamed, a recursion reached at another depth, other library frames, another browser),
+join it instead of starting a duplicate issue. One case per earlier reading, end to end with rounds over a
+database whose signature holds what that reading registered; then the rules a registration keeps: first
+registration wins, the batch's partition does not depend on its order, the oldest signature wins a hash two
+claim, it is idempotent, and a round placing repeats by their hashes alone registers what `assign_all`
+does."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from known_states import KnownStates
+from test_grouping_browser_traces import (
+    BEFORE_HASHES,
+    BEFORE_SITE,
+    CHROME_DEPLOY_1,
+    CHROME_DEPLOY_2,
+    FIREFOX_DEPLOY_1,
+    MESSAGE,
+)
+from test_grouping_builtins import MESSAGE as BUILTIN_MESSAGE
+from test_grouping_builtins import TRACE as BUILTIN_TRACE
+from test_grouping_builtins import _earlier_state as builtins_earlier_state
+from test_round import ListSource
+
+from rounds_bot.grouping.candidates import CandidateReader
+from rounds_bot.grouping.engine import GroupingEngine, SignatureState
+from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.templates import TemplateMiner
+from rounds_bot.models import ErrorEvent
+from rounds_bot.round.report import RoundReport
+from rounds_bot.round.run import run_round
+from rounds_bot.settings import load_settings
+from rounds_bot.store import Store
+from rounds_bot.tracker.dryrun import DryRunTracker
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+#: a round every quarter of an hour; each round's events ten minutes before it
+EVERY = timedelta(minutes=15)
+
+
+class Case:
+    """An error, what an earlier reading registered of it, and the next deploy's form of it."""
+
+    def __init__(
+        self,
+        service: str,
+        error_type: str | None,
+        message: str,
+        made_from: str | None,
+        found_by: str,
+        next_deploy: str,
+        earlier: Callable[[SignatureState, ErrorEvent], SignatureState],
+    ) -> None:
+        self.service, self.error_type, self.message = service, error_type, message
+        #: the trace the signature was made from (None: a message alone, as an unread stack went)
+        self.made_from = made_from
+        #: what the first round after the upgrade sees (found by the earlier reading)
+        self.found_by = found_by
+        #: what a later deploy prints: no earlier reading finds it, this one gives it the same hashes
+        self.next_deploy = next_deploy
+        #: the state that reading saved, from the state this one made of the same events
+        self.earlier = earlier
+
+    def event(self, number: int, stacktrace: str | None, at: datetime) -> ErrorEvent:
+        return ErrorEvent(
+            event_id=f"e{number}",
+            timestamp=at,
+            service=self.service,
+            error_type=self.error_type,
+            message=self.message,
+            stacktrace=stacktrace,
+        )
+
+
+def _legacy_hashes(event: ErrorEvent, previous_versions: bool = True) -> tuple[str, ...]:
+    """The hashes earlier readings gave the event, as this version works them out to look up (without
+    `previous_versions`: those of this version's readings before bundles and builtins alone)."""
+    reader = CandidateReader(InAppRules(), ShapeCache(), TemplateMiner(), previous_versions=previous_versions)
+    return reader.candidate(event, None).fingerprint.legacy_hashes
+
+
+def _before_bundles(state: SignatureState, _: ErrorEvent) -> SignatureState:
+    return state.model_copy(update={"hashes": list(BEFORE_HASHES), "crash_site": BEFORE_SITE})
+
+
+def _builtins_in_app(state: SignatureState, _: ErrorEvent) -> SignatureState:
+    earlier = builtins_earlier_state()
+    return state.model_copy(update={"hashes": list(earlier.hashes), "crash_site": earlier.crash_site})
+
+
+def _fp2(state: SignatureState, event: ErrorEvent) -> SignatureState:
+    # its app and all-frames hashes, read the `rounds-fp:2` way, come before `rounds-fp:1`'s all-frames hash
+    # and the crash site as it read it: the innermost frame as printed, by its file's name
+    app, system, _ = _legacy_hashes(event)
+    update = {"hashes": [app, system], "fingerprint_version": "rounds-fp:2", "crash_site": "tree.py:walk"}
+    return state.model_copy(update=update)
+
+
+def _fp1(state: SignatureState, event: ErrorEvent) -> SignatureState:
+    # its all-frames hash (its in-app hash is no longer worked out), and its crash site as `_fp2`'s
+    update = {"hashes": [_legacy_hashes(event)[-1]], "fingerprint_version": "rounds-fp:1"}
+    return state.model_copy(update={**update, "crash_site": "tree.py:walk"})
+
+
+def _as_made(state: SignatureState, _: ErrorEvent) -> SignatureState:
+    return state
+
+
+def _recursion(depth: int) -> str:
+    """A recursion of two functions, the innermost call raising: `rounds-fp:2` hashed the frames as printed,
+    this reading keeps the cycle's outermost pass, the same at any depth."""
+    lines = ["Traceback (most recent call last):", '  File "/app/shop/main.py", line 3, in main']
+    lines += [
+        f'  File "/app/shop/tree.py", line {10 + i % 2}, in {("walk", "visit")[i % 2]}' for i in range(depth)
+    ]
+    return "\n".join([*lines, "RecursionError: maximum recursion depth exceeded"])
+
+
+#: the body's JSON read by the runtime's fetch instead of a builtin `JSON.parse`: a frame with a file, a
+#: library's, so this reading gives it the app frames and site of `BUILTIN_TRACE`; the reading that took
+#: builtins for the app's gave it other frames and another site
+BUILTIN_REDEPLOYED = BUILTIN_TRACE.replace(
+    "at JSON.parse (<anonymous>)", "at parseJSONFromBytes (node:internal/deps/undici/undici:5584:19)"
+)
+
+RECURSION = "maximum recursion depth exceeded"
+CASES = {
+    "bundles renamed": Case(
+        "shop-web", "Error", MESSAGE, CHROME_DEPLOY_1, CHROME_DEPLOY_1, CHROME_DEPLOY_2, _before_bundles
+    ),
+    "builtins taken for the app's": Case(
+        "api", "SyntaxError", BUILTIN_MESSAGE, *(BUILTIN_TRACE,) * 2, BUILTIN_REDEPLOYED, _builtins_in_app
+    ),
+    "rounds-fp:2, a recursion at another depth": Case(
+        "shop", "RecursionError", RECURSION, *(_recursion(5),) * 2, _recursion(4), _fp2
+    ),
+    "rounds-fp:1, a recursion at another depth": Case(
+        "shop", "RecursionError", RECURSION, *(_recursion(5),) * 2, _recursion(4), _fp1
+    ),
+    "a Firefox stack that went to its message": Case(
+        "shop-web", "Error", MESSAGE, None, FIREFOX_DEPLOY_1, CHROME_DEPLOY_2, _as_made
+    ),
+}
+
+
+def _upgraded_rounds(case: Case, db: Store, folder: Path, later: list[list[str]]) -> list[RoundReport]:
+    """A round that makes the signature, the database turned into what the earlier reading left of it, then
+    a round of each of `later`'s traces."""
+    settings = load_settings()
+    made = case.event(0, case.made_from, NOW - timedelta(minutes=10))
+    source = ListSource([made])
+    first = run_round(settings, source, DryRunTracker(folder), db, now=NOW)
+    assert len(first.new) == 1
+    stored = db.signature(first.new[0].signature_id)
+    assert stored is not None and stored.grouping_state is not None
+    with db.transaction():
+        db.save(stored.model_copy(update={"grouping_state": case.earlier(stored.grouping_state, made)}))
+    reports = []
+    for number, traces in enumerate(later, start=1):
+        at = NOW + number * EVERY
+        source.events += [
+            case.event(number * 10 + i, text, at - timedelta(minutes=10)) for i, text in enumerate(traces)
+        ]
+        reports.append(run_round(settings, source, DryRunTracker(folder), db, now=at))
+    return reports
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_next_deploy_after_an_upgrade_joins_the_signature_an_earlier_reading_made(
+    name: str, clean_env, fresh_db: Store, tmp_path: Path
+) -> None:
+    case = CASES[name]
+    found, deployed, again = _upgraded_rounds(
+        case, fresh_db, tmp_path, [[case.found_by], [case.next_deploy], [case.found_by, case.next_deploy]]
+    )
+    signature_id = found.updated[0].signature_id
+    assert not found.new and [line.round_count for line in found.updated] == [1]
+    # the next deploy, which no earlier reading finds: the same signature, no second issue
+    assert not deployed.new and [line.signature_id for line in deployed.updated] == [signature_id]
+    assert not again.new and [line.round_count for line in again.updated] == [2]
+    assert len(list(tmp_path.glob("*.md"))) == 1
+
+
+def _states_after(states: list[SignatureState], batches: list[list[ErrorEvent]]) -> list[SignatureState]:
+    """`states` after a round's engine (looking them up) placed each batch, saved between them."""
+    for batch in batches:
+        engine = GroupingEngine(lookup=KnownStates(states))
+        engine.assign_all(batch)
+        loaded = set(engine.signature_ids())
+        kept = {s.signature_id: s for s in states}
+        states = [engine.state(s) if s in loaded else kept[s] for s in sorted(kept.keys() | loaded)]
+    return states
+
+
+def _engine_after(states: list[SignatureState], batches: list[list[ErrorEvent]]) -> GroupingEngine:
+    return GroupingEngine(lookup=KnownStates(_states_after(states, batches)))
+
+
+def _state(states: list[SignatureState], signature_id: str) -> SignatureState:
+    return next(s for s in states if s.signature_id == signature_id)
+
+
+def _bundle_event(stacktrace: str) -> ErrorEvent:
+    case = CASES["bundles renamed"]
+    return case.event(0, stacktrace, NOW)
+
+
+def _earlier_signature(signature_id: str, seq: int, stacktrace: str) -> SignatureState:
+    """A signature made before bundles were known, from `stacktrace`: filed under its bundles' names."""
+    return SignatureState(
+        signature_id=signature_id,
+        service="shop-web",
+        seq=seq,
+        hashes=list(_legacy_hashes(_bundle_event(stacktrace), previous_versions=False)),
+        crash_site=BEFORE_SITE,
+    )
+
+
+#: one bug over three deploys: each renamed the bundles
+DEPLOY_3 = CHROME_DEPLOY_2.replace("index-Bq7Xw9Lp", "index-Zt5Qm2Rc").replace(
+    "vendor-D1k9aZzQ", "vendor-Hp3Lx8Wn"
+)
+
+
+def test_the_oldest_of_two_signatures_that_claim_one_hash_gets_it_in_any_order() -> None:
+    """Two deploys before bundles were known made two signatures of one bug: after the upgrade a batch finds
+    each by its bundles' names, and the next deploy's events join the older, whichever came first."""
+    older = _earlier_signature("sig_older", 0, CHROME_DEPLOY_1)
+    newer = _earlier_signature("sig_newer", 1, CHROME_DEPLOY_2)
+    batch = [_bundle_event(CHROME_DEPLOY_1), _bundle_event(CHROME_DEPLOY_2)]
+    for order in (batch, batch[::-1]):
+        engine = _engine_after([newer, older], [order])
+        assert engine.assign(_bundle_event(DEPLOY_3)).signature_id == "sig_older"
+
+
+def test_a_batch_places_its_events_as_before_in_any_order_and_registers_after_it() -> None:
+    """Every event of a batch is placed by the keys registered before it, whatever its order: a deploy
+    within the very batch that first finds the earlier signature starts a signature of its own, as without
+    the registration, which registers the hashes first; the deploys after it join that one."""
+    older = _earlier_signature("sig_older", 0, CHROME_DEPLOY_1)
+    events = [_bundle_event(CHROME_DEPLOY_1), _bundle_event(CHROME_DEPLOY_2)]
+    partitions = set()
+    for order in (events, events[::-1]):
+        engine = GroupingEngine(lookup=KnownStates([older]))
+        assigned = {a.signature_id for a in engine.assign_all(order)}
+        partitions.add(frozenset(assigned))
+        # the deploy in the batch started a signature and registered its hashes first: it keeps them
+        later = engine.assign(_bundle_event(DEPLOY_3)).signature_id
+        assert later != "sig_older" and later in assigned
+    assert len(partitions) == 1
+
+
+def test_a_hash_filed_under_another_signature_stays_that_signatures() -> None:
+    """First registration wins: the next deploy made its own signature before the upgrade's round found the
+    earlier one; that signature keeps the hash (it is in the database, not yet loaded) and its events."""
+    older = _earlier_signature("sig_older", 0, CHROME_DEPLOY_1)
+    made = GroupingEngine()
+    other = made.assign(_bundle_event(CHROME_DEPLOY_2)).signature_id
+    theirs = made.state(other).model_copy(update={"seq": 1})
+    states = _states_after([older, theirs], [[_bundle_event(CHROME_DEPLOY_1)]])
+    assert not set(_state(states, "sig_older").hashes) & set(theirs.hashes)
+    assert _state(states, other) == theirs
+    assert GroupingEngine(lookup=KnownStates(states)).assign(_bundle_event(DEPLOY_3)).signature_id == other
+
+
+def test_registration_is_idempotent_and_keeps_the_earlier_reading_named() -> None:
+    older = _earlier_signature("sig_older", 0, CHROME_DEPLOY_1)
+    once = _states_after([older], [[_bundle_event(CHROME_DEPLOY_1)]])
+    found = GroupingEngine(lookup=KnownStates(once)).assign(_bundle_event(CHROME_DEPLOY_1))
+    assert found.signature_id == "sig_older" and "an earlier version" in found.explanation.splitlines()[-1]
+    registered = _state(once, "sig_older").hashes
+    assert registered[: len(older.hashes)] == older.hashes and len(registered) > len(older.hashes)
+    twice = _states_after(once, [[_bundle_event(CHROME_DEPLOY_1)]] * 2)
+    assert twice == once
+    deployed = GroupingEngine(lookup=KnownStates(twice)).assign(_bundle_event(DEPLOY_3))
+    assert deployed.signature_id == "sig_older"
+    assert "frames of the app's own code" in deployed.explanation.splitlines()[-1]
+
+
+def _mixed_batch(rng: random.Random) -> tuple[list[SignatureState], list[ErrorEvent]]:
+    """Every case's earlier signature, and a batch of their events in random order and number."""
+    states, events = [], []
+    for seq, name in enumerate(sorted(CASES)):
+        case = CASES[name]
+        made = GroupingEngine()
+        source = case.event(0, case.made_from, NOW)
+        state = made.state(made.assign(source).signature_id)
+        states.append(case.earlier(state.model_copy(update={"seq": seq}), source))
+        for text in (case.found_by, case.next_deploy):
+            events += [case.event(len(events), text, NOW) for _ in range(rng.randint(1, 3))]
+    rng.shuffle(events)
+    return states, events
+
+
+def test_placing_repeats_by_their_hashes_registers_what_assign_all_does() -> None:
+    """A round places an event of a signature it tallies by its lookup hashes alone (`place_each`): it notes
+    the signatures found by an earlier reading as the full assignment does, so the states saved are the
+    same, and so are the signatures the next batch finds."""
+    rng = random.Random(26)
+    for _ in range(8):
+        states, events = _mixed_batch(rng)
+        slow = GroupingEngine(lookup=KnownStates(states))
+        assigned = [a.signature_id for a in slow.assign_all(events)]
+        fast = GroupingEngine(lookup=KnownStates(states))
+        tallied: set[str] = set()
+        placed = []
+        for placement in fast.place_each(events, tallied):
+            tallied.add(placement.signature_id)
+            placed.append(placement.signature_id)
+        assert placed == assigned
+        assert [fast.state(s) for s in sorted(set(placed))] == [slow.state(s) for s in sorted(set(placed))]
