@@ -94,18 +94,33 @@ class Tally:
         if last_seen is None or last > last_seen:
             self.last_seen = last
         micros = self.timeline.note(last, count, event.fatal)
-        self._add_to_bucket(_bucket(last) if micros is None else _bucket_at(micros), count)
+        bucket = _bucket(last) if micros is None else _bucket_at(micros)
+        buckets = self._buckets  # (each container's cases inline: this runs once per occurrence counted)
+        if isinstance(buckets, dict):
+            buckets[bucket] = buckets.get(bucket, 0) + count
+        elif buckets is None:
+            self._buckets = (bucket, count)
+        elif buckets[0] == bucket:
+            self._buckets = (buckets[0], buckets[1] + count)
+        else:
+            self._buckets = {buckets[0]: buckets[1], bucket: count}
         service, version = event.service, event.service_version
-        if service != self._services:  # (a string: equal when it is the one service; a set never is)
-            self._services = _adding(self._services, service)
+        # each set is a string (equal when it is the one item), the shared empty set, or the tally's own
+        services = self._services
+        if service != services and (isinstance(services, str) or service not in services):
+            self._services = _adding(services, service)
         if version:
             self._add_version(service, version, count, first)
-        environment = event.environment
-        if environment and environment != self._environments:
-            self._environments = _adding(self._environments, environment)
-        group_id = event.source_group_id
-        if group_id and group_id != self._group_ids:
-            self._group_ids = _adding(self._group_ids, group_id)
+        environment, environments = event.environment, self._environments
+        if (
+            environment
+            and environment != environments
+            and (isinstance(environments, str) or environment not in environments)
+        ):
+            self._environments = _adding(environments, environment)
+        group_id, group_ids = event.source_group_id, self._group_ids
+        if group_id and group_id != group_ids and (isinstance(group_ids, str) or group_id not in group_ids):
+            self._group_ids = _adding(group_ids, group_id)
         self.samples.offer(event)
 
     @property
@@ -155,55 +170,37 @@ class Tally:
         """The versions seen: those `by_version` counts (each one it is given), not kept twice."""
         return frozenset(self.by_version)
 
-    def _add_to_bucket(self, bucket: str, count: int) -> None:
-        buckets = self._buckets
-        if buckets is None:
-            self._buckets = (bucket, count)
-        elif isinstance(buckets, tuple):
-            known, seen = buckets
-            if known == bucket:
-                self._buckets = (known, seen + count)
-            else:
-                self._buckets = {known: seen, bucket: count}
-        else:
-            buckets[bucket] = buckets.get(bucket, 0) + count
-
     def _add_version(self, service: str, version: str, count: int, first: datetime) -> None:
-        # each the running `min` of a dict's value, a tie keeping the earlier (as `_add_to_bucket` counts)
+        # each the running `min` of a dict's value, a tie keeping the earlier; a tuple while it has one key
         by_version = self._by_version
-        if by_version is None:
-            self._by_version = (version, first, count)
-        elif isinstance(by_version, tuple):
-            known, earliest, seen = by_version
-            if known == version:
-                self._by_version = (known, first if first < earliest else earliest, seen + count)
-            else:
-                self._by_version = {known: (earliest, seen), version: (first, count)}
-        else:
+        if isinstance(by_version, dict):
             before = by_version.get(version)
             if before is None:
                 by_version[version] = (first, count)
             else:
                 earliest, seen = before
                 by_version[version] = (first if first < earliest else earliest, seen + count)
-        self._add_service_version(service, version, first)
-
-    def _add_service_version(self, service: str, version: str, first: datetime) -> None:
-        pairs = self._service_versions
-        if pairs is None:
-            self._service_versions = (service, version, first)
-        elif isinstance(pairs, tuple):
-            known_service, known_version, ran_from = pairs
-            if known_service == service and known_version == version:
-                if first < ran_from:
-                    self._service_versions = (known_service, known_version, first)
-            else:
-                self._service_versions = {(known_service, known_version): ran_from, (service, version): first}
+        elif by_version is None:
+            self._by_version = (version, first, count)
+        elif by_version[0] == version:
+            known, earliest, seen = by_version
+            self._by_version = (known, first if first < earliest else earliest, seen + count)
         else:
+            known, earliest, seen = by_version
+            self._by_version = {known: (earliest, seen), version: (first, count)}
+        pairs = self._service_versions
+        if isinstance(pairs, dict):
             pair = (service, version)
-            before = pairs.get(pair)
-            if before is None or first < before:
+            ran_from = pairs.get(pair)
+            if ran_from is None or first < ran_from:
                 pairs[pair] = first
+        elif pairs is None:
+            self._service_versions = (service, version, first)
+        elif pairs[0] == service and pairs[1] == version:
+            if first < pairs[2]:
+                self._service_versions = (pairs[0], pairs[1], first)
+        else:
+            self._service_versions = {(pairs[0], pairs[1]): pairs[2], (service, version): first}
 
 
 def _set_of(values: _OneOrMore) -> AbstractSet[str]:

@@ -47,12 +47,12 @@ class Samples(ListLike[ErrorEvent]):
 
     def offer(self, event: ErrorEvent) -> None:
         """Keep `event` if there is room and no sample is like it."""
+        digests = self._digests
+        if len(digests) >= _DIGESTS_FULL:
+            return
         first = self._first
         if first is None:
             self._first = sharing_fields_set(event)
-            return
-        digests = self._digests
-        if len(digests) >= _KIND_DIGEST_SIZE * (SAMPLES_PER_SIGNATURE - 1):
             return
         if (
             event.message == first.message
@@ -104,20 +104,17 @@ class Samples(ListLike[ErrorEvent]):
 #: resists collisions to about 2**64 work, a birthday search): among the ten pairs of a signature's five
 #: samples, one in 10**37. A collision would only leave out a sample, never count or group differently.
 _KIND_DIGEST_SIZE = 16
+#: the digests of a full set of samples (those after the first)
+_DIGESTS_FULL = _KIND_DIGEST_SIZE * (SAMPLES_PER_SIGNATURE - 1)
 
 
 def _kind_digest(event: ErrorEvent) -> bytes:
-    """A digest of what makes a sample differ from others: its service, version and message, each encoded
-    unambiguously (None apart from "", each string after its length), so that different kinds are
-    different inputs. "surrogatepass": a message read from JSON may hold a lone surrogate, encoded as is."""
-    fields = bytearray()
-    for value in (event.service, event.service_version, event.message):
-        if value is None:
-            fields += b"\x00"
-        else:
-            encoded = value.encode("utf-8", "surrogatepass")
-            fields += b"\x01" + len(encoded).to_bytes(8, "big") + encoded
-    return hashlib.blake2b(fields, digest_size=_KIND_DIGEST_SIZE).digest()
+    """A digest of what makes a sample differ from others: its service, version and message, written as
+    the tuple's `repr`, which tells them apart unambiguously (each string quoted with its quotes and
+    backslashes escaped, None apart from "'None'"; `ast.literal_eval` reads the tuple back); encoded
+    "surrogatepass", as `repr` keeps a lone surrogate a message read from JSON may hold."""
+    kind = repr((event.service, event.service_version, event.message))
+    return hashlib.blake2b(kind.encode("utf-8", "surrogatepass"), digest_size=_KIND_DIGEST_SIZE).digest()
 
 
 def _digested(digests: bytes, digest: bytes) -> bool:
