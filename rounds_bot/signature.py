@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from rounds_bot.clock import iso
 from rounds_bot.grouping.skeletons import render as render_template
@@ -22,6 +22,27 @@ from rounds_bot.tally import Tally
 
 # The total counts at which a signature's severity rises; fatal problems are critical at once.
 HIGH_AT, MEDIUM_AT = 1_000, 100
+
+#: each distinct set of names `shared_set` hands out, once; past the cap a signature keeps its own (the
+#: table holds at most this many small sets for the process's life: a megabyte or so)
+_SHARED_SETS: dict[frozenset[str], frozenset[str]] = {}
+MAX_SHARED_SETS = 4_096
+
+
+def shared_set(values: frozenset[str]) -> frozenset[str]:
+    """`values`, or an equal set handed out before. A frozenset is a hash table of at least eight slots, 216
+    bytes even empty or with one item (CPython's `setobject.c`, `PySet_MINSIZE`; and since Python 3.10 an
+    empty frozenset is no longer one shared object), a signature holds four (services, versions,
+    environments, related ids), and a round keeps one signature per problem it saw, to its end: their sets
+    mostly repeat (one service, one environment, no related ids). Sharing one is safe: a frozenset never
+    changes, and equal sets compare and hash alike (the order one is iterated in already varies with the
+    process's string hashes, so what is shown or stored is sorted)."""
+    shared = _SHARED_SETS.get(values)
+    if shared is None:
+        if len(_SHARED_SETS) >= MAX_SHARED_SETS:
+            return values
+        shared = _SHARED_SETS[values] = values
+    return shared
 
 
 class Signature(Frozen):
@@ -56,6 +77,11 @@ class Signature(Frozen):
         default=None,
         description="rebuilt from an issue: occurrences up to this moment are in total_count already",
     )
+
+    @field_validator("services", "versions", "environments", "related", mode="after")
+    @classmethod
+    def _share_set(cls, values: frozenset[str]) -> frozenset[str]:
+        return shared_set(values)
 
     @classmethod
     def first(cls, tally: Tally, grouping_state: SignatureState, *, run_id: str, now: datetime) -> Signature:
@@ -100,10 +126,11 @@ class Signature(Frozen):
                 "first_seen": min(self.first_seen, tally.first_seen or now),
                 "last_seen": max(self.last_seen, tally.last_seen or now),
                 "total_count": self.total_count + tally.count,
-                "services": self.services | tally.services,
-                "versions": self.versions | tally.versions,
-                "environments": self.environments | tally.environments,
-                "related": self.related | set(tally.assignment.related),
+                # (a copy is not validated: its sets are shared here, as `_share_set` shares a new one's)
+                "services": shared_set(self.services | tally.services),
+                "versions": shared_set(self.versions | tally.versions),
+                "environments": shared_set(self.environments | tally.environments),
+                "related": shared_set(self.related | set(tally.assignment.related)),
             }
         )
         return sharing_fields_set(absorbed)
