@@ -3,8 +3,10 @@ the owners CODEOWNERS names — against a real git repository with history."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
+import weakref
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -252,3 +254,21 @@ def test_signatures_sharing_frames_are_located_as_a_fresh_locator_locates_each(s
     assert [code_section(context) for context in located] == [
         code_section(locator().locate(signature)) for signature in signatures
     ]
+
+
+def test_the_section_keeps_no_frame_alive_once_rendered_and_renders_it_the_same_again(shop):
+    """The section's lines are built for each issue, not remembered: a frame the locator let go is not kept
+    by the section it was rendered into, and rendering it again gives the same text."""
+    locator = CodeLocator(
+        shop, CodeMap.of_checkout(shop), InAppRules(), repository="acme/shop", server="https://github.com"
+    )
+    signature = a_signature(
+        "sig_3", representative=ErrorEvent(event_id="e", timestamp=T0, stacktrace=TRACE, message="x")
+    )
+    context = locator.locate(signature)
+    section = code_section(context)
+    assert context.frames and code_section(context) == section
+    frames = [weakref.ref(frame) for frame in context.frames]
+    del context, locator
+    gc.collect()
+    assert all(frame() is None for frame in frames)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from signature_samples import a_signature
 
+from rounds_bot.render import markdown as md
 from rounds_bot.render.issue import RelatedLink
 from rounds_bot.round.evidence import IssueEvidence
 from rounds_bot.round.filing import IssueStyle, _with_refs, file_issues
@@ -73,3 +74,29 @@ def test_evidence_that_names_no_other_signature_is_linked_as_it_is() -> None:
     assert _with_refs(gathered, issues) == linked
     related = IssueEvidence(related=[RelatedLink(signature_id="sig_other")])
     assert _with_refs(related, issues).related == [RelatedLink(signature_id="sig_other", issue_ref="#3")]
+
+
+def test_what_rendering_remembered_is_let_go_once_the_issues_are_filed(tmp_path):
+    """The escaped and coded texts remembered while the bodies were rendered have no reader once they are
+    written: filing lets them go, and the drafts are those a filing with nothing remembered writes."""
+    log: list[str] = []
+    file_issues(
+        RecordingTracker(tmp_path / "a", log),
+        plans("sig_a", "sig_b"),
+        {},
+        {},
+        RecordingEvidence(log),
+        IssueStyle(),
+    )
+    assert md._escape.cache_info().currsize == 0 and md._code.cache_info().currsize == 0
+    md.escape("warm: a text remembered before the next filing")
+    file_issues(
+        RecordingTracker(tmp_path / "b", log),
+        plans("sig_a", "sig_b"),
+        {},
+        {},
+        RecordingEvidence(log),
+        IssueStyle(),
+    )
+    for name in ("sig_a.md", "sig_b.md"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()

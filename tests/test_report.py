@@ -92,3 +92,17 @@ def test_step_summary_is_appended_not_overwritten(tmp_path, monkeypatch):
 def test_no_step_summary_outside_actions(monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     assert append_to_step_summary("x") is None
+
+
+def test_a_reports_lines_are_kept_as_given_and_read_as_mappings_are():
+    """A report keeps each line it is given (a slotted record, the one object per signature the round made),
+    and a line given as a mapping is read into an equal one: both report the same."""
+    given = [line(1), line(2, note="over the new-issue cap", issue=None)]
+    report = busy_report().model_copy(update={"new": given})
+    kept = RoundReport(**{**busy_report().model_dump(exclude={"new"}), "new": given})
+    assert all(mine is theirs for mine, theirs in zip(kept.new, given, strict=True))
+    read = RoundReport.model_validate(
+        {**busy_report().model_dump(exclude={"new"}), "new": kept.model_dump()["new"]}
+    )
+    assert read.new == given and render_report(read) == render_report(kept) == render_report(report)
+    assert not hasattr(given[0], "__dict__")  # slots: no dictionary of fields per line

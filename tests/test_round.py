@@ -143,3 +143,18 @@ def test_secrets_in_messages_never_reach_the_issue_or_the_database(settings, fre
     for text in (draft, stored, report.model_dump_json()):
         assert token not in text
         assert "alice@example.com" not in text
+
+
+def test_signatures_waiting_for_the_same_reason_share_one_copy_of_it(settings, fresh_db, tmp_path):
+    """Each new signature below the diagnosis threshold waits for the same reason: the report says it for
+    each, from one copy the round keeps."""
+    kinds = [
+        ("disk quota exceeded", "QuotaError"),
+        ("socket closed", "SocketError"),
+        ("bad header", "HeaderError"),
+    ]
+    source = ListSource([event(n, 5, message, error_type) for n, (message, error_type) in enumerate(kinds)])
+    report = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW)
+    notes = [line.note for line in report.waiting]
+    assert len(notes) == len(kinds) and notes[0].startswith("new signature below the threshold")
+    assert all(note is notes[0] for note in notes)

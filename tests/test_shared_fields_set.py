@@ -12,40 +12,40 @@ from hypothesis import strategies as st
 import rounds_bot.models
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent, sharing_fields_set
-from rounds_bot.round.report import SignatureLine
 from rounds_bot.signature import Signature
 from rounds_bot.store.signatures import from_row, to_row
 from rounds_bot.tally import Tally
+from rounds_bot.tracker.base import IssueRef
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
-#: optional fields of a report line and values for them
-LINE_OPTIONAL = {"issue": st.none() | st.text(max_size=8), "note": st.text(max_size=20)}
+#: optional fields of an issue reference and values for them
+REF_OPTIONAL = {
+    "url": st.none() | st.text(max_size=20),
+    "state": st.sampled_from(["open", "closed"]),
+    "state_reason": st.none() | st.sampled_from(["completed", "not_planned", "reopened"]),
+}
 
 
 @st.composite
-def report_lines(draw: st.DrawFn) -> dict[str, object]:
-    """The fields of a report line, each optional one given or left out."""
+def issue_refs(draw: st.DrawFn) -> dict[str, object]:
+    """The fields of an issue reference, each optional one given or left out."""
     fields: dict[str, object] = {
         "signature_id": draw(st.text(min_size=1, max_size=12)),
-        "title": draw(st.text(max_size=30)),
-        "service": draw(st.text(max_size=8)),
-        "tier": draw(st.sampled_from(["new", "fingerprint", "similarity", "error_code"])),
-        "round_count": draw(st.integers(0, 10**6)),
-        "total_count": draw(st.integers(0, 10**9)),
+        "ref": draw(st.text(max_size=12)),
     }
-    for name, values in LINE_OPTIONAL.items():
+    for name, values in REF_OPTIONAL.items():
         if draw(st.booleans()):
             fields[name] = draw(values)
     return fields
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(report_lines(), min_size=1, max_size=6))
+@given(st.lists(issue_refs(), min_size=1, max_size=6))
 def test_a_model_sharing_its_set_of_given_fields_is_the_model_validation_made(lines: list[dict[str, object]]):
-    shared = [sharing_fields_set(SignatureLine(**fields)) for fields in lines]
+    shared = [sharing_fields_set(IssueRef(**fields)) for fields in lines]  # type: ignore[arg-type]
     for fields, line in zip(lines, shared, strict=True):
-        own = SignatureLine(**fields)
+        own = IssueRef(**fields)  # type: ignore[arg-type]
         assert line == own and line.model_fields_set == own.model_fields_set == set(fields)
         assert line.model_dump() == own.model_dump()
         assert line.model_dump(exclude_unset=True) == own.model_dump(exclude_unset=True)
@@ -56,32 +56,26 @@ def test_a_model_sharing_its_set_of_given_fields_is_the_model_validation_made(li
 
 
 def test_a_copy_with_an_update_never_changes_the_set_the_others_share():
-    first = sharing_fields_set(
-        SignatureLine(signature_id="a", title="t", service="s", tier="new", round_count=1, total_count=1)
-    )
+    first = sharing_fields_set(IssueRef(signature_id="a", ref="#1"))
     second = sharing_fields_set(first.model_copy())
     shared = first.model_fields_set
-    noted = second.model_copy(update={"note": "over the cap"})
-    assert noted.model_fields_set == shared | {"note"} and "note" not in shared
-    assert first.model_fields_set is shared and "note" not in first.model_fields_set
+    noted = second.model_copy(update={"url": "https://example.test/1"})
+    assert noted.model_fields_set == shared | {"url"} and "url" not in shared
+    assert first.model_fields_set is shared and "url" not in first.model_fields_set
     with pytest.raises(
         ValueError, match="frozen"
     ):  # a frozen model refuses the one other change pydantic makes
-        first.note = "x"  # type: ignore[misc]
-    assert "note" not in shared
+        first.url = "x"  # type: ignore[misc]
+    assert "url" not in shared
 
 
 def test_past_the_cap_a_model_keeps_its_own_set(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(rounds_bot.models, "_FIELDS_SETS", {})
     monkeypatch.setattr(rounds_bot.models, "MAX_SHARED_FIELDS_SETS", 1)
-    first = sharing_fields_set(
-        SignatureLine(signature_id="a", title="", service="", tier="new", round_count=0, total_count=0)
-    )
-    other = SignatureLine(
-        signature_id="b", title="", service="", tier="new", round_count=0, total_count=0, note="n"
-    )
+    first = sharing_fields_set(IssueRef(signature_id="a", ref="#1"))
+    other = IssueRef(signature_id="b", ref="#2", url="u")
     own = other.model_fields_set
-    assert sharing_fields_set(other).model_fields_set is own and own == first.model_fields_set | {"note"}
+    assert sharing_fields_set(other).model_fields_set is own and own == first.model_fields_set | {"url"}
     again = sharing_fields_set(first.model_copy())  # a set seen before the cap is still shared
     assert again.model_fields_set is first.model_fields_set
 

@@ -4,15 +4,11 @@ commit and the owners CODEOWNERS names for the crash site's line (shown as code:
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from rounds_bot.code.locate import CodeContext, LinkedFrame
 from rounds_bot.render import markdown as md
 
 #: an entry standing for a run of others' frames names this many characters of the first one's module
 OTHER_NAME_CHARS = 60
-#: listed frames remembered as Markdown: a round's issues list the same frames of the app again and again
-FRAME_MEMO_SIZE = 16_384
 
 
 def code_section(context: CodeContext) -> str:
@@ -50,9 +46,9 @@ def _frames(context: CodeContext) -> list[str]:
     return [f"From the crash site outward{above}:", "", *(f"- {_frame(frame)}" for frame in context.frames)]
 
 
-# A frame's line is a function of the frame's fields alone (a frozen model, compared by value), so a
-# remembered one cannot go stale.
-@lru_cache(maxsize=FRAME_MEMO_SIZE)
+# Built for each issue, not remembered: a memo of lines would keep each frame it is keyed by alive (a
+# linked frame with its URL is a kilobyte) long after the locator that made it let it go, for the little a
+# line costs to build (a few microseconds, its code spans remembered by `markdown`).
 def _frame(frame: LinkedFrame) -> str:
     if frame.kind == "other":
         frames = "frame" if frame.count == 1 else "frames"

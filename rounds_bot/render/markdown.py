@@ -149,6 +149,14 @@ def _escape(text: str, limit: int | None) -> Markup:
     return Markup(_escape_line(plain))
 
 
+def forget_remembered() -> None:
+    """The escaped and coded texts remembered let go (`_escape`, `_code`): called once a burst of rendering,
+    such as a round's issues, is over, so the texts of thousands of issues are not kept to the round's end
+    for no reader. Only how fast the next text is escaped changes, never what it gives."""
+    _escape.cache_clear()
+    _code.cache_clear()
+
+
 def escape_block(text: object, limit: int | None = None) -> Markup:
     """Several lines of untrusted prose, escaped line by line; paragraphs and line breaks are kept. Cut to
     `limit` characters of text first: a cut always comes before escaping, never after."""
@@ -286,6 +294,7 @@ __all__ = [
     "escape_block",
     "fence_safe",
     "fenced",
+    "forget_remembered",
     "issue_ref",
     "label_text",
     "link",

@@ -115,9 +115,12 @@ def run_diagnosis_step(
     activities = (_activity(known, p, window_hours, rediagnose or {}) for p in patients)
     decisions = triage(activities, now=now, code_revision=revision, policy=policy)
     by_id = {p.signature.id: p for p in patients}
+    # one copy of each reason a signature waits for: thousands of new signatures wait for the same few, and
+    # the report keeps them to the round's end
+    reasons: dict[str, str] = {}
     for decision in decisions:
         if not decision.diagnose:
-            step.waiting[decision.signature_id] = decision.reason
+            step.waiting[decision.signature_id] = reasons.setdefault(decision.reason, decision.reason)
             continue
         patient = by_id[decision.signature_id]
         key = diagnosis_cache_key(decision.signature_id, revision)
@@ -125,7 +128,8 @@ def run_diagnosis_step(
             step.waiting[decision.signature_id] = f"cached diagnosis for revision {revision[:12]} reused"
             continue
         if diagnoser is None:
-            step.waiting[decision.signature_id] = f"{decision.reason}; but diagnosis is off"
+            off = f"{decision.reason}; but diagnosis is off"
+            step.waiting[decision.signature_id] = reasons.setdefault(off, off)
             continue
         request = _request(store, settings, patient, revision, rediagnose or {}, patients)
         estimate = diagnoser.estimate_cost(request)

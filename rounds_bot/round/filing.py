@@ -90,6 +90,7 @@ def file_issues(
             notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
             break
     _link_cascades(tracker, unlinked, issues, notes, diagnoses, attempted, style, memory)
+    md.forget_remembered()  # the bodies are written: what their rendering remembered has no reader left
     return Filed(issues=issues, not_reached=not_reached, notes=notes)
 
 

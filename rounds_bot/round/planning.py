@@ -22,7 +22,7 @@ from rounds_bot.tracker.base import IssueRef, Tracker, TrackerStopped
 PlanKind = Literal["new", "filed-late", "updated", "regressed", "muted", "deferred"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RoundCandidate:
     """A signature the round may act on: before and after this round, and what it saw of it."""
 
@@ -32,7 +32,9 @@ class RoundCandidate:
     after: Signature  # as it will be after this round
 
 
-@dataclass(frozen=True)
+# slotted: a round with thousands of new signatures keeps a plan for each to its end, twice (as planned and
+# as settled after filing)
+@dataclass(frozen=True, slots=True)
 class IssuePlan:
     signature_id: str
     kind: PlanKind

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
@@ -12,7 +13,13 @@ from rounds_bot.render.markdown import environment, trusted
 from rounds_bot.sources.base import SkippedRecord
 
 
-class SignatureLine(Frozen):
+@dataclass(frozen=True, slots=True)
+class SignatureLine:
+    """A signature's line in the report. A plain frozen record with slots, not a model: a round with
+    thousands of new signatures keeps one or two per signature to its end (a model's field dictionary is
+    most of one), and the report's model takes it as it is (pydantic validates a dataclass's fields only
+    when it is given as a mapping, and passes an instance through)."""
+
     signature_id: str
     title: str
     service: str

@@ -7,7 +7,6 @@ from datetime import datetime
 
 from rounds_bot.clock import iso, parse_iso
 from rounds_bot.controls import Controls
-from rounds_bot.models import sharing_fields_set
 from rounds_bot.render.chart import MAX_BARS, rounds_chart
 from rounds_bot.round.diagnosis_step import DiagnosisStep
 from rounds_bot.round.occurrences import Grouped
@@ -90,10 +89,9 @@ def build_report(outcome: RoundOutcome) -> RoundReport:
 
 
 def _line(plan: IssuePlan, note: str = "") -> SignatureLine:
-    """A signature's line; the report keeps one or two per signature the round acted on (their set of given
-    fields shared, `sharing_fields_set`)."""
+    """A signature's line; the report keeps one or two per signature the round acted on."""
     signature, tally = plan.signature, plan.tally
-    line = SignatureLine(
+    return SignatureLine(
         signature_id=plan.signature_id,
         title=signature.title or (tally.assignment.title if tally else ""),
         service=signature.service,
@@ -103,7 +101,6 @@ def _line(plan: IssuePlan, note: str = "") -> SignatureLine:
         issue=plan.issue.ref if plan.issue else None,
         note=note,
     )
-    return sharing_fields_set(line)
 
 
 def _diagnosed_line(step: DiagnosisStep, plan: IssuePlan) -> SignatureLine:
@@ -113,7 +110,7 @@ def _diagnosed_line(step: DiagnosisStep, plan: IssuePlan) -> SignatureLine:
         note = f"{d.classification} ({d.confidence}), ${outcome.cost_usd:.4f}, {outcome.turns} turns"
     else:
         note = f"{outcome.status}: {outcome.detail[:120]}"
-    return sharing_fields_set(_line(plan).model_copy(update={"note": note}))
+    return _line(plan, note)
 
 
 NEW_KINDS = ("new", "filed-late")
