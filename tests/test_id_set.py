@@ -10,7 +10,7 @@ import pytest
 from rounds_bot.round.occurrences import _not_counted
 from rounds_bot.sources import id_set
 from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.sources.id_set import FILTER_BITS, IdSet
+from rounds_bot.sources.id_set import FILTER_BITS, RECENT, IdSet
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.store import Store
 from tests.test_round_streaming import NOW, event
@@ -43,6 +43,22 @@ def test_an_id_set_answers_as_a_python_set_whatever_is_packed(recent: int) -> No
     assert all(key in ids for key in expected)
     if recent < 100:
         assert ids.packed > 0
+
+
+def test_an_id_set_of_the_default_size_answers_as_a_python_set_past_several_packs() -> None:
+    """What `RECENT` is changes only how many ids stay objects: ids repeated across several packed batches,
+    and new ones, are told as a set tells them."""
+    rng = random.Random(16)
+    ids, expected = IdSet(), set[int | str]()
+    added = [rng.getrandbits(128) for _ in range(3 * RECENT + 5)]
+    for key in added:
+        assert ids.first(key) is (key not in expected)
+        expected.add(key)
+    assert ids.packed >= 3 * RECENT
+    for key in rng.sample(added, 2_000) + [rng.getrandbits(128) for _ in range(2_000)]:
+        assert ids.first(key) is (key not in expected)
+        expected.add(key)
+    assert len(ids) == len(expected)
 
 
 def test_ids_past_the_recent_ones_are_packed_not_kept_as_objects() -> None:

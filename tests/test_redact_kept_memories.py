@@ -184,3 +184,62 @@ def test_a_batch_foreseen_scans_its_new_text_attributes_and_makes_them_as_each_e
     assert sum(alone.counts.values()) > 0
     values = [value for event in events for value in event.attributes.values() if isinstance(value, str)]
     assert {cut(value, event_module.ATTRIBUTE_CHARS) for value in values} & set(proven)  # the proof took them
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_text_the_proof_kept_is_given_at_once_as_the_long_way_gives_it_at_every_cap(seed: int) -> None:
+    """`Redactor.text` gives a text the batch's proof found kept (`TextProof.proven`), asked within its cap,
+    without redacting it: the same text, counts and memory as the long way (nothing proven) gives, whatever
+    the cap it is asked at (one shorter than the text cuts it: that goes the long way)."""
+    rng = random.Random(seed)
+    planted = [planted.carrier for planted in corpus()]
+    texts = [
+        " ".join(rng.choice([*PIECES, *FRAGMENTS, *planted]) for _ in range(rng.randint(1, 4)))
+        for _ in range(300)
+    ] + [f"order {number} failed: coupon not found" for number in range(100)]
+    quick, slow = Redactor(), Redactor()
+    quick._texts.prove(texts)
+    assert quick._proven_texts and quick._proven_texts is quick._texts.proven  # the look-up was used
+    asked = [
+        (text, limit) for text in texts for limit in (32, event_module.NAME_CHARS, len(text), len(text) - 1)
+    ]
+    rng.shuffle(asked)
+    for text, limit in asked:
+        if limit > 0:
+            assert quick.text(text, limit) == slow.text(text, limit)
+    assert quick.counts == slow.counts and sum(slow.counts.values()) > 0
+    assert quick._done == slow._done
+
+
+def test_the_texts_a_batch_proves_are_each_events_message_and_trace_cut_as_redacted() -> None:
+    """`_cut_texts` calls `cut` only past a limit: the texts, in order, are what cutting each gives."""
+    rng = random.Random(7)
+    lengths = [
+        0,
+        1,
+        event_module.MESSAGE_CHARS,
+        event_module.MESSAGE_CHARS + 1,
+        event_module.STACKTRACE_CHARS,
+    ]
+    events = [
+        ErrorEvent(
+            event_id=f"{number:032x}",
+            timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+            message="m " * (rng.choice(lengths) // 2) + "x" * rng.randint(0, 1),
+            stacktrace=rng.choice([None, "", "at f\n" * (rng.choice([*lengths, 70_000]) // 5)]),
+        )
+        for number in range(60)
+    ]
+    expected = [
+        cut(text, limit)
+        for event in events
+        for text, limit in (
+            (event.message, event_module.MESSAGE_CHARS),
+            (event.stacktrace, event_module.STACKTRACE_CHARS),
+        )
+        if text
+    ]
+    made = list(event_module._cut_texts(events))
+    assert made == expected
+    assert any(len(event.message) > event_module.MESSAGE_CHARS for event in events)  # some were cut
+    assert any(len(event.stacktrace or "") > event_module.STACKTRACE_CHARS for event in events)

@@ -99,12 +99,16 @@ class Redactor:
         self._ids = IdProof(ips)
         # scans a batch's messages and traces at once and proves most kept as they are (`TextProof.prove`)
         self._texts = TextProof(ips)
+        self._proven_texts = self._texts.proven  # the texts its last `prove` found kept (one set, refilled)
 
     def text(self, text: str, limit: int) -> str:
         key = (text, limit)
         done = self._done.get(key)
         if done is None:
-            done = self._redacted(text, limit)
+            # a text the batch's proof found kept, and within its cap, is its own redaction and counts nothing
+            # (what `_redacted` gives it through `cut` and `TextProof.redact_into`): told with one look-up,
+            # as most of a round's messages and traces are
+            done = text if len(text) <= limit and text in self._proven_texts else self._redacted(text, limit)
             if self._remembered > MEMO_CHARS:  # a round's memory does not grow with its records
                 self._forget()
             self._done[key] = done
@@ -160,17 +164,7 @@ class Redactor:
         self._ids.prove(ids_shaped([value for value in values if value is not None]))
         # as `_redacted` will be given them: cut to their limits (a scan of a text's uncut tail would be
         # wasted, and the cut text, another string, would be scanned again)
-        self._texts.prove(
-            chain(
-                (
-                    cut(text, limit)
-                    for event in events
-                    for text, limit in ((event.message, MESSAGE_CHARS), (event.stacktrace, STACKTRACE_CHARS))
-                    if text
-                ),
-                self._new_attribute_texts(events),
-            )
-        )
+        self._texts.prove(chain(_cut_texts(events), self._new_attribute_texts(events)))
 
     def _new_attribute_texts(self, events: Sequence[ErrorEvent]) -> Iterator[str]:
         """The text values, cut as `attribute` will redact them, of the attributes no memory holds: a log
@@ -367,6 +361,17 @@ class Redactor:
                 "service": self.name(group.service) or "unknown",
             }
         )
+
+
+def _cut_texts(events: Sequence[ErrorEvent]) -> Iterator[str]:
+    """Each event's message and stack trace that is not empty, in order, cut to its limit as `_changed`
+    redacts it (`cut` is called only for the rare text past its limit: any other is its own cut)."""
+    for event in events:
+        message, trace = event.message, event.stacktrace
+        if message:
+            yield message if len(message) <= MESSAGE_CHARS else cut(message, MESSAGE_CHARS)
+        if trace:
+            yield trace if len(trace) <= STACKTRACE_CHARS else cut(trace, STACKTRACE_CHARS)
 
 
 #: what an id redaction replaced begins with (a raw id stored without it was stored unchanged)

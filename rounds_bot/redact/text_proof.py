@@ -42,14 +42,23 @@ class TextProof:
 
     def __init__(self, ips: IpPolicy = "all") -> None:
         self.ips: IpPolicy = ips
+        # the texts the last `prove` found kept: one set, emptied and refilled by each `prove`, so a caller
+        # may hold it (`proven`) and look texts up in line
         self._kept: set[str] = set()
         self._scans: dict[str, Scan] = {}
+
+    @property
+    def proven(self) -> set[str]:
+        """The texts the last `prove` found redaction keeps as they are (`kept`'s answers), the same set
+        after every `prove`: a text is in it exactly when `kept` says True. Not to be changed."""
+        return self._kept
 
     def prove(self, texts: Iterable[str]) -> None:
         """Scan `texts` a few hundred at a time, and remember until the next call (or each one's
         `redact_into`) which of them `redact_into` gives back as they are, with nothing counted, and what the
         scan found in the others."""
-        self._kept, self._scans = set(), {}
+        self._kept.clear()
+        self._scans = {}
         engine = rule_set(_rules(self.ips))
         if not isinstance(engine, ScanningRuleSet):
             return

@@ -26,8 +26,11 @@ from collections.abc import Iterable
 from itertools import repeat
 from typing import TypeGuard
 
-#: ids kept as Python objects before they are packed (some 6 MiB of them): a round this small packs none
-RECENT = 65_536
+#: ids kept as Python objects before they are packed (some 1.5 MiB of them: the set's table and an int of
+#: 128 bits each): a round this small packs none. A quarter of the 65,536 once kept: each batch packed is one
+#: more pair of arrays that an id the filter cannot rule out is looked for in (one in 250 new ids at a
+#: million, and each repeated record), and 4 MiB less is held by every set a round keeps while it reads
+RECENT = 16_384
 #: bits of the filter over the packed ids (4 MiB, made when the first ids are packed): with a million ids
 #: packed, about one new id in 250 has both its bits set and is looked for in the arrays
 FILTER_BITS = 1 << 25
