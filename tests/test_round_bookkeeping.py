@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from signature_samples import an_assignment
 
 from rounds_bot.clock import bucket_of, iso
-from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.models import ErrorEvent
 from rounds_bot.round import cascade, trace_filter
 from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.round.counted import Counted
@@ -83,18 +84,6 @@ class PlainTally:
             self.samples.append(event)
 
 
-def _assignment(signature_id: str) -> Assignment:
-    return Assignment(
-        signature_id=signature_id,
-        tier="new",
-        fingerprint_hash="h",
-        fingerprint_version="v",
-        explanation="",
-        title="t",
-        normalized_message="m",
-    )
-
-
 def _occurrences(folder: Path) -> list[tuple[ErrorEvent, int, datetime, datetime]]:
     """The events of a synthetic round (services, versions, environments, traces), with a few moments moved
     to another offset, before the epoch or past 2242, counts above one and aggregates spanning a while."""
@@ -125,7 +114,7 @@ def test_a_tally_holds_what_a_plain_aggregate_of_the_same_occurrences_holds(tmp_
     plain: dict[str, PlainTally] = {}
     for event, count, first, last in _occurrences(tmp_path):
         signature_id = f"sig_{event.service}_{len(event.message or '') % 4}"
-        tallies.setdefault(signature_id, Tally(assignment=_assignment(signature_id))).add(
+        tallies.setdefault(signature_id, Tally(assignment=an_assignment(signature_id))).add(
             event, count, first, last
         )
         plain.setdefault(signature_id, PlainTally()).add(event, count, first, last)
@@ -157,7 +146,7 @@ def test_a_tally_holds_what_a_plain_aggregate_of_the_same_occurrences_holds(tmp_
 def test_an_occurrence_is_counted_in_the_clock_s_bucket_of_its_moment_whenever_it_happened(
     moment: datetime,
 ) -> None:
-    tally = Tally(assignment=_assignment("sig_1"))
+    tally = Tally(assignment=an_assignment("sig_1"))
     tally.add(ErrorEvent(event_id="e", timestamp=moment), 1, moment, moment)
     assert tally.buckets == {bucket_of(moment): 1}
 
@@ -176,13 +165,13 @@ def test_an_occurrence_is_counted_in_the_clock_s_bucket_of_its_moment_whenever_i
     ],
 )
 def test_an_occurrence_at_a_bucket_s_edge_is_counted_where_the_clock_puts_it(moment: datetime) -> None:
-    tally = Tally(assignment=_assignment("sig_1"))
+    tally = Tally(assignment=an_assignment("sig_1"))
     tally.add(ErrorEvent(event_id="e", timestamp=moment), 1, moment, moment)
     assert tally.buckets == {bucket_of(moment): 1}
 
 
 def test_a_timeline_read_in_turn_gives_what_each_index_gives() -> None:
-    tally = Tally(assignment=_assignment("sig_1"))
+    tally = Tally(assignment=an_assignment("sig_1"))
     moments = [NOW, NOW.astimezone(ELSEWHERE), NOW + timedelta(microseconds=1), NOW - timedelta(days=30_000)]
     for n, moment in enumerate(moments * 3):
         tally.add(ErrorEvent(event_id=f"e{n}", timestamp=moment, fatal=n % 2 == 0), 1 + n % 3, moment, moment)
@@ -442,7 +431,7 @@ def test_tallies_of_few_group_ids_versions_or_environments_hold_what_plain_ones_
     added: list[tuple[int, str, str | None, str | None, str | None]],
 ) -> None:
     # a tally's sets are made as their first item is added (until then one shared empty set stands in)
-    tallies = [Tally(assignment=_assignment(f"sig_{n}")) for n in range(3)]
+    tallies = [Tally(assignment=an_assignment(f"sig_{n}")) for n in range(3)]
     plain = [PlainTally() for _ in range(3)]
     for n, (which, service, version, environment, group_id) in enumerate(added):
         event = ErrorEvent(

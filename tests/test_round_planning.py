@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from signature_samples import a_signature
+from signature_samples import a_signature, an_assignment
 
 from rounds_bot.controls import Controls, Mute
-from rounds_bot.models import Assignment, ErrorEvent
+from rounds_bot.models import ErrorEvent
 from rounds_bot.round.filing import Filed
 from rounds_bot.round.planning import Lookups, RoundCandidate, plan_issues
 from rounds_bot.tally import Tally
@@ -19,17 +19,7 @@ NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 def candidate(sid: str, *, seen: int = 1, known: bool = False, total: int = 0) -> RoundCandidate:
     tally = None
     if seen:
-        tally = Tally(
-            assignment=Assignment(
-                signature_id=sid,
-                tier="fingerprint",
-                fingerprint_hash="h",
-                fingerprint_version="v",
-                explanation="",
-                title=sid,
-                normalized_message=sid,
-            )
-        )
+        tally = Tally(assignment=an_assignment(sid, tier="fingerprint", title=sid, normalized_message=sid))
         tally.add(ErrorEvent(event_id=sid, timestamp=NOW), seen, NOW, NOW)
     before = a_signature(sid, total_count=total) if known else None
     after = a_signature(sid, total_count=total + seen)

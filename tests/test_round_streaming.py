@@ -12,9 +12,10 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from signature_samples import an_assignment
 
 from rounds_bot.clock import bucket_of
-from rounds_bot.models import Assignment, ContextRecord, ErrorEvent
+from rounds_bot.models import ContextRecord, ErrorEvent
 from rounds_bot.redact import Redactor, redact_poll
 from rounds_bot.round import cascade
 from rounds_bot.round.cascade import correlate_traces
@@ -150,17 +151,7 @@ def test_a_split_secret_is_hidden_the_same_when_the_events_are_on_disk() -> None
 
 def _empty_tally() -> Tally:
     """A tally of one new signature, with nothing counted yet."""
-    return Tally(
-        assignment=Assignment(
-            signature_id="sig_1",
-            tier="new",
-            fingerprint_hash="h",
-            fingerprint_version="v",
-            explanation="",
-            title="t",
-            normalized_message="m",
-        )
-    )
+    return Tally(assignment=an_assignment())
 
 
 def test_a_tally_keeps_each_occurrence_s_moment_compactly_and_gives_it_back_as_it_was_given() -> None:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from signature_samples import an_assignment
 
 from rounds_bot.clock import bucket_of
 from rounds_bot.models import Assignment, ErrorEvent
@@ -61,18 +62,6 @@ class ContainerTally:
             self.samples.append(event)
 
 
-def _assignment() -> Assignment:
-    return Assignment(
-        signature_id="sig_1",
-        tier="new",
-        fingerprint_hash="h",
-        fingerprint_version="v",
-        explanation="",
-        title="t",
-        normalized_message="m",
-    )
-
-
 # few values of each, so that a tally sees one of a kind, then more; strings that would run together if
 # their fields were joined unmarked, "" beside None, a lone surrogate (JSON may carry one)
 _TEXTS = ["a", "ab", "b", "", "\ud800", "dénied ✓", "a\x00", "\x01"]
@@ -114,7 +103,7 @@ def test_a_compact_tally_reads_as_the_one_that_kept_containers_of_its_own(
     with_a_keeper: bool,
 ) -> None:
     tally = Tally(
-        assignment=_assignment(), samples=Samples(SpilledBlobs("test-tally-") if with_a_keeper else None)
+        assignment=an_assignment(), samples=Samples(SpilledBlobs("test-tally-") if with_a_keeper else None)
     )
     plain = ContainerTally()
     for number, (service, version, environment, group_id, message, seconds, zone, count, early) in enumerate(
@@ -184,7 +173,7 @@ def test_kinds_whose_fields_would_run_together_are_different_samples() -> None:
 
 
 def test_a_tally_of_one_of_each_reads_as_one_item_containers() -> None:
-    tally = Tally(assignment=_assignment())
+    tally = Tally(assignment=an_assignment())
     assert (tally.buckets, tally.by_version, tally.service_versions) == ({}, {}, {})
     assert (tally.services, tally.environments, tally.group_ids) == (set(), set(), set())
     event = ErrorEvent(
