@@ -35,6 +35,15 @@ class Written:
     env: dict[str, str]
     path: list[str]
     summary: str
+    # GitHub refused the step's summary file as larger than it takes (`SUMMARY_LIMIT`): none of it shows
+    summary_refused: bool = False
+
+
+#: GitHub uploads a step's summary file when the step ends and aborts the upload of one over 1 MiB, so the run
+#: page shows none of it ("$GITHUB_STEP_SUMMARY upload aborted, supports content up to a size of 1024k";
+#: GitHub Docs, "Workflow commands for GitHub Actions", "Adding a job summary": "each step is restricted to a
+#: maximum size of 1MiB")
+SUMMARY_LIMIT = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -62,11 +71,14 @@ class StepFiles:
         }
 
     def read(self) -> Written:
+        summary = self.summary.read_text(encoding="utf-8") if self.summary.exists() else ""
+        refused = len(summary.encode("utf-8")) > SUMMARY_LIMIT
         return Written(
             outputs=read_key_values(self.output.read_text(encoding="utf-8")),
             env=read_key_values(self.env.read_text(encoding="utf-8")),
             path=[line for line in self.path.read_text(encoding="utf-8").splitlines() if line],
-            summary=self.summary.read_text(encoding="utf-8") if self.summary.exists() else "",
+            summary="" if refused else summary,
+            summary_refused=refused,
         )
 
 

@@ -16,6 +16,7 @@ import click
 
 from rounds_bot.cli.options import in_actions
 from rounds_bot.errors import ConfigError
+from rounds_bot.render.step_summary import append_to_summary
 
 
 def set_output(name: str, value: str) -> None:
@@ -30,8 +31,7 @@ def add_to_summary(markdown: str) -> None:
     """Markdown appended to the job summary, when running in Actions."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:
-        with Path(target).open("a", encoding="utf-8") as out:
-            out.write(markdown.rstrip("\n") + "\n\n")
+        append_to_summary(Path(target), markdown.rstrip("\n") + "\n\n")
 
 
 def annotate(level: str, message: str) -> None:

@@ -60,12 +60,12 @@ def _summary_line(context: click.Context | None, error: RoundsError) -> None:
     if not target:
         return
     from rounds_bot.render.markdown import code
+    from rounds_bot.render.step_summary import append_to_summary
 
     # the program's own name, however it was started (a test runner calls it `main`)
     command = " ".join(["rounds", *(context.command_path.split()[1:] if context is not None else [])])
     # a message can quote what a service answered: the one escaping rule, as a code span on one line
-    with Path(target).open("a", encoding="utf-8") as out:
-        out.write(f"**{code(command)} stopped:** {code(' '.join(str(error).split()))}\n\n")
+    append_to_summary(Path(target), f"**{code(command)} stopped:** {code(' '.join(str(error).split()))}\n\n")
 
 
 def settings_from(env_file: Path | None) -> Settings:

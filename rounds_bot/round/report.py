@@ -10,6 +10,7 @@ from pydantic import Field
 
 from rounds_bot.models import Frozen
 from rounds_bot.render.markdown import environment, trusted
+from rounds_bot.render.step_summary import append_to_summary
 from rounds_bot.sources.base import SkippedRecord
 
 
@@ -79,6 +80,5 @@ def append_to_step_summary(markdown: str) -> Path | None:
     if not target:
         return None
     path = Path(target)
-    with path.open("a", encoding="utf-8") as out:
-        out.write(markdown + "\n")
+    append_to_summary(path, markdown + "\n")  # cut to what GitHub takes of a step; stdout has it whole
     return path
