@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from signature_samples import a_signature
 
+from rounds_bot.code import locate, mapping
 from rounds_bot.code.history import resolve_revision, suspect_commit
 from rounds_bot.code.locate import CodeLocator, LinkedFrame
 from rounds_bot.code.mapping import CodeMap, PathRule, _wanted_suffix
@@ -217,9 +218,13 @@ def test_a_remembered_mapping_answers_as_the_map_does_for_each_path_and_module()
     assert answers[:3] == [files[0], files[1], None] and answers[3] == answers[0]
 
 
-def test_signatures_sharing_frames_are_located_as_a_fresh_locator_locates_each(shop):
+@pytest.mark.parametrize("memo_size", [None, 1])
+def test_signatures_sharing_frames_are_located_as_a_fresh_locator_locates_each(shop, memo_size, monkeypatch):
     """A locator remembers the frames it linked: the second signature through the same code gets what a
-    locator that never saw the first would give it."""
+    locator that never saw the first would give it; so it does when its memos forget at every entry."""
+    if memo_size is not None:
+        monkeypatch.setattr(locate, "LINKED_MEMO_SIZE", memo_size)
+        monkeypatch.setattr(mapping, "FOUND_MEMO_SIZE", memo_size)
     head = git(shop, "rev-parse", "HEAD")
 
     def locator() -> CodeLocator:

@@ -40,8 +40,11 @@ from rounds_bot.signature import Signature
 #: the app's frames listed at most, from the crash site out
 MAX_FRAMES = 10
 #: frames a locator remembers linked (cleared whole when full): a round's issues list the same frames of
-#: the app again and again, in every signature whose trace passes through them
-LINKED_MEMO_SIZE = 16_384
+#: the app again and again, in every signature whose trace passes through them. A linked frame holds about
+#: a kilobyte (its URL, its frame) and the locator lives through a round's filing: with 16,384 here and in
+#: the map's memo, filing 20,000 new signatures grew a round by 21 MB, with 2,048 by 5 MB (no hits lost:
+#: 16,256 frames linked for 2,000 new signatures either way)
+LINKED_MEMO_SIZE = 2_048
 REVISION_ATTRIBUTES = ("vcs.ref.head.revision", "vcs.repository.ref.revision")
 #: source-location attributes, the current name first (semantic conventions 1.30+), then the older one
 FILE_ATTRIBUTES = ("code.file.path", "code.filepath")
