@@ -75,7 +75,9 @@ def boundary_by_family(workdir: Path) -> dict[str, tuple[int, int]]:
     telemetry = secret_file(workdir / "boundary.jsonl", plant_secrets(planted), now())
     end = datetime.now(UTC)
     polled = OtlpFileSource(telemetry).poll(Window(start=end - timedelta(days=7), end=end))
-    seen = redact_poll(Redactor(), polled).model_dump_json()
+    # read as text as `model_dump_json` writes it (non-ASCII as is, JSON escapes), other values as text: the
+    # file source's state carries its line memory packed as bytes, which pydantic's JSON refuses as text
+    seen = json.dumps(redact_poll(Redactor(), polled).model_dump(), ensure_ascii=False, default=str)
     families: dict[str, tuple[int, int]] = {}
     for item in planted:
         n, k = families.get(item.category, (0, 0))
