@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, Literal, TypeVar, cast
 
@@ -117,14 +118,24 @@ _REQUIRED = frozenset(name for name, field in ErrorEvent.model_fields.items() if
 
 
 def assembled_event(values: dict[str, Any], fields_set: set[str]) -> ErrorEvent:
-    """The event whose `__dict__` is `values` (every field, in order, each of its type), as unpickling
-    puts one back (pydantic's `__setstate__`): nothing is validated or copied."""
-    event = ErrorEvent.__new__(ErrorEvent)
-    _set(event, "__dict__", values)
-    _set(event, "__pydantic_fields_set__", fields_set)
-    _set(event, "__pydantic_extra__", None)
-    _set(event, "__pydantic_private__", None)
-    return event
+    """The event whose `__dict__` is `values` (every field, in order, each of its type), as `assembled`
+    puts one together: nothing is validated or copied."""
+    return assembled(ErrorEvent, values, fields_set)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def assembled(model_type: type[_Model], values: dict[str, Any], fields_set: AbstractSet[str]) -> _Model:
+    """The model whose `__dict__` is `values` (every field, in order, each of its type) and whose given
+    fields are `fields_set`, as unpickling puts one back (pydantic's `__setstate__`): nothing is validated
+    or copied. For values that were checked when they were first made into such a model."""
+    model = model_type.__new__(model_type)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", fields_set)
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
 
 
 _set = object.__setattr__

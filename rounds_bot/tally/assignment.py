@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rounds_bot.models import Assignment, sharing_fields_set
+from rounds_bot.models import Assignment, assembled, sharing_fields_set
 
 #: the model's fields, in its order (as validating it leaves its `__dict__`)
 _FIELDS = tuple(Assignment.model_fields)
@@ -35,19 +35,10 @@ def packed(assignment: Assignment) -> PackedAssignment:
 
 def unpacked(kept: PackedAssignment) -> Assignment:
     """The assignment `packed` was given: its fields' values (a new empty list or dict for one left empty)
-    and its set of given fields, as unpickling puts a model back (pydantic's `__setstate__`): nothing is
-    validated again (it was when it was made)."""
+    and its set of given fields (`assembled`): nothing is validated again (it was when it was made)."""
     values = dict(zip(_FIELDS, kept, strict=False))
     if values["related"] is None:
         values["related"] = []
     if values["related_similarity"] is None:
         values["related_similarity"] = {}
-    assignment = Assignment.__new__(Assignment)
-    _set(assignment, "__dict__", values)
-    _set(assignment, "__pydantic_fields_set__", kept[-1])
-    _set(assignment, "__pydantic_extra__", None)
-    _set(assignment, "__pydantic_private__", None)
-    return assignment
-
-
-_set = object.__setattr__
+    return assembled(Assignment, values, kept[-1])

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import overload
 
+from rounds_bot.models import assembled
 from rounds_bot.tally.list_like import ListLike
 from rounds_bot.triage import ListedFigures, Occurrence
 
@@ -137,13 +138,6 @@ def _occurrence(moment: datetime, count: int, fatal: bool) -> Occurrence:
     as it puts one (every field given, in the fields' order; nothing validated: a timeline's entries were
     checked when they were noted), without its walk over the model's fields: a third of the cost. Triage
     reads an entry per occurrence counted."""
-    occurrence = _new_occurrence(Occurrence)
-    _set(occurrence, "__dict__", {"timestamp": moment, "count": count, "fatal": fatal})
-    _set(occurrence, "__pydantic_fields_set__", {"timestamp", "count", "fatal"})
-    _set(occurrence, "__pydantic_extra__", None)
-    _set(occurrence, "__pydantic_private__", None)
-    return occurrence
-
-
-_new_occurrence = Occurrence.__new__
-_set = object.__setattr__
+    return assembled(
+        Occurrence, {"timestamp": moment, "count": count, "fatal": fatal}, {"timestamp", "count", "fatal"}
+    )
