@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rounds_bot.redact import id_proof
-from rounds_bot.redact.event import _ID_SHAPE
 from rounds_bot.redact.id_proof import IdProof
+from rounds_bot.redact.ids import _ID_SHAPE
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.text import unchanged_shaped
 from tests import security_corpus
 from tests.test_redact_fast_paths import hostile_ids
 
-#: the characters an id is kept with (`event._ID_SHAPE`), and a few each rule family starts on
+#: the characters an id is kept with (`ids._ID_SHAPE`), and a few each rule family starts on
 ID_ALPHABET = "0123456789abcdefABCDEFxyzKPS-_.:/"
 
 

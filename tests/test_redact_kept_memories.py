@@ -19,7 +19,7 @@ from rounds_bot.redact import Redactor
 from rounds_bot.redact import boundary as boundary_module
 from rounds_bot.redact import event as event_module
 from rounds_bot.redact.boundary import Boundary
-from rounds_bot.redact.event import id_shaped, ids_shaped
+from rounds_bot.redact.ids import id_shaped, ids_shaped
 from rounds_bot.redact.text import cut
 from rounds_bot.sources.base import Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
@@ -243,3 +243,67 @@ def test_the_texts_a_batch_proves_are_each_events_message_and_trace_cut_as_redac
     assert made == expected
     assert any(len(event.message) > event_module.MESSAGE_CHARS for event in events)  # some were cut
     assert any(len(event.stacktrace or "") > event_module.STACKTRACE_CHARS for event in events)
+
+
+class _Watched(Redactor):
+    """A redactor that notes the events whose attributes `events` did not look up again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.not_looked_up: list[ErrorEvent] = []
+
+    def _event(self, event: ErrorEvent, attributes_kept: bool) -> ErrorEvent:
+        if attributes_kept and event.attributes:
+            self.not_looked_up.append(event)
+        return super()._event(event, attributes_kept)
+
+
+@pytest.mark.parametrize(
+    ("memo_attributes", "memo_chars"),
+    [(event_module.MEMO_ATTRIBUTES, event_module.MEMO_CHARS), (7, 2_000), (40, 30_000)],
+)
+def test_attributes_a_batch_found_kept_are_redacted_as_each_event_alone_though_the_memory_empties(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memo_attributes: int, memo_chars: int
+) -> None:
+    """`Redactor.events` does not look up again the attributes `foresee` found all kept before, unless the
+    memory of kept attributes was emptied since (full, or with the texts' memory): pinned to each event
+    redacted alone, with both memories emptied within batches, on the security corpus's events seen again."""
+    emptied = memo_attributes < event_module.MEMO_ATTRIBUTES
+    monkeypatch.setattr(event_module, "MEMO_ATTRIBUTES", memo_attributes)
+    monkeypatch.setattr(event_module, "MEMO_CHARS", memo_chars)
+    events = _repeated(_raw_events(tmp_path))
+    # a bug's records with plain attributes too (a route, a region): all kept after their first sight
+    plain = [{"http.route": f"/cart/{number % 3}", "region": "eu"} for number in range(len(events))]
+    events += [
+        event.model_copy(update={"attributes": made}) for event, made in zip(events, plain, strict=True)
+    ]
+    random.Random(7).shuffle(events)
+    for size in (5, 64, 1_000):  # the boundary's batches (`BOUNDARY_BATCH`), and smaller
+        batched, alone = _Watched(), Redactor()
+        made = [
+            event
+            for start in range(0, len(events), size)
+            for event in batched.events(events[start : start + size])
+        ]
+        assert [event.model_dump() for event in made] == _one_at_a_time(alone, events)
+        assert batched.counts == alone.counts
+        assert sum(alone.counts.values()) > 0
+        if memo_chars > 2_000:  # memories that outlive a batch: its answer was acted on
+            assert batched.not_looked_up
+        assert batched._pairs_cleared > 0 if emptied else not batched._pairs_cleared
+
+
+def test_a_batch_says_which_events_have_their_attributes_all_kept_before() -> None:
+    """`foresee`'s answer, which `events` acts on: all of an event's attributes kept before (none is past
+    `MAX_ATTRIBUTES`), as `_changed` would find them."""
+    redactor = Redactor()
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    kept: dict[str, AttributeValue] = {"http.route": "/cart", "region": "eu"}
+    redactor.attributes(kept)
+    events = [
+        ErrorEvent(event_id="e1", timestamp=at, message="m", attributes=kept),
+        ErrorEvent(event_id="e2", timestamp=at, message="m", attributes={**kept, "job": "sync"}),
+        ErrorEvent(event_id="e3", timestamp=at, message="m", attributes={"count": 1}),
+        ErrorEvent(event_id="e4", timestamp=at, message="m"),
+    ]
+    assert redactor.foresee(events) == [True, False, False, True]

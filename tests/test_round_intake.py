@@ -12,7 +12,7 @@ import pytest
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact import Redactor
-from rounds_bot.redact.event import HASHED_PREFIX, hashed_id
+from rounds_bot.redact.ids import HASHED_PREFIX, hashed_id
 from rounds_bot.round.intake import already_counted
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings

@@ -4,6 +4,7 @@
                  after a source's poll, before grouping, storage, prompts, issues, logs and reports
     event.py     one event made safe (`Redactor`): every field and attribute (keys and values, every
                  type), the resource, the ids; caps before any rule
+    ids.py       what an id is kept as: itself when it has an id's shape and holds nothing, else its hash
     text.py      one text: cut, sanitised, redacted (`redact_text`)
     tokens.py    vendor tokens by format (gitleaks' rule families)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL

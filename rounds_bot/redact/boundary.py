@@ -51,10 +51,8 @@ class Boundary:
 
     def _redact_waiting(self) -> None:
         waiting, self._waiting = self._waiting, []
-        redact, see, append = self.redactor.event, self._watch.see, self.events.append
-        self.redactor.foresee(waiting)
-        for event in waiting:
-            safe = redact(event)
+        see, append = self._watch.see, self.events.append
+        for event, safe in zip(waiting, self.redactor.events(waiting), strict=True):
             see(event, safe.trace_id)
             append(safe)
 

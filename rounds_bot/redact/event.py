@@ -16,8 +16,6 @@ identifies the occurrence and an occurrence is still counted once.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice
@@ -25,6 +23,7 @@ from operator import attrgetter
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
 from rounds_bot.redact.id_proof import IdProof
+from rounds_bot.redact.ids import ID_CHARS, hashed_id, id_shaped, ids_shaped
 from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
 from rounds_bot.redact.pair_values import credential_shaped
 from rounds_bot.redact.personal import IpPolicy
@@ -37,31 +36,11 @@ MESSAGE_CHARS = 16_384
 STACKTRACE_CHARS = 65_536
 ATTRIBUTE_CHARS = 4_096
 NAME_CHARS = 256
-ID_CHARS = 128
 NOTE_CHARS = 1_000
 MAX_ATTRIBUTES = 200
 #: Characters of redacted texts remembered at most; past it the memory starts afresh (a text seen again later
 #: is redacted again, with the same result, and counted again as the distinct text it then is)
 MEMO_CHARS = 8_000_000
-#: an id kept as it is when redaction keeps it: at most `ID_CHARS` of these characters
-_ID_SHAPE = re.compile(rf"[a-zA-Z0-9\-_.:/]{{0,{ID_CHARS}}}")
-
-
-def id_shaped(value: str) -> bool:
-    """Whether `value` has an id's shape (`_ID_SHAPE`): told at once for letters and digits alone."""
-    if value.isascii() and value.isalnum():  # a subset of the shape's characters
-        return len(value) <= ID_CHARS
-    return _ID_SHAPE.fullmatch(value) is not None
-
-
-def ids_shaped(values: list[str]) -> list[str]:
-    """The values of an id's shape (`id_shaped`), told at once for many of ASCII letters and digits alone."""
-    joined = "".join(values)
-    if joined.isascii() and joined.encode("ascii").isalnum() and max(map(len, values), default=0) <= ID_CHARS:
-        return values
-    return list(filter(id_shaped, values))
-
-
 #: attributes whose redaction is remembered at most (`Redactor.attribute`), past it the memory starts afresh
 MEMO_ATTRIBUTES = 20_000
 #: the fields of an event `Redactor.name` makes (`Redactor._kept_names`)
@@ -71,6 +50,7 @@ _NAMES_FIELDS = frozenset(
 _NAMES = attrgetter(*sorted(_NAMES_FIELDS))
 #: the ids of an event `Redactor.identifier` makes (`Redactor.foresee`)
 _IDS = attrgetter("event_id", "trace_id", "span_id", "parent_span_id", "source_group_id")
+_ATTRIBUTES = attrgetter("attributes")
 
 
 class Redactor:
@@ -93,6 +73,7 @@ class Redactor:
         self._kept_pairs: set[tuple[str, str]] = set()
         self._kept_names: set[tuple[str | None, ...]] = set()
         self._forgotten = 0
+        self._pairs_cleared = 0  # how often `_kept_pairs` was emptied (`events`)
         # what redacting one text counts, added to `counts` (`_redacted`): one counter for every text
         self._found: Counter[str] = Counter()
         # proves most ids kept as they are with one scan each (`IdProof`: `unchanged_shaped`'s verdict)
@@ -123,6 +104,7 @@ class Redactor:
         self._kept_names.clear()
         self._remembered = 0
         self._forgotten += 1
+        self._pairs_cleared += 1
 
     def _redacted(self, text: str, limit: int) -> str:
         found = self._found
@@ -156,25 +138,42 @@ class Redactor:
         self.counts["identifier"] += 1
         return hashed_id(value)
 
-    def foresee(self, events: Sequence[ErrorEvent]) -> None:
+    def events(self, events: Sequence[ErrorEvent]) -> list[ErrorEvent]:
+        """`event` of each of `events`, in order, after `foresee` of them all: an event whose attributes it
+        found all kept before is not looked up again while `_kept_pairs` (which else only grows) stays."""
+        kept, clears = self.foresee(events), self._pairs_cleared
+        return [
+            self._event(event, known and clears == self._pairs_cleared)
+            for event, known in zip(events, kept, strict=True)
+        ]
+
+    def foresee(self, events: Sequence[ErrorEvent]) -> list[bool]:
         """Prove at once the ids of events about to be redacted that `identifier` asks the proof of
         (`IdProof.prove`: the same answers, with a scan for many ids), and scan their messages and traces
-        together (`TextProof.prove`: what `_redacted` then gives is what it gives alone)."""
+        together (`TextProof.prove`: what `_redacted` then gives is what it gives alone). Says of each event
+        whether `_changed` would now find its attributes all kept before (`_kept_pairs`)."""
         values: dict[str | None, None] = dict.fromkeys(chain.from_iterable(map(_IDS, events)))
         self._ids.prove(ids_shaped([value for value in values if value is not None]))
+        kept = self._kept_pairs
+        known = [
+            len(each) <= MAX_ATTRIBUTES and all(map(kept.__contains__, each.items()))
+            for each in map(_ATTRIBUTES, events)
+        ]
         # as `_redacted` will be given them: cut to their limits (a scan of a text's uncut tail would be
         # wasted, and the cut text, another string, would be scanned again)
-        self._texts.prove(chain(_cut_texts(events), self._new_attribute_texts(events)))
+        self._texts.prove(chain(_cut_texts(events), self._new_attribute_texts(events, known)))
+        return known
 
-    def _new_attribute_texts(self, events: Sequence[ErrorEvent]) -> Iterator[str]:
+    def _new_attribute_texts(self, events: Sequence[ErrorEvent], known: list[bool]) -> Iterator[str]:
         """The text values, cut as `attribute` will redact them, of the attributes no memory holds: a log
         record's body, a request's id, differ in every record and would each be scanned alone. Those of an
-        event whose attributes are all kept before are not (`_changed` looks them up)."""
-        kept, remembered = self._kept_pairs, self._attributes
-        for event in events:
-            attributes = event.attributes
-            if not attributes or all(map(kept.__contains__, attributes.items())):
+        event whose attributes are all kept before (`known`) are not (`_changed` looks them up; past
+        `MAX_ATTRIBUTES`, the pairs it reads are all remembered too: `_kept_pairs` is in `_attributes`)."""
+        remembered = self._attributes
+        for event, done in zip(events, known, strict=True):
+            if done:
                 continue
+            attributes = event.attributes
             for pair in islice(attributes.items(), MAX_ATTRIBUTES):
                 value = pair[1]
                 if type(value) is str and value and pair not in remembered:
@@ -231,6 +230,7 @@ class Redactor:
         if len(self._attributes) >= MEMO_ATTRIBUTES:
             self._attributes.clear()
             self._kept_pairs.clear()
+            self._pairs_cleared += 1
         self._attributes[memo] = made
         if made == memo:
             self._kept_pairs.add(memo)
@@ -251,10 +251,13 @@ class Redactor:
     def event(self, event: ErrorEvent) -> ErrorEvent:
         """The event with every field redacted: itself when nothing changed (a frozen model; most events
         hold nothing to redact), else a copy with the fields that changed."""
-        changed = self._changed(event)
+        return self._event(event, False)
+
+    def _event(self, event: ErrorEvent, attributes_kept: bool) -> ErrorEvent:
+        changed = self._changed(event, attributes_kept)
         return event.model_copy(update=changed) if changed else event
 
-    def _changed(self, event: ErrorEvent) -> dict[str, object]:
+    def _changed(self, event: ErrorEvent, attributes_kept: bool) -> dict[str, object]:
         """The fields whose redaction differs from them, redacted in the model's order (the counts follow it);
         a field that is None or empty stays so and is not redacted. One test a field, in line: an event
         has a dozen fields and a round a hundred thousand events.
@@ -309,6 +312,7 @@ class Redactor:
             changed["environment"] = safe
         if (
             (attributes := event.attributes)
+            and not attributes_kept  # `events`: all found kept before, by `foresee`
             and not (
                 len(attributes) <= MAX_ATTRIBUTES
                 and all(map(self._kept_pairs.__contains__, attributes.items()))
@@ -372,15 +376,6 @@ def _cut_texts(events: Sequence[ErrorEvent]) -> Iterator[str]:
             yield message if len(message) <= MESSAGE_CHARS else cut(message, MESSAGE_CHARS)
         if trace:
             yield trace if len(trace) <= STACKTRACE_CHARS else cut(trace, STACKTRACE_CHARS)
-
-
-#: what an id redaction replaced begins with (a raw id stored without it was stored unchanged)
-HASHED_PREFIX = "sha256:"
-
-
-def hashed_id(value: str) -> str:
-    """What redaction makes of an id it does not keep as it is (`Redactor.identifier`)."""
-    return HASHED_PREFIX + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def redact_event(event: ErrorEvent, ips: IpPolicy = "all") -> ErrorEvent:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from rounds_bot.redact import Redactor
 from rounds_bot.redact.boundary import Boundary, redact_poll
-from rounds_bot.redact.event import HASHED_PREFIX, hashed_id
+from rounds_bot.redact.ids import HASHED_PREFIX, hashed_id
 from rounds_bot.sources.base import PollResult, PollsInto, SkipsCounted, Source, Window
 from rounds_bot.store import Store
 
