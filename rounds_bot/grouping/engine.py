@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from typing import NoReturn
 
 from rounds_bot.grouping.candidates import CandidateReader
 from rounds_bot.grouping.counting import CountingPass
@@ -47,7 +48,7 @@ from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
-from rounds_bot.grouping.memo import shared_while_alive
+from rounds_bot.grouping.memo import forget_shared, shared_while_alive
 from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placement
 from rounds_bot.grouping.registry import Registry
@@ -59,7 +60,7 @@ from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.models import Assignment, ErrorEvent
 from rounds_bot.settings.grouping import GroupingConfig
 
-__all__ = ["GroupingConfig", "GroupingEngine", "SignatureState"]
+__all__ = ["EngineReleased", "GroupingConfig", "GroupingEngine", "SignatureState"]
 
 #: the time of an event the engine builds from a message's fields (grouping never reads it)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -284,6 +285,23 @@ class GroupingEngine(EarlierReadings, CountingPass):
     def signature_ids(self) -> list[str]:
         return list(self._signatures)
 
+    # --- letting go ---------------------------------------------------------------------------
+
+    def released_states(self, signature_ids: Iterable[str]) -> Iterator[tuple[str, SignatureState]]:
+        """The state of each of `signature_ids` the engine knows, as `state` gives it (one it never loaded is
+        left out), read as the engine is let go: a round's last use of it. Its memos, and those all engines
+        share (`memo.forget_shared`), are dropped at once, then each signature's templates, vector and keys as
+        its state is built (`Registry.released_states`), so the states take the memory just freed, in the
+        same sizes, rather than adding theirs to it. The engine is unusable from this call on: asked to place
+        or for a state, it raises `EngineReleased`."""
+        registry = self._known_signatures
+        # every part (whatever placing added) swapped for one that refuses any use: nothing here holds them
+        for name in list(vars(self)):
+            if name != "config":
+                setattr(self, name, _RELEASED)
+        forget_shared()
+        return registry.released_states(signature_ids)
+
     # --- the message path, tuned for the common case: a known template -----------------------
 
     def _assign_message(
@@ -340,6 +358,22 @@ class GroupingEngine(EarlierReadings, CountingPass):
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
             self._answers.remember(route, key, answer)
         return answer
+
+
+class EngineReleased(RuntimeError):
+    """An engine asked to place, or for a state, after it was let go (`GroupingEngine.released_states`)."""
+
+
+class _Released:
+    """What a released engine holds in place of each of its parts: any use of one raises `EngineReleased`."""
+
+    def _refuse(self, *_: object, **__: object) -> NoReturn:
+        raise EngineReleased("this grouping engine was let go (`released_states`): make another one")
+
+    __getattr__ = __call__ = __bool__ = __len__ = __iter__ = __contains__ = __getitem__ = _refuse
+
+
+_RELEASED = _Released()
 
 
 def _event_of(

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rounds_bot.grouping.memo import shared_dict
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime
 
 Role = Literal["app", "test", "library"]
@@ -129,8 +130,9 @@ _MEMO_LIMIT = 50_000
 _TRACE_MEMO_LIMIT = 4096
 _APPLICATION = "application code"
 _BUILTIN = "the runtime's builtin (no file, no module)"
-#: the owner rule's answers per (module, owner): the same packages recur in every trace
-_OWNED: dict[tuple[str | None, str], FrameRole] = {}
+#: the owner rule's answers per (module, owner): the same packages recur in every trace (cleared whole when
+#: full, and with the engines' shared memos: `memo.shared_dict`)
+_OWNED: dict[tuple[str | None, str], FrameRole] = shared_dict({})
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,10 @@ input, about `ENGINE_BUDGET`: a round of a million records keeps no more than a 
 The memos every engine shares (kept at module level: `shared_memo`) are cleared when the last engine alive
 is let go (`shared_while_alive`): a round's engine is let go once the signatures' states are read, and what
 the memos hold (the components of thousands of stacks) would otherwise stay for the rest of the round,
-which never reads them again; an engine made later fills them again, as the first one did.
+which never reads them again; an engine made later fills them again, as the first one did. A module's memo
+that is a plain dict, bounded by its entries alone (`shared_dict`), is cleared with them. A round clears them
+all as it lets its engine go (`forget_shared`), before it builds what the signatures save, so that reuses
+their memory.
 """
 
 from __future__ import annotations
@@ -119,6 +122,8 @@ class BoundedMemo(Generic[K, V]):
 
 #: the memos kept at module level, which every engine shares (`shared_memo`)
 _SHARED: list[BoundedMemo[Any, Any]] = []
+#: the memos kept at module level as plain dicts, cleared with the shared memos (`shared_dict`)
+_SHARED_DICTS: list[dict[Any, Any]] = []
 
 
 def shared_memo(entries: int, budget: int, size: Callable[[K, V], int] = text_size) -> BoundedMemo[K, V]:
@@ -126,6 +131,22 @@ def shared_memo(entries: int, budget: int, size: Callable[[K, V], int] = text_si
     memo: BoundedMemo[K, V] = BoundedMemo(entries, budget, size)
     _SHARED.append(memo)
     return memo
+
+
+def shared_dict(memo: dict[K, V]) -> dict[K, V]:
+    """A module's memo kept as a plain dict (bounded by its own count of entries), cleared with the shared
+    memos (`forget_shared`); returns `memo`."""
+    _SHARED_DICTS.append(memo)
+    return memo
+
+
+def forget_shared() -> None:
+    """Clear every memo engines share now. It changes no answer (a full memo is cleared the same way): an
+    engine alive, or made later, fills them again as it reads, as the first one did."""
+    for memo in _SHARED:
+        memo.clear()
+    for plain in _SHARED_DICTS:
+        plain.clear()
 
 
 class _Holders:
@@ -144,5 +165,4 @@ def shared_while_alive(engine: object) -> None:
 def _let_go() -> None:
     _Holders.alive -= 1
     if _Holders.alive == 0:
-        for memo in _SHARED:
-            memo.clear()
+        forget_shared()

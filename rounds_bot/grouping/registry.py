@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rounds_bot.grouping.candidates import Candidate
@@ -22,7 +22,8 @@ from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.memo import MB, BoundedMemo
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState, collector_paused
-from rounds_bot.grouping.templates import TemplateMiner
+from rounds_bot.grouping.templates import TemplateMiner, TemplateState
+from rounds_bot.grouping.vectors import SimilarityVector
 from rounds_bot.models import sharing_fields_set
 
 #: fingerprint hashes a signature remembers besides its first (later variants merged into it)
@@ -298,6 +299,38 @@ class Registry:
             signature = self.signatures[signature_id]
         except KeyError:
             raise KeyError(f"unknown signature {signature_id!r}: it was never assigned or loaded") from None
+        return self._state_of(signature, self._miner.state, self._index.saved_vector)
+
+    def released_states(self, signature_ids: Iterable[str]) -> Iterator[tuple[str, SignatureState]]:
+        """`state` of each of `signature_ids` held here (one never loaded is left out), for an engine let go:
+        the keys that lead to signatures, the memos and what only placing reads (`TemplateMiner.release`,
+        `SimilarityIndex.release`) are dropped first; then each signature, its templates and its vector
+        as its state is built, so each state takes memory of the sizes just freed. The registry holds nothing
+        once they are all read: it can place nothing more."""
+        self.by_hash.clear()
+        self.by_code.clear()
+        self.by_template.clear()
+        self._asked.clear()
+        self._asked_hashes.clear()
+        self._vectors_read.clear()
+        self._sites.clear()
+        self._lookup = None
+        self._miner.release()
+        self._index.release()
+        released_template, released_vector = self._miner.released_state, self._index.released_vector
+        for signature_id in signature_ids:
+            signature = self.signatures.pop(signature_id, None)
+            if signature is not None:
+                yield signature_id, self._state_of(signature, released_template, released_vector)
+        self.signatures.clear()
+
+    @staticmethod
+    def _state_of(
+        signature: KnownSignature,
+        template_state: Callable[[str], TemplateState],
+        vector_of: Callable[[str, str], SimilarityVector | None],
+    ) -> SignatureState:
+        """What `signature` saves, its templates' states and its vector read by the two given."""
         # every field given: one set of their names for every state (`sharing_fields_set`)
         return sharing_fields_set(
             SignatureState(
@@ -308,8 +341,8 @@ class Registry:
                 title=signature.title,
                 hashes=list(signature.hashes),
                 error_codes=list(signature.error_codes),
-                templates=[self._miner.state(t) for t in signature.template_ids],
-                similarity=self._index.saved_vector(signature.service, signature.signature_id),
+                templates=[template_state(t) for t in signature.template_ids],
+                similarity=vector_of(signature.service, signature.signature_id),
                 related=list(signature.related),
                 related_similarity=dict(signature.related_similarity),
                 crash_site=signature.crash_site,

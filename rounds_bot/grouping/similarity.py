@@ -181,6 +181,14 @@ class _ServiceIndex:
         if signature_id not in self.document_of:
             self.loaded.append(self.append(signature_id, seq, raw, with_frames))
 
+    def release(self) -> None:
+        """Drop what scoring reads (blocks, postings, frequencies), keeping the packed vectors
+        (`SimilarityIndex.release`)."""
+        self.blocks = []
+        self.pending, self.pending_postings, self.loaded = [], {}, []
+        self.document_frequency = Counter()
+        self.loaded_frequencies = []
+
     def settle(self) -> None:
         """Documents loaded in bulk become a block, and count in the document frequencies."""
         if not self.loaded:
@@ -361,6 +369,20 @@ class SimilarityIndex:
                 packed=base64.b64encode(raw).decode("ascii"), with_frames=index.with_frames[document]
             )
         )
+
+    def release(self) -> None:
+        """Drop all but the documents' packed vectors, for an index let go with its engine
+        (`Registry.released_states`): it scores nothing more; `released_vector` reads each vector."""
+        for index in self._services.values():
+            index.release()
+
+    def released_vector(self, service: str, signature_id: str) -> SimilarityVector | None:
+        """`saved_vector`, the packed vector dropped once it is read."""
+        vector = self.saved_vector(service, signature_id)
+        if vector is not None:
+            index = self._services[service]
+            index.vectors[index.document_of.pop(signature_id)] = b""
+        return vector
 
     def add_stored(self, service: str, stored: Iterable[tuple[str, int, str, bool]]) -> None:
         """Many saved vectors of one service at once, as the store keeps them: (signature id, seq,

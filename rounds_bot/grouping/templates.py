@@ -152,6 +152,24 @@ class TemplateMiner:
     def state(self, template_id: str) -> TemplateState:
         return self._templates[template_id].state()
 
+    def release(self) -> None:
+        """Drop all but the templates themselves, for a miner let go with its engine
+        (`Registry.released_states`): it matches nothing more; `released_state` reads each template."""
+        self._by_skeleton.clear()
+        self._cached.clear()
+        self._buckets.clear()
+        self._by_first.clear()
+        self._keys.clear()
+        self._fetched.clear()
+        self._fetched_for.clear()
+        self._varying = {}
+        self.varied_templates.clear()
+        self.fetch = self.fetch_learned = None
+
+    def released_state(self, template_id: str) -> TemplateState:
+        """`state`, the template dropped as it is read (a template belongs to one signature: `Registry`)."""
+        return self._templates.pop(template_id).state()
+
     def template(self, template_id: str) -> tuple[str, ...]:
         return self._templates[template_id].tokens
 

@@ -15,6 +15,7 @@ import re
 import mmh3
 
 from rounds_bot.grouping.frames import frame_key
+from rounds_bot.grouping.memo import shared_dict
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
 N_FEATURES = 2**20
@@ -26,7 +27,8 @@ _PLACEHOLDER = re.compile(r"<[a-z_0-9]+>")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 
 
-_FEATURES: dict[str, int] = {}
+#: the column of each term hashed so far (cleared whole when full, and with the engines' shared memos)
+_FEATURES: dict[str, int] = shared_dict({})
 
 
 def feature_of(term: str) -> int:

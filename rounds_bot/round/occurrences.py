@@ -4,7 +4,8 @@ redacted at the boundary, `redact.boundary.redact_poll`, before it got here).
 engine  = load_engine(settings, store)          the grouping engine as the last round left it
 grouped = group_occurrences(...)                a Tally per signature, and what was already counted
                                                 (by id; for a signature rebuilt from its issue, by time)
-states  = states_after(engine, tallies)          the engine's state of each signature the round saw
+states  = states_after(engine, tallies)          the engine's state of each signature the round saw; the
+                                                engine is let go as they are read
 after   = signatures_after(...)                 each touched signature as it will be after this round
 """
 
@@ -203,18 +204,14 @@ def _count_known_groups(
 
 
 def states_after(engine: GroupingEngine, tallies: dict[str, Tally]) -> dict[str, SignatureState]:
-    """The engine's state of each signature the round saw, for `signatures_after`: read before the engine is
-    let go, so its memos (the most a round holds) are freed before the signatures are built. A known
-    signature the engine never loaded this round (counted through a merge or a backend group) has none
-    here: it keeps the state it had. Each is kept to the round's end (in its signature): the set of its given
-    fields is shared (`sharing_fields_set`)."""
-    states: dict[str, SignatureState] = {}
-    for signature_id in tallies:
-        try:
-            states[signature_id] = sharing_fields_set(engine.state(signature_id))
-        except KeyError:
-            continue
-    return states
+    """The engine's state of each signature the round saw, for `signatures_after`, read as the engine is let
+    go (`GroupingEngine.released_states`): its memos (the most a round holds) are freed first, and what each
+    signature's state is built from as it is, so the states take that memory rather than adding to it; the
+    engine places nothing more. A known signature the engine never loaded this round (counted through a
+    merge or a backend group) has none here: it keeps the state it had. Each is kept to the round's end (in
+    its signature): the set of its given fields is shared (`sharing_fields_set`)."""
+    released = engine.released_states(tallies)
+    return {signature_id: sharing_fields_set(state) for signature_id, state in released}
 
 
 def signatures_after(

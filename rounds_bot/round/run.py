@@ -144,9 +144,9 @@ def _round(
     polled = read_new(source, window, store, Redactor(settings.redact_ips))
     engine = load_engine(settings, store)
     grouped = group_occurrences(store, engine, controls, read_window(window, polled), polled)
+    # the engine's caches are the most a round holds, and nothing after this reads them: freed as the states
+    # are read (the engine is unusable after), so the states and the steps after reuse their memory
     states = states_after(engine, grouped.tallies)
-    # the engine's caches are the most a round holds, and nothing after this reads them: freed before the
-    # signatures are built, so the steps after reuse their memory
     del engine
     after = signatures_after(store, states, grouped.tallies, run_id=run_id, now=now)
     del states
