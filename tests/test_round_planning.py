@@ -99,6 +99,16 @@ def test_filing_settles_plans_without_mutating_them():
     assert [p.kind for p in planned.plans] == ["new", "new", "updated"] and planned.plans[0].issue is None
 
 
+def test_a_plan_filing_left_as_it_was_is_settled_as_itself():
+    """Settling copies only the plans filing changed: one whose issue stayed the same is the plan itself
+    (a frozen record equal to its copy), so a round keeps one object for it, not two."""
+    planned = plan([candidate("a"), candidate("u", known=True)], {"a": None, "u": issue("u")})
+    same = planned.plans[1].issue
+    settled = Filed(issues={"a": issue("a"), "u": same}).settle(planned.plans)
+    assert settled[1] is planned.plans[1] and settled[0] is not planned.plans[0]
+    assert settled[0].issue == issue("a") and settled[1] == planned.plans[1]
+
+
 def test_a_mute_with_a_time_limit_lapses_when_it_runs_out():
     mute = Mute(signature_id="m", by="alice", since="x", until=(NOW - timedelta(minutes=1)).isoformat())
     planned = plan([candidate("m", known=True)], {"m": issue("m")}, controls=Controls(mutes={"m": mute}))

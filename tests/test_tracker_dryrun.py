@@ -198,3 +198,33 @@ def test_the_issues_of_drafts_share_their_set_of_given_fields_and_are_those_vali
         assert issue == validated and issue.model_dump(exclude_unset=True) == validated.model_dump(
             exclude_unset=True
         )
+
+
+def test_finding_a_draft_by_its_path_as_text_answers_as_the_path_object_does(tmp_path):
+    """The dry-run tracker looks a draft up by its path as text, not as a `Path` (each `Path` interns its
+    name): a missing folder, a missing draft, a folder or a dangling link in a draft's place, a link to a
+    draft and a draft itself are found, or not, as `Path.is_file` says."""
+    from rounds_bot.tracker.dryrun import _is_file
+
+    out = tmp_path / "out"
+    cases = {"missing-folder": tmp_path / "nowhere" / "sig_a.md", "missing": out / "sig_b.md"}
+    out.mkdir()
+    (out / "sig_c.md").mkdir()
+    cases["folder"] = out / "sig_c.md"
+    (out / "sig_d.md").symlink_to(out / "gone.md")
+    cases["dangling-link"] = out / "sig_d.md"
+    (out / "sig_e.md").write_text("x")
+    cases["draft"] = out / "sig_e.md"
+    (out / "sig_f.md").symlink_to(out / "sig_e.md")
+    cases["link-to-draft"] = out / "sig_f.md"
+    (out / "sig_g.md").symlink_to(out / "sig_g.md")
+    cases["link-loop"] = out / "sig_g.md"
+    cases["under-a-file"] = out / "sig_e.md" / "sig_h.md"
+    for name, path in cases.items():
+        assert _is_file(os.fspath(path)) == path.is_file(), name
+    assert _is_file(os.fspath(out / "sig_\0.md")) is False
+    tracker = DryRunTracker(out)
+    assert tracker.find("sig_b") is None and tracker.find("sig_c") is None and tracker.find("sig_d") is None
+    written = tracker.create(draft("sig_0123456789abcdef"))
+    assert tracker.find("sig_0123456789abcdef") == written
+    assert DryRunTracker(tmp_path / "nowhere").find("sig_a") is None

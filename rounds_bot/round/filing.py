@@ -48,7 +48,7 @@ class Filed:
             if plan.signature_id in self.not_reached and issue is None:
                 settled.append(replace(plan, kind="deferred"))
             else:
-                settled.append(replace(plan, issue=issue))
+                settled.append(plan if issue is plan.issue else replace(plan, issue=issue))
         return settled
 
 

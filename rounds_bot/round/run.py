@@ -161,7 +161,10 @@ def _round(
         planned, diagnosis, filed = act(
             settings, store, tracker, diagnoser, occasion, grouped, after, rediagnose
         )
-    plans = filed.settle(planned.plans)
+    # the plans as they ended take the place of those planned (nothing reads those after filing), so a
+    # round with thousands of new signatures keeps one plan for each to its end, not two
+    planned = replace(planned, plans=filed.settle(planned.plans))
+    plans = planned.plans
     cursor = next_cursor(window, polled)
     commit(
         store,

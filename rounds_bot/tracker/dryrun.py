@@ -7,7 +7,9 @@ shows exactly what a real run would file, and running twice files nothing new.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 from urllib.parse import quote_from_bytes
@@ -35,16 +37,17 @@ class DryRunTracker:
         self._resolved: Path | None = None
         self._resolved_uri = ""
 
-    def _path(self, signature_id: str) -> Path:
-        return self.folder / _name(signature_id)
-
     def find(self, signature_id: str, known_ref: str | None = None) -> IssueRef | None:
-        path = self._path(signature_id)
-        if not path.is_file():
+        # the draft's path as text: a first round looks up thousands of signatures that have no draft yet,
+        # and a `Path` made for each interns its name (pathlib's parsing), growing the interpreter's table of
+        # interned strings, which never shrinks, by one entry a signature
+        path = os.path.join(self._folder_text, _name(signature_id))
+        if not _is_file(path):
             return None
-        resolved = path.resolve()
+        draft = Path(path)
+        resolved = draft.resolve()
         return self._ref(
-            signature_id, read_marker(path.read_text(encoding="utf-8")), resolved.name, resolved.as_uri()
+            signature_id, read_marker(draft.read_text(encoding="utf-8")), resolved.name, resolved.as_uri()
         )
 
     def create(self, draft: IssueDraft) -> IssueRef:
@@ -129,6 +132,25 @@ class DryRunTracker:
 def _name(signature_id: str) -> str:
     """The draft file's name in the folder."""
     return f"{signature_id}.md"
+
+
+#: what `Path.is_file` takes for "no such file" rather than an error (CPython's `pathlib._IGNORED_ERRNOS`
+#: and `_IGNORED_WINERRORS`: Windows' not ready, invalid name, and link loop)
+_ABSENT_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+_ABSENT_WINERRORS = (21, 123, 1921)
+
+
+def _is_file(path: str) -> bool:
+    """`Path(path).is_file()` for a path given as text, with the same answers and the same errors raised
+    (CPython's `pathlib.Path.is_file`): a regular file (links followed), False when nothing is there."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as exc:
+        if exc.errno not in _ABSENT_ERRNOS and getattr(exc, "winerror", None) not in _ABSENT_WINERRORS:
+            raise
+        return False
+    except ValueError:  # a name the system cannot take (a NUL byte): nothing can be there
+        return False
 
 
 def _write_all(handle: int, parts: list[bytes]) -> None:
