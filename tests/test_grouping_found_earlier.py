@@ -3,9 +3,10 @@ under this reading's hashes too (`grouping/found_earlier.py`): the next deploy's
 reading finds (bundles renamed, a recursion reached at another depth, other library frames, another browser),
 join it instead of starting a duplicate issue. One case per earlier reading, end to end with rounds over a
 database whose signature holds what that reading registered; then the rules a registration keeps: first
-registration wins, the batch's partition does not depend on its order, the oldest signature wins a hash two
-claim, it is idempotent, and a round placing repeats by their hashes alone registers what `assign_all`
-does."""
+registration wins, the batch's partition does not depend on its order (a deploy within the batch that first
+finds the earlier signature joins it, whichever came first), the oldest signature wins a hash two claim, it
+is idempotent, and a round placing repeats by their hashes alone registers what `assign_all` does. Last, a
+log line an earlier version's quoted template finds keeps its statement together."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from rounds_bot.grouping.candidates import CandidateReader
 from rounds_bot.grouping.engine import GroupingEngine, SignatureState
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.shapes import ShapeCache
-from rounds_bot.grouping.templates import TemplateMiner
+from rounds_bot.grouping.templates import TemplateMiner, template_id_for
 from rounds_bot.models import ErrorEvent
 from rounds_bot.round.report import RoundReport
 from rounds_bot.round.run import run_round
@@ -241,21 +242,32 @@ def test_the_oldest_of_two_signatures_that_claim_one_hash_gets_it_in_any_order()
         assert engine.assign(_bundle_event(DEPLOY_3)).signature_id == "sig_older"
 
 
-def test_a_batch_places_its_events_as_before_in_any_order_and_registers_after_it() -> None:
-    """Every event of a batch is placed by the keys registered before it, whatever its order: a deploy
-    within the very batch that first finds the earlier signature starts a signature of its own, as without
-    the registration, which registers the hashes first; the deploys after it join that one."""
+def test_a_deploy_within_the_batch_that_first_finds_the_earlier_signature_joins_it_in_any_order() -> None:
+    """The batch's claims are registered before it is placed: the deploy it holds beside the one an earlier
+    reading finds joins the earlier signature by this reading's hashes (and says so), whichever came first;
+    so do the deploys after it."""
     older = _earlier_signature("sig_older", 0, CHROME_DEPLOY_1)
     events = [_bundle_event(CHROME_DEPLOY_1), _bundle_event(CHROME_DEPLOY_2)]
-    partitions = set()
     for order in (events, events[::-1]):
         engine = GroupingEngine(lookup=KnownStates([older]))
-        assigned = {a.signature_id for a in engine.assign_all(order)}
-        partitions.add(frozenset(assigned))
-        # the deploy in the batch started a signature and registered its hashes first: it keeps them
-        later = engine.assign(_bundle_event(DEPLOY_3)).signature_id
-        assert later != "sig_older" and later in assigned
-    assert len(partitions) == 1
+        assigned = engine.assign_all(order)
+        assert [a.signature_id for a in assigned] == ["sig_older"] * 2
+        deployed = next(a for a, e in zip(assigned, order, strict=True) if e.stacktrace == CHROME_DEPLOY_2)
+        assert "frames of the app's own code" in deployed.explanation.splitlines()[-1]
+        assert engine.assign(_bundle_event(DEPLOY_3)).signature_id == "sig_older"
+
+
+def test_a_claim_never_joins_what_this_readings_hashes_keep_apart() -> None:
+    """Only the hashes the found event itself gives are claimed: another problem in the same batch, whose
+    hashes differ, still starts its own signature."""
+    older = _earlier_signature("sig_older", 0, CHROME_DEPLOY_1)
+    other = ErrorEvent(
+        event_id="other", timestamp=NOW, service="shop-web", message=BUILTIN_MESSAGE, stacktrace=BUILTIN_TRACE
+    )
+    engine = GroupingEngine(lookup=KnownStates([older]))
+    alone = GroupingEngine().assign(other).signature_id
+    assigned = [a.signature_id for a in engine.assign_all([_bundle_event(CHROME_DEPLOY_1), other])]
+    assert assigned == ["sig_older", alone]
 
 
 def test_a_hash_filed_under_another_signature_stays_that_signatures() -> None:
@@ -300,6 +312,19 @@ def _mixed_batch(rng: random.Random) -> tuple[list[SignatureState], list[ErrorEv
     return states, events
 
 
+def _placed_as_a_round_places(engine: GroupingEngine, events: list[ErrorEvent]) -> list[str]:
+    """`place_each`, each signature's first event assigned; the batch placed again while the engine says."""
+    placing_again = True
+    while placing_again:
+        tallied: set[str] = set()
+        placed = []
+        for placement in engine.place_each(events, tallied):
+            tallied.add(placement.signature_id)
+            placed.append(placement.signature_id)
+        placing_again = engine.place_again()
+    return placed
+
+
 def test_placing_repeats_by_their_hashes_registers_what_assign_all_does() -> None:
     """A round places an event of a signature it tallies by its lookup hashes alone (`place_each`): it notes
     the signatures found by an earlier reading as the full assignment does, so the states saved are the
@@ -310,10 +335,134 @@ def test_placing_repeats_by_their_hashes_registers_what_assign_all_does() -> Non
         slow = GroupingEngine(lookup=KnownStates(states))
         assigned = [a.signature_id for a in slow.assign_all(events)]
         fast = GroupingEngine(lookup=KnownStates(states))
-        tallied: set[str] = set()
-        placed = []
-        for placement in fast.place_each(events, tallied):
-            tallied.add(placement.signature_id)
-            placed.append(placement.signature_id)
+        placed = _placed_as_a_round_places(fast, events)
         assert placed == assigned
         assert [fast.state(s) for s in sorted(set(placed))] == [slow.state(s) for s in sorted(set(placed))]
+
+
+@pytest.mark.parametrize("order", ["earlier reading first", "next deploy first"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_deploy_in_the_round_that_first_finds_the_earlier_signature_joins_it(
+    name: str, order: str, clean_env, fresh_db: Store, tmp_path: Path
+) -> None:
+    """The first round after the upgrade reads the old deploy's events, which an earlier reading finds, and
+    the next deploy's, which only this reading's hashes lead to the same signature: one signature, one
+    issue, whichever came first in the batch."""
+    case = CASES[name]
+    batch = [case.found_by, case.next_deploy]
+    (both,) = _upgraded_rounds(
+        case, fresh_db, tmp_path, [batch if order.startswith("earlier") else batch[::-1]]
+    )
+    assert not both.new and [line.round_count for line in both.updated] == [2]
+    assert len(list(tmp_path.glob("*.md"))) == 1
+
+
+def _partition(assigned: list[str], events: list[ErrorEvent]) -> set[tuple[str, str]]:
+    """Which signature each trace went to (the batch's events of one trace always go together)."""
+    return {
+        (event.stacktrace or "", signature_id) for event, signature_id in zip(events, assigned, strict=True)
+    }
+
+
+def test_a_batch_after_an_upgrade_is_partitioned_alike_in_any_order() -> None:
+    """Every case's earlier signature, their events (found by the earlier reading, and the next deploy's) in
+    random orders: the same partition each time, and no event starts a signature of its own."""
+    rng = random.Random(27)
+    for _ in range(6):
+        states, events = _mixed_batch(rng)
+        partitions = []
+        for _ in range(4):
+            rng.shuffle(events)
+            engine = GroupingEngine(lookup=KnownStates(states))
+            partitions.append(_partition([a.signature_id for a in engine.assign_all(events)], events))
+        assert all(p == partitions[0] for p in partitions)
+        assert {signature_id for _, signature_id in partitions[0]} <= {s.signature_id for s in states}
+
+
+def test_a_batch_is_placed_once_unless_a_deploy_in_it_took_a_claimed_hash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Placing again is for the batch whose claim found its hash taken by a signature the batch started: a
+    batch of the earlier reading's deploy alone, a first round, a batch of nothing earlier, are placed once
+    (the engine is never started over)."""
+    older = _earlier_signature("sig_older", 0, CHROME_DEPLOY_1)
+    _, events = _mixed_batch(random.Random(29))
+    starts: list[GroupingEngine] = []
+    start = GroupingEngine._start
+
+    def counted(self: GroupingEngine) -> None:
+        starts.append(self)
+        start(self)
+
+    monkeypatch.setattr(GroupingEngine, "_start", counted)
+    for engine, batch in [
+        (GroupingEngine(lookup=KnownStates([older])), [_bundle_event(CHROME_DEPLOY_1)] * 2),
+        (GroupingEngine(lookup=KnownStates([])), events),
+        (GroupingEngine(), events),
+    ]:
+        engine.assign_all(batch)
+        assert not engine.place_again()
+    assert len(starts) == 3
+    engine = GroupingEngine(lookup=KnownStates([older]))
+    engine.assign_all([_bundle_event(CHROME_DEPLOY_2), _bundle_event(CHROME_DEPLOY_1)])
+    assert len(starts) == 5 and not engine.place_again()
+
+
+def _quoted_fp2(state: SignatureState, event: ErrorEvent) -> SignatureState:
+    """The template `rounds-fp:2` mined of the line: a quoted string was text then, `'bob'` a word."""
+    template = state.templates[0]
+    shape = ShapeCache().lookup(event.message)[1]
+    assert shape.previous is not None
+    tokens = list(shape.previous)
+    update = {
+        "tokens": tokens,
+        "first_tokens": tokens,
+        "template_id": template_id_for(template.bucket, shape.previous),
+    }
+    return state.model_copy(
+        update={"templates": [template.model_copy(update=update)], "fingerprint_version": "rounds-fp:2"}
+    )
+
+
+@pytest.mark.parametrize(
+    "batches",
+    [
+        [["user 'bob' not found", "user 'alice' not found"]],
+        [["user 'alice' not found", "user 'bob' not found"]],
+        [["user 'alice' not found"], ["user 'bob' not found", "user 'carol' not found"]],
+    ],
+)
+def test_a_log_line_an_earlier_versions_quoted_template_finds_keeps_its_statement_together(
+    batches: list[list[str]], clean_env, fresh_db: Store, tmp_path: Path
+) -> None:
+    """`rounds-fp:2` mined `user 'bob' not found` as it read it, the quoted name a word. This reading takes a
+    quoted string for a value: the line's skeleton (`user <*> not found`) widens that very template, its
+    signature's, in place (the name was a value), so the statement's other lines join it, in any order and
+    round, and no other signature's template is touched. No registration is needed (nor made: a template
+    this reading mines is registered when it is created, first come wins)."""
+    settings = load_settings()
+    made = ErrorEvent(
+        event_id="m0",
+        timestamp=NOW - timedelta(minutes=10),
+        service="api",
+        error_type="LookupError",
+        message="user 'bob' not found",
+    )
+    source = ListSource([made])
+    first = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=NOW)
+    stored = fresh_db.signature(first.new[0].signature_id)
+    assert stored is not None and stored.grouping_state is not None
+    with fresh_db.transaction():
+        earlier = _quoted_fp2(stored.grouping_state, made)
+        fresh_db.save(stored.model_copy(update={"grouping_state": earlier}))
+    for number, lines in enumerate(batches, start=1):
+        at = NOW + number * EVERY
+        source.events += [
+            made.model_copy(
+                update={"event_id": f"m{number}{i}", "message": line, "timestamp": at - timedelta(minutes=10)}
+            )
+            for i, line in enumerate(lines)
+        ]
+        report = run_round(settings, source, DryRunTracker(tmp_path), fresh_db, now=at)
+        assert not report.new and [line.signature_id for line in report.updated] == [stored.id]
+    assert len(list(tmp_path.glob("*.md"))) == 1

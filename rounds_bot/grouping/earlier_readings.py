@@ -6,7 +6,10 @@ trace no version read before, or that `rounds-fp:2` read as a message, finds the
 to then (`_previous_message_group`); a message is also read the ways earlier versions read it
 (`_previous_template`). A signature found so is registered under this reading's hashes once the batch is
 placed (`found_earlier`), so an event the earlier reading no longer finds (the next deploy's renamed
-bundles) finds it this reading's way instead of starting a duplicate.
+bundles) finds it this reading's way instead of starting a duplicate. A batch whose claims found a hash taken
+by a signature it started itself is placed again, those claims registered ahead (`place_again`), so a
+deploy within the very batch that first finds such a signature joins it too, whatever the order of its
+events.
 """
 
 from __future__ import annotations
@@ -30,10 +33,11 @@ class EarlierReadings(Placing):
     #: whether signatures of an earlier fingerprint version may be known (see `GroupingEngine`)
     _previous_possible: bool
 
-    def _register_found_earlier(self) -> None:
-        """After a batch: the signatures its events found by an earlier reading, registered under the hashes
-        this one gave them (`found_earlier`); the trace answers given before may now be found otherwise."""
-        if self._found_earlier.register():
+    def _register_found_earlier(self, *, batch: bool = False) -> None:
+        """After a batch (`batch`; an event `assign` places is a batch of one): the signatures its events
+        found by an earlier reading, registered under the hashes this one gave them (`found_earlier`); the
+        trace answers given before may now be found otherwise."""
+        if self._found_earlier.register(batch=batch):
             self._answers.forget_traces()
 
     def _previous_template(
@@ -56,17 +60,22 @@ class EarlierReadings(Placing):
         """A trace `rounds-fp:2` could not read (its first frame came after line 60), or a Firefox or
         Safari stack no version read before, went to its message's template then: the signature of
         that template, when one is known."""
+        owner = self._previous_message_owner(event, candidate)
+        return self._previous_answer(candidate, owner) if owner is not None else None
+
+    def _previous_message_owner(self, event: ErrorEvent, candidate: Candidate) -> str | None:
+        """The signature `_previous_message_group` assigns the event to, or None."""
         if candidate.trace is None:
             return None
         if read_by_message_before(candidate.trace):  # a browser's stack: this version's templates count too
             _, shape = self._shapes.lookup(event.message)
             found = self._previous_template(shape.skeleton, event.service, event.error_type, "browser")
-            return self._previous_answer(candidate, found[1]) if found is not None else None
+            return found[1] if found is not None else None
         if not self._previous_possible or read_before(event.stacktrace or "", candidate.trace):
             return None
         _, shape = self._shapes.lookup(event.message)
         found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
-        return self._previous_answer(candidate, found[1]) if found is not None else None
+        return found[1] if found is not None else None
 
     def _previous_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
         """The assignment to a signature an earlier version made, with the rule that decided; a trace's
@@ -74,18 +83,67 @@ class EarlierReadings(Placing):
         if candidate.trace is not None:
             fingerprint = candidate.fingerprint
             self._found_earlier.claim(signature_id, (fingerprint.hash, *fingerprint.other_hashes))
+            # (said even when a key its batch's claims registered ahead of it leads there too)
+            return self._assignment(candidate, signature_id, "fingerprint", rule=RULES["previous"])
         assignment = self._assignment(candidate, signature_id, "fingerprint")
         return assignment.model_copy(
             update={"explanation": assignment.explanation.replace(RULES["template"], RULES["previous"])}
         )
 
-    def _known_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
+    def _known_answer(self, event: ErrorEvent, candidate: Candidate, signature_id: str) -> Assignment:
         """The fingerprint tier's answer; the same for a candidate every time (a hash, once
         registered, always leads to the same signature), so it is kept (`routes.Answers`). A trace
         found by its site is not registered under its own hashes: it is found the same way, and
         said to be, every time. One found by an earlier version's hash is, after the batch
-        (`found_earlier`): an event those hashes no longer find would otherwise start a duplicate."""
+        (`found_earlier`): an event those hashes no longer find would otherwise start a duplicate.
+        One its message's earlier reading finds, by hashes registered ahead of its batch (a batch placed
+        again, `place_again`), is said to be found by that reading, as it was the first time."""
+        if (
+            self._found_earlier.ahead
+            and self._found_ahead(candidate, signature_id)
+            and self._previous_message_owner(event, candidate) == signature_id
+        ):
+            return self._previous_answer(candidate, signature_id)
         self._found_earlier.trace_found(candidate, signature_id)
+        if self._found_earlier.started_in_batch(signature_id):
+            digests = tuple(digest for _, digest in candidate.fingerprint.lookup_keys())
+            self._read_by_message_before(event, signature_id, digests, candidate)
         answer = self._assignment(candidate, signature_id, "fingerprint", known=signature_id)
         self._answers.remember_trace(candidate, answer)
         return answer
+
+    def _found_ahead(self, candidate: Candidate, signature_id: str) -> bool:
+        """Whether the key that leads the candidate to `signature_id` was registered ahead of the batch."""
+        by_hash = self._known_signatures.by_hash
+        digest = next(d for _, d in candidate.fingerprint.lookup_keys() if by_hash.get(d) == signature_id)
+        return digest in self._found_earlier.ahead
+
+    def _read_by_message_before(
+        self, event: ErrorEvent, signature_id: str, digests: tuple[str, ...], candidate: Candidate | None
+    ) -> None:
+        """A trace placed by this reading's hashes (`digests`) in a signature its batch started, none of which
+        leads to a signature known before the batch: when an earlier version read it by its message
+        (`_previous_message_owner`) and that reading finds a signature known before the batch, that
+        signature claims the hashes, as it does when the event comes before the signature is started. The
+        claim finds them taken, so the batch is placed again with it registered ahead
+        (`GroupingEngine.place_again`): whichever came first, a Firefox stack that went to its message's
+        signature and the next deploy's Chrome stack of the same frames go there. Asked once per trace,
+        service, type and message statement in a batch (`FoundEarlier.asked`)."""
+        skeleton = self._shapes.lookup(event.message)[1].skeleton
+        key = (digests, event.service, event.error_type, skeleton)
+        asked = self._found_earlier.asked
+        if key in asked:
+            return
+        asked.add(key)
+        # a key known before the batch leads it where it would have gone then: no earlier reading is asked
+        registry, found_earlier = self._known_signatures, self._found_earlier
+        registry.fetch([f"h:{digest}" for digest in digests])
+        for digest in digests:
+            owner = registry.by_hash.get(digest)
+            if owner is not None and not found_earlier.started_in_batch(owner):
+                return
+        candidate = candidate or self._candidates.candidate(event, None)
+        owner = self._previous_message_owner(event, candidate)
+        if owner is not None and owner != signature_id and not self._found_earlier.started_in_batch(owner):
+            fingerprint = candidate.fingerprint
+            self._found_earlier.claim(owner, (fingerprint.hash, *fingerprint.other_hashes))

@@ -30,7 +30,8 @@ after each batch, `found_earlier`), the counting pass over a batch's log lines `
 identity (its fingerprint and how it registers) comes from `candidates`, the explanation of each
 assignment from `explanation`. A round, which keeps one assignment per signature, places its events
 with `place_each`: an event of a signature it keeps already, known by its error code, its trace's
-hashes or its message's route, gets no assignment of its own (`placement`).
+hashes or its message's route, gets no assignment of its own (`placement`); and places them again
+when `place_again` says so (a deploy within the batch that first found an earlier reading's signature).
 """
 
 from __future__ import annotations
@@ -83,8 +84,16 @@ class GroupingEngine(EarlierReadings, CountingPass):
         self._rules = InAppRules(tuple(self.config.in_app_include), tuple(self.config.in_app_exclude))
         self._codes = ErrorCodeReader(self.config.error_code_attributes, self.config.error_code_pattern)
         self._message_may_hold_code = self._codes.message_may_hold_code
+        self._lookup = lookup
+        #: the states given up front, for `place_again`
+        self._given = sorted(known, key=lambda s: s.seq)
+        self._start()
+
+    def _start(self) -> None:
+        """What the engine knows and has answered: nothing but the signatures given or looked up."""
         self._miner = TemplateMiner()
         self._index = SimilarityIndex()
+        lookup, states = self._lookup, self._given
         self._known_signatures = Registry(self._miner, self._index, lookup)
         self._signatures = self._known_signatures.signatures
         self._by_template = self._known_signatures.by_template
@@ -97,7 +106,6 @@ class GroupingEngine(EarlierReadings, CountingPass):
         self._placed = KeptPlacements()
         #: signatures found by an earlier reading, registered under this one's hashes after each batch
         self._found_earlier = FoundEarlier(self._known_signatures)
-        states = sorted(known, key=lambda s: s.seq)
         #: whether signatures of an earlier fingerprint version may be known (given, or in a database
         #: that may hold any): only then is a message also read the way that version read it, and a
         #: trace's hashes of that version worked out
@@ -162,7 +170,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
         # tier 2: a fingerprint hash (an earlier version's, the frames', the crash site's)
         known = self._known(candidate)
         if known is not None:
-            return self._known_answer(candidate, known)
+            return self._known_answer(event, candidate, known)
         previous = self._previous_message_group(event, candidate)
         if previous is not None:
             return previous
@@ -174,18 +182,23 @@ class GroupingEngine(EarlierReadings, CountingPass):
         across a statement is learned from all of them first (`variability`), so the partition
         does not depend on the order the events arrive in. A plain log line (no stack trace,
         error code or attributes) is shaped once, for both."""
-        return list(self.assign_each(events))
+        batch = events if isinstance(events, Sequence) else list(events)
+        assigned = list(self.assign_each(batch))
+        while self.place_again():
+            assigned = list(self.assign_each(batch))
+        return assigned
 
     def assign_each(self, events: Iterable[ErrorEvent]) -> Iterator[Assignment]:
         """`assign_all`, one assignment at a time: a sequence (a round's events, which may be on disk) is
         read twice, never held whole; the assignments are not held either."""
         batch = events if isinstance(events, Sequence) else list(events)
         self._expect(batch)
+        self._found_earlier.batch_starts()
         for event in batch:
             answer = self._assign(event, _NONE_SETTLED)
             assert not isinstance(answer, str)  # (with no signature settled, every answer is an assignment)
             yield answer
-        self._register_found_earlier()
+        self._register_found_earlier(batch=True)
 
     def place_each(
         self,
@@ -206,6 +219,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
         it), so it need not make the events."""
         batch = events if isinstance(events, Sequence) else list(events)
         self._expect(batch if facts is None else facts)
+        self._found_earlier.batch_starts()
         for event in batch:
             found = self._known_place(event)
             if found is not None and found.signature_id in settled:
@@ -216,7 +230,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
                     yield self._placed(answer, "fingerprint")
                 else:
                     yield Placement(answer.signature_id, answer.tier, answer)
-        self._register_found_earlier()
+        self._register_found_earlier(batch=True)
 
     def _known_place(self, event: ErrorEvent) -> Placement | None:
         """The signature and tier of an event with an error code, a stack trace whose key is known or a
@@ -243,6 +257,8 @@ class GroupingEngine(EarlierReadings, CountingPass):
             return None
         if place.earlier:  # (none in a first round but for bundles and builtins)
             self._found_earlier.placed(place.digests, place.earlier, owner)
+        if self._found_earlier.started_in_batch(owner):  # (its message may be read as before)
+            self._read_by_message_before(event, owner, place.digests, None)
         return self._placed(owner, "fingerprint")
 
     def _routed(
@@ -258,6 +274,22 @@ class GroupingEngine(EarlierReadings, CountingPass):
         where = service if target is None else f"{service}\x1e{target}"
         route = self._answers.route(shape, where, error_type)
         return self._placed(route.signature_id, "fingerprint") if route is not None else None
+
+    def place_again(self) -> bool:
+        """After a batch: whether it is to be placed again, by an engine started over with the claims that
+        found their hashes taken by a signature the batch started registered ahead of it (`found_earlier`:
+        a deploy within the batch that first found an earlier reading's signature). True at most as often
+        as the claims to register grow (they only ever grow, and are finite), so a caller placing again
+        while this says so ends; False for nearly every batch, which pays nothing more."""
+        lost = self._found_earlier.lost
+        if lost <= self._found_earlier.claimed_ahead:  # (none, or registered ahead already: no change)
+            return False
+        ahead = self._found_earlier.claimed_ahead | lost
+        self._start()
+        self._found_earlier.register_ahead(ahead)
+        if self._found_earlier.ahead:
+            self._answers.forget_traces()
+        return True
 
     def state(self, signature_id: str) -> SignatureState:
         return self._known_signatures.state(signature_id)

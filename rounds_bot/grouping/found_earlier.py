@@ -28,8 +28,15 @@ lead to it from then on, in every later round. The rules that keep a registered 
   signature registers an earlier version's key, so only stored ones have them), and the claims are
   registered in the order of their signatures' creation (`seq`), then of their hashes: when two signatures
   of an earlier reading claim one hash (two deploys' bundle names, each once a signature), the oldest gets
-  it, whatever order their events came in. A deploy within the very batch that first finds a signature
-  this way still starts one signature of its own (the claim finds its hash registered to it then);
+  it, whatever order their events came in;
+- a deploy within the very batch that first finds a signature this way joins it too, in any order: a claim
+  that finds a hash taken by a signature the batch started itself (the next deploy came first) is `lost`,
+  and the batch is placed again by an engine started over with the lost claims registered ahead
+  (`register_ahead`, `GroupingEngine.place_again`; a round does it before anything is filed or stored). The
+  lost claims do not depend on the order either: a claim is made whatever came first, and a deploy placed
+  in a signature the batch started that an earlier version read by its message asks that reading too, as
+  it would have had it come first (`EarlierReadings._read_by_message_before`). Only such a batch is placed
+  twice; a claim that finds its hashes free, as in every other batch, costs nothing more;
 - it is idempotent: once registered, the hashes are known, so a later batch claims nothing more.
 """
 
@@ -48,7 +55,35 @@ class FoundEarlier:
     def __init__(self, registry: Registry) -> None:
         self._registry = registry
         #: (signature id, this reading's hashes of an event found by an earlier reading's key)
-        self._claims: dict[tuple[str, tuple[str, ...]], None] = {}
+        self._claims: dict[_Claim, None] = {}
+        #: the claims registered before the batches this engine places (`register_ahead`), and the hashes
+        #: that registered (an event its own earlier reading finds is still said to be found so)
+        self.claimed_ahead: frozenset[_Claim] = frozenset()
+        self.ahead: set[str] = set()
+        #: the creation seq of the batch's first signature (`batch_starts`), and the batch's claims that found
+        #: a hash taken by a signature the batch started (the batch is to be placed again, `place_again`)
+        self._first_of_batch: int | None = None
+        self.lost: frozenset[_Claim] = frozenset()
+        #: the traces (hashes, service, type, message statement) placed in a signature the batch started
+        #: whose earlier message reading was asked for (`EarlierReadings._read_by_message_before`)
+        self.asked: set[tuple[tuple[str, ...], str, str | None, tuple[str, ...]]] = set()
+
+    def batch_starts(self) -> None:
+        """A batch is about to be placed: the signatures made from now on are the batch's."""
+        self._first_of_batch = self._registry.next_seq
+        self.lost = frozenset()
+        self.asked.clear()
+
+    def started_in_batch(self, signature_id: str) -> bool:
+        """Whether the batch being placed started `signature_id`, beside signatures known before it."""
+        first = self._first_of_batch
+        return bool(first) and self._registry.signatures[signature_id].seq >= (first or 0)
+
+    def register_ahead(self, claims: frozenset[_Claim]) -> None:
+        """Register `claims` before any batch is placed (a batch placed again, `place_again`)."""
+        self.claimed_ahead = claims
+        self._claims = dict.fromkeys(claims)
+        self.register(ahead=True)
 
     def trace_found(self, candidate: Candidate, signature_id: str) -> None:
         """A trace candidate found `signature_id` by its hashes: a claim when the key that found it is an
@@ -71,19 +106,48 @@ class FoundEarlier:
 
     def claim(self, signature_id: str, digests: tuple[str, ...]) -> None:
         """`signature_id`, found by an earlier reading, is to be registered under `digests` (this reading's
-        hashes of the event) after the batch. A claim whose every hash leads somewhere already is none."""
+        hashes of the event) after the batch. A claim whose every hash leads somewhere already is none,
+        unless one leads to a signature the batch started (`lost`)."""
         by_hash = self._registry.by_hash
-        if digests and not all(digest in by_hash for digest in digests):
+        if digests and (
+            not all(digest in by_hash for digest in digests) or self._taken_in_batch(signature_id, digests)
+        ):
             self._claims[(signature_id, digests)] = None
 
-    def register(self) -> bool:
-        """Register the batch's claims, the oldest signature's first (see the module docstring); True when
-        a hash was registered."""
+    def register(self, *, ahead: bool = False, batch: bool = False) -> bool:
+        """Register the claims, the oldest signature's first (see the module docstring); True when a hash
+        was registered. `ahead`: before any batch is placed (`register_ahead`); the hashes that registered
+        are kept in `ahead`. `batch`: after a batch, whose claims that found a hash taken by a signature it
+        started are kept in `lost`."""
         if not self._claims:  # (asked after every event `GroupingEngine.assign` places)
             return False
         claims, self._claims = self._claims, {}
-        signatures = self._registry.signatures
+        registry = self._registry
+        by_hash = registry.by_hash
         adopted = False
-        for signature_id, digests in sorted(claims, key=lambda c: (signatures[c[0]].seq, c[0], c[1])):
-            adopted |= self._registry.adopt_hashes(signatures[signature_id], digests)
+        lost = set()
+        for claim in sorted(claims, key=lambda c: (registry.require(c[0]).seq, c)):
+            signature_id, digests = claim
+            signature = registry.require(signature_id)
+            if batch and self._taken_in_batch(signature_id, digests):
+                lost.add(claim)
+            if registry.adopt_hashes(signature, digests):
+                adopted = True
+                if ahead:
+                    self.ahead.update(d for d in digests if by_hash[d] == signature_id)
+        if lost:
+            self.lost = frozenset(lost)
         return adopted
+
+    def _taken_in_batch(self, signature_id: str, digests: tuple[str, ...]) -> bool:
+        """Whether a signature the batch started holds one of `digests` (an older one's would keep it)."""
+        by_hash = self._registry.by_hash
+        for digest in digests:
+            owner = by_hash.get(digest)
+            if owner is not None and owner != signature_id and self.started_in_batch(owner):
+                return True
+        return False
+
+
+#: a claim: a signature found by an earlier reading, and this reading's hashes of the event that found it
+_Claim = tuple[str, tuple[str, ...]]

@@ -162,7 +162,9 @@ class Placing:
         neighbours: list[Neighbour] | None = None,
         note: str | None = None,
         known: str | None = None,
+        rule: str | None = None,
     ) -> Assignment:
+        """The assignment, explained; `rule`, when given, is the rule that decided (else `_rule`'s)."""
         signature = self._signatures[signature_id]
         scored = {n.signature_id: n.score for n in (neighbours or []) if n.signature_id != signature_id}
         related = list(scored)
@@ -175,7 +177,7 @@ class Placing:
             signature_id,
             similarity,
             neighbours or [],
-            self._rule(candidate, tier, known),
+            self._rule(candidate, tier, known) if rule is None else rule,
         )
         if note:
             explanation += "\n" + note

@@ -61,12 +61,34 @@ def group_occurrences(
     store: Store, engine: GroupingEngine, controls: Controls, window: Window, polled: PollResult
 ) -> Grouped:
     """Fingerprint every occurrence not counted before; known backend groups are counted without grouping."""
+    counted_through = store.counted_through()
+    to_group, already_counted, others = _not_counted(store, window, polled)
+    grouped = _grouped(store, engine, controls, polled, to_group, already_counted, others, counted_through)
+    # a deploy within the batch that first found an earlier reading's signature: placed again, that
+    # signature registered ahead under its hashes (`GroupingEngine.place_again`; nearly never)
+    while engine.place_again():
+        grouped.counted.close()
+        grouped = _grouped(
+            store, engine, controls, polled, to_group, already_counted, others, counted_through
+        )
+    return grouped
+
+
+def _grouped(
+    store: Store,
+    engine: GroupingEngine,
+    controls: Controls,
+    polled: PollResult,
+    to_group: Picked,
+    already_counted: int,
+    others: EventSpill,
+    counted_through: dict[str, datetime],
+) -> Grouped:
+    """`group_occurrences` of the events to group, the engine placing them as one batch."""
     tallies: dict[str, Tally] = {}
     tier_counts: dict[str, int] = {}
     # every tally's samples past its first wait in one file: read only for the signatures diagnosed
     samples = SpilledBlobs("rounds-samples-")
-    counted_through = store.counted_through()
-    to_group, already_counted, others = _not_counted(store, window, polled)
     traces, counted = TraceErrors(), Counted()
     other_ids = {_compact(event.event_id) for event in others}
     signature_of_other: dict[int | str, str] = {}
