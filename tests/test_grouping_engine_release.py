@@ -105,8 +105,9 @@ def test_a_released_engine_holds_nothing_once_its_states_are_read(fresh_db: Stor
     del known
     engine = GroupingEngine(lookup=fresh_db.grouping_lookup(unchanged_while_used=True))
     placed = placed_as_a_round(engine, events)
-    # what reads the states (the registry, with the miner and index it reads) is freed once they are read
-    readers = {"_known_signatures", "_miner", "_index", "config"}
+    # what reads the states (the registry, with the miner, index and store look-up it reads) is freed once
+    # they are read
+    readers = {"_known_signatures", "_miner", "_index", "_lookup", "config"}
     parts = {
         name: weakref.ref(part) for name, part in vars(engine).items() if name not in readers and _weak(part)
     }
