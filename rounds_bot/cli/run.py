@@ -11,7 +11,7 @@ from rounds_bot.cli.ending import done_with_everything
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
 from rounds_bot.diagnosis.configured import build_diagnoser
 from rounds_bot.errors import ConfigError
-from rounds_bot.round.report import append_to_step_summary, render_report
+from rounds_bot.round.report import RoundReport, report_pieces, step_summary_pieces
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import Settings
 from rounds_bot.sources.base import Source
@@ -59,12 +59,21 @@ def run_command(demo: bool, env_file: Path | None) -> None:
         raise
     finally:
         store.close()
-    markdown = render_report(report)
-    click.echo(markdown)
-    append_to_step_summary(markdown)
+    show_report(report)
     # the store is closed and the round's temporary files are anonymous: nothing is left for the
     # interpreter's teardown to finish but freeing the round's memory (`cli/ending.py`)
     done_with_everything(database)
+
+
+def show_report(report: RoundReport) -> None:
+    """The report on stdout and, in Actions, in the job summary, each piece written to both as it is rendered:
+    a first round's report can be megabytes, and it is never held whole (`report_pieces`)."""
+    with step_summary_pieces() as to_summary:
+        for piece in report_pieces(report):
+            click.echo(piece, nl=False)
+            to_summary(piece)
+        click.echo()  # the line end `click.echo` gave the report when it was written whole
+        to_summary("\n")
 
 
 def build_source(settings: Settings, demo: bool) -> tuple[Source, bool]:
