@@ -11,13 +11,23 @@ from hypothesis import strategies as st
 
 import rounds_bot.models
 from rounds_bot.grouping.state import SignatureState
-from rounds_bot.models import Assignment, ErrorEvent, sharing_fields_set
+from rounds_bot.models import Assignment, ErrorEvent, Frozen, sharing_fields_set
 from rounds_bot.signature import Signature
 from rounds_bot.store.signatures import from_row, to_row
 from rounds_bot.tally import Tally
-from rounds_bot.tracker.base import IssueRef
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+class IssueRef(Frozen):
+    """A small frozen model with optional fields (an issue reference as a model, for these tests)."""
+
+    signature_id: str
+    ref: str
+    url: str | None = None
+    state: str = "open"
+    state_reason: str | None = None
+
 
 #: optional fields of an issue reference and values for them
 REF_OPTIONAL = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 
@@ -9,7 +10,7 @@ import pytest
 
 from rounds_bot.errors import TrackerError
 from rounds_bot.marker import MarkerState, read_marker, read_marker_head, write_marker
-from rounds_bot.tracker.base import IssueDraft
+from rounds_bot.tracker.base import IssueDraft, IssueRef
 from rounds_bot.tracker.dryrun import DryRunTracker
 
 
@@ -188,16 +189,18 @@ def test_a_marker_is_found_where_its_pattern_finds_it():
         assert (found and (found.start, found.version, found.state, found.end)) == expected, body
 
 
-def test_the_issues_of_drafts_share_their_set_of_given_fields_and_are_those_validation_makes(tmp_path):
+def test_the_issues_of_drafts_are_slotted_records_equal_to_those_made_from_their_fields(tmp_path):
+    """A round keeps one issue per draft it files: a slotted record (no field dictionary), frozen, equal to
+    the record made from the same values."""
     tracker = DryRunTracker(tmp_path / "out")
     first = tracker.create(draft("sig_0123456789abcdef"))
     second = tracker.create(draft("sig_fedcba9876543210"))
-    assert first.model_fields_set is second.model_fields_set
     for issue in (first, second, tracker.update(first, draft("sig_0123456789abcdef"), comment="again")):
-        validated = type(issue)(**{name: getattr(issue, name) for name in issue.model_fields_set})
-        assert issue == validated and issue.model_dump(exclude_unset=True) == validated.model_dump(
-            exclude_unset=True
-        )
+        assert not hasattr(issue, "__dict__")
+        assert issue == IssueRef(**{name: getattr(issue, name) for name in IssueRef.__dataclass_fields__})
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            issue.ref = "other.md"  # type: ignore[misc]
+    assert (first.ref, first.state, first.state_reason) == ("sig_0123456789abcdef.md", "open", None)
 
 
 def test_finding_a_draft_by_its_path_as_text_answers_as_the_path_object_does(tmp_path):

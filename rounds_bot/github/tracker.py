@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from rounds_bot.errors import ConfigError, TrackerError
 from rounds_bot.github.journal import (
@@ -38,7 +38,7 @@ from rounds_bot.github.rest import GitHubApi, OutcomeUnknown, make_github
 from rounds_bot.marker import read_marker
 from rounds_bot.models import Frozen
 from rounds_bot.settings import Settings
-from rounds_bot.tracker.base import IssueDraft, IssueRef, TrackerStopped
+from rounds_bot.tracker.base import IssueDraft, IssueRef, StateReason, TrackerStopped
 
 # GitHub refuses issue and comment bodies over 65,536 characters.
 MAX_BODY_CHARS = 65_536
@@ -369,8 +369,11 @@ def _number(ref: str | None) -> int | None:
     return None
 
 
+_STATE_REASONS: dict[str | None, StateReason] = {reason: reason for reason in get_args(StateReason)}
+
+
 def _ref(issue: MirroredIssue) -> IssueRef:
-    reason = issue.state_reason if issue.state_reason in ("completed", "not_planned", "reopened") else None
+    reason = _STATE_REASONS.get(issue.state_reason)  # (another, such as "duplicate", is not told apart)
     return IssueRef(
         signature_id=issue.signature_id,
         ref=f"#{issue.number}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from pydantic import Field
@@ -26,14 +27,22 @@ class IssueDraft(Frozen):
     labels: list[str] = Field(default_factory=list)
 
 
-class IssueRef(Frozen):
-    """An issue as the tracker knows it."""
+#: why an issue was closed, of GitHub's reasons those rounds tells apart (REST "Issues": `state_reason`)
+StateReason = Literal["completed", "not_planned", "reopened"]
+
+
+@dataclass(frozen=True, slots=True)
+class IssueRef:
+    """An issue as the tracker knows it. A plain frozen record with slots, not a model: a round keeps one per
+    issue it files or finds, to its end (thousands in a first round), and a model's field dictionary was
+    most of each; the trackers make it from values they checked (`github.tracker._ref` keeps GitHub's known
+    state reasons only, the dry-run tracker reads the marker it wrote)."""
 
     signature_id: str
-    ref: str = Field(description="`#123` on GitHub, a file name for the dry-run tracker")
+    ref: str  # `#123` on GitHub, a file name for the dry-run tracker
     url: str | None = None
     state: Literal["open", "closed"] = "open"
-    state_reason: Literal["completed", "not_planned", "reopened"] | None = None
+    state_reason: StateReason | None = None
 
 
 class Tracker(Protocol):

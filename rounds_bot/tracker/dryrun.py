@@ -12,11 +12,11 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote_from_bytes
 
 from rounds_bot.errors import TrackerError
 from rounds_bot.marker import MarkerHead, MarkerState, read_marker, read_marker_head
-from rounds_bot.models import sharing_fields_set
 from rounds_bot.render.markdown import code, escape
 from rounds_bot.tracker.base import IssueDraft, IssueRef
 
@@ -75,11 +75,11 @@ class DryRunTracker:
         signature_id: str, marker: MarkerHead | MarkerState | None, name: str, url: str
     ) -> IssueRef | None:
         """The issue a draft is, found by its marker (None when it is not `signature_id`'s). A round keeps one
-        per issue filed, to its end: the set of its given fields is shared (`sharing_fields_set`)."""
+        per issue filed, to its end (`IssueRef`, a slotted record)."""
         if marker is None or marker.signature_id != signature_id:
             return None
-        state = "closed" if marker.closed else "open"
-        return sharing_fields_set(IssueRef(signature_id=signature_id, ref=name, url=url, state=state))
+        state: Literal["open", "closed"] = "closed" if marker.closed else "open"
+        return IssueRef(signature_id=signature_id, ref=name, url=url, state=state)
 
     def finish_round(self) -> list[str]:
         return []
