@@ -149,6 +149,25 @@ def test_the_memos_engines_share_answer_the_same_once_cleared_and_filled_again()
     assert owned == inapp._OWNED
 
 
+def test_the_owner_memo_cleared_whenever_it_is_full_answers_as_one_that_keeps_every_pair(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`inapp._OWNED` is small (a pair is asked about about twice a round): cleared at every second pair, the
+    assignments, explanations included, are those of a memo that never forgets."""
+    events = _events(8)
+    memo.forget_shared()
+    monkeypatch.setattr(inapp, "_OWNED_LIMIT", 10**9)
+    engine = GroupingEngine()  # (the shared memos are cleared when the last engine is let go)
+    kept_whole = engine.assign_all(events)
+    assert len(inapp._OWNED) > 2
+    del engine
+    memo.forget_shared()
+    monkeypatch.setattr(inapp, "_OWNED_LIMIT", 2)
+    engine = GroupingEngine()
+    assert engine.assign_all(events) == kept_whole
+    assert len(inapp._OWNED) <= 2
+
+
 #: a fresh process's assignments of the events of a seed, as JSON
 _FRESH = """
 import json, sys
