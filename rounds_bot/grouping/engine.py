@@ -37,8 +37,6 @@ when `place_again` says so (a deploy within the batch that first found an earlie
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
-from typing import NoReturn
 
 from rounds_bot.grouping.candidates import CandidateReader
 from rounds_bot.grouping.counting import CountingPass
@@ -51,8 +49,9 @@ from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
 from rounds_bot.grouping.memo import forget_shared, shared_while_alive
 from rounds_bot.grouping.operations import operation_target
-from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placement
+from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placement, event_of_message
 from rounds_bot.grouping.registry import Registry
+from rounds_bot.grouping.released import EngineReleased, let_go
 from rounds_bot.grouping.routes import Answers, answer_key
 from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
 from rounds_bot.grouping.similarity import SimilarityIndex
@@ -63,8 +62,6 @@ from rounds_bot.settings.grouping import GroupingConfig
 
 __all__ = ["EngineReleased", "GroupingConfig", "GroupingEngine", "SignatureState"]
 
-#: the time of an event the engine builds from a message's fields (grouping never reads it)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: what `assign` settles: nothing, so every answer is an assignment
 _NONE_SETTLED: frozenset[str] = frozenset()
 
@@ -307,7 +304,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
         message's template is known (what `rounds group` does for plain log lines)."""
         normalized, shape = self._shapes.lookup(message)
         if shape.may_hold_code and self._message_may_hold_code(message):
-            return self.assign(_event_of(message, service, error_type, environment, service_version))
+            return self.assign(event_of_message(message, service, error_type, environment, service_version))
         answer = self._assign_message(
             None, message, service, error_type, environment, service_version, normalized, shape
         )
@@ -327,10 +324,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
         same sizes, rather than adding theirs to it. The engine is unusable from this call on: asked to place
         or for a state, it raises `EngineReleased`."""
         registry = self._known_signatures
-        # every part (whatever placing added) swapped for one that refuses any use: nothing here holds them
-        for name in list(vars(self)):
-            if name != "config":
-                setattr(self, name, _RELEASED)
+        let_go(self, kept=frozenset({"config"}))
         forget_shared()
         return registry.released_states(signature_ids)
 
@@ -362,7 +356,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
             if found is None and shape.earlier is not None:
                 found = self._previous_template(shape.earlier, where, error_type, "earlier")
             if found is not None:
-                event = event or _event_of(message, service, error_type, environment, version)
+                event = event or event_of_message(message, service, error_type, environment, version)
                 candidate = self._candidates.template_candidate(
                     event, normalized, found[0], target, earlier_reading=True
                 )
@@ -373,7 +367,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
             match = self._miner.match(self._candidates.bucket(where or "unknown", error_type), shape.skeleton)
             signature_id = self._by_template.get(match.template_id)
             if signature_id is None:  # a template seen for the first time: tier 3, or new
-                event = event or _event_of(message, service, error_type, environment, version)
+                event = event or event_of_message(message, service, error_type, environment, version)
                 candidate = self._candidates.template_candidate(event, normalized, match.template_id, target)
                 return self._place_by_similarity(candidate)
             template = self._miner.handle(match.template_id)
@@ -383,42 +377,10 @@ class GroupingEngine(EarlierReadings, CountingPass):
         key = answer_key(normalized, error_type, environment, version)
         answer = self._answers.answer(route, key)
         if answer is None:
-            event = event or _event_of(message, service, error_type, environment, version)
+            event = event or event_of_message(message, service, error_type, environment, version)
             candidate = self._candidates.template_candidate(
                 event, normalized, route.template.template_id, target
             )
             answer = self._assignment(candidate, route.signature_id, "fingerprint")
             self._answers.remember(route, key, answer)
         return answer
-
-
-class EngineReleased(RuntimeError):
-    """An engine asked to place, or for a state, after it was let go (`GroupingEngine.released_states`)."""
-
-
-class _Released:
-    """What a released engine holds in place of each of its parts: any use of one raises `EngineReleased`."""
-
-    def _refuse(self, *_: object, **__: object) -> NoReturn:
-        raise EngineReleased("this grouping engine was let go (`released_states`): make another one")
-
-    __getattr__ = __call__ = __bool__ = __len__ = __iter__ = __contains__ = __getitem__ = _refuse
-
-
-_RELEASED = _Released()
-
-
-def _event_of(
-    message: str, service: str, error_type: str | None, environment: str | None, version: str | None
-) -> ErrorEvent:
-    """The event of a message given by its fields (`assign_message`)."""
-    return ErrorEvent(
-        event_id="message",
-        timestamp=_EPOCH,
-        service=service,
-        kind="log",
-        error_type=error_type,
-        message=message,
-        environment=environment,
-        service_version=version,
-    )

@@ -10,9 +10,10 @@ already, is placed without one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import NamedTuple
 
-from rounds_bot.models import Assignment, AttributeValue, EventKind, Tier
+from rounds_bot.models import Assignment, AttributeValue, ErrorEvent, EventKind, Tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,3 +59,23 @@ class MessageFacts(NamedTuple):
     stacktrace: str | None
     error_code: str | None
     attributes: dict[str, AttributeValue]
+
+
+#: the time of an event the engine builds from a message's fields (grouping never reads it)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def event_of_message(
+    message: str, service: str, error_type: str | None, environment: str | None, version: str | None
+) -> ErrorEvent:
+    """The event of a message given by its fields (`GroupingEngine.assign_message`)."""
+    return ErrorEvent(
+        event_id="message",
+        timestamp=_EPOCH,
+        service=service,
+        kind="log",
+        error_type=error_type,
+        message=message,
+        environment=environment,
+        service_version=version,
+    )
