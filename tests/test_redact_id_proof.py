@@ -184,6 +184,67 @@ def test_a_joined_scan_reports_every_number_each_of_its_ids_reports_alone(ips: I
             assert prefilter.reported(value.encode("ascii")) <= joined, (value, group)
 
 
+def _digit_heavy_ids(chosen: random.Random, count: int) -> list[str]:
+    """Hex ids as a trace or span id is spelled, some with a run of a card number's or a national id's
+    digits in them (what a joined scan reports at every match), some with a keyword or an upper-case run
+    (reported once a scan), most with neither."""
+    values = []
+    for _ in range(count):
+        value = chosen.randbytes(chosen.choice((8, 16))).hex()
+        roll = chosen.random()
+        if roll < 0.15:  # 11 to 19 digits after an id's separator: the card number's and national id's ends
+            digits = "".join(chosen.choice("0123456789") for _ in range(chosen.randint(11, 19)))
+            value = chosen.choice(("", "id-", "x:", value[:6] + ".")) + digits + chosen.choice(("", "-ab"))
+        elif roll < 0.18:
+            value = chosen.choice(("sk_live_", "ghp_", "AKIA", "xoxb-", "eyJ")) + value
+        elif roll < 0.21:
+            value = value.upper()
+        values.append(value)
+    return values
+
+
+@pytest.mark.parametrize("ips", ["all", "public", "off"])
+def test_ids_credited_with_a_match_are_the_ones_proven_alone_and_answered_as_each_alone(
+    ips: IpPolicy,
+) -> None:
+    """`prove` credits each match of a joined scan reported at every match (digits of a card number) to the
+    id it ends in and scans only those ids alone: ids with digit runs, keywords and upper-case runs among
+    plain hex ids, in groups of every size, get the answer each id's own scan gives."""
+    chosen = random.Random(23)
+    values = _digit_heavy_ids(chosen, 3_000) + [value for value in id_shaped() if value]
+    chosen.shuffle(values)
+    alone = [IdProof(ips).kept(value) for value in values]
+    assert [unchanged_shaped(value, ips=ips) for value in values] == alone
+    for size in (3, 7, 32, 1_000, len(values)):
+        for start in range(0, len(values), size):
+            proof = IdProof(ips)
+            part = values[start : start + size]
+            proof.prove(part)
+            assert [proof.proven(value) for value in part] == alone[start : start + size]
+    assert 0 < sum(alone) < len(alone)
+
+
+def test_a_joined_scan_with_one_card_numbers_digits_scans_only_that_id_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A joined scan of ids that reports only matches reported at every match (a run of a card number's
+    digits in one id) is not halved: the id the match ends in is the one scanned alone."""
+    chosen = random.Random(4)
+    ids = [chosen.randbytes(16).hex() for _ in range(31)] + ["4111111111111111"]
+    chosen.shuffle(ids)
+    proof = IdProof()
+    assert proof.kept("ab" * 16)  # prepares the engine
+    prefilter = proof._prefilter
+    assert prefilter is not None
+    alone: list[bytes] = []
+    reported = prefilter.reported
+    monkeypatch.setattr(prefilter, "reported", lambda data: alone.append(data) or reported(data))
+    proof.prove(ids)
+    assert alone == [b"4111111111111111"]
+    assert [proof.proven(value) for value in ids] == [unchanged_shaped(value) for value in ids]
+    assert not proof.proven("4111111111111111")
+
+
 def _sixteen_bytes_that_may_print() -> list[bytes]:
     """16 bytes that decode to text, or nearly: printable ASCII, UTF-8 of two to four bytes a character,
     tabs and newlines, and each with one byte that does not print in its place."""

@@ -4,10 +4,10 @@
 
 With Hyperscan (`scan.py`) a text is scanned once for every rule's keywords and every rule's translated
 pattern; a rule runs when its keywords occur in the text as it came in (as ever) and the scan reported its
-pattern, and then only near the reported ends (`scan.windows`) when that finds the same matches. A rule that
-changes the text has the text scanned again for the rules after it: a replacement can make a match that was
-not there. Without Hyperscan (no wheel for the platform) the rules run as `rule.RuleSet` applies them; both
-give the same text and the same counts (`tests/test_redact_engine.py`).
+pattern, and then only near the reported ends (`scan_windows.windows`) when that finds the same matches. A
+rule that changes the text has the text scanned again for the rules after it: a replacement can make a match
+that was not there. Without Hyperscan (no wheel for the platform) the rules run as `rule.RuleSet` applies
+them; both give the same text and the same counts (`tests/test_redact_engine.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from collections import Counter
 from rounds_bot.redact import decode, phrases
 from rounds_bot.redact.rule import Rule, RuleSet, _apply_rule
 from rounds_bot.redact.rule import rule_set as keyword_rule_set
-from rounds_bot.redact.scan import Prefilter, Scan, windows
+from rounds_bot.redact.scan import Prefilter, Scan
+from rounds_bot.redact.scan_windows import windows
 
 log = logging.getLogger(__name__)
 

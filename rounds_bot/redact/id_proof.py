@@ -18,9 +18,12 @@ what an id costs. `prove` scans many ids joined by newlines at once: a match in 
 joined buffer (`scan_lines.joinable`, checked of the database once), so a joined scan that reports nothing
 but the hex run's gate proves that no id of it reports anything else alone. Whether an id reports that gate
 alone is read from the id itself: the gate is a character class repeated, which Python's engine matches
-as Hyperscan does. So each id's report is known exactly and judged as `kept` judges it; ids of a joined
-scan that reports more are halved until each half reports nothing else, or an id is scanned alone, as
-`kept` scans it. Nothing here proves more than `kept` does: an id's answer is `kept`'s, found sooner.
+as Hyperscan does. So each id's report is known exactly and judged as `kept` judges it. A joined scan that
+reports more names, most often, a rule reported at every match (a card number's digits in a few ids in a
+thousand): each match is credited to the id it ends in, and only those ids are scanned alone, as `kept`
+scans them; one that reports a keyword or another gate (reported once a scan, so for no id in particular)
+is halved until each half reports nothing else, or an id is scanned alone. Nothing here proves more than
+`kept` does: an id's answer is `kept`'s, found sooner.
 
 With the scans joined, the Python a round spends on each id is what is left, so the ids of the joined scans
 that reported nothing else are settled together, after the scans (`_settled`): which of them hold the gate,
@@ -63,6 +66,7 @@ class IdProof:
         # the hex run's gate: its number, read by Python, and the length of its matches
         self._hex_gate: tuple[int, re.Pattern[str], int] | None = None
         self._gate_in_spelled = False  # whether every id of 32 hex digits holds the gate (`_spelled`)
+        self._every_match: frozenset[int] = frozenset()  # `Prefilter.every_match`, read once
 
     def kept(self, value: str) -> bool:
         """True exactly when `unchanged_shaped(value, ips=self.ips)` is, for `value` of an id's characters
@@ -97,6 +101,7 @@ class IdProof:
             self._engine, self._prefilter = engine, engine.prefilter
         self._prepared = True
         if self._prefilter is not None and self._prefilter.scans_joined():
+            self._every_match = self._prefilter.every_match
             number = self._prefilter.gate_number(HEX_GATE)
             source = SCAN_GATES[HEX_GATE][0]
             bare = _BARE_CLASS.fullmatch(source)
@@ -126,10 +131,13 @@ class IdProof:
         self._proven.update(alone)
 
     def _prove_joined(self, prefilter: Prefilter, ids: list[str], alone: dict[str, bool]) -> None:
-        """Scan `ids` joined, halved where a scan reports more than the hex run's gate: the ids of a joined
-        scan that reports nothing else report nothing else alone (`scans_joined`) and are left to
-        `_settled`; the ids of a part of two or fewer that still reports more are scanned alone, as `kept`
-        scans them, and their answers put in `alone`."""
+        """Scan `ids` joined: the ids of a joined scan that reports nothing but the hex run's gate report
+        nothing else alone (`scans_joined`) and are left to `_settled`. When it reports more, and all of it
+        is reported at every match (a card number's digits: `Prefilter.every_match`), only the ids credited
+        with a match of it can report it alone (a match in an id alone is one in the buffer, where it ends in
+        that id): those are scanned alone, as `kept` scans them, and their answers put in `alone`, the others
+        left to `_settled`. Else (a keyword, another gate: reported once a scan, for one id) the ids are
+        halved until each half reports nothing else, or one of two or fewer is scanned alone."""
         assert self._hex_gate is not None  # `prove` checked it
         number = self._hex_gate[0]
         parts = [ids]
@@ -139,10 +147,18 @@ class IdProof:
                 for value in part:
                     alone[value] = self._answer(prefilter.reported(value.encode("ascii")), value)
                 continue
-            report = prefilter.reported("\n".join(part).encode("ascii"))
-            if report and report != {number}:  # some id reports more than the gate: halve
-                half = len(part) // 2
-                parts += [part[:half], part[half:]]
+            credited = prefilter.credited(part)
+            more = {reported for _, reported, _ in credited}
+            more.discard(number)
+            if not more:
+                continue
+            if more <= self._every_match:
+                for at in {at for at, reported, _ in credited if reported in more}:
+                    value = part[at]
+                    alone[value] = self._answer(prefilter.reported(value.encode("ascii")), value)
+                continue
+            half = len(part) // 2
+            parts += [part[:half], part[half:]]
 
     def _settled(self, ids: list[str]) -> dict[str, bool]:
         """What `kept` says of `ids`, none of which reports more than the hex run's gate alone: whether one

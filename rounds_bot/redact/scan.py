@@ -2,17 +2,15 @@
 
     Prefilter.of(rules) -> Prefilter | None    None without Hyperscan (no wheel for the platform)
     prefilter.scan(data) -> Scan                the keywords a text holds; where each rule's matches may end
-    windows(rule, how, text, ends) -> matches   the rule's matches, exactly as `finditer` gives them
 
 The translation of each rule is `translate.py`'s; this module builds the databases (compiled once per
-machine: `scan_cache.py` keeps them between processes), scans, and searches near the reported ends.
+machine: `scan_cache.py` keeps them between processes) and scans; `scan_windows.py` searches near the
+reported ends.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,14 +21,13 @@ except ImportError:  # pragma: no cover - exercised by the fallback test, which 
 
 from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.scan_chars import Untranslatable, scan_bytes
-from rounds_bot.redact.scan_joined import JoinedScan
+from rounds_bot.redact.scan_joined import JoinedScan, credited_hits
 from rounds_bot.redact.scan_lines import LineScan, Patterns, gate_database, joinable, lines_of
+from rounds_bot.redact.scan_windows import near_ends
 from rounds_bot.redact.translate import Translated, translate, words_pattern
 
 log = logging.getLogger(__name__)
 
-#: a rule whose translation reports more ends than this in a text runs over the whole text instead
-_MANY_WINDOWS = 64
 #: sets of keywords and gates a prefilter remembers what a scan found for
 _KNOWN_SETS = 4_096
 #: an ASCII text of many lines this long or longer is scanned by lines (`scan_lines.py`): a stack trace
@@ -249,6 +246,18 @@ class Prefilter:
         database.scan(data, match_event_handler=_collect, context=hits)
         return frozenset(number for number, _ in hits) if hits else frozenset()
 
+    def credited(self, texts: list[str]) -> list[tuple[int, int, int]]:
+        """What one scan of the ASCII `texts` joined by newlines reports, as `reported` would of each: (text,
+        number, end in the text), a match credited to the text its last character stands in. A number of
+        `every_match` is reported at each of its matches, so a text given with others reports it alone only
+        when it is credited with one (`scans_joined`); any other number, once a scan, for one text."""
+        return credited_hits(texts, self._databases.get(True) or self._database(True))
+
+    @property
+    def every_match(self) -> frozenset[int]:
+        """The numbers a scan reports at every match (rules searched near their ends, `_patterns`)."""
+        return frozenset(index for index, how in self._scanned.items() if near_ends(how))
+
     def scans_joined(self) -> bool:
         """Whether ASCII texts joined by newlines, given to `reported` as one, report every number each of
         them reports alone (`scan_lines.joinable`: the same for every text, so read once)."""
@@ -306,7 +315,7 @@ def _patterns(
         (translated[i].ascii_source if ascii_only else translated[i].source).encode("latin-1") for i in ids
     ]
     # a rule searched near its ends needs every end; one searched whole only the first
-    flags = [0 if translated[i].widest is not None else hyperscan.HS_FLAG_SINGLEMATCH for i in ids]
+    flags = [0 if near_ends(translated[i]) else hyperscan.HS_FLAG_SINGLEMATCH for i in ids]
     lengths = [0] * len(ids)
     for keyword, number in keyword_ids.items():
         expressions.append(words_pattern(frozenset({keyword}), ascii_only).encode("latin-1"))
@@ -350,51 +359,3 @@ def _worth_scanning(one: Rule) -> bool:
     """A rule that would run on many texts; one with a rare keyword (a vendor's prefix) already runs on few,
     and each translation costs compile and scan time."""
     return not one.keywords or any(len(keyword) <= 2 or keyword in _COMMON for keyword in one.keywords)
-
-
-_SAFE_REACH = 256
-
-
-def windows(one: Rule, how: Translated, text: str, ends: list[int]) -> Iterator[re.Match[str]] | None:
-    """The rule's matches in `text`, exactly as `one.pattern.finditer(text)` gives them, found by searching
-    only near the ends the scan reported; None when searching the whole text is the better way.
-
-    Every match starts within `widest` characters before an end, so positions outside those windows start
-    none, and a search from the first position of a window finds what `finditer` finds there. The search
-    stops `reach` characters past the window, beyond anything the regex engine could read for a match that
-    starts in it, so the truncation changes nothing. For a narrowed rule, the matches skipped between windows
-    are ones its `accept` refuses; each search then starts where no match can straddle (after a character
-    no match contains, a line's start when no match holds a newline), so it finds the matches `finditer`
-    finds from there."""
-    widest = how.widest
-    if widest is None or len(ends) > _MANY_WINDOWS or (how.literal_start and not how.narrowed):
-        return None
-    return _in_windows(one.pattern, how, text, ends, widest)
-
-
-def _in_windows(
-    pattern: re.Pattern[str], how: Translated, text: str, ends: list[int], widest: int
-) -> Iterator[re.Match[str]]:
-    length = len(text)
-    spans: list[list[int]] = []
-    for end in sorted(ends):
-        first, last = max(end - widest, 0), end - how.narrowest
-        if spans and first <= spans[-1][1] + 1:
-            spans[-1][1] = max(spans[-1][1], last)
-        else:
-            spans.append([first, last])
-    cursor = 0
-    for first, last in spans:
-        if last < cursor:
-            continue
-        start = first
-        if how.narrowed:  # from where no match can straddle: after a character none holds
-            start = max(0 if how.newline else text.rfind("\n", 0, first) + 1, cursor)
-            outside = how.last_outside.match(text, start, first) if how.last_outside else None
-            start = outside.end() if outside else start
-        start = max(start, cursor)
-        for match in pattern.finditer(text, start, min(length, last + how.reach)):
-            if match.start() > last:
-                break
-            cursor = match.end()
-            yield match

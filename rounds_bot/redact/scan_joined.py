@@ -119,7 +119,7 @@ class JoinedScan:
             parts.append(text)
             numbers.append(number)
         by_line = lines.by_line
-        for part, rule_id, end in _credited(parts, self._database, self._singles):
+        for part, rule_id, end in credited_hits(parts, self._database, self._singles):
             moved = moves.get(part)
             if moved is not None:  # a trace's first and last lines: the patterns of a line, in the trace
                 if rule_id not in by_line:
@@ -127,7 +127,7 @@ class JoinedScan:
                 first, move = moved
                 end = end if end <= first else end + move
             _add(found, numbers[part], nothing, rule_id, end)
-        for part, rule_id, end in _credited(traces, self._across):
+        for part, rule_id, end in credited_hits(traces, self._across):
             _add(found, traced[part], nothing, rule_id, end)
         return found
 
@@ -139,7 +139,7 @@ def _add(found: list[Hits], number: int, nothing: Hits, rule_id: int, end: int) 
     hits.append((rule_id, end))
 
 
-def _credited(
+def credited_hits(
     parts: list[str], database: Any | None, again: list[tuple[Any, frozenset[int]]] | None = None
 ) -> list[tuple[int, int, int]]:
     """What `database` reports in `parts` joined by newlines: (part, id, end in the part), each match
