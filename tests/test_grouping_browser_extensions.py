@@ -6,14 +6,23 @@ before that, a builtin's too) keep receiving their events."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 import pytest
+from test_grouping_browser_traces import ONE_BUG, OTHER_BUG
+from test_grouping_builtins import OTHER_CALLER as BUILTIN_OTHER_CALLER
+from test_grouping_builtins import OTHER_LIBRARY as BUILTIN_OTHER_LIBRARY
+from test_grouping_builtins import TRACE as BUILTIN_TRACE
+from test_grouping_corpus import corpus_events
 
+from rounds_bot.grouping.candidates import CandidateReader
 from rounds_bot.grouping.crash_site import site_of, site_of_text
 from rounds_bot.grouping.engine import GroupingEngine, SignatureState
 from rounds_bot.grouping.inapp import ADDED_LIBRARY_RULES, EVERY_ADDED_RULE, InAppRules, readings_before
+from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.stacktrace import parse_stacktrace
+from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.models import ErrorEvent
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -246,3 +255,57 @@ def test_the_earlier_readings_crash_sites_are_the_ones_those_releases_saved() ->
         for lacked in readings_before(rules.roles(trace))
     ]
     assert sites == [BEFORE_EXTENSIONS["BOTH"][1], BEFORE_BUILTINS[1]]
+
+
+BUILTIN_TRACES = (BUILTIN_TRACE, BUILTIN_OTHER_LIBRARY, BUILTIN_OTHER_CALLER)
+
+
+def _extension_frame(rng: random.Random) -> str:
+    scheme = rng.choice(("chrome-extension", "moz-extension", "safari-web-extension", "Chrome-Extension"))
+    extension = "".join(rng.choice("abcdefghijklmnop") for _ in range(32))
+    return f"    at wrapped ({scheme}://{extension}/content.js:1:{rng.randint(1, 99_999)})"
+
+
+def test_an_extensions_frame_anywhere_in_the_corpus_traces_changes_neither_app_frames_nor_site() -> None:
+    """The labelled corpus's JavaScript traces (written by the OpenTelemetry SDK), each with extension frames
+    put in at random places: the same app hash and crash site as without them."""
+    rng = random.Random(31)
+    reader = CandidateReader(InAppRules(), ShapeCache(), TemplateMiner())
+    compared = 0
+    for event in corpus_events():
+        trace = parse_stacktrace(event.stacktrace)
+        if trace is None or trace.runtime != "node":
+            continue
+        plain = reader.candidate(event, None)
+        assert plain.fingerprint.variant == "app"
+        lines = (event.stacktrace or "").split("\n")
+        frames = [index for index, line in enumerate(lines) if line.lstrip().startswith("at ")]
+        for _ in range(5):
+            at = rng.choice([*frames, frames[-1] + 1])
+            text = "\n".join([*lines[:at], _extension_frame(rng), *lines[at:]])
+            wrapped = reader.candidate(event.model_copy(update={"stacktrace": text}), None)
+            assert (wrapped.fingerprint.hash, wrapped.site_key) == (plain.fingerprint.hash, plain.site_key)
+            compared += 1
+    assert compared >= 50
+
+
+def test_without_an_extensions_frame_every_earlier_reading_is_the_one_builtins_gave() -> None:
+    """On every corpus trace and the builtins' and browsers' tests' traces (no extension frame), the earlier
+    readings are what they were before extensions were known: one, builtins taken for the app's, when the
+    trace has a builtin, else none."""
+    rules = InAppRules()
+    texts = [event.stacktrace for event in corpus_events()]
+    texts += [*BUILTIN_TRACES, *ONE_BUG, OTHER_BUG, NO_EXTENSION]
+    builtins = 0
+    for text in texts:
+        trace = parse_stacktrace(text)
+        if trace is None:
+            continue
+        roles = rules.roles(trace)
+        builtin = any(role.reason == BUILTIN for exception in roles.frames for role in exception)
+        builtins += builtin
+        assert readings_before(roles) == ((frozenset({BUILTIN}),) if builtin else ())
+        assert rules.roles(trace, without_rules=EVERY_ADDED_RULE) == rules.roles(
+            trace, without_rules=frozenset({BUILTIN})
+        )
+    assert builtins == len(BUILTIN_TRACES)
