@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from rounds_bot.grouping.crash_site import site_of, site_of_text
 from rounds_bot.grouping.engine import GroupingEngine, SignatureState
 from rounds_bot.grouping.fingerprint import EventView, trace_fingerprint
-from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.inapp import EVERY_ADDED_RULE, InAppRules
 from rounds_bot.grouping.stacktrace import parse_stacktrace
 from rounds_bot.models import ErrorEvent
 
@@ -74,7 +74,7 @@ def _earlier_state() -> SignatureState:
     hashes it was registered under, worked out with that reading."""
     trace = parse_stacktrace(TRACE)
     assert trace is not None
-    roles = InAppRules().roles(trace, builtins_in_app=True)
+    roles = InAppRules().roles(trace, without_rules=EVERY_ADDED_RULE)
     site = site_of(trace, roles)
     assert site.crash_site is not None and site.crash_site.endswith(":JSON.parse")
     view = EventView("api", "SyntaxError", MESSAGE)

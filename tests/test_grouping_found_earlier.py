@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 from known_states import KnownStates
+from test_grouping_browser_extensions import BEFORE_EXTENSIONS, OTHER_EXTENSION, OTHER_LIBRARY
+from test_grouping_browser_extensions import MESSAGE as EXTENSION_MESSAGE
+from test_grouping_browser_extensions import TRACE as EXTENSION_TRACE
 from test_grouping_browser_traces import (
     BEFORE_HASHES,
     BEFORE_SITE,
@@ -97,6 +100,11 @@ def _builtins_in_app(state: SignatureState, _: ErrorEvent) -> SignatureState:
     return state.model_copy(update={"hashes": list(earlier.hashes), "crash_site": earlier.crash_site})
 
 
+def _extensions_in_app(state: SignatureState, _: ErrorEvent) -> SignatureState:
+    hashes, crash_site = BEFORE_EXTENSIONS["TRACE"]
+    return state.model_copy(update={"hashes": list(hashes), "crash_site": crash_site})
+
+
 def _fp2(state: SignatureState, event: ErrorEvent) -> SignatureState:
     # its app and all-frames hashes, read the `rounds-fp:2` way, come before `rounds-fp:1`'s all-frames hash
     # and the crash site as it read it: the innermost frame as printed, by its file's name
@@ -139,6 +147,17 @@ CASES = {
     ),
     "builtins taken for the app's": Case(
         "api", "SyntaxError", BUILTIN_MESSAGE, *(BUILTIN_TRACE,) * 2, BUILTIN_REDEPLOYED, _builtins_in_app
+    ),
+    # found by the frames the release before read (the extension's `fetch` the app's); the next event comes
+    # through another extension, whose frames and crash site that release read otherwise
+    "browser extensions taken for the app's": Case(
+        "shop-web",
+        "TypeError",
+        EXTENSION_MESSAGE,
+        EXTENSION_TRACE,
+        OTHER_LIBRARY,
+        OTHER_EXTENSION,
+        _extensions_in_app,
     ),
     "rounds-fp:2, a recursion at another depth": Case(
         "shop", "RecursionError", RECURSION, *(_recursion(5),) * 2, _recursion(4), _fp2

@@ -285,3 +285,38 @@ def test_a_plain_code_span_is_the_one_the_general_steps_make(shared_data, in_tab
     assert [str(md.code(text, in_table=in_table)) for text in texts] == [
         _code_in_full(text, in_table) for text in texts
     ]
+
+
+@pytest.mark.parametrize("in_table", [False, True])
+def test_a_span_made_without_the_memo_is_the_code_span(shared_data, in_table):
+    """`span` (a text shown once, made without the memo) gives `code`'s span, on the corpora and on texts
+    made to sit at each step's edge, plain or not."""
+    texts = [*_texts(shared_data), "a|b", "|", "  ", " x ", "`", "a`b", "x\n", "\t", "é", "path/to.py:12"]
+    spans = [md.span(text, in_table=in_table) for text in texts]
+    assert all(type(span) is str for span in spans)
+    assert spans == [str(md.code(text, in_table=in_table)) for text in texts]
+    assert spans == [_code_in_full(text, in_table) for text in texts]
+
+
+def _title_by_every_rule(text: str, limit: int) -> str:
+    """`title_text` with each of its rules run, wherever it can match or not."""
+    plain = md._SPACES.sub(" ", md.visible(text).replace("\n", " ")).strip().replace("`", "'")
+    plain = md._TITLE_URL.sub("", plain)
+    plain = md._TITLE_MENTION.sub("@" + md.BREAK, plain)
+    plain = md._REFERENCE.sub(lambda m: f"{m.group(1)}-{md.BREAK}" if m.group(1) else "#" + md.BREAK, plain)
+    return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
+
+
+def test_a_title_rule_skipped_for_text_without_its_characters_leaves_what_running_it_leaves(shared_data):
+    """`title_text` runs a rule only where a text all its matches hold is in the title: the same title as
+    running every rule, on the corpora and on texts made to hold each construct (any case)."""
+    texts = _texts(shared_data)
+    constructs = ("https://", "HTTP://www.", "x://", "www.", "WWW.", "Www.", "@a", "a@b", "#1", "gh-2")
+    constructs += ("GH-3", "Gh-4")
+    starts, ends = ("", "x", "[svc] ", " ", "-"), ("", "1", "a.b")
+    texts += [f"{a}{b}{c}" for a in starts for b in constructs for c in ends]
+    texts += ["2026-11-26T10:37:05.289092+00:00", "1.2.3-rc.1", "v1.0-gh-2", "a.www.b", "file:///etc/z"]
+    for limit in (120, 12):
+        assert [md.title_text(text, limit) for text in texts] == [
+            _title_by_every_rule(text, limit) for text in texts
+        ]

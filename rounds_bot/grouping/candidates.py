@@ -33,7 +33,7 @@ from rounds_bot.grouping.fingerprint import (
     with_view,
 )
 from rounds_bot.grouping.frames import collapse_recursion
-from rounds_bot.grouping.inapp import FrameRole, InAppRules, TraceRoles, has_builtin
+from rounds_bot.grouping.inapp import EVERY_ADDED_RULE, FrameRole, InAppRules, TraceRoles, readings_before
 from rounds_bot.grouping.memo import MB, BoundedMemo
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
@@ -340,16 +340,17 @@ class CandidateReader:
     ) -> _Reading:
         """The roles, the site, the fingerprint and the collapsed frames of a trace."""
         roles = self._rules.roles(collapsed)
-        builtins = has_builtin(roles)
-        same = collapsed is trace and not roles.cut and not builtins
+        before = readings_before(roles)
+        same = collapsed is trace and not roles.cut and not before
         previous = PreviousReading(
-            trace, roles if same else self._rules.roles(trace, cut_traces=False, builtins_in_app=True)
+            trace,
+            roles if same else self._rules.roles(trace, cut_traces=False, without_rules=EVERY_ADDED_RULE),
         )
         site = site_of(collapsed, roles)
-        earlier = None
-        if builtins:  # found by the hashes this version gave before builtins were the runtime's
-            earlier_roles = self._rules.roles(collapsed, builtins_in_app=True)
-            earlier = EarlierReading(earlier_roles, site_of(collapsed, earlier_roles))
+        earlier = []
+        for lacked in before:  # found by the hashes this version gave before its added library rules
+            earlier_roles = self._rules.roles(collapsed, without_rules=lacked)
+            earlier.append(EarlierReading(earlier_roles, site_of(collapsed, earlier_roles)))
         fingerprint = trace_fingerprint(
             view,
             collapsed,
@@ -358,7 +359,7 @@ class CandidateReader:
             site,
             previous,
             with_previous_hashes=self.previous_versions,
-            earlier=earlier,
+            earlier=tuple(earlier),
         )
         frames = None if collapsed is trace else tuple(e.frames for e in collapsed.exceptions)
         return _Reading(roles, site, fingerprint, frames)

@@ -24,9 +24,10 @@ hash (`legacy_hashes`): signatures created by `rounds-fp:1` keep receiving their
 cycle an error was raised in, does not apply the JVM/.NET owner rule to a cut trace, and adds the
 site hash. A trace also gives the hashes `rounds-fp:2` gave it (its app and system hashes, read
 the `rounds-fp:2` way), so a signature created before keeps receiving its events: old groups
-never re-split. Since a frame with neither file nor module became the runtime's builtin rather
-than the app's (`inapp`), a trace with one also gives, to look up, the app and site hashes
-`rounds-fp:3` gave it before (`EarlierReading`): its signatures keep receiving their events.
+never re-split. Since a frame with neither file nor module became the runtime's builtin rather than
+the app's, and later a frame of a browser extension's URL the extension's (`inapp.ADDED_LIBRARY_RULES`),
+a trace with such a frame also gives, to look up, the app and site hashes each release before gave it
+(`EarlierReading`): their signatures keep receiving their events.
 `rounds-fp:4` leaves a trailing clause that only carries redacted values out of a message's template
 (`skeletons.split_context`). Nothing it hashes is read otherwise, so its hashes are made with the
 `rounds-fp:3` string (`HASH_VERSION`) and a trace finds the signatures `rounds-fp:3` made as it did;
@@ -150,8 +151,8 @@ class PreviousReading:
 
 @dataclass(frozen=True)
 class EarlierReading:
-    """How `rounds-fp:3` read a trace with a builtin frame before builtins were the runtime's:
-    with the builtin taken for the app's code, and the crash site that made."""
+    """How a release of this version read a trace before a library rule it gained (builtins, browser
+    extensions: `inapp.ADDED_LIBRARY_RULES`): the frames it names taken for the app's, and that site."""
 
     roles: TraceRoles
     site: Site
@@ -166,7 +167,7 @@ def trace_fingerprint(
     previous: PreviousReading | None = None,
     *,
     with_previous_hashes: bool = True,
-    earlier: EarlierReading | None = None,
+    earlier: tuple[EarlierReading, ...] = (),
 ) -> Fingerprint | None:
     """The stack-trace fingerprint, or None when the trace has no frame at all. The hashes of
     earlier versions are left out when no signature of theirs can be known
@@ -198,11 +199,10 @@ def trace_fingerprint(
         else ()
     )
     own = {hash_tree(tree, HASH_VERSION), *others}
-    if earlier is not None:
-        before = _earlier_hashes(view, trace, normalized_values, recursion, collapsed, earlier)
-        legacy = (*(digest for digest in before if digest not in own), *legacy)
+    before = _earlier_hashes(view, trace, normalized_values, recursion, collapsed, earlier)
+    legacy = (*(digest for digest in before if digest not in own), *legacy)
     if any(reads_a_bundle(f) for e in trace.exceptions for f in e.frames):
-        readings = (roles,) if earlier is None else (roles, earlier.roles)
+        readings = (roles, *(reading.roles for reading in earlier))
         unbundled = _hashes_before_bundles(view, trace, readings, normalized_values, recursion, collapsed)
         legacy = (*(digest for digest in unbundled if digest not in own), *legacy)
     return Fingerprint(
@@ -245,21 +245,20 @@ def _earlier_hashes(
     values: list[str],
     recursion: list[list[str | None]],
     collapsed: list[int],
-    earlier: EarlierReading,
-) -> tuple[str, ...]:
-    """The frames and site hashes this version gave a trace before its builtins were the runtime's
-    (the all-frames hash does not depend on whose code a frame is)."""
-    only = contributing_role(trace, earlier.roles)
-    hashes = []
-    if only is not None:
-        tree = _fingerprint_node(
-            view, chain_tree(trace, earlier.roles, values, recursion, only=only, collapsed=collapsed)
-        )
-        hashes.append(hash_tree(tree, HASH_VERSION))
-    site_tree = _site_tree(view, trace, earlier.site)
-    if site_tree is not None:
-        hashes.append(hash_tree(site_tree, HASH_VERSION))
-    return tuple(hashes)
+    earlier: tuple[EarlierReading, ...],
+) -> dict[str, None]:
+    """The frames and site hashes each earlier release of this version gave a trace, newest first (the
+    all-frames hash does not depend on whose code a frame is)."""
+    hashes: dict[str, None] = {}
+    for reading in earlier:
+        only = contributing_role(trace, reading.roles)
+        if only is not None:
+            chain = chain_tree(trace, reading.roles, values, recursion, only=only, collapsed=collapsed)
+            hashes[hash_tree(_fingerprint_node(view, chain), HASH_VERSION)] = None
+        site_tree = _site_tree(view, trace, reading.site)
+        if site_tree is not None:
+            hashes[hash_tree(site_tree, HASH_VERSION)] = None
+    return hashes
 
 
 def _hashes_before_bundles(

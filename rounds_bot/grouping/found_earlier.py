@@ -1,14 +1,14 @@
 """A signature found by an earlier reading is registered under this reading's hashes too, after its batch.
 
 A trace also gives, to look up, the hashes earlier readings gave it (`Fingerprint.legacy_hashes`: what
-`rounds-fp:2` and `rounds-fp:1` gave its frames, the app and site hashes `rounds-fp:3` gave it while builtins
-were the app's, the frames hashes it gave before bundles' content hashes, minified names and `blob:` URLs were
-left out), and a Firefox or Safari stack, or a trace `rounds-fp:2` read as a message, finds the template its
-message went to then (`engine._previous_message_group`). Those readings see what this one leaves out: the
-next deploy renames every bundle (`main.3f9a1c.js` is `main.8b2d4e.js`), a recursion is reached at another
-depth, the message of a browser's error changes. Such an event gives no earlier hash any signature has, and
-this reading's hashes, which lead nowhere either, would start a new signature: a duplicate of the one its
-bug already has, which every later deploy joins.
+`rounds-fp:2` and `rounds-fp:1` gave its frames, the app and site hashes this version gave it while builtins
+or browser extensions' frames were the app's, the frames hashes it gave before bundles' content hashes,
+minified names and `blob:` URLs were left out), and a Firefox or Safari stack, or a trace `rounds-fp:2` read
+as a message, finds the template its message went to then (`engine._previous_message_group`). Those readings
+see what this one leaves out: the next deploy renames every bundle (`main.3f9a1c.js` is `main.8b2d4e.js`), a
+recursion is reached at another depth, the message of a browser's error changes. Such an event gives no
+earlier hash any signature has, and this reading's hashes, which lead nowhere either, would start a new
+signature: a duplicate of the one its bug already has, which every later deploy joins.
 
 So a signature found by an earlier reading's key is registered under the hashes this reading gives the same
 event (its frames', all frames' and site's, `Registry.register`'s), what would have happened had this

@@ -7,7 +7,9 @@ Per frame, first answer wins:
 4. installed-package locations (site-packages, node_modules, vendor, go/pkg/mod, gems ...),
    the runtime's standard library, frameworks, test runners and telemetry SDKs are libraries,
    and so is a frame with neither file nor module: the runtime's own builtin (Node's
-   `at Array.map (<anonymous>)`), which no one's checkout holds;
+   `at Array.map (<anonymous>)`), which no one's checkout holds, and a frame of a browser
+   extension (its URL's scheme says so: `chrome-extension://`, `moz-extension://` ...), code the
+   user installed in their browser, which wraps the app's handlers and calls into it;
 5. test code, by the naming conventions the runtimes' test runners use to find tests
    (`*Test.java`, `test_*.py`, `*.spec.ts`, `*_test.go`, `*_spec.rb` ...), is the app's tests;
 6. everything else is application code, except on the JVM and .NET (below).
@@ -29,6 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rounds_bot.grouping.browser_extensions import is_browser_extension
 from rounds_bot.grouping.memo import shared_dict
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime
 
@@ -130,6 +133,13 @@ _MEMO_LIMIT = 50_000
 _TRACE_MEMO_LIMIT = 4096
 _APPLICATION = "application code"
 _BUILTIN = "the runtime's builtin (no file, no module)"
+_EXTENSION = "a browser extension's code"
+#: the library rules this fingerprint version gained after it was first released, by their reasons, oldest
+#: first: a release before one read the frames it names as code of no known owner (the app's, or its tests'
+#: by their names), so a trace with such a frame also gives the hashes those releases gave it (`candidates`)
+ADDED_LIBRARY_RULES = (_BUILTIN, _EXTENSION)
+#: every added rule: how `rounds-fp:2`, before them all, read a trace (`without_rules`)
+EVERY_ADDED_RULE = frozenset(ADDED_LIBRARY_RULES)
 #: the owner rule's answers per (module, owner), cleared whole when full, and with the engines' shared memos
 #: (`memo.shared_dict`). A trace's roles are remembered whole (`_TRACE_MEMO_LIMIT`), so a pair is asked about
 #: about twice a round (as grouping reads a distinct trace, and as the code locator reads a representative's):
@@ -152,10 +162,6 @@ class FrameRole:
         return self.role == "app"
 
 
-#: how the earlier fingerprints read a builtin: as every frame of no known owner
-_EARLIER_BUILTIN = FrameRole("app", _APPLICATION)
-
-
 @dataclass(frozen=True)
 class TraceRoles:
     """The role of every frame of a trace (`frames[i][j]`: exception i, frame j), and the owner
@@ -175,10 +181,10 @@ class InAppRules:
         default_factory=dict, compare=False, repr=False
     )
     #: a trace's roles by what they are read from: runtime, each exception's relation and frames,
-    #: and the two ways of reading (a problem's trace recurs with every occurrence)
-    _traces: dict[tuple[Runtime, tuple[tuple[str, tuple[Frame, ...]], ...], bool, bool], TraceRoles] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    #: and the ways of reading (a problem's trace recurs with every occurrence)
+    _traces: dict[
+        tuple[Runtime, tuple[tuple[str, tuple[Frame, ...]], ...], bool, frozenset[str]], TraceRoles
+    ] = field(default_factory=dict, compare=False, repr=False)
 
     def decide(self, frame: Frame, runtime: Runtime) -> tuple[bool, str]:
         """Whether a frame is the project's own code (the app's or its tests'), from the frame
@@ -199,28 +205,35 @@ class InAppRules:
         return role
 
     def roles(
-        self, trace: ParsedTrace, *, cut_traces: bool = True, builtins_in_app: bool = False
+        self, trace: ParsedTrace, *, cut_traces: bool = True, without_rules: frozenset[str] = frozenset()
     ) -> TraceRoles:
         """The role of every frame of a trace, with the owner rule applied where it holds
-        (`cut_traces=False`: also to a cut trace, as `rounds-fp:2` did; `builtins_in_app`: a builtin
-        taken for application code, as the earlier fingerprints did)."""
+        (`cut_traces=False`: also to a cut trace, as `rounds-fp:2` did; `without_rules`: the frames the
+        added library rules of these reasons name read as the releases before those rules read them,
+        see `ADDED_LIBRARY_RULES`)."""
         key = (
             trace.runtime,
             tuple((e.relation, e.frames) for e in trace.exceptions),
             cut_traces,
-            builtins_in_app,
+            without_rules,
         )
         found = self._traces.get(key)
         if found is None:
             if len(self._traces) >= _TRACE_MEMO_LIMIT:
                 self._traces.clear()
-            found = self._traces[key] = self._roles(trace, cut_traces, builtins_in_app)
+            found = self._traces[key] = self._roles(trace, cut_traces, without_rules)
         return found
 
-    def _roles(self, trace: ParsedTrace, cut_traces: bool, builtins_in_app: bool) -> TraceRoles:
+    def _roles(self, trace: ParsedTrace, cut_traces: bool, without_rules: frozenset[str]) -> TraceRoles:
         alone = tuple(tuple(self.frame_role(f, trace.runtime) for f in e.frames) for e in trace.exceptions)
-        if builtins_in_app:
-            alone = tuple(tuple(_EARLIER_BUILTIN if r.reason == _BUILTIN else r for r in e) for e in alone)
+        if without_rules:
+            alone = tuple(
+                tuple(
+                    _before_added_rules(f, trace.runtime) if r.reason in without_rules else r
+                    for f, r in zip(e.frames, roles, strict=True)
+                )
+                for e, roles in zip(trace.exceptions, alone, strict=True)
+            )
         components = _OWNER_COMPONENTS.get(trace.runtime)
         if components is None:
             return TraceRoles(alone)
@@ -267,12 +280,32 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
         return "Node.js internals"
     if not module and not path:
         return _BUILTIN
+    if is_browser_extension(path):
+        return _EXTENSION
     return None
 
 
-def has_builtin(roles: TraceRoles) -> bool:
-    """Whether a frame of the trace is a builtin, which the earlier fingerprints took for the app's."""
-    return any(role.reason == _BUILTIN for exception in roles.frames for role in exception)
+def _before_added_rules(frame: Frame, runtime: Runtime) -> FrameRole:
+    """How a frame an added library rule names was read before that rule: no rule before it (steps 1-4)
+    named it, so it was test code by its name, else of no known owner (step 6; the owner rule applies)."""
+    if is_test_code(frame.module or "", (frame.filename or "").replace("\\", "/"), runtime):
+        return FrameRole("test", "test code")
+    return FrameRole("app", _APPLICATION)
+
+
+def readings_before(roles: TraceRoles) -> tuple[frozenset[str], ...]:
+    """How each earlier release of this fingerprint version read the trace otherwise, newest first: the
+    added library rules it lacked that name a frame of the trace (`without_rules` of `InAppRules.roles`).
+    Empty when no added rule names one: every release read it alike."""
+    named = {
+        role.reason for exception in roles.frames for role in exception if role.reason in EVERY_ADDED_RULE
+    }
+    readings: list[frozenset[str]] = []
+    for release in range(len(ADDED_LIBRARY_RULES) - 1, -1, -1):
+        lacked = named.intersection(ADDED_LIBRARY_RULES[release:])
+        if lacked and lacked not in readings:
+            readings.append(frozenset(lacked))
+    return tuple(readings)
 
 
 def is_test_code(module: str, path: str, runtime: Runtime) -> bool:

@@ -61,12 +61,14 @@ def _frame(frame: LinkedFrame) -> str:
 
 
 def frame_markdown(frame: LinkedFrame) -> str:
-    """A frame as one line of Markdown: its repository file and line (linked when mapped), and function."""
-    where = md.code(frame.repo_path + (f":{frame.line}" if frame.line else "")) if frame.repo_path else None
+    """A frame as one line of Markdown: its repository file and line (linked when mapped), and function.
+    Its spans are made as `md.span` makes them, without the memo: a frame's file and function are shown by
+    one issue or a few, and a round lists tens of thousands."""
+    where = md.span(frame.repo_path + (f":{frame.line}" if frame.line else "")) if frame.repo_path else None
     if where is not None and frame.url:
-        where = md.trusted(f"[{where}]({frame.url})")
-    shown = where or md.code(frame.printed)
-    function = f" in {md.code(frame.function)}" if frame.function else ""
+        where = f"[{where}]({frame.url})"
+    shown = where or md.span(frame.printed)
+    function = f" in {md.span(frame.function)}" if frame.function else ""
     return f"{shown}{function}"
 
 

@@ -173,12 +173,31 @@ def code(text: object, *, in_table: bool = False) -> Markup:
     return _code(str(text), in_table)
 
 
+def span(text: str, *, in_table: bool = False) -> str:
+    """`code(text)` as plain text, for a text an issue shows once (a frame's file and line, its function, a
+    trace id): the common span is made without the memo, where it would only push out the texts that
+    repeat (services, versions, labels) and cost more to remember than to make."""
+    if _plain_span(text, in_table):
+        return f"`{text}`"
+    return str(_code(text, in_table))
+
+
+def _plain_span(text: str, in_table: bool) -> bool:
+    """Whether `text` is the common span's (a path, a function, an id): printable ASCII, not blank, without
+    a backtick (or, in a table, a pipe). Nothing to take out, replace or fence apart, so the general steps
+    of `_code` give it one backtick either side (a blank text still takes them)."""
+    return (
+        text.isascii()
+        and text.isprintable()
+        and "`" not in text
+        and not (in_table and "|" in text)
+        and bool(text.strip())
+    )
+
+
 @lru_cache(maxsize=MEMO_SIZE)  # the text and where it stands decide it alone, as `_escape`
 def _code(text: str, in_table: bool) -> Markup:
-    plain = text.isascii() and text.isprintable() and "`" not in text and not (in_table and "|" in text)
-    if plain and text.strip():
-        # the common span (a path, a function, an id): nothing to take out, replace or fence apart, so
-        # what the general steps below give, one backtick either side (a blank text still takes them)
+    if _plain_span(text, in_table):
         return Markup(f"`{text}`")
     content = visible(text).replace("\n", " ")
     if in_table:
@@ -227,9 +246,15 @@ def title_text(text: str, limit: int) -> str:
     taking a zero-width space inside it, so it copies whole; a mention or reference (`@team`, `#12`) still
     takes one after its `@` or `#`, never inside a word (`a@b.example` stays as it is)."""
     plain = _SPACES.sub(" ", visible(text).replace("\n", " ")).strip().replace("`", "'")
-    plain = _TITLE_URL.sub("", plain)
-    plain = _TITLE_MENTION.sub("@" + BREAK, plain)
-    plain = _REFERENCE.sub(lambda m: f"{m.group(1)}-{BREAK}" if m.group(1) else "#" + BREAK, plain)
+    # each rule runs only where a text every one of its matches holds is in the title as it stands by then
+    # (`://` or `www.`, `@`, `#` or `gh-`): without one it leaves the title as it is, and the look-behinds
+    # are slow to search even where they find nothing
+    if "://" in plain or "www." in plain.lower():
+        plain = _TITLE_URL.sub("", plain)
+    if "@" in plain:
+        plain = _TITLE_MENTION.sub("@" + BREAK, plain)
+    if "#" in plain or "gh-" in plain.lower():
+        plain = _REFERENCE.sub(lambda m: f"{m.group(1)}-{BREAK}" if m.group(1) else "#" + BREAK, plain)
     return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
 
 
@@ -298,6 +323,7 @@ __all__ = [
     "issue_ref",
     "label_text",
     "link",
+    "span",
     "title_text",
     "trusted",
     "unfence",

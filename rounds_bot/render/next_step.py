@@ -95,22 +95,23 @@ def _undiagnosed(code: CodeContext, diagnosis_on: bool, search: str | None) -> s
 
 def _crash_file(code: CodeContext) -> str | None:
     """The crash site's file (the frame its suspect commit comes from), linked when it has a URL; when no
-    frame maps to the repository, the crash site as the runtime printed it (the first with a line)."""
+    frame maps to the repository, the crash site as the runtime printed it (the first with a line). Its
+    spans are made as `md.span` makes them, without the memo: a crash site's file is one issue's."""
     frame = code.blamed
     if frame is not None and frame.repo_path is not None:
-        where = md.code(frame.repo_path + (f":{frame.line}" if frame.line else ""))
-        return f"[{where}]({frame.url})" if frame.url else str(where)
+        where = md.span(frame.repo_path + (f":{frame.line}" if frame.line else ""))
+        return f"[{where}]({frame.url})" if frame.url else where
     printed = next((f for f in code.frames if f.kind != "other" and f.line), None)
     if printed is None:
         return None
-    function = f" ({md.code(printed.function)})" if printed.function else ""
-    return f"{md.code(printed.printed)}{function}"
+    function = f" ({md.span(printed.function)})" if printed.function else ""
+    return f"{md.span(printed.printed)}{function}"
 
 
 def _command(search: str | None) -> str | None:
     if not search:
         return None
-    return str(md.code(f"git grep -n -F {shlex.quote(search)}"))
+    return md.span(f"git grep -n -F {shlex.quote(search)}")
 
 
 def search_text(event: ErrorEvent, template: str) -> str | None:

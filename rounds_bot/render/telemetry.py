@@ -182,5 +182,6 @@ def _text(value: AttributeValue | None) -> str | None:
 
 
 def _code(text: str) -> str:
+    """A value as a table cell's code span (`md.span`: most are an occurrence's own, ids and URLs)."""
     shown = text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
-    return str(md.code(shown, in_table=True))
+    return md.span(shown, in_table=True)
