@@ -14,6 +14,7 @@ from test_grouping_browser_traces import ONE_BUG, OTHER_BUG
 from test_grouping_builtins import OTHER_CALLER as BUILTIN_OTHER_CALLER
 from test_grouping_builtins import OTHER_LIBRARY as BUILTIN_OTHER_LIBRARY
 from test_grouping_builtins import TRACE as BUILTIN_TRACE
+from test_grouping_builtins import assert_found_by_an_earlier_version, assert_one_new_signature
 from test_grouping_corpus import corpus_events
 
 from rounds_bot.grouping.candidates import CandidateReader
@@ -233,17 +234,11 @@ def _state(hashes: list[str], crash_site: str) -> SignatureState:
 def test_a_signature_made_when_extensions_were_the_apps_keeps_receiving_its_events(
     saved: tuple[list[str], str], texts: tuple[str, ...]
 ) -> None:
-    engine = GroupingEngine(known=[_state(*saved)])
-    for text in texts:
-        assignment = engine.assign(event(text))
-        assert (assignment.signature_id, assignment.tier) == ("sig_earlier", "fingerprint")
-        assert "an earlier version" in assignment.explanation.splitlines()[-1]
+    assert_found_by_an_earlier_version(_state(*saved), [event(text) for text in texts])
 
 
 def test_without_an_earlier_signature_the_variants_are_one_new_signature() -> None:
-    engine = GroupingEngine()
-    ids = {engine.assign(event(text)).signature_id for text in (TRACE, OTHER_LIBRARY, OTHER_CALLER)}
-    assert len(ids) == 1 and "sig_earlier" not in ids
+    assert_one_new_signature([event(text) for text in (TRACE, OTHER_LIBRARY, OTHER_CALLER)])
 
 
 def test_the_earlier_readings_crash_sites_are_the_ones_those_releases_saved() -> None:

@@ -32,6 +32,8 @@ OTHER_CALLER = f"""SyntaxError: {MESSAGE}
     at parseBody (/app/src/api/body.js:12:17)
     at upload (/app/src/api/upload.js:7:3)
     at processTicksAndRejections (node:internal/process/task_queues:95:5)"""
+#: one bug's traces: through other library frames, and from another caller
+VARIANTS = (TRACE, OTHER_LIBRARY, OTHER_CALLER)
 
 
 def event(stacktrace: str) -> ErrorEvent:
@@ -89,15 +91,25 @@ def _earlier_state() -> SignatureState:
     )
 
 
-def test_a_signature_made_when_builtins_were_the_apps_keeps_receiving_its_events() -> None:
-    engine = GroupingEngine(known=[_earlier_state()])
-    for text in (TRACE, OTHER_LIBRARY, OTHER_CALLER):
-        assignment = engine.assign(event(text))
+def assert_found_by_an_earlier_version(earlier: SignatureState, events: list[ErrorEvent]) -> None:
+    """Each event joins `sig_earlier`, a signature an earlier version made, and the explanation says so."""
+    engine = GroupingEngine(known=[earlier])
+    for each in events:
+        assignment = engine.assign(each)
         assert (assignment.signature_id, assignment.tier) == ("sig_earlier", "fingerprint")
         assert "an earlier version" in assignment.explanation.splitlines()[-1]
 
 
-def test_without_an_earlier_signature_the_variants_are_one_new_signature() -> None:
+def assert_one_new_signature(events: list[ErrorEvent]) -> None:
+    """Without a signature of an earlier version, the events are one new signature."""
     engine = GroupingEngine()
-    ids = {engine.assign(event(text)).signature_id for text in (TRACE, OTHER_LIBRARY, OTHER_CALLER)}
+    ids = {engine.assign(each).signature_id for each in events}
     assert len(ids) == 1 and "sig_earlier" not in ids
+
+
+def test_a_signature_made_when_builtins_were_the_apps_keeps_receiving_its_events() -> None:
+    assert_found_by_an_earlier_version(_earlier_state(), [event(text) for text in VARIANTS])
+
+
+def test_without_an_earlier_signature_the_variants_are_one_new_signature() -> None:
+    assert_one_new_signature([event(text) for text in VARIANTS])
