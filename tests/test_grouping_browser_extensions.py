@@ -15,6 +15,7 @@ from test_grouping_builtins import OTHER_CALLER as BUILTIN_OTHER_CALLER
 from test_grouping_builtins import OTHER_LIBRARY as BUILTIN_OTHER_LIBRARY
 from test_grouping_builtins import TRACE as BUILTIN_TRACE
 from test_grouping_builtins import assert_found_by_an_earlier_version, assert_one_new_signature
+from test_grouping_builtins import event as builtin_event
 from test_grouping_corpus import corpus_events
 
 from rounds_bot.grouping.candidates import CandidateReader
@@ -84,14 +85,7 @@ BOTH_OTHER_LIBRARY = BOTH.replace("commitHookEffectListMount", "invokePassiveEff
 
 def event(stacktrace: str) -> ErrorEvent:
     message = CIRCULAR if CIRCULAR in stacktrace else MESSAGE
-    return ErrorEvent(
-        event_id="e",
-        timestamp=T0,
-        service="shop-web",
-        error_type="TypeError",
-        message=message,
-        stacktrace=stacktrace,
-    )
+    return builtin_event(stacktrace, service="shop-web", error_type="TypeError", message=message)
 
 
 def _roles(text: str, rules: InAppRules | None = None) -> list[tuple[str | None, str, str]]:

@@ -36,13 +36,15 @@ OTHER_CALLER = f"""SyntaxError: {MESSAGE}
 VARIANTS = (TRACE, OTHER_LIBRARY, OTHER_CALLER)
 
 
-def event(stacktrace: str) -> ErrorEvent:
+def event(
+    stacktrace: str, *, service: str = "api", error_type: str = "SyntaxError", message: str = MESSAGE
+) -> ErrorEvent:
     return ErrorEvent(
         event_id="e",
         timestamp=T0,
-        service="api",
-        error_type="SyntaxError",
-        message=MESSAGE,
+        service=service,
+        error_type=error_type,
+        message=message,
         stacktrace=stacktrace,
     )
 
