@@ -238,3 +238,35 @@ def test_the_byte_kept_of_a_message_says_what_the_patterns_say_of_it() -> None:
         )
         marks = split._marks(text)
         assert tuple(bool(marks & flag) for flag in flags) == said, text
+
+
+def test_the_marks_of_a_batch_read_together_are_each_messages_marks_read_alone() -> None:
+    """`StreamWatch.see_many` reads the marks of a batch's messages together (`_marks_of`: the words of a
+    secret's name looked for in all their tails at once, lowercased); each must be the `_marks` of its
+    message alone, whatever the batch (words at a tail's edges, capitals, text outside ASCII)."""
+    chosen = random.Random(27)
+    pieces = ["password", "PASSWORD", "Api_Key", "token", "secret", " was", " is", ":", "=", " ", "x", "9",
+              "é", "İ", ")", "\n", "'", '"', "-----BEGIN RSA PRIVATE KEY-----", "MIIEvQIBADAN", "expired",
+              "order 1842 failed", "a" * 70]  # fmt: skip
+    texts = ["".join(chosen.choice(pieces) for _ in range(chosen.randint(0, 10))) for _ in range(3_000)]
+    texts += _MESSAGES
+    at = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    events = [
+        ErrorEvent(
+            event_id=f"e{n}",
+            timestamp=at,
+            kind=chosen.choice(["log", "span_error"]),
+            trace_id=chosen.choice([None, "4bf92f3577b34da6a3ce929d0e0e4736"]),
+            message=text,
+        )
+        for n, text in enumerate(texts)
+    ]
+    ascii_only = [event for event in events if event.message.isascii()]
+    for batch in (events, ascii_only, ascii_only[:1], events[-40:], []):
+        marks = split._marks_of(batch)
+        assert len(marks) == len(batch)
+        for made, event in zip(marks, batch, strict=True):
+            if event.kind == "log" or event.trace_id:  # a message in a stream: the others keep no marks
+                assert made == split._marks(event.message), event.message
+    assert any(split._ends_with_name(event.message) for event in ascii_only)  # names at the end were read
+    assert not any("\n" in word for word in split.SECRET_NAME_WORDS)  # so no word found joins two tails

@@ -51,9 +51,10 @@ class Boundary:
 
     def _redact_waiting(self) -> None:
         waiting, self._waiting = self._waiting, []
-        see, append = self._watch.see, self.events.append
-        for event, safe in zip(waiting, self.redactor.events(waiting), strict=True):
-            see(event, safe.trace_id)
+        redacted = self.redactor.events(waiting)
+        self._watch.see_many(waiting, [safe.trace_id for safe in redacted])
+        append = self.events.append
+        for safe in redacted:
             append(safe)
 
     def finish(self, polled: PollResult) -> PollResult:

@@ -155,10 +155,7 @@ class Redactor:
         values: dict[str | None, None] = dict.fromkeys(chain.from_iterable(map(_IDS, events)))
         self._ids.prove(ids_shaped([value for value in values if value is not None]))
         kept = self._kept_pairs
-        known = [
-            len(each) <= MAX_ATTRIBUTES and all(map(kept.__contains__, each.items()))
-            for each in map(_ATTRIBUTES, events)
-        ]
+        known = [len(each) <= MAX_ATTRIBUTES and each.items() <= kept for each in map(_ATTRIBUTES, events)]
         # as `_redacted` will be given them: cut to their limits (a scan of a text's uncut tail would be
         # wasted, and the cut text, another string, would be scanned again)
         self._texts.prove(chain(_cut_texts(events), self._new_attribute_texts(events, known)))
@@ -254,7 +251,20 @@ class Redactor:
         return self._event(event, False)
 
     def _event(self, event: ErrorEvent, attributes_kept: bool) -> ErrorEvent:
-        changed = self._changed(event, attributes_kept)
+        proven = self._ids.answers().get
+        if (  # most events of a batch: every field but the texts and attributes is one `_changed` passes over
+            event.source_group_id is None
+            and event.source_url is None
+            and not event.context
+            and proven(event.event_id)
+            and ((value := event.trace_id) is None or proven(value))
+            and ((value := event.span_id) is None or proven(value))
+            and ((value := event.parent_span_id) is None or proven(value))
+            and _NAMES(event) in self._kept_names
+        ):
+            changed = self._texts_changed(event, attributes_kept)
+        else:
+            changed = self._changed(event, attributes_kept)
         return event.model_copy(update=changed) if changed else event
 
     def _changed(self, event: ErrorEvent, attributes_kept: bool) -> dict[str, object]:
@@ -313,10 +323,7 @@ class Redactor:
         if (
             (attributes := event.attributes)
             and not attributes_kept  # `events`: all found kept before, by `foresee`
-            and not (
-                len(attributes) <= MAX_ATTRIBUTES
-                and all(map(self._kept_pairs.__contains__, attributes.items()))
-            )
+            and not (len(attributes) <= MAX_ATTRIBUTES and attributes.items() <= self._kept_pairs)
             and (safe_attributes := self.attributes(attributes)) != attributes
         ):
             changed["attributes"] = safe_attributes
@@ -329,6 +336,26 @@ class Redactor:
         if not named and forgotten == self._forgotten and _NAMES_FIELDS.isdisjoint(changed):
             # each name was redacted, or found in `_names`, unchanged, and `_names` was not emptied since
             self._remember_names(names)
+        return changed
+
+    def _texts_changed(self, event: ErrorEvent, attributes_kept: bool) -> dict[str, object]:
+        """`_changed` of an event whose ids `foresee` proved kept, whose names are all kept (`_kept_names`)
+        and which holds no group id, link or context: the fields `_changed` then redacts, the message, the
+        stack trace and the attributes, redacted as it redacts them, in its order (the others it passes over
+        without a call, and they count nothing)."""
+        changed: dict[str, object] = {}
+        text = self.text
+        if (safe := text(message := event.message, MESSAGE_CHARS)) != message:
+            changed["message"] = safe
+        if (trace := event.stacktrace) is not None and (safe := text(trace, STACKTRACE_CHARS)) != trace:
+            changed["stacktrace"] = safe
+        if (
+            (attributes := event.attributes)
+            and not attributes_kept
+            and not (len(attributes) <= MAX_ATTRIBUTES and attributes.items() <= self._kept_pairs)
+            and (safe_attributes := self.attributes(attributes)) != attributes
+        ):
+            changed["attributes"] = safe_attributes
         return changed
 
     def _remember_names(self, names: tuple[str | None, ...]) -> None:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import cache
+from itertools import accumulate
 from operator import itemgetter
 
 import ahocorasick
@@ -86,22 +88,28 @@ class StreamWatch:
 
     def see(self, event: ErrorEvent, trace_id: str | None) -> None:
         """The next event as the source gave it (raw), and its trace id as the keys `hidden` reads show it."""
-        begun: int | str | None
-        if event.kind == "log":
-            number = self._logs.setdefault((event.service, event.environment), len(self._logs) + _FIRST_LOG)
-            self._streams.append(number)
-            begun = number
-        elif event.trace_id:
-            self._streams.append(_TRACE)
-            begun = trace_id
-        else:
-            self._streams.append(_NO_STREAM)
-            self._marks.append(0)
-            return
-        marks = _marks(event.message)
-        self._marks.append(marks)
-        if marks & (_BEGINS_KEY | _NAMED) and begun is not None:
-            self._begun.add(begun)
+        self.see_many([event], [trace_id])
+
+    def see_many(self, events: Sequence[ErrorEvent], trace_ids: Sequence[str | None]) -> None:
+        """`see` of each of `events` in order, with its trace id as kept: the marks of their messages read
+        together (`_marks_of`), as a batch of the boundary is redacted."""
+        streams, logs, begun_streams = self._streams, self._logs, self._begun
+        for event, trace_id, marks in zip(events, trace_ids, _marks_of(events), strict=True):
+            begun: int | str | None
+            if event.kind == "log":
+                number = logs.setdefault((event.service, event.environment), len(logs) + _FIRST_LOG)
+                streams.append(number)
+                begun = number
+            elif event.trace_id:
+                streams.append(_TRACE)
+                begun = trace_id
+            else:
+                streams.append(_NO_STREAM)
+                self._marks.append(0)
+                continue
+            self._marks.append(marks)
+            if marks & (_BEGINS_KEY | _NAMED) and begun is not None:
+                begun_streams.add(begun)
 
     def hidden(self, keys: Iterable[Key]) -> dict[int, str]:
         """The records (by index) that continue a secret, given the keys of the events seen, in order."""
@@ -122,8 +130,33 @@ class StreamWatch:
         return hidden
 
 
-def _marks(message: str) -> int:
-    """What `_in_stream` needs to know of a record, from its message."""
+def _marks_of(events: Sequence[ErrorEvent]) -> list[int]:
+    """`_marks` of the messages of `events` that are in a stream (a log's, or a trace's), in order (0 for the
+    others, which `see_many` keeps no marks for), with the words of a secret's name looked for in all their
+    tails at once (`_may_end_with_names`): most records hold none, and then end with no secret's name."""
+    messages = [event.message if event.kind == "log" or event.trace_id else "" for event in events]
+    return list(map(_marks, messages, _may_end_with_names(messages)))
+
+
+def _may_end_with_names(messages: list[str]) -> list[bool]:
+    """For each message, False when `_ends_with_name` is False for it as its tail (the last 80 characters it
+    reads) holds none of the words of a secret's name, lowercased; True when it may hold one. The tails are
+    read joined by newlines (no word holds one, so each word found is in one tail) and lowercased at once,
+    which for ASCII text keeps every character where it was; a batch with other text is not read so."""
+    tails = [message[-80:] for message in messages]
+    joined = "\n".join(tails)
+    if not joined.isascii():
+        return [True] * len(messages)
+    starts = list(accumulate([len(tail) + 1 for tail in tails], initial=0))
+    may = [False] * len(messages)
+    for end, _ in _secret_words().iter(joined.lower()):
+        may[bisect_right(starts, end) - 1] = True
+    return may
+
+
+def _marks(message: str, may_end_with_name: bool = True) -> int:
+    """What `_in_stream` needs to know of a record, from its message (`may_end_with_name`: False when
+    `_may_end_with_names` found it cannot end with a secret's name)."""
     body = message.strip()
     marks = 0
     # the END line begins and ends with dashes: found in the message as in its stripped body
@@ -138,7 +171,7 @@ def _marks(message: str) -> int:
             marks |= _LONE
     if _begins_key(message):
         marks |= _BEGINS_KEY
-    if _ends_with_name(message):
+    if may_end_with_name and _ends_with_name(message):
         marks |= _NAMED
     return marks
 
