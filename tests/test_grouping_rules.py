@@ -104,6 +104,27 @@ def test_a_cut_jvm_trace_keeps_the_apps_frames_as_the_apps() -> None:
     assert InAppRules().roles(trace, cut_traces=False).owner == "org.apache"  # as rounds-fp:2 read it
 
 
+def test_roles_worked_out_without_the_memo_are_the_remembered_ones_and_leave_it_empty() -> None:
+    """A caller that asks about each trace once (the code locator) gets the roles the memo would give, in
+    every way of reading, and the memo keeps nothing of its traces."""
+    texts = (
+        python_trace("/app/shop/api/v1/orders.py", cause="/app/shop/db/pool.py"),
+        "java.lang.IllegalStateException: closed\n"
+        "\tat com.acme.shop.Cart.total(Cart.java:31)\n"
+        "\tat org.springframework.web.servlet.FrameworkServlet.service(FrameworkServlet.java:897)\n"
+        "\tat com.acme.shop.Main.main(Main.java:9)\n",
+    )
+    for text in texts:
+        trace = parse_stacktrace(text)
+        assert trace is not None
+        for cut_traces in (True, False):
+            for without in (frozenset(), frozenset({"runtime, framework or SDK code"})):
+                fresh = InAppRules()
+                once = fresh.roles(trace, cut_traces=cut_traces, without_rules=without, remember=False)
+                assert fresh._traces == {}
+                assert once == InAppRules().roles(trace, cut_traces=cut_traces, without_rules=without)
+
+
 def test_a_trace_whose_first_frame_comes_after_a_long_dump_is_read_as_a_trace() -> None:
     dump = "\n".join(f'  {{"id":{n}}},' for n in range(80))
     text = (

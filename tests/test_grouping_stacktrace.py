@@ -194,6 +194,46 @@ def test_runtime_is_recognised_from_frame_syntax() -> None:
     assert detect_runtime(['Called from Shop.f in file "a.ml", line 1, characters 0-1']) == "ocaml"
 
 
+def _runtime_by_every_vote(lines: list[str]) -> str | None:
+    """`detect_runtime` as it read a trace before a decisive lead ended the count: every line of the first
+    60 (then of the rest) voted, the most votes won, the first to reach the count among equals."""
+
+    def counted(part: list[str]) -> str | None:
+        if any(stacktrace.python.HEADER in line or stacktrace.python.looks_like_frame(line) for line in part):
+            return "python"
+        votes: dict[str, int] = {}
+        for line in part:
+            runtime = stacktrace.runtime_of_line(line)
+            if runtime is not None:
+                votes[runtime] = votes.get(runtime, 0) + 1
+        return max(votes, key=lambda r: votes[r]) if votes else None
+
+    return counted(lines[:60]) or (counted(lines[60:]) if len(lines) > 60 else None)
+
+
+def test_a_runtime_decided_by_a_lead_the_rest_cannot_make_up_is_the_one_every_vote_gives() -> None:
+    """Traces of a few runtimes' frame lines and other lines mixed in any proportion and order, ties
+    included, and longer than the first 60 lines read: the runtime is the one counting every line gave."""
+    pool = [
+        "\tat com.acme.A.b(A.java:3)",
+        "    at handler (/app/x.js:1:2)",
+        "   at Shop.A.B(Int32 id) in /src/A.cs:line 3",
+        "\t/home/x/main.go:12 +0x1d",
+        "/app/x.rb:3:in `y'",
+        "fn@https://app.example.com/app.js:3:1",
+        "java.lang.IllegalStateException: closed",
+        "a message line",
+        "",
+    ]
+    rng = random.Random(26)
+    for _ in range(3_000):
+        kinds = rng.sample(pool, rng.randint(1, 4))
+        lines = [rng.choice(kinds) for _ in range(rng.choice((1, 2, 3, 5, 8, 13, 59, 60, 61, 90, 130)))]
+        assert detect_runtime(lines) == _runtime_by_every_vote(lines), lines
+    tie = ["/app/x.rb:3:in `y'", "\tat com.acme.A.b(A.java:3)"] * 3
+    assert detect_runtime(tie) == _runtime_by_every_vote(tie) == "ruby"
+
+
 def _runtime_of_line_by_its_patterns(line: str) -> str | None:
     """`runtime_of_line` as it read a line before its patterns were guarded by the substrings they need."""
     stripped = line.lstrip()

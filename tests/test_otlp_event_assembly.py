@@ -135,3 +135,16 @@ def test_each_context_less_event_has_a_list_of_its_own() -> None:
     assert one.context == two.context == [] and one.context is not two.context
     assert one.model_fields_set == otlp_assembly.EXCEPTION_GIVEN
     assert two.model_fields_set == otlp_assembly.SPAN_ERROR_GIVEN
+
+
+def test_a_copy_of_an_event_with_a_field_changed_leaves_the_fields_set_of_the_others_of_its_kind() -> None:
+    """The events of a kind share one set of their given fields: a copy that gives one more field (as
+    redaction makes one) has that field in its own set, never in the others'."""
+    span = SpanFacts("t" * 32, "s" * 16, "", "GET /", 2, 1, 2, "", {"k": "v"})
+    origin = Origin.of({"service.name": "api"}, "lib")
+    moment = datetime(2026, 3, 1, tzinfo=UTC)
+    one = exception_event(span, {"exception.type": "E"}, origin, ("a" * 32, moment))
+    two = exception_event(span, {"exception.type": "F"}, origin, ("b" * 32, moment))
+    changed = one.model_copy(update={"severity": "ERROR"})
+    assert changed.model_fields_set == otlp_assembly.EXCEPTION_GIVEN | {"severity"}
+    assert one.model_fields_set == two.model_fields_set == otlp_assembly.EXCEPTION_GIVEN

@@ -164,7 +164,9 @@ class CodeLocator:
     def _from_trace(self, trace: ParsedTrace, stored: str | None, revision: str | None) -> Listed | None:
         """The frames of the exception that holds the crash site, from the crash site out: the app's
         listed (at most MAX_FRAMES), each run of others' frames as one entry."""
-        roles = self.in_app.roles(trace)
+        # each representative's trace is asked about once: remembering its roles would only hash its frames
+        # and hold them through the round's filing
+        roles = self.in_app.roles(trace, remember=False)
         # the stored site first; the representative's own when the stored one is not in its trace (a
         # signature whose first occurrence's trace differs, or a site stored by an older rule): worked out
         # only then, as the stored one is found in almost every trace

@@ -205,12 +205,20 @@ class InAppRules:
         return role
 
     def roles(
-        self, trace: ParsedTrace, *, cut_traces: bool = True, without_rules: frozenset[str] = frozenset()
+        self,
+        trace: ParsedTrace,
+        *,
+        cut_traces: bool = True,
+        without_rules: frozenset[str] = frozenset(),
+        remember: bool = True,
     ) -> TraceRoles:
         """The role of every frame of a trace, with the owner rule applied where it holds
         (`cut_traces=False`: also to a cut trace, as `rounds-fp:2` did; `without_rules`: the frames the
         added library rules of these reasons name read as the releases before those rules read them,
-        see `ADDED_LIBRARY_RULES`)."""
+        see `ADDED_LIBRARY_RULES`). `remember=False`: the same roles, not kept in the trace memo, for a
+        caller that asks about each trace once (its key hashes every frame, and would hold them all)."""
+        if not remember:
+            return self._roles(trace, cut_traces, without_rules)
         key = (
             trace.runtime,
             tuple((e.relation, e.frames) for e in trace.exceptions),

@@ -30,6 +30,13 @@ LOG_GIVEN = (EXCEPTION_GIVEN - {"parent_span_id", "span_kind"}) | {"severity", "
 LOG_WITH_CONTEXT_GIVEN = LOG_GIVEN | {"context"}
 
 
+#: one set of the given fields for all the events of each kind, as `models.sharing_fields_set` shares one
+#: (safe for a frozen model: pydantic copies the set before it changes it): not a set made once an event
+_SHARED_GIVEN: dict[frozenset[str], set[str]] = {
+    given: set(given) for given in (EXCEPTION_GIVEN, SPAN_ERROR_GIVEN, LOG_GIVEN, LOG_WITH_CONTEXT_GIVEN)
+}
+
+
 def assembled(
     given: frozenset[str],
     *,
@@ -121,7 +128,7 @@ def in_order(
     values["environment"] = environment
     values["attributes"] = attributes
     values["context"] = [] if context is None else context
-    return assembled_event(values, set(given))
+    return assembled_event(values, _SHARED_GIVEN.get(given) or set(given))
 
 
 #: every field of an event, in the model's order, at the value no OTLP record changes (the others are

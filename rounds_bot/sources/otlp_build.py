@@ -236,9 +236,12 @@ def log_error(
     fatal = SEVERITY_FATAL <= severity <= SEVERITY_FATAL_MAX
     own = record.attributes
     body = record.body
-    exception_message = _text_or_none(own.get(EXCEPTION_MESSAGE))
+    # each value as `_text_or_none` gives it, written out as `exception_event` writes them: once an event
+    kind, message, stack = own.get(EXCEPTION_TYPE), own.get(EXCEPTION_MESSAGE), own.get(EXCEPTION_STACKTRACE)
+    exception_message = None if message is None else str(message)
     attributes = {**origin.attributes, **own}
-    error_code = _text_or_none(attributes.get("error.code"))
+    code = attributes.get("error.code")
+    error_code = None if code is None else str(code)
     for key in _EXCEPTION_KEYS:  # only the record's are its event's fields: the resource's are kept
         if key in own:
             if key in origin.attributes:
@@ -254,9 +257,9 @@ def log_error(
         known[1],
         origin.service,
         "log",
-        _text_or_none(own.get(EXCEPTION_TYPE)),  # error_type
+        None if kind is None else str(kind),  # error_type
         exception_message if exception_message is not None else body,  # message
-        _text_or_none(own.get(EXCEPTION_STACKTRACE)),  # stacktrace
+        None if stack is None else str(stack),  # stacktrace
         error_code,
         "FATAL" if fatal else "ERROR",  # severity
         fatal,

@@ -91,8 +91,9 @@ class Reading:
         """An error record, by its id and time (`micros`: the same time in microseconds since the epoch, as
         `micros_of` gives it), and how its event is built when it is wanted."""
         number = int(event_id, 16)
-        if self._trail is not None:
-            self._trail.append((number, micros))
+        trail = self._trail
+        if trail is not None:
+            trail.append((number, micros))
         if micros >= self._end_micros:
             self.later += 1
         elif not self._seen.first(number):  # (added to the ids read when it is the first)
@@ -155,11 +156,16 @@ class Reading:
         if not self._pending or self.counted is None:
             return
         done = self.counted([event_id for event_id, _, _ in self._pending])
-        for event_id, moment, build in self._pending:
-            if event_id in done:
-                self._count(moment)
-            else:
-                self._put(build())
+        put = self._put
+        if not done:  # none was counted (always so in a first round): each is built, without asking
+            for _, _, build in self._pending:
+                put(build())
+        else:
+            for event_id, moment, build in self._pending:
+                if event_id in done:
+                    self._count(moment)
+                else:
+                    put(build())
         self._pending.clear()
 
     def _count(self, moment: datetime) -> None:
@@ -221,30 +227,35 @@ class Reading:
                     self.neighbours.note(service, *log_neighbour(record, severity))
 
     def _offer_span(self, span: LeanSpan, origin: Origin) -> None:
-        facts = span.facts
+        facts, exceptions = span
         late = facts.end_time_unix_nano or facts.start_time_unix_nano
+        trace_id, span_id = facts.trace_id, facts.span_id
+        identity = (
+            (trace_id, span_id)
+            if trace_id and span_id
+            else span_identity(trace_id, span_id, origin.service, facts.name, facts.start_time_unix_nano)
+        )
+        if not exceptions:
+            timestamp = moment_from_nanos(late, "span")
+            event_id = stable_id("span", *identity)
+            known = (event_id, timestamp)
+            self.offer(event_id, timestamp, late // 1_000, partial(span_error_event, facts, origin, known))
+            return
+        if len(exceptions) == 1:  # the usual span: one exception, offered without the lists below
+            ((index, at, own),) = exceptions
+            timestamp = moment_from_nanos(at or late, "exception event")
+            event_id = stable_id("span-event", *identity, str(index))
+            build = partial(exception_event, facts, own, origin, (event_id, timestamp))
+            self.offer(event_id, timestamp, (at or late) // 1_000, build)
+            return
         # every error of the span has a time, or the span is read (and refused) as the models read it: all of
         # them are worked out before any is offered
-        if span.exceptions:
-            timestamps = [moment_from_nanos(at or late, "exception event") for _, at, _ in span.exceptions]
-        else:
-            timestamps = [moment_from_nanos(late, "span")]
-        identity = (
-            (facts.trace_id, facts.span_id)
-            if facts.trace_id and facts.span_id
-            else span_identity(*facts[:2], origin.service, facts.name, facts.start_time_unix_nano)
-        )
+        timestamps = [moment_from_nanos(at or late, "exception event") for _, at, _ in exceptions]
         offer = self.offer
-        if not span.exceptions:
-            event_id = stable_id("span", *identity)
-            known = (event_id, timestamps[0])
-            offer(event_id, known[1], late // 1_000, partial(span_error_event, facts, origin, known))
-            return
         # each event built by a partial rather than a closure: one frame fewer when it is built
-        for (index, at, own), timestamp in zip(span.exceptions, timestamps, strict=True):
+        for (index, at, own), timestamp in zip(exceptions, timestamps, strict=True):
             event_id = stable_id("span-event", *identity, str(index))
-            known = (event_id, timestamp)
-            build = partial(exception_event, facts, own, origin, known)
+            build = partial(exception_event, facts, own, origin, (event_id, timestamp))
             offer(event_id, timestamp, (at or late) // 1_000, build)
 
 

@@ -97,10 +97,16 @@ def _runtime_of_lines(lines: list[str]) -> Runtime | None:
     if any(python.HEADER in line or python.looks_like_frame(line) for line in lines):
         return "python"
     votes: dict[Runtime, int] = {}
+    unread = len(lines)
     for line in lines:
+        unread -= 1
         runtime = _runtime_of_line(line)
         if runtime is not None:
-            votes[runtime] = votes.get(runtime, 0) + 1
+            count = votes[runtime] = votes.get(runtime, 0) + 1
+            # a lead the unread lines cannot make up decides it now: a trace's frames, one runtime's, are
+            # most of its lines (the count is compared to the others' only once it outnumbers those lines)
+            if count > unread and all(count > n + unread for r, n in votes.items() if r != runtime):
+                return runtime
     if not votes:
         return None
     return max(votes, key=lambda r: votes[r])
