@@ -327,14 +327,30 @@ def test_without_hyperscan_the_keyword_engine_redacts_the_same(monkeypatch: pyte
 
 def test_every_name_a_secret_rule_takes_holds_one_of_the_secret_words() -> None:
     """The promise the pair rules' scan is narrowed by (`Rule.key_words`): `_accept_pair` takes a pair only
-    under a name `secret_category` or `maybe_secret` takes, and each of those holds one of the words."""
-    from rounds_bot.redact.keys import SECRET_NAME_WORDS, maybe_secret, secret_category
+    under a name `secret_category`, `maybe_secret` or `names_client_credential` takes, and each of those
+    holds one of the words."""
+    from rounds_bot.redact.keys import (
+        SECRET_NAME_WORDS,
+        maybe_secret,
+        names_client_credential,
+        secret_category,
+    )
 
     names = {match["key"] for text in corpus_texts() for match in _PAIR.finditer(text)}
     names |= {
         "".join(piece) for piece in __import__("itertools").product(("api", "X", "Token", "_"), repeat=3)
     }
-    taken = [name for name in names if secret_category(name) or maybe_secret(name)]
+    # the services named in two words, and their client credentials' names
+    names |= {
+        "".join(piece)
+        for piece in __import__("itertools").product(
+            ("NEW_RELIC", "message-bird", "LinkedIn", "launch_darkly", "private.ai", "asana"),
+            ("", "_client", "ClientId", ".app_id", "_ACCESS_ID", "_api_id"),
+        )
+    }
+    taken = [
+        name for name in names if secret_category(name) or maybe_secret(name) or names_client_credential(name)
+    ]
     assert len(taken) > 100
     for name in taken:
         assert any(word in name.lower() for word in SECRET_NAME_WORDS), name
@@ -375,9 +391,14 @@ def test_a_translation_hyperscan_refuses_leaves_its_rule_to_its_keywords(
 
 def test_a_name_that_ends_as_a_refused_one_is_refused_by_the_pair_rules() -> None:
     """The promise the pair rules' scan passes over names by (`Rule.key_refused_endings`): whatever comes
-    before one of the endings, neither `secret_category` nor `maybe_secret` takes the name, so `_accept_pair`
-    refuses the pair."""
-    from rounds_bot.redact.keys import REFUSED_NAME_ENDINGS, maybe_secret, secret_category
+    before one of the endings, none of `secret_category`, `maybe_secret` and `names_client_credential` takes
+    the name, so `_accept_pair` refuses the pair."""
+    from rounds_bot.redact.keys import (
+        REFUSED_NAME_ENDINGS,
+        maybe_secret,
+        names_client_credential,
+        secret_category,
+    )
 
     befores = [
         "",
@@ -393,12 +414,14 @@ def test_a_name_that_ends_as_a_refused_one_is_refused_by_the_pair_rules() -> Non
         "_",
     ]
     befores += ["secret-", "apiKey9", "AUTH", "pass\u0130", "session."]
+    befores += ["asana_client", "NEW_RELIC_APP_ID", "discordClientId", "linked_in."]
     checked = 0
     for ending in REFUSED_NAME_ENDINGS:
         assert re.fullmatch(r"[\w.$@-]+", ending) and ending.isascii(), ending
         for before in befores:
             name = before + ending
             assert secret_category(name) is None and not maybe_secret(name), name
+            assert not names_client_credential(name), name
             checked += 1
     assert checked > 1_000
 

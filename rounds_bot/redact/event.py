@@ -24,8 +24,8 @@ from operator import attrgetter
 from rounds_bot.models import CONTEXT_BODY_CHARS, AttributeValue, ContextRecord, ErrorEvent
 from rounds_bot.redact.id_proof import IdProof
 from rounds_bot.redact.ids import ID_CHARS, hashed_id, id_shaped, ids_shaped
-from rounds_bot.redact.keys import maybe_secret, personal_category, secret_category
-from rounds_bot.redact.pair_values import credential_shaped
+from rounds_bot.redact.keys import maybe_credential_name, personal_category, secret_category
+from rounds_bot.redact.pair_values import maybe_credential
 from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.text import cut, redact_text, sanitize
@@ -208,9 +208,9 @@ class Redactor:
             self.counts[category] += 1
             return safe_key, REDACTED.format(category=category)
         text = value if isinstance(value, str) else str(value)
-        if (
-            category is None and maybe_secret(key) and credential_shaped(text)
-        ):  # `x-sso-ticket`, `app.stripe_key`
+        if (  # `x-sso-ticket`, `app.stripe_key`, `DROPBOX`; the name's cached look-up first: most are none
+            category is None and maybe_credential_name(key) is not None and maybe_credential(key, text)
+        ):
             self.counts["key_value_secret"] += 1
             return safe_key, REDACTED.format(category="key_value_secret")
         redacted = self.text(text, ATTRIBUTE_CHARS)

@@ -11,8 +11,10 @@ secrets, and a count, a type or a length of a secret (`token_count`, `password.l
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import cache
+from typing import Literal
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -228,13 +230,26 @@ _SERVICE_WORDS = {
     # the services of gitleaks' newer rules
     "dnkey", "intra", "intra42", "linear", "lob", "looker", "newyorktimes", "plaid", "privateai",
     "sonar", "sonarqube", "sourcegraph", "sumo", "sumologic", "telegram", "travis", "travisci", "xray",
+    "contribsys",  # Sidekiq's gem server, in Bundler's `BUNDLE_ENTERPRISE__CONTRIBSYS__COM`
 }  # fmt: skip
+# Services whose name is often written as two words (`NEW_RELIC`, `message_bird`, `launch-darkly`).
+_TWO_WORD_SERVICES = {
+    ("new", "relic"), ("message", "bird"), ("linked", "in"), ("launch", "darkly"), ("private", "ai"),
+}  # fmt: skip
+# The last words of the name of a service's client credential, which gitleaks' semi-generic rules read as
+# secrets too (`ASANA_CLIENT`, `asana_client_id`, `SENDBIRD_APP_ID`, `SUMO_ACCESS_ID`): taken only after a
+# service's name, since `client` alone ends a class's name (`TokenClient`) and `id` an identifier's.
+_CLIENT_ENDINGS = {("client",), ("client", "id"), ("app", "id"), ("access", "id"), ("api", "id")}
 
 
 #: Every name `secret_category` or `maybe_secret` takes holds one of these words, lowercased: each takes a
 #: name only for a word of it (a whole word, or one a word ends with) that is in one of the lists above. A
 #: search for names that may be secrets looks for these (`Rule.key_words`).
-SECRET_NAME_WORDS = frozenset({*_SECRET_WORDS, "key", *_SUFFIXES, *_WEAK_SECRET_WORDS, *_SERVICE_WORDS})
+SECRET_NAME_WORDS = frozenset(
+    {*_SECRET_WORDS, "key", *_SUFFIXES, *_WEAK_SECRET_WORDS, *_SERVICE_WORDS}
+    # a two-word service's name holds the word that is not common on its own
+    | {"relic", "bird", "linked", "darkly"}
+)
 
 
 #: The ASCII characters a name in a `name=value` pair holds (`pairs.py`: `[\w.$@-]`).
@@ -262,8 +277,36 @@ def maybe_secret(name: str) -> bool:
         bool(parts)
         and parts[-1] not in _ABOUT
         and parts[-1] not in _IDENTIFIERS
-        and any(part in _WEAK_SECRET_WORDS or part in _SERVICE_WORDS for part in parts)
+        and (any(part in _WEAK_SECRET_WORDS for part in parts) or _names_service(parts))
     )
+
+
+def _names_service(parts: tuple[str, ...]) -> bool:
+    return any(part in _SERVICE_WORDS for part in parts) or any(
+        pair in _TWO_WORD_SERVICES for pair in itertools.pairwise(parts)
+    )
+
+
+def names_client_credential(name: str) -> bool:
+    """True when `name` is a service's client credential (`ASANA_CLIENT`, `discord_client_id`): a name
+    neither `secret_category` nor `maybe_secret` takes, whose value gitleaks reads as a secret."""
+    parts = words(name)
+    return _names_service(parts) and (parts[-1:] in _CLIENT_ENDINGS or parts[-2:] in _CLIENT_ENDINGS)
+
+
+#: what a name that may be a credential's is: one of the weak words (`STRIPE_KEY`), a service's
+#: (`DROPBOX`, `plaid_sandbox`, `NEW_RELIC_USER`), or a service's client credential's (`ASANA_CLIENT`)
+MaybeCredential = Literal["weak", "service", "client"]
+
+
+@cache
+def maybe_credential_name(name: str) -> MaybeCredential | None:
+    """Which kind of name that may be a credential's `name` is (one cached look-up for every attribute),
+    or None: a service's name lets a value in the plainer formats services issue through
+    (`pair_values.service_shaped`), gitleaks' semi-generic rules."""
+    if maybe_secret(name):
+        return "service" if _names_service(words(name)) else "weak"
+    return "client" if names_client_credential(name) else None
 
 
 @cache

@@ -3,7 +3,7 @@
 A value that stands for none (`null`, `***`, `${TOKEN}`) or is already redacted is kept, and so are an
 authentication scheme, a status code or a version. After a name and a colon and a space, a value is only
 taken when it looks like a credential, not prose (a digit, a symbol, mixed case or length): `invalid token:
-signature has expired` keeps its words. `credential_shaped` also decides a value under a name that only may
+signature has expired` keeps its words. `maybe_credential` also decides a value under a name that only may
 be secret (`event.py`). The patterns are in `pairs.py`; these read the values they find.
 """
 
@@ -16,7 +16,7 @@ import math
 import re
 from collections import Counter
 
-from rounds_bot.redact.keys import maybe_secret, secret_category
+from rounds_bot.redact.keys import maybe_credential_name, secret_category
 
 _PLACEHOLDERS = {
     "",
@@ -76,13 +76,17 @@ _CREDENTIAL = re.compile(r"[A-Za-z0-9_\-+/=%]{16,500}")
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+")
 
 
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits a character, as gitleaks measures a match."""
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in Counter(value).values())
+
+
 def credential_shaped(value: str) -> bool:
     """A value that looks generated rather than written: 16 characters or more of letters and digits (and
     base64's symbols), both present, above gitleaks' entropy bar for its generic rule (3.5 bits a char)."""
     if not _CREDENTIAL.fullmatch(value) or value.isdigit():
         return False
-    counts = Counter(value)
-    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    entropy = _entropy(value)
     if any(ch.isdigit() for ch in value):
         # 16 hex digits carry 4 bits a character at most: a random 32-hex key falls under 3.5 one time in
         # twenty, so hex of that length has gitleaks' lower bar for hex keys (3 bits)
@@ -94,9 +98,58 @@ def credential_shaped(value: str) -> bool:
     return entropy >= 3.5 and changes * 5 >= len(value) * 2  # random case changes about every other letter
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: a short generated key: letters and digits only (a name written by hand has a `-` or `_` between words)
+_SHORT_KEY = re.compile(r"[A-Za-z0-9]{12,500}")
+#: a token of parts joined by dots (Mapbox's `pk.`, Dropbox's `sl.`, Yandex's `t1.`)
+_DOTTED = re.compile(r"[A-Za-z0-9_-]{1,500}(?:\.[A-Za-z0-9_-]{1,500}){1,3}")
+
+
+def service_shaped(value: str, *, client_id: bool = False) -> bool:
+    """A value a service issues as a credential in a plainer format than `credential_shaped` takes, so only
+    after the service's name (gitleaks' semi-generic rules): a UUID (Heroku, HubSpot, Sendbird), a short key
+    of letters and digits (Dropbox's 15, LinkedIn's 14), hex under 32 digits (Plaid's 24 and 30), a dotted
+    token, a generated `user:password` (Sidekiq's); a client id may be all digits (Asana's 16, Discord's
+    18). The bar is gitleaks' lower one for hex (3 bits a character), so a placeholder (`00000000-...`)
+    stays."""
+    if credential_shaped(value):
+        return True
+    if _UUID.fullmatch(value):
+        return _entropy(value.replace("-", "")) >= 3.0
+    if value.isdigit():
+        return client_id and 12 <= len(value) <= 20 and _entropy(value) >= 2.0
+    if _SHORT_KEY.fullmatch(value):
+        # a client id's bar is lower still: random ids of 14 to 24 characters fall under 3 bits often enough
+        if _IDENTIFIER.fullmatch(value) or _entropy(value) < (2.5 if client_id else 3.0):
+            return False
+        digits = sum(ch.isdigit() for ch in value)
+        mixed = sum(ch.isupper() for ch in value) >= 2 and sum(ch.islower() for ch in value) >= 2
+        # letters and digits, or random case: a lowercase word (`photosbackup`) is not a key
+        return client_id or 0 < digits <= len(value) - 3 or mixed
+    user, colon, password = value.partition(":")
+    if colon and min(len(user), len(password)) >= 8 and _SHORT_KEY.fullmatch(user + password):
+        # `user:password`, both generated (Sidekiq's gem server's pair of 8 hex digits: 2.5 bits, not 3)
+        return _entropy(user + password) >= 2.5
+    if _DOTTED.fullmatch(value) and len(value) >= 40:
+        return any(credential_shaped(part) for part in value.split("."))
+    return False
+
+
+def maybe_credential(name: str, value: str) -> bool:
+    """Whether `value`, under a name `secret_category` does not take, is a credential: under a name that only
+    may be one (`maybe_secret`) when it looks generated, under a service's name or its client credential's
+    also in the plainer formats services issue (`service_shaped`)."""
+    kind = maybe_credential_name(name)
+    if kind is None:
+        return False
+    if kind == "client":
+        return service_shaped(value, client_id=True)
+    return credential_shaped(value) or (kind == "service" and service_shaped(value))
+
+
 def _accept_pair(match: re.Match[str]) -> bool:
     if secret_category(match["key"]) is None:
-        return maybe_secret(match["key"]) and credential_shaped(match["value"].strip("\\\"'`").rstrip(".:"))
+        return maybe_credential(match["key"], match["value"].strip("\\\"'`").rstrip(".:"))
     value = match["value"]
     quoted = value[:1] in "\"'`\\"
     bare = value.strip("\\\"'`").strip()

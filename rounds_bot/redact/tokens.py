@@ -21,9 +21,10 @@ def _starting(prefix: str) -> str:
 
 
 #: Authress service client access keys: account, region, access key id, secret
+#: (any case after the prefix, as gitleaks reads it)
 _AUTHRESS = (
-    r"(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}"
-    r"\.acc[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}"
+    r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}"
+    r"\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}"
 )
 
 
@@ -132,7 +133,7 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"(?:dop|doo|dor)_v1_[a-f0-9]{64}", "_v1_"),
     token("api_token", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", "v1.0-"),
     token("api_token", r"HRKU-AA[0-9a-zA-Z_-]{58}", "hrku-"),
-    token("api_token", r"[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,70}", "atlasv1"),
+    token("api_token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", "atlasv1"),
     token("api_token", r"hv[sb]\.[A-Za-z0-9_-]{24,300}", "hvs.", "hvb."),
     token("api_token", r"(?:fo1_[\w-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,400})", "fo1_", "fm1", "fm2"),
     token("api_token", r"sha256~[\w-]{43}", "sha256~"),
@@ -161,7 +162,7 @@ TOKENS: tuple[Rule, ...] = (
     token("npm_token", r"npm_[A-Za-z0-9]{36}", "npm_"),
     token("pypi_token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,1000}", "pypi-ageichlwas5vcmc"),
     token("api_token", r"rubygems_[a-f0-9]{48}", "rubygems_"),
-    token("api_token", r"CLOJARS_[a-z0-9]{60}", "clojars_"),
+    token("api_token", r"CLOJARS_[A-Za-z0-9]{60}", "clojars_"),  # any case, as gitleaks reads it
     token("api_token", r"(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})", "akcp", "cmvmd"),
     token("api_token", r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}", "sgp_"),
     token("api_token", r"ATATT3[A-Za-z0-9_\-=]{180,200}", "atatt3"),
@@ -222,7 +223,7 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"ico-[a-zA-Z0-9]{32}", "ico-"),
     token("api_token", r"sm_(?:aat|pat|sat)_[a-zA-Z0-9]{16}", "sm_"),
     token("api_token", r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk", "_mmk"),
-    token("api_token", r"s-s4t2(?:ud|af)-[a-f0-9]{64}", "s-s4t2"),
+    token("api_token", r"s-s4t2(?:ud|af)-[a-fA-F0-9]{64}", "s-s4t2"),
     token("api_token", r"ops_eyJ[A-Za-z0-9+/]{100,2000}", "ops_eyj"),
     token(
         "api_token",
