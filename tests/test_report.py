@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rounds_bot.round.planning import held_note
 from rounds_bot.round.report import RoundReport, SignatureLine, append_to_step_summary, render_report
 from rounds_bot.sources.base import SkippedRecord
 
@@ -43,7 +44,7 @@ def busy_report() -> RoundReport:
         diagnosed=[line(1, note="server_bug (high), $0.0210, 3 turns")],
         waiting=[line(2, note="new signature below the threshold")],
         skipped=[SkippedRecord(where="errors.jsonl:7", reason="not JSON")],
-        notes=["clickhouse_sql refused: error logs read as raw rows (capped at 20,000)"],
+        notes=["clickhouse_sql refused: error logs read as raw rows (capped at 20,000)", held_note(3)],
         tier_counts={"new": 2, "fingerprint": 30, "error_code": 6, "similarity": 2},
         spent_usd=0.021,
         model_calls=1,

@@ -133,11 +133,12 @@ _MEMO_LIMIT = 50_000
 _TRACE_MEMO_LIMIT = 4096
 _APPLICATION = "application code"
 _BUILTIN = "the runtime's builtin (no file, no module)"
-_EXTENSION = "a browser extension's code"
+#: the reason a browser extension's frame is a library's (`extension_errors` reads it)
+EXTENSION = "a browser extension's code"
 #: the library rules this fingerprint version gained after it was first released, by their reasons, oldest
 #: first: a release before one read the frames it names as code of no known owner (the app's, or its tests'
 #: by their names), so a trace with such a frame also gives the hashes those releases gave it (`candidates`)
-ADDED_LIBRARY_RULES = (_BUILTIN, _EXTENSION)
+ADDED_LIBRARY_RULES = (_BUILTIN, EXTENSION)
 #: every added rule: how `rounds-fp:2`, before them all, read a trace (`without_rules`)
 EVERY_ADDED_RULE = frozenset(ADDED_LIBRARY_RULES)
 #: the owner rule's answers per (module, owner), cleared whole when full, and with the engines' shared memos
@@ -289,7 +290,7 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
     if not module and not path:
         return _BUILTIN
     if is_browser_extension(path):
-        return _EXTENSION
+        return EXTENSION
     return None
 
 

@@ -111,7 +111,7 @@ def _saved(learned: Learned) -> Iterator[Signature]:
 def _log_events(store: Store, learned: Learned, plan: IssuePlan) -> None:
     sid, run, at = plan.signature_id, learned.run_id, learned.now
     count = plan.tally.count if plan.tally else 0
-    if plan.kind in ("new", "deferred"):
+    if plan.kind in ("new", "deferred", "held"):
         store.append_event(Fact.INCIDENT_DETECTED, f"detected:{sid}", signature_id=sid, run_id=run, at=at)
     if plan.issue is not None:
         store.append_event(

@@ -13,7 +13,7 @@ from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.vectors import cosine
 from rounds_bot.render.cascade_section import Cascade
 from rounds_bot.render.issue import RelatedLink
-from rounds_bot.round.planning import IssuePlan
+from rounds_bot.round.planning import UNFILED_KINDS, IssuePlan
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
@@ -62,7 +62,7 @@ class Evidence:
 def gather_evidence(
     settings: Settings, store: Store, plans: list[IssuePlan], cascades: dict[str, Cascade] | None = None
 ) -> Evidence:
-    to_file = [plan for plan in plans if plan.kind != "deferred"]
+    to_file = [plan for plan in plans if plan.kind not in UNFILED_KINDS]
     cascades = cascades or {}
     if not to_file:
         return Evidence(None, store, cascades, {}, {})

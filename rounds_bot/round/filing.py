@@ -27,7 +27,7 @@ from rounds_bot.render.telemetry import (
     trace_rows,
 )
 from rounds_bot.round.evidence import Evidence, IssueEvidence
-from rounds_bot.round.planning import IssuePlan
+from rounds_bot.round.planning import UNFILED_KINDS, IssuePlan
 from rounds_bot.signature import Signature
 from rounds_bot.tracker.base import IssueDraft, IssueRef, Tracker, TrackerStopped
 
@@ -72,7 +72,7 @@ def file_issues(
     notes: list[str] = []
     unlinked: list[_Unlinked] = []  # bodies naming a cascade's signature before its issue
     for position, plan in enumerate(plans):
-        if plan.kind == "deferred":
+        if plan.kind in UNFILED_KINDS:
             continue
         try:
             sid = plan.signature_id
@@ -85,7 +85,7 @@ def file_issues(
                 unlinked.append((plan, gathered, missing))
         except TrackerStopped as stop:
             # stop cleanly: what was filed is saved, the rest waits for the next round, the report says why
-            waiting = [p for p in plans[position:] if p.kind != "deferred"]
+            waiting = [p for p in plans[position:] if p.kind not in UNFILED_KINDS]
             not_reached.update(p.signature_id for p in waiting)
             notes.append(f"{len(waiting)} issues not filed or updated this round: {stop}")
             break

@@ -2,24 +2,31 @@
 
 candidates = gather_candidates(...)   seen this round, deferred earlier, or wanted for a diagnosis
 found      = look_up_issues(...)      the tracker's issue for each (network: its own step)
-planned    = plan_issues(...)         pure: new / filed-late / updated / regressed / muted / deferred
+planned    = plan_issues(...)         pure: new / filed-late / updated / regressed / muted / deferred / held
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
 from rounds_bot.controls import Controls
 from rounds_bot.fixing.release import FixVerdict
+from rounds_bot.grouping.extension_errors import raised_in_browser_extension
+from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
 from rounds_bot.store import Store
 from rounds_bot.tally import Tally
 from rounds_bot.tracker.base import IssueRef, Tracker, TrackerStopped
 
-PlanKind = Literal["new", "filed-late", "updated", "regressed", "muted", "deferred"]
+PlanKind = Literal["new", "filed-late", "updated", "regressed", "muted", "deferred", "held"]
+#: plans that reach no issue this round: deferred to the next, or held back (`held_back`)
+UNFILED_KINDS = ("deferred", "held")
+#: whether a signature without an issue is held back: counted, never filed nor diagnosed
+HeldBack = Callable[[Signature], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +106,12 @@ def plan_issues(
     wanted: set[str],
     now: datetime,
     fix_verdicts: Mapping[str, FixVerdict] | None = None,
+    held_back: HeldBack | None = None,
 ) -> Planned:
     """Decide, per candidate, whether to file, update, reopen, or wait for the next round.
+
+    A signature without an issue that `held_back` names is not filed: "held" when it occurred this round, left
+    out otherwise (an earlier round held it already). One that has an issue is planned as before.
 
     A signature whose fix was merged is judged by `fix_verdicts` (`fixing/release.py`): a recurrence on the
     fix's release or later is a regression even on an open issue; one on an older version only updates the
@@ -119,6 +130,10 @@ def plan_issues(
             break
         issue = lookups.issues[sid]
         if issue is None:
+            if held_back is not None and held_back(after):
+                if tally is not None:
+                    plans.append(IssuePlan(sid, "held", tally, after))
+                continue
             if filed_new >= new_issue_cap:
                 plans.append(IssuePlan(sid, "deferred", tally, after))
                 continue
@@ -141,7 +156,29 @@ def plan_issues(
             plans.append(IssuePlan(sid, "regressed", tally, after, issue))
         else:
             plans.append(IssuePlan(sid, "updated", tally, after, issue))
+    held = sum(1 for plan in plans if plan.kind == "held")
+    if held:
+        notes.append(held_note(held))
     return Planned(plans, lapsed, notes)
+
+
+def extension_errors_held(settings: Settings) -> HeldBack | None:
+    """What a round holds back: errors raised in a browser extension (`grouping/extension_errors.py`), by
+    the signature's representative and the in-app rules grouping used; None when turned off
+    (ROUNDS_HOLD_BROWSER_EXTENSION_ERRORS=false)."""
+    if not settings.hold_browser_extension_errors:
+        return None
+    rules = InAppRules(tuple(settings.in_app_include), tuple(settings.in_app_exclude))
+    return lambda signature: raised_in_browser_extension(signature.representative.stacktrace, rules)
+
+
+def held_note(count: int) -> str:
+    """The report's one line on the signatures held back this round."""
+    signatures = "1 signature" if count == 1 else f"{count} signatures"
+    return (
+        f"{signatures} held back, not filed or diagnosed: raised in a browser extension (every frame of "
+        "their stack traces is an extension's); ROUNDS_HOLD_BROWSER_EXTENSION_ERRORS=false files them"
+    )
 
 
 def _mute_lapsed(controls: Controls, signature_id: str, after: Signature, now: datetime) -> str | None:

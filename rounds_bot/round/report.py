@@ -61,7 +61,9 @@ class RoundReport(Frozen):
 
     @property
     def quiet(self) -> bool:
-        return not (self.new or self.updated or self.regressed)
+        """Nothing filed, updated or reopened, and no count changed (a round that only counted occurrences it
+        held back, deferred or paused is not quiet: the report's first line says how many it counted)."""
+        return not (self.new or self.updated or self.regressed or self.occurrences_counted)
 
 
 MAX_SKIPPED_SHOWN = 20

@@ -55,6 +55,7 @@ from rounds_bot.round.occurrences import (
 from rounds_bot.round.planning import (
     IssuePlan,
     Planned,
+    extension_errors_held,
     gather_candidates,
     hold_while_paused,
     look_up_issues,
@@ -248,6 +249,7 @@ def act(
         wanted=wanted,
         now=occasion.now,
         fix_verdicts=occasion.fix_verdicts,
+        held_back=extension_errors_held(settings),
     )
     diagnosis = run_diagnosis_step(
         settings,
@@ -272,8 +274,8 @@ def act(
 
 
 def patients(plans: list[IssuePlan], wanted: set[str], rediagnose: dict[str, str]) -> list[Patient]:
-    """What the diagnosis step may look at: signatures filed or updated this round; duplicates never
-    reach it."""
+    """What the diagnosis step may look at: signatures filed or updated this round; duplicates, and signatures
+    held back (deferred, or raised in a browser extension), never reach it."""
     return [
         Patient(
             signature=plan.signature,

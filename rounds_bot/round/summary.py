@@ -48,6 +48,8 @@ def build_report(outcome: RoundOutcome) -> RoundReport:
             by_kind["updated"].append(
                 _line(plan, mute.describe() if mute else "closed as not planned: muted")
             )
+        elif plan.kind == "held":
+            continue  # counted in one line of the notes (`planning.held_note`), not listed
         elif plan.kind == "deferred":
             by_kind["deferred"].append(
                 _line(plan, "paused" if outcome.controls.pause else "over the new-issue cap")

@@ -144,6 +144,12 @@ class Settings(FixSettings, DiagnosisSettings):
         "round. "
         "Default: 10 with the GitHub tracker, no cap for dry-run drafts.",
     )
+    hold_browser_extension_errors: bool = Field(
+        default=True,
+        validation_alias=env("ROUNDS_HOLD_BROWSER_EXTENSION_ERRORS"),
+        description="An error whose every stack frame is a browser extension's is counted but neither filed "
+        "nor diagnosed (the report says how many); `false`: filed and diagnosed like any other.",
+    )
 
     # --- GitHub -------------------------------------------------------------------------------
     github_token: SecretStr | None = Field(
