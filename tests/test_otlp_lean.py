@@ -13,7 +13,7 @@ import pytest
 from rounds_bot.demo import demo_data_path
 from rounds_bot.errors import SourceError
 from rounds_bot.redact import Redactor
-from rounds_bot.sources import otlp_build, otlp_events, otlp_file, otlp_json, otlp_lean_check
+from rounds_bot.sources import otlp_build, otlp_events, otlp_file, otlp_json, otlp_lean_scalars
 from rounds_bot.sources.base import PollResult, SkipsCounted, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.sources.otlp_lean import lean_line
@@ -141,15 +141,15 @@ def test_the_raw_check_uses_the_identity_the_occurrence_is_stored_under() -> Non
     ],
 )
 def test_the_quick_id_reading_is_the_id_rule_of_the_models(value: str) -> None:
-    for byte_length, lean in ((8, otlp_lean_check.lean_span_id), (16, otlp_lean_check.lean_trace_id)):
+    for byte_length, lean in ((8, otlp_lean_scalars.lean_span_id), (16, otlp_lean_scalars.lean_trace_id)):
         for spelled in (value, value * 2, value[:8], "0" * len(value), "0" * byte_length * 2):
             try:
                 expected: str | None = otlp_json._id(spelled, byte_length)
             except ValueError:
                 expected = None
             try:
-                read: str | None = otlp_lean_check._read_id(spelled, byte_length * 2, lean)
-            except otlp_lean_check.NotLean:
+                read: str | None = otlp_lean_scalars.read_id(spelled, byte_length * 2, lean)
+            except otlp_lean_scalars.NotLean:
                 read = None
             assert read == expected, spelled
 

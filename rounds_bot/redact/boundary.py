@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.redact.engine import forget_remembered_lines
-from rounds_bot.redact.event import Redactor
+from rounds_bot.redact.event import NAME_CHARS, NOTE_CHARS, Redactor
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.split import StreamWatch
-from rounds_bot.sources.base import PollResult
+from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 from rounds_bot.sources.spill import EventSpill
 
 #: events a `Boundary` redacts together (the raw events it holds at most, in memory)
@@ -59,7 +59,7 @@ class Boundary:
 
     def finish(self, polled: PollResult) -> PollResult:
         """The poll with the events given to the boundary, then those it returned itself (a source that takes
-        no sink returns them all), redacted, and its other parts redacted (`Redactor.rest`)."""
+        no sink returns them all), redacted, and its other parts redacted (`redacted_rest`)."""
         for event in polled.events:
             self(event)
         self._redact_waiting()
@@ -70,7 +70,7 @@ class Boundary:
             events.replace(
                 index, events[index].model_copy(update={"message": REDACTED.format(category=category)})
             )
-        return redactor.rest(polled).model_copy(update={"events": events})
+        return redacted_rest(redactor, polled).model_copy(update={"events": events})
 
 
 def redact_poll(redactor: Redactor, polled: PollResult) -> PollResult:
@@ -78,3 +78,27 @@ def redact_poll(redactor: Redactor, polled: PollResult) -> PollResult:
     records that continue a secret an earlier record of their stream began (`split.py`). The way for a
     source that returns its events; one that takes a sink gives each to a `Boundary` as it builds it."""
     return Boundary(redactor).finish(polled)
+
+
+def redacted_rest(redactor: Redactor, polled: PollResult) -> PollResult:
+    """The poll's group counts, skipped records and notes, redacted (its events are the `Boundary`'s)."""
+    text = redactor.text
+    return polled.model_copy(
+        update={
+            "known_group_counts": [_redacted_group(redactor, group) for group in polled.known_group_counts],
+            "skipped": [
+                SkippedRecord(where=text(s.where, NAME_CHARS), reason=text(s.reason, NOTE_CHARS))
+                for s in polled.skipped
+            ],
+            "notes": [text(note, NOTE_CHARS) for note in polled.notes],
+        }
+    )
+
+
+def _redacted_group(redactor: Redactor, group: GroupCount) -> GroupCount:
+    return group.model_copy(
+        update={
+            "source_group_id": redactor.identifier(group.source_group_id),
+            "service": redactor.name(group.service) or "unknown",
+        }
+    )

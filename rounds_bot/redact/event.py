@@ -30,7 +30,6 @@ from rounds_bot.redact.personal import IpPolicy
 from rounds_bot.redact.rule import REDACTED
 from rounds_bot.redact.text import cut, redact_text, sanitize
 from rounds_bot.redact.text_proof import TextProof
-from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 
 MESSAGE_CHARS = 16_384
 STACKTRACE_CHARS = 65_536
@@ -369,29 +368,6 @@ class Redactor:
         if severity == record.severity and body == record.body:
             return record
         return record.model_copy(update={"severity": severity, "body": body})
-
-    def rest(self, polled: PollResult) -> PollResult:
-        """The poll's group counts, skipped records and notes, redacted (its events are the `Boundary`'s)."""
-        return polled.model_copy(
-            update={
-                "known_group_counts": [self._group(group) for group in polled.known_group_counts],
-                "skipped": [
-                    SkippedRecord(
-                        where=self.text(s.where, NAME_CHARS), reason=self.text(s.reason, NOTE_CHARS)
-                    )
-                    for s in polled.skipped
-                ],
-                "notes": [self.text(note, NOTE_CHARS) for note in polled.notes],
-            }
-        )
-
-    def _group(self, group: GroupCount) -> GroupCount:
-        return group.model_copy(
-            update={
-                "source_group_id": self.identifier(group.source_group_id),
-                "service": self.name(group.service) or "unknown",
-            }
-        )
 
 
 def _cut_texts(events: Sequence[ErrorEvent]) -> Iterator[str]:

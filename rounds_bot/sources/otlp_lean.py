@@ -26,15 +26,13 @@ from rounds_bot.sources.otlp_lean_check import (
     LeanLine,
     LeanScope,
     LeanSpan,
-    NotLean,
     Plain,
     body_text,
     checked_document,
     decode_plain,
     flat_key_values,
-    lean_int,
-    lean_trace_id,
 )
+from rounds_bot.sources.otlp_lean_scalars import NotLean, lean_int, lean_trace_id
 
 __all__ = [  # with the types of what `lean_line` gives
     "LeanLine",

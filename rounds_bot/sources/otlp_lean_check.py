@@ -17,21 +17,17 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from rounds_bot.models import AttributeValue
 from rounds_bot.sources.otlp_build import SEVERITY_BY_TEXT, SEVERITY_ERROR, LogFacts, SpanFacts
-from rounds_bot.sources.otlp_json import (
-    _STATUS_CODE_NAMES,
-    STATUS_CODE_ERROR,
-    OtlpModel,
-    _double,
-    _flatten_into,
-    _id,
-    _integer,
-    to_text,
+from rounds_bot.sources.otlp_json import STATUS_CODE_ERROR, OtlpModel, _double, _flatten_into, to_text
+from rounds_bot.sources.otlp_lean_scalars import (
+    NotLean,
+    lean_bool,
+    lean_double,
+    lean_int,
+    lean_span_id,
+    lean_status_code,
+    lean_trace_id,
+    read_id,
 )
-
-
-class NotLean(Exception):
-    """The line holds something the models would coerce or refuse: read it with them."""
-
 
 Plain = dict[str, Any]
 Read = TypeVar("Read")
@@ -105,17 +101,6 @@ def _str(value: object) -> str:
     if not isinstance(value, str):
         raise NotLean
     return value
-
-
-def lean_int(value: object) -> int:
-    if type(value) is int:
-        return value
-    if type(value) is str and value.isascii() and value.isdigit():
-        return int(value)  # the usual spelling of a time: what `_integer` makes of it, without its regex
-    try:
-        return _integer(value)
-    except ValueError:
-        raise NotLean from None
 
 
 _MISSING = object()
@@ -241,18 +226,6 @@ def _any_value(value: object) -> None:
             check(item)
 
 
-def _bool(value: object) -> None:
-    if not isinstance(value, bool):
-        raise NotLean
-
-
-def _double_value(value: object) -> None:
-    try:
-        _double(value)
-    except ValueError:
-        raise NotLean from None
-
-
 def _array(value: object) -> None:
     for item in _list(_object(value).get("values", [])):
         _any_value(item)
@@ -264,37 +237,23 @@ def _kvlist(value: object) -> None:
 
 _ANY_FIELDS: tuple[tuple[str, Callable[[object], Any]], ...] = (
     ("stringValue", _str),
-    ("boolValue", _bool),
+    ("boolValue", lean_bool),
     ("intValue", lean_int),
-    ("doubleValue", _double_value),
+    ("doubleValue", lean_double),
     ("arrayValue", _array),
     ("kvlistValue", _kvlist),
     ("bytesValue", _str),
 )
 
 
-def lean_trace_id(value: object) -> str:
-    try:
-        return _id(value, 16)
-    except ValueError:
-        raise NotLean from None
-
-
-def lean_span_id(value: object) -> str:
-    try:
-        return _id(value, 8)
-    except ValueError:
-        raise NotLean from None
-
-
 def _span(span: Plain) -> LeanSpan | None:
     """The span checked (`_field` written out for each field, the usual spellings checked in place: this runs
     for every span of every line); what the reading takes of it read as it passes, when it is an error."""
     get = span.get
-    trace_id = _read_id(get("traceId", ""), 32, lean_trace_id)
-    span_id = _read_id(get("spanId", ""), 16, lean_span_id)
+    trace_id = read_id(get("traceId", ""), 32, lean_trace_id)
+    span_id = read_id(get("spanId", ""), 16, lean_span_id)
     parent = get("parentSpanId", "")
-    parent_span_id = "" if parent == "" else _read_id(parent, 16, lean_span_id)  # a root span has none
+    parent_span_id = "" if parent == "" else read_id(parent, 16, lean_span_id)  # a root span has none
     name = get("name", "")
     if type(name) is not str:
         raise NotLean
@@ -349,29 +308,6 @@ def _span(span: Plain) -> LeanSpan | None:
     )
 
 
-def _read_id(value: object, hex_length: int, slow: Callable[[object], str]) -> str:
-    """A record's trace or span id (absent: ""), checked and read as `lean_trace_id` and `lean_span_id` read
-    it. The usual spelling, hex of the id's length, without the models' regex: `fromhex` refuses any other
-    character but whitespace between two digits, and whitespace leaves fewer digits than it was given;
-    `hex()` spells the bytes in lowercase, as the models write an id."""
-    if type(value) is str and len(value) == hex_length:
-        try:
-            text = bytes.fromhex(value).hex()
-        except ValueError:
-            return slow(value)
-        if len(text) == hex_length:
-            return text if text.strip("0") else ""  # all zeros: no id
-    elif value == "":
-        return ""  # no id, as the models read an empty one
-    return slow(value)
-
-
-def lean_status_code(value: object) -> int:
-    if isinstance(value, str) and value in _STATUS_CODE_NAMES:
-        return _STATUS_CODE_NAMES[value]
-    return lean_int(value)
-
-
 def _log_record(record: Plain) -> LogFacts | None:
     """The log record checked; what the reading takes of it read as it passes, when it is an error (one below
     ERROR is read only for the context of the errors after it: `otlp_lean.log_neighbour`)."""
@@ -387,8 +323,8 @@ def _log_record(record: Plain) -> LogFacts | None:
     body = get("body")
     if body is not None:
         _any_value(body)
-    trace_id = _read_id(get("traceId", ""), 32, lean_trace_id)
-    span_id = _read_id(get("spanId", ""), 16, lean_span_id)
+    trace_id = read_id(get("traceId", ""), 32, lean_trace_id)
+    span_id = read_id(get("spanId", ""), 16, lean_span_id)
     error = severity_number or (SEVERITY_ERROR if severity_text.strip().upper() in SEVERITY_BY_TEXT else 0)
     if error < SEVERITY_ERROR:
         value = get("attributes", _MISSING)
