@@ -142,9 +142,10 @@ def maybe_credential(name: str, value: str) -> bool:
     kind = maybe_credential_name(name)
     if kind is None:
         return False
-    if kind == "client":
-        return service_shaped(value, client_id=True)
-    return credential_shaped(value) or (kind == "service" and service_shaped(value))
+    if kind == "weak":
+        return credential_shaped(value)
+    # `service_shaped` takes every value `credential_shaped` takes, and asks it first
+    return service_shaped(value, client_id=kind == "client")
 
 
 def _accept_pair(match: re.Match[str]) -> bool:
