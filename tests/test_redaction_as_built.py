@@ -18,9 +18,11 @@ from security_corpus import corpus
 from security_harness import Outputs, leaks, now, plant_secrets, secret_file
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.redact import Redactor, redact_poll, split
+from rounds_bot.redact import Redactor, redact, redact_poll, split
 from rounds_bot.redact import boundary as boundary_module
 from rounds_bot.redact.boundary import Boundary
+from rounds_bot.redact.keys import maybe_credential_name
+from rounds_bot.redact.pair_values import maybe_credential
 from rounds_bot.round.intake import read_new
 from rounds_bot.sources import spill
 from rounds_bot.sources.base import PollResult, PollsInto, Window
@@ -144,10 +146,39 @@ def _by_reading_messages(events: Sequence[ErrorEvent]) -> dict[int, str]:
             if split._begins_key(message):
                 in_key = split._KEY_RECORDS
                 continue
-            if named and split._LONE_VALUE.fullmatch(message) and not split._word(message.strip(" \t\"'")):
+            if named and _continues(named, message):
                 hidden[index] = "key_value_secret"
-            named = split._ends_with_name(message)
+            named = _name_ending(message)
     return hidden
+
+
+_ASSIGNED_AT_END = re.compile(
+    r"""["']?([A-Za-z_][\w.-]{0,60})["']?[ \t]*(:|=|=>|[ \t](?:was|is|of|for))[ \t]*\Z"""
+)
+
+
+def _name_ending(message: str) -> str | None:
+    """The kind of name a record ends with, read as the rule states it: a secret's name, with or without a
+    separator; a name that only may be a credential's (`keys.maybe_credential_name`) only before one."""
+    if split._ends_with_name(message):
+        return "secret"
+    assigned = _ASSIGNED_AT_END.search(message[-80:])
+    return maybe_credential_name(assigned.group(1)) if assigned else None
+
+
+def _continues(named: str, message: str) -> bool:
+    """Whether a lone value in `message` continues a name of kind `named`: any value after a secret's name;
+    after the others, a value `maybe_credential` would take under such a name in one record."""
+    value = message.strip(" \t\"'")
+    if not split._LONE_VALUE.fullmatch(message) or split._word(value):
+        return False
+    if named == "secret":
+        return True
+    return maybe_credential(_NAME_OF_KIND[named], value)
+
+
+#: a name of each kind `keys.maybe_credential_name` tells
+_NAME_OF_KIND = {"weak": "STRIPE_KEY", "service": "DROPBOX", "client": "ASANA_CLIENT_ID"}
 
 
 _MESSAGES = [
@@ -166,6 +197,17 @@ _MESSAGES = [
     "payment declined for order 1842",
     "java.lang.NullPointerException",
     "invalid key: expected -----BEGIN PRIVATE KEY----- first",
+    # names that may be a credential's, then values of the shapes each asks for (and a word, and an id)
+    "DROPBOX=",
+    "hubspot:",
+    "STRIPE_KEY =",
+    "ASANA_CLIENT_ID was",
+    "retrying the call to dropbox",
+    "sl.BCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMn",
+    "a8Kq2Lm9Zx4Pw7N",
+    "'3f2b8c1d-9e4a-4b7c-8d2e-1a5f6b7c8d9e'",
+    "1205934477123456",
+    "photosbackup",
 ]
 
 
@@ -197,6 +239,60 @@ def test_a_byte_an_event_hides_what_reading_the_messages_in_time_order_hides(see
     # the same records, in the same order (streams as they first appear, each in time order): the order the
     # boundary counts them in
     assert list(split.continuations(events).items()) == list(expected.items())
+
+
+def _log_stream(*messages: str) -> list[ErrorEvent]:
+    at = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    return [
+        ErrorEvent(
+            event_id=f"e{n}", timestamp=at + timedelta(seconds=n), service="api", kind="log", message=text
+        )
+        for n, text in enumerate(messages)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("DROPBOX=", "a8Kq2Lm9Zx4Pw7N"),  # Dropbox's short key: 15 letters and digits
+        ("hubspot:", "3f2b8c1d-9e4a-4b7c-8d2e-1a5f6b7c8d9e"),  # HubSpot's key is a UUID
+        ("ASANA_CLIENT_ID =", "1205934477123456"),  # Asana's client id: 16 digits
+        ("MAPBOX was", "'sl.BCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMn'"),
+        ("STRIPE_KEY:", "Zq8vR2mT4xLpW9sK3nB7yD1c"),
+    ],
+)
+def test_a_value_logged_alone_after_a_name_that_may_be_a_credentials_is_hidden(name: str, value: str) -> None:
+    """An application that logs `DROPBOX=` and then the key in the next record: each record alone shows
+    nothing; the pair is hidden as the same name and value in one record are (`maybe_credential`)."""
+    one_record = f"{name.split()[0].rstrip('=:')}={value.strip(chr(39))}"
+    assert redact(one_record) != one_record  # in one record: taken
+    seen = redact_poll(Redactor(), PollResult(events=_log_stream("sync failed", name, value, "retrying")))
+    assert [event.message for event in seen.events] == [
+        "sync failed",
+        name,
+        "[REDACTED:key_value_secret]",
+        "retrying",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("retrying the call to dropbox", "a8Kq2Lm9Zx4Pw7N"),  # a service named, nothing assigned
+        ("DROPBOX=", "photosbackup"),  # a lowercase word, not a key
+        ("hubspot:", "00000000-0000-0000-0000-000000000000"),  # a placeholder UUID
+        (
+            "STRIPE_KEY:",
+            "a8Kq2Lm9Zx4Pw7N",
+        ),  # a weak name asks for a generated value, not a service's plainer one
+        ("ASANA_CLIENT_ID =", "2026"),  # too short to be a client id
+    ],
+)
+def test_a_value_after_a_name_that_may_be_a_credentials_stays_when_the_name_would_not_take_it(
+    name: str, value: str
+) -> None:
+    seen = redact_poll(Redactor(), PollResult(events=_log_stream(name, value)))
+    assert [event.message for event in seen.events] == [name, value]
 
 
 def test_a_trace_is_told_by_its_id_as_kept_so_a_hashed_id_still_holds_its_stream() -> None:

@@ -8,7 +8,11 @@ and the key's body in the records after it; one that logs `password was` and the
 alone in the next record. Each record redacted alone shows nothing (a body line is just base64, a value just a
 word), so the records of each stream (one service's log records, or one trace's spans, in time order) are read
 in sequence: the records between a private key's BEGIN and END lines, and a lone value right after a record
-that ends with a secret's name, are hidden whole.
+that ends with a secret's name, are hidden whole. After a name that only may be a credential's
+(`DROPBOX=`, `STRIPE_KEY:`, `asana_client_id =`: `keys.maybe_credential_name`) the value is hidden when it has
+the shape the same name asks of a value in one record (`pair_values.maybe_credential`), and only after a name
+followed by `:`, `=`, `=>` or `was`/`is`: a record that merely ends with a service's name (`calling dropbox`)
+assigns nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from operator import itemgetter
 import ahocorasick
 
 from rounds_bot.models import ErrorEvent
-from rounds_bot.redact.keys import SECRET_NAME_WORDS, secret_category
+from rounds_bot.redact.keys import SECRET_NAME_WORDS, maybe_credential_name, secret_category
+from rounds_bot.redact.pair_values import credential_shaped, service_shaped
 from rounds_bot.sources.spill import keys_of
 from rounds_bot.sources.spill_chunk import Key
 
@@ -34,7 +39,7 @@ _END = re.compile(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 #: a record that ends with a secret's name: `password:`, `"api_token" =`, `secret was`, `DB_PASSWORD=`
 #: (the name is read possessively: no character it holds can follow it, so giving one back finds nothing more)
 _NAME_AT_END = re.compile(
-    r"""["']?([A-Za-z_][\w.-]{0,60}+)["']?[ \t]*(?::|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
+    r"""["']?([A-Za-z_][\w.-]{0,60}+)["']?[ \t]*(:|=|=>|[ \t](?:was|is|of|for))?[ \t]*\Z"""
 )
 #: the last two runs of a name's characters of a text, and what follows them, read in the reversed text
 _LAST_RUNS = re.compile(r"[^\w.-]*[\w.-]*[^\w.-]*[\w.-]*")
@@ -64,6 +69,31 @@ _KEY_LINE = 2  # it is one line of a key's body
 _BEGINS_KEY = 4  # it ends with a key's BEGIN line
 _LONE = 8  # it is one value, not a word
 _NAMED = 16  # it ends with a secret's name
+# it ends with a name that may be a credential's, then `:`, `=`, `=>`, `was` ... (`keys.MaybeCredential`)
+_NAMED_WEAK = 32  # `STRIPE_KEY:`
+_NAMED_SERVICE = 64  # `DROPBOX=`
+_NAMED_CLIENT = 128  # `ASANA_CLIENT_ID =`
+# it is one value (`_LONE`) in the shape such a name asks of its value (`pair_values.maybe_credential`)
+_LONE_GENERATED = 256  # `credential_shaped`: after any of them
+_LONE_SERVICE = 512  # `service_shaped`: after a service's name
+_LONE_CLIENT = 1024  # `service_shaped(client_id=True)`: after a service's client credential's name
+#: any name a lone value after it continues
+_ANY_NAME = _NAMED | _NAMED_WEAK | _NAMED_SERVICE | _NAMED_CLIENT
+#: what a lone value must be marked to continue each name: a secret's name takes any lone value
+_CONTINUES = {
+    _NAMED: _LONE,
+    _NAMED_WEAK: _LONE_GENERATED,
+    _NAMED_SERVICE: _LONE_SERVICE,
+    _NAMED_CLIENT: _LONE_CLIENT,
+}
+#: the mark of each kind of name that may be a credential's
+_NAME_MARKS = {
+    None: 0,
+    "secret": _NAMED,
+    "weak": _NAMED_WEAK,
+    "service": _NAMED_SERVICE,
+    "client": _NAMED_CLIENT,
+}
 #: `StreamWatch`'s stream of an event: none, the trace in its key (`Key`'s trace id), or from here on a log
 #: stream's number
 _NO_STREAM, _TRACE, _FIRST_LOG = 0, 1, 2
@@ -82,7 +112,7 @@ class StreamWatch:
 
     def __init__(self) -> None:
         self._streams = array("I")  # each event's stream (`_TRACE`, a log stream's number, or none)
-        self._marks = array("B")
+        self._marks = array("H")  # two bytes: `_marks` has eleven flags
         self._logs: dict[tuple[str, str | None], int] = {}
         self._begun: set[int | str] = set()
 
@@ -108,7 +138,7 @@ class StreamWatch:
                 self._marks.append(0)
                 continue
             self._marks.append(marks)
-            if marks & (_BEGINS_KEY | _NAMED) and begun is not None:
+            if marks & (_BEGINS_KEY | _ANY_NAME) and begun is not None:
                 begun_streams.add(begun)
 
     def hidden(self, keys: Iterable[Key]) -> dict[int, str]:
@@ -167,13 +197,23 @@ def _marks(message: str, may_end_with_name: bool = True) -> int:
     if " " not in body or body.startswith(_HEADERS):
         if _BODY_LINE.fullmatch(body):
             marks |= _KEY_LINE
-        if _LONE_VALUE.fullmatch(message) and not _word(message.strip(" \t\"'")):
-            marks |= _LONE
+        if _LONE_VALUE.fullmatch(message) and not _word(value := message.strip(" \t\"'")):
+            marks |= _LONE | _value_shapes(value)
     if _begins_key(message):
         marks |= _BEGINS_KEY
-    if may_end_with_name and _ends_with_name(message):
-        marks |= _NAMED
+    if may_end_with_name:
+        marks |= _NAME_MARKS[_name_at_end(message)]
     return marks
+
+
+def _value_shapes(value: str) -> int:
+    """The marks of a lone value's shapes (`_LONE_GENERATED`, `_LONE_SERVICE`, `_LONE_CLIENT`): each a value
+    under such a name in one record would be taken in (`pair_values.maybe_credential`)."""
+    if credential_shaped(value):
+        return _LONE_GENERATED | _LONE_SERVICE | _LONE_CLIENT
+    if service_shaped(value, client_id=True):  # takes every value `service_shaped` takes
+        return _LONE_CLIENT | (_LONE_SERVICE if service_shaped(value) else 0)
+    return 0
 
 
 def _begins_key(message: str) -> bool:
@@ -186,35 +226,48 @@ def _in_stream(records: list[tuple[int, int]]) -> dict[int, str]:
     """Of one stream's records (index, `_marks`), in time order, those that continue a secret."""
     hidden: dict[int, str] = {}
     in_key = 0
-    named = False
+    wanted = 0  # the marks a lone value needs to continue the name the record before ended with
     for index, marks in records:
         if in_key:
             if marks & (_KEY_END | _KEY_LINE):
                 hidden[index] = "private_key"
                 in_key = 0 if marks & _KEY_END else in_key - 1
-                named = False
+                wanted = 0
                 continue
             in_key = 0  # not a key's line: the stream moved on, and this record is judged as any other
         if marks & _BEGINS_KEY:
             in_key = _KEY_RECORDS  # the record ends with the BEGIN line: the key's body follows
             continue
-        if named and marks & _LONE:
+        if marks & wanted:
             hidden[index] = "key_value_secret"
-        named = bool(marks & _NAMED)
+        wanted = _CONTINUES.get(marks & _ANY_NAME, 0)
     return hidden
 
 
 def _ends_with_name(message: str) -> bool:
+    """Whether `message` ends with a secret's name (`secret_category`)."""
+    return _name_at_end(message) == "secret"
+
+
+def _name_at_end(message: str) -> str | None:
+    """What the name `message` ends with is: a secret's ("secret", `secret_category`), or followed by an
+    assignment one that may be a credential's (`keys.maybe_credential_name`: "weak", "service", "client"),
+    or None."""
     tail = message[-80:]
     last = tail.rstrip(" \t")[-1:]
     if not last or not (last.isalnum() or last in _NAME_END_CHARS):
-        return False  # most records end with what no name, quote, `:`, `=` or `=>` ends with: `)`, `!`, ...
+        return None  # most records end with what no name, quote, `:`, `=` or `=>` ends with: `)`, `!`, ...
     start = _where_a_name_may_start(tail)
     if next(_secret_words().iter(tail[start:].lower()), None) is None:
-        # a name `secret_category` takes holds one of the words, lowercased, and so the tail from `start` does
-        return False
+        # every name either function takes holds one of the words, lowercased, so the tail from `start` does
+        return None
     found = _NAME_AT_END.search(tail, start)
-    return found is not None and secret_category(found.group(1)) is not None
+    if found is None:
+        return None
+    if secret_category(found.group(1)) is not None:
+        return "secret"
+    # a name that only may be a credential's assigns a value only with a separator: `DROPBOX=`, not `dropbox`
+    return maybe_credential_name(found.group(1)) if found.group(2) else None
 
 
 def _where_a_name_may_start(tail: str) -> int:
