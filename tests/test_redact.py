@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from rounds_bot.models import CONTEXT_BODY_CHARS, ContextRecord, ErrorEvent
-from rounds_bot.redact import Redactor, cut, redact, redact_poll, redact_with_report, sanitize
+from rounds_bot.redact import Redactor, cut, keys, redact, redact_poll, redact_with_report, sanitize
 from rounds_bot.redact.keys import personal_category, secret_category
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord
 
@@ -328,3 +328,15 @@ def test_a_poll_is_redacted_whole_skips_notes_and_group_counts_included():
     dumped = redact_poll(Redactor(), polled).model_dump_json()
     for secret in ("bob@example.com", "hunter2", "ghp_0123"):
         assert secret not in dumped
+
+
+def test_the_answers_remembered_for_names_seen_in_telemetry_are_bounded() -> None:
+    """Names come from telemetry (attribute keys, a `name=` in a message): a round of records each naming a
+    new attribute must not grow the memory of the name checks without bound, and each answer stays right."""
+    checks = (keys.words, keys.maybe_secret, keys.maybe_credential_name, keys.secret_category)
+    for n in range(keys.NAMES_REMEMBERED + 5_000):
+        name = f"order_{n}_password" if n % 2 else f"dropbox_{n}"
+        assert keys.secret_category(name) == ("password" if n % 2 else None)
+        assert keys.maybe_credential_name(name) == (None if n % 2 else "service")
+    assert all(check.cache_info().currsize <= keys.NAMES_REMEMBERED for check in checks)
+    assert keys.personal_category.cache_info().maxsize == keys.NAMES_REMEMBERED

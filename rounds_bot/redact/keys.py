@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from functools import cache
+from functools import lru_cache
 from typing import Literal
+
+#: the names whose answers each function below remembers: names come from telemetry (attribute keys, a
+#: `name=` in a message), so a round of hostile records could hold millions of distinct ones; a bounded
+#: memory keeps the common ones and lets the rest go
+NAMES_REMEMBERED = 1 << 16
+
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -202,7 +208,7 @@ _IP_NAMES = {
 }
 
 
-@cache
+@lru_cache(maxsize=NAMES_REMEMBERED)
 def words(name: str) -> tuple[str, ...]:
     """`name` as lowercase words: `http.request.header.x-api-key` → (http, request, header, x, api, key)."""
     return tuple(part for part in _SPLIT.split(_CAMEL.sub("_", name).lower()) if part)
@@ -267,7 +273,7 @@ REFUSED_NAME_ENDINGS = frozenset(
 )
 
 
-@cache
+@lru_cache(maxsize=NAMES_REMEMBERED)
 def maybe_secret(name: str) -> bool:
     """True when `name` holds one of the words that often name a credential (`STRIPE_KEY`, `MAILGUN_API`,
     `ADAFRUIT_IO_KEY`, `gitlab_pat`) or a service's name (`DATADOG`), and is not about one (`key_count`,
@@ -299,7 +305,7 @@ def names_client_credential(name: str) -> bool:
 MaybeCredential = Literal["weak", "service", "client"]
 
 
-@cache
+@lru_cache(maxsize=NAMES_REMEMBERED)
 def maybe_credential_name(name: str) -> MaybeCredential | None:
     """Which kind of name that may be a credential's `name` is (one cached look-up for every attribute),
     or None: a service's name lets a value in the plainer formats services issue through
@@ -309,7 +315,7 @@ def maybe_credential_name(name: str) -> MaybeCredential | None:
     return "client" if names_client_credential(name) else None
 
 
-@cache
+@lru_cache(maxsize=NAMES_REMEMBERED)
 def secret_category(name: str) -> str | None:
     """The kind of secret a value under `name` is, or None when the name says nothing secret."""
     parts = words(name)
@@ -325,7 +331,7 @@ def secret_category(name: str) -> str | None:
     return None
 
 
-@cache
+@lru_cache(maxsize=NAMES_REMEMBERED)
 def personal_category(name: str) -> str | None:
     """The kind of personal data a value under `name` is (e-mail, phone, client IP, ...), or None."""
     parts = words(name)
