@@ -169,18 +169,18 @@ def _marks_of(events: Sequence[ErrorEvent]) -> list[int]:
 
 
 def _may_end_with_names(messages: list[str]) -> list[bool]:
-    """For each message, False when `_ends_with_name` is False for it as its tail (the last 80 characters it
-    reads) holds none of the words of a secret's name, lowercased; True when it may hold one. The tails are
-    read joined by newlines (no word holds one, so each word found is in one tail) and lowercased at once,
-    which for ASCII text keeps every character where it was; a batch with other text is not read so."""
+    """For each message, False when `_name_at_end` is None for it as its tail (the last 80 characters it
+    reads) holds none of the words of a secret's name, lowercased; True when it may hold one. The ASCII tails
+    are read joined by newlines (no word holds one, so each word found is in one tail) and lowercased at
+    once, which for ASCII text keeps every character where it was; a tail with other text (whose lowercase
+    may be longer: `İ`) is left to `_name_at_end`, which reads it alone."""
     tails = [message[-80:] for message in messages]
-    joined = "\n".join(tails)
-    if not joined.isascii():
-        return [True] * len(messages)
-    starts = list(accumulate([len(tail) + 1 for tail in tails], initial=0))
-    may = [False] * len(messages)
-    for end, _ in _secret_words().iter(joined.lower()):
-        may[bisect_right(starts, end) - 1] = True
+    may = [not tail.isascii() for tail in tails]
+    ascii_at = [index for index, other in enumerate(may) if not other]
+    ascii_tails = [tails[index] for index in ascii_at]
+    starts = list(accumulate([len(tail) + 1 for tail in ascii_tails], initial=0))
+    for end, _ in _secret_words().iter("\n".join(ascii_tails).lower()):
+        may[ascii_at[bisect_right(starts, end) - 1]] = True
     return may
 
 
