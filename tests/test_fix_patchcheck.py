@@ -167,7 +167,9 @@ def test_an_added_skip_marker_is_refused(repo, line, marker):
 def test_test_files_are_recognised_by_the_grouping_conventions():
     for path in ["tests/test_a.py", "a_test.go", "src/__tests__/a.js", "a.spec.ts", "src/test/FooTest.java"]:
         assert is_test_file(path), path
-    for path in ["app/pricing.py", "src/a.js", "main.go", "src/Foo.java", "README.md"]:
+    for path in ["src/parser_unittest.cc", "tests/http.c", "ShopTests/CartTests.swift"]:  # GoogleTest, XCTest
+        assert is_test_file(path), path
+    for path in ["app/pricing.py", "src/a.js", "main.go", "src/Foo.java", "README.md", "src/parser.cc"]:
         assert not is_test_file(path), path
 
 

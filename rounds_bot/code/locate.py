@@ -63,6 +63,8 @@ _SDK_RUNTIMES: dict[str, Runtime] = {
     "php": "php",
     "rust": "rust",
     "erlang": "elixir",
+    "cpp": "native",
+    "swift": "native",
 }
 
 FrameKind = Literal["app", "test", "other"]

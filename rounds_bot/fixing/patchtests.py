@@ -23,6 +23,7 @@ _RUNTIMES: dict[str, Runtime] = {
     **dict.fromkeys(("ex", "exs"), "elixir"),
     **dict.fromkeys(("java", "kt", "kts", "scala", "groovy"), "java"),
     **dict.fromkeys(("cs", "fs", "vb"), "dotnet"),
+    **dict.fromkeys(("c", "cc", "cpp", "cxx", "h", "hh", "hpp", "m", "mm", "swift"), "native"),
 }
 
 #: a test definition on a line: (what it is, its name when the line names it)

@@ -33,6 +33,7 @@ from typing import Literal
 
 from rounds_bot.grouping.browser_extensions import is_browser_extension
 from rounds_bot.grouping.memo import shared_dict
+from rounds_bot.grouping.native_libraries import NATIVE_TEST_FILES, is_native_library
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime
 
 Role = Literal["app", "test", "library"]
@@ -124,6 +125,7 @@ _TEST_FILES: dict[str, re.Pattern[str]] = {
     "rust": re.compile(r"(?:^|/)tests/[^/]*\.rs$"),  # cargo test's integration tests
     "php": re.compile(r"(?:^|/)tests?/.*\.php$|Test\.php$"),  # PHPUnit, Pest
     "elixir": re.compile(r"(?:^|/)test/.*\.exs$|_test\.exs$"),  # ExUnit
+    "native": NATIVE_TEST_FILES,  # GoogleTest, Catch2, XCTest
 }
 #: how many leading package components name a package's owner, where names follow that convention
 _OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1, "php": 1}
@@ -287,6 +289,8 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
         return "the C runtime or the panic machinery (a symbol outside any crate)"
     if runtime == "node" and path.startswith(_NODE_INTERNAL_FILES):
         return "Node.js internals"
+    if runtime == "native" and is_native_library(module, path):
+        return "the system's libraries, the C and C++ runtimes or a sanitizer's"
     if not module and not path:
         return _BUILTIN
     if is_browser_extension(path):

@@ -16,6 +16,7 @@ from rounds_bot.grouping.stacktrace import (
     elixir,
     go,
     java,
+    native,
     node,
     ocaml,
     php,
@@ -64,6 +65,7 @@ _PARSERS = {
     "rust": rust.parse,
     "php": php.parse,
     "elixir": elixir.parse,
+    "native": native.parse,
 }
 
 #: per runtime, whether a line prints a frame
@@ -78,6 +80,7 @@ _FRAME_LINE_TESTS: dict[Runtime, Callable[[str], bool]] = {
     "rust": rust.is_frame_line,
     "php": php.is_frame_line,
     "elixir": elixir.is_frame_line,
+    "native": native.is_frame_line,
 }
 #: the same, kept per line: a bug's frame lines recur in every
 #: occurrence's trace)
@@ -150,7 +153,18 @@ def runtime_of_line(line: str) -> Runtime | None:
         return "elixir"
     if "@" in line and browser.looks_like_frame(line):
         return "node"  # Firefox's or Safari's frame of the same language (`fn@url:line:col`)
+    if _may_be_native(stripped) and native.looks_like_frame(line):
+        return "native"
     return None
+
+
+def _may_be_native(stripped: str) -> bool:
+    """Whether a line may print a native frame (`native.py`'s layouts): numbered (`#3 `, `3# `, Apple's
+    `3   image   0x...`), or glibc's `module(function+0x1c) [0x400a3c]`."""
+    first = stripped[:1]
+    return (
+        first == "#" or (first.isdigit() and ("# " in stripped[:8] or " 0x" in stripped)) or "[0x" in stripped
+    )
 
 
 _runtime_of_line = memoised_by_line(runtime_of_line)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from rounds_bot.grouping.stacktrace.model import Frame, ParsedTrace
+from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedTrace
 
 #: what JavaScriptCore names code outside any function (a script's, a module's, `eval`'s top level)
 _TOP_LEVEL = ("global code", "module code", "eval code")
@@ -89,6 +89,7 @@ def typed_by_event(trace: ParsedTrace, error_type: str | None) -> ParsedTrace:
 
 
 def read_by_message_before(trace: ParsedTrace) -> bool:
-    """Whether the trace is Firefox's or Safari's frames alone (`HEADERLESS`): no version read
-    those frames before this module, so its event went to its message's template."""
-    return HEADERLESS in trace.notes
+    """Whether the trace is Firefox's or Safari's frames alone (`HEADERLESS`), or another layout no earlier
+    release read (`NEWLY_READ`: native backtraces): no version read those frames before, so its event went
+    to its message's template."""
+    return HEADERLESS in trace.notes or NEWLY_READ in trace.notes

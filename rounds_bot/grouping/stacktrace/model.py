@@ -6,7 +6,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 #: `node` is JavaScript: Node.js and the browsers (V8, SpiderMonkey, JavaScriptCore), one language
-Runtime = Literal["python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir"]
+#: `native` is C, C++, Objective-C and Swift: code compiled to machine code, read from a sanitizer's, a
+#: debugger's or a crash reporter's backtrace
+Runtime = Literal[
+    "python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir", "native"
+]
 Relation = Literal["raised", "cause", "context", "suppressed", "inner"]
 
 #: a trace is read up to this many lines; a deeper dump is cut, never refused
@@ -40,6 +44,11 @@ class ParsedException:
     frames: tuple[Frame, ...] = ()
     #: how this exception relates to the first one of the trace
     relation: Relation = "raised"
+
+
+#: the note of a trace in a layout no earlier release read (`native`): its event went to its message's
+#: template then, and the signature found that way keeps receiving it (`browser.read_by_message_before`)
+NEWLY_READ = "no earlier release read these frames"
 
 
 @dataclass(frozen=True)
