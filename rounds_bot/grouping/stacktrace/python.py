@@ -11,7 +11,8 @@
 
 Python prints the oldest exception first and frames oldest first; the parser returns the raised
 (last printed) exception first and frames crash site first. An exception group (`| ` prefixed
-blocks) is the raised exception, followed by its members.
+blocks) is the raised exception, followed by its members. A text with no traceback may be a fatal
+error's dump (`python_fault.py`: `Fatal Python error: Segmentation fault`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+from rounds_bot.grouping.stacktrace import python_fault
+from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace, Relation
 
 HEADER = "Traceback (most recent call last):"
 _GROUP_HEADER = "Exception Group Traceback (most recent call last):"
@@ -38,7 +40,12 @@ _LIBRARY_ROOTS = (
 
 
 def looks_like_frame(line: str) -> bool:
-    return 'File "' in line and ", line " in line and _FRAME.match(_strip_group_prefix(line)) is not None
+    """A traceback's frame line, or a fatal-error dump's (`python_fault`)."""
+    return (
+        'File "' in line
+        and ", line " in line
+        and (_FRAME.match(_strip_group_prefix(line)) is not None or python_fault.looks_like_frame(line))
+    )
 
 
 def is_frame_line(line: str) -> bool:
@@ -54,7 +61,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     reader.flush()
     blocks = reader.blocks
     if not blocks:
-        return None
+        return _dumped(lines)
     if grouped:
         # An exception group prints itself first, then each member exception.
         exceptions = [
@@ -138,6 +145,16 @@ class _BlockReader:
             self._frames.append(self._pending.frame())
         if self._frames or self._tail:
             self.blocks.append((self._relation, list(self._frames), list(self._tail)))
+
+
+def _dumped(lines: list[str]) -> ParsedTrace | None:
+    """The trace of a fatal-error dump (`python_fault`), which no release before it read (`NEWLY_READ`)."""
+    dump = python_fault.read_dump(lines)
+    if dump is None:
+        return None
+    frames = tuple(_frame(path, lineno, function, None) for path, lineno, function in dump.frames)
+    exception = ParsedException(dump.type, dump.value, frames, "raised")
+    return ParsedTrace("python", (exception,), notes=(NEWLY_READ,))
 
 
 def _strip_group_prefix(line: str) -> str:
