@@ -182,6 +182,38 @@ def test_a_timeline_read_in_turn_gives_what_each_index_gives() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "moment",
+    [
+        NOW,
+        NOW.astimezone(ELSEWHERE),
+        datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+        datetime(5000, 1, 1, 0, 4, 59, 999_999, tzinfo=UTC),
+    ],
+)
+def test_the_moment_a_tally_gives_back_keeps_the_ids_counted_and_the_traces_as_the_moment_itself_does(
+    moment: datetime,
+) -> None:
+    """A round works an occurrence's moment out once, as its tally keeps it, and hands it on (`_grouped`):
+    the ids counted and the errors a cascade reads are kept as they were from the moment itself."""
+    event = ErrorEvent(event_id=f"{7:032x}", timestamp=moment, trace_id="t1", span_id="s1", service="a")
+    micros = Tally(assignment=an_assignment("sig_1")).add(event, 1, moment, moment)
+    assert (micros is None) == (moment.tzinfo is not UTC)
+    by_moment, by_micros = Counted(), Counted()
+    by_moment.append(event.event_id, "sig_1", moment)
+    if micros is None:
+        by_micros.append(event.event_id, "sig_1", moment)
+    else:
+        by_micros.append_at(event.event_id, "sig_1", micros)
+    assert list(by_micros.stored()) == list(by_moment.stored()) and list(by_micros) == list(by_moment)
+    errors_by_moment, errors_by_micros = TraceErrors(), TraceErrors()
+    errors_by_moment.add(event, "sig_1")
+    errors_by_micros.add(event, "sig_1", micros)
+    errors_by_moment.add(event.model_copy(update={"service": "b"}), "sig_2")
+    errors_by_micros.add(event.model_copy(update={"service": "b"}), "sig_2", micros)
+    assert list(errors_by_micros.shared()) == list(errors_by_moment.shared())
+
+
 def _seen_rows(store: Store) -> list[tuple[object, ...]]:
     return sorted(store.db.execute("select event_id, seen_at from seen_events").fetchall(), key=repr)
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import cast
 
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.stacktrace import LineVotes, Runtime
@@ -73,20 +73,18 @@ class CutDigests:
     def get(self, found: Cut, service: str, previous_versions: bool) -> CutPlace | Missing | None:
         """The entry of a cut text (None: its occurrences are read whole, or their reading gives no trace
         fingerprint), or `MISSING`."""
-        entry = self._entry
+        # the memo's dict looked up directly: asked once per occurrence with a trace
+        entry: Callable[..., CutPlace | Missing | None] = self._memo.get
         dump = found.dump
         if dump is not None:
-            known = entry((_dump_digest(dump), service, previous_versions))
+            known = entry((_dump_digest(dump), service, previous_versions), MISSING)
             if known is not MISSING:
                 self.hits += 1
                 return known  # (only Go readings are kept under a dump key)
-        known = entry((_text_digest(found), service, previous_versions))
+        known = entry((_text_digest(found), service, previous_versions), MISSING)
         if known is not MISSING:
             self.hits += 1
         return known
-
-    def _entry(self, key: _Key) -> CutPlace | Missing | None:
-        return cast("CutPlace | Missing | None", self._memo.get(key, MISSING))
 
     def put(self, found: Cut, service: str, previous_versions: bool, place: CutPlace | None) -> None:
         """Keep the entry of a cut text: under its dump key when its reading is Go's, else its text."""

@@ -235,7 +235,9 @@ class GroupingEngine(EarlierReadings, CountingPass):
         candidate, as a placement without an assignment; None for any other."""
         stacktrace = event.stacktrace
         if stacktrace is None and not event.error_code and not event.attributes:
-            shape = self._shapes.lookup(event.message)[1]  # a plain log line, as `assign` takes it
+            # a plain log line, as `assign` takes it; its shape alone (`shape_of`): the normalised text is
+            # not needed to place it
+            shape = self._shapes.shape_of(event.message)
             if not shape.may_hold_code or not self._message_may_hold_code(event.message):
                 return self._routed(shape, event.service, event.error_type, None)
         code = self._codes.read(event)
@@ -244,7 +246,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
             return self._placed(owner, "error_code") if owner is not None else None
         if not stacktrace or stacktrace.isspace():
             target = operation_target(event.attributes) if event.kind == "span_error" else None
-            shape = self._shapes.lookup(event.message)[1]
+            shape = self._shapes.shape_of(event.message)
             return self._routed(shape, event.service, event.error_type, target)
         place = self._candidates.trace_place(event)
         if place is None or place.digests is None:

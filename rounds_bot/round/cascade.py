@@ -75,16 +75,21 @@ class TraceErrors:
         self._spilled: SpilledBatches[_Row] = SpilledBatches("rounds-traces-")
         self._filter: SharedTraceFilter | None = None  # made as the first batch is spilled
 
-    def add(self, event: ErrorEvent, signature_id: str) -> None:
+    def add(self, event: ErrorEvent, signature_id: str, micros: int | None = None) -> None:
+        """Keep an error counted in `signature_id`; `micros`, when given, is its moment in UTC as microseconds
+        since the epoch (what the tally of it gave, `Tally.add`)."""
         if not event.trace_id:
             return
-        moment = event.timestamp
+        # a moment in UTC (the usual) as its microseconds since the epoch, quicker to write and to read back
+        # than its text; any other as its text, which keeps its offset
+        at: int | str | None = micros
+        if at is None:
+            moment = event.timestamp
+            at = (moment - _EPOCH) // _MICROSECOND if moment.tzinfo is UTC else moment.isoformat()
         self._rows.append(
             (
                 event.trace_id,
-                # a moment in UTC (the usual) as its microseconds since the epoch, quicker to write and to
-                # read back than its text; any other as its text, which keeps its offset
-                (moment - _EPOCH) // _MICROSECOND if moment.tzinfo is UTC else moment.isoformat(),
+                at,
                 event.event_id,
                 event.span_id,
                 event.parent_span_id,

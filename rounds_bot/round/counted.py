@@ -52,6 +52,13 @@ class Counted:
         if len(self._rows) >= self.IN_MEMORY:
             self._flush()
 
+    def append_at(self, event_id: str, signature_id: str, micros: int) -> None:
+        """`append` of an occurrence whose moment in UTC is given as microseconds since the epoch (what the
+        tally of it gave, `Tally.add`)."""
+        self._rows.append((stored_id(event_id), signature_id, micros))
+        if len(self._rows) >= self.IN_MEMORY:
+            self._flush()
+
     def __len__(self) -> int:
         return len(self._spilled) + len(self._rows)
 

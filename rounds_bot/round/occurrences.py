@@ -96,7 +96,8 @@ def _grouped(
     # an event of a signature tallied already needs no assignment of its own: only the first is kept
     placements = engine.place_each(to_group, tallies, _message_facts(to_group))
     # bound once: the loop runs once per occurrence counted
-    count_it, trace_it, merged = counted.append, traces.add, bool(controls.merges)
+    count_it, count_at, trace_it = counted.append, counted.append_at, traces.add
+    merged = bool(controls.merges)
     for event, placed in zip(to_group, placements, strict=True):
         tier_counts[placed.tier] = tier_counts.get(placed.tier, 0) + 1
         if merged:
@@ -111,10 +112,14 @@ def _grouped(
             if assignment is None:  # (`place_each` leaves it out only for a signature in `tallies`)
                 raise AssertionError(f"{signature_id} was placed without an assignment and is not tallied")
             tally = tallies[signature_id] = Tally(assignment, samples=Samples(samples))
+        # its moment in microseconds, worked out once for the tally, the ids counted and the traces
         moment = event.timestamp
-        tally.add(event, event.count, moment, moment)
-        count_it(event.event_id, signature_id, moment)
-        trace_it(event, signature_id)
+        micros = tally.add(event, event.count, moment, moment)
+        if micros is None:  # (a moment not in UTC: each keeps it its own way)
+            count_it(event.event_id, signature_id, moment)
+        else:
+            count_at(event.event_id, signature_id, micros)
+        trace_it(event, signature_id, micros)
         if other_ids and (key := _compact(event.event_id)) in other_ids:
             signature_of_other[key] = signature_id
     # a record read twice, or also before the window, is in its trace as often as it was read

@@ -85,7 +85,10 @@ class Tally:
         put together again from its values (`tally/assignment.py`)."""
         return unpacked(self._assignment)
 
-    def add(self, event: ErrorEvent, count: int, first: datetime, last: datetime) -> None:
+    def add(self, event: ErrorEvent, count: int, first: datetime, last: datetime) -> int | None:
+        """Count `event` (`count` occurrences from `first` to `last`); returns `last` in microseconds since
+        the epoch as the timeline keeps it (None when it is not in UTC), for a round's other records of the
+        occurrence (`Counted.append_at`, `TraceErrors.add`) to take rather than work it out again."""
         # called once per occurrence counted: each field is read once and each aggregate looked up once
         self.count += count
         first_seen, last_seen = self.first_seen, self.last_seen
@@ -94,7 +97,11 @@ class Tally:
         if last_seen is None or last > last_seen:
             self.last_seen = last
         micros = self.timeline.note(last, count, event.fatal)
-        bucket = _bucket(last) if micros is None else _bucket_at(micros)
+        if micros is not None and 0 <= micros < _EXACT_MICROS:  # `_bucket_at`, without the call
+            epoch = micros // 1_000_000
+            bucket = _bucket_starting(epoch - epoch % BUCKET_SECONDS)
+        else:
+            bucket = _bucket(last) if micros is None else _bucket_at(micros)
         buckets = self._buckets  # (each container's cases inline: this runs once per occurrence counted)
         if isinstance(buckets, dict):
             buckets[bucket] = buckets.get(bucket, 0) + count
@@ -122,6 +129,7 @@ class Tally:
         if group_id and group_id != group_ids and (isinstance(group_ids, str) or group_id not in group_ids):
             self._group_ids = _adding(group_ids, group_id)
         self.samples.offer(event)
+        return micros
 
     @property
     def services(self) -> AbstractSet[str]:
