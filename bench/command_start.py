@@ -2,7 +2,8 @@
 the command (imports its modules), two ways, alternated (A, B, B, A, ...), medians:
 
 - held back: as the command line does it (`LazyGroup.get_command`), the cyclic garbage collector off while
-  the command's modules are imported (`cli/app.py`, `collector_held_back`);
+  the command's modules are imported, and what they made frozen afterwards (`cli/app.py`,
+  `collector_held_back`);
 - collecting: the same modules imported with the collector running at Python's thresholds.
 
     python bench/command_start.py                 # 20 starts each way

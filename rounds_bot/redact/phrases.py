@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import cache
-
-from mnemonic import Mnemonic
+from typing import TYPE_CHECKING
 
 from rounds_bot.redact.rule import REDACTED
+
+if TYPE_CHECKING:
+    from mnemonic import Mnemonic
 
 _LENGTHS = (24, 21, 18, 15, 12)
 #: a run of at least 12 lowercase words of BIP-39's lengths (3 to 8 letters), one space or tab apart
@@ -26,6 +28,8 @@ _WORD = re.compile(r"[a-z]+")
 
 @cache
 def _bip39() -> tuple[Mnemonic, frozenset[str]]:
+    from mnemonic import Mnemonic  # at the first run of list-shaped words, which most rounds never see
+
     english = Mnemonic("english")
     return english, frozenset(english.wordlist)
 

@@ -44,19 +44,27 @@ class Chars:
     def source(self, ascii_only: bool = False) -> str:
         """The class as Hyperscan reads it; `ascii_only`: for a scan of ASCII text alone, without 0xFF
         (which keeps a caseless word a literal to Hyperscan)."""
-        members = sorted(self.ascii | ({OTHER} if self.other and not (ascii_only and self.ascii) else set()))
-        if not members:
-            raise Untranslatable("a class that matches nothing")
-        runs: list[list[int]] = []  # consecutive bytes as a range: a class of most of ASCII stays short
-        for byte in members:
-            if runs and byte == runs[-1][1] + 1:
-                runs[-1][1] = byte
-            else:
-                runs.append([byte, byte])
-        return "[" + "".join(_byte_range(first, last) for first, last in runs) + "]"
+        return _class_source(self, ascii_only)
 
     def __or__(self, other: Chars) -> Chars:
         return Chars(self.ascii | other.ascii, self.other or other.other)
+
+
+@cache
+def _class_source(chars: Chars, ascii_only: bool) -> str:
+    """`Chars.source`, written once per class: the translation asks for the same few classes (a letter in
+    either case, digits, word characters) thousands of times when a process builds its first scan."""
+    other = chars.other and not (ascii_only and chars.ascii)
+    members = sorted(chars.ascii | ({OTHER} if other else set()))
+    if not members:
+        raise Untranslatable("a class that matches nothing")
+    runs: list[list[int]] = []  # consecutive bytes as a range: a class of most of ASCII stays short
+    for byte in members:
+        if runs and byte == runs[-1][1] + 1:
+            runs[-1][1] = byte
+        else:
+            runs.append([byte, byte])
+    return "[" + "".join(_byte_range(first, last) for first, last in runs) + "]"
 
 
 def _byte_range(first: int, last: int) -> str:
