@@ -63,6 +63,8 @@ ODD_VALUES = [
     {"doubleValue": "-Infinity"},
     {"doubleValue": 1e308},
     {"doubleValue": 3},
+    {"doubleValue": "1.5"},  # the mapping's number in a string
+    {"doubleValue": " 1.5"},  # not one
     {"boolValue": False},
     {"bytesValue": "AAEC"},
     {"arrayValue": {"values": [{"intValue": "1"}, {"boolValue": True}, {"doubleValue": 1.5}, {}]}},
@@ -172,6 +174,12 @@ LINES = [
     logs_line(error_log(timeUnixNano=str(10**30))),
     logs_line(error_log(timeUnixNano=True)),
     logs_line(error_log(severityNumber=17.0)),
+    # the severity by its name in OTLP's enum, as the protobuf JSON mapping may write it
+    logs_line(
+        error_log(severityNumber="SEVERITY_NUMBER_ERROR"), error_log(severityNumber="SEVERITY_NUMBER_FATAL4")
+    ),
+    logs_line(error_log(severityNumber="SEVERITY_NUMBER_INFO"), error_log()),
+    logs_line(error_log(severityNumber="SEVERITY_NUMBER_LOUD")),
     logs_line(
         error_log(
             attributes=[
@@ -281,3 +289,22 @@ def test_an_error_log_built_with_its_context_is_the_one_given_it_afterwards() ->
     assert exactly([built]) == exactly([given]) and list(built.__dict__) == list(given.__dict__)
     assert built.model_fields_set == given.model_fields_set
     assert otlp_build.log_error(facts, origin, known, []) == afterwards
+
+
+def test_a_severity_written_by_its_enum_name_and_a_double_in_a_string_are_read(tmp_path: Path) -> None:
+    """OTLP/JSON follows the protobuf JSON mapping, which lets a writer spell an enum by its name and a double
+    as a number in a string: such a record is read, not skipped (`logs.proto`'s SeverityNumber)."""
+    path = tmp_path / "named.jsonl"
+    double = [{"key": "ratio", "value": {"doubleValue": "0.25"}}]
+    lines = [
+        logs_line(error_log(severityNumber="SEVERITY_NUMBER_ERROR", attributes=double)),
+        logs_line(error_log(severityNumber="SEVERITY_NUMBER_FATAL2", body={"stringValue": "down"})),
+        logs_line(error_log(severityNumber="SEVERITY_NUMBER_WARN4", body={"stringValue": "slow"})),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    polled = OtlpFileSource(path).poll(EVERYTHING)
+    assert not polled.skipped
+    assert [(e.message, e.severity, e.attributes.get("ratio")) for e in polled.events] == [
+        ("failed", "ERROR", 0.25),
+        ("down", "FATAL", None),
+    ]

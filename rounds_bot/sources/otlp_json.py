@@ -32,6 +32,25 @@ _HEX = re.compile(r"[0-9a-fA-F]*")
 #: Status.code as the protobuf JSON mapping may also spell it (OTLP/JSON itself writes integers).
 _STATUS_CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 STATUS_CODE_ERROR = 2
+#: LogRecord.severityNumber as the mapping may spell it (`logs.proto`'s SeverityNumber: each level's four
+#: numbers, `SEVERITY_NUMBER_ERROR` = 17 to `SEVERITY_NUMBER_ERROR4` = 20)
+SEVERITY_NUMBER_NAMES = {
+    "SEVERITY_NUMBER_UNSPECIFIED": 0,
+    **{
+        f"SEVERITY_NUMBER_{level}{step if step > 1 else ''}": first + step - 1
+        for first, level in (
+            (1, "TRACE"),
+            (5, "DEBUG"),
+            (9, "INFO"),
+            (13, "WARN"),
+            (17, "ERROR"),
+            (21, "FATAL"),
+        )
+        for step in range(1, 5)
+    },
+}
+#: a JSON number, as the mapping allows a double's value written in a string (`"1.5"`, `"-2e3"`)
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 #: Top-level keys of the other signals the collector's file exporter may write to the same file.
 OTHER_SIGNAL_KEYS = frozenset({"resourceMetrics", "resourceProfiles"})
@@ -65,9 +84,12 @@ def _integer(value: object) -> int:
 
 
 def _double(value: object) -> float:
-    """A double; the protobuf JSON mapping spells the special values as strings."""
+    """A double; the protobuf JSON mapping spells the special values as strings, and accepts any value
+    written as a JSON number in a string."""
     if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
         return float(value.replace("Infinity", "inf"))
+    if isinstance(value, str) and _JSON_NUMBER.fullmatch(value):
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"expected a number, got {_kind(value)}")
     return float(value)
@@ -76,6 +98,13 @@ def _double(value: object) -> float:
 def _status_code(value: object) -> int:
     if isinstance(value, str) and value in _STATUS_CODE_NAMES:
         return _STATUS_CODE_NAMES[value]
+    return _integer(value)
+
+
+def severity_number(value: object) -> int:
+    """A log record's severity number: an integer, or its name in OTLP's enum (`SEVERITY_NUMBER_ERROR`)."""
+    if isinstance(value, str) and value in SEVERITY_NUMBER_NAMES:
+        return SEVERITY_NUMBER_NAMES[value]
     return _integer(value)
 
 
@@ -123,6 +152,7 @@ def span_id(value: object) -> str:
 Int64 = Annotated[int, BeforeValidator(int64)]
 Double = Annotated[float, BeforeValidator(_double)]
 StatusCode = Annotated[int, BeforeValidator(_status_code)]
+SeverityNumber = Annotated[int, BeforeValidator(severity_number)]
 TraceId = Annotated[str, BeforeValidator(trace_id)]
 SpanId = Annotated[str, BeforeValidator(span_id)]
 
@@ -206,7 +236,7 @@ class ResourceSpans(OtlpModel):
 class LogRecord(OtlpModel):
     time_unix_nano: Int64 = 0
     observed_time_unix_nano: Int64 = 0
-    severity_number: Int64 = 0
+    severity_number: SeverityNumber = 0
     severity_text: str = ""
     body: AnyValue | None = None
     attributes: list[KeyValue] = []

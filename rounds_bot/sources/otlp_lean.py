@@ -32,7 +32,7 @@ from rounds_bot.sources.otlp_lean_check import (
     decode_plain,
     flat_key_values,
 )
-from rounds_bot.sources.otlp_lean_scalars import NotLean, lean_int, lean_trace_id
+from rounds_bot.sources.otlp_lean_scalars import NotLean, lean_int, lean_severity_number, lean_trace_id
 
 __all__ = [  # with the types of what `lean_line` gives
     "LeanLine",
@@ -71,7 +71,7 @@ def checked_logs(raw: bytes) -> list[LeanScope[LogFacts]]:
 
 
 def log_severity(record: Plain) -> int:
-    number = lean_int(record.get("severityNumber", 0))
+    number = lean_severity_number(record.get("severityNumber", 0))
     if number:
         return number
     text = record.get("severityText", "").strip().upper()

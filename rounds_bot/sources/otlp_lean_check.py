@@ -23,6 +23,7 @@ from rounds_bot.sources.otlp_lean_scalars import (
     lean_bool,
     lean_double,
     lean_int,
+    lean_severity_number,
     lean_span_id,
     lean_status_code,
     lean_trace_id,
@@ -315,7 +316,7 @@ def _log_record(record: Plain) -> LogFacts | None:
     at = get("timeUnixNano", 0)  # as `_span` reads a time
     time_unix_nano = int(at) if type(at) is str and at.isascii() and at.isdigit() else lean_int(at)
     observed_time_unix_nano = lean_int(get("observedTimeUnixNano", 0))
-    severity_number = lean_int(get("severityNumber", 0))
+    severity_number = lean_severity_number(get("severityNumber", 0))
     severity_text = get("severityText", "")
     event_name = get("eventName", "")
     if type(severity_text) is not str or type(event_name) is not str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rounds_bot.sources.otlp_json import _STATUS_CODE_NAMES, _double, _id, _integer
+from rounds_bot.sources.otlp_json import _STATUS_CODE_NAMES, SEVERITY_NUMBER_NAMES, _double, _id, _integer
 
 
 class NotLean(Exception):
@@ -69,6 +69,12 @@ def read_id(value: object, hex_length: int, slow: Callable[[object], str]) -> st
     elif value == "":
         return ""  # no id, as the models read an empty one
     return slow(value)
+
+
+def lean_severity_number(value: object) -> int:
+    if isinstance(value, str) and value in SEVERITY_NUMBER_NAMES:
+        return SEVERITY_NUMBER_NAMES[value]
+    return lean_int(value)
 
 
 def lean_status_code(value: object) -> int:
