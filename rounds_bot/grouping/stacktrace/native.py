@@ -79,8 +79,8 @@ def looks_like_frame(line: str) -> bool:
     return _frame(line) is not None
 
 
-def is_frame_line(line: str) -> bool:
-    return _frame(line) is not None
+#: a native frame is printed on one line, with no source line under it: the lines of frames are those
+is_frame_line = looks_like_frame
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
