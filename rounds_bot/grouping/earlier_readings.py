@@ -14,6 +14,7 @@ events.
 
 from __future__ import annotations
 
+from rounds_bot.grouping.body_traces import trace_from_body
 from rounds_bot.grouping.candidates import Candidate, read_before
 from rounds_bot.grouping.fingerprint import READ_OTHERWISE_BY
 from rounds_bot.grouping.found_earlier import FoundEarlier
@@ -67,14 +68,22 @@ class EarlierReadings(Placing):
         """The signature `_previous_message_group` assigns the event to, or None."""
         if candidate.trace is None:
             return None
+        if trace_from_body(event) and event.stacktrace is not None:
+            # a crash report in a log body went as a message of no type: this version's templates count too
+            return self._message_owner_then(event.stacktrace, event.service, None)
         if read_by_message_before(candidate.trace):  # a browser's stack: this version's templates count too
-            _, shape = self._shapes.lookup(event.message)
-            found = self._previous_template(shape.skeleton, event.service, event.error_type, "browser")
-            return found[1] if found is not None else None
+            return self._message_owner_then(event.message, event.service, event.error_type)
         if not self._previous_possible or read_before(event.stacktrace or "", candidate.trace):
             return None
         _, shape = self._shapes.lookup(event.message)
         found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
+        return found[1] if found is not None else None
+
+    def _message_owner_then(self, message: str, service: str, error_type: str | None) -> str | None:
+        """The signature of the template `message` goes to, of any version (a text no version read otherwise
+        before this one: `READ_OTHERWISE_BY["browser"]`), or None."""
+        _, shape = self._shapes.lookup(message)
+        found = self._previous_template(shape.skeleton, service, error_type, "browser")
         return found[1] if found is not None else None
 
     def _previous_answer(self, candidate: Candidate, signature_id: str) -> Assignment:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import orjson
 
 from rounds_bot.errors import SourceFormatError
+from rounds_bot.grouping.body_traces import LOG_BODY, TRACE_FROM, exception_of_body
 from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent
 from rounds_bot.sources.otlp_assembly import (
     EXCEPTION_GIVEN,
@@ -248,18 +249,26 @@ def log_error(
                 attributes[key] = origin.attributes[key]  # in its place, as a merge without own's would
             else:
                 del attributes[key]
+    error_type = None if kind is None else str(kind)
+    stacktrace = None if stack is None else str(stack)
     if exception_message is not None and body and body != exception_message:
         # The exception is the error; the log line around it is kept as context.
         attributes["log.body"] = body
+    elif kind is None and exception_message is None and stack is None:
+        # No SDK recorded an exception: the body may be a crash report (`body_traces`).
+        reported = exception_of_body(body)
+        if reported is not None:
+            error_type, exception_message, stacktrace = *reported, body
+            attributes[TRACE_FROM] = LOG_BODY
     return in_order(  # by position, as `exception_event` calls it
         LOG_WITH_CONTEXT_GIVEN if context else LOG_GIVEN,
         known[0],
         known[1],
         origin.service,
         "log",
-        None if kind is None else str(kind),  # error_type
+        error_type,
         exception_message if exception_message is not None else body,  # message
-        None if stack is None else str(stack),  # stacktrace
+        stacktrace,
         error_code,
         "FATAL" if fatal else "ERROR",  # severity
         fatal,

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field, StrictInt, StrictStr, ValidationError
 
 from rounds_bot.errors import SignozError
+from rounds_bot.grouping.body_traces import LOG_BODY, TRACE_FROM, exception_of_body
 from rounds_bot.models import MAX_CONTEXT_RECORDS, ContextRecord, ErrorEvent
 from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, WINDOW_NANOS, context_records
 from rounds_bot.sources.signoz.builder_queries import error_logs_raw
@@ -276,9 +277,16 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
             row.sample_resources_string, strings, row.sample_attributes_number, row.sample_attributes_bool
         )
         exception_message = strings.get("exception.message") or None
+        error_type = row.exception_type or None
+        stacktrace = strings.get("exception.stacktrace") or None
         body = row.sample_body or row.sample_message
         if exception_message is not None and body and body != exception_message:
             attributes["log.body"] = body  # the exception is the error; the line around it is context
+        elif error_type is None and exception_message is None and stacktrace is None:
+            reported = exception_of_body(body)  # a crash report in the body, as the OTLP reader reads it
+            if reported is not None:
+                error_type, exception_message, stacktrace = *reported, body
+                attributes[TRACE_FROM] = LOG_BODY
         attributes["signoz.log_id"] = row.sample_id
         attributes["signoz.first_seen_ns"] = str(row.first_seen_ns)
         attributes["signoz.last_seen_ns"] = str(row.last_seen_ns)
@@ -287,9 +295,9 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
             timestamp=ns_to_datetime(row.first_seen_ns),
             service=row.service_name or "unknown",
             kind="log",
-            error_type=row.exception_type or None,
+            error_type=error_type,
             message=exception_message if exception_message is not None else body,
-            stacktrace=strings.get("exception.stacktrace") or None,
+            stacktrace=stacktrace,
             error_code=text_of(attributes, "error.code"),
             severity="FATAL" if fatal else "ERROR",
             fatal=fatal,

@@ -1,0 +1,216 @@
+"""A crash report in a log record's body (a console's traceback, collected as a log line with no
+`exception.*` attributes) is read as the exception an SDK would have recorded: its stack trace is the body,
+its type and message those of the exception raised. So it is titled by its exception, grouped by its frames,
+and a signature an earlier release made from the body as a message keeps receiving its events."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from known_states import KnownStates
+from signoz_emulator import Behaviour, SignozEmulator
+from signoz_emulator.data import Dataset, load_otlp_lines
+from signoz_fixtures import T0_NS, fixture_window, source_for
+
+from rounds_bot.grouping.body_traces import LOG_BODY, TRACE_FROM, BodyException, exception_of_body
+from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.headline import headline
+from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.base import Window
+from rounds_bot.sources.otlp_file import OtlpFileSource
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+EVERYTHING = Window(start=datetime(2000, 1, 1, tzinfo=UTC), end=datetime(2100, 1, 1, tzinfo=UTC))
+
+
+def _traceback(cart: str, line: int = 12) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "/app/shop/views.py", line {line}, in checkout\n'
+        "    order = build(cart)\n"
+        '  File "/app/shop/orders.py", line 40, in build\n'
+        '    raise ValueError(f"cart {cart_id} is empty")\n'
+        f"ValueError: cart {cart} is empty"
+    )
+
+
+JAVA_LOGGED = (
+    "2026-11-27 12:00:00.123 ERROR [http-nio-8080-exec-1] c.s.Orders - charge failed\n"
+    "java.lang.IllegalStateException: card declined\n"
+    "\tat com.shop.Orders.charge(Orders.java:42)\n"
+    "\tat com.shop.Api.post(Api.java:10)"
+)
+GO_PANIC = (
+    "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\n"
+    "main.handler(...)\n\t/app/main.go:12 +0x1d\nmain.main()\n\t/app/main.go:20 +0x25\nexit status 2"
+)
+NODE_ERROR = (
+    "TypeError: Cannot read properties of undefined (reading 'id')\n"
+    "    at getUser (/app/src/users.js:12:20)\n    at /app/src/server.js:40:5"
+)
+
+
+# --- reading a body ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (_traceback("c-17"), BodyException("ValueError", "cart c-17 is empty")),
+        (JAVA_LOGGED, BodyException("java.lang.IllegalStateException", "card declined")),
+        (GO_PANIC, BodyException("panic", "runtime error: index out of range [3] with length 3")),
+        (NODE_ERROR, BodyException("TypeError", "Cannot read properties of undefined (reading 'id')")),
+        (  # the log line before the traceback is part of the report, not its exception
+            "ERROR handling request\n" + _traceback("c-18"),
+            BodyException("ValueError", "cart c-18 is empty"),
+        ),
+    ],
+)
+def test_a_body_with_a_stack_trace_reports_the_exception_it_raised(
+    body: str, expected: BodyException
+) -> None:
+    assert exception_of_body(body) == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "ValueError: cart c-17 is empty",  # one line: a message
+        "failed to connect to db-1\nretrying in 5s",  # lines, no frame
+        "order 12 failed\n  at step validate",  # an `at` that is no frame
+        "Traceback (most recent call last):\n",  # a header without a frame
+        "",
+    ],
+)
+def test_a_body_without_a_frame_is_a_message(body: str) -> None:
+    assert exception_of_body(body) is None
+
+
+def test_a_traceback_cut_before_its_exception_line_is_still_read_by_its_frames() -> None:
+    """(A collector's record size limit cuts the end off: the frames still say where it failed.)"""
+    reported = exception_of_body(_traceback("c-1").rsplit("\n", 1)[0])
+    assert reported == BodyException("Exception", "")
+
+
+# --- the OTLP file source ----------------------------------------------------------------------
+
+
+def _log_line(records: list[dict[str, object]]) -> str:
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "shop"}}]}
+    return json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": records}]}]})
+
+
+def _record(body: str, at: int, **attributes: str) -> dict[str, object]:
+    return {
+        "timeUnixNano": str(1_773_480_413_000_000_000 + at),
+        "severityNumber": 17,
+        "body": {"stringValue": body},
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attributes.items()],
+    }
+
+
+def test_an_otlp_log_whose_body_is_a_traceback_becomes_that_exception(tmp_path: Path) -> None:
+    path = tmp_path / "logs.jsonl"
+    path.write_text(_log_line([_record(_traceback("c-17"), 1)]) + "\n")
+    (event,) = OtlpFileSource(path).poll(EVERYTHING, frozenset()).events
+    assert (event.kind, event.error_type, event.message) == ("log", "ValueError", "cart c-17 is empty")
+    assert event.stacktrace == _traceback("c-17")
+    assert event.attributes[TRACE_FROM] == LOG_BODY and "log.body" not in event.attributes
+    assert headline(event) == "ValueError: cart c-17 is empty"
+
+
+def test_an_sdks_exception_and_a_plain_body_are_read_as_before(tmp_path: Path) -> None:
+    path = tmp_path / "logs.jsonl"
+    recorded = _record(
+        "charge failed\nsee the trace",
+        1,
+        **{"exception.type": "CardError", "exception.stacktrace": _traceback("c-1")},
+    )
+    plain = _record("failed to connect to db-1\nretrying in 5s", 2)
+    path.write_text(_log_line([recorded, plain]) + "\n")
+    events = OtlpFileSource(path).poll(EVERYTHING, frozenset()).events
+    by_body = {event.message: event for event in events}
+    sdk = by_body["charge failed\nsee the trace"]  # the SDK said what the exception was: its words stand
+    assert (sdk.error_type, sdk.stacktrace) == ("CardError", _traceback("c-1"))
+    message = by_body["failed to connect to db-1\nretrying in 5s"]
+    assert (message.error_type, message.stacktrace) == (None, None)
+    assert TRACE_FROM not in sdk.attributes and TRACE_FROM not in message.attributes
+
+
+# --- the SigNoz source -------------------------------------------------------------------------
+
+
+def test_a_signoz_log_whose_body_is_a_traceback_becomes_that_exception() -> None:
+    dataset = Dataset()
+    record = {
+        "timeUnixNano": str(T0_NS + 100 * 10**9),
+        "observedTimeUnixNano": str(T0_NS + 100 * 10**9 + 1000),
+        "severityText": "ERROR",
+        "severityNumber": 17,
+        "body": {"stringValue": _traceback("c-17")},
+    }
+    load_otlp_lines([_log_line([record])], dataset, where="crash reports")
+    with (
+        SignozEmulator(dataset, Behaviour(api_key="test-key")) as emulator,
+        source_for(emulator) as source,
+    ):
+        events = source.poll(fixture_window(), frozenset()).events
+    (event,) = [event for event in events if event.kind == "log"]
+    assert (event.error_type, event.message) == ("ValueError", "cart c-17 is empty")
+    assert event.stacktrace == _traceback("c-17") and event.attributes[TRACE_FROM] == LOG_BODY
+
+
+# --- grouping ----------------------------------------------------------------------------------
+
+
+def _read(n: int, cart: str, line: int = 12) -> ErrorEvent:
+    """The event this release makes of a traceback body."""
+    return ErrorEvent(
+        event_id=f"r{n}",
+        timestamp=T0,
+        service="shop",
+        kind="log",
+        error_type="ValueError",
+        message=f"cart {cart} is empty",
+        stacktrace=_traceback(cart, line),
+        severity="ERROR",
+        attributes={TRACE_FROM: LOG_BODY},
+    )
+
+
+def _as_message(n: int, cart: str) -> ErrorEvent:
+    """The event an earlier release made of the same body: a message, of no type."""
+    return ErrorEvent(
+        event_id=f"m{n}", timestamp=T0, service="shop", kind="log", message=_traceback(cart), severity="ERROR"
+    )
+
+
+def test_one_crash_site_is_one_signature_whatever_the_values_and_two_are_two() -> None:
+    other = _read(3, "c-3").model_copy(
+        update={"stacktrace": _traceback("c-3").replace("orders.py", "payments.py")}
+    )
+    placed = GroupingEngine().assign_all([_read(1, "c-1"), _read(2, "c-2", line=14), other])
+    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    assert placed[1].tier == "fingerprint"
+
+
+@pytest.mark.parametrize("how", ["given", "looked up"])
+def test_a_signature_an_earlier_release_made_from_the_body_keeps_receiving_its_events(how: str) -> None:
+    before = GroupingEngine()
+    made = before.assign(_as_message(0, "c-0"))
+    saved = [before.state(made.signature_id)]
+    engine = GroupingEngine(known=saved) if how == "given" else GroupingEngine(lookup=KnownStates(saved))
+    found = engine.assign_all([_read(1, "c-1"), _read(2, "c-2", line=13)])
+    assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
+    assert all("an earlier version" in a.explanation.splitlines()[-1] for a in found)
+
+
+def test_without_an_earlier_signature_the_body_trace_is_a_signature_of_its_own() -> None:
+    before = GroupingEngine()
+    made = before.assign(_as_message(0, "c-0").model_copy(update={"service": "billing"}))
+    engine = GroupingEngine(known=[before.state(made.signature_id)])
+    (found,) = engine.assign_all([_read(1, "c-1")])
+    assert found.signature_id != made.signature_id and found.tier == "new"
