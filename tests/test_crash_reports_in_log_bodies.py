@@ -47,6 +47,26 @@ GO_PANIC = (
     "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\n"
     "main.handler(...)\n\t/app/main.go:12 +0x1d\nmain.main()\n\t/app/main.go:20 +0x25\nexit status 2"
 )
+DOTNET_CONSOLE = (  # Microsoft.Extensions.Logging's console formatter, above the exception it logs
+    "fail: Microsoft.AspNetCore.Server.Kestrel[13]\n"
+    '      Connection id "0HN", Request id "0HN:00000001": '
+    "An unhandled exception was thrown by the application.\n"
+    "      System.NullReferenceException: Object reference not set to an instance of an object.\n"
+    "         at Shop.Controllers.CartController.Get(Int32 id)"
+    " in /src/Shop/Controllers/CartController.cs:line 25"
+)
+# what node prints on an uncaught exception: the source line, a caret, the error, node's version
+NODE_UNCAUGHT = (
+    "/app/server.js:12\n    throw new Error('boom');\n    ^\n\nError: boom\n"
+    "    at Object.<anonymous> (/app/server.js:12:11)\n"
+    "    at Module._compile (node:internal/modules/cjs/loader:1256:14)\n\nNode.js v18.17.0"
+)
+ANDROID = (
+    "FATAL EXCEPTION: main\nProcess: com.example.shop, PID: 12345\n"
+    "java.lang.NullPointerException: Attempt to invoke a virtual method on a null object reference\n"
+    "\tat com.example.shop.CartActivity.onCreate(CartActivity.kt:42)\n"
+    "\tat android.app.Activity.performCreate(Activity.java:8000)"
+)
 NODE_ERROR = (
     "TypeError: Cannot read properties of undefined (reading 'id')\n"
     "    at getUser (/app/src/users.js:12:20)\n    at /app/src/server.js:40:5"
@@ -63,6 +83,20 @@ NODE_ERROR = (
         (JAVA_LOGGED, BodyException("java.lang.IllegalStateException", "card declined")),
         (GO_PANIC, BodyException("panic", "runtime error: index out of range [3] with length 3")),
         (NODE_ERROR, BodyException("TypeError", "Cannot read properties of undefined (reading 'id')")),
+        (
+            DOTNET_CONSOLE,
+            BodyException(
+                "System.NullReferenceException", "Object reference not set to an instance of an object."
+            ),
+        ),
+        (NODE_UNCAUGHT, BodyException("Error", "boom")),
+        (
+            ANDROID,
+            BodyException(
+                "java.lang.NullPointerException",
+                "Attempt to invoke a virtual method on a null object reference",
+            ),
+        ),
         (  # the log line before the traceback is part of the report, not its exception
             "ERROR handling request\n" + _traceback("c-18"),
             BodyException("ValueError", "cart c-18 is empty"),

@@ -40,7 +40,9 @@ def exception_of_body(body: str) -> BodyException | None:
     trace = parse_stacktrace(body)
     if trace is None or not trace.exceptions or trace.frame_count == 0:
         return None
-    raised = trace.exceptions[0]
+    # the raised exception, first: unless a log line before it reads as an exception of no frame (.NET's
+    # console logger writes `fail: Category[event id]` above the exception)
+    raised = next(exception for exception in trace.exceptions if exception.frames)
     return BodyException(raised.type or None, raised.value)
 
 
