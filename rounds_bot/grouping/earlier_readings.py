@@ -14,10 +14,10 @@ events.
 
 from __future__ import annotations
 
-from rounds_bot.grouping.body_traces import trace_from_body
 from rounds_bot.grouping.candidates import Candidate, read_before
 from rounds_bot.grouping.fingerprint import READ_OTHERWISE_BY
 from rounds_bot.grouping.found_earlier import FoundEarlier
+from rounds_bot.grouping.logged_traces import message_read_before
 from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.routes import Answers
 from rounds_bot.grouping.shapes import ShapeCache
@@ -68,9 +68,9 @@ class EarlierReadings(Placing):
         """The signature `_previous_message_group` assigns the event to, or None."""
         if candidate.trace is None:
             return None
-        if trace_from_body(event) and event.stacktrace is not None:
-            # a crash report in a log body went as a message of no type: this version's templates count too
-            return self._message_owner_then(event.stacktrace, event.service, None)
+        before = message_read_before(event)
+        if before is not None:  # a trace a log record carried went as its body, of no type: this version's
+            return self._message_owner_then(before, event.service, None)  # templates count too
         if read_by_message_before(candidate.trace):  # a browser's stack: this version's templates count too
             return self._message_owner_then(event.message, event.service, event.error_type)
         if not self._previous_possible or read_before(event.stacktrace or "", candidate.trace):

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import orjson
 
 from rounds_bot.errors import SourceFormatError
-from rounds_bot.grouping.body_traces import LOG_BODY, TRACE_FROM, exception_of_body
+from rounds_bot.grouping.logged_traces import logged_exception, note_source
 from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent
 from rounds_bot.sources.otlp_assembly import (
     EXCEPTION_GIVEN,
@@ -255,11 +255,11 @@ def log_error(
         # The exception is the error; the log line around it is kept as context.
         attributes["log.body"] = body
     elif kind is None and exception_message is None and stack is None:
-        # No SDK recorded an exception: the body may be a crash report (`body_traces`).
-        reported = exception_of_body(body)
-        if reported is not None:
-            error_type, exception_message, stacktrace = *reported, body
-            attributes[TRACE_FROM] = LOG_BODY
+        # No SDK recorded an exception: a logger may have written its trace (`logged_traces`).
+        logged = logged_exception(body, own)
+        if logged is not None:
+            error_type, exception_message, stacktrace = logged[:3]
+            note_source(attributes, logged, body)
     return in_order(  # by position, as `exception_event` calls it
         LOG_WITH_CONTEXT_GIVEN if context else LOG_GIVEN,
         known[0],

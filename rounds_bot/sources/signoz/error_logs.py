@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field, StrictInt, StrictStr, ValidationError
 
 from rounds_bot.errors import SignozError
-from rounds_bot.grouping.body_traces import LOG_BODY, TRACE_FROM, exception_of_body
+from rounds_bot.grouping.logged_traces import logged_exception, note_source
 from rounds_bot.models import MAX_CONTEXT_RECORDS, ContextRecord, ErrorEvent
 from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, WINDOW_NANOS, context_records
 from rounds_bot.sources.signoz.builder_queries import error_logs_raw
@@ -283,10 +283,10 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
         if exception_message is not None and body and body != exception_message:
             attributes["log.body"] = body  # the exception is the error; the line around it is context
         elif error_type is None and exception_message is None and stacktrace is None:
-            reported = exception_of_body(body)  # a crash report in the body, as the OTLP reader reads it
-            if reported is not None:
-                error_type, exception_message, stacktrace = *reported, body
-                attributes[TRACE_FROM] = LOG_BODY
+            logged = logged_exception(body, strings)  # a logger's trace, as the OTLP reader reads it
+            if logged is not None:
+                error_type, exception_message, stacktrace = logged[:3]
+                note_source(attributes, logged, body)
         attributes["signoz.log_id"] = row.sample_id
         attributes["signoz.first_seen_ns"] = str(row.first_seen_ns)
         attributes["signoz.last_seen_ns"] = str(row.last_seen_ns)

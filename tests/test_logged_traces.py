@@ -1,7 +1,8 @@
-"""A crash report in a log record's body (a console's traceback, collected as a log line with no
-`exception.*` attributes) is read as the exception an SDK would have recorded: its stack trace is the body,
-its type and message those of the exception raised. So it is titled by its exception, grouped by its frames,
-and a signature an earlier release made from the body as a message keeps receiving its events."""
+"""A stack trace a log record carries without an SDK's `exception.*` attributes (a console's crash report in
+its body; a structured logger's trace field, which the collector's JSON parser made an attribute) is read as
+the exception an SDK would have recorded: its stack trace is that text, its type and message those of the
+exception raised. So it is titled by its exception, grouped by its frames, and a signature an earlier release
+made from the body as a message keeps receiving its events."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from signoz_emulator import Behaviour, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import T0_NS, fixture_window, source_for
 
-from rounds_bot.grouping.body_traces import LOG_BODY, TRACE_FROM, BodyException, exception_of_body
 from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.logged_traces import LOG_BODY, TRACE_FROM, LoggedException, logged_exception
 from rounds_bot.headline import headline
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import Window
@@ -79,34 +80,32 @@ NODE_ERROR = (
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        (_traceback("c-17"), BodyException("ValueError", "cart c-17 is empty")),
-        (JAVA_LOGGED, BodyException("java.lang.IllegalStateException", "card declined")),
-        (GO_PANIC, BodyException("panic", "runtime error: index out of range [3] with length 3")),
-        (NODE_ERROR, BodyException("TypeError", "Cannot read properties of undefined (reading 'id')")),
+        (_traceback("c-17"), ("ValueError", "cart c-17 is empty")),
+        (JAVA_LOGGED, ("java.lang.IllegalStateException", "card declined")),
+        (GO_PANIC, ("panic", "runtime error: index out of range [3] with length 3")),
+        (NODE_ERROR, ("TypeError", "Cannot read properties of undefined (reading 'id')")),
         (
             DOTNET_CONSOLE,
-            BodyException(
-                "System.NullReferenceException", "Object reference not set to an instance of an object."
-            ),
+            ("System.NullReferenceException", "Object reference not set to an instance of an object."),
         ),
-        (NODE_UNCAUGHT, BodyException("Error", "boom")),
+        (NODE_UNCAUGHT, ("Error", "boom")),
         (
             ANDROID,
-            BodyException(
+            (
                 "java.lang.NullPointerException",
                 "Attempt to invoke a virtual method on a null object reference",
             ),
         ),
         (  # the log line before the traceback is part of the report, not its exception
             "ERROR handling request\n" + _traceback("c-18"),
-            BodyException("ValueError", "cart c-18 is empty"),
+            ("ValueError", "cart c-18 is empty"),
         ),
     ],
 )
 def test_a_body_with_a_stack_trace_reports_the_exception_it_raised(
-    body: str, expected: BodyException
+    body: str, expected: tuple[str, str]
 ) -> None:
-    assert exception_of_body(body) == expected
+    assert logged_exception(body, {}) == LoggedException(*expected, body, LOG_BODY)
 
 
 @pytest.mark.parametrize(
@@ -120,13 +119,29 @@ def test_a_body_with_a_stack_trace_reports_the_exception_it_raised(
     ],
 )
 def test_a_body_without_a_frame_is_a_message(body: str) -> None:
-    assert exception_of_body(body) is None
+    assert logged_exception(body, {}) is None
 
 
 def test_a_traceback_cut_before_its_exception_line_is_still_read_by_its_frames() -> None:
     """(A collector's record size limit cuts the end off: the frames still say where it failed.)"""
-    reported = exception_of_body(_traceback("c-1").rsplit("\n", 1)[0])
-    assert reported == BodyException("Exception", "")
+    cut = _traceback("c-1").rsplit("\n", 1)[0]
+    assert logged_exception(cut, {}) == ("Exception", "", cut, LOG_BODY)
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["error.stack_trace", "stack_trace", "err.stack", "error.stack", "stack", "exception", "exc_info", "@x"],
+)
+def test_a_structured_loggers_trace_field_reports_the_exception_before_the_body(field: str) -> None:
+    trace = _traceback("c-2")
+    found = logged_exception(_traceback("c-9"), {"other": trace, field: trace})
+    assert found == ("ValueError", "cart c-2 is empty", trace, field)
+
+
+def test_a_trace_field_of_one_line_or_not_text_is_passed_over_for_the_body() -> None:
+    body = _traceback("c-3")
+    found = logged_exception(body, {"exception": "TimeoutError", "stack": 3, "err.stack": "no frames\nhere"})
+    assert found == ("ValueError", "cart c-3 is empty", body, LOG_BODY)
 
 
 # --- the OTLP file source ----------------------------------------------------------------------
@@ -174,6 +189,32 @@ def test_an_sdks_exception_and_a_plain_body_are_read_as_before(tmp_path: Path) -
     assert TRACE_FROM not in sdk.attributes and TRACE_FROM not in message.attributes
 
 
+def test_an_otlp_log_with_a_pino_error_field_becomes_that_exception_with_its_line_as_context(
+    tmp_path: Path,
+) -> None:
+    record = _record("charge failed", 1)
+    record["attributes"] = [
+        {
+            "key": "err",
+            "value": {
+                "kvlistValue": {
+                    "values": [
+                        {"key": "type", "value": {"stringValue": "TypeError"}},
+                        {"key": "stack", "value": {"stringValue": NODE_ERROR}},
+                    ]
+                }
+            },
+        },
+    ]
+    path = tmp_path / "logs.jsonl"
+    path.write_text(_log_line([record]) + "\n")
+    (event,) = OtlpFileSource(path).poll(EVERYTHING, frozenset()).events
+    assert (event.error_type, event.stacktrace) == ("TypeError", NODE_ERROR)
+    assert event.message == "Cannot read properties of undefined (reading 'id')"
+    assert event.attributes[TRACE_FROM] == "err.stack" and "err.stack" not in event.attributes
+    assert event.attributes["log.body"] == "charge failed" and event.attributes["err.type"] == "TypeError"
+
+
 # --- the SigNoz source -------------------------------------------------------------------------
 
 
@@ -195,6 +236,27 @@ def test_a_signoz_log_whose_body_is_a_traceback_becomes_that_exception() -> None
     (event,) = [event for event in events if event.kind == "log"]
     assert (event.error_type, event.message) == ("ValueError", "cart c-17 is empty")
     assert event.stacktrace == _traceback("c-17") and event.attributes[TRACE_FROM] == LOG_BODY
+
+
+def test_a_signoz_log_with_an_ecs_trace_field_becomes_that_exception() -> None:
+    dataset = Dataset()
+    record = {
+        "timeUnixNano": str(T0_NS + 100 * 10**9),
+        "severityText": "ERROR",
+        "severityNumber": 17,
+        "body": {"stringValue": "charge failed"},
+        "attributes": [{"key": "error.stack_trace", "value": {"stringValue": JAVA_LOGGED}}],
+    }
+    load_otlp_lines([_log_line([record])], dataset, where="ecs")
+    with (
+        SignozEmulator(dataset, Behaviour(api_key="test-key")) as emulator,
+        source_for(emulator) as source,
+    ):
+        events = source.poll(fixture_window(), frozenset()).events
+    (event,) = [event for event in events if event.kind == "log"]
+    assert (event.error_type, event.message) == ("java.lang.IllegalStateException", "card declined")
+    assert event.stacktrace == JAVA_LOGGED and event.attributes[TRACE_FROM] == "error.stack_trace"
+    assert event.attributes["log.body"] == "charge failed" and "error.stack_trace" not in event.attributes
 
 
 # --- grouping ----------------------------------------------------------------------------------
@@ -248,3 +310,27 @@ def test_without_an_earlier_signature_the_body_trace_is_a_signature_of_its_own()
     engine = GroupingEngine(known=[before.state(made.signature_id)])
     (found,) = engine.assign_all([_read(1, "c-1")])
     assert found.signature_id != made.signature_id and found.tier == "new"
+
+
+def test_a_signature_an_earlier_release_made_from_a_structured_log_keeps_receiving_it() -> None:
+    """Earlier, a record with a trace field went as its body (the log line), of no type, the field kept."""
+    before = GroupingEngine()
+    then = ErrorEvent(
+        event_id="m0",
+        timestamp=T0,
+        service="shop",
+        kind="log",
+        message="charge failed for cart c-0",
+        severity="ERROR",
+        attributes={"stack": _traceback("c-0")},
+    )
+    made = before.assign(then)
+    engine = GroupingEngine(lookup=KnownStates([before.state(made.signature_id)]))
+    now = [
+        _read(n, f"c-{n}").model_copy(
+            update={"attributes": {TRACE_FROM: "stack", LOG_BODY: f"charge failed for cart c-{n}"}}
+        )
+        for n in (1, 2)
+    ]
+    found = engine.assign_all(now)
+    assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
