@@ -96,6 +96,12 @@ NODE_ERROR = (
                 "Attempt to invoke a virtual method on a null object reference",
             ),
         ),
+        (  # a sanitizer's report: its line names the kind of error first, said once
+            "==12345==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010 at pc 0x55d4\n"
+            "    #0 0x55d4c1a2b3c4 in Parser::next() /src/proj/src/parser.cc:142:12\n"
+            "    #1 0x55d4c1a2c7e8 in main /src/proj/src/main.cc:31:3",
+            ("AddressSanitizer: heap-use-after-free", "on address 0x602000000010 at pc 0x55d4"),
+        ),
         (  # the log line before the traceback is part of the report, not its exception
             "ERROR handling request\n" + _traceback("c-18"),
             ("ValueError", "cart c-18 is empty"),

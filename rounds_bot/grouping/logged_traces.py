@@ -95,4 +95,7 @@ def _raised(text: str) -> tuple[str | None, str] | None:
     # the raised exception, first: unless a log line before it reads as an exception of no frame (.NET's
     # console logger writes `fail: Category[event id]` above the exception)
     raised = next(exception for exception in trace.exceptions if exception.frames)
-    return raised.type or None, raised.value
+    message = raised.value
+    if raised.type and message.startswith(f"{raised.type} "):  # a sanitizer's line names its kind first
+        message = message[len(raised.type) :].lstrip()
+    return raised.type or None, message
