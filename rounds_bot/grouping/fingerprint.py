@@ -190,7 +190,7 @@ def trace_fingerprint(
     )
     others: tuple[str, ...] = () if only is None else (system_hash,)
     names: tuple[str, ...] = () if only is None else ("system",)
-    site_tree = _site_tree(view, trace, site)
+    site_tree = _site_tree(view, trace, site, roles)
     if site_tree is not None:
         others, names = (*others, hash_tree(site_tree, HASH_VERSION)), (*names, "site")
     legacy = (
@@ -199,6 +199,10 @@ def trace_fingerprint(
         else ()
     )
     own = {hash_tree(tree, HASH_VERSION), *others}
+    if _unwrapped(trace, roles):  # the site hash releases before gave it, with the framework's wrapper
+        wrapped = _site_tree(view, trace, site)
+        if wrapped is not None and (digest := hash_tree(wrapped, HASH_VERSION)) not in own:
+            legacy = (*legacy, digest)
     before = _earlier_hashes(view, trace, normalized_values, recursion, collapsed, earlier)
     legacy = (*(digest for digest in before if digest not in own), *legacy)
     if any(reads_a_bundle(f) for e in trace.exceptions for f in e.frames):
@@ -292,12 +296,19 @@ def _collapsed_counts(trace: ParsedTrace, previous: PreviousReading | None) -> l
     ]
 
 
-def _site_tree(view: EventView, trace: ParsedTrace, site: Site | None) -> Component | None:
+def _site_tree(
+    view: EventView, trace: ParsedTrace, site: Site | None, roles: TraceRoles | None = None
+) -> Component | None:
     """Service, the chain's exception types and the site: what one problem has in common
-    wherever it was called from (None without a crash site)."""
+    wherever it was called from (None without a crash site). With the frames' `roles`, a framework's
+    wrappers are left out of the types (`_unwrapped`); without, they are kept, as releases before kept
+    them and as earlier readings are hashed."""
     if site is None or site.key is None:
         return None
-    types = [short_type(e.type) or e.type for e in trace.exceptions if e.relation != "suppressed"]
+    chain = [e for e in trace.exceptions if e.relation != "suppressed"]
+    if roles is not None and trace.runtime != "go":
+        chain = chain[_unwrapped(trace, roles) :]
+    types = [short_type(e.type) or e.type for e in chain]
     if trace.runtime == "go":
         types = types[:1]  # the other goroutines of a dump are no part of the panic
     return node(
@@ -306,6 +317,24 @@ def _site_tree(view: EventView, trace: ParsedTrace, site: Site | None) -> Compon
         *(leaf("type", name) for name in types),
         leaf("crash-site", site.key),
     )
+
+
+def _unwrapped(trace: ParsedTrace, roles: TraceRoles) -> int:
+    """How many exceptions lead the chain as a framework's wrappers: raised with no frame of the app's,
+    each over the next as its cause (`Caused by:`, an inner exception), up to the first with one. Spring's
+    DispatcherServlet wraps a controller's exception in a `ServletException`: the server span records the
+    wrapper and the controller's span the exception itself, one problem (the crash site, the first app
+    frame of the chain, is the same already)."""
+    exceptions = trace.exceptions
+    count = 0
+    while (
+        count + 1 < len(exceptions)
+        and exceptions[count].relation != "suppressed"
+        and exceptions[count + 1].relation in ("cause", "inner")
+        and not any(role.in_app for role in roles.frames[count])
+    ):
+        count += 1
+    return count if any(role.in_app for role in roles.frames[count]) else 0
 
 
 def _previous_hashes(
