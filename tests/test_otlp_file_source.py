@@ -132,8 +132,10 @@ def test_severity_text_decides_when_the_number_is_missing(sample: PollResult) ->
     assert "bridge without severity numbers: payment webhook rejected" in by_message(sample)
 
 
-def test_structured_body_becomes_json_text_and_observed_time_stands_in(sample: PollResult) -> None:
-    event = by_message(sample)['{"msg":"refund failed","refund":77}']
+def test_structured_body_is_read_by_its_message_field_and_observed_time_stands_in(sample: PollResult) -> None:
+    event = by_message(sample)["refund failed"]  # (a map body: its JSON text is what was logged)
+    assert event.attributes["log.body"] == '{"msg":"refund failed","refund":77}'
+    assert event.attributes["refund"] == 77 and event.attributes["rounds.message_from"] == "msg"
     assert event.timestamp == SAMPLE_START + timedelta(seconds=16)
 
 

@@ -79,6 +79,23 @@ class EarlierReadings(Placing):
         found = self._previous_template(shape.previous or shape.skeleton, event.service, event.error_type)
         return found[1] if found is not None else None
 
+    def _found_by_body_before(self, event: ErrorEvent) -> Assignment | None:
+        """A message read from a field of its log record's JSON body (`logged_traces.MESSAGE_FROM`), which
+        earlier releases grouped by the whole body: the signature of the template the body goes to, when
+        one is known, as a signature an earlier reading made; else None."""
+        before = message_read_before(event)
+        if before is None:
+            return None
+        _, shape = self._shapes.lookup(before)
+        found = self._previous_template(shape.skeleton, event.service, None, "browser")
+        if found is None:
+            return None
+        normalized, _ = self._shapes.lookup(event.message)
+        candidate = self._candidates.template_candidate(
+            event, normalized, found[0], None, earlier_reading=True
+        )
+        return self._previous_answer(candidate, found[1])
+
     def _message_owner_then(self, message: str, service: str, error_type: str | None) -> str | None:
         """The signature of the template `message` goes to, of any version (a text no version read otherwise
         before this one: `READ_OTHERWISE_BY["browser"]`), or None."""

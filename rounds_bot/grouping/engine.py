@@ -47,6 +47,7 @@ from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.logged_traces import message_read_before
 from rounds_bot.grouping.memo import forget_shared, shared_while_alive
 from rounds_bot.grouping.operations import operation_target
 from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placement, event_of_message
@@ -143,6 +144,9 @@ class GroupingEngine(EarlierReadings, CountingPass):
         stacktrace = event.stacktrace
         code = self._codes.read(event)
         if code is None and not (stacktrace and not stacktrace.isspace()):
+            found_before = self._found_by_body_before(event)
+            if found_before is not None:
+                return found_before
             return self._assign_message(
                 event,
                 event.message,
@@ -245,6 +249,8 @@ class GroupingEngine(EarlierReadings, CountingPass):
             owner = self._known_signatures.owner_of_code(f"{event.service or 'unknown'}\x1f{code.code}")
             return self._placed(owner, "error_code") if owner is not None else None
         if not stacktrace or stacktrace.isspace():
+            if message_read_before(event) is not None:
+                return None  # its body's earlier reading comes first (`_found_by_body_before`)
             target = operation_target(event.attributes) if event.kind == "span_error" else None
             shape = self._shapes.shape_of(event.message)
             return self._routed(shape, event.service, event.error_type, target)

@@ -20,8 +20,8 @@ from typing import NamedTuple
 import orjson
 
 from rounds_bot.errors import SourceFormatError
-from rounds_bot.grouping.logged_traces import logged_exception, note_source
 from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent
+from rounds_bot.sources.log_bodies import read_without_exception
 from rounds_bot.sources.otlp_assembly import (
     EXCEPTION_GIVEN,
     LOG_GIVEN,
@@ -255,11 +255,8 @@ def log_error(
         # The exception is the error; the log line around it is kept as context.
         attributes["log.body"] = body
     elif kind is None and exception_message is None and stack is None:
-        # No SDK recorded an exception: a logger may have written its trace (`logged_traces`).
-        logged = logged_exception(body, own)
-        if logged is not None:
-            error_type, exception_message, stacktrace = logged[:3]
-            note_source(attributes, logged, body)
+        # No SDK recorded an exception: a JSON body's message, a logger's trace (`log_bodies`).
+        error_type, exception_message, stacktrace = read_without_exception(body, own, attributes)
     return in_order(  # by position, as `exception_event` calls it
         LOG_WITH_CONTEXT_GIVEN if context else LOG_GIVEN,
         known[0],

@@ -324,16 +324,17 @@ def flatten_attributes(pairs: list[KeyValue]) -> dict[str, AttributeValue]:
     """
     flat: dict[str, AttributeValue] = {}
     for pair in pairs:
-        _flatten_into(flat, pair.key, decode_any_value(pair.value))
+        flatten_into(flat, pair.key, decode_any_value(pair.value))
     return flat
 
 
-def _flatten_into(flat: dict[str, AttributeValue], key: str, value: Any) -> None:
+def flatten_into(flat: dict[str, AttributeValue], key: str, value: Any) -> None:
+    """`value` (decoded JSON) into `flat` under `key`, as `flatten_attributes` flattens an attribute."""
     if value is None:
         return
     if isinstance(value, dict):
         for sub_key, sub_value in value.items():
-            _flatten_into(flat, f"{key}.{sub_key}", sub_value)
+            flatten_into(flat, f"{key}.{sub_key}", sub_value)
     elif isinstance(value, list):
         flat[key] = to_text(value)
     else:

@@ -17,7 +17,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from rounds_bot.models import AttributeValue
 from rounds_bot.sources.otlp_build import SEVERITY_BY_TEXT, SEVERITY_ERROR, LogFacts, SpanFacts
-from rounds_bot.sources.otlp_json import STATUS_CODE_ERROR, OtlpModel, _double, _flatten_into, to_text
+from rounds_bot.sources.otlp_json import STATUS_CODE_ERROR, OtlpModel, _double, flatten_into, to_text
 from rounds_bot.sources.otlp_lean_scalars import (
     NotLean,
     lean_bool,
@@ -174,7 +174,7 @@ def flat_key_values(value: object) -> dict[str, AttributeValue]:
             raise NotLean
         item = pair.get("value", _MISSING)
         if item is _MISSING:
-            continue  # no value: left out, as `_flatten_into` leaves out an empty one
+            continue  # no value: left out, as `flatten_into` leaves out an empty one
         if type(item) is dict and len(item) == 1:
             string = item.get("stringValue")
             if type(string) is str:
@@ -185,7 +185,7 @@ def flat_key_values(value: object) -> dict[str, AttributeValue]:
         if string is not None:
             flat[key] = string  # what `decode_plain` gives first, taken as it is
         else:
-            _flatten_into(flat, key, decode_plain(item))
+            flatten_into(flat, key, decode_plain(item))
     return flat
 
 

@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import Field, StrictInt, StrictStr, ValidationError
 
 from rounds_bot.errors import SignozError
-from rounds_bot.grouping.logged_traces import logged_exception, note_source
 from rounds_bot.models import MAX_CONTEXT_RECORDS, ContextRecord, ErrorEvent
+from rounds_bot.sources.log_bodies import read_without_exception
 from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, WINDOW_NANOS, context_records
 from rounds_bot.sources.signoz.builder_queries import error_logs_raw
 from rounds_bot.sources.signoz.client import SignozClient
@@ -283,10 +283,8 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
         if exception_message is not None and body and body != exception_message:
             attributes["log.body"] = body  # the exception is the error; the line around it is context
         elif error_type is None and exception_message is None and stacktrace is None:
-            logged = logged_exception(body, strings)  # a logger's trace, as the OTLP reader reads it
-            if logged is not None:
-                error_type, exception_message, stacktrace = logged[:3]
-                note_source(attributes, logged, body)
+            # a JSON body's message, a logger's trace: as the OTLP reader reads them
+            error_type, exception_message, stacktrace = read_without_exception(body, strings, attributes)
         attributes["signoz.log_id"] = row.sample_id
         attributes["signoz.first_seen_ns"] = str(row.first_seen_ns)
         attributes["signoz.last_seen_ns"] = str(row.last_seen_ns)
