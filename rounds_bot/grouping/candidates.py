@@ -27,6 +27,7 @@ from rounds_bot.grouping.fingerprint import (
     Fingerprint,
     PreviousReading,
     code_fingerprint,
+    looked_up_first,
     template_fingerprint,
     title_for,
     trace_fingerprint,
@@ -40,6 +41,7 @@ from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.skeletons import split_context
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, detect_runtime
 from rounds_bot.grouping.stacktrace.browser import typed_by_event
+from rounds_bot.grouping.stacktrace.dotnet import as_read_before
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
@@ -361,6 +363,13 @@ class CandidateReader:
             with_previous_hashes=self.previous_versions,
             earlier=tuple(earlier),
         )
+        trace_before = as_read_before(trace)
+        if trace_before is not None and fingerprint is not None:
+            # the same text as releases before read it (.NET's unhandled-exception prefix): the signature
+            # they made from it keeps receiving it
+            collapsed_before = collapse_recursion(trace_before)
+            found_before = self._reading(view, trace_before, collapsed_before, values[1:] or [""]).fingerprint
+            fingerprint = looked_up_first(fingerprint, found_before)
         frames = None if collapsed is trace else tuple(e.frames for e in collapsed.exceptions)
         return _Reading(roles, site, fingerprint, frames)
 

@@ -36,6 +36,10 @@ mined (`READ_OTHERWISE_BY`).
 Since a bundle's content hash, minified names and a `blob:` URL's UUID are left out of a frame
 (`bundles`), a trace with one also gives, to look up, the frames hashes it gave before (every other
 frame reads as before, so the version string stays).
+Since .NET's exception is read after the runtime's `Unhandled exception. ` prefix (its type was
+`System.Exception`, or the inner exception's, before), such a trace also gives, to look up first, every
+hash the text was looked up by before (`looked_up_first`; every other text reads as before, so the version
+string stays).
 """
 
 from __future__ import annotations
@@ -217,6 +221,18 @@ def trace_fingerprint(
         legacy_hashes=legacy,
         other_names=names,
     )
+
+
+def looked_up_first(fingerprint: Fingerprint, before: Fingerprint | None) -> Fingerprint:
+    """`fingerprint` also looked up, first, by every hash `before`, the fingerprint the same text had when
+    releases of this version read it otherwise (`stacktrace.dotnet.as_read_before`), is looked up by: a
+    signature made from that reading keeps receiving the text's events (none of those hashes is
+    registered; a signature found by one is registered under this reading's, `found_earlier`)."""
+    if before is None:
+        return fingerprint
+    own = {fingerprint.hash, *fingerprint.other_hashes}
+    earlier = (digest for _, digest in before.lookup_keys() if digest not in own)
+    return replace(fingerprint, legacy_hashes=tuple(dict.fromkeys((*earlier, *fingerprint.legacy_hashes))))
 
 
 def with_view(

@@ -90,6 +90,6 @@ def typed_by_event(trace: ParsedTrace, error_type: str | None) -> ParsedTrace:
 
 def read_by_message_before(trace: ParsedTrace) -> bool:
     """Whether the trace is Firefox's or Safari's frames alone (`HEADERLESS`), or another layout no earlier
-    release read (`NEWLY_READ`: native backtraces): no version read those frames before, so its event went
-    to its message's template."""
+    release read (`NEWLY_READ`: native backtraces, a .NET crash's frames after the unhandled-exception
+    prefix): no version read those frames before, so its event went to its message's template."""
     return HEADERLESS in trace.notes or NEWLY_READ in trace.notes

@@ -46,8 +46,9 @@ class ParsedException:
     relation: Relation = "raised"
 
 
-#: the note of a trace in a layout no earlier release read (`native`): its event went to its message's
-#: template then, and the signature found that way keeps receiving it (`browser.read_by_message_before`)
+#: the note of a trace in a layout no earlier release read (`native`), or whose frames none read (.NET's
+#: after the unhandled-exception prefix, `dotnet`): its event went to its message's template then, and
+#: the signature found that way keeps receiving it (`browser.read_by_message_before`)
 NEWLY_READ = "no earlier release read these frames"
 
 
