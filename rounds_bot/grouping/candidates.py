@@ -39,10 +39,9 @@ from rounds_bot.grouping.memo import MB, BoundedMemo
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.skeletons import split_context
-from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, detect_runtime
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 from rounds_bot.grouping.stacktrace.browser import typed_by_event
 from rounds_bot.grouping.stacktrace.dotnet import as_read_before
-from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
 from rounds_bot.grouping.trace_cut import Cut, cut
@@ -389,18 +388,3 @@ def _preferred(roles: tuple[FrameRole, ...]) -> list[bool]:
         if any(flags):
             return flags
     return [True] * len(roles)
-
-
-#: how many lines `rounds-fp:2` looked at to recognise a trace's runtime
-PREVIOUS_SNIFF_LINES = 60
-
-
-def read_before(text: str, trace: ParsedTrace) -> bool:
-    """Whether `rounds-fp:2` recognised the trace: it looked for frames in its first lines only
-    (a trace of fewer lines was read whole, as now)."""
-    end = -1
-    for _ in range(PREVIOUS_SNIFF_LINES):
-        end = text.find("\n", end + 1)
-        if end < 0:
-            return True
-    return detect_runtime(trace_lines(text[:end])) == trace.runtime

@@ -14,14 +14,16 @@ events.
 
 from __future__ import annotations
 
-from rounds_bot.grouping.candidates import Candidate, read_before
+from rounds_bot.grouping.candidates import Candidate
 from rounds_bot.grouping.fingerprint import READ_OTHERWISE_BY
 from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.logged_traces import message_read_before
 from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.routes import Answers
 from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
 from rounds_bot.grouping.stacktrace.browser import read_by_message_before
+from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.models import Assignment, ErrorEvent
 
 
@@ -173,3 +175,18 @@ class EarlierReadings(Placing):
         if owner is not None and owner != signature_id and not self._found_earlier.started_in_batch(owner):
             fingerprint = candidate.fingerprint
             self._found_earlier.claim(owner, (fingerprint.hash, *fingerprint.other_hashes))
+
+
+#: how many lines `rounds-fp:2` looked at to recognise a trace's runtime
+PREVIOUS_SNIFF_LINES = 60
+
+
+def read_before(text: str, trace: ParsedTrace) -> bool:
+    """Whether `rounds-fp:2` recognised the trace: it looked for frames in its first lines only
+    (a trace of fewer lines was read whole, as now)."""
+    end = -1
+    for _ in range(PREVIOUS_SNIFF_LINES):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return True
+    return detect_runtime(trace_lines(text[:end])) == trace.runtime

@@ -36,10 +36,9 @@ mined (`READ_OTHERWISE_BY`).
 Since a bundle's content hash, minified names and a `blob:` URL's UUID are left out of a frame
 (`bundles`), a trace with one also gives, to look up, the frames hashes it gave before (every other
 frame reads as before, so the version string stays).
-Since .NET's exception is read after the runtime's `Unhandled exception. ` prefix (its type was
-`System.Exception`, or the inner exception's, before), such a trace also gives, to look up first, every
-hash the text was looked up by before (`looked_up_first`; every other text reads as before, so the version
-string stays).
+Since .NET's exception is read after the runtime's `Unhandled exception. ` prefix, such a trace also gives,
+to look up first, every hash the text was looked up by before (`looked_up_first`); so does a trace behind a
+framework's wrapper, the site hash it gave before (`site_hash`). Every other text reads as before.
 """
 
 from __future__ import annotations
@@ -59,6 +58,7 @@ from rounds_bot.grouping.exception_chain import (
 )
 from rounds_bot.grouping.frames import needs_legacy_keys, reads_a_bundle, recursion_hints
 from rounds_bot.grouping.inapp import TraceRoles
+from rounds_bot.grouping.site_hash import site_tree, unwrapped
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
 FINGERPRINT_VERSION = "rounds-fp:4"
@@ -194,17 +194,17 @@ def trace_fingerprint(
     )
     others: tuple[str, ...] = () if only is None else (system_hash,)
     names: tuple[str, ...] = () if only is None else ("system",)
-    site_tree = _site_tree(view, trace, site, roles)
-    if site_tree is not None:
-        others, names = (*others, hash_tree(site_tree, HASH_VERSION)), (*names, "site")
+    at_site = site_tree(view.service, trace, site, roles)
+    if at_site is not None:
+        others, names = (*others, hash_tree(at_site, HASH_VERSION)), (*names, "site")
     legacy = (
         _previous_hashes(view, trace, roles, normalized_values, previous, (tree, system, only))
         if with_previous_hashes
         else ()
     )
     own = {hash_tree(tree, HASH_VERSION), *others}
-    if _unwrapped(trace, roles):  # the site hash releases before gave it, with the framework's wrapper
-        wrapped = _site_tree(view, trace, site)
+    if unwrapped(trace, roles):  # the site hash releases before gave it, with the framework's wrapper
+        wrapped = site_tree(view.service, trace, site)
         if wrapped is not None and (digest := hash_tree(wrapped, HASH_VERSION)) not in own:
             legacy = (*legacy, digest)
     before = _earlier_hashes(view, trace, normalized_values, recursion, collapsed, earlier)
@@ -275,9 +275,9 @@ def _earlier_hashes(
         if only is not None:
             chain = chain_tree(trace, reading.roles, values, recursion, only=only, collapsed=collapsed)
             hashes[hash_tree(_fingerprint_node(view, chain), HASH_VERSION)] = None
-        site_tree = _site_tree(view, trace, reading.site)
-        if site_tree is not None:
-            hashes[hash_tree(site_tree, HASH_VERSION)] = None
+        at_site = site_tree(view.service, trace, reading.site)
+        if at_site is not None:
+            hashes[hash_tree(at_site, HASH_VERSION)] = None
     return hashes
 
 
@@ -310,47 +310,6 @@ def _collapsed_counts(trace: ParsedTrace, previous: PreviousReading | None) -> l
         len(before.frames) - len(after.frames)
         for before, after in zip(previous.trace.exceptions, trace.exceptions, strict=True)
     ]
-
-
-def _site_tree(
-    view: EventView, trace: ParsedTrace, site: Site | None, roles: TraceRoles | None = None
-) -> Component | None:
-    """Service, the chain's exception types and the site: what one problem has in common
-    wherever it was called from (None without a crash site). With the frames' `roles`, a framework's
-    wrappers are left out of the types (`_unwrapped`); without, they are kept, as releases before kept
-    them and as earlier readings are hashed."""
-    if site is None or site.key is None:
-        return None
-    chain = [e for e in trace.exceptions if e.relation != "suppressed"]
-    if roles is not None and trace.runtime != "go":
-        chain = chain[_unwrapped(trace, roles) :]
-    types = [short_type(e.type) or e.type for e in chain]
-    if trace.runtime == "go":
-        types = types[:1]  # the other goroutines of a dump are no part of the panic
-    return node(
-        "site",
-        leaf("service", view.service),
-        *(leaf("type", name) for name in types),
-        leaf("crash-site", site.key),
-    )
-
-
-def _unwrapped(trace: ParsedTrace, roles: TraceRoles) -> int:
-    """How many exceptions lead the chain as a framework's wrappers: raised with no frame of the app's,
-    each over the next as its cause (`Caused by:`, an inner exception), up to the first with one. Spring's
-    DispatcherServlet wraps a controller's exception in a `ServletException`: the server span records the
-    wrapper and the controller's span the exception itself, one problem (the crash site, the first app
-    frame of the chain, is the same already)."""
-    exceptions = trace.exceptions
-    count = 0
-    while (
-        count + 1 < len(exceptions)
-        and exceptions[count].relation != "suppressed"
-        and exceptions[count + 1].relation in ("cause", "inner")
-        and not any(role.in_app for role in roles.frames[count])
-    ):
-        count += 1
-    return count if any(role.in_app for role in roles.frames[count]) else 0
 
 
 def _previous_hashes(
