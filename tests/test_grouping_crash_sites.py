@@ -103,6 +103,19 @@ def elixir_trace(function: str) -> str:
     )
 
 
+def dart_trace(method: str) -> str:
+    return (
+        "Unhandled exception:\n"
+        "Null check operator used on a null value\n"
+        f"#0      OrderService.{method} (package:shop/orders/order_service.dart:142:31)\n"
+        "#1      OrderService.place (package:shop/orders/order_service.dart:97:12)\n"
+        "#2      OrderController.create (package:shop/web/order_controller.dart:61:20)\n"
+        "#3      _rootRunUnary (dart:async/zone.dart:1434:47)\n"
+        "<asynchronous suspension>\n"
+        "#4      main (file:///app/bin/server.dart:10:3)\n"
+    )
+
+
 def go_trace(method: str) -> str:
     return (
         "panic: runtime error: invalid memory address or nil pointer dereference\n\n"
@@ -162,6 +175,7 @@ NEAR_TWINS = {
     "rust": (rust_trace, "panic", "customer", "invoice"),
     "php": (php_trace, "TypeError", "customer", "invoice"),
     "elixir": (elixir_trace, "KeyError", "customer", "invoice"),
+    "dart": (dart_trace, "TypeError", "customer", "invoice"),
 }
 
 

@@ -19,8 +19,11 @@ from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import (
     ParsedTrace,
     browser,
+    dart,
     detect_runtime,
     elixir,
+    native,
+    node_fatal,
     parse_stacktrace,
     php,
     rust,
@@ -60,7 +63,19 @@ def test_every_runtime_has_golden_traces() -> None:
     runtimes = {
         json.loads((TRACES / f"{c}.json").read_text())["runtime"] for c in CASES if c != "not_a_trace"
     }
-    assert runtimes == {"python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir"}
+    assert runtimes == {
+        "python",
+        "java",
+        "node",
+        "go",
+        "dotnet",
+        "ruby",
+        "ocaml",
+        "rust",
+        "php",
+        "elixir",
+        "dart",
+    }
 
 
 def test_python_chained_exceptions_are_read_raised_first() -> None:
@@ -192,6 +207,10 @@ def test_runtime_is_recognised_from_frame_syntax() -> None:
     assert detect_runtime(["\t/home/x/main.go:12 +0x1d"]) == "go"
     assert detect_runtime(["/app/x.rb:3:in `y'"]) == "ruby"
     assert detect_runtime(['Called from Shop.f in file "a.ml", line 1, characters 0-1']) == "ocaml"
+    assert detect_runtime(["#0      Cart.total (package:shop/cart.dart:42:7)"]) == "dart"
+    assert (
+        detect_runtime([" 1: 0xb8d11b node::OOMErrorHandler(char const*) [node]"]) == "node"
+    )  # a fatal error
 
 
 def _runtime_by_every_vote(lines: list[str]) -> str | None:
@@ -253,6 +272,12 @@ def _runtime_of_line_by_its_patterns(line: str) -> str | None:
         return "elixir"
     if browser.looks_like_frame(line):
         return "node"
+    if native.looks_like_frame(line):
+        return "native"
+    if dart.looks_like_frame(line):
+        return "dart"
+    if node_fatal.is_fatal_frame(line):
+        return "node"
     return None
 
 
@@ -276,6 +301,10 @@ def test_a_lines_runtime_is_read_alike_with_its_patterns_guarded_by_the_substrin
         "async*t/<@https://app.example.com/a.js:1:9",
         "forEach@[native code]",
         "global code@https://app.example.com/a.js:3:1",
+        "#0      Cart.total (package:shop/cart.dart:42:7)",
+        "package:shop/cart.dart 42:7  Cart.total",
+        " 1: 0xb8d11b node::OOMErrorHandler(char const*) [node]",
+        "10: 00007FF61B946F4D node::OnFatalError+301",
     ]
     rng = random.Random(26)
     spaces = [" ", "\t", "\u00a0", "\u2003", "\u3000", "\x1f", ""]

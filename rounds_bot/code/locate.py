@@ -65,6 +65,7 @@ _SDK_RUNTIMES: dict[str, Runtime] = {
     "erlang": "elixir",
     "cpp": "native",
     "swift": "native",
+    "dart": "dart",
 }
 
 FrameKind = Literal["app", "test", "other"]

@@ -4,13 +4,16 @@ Runtimes print paths where the code ran (`/srv/app/checkout/pricing.py`, `/app/.
 `/build/internal/labels/batcher.go`) or, for Java-like runtimes, a class and a bare file name
 (`com.acme.inventory.Warehouse` in `Warehouse.java`). The mapping is inferred from the checkout: the
 repository file whose path is the longest suffix of the frame's path wins (for Java, the package as folders
-plus the file name, wherever the source root is: `src/main/java/...`, `app/src/...`). A frame that maps to no
-file, or to more than one equally well, stays unmapped. Explicit `runtime-prefix=repo-prefix` rules (the
-`ROUNDS_CODE_MAPPINGS` setting) are tried first.
+plus the file name, wherever the source root is: `src/main/java/...`, `app/src/...`; for Dart, a `package:`
+URI as the `lib/` folder of a folder of the package's name, so a repository of one package matches by `lib/`
+and one of several by the package's folder: `package:shop/cart.dart` is `lib/cart.dart` or
+`packages/shop/lib/cart.dart`). A frame that maps to no file, or to more than one equally well, stays
+unmapped. Explicit `runtime-prefix=repo-prefix` rules (the `ROUNDS_CODE_MAPPINGS` setting) are tried first.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections import defaultdict
 from dataclasses import dataclass
@@ -29,6 +32,8 @@ _INSTALLED = (
     "/rubygems/",
 )
 _JAVA_LIKE = (".java", ".kt", ".scala", ".groovy", ".cs")
+#: a Dart library's URI: `package:shop/cart.dart` is `lib/cart.dart` of the package `shop`
+_DART_PACKAGE = re.compile(r"^package:(?P<name>[\w.]{1,256})/")
 #: frames' paths a map remembers mapped (cleared whole when full): a round's frames name a few files
 #: again and again (4,182 answers worked out for 100,000 records with 2,000 bugs, 4,390 with this size)
 FOUND_MEMO_SIZE = 2_048
@@ -94,6 +99,7 @@ class CodeMap:
                 return candidate if candidate in self.files else None
         if not printed or any(marker in printed for marker in _INSTALLED):
             return None
+        printed = _DART_PACKAGE.sub(r"\g<name>/lib/", printed)
         name = printed.rstrip("/").rpartition("/")[2]
         if name not in ("", ".", "..") and name not in self._by_name:
             # the file name a suffix match ends with (`_wanted_suffix`'s last part, read here without

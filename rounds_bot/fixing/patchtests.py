@@ -24,6 +24,7 @@ _RUNTIMES: dict[str, Runtime] = {
     **dict.fromkeys(("java", "kt", "kts", "scala", "groovy"), "java"),
     **dict.fromkeys(("cs", "fs", "vb"), "dotnet"),
     **dict.fromkeys(("c", "cc", "cpp", "cxx", "h", "hh", "hpp", "m", "mm", "swift"), "native"),
+    **dict.fromkeys(("dart",), "dart"),
 }
 
 #: a test definition on a line: (what it is, its name when the line names it)

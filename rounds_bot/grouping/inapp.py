@@ -102,6 +102,21 @@ _LIBRARY_MODULES: dict[str, tuple[str, ...]] = {
 }
 # fmt: on
 _NODE_INTERNAL_FILES = ("internal/", "events.js", "timers.js", "_stream_", "net.js")
+#: Flutter's framework and the packages that ship with it, and the test runner's packages
+_DART_PACKAGES = (
+    "flutter", "flutter_test", "flutter_driver", "flutter_localizations", "flutter_web_plugins",
+    "integration_test", "test", "test_api", "test_core", "matcher", "stack_trace",
+)  # fmt: skip
+#: Dart's core libraries (`dart:async/zone.dart`; `org-dartlang-sdk:` and the web compiler's `dart-sdk/lib/`
+#: where a compiler names the SDK's sources) and those packages, as the VM names them (`package:flutter/`)
+#: and as the web compiler does (`packages/flutter/`)
+_DART_LIBRARIES = (
+    "dart:",
+    "org-dartlang-sdk:",
+    "dart-sdk/lib/",
+    *(f"package:{name}/" for name in _DART_PACKAGES),
+    *(f"packages/{name}/" for name in _DART_PACKAGES),
+)
 # Standard-library packages of Go (first path element); user code lives under a module path.
 # fmt: off
 _GO_STDLIB = frozenset((
@@ -126,6 +141,7 @@ _TEST_FILES: dict[str, re.Pattern[str]] = {
     "php": re.compile(r"(?:^|/)tests?/.*\.php$|Test\.php$"),  # PHPUnit, Pest
     "elixir": re.compile(r"(?:^|/)test/.*\.exs$|_test\.exs$"),  # ExUnit
     "native": NATIVE_TEST_FILES,  # GoogleTest, Catch2, XCTest
+    "dart": re.compile(r"_test\.dart$"),  # package:test, flutter_test
 }
 #: how many leading package components name a package's owner, where names follow that convention
 _OWNER_COMPONENTS: dict[str, int] = {"java": 2, "dotnet": 1, "php": 1}
@@ -291,6 +307,8 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
         return "Node.js internals"
     if runtime == "native" and is_native_library(module, path):
         return "the system's libraries, the C and C++ runtimes or a sanitizer's"
+    if runtime == "dart" and path.startswith(_DART_LIBRARIES):
+        return "Dart's core libraries, Flutter's or the test runner's"
     if not module and not path:
         return _BUILTIN
     if is_browser_extension(path):

@@ -12,12 +12,14 @@ from collections.abc import Callable
 
 from rounds_bot.grouping.stacktrace import (
     browser,
+    dart,
     dotnet,
     elixir,
     go,
     java,
     native,
     node,
+    node_fatal,
     ocaml,
     php,
     python,
@@ -57,7 +59,7 @@ _OCAML_WORDS = ("Raised ", "Called ", "Re-raised ")
 _PARSERS = {
     "python": python.parse,
     "java": java.parse,
-    "node": node.parse,
+    "node": node.parse_with_fatal_errors,
     "go": go.parse,
     "dotnet": dotnet.parse,
     "ruby": ruby.parse,
@@ -66,6 +68,7 @@ _PARSERS = {
     "php": php.parse,
     "elixir": elixir.parse,
     "native": native.parse,
+    "dart": dart.parse,
 }
 
 #: per runtime, whether a line prints a frame
@@ -81,6 +84,7 @@ _FRAME_LINE_TESTS: dict[Runtime, Callable[[str], bool]] = {
     "php": php.is_frame_line,
     "elixir": elixir.is_frame_line,
     "native": native.is_frame_line,
+    "dart": dart.is_frame_line,
 }
 #: the same, kept per line: a bug's frame lines recur in every
 #: occurrence's trace)
@@ -155,6 +159,12 @@ def runtime_of_line(line: str) -> Runtime | None:
         return "node"  # Firefox's or Safari's frame of the same language (`fn@url:line:col`)
     if _may_be_native(stripped) and native.looks_like_frame(line):
         return "native"
+    # Tried last, so no line another runtime claims changes hands: Dart's frames hold `.dart` (a numbered one
+    # is neither PHP's nor a native one), a Node fatal error's native frames start with their number and `: `.
+    if ".dart" in line and dart.looks_like_frame(line):
+        return "dart"
+    if stripped[:1].isdigit() and ": " in stripped[:6] and node_fatal.is_fatal_frame(line):
+        return "node"
     return None
 
 

@@ -8,8 +8,9 @@ from typing import Literal
 #: `node` is JavaScript: Node.js and the browsers (V8, SpiderMonkey, JavaScriptCore), one language
 #: `native` is C, C++, Objective-C and Swift: code compiled to machine code, read from a sanitizer's, a
 #: debugger's or a crash reporter's backtrace
+#: `dart` is Dart and Flutter, as the Dart VM prints a stack
 Runtime = Literal[
-    "python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir", "native"
+    "python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir", "native", "dart"
 ]
 Relation = Literal["raised", "cause", "context", "suppressed", "inner"]
 
@@ -46,9 +47,9 @@ class ParsedException:
     relation: Relation = "raised"
 
 
-#: the note of a trace in a layout no earlier release read (`native`), or whose frames none read (.NET's
-#: after the unhandled-exception prefix, `dotnet`): its event went to its message's template then, and
-#: the signature found that way keeps receiving it (`browser.read_by_message_before`)
+#: the note of a trace in a layout no earlier release read (`native`, `node_fatal`, `dart`), or whose frames
+#: none read (.NET's after the unhandled-exception prefix, `dotnet`): its event went to its message's
+#: template then, and the signature found that way keeps receiving it (`browser.read_by_message_before`)
 NEWLY_READ = "no earlier release read these frames"
 
 

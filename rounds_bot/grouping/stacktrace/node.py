@@ -13,7 +13,8 @@ Query strings and webpack hashes are stripped from file names; `async`, `new` an
 `[as alias]` are dropped from function names.
 
 The same language's traces from browsers print Firefox's and Safari's frames (`handle@url:1:2`,
-see `browser`), without a header line: they are read here too, a V8 frame first.
+see `browser`), without a header line: they are read here too, a V8 frame first. A text with no such
+frame may be a fatal error's (`node_fatal`: `FATAL ERROR: ... heap out of memory` and V8's native stack).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from rounds_bot.grouping.stacktrace import browser
+from rounds_bot.grouping.stacktrace import browser, node_fatal
 from rounds_bot.grouping.stacktrace.browser import HEADERLESS
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
 from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace
@@ -47,7 +48,16 @@ def looks_like_v8_frame(line: str) -> bool:
 
 
 def is_frame_line(line: str) -> bool:
-    return _frame(line) is not None
+    """A V8 or a browser's frame, or a frame of a fatal error's native stack (`node_fatal`)."""
+    return _frame(line) is not None or (
+        line.lstrip()[:1].isdigit() and ": " in line.lstrip()[:6] and node_fatal.is_fatal_frame(line)
+    )
+
+
+def parse_with_fatal_errors(lines: list[str]) -> ParsedTrace | None:
+    """An error's stack, else a fatal error's (`node_fatal`): a text with no V8 or browser frame that
+    reads as the former reads as it always did."""
+    return parse(lines) or node_fatal.parse(lines)
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
