@@ -32,101 +32,18 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rounds_bot.grouping.browser_extensions import is_browser_extension
+from rounds_bot.grouping.library_paths import (
+    DART_LIBRARIES,
+    GO_STDLIB,
+    LIBRARY_MODULES,
+    LIBRARY_PATHS,
+    NODE_INTERNAL_FILES,
+)
 from rounds_bot.grouping.memo import shared_dict
 from rounds_bot.grouping.native_libraries import NATIVE_TEST_FILES, is_native_library
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime
 
 Role = Literal["app", "test", "library"]
-
-# Path fragments of code that was installed, not written here.
-_LIBRARY_PATHS = (
-    "site-packages/",
-    "dist-packages/",
-    "node_modules/",
-    "/vendor/",
-    "vendor/bundle/",
-    "/pkg/mod/",
-    "/gems/",
-    "/bundle/ruby/",
-    "/lib/ruby/",
-    "/lib/python",
-    "<frozen ",
-    "node:",
-    "webpack/bootstrap",
-    "/_opam/",
-    "/.opam/",
-    "/usr/local/go/src/",
-    "/usr/lib/go",
-    "/go/src/runtime/",
-    "/rustc/",
-    "/.cargo/registry/",
-    "/.cargo/git/",
-)
-
-# Module prefixes of runtimes, frameworks, test runners and telemetry SDKs, per runtime.
-# fmt: off
-_LIBRARY_MODULES: dict[str, tuple[str, ...]] = {
-    "java": (
-        "java.", "javax.", "jakarta.", "jdk.", "sun.", "com.sun.", "kotlin.", "kotlinx.", "scala.",
-        "groovy.", "org.codehaus.groovy.", "junit.", "org.junit.", "org.testng.",
-        "org.apache.tools.ant.", "org.apache.maven.", "org.gradle.", "org.springframework.",
-        "io.netty.", "reactor.", "io.reactivex.", "org.eclipse.jetty.", "org.apache.catalina.",
-        "org.apache.coyote.", "org.apache.tomcat.", "io.undertow.", "org.hibernate.",
-        "io.opentelemetry.", "io.micrometer.", "net.bytebuddy.", "org.aspectj.", "io.sentry.",
-        "worker.org.gradle.", "org.mockito.", "org.hamcrest.",
-    ),
-    "dotnet": (
-        "System.", "Microsoft.", "Npgsql.", "Newtonsoft.", "OpenTelemetry.", "Xunit.", "NUnit.",
-    ),
-    "python": (
-        "opentelemetry", "sentry_sdk", "ddtrace", "newrelic", "pytest", "_pytest", "pluggy",
-        "unittest", "importlib", "runpy", "asyncio", "concurrent", "threading", "logging",
-    ),
-    "ocaml": (
-        "Stdlib", "Base.", "Core.", "Core_kernel.", "Lwt", "Async_kernel", "Caml",
-        "CamlinternalFormat",
-    ),
-    "rust": (
-        "std::", "core::", "alloc::", "tokio::", "futures::", "futures_util::", "futures_core::",
-        "hyper::", "axum::", "tower::", "actix_web::", "actix_rt::", "actix_server::", "rocket::",
-        "warp::", "tracing::", "anyhow::", "backtrace::", "rayon::", "rayon_core::",
-    ),
-    "php": (
-        "Symfony.", "Illuminate.", "Laravel.", "Doctrine.", "GuzzleHttp.", "Monolog.", "Psr.", "Laminas.",
-        "OpenTelemetry.", "PHPUnit.", "Composer.", "Twig.", "Predis.", "Carbon.", "React.", "Slim.",
-        "Sentry.", "Pest.",
-    ),
-    "node": (),
-    "ruby": (),
-    "go": (),
-}
-# fmt: on
-_NODE_INTERNAL_FILES = ("internal/", "events.js", "timers.js", "_stream_", "net.js")
-#: Flutter's framework and the packages that ship with it, and the test runner's packages
-_DART_PACKAGES = (
-    "flutter", "flutter_test", "flutter_driver", "flutter_localizations", "flutter_web_plugins",
-    "integration_test", "test", "test_api", "test_core", "matcher", "stack_trace",
-)  # fmt: skip
-#: Dart's core libraries (`dart:async/zone.dart`; `org-dartlang-sdk:` and the web compiler's `dart-sdk/lib/`
-#: where a compiler names the SDK's sources) and those packages, as the VM names them (`package:flutter/`)
-#: and as the web compiler does (`packages/flutter/`)
-_DART_LIBRARIES = (
-    "dart:",
-    "org-dartlang-sdk:",
-    "dart-sdk/lib/",
-    *(f"package:{name}/" for name in _DART_PACKAGES),
-    *(f"packages/{name}/" for name in _DART_PACKAGES),
-)
-# Standard-library packages of Go (first path element); user code lives under a module path.
-# fmt: off
-_GO_STDLIB = frozenset((
-    "archive", "bufio", "bytes", "cmp", "compress", "container", "context", "crypto", "database",
-    "debug", "embed", "encoding", "errors", "expvar", "flag", "fmt", "go", "hash", "html", "image",
-    "index", "internal", "io", "iter", "log", "maps", "math", "mime", "net", "os", "path",
-    "plugin", "reflect", "regexp", "runtime", "slices", "sort", "strconv", "strings", "sync",
-    "syscall", "testing", "text", "time", "unicode", "unique", "unsafe", "weak",
-))
-# fmt: on
 
 # How each runtime's test runners recognise test code (their default discovery patterns): a
 # failing check in a test is where the failure was *noticed*, and a test is a caller, like the
@@ -294,20 +211,20 @@ class InAppRules:
 
 
 def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
-    for marker in _LIBRARY_PATHS:
+    for marker in LIBRARY_PATHS:
         if marker in path:
             return f"installed code ({marker.strip('/')})"
-    if module.startswith(_LIBRARY_MODULES.get(runtime, ())):
+    if module.startswith(LIBRARY_MODULES.get(runtime, ())):
         return "runtime, framework or SDK code"
-    if runtime == "go" and module.split("/", 1)[0] in _GO_STDLIB:
+    if runtime == "go" and module.split("/", 1)[0] in GO_STDLIB:
         return "Go standard library"
     if runtime == "rust" and not module:
         return "the C runtime or the panic machinery (a symbol outside any crate)"
-    if runtime == "node" and path.startswith(_NODE_INTERNAL_FILES):
+    if runtime == "node" and path.startswith(NODE_INTERNAL_FILES):
         return "Node.js internals"
     if runtime == "native" and is_native_library(module, path):
         return "the system's libraries, the C and C++ runtimes or a sanitizer's"
-    if runtime == "dart" and path.startswith(_DART_LIBRARIES):
+    if runtime == "dart" and path.startswith(DART_LIBRARIES):
         return "Dart's core libraries, Flutter's or the test runner's"
     if not module and not path:
         return _BUILTIN

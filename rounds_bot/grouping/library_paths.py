@@ -1,0 +1,94 @@
+"""Where each runtime's libraries live: installed-package paths, the standard libraries, frameworks, test
+runners and telemetry SDKs by module prefix, and the runtimes' own sources (`inapp` step 4)."""
+
+from __future__ import annotations
+
+# Path fragments of code that was installed, not written here.
+LIBRARY_PATHS = (
+    "site-packages/",
+    "dist-packages/",
+    "node_modules/",
+    "/vendor/",
+    "vendor/bundle/",
+    "/pkg/mod/",
+    "/gems/",
+    "/bundle/ruby/",
+    "/lib/ruby/",
+    "/lib/python",
+    "<frozen ",
+    "node:",
+    "webpack/bootstrap",
+    "/_opam/",
+    "/.opam/",
+    "/usr/local/go/src/",
+    "/usr/lib/go",
+    "/go/src/runtime/",
+    "/rustc/",
+    "/.cargo/registry/",
+    "/.cargo/git/",
+)
+
+# Module prefixes of runtimes, frameworks, test runners and telemetry SDKs, per runtime.
+# fmt: off
+LIBRARY_MODULES: dict[str, tuple[str, ...]] = {
+    "java": (
+        "java.", "javax.", "jakarta.", "jdk.", "sun.", "com.sun.", "kotlin.", "kotlinx.", "scala.",
+        "groovy.", "org.codehaus.groovy.", "junit.", "org.junit.", "org.testng.",
+        "org.apache.tools.ant.", "org.apache.maven.", "org.gradle.", "org.springframework.",
+        "io.netty.", "reactor.", "io.reactivex.", "org.eclipse.jetty.", "org.apache.catalina.",
+        "org.apache.coyote.", "org.apache.tomcat.", "io.undertow.", "org.hibernate.",
+        "io.opentelemetry.", "io.micrometer.", "net.bytebuddy.", "org.aspectj.", "io.sentry.",
+        "worker.org.gradle.", "org.mockito.", "org.hamcrest.",
+    ),
+    "dotnet": (
+        "System.", "Microsoft.", "Npgsql.", "Newtonsoft.", "OpenTelemetry.", "Xunit.", "NUnit.",
+    ),
+    "python": (
+        "opentelemetry", "sentry_sdk", "ddtrace", "newrelic", "pytest", "_pytest", "pluggy",
+        "unittest", "importlib", "runpy", "asyncio", "concurrent", "threading", "logging",
+    ),
+    "ocaml": (
+        "Stdlib", "Base.", "Core.", "Core_kernel.", "Lwt", "Async_kernel", "Caml",
+        "CamlinternalFormat",
+    ),
+    "rust": (
+        "std::", "core::", "alloc::", "tokio::", "futures::", "futures_util::", "futures_core::",
+        "hyper::", "axum::", "tower::", "actix_web::", "actix_rt::", "actix_server::", "rocket::",
+        "warp::", "tracing::", "anyhow::", "backtrace::", "rayon::", "rayon_core::",
+    ),
+    "php": (
+        "Symfony.", "Illuminate.", "Laravel.", "Doctrine.", "GuzzleHttp.", "Monolog.", "Psr.", "Laminas.",
+        "OpenTelemetry.", "PHPUnit.", "Composer.", "Twig.", "Predis.", "Carbon.", "React.", "Slim.",
+        "Sentry.", "Pest.",
+    ),
+    "node": (),
+    "ruby": (),
+    "go": (),
+}
+# fmt: on
+NODE_INTERNAL_FILES = ("internal/", "events.js", "timers.js", "_stream_", "net.js")
+#: Flutter's framework and the packages that ship with it, and the test runner's packages
+DART_PACKAGES = (
+    "flutter", "flutter_test", "flutter_driver", "flutter_localizations", "flutter_web_plugins",
+    "integration_test", "test", "test_api", "test_core", "matcher", "stack_trace",
+)  # fmt: skip
+#: Dart's core libraries (`dart:async/zone.dart`; `org-dartlang-sdk:` and the web compiler's `dart-sdk/lib/`
+#: where a compiler names the SDK's sources) and those packages, as the VM names them (`package:flutter/`)
+#: and as the web compiler does (`packages/flutter/`)
+DART_LIBRARIES = (
+    "dart:",
+    "org-dartlang-sdk:",
+    "dart-sdk/lib/",
+    *(f"package:{name}/" for name in DART_PACKAGES),
+    *(f"packages/{name}/" for name in DART_PACKAGES),
+)
+# Standard-library packages of Go (first path element); user code lives under a module path.
+# fmt: off
+GO_STDLIB = frozenset((
+    "archive", "bufio", "bytes", "cmp", "compress", "container", "context", "crypto", "database",
+    "debug", "embed", "encoding", "errors", "expvar", "flag", "fmt", "go", "hash", "html", "image",
+    "index", "internal", "io", "iter", "log", "maps", "math", "mime", "net", "os", "path",
+    "plugin", "reflect", "regexp", "runtime", "slices", "sort", "strconv", "strings", "sync",
+    "syscall", "testing", "text", "time", "unicode", "unique", "unsafe", "weak",
+))
+# fmt: on
