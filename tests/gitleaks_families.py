@@ -11,6 +11,12 @@ A template is literal text with `{<alphabet>:<length>}` holes (the alphabets bel
 prefix): the names vendors' configurations use, none of them holding a word (`token`, `secret`, `auth`) that
 would redact the value by its name alone, save where the rule needs one (Snyk's): the value's format, or the
 service's name, must do it.
+
+gitleaks' contributors keep proposing rules (its open pull requests, and closed ones for services other
+scanners read): `PROPOSED_TOKENS`, `PROPOSED_NAMED` and `PROPOSED_IN_CONTEXT` state those the same way, from
+the same facts. Left out of them: a MongoDB Atlas public key (eight lowercase letters and digits after its
+name) and a Mercado Pago sandbox public key (`TEST-` and a UUID), public identifiers a word or a test run's id
+can look like, and the proposals that only repeat a rule stated above under another id.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ ALPHABETS = {
     "g": "0123456789abcdefgh",  # Flutterwave's a-h
     "c": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",  # bech32 (age)
     "2": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",  # AWS key ids' base32
+    "5": "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz",  # base58 (Resend)
+    "j": string.ascii_lowercase + string.digits + "!@#$%^&*(-_=+)",  # Django's generated secret keys
 }
 
 
@@ -177,6 +185,57 @@ TOKENS = (
     Family("vault-service-token", "s.{A:24}"),
 )
 
+#: the rules of gitleaks' newer proposals (its open pull requests, and the closed ones whose services others
+#: scan for): the same facts, kept apart so the default configuration's count stays readable
+PROPOSED_TOKENS = (
+    Family("adyen-api-key", "AQE{a:8}.{u:64}"),
+    Family("adyen-client-key", "live_{A:34}"),
+    Family("anthropic-oauth-refresh-token", "sk-ant-ort01-{u:95}"),
+    Family("anthropic-oauth-token", "sk-ant-oat01-{u:95}"),
+    Family("braintree-access-token", "access_token$production${a:16}"),
+    Family("braintree-tokenization-key", "sandbox_{a:8}_{a:16}"),
+    Family("castai-api-key", "castai_v1_{A:64}_{A:8}"),
+    Family("chargebee-access-token", "test_{A:32}"),
+    Family("chieftools-access-token", "cto_{A:40}"),
+    Family("chieftools-pat", "ctp_{A:40}"),
+    Family("chieftools-refresh-token", "ctr_{A:64}"),
+    Family("claude-code-oauth-token", "sk-ant-oat01-{u:95}"),
+    Family("claude-code-session-url", "https://claude.ai/code/session_{A:26}"),
+    Family("datafactory-shir-token", "IR@{uuid}@adf-billing-{a:6}@weu@{b:43}="),
+    Family("django-insecure-secret-key", "django-insecure-{j:50}"),
+    Family("github-app-token", "ghs_{d:8}_eyJ{u:36}.eyJ{u:120}.{u:43}"),
+    Family("gitlab-pat-routable-versioned", "glpat-{u:27}.01.{a:9}"),
+    Family("groq-api-key", "gsk_{A:48}"),
+    Family("langsmith-api-key", "lsv2_pt_{a:32}_{a:10}"),
+    Family("langsmith-api-key", "lsv2_sk_{a:32}_{a:10}"),
+    Family("mercadopago-access-token", "APP_USR-{d:16}-{d:6}-{h:32}-{d:9}"),
+    Family("mercadopago-public-key", "APP_USR-{uuid}"),
+    Family("midtrans-client-key", "Mid-client-{A:24}"),
+    Family("midtrans-server-key", "SB-Mid-server-{A:24}"),
+    Family("mongodb-atlas-service-account-token", "mdb_sa_sk_{u:40}"),
+    Family("mongodb-connection-string", "mongodb+srv://orders:{A:24}@cluster0.{a:5}.mongodb.net/billing"),
+    Family("onfido-live-api-token", "api_live.{u:11}.{u:32}"),
+    Family("onfido-live-api-token", "api_live_us.{u:11}.{u:32}"),
+    Family("openrouter-api-key", "sk-or-v1-{h:64}"),
+    Family("paystack-public-key", "pk_live_{a:40}"),
+    Family("paystack-secret-key", "sk_test_{a:40}"),
+    Family("pinecone-api-key", "pcsk_{A:6}_{A:63}"),
+    Family("private-key-non-pem-format", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ{b:600}"),
+    Family("razorpay-key-id", "rzp_live_{A:14}"),
+    Family("replicate-api-token", "r8_{A:40}"),
+    Family("resend-api-key", "re_{5:8}_{5:24}"),
+    Family("saladcloud-api-key", "salad_cloud_user_{A:49}"),
+    Family("sealed-env-credential-token", "sealed_env_b_{h:4}_{u:88}"),
+    Family("sealed-env-totp-otpauth-uri", "otpauth://totp/Acme:ops?secret={2:32}&issuer=Acme"),
+    Family("sealed-env-unseal-token", "usl_{u:60}.{u:120}.{u:43}"),
+    Family("segment-public-api-token", "sgp_{A:64}"),
+    Family("supabase-service-key", "sbp_{h:40}"),
+    Family("tailscale-key", "tskey-auth-{A:12}CNTRL-{A:33}"),
+    Family("tailscale-key", "tskey-api-{A:12}CNTRL-{A:33}"),
+    Family("xai-api-key", "xai-{A:80}"),
+    Family("zapier-webhook", "https://hooks.zapier.com/hooks/catch/{d:8}/{a:7}/"),
+)
+
 #: the rules that need the service's name before the value: (rule id, value's template, name)
 NAMED = (
     Family("adafruit-api-key", "{u:32}", "ADAFRUIT_IO"),
@@ -280,6 +339,31 @@ NAMED = (
     Family("zendesk-secret-key", "{A:40}", "ZENDESK_API"),
 )
 
+#: the semi-generic rules of gitleaks' newer proposals: (rule id, value's template, name)
+PROPOSED_NAMED = (
+    Family("atlassian-private-access-token", "{a:24}", "CONFLUENCE_PAT"),
+    Family("auth0-client-id", "{uuid}", "AUTH0_CLIENT_ID"),
+    Family("auth0-client-secret", "{a:40}", "auth0_client"),
+    Family("aws-secret-key", "{b:40}", "aws_secret_access_key"),
+    Family("azure-batch-account-key", "{b:86}==", "AZURE_BATCH_KEY"),
+    Family("azure-container-registry-password", "{b:43}=", "ACR_PASSWORD"),
+    Family("azure-devops-pat", "{a:52}", "AZURE_DEVOPS_PAT"),
+    Family("azure-devops-personal-access-token", "{A:52}", "azdo"),
+    Family("azure-function-key", "{u:54}==", "x-functions-key"),
+    Family("azure-maps-subscription-key", "{u:43}", "AZURE_MAPS_KEY"),
+    Family("azure-search-api-key", "{h:32}", "AZURE_SEARCH_KEY"),
+    Family("azure-storage-account-key", "{b:86}==", "AZURE_STORAGE_ACCOUNT_KEY"),
+    Family("database-password", "{A:20}", "DB_PASSWORD"),
+    Family("mongodb-atlas-private-key", "{uuid}", "MONGODB_ATLAS_PRIVATE"),
+    Family("plivo-auth-id", "MA{A:18}", "PLIVO_AUTH_ID"),
+    Family("razorpay-key-secret", "{A:24}", "RAZORPAY"),
+    Family("sealed-env-master-key", "{h:64}", "SEALED_ENV_KEY"),
+    Family("sealed-env-signing-key", "{h:64}", "SEALED_ENV_SIGNING_KEY"),
+    Family("sealed-env-totp-secret", "{2:32}", "SEALED_ENV_TOTP_SECRET"),
+    Family("zhipu-api-key", "{h:32}.{A:16}", "ZHIPU"),
+    Family("zhipu-api-key", "{h:32}.{A:16}", "bigmodel"),
+)
+
 #: rules that read a value in its own context (a command line, a manifest, a config file's element)
 IN_CONTEXT = (
     Family(
@@ -293,6 +377,96 @@ IN_CONTEXT = (
     Family("hashicorp-tf-password", "{A:16}", context='administrator_login_password = "%s"'),
     Family("kubernetes-secret-yaml", "{b:32}", context="kind: Secret\ndata:\n  db-pass: %s"),
     Family("nuget-config-password", "{A:18}", context='<add key="ClearTextPassword" value="%s" />'),
+)
+
+#: the proposed rules that read a value in its own context
+PROPOSED_IN_CONTEXT = (
+    Family(
+        "ansible-vault-token",
+        "{h:64}",
+        context="$ANSIBLE_VAULT;1.1;AES256\n6338363633343135393838623235393732383666373736376434356438643339\n%s",
+    ),
+    Family(
+        "azure-app-configuration-connection-string",
+        "{b:43}=",
+        context="Endpoint=https://billing.azconfig.io;Id=k9Xw-l0-s0:Qn4b;Secret=%s",
+    ),
+    Family(
+        "azure-cosmos-db-connection-string",
+        "{b:86}==",
+        context="AccountEndpoint=https://billing.documents.azure.com:443/;AccountKey=%s;",
+    ),
+    Family(
+        "azure-event-hub-connection-string",
+        "{b:43}=",
+        context="Endpoint=sb://billing.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=%s",
+    ),
+    Family(
+        "azure-iot-hub-connection-string",
+        "{b:43}=",
+        context="HostName=billing.azure-devices.net;SharedAccessKeyName=iothubowner;SharedAccessKey=%s",
+    ),
+    Family(
+        "azure-signalr-connection-string",
+        "{b:43}=",
+        context="Endpoint=https://billing.service.signalr.net;AccessKey=%s;Version=1.0;",
+    ),
+    Family(
+        "azure-sql-connection-string",
+        "{A:20}",
+        context="Server=tcp:billing.database.windows.net,1433;Database=orders;User ID=app;Password=%s;",
+    ),
+    Family(
+        "azure-storage-connection-string",
+        "{b:86}==",
+        context="DefaultEndpointsProtocol=https;AccountName=billing;AccountKey=%s;EndpointSuffix=core.windows.net",
+    ),
+    Family(
+        "azure-network-credential",
+        "{A:16}",
+        context='var credential = new NetworkCredential("svc_build", "%s", "corp");',
+    ),
+    Family(
+        "azure-network-credential-dotnet",
+        "{A:16}",
+        context='$credential = new-object System.Net.NetworkCredential("svc_build", "%s")',
+    ),
+    Family(
+        "azure-network-credential-schtasks",
+        "{A:16}",
+        context="schtasks /create /tn nightly /ru corp\\svc_build /rp %s /tr run.cmd",
+    ),
+    Family("azure-password-value-string", "{b:42}==", context='<setting name="Primary" value="%s" />'),
+    Family(
+        "azure-password-machinekey", "{H:64}", context='<machineKey validationKey="%s" validation="SHA1" />'
+    ),
+    Family(
+        "azure-sas-token",
+        "{b:43}=",
+        context="https://billing.blob.core.windows.net/c?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-01&sig=%s",
+    ),
+    Family(
+        "gcp-service-account-key",
+        "{b:64}",
+        context='{"type": "service_account", "private_key": '
+        '"-----BEGIN PRIVATE KEY-----\\n%s\\n-----END PRIVATE KEY-----\\n"}',
+    ),
+    Family("kubernetes-secret-stringdata-yaml", "{A:24}", context="kind: Secret\nstringData:\n  db-pass: %s"),
+    Family(
+        "mcp-server-credential", "{A:40}", context='{"mcpServers": {"linear": {"env": {"LINEAR_PAT": "%s"}}}}'
+    ),
+    Family(
+        "mssql-database-credentials", "{A:20}", context="Server=db01;Database=orders;User Id=app;Password=%s;"
+    ),
+    Family("openstack_rc_password", "{A:20}", context="export OS_PASSWORD=%s"),
+    Family(
+        "python-jose-jwt-encode-hardcodedkey",
+        "{A:32}",
+        context='    token = jwt.encode({"sub": user_id}, "%s", algorithm="HS256")',
+    ),
+    Family("python-jose-jwt-decode-hardcodedkey", "{A:32}", context='    claims = jwt.decode(token, "%s")'),
+    Family("spring-placeholder-with-secret", "{A:32}", context="    api-key: ${PAYMENTS_API_KEY:%s}"),
+    Family("sshpass", "{A:16}", context="sshpass -p '%s' ssh deploy@10.0.0.4"),
 )
 
 _HOLE = re.compile(r"\{([A-Za-z0-9]):(\d+)\}|\{(uuid|UUID)\}")
@@ -333,6 +507,11 @@ def secrets(seed: int = 20261127) -> list[Secret]:
     rng = random.Random(seed)
     found = []
     for family in (*TOKENS, *NAMED, *IN_CONTEXT):
+        value, runs = _made(family.template, rng)
+        found.append(Secret(family.rule, value, family.name, family.context, runs))
+    # the proposals' secrets come from a seed of their own, so the default configuration's stay as they were
+    rng = random.Random(seed + 1)
+    for family in (*PROPOSED_TOKENS, *PROPOSED_NAMED, *PROPOSED_IN_CONTEXT):
         value, runs = _made(family.template, rng)
         found.append(Secret(family.rule, value, family.name, family.context, runs))
     return found

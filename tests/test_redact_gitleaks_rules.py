@@ -174,6 +174,13 @@ KEPT = (
     # gitleaks' placeholders of a token's prefix with too little after it
     "expected a token starting with ghp_ or github_pat_",
     "unsupported key type: sk_test_ keys are refused in production",
+    "expected a key starting with gsk_, xai-, r8_ or sk-or-v1-",
+    # a test's name after the `test_`/`live_`/`sandbox_` a client key starts with: words, no digits
+    "FAILED tests/test_billing.py::test_refundsPartialCaptureWhenDisputed - AssertionError",
+    "\tat com.acme.billing.LiveTest.live_refreshesExchangeRatesEveryMinute(LiveTest.java:31)",
+    "sandbox_settings_reconciliationrun=enabled",
+    # a JWT library's call with a key that is a variable, not a literal
+    'claims = jwt.decode(token, verifier, algorithms=["RS256"])',
 )
 
 

@@ -237,6 +237,8 @@ _SERVICE_WORDS = {
     "dnkey", "intra", "intra42", "linear", "lob", "looker", "newyorktimes", "plaid", "privateai",
     "sonar", "sonarqube", "sourcegraph", "sumo", "sumologic", "telegram", "travis", "travisci", "xray",
     "contribsys",  # Sidekiq's gem server, in Bundler's `BUNDLE_ENTERPRISE__CONTRIBSYS__COM`
+    # the services of gitleaks' proposed rules (Auth0, Azure DevOps, Razorpay, Zhipu AI)
+    "auth0", "azdo", "razorpay", "zhipu", "bigmodel",
 }  # fmt: skip
 # Services whose name is often written as two words (`NEW_RELIC`, `message_bird`, `launch-darkly`).
 _TWO_WORD_SERVICES = {

@@ -1,4 +1,5 @@
-"""Vendor tokens, recognised by their format: the rule families of gitleaks' default configuration.
+"""Vendor tokens, recognised by their format: the rule families of gitleaks' default configuration, and of
+the rules its contributors propose (newer AI providers, payment providers, Azure's and Windows' credentials).
 
 Each family is written here from the vendor's published token format (a prefix, an alphabet, a length); the
 category names the family. Tokens without a recognisable format (a bare 40-character AWS secret, a
@@ -40,6 +41,19 @@ def _dense(value: str) -> bool:
         and any(ch.islower() for ch in value)
         and any(ch.isdigit() for ch in value)
     )
+
+
+def _generated(value: str) -> bool:
+    """Letters and digits both after the prefix: a generated key, not a snake_case name (`test_...`)."""
+    tail = value[value.index("_") + 1 :]
+    return any(ch.isdigit() for ch in tail) and any(ch.isalpha() for ch in tail)
+
+
+#: the start of a token whose prefix a longer identifier could end with (`unit_test_`, `ctr_`): not after a
+#: letter, a digit or an underscore
+_W = r"(?<![A-Za-z0-9_])"
+#: the end of such a token: no letter, digit or underscore follows it
+_E = r"(?![A-Za-z0-9_])"
 
 
 TOKENS: tuple[Rule, ...] = (
@@ -89,6 +103,15 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52}", "dnkey-"),
     token("api_token", r"pplx-[A-Za-z0-9]{40,64}", "pplx-"),
     token("huggingface_token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", "hf_", "api_org_"),
+    token("api_token", r"gsk_[A-Za-z0-9]{48}", "gsk_"),  # Groq
+    token("api_token", r"xai-[A-Za-z0-9]{80}", "xai-"),  # xAI
+    token("api_token", r"sk-or(?:-v\d{1,2})?-[a-f0-9]{64}", "sk-or-"),  # OpenRouter
+    token("api_token", _starting("r8_") + r"[A-Za-z0-9]{40}", "r8_"),  # Replicate
+    token("api_token", r"lsv2_(?:pt|sk)_[a-z0-9]{32}_[a-z0-9]{10}", "lsv2_"),  # LangSmith
+    token("api_token", r"pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{50,80}", "pcsk_"),  # Pinecone
+    token("api_token", r"salad_cloud_[A-Za-z0-9]{1,7}_[A-Za-z0-9]{7,240}", "salad_cloud_"),  # SaladCloud
+    # a Claude Code session's remote-control link
+    token("session", r"claude\.ai/code/session_[A-Za-z0-9]{16,200}", "claude.ai/code/session_"),
     # clouds
     token(
         "aws_key",
@@ -138,6 +161,60 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"(?:fo1_[\w-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,400})", "fo1_", "fm1", "fm2"),
     token("api_token", r"sha256~[\w-]{43}", "sha256~"),
     token("private_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "age-secret-key-1"),
+    token(
+        "api_token",
+        r"tskey-(?:api|auth|client|scim|webhook)-[A-Za-z0-9_]{4,100}-[A-Za-z0-9_]{8,200}",
+        "tskey-",
+    ),
+    token("api_token", r"castai_v1_[A-Za-z0-9]{64}_[A-Za-z0-9]{8}", "castai_v1_"),  # CAST AI
+    token("api_token", r"sbp_[a-f0-9]{40}", "sbp_"),  # Supabase personal access token
+    token("api_token", r"mdb_sa_sk_[A-Za-z0-9_-]{40}", "mdb_sa_sk_"),  # MongoDB Atlas service account
+    # an Azure Data Factory self-hosted integration runtime's key: `IR@`, its id, names, the key's base64
+    token("azure_key", r"IR@[0-9A-Za-z-]{36}@[^@\s]{0,200}@[0-9A-Za-z=-]{0,100}@[A-Za-z0-9+/=]{44}", "ir@"),
+    token("api_token", r"sealed_env_[btued]_[0-9a-fA-F]{4}_[A-Za-z0-9_-]{20,500}", "sealed_env_"),
+    token("api_token", r"usl_[A-Za-z0-9_-]{40,200}\.[A-Za-z0-9_-]{40,400}\.[A-Za-z0-9_-]{40,100}", "usl_"),
+    # an Ansible vault's encrypted body: the hex lines after its header (also with escaped newlines)
+    rule(
+        "secret",
+        r"\$ANSIBLE_VAULT;\d\.\d;AES256(?:;[A-Za-z0-9_.-]{0,60})?((?:(?:\r?\n|(?:\\r)?\\n)[0-9a-f]{2,80}){1,2000})",
+        "$ansible_vault;",
+        group=1,
+        grow=True,
+    ),
+    # a Windows credential written in code or a scheduled task: `NetworkCredential("user", "password"...)`,
+    # `schtasks ... /rp password`
+    rule(
+        "password",
+        r"NetworkCredential\([ \t]{0,10}\\?[\"'][^\"'\\\r\n]{1,100}\\?[\"'][ \t]{0,10},[ \t]{0,10}\\?[\"']"
+        r"([^\"'\\\r\n]{4,200})\\?[\"']",
+        "networkcredential(",
+        group=1,
+    ),
+    rule(
+        "password",
+        r"schtasks[^\r\n]{0,300}[ \t]/rp[ \t]+(\"[^\"\r\n]{1,200}\"|[^\s\"]{1,200})",
+        "schtasks",
+        group=1,
+    ),
+    # a base64 key in a .NET configuration's `value="...=="` (a storage key, a machine key)
+    rule(
+        "secret",
+        r"value[ \t]?=[ \t]?\\?[\"']([A-Za-z0-9+/]{16,800}==)\\?[\"']",
+        "value",
+        group=1,
+        accept=lambda m: _dense(m.group(1)),
+    ),
+    # a Django project's generated key, as `startproject` writes it
+    token("secret", r"django-insecure-[a-z0-9!@#$%^&*()=+_-]{20,250}", "django-insecure-"),
+    # a key hardcoded in a JWT library's call: `jwt.encode(claims, "key", ...)`, `jwt.decode(token, "key")`
+    rule(
+        "secret",
+        r"jwt\.(?:en|de)code\((?:\{[^{}\r\n]{0,300}\}|[^,{}()\r\n]{1,200}),"
+        r"[ \t]{0,10}\\?[\"']([^\"'\s\\]{8,200})\\?[\"']",
+        "jwt.encode(",
+        "jwt.decode(",
+        group=1,
+    ),
     # source hosting and package registries
     token(
         "github_token", r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"
@@ -165,6 +242,8 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"CLOJARS_[A-Za-z0-9]{60}", "clojars_"),  # any case, as gitleaks reads it
     token("api_token", r"(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})", "akcp", "cmvmd"),
     token("api_token", r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}", "sgp_"),
+    token("api_token", r"sgp_[A-Za-z0-9]{64}", "sgp_"),  # Segment public API token
+    token("api_token", _W + r"ct[opr]_[A-Za-z0-9]{30,248}", "cto_", "ctp_", "ctr_"),  # Chief Tools
     token("api_token", r"ATATT3[A-Za-z0-9_\-=]{180,200}", "atatt3"),
     # chat, mail and messaging
     token("slack_token", r"xox[abposrce]-[A-Za-z0-9-]{10,300}", "xox"),
@@ -176,9 +255,12 @@ TOKENS: tuple[Rule, ...] = (
     ),
     token("webhook_url", r"discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{20,200}", "discord"),
     token("webhook_url", r"webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,300}", "webhook.office.com"),
+    token("webhook_url", r"hooks\.zapier\.com/hooks/catch/\d{1,20}/[A-Za-z0-9]{4,60}", "hooks.zapier.com"),
     token("api_token", r"\d{8,10}:AA[A-Za-z0-9_-]{33}", ":aa"),
     token("api_token", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", "sg."),
     token("api_token", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", "xkeysib-"),
+    # Resend: two runs of base58
+    token("api_token", _starting("re_") + r"[1-9A-HJ-NP-Za-km-z]{8}_[1-9A-HJ-NP-Za-km-z]{24}" + _E, "re_"),
     token("api_token", _B + r"(?:key|pubkey)-[0-9a-f]{32}", "key-"),
     token("api_token", _B + r"[0-9a-f]{32}-us\d{1,2}(?![0-9])", "-us"),
     token("api_token", _starting(r"SK") + r"[0-9a-fA-F]{32}(?![0-9A-Za-z])", "sk"),
@@ -194,6 +276,38 @@ TOKENS: tuple[Rule, ...] = (
         "_prod_",
     ),
     token("stripe_key", r"whsec_[A-Za-z0-9+/=]{20,100}", "whsec_"),
+    # publishable keys (Stripe's, Paystack's): public in a browser, but gitleaks reads them and a log need not
+    token("api_token", r"pk_(?:test|live)_[A-Za-z0-9]{10,250}", "pk_test_", "pk_live_"),
+    # Chargebee's and Adyen's client keys: `test_`/`live_` and a generated run, not a test's name
+    rule(
+        "api_token",
+        _W + r"(?:test|live)_[A-Za-z0-9]{30,40}" + _E,
+        "test_",
+        "live_",
+        accept=lambda m: _generated(m.group(0)),
+        grow=True,
+    ),
+    token("api_token", r"AQE[a-z0-9]{5,40}\.[A-Za-z0-9_=-]{50,80}", "aqe"),  # Adyen API key
+    token("api_token", r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}", "access_token$"),  # Braintree
+    rule(  # Braintree tokenization key
+        "api_token",
+        _W + r"(?:production|sandbox)_[a-z0-9]{8}_[a-z0-9]{16}" + _E,
+        "production_",
+        "sandbox_",
+        accept=lambda m: _generated(m.group(0)),
+        grow=True,
+    ),
+    token(  # Mercado Pago: an access token, a public key
+        "api_token",
+        r"(?:APP_USR|TEST)-\d{10,16}-\d{6}-[a-f0-9]{32}-\d{6,12}|APP_USR-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        "app_usr-",
+        "test-",
+    ),
+    # Midtrans: a server key, a client key (`SB-` in the sandbox)
+    token("api_token", r"(?:SB-)?Mid-(?:server|client)-[A-Za-z0-9]{18,28}", "mid-server-", "mid-client-"),
+    token("api_token", r"rzp_(?:live|test)_[A-Za-z0-9]{14}", "rzp_"),  # Razorpay key id
+    # Onfido: a live API token (a region after `api_live_`)
+    token("api_token", r"api_live(?:_[A-Za-z]{2})?\.[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]{32}", "api_live"),
     token("api_token", r"(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_-]{22,60}", "eaaa", "sq0atp-", "sq0csp-"),
     token("api_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shpat_", "shpca_", "shppa_", "shpss_"),
     token("api_token", r"shippo_(?:live|test)_[a-fA-F0-9]{40}", "shippo_"),
