@@ -77,6 +77,12 @@ def test_a_token_as_a_urls_user_name_is_redacted_once():
     assert redact("https://john.doe@example.com/x") == "https://john.doe@example.com/x"
 
 
+def test_a_figma_personal_access_token_is_redacted_and_the_word_figd_alone_is_not():
+    token = "figd_" + "Qx7-Lm2_" * 5
+    assert redact(f"figma call with {token} failed") == "figma call with [REDACTED:api_token] failed"
+    assert redact("the figd_ prefix names Figma's tokens") == "the figd_ prefix names Figma's tokens"
+
+
 def test_an_age_secret_key_is_a_private_key():
     key = "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2
     assert redact(f"identity {key[:74]}") == "identity [REDACTED:private_key]"

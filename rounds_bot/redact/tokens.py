@@ -103,6 +103,8 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52}", "dnkey-"),
     token("api_token", r"pplx-[A-Za-z0-9]{40,64}", "pplx-"),
     token("huggingface_token", r"(?:hf|api_org)_[A-Za-z0-9]{30,40}", "hf_", "api_org_"),
+    # Figma's personal access tokens (`figd_`, as GitHub's secret scanning names them; not a gitleaks rule)
+    token("api_token", _starting("figd_") + r"[A-Za-z0-9_-]{38,50}", "figd_"),
     token("api_token", r"gsk_[A-Za-z0-9]{48}", "gsk_"),  # Groq
     token("api_token", r"xai-[A-Za-z0-9]{80}", "xai-"),  # xAI
     token("api_token", r"sk-or(?:-v\d{1,2})?-[a-f0-9]{64}", "sk-or-"),  # OpenRouter
