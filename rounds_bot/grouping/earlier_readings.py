@@ -86,10 +86,7 @@ class EarlierReadings(Placing):
         earlier releases grouped by the whole body: the signature of the template the body goes to, when
         one is known, as a signature an earlier reading made; else None."""
         before = message_read_before(event)
-        if before is None:
-            return None
-        _, shape = self._shapes.lookup(before)
-        found = self._previous_template(shape.skeleton, event.service, None, "browser")
+        found = None if before is None else self._template_then(before, event.service, None)
         if found is None:
             return None
         normalized, _ = self._shapes.lookup(event.message)
@@ -99,11 +96,15 @@ class EarlierReadings(Placing):
         return self._previous_answer(candidate, found[1])
 
     def _message_owner_then(self, message: str, service: str, error_type: str | None) -> str | None:
-        """The signature of the template `message` goes to, of any version (a text no version read otherwise
-        before this one: `READ_OTHERWISE_BY["browser"]`), or None."""
-        _, shape = self._shapes.lookup(message)
-        found = self._previous_template(shape.skeleton, service, error_type, "browser")
+        """The signature of the template `message` goes to (`_template_then`), or None."""
+        found = self._template_then(message, service, error_type)
         return found[1] if found is not None else None
+
+    def _template_then(self, message: str, service: str, error_type: str | None) -> tuple[str, str] | None:
+        """The template `message` goes to, of any version (a text no version read otherwise before this one:
+        `READ_OTHERWISE_BY["browser"]`), and its signature; None when no signature has one."""
+        _, shape = self._shapes.lookup(message)
+        return self._previous_template(shape.skeleton, service, error_type, "browser")
 
     def _previous_answer(self, candidate: Candidate, signature_id: str) -> Assignment:
         """The assignment to a signature an earlier version made, with the rule that decided; a trace's
