@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from rounds_bot.grouping.exception_chain import short_type
+from rounds_bot.grouping.exception_chain import shown_type
 from rounds_bot.models import AttributeValue, ErrorEvent
 
 ELLIPSIS = "…"
@@ -64,7 +64,7 @@ def trim(text: str, limit: int) -> str:
 
 def _typed_message(event: ErrorEvent) -> str:
     message = " ".join(event.message.split())
-    kind = short_type(event.error_type)
+    kind = shown_type(event.error_type)
     if not kind or kind.isdigit():
         return message
     if message.startswith((f"{kind}:", f"{(event.error_type or '').strip()}:")):

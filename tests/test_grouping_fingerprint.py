@@ -238,3 +238,21 @@ def test_an_error_codes_candidate_is_worked_out_once_per_message_and_code() -> N
     assert candidate("card 97 declined") is first  # one normalised message
     assert candidate("card declined twice") is not first
     assert candidate("card 41 declined", service="shop") is not first
+
+
+def test_a_go_errors_generic_type_is_left_out_of_its_signatures_title_and_kept_in_its_hash() -> None:
+    """`*fmt.wrapError` says nothing a title needs; it still keeps its template apart from another type's."""
+
+    def go_error(n: int, error_type: str) -> ErrorEvent:
+        return ErrorEvent(
+            event_id=f"g{n}",
+            timestamp=datetime(2026, 11, 1, tzinfo=UTC),
+            service="api",
+            error_type=error_type,
+            message=f"load cart {n}: sql: no rows in result set",
+        )
+
+    wrapped, typed = GroupingEngine().assign_all([go_error(1, "*fmt.wrapError"), go_error(2, "*pq.Error")])
+    assert wrapped.title == "load cart <int>: sql: no rows in result set"
+    assert typed.title == "Error: load cart <int>: sql: no rows in result set"
+    assert wrapped.signature_id != typed.signature_id

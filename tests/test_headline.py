@@ -118,6 +118,19 @@ def test_trimming_cuts_at_a_word_boundary_with_an_ellipsis():
     assert trim("x" * 100, 20) == "x" * 19 + ELLIPSIS  # one long word is cut where it stands
 
 
+@pytest.mark.parametrize(
+    "go_type", ["*errors.errorString", "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError"]
+)
+def test_gos_generic_error_types_are_not_named_a_meaningful_one_is(go_type: str) -> None:
+    message = "load cart 42: sql: no rows in result set"
+    assert headline(event(error_type=go_type, message=message)) == message
+    assert headline(event(error_type="*pq.Error", message="duplicate key")) == "Error: duplicate key"
+    assert (
+        headline(event(error_type="*net.OpError", message="dial tcp: refused"))
+        == "OpError: dial tcp: refused"
+    )
+
+
 def test_the_error_code_comes_first_unless_the_message_already_says_it():
     assert headline(event(kind="log", error_code="E42", message="disk full")) == "E42: disk full"
     assert headline(event(kind="log", error_code="E42", message="E42 disk full")) == "E42 disk full"

@@ -49,6 +49,22 @@ _STACKS: BoundedMemo[
 )
 
 
+#: Go's error types that say nothing of the error: `errors.New`'s, `fmt.Errorf`'s wrapping one error or more
+#: (`%w`), `errors.Join`'s. OpenTelemetry's Go SDK records an error's `reflect.TypeOf(err).String()` as its
+#: `exception.type`, so most Go errors carry one of these.
+GENERIC_GO_ERRORS = frozenset(
+    ("*errors.errorString", "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError")
+)
+
+
+def shown_type(error_type: str | None) -> str | None:
+    """The type a title or a headline names (`short_type`): none for Go's generic error types, whose
+    message is all they say (`wrapError: load cart 42: sql: no rows` reads better without it)."""
+    if error_type is not None and error_type.strip() in GENERIC_GO_ERRORS:
+        return None
+    return short_type(error_type)
+
+
 def short_type(error_type: str | None) -> str | None:
     """`builtins.ValueError`, `ValueError` and `shop::errors::ValueError` name one type."""
     if not error_type or not error_type.strip():

@@ -11,8 +11,7 @@ The service always contributes; environment and service version never do. The ve
 is part of every hash (`HASH_VERSION`: the version that last changed what is hashed), so a new
 algorithm can never silently match (or re-split) old groups.
 
-A trace fingerprint also carries the `site` hash: service, the chain's exception types and the
-crash site with the root cause's (`crash_site.Site`). Errors that agree on it are one problem
+A trace fingerprint also carries the `site` hash (`site_hash`): errors that agree on it are one problem
 whichever callers reached the site, so it is registered like the others. The exception chain of a trace
 fingerprint's tree (types, values, stacks) is built by `exception_chain`.
 
@@ -54,6 +53,7 @@ from rounds_bot.grouping.exception_chain import (
     chain_tree,
     contributing_role,
     short_type,
+    shown_type,
     with_value,
 )
 from rounds_bot.grouping.frames import needs_legacy_keys, reads_a_bundle, recursion_hints
@@ -121,7 +121,7 @@ class Fingerprint:
 
 
 def title_for(error_type: str | None, message: str) -> str:
-    short = short_type(error_type)
+    short = shown_type(error_type)
     text = " ".join(message.split())
     if short and error_type and text.startswith((f"{short}:", f"{error_type.strip()}:")):
         short = None  # the message already names its type: "KeyError: 'user_id'"
