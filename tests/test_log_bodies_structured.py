@@ -161,3 +161,76 @@ def test_a_round_places_them_as_assigning_them_does() -> None:
     events = [_read(1, "charge failed", 11), _read(2, "refund failed", 12)]
     placed = list(engine.place_each(events, {made.signature_id}))
     assert [p.signature_id for p in placed] == [made.signature_id] * 2
+
+
+# --- logfmt ------------------------------------------------------------------------------------
+
+
+def _logrus(n: int, message: str, order: int) -> str:
+    """A line as logrus's text formatter writes it to a console that is not a terminal."""
+    return f'time="2026-11-27T12:00:{n % 60:02d}Z" level=error msg="{message}" order_id={order}'
+
+
+@pytest.mark.parametrize(
+    ("line", "pairs"),
+    [
+        (
+            'level=error ts=2026-11-27T12:00:01.123Z caller=handler.go:41 msg="charge failed" order_id=11',
+            {"level": "error", "ts": "2026-11-27T12:00:01.123Z", "caller": "handler.go:41", "order_id": "11"},
+        ),
+        (
+            'time="2026-11-27T12:00:01Z" level=error msg="say \\"hi\\""',
+            {"time": "2026-11-27T12:00:01Z", "level": "error"},
+        ),
+    ],
+)
+def test_a_logfmt_line_is_read_by_its_msg_and_its_other_pairs(line: str, pairs: dict[str, str]) -> None:
+    found = structured_body(line)
+    assert found is not None and found.field == "msg" and found.fields == pairs
+    assert found.message in ("charge failed", 'say "hi"')
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "msg=timeout",  # one pair: a message
+        "failed to connect: host=db-1 msg=refused",  # prose before the pairs
+        'level=error msg="unterminated',
+        "level=error msg=ok retry",  # a key alone
+        "level=error code=H12 desc=timeout",  # no message field
+    ],
+)
+def test_a_line_that_is_not_all_pairs_with_a_message_is_text(line: str) -> None:
+    assert structured_body(line) is None
+
+
+def test_logfmt_statements_are_signatures_of_their_own_and_an_earlier_signature_keeps_them() -> None:
+    def read(n: int, message: str) -> ErrorEvent:
+        attributes: dict[str, object] = {}
+        found = read_without_exception(_logrus(n, message, 10 + n), {}, attributes)  # type: ignore[arg-type]
+        return ErrorEvent(
+            event_id=f"l{n}",
+            timestamp=T0,
+            service="api",
+            kind="log",
+            severity="ERROR",
+            message=found.message,
+            attributes=attributes,  # type: ignore[arg-type]
+        )
+
+    fresh = GroupingEngine().assign_all(
+        [read(1, "charge failed"), read(2, "user not found"), read(3, "charge failed")]
+    )
+    assert fresh[0].signature_id == fresh[2].signature_id != fresh[1].signature_id
+    before = GroupingEngine()
+    as_text = ErrorEvent(
+        event_id="t0",
+        timestamp=T0,
+        service="api",
+        kind="log",
+        severity="ERROR",
+        message=_logrus(0, "charge failed", 9),
+    )
+    made = before.assign(as_text)
+    engine = GroupingEngine(lookup=KnownStates([before.state(made.signature_id)]))
+    assert {a.signature_id for a in engine.assign_all([read(4, "charge failed")])} == {made.signature_id}

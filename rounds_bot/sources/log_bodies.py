@@ -1,19 +1,22 @@
-"""What a log record says of its error when no SDK recorded an exception on it: a structured (JSON) body's
-message and fields, and a stack trace a logger wrote (`grouping.logged_traces`).
+"""What a log record says of its error when no SDK recorded an exception on it: a structured body's message
+and fields, and a stack trace a logger wrote (`grouping.logged_traces`).
 
 An app that logs JSON to its console (zap, zerolog, slog, pino, bunyan, winston, structlog, Serilog,
 logstash-logback-encoder, the ECS loggers) reaches the backend through a log collector with that JSON as the
 record's body: a string (the filelog receiver without a `json_parser`, or with one that parses into
-attributes and keeps the body) or a map (`parse_to: body`, read as its JSON text). Read as a message, the
-whole object grouped and titled the issue, `{"level":"error","ts":...,"msg":"charge failed",...}`: its
-timestamp, caller and ids were its words, so two log statements of a service could share a signature.
+attributes and keeps the body) or a map (`parse_to: body`, read as its JSON text). One that logs logfmt
+(go-kit, logrus's text formatter, Heroku's router) gives its `key=value` line. Read as a message, the whole
+line grouped and titled the issue, `{"level":"error","ts":...,"msg":"charge failed",...}`: its timestamp,
+caller and ids were its words (in logfmt, every value a parameter), so log statements of a service shared a
+signature.
 
-`read_without_exception` reads such a body as the collector's `json_parser` reads it into attributes: its
-fields, a nested object's keys joined with dots and an array as its JSON text (as OTLP attributes are
-flattened); the message is its message field (`MESSAGE_FIELDS`); the record's own attributes win over a
-field of the same name; the body is kept as `log.body`, and `rounds.message_from` names the field. A body
-that is not one JSON object of at most `MAX_JSON_BODY` characters, or without a message field, is read as
-before. Earlier releases grouped such a body as a message; the signature made then keeps receiving it
+`read_without_exception` reads such a body as the collector's `json_parser` (or `key_value_parser`) reads
+it into attributes: its fields, a nested object's keys joined with dots and an array as its JSON text (as
+OTLP attributes are flattened), a logfmt value as its text (`logfmt`); the message is its message field
+(`MESSAGE_FIELDS`); the record's own attributes win over a field of the same name; the body is kept as
+`log.body`, and `rounds.message_from` names the field. A body that is not one JSON object or logfmt line of
+at most `MAX_STRUCTURED_BODY` characters, or without a message field, is read as before. Earlier releases
+grouped such a body as a message; the signature made then keeps receiving it
 (`logged_traces.message_read_before`).
 """
 
@@ -26,6 +29,7 @@ import orjson
 
 from rounds_bot.grouping.logged_traces import LOG_BODY, MESSAGE_FROM, logged_exception, note_source
 from rounds_bot.models import AttributeValue
+from rounds_bot.sources.logfmt import logfmt_pairs
 from rounds_bot.sources.otlp_json import flatten_into
 
 #: a structured logger's message field, by the names the common ones give it, looked at in this order: ECS,
@@ -33,7 +37,7 @@ from rounds_bot.sources.otlp_json import flatten_into
 #: logrus (`msg`); Serilog's compact JSON, its message template first (`@mt`, then `@m`); structlog (`event`)
 MESSAGE_FIELDS = ("message", "msg", "@mt", "@m", "event")
 #: a longer body is read as text: parsing it would cost more than it can tell
-MAX_JSON_BODY = 65_536
+MAX_STRUCTURED_BODY = 65_536
 
 
 class StructuredBody(NamedTuple):
@@ -53,13 +57,20 @@ class LoggedError(NamedTuple):
 
 
 def structured_body(body: str) -> StructuredBody | None:
-    """The body read as a structured log line, or None when it is not one JSON object with a message."""
+    """The body read as a structured log line, or None when it is neither one JSON object nor one logfmt line
+    with a message."""
     text = body.strip()
-    if not text.startswith("{") or len(text) > MAX_JSON_BODY:
+    if len(text) > MAX_STRUCTURED_BODY:
         return None
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:  # not JSON after all (or an integer past 64 bits): text, as before
+    value: object
+    if text.startswith("{"):
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:  # not JSON after all (or an integer past 64 bits): text, as before
+            return None
+    elif "msg=" in text or "message=" in text:  # (the only message fields logfmt writers use)
+        value = logfmt_pairs(text)
+    else:
         return None
     if not isinstance(value, dict):
         return None
