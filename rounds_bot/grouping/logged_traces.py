@@ -27,8 +27,8 @@ from rounds_bot.models import AttributeValue, ErrorEvent
 #: where the trace was, `log.body` or the attribute's name
 TRACE_FROM = "rounds.stacktrace_from"
 LOG_BODY = "log.body"
-#: the attribute of an event whose message is a field of its log record's JSON body, naming the field; the
-#: body is kept as `log.body`
+#: the attribute of an event whose message is a field of its log record's structured body, naming the field;
+#: the body is kept as `log.body`
 MESSAGE_FROM = "rounds.message_from"
 #: where structured loggers write a formatted stack trace, by the name the collector's `json_parser` gives
 #: the field as an attribute (a nested object's keys joined with dots), looked at in this order
@@ -78,18 +78,16 @@ def note_source(attributes: dict[str, AttributeValue], logged: LoggedException, 
 
 
 def message_read_before(event: ErrorEvent) -> str | None:
-    """The message earlier releases grouped the event by, of no type, when its message is a field of a JSON
-    body (`MESSAGE_FROM`) or its stack trace is one a log record carried without an exception
-    (`TRACE_FROM`): its body; None for any other event."""
+    """The message earlier releases grouped the event by, of no type, when its message is a field of a
+    structured (JSON or logfmt) body (`MESSAGE_FROM`) or its stack trace is one a log record carried without
+    an exception (`TRACE_FROM`): its body; None for any other event."""
     attributes = event.attributes
-    if MESSAGE_FROM in attributes:
-        return str(attributes.get(LOG_BODY, ""))
     source = attributes.get(TRACE_FROM)
-    if source is None or event.stacktrace is None:
+    if MESSAGE_FROM not in attributes and (source is None or event.stacktrace is None):
         return None
-    if source == LOG_BODY:
-        return event.stacktrace
-    return str(event.attributes.get(LOG_BODY, ""))
+    if MESSAGE_FROM not in attributes and source == LOG_BODY:
+        return event.stacktrace  # the body itself
+    return str(attributes.get(LOG_BODY, ""))
 
 
 def _raised(text: str) -> tuple[str | None, str] | None:
