@@ -23,6 +23,7 @@ from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent, sharing_fields_set
 from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.round.counted import Counted
+from rounds_bot.round.propagated import Enclosed, enclosing_records
 from rounds_bot.round.spilled import SpilledBlobs
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
@@ -62,16 +63,26 @@ def group_occurrences(
 ) -> Grouped:
     """Fingerprint every occurrence not counted before; known backend groups are counted without grouping."""
     counted_through = store.counted_through()
-    to_group, already_counted, others = _not_counted(store, window, polled)
-    grouped = _grouped(store, engine, controls, polled, to_group, already_counted, others, counted_through)
+    to_group, already_counted, others, enclosed = _not_counted(store, window, polled)
+    picked = _Picked(to_group, already_counted, others, enclosed)
+    grouped = _grouped(store, engine, controls, polled, picked, counted_through)
     # a deploy within the batch that first found an earlier reading's signature: placed again, that
     # signature registered ahead under its hashes (`GroupingEngine.place_again`; nearly never)
     while engine.place_again():
         grouped.counted.close()
-        grouped = _grouped(
-            store, engine, controls, polled, to_group, already_counted, others, counted_through
-        )
+        grouped = _grouped(store, engine, controls, polled, picked, counted_through)
     return grouped
+
+
+@dataclass(frozen=True)
+class _Picked:
+    """What `_not_counted` found: the events to group, how many were counted already, the events with a
+    trace left out, and the new events another of their trace encloses (`round/propagated.py`)."""
+
+    to_group: Picked
+    already_counted: int
+    others: EventSpill
+    enclosed: list[Enclosed]
 
 
 def _grouped(
@@ -79,12 +90,14 @@ def _grouped(
     engine: GroupingEngine,
     controls: Controls,
     polled: PollResult,
-    to_group: Picked,
-    already_counted: int,
-    others: EventSpill,
+    picked: _Picked,
     counted_through: dict[str, datetime],
 ) -> Grouped:
-    """`group_occurrences` of the events to group, the engine placing them as one batch."""
+    """`group_occurrences` of the events to group, the engine placing them as one batch; then each new event
+    another encloses, counted as the occurrence of its outermost encloser (not tallied again)."""
+    to_group, already_counted, others = picked.to_group, picked.already_counted, picked.others
+    # the outermost enclosers of the events enclosed: the signature each is counted in, as counted
+    outers = {enclosed.outer_event_id: "" for enclosed in picked.enclosed}
     tallies: dict[str, Tally] = {}
     tier_counts: dict[str, int] = {}
     # every tally's samples past its first wait in one file: read only for the signatures diagnosed
@@ -104,6 +117,8 @@ def _grouped(
             signature_id, assignment = _follow_merge(store, controls, placed)
         else:  # what `_follow_merge` gives when no signature was merged into another
             signature_id, assignment = placed.signature_id, placed.assignment
+        if outers and event.event_id in outers:
+            outers[event.event_id] = signature_id
         if counted_through and _in_rebuilt_total(counted_through, signature_id, event):
             already_counted += 1
             continue
@@ -128,19 +143,52 @@ def _grouped(
         if other_in is not None:
             traces.add(event, other_in)
     notes = _count_known_groups(store, controls, polled, tallies, samples)
+    if picked.enclosed:
+        _count_enclosed(engine, controls, polled, picked.enclosed, outers, counted)
+        notes.append(_enclosed_note(len(picked.enclosed)))
     return Grouped(tallies, already_counted, tier_counts, notes, traces, counted)
+
+
+def _count_enclosed(
+    engine: GroupingEngine,
+    controls: Controls,
+    polled: PollResult,
+    enclosed: list[Enclosed],
+    outers: dict[str, str],
+    counted: Counted,
+) -> None:
+    """Each event enclosed, remembered as counted in its encloser's signature: one occurrence, counted once
+    (by its encloser). An encloser counted in an earlier round (read again in the overlap) is placed again
+    to find its signature (nearly never)."""
+    for inner in enclosed:
+        signature_id = outers.get(inner.outer_event_id)
+        if not signature_id:
+            placed = engine.assign(polled.events[inner.outer_index]).signature_id
+            signature_id = outers[inner.outer_event_id] = controls.target_of(placed)
+        counted.append(inner.event_id, signature_id, inner.moment)
+
+
+def _enclosed_note(count: int) -> str:
+    records = "record was" if count == 1 else "records were"
+    return (
+        f"{count} {records} an error recorded again by a span it escaped, or wrapped in its caller's "
+        "message, in the same trace and service: each counted once, as the outermost record"
+    )
 
 
 #: ids asked about in one database query
 SEEN_BATCH = 2_000
 
 
-def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Picked, int, EventSpill]:
+def _not_counted(
+    store: Store, window: Window, polled: PollResult
+) -> tuple[Picked, int, EventSpill, list[Enclosed]]:
     """The events to group (in the window, not counted before, each id once), and how many were counted: by
     the source, as older than the window, or by their id. Read once, by their keys (id, time, trace), in
     batches: the events need not all be in memory nor be read back, and those to group are picked from the
     poll's by index, not copied. Last, the events with a trace left out as older than the window or as read
-    already this round: if their id is counted now, their trace shows them too (usually there are none)."""
+    already this round: if their id is counted now, their trace shows them too (usually there are none); and
+    the new events another of their trace encloses, left out of those to group (`round/propagated.py`)."""
     events = polled.events
     already_counted = polled.already_counted
     to_group, others = Picked(events), EventSpill()
@@ -149,6 +197,9 @@ def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Pick
     batch: list[tuple[int, str, str | None]] = []
     # nothing stored (a first round): no id is asked about; the store does not change while grouping
     stored_any = store.any_seen()
+    # the events another of their trace encloses (`round/propagated.py`): the new ones are counted as it
+    enclosing = enclosing_records(events)
+    enclosed: list[Enclosed] = []
 
     def take(batch: list[tuple[int, str, str | None]]) -> int:
         already = store.seen(event_id for _, event_id, _ in batch) if stored_any else frozenset()
@@ -159,6 +210,9 @@ def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Pick
                 counted += 1
                 if trace_id and event_id not in already:
                     others.append(events[index])
+                continue
+            if enclosing and index in enclosing:
+                enclosed.append(enclosing[index])
                 continue
             to_group.append(index)
         return counted
@@ -177,7 +231,7 @@ def _not_counted(store: Store, window: Window, polled: PollResult) -> tuple[Pick
             already_counted += take(batch)
             batch = []
     already_counted += take(batch)
-    return to_group, already_counted, others
+    return to_group, already_counted, others, enclosed
 
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}")

@@ -1,0 +1,201 @@
+"""One error recorded by every span it escapes is one occurrence: the events of a trace that repeat another
+are found before grouping, and counted as the occurrence they repeat.
+
+    enclosed = enclosing_records(polled.events)    {an enclosed event's index: it, its outermost encloser}
+
+Instrumentation records an error where it happens and again on each span it leaves:
+- Python's `start_as_current_span` (`record_exception=True` by default) records the exception on every span
+  it escapes, each time with the traceback as it has grown;
+- a Java agent records the same `Throwable` on the controller's span and on the server span above it;
+- a Go service that calls `span.RecordError(err)` at each layer records `sql: no rows in result set`, then
+  `load cart 17: sql: no rows in result set` (`fmt.Errorf("load cart %d: %w", ...)`), then
+  `handle checkout: load cart 17: ...`, each on the span of its layer.
+
+Counted as they arrive, the first two count one failure as several, and the third makes a signature of
+each layer: three issues for one bug. Within one trace and one service, an event *encloses* another when
+- its message ends with `": "` and the other's whole message (an error wrapped with context: Go's `%w`,
+  anyhow's `{:#}`, a message built from its cause's), or
+- it has the other's type and message, and its span is the other's parent span (the error left the child
+  span and was recorded again on its parent), or the same span (recorded twice there: an exception event
+  and a log record beside it; the one with a stack trace encloses the one without, else the later the
+  earlier).
+
+An event enclosed is counted as the outermost event that encloses it, so the occurrence is counted once,
+in the signature of the error as it left the last span that recorded it: the one with the most context
+(the full chain of a wrapped message, the longest traceback). A Go service's two queries that both fail
+with `sql: no rows in result set` stay two problems, told apart by what wraps them. Events of different
+services are never folded: a caller's error over its callee's is a cascade (`round/cascade.py`), each
+service's its own problem.
+
+What is read: the keys of every event (id and trace), each trace id kept as its 64-bit hash (8 bytes an
+event, counted at once), then, only when two events or more share a trace, the few fields the rules compare
+of the events in those traces, each trace's held until its last event is read. A round whose errors each
+have a trace of their own (the usual) pays one pass over the keys.
+
+Only a record of one occurrence is compared: a backend's group (`source_group_id`, a count) carries the
+ids of one sample of its occurrences (SigNoz's error index), which says nothing of the others' traces.
+Only events read in the same round are compared: an enclosing event that arrives a round after the one it
+encloses (the outer span still running when the inner one was read) finds it counted already, and is
+counted as itself.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+import numpy
+
+from rounds_bot.models import ErrorEvent
+from rounds_bot.sources.spill import fields_in, keys_of
+from rounds_bot.sources.spill_chunk import BLANK_TRACE
+
+#: what wraps an error's message in another's: Go's `fmt.Errorf("...: %w", err)`, anyhow's `{:#}`, and most
+#: hand-built messages (`f"load cart: {err}"`)
+WRAP_SEPARATOR = ": "
+
+
+class Enclosed(NamedTuple):
+    """An event another of its trace encloses (its id and moment), and the outermost event enclosing it."""
+
+    event_id: str
+    moment: datetime
+    outer_index: int
+    outer_event_id: str
+
+
+class _Record(NamedTuple):
+    """What the rules compare of one event with a trace."""
+
+    at: int  # its index in the round's events
+    event_id: str
+    moment: datetime
+    trace_id: str
+    service: str
+    span_id: str
+    parent_span_id: str
+    error_type: str
+    message: str
+    has_trace: bool  # a stack trace (not blank)
+
+
+_FIELDS = (
+    *("event_id", "timestamp", "trace_id", "span_id", "parent_span_id", "service", "error_type", "message"),
+    *(BLANK_TRACE, "count", "source_group_id"),
+)
+
+
+def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
+    """Each event (by its index in `events`) that another of the same trace and service encloses, with the
+    outermost event enclosing it; the events no other encloses are left out (nearly all)."""
+    # events still to come of each trace hash held twice or more: a trace's records are compared, and let
+    # go, once its last event is read, so only the traces being read are held (a trace's events are
+    # written together, by the span processor's batch)
+    to_come = _traces_with_several(events)
+    if not to_come:
+        return {}
+    held: dict[int, list[_Record]] = defaultdict(list)
+    enclosed: dict[int, Enclosed] = {}
+    for index, fields in enumerate(fields_in(events, *_FIELDS)):
+        event_id, moment, trace_id, span_id, parent, service, error_type, message, blank, count, group = (
+            fields
+        )
+        if not trace_id or (key := hash(trace_id)) not in to_come:
+            continue
+        if count == 1 and group is None:
+            record = _Record(
+                *(index, event_id, moment, trace_id, service, span_id or "", parent or ""),
+                *(error_type or "", message, blank is False),  # (`BLANK_TRACE`: False for a trace to read)
+            )
+            held[key].append(record)
+        to_come[key] -= 1
+        if not to_come[key]:
+            del to_come[key]
+            enclosed.update(_enclosed_in(held.pop(key, [])))
+    return enclosed
+
+
+def _traces_with_several(events: Sequence[ErrorEvent]) -> dict[int, int]:
+    """The number of events of each trace (by its id's hash) that two events or more have: one pass over
+    the events' keys, 8 bytes an event. (A hash two traces share, nearly never, only makes the rules look
+    at both: they compare the ids too.)"""
+    hashes = numpy.fromiter(
+        (hash(trace_id) for _, _, trace_id in keys_of(events) if trace_id), dtype=numpy.int64
+    )
+    found, counts = numpy.unique(hashes, return_counts=True)
+    several = counts > 1
+    return dict(zip(found[several].tolist(), counts[several].tolist(), strict=True))
+
+
+def _enclosed_in(records: list[_Record]) -> Iterator[tuple[int, Enclosed]]:
+    """The records enclosed of one trace's (or of the traces that share its hash), each service's apart."""
+    by_service: dict[tuple[str, str], list[_Record]] = defaultdict(list)
+    for record in records:
+        by_service[record.trace_id, record.service].append(record)
+    for same in by_service.values():
+        if len(same) > 1:
+            by_index = {record.at: record for record in same}
+            for index, outer in _outermost(same).items():
+                inner = by_index[index]
+                yield index, Enclosed(inner.event_id, inner.moment, outer, by_index[outer].event_id)
+
+
+def _outermost(records: list[_Record]) -> dict[int, int]:
+    """The outermost encloser of each record of one trace and service that another encloses."""
+    enclosing = _enclosing(records)
+    outer_of: dict[int, int] = {}
+    for index in enclosing:
+        outer, seen = index, {index}
+        while (next_out := enclosing.get(outer)) is not None and next_out not in seen:
+            seen.add(next_out)  # (a cycle only from spans given as their own ancestors: stopped at)
+            outer = next_out
+        outer_of[index] = outer
+    return outer_of
+
+
+def _enclosing(records: list[_Record]) -> dict[int, int]:
+    """One event that encloses each record enclosed (by index): the rules of the module docstring."""
+    by_message: dict[str, list[_Record]] = defaultdict(list)
+    by_span: dict[tuple[str, str, str], list[_Record]] = defaultdict(list)
+    for record in records:
+        by_message[record.message].append(record)
+        if record.span_id:
+            by_span[record.span_id, record.error_type, record.message].append(record)
+    enclosing: dict[int, int] = {}
+    for outer in records:
+        for inner in _wrapped_by(outer, by_message):
+            if inner.event_id != outer.event_id:
+                enclosing.setdefault(inner.at, outer.at)
+    for inner in records:
+        if inner.parent_span_id:
+            parents = by_span.get((inner.parent_span_id, inner.error_type, inner.message), ())
+            for outer in parents:
+                if outer.event_id != inner.event_id and outer.span_id != inner.span_id:
+                    enclosing.setdefault(inner.at, outer.at)
+                    break
+    for same_span in by_span.values():
+        if len(same_span) > 1:
+            kept = max(same_span, key=_kept_first)
+            for inner in same_span:
+                if inner.event_id != kept.event_id:
+                    enclosing.setdefault(inner.at, kept.at)
+    return enclosing
+
+
+def _wrapped_by(outer: _Record, by_message: dict[str, list[_Record]]) -> list[_Record]:
+    """The records whose whole message ends `outer`'s after a `": "`."""
+    message, found = outer.message, list[_Record]()
+    at = message.find(WRAP_SEPARATOR)
+    while at >= 0:
+        tail = message[at + len(WRAP_SEPARATOR) :]
+        if tail.strip():
+            found.extend(by_message.get(tail, ()))
+        at = message.find(WRAP_SEPARATOR, at + 1)
+    return found
+
+
+def _kept_first(record: _Record) -> tuple[bool, int]:
+    """Of the records of one error on one span: the one with a stack trace, else the last read."""
+    return record.has_trace, record.at

@@ -1,0 +1,241 @@
+"""One error recorded by every span it escapes is one occurrence, counted once, in the signature of the error
+as it left the outermost span: Go's error wrapped at each layer (`fmt.Errorf("...: %w", err)` and
+`span.RecordError` per layer), Python's exception recorded by each `start_as_current_span` it escapes, an
+exception event and a log record of it on one span. Errors of other services or other traces, and an error
+repeated by a sibling span (a retry), are occurrences of their own."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from rounds_bot.models import ErrorEvent
+from rounds_bot.round.propagated import enclosing_records
+from rounds_bot.round.report import RoundReport
+from rounds_bot.round.run import run_round
+from rounds_bot.settings import load_settings
+from rounds_bot.sources.base import PollResult, Window
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.store import Store
+from rounds_bot.tracker.dryrun import DryRunTracker
+
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+NO_ROWS = "sql: no rows in result set"
+
+
+def _event(n: int, message: str, **fields: object) -> ErrorEvent:
+    values: dict[str, object] = {
+        "event_id": f"e{n}",
+        "timestamp": T0 + timedelta(milliseconds=n),
+        "service": "cart",
+        "error_type": "*fmt.wrapError",
+        "message": message,
+        "trace_id": "a" * 32,
+        "span_id": f"{n:016x}",
+    }
+    values.update(fields)
+    return ErrorEvent.model_validate(values)
+
+
+def _go_layers(trace: str = "a" * 32, cart: int = 17, first: int = 1) -> list[ErrorEvent]:
+    """A repository's span, its service's and its handler's, each recording the error as it was returned."""
+    messages = [NO_ROWS, f"load cart {cart}: {NO_ROWS}", f"handle checkout: load cart {cart}: {NO_ROWS}"]
+    return [
+        _event(
+            first + depth,
+            message,
+            trace_id=trace,
+            error_type="*errors.errorString" if depth == 0 else "*fmt.wrapError",
+            span_id=f"{first + depth:016x}",
+            parent_span_id=f"{first + depth + 1:016x}",
+        )
+        for depth, message in enumerate(messages)
+    ]
+
+
+def test_an_error_wrapped_at_each_layer_is_counted_as_the_outermost() -> None:
+    enclosed = enclosing_records(_go_layers())
+    assert {index: inner.outer_index for index, inner in enclosed.items()} == {0: 2, 1: 2}
+    assert enclosed[0].event_id == "e1" and enclosed[0].outer_event_id == "e3"
+
+
+def test_an_exception_recorded_again_by_its_parent_span_is_one_occurrence() -> None:
+    """Python's `start_as_current_span` records the exception on each span it escapes; the traceback grows."""
+    inner = _event(1, "'cart 17'", error_type="KeyError", stacktrace="short", parent_span_id=f"{2:016x}")
+    outer = _event(2, "'cart 17'", error_type="KeyError", stacktrace="longer", parent_span_id=f"{3:016x}")
+    root = _event(3, "'cart 17'", error_type="KeyError", stacktrace="longest")
+    enclosed = enclosing_records([root, outer, inner])  # (the order read does not matter)
+    assert {index: e.outer_index for index, e in enclosed.items()} == {1: 0, 2: 0}
+
+
+def test_an_exception_and_its_log_record_on_one_span_are_one_occurrence_kept_with_its_trace() -> None:
+    logged = _event(1, "cart is empty", error_type="ValueError", span_id="f" * 16)
+    recorded = _event(2, "cart is empty", error_type="ValueError", span_id="f" * 16, stacktrace="Traceback")
+    assert {i: e.outer_index for i, e in enclosing_records([recorded, logged]).items()} == {1: 0}
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"service": "gateway"},  # a caller's error over its callee's: a cascade, each service's own
+        {"trace_id": "b" * 32},
+        {"trace_id": None},
+    ],
+)
+def test_errors_of_other_services_or_traces_are_never_folded(other: dict[str, object]) -> None:
+    inner = _event(1, NO_ROWS, error_type="*errors.errorString")
+    outer = _event(2, f"load cart 17: {NO_ROWS}", **other)
+    assert enclosing_records([inner, outer]) == {}
+
+
+@pytest.mark.parametrize("group", [{"source_group_id": "g1"}, {"count": 40}])
+def test_a_backends_group_carrying_a_samples_trace_is_never_folded(group: dict[str, object]) -> None:
+    """A group's trace is one sample's (SigNoz's error index): it says nothing of the others' traces."""
+    inner = _event(1, NO_ROWS, error_type="*errors.errorString", **group)
+    outer = _event(2, f"load cart 17: {NO_ROWS}", **group)
+    assert enclosing_records([inner, outer]) == {}
+
+
+def test_a_retry_on_a_sibling_span_is_an_occurrence_of_its_own() -> None:
+    parent = f"{9:016x}"
+    first = _event(1, "connection refused", error_type="OSError", parent_span_id=parent)
+    second = _event(2, "connection refused", error_type="OSError", parent_span_id=parent)
+    assert enclosing_records([first, second]) == {}
+
+
+def test_a_message_that_only_ends_like_another_is_not_a_wrap() -> None:
+    """The wrap is the other's whole message after `": "`: `refused` does not end `connection refused`."""
+    assert enclosing_records([_event(1, "refused"), _event(2, "connection refused")]) == {}
+    assert enclosing_records([_event(1, " "), _event(2, "failed:  ")]) == {}
+
+
+def test_the_same_record_read_twice_encloses_nothing() -> None:
+    event = _event(1, "cart is empty")
+    assert enclosing_records([event, event]) == {}
+
+
+def test_spans_given_as_their_own_parents_do_not_loop() -> None:
+    one = _event(1, "boom", error_type="E", span_id="1" * 16, parent_span_id="2" * 16)
+    two = _event(2, "boom", error_type="E", span_id="2" * 16, parent_span_id="1" * 16)
+    enclosed = enclosing_records([one, two])
+    assert set(enclosed) <= {0, 1} and all(e.outer_index in {0, 1} for e in enclosed.values())
+
+
+# --- a round over OTLP spans ----------------------------------------------------------------------
+
+
+def _span(
+    trace: str, span: int, parent: int | None, at: datetime, kind: str, message: str, stacktrace: str = ""
+) -> dict[str, object]:
+    nanos = int(at.timestamp() * 1e9)
+    attributes = [
+        {"key": "exception.type", "value": {"stringValue": kind}},
+        {"key": "exception.message", "value": {"stringValue": message}},
+    ]
+    if stacktrace:
+        attributes.append({"key": "exception.stacktrace", "value": {"stringValue": stacktrace}})
+    return {
+        "traceId": trace,
+        "spanId": f"{span:016x}",
+        **({"parentSpanId": f"{parent:016x}"} if parent is not None else {}),
+        "name": f"span {span}",
+        "kind": 1,
+        "startTimeUnixNano": str(nanos),
+        "endTimeUnixNano": str(nanos + 1_000_000),
+        "status": {"code": 2, "message": message},
+        "events": [{"name": "exception", "timeUnixNano": str(nanos), "attributes": attributes}],
+    }
+
+
+def _line(service: str, spans: list[dict[str, object]]) -> str:
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+    return json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]})
+
+
+def _go_request(n: int, cart: int, query: str) -> list[dict[str, object]]:
+    """One failed request of a Go service: the query's span, the service's, the handler's (the root)."""
+    trace, at = f"{n + 1:032x}", T0 + timedelta(seconds=n)
+    wrapped = f"{query} {cart}: {NO_ROWS}"
+    return [
+        _span(trace, 3 * n + 1, 3 * n + 2, at, "*errors.errorString", NO_ROWS),
+        _span(trace, 3 * n + 2, 3 * n + 3, at, "*fmt.wrapError", wrapped),
+        _span(trace, 3 * n + 3, None, at, "*fmt.wrapError", f"handle request: {wrapped}"),
+    ]
+
+
+def _python_request(n: int, cart: int) -> list[dict[str, object]]:
+    trace, at = f"{n + 1:032x}", T0 + timedelta(seconds=n)
+    raised = '  File "/srv/shop/carts.py", line 15, in load\n    raise KeyError(cart_id)\n'
+    inner = 'Traceback (most recent call last):\n  File "/srv/shop/tracing.py", line 9, in span\n    yield\n'
+    outer = inner + '  File "/srv/shop/views.py", line 21, in checkout\n    return load(cart_id)\n'
+    error = f"KeyError: 'cart {cart}'\n"
+    message = f"'cart {cart}'"
+    return [
+        _span(trace, 3 * n + 1, 3 * n + 2, at, "KeyError", message, inner + raised + error),
+        _span(trace, 3 * n + 2, None, at, "KeyError", message, outer + raised + error),
+    ]
+
+
+class _ReadsEverything:
+    """A source that gives every record of its window, counted or not, as SigNoz's does (the grouping step
+    finds those counted): a record counted in an earlier round is read again in the overlap."""
+
+    name = "otlp-file"
+
+    def __init__(self, path: Path) -> None:
+        self._file = OtlpFileSource(path)
+
+    def poll(self, window: Window, known_group_ids: frozenset[str]) -> PollResult:
+        return self._file.poll(window, known_group_ids)
+
+
+def _round(tmp_path: Path, lines: list[str], store: Store, *, skips_counted: bool = True) -> RoundReport:
+    data = tmp_path / "telemetry.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    return run_round(
+        load_settings(),
+        OtlpFileSource(data) if skips_counted else _ReadsEverything(data),
+        DryRunTracker(tmp_path / "drafts"),
+        store,
+        now=T0 + timedelta(hours=1),
+        reads_whole_history=True,
+    )
+
+
+def test_a_go_services_layered_errors_make_one_signature_per_failing_query(clean_env, tmp_path: Path) -> None:
+    """Two queries failing with the same `sql: no rows`: two problems, told apart by what wraps them; each
+    request counted once, whatever number of layers recorded it."""
+    lines = [_line("cart", _go_request(n, 100 + n, "load cart")) for n in range(6)]
+    lines += [_line("cart", _go_request(n, 200 + n, "load user")) for n in range(6, 10)]
+    store = Store.memory()
+    report = _round(tmp_path, lines, store)
+    assert any(note.startswith("20 records were an error recorded again") for note in report.notes)
+    counts = sorted((s.total_count, s.title) for s in store.signatures())
+    assert [count for count, _ in counts] == [4, 6]
+    assert all("handle request: load" in title for _, title in counts)
+    # the next round over the same file counts nothing again: the enclosed records were remembered too
+    _round(tmp_path, lines, store)
+    assert sorted(s.total_count for s in store.signatures()) == [4, 6]
+
+
+def test_a_python_exception_recorded_by_two_spans_is_counted_once(clean_env, tmp_path: Path) -> None:
+    store = Store.memory()
+    _round(tmp_path, [_line("shop", _python_request(n, n)) for n in range(5)], store)
+    assert [s.total_count for s in store.signatures()] == [5]
+
+
+def test_an_encloser_read_again_counts_an_enclosed_record_new_to_the_round(clean_env, tmp_path: Path) -> None:
+    """The inner record arrives a round after its encloser, which the source gives again (SigNoz's rows in
+    the overlap): counted as its encloser, in that one's signature."""
+    store = Store.memory()
+    requests = [_go_request(n, 100 + n, "load cart") for n in range(3)]
+    _round(tmp_path, [_line("cart", spans[1:]) for spans in requests], store, skips_counted=False)
+    assert [s.total_count for s in store.signatures()] == [3]
+    _round(tmp_path, [_line("cart", spans) for spans in requests], store, skips_counted=False)
+    assert [s.total_count for s in store.signatures()] == [3]
+    # and remembered: a third round over the same records counts none of them again
+    _round(tmp_path, [_line("cart", spans) for spans in requests], store, skips_counted=False)
+    assert [s.total_count for s in store.signatures()] == [3]
