@@ -6,11 +6,18 @@ repeated by a sibling span (a retry), are occurrences of their own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.round.propagated import enclosing_records
@@ -21,6 +28,7 @@ from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.store import Store
 from rounds_bot.tracker.dryrun import DryRunTracker
+from tools.demo.generate import otlp_json_line
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 NO_ROWS = "sql: no rows in result set"
@@ -71,10 +79,34 @@ def test_an_exception_recorded_again_by_its_parent_span_is_one_occurrence() -> N
     assert {index: e.outer_index for index, e in enclosed.items()} == {1: 0, 2: 0}
 
 
-def test_an_exception_and_its_log_record_on_one_span_are_one_occurrence_kept_with_its_trace() -> None:
-    logged = _event(1, "cart is empty", error_type="ValueError", span_id="f" * 16)
+def test_an_exception_and_its_log_record_on_one_span_are_one_occurrence_counted_as_the_spans() -> None:
+    logged = _event(1, "cart is empty", error_type="ValueError", span_id="f" * 16, kind="log")
     recorded = _event(2, "cart is empty", error_type="ValueError", span_id="f" * 16, stacktrace="Traceback")
     assert {i: e.outer_index for i, e in enclosing_records([recorded, logged]).items()} == {1: 0}
+    assert {i: e.outer_index for i, e in enclosing_records([logged, recorded]).items()} == {0: 1}
+
+
+def test_two_records_of_a_spans_own_are_two_occurrences() -> None:
+    """A span that records each item's failure of a loop, or a retry within it."""
+    items = [_event(n, "price missing", error_type="ValueError", span_id="f" * 16) for n in (1, 2)]
+    assert enclosing_records(items) == {}
+    logs = [_event(n, "price missing", error_type="ValueError", span_id="f" * 16, kind="log") for n in (1, 2)]
+    assert enclosing_records(logs) == {}
+
+
+def test_a_frameworks_wrapper_on_the_server_span_encloses_the_exception_it_wraps() -> None:
+    """Spring's DispatcherServlet wraps a controller's exception: the Java agent records the bare exception
+    on the controller's span and `ServletException: Request processing failed: <the cause>` on the server
+    span, whose message ends with the cause's."""
+    npe = 'Cannot invoke "com.shop.Cart.items()" because "cart" is null'
+    bare = _event(1, npe, error_type="java.lang.NullPointerException", stacktrace="at com.shop.CartService")
+    wrapper = _event(
+        2,
+        f"Request processing failed: java.lang.NullPointerException: {npe}",
+        error_type="jakarta.servlet.ServletException",
+        stacktrace="at org.springframework.web.servlet.FrameworkServlet",
+    )
+    assert {i: e.outer_index for i, e in enclosing_records([bare, wrapper]).items()} == {0: 1}
 
 
 @pytest.mark.parametrize(
@@ -239,3 +271,63 @@ def test_an_encloser_read_again_counts_an_enclosed_record_new_to_the_round(clean
     # and remembered: a third round over the same records counts none of them again
     _round(tmp_path, [_line("cart", spans) for spans in requests], store, skips_counted=False)
     assert [s.total_count for s in store.signatures()] == [3]
+
+
+# --- the real Python SDK ---------------------------------------------------------------------------
+
+
+def _python_service_telemetry(path: Path) -> None:
+    """A small service instrumented with OpenTelemetry's Python SDK: a KeyError escaping three nested
+    `start_as_current_span` blocks (each records it, `record_exception=True` by default) in 6 requests, a
+    ValueError escaping two in 3 others; exported as the collector's file exporter writes OTLP/JSON."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("shop")
+    carts: dict[str, int] = {}
+
+    def load(cart_id: str) -> int:
+        with tracer.start_as_current_span("load"):
+            return carts[cart_id]
+
+    def price(cart_id: str) -> int:
+        with tracer.start_as_current_span("price"):
+            return load(cart_id)
+
+    def checkout(cart_id: str) -> int:
+        with tracer.start_as_current_span("POST /checkout", kind=SpanKind.SERVER):
+            return price(cart_id)
+
+    def refund(order: int) -> None:
+        with (
+            tracer.start_as_current_span("POST /refund", kind=SpanKind.SERVER),
+            tracer.start_as_current_span("refund"),
+        ):
+            raise ValueError(f"order {order} was never charged")
+
+    for n in range(6):
+        with contextlib.suppress(KeyError):
+            checkout(f"c-{n}")
+    for n in range(3):
+        with contextlib.suppress(ValueError):
+            refund(n)
+    provider.shutdown()
+    path.write_text(otlp_json_line(encode_spans(exporter.get_finished_spans())) + "\n")
+
+
+def test_the_python_sdks_exception_recorded_by_each_span_it_escapes_is_counted_once(
+    clean_env, tmp_path: Path
+) -> None:
+    data = tmp_path / "telemetry.jsonl"
+    _python_service_telemetry(data)
+    store = Store.memory()
+    run_round(
+        load_settings(),
+        OtlpFileSource(data),
+        DryRunTracker(tmp_path / "drafts"),
+        store,
+        now=datetime.now(UTC) + timedelta(minutes=5),
+        reads_whole_history=True,
+    )
+    counts = sorted((s.error_type, s.total_count) for s in store.signatures())
+    assert counts == [("KeyError", 6), ("ValueError", 3)]  # 24 records: 18 and 6

@@ -16,9 +16,10 @@ each layer: three issues for one bug. Within one trace and one service, an event
 - its message ends with `": "` and the other's whole message (an error wrapped with context: Go's `%w`,
   anyhow's `{:#}`, a message built from its cause's), or
 - it has the other's type and message, and its span is the other's parent span (the error left the child
-  span and was recorded again on its parent), or the same span (recorded twice there: an exception event
-  and a log record beside it; the one with a stack trace encloses the one without, else the later the
-  earlier).
+  span and was recorded again on its parent), or
+- it is the span's own record of an error (an exception event, an error status) that a log record of the
+  same span repeats, type and message (the log line written where it was caught). Two records of a span's
+  own are two occurrences (a loop recording each item's failure, a retry within the span).
 
 An event enclosed is counted as the outermost event that encloses it, so the occurrence is counted once,
 in the signature of the error as it left the last span that recorded it: the one with the most context
@@ -34,9 +35,11 @@ have a trace of their own (the usual) pays one pass over the keys.
 
 Only a record of one occurrence is compared: a backend's group (`source_group_id`, a count) carries the
 ids of one sample of its occurrences (SigNoz's error index), which says nothing of the others' traces.
-Only events read in the same round are compared: an enclosing event that arrives a round after the one it
-encloses (the outer span still running when the inner one was read) finds it counted already, and is
-counted as itself.
+Only events read in the same round are compared. An inner record read a round before its encloser (the
+outer span still running, or not yet exported, when the round read) was counted as itself then; a round
+reads up to 30 s before now, so that takes a request still running about that long after its inner error.
+An encloser counted in an earlier round that the source gives again (a source that returns counted records)
+is placed again to find its signature.
 """
 
 from __future__ import annotations
@@ -79,11 +82,12 @@ class _Record(NamedTuple):
     error_type: str
     message: str
     has_trace: bool  # a stack trace (not blank)
+    logged: bool  # a log record's, not a span's
 
 
 _FIELDS = (
     *("event_id", "timestamp", "trace_id", "span_id", "parent_span_id", "service", "error_type", "message"),
-    *(BLANK_TRACE, "count", "source_group_id"),
+    *(BLANK_TRACE, "kind", "count", "source_group_id"),
 )
 
 
@@ -99,15 +103,26 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
     held: dict[int, list[_Record]] = defaultdict(list)
     enclosed: dict[int, Enclosed] = {}
     for index, fields in enumerate(fields_in(events, *_FIELDS)):
-        event_id, moment, trace_id, span_id, parent, service, error_type, message, blank, count, group = (
-            fields
-        )
+        (
+            event_id,
+            moment,
+            trace_id,
+            span_id,
+            parent,
+            service,
+            error_type,
+            message,
+            blank,
+            kind,
+            count,
+            group,
+        ) = fields
         if not trace_id or (key := hash(trace_id)) not in to_come:
             continue
         if count == 1 and group is None:
             record = _Record(
                 *(index, event_id, moment, trace_id, service, span_id or "", parent or ""),
-                *(error_type or "", message, blank is False),  # (`BLANK_TRACE`: False for a trace to read)
+                *(error_type or "", message, blank is False, kind == "log"),  # (`BLANK_TRACE`: False if any)
             )
             held[key].append(record)
         to_come[key] -= 1
@@ -176,10 +191,13 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
                     enclosing.setdefault(inner.at, outer.at)
                     break
     for same_span in by_span.values():
-        if len(same_span) > 1:
-            kept = max(same_span, key=_kept_first)
+        # a log record beside the span's own record of the error; two records of the span's own are two
+        # occurrences (a loop that records each item's failure, a retry within the span)
+        spans_own = [record for record in same_span if not record.logged]
+        if spans_own and len(spans_own) < len(same_span):
+            kept = max(spans_own, key=_kept_first)
             for inner in same_span:
-                if inner.event_id != kept.event_id:
+                if inner.logged:
                     enclosing.setdefault(inner.at, kept.at)
     return enclosing
 
@@ -197,5 +215,5 @@ def _wrapped_by(outer: _Record, by_message: dict[str, list[_Record]]) -> list[_R
 
 
 def _kept_first(record: _Record) -> tuple[bool, int]:
-    """Of the records of one error on one span: the one with a stack trace, else the last read."""
+    """Of a span's own records of one error: the one with a stack trace, else the last read."""
     return record.has_trace, record.at
