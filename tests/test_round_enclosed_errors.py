@@ -123,6 +123,21 @@ def test_errors_of_other_services_or_traces_are_never_folded(other: dict[str, ob
     assert enclosing_records([inner, outer]) == {}
 
 
+def test_a_log_holding_a_span_records_error_in_an_attribute_is_that_records() -> None:
+    """`slog.Error("request failed", "err", err)` in a middleware, beside the spans' records of `err`."""
+    layers = _go_layers()
+    logged = _event(
+        9, "request failed", kind="log", error_type="", attributes={"err": layers[-1].message, "path": "/x"}
+    )
+    enclosed = enclosing_records([*layers, logged])
+    assert {index: inner.outer_index for index, inner in enclosed.items()} == {0: 2, 1: 2, 3: 2}
+
+
+def test_a_log_whose_attribute_holds_no_records_message_is_its_own() -> None:
+    logged = _event(9, "request failed", kind="log", error_type="", attributes={"err": "timeout"})
+    assert set(enclosing_records([*_go_layers(), logged])) == {0, 1}  # the two inner layers only
+
+
 @pytest.mark.parametrize("group", [{"source_group_id": "g1"}, {"count": 40}])
 def test_a_backends_group_carrying_a_samples_trace_is_never_folded(group: dict[str, object]) -> None:
     """A group's trace is one sample's (SigNoz's error index): it says nothing of the others' traces."""
@@ -185,6 +200,27 @@ def _span(
 def _line(service: str, spans: list[dict[str, object]]) -> str:
     resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
     return json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]})
+
+
+def _logged_line(service: str, span: dict[str, object], body: str, **attributes: str) -> str:
+    """A log record the span's code wrote (an SDK's log bridge: the span's trace and span ids)."""
+    record = {
+        "timeUnixNano": span["endTimeUnixNano"],
+        "severityNumber": 17,
+        "severityText": "ERROR",
+        "body": {"stringValue": body},
+        "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()],
+        "traceId": span["traceId"],
+        "spanId": span["spanId"],
+    }
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+    return json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": [record]}]}]})
+
+
+def _status(span: dict[str, object]) -> str:
+    status = span["status"]
+    assert isinstance(status, dict)
+    return str(status["message"])
 
 
 def _go_request(n: int, cart: int, query: str) -> list[dict[str, object]]:
@@ -251,6 +287,19 @@ def test_a_go_services_layered_errors_make_one_signature_per_failing_query(clean
     # the next round over the same file counts nothing again: the enclosed records were remembered too
     _round(tmp_path, lines, store)
     assert sorted(s.total_count for s in store.signatures()) == [4, 6]
+
+
+def test_a_middleware_logging_every_failed_request_makes_no_problem_of_its_own(
+    clean_env, tmp_path: Path
+) -> None:
+    """`slog.Error("request failed", "err", err)` on the handler's span: each log is its request's error."""
+    requests = [_go_request(n, 100 + n, "load cart" if n < 6 else "load user") for n in range(10)]
+    lines = [_line("cart", spans) for spans in requests]
+    lines += [_logged_line("cart", spans[-1], "request failed", err=_status(spans[-1])) for spans in requests]
+    store = Store.memory()
+    _round(tmp_path, lines, store)
+    assert sorted(s.total_count for s in store.signatures()) == [4, 6]
+    assert not any("request failed" in s.title for s in store.signatures())
 
 
 def test_a_python_exception_recorded_by_two_spans_is_counted_once(clean_env, tmp_path: Path) -> None:

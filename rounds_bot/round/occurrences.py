@@ -171,8 +171,8 @@ def _count_enclosed(
 def _enclosed_note(count: int) -> str:
     records = "record was" if count == 1 else "records were"
     return (
-        f"{count} {records} an error recorded again by a span it escaped, or wrapped in its caller's "
-        "message, in the same trace and service: each counted once, as the outermost record"
+        f"{count} {records} an error recorded again (by a span it escaped, by a log record, or wrapped in "
+        "its caller's message) in the same trace and service: each counted once, as the record enclosing it"
     )
 
 

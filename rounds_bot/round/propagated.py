@@ -19,7 +19,11 @@ each layer: three issues for one bug. Within one trace and one service, an event
   span and was recorded again on its parent), or
 - it is the span's own record of an error (an exception event, an error status) that a log record of the
   same span repeats, type and message (the log line written where it was caught). Two records of a span's
-  own are two occurrences (a loop recording each item's failure, a retry within the span).
+  own are two occurrences (a loop recording each item's failure, a retry within the span); or
+- it is a span's record of an error whose whole message a log record holds in an attribute: the error a
+  caller logged with a message of its own (`slog.Error("request failed", "err", err)`, zap's `zap.Error`).
+  The log is the span's record's, not the other way: a middleware that logs every failed request with one
+  message would otherwise make one problem of every bug it logs.
 
 An event enclosed is counted as the outermost event that encloses it, so the occurrence is counted once,
 in the signature of the error as it left the last span that recorded it: the one with the most context
@@ -47,7 +51,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy
 
@@ -83,11 +87,12 @@ class _Record(NamedTuple):
     message: str
     has_trace: bool  # a stack trace (not blank)
     logged: bool  # a log record's, not a span's
+    texts: tuple[str, ...]  # a log record's attributes' text values (`slog.Error("...", "err", err)`)
 
 
 _FIELDS = (
     *("event_id", "timestamp", "trace_id", "span_id", "parent_span_id", "service", "error_type", "message"),
-    *(BLANK_TRACE, "kind", "count", "source_group_id"),
+    *(BLANK_TRACE, "kind", "count", "source_group_id", "attributes"),
 )
 
 
@@ -116,6 +121,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
             kind,
             count,
             group,
+            attributes,
         ) = fields
         if not trace_id or (key := hash(trace_id)) not in to_come:
             continue
@@ -123,6 +129,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
             record = _Record(
                 *(index, event_id, moment, trace_id, service, span_id or "", parent or ""),
                 *(error_type or "", message, blank is False, kind == "log"),  # (`BLANK_TRACE`: False if any)
+                _texts(attributes) if kind == "log" else (),
             )
             held[key].append(record)
         to_come[key] -= 1
@@ -190,6 +197,7 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
                 if outer.event_id != inner.event_id and outer.span_id != inner.span_id:
                     enclosing.setdefault(inner.at, outer.at)
                     break
+    _logs_of_errors(records, by_message, enclosing)
     for same_span in by_span.values():
         # a log record beside the span's own record of the error; two records of the span's own are two
         # occurrences (a loop that records each item's failure, a retry within the span)
@@ -200,6 +208,33 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
                 if inner.logged:
                     enclosing.setdefault(inner.at, kept.at)
     return enclosing
+
+
+def _logs_of_errors(
+    records: list[_Record], by_message: dict[str, list[_Record]], enclosing: dict[int, int]
+) -> None:
+    """Each log record whose attribute holds the whole message of a span's record of the trace (the error a
+    caller logged, `slog.Error("checkout failed", "err", err)`) is that record's: added to `enclosing`. A
+    log that already encloses a record (its own message wraps one) is left as it is."""
+    enclosers = set(enclosing.values())
+    for log in records:
+        if not log.texts or log.at in enclosers or log.at in enclosing:
+            continue
+        found = next(
+            (
+                record
+                for text in log.texts
+                for record in by_message.get(text, ())
+                if not record.logged and record.event_id != log.event_id
+            ),
+            None,
+        )
+        if found is not None:
+            enclosing[log.at] = found.at
+
+
+def _texts(attributes: dict[str, Any] | None) -> tuple[str, ...]:
+    return tuple(value for value in (attributes or {}).values() if isinstance(value, str) and value.strip())
 
 
 def _wrapped_by(outer: _Record, by_message: dict[str, list[_Record]]) -> list[_Record]:
