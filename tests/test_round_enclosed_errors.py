@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from rounds_bot.models import ErrorEvent
+from rounds_bot.round import propagated
 from rounds_bot.round.propagated import enclosing_records
 from rounds_bot.round.report import RoundReport
 from rounds_bot.round.run import run_round
@@ -121,6 +122,71 @@ def test_errors_of_other_services_or_traces_are_never_folded(other: dict[str, ob
     inner = _event(1, NO_ROWS, error_type="*errors.errorString")
     outer = _event(2, f"load cart 17: {NO_ROWS}", **other)
     assert enclosing_records([inner, outer]) == {}
+
+
+def test_an_apps_exception_over_the_one_a_librarys_span_recorded_encloses_it() -> None:
+    """The Java agent's JDBC span records the `SQLException`; the service wraps it in its own exception,
+    which the controller's span records, its trace naming the first as its cause."""
+    sql = _event(1, "no rows for cart 17", error_type="java.sql.SQLException", stacktrace="at org.postgresql")
+    own = _event(
+        2,
+        "load failed",
+        error_type="com.shop.CartException",
+        stacktrace=(
+            "com.shop.CartException: load failed\n\tat com.shop.CartService.load(CartService.java:9)\n"
+            "Caused by: java.sql.SQLException: no rows for cart 17\n"
+            "\tat org.postgresql.Driver.run(Driver.java:1)"
+        ),
+    )
+    assert {i: e.outer_index for i, e in enclosing_records([sql, own]).items()} == {0: 1}
+
+
+def test_a_trace_of_more_errors_than_are_searched_is_left_to_the_other_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sql = _event(1, "no rows", error_type="java.sql.SQLException")
+    own = _event(
+        2, "load failed", error_type="CartException", stacktrace="Caused by: java.sql.SQLException: no rows"
+    )
+    assert set(enclosing_records([sql, own])) == {0}
+    monkeypatch.setattr(propagated, "MAX_CAUSE_RECORDS", 1)
+    assert enclosing_records([sql, own]) == {}
+
+
+def test_a_python_chain_names_its_cause_by_its_qualified_type() -> None:
+    violation = 'duplicate key value violates unique constraint "orders_pkey"\nDETAIL:  Key (id)=(7) exists.'
+    inner = _event(1, violation, error_type="UniqueViolation", stacktrace="Traceback ...")
+    outer = _event(
+        2,
+        "order 7 exists",
+        error_type="OrderExists",
+        stacktrace=(
+            'Traceback (most recent call last):\n  File "/srv/shop/orders.py", line 4, in save\n'
+            f"psycopg.errors.UniqueViolation: {violation}\n\n"
+            "The above exception was the direct cause of the following exception:\n\n"
+            'Traceback (most recent call last):\n  File "/srv/shop/views.py", line 9, in create\n'
+            "shop.errors.OrderExists: order 7 exists\n"
+        ),
+    )
+    assert {i: e.outer_index for i, e in enclosing_records([inner, outer]).items()} == {0: 1}
+
+
+def test_a_type_that_only_ends_like_anothers_names_no_cause() -> None:
+    inner = _event(1, "'c-1'", error_type="KeyError")
+    outer = _event(2, "boom", error_type="Boom", stacktrace="Traceback\nshop.MyKeyError: 'c-1'\nBoom: boom")
+    assert enclosing_records([inner, outer]) == {}
+
+
+def test_a_retrys_exception_naming_its_own_error_is_no_cause() -> None:
+    """Two attempts on sibling spans, each trace ending with the same `type: message` line."""
+    parent = f"{9:016x}"
+    tries = [
+        _event(
+            n, "'c-1'", error_type="KeyError", stacktrace="Traceback\nKeyError: 'c-1'", parent_span_id=parent
+        )
+        for n in (1, 2)
+    ]
+    assert enclosing_records(tries) == {}
 
 
 def test_a_log_holding_a_span_records_error_in_an_attribute_is_that_records() -> None:

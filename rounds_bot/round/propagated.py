@@ -20,6 +20,9 @@ each layer: three issues for one bug. Within one trace and one service, an event
 - it is the span's own record of an error (an exception event, an error status) that a log record of the
   same span repeats, type and message (the log line written where it was caught). Two records of a span's
   own are two occurrences (a loop recording each item's failure, a retry within the span); or
+- its stack trace names the other's error as a cause (Java's `Caused by: T: message`, a Python chain's
+  `T: message` line, .NET's ` ---> T: message`): an app's own exception over the one a library's span
+  recorded (a JDBC span's `SQLException` under the service's `CartException`); or
 - it is a span's record of an error whose whole message a log record holds in an attribute: the error a
   caller logged with a message of its own (`slog.Error("request failed", "err", err)`, zap's `zap.Error`).
   The log is the span's record's, not the other way: a middleware that logs every failed request with one
@@ -57,8 +60,9 @@ import numpy
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.spill import fields_in, keys_of
-from rounds_bot.sources.spill_chunk import BLANK_TRACE
 
+#: the most errors of one trace and service whose stack traces are searched for each other's (`_causes`)
+MAX_CAUSE_RECORDS = 200
 #: what wraps an error's message in another's: Go's `fmt.Errorf("...: %w", err)`, anyhow's `{:#}`, and most
 #: hand-built messages (`f"load cart: {err}"`)
 WRAP_SEPARATOR = ": "
@@ -85,14 +89,14 @@ class _Record(NamedTuple):
     parent_span_id: str
     error_type: str
     message: str
-    has_trace: bool  # a stack trace (not blank)
+    stacktrace: str
     logged: bool  # a log record's, not a span's
     texts: tuple[str, ...]  # a log record's attributes' text values (`slog.Error("...", "err", err)`)
 
 
 _FIELDS = (
     *("event_id", "timestamp", "trace_id", "span_id", "parent_span_id", "service", "error_type", "message"),
-    *(BLANK_TRACE, "kind", "count", "source_group_id", "attributes"),
+    *("stacktrace", "kind", "count", "source_group_id", "attributes"),
 )
 
 
@@ -117,7 +121,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
             service,
             error_type,
             message,
-            blank,
+            stacktrace,
             kind,
             count,
             group,
@@ -128,7 +132,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
         if count == 1 and group is None:
             record = _Record(
                 *(index, event_id, moment, trace_id, service, span_id or "", parent or ""),
-                *(error_type or "", message, blank is False, kind == "log"),  # (`BLANK_TRACE`: False if any)
+                *(error_type or "", message, (stacktrace or "").strip() and stacktrace, kind == "log"),
                 _texts(attributes) if kind == "log" else (),
             )
             held[key].append(record)
@@ -197,6 +201,7 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
                 if outer.event_id != inner.event_id and outer.span_id != inner.span_id:
                     enclosing.setdefault(inner.at, outer.at)
                     break
+    _causes(records, enclosing)
     _logs_of_errors(records, by_message, enclosing)
     for same_span in by_span.values():
         # a log record beside the span's own record of the error; two records of the span's own are two
@@ -208,6 +213,42 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
                 if inner.logged:
                     enclosing.setdefault(inner.at, kept.at)
     return enclosing
+
+
+def _causes(records: list[_Record], enclosing: dict[int, int]) -> None:
+    """Each record whose error is named as a cause in another's stack trace (`Caused by: T: message`, a
+    Python chain's `T: message` line, .NET's ` ---> T: message`) is that one's: added to `enclosing`. The
+    same type and message are the parent-span rule's (a retry's exception names its own). A trace of more
+    than `MAX_CAUSE_RECORDS` errors of one service (a batch job's) is left to the other rules."""
+    if len(records) > MAX_CAUSE_RECORDS:
+        return
+    named: dict[tuple[str, str], list[_Record]] = defaultdict(list)
+    for record in records:
+        if record.error_type:
+            named[record.error_type, record.message].append(record)
+    for outer in records:
+        if not outer.stacktrace:
+            continue
+        for (error_type, message), inners in named.items():
+            if (error_type, message) != (outer.error_type, outer.message) and _names(
+                outer.stacktrace, f"{error_type}: {message.partition(chr(10))[0]}"
+            ):
+                for inner in inners:
+                    enclosing.setdefault(inner.at, outer.at)
+
+
+def _names(stacktrace: str, error: str) -> bool:
+    """`error` (`type: first line of the message`) ends a line of `stacktrace`, its type whole (after the
+    line's start, a space, a dot or a tab: `psycopg.errors.UniqueViolation` names `UniqueViolation`)."""
+    at = stacktrace.find(error)
+    while at >= 0:
+        end = at + len(error)
+        if (at == 0 or stacktrace[at - 1] in " .\t\n") and (
+            end == len(stacktrace) or stacktrace[end] in "\r\n"
+        ):
+            return True
+        at = stacktrace.find(error, at + 1)
+    return False
 
 
 def _logs_of_errors(
@@ -251,4 +292,4 @@ def _wrapped_by(outer: _Record, by_message: dict[str, list[_Record]]) -> list[_R
 
 def _kept_first(record: _Record) -> tuple[bool, int]:
     """Of a span's own records of one error: the one with a stack trace, else the last read."""
-    return record.has_trace, record.at
+    return bool(record.stacktrace), record.at
