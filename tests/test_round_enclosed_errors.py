@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -446,3 +450,56 @@ def test_the_python_sdks_exception_recorded_by_each_span_it_escapes_is_counted_o
     )
     counts = sorted((s.error_type, s.total_count) for s in store.signatures())
     assert counts == [("KeyError", 6), ("ValueError", 3)]  # 24 records: 18 and 6
+
+
+# the SDK's own handler, which most services still install (deprecated for the instrumentation package's)
+@pytest.mark.filterwarnings("ignore:`LoggingHandler` in `opentelemetry-sdk` is deprecated:DeprecationWarning")
+def test_the_python_sdks_logged_exception_and_its_spans_record_are_one_occurrence(
+    clean_env, tmp_path: Path
+) -> None:
+    """The handler catches the KeyError the inner span recorded and logs it (`logger.exception`) through
+    the SDK's `LoggingHandler`, on its own span. The SDK writes the log's `exception.message` as `c-0`
+    (the key) and the span's as `'c-0'` (`str` of the KeyError): the log's trace names the span's error."""
+    resource = Resource.create({"service.name": "shop"})
+    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
+    tracing = TracerProvider(resource=resource)
+    tracing.add_span_processor(SimpleSpanProcessor(spans))
+    logging_provider = LoggerProvider(resource=resource)
+    logging_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    logger = logging.getLogger("shop.checkout")
+    logger.addHandler(LoggingHandler(logger_provider=logging_provider))
+    logger.propagate = False
+    tracer = tracing.get_tracer("shop")
+    carts: dict[str, int] = {}
+
+    def load(cart_id: str) -> int:
+        with tracer.start_as_current_span("load"):
+            return carts[cart_id]
+
+    def checkout(cart_id: str) -> None:
+        with tracer.start_as_current_span("POST /checkout"):
+            try:
+                load(cart_id)
+            except KeyError:
+                logger.exception("checkout failed for %s", cart_id)
+
+    try:
+        for n in range(4):
+            checkout(f"c-{n}")
+    finally:
+        logger.handlers.clear()
+    tracing.shutdown()
+    logging_provider.shutdown()
+    data = tmp_path / "telemetry.jsonl"
+    lines = [encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())]
+    data.write_text("".join(otlp_json_line(line) + "\n" for line in lines))
+    store = Store.memory()
+    run_round(
+        load_settings(),
+        OtlpFileSource(data),
+        DryRunTracker(tmp_path / "drafts"),
+        store,
+        now=datetime.now(UTC) + timedelta(minutes=5),
+        reads_whole_history=True,
+    )
+    assert [(s.error_type, s.total_count) for s in store.signatures()] == [("KeyError", 4)]  # 8 records
