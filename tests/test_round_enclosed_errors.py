@@ -31,6 +31,7 @@ from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.sources.spill import EventSpill
 from rounds_bot.store import Store
 from rounds_bot.tracker.dryrun import DryRunTracker
 from tools.demo.generate import otlp_json_line
@@ -73,6 +74,14 @@ def test_an_error_wrapped_at_each_layer_is_counted_as_the_outermost() -> None:
     enclosed = enclosing_records(_go_layers())
     assert {index: inner.outer_index for index, inner in enclosed.items()} == {0: 2, 1: 2}
     assert enclosed[0].event_id == "e1" and enclosed[0].outer_event_id == "e3"
+
+
+def test_the_events_enclosed_are_the_same_when_the_poll_is_on_disk() -> None:
+    logged = _event(9, "request failed", kind="log", error_type="", attributes={"err": "timeout"})
+    events = [*_go_layers(), *_go_layers("b" * 32, 18, first=4), logged, _event(10, "timeout")]
+    on_disk = EventSpill(events, in_memory=2, chunk=3)
+    assert enclosing_records(on_disk) == enclosing_records(events)
+    assert set(enclosing_records(events)) == {0, 1, 3, 4, 6}
 
 
 def test_an_exception_recorded_again_by_its_parent_span_is_one_occurrence() -> None:
