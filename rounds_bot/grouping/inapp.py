@@ -4,7 +4,8 @@ Per frame, first answer wins:
 1. the frame says so itself (a runtime marker the parser read);
 2. a configured include prefix (module or path) makes it the app's;
 3. a configured exclude prefix makes it a library's;
-4. installed-package locations (site-packages, node_modules, vendor, go/pkg/mod, gems ...),
+4. installed-package locations (site-packages, node_modules, vendor, go/pkg/mod, gems ...; a Go module's
+   `module@version/` path, as a `-trimpath` build names it),
    the runtime's standard library, frameworks, test runners and telemetry SDKs are libraries,
    and so is a frame with neither file nor module: the runtime's own builtin (Node's
    `at Array.map (<anonymous>)`), which no one's checkout holds, and a frame of a browser
@@ -70,6 +71,11 @@ _APPLICATION = "application code"
 _BUILTIN = "the runtime's builtin (no file, no module)"
 #: the reason a browser extension's frame is a library's (`extension_errors` reads it)
 EXTENSION = "a browser extension's code"
+#: the reason a frame of a Go module the app depends on is a library's, by the `module@version` its path has
+#: when built with `-trimpath` (`go.opentelemetry.io/otel/sdk@v1.24.0/trace/span.go`); without it, the
+#: module cache's `/pkg/mod/` says so
+GO_MODULE = "a Go module's code (its path names module@version)"
+_GO_MODULE_VERSION = re.compile(r"@v\d+\.\d+\.\d+[^/]*/")
 #: the library rules this fingerprint version gained after it was first released, by their reasons, oldest
 #: first: a release before one read the frames it names as code of no known owner (the app's, or its tests'
 #: by their names), so a trace with such a frame also gives the hashes those releases gave it (`candidates`)
@@ -218,6 +224,8 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
         return "runtime, framework or SDK code"
     if runtime == "go" and module.split("/", 1)[0] in GO_STDLIB:
         return "Go standard library"
+    if runtime == "go" and "@v" in path and _GO_MODULE_VERSION.search(path):
+        return GO_MODULE
     if runtime == "rust" and not module:
         return "the C runtime or the panic machinery (a symbol outside any crate)"
     if runtime == "node" and path.startswith(NODE_INTERNAL_FILES):
