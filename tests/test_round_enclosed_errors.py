@@ -217,6 +217,16 @@ def test_a_log_whose_attribute_holds_no_records_message_is_its_own() -> None:
     assert set(enclosing_records([*_go_layers(), logged])) == {0, 1}  # the two inner layers only
 
 
+def test_a_server_status_whose_description_wraps_the_error_is_the_error_itself() -> None:
+    """`span.SetStatus(codes.Error, err.Error())` on the server span: its description is the whole error."""
+    layers = _go_layers()
+    server = _event(
+        9, f"checkout: {layers[-1].message}", kind="span_error", span_kind="server", error_type=None
+    )
+    enclosed = enclosing_records([*layers, server])
+    assert {index: inner.outer_index for index, inner in enclosed.items()} == {0: 3, 1: 3, 2: 3}
+
+
 @pytest.mark.parametrize("group", [{"source_group_id": "g1"}, {"count": 40}])
 def test_a_backends_group_carrying_a_samples_trace_is_never_folded(group: dict[str, object]) -> None:
     """A group's trace is one sample's (SigNoz's error index): it says nothing of the others' traces."""
@@ -379,6 +389,44 @@ def test_a_middleware_logging_every_failed_request_makes_no_problem_of_its_own(
     _round(tmp_path, lines, store)
     assert sorted(s.total_count for s in store.signatures()) == [4, 6]
     assert not any("request failed" in s.title for s in store.signatures())
+
+
+def _server_span(trace: str, span: int, at: datetime, name: str) -> dict[str, object]:
+    """An HTTP server span that answered 500: instrumentation sets its error status, with no description and
+    no exception event (otelhttp, the Java agent, for a 5xx the handler returned)."""
+    nanos = int(at.timestamp() * 1e9)
+    return {
+        "traceId": trace,
+        "spanId": f"{span:016x}",
+        "name": name,
+        "kind": 2,
+        "startTimeUnixNano": str(nanos),
+        "endTimeUnixNano": str(nanos + 2_000_000),
+        "attributes": [{"key": "http.response.status_code", "value": {"intValue": "500"}}],
+        "status": {"code": 2},
+    }
+
+
+def test_a_server_spans_error_status_beside_the_error_it_answered_makes_no_problem_of_its_own(
+    clean_env, tmp_path: Path
+) -> None:
+    """Every failed request of an endpoint ends its server span in error: counted as the request's error,
+    it is not one signature per endpoint beside each of the endpoint's bugs."""
+    lines = []
+    for n in range(8):
+        spans = _go_request(n, 100 + n, "load cart" if n < 5 else "load user")
+        root = spans[-1]
+        root["parentSpanId"] = f"{900 + n:016x}"
+        server = _server_span(str(root["traceId"]), 900 + n, T0 + timedelta(seconds=n), "POST /checkout")
+        lines.append(_line("cart", [*spans, server]))
+    lines.append(_line("cart", [_server_span(f"{77:032x}", 77, T0, "POST /checkout")]))  # a 500 alone
+    store = Store.memory()
+    _round(tmp_path, lines, store)
+    assert sorted((s.total_count, s.title) for s in store.signatures()) == [
+        (1, "POST /checkout"),
+        (3, f"handle request: load user 105: {NO_ROWS}"),
+        (5, f"handle request: load cart 100: {NO_ROWS}"),
+    ]
 
 
 def test_a_python_exception_recorded_by_two_spans_is_counted_once(clean_env, tmp_path: Path) -> None:

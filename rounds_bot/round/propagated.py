@@ -26,7 +26,11 @@ each layer: three issues for one bug. Within one trace and one service, an event
 - it is a span's record of an error whose whole message a log record holds in an attribute: the error a
   caller logged with a message of its own (`slog.Error("request failed", "err", err)`, zap's `zap.Error`).
   The log is the span's record's, not the other way: a middleware that logs every failed request with one
-  message would otherwise make one problem of every bug it logs.
+  message would otherwise make one problem of every bug it logs; or
+- it is the trace's first record of an error (not enclosed) beside a server span's error status without an
+  exception event: instrumentation's status for the 5xx the handler answered (otelhttp, the Java agent),
+  named by the span (`POST /checkout`). Counted as itself, it would make one problem of every endpoint,
+  beside each of the endpoint's bugs; a 500 with no other record of its trace stays a problem of its own.
 
 An event enclosed is counted as the outermost event that encloses it, so the occurrence is counted once,
 in the signature of the error as it left the last span that recorded it: the one with the most context
@@ -92,11 +96,12 @@ class _Record(NamedTuple):
     stacktrace: str
     logged: bool  # a log record's, not a span's
     texts: tuple[str, ...]  # a log record's attributes' text values (`slog.Error("...", "err", err)`)
+    answered: bool  # a server span's error status without an exception event (the 5xx it answered)
 
 
 _FIELDS = (
     *("event_id", "timestamp", "trace_id", "span_id", "parent_span_id", "service", "error_type", "message"),
-    *("stacktrace", "kind", "count", "source_group_id", "attributes"),
+    *("stacktrace", "kind", "span_kind", "count", "source_group_id", "attributes"),
 )
 
 
@@ -123,6 +128,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
             message,
             stacktrace,
             kind,
+            span_kind,
             count,
             group,
             attributes,
@@ -134,6 +140,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
                 *(index, event_id, moment, trace_id, service, span_id or "", parent or ""),
                 *(error_type or "", message, (stacktrace or "").strip() and stacktrace, kind == "log"),
                 _texts(attributes) if kind == "log" else (),
+                kind == "span_error" and span_kind == "server",
             )
             held[key].append(record)
         to_come[key] -= 1
@@ -203,6 +210,7 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
                     break
     _causes(records, enclosing)
     _logs_of_errors(records, by_message, enclosing)
+    _answers(records, enclosing)
     for same_span in by_span.values():
         # a log record beside the span's own record of the error; two records of the span's own are two
         # occurrences (a loop that records each item's failure, a retry within the span)
@@ -272,6 +280,20 @@ def _logs_of_errors(
         )
         if found is not None:
             enclosing[log.at] = found.at
+
+
+def _answers(records: list[_Record], enclosing: dict[int, int]) -> None:
+    """Each server span's error status without an exception event (instrumentation's, for the 5xx the
+    handler answered) is the error of the request it answered: enclosed by the trace's first record of an
+    error that is not one, when there is one. One that encloses a record (its status description wraps an
+    error's message) is the error itself, and is left as it is."""
+    errors = [record for record in records if not record.answered and record.at not in enclosing]
+    if not errors:
+        return
+    enclosers = set(enclosing.values())
+    for record in records:
+        if record.answered and record.at not in enclosing and record.at not in enclosers:
+            enclosing[record.at] = errors[0].at
 
 
 def _texts(attributes: dict[str, Any] | None) -> tuple[str, ...]:
