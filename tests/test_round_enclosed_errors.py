@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
@@ -257,7 +259,48 @@ def test_spans_given_as_their_own_parents_do_not_loop() -> None:
     one = _event(1, "boom", error_type="E", span_id="1" * 16, parent_span_id="2" * 16)
     two = _event(2, "boom", error_type="E", span_id="2" * 16, parent_span_id="1" * 16)
     enclosed = enclosing_records([one, two])
-    assert set(enclosed) <= {0, 1} and all(e.outer_index in {0, 1} for e in enclosed.values())
+    assert {index: e.outer_index for index, e in enclosed.items()} == {1: 0}  # counted once, as the first
+
+
+_MESSAGES = ["boom", "x: boom", "y: x: boom", "'c-1'", "KeyError: 'c-1'"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_MESSAGES),
+            st.sampled_from(["KeyError", "E", ""]),
+            st.integers(1, 4),
+            st.one_of(st.none(), st.integers(1, 4)),
+            st.sampled_from(["exception", "log", "span_error"]),
+            st.sampled_from([None, "server"]),
+            st.sampled_from([None, "Traceback\nKeyError: 'c-1'", "Caused by: E: boom"]),
+        ),
+        max_size=8,
+    )
+)
+def test_every_record_is_counted_once_whatever_the_trace_holds(records: list[tuple[object, ...]]) -> None:
+    """Each record enclosed is counted as a record that is counted itself: none is lost, whatever the
+    spans, messages and kinds (cycles of spans given as each other's parents too)."""
+    events = [
+        _event(
+            n,
+            str(message),
+            error_type=error_type,
+            span_id=f"{span:016x}",
+            parent_span_id=None if parent is None else f"{parent:016x}",
+            kind=kind,
+            span_kind=span_kind,
+            stacktrace=stacktrace,
+            attributes={"err": "boom"} if kind == "log" else {},
+        )
+        for n, (message, error_type, span, parent, kind, span_kind, stacktrace) in enumerate(records)
+    ]
+    enclosed = enclosing_records(events)
+    assert all(
+        inner.outer_index not in enclosed and inner.outer_index != index for index, inner in enclosed.items()
+    )
+    assert all(enclosed[index].event_id == events[index].event_id for index in enclosed)
 
 
 # --- a round over OTLP spans ----------------------------------------------------------------------

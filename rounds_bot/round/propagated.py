@@ -178,14 +178,27 @@ def _enclosed_in(records: list[_Record]) -> Iterator[tuple[int, Enclosed]]:
 def _outermost(records: list[_Record]) -> dict[int, int]:
     """The outermost encloser of each record of one trace and service that another encloses."""
     enclosing = _enclosing(records)
+    _break_cycles(enclosing)
     outer_of: dict[int, int] = {}
     for index in enclosing:
-        outer, seen = index, {index}
-        while (next_out := enclosing.get(outer)) is not None and next_out not in seen:
-            seen.add(next_out)  # (a cycle only from spans given as their own ancestors: stopped at)
-            outer = next_out
+        outer = index
+        while outer in enclosing:
+            outer = enclosing[outer]
         outer_of[index] = outer
     return outer_of
+
+
+def _break_cycles(enclosing: dict[int, int]) -> None:
+    """Records that enclose each other round a cycle (only spans given as their own ancestors make one): the
+    cycle's first record encloses nothing, so each record is counted, as the cycle's first."""
+    for start in list(enclosing):
+        walked: list[int] = []
+        at = start
+        while at in enclosing and at not in walked:
+            walked.append(at)
+            at = enclosing[at]
+        if at in walked:
+            del enclosing[min(walked[walked.index(at) :])]
 
 
 def _enclosing(records: list[_Record]) -> dict[int, int]:
