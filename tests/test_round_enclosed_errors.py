@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -72,18 +73,21 @@ def _go_layers(trace: str = "a" * 32, cart: int = 17, first: int = 1) -> list[Er
     ]
 
 
+def _outer_of(events: Sequence[ErrorEvent]) -> dict[int, int]:
+    """{index enclosed: its outermost encloser's index}."""
+    return enclosing_records(events).pairs()
+
+
 def test_an_error_wrapped_at_each_layer_is_counted_as_the_outermost() -> None:
-    enclosed = enclosing_records(_go_layers())
-    assert {index: inner.outer_index for index, inner in enclosed.items()} == {0: 2, 1: 2}
-    assert enclosed[0].event_id == "e1" and enclosed[0].outer_event_id == "e3"
+    assert _outer_of(_go_layers()) == {0: 2, 1: 2}
 
 
 def test_the_events_enclosed_are_the_same_when_the_poll_is_on_disk() -> None:
     logged = _event(9, "request failed", kind="log", error_type="", attributes={"err": "timeout"})
     events = [*_go_layers(), *_go_layers("b" * 32, 18, first=4), logged, _event(10, "timeout")]
     on_disk = EventSpill(events, in_memory=2, chunk=3)
-    assert enclosing_records(on_disk) == enclosing_records(events)
-    assert set(enclosing_records(events)) == {0, 1, 3, 4, 6}
+    assert _outer_of(on_disk) == _outer_of(events)
+    assert set(_outer_of(events)) == {0, 1, 3, 4, 6}
 
 
 def test_an_exception_recorded_again_by_its_parent_span_is_one_occurrence() -> None:
@@ -91,23 +95,22 @@ def test_an_exception_recorded_again_by_its_parent_span_is_one_occurrence() -> N
     inner = _event(1, "'cart 17'", error_type="KeyError", stacktrace="short", parent_span_id=f"{2:016x}")
     outer = _event(2, "'cart 17'", error_type="KeyError", stacktrace="longer", parent_span_id=f"{3:016x}")
     root = _event(3, "'cart 17'", error_type="KeyError", stacktrace="longest")
-    enclosed = enclosing_records([root, outer, inner])  # (the order read does not matter)
-    assert {index: e.outer_index for index, e in enclosed.items()} == {1: 0, 2: 0}
+    assert _outer_of([root, outer, inner]) == {1: 0, 2: 0}  # (the order read does not matter)
 
 
 def test_an_exception_and_its_log_record_on_one_span_are_one_occurrence_counted_as_the_spans() -> None:
     logged = _event(1, "cart is empty", error_type="ValueError", span_id="f" * 16, kind="log")
     recorded = _event(2, "cart is empty", error_type="ValueError", span_id="f" * 16, stacktrace="Traceback")
-    assert {i: e.outer_index for i, e in enclosing_records([recorded, logged]).items()} == {1: 0}
-    assert {i: e.outer_index for i, e in enclosing_records([logged, recorded]).items()} == {0: 1}
+    assert _outer_of([recorded, logged]) == {1: 0}
+    assert _outer_of([logged, recorded]) == {0: 1}
 
 
 def test_two_records_of_a_spans_own_are_two_occurrences() -> None:
     """A span that records each item's failure of a loop, or a retry within it."""
     items = [_event(n, "price missing", error_type="ValueError", span_id="f" * 16) for n in (1, 2)]
-    assert enclosing_records(items) == {}
+    assert _outer_of(items) == {}
     logs = [_event(n, "price missing", error_type="ValueError", span_id="f" * 16, kind="log") for n in (1, 2)]
-    assert enclosing_records(logs) == {}
+    assert _outer_of(logs) == {}
 
 
 def test_a_frameworks_wrapper_on_the_server_span_encloses_the_exception_it_wraps() -> None:
@@ -122,7 +125,7 @@ def test_a_frameworks_wrapper_on_the_server_span_encloses_the_exception_it_wraps
         error_type="jakarta.servlet.ServletException",
         stacktrace="at org.springframework.web.servlet.FrameworkServlet",
     )
-    assert {i: e.outer_index for i, e in enclosing_records([bare, wrapper]).items()} == {0: 1}
+    assert _outer_of([bare, wrapper]) == {0: 1}
 
 
 @pytest.mark.parametrize(
@@ -136,7 +139,7 @@ def test_a_frameworks_wrapper_on_the_server_span_encloses_the_exception_it_wraps
 def test_errors_of_other_services_or_traces_are_never_folded(other: dict[str, object]) -> None:
     inner = _event(1, NO_ROWS, error_type="*errors.errorString")
     outer = _event(2, f"load cart 17: {NO_ROWS}", **other)
-    assert enclosing_records([inner, outer]) == {}
+    assert _outer_of([inner, outer]) == {}
 
 
 def test_an_apps_exception_over_the_one_a_librarys_span_recorded_encloses_it() -> None:
@@ -153,7 +156,7 @@ def test_an_apps_exception_over_the_one_a_librarys_span_recorded_encloses_it() -
             "\tat org.postgresql.Driver.run(Driver.java:1)"
         ),
     )
-    assert {i: e.outer_index for i, e in enclosing_records([sql, own]).items()} == {0: 1}
+    assert _outer_of([sql, own]) == {0: 1}
 
 
 def test_a_trace_of_more_errors_than_are_searched_is_left_to_the_other_rules(
@@ -163,9 +166,9 @@ def test_a_trace_of_more_errors_than_are_searched_is_left_to_the_other_rules(
     own = _event(
         2, "load failed", error_type="CartException", stacktrace="Caused by: java.sql.SQLException: no rows"
     )
-    assert set(enclosing_records([sql, own])) == {0}
+    assert set(_outer_of([sql, own])) == {0}
     monkeypatch.setattr(propagated, "MAX_CAUSE_RECORDS", 1)
-    assert enclosing_records([sql, own]) == {}
+    assert _outer_of([sql, own]) == {}
 
 
 def test_a_python_chain_names_its_cause_by_its_qualified_type() -> None:
@@ -183,13 +186,13 @@ def test_a_python_chain_names_its_cause_by_its_qualified_type() -> None:
             "shop.errors.OrderExists: order 7 exists\n"
         ),
     )
-    assert {i: e.outer_index for i, e in enclosing_records([inner, outer]).items()} == {0: 1}
+    assert _outer_of([inner, outer]) == {0: 1}
 
 
 def test_a_type_that_only_ends_like_anothers_names_no_cause() -> None:
     inner = _event(1, "'c-1'", error_type="KeyError")
     outer = _event(2, "boom", error_type="Boom", stacktrace="Traceback\nshop.MyKeyError: 'c-1'\nBoom: boom")
-    assert enclosing_records([inner, outer]) == {}
+    assert _outer_of([inner, outer]) == {}
 
 
 def test_a_retrys_exception_naming_its_own_error_is_no_cause() -> None:
@@ -201,7 +204,7 @@ def test_a_retrys_exception_naming_its_own_error_is_no_cause() -> None:
         )
         for n in (1, 2)
     ]
-    assert enclosing_records(tries) == {}
+    assert _outer_of(tries) == {}
 
 
 def test_a_log_holding_a_span_records_error_in_an_attribute_is_that_records() -> None:
@@ -210,13 +213,12 @@ def test_a_log_holding_a_span_records_error_in_an_attribute_is_that_records() ->
     logged = _event(
         9, "request failed", kind="log", error_type="", attributes={"err": layers[-1].message, "path": "/x"}
     )
-    enclosed = enclosing_records([*layers, logged])
-    assert {index: inner.outer_index for index, inner in enclosed.items()} == {0: 2, 1: 2, 3: 2}
+    assert _outer_of([*layers, logged]) == {0: 2, 1: 2, 3: 2}
 
 
 def test_a_log_whose_attribute_holds_no_records_message_is_its_own() -> None:
     logged = _event(9, "request failed", kind="log", error_type="", attributes={"err": "timeout"})
-    assert set(enclosing_records([*_go_layers(), logged])) == {0, 1}  # the two inner layers only
+    assert set(_outer_of([*_go_layers(), logged])) == {0, 1}  # the two inner layers only
 
 
 def test_a_server_status_whose_description_wraps_the_error_is_the_error_itself() -> None:
@@ -225,8 +227,7 @@ def test_a_server_status_whose_description_wraps_the_error_is_the_error_itself()
     server = _event(
         9, f"checkout: {layers[-1].message}", kind="span_error", span_kind="server", error_type=None
     )
-    enclosed = enclosing_records([*layers, server])
-    assert {index: inner.outer_index for index, inner in enclosed.items()} == {0: 3, 1: 3, 2: 3}
+    assert _outer_of([*layers, server]) == {0: 3, 1: 3, 2: 3}
 
 
 @pytest.mark.parametrize("group", [{"source_group_id": "g1"}, {"count": 40}])
@@ -234,32 +235,31 @@ def test_a_backends_group_carrying_a_samples_trace_is_never_folded(group: dict[s
     """A group's trace is one sample's (SigNoz's error index): it says nothing of the others' traces."""
     inner = _event(1, NO_ROWS, error_type="*errors.errorString", **group)
     outer = _event(2, f"load cart 17: {NO_ROWS}", **group)
-    assert enclosing_records([inner, outer]) == {}
+    assert _outer_of([inner, outer]) == {}
 
 
 def test_a_retry_on_a_sibling_span_is_an_occurrence_of_its_own() -> None:
     parent = f"{9:016x}"
     first = _event(1, "connection refused", error_type="OSError", parent_span_id=parent)
     second = _event(2, "connection refused", error_type="OSError", parent_span_id=parent)
-    assert enclosing_records([first, second]) == {}
+    assert _outer_of([first, second]) == {}
 
 
 def test_a_message_that_only_ends_like_another_is_not_a_wrap() -> None:
     """The wrap is the other's whole message after `": "`: `refused` does not end `connection refused`."""
-    assert enclosing_records([_event(1, "refused"), _event(2, "connection refused")]) == {}
-    assert enclosing_records([_event(1, " "), _event(2, "failed:  ")]) == {}
+    assert _outer_of([_event(1, "refused"), _event(2, "connection refused")]) == {}
+    assert _outer_of([_event(1, " "), _event(2, "failed:  ")]) == {}
 
 
 def test_the_same_record_read_twice_encloses_nothing() -> None:
     event = _event(1, "cart is empty")
-    assert enclosing_records([event, event]) == {}
+    assert _outer_of([event, event]) == {}
 
 
 def test_spans_given_as_their_own_parents_do_not_loop() -> None:
     one = _event(1, "boom", error_type="E", span_id="1" * 16, parent_span_id="2" * 16)
     two = _event(2, "boom", error_type="E", span_id="2" * 16, parent_span_id="1" * 16)
-    enclosed = enclosing_records([one, two])
-    assert {index: e.outer_index for index, e in enclosed.items()} == {1: 0}  # counted once, as the first
+    assert _outer_of([one, two]) == {1: 0}  # counted once, as the first
 
 
 _MESSAGES = ["boom", "x: boom", "y: x: boom", "'c-1'", "KeyError: 'c-1'"]
@@ -296,11 +296,8 @@ def test_every_record_is_counted_once_whatever_the_trace_holds(records: list[tup
         )
         for n, (message, error_type, span, parent, kind, span_kind, stacktrace) in enumerate(records)
     ]
-    enclosed = enclosing_records(events)
-    assert all(
-        inner.outer_index not in enclosed and inner.outer_index != index for index, inner in enclosed.items()
-    )
-    assert all(enclosed[index].event_id == events[index].event_id for index in enclosed)
+    enclosed = _outer_of(events)
+    assert all(outer not in enclosed and outer != index for index, outer in enclosed.items())
 
 
 # --- a round over OTLP spans ----------------------------------------------------------------------

@@ -114,9 +114,11 @@ def test_the_events_not_counted_are_the_same_when_the_poll_is_on_disk() -> None:
         _not_counted(store, window, PollResult(events=polled, already_counted=3))
         for polled in (events, EventSpill(events, in_memory=2, chunk=3))
     ]
-    (in_memory, counted, others, enclosed), (on_disk, counted_on_disk, others_on_disk, inner_on_disk) = found
+    (in_memory, counted, others), (on_disk, counted_on_disk, others_on_disk) = (
+        (picked.to_group, picked.already_counted, picked.others) for picked in found
+    )
     assert list(on_disk) == list(in_memory) and counted_on_disk == counted and others_on_disk == others
-    assert enclosed == inner_on_disk == []
+    assert [list(picked.enclosed) for picked in found] == [[], []]
     assert [e.event_id for e in in_memory] == [
         f"{n:032x}" for n in range(14) if n not in (2, 5) and (NOW + timedelta(seconds=n % 7)) >= window.start
     ]

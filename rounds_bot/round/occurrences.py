@@ -12,9 +12,12 @@ after   = signatures_after(...)                 each touched signature as it wil
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+
+import numpy
 
 from rounds_bot.controls import Controls
 from rounds_bot.grouping.engine import GroupingEngine
@@ -23,7 +26,7 @@ from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import Assignment, ErrorEvent, sharing_fields_set
 from rounds_bot.round.cascade import TraceErrors
 from rounds_bot.round.counted import Counted
-from rounds_bot.round.propagated import Enclosed, enclosing_records
+from rounds_bot.round.propagated import Enclosures, enclosing_records
 from rounds_bot.round.spilled import SpilledBlobs
 from rounds_bot.settings import Settings
 from rounds_bot.signature import Signature
@@ -63,8 +66,7 @@ def group_occurrences(
 ) -> Grouped:
     """Fingerprint every occurrence not counted before; known backend groups are counted without grouping."""
     counted_through = store.counted_through()
-    to_group, already_counted, others, enclosed = _not_counted(store, window, polled)
-    picked = _Picked(to_group, already_counted, others, enclosed)
+    picked = _not_counted(store, window, polled)
     grouped = _grouped(store, engine, controls, polled, picked, counted_through)
     # a deploy within the batch that first found an earlier reading's signature: placed again, that
     # signature registered ahead under its hashes (`GroupingEngine.place_again`; nearly never)
@@ -75,14 +77,16 @@ def group_occurrences(
 
 
 @dataclass(frozen=True)
-class _Picked:
+class NotCounted:
     """What `_not_counted` found: the events to group, how many were counted already, the events with a
-    trace left out, and the new events another of their trace encloses (`round/propagated.py`)."""
+    trace left out, and the new events another of their trace encloses (their indexes in the poll, ascending;
+    `round/propagated.py`), with the round's enclosures."""
 
     to_group: Picked
     already_counted: int
     others: EventSpill
-    enclosed: list[Enclosed]
+    enclosed: array[int] = field(default_factory=lambda: array("q"))
+    enclosures: Enclosures | None = None
 
 
 def _grouped(
@@ -90,14 +94,13 @@ def _grouped(
     engine: GroupingEngine,
     controls: Controls,
     polled: PollResult,
-    picked: _Picked,
+    picked: NotCounted,
     counted_through: dict[str, datetime],
 ) -> Grouped:
     """`group_occurrences` of the events to group, the engine placing them as one batch; then each new event
     another encloses, counted as the occurrence of its outermost encloser (not tallied again)."""
     to_group, already_counted, others = picked.to_group, picked.already_counted, picked.others
-    # the outermost enclosers of the events enclosed: the signature each is counted in, as counted
-    outers = {enclosed.outer_event_id: "" for enclosed in picked.enclosed}
+    outers = _Outers(picked, to_group)
     tallies: dict[str, Tally] = {}
     tier_counts: dict[str, int] = {}
     # every tally's samples past its first wait in one file: read only for the signatures diagnosed
@@ -111,14 +114,14 @@ def _grouped(
     # bound once: the loop runs once per occurrence counted
     count_it, count_at, trace_it = counted.append, counted.append_at, traces.add
     merged = bool(controls.merges)
-    for event, placed in zip(to_group, placements, strict=True):
+    for position, (event, placed) in enumerate(zip(to_group, placements, strict=True)):
         tier_counts[placed.tier] = tier_counts.get(placed.tier, 0) + 1
         if merged:
             signature_id, assignment = _follow_merge(store, controls, placed)
         else:  # what `_follow_merge` gives when no signature was merged into another
             signature_id, assignment = placed.signature_id, placed.assignment
-        if outers and event.event_id in outers:
-            outers[event.event_id] = signature_id
+        if position == outers.next_position:
+            outers.counted_in(signature_id)
         if counted_through and _in_rebuilt_total(counted_through, signature_id, event):
             already_counted += 1
             continue
@@ -144,28 +147,67 @@ def _grouped(
             traces.add(event, other_in)
     notes = _count_known_groups(store, controls, polled, tallies, samples)
     if picked.enclosed:
-        _count_enclosed(engine, controls, polled, picked.enclosed, outers, counted)
+        _count_enclosed(engine, controls, polled, picked, outers, counted)
         notes.append(_enclosed_note(len(picked.enclosed)))
     return Grouped(tallies, already_counted, tier_counts, notes, traces, counted)
+
+
+class _Outers:
+    """The outermost enclosers of the new events enclosed (their indexes in the poll, ascending) and the
+    signature each is counted in, noted as the grouping loop reaches it: `next_position` is the loop's
+    position of the next one it reaches (-1 when none is left), so the loop tests one int per event."""
+
+    def __init__(self, picked: NotCounted, to_group: Picked) -> None:
+        if picked.enclosures is None or not picked.enclosed:
+            self._indexes = numpy.zeros(0, dtype=numpy.int64)
+        else:
+            self._indexes = numpy.unique(picked.enclosures.outers_of(picked.enclosed))
+        self._signatures = [""] * len(self._indexes)
+        grouped = numpy.asarray(to_group.indexes, dtype=numpy.int64)
+        at = numpy.searchsorted(grouped, self._indexes)
+        found = at < len(grouped)
+        found[found] = grouped[at[found]] == self._indexes[found]
+        # each encloser grouped this round: the loop's position of it, and its place in `_indexes`
+        self._positions: list[int] = at[found].tolist()
+        self._slots: list[int] = numpy.flatnonzero(found).tolist()
+        self._reached = 0
+        self.next_position = self._positions[0] if self._positions else -1
+
+    def counted_in(self, signature_id: str) -> None:
+        """The encloser at `next_position` was counted in `signature_id`."""
+        self._signatures[self._slots[self._reached]] = signature_id
+        self._reached += 1
+        self.next_position = self._positions[self._reached] if self._reached < len(self._positions) else -1
+
+    def signature_of(self, index: int) -> str:
+        """The signature the encloser at `index` of the poll was counted in ("" when it was not grouped)."""
+        return self._signatures[int(numpy.searchsorted(self._indexes, index))]
+
+    def settle(self, index: int, signature_id: str) -> None:
+        """The signature of an encloser not grouped this round, once found."""
+        self._signatures[int(numpy.searchsorted(self._indexes, index))] = signature_id
 
 
 def _count_enclosed(
     engine: GroupingEngine,
     controls: Controls,
     polled: PollResult,
-    enclosed: list[Enclosed],
-    outers: dict[str, str],
+    picked: NotCounted,
+    outers: _Outers,
     counted: Counted,
 ) -> None:
     """Each event enclosed, remembered as counted in its encloser's signature: one occurrence, counted once
     (by its encloser). An encloser counted in an earlier round (read again in the overlap) is placed again
-    to find its signature (nearly never)."""
-    for inner in enclosed:
-        signature_id = outers.get(inner.outer_event_id)
+    to find its signature (nearly never). The events enclosed are read by one pass over the poll."""
+    assert picked.enclosures is not None  # (there are events enclosed)
+    enclosers = picked.enclosures.outers_of(picked.enclosed).tolist()
+    facts = Picked(polled.events, picked.enclosed).fields("event_id", "timestamp")
+    for (event_id, moment), outer in zip(facts, enclosers, strict=True):
+        signature_id = outers.signature_of(outer)
         if not signature_id:
-            placed = engine.assign(polled.events[inner.outer_index]).signature_id
-            signature_id = outers[inner.outer_event_id] = controls.target_of(placed)
-        counted.append(inner.event_id, signature_id, inner.moment)
+            signature_id = controls.target_of(engine.assign(polled.events[outer]).signature_id)
+            outers.settle(outer, signature_id)
+        counted.append(event_id, signature_id, moment)
 
 
 def _enclosed_note(count: int) -> str:
@@ -180,9 +222,7 @@ def _enclosed_note(count: int) -> str:
 SEEN_BATCH = 2_000
 
 
-def _not_counted(
-    store: Store, window: Window, polled: PollResult
-) -> tuple[Picked, int, EventSpill, list[Enclosed]]:
+def _not_counted(store: Store, window: Window, polled: PollResult) -> NotCounted:
     """The events to group (in the window, not counted before, each id once), and how many were counted: by
     the source, as older than the window, or by their id. Read once, by their keys (id, time, trace), in
     batches: the events need not all be in memory nor be read back, and those to group are picked from the
@@ -198,8 +238,9 @@ def _not_counted(
     # nothing stored (a first round): no id is asked about; the store does not change while grouping
     stored_any = store.any_seen()
     # the events another of their trace encloses (`round/propagated.py`): the new ones are counted as it
-    enclosing = enclosing_records(events)
-    enclosed: list[Enclosed] = []
+    enclosures = enclosing_records(events)
+    marks = enclosures.marks(len(events)) if len(enclosures) else None
+    enclosed = array("q")
 
     def take(batch: list[tuple[int, str, str | None]]) -> int:
         already = store.seen(event_id for _, event_id, _ in batch) if stored_any else frozenset()
@@ -211,8 +252,8 @@ def _not_counted(
                 if trace_id and event_id not in already:
                     others.append(events[index])
                 continue
-            if enclosing and index in enclosing:
-                enclosed.append(enclosing[index])
+            if marks is not None and marks[index]:
+                enclosed.append(index)
                 continue
             to_group.append(index)
         return counted
@@ -231,7 +272,7 @@ def _not_counted(
             already_counted += take(batch)
             batch = []
     already_counted += take(batch)
-    return to_group, already_counted, others, enclosed
+    return NotCounted(to_group, already_counted, others, enclosed, enclosures)
 
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}")

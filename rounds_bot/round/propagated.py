@@ -1,7 +1,7 @@
 """One error recorded by every span it escapes is one occurrence: the events of a trace that repeat another
 are found before grouping, and counted as the occurrence they repeat.
 
-    enclosed = enclosing_records(polled.events)    {an enclosed event's index: it, its outermost encloser}
+    enclosures = enclosing_records(polled.events)    the events enclosed, each one's outermost encloser
 
 Instrumentation records an error where it happens and again on each span it leaves:
 - Python's `start_as_current_span` (`record_exception=True` by default) records the exception on every span
@@ -55,9 +55,10 @@ is placed again to find its signature.
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy
@@ -72,13 +73,31 @@ MAX_CAUSE_RECORDS = 200
 WRAP_SEPARATOR = ": "
 
 
-class Enclosed(NamedTuple):
-    """An event another of its trace encloses (its id and moment), and the outermost event enclosing it."""
+@dataclass(frozen=True)
+class Enclosures:
+    """The events enclosed, by their indexes in the round's events (ascending), and the index of each one's
+    outermost encloser: 16 bytes an event enclosed, whatever the round holds."""
 
-    event_id: str
-    moment: datetime
-    outer_index: int
-    outer_event_id: str
+    inner: numpy.ndarray
+    outer: numpy.ndarray
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def marks(self, size: int) -> bytearray:
+        """One byte per event of the round's `size`: 1 for an event enclosed."""
+        marks = bytearray(size)
+        for index in self.inner.tolist():
+            marks[index] = 1
+        return marks
+
+    def outers_of(self, inner: Sequence[int]) -> numpy.ndarray:
+        """The outermost encloser of each of `inner` (events enclosed, ascending)."""
+        return self.outer[numpy.searchsorted(self.inner, numpy.asarray(inner, dtype=numpy.int64))]
+
+    def pairs(self) -> dict[int, int]:
+        """{index enclosed: its outermost encloser's}."""
+        return dict(zip(self.inner.tolist(), self.outer.tolist(), strict=True))
 
 
 class _Record(NamedTuple):
@@ -86,7 +105,6 @@ class _Record(NamedTuple):
 
     at: int  # its index in the round's events
     event_id: str
-    moment: datetime
     trace_id: str
     service: str
     span_id: str
@@ -100,26 +118,23 @@ class _Record(NamedTuple):
 
 
 _FIELDS = (
-    *("event_id", "timestamp", "trace_id", "span_id", "parent_span_id", "service", "error_type", "message"),
+    *("event_id", "trace_id", "span_id", "parent_span_id", "service", "error_type", "message"),
     *("stacktrace", "kind", "span_kind", "count", "source_group_id", "attributes"),
 )
 
 
-def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
+def enclosing_records(events: Sequence[ErrorEvent]) -> Enclosures:
     """Each event (by its index in `events`) that another of the same trace and service encloses, with the
     outermost event enclosing it; the events no other encloses are left out (nearly all)."""
     # events still to come of each trace hash held twice or more: a trace's records are compared, and let
     # go, once its last event is read, so only the traces being read are held (a trace's events are
     # written together, by the span processor's batch)
     to_come = _traces_with_several(events)
-    if not to_come:
-        return {}
+    inner, outer = array("q"), array("q")
     held: dict[int, list[_Record]] = defaultdict(list)
-    enclosed: dict[int, Enclosed] = {}
-    for index, fields in enumerate(fields_in(events, *_FIELDS)):
+    for index, fields in enumerate(fields_in(events, *_FIELDS) if to_come else ()):
         (
             event_id,
-            moment,
             trace_id,
             span_id,
             parent,
@@ -137,7 +152,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
             continue
         if count == 1 and group is None:
             record = _Record(
-                *(index, event_id, moment, trace_id, service, span_id or "", parent or ""),
+                *(index, event_id, trace_id, service, span_id or "", parent or ""),
                 *(error_type or "", message, (stacktrace or "").strip() and stacktrace, kind == "log"),
                 _texts(attributes) if kind == "log" else (),
                 kind == "span_error" and span_kind == "server",
@@ -146,8 +161,13 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> dict[int, Enclosed]:
         to_come[key] -= 1
         if not to_come[key]:
             del to_come[key]
-            enclosed.update(_enclosed_in(held.pop(key, [])))
-    return enclosed
+            for enclosed, outermost in _enclosed_in(held.pop(key, [])):
+                inner.append(enclosed)
+                outer.append(outermost)
+    order = numpy.argsort(numpy.frombuffer(inner, dtype=numpy.int64), kind="stable")
+    return Enclosures(
+        numpy.frombuffer(inner, dtype=numpy.int64)[order], numpy.frombuffer(outer, dtype=numpy.int64)[order]
+    )
 
 
 def _traces_with_several(events: Sequence[ErrorEvent]) -> dict[int, int]:
@@ -162,17 +182,15 @@ def _traces_with_several(events: Sequence[ErrorEvent]) -> dict[int, int]:
     return dict(zip(found[several].tolist(), counts[several].tolist(), strict=True))
 
 
-def _enclosed_in(records: list[_Record]) -> Iterator[tuple[int, Enclosed]]:
-    """The records enclosed of one trace's (or of the traces that share its hash), each service's apart."""
+def _enclosed_in(records: list[_Record]) -> Iterator[tuple[int, int]]:
+    """The records enclosed of one trace's (or of the traces that share its hash), each service's apart, with
+    their outermost enclosers (indexes)."""
     by_service: dict[tuple[str, str], list[_Record]] = defaultdict(list)
     for record in records:
         by_service[record.trace_id, record.service].append(record)
     for same in by_service.values():
         if len(same) > 1:
-            by_index = {record.at: record for record in same}
-            for index, outer in _outermost(same).items():
-                inner = by_index[index]
-                yield index, Enclosed(inner.event_id, inner.moment, outer, by_index[outer].event_id)
+            yield from _outermost(same).items()
 
 
 def _outermost(records: list[_Record]) -> dict[int, int]:

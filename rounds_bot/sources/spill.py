@@ -313,6 +313,11 @@ class Picked(_EventSequence):
     def __len__(self) -> int:
         return len(self._indexes)
 
+    @property
+    def indexes(self) -> array[int]:
+        """The indexes picked, ascending (the array itself: not to be changed)."""
+        return self._indexes
+
     # A pass gives the events picked before it began (when it was asked for), as a pass over the sequence
     # begun then gives them: one picked, or appended to the sequence, while it runs is not read.
 
