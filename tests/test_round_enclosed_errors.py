@@ -230,6 +230,16 @@ def test_a_server_status_whose_description_wraps_the_error_is_the_error_itself()
     assert _outer_of([*layers, server]) == {0: 3, 1: 3, 2: 3}
 
 
+def test_a_client_spans_error_status_is_the_error_the_app_recorded_beside_it() -> None:
+    """The HTTP client's span of a call that answered 500 (`GET`), and the exception the app raised of it."""
+    call = _event(1, "GET", kind="span_error", span_kind="client", error_type="500", span_id="c" * 16)
+    raised = _event(2, "500 Server Error for url: http://payments/charge", error_type="HTTPError")
+    server = _event(3, "POST /checkout", kind="span_error", span_kind="server", error_type="500")
+    assert _outer_of([call, raised, server]) == {0: 1, 2: 1}
+    assert _outer_of([call, server]) == {1: 0}  # the 500 it answered is the failed call's
+    assert _outer_of([call]) == {} and _outer_of([server]) == {}
+
+
 @pytest.mark.parametrize("group", [{"source_group_id": "g1"}, {"count": 40}])
 def test_a_backends_group_carrying_a_samples_trace_is_never_folded(group: dict[str, object]) -> None:
     """A group's trace is one sample's (SigNoz's error index): it says nothing of the others' traces."""

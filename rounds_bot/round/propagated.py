@@ -27,10 +27,12 @@ each layer: three issues for one bug. Within one trace and one service, an event
   caller logged with a message of its own (`slog.Error("request failed", "err", err)`, zap's `zap.Error`).
   The log is the span's record's, not the other way: a middleware that logs every failed request with one
   message would otherwise make one problem of every bug it logs; or
-- it is the trace's first record of an error (not enclosed) beside a server span's error status without an
-  exception event: instrumentation's status for the 5xx the handler answered (otelhttp, the Java agent),
-  named by the span (`POST /checkout`). Counted as itself, it would make one problem of every endpoint,
-  beside each of the endpoint's bugs; a 500 with no other record of its trace stays a problem of its own.
+- it is the trace's first record of an error (not enclosed) beside a server or client span's error status
+  without an exception event: instrumentation's status for the 5xx the handler answered (otelhttp, the
+  Java agent), named by the span (`POST /checkout`), or for the call that failed under the error the app
+  recorded (`GET`, `SELECT shop.orders`). Counted as itself, it would make one problem of every endpoint
+  (or call), beside each of its bugs. A server's status with nothing else in its trace but a client's is
+  the client's; a status with no other record of its trace stays a problem of its own.
 
 An event enclosed is counted as the outermost event that encloses it, so the occurrence is counted once,
 in the signature of the error as it left the last span that recorded it: the one with the most context
@@ -68,6 +70,9 @@ from rounds_bot.sources.spill import fields_in, keys_of
 
 #: the most errors of one trace and service whose stack traces are searched for each other's (`_causes`)
 MAX_CAUSE_RECORDS = 200
+#: a span error's rank by its span's kind (`_statuses`): a client's status under an error record, a server's
+#: under either
+_STATUS_ONLY = {"client": 1, "server": 2}
 #: what wraps an error's message in another's: Go's `fmt.Errorf("...: %w", err)`, anyhow's `{:#}`, and most
 #: hand-built messages (`f"load cart: {err}"`)
 WRAP_SEPARATOR = ": "
@@ -114,7 +119,7 @@ class _Record(NamedTuple):
     stacktrace: str
     logged: bool  # a log record's, not a span's
     texts: tuple[str, ...]  # a log record's attributes' text values (`slog.Error("...", "err", err)`)
-    answered: bool  # a server span's error status without an exception event (the 5xx it answered)
+    status_only: int  # a span's error status without an exception event: 1 a client span's, 2 a server's
 
 
 _FIELDS = (
@@ -155,7 +160,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> Enclosures:
                 *(index, event_id, trace_id, service, span_id or "", parent or ""),
                 *(error_type or "", message, (stacktrace or "").strip() and stacktrace, kind == "log"),
                 _texts(attributes) if kind == "log" else (),
-                kind == "span_error" and span_kind == "server",
+                _STATUS_ONLY.get(span_kind, 0) if kind == "span_error" else 0,
             )
             held[key].append(record)
         to_come[key] -= 1
@@ -241,7 +246,7 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
                     break
     _causes(records, enclosing)
     _logs_of_errors(records, by_message, enclosing)
-    _answers(records, enclosing)
+    _statuses(records, enclosing)
     for same_span in by_span.values():
         # a log record beside the span's own record of the error; two records of the span's own are two
         # occurrences (a loop that records each item's failure, a retry within the span)
@@ -313,18 +318,20 @@ def _logs_of_errors(
             enclosing[log.at] = found.at
 
 
-def _answers(records: list[_Record], enclosing: dict[int, int]) -> None:
-    """Each server span's error status without an exception event (instrumentation's, for the 5xx the
-    handler answered) is the error of the request it answered: enclosed by the trace's first record of an
-    error that is not one, when there is one. One that encloses a record (its status description wraps an
-    error's message) is the error itself, and is left as it is."""
-    errors = [record for record in records if not record.answered and record.at not in enclosing]
-    if not errors:
-        return
+def _statuses(records: list[_Record], enclosing: dict[int, int]) -> None:
+    """Each client or server span's error status without an exception event (instrumentation's, for a call
+    that failed or the 5xx the handler answered) is the error beside it: enclosed by the trace's first
+    record of an error of a lower rank (`_STATUS_ONLY`) that nothing encloses, when there is one. One that
+    encloses a record (its status description wraps an error's message) is the error itself, and is left
+    as it is."""
     enclosers = set(enclosing.values())
-    for record in records:
-        if record.answered and record.at not in enclosing and record.at not in enclosers:
-            enclosing[record.at] = errors[0].at
+    for rank in sorted(set(_STATUS_ONLY.values())):
+        below = next((r for r in records if r.status_only < rank and r.at not in enclosing), None)
+        if below is None:
+            continue
+        for record in records:
+            if record.status_only == rank and record.at not in enclosing and record.at not in enclosers:
+                enclosing[record.at] = below.at
 
 
 def _texts(attributes: dict[str, Any] | None) -> tuple[str, ...]:
