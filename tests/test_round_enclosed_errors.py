@@ -502,32 +502,54 @@ def test_an_encloser_read_again_counts_an_enclosed_record_new_to_the_round(clean
 # --- the real Python SDK ---------------------------------------------------------------------------
 
 
-def _python_service_telemetry(path: Path) -> None:
-    """A small service instrumented with OpenTelemetry's Python SDK: a KeyError escaping three nested
-    `start_as_current_span` blocks (each records it, `record_exception=True` by default) in 6 requests, a
-    ValueError escaping two in 3 others; exported as the collector's file exporter writes OTLP/JSON."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("shop")
-    carts: dict[str, int] = {}
+class _PythonShop:
+    """A small service instrumented with OpenTelemetry's Python SDK, its records kept in memory, then written
+    as the collector's file exporter writes OTLP/JSON: `load` fails with a KeyError inside its own span."""
 
-    def load(cart_id: str) -> int:
-        with tracer.start_as_current_span("load"):
-            return carts[cart_id]
+    def __init__(self) -> None:
+        self.resource = Resource.create({"service.name": "shop"})
+        self.spans = InMemorySpanExporter()
+        self.tracing = TracerProvider(resource=self.resource)
+        self.tracing.add_span_processor(SimpleSpanProcessor(self.spans))
+        self.tracer = self.tracing.get_tracer("shop")
+        self.carts: dict[str, int] = {}
 
-    def price(cart_id: str) -> int:
-        with tracer.start_as_current_span("price"):
-            return load(cart_id)
+    def load(self, cart_id: str) -> int:
+        with self.tracer.start_as_current_span("load"):
+            return self.carts[cart_id]
+
+    def round_over(self, tmp_path: Path, logs: InMemoryLogRecordExporter | None = None) -> Store:
+        """A round over what the service recorded (its spans, and `logs`), in a fresh store."""
+        self.tracing.shutdown()
+        encoded = [encode_spans(self.spans.get_finished_spans())]
+        if logs is not None:
+            encoded.append(encode_logs(logs.get_finished_logs()))
+        data = tmp_path / "telemetry.jsonl"
+        data.write_text("".join(otlp_json_line(line) + "\n" for line in encoded))
+        store = Store.memory()
+        now = datetime.now(UTC) + timedelta(minutes=5)
+        run_round(load_settings(), OtlpFileSource(data), DryRunTracker(tmp_path / "drafts"), store, now=now)
+        return store
+
+
+def test_the_python_sdks_exception_recorded_by_each_span_it_escapes_is_counted_once(
+    clean_env, tmp_path: Path
+) -> None:
+    """A KeyError escaping three nested `start_as_current_span` blocks (each records it,
+    `record_exception=True` by default) in 6 requests, a ValueError escaping two in 3 others."""
+    shop = _PythonShop()
 
     def checkout(cart_id: str) -> int:
-        with tracer.start_as_current_span("POST /checkout", kind=SpanKind.SERVER):
-            return price(cart_id)
+        with (
+            shop.tracer.start_as_current_span("POST /checkout", kind=SpanKind.SERVER),
+            shop.tracer.start_as_current_span("price"),
+        ):
+            return shop.load(cart_id)
 
     def refund(order: int) -> None:
         with (
-            tracer.start_as_current_span("POST /refund", kind=SpanKind.SERVER),
-            tracer.start_as_current_span("refund"),
+            shop.tracer.start_as_current_span("POST /refund", kind=SpanKind.SERVER),
+            shop.tracer.start_as_current_span("refund"),
         ):
             raise ValueError(f"order {order} was never charged")
 
@@ -537,25 +559,7 @@ def _python_service_telemetry(path: Path) -> None:
     for n in range(3):
         with contextlib.suppress(ValueError):
             refund(n)
-    provider.shutdown()
-    path.write_text(otlp_json_line(encode_spans(exporter.get_finished_spans())) + "\n")
-
-
-def test_the_python_sdks_exception_recorded_by_each_span_it_escapes_is_counted_once(
-    clean_env, tmp_path: Path
-) -> None:
-    data = tmp_path / "telemetry.jsonl"
-    _python_service_telemetry(data)
-    store = Store.memory()
-    run_round(
-        load_settings(),
-        OtlpFileSource(data),
-        DryRunTracker(tmp_path / "drafts"),
-        store,
-        now=datetime.now(UTC) + timedelta(minutes=5),
-        reads_whole_history=True,
-    )
-    counts = sorted((s.error_type, s.total_count) for s in store.signatures())
+    counts = sorted((s.error_type, s.total_count) for s in shop.round_over(tmp_path).signatures())
     assert counts == [("KeyError", 6), ("ValueError", 3)]  # 24 records: 18 and 6
 
 
@@ -567,26 +571,17 @@ def test_the_python_sdks_logged_exception_and_its_spans_record_are_one_occurrenc
     """The handler catches the KeyError the inner span recorded and logs it (`logger.exception`) through
     the SDK's `LoggingHandler`, on its own span. The SDK writes the log's `exception.message` as `c-0`
     (the key) and the span's as `'c-0'` (`str` of the KeyError): the log's trace names the span's error."""
-    resource = Resource.create({"service.name": "shop"})
-    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
-    tracing = TracerProvider(resource=resource)
-    tracing.add_span_processor(SimpleSpanProcessor(spans))
-    logging_provider = LoggerProvider(resource=resource)
+    shop, logs = _PythonShop(), InMemoryLogRecordExporter()
+    logging_provider = LoggerProvider(resource=shop.resource)
     logging_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
     logger = logging.getLogger("shop.checkout")
     logger.addHandler(LoggingHandler(logger_provider=logging_provider))
     logger.propagate = False
-    tracer = tracing.get_tracer("shop")
-    carts: dict[str, int] = {}
-
-    def load(cart_id: str) -> int:
-        with tracer.start_as_current_span("load"):
-            return carts[cart_id]
 
     def checkout(cart_id: str) -> None:
-        with tracer.start_as_current_span("POST /checkout"):
+        with shop.tracer.start_as_current_span("POST /checkout"):
             try:
-                load(cart_id)
+                shop.load(cart_id)
             except KeyError:
                 logger.exception("checkout failed for %s", cart_id)
 
@@ -595,18 +590,6 @@ def test_the_python_sdks_logged_exception_and_its_spans_record_are_one_occurrenc
             checkout(f"c-{n}")
     finally:
         logger.handlers.clear()
-    tracing.shutdown()
     logging_provider.shutdown()
-    data = tmp_path / "telemetry.jsonl"
-    lines = [encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())]
-    data.write_text("".join(otlp_json_line(line) + "\n" for line in lines))
-    store = Store.memory()
-    run_round(
-        load_settings(),
-        OtlpFileSource(data),
-        DryRunTracker(tmp_path / "drafts"),
-        store,
-        now=datetime.now(UTC) + timedelta(minutes=5),
-        reads_whole_history=True,
-    )
+    store = shop.round_over(tmp_path, logs)
     assert [(s.error_type, s.total_count) for s in store.signatures()] == [("KeyError", 4)]  # 8 records
