@@ -157,20 +157,24 @@ class _Outers:
     signature each is counted in, noted as the grouping loop reaches it: `next_position` is the loop's
     position of the next one it reaches (-1 when none is left), so the loop tests one int per event."""
 
+    _indexes: numpy.ndarray
+    _signatures: list[str]
+    _positions: list[int]  # the loop's position of each encloser grouped this round, ascending
+    _slots: list[int]  # the place in `_indexes` of the encloser at each of those positions
+
     def __init__(self, picked: NotCounted, to_group: Picked) -> None:
-        if picked.enclosures is None or not picked.enclosed:
-            self._indexes = numpy.zeros(0, dtype=numpy.int64)
-        else:
-            self._indexes = numpy.unique(picked.enclosures.outers_of(picked.enclosed))
+        self._reached, self.next_position = 0, -1
+        if picked.enclosures is None or not picked.enclosed:  # (the usual round: nothing more to do)
+            self._indexes, self._signatures, self._positions, self._slots = numpy.zeros(0), [], [], []
+            return
+        self._indexes = numpy.unique(picked.enclosures.outers_of(picked.enclosed))
         self._signatures = [""] * len(self._indexes)
-        grouped = numpy.asarray(to_group.indexes, dtype=numpy.int64)
+        grouped = numpy.frombuffer(to_group.indexes, dtype=numpy.int64)
         at = numpy.searchsorted(grouped, self._indexes)
         found = at < len(grouped)
         found[found] = grouped[at[found]] == self._indexes[found]
-        # each encloser grouped this round: the loop's position of it, and its place in `_indexes`
-        self._positions: list[int] = at[found].tolist()
-        self._slots: list[int] = numpy.flatnonzero(found).tolist()
-        self._reached = 0
+        self._positions = at[found].tolist()
+        self._slots = numpy.flatnonzero(found).tolist()
         self.next_position = self._positions[0] if self._positions else -1
 
     def counted_in(self, signature_id: str) -> None:
