@@ -9,6 +9,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
+import shutil
+import subprocess
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -593,3 +596,36 @@ def test_the_python_sdks_logged_exception_and_its_spans_record_are_one_occurrenc
     logging_provider.shutdown()
     store = shop.round_over(tmp_path, logs)
     assert [(s.error_type, s.total_count) for s in store.signatures()] == [("KeyError", 4)]  # 8 records
+
+
+# --- the real JavaScript SDK -----------------------------------------------------------------------
+
+NODE_MODULES = Path(__file__).resolve().parent.parent / ".ci" / "node" / "node_modules"
+
+
+def _node_with_the_sdk() -> str:
+    """node, with OpenTelemetry's JavaScript SDK installed where .ci/run installs it; without them the test
+    skips, except under CI (CI set), where it fails: CI never skips it silently."""
+    node = shutil.which("node")
+    if node and (NODE_MODULES / "@opentelemetry" / "sdk-trace-base").is_dir():
+        return node
+    message = "node and OpenTelemetry's JavaScript SDK are needed: see .ci/run's npm install"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def test_the_node_sdks_error_recorded_by_each_span_it_escapes_is_counted_once(
+    clean_env, tmp_path: Path
+) -> None:
+    """A TypeError thrown in a step three spans deep, and an ECONNREFUSED two deep, in 10 requests each:
+    each span records the same Error, with the same stack (`tests/fixtures/otel_node_shop.js`)."""
+    data = tmp_path / "telemetry.jsonl"
+    script = Path(__file__).parent / "fixtures" / "otel_node_shop.js"
+    environment = {**os.environ, "NODE_PATH": str(NODE_MODULES)}
+    subprocess.run([_node_with_the_sdk(), str(script), str(data)], check=True, env=environment, timeout=120)
+    store = Store.memory()
+    now = datetime.now(UTC) + timedelta(minutes=5)
+    run_round(load_settings(), OtlpFileSource(data), DryRunTracker(tmp_path / "drafts"), store, now=now)
+    counts = sorted((s.error_type, s.total_count) for s in store.signatures())
+    assert counts == [("ECONNREFUSED", 10), ("TypeError", 10)]  # 50 records: 30 and 20
