@@ -224,8 +224,20 @@ def test_an_otlp_log_with_a_pino_error_field_becomes_that_exception_with_its_lin
 # --- the SigNoz source -------------------------------------------------------------------------
 
 
-def test_a_signoz_log_whose_body_is_a_traceback_becomes_that_exception() -> None:
+def _signoz_log_event(record: dict[str, object]) -> ErrorEvent:
+    """The one log event the SigNoz source reads of `record`, served by the emulator."""
     dataset = Dataset()
+    load_otlp_lines([_log_line([record])], dataset, where="log records")
+    with (
+        SignozEmulator(dataset, Behaviour(api_key="test-key")) as emulator,
+        source_for(emulator) as source,
+    ):
+        events = source.poll(fixture_window(), frozenset()).events
+    (event,) = [event for event in events if event.kind == "log"]
+    return event
+
+
+def test_a_signoz_log_whose_body_is_a_traceback_becomes_that_exception() -> None:
     record = {
         "timeUnixNano": str(T0_NS + 100 * 10**9),
         "observedTimeUnixNano": str(T0_NS + 100 * 10**9 + 1000),
@@ -233,19 +245,12 @@ def test_a_signoz_log_whose_body_is_a_traceback_becomes_that_exception() -> None
         "severityNumber": 17,
         "body": {"stringValue": _traceback("c-17")},
     }
-    load_otlp_lines([_log_line([record])], dataset, where="crash reports")
-    with (
-        SignozEmulator(dataset, Behaviour(api_key="test-key")) as emulator,
-        source_for(emulator) as source,
-    ):
-        events = source.poll(fixture_window(), frozenset()).events
-    (event,) = [event for event in events if event.kind == "log"]
+    event = _signoz_log_event(record)
     assert (event.error_type, event.message) == ("ValueError", "cart c-17 is empty")
     assert event.stacktrace == _traceback("c-17") and event.attributes[TRACE_FROM] == LOG_BODY
 
 
 def test_a_signoz_log_with_an_ecs_trace_field_becomes_that_exception() -> None:
-    dataset = Dataset()
     record = {
         "timeUnixNano": str(T0_NS + 100 * 10**9),
         "severityText": "ERROR",
@@ -253,13 +258,7 @@ def test_a_signoz_log_with_an_ecs_trace_field_becomes_that_exception() -> None:
         "body": {"stringValue": "charge failed"},
         "attributes": [{"key": "error.stack_trace", "value": {"stringValue": JAVA_LOGGED}}],
     }
-    load_otlp_lines([_log_line([record])], dataset, where="ecs")
-    with (
-        SignozEmulator(dataset, Behaviour(api_key="test-key")) as emulator,
-        source_for(emulator) as source,
-    ):
-        events = source.poll(fixture_window(), frozenset()).events
-    (event,) = [event for event in events if event.kind == "log"]
+    event = _signoz_log_event(record)
     assert (event.error_type, event.message) == ("java.lang.IllegalStateException", "card declined")
     assert event.stacktrace == JAVA_LOGGED and event.attributes[TRACE_FROM] == "error.stack_trace"
     assert event.attributes["log.body"] == "charge failed" and "error.stack_trace" not in event.attributes
