@@ -17,6 +17,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from enclosed_telemetry import NO_ROWS, T0
+from enclosed_telemetry import go_request as _go_request
+from enclosed_telemetry import line as _line
+from enclosed_telemetry import python_request as _python_request
+from enclosed_telemetry import server_span as _server_span
 from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
@@ -41,9 +46,6 @@ from rounds_bot.sources.spill import EventSpill
 from rounds_bot.store import Store
 from rounds_bot.tracker.dryrun import DryRunTracker
 from tools.demo.generate import otlp_json_line
-
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-NO_ROWS = "sql: no rows in result set"
 
 
 def _event(n: int, message: str, **fields: object) -> ErrorEvent:
@@ -316,34 +318,6 @@ def test_every_record_is_counted_once_whatever_the_trace_holds(records: list[tup
 # --- a round over OTLP spans ----------------------------------------------------------------------
 
 
-def _span(
-    trace: str, span: int, parent: int | None, at: datetime, kind: str, message: str, stacktrace: str = ""
-) -> dict[str, object]:
-    nanos = int(at.timestamp() * 1e9)
-    attributes = [
-        {"key": "exception.type", "value": {"stringValue": kind}},
-        {"key": "exception.message", "value": {"stringValue": message}},
-    ]
-    if stacktrace:
-        attributes.append({"key": "exception.stacktrace", "value": {"stringValue": stacktrace}})
-    return {
-        "traceId": trace,
-        "spanId": f"{span:016x}",
-        **({"parentSpanId": f"{parent:016x}"} if parent is not None else {}),
-        "name": f"span {span}",
-        "kind": 1,
-        "startTimeUnixNano": str(nanos),
-        "endTimeUnixNano": str(nanos + 1_000_000),
-        "status": {"code": 2, "message": message},
-        "events": [{"name": "exception", "timeUnixNano": str(nanos), "attributes": attributes}],
-    }
-
-
-def _line(service: str, spans: list[dict[str, object]]) -> str:
-    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
-    return json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]})
-
-
 def _logged_line(service: str, span: dict[str, object], body: str, **attributes: str) -> str:
     """A log record the span's code wrote (an SDK's log bridge: the span's trace and span ids)."""
     record = {
@@ -363,30 +337,6 @@ def _status(span: dict[str, object]) -> str:
     status = span["status"]
     assert isinstance(status, dict)
     return str(status["message"])
-
-
-def _go_request(n: int, cart: int, query: str) -> list[dict[str, object]]:
-    """One failed request of a Go service: the query's span, the service's, the handler's (the root)."""
-    trace, at = f"{n + 1:032x}", T0 + timedelta(seconds=n)
-    wrapped = f"{query} {cart}: {NO_ROWS}"
-    return [
-        _span(trace, 3 * n + 1, 3 * n + 2, at, "*errors.errorString", NO_ROWS),
-        _span(trace, 3 * n + 2, 3 * n + 3, at, "*fmt.wrapError", wrapped),
-        _span(trace, 3 * n + 3, None, at, "*fmt.wrapError", f"handle request: {wrapped}"),
-    ]
-
-
-def _python_request(n: int, cart: int) -> list[dict[str, object]]:
-    trace, at = f"{n + 1:032x}", T0 + timedelta(seconds=n)
-    raised = '  File "/srv/shop/carts.py", line 15, in load\n    raise KeyError(cart_id)\n'
-    inner = 'Traceback (most recent call last):\n  File "/srv/shop/tracing.py", line 9, in span\n    yield\n'
-    outer = inner + '  File "/srv/shop/views.py", line 21, in checkout\n    return load(cart_id)\n'
-    error = f"KeyError: 'cart {cart}'\n"
-    message = f"'cart {cart}'"
-    return [
-        _span(trace, 3 * n + 1, 3 * n + 2, at, "KeyError", message, inner + raised + error),
-        _span(trace, 3 * n + 2, None, at, "KeyError", message, outer + raised + error),
-    ]
 
 
 class _ReadsEverything:
@@ -442,22 +392,6 @@ def test_a_middleware_logging_every_failed_request_makes_no_problem_of_its_own(
     _round(tmp_path, lines, store)
     assert sorted(s.total_count for s in store.signatures()) == [4, 6]
     assert not any("request failed" in s.title for s in store.signatures())
-
-
-def _server_span(trace: str, span: int, at: datetime, name: str) -> dict[str, object]:
-    """An HTTP server span that answered 500: instrumentation sets its error status, with no description and
-    no exception event (otelhttp, the Java agent, for a 5xx the handler returned)."""
-    nanos = int(at.timestamp() * 1e9)
-    return {
-        "traceId": trace,
-        "spanId": f"{span:016x}",
-        "name": name,
-        "kind": 2,
-        "startTimeUnixNano": str(nanos),
-        "endTimeUnixNano": str(nanos + 2_000_000),
-        "attributes": [{"key": "http.response.status_code", "value": {"intValue": "500"}}],
-        "status": {"code": 2},
-    }
 
 
 def test_a_server_spans_error_status_beside_the_error_it_answered_makes_no_problem_of_its_own(

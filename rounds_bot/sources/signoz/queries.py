@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rounds_bot.sources.signoz.enclosed import enclosed_exceptions_sql, status_beside_an_error_sql
+from rounds_bot.sources.signoz.sql_time import MAX_SPAN_NS, bucket_window, window_ns
 from rounds_bot.sources.signoz.times import NS_PER_S, ms_ceil, ms_floor
 
 MAX_V5_LIMIT = 10_000  # SigNoz rejects a larger limit with 400
@@ -94,17 +96,11 @@ def clickhouse_sql(query: str) -> dict[str, Any]:
     return {"type": "clickhouse_sql", "spec": {"name": "A", "disabled": False, "query": query}}
 
 
-def _window_ns(column: str, start_ns: int, end_ns: int, *, end_inclusive: bool) -> str:
-    end_op = "<=" if end_inclusive else "<"
-    return (
-        f"{column} >= fromUnixTimestamp64Nano(toInt64({start_ns})) "
-        f"AND {column} {end_op} fromUnixTimestamp64Nano(toInt64({end_ns}))"
-    )
-
-
 def exception_samples_sql(group_ids: list[str], start_ns: int, end_ns: int) -> str:
     """The first occurrence of each group in the window (end inclusive): the one a file of the same
-    telemetry shows first, so the signature it founds is the same."""
+    telemetry shows first, so the signature it founds is the same. Not one another row of its trace encloses
+    (`enclosed.py`), as the counts leave those out: its encloser looked for within the window alone, which
+    is a batch's stretch of first occurrences (an encloser is recorded a moment after what it encloses)."""
     ids = ", ".join(sql_string(group_id) for group_id in group_ids)
     return f"""SELECT groupID AS group_id, errorID AS error_id,
   toUnixTimestamp64Nano(timestamp) AS timestamp_ns,
@@ -115,15 +111,11 @@ def exception_samples_sql(group_ids: list[str], start_ns: int, end_ns: int) -> s
   resourceTagsMap['deployment.environment'] AS environment,
   resourceTagsMap['deployment.environment.name'] AS environment_name
 FROM signoz_traces.distributed_signoz_error_index_v2
-WHERE {_window_ns("timestamp", start_ns, end_ns, end_inclusive=True)}
+WHERE {window_ns("timestamp", start_ns, end_ns, end_inclusive=True)}
   AND groupID IN ({ids})
+  AND errorID NOT IN ({enclosed_exceptions_sql(start_ns, end_ns, end_inclusive=True, reach_ns=0)})
 ORDER BY timestamp ASC, errorID ASC
 LIMIT 1 BY group_id"""
-
-
-def _bucket_window(start_ns: int, end_ns: int) -> str:
-    """SigNoz's 30-minute `ts_bucket_start` buckets that can hold rows of [start, end)."""
-    return f"ts_bucket_start >= {start_ns // NS_PER_S - 1800} AND ts_bucket_start <= {-(-end_ns // NS_PER_S)}"
 
 
 # Occurrences are counted per group and per minute, so a group's count keeps where it happened: first
@@ -184,7 +176,7 @@ def error_span_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -
     `*.exception` since), so the rule asks the error index itself instead of naming events. The
     window is written as literal nanoseconds: SigNoz renders `{{.start_timestamp_nano}}` and the
     like only from v0.88, and before that ClickHouse would read them as a syntax error."""
-    window = _window_ns("timestamp", start_ns, end_ns, end_inclusive=False)
+    window = window_ns("timestamp", start_ns, end_ns, end_inclusive=False)
     samples = ",\n    ".join(f"argMin({name}, timestamp) AS s_{name}" for name in SPAN_SAMPLES)
     inner = f"""SELECT serviceName AS service_name, name AS span_name,
     {normalised("status_message")} AS message_pattern,
@@ -198,11 +190,12 @@ def error_span_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -
     {samples}
   FROM signoz_traces.distributed_signoz_index_v3
   WHERE {window}
-    AND {_bucket_window(start_ns, end_ns)}
+    AND {bucket_window(start_ns, end_ns)}
     AND has_error = true
     AND (trace_id, span_id) NOT IN (
       SELECT traceID, spanID FROM signoz_traces.distributed_signoz_error_index_v2
-      WHERE {_window_ns("timestamp", start_ns, end_ns + MAX_SPAN_NS, end_inclusive=False)})
+      WHERE {window_ns("timestamp", start_ns, end_ns + MAX_SPAN_NS, end_inclusive=False)})
+    AND NOT {status_beside_an_error_sql(start_ns, end_ns)}
   GROUP BY service_name, span_name, message_pattern, error_type, response_code, bucket, environment"""
     keys = "service_name, span_name, message_pattern, error_type, response_code"
     order = (
@@ -248,7 +241,7 @@ def error_log_groups_sql(
     {samples}
   FROM signoz_logs.distributed_logs_v2
   WHERE timestamp >= {start_ns} AND timestamp < {end_ns}
-    AND {_bucket_window(start_ns, end_ns)}
+    AND {bucket_window(start_ns, end_ns)}
     AND {error_severity_sql()}
   GROUP BY service_name, exception_type, error_code, message_pattern, bucket, environment"""
     keys = "service_name, exception_type, error_code, message_pattern"
@@ -276,7 +269,7 @@ def log_neighbours_sql(
     substringUTF8(body, 1, {body_chars}) AS body
   FROM signoz_logs.distributed_logs_v2
   WHERE timestamp > {low} AND timestamp <= {high}
-    AND {_bucket_window(low, high + 1)}
+    AND {bucket_window(low, high + 1)}
     AND NOT {error_severity_sql()})
 WHERE error_index >= 0
 ORDER BY error_index ASC, timestamp_ns DESC
@@ -308,11 +301,6 @@ def environment_sql(resources: str) -> str:
     )
 
 
-# A span is stored at its start; its exception event happens up to its duration later. The error
-# index is searched this much past the window for the events of the window's spans.
-MAX_SPAN_NS = 3600 * NS_PER_S
-
-
 def exception_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
     """Exception groups of the error index (SigNoz's own groupID) with their minutes (end exclusive)."""
     inner = f"""SELECT groupID AS group_id,
@@ -325,7 +313,8 @@ def exception_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) ->
     any(exceptionType) AS s_exception_type,
     any(exceptionMessage) AS s_exception_message
   FROM signoz_traces.distributed_signoz_error_index_v2
-  WHERE {_window_ns("timestamp", start_ns, end_ns, end_inclusive=False)}
+  WHERE {window_ns("timestamp", start_ns, end_ns, end_inclusive=False)}
+    AND errorID NOT IN ({enclosed_exceptions_sql(start_ns, end_ns)})
   GROUP BY group_id, service_name, bucket, environment"""
     keys = "group_id, service_name"
     samples = _sample_columns(("exception_type", "exception_message"))
@@ -340,7 +329,7 @@ def span_attributes_sql(spans: list[tuple[str, str]], start_ns: int, end_ns: int
     return f"""SELECT trace_id, span_id, parent_span_id, kind_string, attributes_string, attributes_number,
   attributes_bool, resources_string
 FROM signoz_traces.distributed_signoz_index_v3
-WHERE {_window_ns("timestamp", low, end_ns, end_inclusive=True)}
-  AND {_bucket_window(low, end_ns)}
+WHERE {window_ns("timestamp", low, end_ns, end_inclusive=True)}
+  AND {bucket_window(low, end_ns)}
   AND (trace_id, span_id) IN ({pairs})
 LIMIT 1 BY trace_id, span_id"""

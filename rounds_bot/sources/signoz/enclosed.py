@@ -1,0 +1,138 @@
+"""The rows of SigNoz's tables that repeat an error another row of their trace records, as ClickHouse SQL.
+
+    enclosed_exceptions_sql(start, end)      the error index's rows of [start, end) another row encloses
+    status_beside_an_error_sql(start, end)   true of an error span whose status is the error beside it
+
+Instrumentation records an error where it happens and again on each span it leaves (Python's
+`start_as_current_span`, a Java agent's controller and server spans, a Go service that calls
+`span.RecordError(err)` at each layer with the error wrapped). The OTLP reader folds such records before
+grouping (`round/propagated.py`); SigNoz counts in ClickHouse, so the same rules are written here as
+subqueries its counting queries leave out. Within one trace and one service, an exception row of the error
+index is *enclosed* by another row when
+
+- the other's message ends with `": "` and this one's whole message (Go's `%w`, anyhow's `{:#}`);
+- the other has this one's type and message, on this one's parent span (the parent read from the spans
+  table, `signoz_index_v3.parent_span_id`);
+- the other's stack trace names this one's error as its cause: a line that ends with `Type: first line of
+  the message`, the type whole (after the line's start, a space, a dot or a tab): Java's `Caused by:`, a
+  Python chain's, .NET's ` ---> `.
+
+An enclosed row is not counted: only the rows nothing encloses are, the outermost, which carry the most
+context. A server or client span's error status without an exception row (instrumentation's status for a
+5xx, for a call that failed) is not counted either when its trace and service hold an exception row, or an
+error span of a lower rank (a client's under a server's; any other kind's under both).
+
+What the OTLP reader does and this does not: a log record's repeat of a span's error (the error logs are
+counted as they are); a server status whose description wraps the exception's message is left out, and the
+exception counted (the OTLP reader keeps the status, the wrapper); cycles of malformed parents (spans given
+as each other's parents) leave both rows out. Only traces of at most `MAX_TRACE_ROWS` exception rows near the
+window are compared (a batch job's trace of thousands would make the comparison quadratic): the others are
+counted row by row. Rows are looked for `TRACE_REACH_NS` before and after the window: an error recorded
+again more than that later (a request still running) is counted twice, and a row whose encloser arrives after
+a round read it stays counted (a minute's count is only ever raised, `counting.py`).
+"""
+
+from __future__ import annotations
+
+from rounds_bot.sources.signoz.sql_time import MAX_SPAN_NS, bucket_window, window_ns
+from rounds_bot.sources.signoz.times import NS_PER_S
+
+ERROR_INDEX = "signoz_traces.distributed_signoz_error_index_v2"
+SPANS = "signoz_traces.distributed_signoz_index_v3"
+#: how far before and after the window the other rows of its traces are looked for
+TRACE_REACH_NS = 300 * NS_PER_S
+#: the most exception rows near the window a trace may hold to be compared
+MAX_TRACE_ROWS = 200
+#: OpenTelemetry's span kinds as SigNoz stores them (`kind`, the OTLP enum)
+SERVER, CLIENT = 2, 3
+
+
+def enclosed_exceptions_sql(
+    start_ns: int, end_ns: int, *, end_inclusive: bool = False, reach_ns: int = TRACE_REACH_NS
+) -> str:
+    """The `errorID`s of the error index's rows in [start, end) (or [start, end]) that another row of their
+    trace and service, within `reach_ns` of the window, encloses."""
+    low, high = start_ns - reach_ns, end_ns + reach_ns
+    several = _traces_of_several(low, high)
+    return f"""SELECT inner_row.error_id FROM (
+    SELECT row.errorID AS error_id, row.traceID AS trace_id, row.spanID AS span_id,
+      row.serviceName AS service_name, row.exceptionType AS error_type, row.exceptionMessage AS message,
+      span.parent_span_id AS parent_span_id
+    FROM {ERROR_INDEX} AS row
+    LEFT JOIN ({_parents(start_ns, end_ns, several)}) AS span
+      ON row.traceID = span.trace_id AND row.spanID = span.span_id
+    WHERE {window_ns("row.timestamp", start_ns, end_ns, end_inclusive=end_inclusive)}
+  ) AS inner_row
+  INNER JOIN (
+    SELECT errorID AS error_id, traceID AS trace_id, spanID AS span_id, serviceName AS service_name,
+      exceptionType AS error_type, exceptionMessage AS message, exceptionStacktrace AS stacktrace
+    FROM {ERROR_INDEX}
+    WHERE {window_ns("timestamp", low, high, end_inclusive=True)} AND traceID IN ({several})
+  ) AS outer_row
+  ON inner_row.trace_id = outer_row.trace_id AND inner_row.service_name = outer_row.service_name
+  WHERE outer_row.error_id != inner_row.error_id
+    AND ({_wraps()} OR {_on_parent()} OR {_names_as_cause()})"""
+
+
+def status_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
+    """True of a row of the spans table (an error span without an exception row, the window's [start, end))
+    that is a server's or client's status beside an error of its trace and service."""
+    low, high = start_ns - TRACE_REACH_NS, end_ns + MAX_SPAN_NS
+    exceptions = f"""SELECT traceID, serviceName FROM {ERROR_INDEX}
+      WHERE {window_ns("timestamp", low, high, end_inclusive=False)} AND traceID != ''"""
+    span_low = start_ns - MAX_SPAN_NS
+    errors = f"""SELECT trace_id, serviceName FROM {SPANS}
+      WHERE {window_ns("timestamp", span_low, high, end_inclusive=False)}
+        AND {bucket_window(span_low, high)} AND has_error = true AND trace_id != ''"""
+    return f"""(kind IN ({SERVER}, {CLIENT}) AND (
+      (trace_id, serviceName) IN ({exceptions})
+      OR (trace_id, serviceName) IN ({errors} AND kind NOT IN ({SERVER}, {CLIENT}))
+      OR (kind = {SERVER} AND (trace_id, serviceName) IN ({errors} AND kind = {CLIENT}))))"""
+
+
+def _traces_of_several(low: int, high: int) -> str:
+    """The traces with two exception rows or more (at most `MAX_TRACE_ROWS`) in [low, high]."""
+    return f"""SELECT traceID FROM {ERROR_INDEX}
+      WHERE {window_ns("timestamp", low, high, end_inclusive=True)} AND traceID != ''
+      GROUP BY traceID HAVING count() BETWEEN 2 AND {MAX_TRACE_ROWS}"""
+
+
+def _parents(start_ns: int, end_ns: int, several: str) -> str:
+    """Each span's parent, of the spans of `several` traces that may hold the window's exception events: a
+    span starts at most MAX_SPAN_NS before its events."""
+    low = start_ns - MAX_SPAN_NS
+    return f"""SELECT trace_id, span_id, any(parent_span_id) AS parent_span_id FROM {SPANS}
+      WHERE {window_ns("timestamp", low, end_ns, end_inclusive=True)} AND {bucket_window(low, end_ns)}
+        AND trace_id IN ({several})
+      GROUP BY trace_id, span_id"""
+
+
+def _wraps() -> str:
+    """The outer row's message is `context: ` and the inner row's whole message (not blank)."""
+    return (
+        "(trimBoth(inner_row.message) != '' AND endsWith(outer_row.message, concat(': ', inner_row.message)))"
+    )
+
+
+def _on_parent() -> str:
+    """The outer row is the inner's error (type and message) recorded again on the inner's parent span."""
+    return (
+        "(inner_row.parent_span_id != '' AND outer_row.span_id = inner_row.parent_span_id "
+        "AND outer_row.span_id != inner_row.span_id AND outer_row.error_type = inner_row.error_type "
+        "AND outer_row.message = inner_row.message)"
+    )
+
+
+def _names_as_cause() -> str:
+    """A line of the outer row's stack trace ends with the inner's `Type: first line of the message`, the
+    type whole; the inner's type and message are not the outer's own (a retry names its own error)."""
+    named = "concat(inner_row.error_type, ': ', splitByChar('\\n', inner_row.message)[1])"
+    line_names = (
+        f"line -> endsWith(line, {named}) AND (length(line) = length({named}) "
+        f"OR substring(line, length(line) - length({named}), 1) IN (' ', '.', '\\t'))"
+    )
+    return (
+        "(inner_row.error_type != '' "
+        "AND (outer_row.error_type != inner_row.error_type OR outer_row.message != inner_row.message) "
+        f"AND arrayExists({line_names}, splitByChar('\\n', replaceAll(outer_row.stacktrace, '\\r', ''))))"
+    )

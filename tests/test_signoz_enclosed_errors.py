@@ -1,0 +1,200 @@
+"""SigNoz counts one error recorded by every span it escapes once, as a file of the same telemetry does: the
+rules of `sources/signoz/enclosed.py` run in the emulator's ClickHouse, over SigNoz's own tables, and each
+round's signatures and counts are those of a round over the file (`round/propagated.py`)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from enclosed_telemetry import NO_ROWS, go_request, line, python_request, server_span, span
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+from signoz_emulator import Behaviour, SignozEmulator, build_dataset
+
+from rounds_bot.cli.app import main
+from rounds_bot.round.run import run_round
+from rounds_bot.settings import load_settings
+from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.store import Store
+from rounds_bot.tracker.dryrun import DryRunTracker
+from tools.demo.generate import otlp_json_line
+
+#: the requests start half an hour ago: inside a first round's window, past SigNoz's last 30 s
+START = datetime.now(UTC) - timedelta(minutes=30)
+Counts = list[tuple[int, str]]
+
+
+def _file_round(tmp_path: Path, lines: list[str]) -> Counts:
+    data = tmp_path / "telemetry.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    store = Store.memory()
+    now = datetime.now(UTC)
+    run_round(load_settings(), OtlpFileSource(data), DryRunTracker(tmp_path / "drafts"), store, now=now)
+    return sorted((s.total_count, s.title) for s in store.signatures())
+
+
+def _signoz_rounds(
+    tmp_path: Path, lines: list[str], env, monkeypatch, rounds: int = 1, *, rebase: bool = False
+) -> tuple[Counts, str]:
+    """The signatures after `rounds` rounds against SigNoz holding `lines` (`rebase`: moved to end a minute
+    ago), and the last round's report."""
+    data = tmp_path / "signoz.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    dataset = build_dataset(
+        [data], rebase=rebase, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=time.time_ns()
+    )
+    home = tmp_path / "signoz"
+    home.mkdir()
+    monkeypatch.chdir(home)
+    with SignozEmulator(dataset, Behaviour(api_key="key")) as emulator:
+        env.setenv("SIGNOZ_API_URL", emulator.url)
+        env.setenv("SIGNOZ_API_KEY", "key")
+        env.setenv("ERROR_LOOKBACK_MINUTES", "1440")
+        for _ in range(rounds):
+            result = CliRunner().invoke(main, ["run"], catch_exceptions=False)
+            assert result.exit_code == 0, result.stderr
+    with sqlite3.connect(home / "rounds.db") as db:
+        counts = db.execute(
+            "select total_count, title from signatures order by total_count, title"
+        ).fetchall()
+    return [(count, title) for count, title in counts], result.stdout
+
+
+def _both(tmp_path: Path, lines: list[str], env, monkeypatch) -> Counts:
+    """The signatures of a round over a file of `lines` and of one against SigNoz holding them: the same."""
+    from_file = _file_round(tmp_path, lines)
+    from_signoz, _ = _signoz_rounds(tmp_path, lines, env, monkeypatch)
+    assert from_signoz == from_file
+    return from_signoz
+
+
+def test_a_go_services_layered_errors_are_one_signature_per_failing_query(clean_env, tmp_path, monkeypatch):
+    lines = [
+        line("cart", go_request(n, 17, "load cart" if n % 2 else "load order", START)) for n in range(10)
+    ]
+    assert _both(tmp_path, lines, clean_env, monkeypatch) == [
+        (5, f"handle request: load cart 17: {NO_ROWS}"),
+        (5, f"handle request: load order 17: {NO_ROWS}"),
+    ]  # 30 rows in SigNoz's error index, in 6 of its groups
+
+
+def test_a_python_exception_recorded_by_its_span_and_the_parent_is_counted_once(
+    clean_env, tmp_path, monkeypatch
+):
+    lines = [line("shop", python_request(n, n, START)) for n in range(6)]
+    assert _both(tmp_path, lines, clean_env, monkeypatch) == [(6, "KeyError: 'cart 0'")]
+
+
+def test_a_server_spans_5xx_status_beside_the_error_it_answered_is_no_problem_of_its_own(
+    clean_env, tmp_path, monkeypatch
+):
+    lines = []
+    for n in range(8):
+        spans = go_request(n, 100 + n, "load cart" if n < 5 else "load user", START)
+        spans[-1]["parentSpanId"] = f"{900 + n:016x}"
+        at = START + timedelta(seconds=n)
+        lines.append(
+            line("cart", [*spans, server_span(str(spans[-1]["traceId"]), 900 + n, at, "POST /checkout")])
+        )
+    lines.append(line("cart", [server_span(f"{77:032x}", 77, START, "POST /checkout")]))  # a 500 alone
+    assert _both(tmp_path, lines, clean_env, monkeypatch) == [
+        (1, "POST /checkout"),
+        (3, f"handle request: load user 105: {NO_ROWS}"),
+        (5, f"handle request: load cart 100: {NO_ROWS}"),
+    ]
+
+
+def test_a_client_spans_failed_call_under_the_apps_error_is_the_apps_error(clean_env, tmp_path, monkeypatch):
+    lines = []
+    for n in range(4):
+        trace, at = f"{n + 1:032x}", START + timedelta(seconds=n)
+        error = span(trace, 10 * n + 1, None, at, "PaymentDeclined", "card declined by the bank")
+        call = server_span(trace, 10 * n + 2, at, "POST")
+        call.update(kind=3, parentSpanId=f"{10 * n + 1:016x}")
+        lines.append(line("checkout", [error, call]))
+    assert _both(tmp_path, lines, clean_env, monkeypatch) == [
+        (4, "PaymentDeclined: card declined by the bank")
+    ]
+
+
+def test_an_apps_exception_over_the_one_a_jdbc_span_recorded_encloses_it(clean_env, tmp_path, monkeypatch):
+    cause = "deadlock detected"
+    lines = []
+    for n in range(3):
+        trace, at = f"{n + 1:032x}", START + timedelta(seconds=n)
+        stack = (
+            f"com.shop.CartException: could not save cart {n}\n\tat com.shop.Carts.save(Carts.java:40)\n"
+            f"Caused by: org.postgresql.util.PSQLException: {cause}\n"
+            "\tat org.postgresql.Driver.run(Driver.java:9)"
+        )
+        jdbc = span(trace, 10 * n + 1, 10 * n + 2, at, "org.postgresql.util.PSQLException", cause)
+        app = span(trace, 10 * n + 2, None, at, "com.shop.CartException", f"could not save cart {n}", stack)
+        lines.append(line("carts", [jdbc, app]))
+    counts = _both(tmp_path, lines, clean_env, monkeypatch)
+    assert [count for count, _ in counts] == [3] and "could not save cart" in counts[0][1]
+
+
+def test_a_retry_on_a_sibling_span_and_another_services_error_stay_occurrences_of_their_own(
+    clean_env, tmp_path, monkeypatch
+):
+    lines = []
+    for n in range(3):
+        trace, at = f"{n + 1:032x}", START + timedelta(seconds=n)
+        # two attempts, each its own span under the request's (which records nothing): two failures
+        attempts = [span(trace, 10 * n + k, 10 * n, at, "TimeoutError", "timed out") for k in (1, 2)]
+        lines.append(line("worker", attempts))
+        # the caller's error wraps the worker's, in another service: a cascade, never folded
+        lines.append(
+            line("gateway", [span(trace, 10 * n + 5, None, at, "*fmt.wrapError", "call: timed out")])
+        )
+    assert _both(tmp_path, lines, clean_env, monkeypatch) == [
+        (3, "call: timed out"),
+        (6, "TimeoutError: timed out"),
+    ]
+
+
+def test_the_next_round_counts_nothing_again(clean_env, tmp_path, monkeypatch):
+    lines = [line("cart", go_request(n, 17, "load cart", START)) for n in range(4)]
+    counts, report = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch, rounds=2)
+    assert counts == [(4, f"handle request: load cart 17: {NO_ROWS}")]
+    assert "Nothing new." in report
+
+
+def test_the_python_sdks_exception_recorded_by_each_span_it_escapes_is_counted_once(
+    clean_env, tmp_path, monkeypatch
+):
+    """OpenTelemetry's Python SDK, as a service runs it: a KeyError escaping three nested
+    `start_as_current_span` blocks (each records it, `record_exception=True` by default), in 5 requests."""
+    spans = InMemorySpanExporter()
+    tracing = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+    tracing.add_span_processor(SimpleSpanProcessor(spans))
+    tracer, carts = tracing.get_tracer("shop"), dict[str, int]()
+    for n in range(5):
+        with (
+            contextlib.suppress(KeyError),
+            tracer.start_as_current_span("POST /checkout", kind=SpanKind.SERVER),
+            tracer.start_as_current_span("price"),
+            tracer.start_as_current_span("load"),
+        ):
+            carts[f"c-{n}"] += 1
+    tracing.shutdown()
+    lines = [otlp_json_line(encode_spans(spans.get_finished_spans()))]
+    counts, _ = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch, rebase=True)
+    assert [(count, title.startswith("KeyError")) for count, title in counts] == [(5, True)]  # 15 rows
+
+
+@pytest.mark.parametrize("rows", [2, 3])
+def test_enclosures_hold_however_many_spans_recorded_the_error(clean_env, tmp_path, monkeypatch, rows):
+    lines = [line("cart", go_request(n, 17, "load cart", START)[-rows:]) for n in range(3)]
+    counts, _ = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch)
+    assert counts == [(3, f"handle request: load cart 17: {NO_ROWS}")]
