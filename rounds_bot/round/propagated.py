@@ -47,7 +47,8 @@ of the events in those traces, each trace's held until its last event is read. A
 have a trace of their own (the usual) pays one pass over the keys.
 
 Only a record of one occurrence is compared: a backend's group (`source_group_id`, a count) carries the
-ids of one sample of its occurrences (SigNoz's error index), which says nothing of the others' traces.
+ids of one sample of its occurrences (SigNoz's error index), which says nothing of the others' traces. SigNoz
+leaves the rows these rules enclose out of its counts itself, in ClickHouse (`sources/signoz/enclosed.py`).
 Only events read in the same round are compared. An inner record read a round before its encloser (the
 outer span still running, or not yet exported, when the round read) was counted as itself then; a round
 reads up to 30 s before now, so that takes a request still running about that long after its inner error.
