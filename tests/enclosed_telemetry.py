@@ -6,6 +6,7 @@ that count such an error once, read from a file (`round/propagated.py`) or from 
     go_request(n, cart, query, start=T0)              a Go error wrapped and recorded at each layer
     python_request(n, cart, start=T0)                 a Python exception recorded by the two spans it escaped
     server_span(trace, span, at, name)                a server span's 5xx status, without an exception event
+    logged_line(service, span, body, **attributes)    an error log written on a span
 """
 
 from __future__ import annotations
@@ -44,6 +45,21 @@ def span(
 def line(service: str, spans: list[dict[str, object]]) -> str:
     resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
     return json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]})
+
+
+def logged_line(service: str, span: dict[str, object], body: str, **attributes: str) -> str:
+    """A log record the span's code wrote (an SDK's log bridge: the span's trace and span ids)."""
+    record = {
+        "timeUnixNano": span["endTimeUnixNano"],
+        "severityNumber": 17,
+        "severityText": "ERROR",
+        "body": {"stringValue": body},
+        "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()],
+        "traceId": span["traceId"],
+        "spanId": span["spanId"],
+    }
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+    return json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": [record]}]}]})
 
 
 def go_request(n: int, cart: int, query: str, start: datetime = T0) -> list[dict[str, object]]:

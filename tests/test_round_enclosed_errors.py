@@ -7,7 +7,6 @@ repeated by a sibling span (a retry), are occurrences of their own."""
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import shutil
@@ -20,6 +19,7 @@ import pytest
 from enclosed_telemetry import NO_ROWS, T0
 from enclosed_telemetry import go_request as _go_request
 from enclosed_telemetry import line as _line
+from enclosed_telemetry import logged_line as _logged_line
 from enclosed_telemetry import python_request as _python_request
 from enclosed_telemetry import server_span as _server_span
 from hypothesis import given
@@ -316,21 +316,6 @@ def test_every_record_is_counted_once_whatever_the_trace_holds(records: list[tup
 
 
 # --- a round over OTLP spans ----------------------------------------------------------------------
-
-
-def _logged_line(service: str, span: dict[str, object], body: str, **attributes: str) -> str:
-    """A log record the span's code wrote (an SDK's log bridge: the span's trace and span ids)."""
-    record = {
-        "timeUnixNano": span["endTimeUnixNano"],
-        "severityNumber": 17,
-        "severityText": "ERROR",
-        "body": {"stringValue": body},
-        "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()],
-        "traceId": span["traceId"],
-        "spanId": span["spanId"],
-    }
-    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
-    return json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": [record]}]}]})
 
 
 def _status(span: dict[str, object]) -> str:

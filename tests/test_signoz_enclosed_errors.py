@@ -5,6 +5,7 @@ round's signatures and counts are those of a round over the file (`round/propaga
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
@@ -12,8 +13,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from enclosed_telemetry import NO_ROWS, go_request, line, python_request, server_span, span
+from enclosed_telemetry import NO_ROWS, go_request, line, logged_line, python_request, server_span, span
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -163,6 +167,21 @@ def test_a_retry_on_a_sibling_span_and_another_services_error_stay_occurrences_o
     ]
 
 
+def test_a_middleware_logging_every_failed_request_makes_no_problem_of_its_own(
+    clean_env, tmp_path, monkeypatch
+):
+    """`slog.Error("request failed", "err", err)` on the handler's span: each log is its request's error."""
+    requests = [go_request(n, 100 + n, "load cart" if n < 6 else "load user", START) for n in range(10)]
+    lines = [line("cart", spans) for spans in requests]
+    for spans in requests:
+        status = spans[-1]["status"]
+        assert isinstance(status, dict)
+        lines.append(logged_line("cart", spans[-1], "request failed", err=str(status["message"])))
+    counts = _both(tmp_path, lines, clean_env, monkeypatch)
+    assert [count for count, _ in counts] == [4, 6]
+    assert not any("request failed" in title for _, title in counts)
+
+
 def test_the_next_round_counts_nothing_again(clean_env, tmp_path, monkeypatch):
     lines = [line("cart", go_request(n, 17, "load cart", START)) for n in range(4)]
     counts, report = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch, rounds=2)
@@ -198,3 +217,38 @@ def test_enclosures_hold_however_many_spans_recorded_the_error(clean_env, tmp_pa
     lines = [line("cart", go_request(n, 17, "load cart", START)[-rows:]) for n in range(3)]
     counts, _ = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch)
     assert counts == [(3, f"handle request: load cart 17: {NO_ROWS}")]
+
+
+# the SDK's own handler, which most services still install (deprecated for the instrumentation package's)
+@pytest.mark.filterwarnings("ignore:`LoggingHandler` in `opentelemetry-sdk` is deprecated:DeprecationWarning")
+def test_the_python_sdks_logged_exception_and_its_spans_record_are_one_occurrence(
+    clean_env, tmp_path, monkeypatch
+):
+    """The handler catches the KeyError the inner span recorded and logs it (`logger.exception`) through the
+    SDK's `LoggingHandler`, on its own span; the log's `exception.message` is `c-0`, the span's `'c-0'`."""
+    resource = Resource.create({"service.name": "shop"})
+    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()
+    tracing, logging_provider = TracerProvider(resource=resource), LoggerProvider(resource=resource)
+    tracing.add_span_processor(SimpleSpanProcessor(spans))
+    logging_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    tracer, carts = tracing.get_tracer("shop"), dict[str, int]()
+    logger = logging.getLogger("shop.checkout")
+    logger.addHandler(LoggingHandler(logger_provider=logging_provider))
+    logger.propagate = False
+    try:
+        for n in range(4):
+            with tracer.start_as_current_span("POST /checkout"):
+                try:
+                    with tracer.start_as_current_span("load"):
+                        carts[f"c-{n}"] += 1
+                except KeyError:
+                    logger.exception("checkout failed for c-%s", n)
+    finally:
+        logger.handlers.clear()
+    tracing.shutdown()
+    logging_provider.shutdown()
+    encoded = [encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())]
+    counts, _ = _signoz_rounds(
+        tmp_path, [otlp_json_line(each) for each in encoded], clean_env, monkeypatch, rebase=True
+    )
+    assert [count for count, _ in counts] == [4]  # 8 records: 4 exception rows, 4 error logs

@@ -2,6 +2,7 @@
 
     enclosed_exceptions_sql(start, end)      the error index's rows of [start, end) another row encloses
     status_beside_an_error_sql(start, end)   true of an error span whose status is the error beside it
+    log_beside_an_error_sql(start, end)      true of an error log that repeats an exception row
 
 Instrumentation records an error where it happens and again on each span it leaves (Python's
 `start_as_current_span`, a Java agent's controller and server spans, a Go service that calls
@@ -18,19 +19,25 @@ index is *enclosed* by another row when
   Python chain's, .NET's ` ---> `.
 
 An enclosed row is not counted: only the rows nothing encloses are, the outermost, which carry the most
-context. A server or client span's error status without an exception row (instrumentation's status for a
-5xx, for a call that failed) is not counted either when its trace and service hold an exception row, or an
-error span of a lower rank (a client's under a server's; any other kind's under both).
+context. A server or client span's error status without an exception row (instrumentation's status for a 5xx,
+for a call that failed) is not counted either when its trace and service hold an exception row, or an error
+span of a lower rank (a client's under a server's; any other kind's under both). Nor is an error log of a
+trace and service that hold an exception row it repeats: an exception of the row's type (logged where it was
+caught, often on another span than the one that recorded it, and Python's SDK writes the logged exception's
+message as `str`, the span's as `repr`), or the row's whole message in one of its attributes (a middleware's
+log of every failed request).
 
-What the OTLP reader does and this does not: a log record's repeat of a span's error (the error logs are
-counted as they are); a server status whose description wraps the exception's message is left out, and the
-exception counted (the OTLP reader keeps the status, the wrapper); cycles of malformed parents (spans given
-as each other's parents) leave both rows out. Only traces of at most `MAX_TRACE_ROWS` exception rows near the
-window are compared (a batch job's trace of thousands would make the comparison quadratic): the others are
-counted row by row. Rows are looked for `TRACE_REACH_NS` before and after the window: an error recorded
-again more than that later (a request still running) is counted twice, and a row whose encloser arrives after
-a round read it stays counted (a minute's count is only ever raised, `counting.py`).
-"""
+What the OTLP reader does and this does not: a log that wraps an exception's message, or logs an exception of
+another type that names it as its cause, is counted beside the exception (the OTLP reader counts the log
+alone); a logged exception is taken for the trace's exception of its type even when its message differs (the
+OTLP reader asks the message, or the cause in its stack trace); a server status whose
+description wraps the exception's message is left out, and the exception counted (the OTLP reader keeps the
+status, the wrapper); cycles of malformed parents (spans given as each other's parents) leave both rows out.
+Only traces of at most `MAX_TRACE_ROWS` exception rows near the window are compared (a batch job's trace of
+thousands would make the comparison quadratic): the others are counted row by row. Rows are looked for
+`TRACE_REACH_NS` before and after the window: an error recorded again more than that later (a request still
+running) is counted twice, and a row whose encloser arrives after a round read it stays counted (a minute's
+count is only ever raised, `counting.py`)."""
 
 from __future__ import annotations
 
@@ -88,6 +95,22 @@ def status_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
       (trace_id, serviceName) IN ({exceptions})
       OR (trace_id, serviceName) IN ({errors} AND kind NOT IN ({SERVER}, {CLIENT}))
       OR (kind = {SERVER} AND (trace_id, serviceName) IN ({errors} AND kind = {CLIENT}))))"""
+
+
+def log_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
+    """True of a row of the logs table (an error log of [start, end)) that repeats an exception row of its
+    trace and service: an exception of the row's type (the line logged where the error was caught), or the
+    row's whole message in an attribute (`slog.Error("failed", "err", err)`)."""
+    window = window_ns("timestamp", start_ns - TRACE_REACH_NS, end_ns + TRACE_REACH_NS, end_inclusive=True)
+    service = "resources_string['service.name']"
+    typed = f"""SELECT toString(traceID), serviceName, exceptionType FROM {ERROR_INDEX}
+      WHERE {window} AND traceID != '' AND exceptionType != ''"""
+    messages = f"""SELECT toString(traceID), serviceName, exceptionMessage FROM {ERROR_INDEX}
+      WHERE {window} AND traceID != '' AND trimBoth(exceptionMessage) != ''"""
+    return f"""(trace_id != '' AND (
+      (attributes_string['exception.type'] != ''
+        AND (trace_id, {service}, attributes_string['exception.type']) IN ({typed}))
+      OR arrayExists(value -> (trace_id, {service}, value) IN ({messages}), mapValues(attributes_string))))"""
 
 
 def _traces_of_several(low: int, high: int) -> str:

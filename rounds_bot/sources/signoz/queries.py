@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rounds_bot.sources.signoz.enclosed import enclosed_exceptions_sql, status_beside_an_error_sql
+from rounds_bot.sources.signoz.enclosed import (
+    enclosed_exceptions_sql,
+    log_beside_an_error_sql,
+    status_beside_an_error_sql,
+)
 from rounds_bot.sources.signoz.sql_time import MAX_SPAN_NS, bucket_window, window_ns
 from rounds_bot.sources.signoz.times import NS_PER_S, ms_ceil, ms_floor
 
@@ -243,6 +247,7 @@ def error_log_groups_sql(
   WHERE timestamp >= {start_ns} AND timestamp < {end_ns}
     AND {bucket_window(start_ns, end_ns)}
     AND {error_severity_sql()}
+    AND NOT {log_beside_an_error_sql(start_ns, end_ns)}
   GROUP BY service_name, exception_type, error_code, message_pattern, bucket, environment"""
     keys = "service_name, exception_type, error_code, message_pattern"
     order = "occurrences DESC, service_name ASC, exception_type ASC, error_code ASC, message_pattern ASC"
