@@ -177,7 +177,8 @@ def error_span_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -
 
     A span whose exception event the collector indexed is counted by the exception groups; which
     events it indexes depends on the collector's version (only `exception` before v0.144.3, also
-    `*.exception` since), so the rule asks the error index itself instead of naming events. The
+    `*.exception` since), so the rule asks the error index itself instead of naming events. A server's
+    or client's status beside an error of its trace is that error's (`enclosed.py`), not counted here. The
     window is written as literal nanoseconds: SigNoz renders `{{.start_timestamp_nano}}` and the
     like only from v0.88, and before that ClickHouse would read them as a syntax error."""
     window = window_ns("timestamp", start_ns, end_ns, end_inclusive=False)
@@ -226,7 +227,8 @@ def error_log_groups_sql(
     start_ns: int, end_ns: int, limit: int, offset: int, *, json_bodies: bool = True
 ) -> str:
     """ERROR-or-worse log records grouped by service, exception type, error code and normalised
-    message, with their minutes (literal nanoseconds, as for error spans). `json_bodies`: the logs
+    message, with their minutes (literal nanoseconds, as for error spans); a log that repeats an exception
+    row of its trace is that row's (`enclosed.py`), not counted here. `json_bodies`: the logs
     table has `body_v2` (collector schema migration 2001), where installs that keep bodies as JSON
     put them."""
     message = log_message_sql(json_bodies=json_bodies)
@@ -307,7 +309,8 @@ def environment_sql(resources: str) -> str:
 
 
 def exception_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
-    """Exception groups of the error index (SigNoz's own groupID) with their minutes (end exclusive)."""
+    """Exception groups of the error index (SigNoz's own groupID) with their minutes (end exclusive), less
+    the rows another row of their trace encloses (`enclosed.py`)."""
     inner = f"""SELECT groupID AS group_id,
     serviceName AS service_name,
     intDiv(toUnixTimestamp64Nano(timestamp), {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
