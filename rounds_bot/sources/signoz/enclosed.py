@@ -46,6 +46,7 @@ from rounds_bot.sources.signoz.times import NS_PER_S
 
 ERROR_INDEX = "signoz_traces.distributed_signoz_error_index_v2"
 SPANS = "signoz_traces.distributed_signoz_index_v3"
+LOGS = "signoz_logs.distributed_logs_v2"
 #: how far before and after the window the other rows of its traces are looked for
 TRACE_REACH_NS = 300 * NS_PER_S
 #: the most exception rows near the window a trace may hold to be compared
@@ -97,20 +98,29 @@ def status_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
       OR (kind = {SERVER} AND (trace_id, serviceName) IN ({errors} AND kind = {CLIENT}))))"""
 
 
-def log_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
-    """True of a row of the logs table (an error log of [start, end)) that repeats an exception row of its
-    trace and service: an exception of the row's type (the line logged where the error was caught), or the
-    row's whole message in an attribute (`slog.Error("failed", "err", err)`)."""
+def log_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:
+    """True of a row of the logs table (an error log of [start, end), `error_logs` its severity rule) that
+    repeats an exception row of its trace and service: an exception of the row's type (the line logged where
+    the error was caught), or the row's whole message in an attribute (`slog.Error("failed", "err", err)`).
+
+    The attribute rule reads each attribute as a row (`arrayJoin`), not with `IN` inside a lambda: ClickHouse
+    evaluates such an `IN` to 0 in a derived table or a `WHERE` (ClickHouse issue 114581, 26.8)."""
     window = window_ns("timestamp", start_ns - TRACE_REACH_NS, end_ns + TRACE_REACH_NS, end_inclusive=True)
     service = "resources_string['service.name']"
     typed = f"""SELECT toString(traceID), serviceName, exceptionType FROM {ERROR_INDEX}
       WHERE {window} AND traceID != '' AND exceptionType != ''"""
     messages = f"""SELECT toString(traceID), serviceName, exceptionMessage FROM {ERROR_INDEX}
       WHERE {window} AND traceID != '' AND trimBoth(exceptionMessage) != ''"""
+    attributes = f"""SELECT id, trace_id, {service} AS service,
+        arrayJoin(mapValues(attributes_string)) AS value
+      FROM {LOGS}
+      WHERE timestamp >= {start_ns} AND timestamp < {end_ns} AND {bucket_window(start_ns, end_ns)}
+        AND trace_id != '' AND {error_logs}"""
+    holding = f"SELECT id FROM ({attributes}) WHERE (trace_id, service, value) IN ({messages})"
     return f"""(trace_id != '' AND (
       (attributes_string['exception.type'] != ''
         AND (trace_id, {service}, attributes_string['exception.type']) IN ({typed}))
-      OR arrayExists(value -> (trace_id, {service}, value) IN ({messages}), mapValues(attributes_string))))"""
+      OR id IN ({holding})))"""
 
 
 def _traces_of_several(low: int, high: int) -> str:

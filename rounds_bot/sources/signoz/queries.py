@@ -249,7 +249,7 @@ def error_log_groups_sql(
   WHERE timestamp >= {start_ns} AND timestamp < {end_ns}
     AND {bucket_window(start_ns, end_ns)}
     AND {error_severity_sql()}
-    AND NOT {log_beside_an_error_sql(start_ns, end_ns)}
+    AND NOT {log_beside_an_error_sql(start_ns, end_ns, error_severity_sql())}
   GROUP BY service_name, exception_type, error_code, message_pattern, bucket, environment"""
     keys = "service_name, exception_type, error_code, message_pattern"
     order = "occurrences DESC, service_name ASC, exception_type ASC, error_code ASC, message_pattern ASC"
