@@ -63,13 +63,14 @@ def enclosed_exceptions_sql(
     low, high = start_ns - reach_ns, end_ns + reach_ns
     several = _traces_of_several(low, high)
     return f"""SELECT inner_row.error_id FROM (
-    SELECT row.errorID AS error_id, row.traceID AS trace_id, row.spanID AS span_id,
-      row.serviceName AS service_name, row.exceptionType AS error_type, row.exceptionMessage AS message,
-      span.parent_span_id AS parent_span_id
-    FROM {ERROR_INDEX} AS row
-    LEFT JOIN ({_parents(start_ns, end_ns, several)}) AS span
-      ON row.traceID = span.trace_id AND row.spanID = span.span_id
-    WHERE {window_ns("row.timestamp", start_ns, end_ns, end_inclusive=end_inclusive)}
+    SELECT error_row.errorID AS error_id, error_row.traceID AS trace_id, error_row.spanID AS span_id,
+      error_row.serviceName AS service_name, error_row.exceptionType AS error_type,
+      error_row.exceptionMessage AS message,
+      span_row.parent_span_id AS parent_span_id
+    FROM {ERROR_INDEX} AS error_row
+    LEFT JOIN ({_parents(start_ns, end_ns, several)}) AS span_row
+      ON error_row.traceID = span_row.trace_id AND error_row.spanID = span_row.span_id
+    WHERE {window_ns("error_row.timestamp", start_ns, end_ns, end_inclusive=end_inclusive)}
   ) AS inner_row
   INNER JOIN (
     SELECT errorID AS error_id, traceID AS trace_id, spanID AS span_id, serviceName AS service_name,
