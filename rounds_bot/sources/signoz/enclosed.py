@@ -90,13 +90,17 @@ def status_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
     exceptions = f"""SELECT traceID, serviceName FROM {ERROR_INDEX}
       WHERE {window_ns("timestamp", low, high, end_inclusive=False)} AND traceID != ''"""
     span_low = start_ns - MAX_SPAN_NS
-    errors = f"""SELECT trace_id, serviceName FROM {SPANS}
+
+    def error_spans(kinds: str) -> str:
+        """The trace and service of each error span of `kinds` (a condition on `kind`) near the window."""
+        return f"""SELECT trace_id, serviceName FROM {SPANS}
       WHERE {window_ns("timestamp", span_low, high, end_inclusive=False)}
-        AND {bucket_window(span_low, high)} AND has_error = true AND trace_id != ''"""
+        AND {bucket_window(span_low, high)} AND has_error = true AND trace_id != '' AND {kinds}"""
+
     return f"""(kind IN ({SERVER}, {CLIENT}) AND (
       (trace_id, serviceName) IN ({exceptions})
-      OR (trace_id, serviceName) IN ({errors} AND kind NOT IN ({SERVER}, {CLIENT}))
-      OR (kind = {SERVER} AND (trace_id, serviceName) IN ({errors} AND kind = {CLIENT}))))"""
+      OR (trace_id, serviceName) IN ({error_spans(f"kind NOT IN ({SERVER}, {CLIENT})")})
+      OR (kind = {SERVER} AND (trace_id, serviceName) IN ({error_spans(f"kind = {CLIENT}")}))))"""
 
 
 def log_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:
