@@ -38,11 +38,11 @@ START = datetime.now(UTC) - timedelta(minutes=30)
 Counts = list[tuple[int, str]]
 
 
-def _file_round(tmp_path: Path, lines: list[str]) -> Counts:
+def _file_round(tmp_path: Path, lines: list[str], now: datetime | None = None) -> Counts:
     data = tmp_path / "telemetry.jsonl"
     data.write_text("\n".join(lines) + "\n")
     store = Store.memory()
-    now = datetime.now(UTC)
+    now = now or datetime.now(UTC)
     run_round(load_settings(), OtlpFileSource(data), DryRunTracker(tmp_path / "drafts"), store, now=now)
     return sorted((s.total_count, s.title) for s in store.signatures())
 
@@ -182,6 +182,47 @@ def test_a_middleware_logging_every_failed_request_makes_no_problem_of_its_own(
     assert not any("request failed" in title for _, title in counts)
 
 
+def _java_trace(cls: str, method: str) -> str:
+    return (
+        f"java.lang.IllegalStateException: {{message}}\n\tat com.shop.{cls}.{method}({cls}.java:41)\n"
+        "\tat com.shop.web.CheckoutController.post(CheckoutController.java:27)\n"
+    )
+
+
+def test_a_logged_exception_is_the_spans_record_only_when_it_is_the_same_error(
+    clean_env, tmp_path, monkeypatch
+):
+    """Each request's payment span records `IllegalStateException: payment declined`; its controller catches
+    it and logs an exception on its own span: the same one (its type's simple name, as a log appender may
+    write it), or, in half the requests, another of the same type that nothing recorded."""
+    lines, declined = [], _java_trace("payments.Gateway", "charge")
+    for n in range(6):
+        trace, at = f"{n + 1:032x}", START + timedelta(seconds=n)
+        payment = span(
+            trace, 2 * n + 1, 2 * n + 2, at, "java.lang.IllegalStateException", "payment declined",
+            declined.format(message="payment declined"),
+        )  # fmt: skip
+        controller = {**payment, "spanId": f"{2 * n + 2:016x}", "endTimeUnixNano": payment["endTimeUnixNano"]}
+        lines.append(line("shop", [payment]))
+        if n < 3:
+            logged = {"exception.type": "IllegalStateException", "exception.message": "payment declined"}
+            stack = declined.format(message="payment declined")
+        else:
+            logged = {
+                "exception.type": "java.lang.IllegalStateException",
+                "exception.message": "cache unavailable",
+            }
+            stack = _java_trace("cache.Prices", "load").format(message="cache unavailable")
+        lines.append(
+            logged_line("shop", controller, "checkout failed", **logged, **{"exception.stacktrace": stack})
+        )
+    counts = _both(tmp_path, lines, clean_env, monkeypatch)
+    assert counts == [
+        (3, "IllegalStateException: cache unavailable"),
+        (6, "IllegalStateException: payment declined"),
+    ]
+
+
 def test_the_next_round_counts_nothing_again(clean_env, tmp_path, monkeypatch):
     lines = [line("cart", go_request(n, 17, "load cart", START)) for n in range(4)]
     counts, report = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch, rounds=2)
@@ -248,7 +289,9 @@ def test_the_python_sdks_logged_exception_and_its_spans_record_are_one_occurrenc
     tracing.shutdown()
     logging_provider.shutdown()
     encoded = [encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())]
-    counts, _ = _signoz_rounds(
-        tmp_path, [otlp_json_line(each) for each in encoded], clean_env, monkeypatch, rebase=True
-    )
-    assert [count for count, _ in counts] == [4]  # 8 records: 4 exception rows, 4 error logs
+    lines = [otlp_json_line(each) for each in encoded]
+    # the records were made now: the file's round is run a minute later, past its last 30 s
+    from_file = _file_round(tmp_path, lines, now=datetime.now(UTC) + timedelta(minutes=1))
+    from_signoz, _ = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch, rebase=True)
+    # 8 records: 4 exception rows, 4 error logs (the titles differ: SigNoz's is its group's sample's message)
+    assert [count for count, _ in from_signoz] == [count for count, _ in from_file] == [4]

@@ -20,6 +20,11 @@ each layer: three issues for one bug. Within one trace and one service, an event
 - it is the span's own record of an error (an exception event, an error status) that a log record of the
   same span repeats, type and message (the log line written where it was caught). Two records of a span's
   own are two occurrences (a loop recording each item's failure, a retry within the span); or
+- it is a span's record of an exception that a log record of an exception on another span of the trace
+  repeats, type and message as `logged_error` reads them (the type's last dotted name, the message out of
+  one pair of quotes: Python's `LoggingHandler` logs `HTTPError` and `c-0` where its span recorded
+  `requests.exceptions.HTTPError` and a KeyError's `'c-0'`): caught and logged in a caller's span. A log of
+  another error of the same type stays an occurrence of its own; or
 - its stack trace names the other's error as a cause (Java's `Caused by: T: message`, a Python chain's
   `T: message` line, .NET's ` ---> T: message`): an app's own exception over the one a library's span
   recorded (a JDBC span's `SQLException` under the service's `CartException`); or
@@ -257,7 +262,40 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
             for inner in same_span:
                 if inner.logged:
                     enclosing.setdefault(inner.at, kept.at)
+    _logged_exceptions(records, enclosing)
     return enclosing
+
+
+def logged_error(error_type: str, message: str) -> tuple[str, str]:
+    """What a logged exception and a span's record of it share: the type's last dotted name and the message
+    out of one pair of quotes. Python's `LoggingHandler` writes the type's `__name__` and `str(args[0])`,
+    its spans `module.qualname` and `str(exception)` (`requests.exceptions.HTTPError` and `HTTPError`;
+    a KeyError's `'c-0'` and `c-0`). SigNoz's counting query reads them the same way
+    (`sources/signoz/enclosed.py`, `logged_error_sql`)."""
+    if len(message) >= 2 and message[0] in "'\"" and message[-1] == message[0]:
+        message = message[1:-1]
+    return error_type.rpartition(".")[2], message
+
+
+def _logged_exceptions(records: list[_Record], enclosing: dict[int, int]) -> None:
+    """Each log record of an exception (one with a type) that repeats, type and message (`logged_error`), an
+    exception a span of the trace recorded is that record's: added to `enclosing`. The line is logged where
+    the error was caught, often on another span than the one that recorded it. A log that encloses a record
+    already (its message wraps one) is left as it is; a log of another error of the same type is not the
+    span's."""
+    recorded = {
+        logged_error(record.error_type, record.message): record
+        for record in records
+        if not record.logged and record.error_type and not record.status_only
+    }
+    if not recorded:
+        return
+    enclosers = set(enclosing.values())
+    for log in records:
+        if log.logged and log.error_type and log.at not in enclosing and log.at not in enclosers:
+            found = recorded.get(logged_error(log.error_type, log.message))
+            if found is not None:
+                enclosing[log.at] = found.at
 
 
 def _causes(records: list[_Record], enclosing: dict[int, int]) -> None:

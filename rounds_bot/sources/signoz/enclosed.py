@@ -22,22 +22,22 @@ An enclosed row is not counted: only the rows nothing encloses are, the outermos
 context. A server or client span's error status without an exception row (instrumentation's status for a 5xx,
 for a call that failed) is not counted either when its trace and service hold an exception row, or an error
 span of a lower rank (a client's under a server's; any other kind's under both). Nor is an error log of a
-trace and service that hold an exception row it repeats: an exception of the row's type (logged where it was
-caught, often on another span than the one that recorded it, and Python's SDK writes the logged exception's
-message as `str`, the span's as `repr`), or the row's whole message in one of its attributes (a middleware's
-log of every failed request).
+trace and service that hold an exception row it repeats: the row's exception, type and message (logged where
+it was caught, often on another span than the one that recorded it), compared as `round.propagated.
+logged_error` compares them, the type by its last dotted name and the message out of one pair of quotes
+(Python's `LoggingHandler` writes `HTTPError` and `c-0` where its span wrote `requests.exceptions.HTTPError`
+and a KeyError's `'c-0'`); or the row's whole message in one of its attributes (a middleware's log of every
+failed request).
 
 What the OTLP reader does and this does not: a log that wraps an exception's message, or logs an exception of
 another type that names it as its cause, is counted beside the exception (the OTLP reader counts the log
-alone); a logged exception is taken for the trace's exception of its type even when its message differs (the
-OTLP reader asks the message, or the cause in its stack trace); a server status whose
-description wraps the exception's message is left out, and the exception counted (the OTLP reader keeps the
-status, the wrapper); cycles of malformed parents (spans given as each other's parents) leave both rows out.
-Only traces of at most `MAX_TRACE_ROWS` exception rows near the window are compared (a batch job's trace of
-thousands would make the comparison quadratic): the others are counted row by row. Rows are looked for
-`TRACE_REACH_NS` before and after the window: an error recorded again more than that later (a request still
-running) is counted twice, and a row whose encloser arrives after a round read it stays counted (a minute's
-count is only ever raised, `counting.py`)."""
+alone); a server status whose description wraps the exception's message is left out, and the exception
+counted (the OTLP reader keeps the status, the wrapper); cycles of malformed parents (spans given as each
+other's parents) leave both rows out. Only traces of at most `MAX_TRACE_ROWS` exception rows near the window
+are compared (a batch job's trace of thousands would make the comparison quadratic): the others are counted
+row by row. Rows are looked for `TRACE_REACH_NS` before and after the window: an error recorded again more
+than that later (a request still running) is counted twice, and a row whose encloser arrives after a round
+read it stays counted (a minute's count is only ever raised, `counting.py`)."""
 
 from __future__ import annotations
 
@@ -105,14 +105,16 @@ def status_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
 
 def log_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:
     """True of a row of the logs table (an error log of [start, end), `error_logs` its severity rule) that
-    repeats an exception row of its trace and service: an exception of the row's type (the line logged where
+    repeats an exception row of its trace and service: its exception, type and message (the line logged where
     the error was caught), or the row's whole message in an attribute (`slog.Error("failed", "err", err)`).
+    Types and messages are compared as `logged_error_sql` reads them.
 
     The attribute rule reads each attribute as a row (`arrayJoin`), not with `IN` inside a lambda: ClickHouse
     evaluates such an `IN` to 0 in a derived table or a `WHERE` (ClickHouse issue 114581, 26.8)."""
     window = window_ns("timestamp", start_ns - TRACE_REACH_NS, end_ns + TRACE_REACH_NS, end_inclusive=True)
     service = "resources_string['service.name']"
-    typed = f"""SELECT toString(traceID), serviceName, exceptionType FROM {ERROR_INDEX}
+    recorded = logged_error_sql("exceptionType", "exceptionMessage")
+    exceptions = f"""SELECT toString(traceID), serviceName, {recorded} FROM {ERROR_INDEX}
       WHERE {window} AND traceID != '' AND exceptionType != ''"""
     messages = f"""SELECT toString(traceID), serviceName, exceptionMessage FROM {ERROR_INDEX}
       WHERE {window} AND traceID != '' AND trimBoth(exceptionMessage) != ''"""
@@ -122,10 +124,25 @@ def log_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:
       WHERE timestamp >= {start_ns} AND timestamp < {end_ns} AND {bucket_window(start_ns, end_ns)}
         AND trace_id != '' AND {error_logs}"""
     holding = f"SELECT id FROM ({attributes}) WHERE (trace_id, service, value) IN ({messages})"
+    # the log's message as `error_logs.py` reads it: its exception's, else its body
+    message = "if(attributes_string['exception.message'] != '', attributes_string['exception.message'], body)"
+    logged = logged_error_sql("attributes_string['exception.type']", message)
     return f"""(trace_id != '' AND (
       (attributes_string['exception.type'] != ''
-        AND (trace_id, {service}, attributes_string['exception.type']) IN ({typed}))
+        AND (trace_id, {service}, {logged}) IN ({exceptions}))
       OR id IN ({holding})))"""
+
+
+def logged_error_sql(error_type: str, message: str) -> str:
+    """`round.propagated.logged_error` in SQL: the type's last dotted name and the message out of one pair of
+    quotes, two columns, of the SQL expressions `error_type` and `message` (quotes are one byte each, so
+    `substring`'s bytes are characters here)."""
+    first, last = f"substring({message}, 1, 1)", f"substring({message}, length({message}), 1)"
+    unquoted = (
+        f"if(length({message}) >= 2 AND {first} IN ('\\'', '\"') AND {last} = {first}, "
+        f"substring({message}, 2, length({message}) - 2), {message})"
+    )
+    return f"splitByChar('.', {error_type})[-1], {unquoted}"
 
 
 def _traces_of_several(low: int, high: int) -> str:
