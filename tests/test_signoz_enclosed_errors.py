@@ -1,6 +1,7 @@
 """SigNoz counts one error recorded by every span it escapes once, as a file of the same telemetry does: the
 rules of `sources/signoz/enclosed.py` run in the emulator's ClickHouse, over SigNoz's own tables, and each
-round's signatures and counts are those of a round over the file (`round/propagated.py`)."""
+round's signatures and counts are those of a round over the file (`round/propagated.py`); where SigNoz keeps
+the exception a log wraps, and the file the log, the counts are the same."""
 
 from __future__ import annotations
 
@@ -221,6 +222,54 @@ def test_a_logged_exception_is_the_spans_record_only_when_it_is_the_same_error(
         (3, "IllegalStateException: cache unavailable"),
         (6, "IllegalStateException: payment declined"),
     ]
+
+
+def test_a_log_that_wraps_the_error_its_spans_recorded_is_no_second_problem(clean_env, tmp_path, monkeypatch):
+    """`log.Printf("checkout failed: %v", err)` on the handler's span, over the error its spans recorded: a
+    file counts the log (it encloses the spans' error), SigNoz the spans' error; either counts each failure
+    once, in one signature."""
+    lines = []
+    for n in range(5):
+        spans = go_request(n, 17, "load cart", START)
+        status = spans[-1]["status"]
+        assert isinstance(status, dict)
+        lines += [
+            line("cart", spans),
+            logged_line("cart", spans[-1], f"checkout failed: {status['message']}"),
+        ]
+    from_file = _file_round(tmp_path, lines)
+    from_signoz, _ = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch)
+    assert [(count, title.startswith("checkout failed: handle request")) for count, title in from_file] == [
+        (5, True)
+    ]
+    assert from_signoz == [(5, f"handle request: load cart 17: {NO_ROWS}")]
+
+
+def test_a_logged_exception_whose_cause_a_span_recorded_is_no_second_problem(
+    clean_env, tmp_path, monkeypatch
+):
+    """The view raises `CheckoutError` from the KeyError its spans recorded, catches it and logs it: its
+    traceback names the KeyError as its cause. A file counts the log, SigNoz the spans' KeyError: once."""
+    lines = []
+    for n in range(4):
+        spans = python_request(n, 3, START)
+        stack = str(spans[-1]["events"][0]["attributes"][2]["value"]["stringValue"])  # type: ignore[index]
+        logged = stack + (
+            "\nThe above exception was the direct cause of the following exception:\n\n"
+            'Traceback (most recent call last):\n  File "/srv/shop/views.py", line 30, in checkout\n'
+            '    raise CheckoutError("cart 3 cannot be checked out") from error\n'
+            "shop.errors.CheckoutError: cart 3 cannot be checked out\n"
+        )
+        attributes = {
+            "exception.type": "CheckoutError",
+            "exception.message": "cart 3 cannot be checked out",
+            "exception.stacktrace": logged,
+        }
+        lines += [line("shop", spans), logged_line("shop", spans[-1], "checkout failed", **attributes)]
+    from_file = _file_round(tmp_path, lines)
+    from_signoz, _ = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch)
+    assert [(count, title.startswith("CheckoutError")) for count, title in from_file] == [(4, True)]
+    assert from_signoz == [(4, "KeyError: 'cart 3'")]
 
 
 def test_the_next_round_counts_nothing_again(clean_env, tmp_path, monkeypatch):

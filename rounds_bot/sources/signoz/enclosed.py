@@ -27,17 +27,18 @@ it was caught, often on another span than the one that recorded it), compared as
 logged_error` compares them, the type by its last dotted name and the message out of one pair of quotes
 (Python's `LoggingHandler` writes `HTTPError` and `c-0` where its span wrote `requests.exceptions.HTTPError`
 and a KeyError's `'c-0'`); or the row's whole message in one of its attributes (a middleware's log of every
-failed request).
+failed request); or a log that wraps a row's message (`checkout failed: load cart 17: ...`) or names its error
+as a cause in its stack trace.
 
-What the OTLP reader does and this does not: a log that wraps an exception's message, or logs an exception of
-another type that names it as its cause, is counted beside the exception (the OTLP reader counts the log
-alone); a server status whose description wraps the exception's message is left out, and the exception
-counted (the OTLP reader keeps the status, the wrapper); cycles of malformed parents (spans given as each
-other's parents) leave both rows out. Only traces of at most `MAX_TRACE_ROWS` exception rows near the window
-are compared (a batch job's trace of thousands would make the comparison quadratic): the others are counted
-row by row. Rows are looked for `TRACE_REACH_NS` before and after the window: an error recorded again more
-than that later (a request still running) is counted twice, and a row whose encloser arrives after a round
-read it stays counted (a minute's count is only ever raised, `counting.py`)."""
+What the OTLP reader does and this does not: a log that wraps an exception's message, or names it as a cause,
+is left out and the exception counted (the OTLP reader counts the log, the wrapper: the same count, another
+signature), and so is a server status whose description wraps the exception's message; cycles of malformed
+parents (spans given as each other's parents) leave both rows out. Only traces of at most `MAX_TRACE_ROWS`
+exception rows near the window are compared (a batch job's trace of thousands would make the comparison
+quadratic): the others are counted row by row. Rows are looked for `TRACE_REACH_NS` before and after the
+window: an error recorded again more than that later (a request still running) is counted twice, and a row
+whose encloser arrives after a round read it stays counted (a minute's count is only ever raised,
+`counting.py`)."""
 
 from __future__ import annotations
 
@@ -130,7 +131,29 @@ def log_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:
     return f"""(trace_id != '' AND (
       (attributes_string['exception.type'] != ''
         AND (trace_id, {service}, {logged}) IN ({exceptions}))
-      OR id IN ({holding})))"""
+      OR id IN ({holding})
+      OR id IN ({_logs_enclosing(start_ns, end_ns, error_logs, window, message)})))"""
+
+
+def _logs_enclosing(start_ns: int, end_ns: int, error_logs: str, window: str, message: str) -> str:
+    """The ids of the error logs of [start, end) that wrap an exception row's message (`checkout failed:
+    load cart 17: sql: no rows in result set`) or name its error as a cause in their stack trace, the rules of
+    `enclosed_exceptions_sql` with the log as the outer row. The OTLP reader counts the log and not the row;
+    here the log is left out and the row counted: the same count, without reading the logs table in the
+    exceptions' query."""
+    logs = f"""SELECT id, trace_id, resources_string['service.name'] AS service_name,
+        attributes_string['exception.type'] AS error_type, {message} AS message,
+        attributes_string['exception.stacktrace'] AS stacktrace
+      FROM {LOGS}
+      WHERE timestamp >= {start_ns} AND timestamp < {end_ns} AND {bucket_window(start_ns, end_ns)}
+        AND trace_id != '' AND {error_logs}"""
+    rows = f"""SELECT toString(traceID) AS trace_id, serviceName AS service_name, exceptionType AS error_type,
+        exceptionMessage AS message
+      FROM {ERROR_INDEX} WHERE {window} AND traceID != ''"""
+    return f"""SELECT outer_row.id FROM ({logs}) AS outer_row
+      INNER JOIN ({rows}) AS inner_row
+      ON outer_row.trace_id = inner_row.trace_id AND outer_row.service_name = inner_row.service_name
+      WHERE {_wraps()} OR {_names_as_cause()}"""
 
 
 def logged_error_sql(error_type: str, message: str) -> str:
