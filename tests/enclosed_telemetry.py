@@ -47,13 +47,17 @@ def line(service: str, spans: list[dict[str, object]]) -> str:
     return json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]})
 
 
-def logged_line(service: str, span: dict[str, object], body: str, **attributes: str) -> str:
-    """A log record the span's code wrote (an SDK's log bridge: the span's trace and span ids)."""
+def logged_line(
+    service: str, span: dict[str, object], body: str, severity: int = 17, event: str = "", **attributes: str
+) -> str:
+    """A log record the span's code wrote (an SDK's log bridge: the span's trace and span ids); `event`: the
+    record's event name (an instrumentation's exception event, `exception`)."""
     record = {
         "timeUnixNano": span["endTimeUnixNano"],
-        "severityNumber": 17,
-        "severityText": "ERROR",
-        "body": {"stringValue": body},
+        "severityNumber": severity,
+        "severityText": {17: "ERROR", 13: "WARN"}.get(severity, ""),
+        **({"body": {"stringValue": body}} if body else {}),
+        **({"eventName": event} if event else {}),
         "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()],
         "traceId": span["traceId"],
         "spanId": span["spanId"],

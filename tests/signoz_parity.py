@@ -167,7 +167,7 @@ def one_stream_failing(path: Path, version: str = "v0.138.0") -> FailingRound:
     dataset = build_dataset(
         [path], rebase=False, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=now_ns
     )
-    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains="distributed_logs_v2")
+    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains="AS top_severity")
     behaviour = Behaviour(api_key=KEY, version=version, faults=[busy])
     with (
         SignozEmulator(dataset, behaviour, now=lambda: now + 60) as emulator,

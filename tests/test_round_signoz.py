@@ -155,7 +155,7 @@ def test_a_round_whose_error_logs_fail_files_the_rest_and_the_next_round_files_t
     version, signoz_env, emulator
 ):
     emulator.behaviour.version = version
-    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains="distributed_logs_v2")
+    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains="AS top_severity")
     emulator.behaviour.faults = [busy]
     code, out, err = run()
     assert code == 0, err

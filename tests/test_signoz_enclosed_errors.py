@@ -119,6 +119,63 @@ def test_a_server_spans_5xx_status_beside_the_error_it_answered_is_no_problem_of
     ]
 
 
+def _java_request(n: int, cart: int, exceptions: str) -> list[str]:
+    """One failed `POST /checkout` of a Spring service under the Java agent: its server span, the controller's
+    internal span under it, both in error. `exceptions` is `OTEL_SEMCONV_EXCEPTION_SIGNAL_OPT_IN`: "logs"
+    records the exception as a log on each span (the server's ERROR, the controller's WARN: the agent's
+    `Instrumenter` by span kind) and no span event; "logs/dup" both."""
+    trace, at = f"{n + 1:032x}", START + timedelta(seconds=n)
+    message = f"cart {cart} is locked"
+    stack = (
+        f"java.lang.IllegalStateException: {message}\n\tat com.shop.carts.Carts.lock(Carts.java:88)\n"
+        "\tat com.shop.web.CheckoutController.checkout(CheckoutController.java:31)\n"
+    )
+    server = server_span(trace, 2 * n + 1, at, "POST /checkout")
+    controller = span(trace, 2 * n + 2, 2 * n + 1, at, "java.lang.IllegalStateException", message, stack)
+    controller.update(name="CheckoutController.checkout", status={"code": 2})
+    if exceptions == "logs/dup":
+        server["events"] = controller["events"]
+    else:
+        del controller["events"]
+    thrown = {"exception.type": "java.lang.IllegalStateException", "exception.message": message}
+    return [
+        line("shop", [server, controller]),
+        *(
+            logged_line("shop", each, "", severity, "exception", **thrown, **{"exception.stacktrace": stack})
+            for each, severity in ((server, 17), (controller, 13))
+        ),
+    ]
+
+
+@pytest.mark.parametrize("exceptions", ["logs", "logs/dup"])
+def test_the_java_agents_exceptions_recorded_as_logs_are_one_occurrence_each(
+    clean_env, tmp_path, monkeypatch, exceptions
+):
+    """The semantic conventions deprecate exception span events for log records: with the agent's opt-in,
+    a failed request is two error statuses without an exception event and two exception logs (one an
+    error). Neither the controller's status nor the endpoint's is a problem of its own."""
+    lines = [each for n in range(6) for each in _java_request(n, 17 if n < 4 else 23, exceptions)]
+    counts = _both(tmp_path, lines, clean_env, monkeypatch)
+    assert [count for count, _ in counts] == [6]
+    assert counts[0][1].startswith("IllegalStateException: cart")
+
+
+def test_an_internal_spans_status_beside_no_exception_stays_a_problem_of_its_own(
+    clean_env, tmp_path, monkeypatch
+):
+    """`span.SetStatus(codes.Error, "cache timeout")` with no exception recorded in the trace, beside a log
+    of no exception: two problems, as before."""
+    lines = []
+    for n in range(3):
+        trace, at = f"{n + 1:032x}", START + timedelta(seconds=n)
+        cache = span(trace, n + 1, None, at, "", "")
+        del cache["events"]
+        cache.update(name="cache get", status={"code": 2, "message": "cache timeout"})
+        lines += [line("shop", [cache]), logged_line("shop", cache, "retrying checkout without the cache")]
+    counts = _both(tmp_path, lines, clean_env, monkeypatch)
+    assert [count for count, _ in counts] == [3, 3]
+
+
 def test_a_client_spans_failed_call_under_the_apps_error_is_the_apps_error(clean_env, tmp_path, monkeypatch):
     lines = []
     for n in range(4):

@@ -118,7 +118,7 @@ def test_one_failing_stream_is_reported_alone_and_read_again_next_round(busy_min
         path="/api/v5/query_range",
         times=-1,
         clickhouse_code=241,
-        body_contains="distributed_logs_v2",
+        body_contains="AS top_severity",
     )
     behaviour = Behaviour(api_key=KEY, faults=[busy])
     end = T0_NS + 20 * MINUTE
@@ -336,7 +336,7 @@ def test_a_stream_answered_badly_is_one_line_keeps_its_cursor_and_is_counted_onc
 ):
     fault = BAD_ANSWERS[bad]
     # every error-log query, on v4 or v5, whatever the attempt
-    fault = Fault(**{**fault.__dict__, "path": "/api/v", "times": -1, "body_contains": "distributed_logs_v2"})
+    fault = Fault(**{**fault.__dict__, "path": "/api/v", "times": -1, "body_contains": "AS top_severity"})
     behaviour = Behaviour(version=version, api_key=KEY, faults=[fault])
     end = T0_NS + 20 * MINUTE
     with (

@@ -37,7 +37,10 @@ each layer: three issues for one bug. Within one trace and one service, an event
   Java agent), named by the span (`POST /checkout`), or for the call that failed under the error the app
   recorded (`GET`, `SELECT shop.orders`). Counted as itself, it would make one problem of every endpoint
   (or call), beside each of its bugs. A server's status with nothing else in its trace but a client's is
-  the client's; a status with no other record of its trace stays a problem of its own.
+  the client's; a status with no other record of its trace stays a problem of its own. An internal span's
+  status without an exception event is the trace's first exception's (an event, or a log of one): the
+  Java agent's controller spans when it records exceptions as logs, the semantic conventions' replacement
+  of span events (`OTEL_SEMCONV_EXCEPTION_SIGNAL_OPT_IN=logs`), which logs them at WARN, not as errors.
 
 An event enclosed is counted as the outermost event that encloses it, so the occurrence is counted once,
 in the signature of the error as it left the last span that recorded it: the one with the most context
@@ -76,9 +79,12 @@ from rounds_bot.sources.spill import fields_in, keys_of
 
 #: the most errors of one trace and service whose stack traces are searched for each other's (`_causes`)
 MAX_CAUSE_RECORDS = 200
-#: a span error's rank by its span's kind (`_statuses`): a client's status under an error record, a server's
-#: under either
-_STATUS_ONLY = {"client": 1, "server": 2}
+#: the rank of a span's error status by its span's kind (`_statuses`): an internal span's (any other kind's)
+#: under an exception, a client's or producer's under an error record or an internal span's status, a
+#: server's or consumer's under any of those
+_STATUS_ONLY = {"client": 2, "producer": 2, "server": 3, "consumer": 3}
+#: the rank of an internal span's error status (and of a span of no kind's)
+_INTERNAL_STATUS = 1
 #: what wraps an error's message in another's: Go's `fmt.Errorf("...: %w", err)`, anyhow's `{:#}`, and most
 #: hand-built messages (`f"load cart: {err}"`)
 WRAP_SEPARATOR = ": "
@@ -125,7 +131,7 @@ class _Record(NamedTuple):
     stacktrace: str
     logged: bool  # a log record's, not a span's
     texts: tuple[str, ...]  # a log record's attributes' text values (`slog.Error("...", "err", err)`)
-    status_only: int  # a span's error status without an exception event: 1 a client span's, 2 a server's
+    status_only: int  # a span's error status without an exception event, its rank (`_STATUS_ONLY`); else 0
 
 
 _FIELDS = (
@@ -166,7 +172,7 @@ def enclosing_records(events: Sequence[ErrorEvent]) -> Enclosures:
                 *(index, event_id, trace_id, service, span_id or "", parent or ""),
                 *(error_type or "", message, (stacktrace or "").strip() and stacktrace, kind == "log"),
                 _texts(attributes) if kind == "log" else (),
-                _STATUS_ONLY.get(span_kind, 0) if kind == "span_error" else 0,
+                _STATUS_ONLY.get(span_kind, _INTERNAL_STATUS) if kind == "span_error" else 0,
             )
             held[key].append(record)
         to_come[key] -= 1
@@ -358,14 +364,24 @@ def _logs_of_errors(
 
 
 def _statuses(records: list[_Record], enclosing: dict[int, int]) -> None:
-    """Each client or server span's error status without an exception event (instrumentation's, for a call
-    that failed or the 5xx the handler answered) is the error beside it: enclosed by the trace's first
-    record of an error of a lower rank (`_STATUS_ONLY`) that nothing encloses, when there is one. One that
-    encloses a record (its status description wraps an error's message) is the error itself, and is left
-    as it is."""
+    """Each span's error status without an exception event (instrumentation's, for a call that failed, the
+    5xx the handler answered, an operation an exception left) is the error beside it: enclosed by the
+    trace's first record of an error of a lower rank (`_STATUS_ONLY`) that nothing encloses, when there is
+    one; an internal span's, by the first exception (a record with a type: an exception event, a log of an
+    exception). One that encloses a record (its status description wraps an error's message) is the error
+    itself, and is left as it is."""
     enclosers = set(enclosing.values())
-    for rank in sorted(set(_STATUS_ONLY.values())):
-        below = next((r for r in records if r.status_only < rank and r.at not in enclosing), None)
+    for rank in (_INTERNAL_STATUS, *sorted(set(_STATUS_ONLY.values()))):
+        below = next(
+            (
+                r
+                for r in records
+                if r.status_only < rank
+                and r.at not in enclosing
+                and (rank > _INTERNAL_STATUS or r.error_type)
+            ),
+            None,
+        )
         if below is None:
             continue
         for record in records:

@@ -53,7 +53,7 @@ TRACE_REACH_NS = 300 * NS_PER_S
 #: the most exception rows near the window a trace may hold to be compared
 MAX_TRACE_ROWS = 200
 #: OpenTelemetry's span kinds as SigNoz stores them (`kind`, the OTLP enum)
-SERVER, CLIENT = 2, 3
+SERVER, CLIENT, PRODUCER, CONSUMER = 2, 3, 4, 5
 
 
 def enclosed_exceptions_sql(
@@ -84,13 +84,19 @@ def enclosed_exceptions_sql(
     AND ({_wraps()} OR {_on_parent()} OR {_names_as_cause()})"""
 
 
-def status_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
+def status_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:
     """True of a row of the spans table (an error span without an exception row, the window's [start, end))
-    that is a server's or client's status beside an error of its trace and service."""
+    whose status is the error beside it, `round.propagated`'s ranks: an internal span's (any other kind's)
+    beside an exception (a row of the error index, or an error log of an exception: `error_logs` is the
+    severity rule); a client's or producer's beside those, any error log or an internal span's error; a
+    server's or consumer's beside any of those or a client's error."""
     low, high = start_ns - TRACE_REACH_NS, end_ns + MAX_SPAN_NS
-    exceptions = f"""SELECT traceID, serviceName FROM {ERROR_INDEX}
-      WHERE {window_ns("timestamp", low, high, end_inclusive=False)} AND traceID != ''"""
     span_low = start_ns - MAX_SPAN_NS
+
+    def exceptions(condition: str) -> str:
+        """The trace and service of each row of the error index near the window that meets `condition`."""
+        return f"""SELECT traceID, serviceName FROM {ERROR_INDEX}
+      WHERE {window_ns("timestamp", low, high, end_inclusive=False)} AND traceID != '' AND {condition}"""
 
     def error_spans(kinds: str) -> str:
         """The trace and service of each error span of `kinds` (a condition on `kind`) near the window."""
@@ -98,10 +104,21 @@ def status_beside_an_error_sql(start_ns: int, end_ns: int) -> str:
       WHERE {window_ns("timestamp", span_low, high, end_inclusive=False)}
         AND {bucket_window(span_low, high)} AND has_error = true AND trace_id != '' AND {kinds}"""
 
-    return f"""(kind IN ({SERVER}, {CLIENT}) AND (
-      (trace_id, serviceName) IN ({exceptions})
-      OR (trace_id, serviceName) IN ({error_spans(f"kind NOT IN ({SERVER}, {CLIENT})")})
-      OR (kind = {SERVER} AND (trace_id, serviceName) IN ({error_spans(f"kind = {CLIENT}")}))))"""
+    def logs(condition: str) -> str:
+        """The trace and service of each error log near the window that meets `condition`."""
+        return f"""SELECT trace_id, resources_string['service.name'] FROM {LOGS}
+      WHERE timestamp >= {low} AND timestamp < {high} AND {bucket_window(low, high)}
+        AND trace_id != '' AND {error_logs} AND {condition}"""
+
+    calls, answers = f"{CLIENT}, {PRODUCER}", f"{SERVER}, {CONSUMER}"
+    return f"""(
+      (trace_id, serviceName) IN ({exceptions("exceptionType != ''")})
+      OR (trace_id, serviceName) IN ({logs("attributes_string['exception.type'] != ''")})
+      OR (kind IN ({calls}, {answers}) AND (
+        (trace_id, serviceName) IN ({exceptions("1")})
+        OR (trace_id, serviceName) IN ({logs("1")})
+        OR (trace_id, serviceName) IN ({error_spans(f"kind NOT IN ({calls}, {answers})")})
+        OR (kind IN ({answers}) AND (trace_id, serviceName) IN ({error_spans(f"kind IN ({calls})")})))))"""
 
 
 def log_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:

@@ -200,7 +200,7 @@ def error_span_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -
     AND (trace_id, span_id) NOT IN (
       SELECT traceID, spanID FROM signoz_traces.distributed_signoz_error_index_v2
       WHERE {window_ns("timestamp", start_ns, end_ns + MAX_SPAN_NS, end_inclusive=False)})
-    AND NOT {status_beside_an_error_sql(start_ns, end_ns)}
+    AND NOT {status_beside_an_error_sql(start_ns, end_ns, error_severity_sql())}
   GROUP BY service_name, span_name, message_pattern, error_type, response_code, bucket, environment"""
     keys = "service_name, span_name, message_pattern, error_type, response_code"
     order = (
