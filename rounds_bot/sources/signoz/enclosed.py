@@ -1,8 +1,8 @@
 """The rows of SigNoz's tables that repeat an error another row of their trace records, as ClickHouse SQL.
 
-    enclosed_exceptions_sql(start, end)      the error index's rows of [start, end) another row encloses
-    status_beside_an_error_sql(start, end)   true of an error span whose status is the error beside it
-    log_beside_an_error_sql(start, end)      true of an error log that repeats an exception row
+    enclosed_exceptions_sql(start, end)                 the error index's rows of [start, end) others enclose
+    status_beside_an_error_sql(start, end, error_logs)  true of an error span whose status is the error beside
+    log_beside_an_error_sql(start, end, error_logs)     true of an error log that repeats an exception row
 
 Instrumentation records an error where it happens and again on each span it leaves (Python's
 `start_as_current_span`, a Java agent's controller and server spans, a Go service that calls
@@ -19,10 +19,12 @@ index is *enclosed* by another row when
   Python chain's, .NET's ` ---> `.
 
 An enclosed row is not counted: only the rows nothing encloses are, the outermost, which carry the most
-context. A server or client span's error status without an exception row (instrumentation's status for a 5xx,
-for a call that failed) is not counted either when its trace and service hold an exception row, or an error
-span of a lower rank (a client's under a server's; any other kind's under both). Nor is an error log of a
-trace and service that hold an exception row it repeats: the row's exception, type and message (logged where
+context. A span's error status without an exception row is not counted either when its trace and service hold
+an exception: a row with a type, or an error log of an exception (the Java agent's spans when it records
+exceptions as logs, `OTEL_SEMCONV_EXCEPTION_SIGNAL_OPT_IN=logs`); nor a server's or client's
+(instrumentation's status for a 5xx, for a call that failed) when they hold any exception row, error log, or
+error span of a lower rank (a client's under a server's; any other kind's under both). Nor is an error log of
+a trace and service that hold an exception row it repeats: the row's exception, type and message (logged where
 it was caught, often on another span than the one that recorded it), compared as `round.propagated.
 logged_error` compares them, the type by its last dotted name and the message out of one pair of quotes
 (Python's `LoggingHandler` writes `HTTPError` and `c-0` where its span wrote `requests.exceptions.HTTPError`
@@ -32,13 +34,14 @@ as a cause in its stack trace.
 
 What the OTLP reader does and this does not: a log that wraps an exception's message, or names it as a cause,
 is left out and the exception counted (the OTLP reader counts the log, the wrapper: the same count, another
-signature), and so is a server status whose description wraps the exception's message; cycles of malformed
-parents (spans given as each other's parents) leave both rows out. Only traces of at most `MAX_TRACE_ROWS`
-exception rows near the window are compared (a batch job's trace of thousands would make the comparison
-quadratic): the others are counted row by row. Rows are looked for `TRACE_REACH_NS` before and after the
-window: an error recorded again more than that later (a request still running) is counted twice, and a row
-whose encloser arrives after a round read it stays counted (a minute's count is only ever raised,
-`counting.py`)."""
+signature), and so is a server status whose description wraps the exception's message; a log's type is read
+only from its `exception.type` (the OTLP reader also reads a type from a JSON body or a logged stack trace),
+so an internal span's status beside such a log is counted; cycles of malformed parents (spans given as each
+other's parents) leave both rows out. Only traces of at most `MAX_TRACE_ROWS` exception rows near the window
+are compared (a batch job's trace of thousands would make the comparison quadratic): the others are counted
+row by row. Rows are looked for `TRACE_REACH_NS` before and after the window: an error recorded again more
+than that later (a request still running) is counted twice, and a row whose encloser arrives after a round
+read it stays counted (a minute's count is only ever raised, `counting.py`)."""
 
 from __future__ import annotations
 
