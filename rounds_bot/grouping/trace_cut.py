@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, Runtime, line_votes
+from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, Runtime, line_votes, logcat
 from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, MAX_TRACE_CHARS
 
@@ -150,6 +150,7 @@ def cut(text: str, message: str) -> Cut | None:
         or prefix.splitlines() != [prefix]
         or len(prefix) + len(message) > MAX_LINE_CHARS
         or (prefix.startswith("Exception in thread") and '"' in message)
+        or logcat.prefixed(prefix)  # (read without its prefixes: the reasoning above is of the lines as read)
     ):
         return None
     return Cut(text, start, prefix, message)

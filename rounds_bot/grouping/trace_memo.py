@@ -39,6 +39,7 @@ from rounds_bot.grouping.stacktrace import (
     ParsedTrace,
     Runtime,
     frame_lines,
+    logcat,
     parse_stacktrace,
 )
 from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
@@ -298,8 +299,8 @@ def _frame_spans(text: str, trace: ParsedTrace) -> tuple[tuple[int, int], ...] |
     told apart (a text cut to bounds, or without a frame line)."""
     raw = text.splitlines(keepends=True)
     lines = trace_lines(text)
-    if len(lines) != len(raw):
-        return None
+    if len(lines) != len(raw) or logcat.unprefixed(lines) is not None:
+        return None  # (a logcat trace's frame lines are read without their prefixes: parsed whole)
     flags = frame_lines(lines, trace.runtime)
     spans: list[tuple[int, int]] = []
     position = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from rounds_bot.grouping.stacktrace import (
     browser,
@@ -17,6 +18,7 @@ from rounds_bot.grouping.stacktrace import (
     elixir,
     go,
     java,
+    logcat,
     native,
     node,
     node_fatal,
@@ -27,6 +29,7 @@ from rounds_bot.grouping.stacktrace import (
     rust,
 )
 from rounds_bot.grouping.stacktrace.model import (
+    NEWLY_READ,
     Frame,
     ParsedException,
     ParsedTrace,
@@ -193,14 +196,20 @@ def line_votes(line: str, runtime: Runtime) -> LineVotes:
 
 
 def parse_stacktrace(text: str | None) -> ParsedTrace | None:
-    """The exceptions and frames of a trace, or None when no parser understands it."""
+    """The exceptions and frames of a trace, or None when no parser understands it. A trace printed by
+    Android's logcat is read without its lines' prefixes (`logcat`), as no earlier release read it
+    (`NEWLY_READ`)."""
     if not text or not text.strip():
         return None
     lines = trace_lines(text)
-    runtime = detect_runtime(lines)
+    bare = logcat.unprefixed(lines)
+    runtime = detect_runtime(bare or lines)
     if runtime is None:
         return None
-    return _PARSERS[runtime](lines)
+    trace = _PARSERS[runtime](bare or lines)
+    if bare is not None and trace is not None and NEWLY_READ not in trace.notes:
+        return replace(trace, notes=(*trace.notes, NEWLY_READ))
+    return trace
 
 
 def frame_lines(lines: list[str], runtime: Runtime) -> list[bool]:
