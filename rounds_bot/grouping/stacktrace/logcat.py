@@ -29,7 +29,7 @@ _LEVEL = r"[VDIWEFAS]"
 _FIRST = frozenset("VDIWEFAS0123456789")
 #: a prefix of each format, up to the message (logcat writes one space after the prefix's colon)
 _FORMATS = (
-    re.compile(rf"^(?:{_TIME} +)?{_LEVEL}/[^(\n]{{1,64}}?\( *\d{{1,7}}\): ?"),  # brief, time
+    re.compile(rf"^(?:{_TIME} +)?{_LEVEL}/[^(:\n]{{1,64}}?\( *\d{{1,7}}\): ?"),  # brief, time
     re.compile(rf"^{_TIME} +(?:\S{{1,32}} +)?\d{{1,7}} +\d{{1,7}} {_LEVEL} [^\n]{{0,64}}?: ?"),  # threadtime
     re.compile(rf"^{_LEVEL}\( *\d{{1,7}}: *\d{{1,7}}\) ?"),  # thread
     re.compile(rf"^{_LEVEL}/[^:(\n]{{1,64}}?: ?"),  # tag
