@@ -273,10 +273,8 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
 
 
 def logged_error(error_type: str, message: str) -> tuple[str, str]:
-    """What a logged exception and a span's record of it share: the type's last dotted name and the message
-    out of one pair of quotes. Python's `LoggingHandler` writes the type's `__name__` and `str(args[0])`,
-    its spans `module.qualname` and `str(exception)` (`requests.exceptions.HTTPError` and `HTTPError`;
-    a KeyError's `'c-0'` and `c-0`). SigNoz's counting query reads them the same way
+    """What a logged exception and a span's record of it share (the module docstring's example): the type's
+    last dotted name, the message out of one pair of quotes. SigNoz's query reads them so too
     (`sources/signoz/enclosed.py`, `logged_error_sql`)."""
     if len(message) >= 2 and message[0] in "'\"" and message[-1] == message[0]:
         message = message[1:-1]
@@ -284,11 +282,9 @@ def logged_error(error_type: str, message: str) -> tuple[str, str]:
 
 
 def _logged_exceptions(records: list[_Record], enclosing: dict[int, int]) -> None:
-    """Each log record of an exception (one with a type) that repeats, type and message (`logged_error`), an
-    exception a span of the trace recorded is that record's: added to `enclosing`. The line is logged where
-    the error was caught, often on another span than the one that recorded it. A log that encloses a record
-    already (its message wraps one) is left as it is; a log of another error of the same type is not the
-    span's."""
+    """Each log of an exception that repeats, type and message (`logged_error`), an exception a span of the
+    trace recorded (logged where it was caught, often on another span) is that record's: added to
+    `enclosing`. A log that already encloses a record (its message wraps one) is left as it is."""
     recorded = {
         logged_error(record.error_type, record.message): record
         for record in records
@@ -372,16 +368,8 @@ def _statuses(records: list[_Record], enclosing: dict[int, int]) -> None:
     itself, and is left as it is."""
     enclosers = set(enclosing.values())
     for rank in (_INTERNAL_STATUS, *sorted(set(_STATUS_ONLY.values()))):
-        below = next(
-            (
-                r
-                for r in records
-                if r.status_only < rank
-                and r.at not in enclosing
-                and (rank > _INTERNAL_STATUS or r.error_type)
-            ),
-            None,
-        )
+        lower = (r for r in records if r.status_only < rank and r.at not in enclosing)
+        below = next((r for r in lower if rank > _INTERNAL_STATUS or r.error_type), None)
         if below is None:
             continue
         for record in records:
