@@ -176,6 +176,20 @@ def test_an_internal_spans_status_beside_no_exception_stays_a_problem_of_its_own
     assert [count for count, _ in counts] == [3, 3]
 
 
+def test_a_status_that_wraps_the_error_its_child_recorded_is_one_occurrence(clean_env, tmp_path, monkeypatch):
+    """Go: the query's span records `sql: no rows in result set`; the service's span above it only sets its
+    status, `span.SetStatus(codes.Error, err.Error())`, to the wrapped error. A file counts the status (it
+    wraps the record), SigNoz the record: once each."""
+    lines = []
+    for n in range(4):
+        query, wrapper, *_ = go_request(n, 17, "load cart", START)
+        del wrapper["events"]
+        lines.append(line("cart", [query, wrapper]))
+    from_file = _file_round(tmp_path, lines)
+    from_signoz, _ = _signoz_rounds(tmp_path, lines, clean_env, monkeypatch)
+    assert [count for count, _ in from_file] == [count for count, _ in from_signoz] == [4]
+
+
 def test_a_client_spans_failed_call_under_the_apps_error_is_the_apps_error(clean_env, tmp_path, monkeypatch):
     lines = []
     for n in range(4):

@@ -34,7 +34,8 @@ as a cause in its stack trace.
 
 What the OTLP reader does and this does not: a log that wraps an exception's message, or names it as a cause,
 is left out and the exception counted (the OTLP reader counts the log, the wrapper: the same count, another
-signature), and so is a server status whose description wraps the exception's message; a log's type is read
+signature), and so is a span's error status whose description wraps the exception's message (Go's
+`span.SetStatus(codes.Error, err.Error())` on the span above the one that recorded it); a log's type is read
 only from its `exception.type` (the OTLP reader also reads a type from a JSON body or a logged stack trace),
 so an internal span's status beside such a log is counted; cycles of malformed parents (spans given as each
 other's parents) leave both rows out. Only traces of at most `MAX_TRACE_ROWS` exception rows near the window
