@@ -6,7 +6,9 @@ it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -15,9 +17,10 @@ from rounds_bot.grouping.logged_traces import LOG_BODY, TRACE_FROM, logged_excep
 from rounds_bot.grouping.stacktrace import parse_stacktrace
 from rounds_bot.grouping.stacktrace.logcat import unprefixed
 from rounds_bot.grouping.stacktrace.model import NEWLY_READ
-from rounds_bot.models import ErrorEvent
+from rounds_bot.models import AttributeValue, ErrorEvent
 from rounds_bot.round.run import run_round
 from rounds_bot.settings import load_settings
+from rounds_bot.sources.log_bodies import LoggedError, read_without_exception
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.store import Store
 from rounds_bot.tracker.dryrun import DryRunTracker
@@ -119,21 +122,64 @@ def test_one_bug_reported_by_processes_of_every_id_width_is_one_problem(tmp_path
     assert [title.split(":")[0] for _, title in found] == ["IllegalStateException", "StateError"]
 
 
-def test_a_signature_an_earlier_release_made_from_such_a_body_keeps_receiving_it() -> None:
-    """An earlier release read no frame behind the prefixes: the body was the event's message."""
-    bodies = [_report(FLUTTER, "brief", "flutter", pid, 17) for pid in (1234, 4321)]
+def _found_by_the_signature_made_of_the_first(
+    bodies: list[str], read: Callable[[str], dict[str, Any]]
+) -> bool:
+    """Whether the events this release makes of `bodies` (`read`: an event's fields of a body) all go to the
+    signature an earlier release made of the first body as a message."""
     unread = ErrorEvent(
         event_id="m", timestamp=T0, service="shop", kind="log", message=bodies[0], severity="ERROR"
     )
     before = GroupingEngine()
     made = before.assign(unread)
-    read_now = []
-    for n, body in enumerate(bodies):
+    read_now = [
+        unread.model_copy(update={"event_id": f"r{n}", **read(body)}) for n, body in enumerate(bodies)
+    ]
+    found = GroupingEngine(known=[before.state(made.signature_id)]).assign_all(read_now)
+    return {a.signature_id for a in found} == {made.signature_id}
+
+
+def test_a_signature_an_earlier_release_made_from_such_a_body_keeps_receiving_it() -> None:
+    """An earlier release read no frame behind the prefixes: the body was the event's message."""
+
+    def read(body: str) -> dict[str, Any]:
         logged = logged_exception(body, {})
         assert logged is not None and logged.source == LOG_BODY
         fields = {"error_type": logged.error_type, "message": logged.message, "stacktrace": logged.stacktrace}
-        read_now.append(
-            unread.model_copy(update={"event_id": f"r{n}", **fields, "attributes": {TRACE_FROM: LOG_BODY}})
-        )
-    found = GroupingEngine(known=[before.state(made.signature_id)]).assign_all(read_now)
-    assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
+        return {**fields, "attributes": {TRACE_FROM: LOG_BODY}}
+
+    assert _found_by_the_signature_made_of_the_first(
+        [_report(FLUTTER, "brief", "flutter", p, 17) for p in (1234, 4321)], read
+    )
+
+
+def test_one_log_statement_logged_by_processes_of_every_id_width_is_one_problem(tmp_path) -> None:
+    """A record of one logcat line, no trace: its template is made of the line without its prefix."""
+    at = datetime.now(UTC) - timedelta(minutes=10)
+    bodies = [f"E/Cart    ({pid:5d}): failed to load cart {cart}" for pid, cart in ((1234, 17), (20931, 902))]
+    bodies.append("11-28 08:00:00.123  4321  4321 E Cart    : failed to load cart 5")
+    data = tmp_path / "logs.jsonl"
+    data.write_text("\n".join(_log_line(body, n, at) for n, body in enumerate(bodies)) + "\n")
+    store = Store.memory()
+    run_round(load_settings(), OtlpFileSource(data), DryRunTracker(tmp_path / "drafts"), store)
+    assert [(s.total_count, s.title.startswith("failed to load cart")) for s in store.signatures()] == [
+        (3, True)
+    ]
+
+
+@pytest.mark.parametrize("body", ["I/O error: disk full", "E/x: one line whose prefix names no process"])
+def test_a_line_whose_prefix_names_no_process_is_read_as_before(body: str) -> None:
+    assert read_without_exception(body, {}, {}) == LoggedError(None, body, None)
+
+
+def test_a_signature_an_earlier_release_made_from_a_prefixed_line_keeps_receiving_it() -> None:
+    """The lines of the widths it had seen go to the signature it made of them."""
+
+    def read(body: str) -> dict[str, Any]:
+        attributes: dict[str, AttributeValue] = {}
+        logged = read_without_exception(body, {}, attributes)
+        assert logged.message == "failed to load cart 17"
+        return {"message": logged.message, "attributes": attributes}
+
+    bodies = [f"E/Cart    ({pid:5d}): failed to load cart 17" for pid in (1234, 4321)]
+    assert _found_by_the_signature_made_of_the_first(bodies, read)

@@ -15,8 +15,9 @@ it into attributes: its fields, a nested object's keys joined with dots and an a
 OTLP attributes are flattened), a logfmt value as its text (`logfmt`); the message is its message field
 (`MESSAGE_FIELDS`); the record's own attributes win over a field of the same name; the body is kept as
 `log.body`, and `rounds.message_from` names the field. A body that is not one JSON object or logfmt line of
-at most `MAX_STRUCTURED_BODY` characters, or without a message field, is read as before. Earlier releases
-grouped such a body as a message; the signature made then keeps receiving it
+at most `MAX_STRUCTURED_BODY` characters, or without a message field, is read as before. A body of lines as
+Android's logcat prints them is read without their prefixes (`logcat_body`; `rounds.message_from` says
+`logcat`). Earlier releases grouped such a body as a message; the signature made then keeps receiving it
 (`logged_traces.message_read_before`).
 """
 
@@ -28,6 +29,7 @@ from typing import NamedTuple
 import orjson
 
 from rounds_bot.grouping.logged_traces import LOG_BODY, MESSAGE_FROM, logged_exception, note_source
+from rounds_bot.grouping.stacktrace import logcat
 from rounds_bot.models import AttributeValue
 from rounds_bot.sources.logfmt import logfmt_pairs
 from rounds_bot.sources.otlp_json import flatten_into
@@ -38,6 +40,8 @@ from rounds_bot.sources.otlp_json import flatten_into
 MESSAGE_FIELDS = ("message", "msg", "@mt", "@m", "event")
 #: a longer body is read as text: parsing it would cost more than it can tell
 MAX_STRUCTURED_BODY = 65_536
+#: what `rounds.message_from` says of a body read without its logcat prefixes (`logcat_body`)
+LOGCAT = "logcat"
 
 
 class StructuredBody(NamedTuple):
@@ -54,6 +58,13 @@ class LoggedError(NamedTuple):
     error_type: str | None
     message: str
     stacktrace: str | None
+
+
+def logcat_body(body: str) -> StructuredBody | None:
+    """A body of lines as Android's logcat prints them (`grouping.stacktrace.logcat.message_of`), read without
+    their prefixes: the process id in them changes its width (`( 1234)`, `(20931)`) and so the template."""
+    message = logcat.message_of(body.strip("\n"))
+    return None if message is None or not message.strip() else StructuredBody(message, LOGCAT, {})
 
 
 def structured_body(body: str) -> StructuredBody | None:
@@ -90,7 +101,7 @@ def read_without_exception(
     """The error of a log record whose own attributes (`own`) hold no `exception.*`: a structured body's
     message and a logged trace's exception (else the body as the message). `attributes`, the event's, gain
     a structured body's fields (after those already there) and say where the message and trace were."""
-    structured = structured_body(body)
+    structured = structured_body(body) or logcat_body(body)
     text = body
     if structured is not None:
         for key, value in structured.fields.items():

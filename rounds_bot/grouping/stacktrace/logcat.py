@@ -11,7 +11,9 @@
 A log drain that ships such lines as one record gives rounds a body no parser reads (the frames are behind
 the prefixes), and a message whose template differs with the process id's width (`( 1234)` and `(20931)`
 are one token or two): one bug, an issue for each width. `unprefixed` gives the lines without their prefixes
-when every line that is not blank carries one of a single format, so the runtime's own parser reads them.
+when every line that is not blank carries one of a single format, so the runtime's own parser reads them;
+`message_of` gives a log body's text so (a record of one line too, when its prefix names the process), for
+the message a log's template is made of.
 
 The formats are logcat's (AOSP `liblog/logprint.cpp`): `brief` (`%c/%-8s(%5d): `), `time` (the same after
 the time), `tag` (`%c/%-8s: `), `thread` (`%c(%5d:%5d) `) and `threadtime` (`%s %5d %5d %c %-8s: `), the time
@@ -27,13 +29,30 @@ _TIME = r"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d\.\d{3,6}(?: [+-]\d{4})?"
 _LEVEL = r"[VDIWEFAS]"
 #: the characters a prefix can start with: a level's letter, or the time's first digit
 _FIRST = frozenset("VDIWEFAS0123456789")
-#: a prefix of each format, up to the message (logcat writes one space after the prefix's colon)
+#: a prefix of each format, up to the message (logcat writes one space after the prefix's colon); those that
+#: print the process id first (a line of text seldom starts so; `tag`'s `E/x: ` can: `I/O error: ...`)
 _FORMATS = (
     re.compile(rf"^(?:{_TIME} +)?{_LEVEL}/[^(:\n]{{1,64}}?\( *\d{{1,7}}\): ?"),  # brief, time
     re.compile(rf"^{_TIME} +(?:\S{{1,32}} +)?\d{{1,7}} +\d{{1,7}} {_LEVEL} [^\n]{{0,64}}?: ?"),  # threadtime
     re.compile(rf"^{_LEVEL}\( *\d{{1,7}}: *\d{{1,7}}\) ?"),  # thread
     re.compile(rf"^{_LEVEL}/[^:(\n]{{1,64}}?: ?"),  # tag
 )
+_WITH_PROCESS = _FORMATS[:3]
+
+
+def message_of(text: str) -> str | None:
+    """A log body's text without its logcat prefixes, when it is a whole logcat report (`unprefixed`) or one
+    line with a prefix that names the process (a record of one line, `E/Cart    ( 1234): failed`); else
+    None."""
+    lines = text.splitlines()
+    if len(lines) == 1:
+        line = lines[0]
+        if line[:1] not in _FIRST:
+            return None
+        found = next(filter(None, (each.match(line) for each in _WITH_PROCESS)), None)
+        return None if found is None else line[found.end() :]
+    bare = unprefixed(lines)
+    return None if bare is None else "\n".join(bare)
 
 
 def prefixed(line: str) -> bool:
