@@ -44,6 +44,9 @@ def message_of(text: str) -> str | None:
     """A log body's text without its logcat prefixes, when it is a whole logcat report (`unprefixed`) or one
     line with a prefix that names the process (a record of one line, `E/Cart    ( 1234): failed`); else
     None."""
+    start = text[:1]
+    if start not in _FIRST and not start.isspace():  # (before splitting a body that cannot be one)
+        return None
     lines = text.splitlines()
     if len(lines) == 1:
         line = lines[0]
