@@ -23,6 +23,9 @@ from rounds_bot.sources.base import Window
 from rounds_bot.sources.signoz.source import SignozSource
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
+#: what only the error logs' counting query holds (`queries.error_log_groups_sql`), for a fault that answers
+#: that query alone: the logs table's name is in the spans' and exceptions' queries too (enclosure rules)
+ERROR_LOGS_QUERY = "AS top_severity"
 T0_NS = int(datetime(2026, 5, 20, 10, 0, tzinfo=UTC).timestamp()) * 1_000_000_000
 SECOND = 1_000_000_000
 

@@ -159,6 +159,7 @@ def one_stream_failing(path: Path, version: str = "v0.138.0") -> FailingRound:
     """The demo through SigNoz with every error-log query meeting a busy ClickHouse (241), then a round
     with SigNoz well again: what each files."""
     from signoz_emulator import Fault
+    from signoz_fixtures import ERROR_LOGS_QUERY
 
     now_ns = newest_ns(path) + 60 * NS_PER_S
     now = now_ns / NS_PER_S
@@ -167,7 +168,7 @@ def one_stream_failing(path: Path, version: str = "v0.138.0") -> FailingRound:
     dataset = build_dataset(
         [path], rebase=False, synthetic_events=0, synthetic_groups=0, window_seconds=0, now_ns=now_ns
     )
-    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains="AS top_severity")
+    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains=ERROR_LOGS_QUERY)
     behaviour = Behaviour(api_key=KEY, version=version, faults=[busy])
     with (
         SignozEmulator(dataset, behaviour, now=lambda: now + 60) as emulator,

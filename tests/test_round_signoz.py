@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from recovery_tally import record
 from signoz_emulator import Behaviour, Fault, SignozEmulator, build_dataset
+from signoz_fixtures import ERROR_LOGS_QUERY
 
 from rounds_bot.cli.app import main
 from rounds_bot.demo import DEMO_BUGS, demo_data_path
@@ -155,7 +156,7 @@ def test_a_round_whose_error_logs_fail_files_the_rest_and_the_next_round_files_t
     version, signoz_env, emulator
 ):
     emulator.behaviour.version = version
-    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains="AS top_severity")
+    busy = Fault("query", path="/api/v", times=-1, clickhouse_code=241, body_contains=ERROR_LOGS_QUERY)
     emulator.behaviour.faults = [busy]
     code, out, err = run()
     assert code == 0, err

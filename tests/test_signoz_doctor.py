@@ -8,7 +8,7 @@ from functools import partial
 import pytest
 from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_emulator.data import Dataset
-from signoz_fixtures import T0_NS, fixture_dataset
+from signoz_fixtures import ERROR_LOGS_QUERY, T0_NS, fixture_dataset
 
 from rounds_bot.doctor.result import Check
 from rounds_bot.doctor.source import source_checks
@@ -305,7 +305,7 @@ def test_one_failing_stream_is_one_line_and_the_others_are_counted(dataset, fail
     marker = {
         "exceptions": "distributed_signoz_error_index_v2\\n  WHERE",  # as JSON writes the newline
         "error spans": "name AS span_name",  # the spans table is read by the exceptions' query too
-        "error logs": "AS top_severity",  # the logs table is read by the spans' query too
+        "error logs": ERROR_LOGS_QUERY,
     }[failing]
     with SignozEmulator(dataset) as emulator:
         emulator.behaviour.faults.append(Fault("query", path="/api/v5/", body_contains=marker, times=-1))
@@ -335,7 +335,7 @@ def test_one_failing_stream_is_one_line_and_the_others_are_counted(dataset, fail
     ],
 )
 def test_a_stream_answered_badly_is_one_doctor_line_and_the_others_are_counted(dataset, fault, said):
-    fault.path, fault.times, fault.body_contains = "/api/v5/", -1, "AS top_severity"
+    fault.path, fault.times, fault.body_contains = "/api/v5/", -1, ERROR_LOGS_QUERY
     with SignozEmulator(dataset, Behaviour(faults=[fault])) as emulator:
         settings = Settings(_env_file=None, SIGNOZ_API_URL=emulator.url)  # type: ignore[call-arg]
         checks = source_checks(settings, NOW, partial(check, timeout_seconds=0.5))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
-from signoz_fixtures import SECOND, T0_NS, source_for
+from signoz_fixtures import ERROR_LOGS_QUERY, SECOND, T0_NS, source_for
 from signoz_parity import both
 from signoz_rows import error_log as _error_log
 from signoz_rows import error_span as _error_span
@@ -118,7 +118,7 @@ def test_one_failing_stream_is_reported_alone_and_read_again_next_round(busy_min
         path="/api/v5/query_range",
         times=-1,
         clickhouse_code=241,
-        body_contains="AS top_severity",
+        body_contains=ERROR_LOGS_QUERY,
     )
     behaviour = Behaviour(api_key=KEY, faults=[busy])
     end = T0_NS + 20 * MINUTE
@@ -336,7 +336,7 @@ def test_a_stream_answered_badly_is_one_line_keeps_its_cursor_and_is_counted_onc
 ):
     fault = BAD_ANSWERS[bad]
     # every error-log query, on v4 or v5, whatever the attempt
-    fault = Fault(**{**fault.__dict__, "path": "/api/v", "times": -1, "body_contains": "AS top_severity"})
+    fault = Fault(**{**fault.__dict__, "path": "/api/v", "times": -1, "body_contains": ERROR_LOGS_QUERY})
     behaviour = Behaviour(version=version, api_key=KEY, faults=[fault])
     end = T0_NS + 20 * MINUTE
     with (
