@@ -45,7 +45,11 @@ def as_json(trace: ParsedTrace | None) -> dict | None:
                 "type": e.type,
                 "value": e.value,
                 "relation": e.relation,
-                "frames": [{k: v for k, v in asdict(f).items() if v is not None} for f in e.frames],
+                # (`newly_read` only where a frame is: the goldens before it stay as they were)
+                "frames": [
+                    {k: v for k, v in asdict(f).items() if v is not None and (k != "newly_read" or v)}
+                    for f in e.frames
+                ],
             }
             for e in trace.exceptions
         ],

@@ -39,9 +39,8 @@ from rounds_bot.grouping.memo import MB, BoundedMemo
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.skeletons import split_context
-from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
+from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, as_read_before
 from rounds_bot.grouping.stacktrace.browser import typed_by_event
-from rounds_bot.grouping.stacktrace.dotnet import as_read_before
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
 from rounds_bot.grouping.trace_cut import Cut, cut
@@ -364,8 +363,8 @@ class CandidateReader:
         )
         trace_before = as_read_before(trace)
         if trace_before is not None and fingerprint is not None:
-            # the same text as releases before read it (.NET's unhandled-exception prefix): the signature
-            # they made from it keeps receiving it
+            # the same text as releases before read it (.NET's unhandled-exception prefix, frames in a
+            # syntax they did not read): the signature they made from it keeps receiving it
             collapsed_before = collapse_recursion(trace_before)
             found_before = self._reading(view, trace_before, collapsed_before, values[1:] or [""]).fingerprint
             fingerprint = looked_up_first(fingerprint, found_before)

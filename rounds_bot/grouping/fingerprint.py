@@ -225,7 +225,7 @@ def trace_fingerprint(
 
 def looked_up_first(fingerprint: Fingerprint, before: Fingerprint | None) -> Fingerprint:
     """`fingerprint` also looked up, first, by every hash `before`, the fingerprint the same text had when
-    releases of this version read it otherwise (`stacktrace.dotnet.as_read_before`), is looked up by: a
+    releases of this version read it otherwise (`stacktrace.as_read_before`), is looked up by: a
     signature made from that reading keeps receiving the text's events (none of those hashes is
     registered; a signature found by one is registered under this reading's, `found_earlier`)."""
     if before is None:

@@ -44,6 +44,7 @@ __all__ = [
     "ParsedException",
     "ParsedTrace",
     "Runtime",
+    "as_read_before",
     "detect_runtime",
     "frame_lines",
     "line_votes",
@@ -210,6 +211,26 @@ def parse_stacktrace(text: str | None) -> ParsedTrace | None:
     if bare is not None and trace is not None and NEWLY_READ not in trace.notes:
         return replace(trace, notes=(*trace.notes, NEWLY_READ))
     return trace
+
+
+def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """The trace releases before this one read from the same text, when they read it otherwise (None when
+    they read it so): the signatures they made keep receiving it (`fingerprint.looked_up_first`). .NET's
+    after the unhandled-exception prefix (`dotnet.as_read_before`); any runtime's with frames printed in a
+    syntax they did not read (`Frame.newly_read`), without those frames."""
+    if trace.runtime == "dotnet" and (before := dotnet.as_read_before(trace)) is not None:
+        return before
+    if not any(frame.newly_read for exception in trace.exceptions for frame in exception.frames):
+        return None
+    before = replace(
+        trace,
+        exceptions=tuple(
+            replace(exception, frames=tuple(frame for frame in exception.frames if not frame.newly_read))
+            for exception in trace.exceptions
+        ),
+    )
+    # with no frame left, they read no trace at all: the message's template (`NEWLY_READ`) finds theirs
+    return before if before.frame_count else None
 
 
 def frame_lines(lines: list[str], runtime: Runtime) -> list[bool]:

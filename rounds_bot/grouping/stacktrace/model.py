@@ -35,6 +35,9 @@ class Frame:
     #: an explicit in-app flag (a source that knows, such as an SDK's structured frame); the
     #: text parsers leave it None and the in-app rules decide
     in_app: bool | None = None
+    #: a frame printed in a syntax no earlier release read as a frame (V8's `at async <location>`): the
+    #: trace as those releases read it leaves it out (`stacktrace.as_read_before`)
+    newly_read: bool = False
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,19 @@
         at Object.handler (/app/src/orders.js:10:15)
         at async Promise.all (index 0)
         at /app/src/server.js:5:3
+        at async /app/src/routes.js:21:9
         at new Cart (webpack:///./src/cart.ts?4f2a:7:1)
         at processTicksAndRejections (node:internal/process/task_queues:95:5)
       [cause]: Error: connect ECONNREFUSED 127.0.0.1:5432
           at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1494:16)
 
 Query strings and webpack hashes are stripped from file names; `async`, `new` and
-`[as alias]` are dropped from function names.
+`[as alias]` are dropped from function names. An anonymous async function awaited below the error prints
+`at async <location>` (V8's zero-cost async stack traces put `async ` before an awaiting frame, and a
+function with no name prints its location alone): often the only frame of the app's code when a library
+throws (an Express handler `async (req, res) => ...` over a database client, as node-postgres' errors
+show). Releases before read no frame there (`Frame.newly_read`: the trace as they read it is still looked
+up, `stacktrace.as_read_before`).
 
 The same language's traces from browsers print Firefox's and Safari's frames (`handle@url:1:2`,
 see `browser`), without a header line: they are read here too, a V8 frame first. A text with no such
@@ -24,11 +30,11 @@ from dataclasses import replace
 
 from rounds_bot.grouping.stacktrace import browser, node_fatal
 from rounds_bot.grouping.stacktrace.browser import HEADERLESS
-from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace, Relation
 from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace
 
 _FRAME_WITH_FUNCTION = re.compile(r"^\s*at (?P<fn>.{1,1024}?) \((?P<loc>[^()]{1,2048}|<anonymous>|native)\)$")
-_FRAME_BARE = re.compile(r"^\s*at (?P<loc>[^\s()]{1,2048}:\d{1,9}(?::\d{1,9})?)$")
+_FRAME_BARE = re.compile(r"^\s*at (?P<async>async )?(?P<loc>[^\s()]{1,2048}:\d{1,9}(?::\d{1,9})?)$")
 _LOCATION = re.compile(r"^(?P<file>.{1,2048}?)(?::(?P<line>\d{1,9}))?(?::(?P<col>\d{1,9}))?$")
 _HEADER = re.compile(
     r"^(?P<indent>\s*)(?:\[cause\]:\s*)?(?P<type>[A-Za-z_$][\w$.]{0,255})(?::\s?(?P<value>.*))?$"
@@ -87,6 +93,9 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     trace = finish_trace("node", exceptions, current)
     if trace is not None and not v8_frames:  # a browser's stack alone: see `HEADERLESS`
         return replace(trace, notes=(HEADERLESS,))
+    if trace is not None and all(frame.newly_read for e in trace.exceptions for frame in e.frames):
+        # only `at async <location>` frames: releases before read no trace here, only the message
+        return replace(trace, notes=(NEWLY_READ,))
     return trace
 
 
@@ -100,6 +109,9 @@ def _frame(line: str) -> Frame | None:
         bare = _FRAME_BARE.match(line)
         if not bare:
             return browser.frame(line) if "@" in line else None
+        if bare["async"]:
+            filename, lineno = _location(bare["loc"])
+            return Frame(function=None, filename=filename, lineno=lineno, newly_read=True)
         function, location = None, bare["loc"]
     filename, lineno = _location(location)
     return Frame(function=_function(function), filename=filename, lineno=lineno)
