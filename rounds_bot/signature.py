@@ -165,15 +165,28 @@ class Signature(Frozen):
             error_type=self.error_type,
             normalized_message=self.normalized_message,
             first_tier=self.first_tier,
-            services=sorted(self.services),
-            versions=sorted(self.versions),
-            environments=sorted(self.environments),
+            services=remembered(self.services),
+            versions=remembered(self.versions),
+            environments=remembered(self.environments),
             related=sorted(self.related),
             diagnosis=memory.diagnosis,
             spend=memory.spend,
             cascade=memory.cascade,
         )
         return state.remembering(memory)
+
+
+#: what the marker keeps of a signature's services, versions and environments: an app's clients can send
+#: any version or environment (a browser's or a phone's SDK sets them), and the marker must leave the issue
+#: within GitHub's limit on its body whatever they sent
+REMEMBERED_VALUES = 100
+REMEMBERED_CHARS = 200
+
+
+def remembered(values: frozenset[str]) -> list[str]:
+    """The values a marker carries: in order, the first `REMEMBERED_VALUES` of those no longer than
+    `REMEMBERED_CHARS` (a rebuilt database lacks the rest; the next occurrence of one adds it again)."""
+    return sorted(value for value in values if len(value) <= REMEMBERED_CHARS)[:REMEMBERED_VALUES]
 
 
 def _template(state: SignatureState | None, normalized_message: str) -> str:

@@ -18,8 +18,16 @@ from rounds_bot.render.cascade_section import reference
 MAX_BODY_CHARS = 65_000
 # what an over-long stack trace keeps before the diagnosis is cut (its innermost frames and more)
 KEPT_TRACE_CHARS = 8_000
+#: what an issue says in place of the sections left out to fit (`_without_telemetry_sections`)
+LEFT_OUT = (
+    "_(this record's details, the error path and the code were left out to fit GitHub's limit on an issue)_"
+)
 TITLE_CHARS = 120
 SUMMARY_CHARS = 300
+#: what the Occurrences table lists of the services, versions and environments: the first of them, each
+#: cut, then how many more (a mobile app's hundreds of versions, or values a client set to any length)
+LISTED_VALUES = 10
+LISTED_CHARS = 80
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+")
 TIER_TEXT = {
     "error_code": "same standardised error code",
@@ -104,7 +112,9 @@ def _fence_safe(text: str) -> str:
 
 def render_body(view: IssueView) -> str:
     """The issue body, within GitHub's limit, the marker always last: an over-long stack trace is cut
-    first (down to `KEPT_TRACE_CHARS`), then an over-long diagnosis, then the stack trace again."""
+    first (down to `KEPT_TRACE_CHARS`), then the sections whose size the telemetry decides are left out
+    when they hold more than that, then an over-long diagnosis is cut, then the stack trace again, and
+    last those sections whatever their size."""
     stacktrace = _fence_safe(view.stacktrace) if view.stacktrace else None
     body = _render(view, stacktrace, truncated=False)
     if len(body) <= MAX_BODY_CHARS:
@@ -113,14 +123,43 @@ def render_body(view: IssueView) -> str:
         keep = max(len(stacktrace) - _overflow(body), min(len(stacktrace), KEPT_TRACE_CHARS))
         stacktrace = stacktrace[:keep]
         body = _render(view, stacktrace, truncated=True)
+    if len(body) > MAX_BODY_CHARS and _telemetry_sections_size(view) > KEPT_TRACE_CHARS:
+        view = _without_telemetry_sections(view)
+        body = _render(view, stacktrace, truncated=stacktrace is not None)
     if len(body) > MAX_BODY_CHARS and view.diagnosis_markdown:
         diagnosis = view.diagnosis_markdown
         cut = _cut(diagnosis, max(len(diagnosis) - _overflow(body), 0))
         view = view.model_copy(update={"diagnosis_markdown": cut})
         body = _render(view, stacktrace, truncated=stacktrace is not None)
     if len(body) > MAX_BODY_CHARS and stacktrace:
-        body = _render(view, stacktrace[: max(len(stacktrace) - _overflow(body), 0)], truncated=True)
+        stacktrace = stacktrace[: max(len(stacktrace) - _overflow(body), 0)]
+        body = _render(view, stacktrace, truncated=True)
+    if len(body) > MAX_BODY_CHARS:
+        body = _render(_without_telemetry_sections(view), stacktrace, truncated=stacktrace is not None)
     return body
+
+
+def _telemetry_sections_size(view: IssueView) -> int:
+    return sum(
+        len(markdown)
+        for markdown in (view.context_markdown, view.path_markdown, view.where_markdown, view.trend_markdown)
+    )
+
+
+def _without_telemetry_sections(view: IssueView) -> IssueView:
+    """The view without the sections whose length the telemetry decides (a record's attributes, the error
+    path, the code, the trend, links), saying so: filed that way rather than refused by GitHub every round."""
+    return view.model_copy(
+        update={
+            "context_title": view.context_title or "Context",
+            "context_markdown": LEFT_OUT,
+            "path_markdown": "",
+            "where_markdown": "",
+            "trend_markdown": "",
+            "related": [],
+            "links": [],
+        }
+    )
 
 
 def _overflow(body: str) -> int:
@@ -166,9 +205,9 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         total_count=view.total_count,
         first_seen=view.first_seen,
         last_seen=view.last_seen,
-        services=view.services,
-        versions=view.versions,
-        environments=view.environments,
+        services=listed(view.services),
+        versions=listed(view.versions),
+        environments=listed(view.environments),
         stacktrace=md.trusted(f"```\n{stacktrace}\n```") if stacktrace else None,
         stacktrace_truncated=truncated,
         message=md.fenced(view.message[:2_000]) if view.message and not view.stacktrace else "",
@@ -186,6 +225,13 @@ def _render(view: IssueView, stacktrace: str | None, *, truncated: bool) -> str:
         next_step=md.trusted(view.next_step_markdown) if view.next_step_markdown else None,
         marker=md.trusted(write_marker(view.marker)),
     )
+
+
+def listed(values: list[str]) -> list[str]:
+    """The first `LISTED_VALUES` values, each cut to `LISTED_CHARS`, then `and N more` when there are more."""
+    shown = [trim(value, LISTED_CHARS) for value in values[:LISTED_VALUES]]
+    hidden = len(values) - len(shown)
+    return [*shown, f"and {hidden:,} more"] if hidden else shown
 
 
 def body_section(body: str, summary: str) -> str | None:
