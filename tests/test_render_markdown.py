@@ -51,6 +51,11 @@ def test_escape_neutralises_every_active_construct(text, expected):
         ("> quote", "\\> quote"),
         ("---", "\\---"),
         ("===", "\\==="),
+        # a table's delimiter row of one column, which makes the line above it a table's header
+        (":-:", "\\:-:"),
+        ("-:", "\\-:"),
+        (":---", "\\:---"),
+        (": not a row", ": not a row"),
         # CommonMark's list marker is ASCII digits only: other scripts' digits start no list
         ("\u0661. item", "\u0661. item"),
         ("\uff11) item", "\uff11) item"),
@@ -177,6 +182,13 @@ def test_github_renders_nothing_active_from_escaped_or_fenced_text(payload):
             assert _live_html(str(rendered)) == [], (text, str(rendered))
 
 
+@pytest.mark.parametrize("rows", ["abc\n:-:", "a\n-:", "a\n :--: ", "a\n---:"])
+def test_escaped_prose_renders_no_table_of_one_column(rows):
+    """GFM's tables extension needs no pipe for one column: a delimiter row alone makes a header."""
+    assert "block" in _live_html(rows)  # (what the escaping prevents: a table)
+    assert _live_html(str(md.escape_block(rows))) == []
+
+
 def _texts(shared_data) -> list[str]:
     """Text as telemetry and the model bring it: the labelled log lines, the security corpus's carriers,
     and hand-made lines that start, end or are made of each construct the escaping rule neutralises."""
@@ -235,6 +247,8 @@ def _every_rule(text: str) -> str:
     text = md._REFERENCE.sub(lambda m: f"{m.group(1)}-{md.BREAK}" if m.group(1) else "#" + md.BREAK, text)
     text = md._AUTOLINK.sub(lambda m: f"{m.group(1)}{md.BREAK}." if m.group(1) else md.BREAK + "//", text)
     text = md._HEADING.sub(r"\\#", text)
+    if md._DELIMITER_ROW.fullmatch(text):
+        return "\\" + text
     return md._LINE_START.sub(
         lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text
     )

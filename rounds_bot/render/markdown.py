@@ -56,9 +56,12 @@ _TITLE_MENTION = re.compile(r"(?<![A-Za-z0-9_.+-])@(?=[A-Za-z0-9_-])")
 _LINE_START = re.compile(r"^(?:([-+=])(?=\s|[-+=]*$)|([0-9]{1,9})([.)])(?=\s|$))")
 # Where any of the patterns of `_escape_plain` could match (the characters and prefixes each starts with):
 # text without them is left as it is by all of them.
-_ANY_CONSTRUCT = re.compile(r"[\\`*\[\]<>|~$_&@#]|gh-|//|www\.|^[-+=0-9]", re.IGNORECASE)
-#: the characters a line's block construct (`_LINE_START`) can start with
-_LINE_STARTERS = ("-", "+", "=", *"0123456789")
+_ANY_CONSTRUCT = re.compile(r"[\\`*\[\]<>|~$_&@#]|gh-|//|www\.|^[-+=0-9:]", re.IGNORECASE)
+#: the characters a line's block construct (`_LINE_START`, `_DELIMITER_ROW`) can start with
+_LINE_STARTERS = ("-", "+", "=", ":", *"0123456789")
+#: a table's delimiter row of one column (GFM's tables extension: hyphens with an optional colon at either
+#: end; the pipes of more columns are always escaped): under any line it makes that line a table's header
+_DELIMITER_ROW = re.compile(r":?-+:?")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _TICKS = re.compile(r"`+")
 _SPACES = re.compile(r"[ \t]+")
@@ -113,6 +116,8 @@ def _escape_plain(text: str) -> str:
         text = _HEADING.sub(r"\\#", text)
     if not text.startswith(_LINE_STARTERS):
         return text
+    if _DELIMITER_ROW.fullmatch(text):
+        return "\\" + text
     return _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text)
 
 
