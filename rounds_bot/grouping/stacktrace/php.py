@@ -16,6 +16,11 @@ As PHP prints an uncaught exception (`(string) $e`, the error log):
     #1 {main}
       thrown in /var/www/src/Billing/Charge.php on line 42
 
+PHP's own error log (`error_log` set to a file, which a collector's file receiver ships) writes the first line
+behind the time it was logged, `[01-Mar-2026 12:00:01 UTC] PHP Fatal error:  Uncaught ...` (php-src's
+`php_log_err_with_severity`: `[d-M-Y H:i:s e] `): the exception is read after it. No release before read such
+a text (`NEWLY_READ`: the signature it made of the message keeps receiving it).
+
 A printed frame `#k file(line): F()` says where F was *called*; F itself ran where frame k-1 was called from
 (the exception's own location for #0), so that is the frame's file and line. `Next X: ...` blocks follow the
 exception they wrap: the last block is the one raised. Namespaces are written with dots in both forms, so the
@@ -28,7 +33,7 @@ import dataclasses
 import re
 
 from rounds_bot.grouping.stacktrace import java
-from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
+from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace, Relation
 
 _UNCAUGHT = re.compile(
     r"^(?:PHP )?(?:Fatal error|Uncaught Error|Warning)?:?\s*(?:Uncaught )?"
@@ -41,6 +46,9 @@ _CALL = re.compile(
     r"^#\d{1,6} (?:(?P<file>\S.{0,2047}?)\((?P<line>\d{1,9})\)|\[internal function\]): (?P<call>.{1,2048})$"
 )
 _MAIN = re.compile(r"^#\d{1,6} \{main\}$")
+#: the time PHP's error log writes before an entry: `date("d-M-Y H:i:s e")` in brackets, the zone's
+#: identifier (`UTC`, `Europe/Berlin`) or offset
+_ERROR_LOG_TIME = re.compile(r"^\[\d{2}-[A-Z][a-z]{2}-\d{4} \d{2}:\d{2}:\d{2}(?: [\w/+:-]{1,64})?\] ")
 _OTEL_FILE = re.compile(r"\.php(?::\d+)?$")
 
 
@@ -73,8 +81,11 @@ def parse(lines: list[str]) -> ParsedTrace | None:
 
 def _parse_printed(lines: list[str]) -> ParsedTrace | None:
     blocks: list[tuple[str, str, str, int, list[tuple[str | None, int | None, str]]]] = []
+    logged = False
     for line in lines:
         stripped = line.strip()
+        if not blocks and (time := _ERROR_LOG_TIME.match(stripped)):
+            stripped, logged = stripped[time.end() :], True
         opened = _NEXT.match(stripped) or (_UNCAUGHT.match(stripped) if not blocks else None)
         if opened:
             blocks.append((opened["type"], opened["value"], opened["file"], int(opened["line"]), []))
@@ -98,7 +109,7 @@ def _parse_printed(lines: list[str]) -> ParsedTrace | None:
         relation: Relation = "raised" if index == 0 else "cause"
         name = type_.replace("\\", ".").lstrip(".")
         exceptions.append(ParsedException(name, value, tuple(frames), relation))
-    return ParsedTrace("php", tuple(exceptions))
+    return ParsedTrace("php", tuple(exceptions), notes=(NEWLY_READ,) if logged else ())
 
 
 def _split_call(call: str) -> tuple[str | None, str]:
