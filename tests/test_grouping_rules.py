@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from rounds_bot.grouping.crash_site import Site, same_site, site_of, site_of_text
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.frames import collapse_leading_cycle, module_path
@@ -44,6 +46,36 @@ def test_module_paths_are_relative_to_the_project_root_and_keep_their_directorie
     assert module_path("/srv/releases/20261101120000/shop/cart.py") == "releases/shop/cart.py"
     assert module_path("C:\\inetpub\\App\\Orders.cs") == "orders.cs"
     assert module_path("/home/dev/projects/shop/api/orders.py") == "shop/api/orders.py"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        # a short commit hash (`git rev-parse --short`) whatever its first character, alone or after a name
+        ("https://cdn.example.com/shop/e4f1a2b/assets/app.js", "assets/app.js"),
+        ("https://cdn.example.com/shop/3c9d0e1/assets/app.js", "assets/app.js"),
+        ("/opt/deploy/ab12cd3/shop/orders.py", "shop/orders.py"),
+        ("/opt/deploy/shop-e4f1a2b/shop/orders.py", "shop/orders.py"),
+        # a run's own directories: Spark's files of a job, YARN's application and container
+        (
+            "/tmp/spark-3f1a2b4c-1111-2222-3333-444455556666/userFiles-9c2b0000-1111-2222-3333-444455556666/x.py",
+            "x.py",
+        ),
+        (
+            "/yarn/appcache/application_1700000000000_0001/container_1700000000000_0001_01_000002/job.py",
+            "job.py",
+        ),
+        # words of hexadecimal letters alone, or too short for a commit, stay the code's directories
+        ("/app/facade/deadbeef/x.py", "facade/deadbeef/x.py"),
+        ("/app/decade/x.py", "decade/x.py"),
+        ("/app/api/v2/x.py", "api/v2/x.py"),
+        ("/app/md5/sha256/x.py", "md5/sha256/x.py"),
+    ],
+)
+def test_a_directory_named_by_a_deployment_or_a_run_is_left_out_of_the_module_path(
+    path: str, expected: str
+) -> None:
+    assert module_path(path) == expected
 
 
 def test_two_modules_with_one_file_name_are_two_crash_sites() -> None:

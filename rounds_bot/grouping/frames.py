@@ -39,9 +39,16 @@ _SPACES = re.compile(r"\s+")
 _ROOT_DIRECTORIES = frozenset(
     ("app", "srv", "code", "src", "workspace", "site-packages", "dist-packages", "node_modules", "vendor")
 )
-#: a directory named by a release, build or date (`20261101120000`, `1.4.2`, a commit hash): a
-#: deployment's, never the code's
-_DEPLOYMENT_DIRECTORY = re.compile(r"^(?:\d[\w.+-]*|[0-9a-f]{12,40})$")
+#: a directory named by a release, build or date (`20261101120000`, `1.4.2`, a commit hash, the short one
+#: `git rev-parse --short` prints, from 7 hexadecimal digits, when it holds a digit and a letter so that no
+#: word is one, also after a name, `shop-e4f1a2b`), or one a run made for itself, named with a UUID or a
+#: 10-digit time (Spark's `spark-<uuid>/userFiles-<uuid>`, YARN's `application_1700000000000_0001`): a
+#: deployment's or a run's, never the code's
+_DEPLOYMENT_DIRECTORY = re.compile(
+    r"^(?:\d[\w.+-]*|[0-9a-f]{12,40}|(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,11})$"
+    r"|[-_](?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}$"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?<![0-9])[0-9]{10,}"
+)
 _URL_PREFIX = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*", re.IGNORECASE)
 _MEMO_LIMIT = 100_000
 #: what a frame's component holds beyond its text: its child components and their tuples, and the frame
@@ -153,7 +160,7 @@ def _module_path(path: str, *, bundles: bool = True) -> str | None:
             break
     else:
         parts = parts[-3:]
-    kept = [part for part in parts[:-1] if not _DEPLOYMENT_DIRECTORY.match(part)]
+    kept = [part for part in parts[:-1] if not _DEPLOYMENT_DIRECTORY.search(part)]
     return "/".join([*kept, parts[-1]])
 
 
