@@ -146,11 +146,13 @@ def test_rust_symbols_lose_their_hash_and_a_trait_method_belongs_to_its_type() -
     assert ("shop::Handler", "call::{{closure}}") in keys  # `<shop::Handler as tower::Service<R>>::call`
 
 
-def test_a_rust_panic_without_a_backtrace_has_no_frames_to_read() -> None:
+def test_a_rust_panic_without_a_backtrace_is_read_at_its_location() -> None:
     old_style = (
         "thread 'main' panicked at 'index out of bounds: the len is 3 but the index is 5', src/main.rs:4:5"
     )
-    assert parse_stacktrace(old_style + "\nnote: run with `RUST_BACKTRACE=1` to display a backtrace") is None
+    trace = parse_stacktrace(old_style + "\nnote: run with `RUST_BACKTRACE=1` to display a backtrace")
+    assert trace is not None  # its only frame: the panic location (more in test_grouping_rust_panics.py)
+    assert [(f.module, f.function) for f in trace.exceptions[0].frames] == [("src/main.rs", "line 4")]
 
 
 def test_php_frames_run_where_the_next_frame_called_them_and_namespaces_use_dots() -> None:

@@ -220,6 +220,8 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     syntax they did not read (`Frame.newly_read`), without those frames."""
     if trace.runtime == "dotnet" and (before := dotnet.as_read_before(trace)) is not None:
         return before
+    if trace.runtime == "rust" and (before := rust.as_read_before(trace)) is not None:
+        return before  # a stripped binary's `<unknown>` frames, then the app's (`rust.as_read_before`)
     if not any(frame.newly_read for exception in trace.exceptions for frame in exception.frames):
         return None
     before = replace(

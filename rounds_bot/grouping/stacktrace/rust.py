@@ -11,61 +11,109 @@
        3: <shop::Handler as tower::Service<Req>>::call::{{closure}}
     note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.
 
-Before Rust 1.73 the message stood on the first line: `thread 'main' panicked at 'boom', src/main.rs:4:5`.
+Before Rust 1.73 the message stood on the first line: `thread 'main' panicked at 'boom', src/main.rs:4:5`
+(a message of several lines, `assert_eq!`'s, ends on the line with the location). Newer releases print the
+thread's id after its name (`thread 'main' (12345) panicked at`); neither names a frame.
 A full backtrace prints an address before each symbol (`4:     0x55d0c1a2b3c4 - shop::main::h3a5b...`) and
-symbols carry a hash (`::h0123456789abcdef`): neither reaches a frame. The panic location is where the
-backtrace's first frames (the panic machinery) lead, so it is not a frame of its own.
+symbols carry a hash (`::h0123456789abcdef`): neither reaches a frame.
+
+The panic location (the panic hook's `{location}`, `default_hook` in the standard library's
+library/std/src/panicking.rs) is where the backtrace's first frames (the panic machinery) lead, so a
+backtrace that names Rust code holds it as a frame already. One that names none has nothing else to say
+where the panic was: no backtrace (`RUST_BACKTRACE` unset, the default, prints a note instead); a stripped
+binary's (`-Cstrip=symbols`, Cargo's `strip = true`) short one, empty (library/std/src/sys/backtrace.rs
+prints it from the frame named `__rust_end_short_backtrace`, a name a stripped binary lacks); or its full
+one, every frame `<unknown>` (rust-lang/rust#147846). The location is then the innermost frame, named by
+its file and line (`location_frame`): `called Option::unwrap() on a None value` or `attempt to subtract
+with overflow` is every such panic's message, so the location is the only evidence of which bug it is. A
+frame printed `<unknown>` names no code: it is kept in its place, no one's (`in_app=False`), so it is
+never the app's, nor its crash site.
+
+Releases before this one read no trace in a panic without a frame (its message's template: `NEWLY_READ`),
+never the location (`Frame.newly_read`), a `<unknown>` frame as the app's `unknown::unknown`
+(`as_read_before`), and no header with the thread's id (`_as_read_without_header`): the signatures they
+made keep receiving their events.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace
+from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace
 
-_PANIC = re.compile(r"^thread '(?P<thread>[^']{0,256})' panicked at (?P<rest>.{0,4000})$")
-#: `'message', src/main.rs:4:5` (before Rust 1.73)
-_OLD_STYLE = re.compile(r"^'(?P<value>.*)', (?P<file>[^\s:]{1,2048}):\d{1,9}:\d{1,9}$")
-_LOCATION_ONLY = re.compile(r"^(?P<file>[^\s:]{1,2048}):\d{1,9}:\d{1,9}:$")
+#: the thread's id, after its name, in newer releases' header
+_PANIC = re.compile(
+    r"^thread '(?P<thread>[^']{0,256})'(?P<id> \(\d{1,20}\))? panicked at (?P<rest>.{0,4000})$"
+)
+#: `'message', src/main.rs:4:5` (before Rust 1.73), or the last line of a message of several lines
+_OLD_STYLE = re.compile(r"^'(?P<value>.*)', (?P<file>[^\s:]{1,2048}):(?P<line>\d{1,9}):\d{1,9}$")
+_OLD_STYLE_END = re.compile(r"^(?P<value>.*)', (?P<file>[^\s:]{1,2048}):(?P<line>\d{1,9}):\d{1,9}$")
+_LOCATION_ONLY = re.compile(r"^(?P<file>[^\s:]{1,2048}):(?P<line>\d{1,9}):\d{1,9}:$")
 _BACKTRACE = "stack backtrace:"
 _SYMBOL = re.compile(r"^\s{0,16}(?P<index>\d{1,6}):\s+(?:0x[0-9a-f]{1,16} - )?(?P<symbol>\S.{0,2047})$")
 _AT = re.compile(r"^\s+at (?P<file>.{1,2048}?):(?P<line>\d{1,9})(?::\d{1,9})?$")
 _HASH = re.compile(r"::h[0-9a-f]{16}$")
 _GENERICS = re.compile(r"<[^<>]*>")
+#: what the backtrace prints for a frame it found no symbol for (a stripped binary's)
+UNKNOWN = "<unknown>"
+#: how releases before this one read a `<unknown>` frame: a function `unknown` of a module `unknown`
+_UNKNOWN_READ_BEFORE = Frame(function="unknown", module="unknown")
 
 
 def looks_like_rust_line(line: str) -> bool:
     """A panic header, or an `at` line of a Rust source file."""
-    if line.startswith("thread '") and "' panicked at " in line:
-        return True
+    if line.startswith("thread '") and " panicked at " in line:
+        # (newer releases print the thread's id between its name and `panicked`)
+        return "' panicked at " in line or _PANIC.match(line) is not None
     at = _AT.match(line)
     return at is not None and at["file"].endswith(".rs")
 
 
 def is_frame_line(line: str) -> bool:
-    return _AT.match(line) is not None or (_SYMBOL.match(line) is not None and "::" in line)
+    """A symbol of Rust code, its `at` line, or a line that prints the panic location: the frame of a
+    backtrace that names no Rust code (`parse`), so two texts that differ there read otherwise."""
+    return (
+        _AT.match(line) is not None
+        or (_SYMBOL.match(line) is not None and "::" in line)
+        or _prints_location(line)
+    )
+
+
+def _prints_location(line: str) -> bool:
+    """The panic header, or the last line of a message of several lines before Rust 1.73."""
+    stripped = line.strip()
+    if stripped.startswith("thread '"):
+        return _PANIC.match(stripped) is not None
+    return "', " in line and _OLD_STYLE_END.match(line) is not None
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
     value_lines: list[str] = []
     frames: list[Frame] = []
-    state = "start"  # start -> message -> backtrace
+    location: Frame | None = None
+    state = "start"  # start -> message (or old-message) -> backtrace
     pending: str | None = None
+    #: a header with the thread's id; the first frame of a symbol with a path (`::`); an `at` line of Rust's
+    with_id, first_path, rust_at = False, None, False
     for line in lines:
         if state == "start" and _SYMBOL.match(line) and "::" in line:
             state = "backtrace"  # a backtrace printed alone (`std::backtrace::Backtrace`), no panic header
         if state == "start":
             panic = _PANIC.match(line.strip())
             if panic:
-                old = _OLD_STYLE.match(panic["rest"])
-                if old:
-                    value_lines.append(old["value"])
-                    state = "backtrace-next"
-                else:
-                    state = "message"
+                state, location, first_lines = _read_header(panic["rest"])
+                value_lines.extend(first_lines)
+                with_id = panic["id"] is not None
             continue
         if line.strip() == _BACKTRACE:
             state = "backtrace"
+            continue
+        if state == "old-message":
+            end = _OLD_STYLE_END.match(line)
+            value_lines.append(end["value"] if end else line)
+            if end:
+                state, location = "backtrace-next", location_frame(end["file"], int(end["line"]))
             continue
         if state in ("message", "backtrace-next"):
             if state == "message" and not line.startswith("note: "):
@@ -75,18 +123,86 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         if symbol:
             if pending is not None:
                 frames.append(_frame(pending, None, None))
+            if first_path is None and "::" in line:
+                first_path = len(frames)
             pending = symbol["symbol"]
             continue
         at = _AT.match(line)
+        rust_at = rust_at or (at is not None and at["file"].endswith(".rs"))
         if at and pending is not None:
             frames.append(_frame(pending, at["file"], int(at["line"])))
             pending = None
     if pending is not None:
         frames.append(_frame(pending, None, None))
+    if with_id:
+        frames = _as_read_without_header(frames, first_path if rust_at else None)
+    if location is not None and not any(frame.module for frame in frames):
+        # the backtrace names no Rust code (none printed, or only `<unknown>` and symbols of no crate)
+        frames.insert(0, location)
     if not frames:
         return None
     value = "\n".join(value_lines).strip()
-    return ParsedTrace("rust", (ParsedException("panic", value, tuple(frames), "raised"),))
+    notes = (NEWLY_READ,) if all(frame.newly_read for frame in frames) else ()
+    return ParsedTrace("rust", (ParsedException("panic", value, tuple(frames), "raised"),), notes)
+
+
+def _as_read_without_header(frames: list[Frame], first_read: int | None) -> list[Frame]:
+    """The frames under a header with the thread's id, which no release before this one read as a header:
+    they read a backtrace alone from its first symbol with a path (`::`), and only when an `at` line of a
+    Rust file said whose it was (`first_read`: None when they read no frame). The frames above it, or all of
+    them, are `newly_read`."""
+    start = len(frames) if first_read is None else first_read
+    return [replace(frame, newly_read=True) for frame in frames[:start]] + frames[start:]
+
+
+def _read_header(rest: str) -> tuple[str, Frame | None, list[str]]:
+    """What follows `panicked at `: the location then `:` (the message on the next lines), or before Rust
+    1.73 the quoted message then the location (`'boom', src/main.rs:4:5`; the message may go on over the
+    next lines). The state the next lines are read in, the location's frame, and the message read here."""
+    old = _OLD_STYLE.match(rest)
+    if old:
+        return "backtrace-next", location_frame(old["file"], int(old["line"])), [old["value"]]
+    new = _LOCATION_ONLY.match(rest)
+    if new:
+        return "message", location_frame(new["file"], int(new["line"])), []
+    if rest.startswith("'"):
+        return "old-message", None, [rest[1:]]
+    return "message", None, []
+
+
+def location_frame(filename: str, lineno: int) -> Frame:
+    """The panic location as a frame: its file is its module, its line names it (a line number never
+    contributes to a frame, and two panics of one file are two places). No release before this one read
+    it (`Frame.newly_read`)."""
+    return Frame(
+        function=f"line {lineno}", module=filename, filename=filename, lineno=lineno, newly_read=True
+    )
+
+
+def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """How releases before this one read a trace with a `<unknown>` frame: each such frame the app's
+    `unknown::unknown`, and no panic location (None for any other trace)."""
+    if not any(_is_unknown(frame) for exception in trace.exceptions for frame in exception.frames):
+        return None
+    before = replace(
+        trace,
+        exceptions=tuple(
+            replace(
+                exception,
+                frames=tuple(
+                    _UNKNOWN_READ_BEFORE if _is_unknown(frame) else frame
+                    for frame in exception.frames
+                    if not frame.newly_read
+                ),
+            )
+            for exception in trace.exceptions
+        ),
+    )
+    return before if before.frame_count else None  # (none read: the message's template, `NEWLY_READ`)
+
+
+def _is_unknown(frame: Frame) -> bool:
+    return frame.function == UNKNOWN and frame.module is None and frame.in_app is False
 
 
 def split_symbol(symbol: str) -> tuple[str, str]:
@@ -124,5 +240,7 @@ def _without_generics(symbol: str) -> str:
 
 
 def _frame(symbol: str, filename: str | None, lineno: int | None) -> Frame:
+    if symbol.strip() == UNKNOWN:
+        return Frame(function=UNKNOWN, in_app=False)  # no symbol: no code anyone can name (module doc)
     module, function = split_symbol(symbol)
     return Frame(function=function or None, module=module or None, filename=filename, lineno=lineno)
