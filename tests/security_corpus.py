@@ -434,6 +434,70 @@ KEPT = [
     "123e4567-e89b-12d3-a456-426614174000",
 ]
 
+#: (text, secret): secrets beside what names them in shapes a review found passing the first rules: an
+#: encoded run right after `=`, a value before a JSON-escaped line break, a Telegram bot's token (gitleaks'
+#: own example among them), a password a sentence gives, an AWS secret beside its key id or after a tab
+BESIDE_NAMES = [
+    (
+        "payload=eyJ0b2tlbiI6ICJnaHBfYTFCMmMzRDRlNUY2ZzdIOGk5SjBrMUwybTNONG81UDZxN1I4In0=",
+        "eyJ0b2tlbiI6ICJnaHBfYTFCMmMzRDRlNUY2ZzdIOGk5SjBrMUwybTNONG81UDZxN1I4In0",
+    ),
+    (
+        "GET /cb?state=Z2hwX2ExQjJjM0Q0ZTVGNmc3SDhpOUowazFMMm0zTjRvNVA2cTdSOA==",
+        "Z2hwX2ExQjJjM0Q0ZTVGNmc3SDhpOUowazFMMm0zTjRvNVA2cTdSOA",
+    ),
+    (
+        "data=6768705f6131423263334434653546366737483869394a306b314c326d334e346f35503671375238",
+        "6768705f6131423263334434653546366737483869394a306b314c326d334e346f35503671375238",
+    ),
+    *(
+        (
+            f'{{"log": "env dump {name}=llgll9ibmwpvu9lll36pdqx2t1imcv3x{escape}next"}}',
+            "llgll9ibmwpvu9lll36pdqx2t1imcv3x",
+        )
+        for name in ("STRIPE_KEY", "codecov", "DROPBOX", "etsy", "GITLAB_PAT", "sendgrid_key")
+        for escape in ("\\n", "\\t", "\\r")
+    ),
+    ("telegram bot: 24197559:ASBeVRsfAGeAbP0VxNjAe-9i0mYtluYI0KN", "ASBeVRsfAGeAbP0VxNjAe-9i0mYtluYI0KN"),
+    (
+        "POST https://api.telegram.org/bot73914052:AHq3Lk9Zp2Vx7Rt4Mn8Bw1Cy6Df5Gs0Jh3K/sendMessage"
+        " failed 403",
+        "AHq3Lk9Zp2Vx7Rt4Mn8Bw1Cy6Df5Gs0Jh3K",
+    ),
+    ("Authentication failed: password is 'Zq8vN2mX7pL4'", "Zq8vN2mX7pL4"),
+    ("DB password was Zq8vN2mX7pL4 for user app", "Zq8vN2mX7pL4"),
+    ("using password Zq8vN2mX7pL4 for user app", "Zq8vN2mX7pL4"),
+    ("set password to 'Zq8vN2mX7pL4'", "Zq8vN2mX7pL4"),
+    ("api key is Zq8vN2mX7pL4kR9sW3eTzz", "Zq8vN2mX7pL4kR9sW3eTzz"),
+    (
+        "aws_secret_access_key\tHq3Lk9Zp2Vx7Rt4Mn8Bw1Cy6Df5Gs0Jh3Kl9Pq2W",
+        "Hq3Lk9Zp2Vx7Rt4Mn8Bw1Cy6Df5Gs0Jh3Kl9Pq2W",
+    ),
+    (
+        "credentials AKIAY34FZKBOKMUTVV7A / Hq3Lk9Zp2Vx7Rt4Mn8Bw1Cy6Df5Gs0Jh3Kl9Pq2W",
+        "Hq3Lk9Zp2Vx7Rt4Mn8Bw1Cy6Df5Gs0Jh3Kl9Pq2W",
+    ),
+    (
+        "AKIAY34FZKBOKMUTVV7A:Hq3Lk9Zp2Vx7Rt4Mn8Bw1Cy6Df5Gs0Jh3Kl9Pq2W",
+        "Hq3Lk9Zp2Vx7Rt4Mn8Bw1Cy6Df5Gs0Jh3Kl9Pq2W",
+    ),
+]
+#: what stays beside them: prose about a password, an image pinned by its digest, escapes without a secret
+KEPT_BESIDE_NAMES = [
+    "password is incorrect",
+    "password was changed",
+    "password is required",
+    "Password is incorrect.",
+    "the api key is invalid or missing",
+    "password was reset to default",
+    "password PasswordPolicyV2 violated",
+    "image ghcr.io/acme/api@sha256:4a5f3c2b1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"
+    " pull failed",
+    '{"log": "line one\\nline two\\tcolumn"}',
+    "trace_id=4bf92f3577b34da6a3ce929d0e0e4736",
+    "offset 123456:AbstractSingletonProxyFactoryBeanConfig failed",
+]
+
 # --- hostile text --------------------------------------------------------------------------------------
 
 

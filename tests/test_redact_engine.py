@@ -40,6 +40,7 @@ def corpus_texts() -> list[str]:
     texts += [text for text, _ in security_corpus.assignment_samples()]
     texts += [text for text, _ in security_corpus.named_samples()]
     texts += security_corpus.KEPT + security_corpus.injections()
+    texts += [text for text, _ in security_corpus.BESIDE_NAMES] + security_corpus.KEPT_BESIDE_NAMES
     # every keyword of every rule, alone and inside text: each rule's pre-filter is reached
     for policy in POLICIES:
         for one in _rules(policy):

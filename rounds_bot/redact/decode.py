@@ -3,10 +3,10 @@
     rejudge(text, judge)   `text` (already redacted once) with what its decoded views show redacted too
 
 Four encodings carry a secret past rules written for plain text: JSON string escapes (`{\\"password\\":
-\\"...\\"}`, a JSON document inside a JSON string; `\\u0022`), percent-encoding (RFC 3986, once or twice:
-`password%3D...`, `%7B%22client_secret%22...`), base64 (RFC 4648, standard and URL-safe) and hex. Each is
-gated by a check that costs next to nothing on text that holds none of it (a backslash before a quote, a
-`%XX`, a run of 20 base64 or 32 hex characters), so ordinary text pays one scan.
+\\"...\\"}`, a JSON document inside a JSON string; `\\u0022`; a value before `\\n`), percent-encoding
+(RFC 3986, once or twice: `password%3D...`, `%7B%22client_secret%22...`), base64 (RFC 4648, standard and
+URL-safe) and hex. Each is gated by a check that costs next to nothing on text that holds none of it (a
+backslash before a quote, a `%XX`, a run of 20 base64 or 32 hex characters), so ordinary text pays one scan.
 
 A whole-text view (escapes, percent-encoding) replaces the text only when judging it finds something the
 plain text did not show; the decoded, redacted text is then what the issue shows (it reads better than the
@@ -30,9 +30,16 @@ Judge = Callable[[str], tuple[str, list[str]]]
 #: pass on (the lines a scan found one of `SCAN_GATES` in: no run holds a newline); None: anywhere
 Where = Sequence[tuple[int, int]] | None
 
-_ESCAPE = re.compile(r"""\\(?:u([0-9A-Fa-f]{4})|(["\\/']))""")
+#: `\uXXXX`, an escaped quote, backslash or slash, and the escapes of a line break and a tab (`\n`, `\r`,
+#: `\t`: a value before one is judged as the value before a line break is; gitleaks' rules end a value at
+#: `\\[nr]` for the same reason)
+_ESCAPE = re.compile(r"""\\(?:u([0-9A-Fa-f]{4})|(["\\/'])|([nrt]))""")
+#: what an escaped letter (`_ESCAPE`'s third group) stands for
+_ESCAPED_LETTERS = {"n": "\n", "r": "\r", "t": "\t"}
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,16000}={0,2}(?![A-Za-z0-9+/=_-])")
+#: a run starts after any character outside the alphabet, `=` too: a run is a value after its name
+#: (`payload=eyJ...`, `?state=...`) as often as after a space (its own padding, `={0,2}`, only ends one)
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,16000}={0,2}(?![A-Za-z0-9+/=_-])")
 #: a run of 20 base64 characters, found before any run is looked at (one scan, most texts have none)
 _ANY_RUN = re.compile(r"[A-Za-z0-9+/_-]{20}")
 _HEXISH = re.compile(r"[0-9A-Fa-f]+")
@@ -141,7 +148,7 @@ def rejudge(
 
 
 def _unescape(text: str) -> str:
-    return _ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else m[2], text)
+    return _ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else m[2] or _ESCAPED_LETTERS[m[3]], text)
 
 
 def _view(text: str, decode: Callable[[str], str], judge: Judge, found: list[str]) -> str:

@@ -148,7 +148,22 @@ def maybe_credential(name: str, value: str) -> bool:
     return service_shaped(value, client_id=kind == "client")
 
 
+#: the length of a content digest's hex by its algorithm, after an image's name
+#: (`ghcr.io/acme/api@sha256:<hex>`: the OCI image spec's descriptor.md, "Digests")
+_DIGEST_HEX = {"@sha256": 64, "@sha512": 128}
+
+
+def _image_digest(name: str, sep: str, value: str) -> bool:
+    """`name@sha256:<hex>`: an image pinned by its digest, a public hash of its content that the pattern reads
+    as a name (`api@sha256`, which holds `api`) and its value."""
+    at = name.rfind("@")
+    length = _DIGEST_HEX.get(name[at:].lower()) if at > 0 and sep == ":" else None
+    return length == len(value) and _HEX_RUN.fullmatch(value) is not None
+
+
 def _accept_pair(match: re.Match[str]) -> bool:
+    if _image_digest(match["key"], match["sep"], match["value"]):
+        return False
     if secret_category(match["key"]) is None:
         return maybe_credential(match["key"], match["value"].strip("\\\"'`").rstrip(".:"))
     value = match["value"]
@@ -158,6 +173,44 @@ def _accept_pair(match: re.Match[str]) -> bool:
         return False
     loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
     return quoted or not loose or not _prose_like(bare)
+
+
+#: the names after which prose may give a value with no separator at all (`using password X for ...`)
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd"})
+
+
+def _accept_prose(match: re.Match[str]) -> bool:
+    """A value a sentence gives a secret's name (`password is X`, `api key was X`, `set password to X`,
+    `using password X`) only when it looks generated: a sentence goes on in words (`password is incorrect`,
+    `password was changed`, `password for user`), and a word after `password` alone is one too."""
+    if not match["verb"] and match["key"].lower() not in _PASSWORD_WORDS:
+        return False
+    return password_shaped(match["value"].strip("\"'"))
+
+
+#: a version has letters and digits too (`v1.2.3-beta`), and so has a path (`/api/v2/login`)
+_VERSION = re.compile(r"[vV]?\d{1,4}(?:\.\d{1,4}){1,3}(?:[-+.][\w.-]{1,40})?")
+#: a name's number at its end (`V2`, `2024`)
+_NUMBERED = re.compile(r"[Vv]?\d{1,8}\Z")
+#: what a password someone chose is written in: printable ASCII, no space, 8 characters or more (NIST SP
+#: 800-63B's least length for one; a shorter value, `hunter2`, reads as well as a word)
+_CHOSEN = re.compile(r"[!-~]{8,200}")
+
+
+def password_shaped(value: str) -> bool:
+    """A value that looks generated or chosen as a password rather than written in a sentence: letters and
+    digits both, spread enough to carry 3 bits a character, or a long run in random case
+    (`credential_shaped`); a word (with its full stop), a number, a date, a version, a path, a numbered
+    CamelCase name or a placeholder is not one."""
+    if _IDENTIFIER.fullmatch(_NUMBERED.sub("", value)):
+        return False  # a class or a policy named in CamelCase and numbered (`PasswordPolicyV2`)
+    if credential_shaped(value):
+        return True
+    if not _CHOSEN.fullmatch(value) or _placeholder(value) or _VERSION.fullmatch(value) or value[0] == "/":
+        return False
+    digits = any(ch.isdigit() for ch in value)
+    letters = any(ch.isalpha() for ch in value)
+    return digits and letters and _entropy(value) >= 3.0
 
 
 def _accept_named(match: re.Match[str]) -> bool:

@@ -22,6 +22,7 @@ from rounds_bot.redact.pair_values import (
     _accept_listed,
     _accept_named,
     _accept_pair,
+    _accept_prose,
     _code_like,
     _has_pair,
     _next_line_value,
@@ -78,6 +79,20 @@ _NAME_VALUE = (
 _LISTED = r""",[ \t]?(?P<value>[^\s,;"'<>]{8,500})(?=,|$)"""
 #: YAML block scalars: `api_token: |` (or `>`) and the value on the next, indented line
 _BLOCK = r""":[ \t]{0,3}[|>][-+]?[ \t]*\n[ \t]{1,40}(?P<value>[^\s]{1,500})"""
+
+
+#: a secret's name in a sentence and the value the sentence gives it (`password is '...'`, `DB password
+#: was ...`, `set password to ...`, `api key is ...`, `PASSWORD -> ...`, `using password ... for user`):
+#: words, not the separators of gitleaks' generic rule, stand between them; `verb` is empty when none does
+_PROSE = (
+    r"(?i)(?<![A-Za-z0-9])(?P<key>pass(?:word|wd|phrase)|pwd|secret|token"
+    r"|(?:api|access|secret|private|client|auth|refresh)[ _-]?(?:key|token|secret))(?![A-Za-z0-9])"
+    r"[ \t]{1,3}(?P<verb>(?:(?:is|was)[ \t]{1,3})?(?:(?:set|changed|reset)[ \t]{1,3})?"
+    r"(?:is|was|to|->)[ \t]{1,3})?"
+    # the value ends before a sentence's punctuation (`... was X.`), or is quoted
+    r"""(?P<value>'[^'\s]{1,200}'|"[^"\s]{1,200}"|[^\s"'`,;()<>\[\]{}]{1,200}?)"""
+    r"""(?=[.,;:!?]?(?![^\s"'`<>()\[\]{}]))"""
+)
 
 
 #: a value on its own, quoted or bare: what a command line or a connection string gives a password as
@@ -229,6 +244,18 @@ PAIRS: tuple[Rule, ...] = (
         group=1,
     ),
     Rule("password", _FLAG, ("pass", "token", "secret", "key"), 1),
+    # a value a sentence gives a secret's name, only when it looks generated (`password is incorrect` stays)
+    rule(
+        "key_value_secret",
+        _PROSE,
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "key",
+        group=3,
+        accept=_accept_prose,
+    ),
     # `_accept_pair` takes a pair only under a name `secret_category` or `maybe_secret` takes
     Rule(
         "key_value_secret",

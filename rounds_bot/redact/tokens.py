@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from rounds_bot.redact.pair_values import credential_shaped
 from rounds_bot.redact.rule import Rule, rule, token
 
 _B = r"(?<![A-Za-z0-9])"  # the token starts a word
@@ -47,6 +48,20 @@ def _generated(value: str) -> bool:
     """Letters and digits both after the prefix: a generated key, not a snake_case name (`test_...`)."""
     tail = value[value.index("_") + 1 :]
     return any(ch.isdigit() for ch in tail) and any(ch.isalpha() for ch in tail)
+
+
+def _generated_after_colon(value: str) -> bool:
+    """What follows the first `:` looks generated (`pair_values.credential_shaped`)."""
+    return credential_shaped(value[value.index(":") + 1 :])
+
+
+#: an AWS access key's id (gitleaks aws-access-token): the prefix of its kind, then 16 base32 characters
+_AWS_KEY_ID = r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}"
+
+
+def _aws_secret(value: str) -> bool:
+    """Generated, in both cases: base64 of random bytes, not a hash's hex (a commit's SHA-1 is 40 too)."""
+    return credential_shaped(value) and not value.islower() and not value.isupper()
 
 
 #: the start of a token whose prefix a longer identifier could end with (`unit_test_`, `ctr_`): not after a
@@ -115,9 +130,33 @@ TOKENS: tuple[Rule, ...] = (
     # a Claude Code session's remote-control link
     token("session", r"claude\.ai/code/session_[A-Za-z0-9]{16,200}", "claude.ai/code/session_"),
     # clouds
+    # an AWS secret access key (40 characters of base64, docs.aws.amazon.com/IAM/latest/UserGuide/
+    # id_credentials_access-keys.html) has no format of its own: beside its key id (`AKIA... / <secret>`,
+    # `AKIA...:<secret>`, as `aws iam create-access-key --output text` prints the two side by side; before the
+    # key id's rule, which would hide the id), and after its name with only blanks between (a tab-separated
+    # dump: `=` and `:` after a name are `pairs.py`'s), a generated run of 40 is the secret
+    rule(
+        "aws_key",
+        _B + _AWS_KEY_ID + r"(?:[ \t]{0,3}[/:,;|][ \t]{0,3}|[ \t]{1,3})([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        "akia",
+        "asia",
+        "abia",
+        "acca",
+        "a3t",
+        group=1,
+        accept=lambda m: _aws_secret(m.group(1)),
+    ),
+    rule(
+        "aws_key",
+        r"(?i)(?<![A-Za-z0-9])(?:aws[_.-]?)?secret[_.-]?(?:access[_.-]?)?key[\"']?[ \t]{1,20}"
+        r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        "secret",
+        group=1,
+        accept=lambda m: _aws_secret(m.group(1)),
+    ),
     token(
         "aws_key",
-        _B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}",
+        _B + _AWS_KEY_ID,
         "akia",
         "asia",
         "abia",
@@ -258,7 +297,16 @@ TOKENS: tuple[Rule, ...] = (
     token("webhook_url", r"discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{20,200}", "discord"),
     token("webhook_url", r"webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,300}", "webhook.office.com"),
     token("webhook_url", r"hooks\.zapier\.com/hooks/catch/\d{1,20}/[A-Za-z0-9]{4,60}", "hooks.zapier.com"),
-    token("api_token", r"\d{8,10}:AA[A-Za-z0-9_-]{33}", ":aa"),
+    # a Telegram bot's token (core.telegram.org/bots/api#authorizing-your-bot), alone or in the API's URL
+    # (`/bot<token>/sendMessage`): the bot's id, `:`, 35 characters from `A` on, as gitleaks'
+    # telegram-bot-api-token reads them (ids of 5 to 16 digits; `24197559:ASBe...` is its own example), and
+    # only a generated secret (a number before a class's name is not one)
+    rule(
+        "api_token",
+        r"(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])",
+        ":a",
+        accept=lambda m: _generated_after_colon(m.group(0)),
+    ),
     token("api_token", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", "sg."),
     token("api_token", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", "xkeysib-"),
     # Resend: two runs of base58
