@@ -5,6 +5,7 @@ that count such an error once, read from a file (`round/propagated.py`) or from 
     line("cart", go_request(n, cart, "load cart"))   one export line of a service's spans
     go_request(n, cart, query, start=T0)              a Go error wrapped and recorded at each layer
     python_request(n, cart, start=T0)                 a Python exception recorded by the two spans it escaped
+    dotnet_request(n, code, start=T0)                 SqlClient's exception inner to EF Core's, two spans
     server_span(trace, span, at, name)                a server span's 5xx status, without an exception event
     logged_line(service, span, body, **attributes)    an error log written on a span
 """
@@ -88,6 +89,40 @@ def python_request(n: int, cart: int, start: datetime = T0) -> list[dict[str, ob
     return [
         span(trace, 3 * n + 1, 3 * n + 2, at, "KeyError", message, inner + raised + error),
         span(trace, 3 * n + 2, None, at, "KeyError", message, outer + raised + error),
+    ]
+
+
+#: SqlClient's message for a duplicate key (error 2601)
+DUPLICATE_KEY = (
+    "Cannot insert duplicate key row in object 'dbo.Orders' with unique index 'IX_Orders_Number'. "
+    "The duplicate key value is (42)."
+)
+
+
+def dotnet_request(n: int, code: str, start: datetime = T0) -> list[dict[str, object]]:
+    """A .NET service's failed insert: SqlClient's span records its `SqlException`, and the service's span
+    EF Core's `DbUpdateException` over it, whose `ToString()` prints the `SqlException` as its inner
+    exception, with `code` (` (0x80131904)`, its `HResult`, as `ExternalException` prints it; or "")."""
+    trace, at = f"{n + 1:032x}", start + timedelta(seconds=n)
+    inner = (
+        f"Microsoft.Data.SqlClient.SqlException{code}: {DUPLICATE_KEY}\n"
+        "   at Microsoft.Data.SqlClient.SqlConnection.OnError(SqlException exception, "
+        "Boolean breakConnection, Action`1 wrapCloseInAction)\n"
+        "   at Microsoft.Data.SqlClient.SqlCommand.ExecuteDbDataReaderAsync(CommandBehavior behavior, "
+        "CancellationToken cancellationToken)\n"
+    )
+    saving = "An error occurred while saving the entity changes. See the inner exception for details."
+    outer = (
+        f"Microsoft.EntityFrameworkCore.DbUpdateException: {saving}\n ---> {inner}"
+        "   --- End of inner exception stack trace ---\n"
+        "   at Microsoft.EntityFrameworkCore.DbContext.SaveChangesAsync(Boolean acceptAllChangesOnSuccess, "
+        "CancellationToken cancellationToken)\n"
+        "   at Acme.Shop.Orders.OrderService.CreateAsync(OrderDto dto) "
+        "in /src/Acme.Shop/Orders/OrderService.cs:line 77\n"
+    )
+    return [
+        span(trace, 2 * n + 1, None, at, "Microsoft.EntityFrameworkCore.DbUpdateException", saving, outer),
+        span(trace, 2 * n + 2, 2 * n + 1, at, "Microsoft.Data.SqlClient.SqlException", DUPLICATE_KEY, inner),
     ]
 
 

@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from enclosed_telemetry import NO_ROWS, go_request, line, logged_line, python_request, server_span, span
+from enclosed_telemetry import (
+    NO_ROWS,
+    dotnet_request,
+    go_request,
+    line,
+    logged_line,
+    python_request,
+    server_span,
+    span,
+)
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
@@ -218,6 +227,18 @@ def test_an_apps_exception_over_the_one_a_jdbc_span_recorded_encloses_it(clean_e
         lines.append(line("carts", [jdbc, app]))
     counts = _both(tmp_path, lines, clean_env, monkeypatch)
     assert [count for count, _ in counts] == [3] and "could not save cart" in counts[0][1]
+
+
+@pytest.mark.parametrize("code", [" (0x80131904)", ""])
+def test_a_dotnet_exception_over_the_one_a_sqlclient_span_recorded_encloses_it_with_or_without_its_code(
+    clean_env, tmp_path, monkeypatch, code
+):
+    """EF Core's `DbUpdateException` names SqlClient's `SqlException` as its inner exception, after ` ---> `
+    and, as `ExternalException` prints it, with its HResult between the type and the message: one occurrence
+    a request either way."""
+    lines = [line("shop", dotnet_request(n, code, START)) for n in range(3)]
+    counts = _both(tmp_path, lines, clean_env, monkeypatch)
+    assert [count for count, _ in counts] == [3] and counts[0][1].startswith("DbUpdateException")
 
 
 def test_a_retry_on_a_sibling_span_and_another_services_error_stay_occurrences_of_their_own(

@@ -26,8 +26,10 @@ each layer: three issues for one bug. Within one trace and one service, an event
   `requests.exceptions.HTTPError` and a KeyError's `'c-0'`): caught and logged in a caller's span. A log of
   another error of the same type stays an occurrence of its own; or
 - its stack trace names the other's error as a cause (Java's `Caused by: T: message`, a Python chain's
-  `T: message` line, .NET's ` ---> T: message`): an app's own exception over the one a library's span
-  recorded (a JDBC span's `SQLException` under the service's `CartException`); or
+  `T: message` line, .NET's ` ---> T: message`, or ` ---> T (0x80131904): message` with the error code
+  some exceptions print): an app's own exception over the one a library's span recorded (a JDBC span's
+  `SQLException` under the service's `CartException`, a SqlClient span's `SqlException` under EF Core's
+  `DbUpdateException`); or
 - it is a span's record of an error whose whole message a log record holds in an attribute: the error a
   caller logged with a message of its own (`slog.Error("request failed", "err", err)`, zap's `zap.Error`).
   The log is the span's record's, not the other way: a middleware that logs every failed request with one
@@ -66,6 +68,7 @@ is placed again to find its signature.
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -74,6 +77,7 @@ from typing import Any, NamedTuple
 
 import numpy
 
+from rounds_bot.grouping.stacktrace.dotnet import ERROR_CODE
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.spill import fields_in, keys_of
 
@@ -88,6 +92,8 @@ _INTERNAL_STATUS = 1
 #: what wraps an error's message in another's: Go's `fmt.Errorf("...: %w", err)`, anyhow's `{:#}`, and most
 #: hand-built messages (`f"load cart: {err}"`)
 WRAP_SEPARATOR = ": "
+#: the error code .NET prints between an exception's type and its message (`_names`)
+_ERROR_CODE_AT_END = re.compile(ERROR_CODE + "$")
 
 
 @dataclass(frozen=True)
@@ -316,23 +322,28 @@ def _causes(records: list[_Record], enclosing: dict[int, int]) -> None:
             continue
         for (error_type, message), inners in named.items():
             if (error_type, message) != (outer.error_type, outer.message) and _names(
-                outer.stacktrace, f"{error_type}: {message.partition(chr(10))[0]}"
+                outer.stacktrace, error_type, message.partition("\n")[0]
             ):
                 for inner in inners:
                     enclosing.setdefault(inner.at, outer.at)
 
 
-def _names(stacktrace: str, error: str) -> bool:
-    """`error` (`type: first line of the message`) ends a line of `stacktrace`, its type whole (after the
-    line's start, a space, a dot or a tab: `psycopg.errors.UniqueViolation` names `UniqueViolation`)."""
-    at = stacktrace.find(error)
+def _names(stacktrace: str, error_type: str, message: str) -> bool:
+    """A line of `stacktrace` ends with `error_type: message` (the first line of a message), its type whole
+    (after the line's start, a space, a dot or a tab: `psycopg.errors.UniqueViolation` names
+    `UniqueViolation`), or with the error code .NET prints between them (`SqlException (0x80131904): ...`,
+    `SocketException (111): ...`: `dotnet.ERROR_CODE`; the exception's own record names no code)."""
+    ending = f": {message}"
+    at = stacktrace.find(ending)
     while at >= 0:
-        end = at + len(error)
-        if (at == 0 or stacktrace[at - 1] in " .\t\n") and (
-            end == len(stacktrace) or stacktrace[end] in "\r\n"
-        ):
-            return True
-        at = stacktrace.find(error, at + 1)
+        end = at + len(ending)
+        if end == len(stacktrace) or stacktrace[end] in "\r\n":
+            head = _ERROR_CODE_AT_END.sub("", stacktrace[stacktrace.rfind("\n", 0, at) + 1 : at], count=1)
+            if head.endswith(error_type) and (
+                len(head) == len(error_type) or head[-len(error_type) - 1] in " .\t"
+            ):
+                return True
+        at = stacktrace.find(ending, at + 1)
     return False
 
 

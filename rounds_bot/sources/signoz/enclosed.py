@@ -15,8 +15,9 @@ index is *enclosed* by another row when
 - the other has this one's type and message, on this one's parent span (the parent read from the spans
   table, `signoz_index_v3.parent_span_id`);
 - the other's stack trace names this one's error as its cause: a line that ends with `Type: first line of
-  the message`, the type whole (after the line's start, a space, a dot or a tab): Java's `Caused by:`, a
-  Python chain's, .NET's ` ---> `.
+  the message`, the type whole (after the line's start, a space, a dot or a tab), or with the error code
+  .NET prints between them (`SqlException (0x80131904): ...`): Java's `Caused by:`, a Python chain's,
+  .NET's ` ---> `.
 
 An enclosed row is not counted: only the rows nothing encloses are, the outermost, which carry the most
 context. A span's error status without an exception row is not counted either when its trace and service hold
@@ -46,6 +47,7 @@ read it stays counted (a minute's count is only ever raised, `counting.py`)."""
 
 from __future__ import annotations
 
+from rounds_bot.grouping.stacktrace.dotnet import ERROR_CODE
 from rounds_bot.sources.signoz.sql_time import MAX_SPAN_NS, bucket_window, window_ns
 from rounds_bot.sources.signoz.times import NS_PER_S
 
@@ -58,6 +60,20 @@ TRACE_REACH_NS = 300 * NS_PER_S
 MAX_TRACE_ROWS = 200
 #: OpenTelemetry's span kinds as SigNoz stores them (`kind`, the OTLP enum)
 SERVER, CLIENT, PRODUCER, CONSUMER = 2, 3, 4, 5
+#: the error code .NET prints after an exception's type (`dotnet.ERROR_CODE`) at the end of a text, as a
+#: ClickHouse string literal (RE2 reads the pattern as Python's `re` does): its braces and `$` written as
+#: escapes, as `queries.sql_string` writes them, which SigNoz's variable and template rendering leaves alone
+_ERROR_CODE_AT_END = (
+    "'"
+    + (
+        (ERROR_CODE + "$")
+        .replace("\\", "\\\\")
+        .replace("{", "\\x7B")
+        .replace("}", "\\x7D")
+        .replace("$", "\\x24")
+    )
+    + "'"
+)
 
 
 def enclosed_exceptions_sql(
@@ -224,14 +240,22 @@ def _on_parent() -> str:
 
 def _names_as_cause() -> str:
     """A line of the outer row's stack trace ends with the inner's `Type: first line of the message`, the
-    type whole; the inner's type and message are not the outer's own (a retry names its own error)."""
-    named = "concat(inner_row.error_type, ': ', splitByChar('\\n', inner_row.message)[1])"
-    line_names = (
-        f"line -> endsWith(line, {named}) AND (length(line) = length({named}) "
-        f"OR substring(line, length(line) - length({named}), 1) IN (' ', '.', '\\t'))"
+    type whole, or with the error code .NET prints between them (`SqlException (0x80131904): ...`): the
+    head of a line that ends with `: message`, without such a code at its end, ends with the type, after
+    its start, a space, a dot or a tab (`round.propagated._names`); the inner's type and message are not
+    the outer's own (a retry names its own error)."""
+    ending = "concat(': ', splitByChar('\\n', inner_row.message)[1])"
+    lines = "splitByChar('\\n', replaceAll(outer_row.stacktrace, '\\r', ''))"
+    heads = (
+        f"arrayMap(line -> replaceRegexpOne(substring(line, 1, length(line) - length({ending})), "
+        f"{_ERROR_CODE_AT_END}, ''), arrayFilter(line -> endsWith(line, {ending}), {lines}))"
+    )
+    whole_type = (
+        "head -> endsWith(head, inner_row.error_type) AND (length(head) = length(inner_row.error_type) "
+        "OR substring(head, length(head) - length(inner_row.error_type), 1) IN (' ', '.', '\\t'))"
     )
     return (
         "(inner_row.error_type != '' "
         "AND (outer_row.error_type != inner_row.error_type OR outer_row.message != inner_row.message) "
-        f"AND arrayExists({line_names}, splitByChar('\\n', replaceAll(outer_row.stacktrace, '\\r', ''))))"
+        f"AND arrayExists({whole_type}, {heads}))"
     )
