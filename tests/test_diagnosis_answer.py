@@ -50,6 +50,7 @@ def test_a_fault_location_reads_as_a_pointer():
 
 
 def test_the_fix_editor_is_told_to_start_at_the_fault_location(tmp_path):
+    from rounds_bot.diagnosis.prompting import fence
     from rounds_bot.fixing.prompt import FixBrief, fix_prompt
 
     located = Diagnosis.model_validate(
@@ -68,8 +69,9 @@ def test_the_fix_editor_is_told_to_start_at_the_fault_location(tmp_path):
         diagnosis=located,
     )
     prompt = fix_prompt(tmp_path, brief, test_command="pytest", protected=[], max_diff_lines=50)
-    assert "the diagnosis places the fault at `shop/cart.py:7`" in prompt.user
-    assert "average_price" in prompt.user.split("places the fault at")[1].split("Read that code first")[0]
+    where = prompt.user.split("places the fault at")[1].split("Read that code first")[0]
+    assert fence("shop/cart.py:7", "fault-location") in where  # the model's words: fenced, as data
+    assert fence("average_price", "fault-function") in where
     unlocated = brief.model_copy(update={"diagnosis": Diagnosis.model_validate(good_answer())})
     assert (
         "places the fault"

@@ -156,6 +156,28 @@ def test_diagnosed_neighbours_are_the_same_service_latest_ok_diagnoses(fresh_db)
     assert [(signature.id, outcome.diagnosis.root_cause) for signature, outcome in found] == [("a", "new")]
 
 
+def test_a_stored_answer_a_later_rule_refuses_reads_as_an_invalid_answer_not_a_failed_round(fresh_db):
+    """An answer stored by an earlier release that this one refuses (an evidence path holding a line break,
+    refused since fix prompts print paths) is not used, and every other record still reads."""
+    with fresh_db.transaction():
+        _signature(fresh_db, "a")
+        fresh_db.record_diagnosis(
+            DiagnosisRecord(cache_key="a", signature_id="a", revision="r", at="t", status="ok",
+                            trigger="new", outcome=_outcome("ok", "fine"))
+        )  # fmt: skip
+    stored = fresh_db.db["diagnoses"].get(1)["outcome"]
+    item = '{"kind":"file","path":"%s","line":3,"explanation":"the loader"}'
+    kept, refused = (
+        stored.replace('"evidence":[]', f'"evidence":[{item % path}]') for path in ("x", "x\\n#")
+    )
+    assert kept != stored and DiagnosisOutcome.model_validate_json(kept).diagnosis is not None
+    fresh_db.db.execute("update diagnoses set outcome = ? where id = 1", [refused])
+    record = fresh_db.latest_diagnosis("a")
+    assert record is not None and record.status == "invalid_answer" and record.outcome.diagnosis is None
+    assert "breaks a rule of this release" in record.outcome.detail
+    assert fresh_db.latest_good_diagnoses(["a"]) == {}
+
+
 def test_a_signatures_cascade_links_outlive_its_next_save_and_empty_links_are_forgotten(fresh_db):
     fresh_db.save(a_signature("sig_effect"))
     fresh_db.save(a_signature("sig_quiet"))

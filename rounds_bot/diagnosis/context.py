@@ -56,6 +56,20 @@ class SampleView(Frozen):
     message: str
     attributes: dict[str, str] = Field(default_factory=dict)
 
+    def origin(self) -> str:
+        """Where the event came from, one `name: value` line each for those recorded: all of it telemetry,
+        for a prompt to fence (`data`) as it fences the message."""
+        recorded = {
+            "event id": self.event_id,
+            "service": self.service,
+            "version": self.service_version,
+            "environment": self.environment,
+            "severity": self.severity,
+            "trace id": self.trace_id,
+            "error code": self.error_code,
+        }
+        return "\n".join(f"{name}: {value}" for name, value in recorded.items() if value)
+
 
 class DiagnosisContext(Frozen):
     """The redacted, bounded material a prompt template renders."""

@@ -9,11 +9,12 @@ was really incurred even when the run failed.
 from __future__ import annotations
 
 import copy
+import unicodedata
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from rounds_bot.models import ErrorEvent, Frozen
@@ -32,6 +33,28 @@ OutcomeStatus = Literal[
     "invalid_answer",
 ]
 
+#: longer than any path of a source file; a path is printed into the fix prompt, so it is bounded
+MAX_PATH_CHARS = 1_000
+#: Unicode categories no file name of a repository needs: control characters (line breaks among them), the
+#: line and paragraph separators, and invisible format characters (bidirectional overrides, zero widths)
+_NOT_IN_A_PATH = frozenset({"Cc", "Zl", "Zp", "Cf"})
+
+
+def _repository_path(path: str) -> str:
+    """`path` when it can name a file of the repository: one line, nothing invisible. The answer's paths are
+    the model's words, printed into the fix prompt and the issue: a line break in one would start a line of
+    the model's choosing there (a heading, a forged fence)."""
+    for character in path:
+        if unicodedata.category(character) in _NOT_IN_A_PATH:
+            raise ValueError(
+                f"a path names a file of the repository: it holds no line break, control or invisible "
+                f"character (found U+{ord(character):04X})"
+            )
+    return path
+
+
+RepositoryPath = Annotated[str, Field(max_length=MAX_PATH_CHARS), AfterValidator(_repository_path)]
+
 
 class Evidence(Frozen):
     """One fact the diagnosis rests on, pointing at something the bot can check exists."""
@@ -42,7 +65,9 @@ class Evidence(Frozen):
             "log: a log line quoted verbatim from the telemetry; event: an event id from the samples"
         )
     )
-    path: str | None = Field(default=None, description="for kind=file: path relative to the repository root")
+    path: RepositoryPath | None = Field(
+        default=None, description="for kind=file: path relative to the repository root"
+    )
     line: int | None = Field(default=None, ge=1, description="for kind=file: 1-based line number")
     log_line: str | None = Field(default=None, description="for kind=log: the log line, verbatim")
     event_id: str | None = Field(default=None, description="for kind=event: the event id")
@@ -73,7 +98,7 @@ class FaultLocation(Frozen):
     """Where the fault is: the code to change, which need not be where it crashed. Checked like evidence:
     the file and lines must exist at the revision, and the function must be found there."""
 
-    path: str = Field(description="file, relative to the repository root")
+    path: RepositoryPath = Field(description="file, relative to the repository root")
     function: str = Field(
         min_length=1,
         description="the function or method to change, by its name as written in the file (e.g. parseDate)",

@@ -13,9 +13,17 @@ from collections.abc import Sequence
 #: never edited by a fix, whatever the settings say: CI, git, and rounds' and the CLI's own configuration
 ALWAYS_PROTECTED = (".github/", ".git", ".rounds/", ".claude/", ".mcp.json", ".gitmodules")
 
-#: file names (globs; one with a folder matches a path's end), in any folder, that are test or build
-#: configuration: code that runs when the tests run, or that decides which tests run. A fix does not need
-#: them; a steered model would use them.
+#: paths from the repository's root (like ALWAYS_PROTECTED) that decide who must review a change. GitHub reads
+#: the first CODEOWNERS it finds in `.github/` (protected whole above), at the root, then in `docs/` (GitHub's
+#: "About code owners"): a fix that edits it, once merged, changes who must review every later change
+REVIEW_CONFIG: tuple[tuple[str, str], ...] = (
+    ("CODEOWNERS", "it names who must review a change"),
+    ("docs/CODEOWNERS", "it names who must review a change"),
+)
+
+#: file names (globs; one with a folder matches a path's end), in any folder, that are test, build, install
+#: or CI configuration: code that runs when the tests or a workflow run, what an install fetches and runs, or
+#: what decides which tests run. A fix does not need them; a steered model would use them.
 TEST_CONFIG: tuple[tuple[str, str], ...] = (
     # pytest imports every conftest.py on the way to a test: plain code, run by the test command
     ("conftest.py", "pytest runs it"),
@@ -28,6 +36,14 @@ TEST_CONFIG: tuple[tuple[str, str], ...] = (
     # Python run by the test or install command itself
     ("noxfile.py", "nox runs it"),
     ("setup.py", "an install runs it"),
+    # Python's lock and requirement files: what the job's install step (and every later install) fetches, from
+    # where (`--index-url`, a URL, a `git+` requirement), and runs (an sdist's build); like package-lock.json
+    ("requirements*.txt", "pip installs what it names, from where it says"),
+    ("requirements/*.txt", "pip installs what it names, from where it says"),
+    ("uv.lock", "uv installs what it names, from where it says"),
+    ("poetry.lock", "poetry installs what it names, from where it says"),
+    ("Pipfile", "pipenv installs what it names, from where it says"),
+    ("Pipfile.lock", "pipenv installs what it names, from where it says"),
     # executed at interpreter start: `import` lines of a .pth in a site folder, and the site hooks
     ("*.pth", "Python runs its `import` lines at start-up"),
     ("sitecustomize.py", "Python imports it at start-up"),
@@ -52,6 +68,10 @@ TEST_CONFIG: tuple[tuple[str, str], ...] = (
     # .gitignore hides files from `git status`, so from rounds' checks, while the tests still run them
     (".gitattributes", "git's drivers, and what a review shows"),
     (".gitignore", "it hides files from rounds' checks"),
+    # an action of the repository's own: a workflow runs it (`uses: ./` for the root's, `uses: ./path` for
+    # another folder's) with the job's token and the secrets it is given, on the fix's own branch too
+    ("action.yml", "a workflow runs it (`uses: ./…`), with the job's secrets"),
+    ("action.yaml", "a workflow runs it (`uses: ./…`), with the job's secrets"),
     # run by pre-commit (and pre-commit.ci on the pull request) and by direnv on a developer's machine
     (".pre-commit-config.yaml", "pre-commit runs its hooks"),
     (".envrc", "direnv runs it"),
@@ -117,10 +137,14 @@ def _is_dot_git(part: str) -> bool:
 
 def protection(path: str, protected: list[str]) -> str | None:
     """The rule that protects `path`, if any: ALWAYS_PROTECTED and `protected` (folders, files and globs
-    from the repository's root), then TEST_CONFIG (file names in any folder); without case."""
+    from the repository's root), REVIEW_CONFIG (from the root), then TEST_CONFIG (file names in any folder);
+    without case."""
     rule = protected_by(path, [*ALWAYS_PROTECTED, *protected])
     if rule is not None:
         return rule
+    for pattern, why in REVIEW_CONFIG:
+        if protected_by(path, [pattern]) is not None:
+            return f"{pattern}: {why}"
     parts = path.casefold().split("/")
     for pattern, why in TEST_CONFIG:
         wanted = pattern.casefold().split("/")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from rounds_bot.diagnosis.model import DiagnosisOutcome
 from rounds_bot.models import Frozen
@@ -103,15 +103,22 @@ class DiagnosisRecord(Frozen):
 
 
 def diagnosis_record(row: dict[str, Any]) -> DiagnosisRecord:
+    """A stored diagnosis; one whose answer this release refuses (a rule added since it was stored: a path
+    with a line break) reads as an invalid answer, not used, rather than stopping every round."""
+    try:
+        outcome = DiagnosisOutcome.model_validate_json(row["outcome"])
+    except ValidationError as exc:
+        detail = f"the stored answer breaks a rule of this release ({exc.error_count()} problem(s)); not used"
+        outcome = DiagnosisOutcome(status="invalid_answer", detail=detail)
     return DiagnosisRecord(
         cache_key=row["cache_key"],
         signature_id=row["signature_id"],
         revision=row["revision"],
         at=row["at"],
-        status=row["status"],
+        status=outcome.status if outcome.status == "invalid_answer" else row["status"],
         trigger=row["trigger"] or "",
         cost_usd=row["cost_usd"] or 0.0,
-        outcome=DiagnosisOutcome.model_validate_json(row["outcome"]),
+        outcome=outcome,
     )
 
 
