@@ -19,6 +19,7 @@ from rounds_bot.cli.app import main
 from rounds_bot.commands.grammar import command_lines
 from rounds_bot.commands.runner import (
     CommandContext,
+    acknowledge,
     catch_up,
     comment_from_event,
     handle_comment,
@@ -110,6 +111,56 @@ def test_users_without_write_permission_are_refused_and_nothing_happens(fake, fi
     assert fake.reactions_on(comment_id) == ["eyes"]
     assert f"@{user}: nothing was done" in fake.replies(1)[-1]
     assert fake.requests("repos/get-collaborator-permission-level")
+
+
+@pytest.mark.parametrize(("user", "held"), [("rita", "read permission"), ("mallory", "no permission")])
+def test_the_acknowledging_job_answers_a_refused_author_once_and_the_catch_up_does_not_again(
+    fake, filed, tmp_path, user, held
+):
+    """`rounds command --acknowledge` decides before any database: eyes, then the permission; a refused
+    author is answered there (marked), and the round's catch-up later records it without a second reply."""
+    payload = event(fake, 1, "/rounds pause", user=user)
+    api = actions_api_for(fake, tmp_path)
+    acknowledged = acknowledge(api, comment_from_event(payload))
+    assert not acknowledged.authorised and held in acknowledged.message
+    assert fake.reactions_on(payload["comment"]["id"]) == ["eyes"]
+    [reply] = fake.replies(1)
+    assert reply.startswith(f"@{user}: nothing was done") and held in reply
+    ctx = context(fake, tmp_path)
+    try:
+        outcomes = catch_up(ctx)
+        assert [o.status for o in outcomes] == ["already-handled"]
+        assert controls.load_controls(ctx.store).pause is None
+    finally:
+        ctx.store.close()
+    assert fake.replies(1) == [reply]
+
+
+def test_the_acknowledging_job_lets_a_collaborators_command_through_and_says_so(
+    fake, filed, tmp_path, clean_env
+):
+    payload = event(fake, 1, "/rounds pause", user="alice")
+    acknowledged = acknowledge(actions_api_for(fake, tmp_path), comment_from_event(payload))
+    assert acknowledged.authorised and "write permission" in acknowledged.message
+    assert fake.replies(1) == [] and fake.reactions_on(payload["comment"]["id"]) == ["eyes"]
+    outputs = tmp_path / "outputs"
+    for body, user, expected in (
+        ("/rounds pause", "alice", "true"),
+        ("/rounds pause", "mallory", "false"),
+        ("no command here", "alice", "false"),
+    ):
+        path = tmp_path / "event.json"
+        path.write_text(json.dumps(event(fake, 2, body, user=user)), encoding="utf-8")
+        outputs.write_text("", encoding="utf-8")
+        env = {
+            **dispatch_env(fake, tmp_path, ""),
+            "GITHUB_EVENT_NAME": "issue_comment",
+            "GITHUB_EVENT_PATH": str(path),
+            "GITHUB_OUTPUT": str(outputs),
+        }
+        result = CliRunner().invoke(main, ["command", "--acknowledge"], env=env)
+        assert result.exit_code == 0, result.output
+        assert outputs.read_text(encoding="utf-8") == f"authorised={expected}\n", (body, user)
 
 
 def test_admins_may_command(fake, filed, tmp_path):

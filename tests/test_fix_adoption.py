@@ -319,13 +319,18 @@ ln -sf "{claude}" "$prefix/node_modules/.bin/claude"
 
 def readme_caller(sources: Sources, saved: Path, *, setup: bool) -> dict[str, Any]:
     """README blocks 1 and 2, pinned; the round job replaced by one that saves `saved` as this run's
-    `rounds-db` artifact; without `setup`, none of the project's own setup steps in the fix-test job."""
+    `rounds-db` artifact (and says a comment's author may give commands, as the reusable workflow's
+    `authorised` output does for a collaborator); without `setup`, none of the project's own setup steps in
+    the fix-test job."""
     caller, fragment = readme_workflows()[:2]
     text = (caller + fragment).replace("OWNER/rounds", sources.repository).replace("COMMIT_SHA", sources.sha)
     workflow = parse(text)
     workflow["jobs"]["rounds"] = {
         "runs-on": "ubuntu-24.04",
         "permissions": workflow["jobs"]["rounds"]["permissions"],
+        # the reusable workflow's `authorised` output, as its acknowledge job gives it for the comments here
+        # (a collaborator's); the fix jobs take a comment only with it
+        "outputs": {"authorised": "${{ github.event_name == 'issue_comment' }}"},
         "steps": [
             {
                 "uses": UPLOAD,

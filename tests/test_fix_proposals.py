@@ -46,7 +46,7 @@ from rounds_bot.cli.app import main
 from rounds_bot.events import Fact
 from rounds_bot.fixing.auto import request_automatic_fixes
 from rounds_bot.fixing.job import run_fix_job
-from rounds_bot.fixing.messages import pull_title
+from rounds_bot.fixing.messages import NOT_A_DRAFT, pull_title
 from rounds_bot.fixing.proposals import FixOutcome, propose_fixes
 from rounds_bot.fixing.requests import Trigger, pending_requests
 from rounds_bot.github.pulls import pulls_api_from_settings
@@ -512,3 +512,49 @@ def test_a_repository_that_lets_no_workflow_open_pull_requests_gets_the_branch_a
     # the link's comment, then one saying the issue stays open until the release is seen (fixing/watch.py)
     replies = fake.replies(issue)
     assert len(replies) == said + 1 and f"<!-- rounds:waiting {number} -->" in replies[-1]
+
+
+def test_a_private_repository_without_draft_pull_requests_gets_one_ready_for_review_that_says_so(
+    tmp_path, fake, app, filed, claude_bin
+):
+    """GitHub has draft pull requests in private repositories only on GitHub Team and Enterprise Cloud (REST
+    docs, "Create a pull request"); on Free or Pro it answers 422. That is no lost answer to look for on the
+    next run: the pull request is opened at once, ready for review, and its description and the issue's
+    comment say why it is not a draft. A later commit keeps saying so."""
+    signature_id, issue = filed
+    fake.repo.private, fake.repo.plan = True, "free"
+    [outcome], _ = propose(tmp_path, fake, app, claude_bin, good_fix())
+    assert outcome.status == "proposed", outcome.reason
+    assert [e.status for e in fake.requests("pulls/create")] == [422, 201]
+    [pull] = fake.open_pulls()
+    assert not pull.draft and outcome.pr_number == pull.number
+    assert NOT_A_DRAFT in pull.body and "This is a draft." not in pull.body
+    [comment] = [c for c in fake.replies(issue) if f"#{pull.number}" in c]
+    assert "opened a pull request (not a draft: GitHub offers no draft pull requests" in comment
+    [proposed] = facts(tmp_path, Fact.FIX_PROPOSED)
+    assert proposed["pr"] == pull.number and proposed["draft"] is False
+    assert pending_requests(Store.open(tmp_path / "rounds.db")) == []
+
+    store = Store.open(tmp_path / "rounds.db")
+    ask_for_fix(store, signature_id, issue, origin="2", at=NOW)
+    store.close()
+    better = [
+        *read_then_edit(
+            "app/pricing.py", FIXED_LINE, "    return sum(prices) / len(prices) if prices else 0.0"
+        ),
+        turn(Text("Return a float for an empty list, like for any other.")),
+    ]
+    [again], _ = propose(tmp_path, fake, app, claude_bin, better, now=NOW + timedelta(days=1))
+    assert again.status == "updated", again.reason
+    [pull] = fake.open_pulls()
+    assert NOT_A_DRAFT in pull.body and "This is a draft." not in pull.body
+    assert len(fake.requests("pulls/create")) == 2
+
+
+def test_a_private_repository_on_github_team_gets_a_draft(tmp_path, fake, app, filed, claude_bin):
+    fake.repo.private, fake.repo.plan = True, "team"
+    [outcome], _ = propose(tmp_path, fake, app, claude_bin, good_fix())
+    assert outcome.status == "proposed", outcome.reason
+    [pull] = fake.open_pulls()
+    assert pull.draft and NOT_A_DRAFT not in pull.body and "This is a draft." in pull.body
+    assert [e.status for e in fake.requests("pulls/create")] == [201]

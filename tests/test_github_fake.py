@@ -160,6 +160,39 @@ def test_a_workflow_token_may_open_a_pull_request_only_where_the_repository_allo
     assert draft_pull(fake_github, "workflow", "rounds/fix-3") in fake_github.repo.pulls
 
 
+@pytest.mark.parametrize(
+    ("private", "plan", "drafts"),
+    [
+        (False, "free", True),
+        (False, "pro", True),
+        (True, "free", False),
+        (True, "pro", False),
+        (True, "team", True),
+        (True, "enterprise_cloud", True),
+    ],
+)
+def test_draft_pull_requests_only_where_githubs_plans_offer_them(
+    fake_github: FakeGitHub, private: bool, plan: str, drafts: bool
+):
+    """REST docs, "Create a pull request", `draft`: "Draft pull requests are available in public repositories
+    with GitHub Free and GitHub Free for organizations, GitHub Pro, and legacy per-repository billing plans,
+    and in public and private repositories with GitHub Team and GitHub Enterprise Cloud." Elsewhere: 422."""
+    fake_github.add_token("writer", kind="user", contents="write", pull_requests="write")
+    fake_github.repo.private, fake_github.repo.plan = private, plan
+    repo = client(fake_github, "writer").get_repo(REPOSITORY)
+    assert repo.private is private
+    if drafts:
+        assert fake_github.repo.pulls[draft_pull(fake_github, "writer", "rounds/fix-1")].draft
+        return
+    with pytest.raises(GithubException) as refused:
+        draft_pull(fake_github, "writer", "rounds/fix-1")
+    assert refused.value.status == 422
+    assert refused.value.data["message"] == "Draft pull requests are not supported in this repository."
+    assert fake_github.repo.pulls == {}
+    pull = repo.create_pull(base="main", head="rounds/fix-1", title="Fix", body="b", draft=False)
+    assert not pull.draft and list(fake_github.repo.pulls) == [pull.number]
+
+
 @pytest.fixture
 def actions_fake() -> Iterator[ActionsFakeGitHub]:
     yield from running_actions_fake()

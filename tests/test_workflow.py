@@ -210,3 +210,122 @@ def test_a_failing_step_is_an_error_annotation_and_nothing_is_saved(fake, signoz
     assert steps["restore"].outcome == "failure"
     assert "::error::GitHub rejected the token" in steps["restore"].stderr
     assert steps["check"].skipped and repo.artifacts() == 0
+
+
+def test_a_rerun_restores_the_first_attempts_database_and_saves_over_it(fake, signoz, tmp_path):
+    """Re-run all jobs: the same run, so the first attempt's `rounds-db` is the run's already. The re-run
+    restores it (the newest), and its save replaces it (`overwrite: true`) instead of failing with the
+    conflict upload-artifact v4 answers a second artifact of a name in a run. Without `overwrite` it would."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    with FakeZulip(streams=("ops",)) as zulip:
+        repo = Repository(fake, workspace, zulip, signoz, workflow=load(WORKFLOW))
+        first = repo.run("schedule", repo.payload("schedule"))
+        assert first.jobs["round"].status == "success", failures(first)
+        [saved] = fake.repo.artifacts.values()
+
+        again = repo.rerun()
+        assert again.jobs["round"].status == "success", failures(again)
+        steps = again.jobs["round"].steps
+        assert steps["restore"].outputs == {"source": "artifact"}
+        assert f"(id {saved.id}, run {saved.run_id}," in again.summary
+        assert not steps["save"].skipped and steps["save"].outcome == "success"
+        [replaced] = fake.repo.artifacts.values()
+        assert replaced.run_id == saved.run_id and replaced.id > saved.id
+        assert steps["save"].outputs["artifact-id"] == str(replaced.id)
+
+        # the same workflow without `overwrite: true`: the re-run's save fails with GitHub's conflict
+        without = load(WORKFLOW)
+        round_steps = without["jobs"]["round"]["steps"]
+        [save] = [step for step in round_steps if step.get("id") == "save"]
+        del save["with"]["overwrite"]
+        repo.runner.workflow = without
+        conflict = repo.rerun()
+    steps = conflict.jobs["round"].steps
+    assert steps["save"].outcome == "failure" and conflict.jobs["round"].status == "failure"
+    conflict_message = "(409) Conflict: an artifact with this name already exists on the workflow run"
+    assert conflict_message in steps["save"].stderr
+    assert list(fake.repo.artifacts.values()) == [replaced], "the conflict left the run's artifact alone"
+
+
+def test_every_upload_a_rerun_repeats_overwrites_its_name(workflow):
+    """A re-run uploads each name again; upload-artifact v4 refuses that without `overwrite: true`."""
+    uploads = [
+        step
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if str(step.get("uses", "")).startswith("actions/upload-artifact@")
+    ]
+    for action in ("fix/edit", "fix/test", "fix/publish"):
+        uploads += [
+            step
+            for step in load(ROOT / action / "action.yml")["runs"]["steps"]
+            if str(step.get("uses", "")).startswith("actions/upload-artifact@")
+        ]
+    for block in readme_workflows():
+        whole = block if block.startswith(("on:", "name:")) else f"jobs:\n{block}"  # step 4's jobs alone
+        for job in parse(whole)["jobs"].values():
+            uploads += [
+                step
+                for step in job.get("steps", [])
+                if str(step.get("uses", "")).startswith("actions/upload-artifact@")
+            ]
+    assert len(uploads) >= 7
+    for step in uploads:
+        assert step["with"].get("overwrite") is True, step
+
+
+def test_a_strangers_comment_is_answered_outside_the_queue_and_a_collaborators_joins_it(
+    fake, signoz, tmp_path
+):
+    """On a public repository anyone can comment, and issue_comment starts a run for every comment. Who may
+    give commands is decided by the acknowledge job, outside the `rounds-state` group: a stranger's `/rounds`
+    comment is answered there and never joins the queue (where 100 of them would cancel the scheduled rounds
+    waiting), a collaborator's joins it and is carried out. Schedule and dispatch skip acknowledge and still
+    run. The next round's catch-up finds the stranger's answer on GitHub and does not answer twice."""
+    fake.repo.collaborators["alice"] = "write"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    with FakeZulip(streams=("ops",)) as zulip:
+        repo = Repository(fake, workspace, zulip, signoz, workflow=load(WORKFLOW))
+        first = repo.run("schedule", repo.payload("schedule"))
+        assert first.jobs["acknowledge"].skipped and first.jobs["round"].status == "success", failures(first)
+        assert first.joined("rounds-state") == ["round"]
+
+        stranger = repo.comment_event(1, "/rounds pause", user="mallory")
+        refused = repo.run("issue_comment", stranger)
+        ack = refused.jobs["acknowledge"]
+        assert ack.status == "success", failures(refused)
+        assert ack.outputs == {"authorised": "false"}
+        assert refused.jobs["round"].skipped and refused.joined("rounds-state") == []
+        assert fake.reactions_on(stranger["comment"]["id"]) == ["eyes"]
+        [reply] = fake.replies(1)
+        assert reply.startswith("@mallory: nothing was done: @mallory has no permission on this repository")
+        assert f"<!-- rounds:reply {stranger['comment']['id']} -->" in reply
+        assert repo.artifacts() == 1, "no run took the database for it"
+
+        allowed = repo.comment_event(1, "/rounds status", user="alice")
+        handled = repo.run("issue_comment", allowed)
+        assert handled.jobs["acknowledge"].outputs == {"authorised": "true"}, failures(handled)
+        assert handled.jobs["round"].status == "success", failures(handled)
+        assert handled.joined("rounds-state") == ["round"]
+        replies = fake.replies(1)
+        assert len(replies) == 2 and replies[-1].startswith("@alice:")
+
+        dispatched = repo.run("workflow_dispatch", repo.payload("workflow_dispatch", inputs={}))
+        assert dispatched.jobs["acknowledge"].skipped and dispatched.joined("rounds-state") == ["round"]
+        assert dispatched.jobs["round"].status == "success", failures(dispatched)
+        assert fake.replies(1) == replies, "the catch-up found the stranger's answer and did not repeat it"
+
+
+def test_the_round_job_waits_for_acknowledge_and_runs_without_it(workflow):
+    """A job whose needed job was skipped is skipped too unless its `if:` uses a status function."""
+    round_job = workflow["jobs"]["round"]
+    assert round_job["needs"] == "acknowledge"
+    assert round_job["if"].strip().startswith("!cancelled()")
+    assert "needs.acknowledge.outputs.authorised == 'true'" in round_job["if"]
+    assert workflow["jobs"]["acknowledge"]["outputs"] == {
+        "authorised": "${{ steps.acknowledge.outputs.authorised }}"
+    }
+    declared = workflow["on"]["workflow_call"]["outputs"]["authorised"]
+    assert declared["value"] == "${{ jobs.acknowledge.outputs.authorised }}"

@@ -765,3 +765,57 @@ def test_the_readme_caller_today_starts_for_every_event_under_either_default(tmp
                 assert round_job.steps["round"].env["SIGNOZ_API_KEY"] == "signoz-key"
                 for job in ("fix-edit", "fix-publish"):
                     assert not result.jobs[job].skipped, f"{job} runs after a successful round"
+
+
+def test_the_readme_callers_fix_jobs_join_the_queue_only_for_an_authorised_comment(tmp_path):
+    """The README caller's fix jobs run on `/rounds fix` comments too, in the `rounds-state` group: they take
+    the called workflow's `authorised` output (its acknowledge job's), so a stranger's comment joins no
+    queue, in the called workflow or in the caller, and a collaborator's does. Schedules run as before. (The
+    acknowledge step stands in here: `alice` may give commands, anyone else not.)"""
+    decide = (
+        "python3 -c \"import json, os; e = json.load(open(os.environ['GITHUB_EVENT_PATH'])); "
+        "print('authorised=' + str(e['comment']['user']['login'] == 'alice').lower())\" >> \"$GITHUB_OUTPUT\""
+    )
+    called_text = (ROOT / ".github" / "workflows" / "rounds.yml").read_text("utf-8")
+    assert called_text.count("run: rounds command --acknowledge") == 1
+    files = {
+        ".github/workflows/rounds.yml": called_text.replace(
+            "run: rounds command --acknowledge", f"run: {json.dumps(decide)}"
+        ),
+        **{
+            f"fix/{stage}/action.yml": (ROOT / "fix" / stage / "action.yml").read_text("utf-8")
+            for stage in ("edit", "test", "publish")
+        },
+    }
+    sources = commit_files(tmp_path / "octo-rounds", files)
+    caller_text, fix_job = readme_workflows()[:2]
+    text = (caller_text + fix_job).replace("OWNER/rounds", sources.repository)
+    caller = parse(text.replace("COMMIT_SHA", sources.sha))
+    workspace = tmp_path / "work" / "app"
+    workspace.mkdir(parents=True)
+    runner = WorkflowRunner(
+        caller,
+        workspace,
+        actions={},
+        repositories={"octo/rounds": sources.path},
+        substitute=(every_step(parse(called_text)) | every_step(caller)) - {"acknowledge"},
+    )
+
+    def comment(login: str) -> dict[str, Any]:
+        return {
+            "action": "created",
+            "comment": {"body": "/rounds fix", "user": {"login": login, "type": "User"}},
+        }
+
+    stranger = runner.run("issue_comment", comment("mallory"), github=GITHUB)
+    assert stranger.jobs["rounds/acknowledge"].outputs == {"authorised": "false"}, stranger.jobs
+    assert stranger.joined("rounds-state") == []
+    assert stranger.jobs["rounds/round"].skipped and stranger.jobs["fix-edit"].skipped
+
+    collaborator = runner.run("issue_comment", comment("alice"), github=GITHUB)
+    assert collaborator.jobs["rounds/acknowledge"].outputs == {"authorised": "true"}
+    assert collaborator.joined("rounds-state") == ["rounds/round", "fix-edit", "fix-publish"]
+
+    scheduled = runner.run("schedule", {}, github=GITHUB)
+    assert scheduled.jobs["rounds/acknowledge"].skipped
+    assert scheduled.joined("rounds-state") == ["rounds/round", "fix-edit", "fix-publish"]

@@ -5,13 +5,15 @@
     result = repo.run("schedule", repo.payload("schedule"))
     repo = Repository(..., owner="acme", default_permissions="permissive")  # the runner's load-time options
     result = repo.run("issue_comment", event, actor=event_actor(comment.user))  # who made the event
+    again = repo.rerun()  # Re-run all jobs: the last run's event again, as its next attempt (same run id)
 
 Stand-ins for the actions the workflows use:
 - actions/checkout: the workspace already is this repository's checkout; a checkout of another repository
   (`repository:`) clones it from its local git repository at `ref` into `path`, as the action does;
 - actions/setup-python: with sources, a Python of its own (a new virtual environment) first on PATH; without,
   nothing (the Python running the tests, where rounds is installed);
-- actions/upload-artifact: the files as an artifact of the fake GitHub, of this run (output `artifact-id`);
+- actions/upload-artifact: the files as an artifact of the fake GitHub, of this run (output `artifact-id`); a
+  name the run (any attempt of it) has already fails the step with GitHub's conflict unless `overwrite: true`;
 - actions/download-artifact: an artifact of this run, by `artifact-ids` or `name`, unpacked into `path`.
 
 With sources (`commit_sources`: the package's files committed to a new local git repository, `octo/rounds`),
@@ -30,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import textwrap
 import time
 import zipfile
 from collections.abc import Iterator
@@ -45,7 +48,7 @@ from fake_github.state import BOT_LOGIN
 from fake_zulip import FakeZulip
 from signoz_emulator import SignozEmulator, build_dataset
 from signoz_fixtures import otlp_lines
-from workflow_runner import RunResult, WorkflowRunner
+from workflow_runner import ActionFailed, RunResult, WorkflowRunner
 
 from rounds_bot.github.artifacts import extract
 from rounds_bot.store import Store
@@ -83,6 +86,37 @@ def readme_workflows() -> list[str]:
     section = text[text.index("## Run it in GitHub Actions") :]
     section = section[: section.index("\n## ", 1)]
     return re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+
+
+def docs_workflow_blocks() -> list[tuple[str, str]]:
+    """Every YAML block of docs/*.md, as (`file.md block N`, its text): each one a workflow, jobs or steps."""
+    found = []
+    for path in sorted((ROOT / "docs").glob("*.md")):
+        blocks = re.findall(r"```yaml\n(.*?)```", path.read_text(encoding="utf-8"), re.DOTALL)
+        found += [(f"{path.name} block {number + 1}", block) for number, block in enumerate(blocks)]
+    return found
+
+
+def in_readme_caller(block: str) -> tuple[str, str | None]:
+    """A documented YAML block put where it goes in the README's workflow, as the README's own blocks are put
+    together (the caller, then step 4's fix jobs), and the `uses:` of the README's step it replaces (None
+    when it replaced none). A whole workflow stays as it is; jobs are appended to the caller; steps take the
+    place of the README's step that uses the same `OWNER/rounds...` action, after the steps before it."""
+    caller, fragment = readme_workflows()[:2]
+    if block.lstrip().startswith(("on:", "name:")):
+        return block, None
+    if re.match(r"  [a-z][\w-]*:\n", block):
+        return caller + fragment, None
+    [uses] = re.findall(r"^\s*(?:- )?uses: (OWNER/rounds\S*)@COMMIT_SHA", block, re.MULTILINE)
+    whole = caller + fragment
+    start = whole.index(f"- uses: {uses}@COMMIT_SHA")
+    line_start = whole.rindex("\n", 0, start) + 1
+    indent = start - line_start
+    following = re.compile(rf"\n {{0,{indent}}}(?=\S)")  # the next line no deeper than the step's "- "
+    end = following.search(whole, start + 1)
+    stop = end.start() + 1 if end else len(whole)
+    steps = textwrap.indent(textwrap.dedent(block), " " * indent)
+    return whole[:line_start] + steps + whole[stop:], uses
 
 
 def check_schema(schema: str, files: list[Path]) -> subprocess.CompletedProcess[str]:
@@ -192,6 +226,7 @@ class Repository:
         self.sources = sources
         self.workspace = workspace
         self.pythons: list[Path] = []
+        self._last: tuple[Any, ...] = ()  # the last run's event and options, for a re-run
         base_env = {"PATH": os.environ.get("PATH", ""), "HOME": str(workspace.parent)}
         if sources is not None:
             base_env.update(offline_python_env(workspace.parent / "tools"))
@@ -247,10 +282,10 @@ class Repository:
             path.write(f"{python / 'bin'}\n")
 
     def upload(self, with_: dict[str, str], env: dict[str, str]) -> None:
-        """actions/upload-artifact v4, into the fake GitHub. An artifact's name is unique within a run: a
-        second upload of a name fails with a conflict unless it says `overwrite: true`, which deletes the
-        run's earlier artifact first (upload-artifact's README, "Breaking Changes" of v4 and the
-        `overwrite` input)."""
+        """actions/upload-artifact v4, into the fake GitHub. An artifact's name is unique within a run, and
+        a re-run's attempts are the same run: a second upload of a name fails the step with the action's
+        conflict unless it says `overwrite: true`, which deletes the run's earlier artifact first
+        (upload-artifact's README, "Breaking Changes" of v4 and the `overwrite` input)."""
         self._make_room(with_["name"], overwrite=str(with_.get("overwrite")).lower() == "true")
         path = Path(with_["path"])
         files = (
@@ -278,7 +313,11 @@ class Repository:
         artifacts = self.fake.repo.artifacts
         run = self.runner.run_number
         same = [key for key, a in artifacts.items() if a.name == name and a.run_id == run]
-        assert not same or overwrite, f"upload-artifact: conflict, run {run} already has {name!r}"
+        if same and not overwrite:
+            raise ActionFailed(
+                "Failed to CreateArtifact: Received non-retryable error: Failed request: (409) Conflict: "
+                "an artifact with this name already exists on the workflow run"
+            )
         for key in same:
             del artifacts[key]
 
@@ -337,6 +376,27 @@ class Repository:
     ) -> RunResult:
         """A run for an event that `actor` made (see `event_actor`), with the repository's secrets and
         `secrets` besides; `tokens`: a GITHUB_TOKEN of its own for these jobs."""
+        self._last = (event_name, payload, token, actor, secrets, tokens)
+        return self._run(event_name, payload, token, actor=actor, secrets=secrets, tokens=tokens)
+
+    def rerun(self) -> RunResult:
+        """Re-run all jobs of the last run: its event again, as the run's next attempt (the same run id,
+        `github.run_attempt` one more; its artifacts are the run's, whichever attempt saved them)."""
+        assert self._last, "a re-run needs a run before it"
+        event_name, payload, token, actor, secrets, tokens = self._last
+        return self._run(event_name, payload, token, actor=actor, secrets=secrets, tokens=tokens, rerun=True)
+
+    def _run(
+        self,
+        event_name: str,
+        payload: dict[str, Any],
+        token: str,
+        *,
+        actor: str,
+        secrets: dict[str, str] | None,
+        tokens: dict[str, str] | None,
+        rerun: bool = False,
+    ) -> RunResult:
         return self.runner.run(
             event_name,
             payload,
@@ -353,6 +413,7 @@ class Repository:
             vars={"ROUNDS_SETTINGS": self.settings},
             actor=actor,
             tokens=tokens,
+            rerun=rerun,
         )
 
     def saved_database(self, tmp_path: Path) -> Store:

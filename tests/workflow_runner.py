@@ -31,7 +31,8 @@ What it does like the runner:
 - runs `run:` steps with `bash --noprofile --norc -eo pipefail`, in the workspace, with the runner's
   variables:
   GITHUB_ACTIONS, CI, GITHUB_EVENT_NAME, GITHUB_EVENT_PATH (the payload as a file), GITHUB_OUTPUT, GITHUB_ENV,
-  GITHUB_PATH, GITHUB_STEP_SUMMARY (files of each step), GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_SHA,
+  GITHUB_PATH, GITHUB_STEP_SUMMARY (files of each step), GITHUB_REPOSITORY, GITHUB_RUN_ID,
+  GITHUB_RUN_ATTEMPT, GITHUB_SHA,
   GITHUB_REF, GITHUB_WORKSPACE, GITHUB_WORKFLOW_REF, GITHUB_SERVER_URL, GITHUB_API_URL, RUNNER_TEMP;
 - reads step outputs (`name=value` and `name<<DELIMITER` blocks), and `GITHUB_ENV` and `GITHUB_PATH` additions
   for the job's later steps (a later PATH addition comes first);
@@ -47,23 +48,28 @@ What it does like the runner:
   `GITHUB_ACTION_PATH`, a steps context of its own, and sets the action's outputs; its own steps' results are
   in the step result's `steps`;
 - runs jobs in the file's order with the `needs` context (each needed job's result: success, failure or
-  skipped, and its `outputs:`, evaluated from its steps when it ends); a job without `if:` runs only when
-  every job it needs succeeded, as GitHub's implicit success(); with `tokens`, a job has a GITHUB_TOKEN of its
-  own (`github.token` and `secrets.GITHUB_TOKEN`), as GitHub mints one per job;
+  skipped, and its `outputs:`, evaluated from its steps when it ends; a job that calls a workflow has that
+  workflow's `on.workflow_call.outputs`, evaluated from the `jobs` context of its jobs' results and
+  outputs); a job without `if:` runs only when every job it needs succeeded, as GitHub's implicit
+  success(); with `tokens`, a job has a GITHUB_TOKEN of its own (`github.token` and
+  `secrets.GITHUB_TOKEN`), as GitHub mints one per job;
 
 What it replaces: other `uses:` steps by local stand-ins given by the test
 (`actions={"actions/upload-artifact": ...}`, looked up by the action's name without its ref), called with the
 step's `with:` values and environment (the runner's variables and the step's GITHUB_OUTPUT, GITHUB_ENV and
-GITHUB_PATH files included, which the stand-in may write like an action does); and steps whose id is in
+GITHUB_PATH files included, which the stand-in may write like an action does; it fails the step, as the
+action would, by raising `ActionFailed` with the action's error message); and steps whose id is in
 `substitute` (e.g. an install step). With `preinstalled=True` (the default) the scripts of the Python running
 the tests come first on PATH: the package under test is already installed there. With `preinstalled=False`
 only PATH additions and `base_env`'s PATH count, so a workflow must install what it runs.
 
 What it does not do: give a token the permissions (the fake GitHub's tokens have the permissions a test
 gives them), run jobs on machines of their own (every job shares the workspace, a stricter setting than
-GitHub's fresh runner per job), concurrency, timeouts, matrices, services, containers, pre and post steps of
-actions, branch and path filters of triggers, and GitHub's other load-time checks (the workflow schema, which
-contexts an expression may use where, the depth of nested calls).
+GitHub's fresh runner per job), concurrency (a job that runs records the group it joins,
+`JobResult.concurrency_group` and `RunResult.joined`, but nothing waits or is cancelled), timeouts,
+matrices, services, containers, pre and post steps of actions, branch and path filters of triggers, and
+GitHub's other load-time checks (the workflow schema, which contexts an expression may use where, the depth
+of nested calls).
 """
 
 from __future__ import annotations
@@ -89,6 +95,11 @@ from workflow_uses import (
     called_workflow,
     composite_action,
 )
+
+
+class ActionFailed(Exception):
+    """Raised by a stand-in: the action fails its step with this message (an `::error::` line)."""
+
 
 ActionStandIn = Callable[[dict[str, str], dict[str, str]], None]
 _NO_SHA = "0" * 40
@@ -120,6 +131,7 @@ class JobResult:
     env: dict[str, str] = field(default_factory=dict)  # the job's `env:`, interpolated
     outputs: dict[str, str] = field(default_factory=dict)  # the job's `outputs:`, for `needs.<job>.outputs`
     token: str = ""  # the GITHUB_TOKEN the job had
+    concurrency_group: str | None = None  # the group the job joined (it ran, with `concurrency:`), else None
 
 
 @dataclass
@@ -135,6 +147,11 @@ class RunResult:
     @property
     def summary(self) -> str:
         return "\n".join(job.summary for job in self.jobs.values())
+
+    def joined(self, group: str) -> list[str]:
+        """The jobs that entered the concurrency group `group`: those that ran and name it (a job its `if:`
+        skipped never joins its group; GitHub's "Control the concurrency of workflows and jobs")."""
+        return [name for name, job in self.jobs.items() if job.concurrency_group == group]
 
     @property
     def conclusion(self) -> str | None:
@@ -215,6 +232,7 @@ class WorkflowRunner:
         self.default_permissions = default_permissions  # the repository's default for the GITHUB_TOKEN
         self.strict = strict  # what actionlint rejects (and GitHub runs) refuses the run too
         self.run_number = 0
+        self.run_attempt = 0
         self._called: dict[str, CalledWorkflow] = {}
 
     def run(
@@ -228,15 +246,26 @@ class WorkflowRunner:
         inputs: dict[str, Any] | None = None,
         actor: str = "user",
         tokens: dict[str, str] | None = None,
+        rerun: bool = False,
     ) -> RunResult:
         """Run the workflow for an event, made by `actor`: "user" (a person), "app" (a GitHub App's token) or
         "github-token" (a workflow's GITHUB_TOKEN). Nothing runs when GitHub would start no run, or when the
         workflow does not load (`RunResult.conclusion == "startup_failure"`). `tokens` gives a job (by its
-        name) a GITHUB_TOKEN of its own, as GitHub mints one per job with the job's permissions."""
+        name) a GITHUB_TOKEN of its own, as GitHub mints one per job with the job's permissions.
+
+        With `rerun`, a new attempt of the last run (the Re-run all jobs button): the same run id, and
+        `github.run_attempt` / GITHUB_RUN_ATTEMPT one more. A re-run is the same workflow run, so what
+        it uploads meets the artifacts its earlier attempts uploaded (GitHub's "Re-running workflows and
+        jobs")."""
         reason = start_decision(self.workflow, event_name, payload, actor)
         if reason:
             return RunResult(None, started=False, reason=reason, strict=self.strict)
-        self.run_number += 1
+        if rerun:
+            assert self.run_number, "a re-run needs a run before it"
+            self.run_attempt += 1
+        else:
+            self.run_number += 1
+            self.run_attempt = 1
         self._called = {}
         owner = self.owner if self.owner is not None else github["repository"].split("/", 1)[0]
         loaded = load(
@@ -246,7 +275,8 @@ class WorkflowRunner:
             default_permissions=self.default_permissions,
             enterprise_owners=self.enterprise_owners,
         )
-        temp = self.workspace.parent / f"runner-temp-{self.run_number}"
+        attempt = f"-attempt-{self.run_attempt}" if self.run_attempt > 1 else ""
+        temp = self.workspace.parent / f"runner-temp-{self.run_number}{attempt}"
         result = RunResult(temp, startup_errors=loaded.errors, lint_errors=loaded.lint, strict=self.strict)
         if result.conclusion == "startup_failure":
             return result
@@ -259,6 +289,7 @@ class WorkflowRunner:
                 "event_name": event_name,
                 "event": payload,
                 "run_id": str(self.run_number),
+                "run_attempt": str(self.run_attempt),
                 "workspace": str(self.workspace),
             },
             "secrets": {"GITHUB_TOKEN": github.get("token", ""), **(secrets or {})},
@@ -273,6 +304,7 @@ class WorkflowRunner:
             "GITHUB_EVENT_PATH": str(event_path),
             "GITHUB_REPOSITORY": github["repository"],
             "GITHUB_RUN_ID": str(self.run_number),
+            "GITHUB_RUN_ATTEMPT": str(self.run_attempt),
             "GITHUB_SHA": github.get("sha", _NO_SHA),
             "GITHUB_REF": github.get("ref", "refs/heads/main"),
             "GITHUB_REF_NAME": github.get("ref_name", "main"),
@@ -308,7 +340,8 @@ class WorkflowRunner:
         run: _Run,
         result: RunResult,
         prefix: str,
-    ) -> None:
+    ) -> dict[str, dict[str, Any]]:
+        """Run the jobs; each job's result and outputs (the `jobs` context of a called workflow's outputs)."""
         results: dict[str, str] = {}  # job id -> success | failure | skipped, for `needs`
         outputs: dict[str, dict[str, str]] = {}  # job id -> its outputs
         for job_id, job in workflow["jobs"].items():
@@ -321,7 +354,7 @@ class WorkflowRunner:
                 continue
             with_needs = {**contexts, "needs": needed, "_needs_status": "success" if needs_ok else "failure"}
             if "uses" in job:
-                self._call(name, job, with_needs, run, result)
+                outputs[job_id] = self._call(name, job, with_needs, run, result)
                 results[job_id] = _called_result(result, name)
             else:
                 job_contexts = {**with_needs, "job": {"status": "success", **identity}}
@@ -333,6 +366,7 @@ class WorkflowRunner:
                 result.jobs[name].token = str(job_contexts["github"].get("token", ""))
                 results[job_id] = _job_result(result.jobs[name])
                 outputs[job_id] = result.jobs[name].outputs
+        return {job_id: {"result": results[job_id], "outputs": outputs.get(job_id, {})} for job_id in results}
 
     def _job(self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run) -> JobResult:
         result = JobResult(name=name)
@@ -341,6 +375,10 @@ class WorkflowRunner:
         if "if" in job and not truthy(evaluate_condition(job["if"], scope, status)):
             result.skipped = True
             return result
+        concurrency = job.get("concurrency")
+        if concurrency is not None:  # a string is the group's name
+            group = concurrency.get("group") if isinstance(concurrency, dict) else concurrency
+            result.concurrency_group = str(interpolate(group, scope))
         env = {k: interpolate(v, scope) for k, v in (job.get("env") or {}).items()}
         result.env = dict(env)
         state = _Job(name, run.runner_env, run.temp, env)
@@ -352,12 +390,13 @@ class WorkflowRunner:
 
     def _call(
         self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run, result: RunResult
-    ) -> None:
-        """A job that calls a reusable workflow: the called workflow's jobs, as `name/job`."""
+    ) -> dict[str, str]:
+        """A job that calls a reusable workflow: the called workflow's jobs, as `name/job`; the job's outputs
+        are the called workflow's `on.workflow_call.outputs`, evaluated from its jobs' outputs."""
         status = contexts.get("_needs_status", "success")
         if "if" in job and not truthy(evaluate_condition(job["if"], {**contexts, "job": {}}, status)):
             result.jobs[name] = JobResult(name=name, skipped=True)
-            return
+            return {}
         called = self._called_workflow(job["uses"])
         if job.get("secrets") == "inherit":
             # to a workflow of another owner, inherit passes nothing: its secrets are empty
@@ -370,7 +409,11 @@ class WorkflowRunner:
             "inputs": call_inputs(called.inputs, job.get("with") or {}, contexts, job["uses"]),
             "secrets": {"GITHUB_TOKEN": contexts["secrets"]["GITHUB_TOKEN"], **secrets},
         }
-        self._jobs(called.workflow, called_contexts, called.identity, run, result, prefix=f"{name}/")
+        jobs = self._jobs(called.workflow, called_contexts, called.identity, run, result, prefix=f"{name}/")
+        trigger = called.workflow.get("on") or {}
+        declared = (trigger.get("workflow_call") or {}).get("outputs") if isinstance(trigger, dict) else None
+        scope = {**called_contexts, "jobs": jobs}
+        return {key: str(interpolate(spec.get("value", ""), scope)) for key, spec in (declared or {}).items()}
 
     # --- steps --------------------------------------------------------------------------------------
     def _steps(
@@ -424,7 +467,12 @@ class WorkflowRunner:
         if stand_in is None:
             raise AssertionError(f"no local stand-in for {step['uses']}")
         files = job.files()
-        stand_in(with_values, {**job.runner_env, **env, **files.variables()})
+        try:
+            stand_in(with_values, {**job.runner_env, **env, **files.variables()})
+        except ActionFailed as failed:
+            return StepResult(
+                name=name, outcome="failure", outputs=job.collect(files), stderr=f"::error::{failed}\n"
+            )
         return StepResult(name=name, outputs=job.collect(files))
 
     def _script(self, script: str, name: str, env: dict[str, str], job: _Job) -> StepResult:

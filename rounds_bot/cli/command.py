@@ -5,7 +5,9 @@ In the workflow, after the database is restored and before the round:
     rounds command                 an issue_comment event: its comment; a workflow_dispatch event: its
                                    `rediagnose` input; then comments no run handled yet (catch-up)
     rounds command --acknowledge   only the eyes reaction on the event's comment (a job without the database,
-                                   so the receipt does not wait for a round in progress)
+                                   so the receipt does not wait for a round in progress), and whether its
+                                   author may give commands: step output `authorised=true|false`; one who
+                                   may not is answered here at once (nothing was done, and why)
 
 The comment text is read from the event file (`$GITHUB_EVENT_PATH`), never from the command line. Sets the
 step output `round=true` when a round should follow (always for schedule and dispatch; for comments, after
@@ -23,10 +25,10 @@ import click
 
 from rounds_bot.cli.actions_io import add_to_summary, annotate, read_event, set_output
 from rounds_bot.cli.options import env_file_option, friendly_errors, settings_from
-from rounds_bot.commands.grammar import ignore_reason, parse_comment
 from rounds_bot.commands.runner import (
     CommandContext,
     Outcome,
+    acknowledge,
     catch_up,
     comment_from_event,
     handle_comment,
@@ -83,16 +85,14 @@ def command_command(
 
 
 def _acknowledge(api: ActionsApi, event_name: str, event: dict[str, Any]) -> str:
+    """The receipt, and the step output `authorised=true` only for a comment with commands whose author may
+    give them: the job that handles it (in the database's queue) waits for this one and runs only then."""
     if event_name != "issue_comment" or "comment" not in event:
+        set_output("authorised", "false")
         return "nothing to acknowledge: not an issue comment event"
-    comment = comment_from_event(event)
-    skip = ignore_reason(comment.action, comment.author)
-    if skip is not None:
-        return f"comment {comment.comment_id} ignored: {skip}"
-    if parse_comment(comment.body).empty:
-        return f"comment {comment.comment_id} has no /rounds command"
-    api.react(comment.comment_id, "eyes")
-    return f"comment {comment.comment_id}: acknowledged with eyes"
+    acknowledged = acknowledge(api, comment_from_event(event))
+    set_output("authorised", "true" if acknowledged.authorised else "false")
+    return acknowledged.message
 
 
 def _handle(

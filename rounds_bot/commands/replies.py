@@ -12,6 +12,7 @@ from typing import Any
 from rounds_bot import controls
 from rounds_bot.commands.context import CommandContext
 from rounds_bot.events import Fact
+from rounds_bot.github.actions import ActionsApi
 from rounds_bot.render.markdown import neutralise
 
 _REPLY_MARK = "<!-- rounds:reply {comment_id} -->"
@@ -19,10 +20,16 @@ _REPLY_MARK_PATTERN = re.compile(r"<!-- rounds:reply (?P<id>\d+) -->")
 
 
 def post_reply(ctx: CommandContext, comment_id: int, issue_number: int, reply: str) -> None:
-    body = neutralise(reply) + "\n\n" + _REPLY_MARK.format(comment_id=comment_id)
-    ctx.api.create_comment(issue_number, body)
+    post_marked_reply(ctx.api, comment_id, issue_number, reply)
     with ctx.store.transaction():
         record_replied(ctx, comment_id)
+
+
+def post_marked_reply(api: ActionsApi, comment_id: int, issue_number: int, reply: str) -> None:
+    """The reply, marked with the comment it answers, without the database (the acknowledging job): a run
+    that reads the comment later finds the mark (`reply_on_github`) and records the comment as answered."""
+    body = neutralise(reply) + "\n\n" + _REPLY_MARK.format(comment_id=comment_id)
+    api.create_comment(issue_number, body)
 
 
 def record_replied(ctx: CommandContext, comment_id: int) -> None:

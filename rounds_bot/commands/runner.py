@@ -1,5 +1,8 @@
 """Carrying out the `/rounds` commands of one comment: receipt, authorisation, effects, record, reply.
 
+    acknowledge(api, comment)
+      the receipt before any database (the acknowledging job): eyes, then whether the author may give
+      commands; one who may not is answered at once, so no run need join the queue for the comment
     handle_comment(ctx, comment)
       1. skip it when it is not for rounds (edited, a bot's, no command line) or was handled before
          (the event log says so; after a lost database, the bot's reply on GitHub says so)
@@ -18,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from pydantic import Field
+
 from rounds_bot import controls
 from rounds_bot.commands.context import (
     CommandContext,
@@ -29,14 +34,24 @@ from rounds_bot.commands.context import (
 )
 from rounds_bot.commands.effects import carry_out
 from rounds_bot.commands.grammar import authorise, ignore_reason, parse_comment
-from rounds_bot.commands.replies import post_reply, post_unreplied, record_replied, reply_on_github
+from rounds_bot.commands.replies import (
+    post_marked_reply,
+    post_reply,
+    post_unreplied,
+    record_replied,
+    reply_on_github,
+)
 from rounds_bot.errors import TrackerError
 from rounds_bot.events import Fact
+from rounds_bot.github.actions import ActionsApi
+from rounds_bot.models import Frozen
 
 __all__ = [
+    "Acknowledged",
     "CommandContext",
     "CommentEvent",
     "Outcome",
+    "acknowledge",
     "catch_up",
     "comment_from_event",
     "comment_from_listing",
@@ -62,7 +77,7 @@ def handle_comment(ctx: CommandContext, comment: CommentEvent) -> Outcome:
     who = comment.author.login
     decision = authorise(who, ctx.api.collaborator_permission)
     if not decision.allowed:
-        reply = f"@{who}: nothing was done: {decision.reason}."
+        reply = refusal(who, decision.reason)
         _record_and_reply(ctx, comment, reply, [])
         return Outcome(comment_id=comment.comment_id, status="refused", why=decision.reason, reply=reply)
     with ctx.store.transaction():
@@ -78,6 +93,41 @@ def handle_comment(ctx: CommandContext, comment: CommentEvent) -> Outcome:
         commands=names,
         needs_round=needs_round,
     )
+
+
+class Acknowledged(Frozen):
+    """What the acknowledging job made of the event's comment, before any database or queue."""
+
+    message: str
+    authorised: bool = Field(
+        default=False, description="it holds commands and its author may give them: a run should handle it"
+    )
+
+
+def acknowledge(api: ActionsApi, comment: CommentEvent) -> Acknowledged:
+    """The receipt of a comment, in a job outside the database's concurrency group: eyes on a comment with
+    commands, then whether its author may give them (`authorise`). Only then does a run join the queue for
+    it, so a stranger's comments cannot fill the queue and cancel the rounds waiting in it. An author who
+    may not is answered here at once, as `handle_comment` answers one: the reply carries the comment's mark,
+    so a later run's catch-up finds it on GitHub and records the comment as answered, never twice."""
+    skip = ignore_reason(comment.action, comment.author)
+    if skip is not None:
+        return Acknowledged(message=f"comment {comment.comment_id} ignored: {skip}")
+    if parse_comment(comment.body).empty:
+        return Acknowledged(message=f"comment {comment.comment_id} has no /rounds command")
+    api.react(comment.comment_id, "eyes")
+    who = comment.author.login
+    decision = authorise(who, api.collaborator_permission)
+    if decision.allowed:
+        said = f"comment {comment.comment_id}: acknowledged with eyes; {decision.reason}"
+        return Acknowledged(message=said, authorised=True)
+    post_marked_reply(api, comment.comment_id, comment.issue_number, refusal(who, decision.reason))
+    return Acknowledged(message=f"comment {comment.comment_id}: acknowledged and refused: {decision.reason}")
+
+
+def refusal(who: str, reason: str) -> str:
+    """The reply to a comment whose author may not give commands."""
+    return f"@{who}: nothing was done: {reason}."
 
 
 def _already_handled(ctx: CommandContext, comment: CommentEvent) -> bool:

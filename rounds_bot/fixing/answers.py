@@ -1,6 +1,7 @@
 """A fix request answered: the event that answers it and the one comment on its issue.
 
-    proposed(...)   FixProposed + "rounds opened a draft pull request ..." (or pushed a new commit to it)
+    proposed(...)   FixProposed + "rounds opened a draft pull request ..." (or pushed a new commit to it; a
+                    pull request opened ready for review where GitHub has no drafts says so)
     offered(...)    FixOffered + ONE comment with a link that opens the pull request, when GitHub does not
                     let this token open it (the repository does not allow GitHub Actions to create pull
                     requests)
@@ -38,14 +39,24 @@ from rounds_bot.github.pulls import PullCreationRefused
 
 
 def proposed(
-    run: FixRun, request: FixRequest, plan: BranchPlan, attempt: Attempt, number: int, url: str, updated: bool
+    run: FixRun,
+    request: FixRequest,
+    plan: BranchPlan,
+    attempt: Attempt,
+    number: int,
+    url: str,
+    updated: bool,
+    *,
+    draft: bool = True,
 ) -> FixOutcome:
+    """FixProposed and the comment; `draft=False`: GitHub has no drafts here, so it was opened for review."""
     assert attempt.tests is not None
     payload = {**tested_change(request, plan, attempt), "pr": number, "url": url, "updated": updated}
+    if not draft:
+        payload["draft"] = False
     answer(run, request, Fact.FIX_PROPOSED, payload)
-    comment(
-        run, request, proposed_comment(number, plan.branch, attempt.files, attempt.tests, updated=updated)
-    )
+    said = proposed_comment(number, plan.branch, attempt.files, attempt.tests, updated=updated, draft=draft)
+    comment(run, request, said)
     status: Literal["proposed", "updated"] = "updated" if updated else "proposed"
     return FixOutcome(
         signature_id=request.signature_id,

@@ -39,6 +39,20 @@ def commit_message(issue_number: int, signature_id: str, tests: TestRun) -> str:
     )
 
 
+# The description says what the pull request is; where GitHub has no drafts (a private repository on GitHub
+# Free or Pro: `github/pulls.py`) it is opened ready for review, and says so instead.
+DRAFT_SENTENCE = "This is a draft."
+NOT_A_DRAFT = (
+    "This is a proposal opened ready for review only because GitHub offers no draft pull requests in this "
+    "repository (a private repository needs GitHub Team or Enterprise Cloud for them): treat it as a draft."
+)
+
+
+def as_not_a_draft(body: str) -> str:
+    """A pull request description of `pull_body`, for one GitHub could not open as a draft."""
+    return body.replace(DRAFT_SENTENCE, NOT_A_DRAFT, 1)
+
+
 def pull_body(
     *,
     issue_number: int,
@@ -80,7 +94,7 @@ def pull_body(
         parts += ["## Revisions", _revision_list(revisions)]
     parts += [
         "---",
-        "This is a draft. Review it, let CI run on it, and merge it yourself: rounds never merges or "
+        f"{DRAFT_SENTENCE} Review it, let CI run on it, and merge it yourself: rounds never merges or "
         "approves. `/rounds fix` with instructions in a comment here asks rounds to revise it. "
         "After the merge rounds watches the problem: once the first release that carries the fix has run "
         "for the quiet period without it, the issue is closed as resolved with the numbers; if the problem "
@@ -110,8 +124,13 @@ def test_section(tests: TestRun) -> str:
     )
 
 
-def proposed_comment(pr_number: int, branch: str, files: list[str], tests: TestRun, *, updated: bool) -> str:
-    did = "pushed a new commit to the draft pull request" if updated else "opened a draft pull request"
+def proposed_comment(
+    pr_number: int, branch: str, files: list[str], tests: TestRun, *, updated: bool, draft: bool = True
+) -> str:
+    kind = "draft pull request" if draft else "pull request"
+    did = f"pushed a new commit to the {kind}" if updated else f"opened a {kind}"
+    if not draft:
+        did += " (not a draft: GitHub offers no draft pull requests in this repository)"
     listed = ", ".join(str(md.code(path)) for path in files)
     return neutralise(
         f"rounds {did} #{pr_number} with a proposed fix (branch {md.code(branch)}; changed: {listed}). "

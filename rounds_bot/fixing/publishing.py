@@ -160,7 +160,16 @@ def _publish(run: FixRun, git: Git, request: FixRequest, staged: Staged, attempt
         published = ensure_pull(run.pulls, plan, title=title, body=body)
     except PullCreationRefused as refused:
         return answers.offered(run, request, plan, attempt, (title, body), refused)
-    return answers.proposed(run, request, plan, attempt, published.number, published.url, published.updated)
+    return answers.proposed(
+        run,
+        request,
+        plan,
+        attempt,
+        published.number,
+        published.url,
+        published.updated,
+        draft=published.draft,
+    )
 
 
 def _moved(git: Git, staged: Staged, plan: BranchPlan) -> str | None:

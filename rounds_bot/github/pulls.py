@@ -12,6 +12,15 @@ Actions is not permitted to create or approve pull requests.", "documentation_ur
 "https://docs.github.com/rest/pulls/pulls#create-a-pull-request"}` (quoted in peter-evans/create-pull-request
 #1175 and #3979, googleapis/release-please-action#767). That refusal is `PullCreationRefused`, never blamed on
 the permission. A GitHub App's installation token is not affected by the setting.
+
+Draft pull requests "are available in public repositories with GitHub Free and GitHub Free for organizations,
+GitHub Pro, and legacy per-repository billing plans, and in public and private repositories with GitHub Team
+and GitHub Enterprise Cloud" (REST docs, "Create a pull request", the `draft` parameter). Elsewhere (a private
+repository on GitHub Free or Pro) GitHub answers 422 `{"message": "Draft pull requests are not supported in
+this repository.", "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request"}`
+(quoted in SWE-agent/SWE-agent#179 and cli/cli#520). That refusal is `DraftsNotSupported`: nothing was opened,
+and the same request would be refused again, so the caller opens the pull request as a non-draft
+(`create_pull(draft=False)`).
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ PULLS_READ = "pull_requests: read"
 PULLS_WRITE = "pull_requests: write"
 #: GitHub's message when a workflow's GITHUB_TOKEN may not open pull requests (see the module docstring)
 ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pull requests"
+#: GitHub's message when a repository has no draft pull requests (see the module docstring)
+DRAFTS_NOT_SUPPORTED = "Draft pull requests are not supported in this repository"
 ACTIONS_SETTING = (
     "Settings → Actions → General → Workflow permissions → "
     '"Allow GitHub Actions to create and approve pull requests"'
@@ -38,6 +49,11 @@ ACTIONS_SETTING = (
 
 class PullCreationRefused(TrackerError):
     """GitHub does not let this token (a workflow's GITHUB_TOKEN) open pull requests: a repository setting."""
+
+
+class DraftsNotSupported(TrackerError):
+    """GitHub has no draft pull requests in this repository (private, on a plan without them): none was
+    opened, and asking again for a draft is refused again."""
 
 
 class PullsApi(ActionsApi):
@@ -63,9 +79,13 @@ class PullsApi(ActionsApi):
         return self._get(f"read pull request #{number}", f"{self._repo.url}/pulls/{number}", PULLS_READ)
 
     def create_draft_pull(self, *, title: str, body: str, head: str, base: str) -> dict[str, Any]:
-        """Open a DRAFT pull request from `head` into `base`."""
-        fields = {"title": title, "body": body, "head": head, "base": base, "draft": True}
-        what = f"open a draft pull request from {head}"
+        """Open a DRAFT pull request from `head` into `base` (`DraftsNotSupported` where GitHub has none)."""
+        return self.create_pull(title=title, body=body, head=head, base=base, draft=True)
+
+    def create_pull(self, *, title: str, body: str, head: str, base: str, draft: bool) -> dict[str, Any]:
+        """Open a pull request from `head` into `base`, a draft when `draft`."""
+        fields = {"title": title, "body": body, "head": head, "base": base, "draft": draft}
+        what = f"open a {'draft ' if draft else ''}pull request from {head}"
         try:
             _, data = self._call(
                 what,
@@ -80,6 +100,11 @@ class PullsApi(ActionsApi):
                     f"GitHub refused to {what} in {self.repository}: {ACTIONS_MAY_NOT_OPEN}",
                     hint=f"turn on {ACTIONS_SETTING}, or open pull requests with a GitHub App token "
                     "(the fix action's `github-token` input)",
+                ) from error.__cause__
+            if draft and _drafts_not_supported(error.__cause__):
+                raise DraftsNotSupported(
+                    f"GitHub refused to {what} in {self.repository}: {DRAFTS_NOT_SUPPORTED}",
+                    hint="draft pull requests need a public repository, or GitHub Team or Enterprise Cloud",
                 ) from error.__cause__
             raise
         return json_object(data)
@@ -103,9 +128,24 @@ def _actions_may_not_open(cause: BaseException | None) -> bool:
     )
 
 
+def _drafts_not_supported(cause: BaseException | None) -> bool:
+    return (
+        isinstance(cause, GithubException)
+        and cause.status == 422
+        and DRAFTS_NOT_SUPPORTED.lower() in message_of(cause).lower()
+    )
+
+
 def pulls_api_from_settings(settings: Settings, options: GitHubOptions | None = None) -> PullsApi:
     """The same token, repository and pacing as the tracker."""
     return PullsApi.sharing(github_api_from_settings(settings, options))
 
 
-__all__ = ["ACTIONS_SETTING", "PULLS_WRITE", "PullCreationRefused", "PullsApi", "pulls_api_from_settings"]
+__all__ = [
+    "ACTIONS_SETTING",
+    "PULLS_WRITE",
+    "DraftsNotSupported",
+    "PullCreationRefused",
+    "PullsApi",
+    "pulls_api_from_settings",
+]

@@ -152,6 +152,9 @@ TokenKind = Literal["workflow", "app", "user"]
 # (quoted in peter-evans/create-pull-request#1175 and #3979, googleapis/release-please-action#767).
 ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pull requests."
 PULLS_CREATE_DOCS = "https://docs.github.com/rest/pulls/pulls#create-a-pull-request"
+# GitHub's answer to `draft: true` where the repository has no draft pull requests (a private repository on
+# GitHub Free or Pro; see `Repo.drafts_allowed`), as quoted in SWE-agent/SWE-agent#179 and cli/cli#520.
+DRAFTS_NOT_SUPPORTED = "Draft pull requests are not supported in this repository."
 
 
 @dataclass
@@ -747,6 +750,10 @@ class FakeGitHub:
         # pull requests"; the 403 as quoted in peter-evans/create-pull-request#3979).
         if token.kind == "workflow" and not repo.can_approve_pull_request_reviews:
             raise ApiError(403, ACTIONS_MAY_NOT_OPEN, documentation_url=PULLS_CREATE_DOCS)
+        if body.get("draft") and not repo.drafts_allowed:
+            # "Create a pull request" in GitHub's REST docs: drafts only in public repositories, or on
+            # GitHub Team and Enterprise Cloud in private ones too
+            raise ApiError(422, DRAFTS_NOT_SUPPORTED, documentation_url=PULLS_CREATE_DOCS)
         head, base = body["head"].split(":")[-1], body["base"]
         for branch in (head, base):
             if f"refs/heads/{branch}" not in repo.refs:

@@ -122,6 +122,17 @@ class Repo:
     default_workflow_permissions: str = "read"  # read | write
     can_approve_pull_request_reviews: bool = False
     pushed_at: datetime | None = None  # the last push; None: when the repository was created
+    # Whether the repository is private, and its owner's plan (free | pro | team | enterprise_cloud): draft
+    # pull requests "are available in public repositories with GitHub Free and GitHub Free for
+    # organizations, GitHub Pro, and legacy per-repository billing plans, and in public and private
+    # repositories with GitHub Team and GitHub Enterprise Cloud" (REST docs, "Create a pull request", the
+    # `draft` parameter); elsewhere pulls/create answers 422 (`drafts_allowed`).
+    private: bool = False
+    plan: str = "free"
+
+    @property
+    def drafts_allowed(self) -> bool:
+        return not self.private or self.plan in ("team", "enterprise_cloud")
 
     @property
     def full_name(self) -> str:
@@ -355,7 +366,7 @@ class State:
                 "name": repo.name,
                 "full_name": repo.full_name,
                 "owner": self.user(repo.owner),
-                "private": False,
+                "private": repo.private,
                 "html_url": html,
                 "description": None,
                 "fork": False,
