@@ -361,11 +361,18 @@ class CandidateReader:
             with_previous_hashes=self.previous_versions,
             earlier=tuple(earlier),
         )
+        if collapsed is not trace and fingerprint is not None:
+            as_collapsed_before = collapse_recursion(trace, rotated=False)
+            if as_collapsed_before != collapsed:
+                # a recursion cut inside its cycle, whose pass releases before kept as the cut left it
+                # (`frames.collapse_leading_cycle`): the signature they made from it keeps receiving it
+                found_before = self._reading(view, trace, as_collapsed_before, values).fingerprint
+                fingerprint = looked_up_first(fingerprint, found_before)
         trace_before = as_read_before(trace)
         if trace_before is not None and fingerprint is not None:
             # the same text as releases before read it (.NET's unhandled-exception prefix, frames in a
             # syntax they did not read): the signature they made from it keeps receiving it
-            collapsed_before = collapse_recursion(trace_before)
+            collapsed_before = collapse_recursion(trace_before, rotated=False)
             found_before = self._reading(view, trace_before, collapsed_before, values[1:] or [""]).fingerprint
             fingerprint = looked_up_first(fingerprint, found_before)
         frames = None if collapsed is trace else tuple(e.frames for e in collapsed.exceptions)

@@ -289,29 +289,47 @@ def _build_frame_component(frame: Frame, hint: str | None, key: FrameKey) -> Com
     return node("frame", *children, value=value, hint=hint)
 
 
-def collapse_leading_cycle(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+def collapse_leading_cycle(frames: tuple[Frame, ...], *, rotated: bool = True) -> tuple[Frame, ...]:
     """The frames without the repeats of a recursion cycle the error was raised in.
 
     When the innermost frames repeat a cycle (`walk`, `visit`, `walk`, `visit` ... or one function
     calling itself), where in the cycle the error surfaced depends on the depth it happened at.
     Only the outermost pass through the cycle is kept, so the crash site and the frames are the
     same at every depth. A cycle is up to MAX_CYCLE frames, known by module, file and function
-    (the line inside a function differs where the error was raised)."""
+    (the line inside a function differs where the error was raised).
+
+    When the cycle runs to the last frame printed, the runtime cut the stack inside the recursion
+    (HotSpot keeps a thread's innermost 1,024 frames, Go before 1.21 its innermost 100), and which
+    frame of the cycle is outermost depends on where the cut fell: the pass is then rotated to start
+    at the frame whose identity sorts first (`_canonical_pass`). Releases before kept it as cut
+    (`rotated=False`)."""
     identities = [(f.module, f.filename, f.function) for f in frames]
     for period in range(1, MAX_CYCLE + 1):
         repeated = 0
         while repeated + period < len(frames) and identities[repeated] == identities[repeated + period]:
             repeated += 1
         if repeated >= max(period, 2):  # a cycle seen twice (an overload calling its twin is not one)
+            if rotated and period > 1 and repeated + period == len(frames):
+                return _canonical_pass(frames[repeated:])
             return frames[repeated:]
     return frames
 
 
-def collapse_recursion(trace: ParsedTrace) -> ParsedTrace:
+def _canonical_pass(cycle: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """The rotation of one pass through a cycle whose frames' keys (`frame_key`: what the hash reads, no
+    path of a deployment) sort first: the same whichever frame of the cycle a cut left outermost."""
+    keys = [(key.module, key.function, key.context or "") for key in map(frame_key, cycle)]
+    start = min(range(len(cycle)), key=lambda index: keys[index:] + keys[:index])
+    return cycle[start:] + cycle[:start]
+
+
+def collapse_recursion(trace: ParsedTrace, *, rotated: bool = True) -> ParsedTrace:
     """`trace` with each exception's leading recursion cycle collapsed (the same object when no
-    exception starts with one)."""
+    exception starts with one); `rotated=False` collapses it as releases before did (a cut cycle's
+    pass as the cut left it, see `collapse_leading_cycle`)."""
     exceptions = tuple(
-        replace(exception, frames=collapse_leading_cycle(exception.frames)) for exception in trace.exceptions
+        replace(exception, frames=collapse_leading_cycle(exception.frames, rotated=rotated))
+        for exception in trace.exceptions
     )
     if all(new.frames is old.frames for new, old in zip(exceptions, trace.exceptions, strict=True)):
         return trace

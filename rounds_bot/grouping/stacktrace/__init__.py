@@ -222,6 +222,8 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
         return before
     if trace.runtime == "rust" and (before := rust.as_read_before(trace)) is not None:
         return before  # a stripped binary's `<unknown>` frames, then the app's (`rust.as_read_before`)
+    if trace.runtime == "java" and (before := java.as_read_before(trace)) is not None:
+        return before  # a Scala closure's number kept in its name (`java.as_read_before`)
     if not any(frame.newly_read for exception in trace.exceptions for frame in exception.frames):
         return None
     before = replace(

@@ -12,11 +12,19 @@
 `... N more` stands for frames shared with the enclosing trace; they are not repeated, so they
 do not contribute twice. Generated class and method names (CGLIB, Javassist, Guice, Hibernate
 proxies, reflection accessors, lambdas) are normalised so a rebuild does not re-split a group.
+
+A Scala closure (2.12 and later) is a method named `$anonfun$<method>$<n>` (its boxing bridge
+`$anonfun$<method>$<n>$adapted`), numbered in the method's source order, so the number shifts when a
+closure is added before it: it is left out, as a lambda's is (`lambda$validate$<n>`). Releases before
+kept it (the trace's notes keep the names as printed: `as_read_before`). An anonymous class's number
+(`Parser$1.run`) is kept: its frames name no enclosing method, so two anonymous classes of one class
+that implement the same method would differ by nothing else.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
 from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace, memoised_by_line
@@ -39,7 +47,7 @@ _JVM_FILE = re.compile(
 )
 
 # Generated names: the part that changes from build to build (or run to run) is replaced.
-_GENERATED = (
+_GENERATED_BEFORE = (
     (re.compile(r"\$\$(EnhancerBy\w*?|FastClassBy\w*?|SpringCGLIB|Lambda)\$\$?[\w$/.]*"), r"$$\1"),
     (re.compile(r"\$\$Lambda(?:\$\d+)?/0x[0-9a-f]+"), "$$Lambda"),
     (re.compile(r"\$\$Lambda\$\d+(?:/\d+)?"), "$$Lambda"),
@@ -55,6 +63,12 @@ _GENERATED = (
     (re.compile(r"^(lambda\$[\w$]*?\$)\d+$"), r"\1<n>"),
     (re.compile(r"^access\$\d+$"), "access$<n>"),
 )
+#: a Scala closure's number (see the module docstring), with the suffix of its bridge or specialised variant
+_SCALA_CLOSURE = re.compile(r"^(\$anonfun\$[\w$]*?\$)\d+((?:\$adapted|\$mc[A-Z]{1,8}\$sp)?)$")
+_GENERATED = (*_GENERATED_BEFORE, (_SCALA_CLOSURE, r"\1<n>\2"))
+#: the note of a frame whose name lost a Scala closure's number, `RENAMED + "<exception> <frame> <name>"`
+#: (their indexes in the trace, the name as releases before read it): they kept the number
+RENAMED = "a frame's name printed a Scala closure's number: "
 
 
 def looks_like_jvm_frame(line: str) -> bool:
@@ -74,6 +88,7 @@ def is_frame_line(line: str) -> bool:
 def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[ParsedException] = []
     current: OpenException | None = None
+    renamed: list[str] = []
     for line in lines:
         if not line.strip():
             continue
@@ -81,6 +96,8 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         if frame is not None:
             if current is None:
                 current = OpenException("java.lang.Throwable", "", "raised")
+            if "$anonfun$" in line and (before := _function_read_before(line)) != frame.function:
+                renamed.append(f"{RENAMED}{len(exceptions)} {len(current.frames)} {before}")
             current.frames.append(frame)
             continue
         if _MORE.match(line):
@@ -99,7 +116,33 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         if current is not None and not current.frames:
             # A multi-line message: the lines before the first frame belong to it.
             current.value = (current.value + " " + line.strip()).strip()
-    return finish_trace("java", exceptions, current)
+    trace = finish_trace("java", exceptions, current)
+    return replace(trace, notes=tuple(renamed)) if trace is not None and renamed else trace
+
+
+def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """How releases before read the trace, when they read it otherwise (None for any other trace): each
+    frame that lost a Scala closure's number (`RENAMED`) named as they named it, number and all."""
+    noted = [note[len(RENAMED) :].split(" ", 2) for note in trace.notes if note.startswith(RENAMED)]
+    if not noted:
+        return None
+    frames = [list(exception.frames) for exception in trace.exceptions]
+    for exception, at, function in noted:
+        frames[int(exception)][int(at)] = replace(frames[int(exception)][int(at)], function=function)
+    return replace(
+        trace,
+        exceptions=tuple(
+            replace(exception, frames=tuple(read))
+            for exception, read in zip(trace.exceptions, frames, strict=True)
+        ),
+        notes=tuple(note for note in trace.notes if not note.startswith(RENAMED)),
+    )
+
+
+def _function_read_before(line: str) -> str | None:
+    """The function of a frame line as releases before read it (`_GENERATED_BEFORE`)."""
+    match = _FRAME.match(line)
+    return normalize_generated(match["symbol"].rpartition(".")[2], _GENERATED_BEFORE) if match else None
 
 
 def _looks_like_header(line: str) -> bool:
@@ -133,9 +176,9 @@ def _frame(match: re.Match[str]) -> Frame:
     )
 
 
-def normalize_generated(name: str) -> str:
+def normalize_generated(name: str, rules: tuple[tuple[re.Pattern[str], str], ...] = _GENERATED) -> str:
     if "$" not in name and "Generated" not in name:
         return name
-    for pattern, replacement in _GENERATED:
+    for pattern, replacement in rules:
         name = pattern.sub(replacement, name)
     return name
