@@ -267,8 +267,10 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
     _statuses(records, enclosing)
     for same_span in by_span.values():
         # a log record beside the span's own record of the error; two records of the span's own are two
-        # occurrences (a loop that records each item's failure, a retry within the span)
+        # occurrences (a loop that records each item's failure, a retry within the span), unless one is
+        # the other recorded again as its traceback grew (`_regrown`)
         spans_own = [record for record in same_span if not record.logged]
+        _regrown(spans_own, enclosing)
         if spans_own and len(spans_own) < len(same_span):
             kept = max(spans_own, key=_kept_first)
             for inner in same_span:
@@ -276,6 +278,30 @@ def _enclosing(records: list[_Record]) -> dict[int, int]:
                     enclosing.setdefault(inner.at, kept.at)
     _logged_exceptions(records, enclosing)
     return enclosing
+
+
+def _regrown(spans_own: list[_Record], enclosing: dict[int, int]) -> None:
+    """A span's records of one error (type and message) of which one is the other recorded again after it
+    went up the stack: the same exception, its traceback grown by the frames it left (Python's
+    `span.record_exception(e)` then `raise` inside `start_as_current_span`, which records it again as it
+    leaves the span). The shorter is the longer's: added to `enclosing`. Two records whose traces are the
+    same stay two (a loop's items failing alike)."""
+    if len(spans_own) < 2:
+        return
+    by_length = sorted(spans_own, key=lambda record: len(record.stacktrace))
+    for index, shorter in enumerate(by_length):
+        for longer in by_length[index + 1 :]:
+            if grows(longer.stacktrace, shorter.stacktrace):
+                enclosing.setdefault(shorter.at, longer.at)
+                break
+
+
+def grows(longer: str, shorter: str) -> bool:
+    """`longer` is `shorter` printed again after the exception went up the stack: after its first line (a
+    Python traceback's header), `shorter` is how `longer` ends, and `longer` holds more (the frames it
+    left). SigNoz's query reads it so too (`sources/signoz/enclosed.py`, `_regrown`)."""
+    rest = shorter.partition("\n")[2]
+    return bool(rest.strip()) and len(longer) > len(shorter) and longer.endswith(rest)
 
 
 def logged_error(error_type: str, message: str) -> tuple[str, str]:
@@ -301,9 +327,23 @@ def _logged_exceptions(records: list[_Record], enclosing: dict[int, int]) -> Non
     enclosers = set(enclosing.values())
     for log in records:
         if log.logged and log.error_type and log.at not in enclosing and log.at not in enclosers:
-            found = recorded.get(logged_error(log.error_type, log.message))
+            found = recorded.get(logged_error(log.error_type, log.message)) or recorded.get(
+                _last_line_error(log.stacktrace)
+            )
             if found is not None:
                 enclosing[log.at] = found.at
+
+
+def _last_line_error(stacktrace: str) -> tuple[str, str]:
+    """The type and message a Python traceback's last line prints (`QuotaExceeded: ('quota exceeded',
+    't0')`, `StaleCart`), as `logged_error` reads them: what a span recorded as `str(exception)`, where a
+    log handler wrote only the exception's first argument as its message (the SDK's `LoggingHandler`), or
+    none."""
+    last = stacktrace.rstrip().rpartition("\n")[2]
+    error_type, _, message = last.partition(": ")
+    if not error_type or " " in error_type:
+        return "", ""
+    return logged_error(error_type, message)
 
 
 def _causes(records: list[_Record], enclosing: dict[int, int]) -> None:
@@ -320,8 +360,11 @@ def _causes(records: list[_Record], enclosing: dict[int, int]) -> None:
     for outer in records:
         if not outer.stacktrace:
             continue
+        own = logged_error(outer.error_type, outer.message)
         for (error_type, message), inners in named.items():
-            if (error_type, message) != (outer.error_type, outer.message) and _names(
+            # the outer's own error, however a log spells its type (`ConnectionError` for a span's
+            # `requests.exceptions.ConnectionError`), is the parent-span and log rules', not a cause
+            if logged_error(error_type, message) != own and _names(
                 outer.stacktrace, error_type, message.partition("\n")[0]
             ):
                 for inner in inners:
