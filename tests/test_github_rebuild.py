@@ -213,7 +213,9 @@ def test_a_database_rebuilt_from_the_issues_names_the_same_cascade(tmp_path, fak
 
 def test_a_marker_without_cascade_links_rebuilds_a_signature_without_any(fake_github: FakeGitHub):
     marker = '<!-- rounds:marker v1 {"service":"api","signature_id":"sig_a","total_count":2} -->'
-    fake_github.state.create_issue(fake_github.repo, "[api] E", f"Body\n\n{marker}", ["rounds"], "x")
+    fake_github.state.create_issue(
+        fake_github.repo, "[api] E", f"Body\n\n{marker}", ["rounds"], "github-actions[bot]"
+    )
     store = Store.memory()
     assert rebuild_database(tracker_for(fake_github).api, store).signatures == 1
     assert store.cascade_links() == {}

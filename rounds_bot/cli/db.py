@@ -109,6 +109,11 @@ def describe(result: RebuildResult, target: Path, repository: str) -> str:
         )
     if result.duplicates:
         lines.append("  later issues for a signature already seen, skipped: " + ", ".join(result.duplicates))
+    if result.not_ours:
+        lines.append(
+            "  issues with the bot's label and a marker that rounds' own account did not open"
+            " (a copied marker is no record), skipped: " + ", ".join(result.not_ours)
+        )
     lines.extend(f"  {problem}" for problem in result.partial)
     lines.append(
         "  the first round after a rebuild reads its lookback window again (ERROR_LOOKBACK_MINUTES), "

@@ -35,6 +35,7 @@ class CommentEvent(Frozen):
     author: Author
     issue_number: int
     issue_body: str | None = None
+    issue_author: str = Field(default="", description="who opened the issue (events only)")
     is_pull_request: bool = False
     closed: bool = Field(default=False, description="the issue or pull request is closed (events only)")
     created_at: str = ""
@@ -49,6 +50,14 @@ class Outcome(Frozen):
     needs_round: bool = False
 
 
+@dataclass(frozen=True)
+class Whose:
+    """The signature an issue is, or why it is none (as a reply says it: "it has no rounds marker")."""
+
+    signature_id: str | None
+    why_not: str = ""
+
+
 @dataclass
 class CommandContext:
     api: ActionsApi
@@ -60,8 +69,8 @@ class CommandContext:
     fixes_off: str | None = "this run was started without the fix settings"
     # why no round diagnoses anything with this run's settings, and how to turn it on; None when it can
     diagnosis_off: str | None = None
-    # issue number -> signature id, read once per run
-    _signatures: dict[int, str | None] = field(default_factory=dict)
+    # issue number -> the signature it is, or why none (`issue_signature.whose_issue`), read once per run
+    _signatures: dict[int, Whose] = field(default_factory=dict)
 
 
 def comment_from_event(event: dict[str, Any]) -> CommentEvent:
@@ -75,6 +84,7 @@ def comment_from_event(event: dict[str, Any]) -> CommentEvent:
         author=Author(login=user.get("login", "ghost"), type=user.get("type", "User")),
         issue_number=int(issue["number"]),
         issue_body=issue.get("body") or "",
+        issue_author=str((issue.get("user") or {}).get("login") or ""),
         is_pull_request="pull_request" in issue,
         closed=issue.get("state") == "closed",
         created_at=comment.get("created_at") or "",

@@ -24,7 +24,7 @@ from rounds_bot.commands.grammar import (
     help_text,
     inline_code,
 )
-from rounds_bot.commands.issue_signature import issue_of, own_signature, signature_of, signature_of_issue
+from rounds_bot.commands.issue_signature import issue_of, own_signature, signature_of, whose_issue
 from rounds_bot.errors import TrackerError
 from rounds_bot.events import Fact
 from rounds_bot.render.markdown import escape
@@ -189,9 +189,10 @@ def _merge(ctx: CommandContext, comment: CommentEvent, command: Command) -> str:
     assert command.target is not None
     if command.target == comment.issue_number:
         return "not done: an issue cannot be merged into itself"
-    target_id = signature_of_issue(ctx, command.target, None)
-    if target_id is None:
-        return f"not done: #{command.target} is not an issue rounds filed (it carries no rounds marker)"
+    target = whose_issue(ctx, command.target)
+    if target.signature_id is None:
+        return f"not done: #{command.target} is not an issue rounds filed: {target.why_not}"
+    target_id = target.signature_id
     state = controls.load_controls(ctx.store)
     already = state.merges.get(signature_id)
     if already is not None:

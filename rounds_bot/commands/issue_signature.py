@@ -1,45 +1,66 @@
-"""Which signature an issue is: the rounds marker in its body (GitHub is the record of facts), or the
-database when it knows the issue; a pull request is never one."""
+"""Which signature an issue is: the database's record of the issues rounds filed first; otherwise the rounds
+marker in its body, trusted only when rounds itself opened the issue (a marker is text anyone can copy into
+an issue of their own, invisible once rendered); a pull request is never one."""
 
 from __future__ import annotations
 
-from rounds_bot.commands.context import CommandContext, CommentEvent
+from rounds_bot.commands.context import CommandContext, CommentEvent, Whose
 from rounds_bot.commands.grammar import Command
 from rounds_bot.marker import read_marker
+from rounds_bot.render.markdown import code
 
 
 def own_signature(ctx: CommandContext, comment: CommentEvent, command: Command) -> tuple[str | None, str]:
     if comment.is_pull_request:
         return None, f"not done: `{command.name}` works on issues rounds filed, not on pull requests"
-    signature_id = signature_of(ctx, comment)
-    if signature_id is None:
+    whose = whose_issue(ctx, comment.issue_number, comment.issue_body, comment.issue_author)
+    if whose.signature_id is None:
         return (
             None,
-            f"not done: `{command.name}` works only on issues rounds filed (this one has no rounds marker)",
+            f"not done: `{command.name}` works only on issues rounds filed, and this one is not: "
+            f"{whose.why_not}",
         )
-    return signature_id, ""
+    return whose.signature_id, ""
 
 
 def signature_of(ctx: CommandContext, comment: CommentEvent) -> str | None:
     if comment.is_pull_request:
         return None
-    return signature_of_issue(ctx, comment.issue_number, comment.issue_body)
+    return whose_issue(ctx, comment.issue_number, comment.issue_body, comment.issue_author).signature_id
 
 
-def signature_of_issue(ctx: CommandContext, number: int, body: str | None) -> str | None:
-    """The marker in the issue (GitHub is the record of facts); the database when it knows the issue."""
-    if number in ctx._signatures:
-        return ctx._signatures[number]
-    if body is None:
-        known = ctx.store.find_signature_id(f"#{number}")
-        if known is not None:
-            ctx._signatures[number] = known
-            return known
-        issue = ctx.api.get_issue(number)
-        body = "" if issue is None or "pull_request" in issue else issue.get("body") or ""
-    marker = read_marker(body)
-    ctx._signatures[number] = marker.signature_id if marker else None
+def whose_issue(ctx: CommandContext, number: int, body: str | None = None, author: str = "") -> Whose:
+    """Issue `number`'s signature (read once per run): the database's when it filed the issue; otherwise the
+    marker in the body, when the issue's author is rounds' own account (`GitHubApi.wrote`). `body` and
+    `author` are the event's, when it gave them; without them the issue is read from GitHub."""
+    if number not in ctx._signatures:
+        ctx._signatures[number] = _whose(ctx, number, body, author)
     return ctx._signatures[number]
+
+
+def _whose(ctx: CommandContext, number: int, body: str | None, author: str) -> Whose:
+    known = ctx.store.find_signature_id(f"#{number}")
+    if known is not None:
+        return Whose(known)
+    if body is None or not author:
+        issue = ctx.api.get_issue(number)
+        if issue is None:
+            return Whose(None, "there is no such issue")
+        if "pull_request" in issue:
+            return Whose(None, "it is a pull request")
+        body = issue.get("body") or ""
+        author = str((issue.get("user") or {}).get("login") or "")
+    marker = read_marker(body)
+    if marker is None:
+        return Whose(None, "it has no rounds marker")
+    if not ctx.api.wrote({"user": {"login": author}}):
+        by = f"by {code(author)}" if author else "by someone"
+        return Whose(
+            None,
+            f"it was opened {by}, not by rounds: a rounds marker is trusted only in an issue "
+            "rounds opened itself",
+        )
+    return Whose(marker.signature_id)
 
 
 def issue_of(ctx: CommandContext, signature_id: str) -> str:

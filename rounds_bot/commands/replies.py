@@ -47,12 +47,12 @@ def post_unreplied(ctx: CommandContext) -> int:
 def reply_on_github(ctx: CommandContext, comment_id: int, issue_number: int, since: str | None) -> str | None:
     """The body of the bot's reply to the comment among the issue's comments, or None when there is none."""
     for reply in ctx.api.list_comments(issue_number, since=since):
-        if _answers(reply, comment_id):
+        if _answers(ctx.api, reply, comment_id):
             return str(reply.get("body") or "")
     return None
 
 
-def _answers(reply: dict[str, Any], comment_id: int) -> bool:
+def _answers(api: ActionsApi, reply: dict[str, Any], comment_id: int) -> bool:
     match = _REPLY_MARK_PATTERN.search(reply.get("body") or "")
-    by_a_bot = (reply.get("user") or {}).get("type") == "Bot"  # a person cannot fake an answer
-    return bool(match and by_a_bot and int(match["id"]) == comment_id)
+    # rounds' own comment only: anyone (a person, another app) can copy the hidden mark into theirs
+    return bool(match and int(match["id"]) == comment_id and api.wrote(reply))

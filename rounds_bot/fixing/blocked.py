@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from rounds_bot.events import Fact
 from rounds_bot.fixing.requests import REQUEST_PREFIX, FixRequest, pending_requests
+from rounds_bot.fixing.staging import is_staging
 from rounds_bot.store import Store
 from rounds_bot.store.records import Logged
 
@@ -51,7 +52,8 @@ def automatic_request_waits(store: Store) -> bool:
     waiting = {r.key for r in pending_requests(store) if r.trigger == "auto"}
     if not waiting:
         return False
-    return any(f.payload.get("request") in waiting for f in store.facts([Fact.FIX_BLOCKED]))
+    facts = store.facts([Fact.FIX_BLOCKED])
+    return any(f.payload.get("request") in waiting for f in facts if not is_staging(f))
 
 
 def waiting_because(store: Store, request: FixRequest) -> str | None:
@@ -128,4 +130,9 @@ def record_ready(store: Store, request: FixRequest, commit: str, now: datetime) 
 
 
 def _blocked_facts(store: Store, request: FixRequest) -> list[Logged]:
-    return [f for f in store.facts([Fact.FIX_BLOCKED]) if f.payload.get("request") == request.key]
+    """The request's refusals and ready marks; not which run staged it (`staging.py`)."""
+    return [
+        f
+        for f in store.facts([Fact.FIX_BLOCKED])
+        if f.payload.get("request") == request.key and not is_staging(f)
+    ]

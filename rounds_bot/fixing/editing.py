@@ -33,6 +33,7 @@ from rounds_bot.fixing.editor import EditRun
 from rounds_bot.fixing.prompt import fix_brief, fix_prompt
 from rounds_bot.fixing.requests import FixRequest, pending_requests
 from rounds_bot.fixing.run import FixRun
+from rounds_bot.fixing.staging import held_by_another_run, record_staged
 from rounds_bot.fixing.worktree import Worktree, open_worktree
 from rounds_bot.signature import Signature
 
@@ -48,14 +49,27 @@ class Planned:
     probe: bool = False
 
 
-def edit_requests(run: FixRun) -> list[Staged | Report]:
+def edit_requests(run: FixRun, run_id: str = "") -> list[Staged | Report]:
     """Every pending request, oldest first: its change, or why there is none. A request is edited only
     once its tests passed on its unchanged base in an earlier test job; until then it is probed: the
-    baseline runs before the model is paid, and before any file the model wrote exists."""
+    baseline runs before the model is paid, and before any file the model wrote exists.
+
+    With the workflow run's `run_id` (the fix-edit job), each request carried into the bundle is recorded
+    as staged in that run, and one another run staged and has not published yet is left to that run
+    (`staging.py`); what was held back, or edited again after the hold, is said in `run.notes`."""
     results: list[Staged | Report] = []
     for request in pending_requests(run.store):
+        if run_id:
+            held, said = held_by_another_run(run.store, request, run_id, run.now)
+            if said:
+                run.notes.append(said)
+            if held:
+                continue
         planned = plan_request(run, request, probe=True)
-        results.append(planned if isinstance(planned, Report) else edit_planned(run, planned))
+        result = planned if isinstance(planned, Report) else edit_planned(run, planned)
+        if run_id:
+            record_staged(run.store, request, run_id, run.now)
+        results.append(result)
     return results
 
 

@@ -38,6 +38,7 @@ from rounds_bot.fixing.publish import PullUnknown, PushRejected, ensure_pull, pu
 from rounds_bot.fixing.pullfacts import revision, revisions, whole_pull
 from rounds_bot.fixing.requests import FixRequest, pending_requests
 from rounds_bot.fixing.run import FixOutcome, FixRun
+from rounds_bot.fixing.staging import record_published
 from rounds_bot.fixing.tokens import scrub, values_in_reach
 from rounds_bot.github.pulls import PullCreationRefused
 
@@ -46,10 +47,20 @@ NO_VERDICT = "the tests of the change did not report back (the job or step that 
 
 def publish_bundle(run: FixRun, loaded: Loaded, verdicts: dict[str, Verdict]) -> list[FixOutcome]:
     """Every report, then every proposal with its verdict, in the bundle's order."""
-    outcomes = [report_outcome(run, report) for report in loaded.bundle.reports]
+    outcomes: list[FixOutcome] = []
+    for report in loaded.bundle.reports:
+        outcomes.append(report_outcome(run, report))
+        _settled(run, loaded, report.request, report.signature_id)
     for staged in loaded.staged:
         outcomes.append(publish_one(run, staged, verdicts.get(staged.proposal.request)))
+        _settled(run, loaded, staged.proposal.request, staged.proposal.signature_id)
     return outcomes
+
+
+def _settled(run: FixRun, loaded: Loaded, request_key: str, signature_id: str) -> None:
+    """The bundle's run no longer holds the request: a later fix-edit may take it up (`staging.py`)."""
+    if loaded.bundle.run:
+        record_published(run.store, request_key, signature_id, loaded.bundle.run, run.now)
 
 
 def report_outcome(run: FixRun, report: Report) -> FixOutcome:

@@ -12,7 +12,9 @@
 
 A round may run between the edit and publish jobs (they queue in the concurrency group `rounds-state`): the
 publishing stage restores the newest database and takes every request from it; a request another run
-answered meanwhile is skipped, and every answer is keyed by its request, so nothing is answered twice.
+answered meanwhile is skipped, and every answer is keyed by its request, so nothing is answered twice. Nor
+is anything edited twice: edit records each request it staged in its run, and a later run's edit leaves one
+another run staged and has not published alone for a while (`staging.py`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from rounds_bot.fixing.editing import edit_requests
 from rounds_bot.fixing.git import Git
 from rounds_bot.fixing.job import ask, describe, follow, off_line
 from rounds_bot.fixing.publishing import publish_bundle
+from rounds_bot.fixing.requests import pending_requests
 from rounds_bot.fixing.run import rules_from
 from rounds_bot.fixing.setup import fix_run
 from rounds_bot.fixing.testing import verdicts_for
@@ -75,14 +78,14 @@ def edit_stage(
         ask(store, issue, now)
     lines = [f"{sid}: chosen for an automatic fix" for sid in request_automatic_fixes(store, settings, now)]
     run = fix_run(settings, store, now, pulls)
-    results = edit_requests(run)
+    results = edit_requests(run, run_id)
     staged = [result for result in results if isinstance(result, Staged)]
     reports = [result for result in results if isinstance(result, Report)]
     bundle = bundle.model_copy(update={"reports": reports, "notes": run.notes})
     digest = write_bundle(out, bundle, staged)
     lines += [_staged_line(item) for item in staged] + [_report_line(report) for report in reports]
-    if not results:
-        lines.append("no fix was asked for")
+    if not results:  # a request still pending was left to the run that staged it (said in the notes)
+        lines.append("no fix to edit in this run" if pending_requests(store) else "no fix was asked for")
     return Edited([*lines, *run.notes], digest, len(staged))
 
 

@@ -2,8 +2,9 @@
 
 GitHub is the record of facts: every issue rounds files carries a hidden marker (`marker.py`) with the
 signature and its running state. Listing the issues that carry the bot's label (100 per request: 1,000
-issues cost 10 requests) gives back, per signature: its identity and grouping state, its counts and
-first/last seen, its services, versions and environments, its issue and whether that issue is open,
+issues cost 10 requests) and keeping those rounds opened itself (`GitHubApi.wrote`: a marker is text
+anyone can copy into an issue of their own) gives back, per signature: its identity and grouping state, its
+counts and first/last seen, its services, versions and environments, its issue and whether that issue is open,
 resolved or muted. The representative stack trace and the "why grouped" explanation are read back from
 the body.
 
@@ -56,6 +57,10 @@ class RebuildResult(Frozen):
     partial: list[str] = Field(
         default_factory=list, description="issues rebuilt without their diagnosis, and why"
     )
+    not_ours: list[str] = Field(
+        default_factory=list,
+        description="issues with the label and a marker that rounds did not open (`GitHubApi.wrote`)",
+    )
     requests: int = 0
     fixes: int = Field(default=0, description="fix pull requests the markers remembered")
     ignored: int = Field(default=0, description="active `/rounds ignore`s the markers remembered")
@@ -71,12 +76,15 @@ def rebuild_database(
     unreadable: list[str] = []
     duplicates: list[str] = []
     partial: list[str] = []
+    not_ours: list[str] = []
     for item in sorted(listing.items, key=lambda i: i["number"]):
         if "pull_request" in item:
             continue
         marker = read_marker(item.get("body") or "")
         if marker is None:
             unreadable.append(f"#{item['number']}")
+        elif not api.wrote(item):  # a marker is text anyone can copy; only rounds' own issues are its record
+            not_ours.append(f"#{item['number']}")
         elif marker.signature_id in chosen:
             duplicates.append(f"#{item['number']}")
         else:
@@ -107,6 +115,7 @@ def rebuild_database(
         unreadable=unreadable,
         duplicates=duplicates,
         partial=partial,
+        not_ours=not_ours,
         requests=api.requests_made - before,
         **counts,
     )

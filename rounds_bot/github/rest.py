@@ -38,6 +38,9 @@ T = TypeVar("T")
 PER_PAGE = 100
 ISSUES_READ = "issues: read"
 ISSUES_WRITE = "issues: write"
+#: the account a workflow's GITHUB_TOKEN acts as; only the repository's own workflows can write as it
+WORKFLOW_BOT = "github-actions[bot]"
+_VIEWER = "query { viewer { login } }"
 
 
 class OutcomeUnknown(TrackerError):
@@ -94,11 +97,12 @@ class GitHubApi:
         self.server_error_retries = server_error_retries
         self.backoff_seconds = backoff_seconds
         self._repo: Repository = github.get_repo(repository)  # lazy: no request
+        self._own_login: str | None = None
 
     @classmethod
     def sharing(cls: type[ApiT], other: GitHubApi) -> ApiT:
         """An API of this kind with `other`'s token, repository, budget and pacing."""
-        return cls(
+        api = cls(
             other.github,
             other.repository,
             other.budget,
@@ -106,6 +110,8 @@ class GitHubApi:
             server_error_retries=other.server_error_retries,
             backoff_seconds=other.backoff_seconds,
         )
+        api._own_login = other._own_login
+        return api
 
     @property
     def requests_made(self) -> int:
@@ -142,6 +148,33 @@ class GitHubApi:
     def list_labels(self, etag: str | None) -> Listing:
         url = f"{self._repo.url}/labels"
         return self._list(url, {"per_page": PER_PAGE}, etag, "list the repository's labels")
+
+    # --- who rounds is -------------------------------------------------------------------------
+    def own_login(self) -> str:
+        """The login of the account this token acts as: `github-actions[bot]` for a workflow's token, a
+        GitHub App's `<slug>[bot]` for its installation token, a person for theirs. GraphQL's `viewer`
+        answers it for every kind of token (REST's `GET /user` refuses installation tokens); asked once."""
+        if self._own_login is None:
+            _, data = self._call(
+                "ask GitHub whose token this is",
+                lambda: self.github.requester.graphql_query(_VIEWER, {}),
+                permission="metadata: read",
+                idempotent=True,
+            )
+            login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+            if not isinstance(login, str) or not login:
+                raise TrackerError("GitHub did not say whose token this is (GraphQL `viewer` has no login)")
+            self._own_login = login
+        return self._own_login
+
+    def wrote(self, item: Mapping[str, Any]) -> bool:
+        """Whether rounds wrote this issue or comment (GitHub's JSON of it): its author is the workflow
+        token's account, which only the repository's own workflows act as, or the account of the token
+        rounds runs with (`own_login`, asked only when the author is another)."""
+        login = (item.get("user") or {}).get("login")
+        if not isinstance(login, str) or not login:
+            return False
+        return login == WORKFLOW_BOT or login == self.own_login()
 
     # --- writes -------------------------------------------------------------------------------
     def create_issue(self, title: str, body: str, labels: list[str]) -> dict[str, Any]:

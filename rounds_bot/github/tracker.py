@@ -316,8 +316,13 @@ class GitHubTracker:
     def _already_posted(self, intent: Intent) -> bool:
         assert intent.number is not None
         comments = self.api.list_comments(intent.number, since=intent.created_at[:19] + "Z")
-        keys = {match["key"] for c in comments if (match := _COMMENT_KEY.search(c.get("body") or ""))}
-        return intent.key in keys
+        # only rounds' own comments count: anyone can copy the hidden key into a comment of theirs
+        return any(
+            (match := _COMMENT_KEY.search(c.get("body") or ""))
+            and match["key"] == intent.key
+            and self.api.wrote(c)
+            for c in comments
+        )
 
     def _flush_outbox(self) -> None:
         for intent in self.journal.open_intents("comment"):

@@ -10,7 +10,9 @@ the client sends and every response the fake returns is validated against GitHub
 (openapi-core); a violation is recorded, and a request violation is answered like GitHub would (422).
 
 Tokens have fine-grained permissions and a kind (`add_token(..., kind=)`): a workflow's GITHUB_TOKEN (the
-default), a GitHub App's installation token, or a person's. A workflow's token may not open pull requests
+default), a GitHub App's installation token, or a person's, and a login (`github-actions[bot]` unless told
+otherwise): what it creates is authored by that login, and GraphQL's `viewer { login }` (the one GraphQL
+query served, outside the REST description) names it. A workflow's token may not open pull requests
 while the repository's `can_approve_pull_request_reviews` setting is off, as on GitHub (403).
 
 Adjustable behaviours, to test what a client does when GitHub misbehaves:
@@ -293,6 +295,8 @@ class FakeGitHub:
         path = request.path
         if self.prefix and path.startswith(self.prefix):
             path = path[len(self.prefix) :]
+        if request.method == "POST" and path == self._graphql_path():
+            return self._graphql(request)
         adapter = self._map.bind("127.0.0.1", path_info=path)
         try:
             operation, arguments = adapter.match(path, method=request.method)
@@ -319,6 +323,39 @@ class FakeGitHub:
                 )
         status, payload, extra_headers = self._dispatch(request, operation, arguments, body)
         return self._finish(request, operation, status, payload, extra_headers, body, headers)
+
+    def _graphql_path(self) -> str:
+        """Where GraphQL is, as seen after the REST prefix is cut: `/graphql` on github.com, `/api/graphql`
+        beside Enterprise Server's `/api/v3` (the prefix is not cut from it)."""
+        return "/api/graphql" if self.prefix else "/graphql"
+
+    def _graphql(self, request: Request) -> tuple[Response, Exchange]:
+        """The one GraphQL query rounds asks, `viewer { login }`: whose token this is. GraphQL is outside
+        the REST description, so it is not validated against it; any other query gets GraphQL's error."""
+        body = request.get_data()
+        try:
+            token = self._authenticate(request)
+            self._spend_rate_limit()
+            fault = next((f for f in self.faults if f.matches("graphql")), None)
+            if fault is not None:
+                fault.times -= 1
+                raise ApiError(fault.status, fault.message, fault.headers)
+        except ApiError as error:
+            payload: Any = {"message": error.message, "documentation_url": DOCS}
+            status, headers = error.status, error.headers
+        else:
+            query = str((json.loads(body or b"{}") or {}).get("query") or "")
+            if re.fullmatch(r"\s*(query\s*)?\{\s*viewer\s*\{\s*login\s*\}\s*\}\s*", query):
+                payload = {"data": {"viewer": {"login": token.login}}}
+            else:
+                payload = {"errors": [{"message": f"the fake serves only viewer {{ login }}, not {query!r}"}]}
+            status, headers = 200, {}
+        exchange = Exchange("graphql", "POST", request.path, {}, status, json.loads(body) if body else None)
+        self.exchanges.append(exchange)
+        data = json.dumps(payload).encode()
+        return Response(
+            data, status=status, headers={"Content-Type": "application/json", **headers}
+        ), exchange
 
     def _finish(
         self,
