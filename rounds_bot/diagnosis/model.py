@@ -9,14 +9,14 @@ was really incurred even when the run failed.
 from __future__ import annotations
 
 import copy
-import unicodedata
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from rounds_bot.diagnosis.paths import RepositoryPath
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.redact import redact_json
 
@@ -32,28 +32,6 @@ OutcomeStatus = Literal[
     "api_error",
     "invalid_answer",
 ]
-
-#: longer than any path of a source file; a path is printed into the fix prompt, so it is bounded
-MAX_PATH_CHARS = 1_000
-#: Unicode categories no file name of a repository needs: control characters (line breaks among them), the
-#: line and paragraph separators, and invisible format characters (bidirectional overrides, zero widths)
-_NOT_IN_A_PATH = frozenset({"Cc", "Zl", "Zp", "Cf"})
-
-
-def _repository_path(path: str) -> str:
-    """`path` when it can name a file of the repository: one line, nothing invisible. The answer's paths are
-    the model's words, printed into the fix prompt and the issue: a line break in one would start a line of
-    the model's choosing there (a heading, a forged fence)."""
-    for character in path:
-        if unicodedata.category(character) in _NOT_IN_A_PATH:
-            raise ValueError(
-                f"a path names a file of the repository: it holds no line break, control or invisible "
-                f"character (found U+{ord(character):04X})"
-            )
-    return path
-
-
-RepositoryPath = Annotated[str, Field(max_length=MAX_PATH_CHARS), AfterValidator(_repository_path)]
 
 
 class Evidence(Frozen):

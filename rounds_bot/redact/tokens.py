@@ -138,11 +138,7 @@ TOKENS: tuple[Rule, ...] = (
     rule(
         "aws_key",
         _B + _AWS_KEY_ID + r"(?:[ \t]{0,3}[/:,;|][ \t]{0,3}|[ \t]{1,3})([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-        "akia",
-        "asia",
-        "abia",
-        "acca",
-        "a3t",
+        *("akia", "asia", "abia", "acca", "a3t"),
         group=1,
         accept=lambda m: _aws_secret(m.group(1)),
     ),

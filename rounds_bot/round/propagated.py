@@ -34,15 +34,15 @@ each layer: three issues for one bug. Within one trace and one service, an event
   caller logged with a message of its own (`slog.Error("request failed", "err", err)`, zap's `zap.Error`).
   The log is the span's record's, not the other way: a middleware that logs every failed request with one
   message would otherwise make one problem of every bug it logs; or
-- it is the trace's first record of an error (not enclosed) beside a server or client span's error status
-  without an exception event: instrumentation's status for the 5xx the handler answered (otelhttp, the
-  Java agent), named by the span (`POST /checkout`), or for the call that failed under the error the app
-  recorded (`GET`, `SELECT shop.orders`). Counted as itself, it would make one problem of every endpoint
-  (or call), beside each of its bugs. A server's status with nothing else in its trace but a client's is
-  the client's; a status with no other record of its trace stays a problem of its own. An internal span's
-  status without an exception event is the trace's first exception's (an event, or a log of one): the
-  Java agent's controller spans when it records exceptions as logs, the semantic conventions' replacement
-  of span events (`OTEL_SEMCONV_EXCEPTION_SIGNAL_OPT_IN=logs`), which logs them at WARN, not as errors.
+- it is the trace's first record of an error (not enclosed) beside a span's error status without an
+  exception event: a server's 5xx or a client's failed call (`_STATUS_ONLY`), an internal span's status
+  beside an exception (the Java agent's controller spans under `OTEL_SEMCONV_EXCEPTION_SIGNAL_OPT_IN=logs`).
+  A status with no other record of its trace stays a problem of its own (docs/grouping.md says why).
+
+Two records of a span's own are one when one is the other recorded again as it left the span (`grows`);
+a log of an exception is a span's record when its traceback's last line prints that record's error
+(`last_line_error`: a handler that logged only the exception's first argument). The text rules live in
+`round.same_error`.
 
 An event enclosed is counted as the outermost event that encloses it, so the occurrence is counted once,
 in the signature of the error as it left the last span that recorded it: the one with the most context
@@ -59,16 +59,13 @@ have a trace of their own (the usual) pays one pass over the keys.
 Only a record of one occurrence is compared: a backend's group (`source_group_id`, a count) carries the
 ids of one sample of its occurrences (SigNoz's error index), which says nothing of the others' traces. SigNoz
 leaves the rows these rules enclose out of its counts itself, in ClickHouse (`sources/signoz/enclosed.py`).
-Only events read in the same round are compared. An inner record read a round before its encloser (the
-outer span still running, or not yet exported, when the round read) was counted as itself then; a round
-reads up to 30 s before now, so that takes a request still running about that long after its inner error.
-An encloser counted in an earlier round that the source gives again (a source that returns counted records)
-is placed again to find its signature.
+Only events read in the same round are compared: an inner record read a round before its encloser (a
+round reads up to 30 s before now) was counted as itself then. An encloser counted in an earlier round that
+the source gives again is placed again to find its signature.
 """
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -77,8 +74,8 @@ from typing import Any, NamedTuple
 
 import numpy
 
-from rounds_bot.grouping.stacktrace.dotnet import ERROR_CODE
 from rounds_bot.models import ErrorEvent
+from rounds_bot.round.same_error import grows, last_line_error, logged_error, names_as_cause
 from rounds_bot.sources.spill import fields_in, keys_of
 
 #: the most errors of one trace and service whose stack traces are searched for each other's (`_causes`)
@@ -92,8 +89,6 @@ _INTERNAL_STATUS = 1
 #: what wraps an error's message in another's: Go's `fmt.Errorf("...: %w", err)`, anyhow's `{:#}`, and most
 #: hand-built messages (`f"load cart: {err}"`)
 WRAP_SEPARATOR = ": "
-#: the error code .NET prints between an exception's type and its message (`_names`)
-_ERROR_CODE_AT_END = re.compile(ERROR_CODE + "$")
 
 
 @dataclass(frozen=True)
@@ -296,23 +291,6 @@ def _regrown(spans_own: list[_Record], enclosing: dict[int, int]) -> None:
                 break
 
 
-def grows(longer: str, shorter: str) -> bool:
-    """`longer` is `shorter` printed again after the exception went up the stack: after its first line (a
-    Python traceback's header), `shorter` is how `longer` ends, and `longer` holds more (the frames it
-    left). SigNoz's query reads it so too (`sources/signoz/enclosed.py`, `_regrown`)."""
-    rest = shorter.partition("\n")[2]
-    return bool(rest.strip()) and len(longer) > len(shorter) and longer.endswith(rest)
-
-
-def logged_error(error_type: str, message: str) -> tuple[str, str]:
-    """What a logged exception and a span's record of it share (the module docstring's example): the type's
-    last dotted name, the message out of one pair of quotes. SigNoz's query reads them so too
-    (`sources/signoz/enclosed.py`, `logged_error_sql`)."""
-    if len(message) >= 2 and message[0] in "'\"" and message[-1] == message[0]:
-        message = message[1:-1]
-    return error_type.rpartition(".")[2], message
-
-
 def _logged_exceptions(records: list[_Record], enclosing: dict[int, int]) -> None:
     """Each log of an exception that repeats, type and message (`logged_error`), an exception a span of the
     trace recorded (logged where it was caught, often on another span) is that record's: added to
@@ -328,22 +306,10 @@ def _logged_exceptions(records: list[_Record], enclosing: dict[int, int]) -> Non
     for log in records:
         if log.logged and log.error_type and log.at not in enclosing and log.at not in enclosers:
             found = recorded.get(logged_error(log.error_type, log.message)) or recorded.get(
-                _last_line_error(log.stacktrace)
+                last_line_error(log.stacktrace)
             )
             if found is not None:
                 enclosing[log.at] = found.at
-
-
-def _last_line_error(stacktrace: str) -> tuple[str, str]:
-    """The type and message a Python traceback's last line prints (`QuotaExceeded: ('quota exceeded',
-    't0')`, `StaleCart`), as `logged_error` reads them: what a span recorded as `str(exception)`, where a
-    log handler wrote only the exception's first argument as its message (the SDK's `LoggingHandler`), or
-    none."""
-    last = stacktrace.rstrip().rpartition("\n")[2]
-    error_type, _, message = last.partition(": ")
-    if not error_type or " " in error_type:
-        return "", ""
-    return logged_error(error_type, message)
 
 
 def _causes(records: list[_Record], enclosing: dict[int, int]) -> None:
@@ -364,30 +330,11 @@ def _causes(records: list[_Record], enclosing: dict[int, int]) -> None:
         for (error_type, message), inners in named.items():
             # the outer's own error, however a log spells its type (`ConnectionError` for a span's
             # `requests.exceptions.ConnectionError`), is the parent-span and log rules', not a cause
-            if logged_error(error_type, message) != own and _names(
+            if logged_error(error_type, message) != own and names_as_cause(
                 outer.stacktrace, error_type, message.partition("\n")[0]
             ):
                 for inner in inners:
                     enclosing.setdefault(inner.at, outer.at)
-
-
-def _names(stacktrace: str, error_type: str, message: str) -> bool:
-    """A line of `stacktrace` ends with `error_type: message` (the first line of a message), its type whole
-    (after the line's start, a space, a dot or a tab: `psycopg.errors.UniqueViolation` names
-    `UniqueViolation`), or with the error code .NET prints between them (`SqlException (0x80131904): ...`,
-    `SocketException (111): ...`: `dotnet.ERROR_CODE`; the exception's own record names no code)."""
-    ending = f": {message}"
-    at = stacktrace.find(ending)
-    while at >= 0:
-        end = at + len(ending)
-        if end == len(stacktrace) or stacktrace[end] in "\r\n":
-            head = _ERROR_CODE_AT_END.sub("", stacktrace[stacktrace.rfind("\n", 0, at) + 1 : at], count=1)
-            if head.endswith(error_type) and (
-                len(head) == len(error_type) or head[-len(error_type) - 1] in " .\t"
-            ):
-                return True
-        at = stacktrace.find(ending, at + 1)
-    return False
 
 
 def _logs_of_errors(
