@@ -23,9 +23,10 @@ from opentelemetry.sdk.trace import Tracer, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
+from test_signoz_enclosed_errors import _signoz_rounds
 
-from rounds_bot.round.propagated import grows
 from rounds_bot.round.run import run_round
+from rounds_bot.round.same_error import grows
 from rounds_bot.settings import load_settings
 from rounds_bot.sources.otlp_file import OtlpFileSource
 from rounds_bot.store import Store
@@ -63,7 +64,8 @@ def _sdk() -> Iterator[tuple[Tracer, logging.Logger, Callable[[], list[str]]]]:
     def lines() -> list[str]:
         tracing.shutdown()
         logging_provider.shutdown()
-        encoded = [encode_spans(spans.get_finished_spans()), encode_logs(logs.get_finished_logs())]
+        logged = logs.get_finished_logs()
+        encoded = [encode_spans(spans.get_finished_spans()), *([encode_logs(logged)] if logged else [])]
         return [otlp_json_line(each) for each in encoded]
 
     try:
@@ -72,19 +74,34 @@ def _sdk() -> Iterator[tuple[Tracer, logging.Logger, Callable[[], list[str]]]]:
         logger.handlers.clear()
 
 
-def _counts(tmp_path: Path, requests: list[Service]) -> list[tuple[int, str]]:
-    """The signatures (count, title) of a round over the telemetry of `requests`, each run once."""
+def _lines(requests: list[Service]) -> list[str]:
+    """The OTLP/JSON lines of a service's telemetry after `requests`, each run once."""
     with _sdk() as (tracer, logger, lines):
         for n, request in enumerate(requests):
             with contextlib.suppress(Exception):
                 request(tracer, logger, n)
-        data = tmp_path / "telemetry.jsonl"
-        data.write_text("\n".join(lines()) + "\n")
+        return lines()
+
+
+def _file_counts(tmp_path: Path, lines: list[str]) -> list[tuple[int, str]]:
+    """The signatures (count, title) of a round over a file of `lines`."""
+    data = tmp_path / "telemetry.jsonl"
+    data.write_text("\n".join(lines) + "\n")
     store = Store.memory()
     # the records were made now: the round is run a minute later, past a file's last 30 s
     now = datetime.now(UTC) + timedelta(minutes=1)
     run_round(load_settings(), OtlpFileSource(data), DryRunTracker(tmp_path / "drafts"), store, now=now)
     return sorted((s.total_count, s.title) for s in store.signatures())
+
+
+def _counts(tmp_path: Path, requests: list[Service], env, monkeypatch) -> list[tuple[int, str]]:
+    """The signatures (count, title) of a round over a file of the telemetry of `requests`; a round against
+    SigNoz holding it gives the same counts (`sources/signoz/enclosed.py` writes the rules in SQL)."""
+    lines = _lines(requests)
+    from_file = _file_counts(tmp_path, lines)
+    from_signoz, _ = _signoz_rounds(tmp_path, lines, env, monkeypatch, rebase=True)
+    assert [count for count, _ in from_signoz] == [count for count, _ in from_file]
+    return from_file
 
 
 #: a client library, compiled as an installed package's file: its instrumentation's client span records the
@@ -140,9 +157,9 @@ def _ship(tracer: Tracer, logger: logging.Logger, n: int) -> None:
 def test_failed_calls_of_two_handlers_are_two_problems_counted_once_each(tmp_path) -> None:
     """The client span's record holds the library's frames alone; the server span's and the log's, the
     handler's: the same error however the log spells its type (`JSONDecodeError` for the span's
-    `json.decoder.JSONDecodeError`), counted as the server span's record."""
-    requests = [_pay] * 3 + [_ship] * 4
-    counts = _counts(tmp_path, requests)
+    `json.decoder.JSONDecodeError`), counted as the server span's record. (SigNoz counts one of its groups,
+    service, type and message, as one problem: docs/grouping.md, "The same rules on SigNoz".)"""
+    counts = _file_counts(tmp_path, _lines([_pay] * 3 + [_ship] * 4))
     assert [count for count, _ in counts] == [3, 4]  # 21 records: 3 a failure
     assert all(title.startswith("JSONDecodeError: Expecting value") for _, title in counts)
 
@@ -159,8 +176,12 @@ def _recorded_by_hand(tracer: Tracer, logger: logging.Logger, n: int) -> None:
             raise
 
 
-def test_an_exception_recorded_by_hand_and_again_as_it_left_the_span_is_one_occurrence(tmp_path) -> None:
-    assert _counts(tmp_path, [_recorded_by_hand] * 4) == [(4, "RuntimeError: card declined for order 0")]
+def test_an_exception_recorded_by_hand_and_again_as_it_left_the_span_is_one_occurrence(
+    clean_env, tmp_path, monkeypatch
+) -> None:
+    assert _counts(tmp_path, [_recorded_by_hand] * 4, clean_env, monkeypatch) == [
+        (4, "RuntimeError: card declined for order 0")
+    ]
 
 
 def _loop(tracer: Tracer, logger: logging.Logger, n: int) -> None:
@@ -173,8 +194,8 @@ def _loop(tracer: Tracer, logger: logging.Logger, n: int) -> None:
                 span.record_exception(error)
 
 
-def test_a_span_recording_two_items_failing_alike_counts_both(tmp_path) -> None:
-    assert _counts(tmp_path, [_loop] * 3) == [(6, "ValueError: row has no sku")]
+def test_a_span_recording_two_items_failing_alike_counts_both(clean_env, tmp_path, monkeypatch) -> None:
+    assert _counts(tmp_path, [_loop] * 3, clean_env, monkeypatch) == [(6, "ValueError: row has no sku")]
 
 
 def _logged_in_the_caller(error: Callable[[int], Exception]) -> Service:
@@ -201,9 +222,9 @@ def _logged_in_the_caller(error: Callable[[int], Exception]) -> Service:
     ids=["two arguments", "no argument"],
 )
 def test_a_logged_exception_whose_message_is_its_first_argument_is_the_spans_record(
-    tmp_path, error: Callable[[int], Exception], title: str
+    clean_env, tmp_path, monkeypatch, error: Callable[[int], Exception], title: str
 ) -> None:
-    counts = _counts(tmp_path, [_logged_in_the_caller(error)] * 4)
+    counts = _counts(tmp_path, [_logged_in_the_caller(error)] * 4, clean_env, monkeypatch)
     assert [count for count, _ in counts] == [4]  # 8 records: a span's and a log's a failure
     assert counts[0][1].startswith(title.split("(")[0])
 

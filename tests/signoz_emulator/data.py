@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -76,6 +78,11 @@ class Dataset:
     #: the collector that wrote the rows: from v0.144.3 it indexes events named `*.exception` as well as
     #: `exception` (signoz-otel-collector pkg/schema/traces/event.go IsExceptionEvent, commit f1b43378)
     collector_indexes_suffixed_exceptions: bool = True
+    #: the collector leaves a span's NaN or infinite number attribute out (signoz-otel-collector
+    #: exporter/clickhousetracesexporter/clickhouse_exporter_v3.go attributesData.add, utils.IsValidFloat,
+    #: since v0.111.14, commit cd566027); before, it stored it as it was. The logs exporter stores it as it is
+    #: (exporter/clickhouselogsexporter/exporter.go attributesToMap).
+    collector_skips_non_finite_span_numbers: bool = True
     #: the collector's `body_json_enabled`: a map body goes to `body_v2` and `body` stays empty
     #: (signoz-otel-collector exporter/clickhouselogsexporter/exporter.go processBody)
     body_json_enabled: bool = False
@@ -96,6 +103,18 @@ class Dataset:
         engine.insert(ERROR_INDEX, (_columns(row) for row in self.exceptions))
         engine.insert(SPANS, (_columns(row) for row in self.spans))
         engine.insert(LOGS, self.logs)
+
+    def retried(self) -> Dataset:
+        """These rows as the collector writes them again when it retries their batch whole (exporterhelper's
+        retry, signoz-otel-collector exporter/clickhousetracesexporter/factory.go WithRetry; the logs exporter
+        likewise): equal but for the ids made as they are written, an exception row's errorID
+        (clickhouse_exporter_v3.go populateEventsV3, `uuid.New()`) and a log's id (exporter/
+        clickhouselogsexporter/exporter.go, `ksuid.NewRandomWithTime`). Write them with `arrive`."""
+        again = Dataset()
+        again.exceptions = [{**row, "errorID": uuid.uuid4().hex} for row in self.exceptions]
+        again.spans = [dict(row) for row in self.spans]
+        again.logs = [{**row, "id": ksuid_like(row["timestamp"], uuid.uuid4().hex)} for row in self.logs]
+        return again
 
     def exception_rows(self) -> int:
         return len(self.exceptions) + sum(load.events for load in self.synthetic)
@@ -216,6 +235,8 @@ def _load_span(span: Span, resource: dict[str, str], dataset: Dataset, shift_ns:
     start = span.start_time_unix_nano + shift_ns
     end = (span.end_time_unix_nano or span.start_time_unix_nano) + shift_ns
     strings, numbers, bools = split_typed(attributes_of(span.attributes))
+    if dataset.collector_skips_non_finite_span_numbers:
+        numbers = {key: number for key, number in numbers.items() if math.isfinite(number)}
     events = [
         _load_event(span, index, event, resource, dataset, shift_ns)
         for index, event in enumerate(span.events)
@@ -229,6 +250,10 @@ def _load_span(span: Span, resource: dict[str, str], dataset: Dataset, shift_ns:
         ),
         "",
     )
+    # stored at its start, its 30-minute bucket the start's (signoz-otel-collector exporter/
+    # clickhousetracesexporter/clickhouse_exporter_v3.go: StartTimeUnixNano, tsBucket of StartTimestamp),
+    # though the collector receives it when it ends: a long span's row is written long after its `timestamp`
+    # (`Dataset.arrive`)
     dataset.spans.append(
         {
             "_ns": start,
@@ -275,6 +300,9 @@ def _load_event(
         encoded["attributeMap"] = attributes
     suffixed = dataset.collector_indexes_suffixed_exceptions and event.name.endswith(".exception")
     if event.name == "exception" or suffixed:
+        # the span's own copy of the event says it has an error row (populateEventsV3 sets IsError on exactly
+        # the events it indexes, clickhouse_exporter_v3.go); the two rows are written by parallel inserts
+        # (writer.go WriteBatchOfSpansV3), so a test may write one before the other (`Dataset.arrive`)
         encoded["isError"] = True
         service = resource.get("service.name", NIL_SERVICE)
         exception_type = attributes.get("exception.type", "")

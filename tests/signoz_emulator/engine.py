@@ -92,7 +92,13 @@ class Engine:
         self._session = chdb_session.Session()
         self._lock = threading.Lock()
         self._tallies = threading.local()
-        for setting in ("session_timezone = 'UTC'", "output_format_json_quote_64bit_integers = 0"):
+        # denormals quoted: a NaN or infinity comes back as "nan", "inf" or "-inf", not as JSON null, so the
+        # emulator sees the float clickhouse-go would scan (`replies.go_value`)
+        for setting in (
+            "session_timezone = 'UTC'",
+            "output_format_json_quote_64bit_integers = 0",
+            "output_format_json_quote_denormals = 1",
+        ):
             self.execute(f"SET {setting}")
         for database in DATABASES:
             self.execute(f"CREATE DATABASE IF NOT EXISTS {database}")

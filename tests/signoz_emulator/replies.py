@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,10 +48,44 @@ def datetime64_ns(text: str) -> int:
 
 
 def go_value(value: Any, clickhouse_type: str) -> Any:
-    """A ClickHouse JSON value as SigNoz marshals what clickhouse-go scanned: DateTime64 as RFC 3339."""
+    """A ClickHouse JSON value as SigNoz marshals what clickhouse-go scanned: DateTime64 as RFC 3339; a NaN
+    or infinity of a Float column or of a Float map's values (which the engine writes quoted) as the float
+    itself, which SigNoz's JSON rendering then refuses (`non_finite`)."""
     if isinstance(value, str) and clickhouse_type.removeprefix("Nullable(").startswith("DateTime64"):
         return format_rfc3339_ns(datetime64_ns(value))
+    if "Float" in clickhouse_type:
+        return _floats(value)
     return value
+
+
+_DENORMALS = {"nan": math.nan, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
+
+
+def _floats(value: Any) -> Any:
+    if isinstance(value, str):
+        return _DENORMALS.get(value, value)
+    if isinstance(value, dict):
+        return {key: _floats(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_floats(item) for item in value]
+    return value
+
+
+def non_finite(value: Any) -> float | None:
+    """The first NaN or infinity anywhere in an answer, else None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        found = non_finite(item)
+        if found is not None:
+            return found
+    return None
+
+
+def go_float_verb(value: float) -> str:
+    """Go's `%f` of a non-finite float64: NaN, +Inf, -Inf."""
+    return "NaN" if math.isnan(value) else "+Inf" if value > 0 else "-Inf"
 
 
 class ApiError(Exception):

@@ -27,7 +27,7 @@ from rounds_bot.sources.signoz.versions import (
 from .builder import Statement, mapper_for, raw_statement, scalar_statement
 from .engine import ClickHouseError, Engine, QueryResult
 from .filters import FilterError, KeyNotFound
-from .replies import ApiError, Reply, datetime64_ns, go_json, go_value
+from .replies import ApiError, Reply, datetime64_ns, go_float_verb, go_json, go_value, non_finite
 from .v5_request import RequestChecks
 
 TEMPLATE_VARIABLES_SINCE = (0, 88, 0)
@@ -97,6 +97,16 @@ class QueryRangeEndpoint(RequestChecks):
             data["warnings"] = []
         if warnings:
             data["warning"] = {"message": warnings[0], "warnings": [{"message": w} for w in warnings]}
+        refused = non_finite(results)
+        if refused is not None:
+            # SigNoz renders the answer with jsoniter's standard-library configuration (pkg/http/render/
+            # render.go `json = jsoniter.ConfigCompatibleWithStandardLibrary`, Success), whose float encoder
+            # refuses NaN and infinities (json-iterator/go stream_float.go WriteFloat64: "unsupported value:
+            # %f"); Success hands the error to render.Error, a plain error there being internal/unknown: 500.
+            # jsoniter puts the struct fields it was inside before the text; rounds reads none of it.
+            raise ApiError(
+                self.render_error(500, "internal", "unknown", f"unsupported value: {go_float_verb(refused)}")
+            )
         return Reply(200, go_json({"status": "success", "data": data}))
 
     # -- clickhouse_sql ------------------------------------------------------------------------

@@ -17,7 +17,10 @@ index is *enclosed* by another row when
 - the other's stack trace names this one's error as its cause: a line that ends with `Type: first line of
   the message`, the type whole (after the line's start, a space, a dot or a tab), or with the error code
   .NET prints between them (`SqlException (0x80131904): ...`): Java's `Caused by:`, a Python chain's,
-  .NET's ` ---> `.
+  .NET's ` ---> `;
+- the other is this one recorded again on its span after it went up the stack: after its first line, this
+  one's stack trace is how the other's, longer one ends (Python's `record_exception` then `raise` inside
+  `start_as_current_span`).
 
 An enclosed row is not counted: only the rows nothing encloses are, the outermost, which carry the most
 context. A span's error status without an exception row is not counted either when its trace and service hold
@@ -26,12 +29,13 @@ exceptions as logs, `OTEL_SEMCONV_EXCEPTION_SIGNAL_OPT_IN=logs`); nor a server's
 (instrumentation's status for a 5xx, for a call that failed) when they hold any exception row, error log, or
 error span of a lower rank (a client's under a server's; any other kind's under both). Nor is an error log of
 a trace and service that hold an exception row it repeats: the row's exception, type and message (logged where
-it was caught, often on another span than the one that recorded it), compared as `round.propagated.
+it was caught, often on another span than the one that recorded it), compared as `round.same_error.
 logged_error` compares them, the type by its last dotted name and the message out of one pair of quotes
 (Python's `LoggingHandler` writes `HTTPError` and `c-0` where its span wrote `requests.exceptions.HTTPError`
-and a KeyError's `'c-0'`); or the row's whole message in one of its attributes (a middleware's log of every
-failed request); or a log that wraps a row's message (`checkout failed: load cart 17: ...`) or names its error
-as a cause in its stack trace.
+and a KeyError's `'c-0'`), or the last line of the log's stack trace prints the row's type and message (a
+handler that wrote only the exception's first argument as the message); or the row's whole message in one of
+its attributes (a middleware's log of every failed request); or a log that wraps a row's message (`checkout
+failed: load cart 17: ...`) or names its error as a cause in its stack trace.
 
 What the OTLP reader does and this does not: a log that wraps an exception's message, or names it as a cause,
 is left out and the exception counted (the OTLP reader counts the log, the wrapper: the same count, another
@@ -86,7 +90,7 @@ def enclosed_exceptions_sql(
     return f"""SELECT inner_row.error_id FROM (
     SELECT error_row.errorID AS error_id, error_row.traceID AS trace_id, error_row.spanID AS span_id,
       error_row.serviceName AS service_name, error_row.exceptionType AS error_type,
-      error_row.exceptionMessage AS message,
+      error_row.exceptionMessage AS message, error_row.exceptionStacktrace AS stacktrace,
       span_row.parent_span_id AS parent_span_id
     FROM {ERROR_INDEX} AS error_row
     LEFT JOIN ({_parents(start_ns, end_ns, several)}) AS span_row
@@ -101,7 +105,7 @@ def enclosed_exceptions_sql(
   ) AS outer_row
   ON inner_row.trace_id = outer_row.trace_id AND inner_row.service_name = outer_row.service_name
   WHERE outer_row.error_id != inner_row.error_id
-    AND ({_wraps()} OR {_on_parent()} OR {_names_as_cause()})"""
+    AND ({_wraps()} OR {_on_parent()} OR {_names_as_cause()} OR {_regrown()})"""
 
 
 def status_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:
@@ -167,7 +171,8 @@ def log_beside_an_error_sql(start_ns: int, end_ns: int, error_logs: str) -> str:
     logged = logged_error_sql("attributes_string['exception.type']", message)
     return f"""(trace_id != '' AND (
       (attributes_string['exception.type'] != ''
-        AND (trace_id, {service}, {logged}) IN ({exceptions}))
+        AND ((trace_id, {service}, {logged}) IN ({exceptions})
+          OR (trace_id, {service}, {_last_line_error()}) IN ({exceptions})))
       OR id IN ({holding})
       OR id IN ({_logs_enclosing(start_ns, end_ns, error_logs, window, message)})))"""
 
@@ -193,8 +198,21 @@ def _logs_enclosing(start_ns: int, end_ns: int, error_logs: str, window: str, me
       WHERE {_wraps()} OR {_names_as_cause()}"""
 
 
+def _last_line_error() -> str:
+    """The type and message the last line of a log's stack trace prints, as `logged_error_sql` reads them
+    (`round.same_error.last_line_error`: a handler that wrote only the exception's first argument as the
+    log's message, or none, where the span recorded `str(e)`); a line whose type would hold a space gives an
+    empty type, which no row has."""
+    trace = "replaceRegexpOne(attributes_string['exception.stacktrace'], '\\\\s+$', '')"
+    last = f"splitByChar('\\n', {trace})[-1]"
+    at = f"position({last}, ': ')"
+    error_type = f"if({at} > 0, substring({last}, 1, {at} - 1), {last})"
+    message = f"if({at} > 0, substring({last}, {at} + 2), '')"
+    return logged_error_sql(f"if(position({error_type}, ' ') > 0, '', {error_type})", message)
+
+
 def logged_error_sql(error_type: str, message: str) -> str:
-    """`round.propagated.logged_error` in SQL: the type's last dotted name and the message out of one pair of
+    """`round.same_error.logged_error` in SQL: the type's last dotted name and the message out of one pair of
     quotes, two columns, of the SQL expressions `error_type` and `message` (quotes are one byte each, so
     `substring`'s bytes are characters here)."""
     first, last = f"substring({message}, 1, 1)", f"substring({message}, length({message}), 1)"
@@ -238,12 +256,24 @@ def _on_parent() -> str:
     )
 
 
+def _regrown() -> str:
+    """The outer row is the inner's error recorded again on its span after it went up the stack: after its
+    first line, the inner's stack trace is how the outer's, longer one ends (`round.same_error.grows`)."""
+    rest = "substring(inner_row.stacktrace, position(inner_row.stacktrace, '\\n') + 1)"
+    return (
+        "(outer_row.span_id = inner_row.span_id AND outer_row.error_type = inner_row.error_type "
+        "AND outer_row.message = inner_row.message AND position(inner_row.stacktrace, '\\n') > 0 "
+        f"AND trimBoth({rest}) != '' AND length(outer_row.stacktrace) > length(inner_row.stacktrace) "
+        f"AND endsWith(outer_row.stacktrace, {rest}))"
+    )
+
+
 def _names_as_cause() -> str:
     """A line of the outer row's stack trace ends with the inner's `Type: first line of the message`, the
     type whole, or with the error code .NET prints between them (`SqlException (0x80131904): ...`): the
     head of a line that ends with `: message`, without such a code at its end, ends with the type, after
-    its start, a space, a dot or a tab (`round.propagated._names`); the inner's type and message are not
-    the outer's own (a retry names its own error)."""
+    its start, a space, a dot or a tab (`round.same_error.names_as_cause`); the inner's type and message are
+    not the outer's own (a retry names its own error)."""
     ending = "concat(': ', splitByChar('\\n', inner_row.message)[1])"
     lines = "splitByChar('\\n', replaceAll(outer_row.stacktrace, '\\r', ''))"
     heads = (

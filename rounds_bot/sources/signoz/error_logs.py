@@ -220,6 +220,20 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
         error_code = record.attributes_string.get("error.code", "")
         return (service, exception_type, error_code, normalise_message(log_message(record)))
 
+    def _identity(self, record: RawLog, timestamp_ns: int) -> tuple[object, ...]:
+        resources = tuple(sorted(record.resources_string.items()))
+        attributes = tuple(sorted(record.attributes_string.items()))
+        message = log_message(record)
+        return (
+            timestamp_ns,
+            record.trace_id,
+            record.span_id,
+            resources,
+            record.severity_number,
+            message,
+            attributes,
+        )
+
     def _environment(self, record: RawLog) -> str:
         return environment_of(record.resources_string) or ""
 

@@ -102,6 +102,9 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             record.response_status_code,
         )
 
+    def _identity(self, record: RawSpan, timestamp_ns: int) -> tuple[object, ...]:
+        return (record.trace_id, record.span_id)
+
     def _environment(self, record: RawSpan) -> str:
         return record.environment
 

@@ -142,6 +142,7 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             )
         )
         tallies: dict[GroupKey, RowTally] = {}
+        seen: set[tuple[object, ...]] = set()
         rows = iter_rows(
             self._client,
             start_ns,
@@ -165,6 +166,10 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             key = self._key(record)
             if key is None:
                 continue
+            identity = self._identity(record, timestamp_ns)
+            if identity in seen:
+                continue  # a collector's retried copy of a row read already (`queries.SPAN_IDENTITY`)
+            seen.add(identity)
             tallies.setdefault(key, self._new_tally()).add(
                 timestamp_ns, {"record": record}, self._environment(record)
             )
@@ -202,6 +207,11 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
     @abstractmethod
     def _key(self, record: RawT) -> GroupKey | None:
         """The group of a raw row, or None to leave the row out."""
+
+    @abstractmethod
+    def _identity(self, record: RawT, timestamp_ns: int) -> tuple[object, ...]:
+        """What a collector's retried copy of the row shares and two real records never do, as the grouped
+        query's identity (`queries.SPAN_IDENTITY`, `queries.LOG_IDENTITY`) names it."""
 
     def _environment(self, record: RawT) -> str:
         """The environment a raw row ran in ("" when it does not say)."""

@@ -129,6 +129,28 @@ BUCKET_SECONDS = 60
 BUCKET_NS = BUCKET_SECONDS * NS_PER_S
 
 
+# A group's occurrences are its distinct records, not its rows. The collector's exporters retry a batch whole
+# (exporterhelper.WithRetry, signoz-otel-collector exporter/clickhousetracesexporter/factory.go; the logs
+# exporter likewise) and write spans, the error index and resources separately (clickhousetracesexporter
+# writer.go), so a batch retried after a partial write is written again, and MergeTree keeps both copies.
+# The copies are equal but for the ids the exporter makes as it writes: an exception row's errorID
+# (uuid.New() in populateEventsV3) and a log's id (a fresh KSUID). What each identity names is what a copy
+# shares and two real records never do:
+# - an error span: its trace and span ids;
+# - an exception row: its span, its event's time (ns), type and message. Its stack trace is left out (equal in
+#   a copy, and two events of one span at the same nanosecond with the same type and message are one record
+#   here), and so is the event's index on the span, which the table does not keep;
+# - a log record: its time (ns), trace and span ids, resource (fingerprint), severity, message and string
+#   attributes. Not its observed time: the exporter makes one (time.Now()) for a record without it, again on
+#   each attempt. A record without a time of its own takes that one too, so its copies stay apart.
+SPAN_IDENTITY = "uniqExact(trace_id, span_id)"
+EXCEPTION_IDENTITY = "uniqExact(traceID, spanID, timestamp, exceptionType, exceptionMessage)"
+LOG_IDENTITY = (
+    "uniqExact(timestamp, trace_id, span_id, resource_fingerprint, severity_number, cityHash64({message}), "
+    "cityHash64(attributes_string))"
+)
+
+
 def _bucketed(inner: str, keys: str, samples: str, order: str, limit: int, offset: int) -> str:
     """One row per group over `inner` (one row per group, minute and environment, with `n`,
     `first_ns`, `last_ns` and sample columns): the count, first and last seen, and every minute as
@@ -146,11 +168,37 @@ ORDER BY {order}
 LIMIT {limit} OFFSET {offset}"""
 
 
+def finite_numbers(column: str) -> str:
+    """A number map without its NaN and infinite values. The logs exporter stores a double attribute as it
+    is (signoz-otel-collector exporter/clickhouselogsexporter/exporter.go attributesToMap), as the traces
+    exporter did before v0.111.14, and SigNoz renders a v5 answer with jsoniter's standard-library
+    configuration, which refuses NaN and infinities (pkg/http/render/render.go): one such value in an
+    answer fails it with a 500, round after round. Every number map of telemetry that reaches a result is
+    read through this. `mapFilter` does the same, but not every ClickHouse build has it; these array
+    functions every one has."""
+    return (
+        f"CAST((arrayFilter((k, v) -> isFinite(v), mapKeys({column}), mapValues({column})), "
+        f"arrayFilter(v -> isFinite(v), mapValues({column}))), 'Map(String, Float64)')"
+    )
+
+
+def sample_value(name: str) -> str:
+    """What a sample column reads of the row: the column itself, a number map without non-finite values."""
+    return finite_numbers(name) if name == "attributes_number" else name
+
+
 def _sample_columns(names: tuple[str, ...]) -> str:
     """`argMin(s_x, first_ns) AS sample_x` for each name: the first minute's sample. The group's first
     occurrence stands for it, as it does when a file of the same telemetry is read in time order."""
     return "".join(f",\n  argMin(s_{name}, first_ns) AS sample_{name}" for name in names)
 
+
+# How a span's `events` column marks an event the collector also wrote to the error index:
+# populateEventsV3 (signoz-otel-collector exporter/clickhousetracesexporter/clickhouse_exporter_v3.go) sets
+# `IsError` on exactly the events it makes error rows of (tracesschema.IsExceptionEvent) and stores each
+# event as compact JSON (`json:"isError,omitempty"`). An attribute's value is a string, so `"isError":true`
+# is only ever the flag.
+INDEXED_EVENT = '"isError":true'
 
 SPAN_SAMPLES = (
     "trace_id",
@@ -168,38 +216,49 @@ SPAN_SAMPLES = (
 
 
 def error_span_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
-    """Error spans whose exception is not in the error index, grouped by service, name, error type,
+    """Error spans without an exception the collector indexed, grouped by service, name, error type,
     response code and normalised message, with their minutes.
 
-    SigNoz stores a span at its start (`timestamp`), so the window and the minutes are of starts (a
-    minute re-read holds the same spans, `counting.py`); first and last seen are of ends, when the
-    error happened, as the OTLP reader has them.
+    SigNoz stores a span at its start (`timestamp`, ts_bucket_start of the start: signoz-otel-collector
+    exporter/clickhousetracesexporter/clickhouse_exporter_v3.go), but the collector receives it when it
+    ends. So the window and the minutes are of ends (`timestamp + duration_nano`): a failing span that ran
+    longer than the overlap arrives near the cursor, in a minute a round re-reads (`counting.py`), however
+    long ago it started; its start is looked for up to MAX_SPAN_NS before the window (a longer span is not
+    read). A minute re-read holds the same spans, and first and last seen are of ends, when the error
+    happened, as the OTLP reader has them.
 
     A span whose exception event the collector indexed is counted by the exception groups; which
     events it indexes depends on the collector's version (only `exception` before v0.144.3, also
-    `*.exception` since), so the rule asks the error index itself instead of naming events. A server's
+    `*.exception` since), so the rule asks the collector's own mark instead of naming events: an event
+    flagged `isError` in the span's row (INDEXED_EVENT), which the collector sets on exactly the events it
+    writes error rows of. The span's own row is asked, not the error index: the collector writes the span
+    and its exception rows in parallel (signoz-otel-collector exporter/clickhousetracesexporter/writer.go
+    WriteBatchOfSpansV3), and a round between the two writes would otherwise count the span's bare status,
+    and the exception row later: one error, two issues (and the error index need not be searched for the
+    hour before the window a long span may have started in). A server's
     or client's status beside an error of its trace is that error's (`enclosed.py`), not counted here. The
     window is written as literal nanoseconds: SigNoz renders `{{.start_timestamp_nano}}` and the
     like only from v0.88, and before that ClickHouse would read them as a syntax error."""
-    window = window_ns("timestamp", start_ns, end_ns, end_inclusive=False)
-    samples = ",\n    ".join(f"argMin({name}, timestamp) AS s_{name}" for name in SPAN_SAMPLES)
+    low = start_ns - MAX_SPAN_NS
+    ends = "toUnixTimestamp64Nano(timestamp) + duration_nano"
+    window = f"{ends} >= {start_ns} AND {ends} < {end_ns}"
+    samples = ",\n    ".join(f"argMin({sample_value(name)}, timestamp) AS s_{name}" for name in SPAN_SAMPLES)
     inner = f"""SELECT serviceName AS service_name, name AS span_name,
     {normalised("status_message")} AS message_pattern,
     attributes_string['error.type'] AS error_type,
     response_status_code AS response_code,
-    intDiv(toUnixTimestamp64Nano(timestamp), {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
+    intDiv({ends}, {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
     {environment_sql("resources_string")} AS environment,
-    count() AS n,
+    {SPAN_IDENTITY} AS n,
     min(toUnixTimestamp64Nano(timestamp) + duration_nano) AS first_ns,
     max(toUnixTimestamp64Nano(timestamp) + duration_nano) AS last_ns,
     {samples}
   FROM signoz_traces.distributed_signoz_index_v3
-  WHERE {window}
-    AND {bucket_window(start_ns, end_ns)}
+  WHERE {window_ns("timestamp", low, end_ns, end_inclusive=False)}
+    AND {bucket_window(low, end_ns)}
     AND has_error = true
-    AND (trace_id, span_id) NOT IN (
-      SELECT traceID, spanID FROM signoz_traces.distributed_signoz_error_index_v2
-      WHERE {window_ns("timestamp", start_ns, end_ns + MAX_SPAN_NS, end_inclusive=False)})
+    AND {window}
+    AND NOT arrayExists(event -> position(event, {sql_string(INDEXED_EVENT)}) > 0, events)
     AND NOT {status_beside_an_error_sql(start_ns, end_ns, error_severity_sql())}
   GROUP BY service_name, span_name, message_pattern, error_type, response_code, bucket, environment"""
     keys = "service_name, span_name, message_pattern, error_type, response_code"
@@ -232,14 +291,14 @@ def error_log_groups_sql(
     table has `body_v2` (collector schema migration 2001), where installs that keep bodies as JSON
     put them."""
     message = log_message_sql(json_bodies=json_bodies)
-    samples = ",\n    ".join(f"argMin({name}, timestamp) AS s_{name}" for name in LOG_SAMPLES)
+    samples = ",\n    ".join(f"argMin({sample_value(name)}, timestamp) AS s_{name}" for name in LOG_SAMPLES)
     inner = f"""SELECT resources_string['service.name'] AS service_name,
     attributes_string['exception.type'] AS exception_type,
     attributes_string['error.code'] AS error_code,
     {normalised(message)} AS message_pattern,
     intDiv(timestamp, {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
     {environment_sql("resources_string")} AS environment,
-    count() AS n,
+    {LOG_IDENTITY.format(message=message)} AS n,
     min(timestamp) AS first_ns,
     max(timestamp) AS last_ns,
     max(severity_number) AS top_severity,
@@ -315,7 +374,7 @@ def exception_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) ->
     serviceName AS service_name,
     intDiv(toUnixTimestamp64Nano(timestamp), {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
     {environment_sql("resourceTagsMap")} AS environment,
-    count() AS n,
+    {EXCEPTION_IDENTITY} AS n,
     toUnixTimestamp64Nano(min(timestamp)) AS first_ns,
     toUnixTimestamp64Nano(max(timestamp)) AS last_ns,
     any(exceptionType) AS s_exception_type,
@@ -334,8 +393,8 @@ def span_attributes_sql(spans: list[tuple[str, str]], start_ns: int, end_ns: int
     starts at most MAX_SPAN_NS before its exception event, in [start - MAX_SPAN_NS, end]."""
     pairs = ", ".join(f"({sql_string(trace)}, {sql_string(span)})" for trace, span in spans)
     low = start_ns - MAX_SPAN_NS
-    return f"""SELECT trace_id, span_id, parent_span_id, kind_string, attributes_string, attributes_number,
-  attributes_bool, resources_string
+    return f"""SELECT trace_id, span_id, parent_span_id, kind_string, attributes_string,
+  {finite_numbers("attributes_number")} AS attributes_number, attributes_bool, resources_string
 FROM signoz_traces.distributed_signoz_index_v3
 WHERE {window_ns("timestamp", low, end_ns, end_inclusive=True)}
   AND {bucket_window(low, end_ns)}
