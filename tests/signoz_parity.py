@@ -141,10 +141,10 @@ def late_rows(version: str = "v0.138.0") -> tuple[int, int, int]:
         ) as emulator,
         SignozSource(emulator.url, KEY, sleep=lambda seconds: None) as source,
     ):
-        first = source.poll(_window(T0_NS, cursor), frozenset())
+        first = source.poll(poll_window(T0_NS, cursor), frozenset())
         one_of_each(cursor - 60 * NS_PER_S, 2).arrive(emulator.engine)
-        second = source.poll(_window(cursor, cursor + 20 * minute, first), frozenset())
-        third = source.poll(_window(cursor + 20 * minute, cursor + 40 * minute, second), frozenset())
+        second = source.poll(poll_window(cursor, cursor + 20 * minute, first), frozenset())
+        third = source.poll(poll_window(cursor + 20 * minute, cursor + 40 * minute, second), frozenset())
     return 3, _occurrences(second), _occurrences(third)
 
 
@@ -187,7 +187,8 @@ def one_stream_failing(path: Path, version: str = "v0.138.0") -> FailingRound:
     return FailingRound(failed.failures, views(failed, window), views(again, read))
 
 
-def _window(start_ns: int, end_ns: int, before: PollResult | None = None) -> Window:
+def poll_window(start_ns: int, end_ns: int, before: PollResult | None = None) -> Window:
+    """The window of a poll of [start, end), resuming after `before` when given (its kept state)."""
     return Window(
         start=ns_to_datetime(start_ns),
         end=ns_to_datetime(end_ns),

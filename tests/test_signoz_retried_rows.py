@@ -6,22 +6,13 @@ from __future__ import annotations
 import pytest
 from signoz_emulator import Behaviour, SignozEmulator
 from signoz_fixtures import SECOND, T0_NS, source_for
+from signoz_parity import poll_window
 from signoz_rows import one_of_each
 
-from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.sources.signoz.times import ns_to_datetime
+from rounds_bot.sources.base import PollResult
 
 KEY = "test-key"
 MINUTE = 60 * SECOND
-
-
-def _window(start_ns: int, end_ns: int, before: PollResult | None = None) -> Window:
-    return Window(
-        start=ns_to_datetime(start_ns),
-        end=ns_to_datetime(end_ns),
-        resume_from=ns_to_datetime(start_ns) if before else None,
-        source_state=before.source_state if before else None,
-    )
 
 
 def _counts(result: PollResult) -> dict[str, int]:
@@ -56,7 +47,7 @@ def test_a_batch_the_collector_wrote_twice_is_counted_once(sql_allowed):
         )
         assert {row["id"] for row in retried.logs}.isdisjoint(row["id"] for row in batch.logs)
         retried.arrive(emulator.engine)
-        counts = _counts(source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset()))
+        counts = _counts(source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset()))
     if sql_allowed:
         assert counts == {"exception": 2, "span_error": 2, "log": 2}
     else:  # listErrors counts the error index's rows itself
@@ -67,10 +58,10 @@ def test_a_copy_that_arrives_after_a_round_read_its_minute_counts_nothing_more()
     batch = _batch()
     with SignozEmulator(batch, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
         cursor = T0_NS + 10 * MINUTE
-        first = source.poll(_window(T0_NS, cursor), frozenset())
+        first = source.poll(poll_window(T0_NS, cursor), frozenset())
         assert _counts(first) == {"exception": 2, "span_error": 2, "log": 2}
         batch.retried().arrive(emulator.engine)
-        second = source.poll(_window(cursor, cursor + 10 * MINUTE, first), frozenset())
+        second = source.poll(poll_window(cursor, cursor + 10 * MINUTE, first), frozenset())
         assert _counts(second) == {}
         assert not any("late" in note for note in second.notes)
 
@@ -80,5 +71,5 @@ def test_two_real_log_records_alike_but_for_their_time_are_two():
     twin = one_of_each(T0_NS + 5 * MINUTE + 1, 1)  # one nanosecond later: another record
     batch.logs += twin.logs
     with SignozEmulator(batch, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
-        counts = _counts(source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset()))
+        counts = _counts(source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset()))
     assert counts["log"] == 2

@@ -12,7 +12,7 @@ import pytest
 from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import ERROR_LOGS_QUERY, SECOND, T0_NS, source_for
-from signoz_parity import both
+from signoz_parity import both, poll_window
 from signoz_rows import error_log as _error_log
 from signoz_rows import error_span as _error_span
 from signoz_rows import exception_span as _exception_span
@@ -26,15 +26,6 @@ from rounds_bot.sources.signoz.times import ns_to_datetime
 
 MINUTE = 60 * SECOND
 KEY = "test-key"
-
-
-def _window(start_ns: int, end_ns: int, before: PollResult | None = None) -> Window:
-    return Window(
-        start=ns_to_datetime(start_ns),
-        end=ns_to_datetime(end_ns),
-        resume_from=ns_to_datetime(start_ns) if before else None,
-        source_state=before.source_state if before else None,
-    )
 
 
 def _counts(result: PollResult) -> dict[str, int]:
@@ -65,7 +56,7 @@ def busy_minutes() -> Dataset:
 
 def test_a_groups_occurrences_keep_the_minutes_they_happened_in(busy_minutes):
     with SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
-        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        result = source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
     exceptions = [event for event in result.events if event.kind == "exception"]
     assert sum(event.count for event in exceptions) == 10
     moments = sorted(event.timestamp for event in exceptions)
@@ -88,24 +79,24 @@ def test_rows_that_arrive_behind_the_cursor_are_counted_once_within_the_overlap(
         source_for(emulator, overlap_seconds=overlap_seconds) as source,
     ):
         cursor = T0_NS + 20 * MINUTE
-        first = source.poll(_window(T0_NS, cursor), frozenset())
+        first = source.poll(poll_window(T0_NS, cursor), frozenset())
         assert _counts(first) == {"exception": 1, "span_error": 1, "log": 1}
         # an exception, an error span and an error log, 60 s behind the cursor, reach SigNoz late
         _one_of_each(cursor - 60 * SECOND, 2).arrive(emulator.engine)
-        second = source.poll(_window(cursor, cursor + 20 * MINUTE, first), frozenset())
+        second = source.poll(poll_window(cursor, cursor + 20 * MINUTE, first), frozenset())
         assert _total(second) == late_counted
         if late_counted:
             assert _counts(second) == {"exception": 1, "span_error": 1, "log": 1}
             assert any("late" in note for note in second.notes)
-        third = source.poll(_window(cursor + 20 * MINUTE, cursor + 40 * MINUTE, second), frozenset())
+        third = source.poll(poll_window(cursor + 20 * MINUTE, cursor + 40 * MINUTE, second), frozenset())
         assert _total(third) == 0  # counted once: the third round re-reads nothing it counted
 
 
 def test_a_re_read_minute_counts_only_its_new_rows_for_known_groups_too(busy_minutes):
     with SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
-        first = source.poll(_window(T0_NS, T0_NS + 9 * MINUTE + 3 * SECOND), frozenset())
+        first = source.poll(poll_window(T0_NS, T0_NS + 9 * MINUTE + 3 * SECOND), frozenset())
         known = frozenset(event.source_group_id for event in first.events if event.source_group_id)
-        second = source.poll(_window(T0_NS + 9 * MINUTE + 3 * SECOND, T0_NS + 30 * MINUTE, first), known)
+        second = source.poll(poll_window(T0_NS + 9 * MINUTE + 3 * SECOND, T0_NS + 30 * MINUTE, first), known)
     assert _total(first) == 27  # minutes 0-8 read; minute 9's rows happen at :05, after the end
     assert second.events == []
     assert sum(group.count for group in second.known_group_counts) == 3
@@ -123,7 +114,7 @@ def test_one_failing_stream_is_reported_alone_and_read_again_next_round(busy_min
     behaviour = Behaviour(api_key=KEY, faults=[busy])
     end = T0_NS + 20 * MINUTE
     with SignozEmulator(busy_minutes, behaviour) as emulator, source_for(emulator, max_attempts=2) as source:
-        failed = source.poll(_window(T0_NS, end), frozenset())
+        failed = source.poll(poll_window(T0_NS, end), frozenset())
         assert _counts(failed) == {"exception": 10, "span_error": 10}
         assert len(failed.failures) == 1
         line = failed.failures[0]
@@ -132,7 +123,7 @@ def test_one_failing_stream_is_reported_alone_and_read_again_next_round(busy_min
         assert failed.read_until == ns_to_datetime(T0_NS)  # the round's cursor waits for the logs
         behaviour.faults.clear()
         known = frozenset(event.source_group_id for event in failed.events if event.source_group_id)
-        again = source.poll(_window(T0_NS, end + 10 * MINUTE, failed), known)
+        again = source.poll(poll_window(T0_NS, end + 10 * MINUTE, failed), known)
     assert again.failures == []
     assert _counts(again) == {"log": 10}  # the logs once; exceptions and spans not again
 
@@ -143,7 +134,7 @@ def test_a_busy_clickhouse_is_retried_not_blamed_on_the_query(busy_minutes):
         SignozEmulator(busy_minutes, Behaviour(api_key=KEY, faults=[once])) as emulator,
         source_for(emulator) as source,
     ):
-        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        result = source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
     assert result.failures == []
     assert _total(result) == 30
     assert next(r.status for r in emulator.requests if r.path == "/api/v5/query_range") == 500
@@ -154,12 +145,12 @@ def test_a_long_gap_is_read_in_bounded_chunks_and_at_most_the_maximum_window(bus
         SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator,
         source_for(emulator, chunk_seconds=120, max_window_seconds=360) as source,
     ):
-        first = source.poll(_window(T0_NS, T0_NS + 60 * MINUTE), frozenset())
+        first = source.poll(poll_window(T0_NS, T0_NS + 60 * MINUTE), frozenset())
         sent = [json.loads(r.body) for r in emulator.requests if r.path == "/api/v5/query_range"]
         assert first.read_until == ns_to_datetime(T0_NS + 6 * MINUTE)
         assert _total(first) == 18  # minutes 0-5 of each stream
         assert max(body["end"] - body["start"] for body in sent) <= 2 * 60_000
-        second = source.poll(_window(T0_NS + 6 * MINUTE, T0_NS + 60 * MINUTE, first), frozenset())
+        second = source.poll(poll_window(T0_NS + 6 * MINUTE, T0_NS + 60 * MINUTE, first), frozenset())
     assert _total(second) == 12  # minutes 6-9, nothing of 0-5 again
 
 
@@ -168,7 +159,7 @@ def test_error_spans_and_logs_link_to_their_page_in_signozs_ui(busy_minutes):
         SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator,
         source_for(emulator, ui_url="https://signoz.example.com/") as source,
     ):
-        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        result = source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
     by_kind = {event.kind: event for event in result.events}
     span = by_kind["span_error"]
     assert span.source_url == f"https://signoz.example.com/trace/{span.trace_id}?spanId={span.span_id}"
@@ -217,7 +208,7 @@ def test_a_span_with_a_suffixed_exception_event_is_counted_once_whatever_the_col
     dataset = Dataset(collector_indexes_suffixed_exceptions=indexes_suffixed)
     load_otlp_lines(_lines([span], []), dataset, where="suffixed")
     with SignozEmulator(dataset, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
-        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        result = source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
     assert _counts(result) == {kind: 1}
 
 
@@ -266,7 +257,7 @@ def test_logs_kept_as_json_bodies_are_grouped_by_their_message():
     load_otlp_lines(_lines([], logs), dataset, where="json bodies")
     assert sum(row["body"] == "" for row in dataset.logs) == 3
     with SignozEmulator(dataset, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
-        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        result = source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
     counts: dict[str, int] = {}
     for event in result.events:
         counts[event.message] = counts.get(event.message, 0) + event.count
@@ -276,10 +267,10 @@ def test_logs_kept_as_json_bodies_are_grouped_by_their_message():
 def test_a_logs_table_from_before_json_bodies_is_read_without_them(busy_minutes):
     behaviour = Behaviour(api_key=KEY, logs_without_body_v2=True)
     with SignozEmulator(busy_minutes, behaviour) as emulator, source_for(emulator) as source:
-        first = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        first = source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
         refused = [r for r in emulator.requests if r.status >= 400]
         emulator.requests.clear()
-        source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
         again = [r for r in emulator.requests if r.status >= 400]
     assert first.failures == [] and _counts(first)["log"] == 10
     assert len(refused) == 1 and again == []  # learned once for the source
@@ -296,7 +287,7 @@ def test_a_signoz_without_api_keys_is_named_in_the_report(version, noted):
 def test_too_many_new_group_minutes_are_placed_per_longer_runs_with_exact_counts(busy_minutes, monkeypatch):
     monkeypatch.setattr("rounds_bot.sources.signoz.counting.MAX_POINTS", 4)
     with SignozEmulator(busy_minutes, Behaviour(api_key=KEY)) as emulator, source_for(emulator) as source:
-        result = source.poll(_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
+        result = source.poll(poll_window(T0_NS, T0_NS + 20 * MINUTE), frozenset())
     assert _counts(result) == {"exception": 10, "span_error": 10, "log": 10}  # nothing lost
     exceptions = sorted(event.timestamp for event in result.events if event.kind == "exception")
     assert exceptions[-1] - exceptions[0] == timedelta(minutes=9)  # first and last seen kept
@@ -310,9 +301,9 @@ def test_without_clickhouse_sql_the_next_round_counts_nothing_twice(busy_minutes
     re-read by minute), raw spans and logs are counted by minute like the grouped ones."""
     behaviour = Behaviour(api_key=KEY, clickhouse_sql_allowed=False)
     with SignozEmulator(busy_minutes, behaviour) as emulator, source_for(emulator) as source:
-        first = source.poll(_window(T0_NS, T0_NS + 9 * MINUTE + 3 * SECOND), frozenset())
+        first = source.poll(poll_window(T0_NS, T0_NS + 9 * MINUTE + 3 * SECOND), frozenset())
         second = source.poll(
-            _window(T0_NS + 9 * MINUTE + 3 * SECOND, T0_NS + 30 * MINUTE, first), frozenset()
+            poll_window(T0_NS + 9 * MINUTE + 3 * SECOND, T0_NS + 30 * MINUTE, first), frozenset()
         )
     assert _counts(first) == {"exception": 9, "span_error": 9, "log": 9}
     assert _counts(second) == {"exception": 1, "span_error": 1, "log": 1}
@@ -343,10 +334,10 @@ def test_a_stream_answered_badly_is_one_line_keeps_its_cursor_and_is_counted_onc
         SignozEmulator(busy_minutes, behaviour) as emulator,
         source_for(emulator, max_attempts=2, timeout_seconds=0.5) as source,
     ):
-        failed = source.poll(_window(T0_NS, end), frozenset())
+        failed = source.poll(poll_window(T0_NS, end), frozenset())
         behaviour.faults.clear()
         known = frozenset(event.source_group_id for event in failed.events if event.source_group_id)
-        again = source.poll(_window(T0_NS, end + 10 * MINUTE, failed), known)
+        again = source.poll(poll_window(T0_NS, end + 10 * MINUTE, failed), known)
     assert _counts(failed) == {"exception": 10, "span_error": 10}
     assert len(failed.failures) == 1
     line = failed.failures[0]
