@@ -6,22 +6,13 @@ from __future__ import annotations
 from signoz_emulator import Behaviour, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import SECOND, T0_NS, source_for
+from signoz_parity import poll_window
 from signoz_rows import error_span, otlp_lines
 
-from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.sources.signoz.times import ns_to_datetime
+from rounds_bot.sources.base import PollResult
 
 KEY = "test-key"
 MINUTE = 60 * SECOND
-
-
-def _window(start_ns: int, end_ns: int, before: PollResult | None) -> Window:
-    return Window(
-        start=ns_to_datetime(start_ns),
-        end=ns_to_datetime(end_ns),
-        resume_from=ns_to_datetime(start_ns) if before else None,
-        source_state=before.source_state if before else None,
-    )
 
 
 def _spans(result: PollResult) -> int:
@@ -43,7 +34,7 @@ def test_a_failing_span_longer_than_the_overlap_is_counted_once_when_it_arrives(
             if round_end == 30:  # the span ends at minute 22 and is written then, two rounds after its start
                 long_span.arrive(emulator.engine)
             begin = T0_NS if result is None else T0_NS + (round_end - 10) * MINUTE
-            result = source.poll(_window(begin, T0_NS + round_end * MINUTE, result), frozenset())
+            result = source.poll(poll_window(begin, T0_NS + round_end * MINUTE, result), frozenset())
             counted.append(_spans(result))
     # the third round reads from minute 5 (its cursor, 20, less the 15-minute overlap): the span's start,
     # minute 2, is behind that, its end, minute 22, is not
