@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.known import StoredVector, lookup_keys, stored_vector
 from rounds_bot.grouping.lookup_keys import SEPARATOR, service_key
 from rounds_bot.grouping.state import SignatureState
@@ -45,3 +46,14 @@ class KnownStates:
 
     def exists(self, signature_id: str) -> bool:
         return signature_id in self._states
+
+
+def engine_knowing(
+    signature_id: str, *, service: str, title: str, hashes: Iterable[str], how: str
+) -> GroupingEngine:
+    """An engine that knows one signature an earlier release made, by the hashes that release stored: given
+    to it (`how == "given"`) or found by the database's look-up (`"looked up"`), as a round has it."""
+    stored = SignatureState(
+        signature_id=signature_id, service=service, seq=0, title=title, hashes=list(hashes)
+    )
+    return GroupingEngine(known=[stored]) if how == "given" else GroupingEngine(lookup=KnownStates([stored]))

@@ -9,13 +9,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from known_states import KnownStates
+from known_states import KnownStates, engine_knowing
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import ParsedException, ParsedTrace, parse_stacktrace
 from rounds_bot.grouping.stacktrace.dotnet import UNHANDLED, as_read_before
 from rounds_bot.grouping.stacktrace.model import NEWLY_READ
-from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import ErrorEvent
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -167,15 +166,8 @@ def test_the_pinned_hashes_are_those_the_previous_reading_gives(text: str) -> No
 @pytest.mark.parametrize("how", ["given", "looked up"])
 @pytest.mark.parametrize("text", [CRASH, INNER])
 def test_a_signature_the_previous_release_made_from_the_crash_keeps_receiving_it(text: str, how: str) -> None:
-    stored = SignatureState(
-        signature_id="sig_before",
-        service="shop",
-        seq=0,
-        title="Exception",
-        hashes=list(PREVIOUS_RELEASE_HASHES[text]),
-    )
-    engine = (
-        GroupingEngine(known=[stored]) if how == "given" else GroupingEngine(lookup=KnownStates([stored]))
+    engine = engine_knowing(
+        "sig_before", service="shop", title="Exception", hashes=PREVIOUS_RELEASE_HASHES[text], how=how
     )
     found = engine.assign_all([_event(1, text), _event(2, text)])
     assert {(a.signature_id, a.tier) for a in found} == {("sig_before", "fingerprint")}

@@ -10,11 +10,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
-from known_states import KnownStates
+from known_states import engine_knowing
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import ParsedTrace, as_read_before, parse_stacktrace
-from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import ErrorEvent
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -161,15 +160,12 @@ def test_without_a_signature_before_the_trace_starts_one_of_its_own() -> None:
 
 @pytest.mark.parametrize("how", ["given", "looked up"])
 def test_a_signature_the_previous_release_made_keeps_receiving_the_trace(how: str) -> None:
-    stored = SignatureState(
-        signature_id="sig_before",
+    engine = engine_knowing(
+        "sig_before",
         service="billing",
-        seq=0,
         title="NoSuchElementException: key not found: user-<int>",
-        hashes=list(PREVIOUS_RELEASE_HASHES),
-    )
-    engine = (
-        GroupingEngine(known=[stored]) if how == "given" else GroupingEngine(lookup=KnownStates([stored]))
+        hashes=PREVIOUS_RELEASE_HASHES,
+        how=how,
     )
     found = engine.assign_all([_event(1, INVOICER), _event(2, INVOICER)])
     assert {(a.signature_id, a.tier) for a in found} == {("sig_before", "fingerprint")}

@@ -9,13 +9,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from known_states import KnownStates
+from known_states import engine_knowing
 
 from rounds_bot.grouping.crash_site import site_of_text
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.frames import collapse_leading_cycle
 from rounds_bot.grouping.stacktrace import Frame
-from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import ErrorEvent
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -152,15 +151,8 @@ def test_without_a_signature_before_the_cut_trace_starts_one_of_its_own() -> Non
 @pytest.mark.parametrize("how", ["given", "looked up"])
 @pytest.mark.parametrize("top", ["depth", "childDepth"])
 def test_a_signature_the_previous_release_made_keeps_receiving_the_cut_trace(how: str, top: str) -> None:
-    stored = SignatureState(
-        signature_id="sig_before",
-        service="tree",
-        seq=0,
-        title="StackOverflowError",
-        hashes=list(PREVIOUS_RELEASE_HASHES[top]),
-    )
-    engine = (
-        GroupingEngine(known=[stored]) if how == "given" else GroupingEngine(lookup=KnownStates([stored]))
+    engine = engine_knowing(
+        "sig_before", service="tree", title="StackOverflowError", hashes=PREVIOUS_RELEASE_HASHES[top], how=how
     )
     found = engine.assign_all([_event(1, _jvm(top)), _event(2, _jvm(top))])
     assert {(a.signature_id, a.tier) for a in found} == {("sig_before", "fingerprint")}

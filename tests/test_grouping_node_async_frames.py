@@ -9,12 +9,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from known_states import KnownStates
+from known_states import KnownStates, engine_knowing
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, as_read_before, parse_stacktrace
 from rounds_bot.grouping.stacktrace.model import NEWLY_READ
-from rounds_bot.grouping.state import SignatureState
 from rounds_bot.models import ErrorEvent
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -107,11 +106,8 @@ def test_the_pinned_hashes_are_those_the_previous_reading_gives() -> None:
 
 @pytest.mark.parametrize("how", ["given", "looked up"])
 def test_a_signature_the_previous_release_made_keeps_receiving_the_trace(how: str) -> None:
-    stored = SignatureState(
-        signature_id="sig_before", service="shop", seq=0, title="error", hashes=list(PREVIOUS_RELEASE_HASHES)
-    )
-    engine = (
-        GroupingEngine(known=[stored]) if how == "given" else GroupingEngine(lookup=KnownStates([stored]))
+    engine = engine_knowing(
+        "sig_before", service="shop", title="error", hashes=PREVIOUS_RELEASE_HASHES, how=how
     )
     found = engine.assign_all([_event(1, ORDERS), _event(2, ORDERS)])
     assert {(a.signature_id, a.tier) for a in found} == {("sig_before", "fingerprint")}
