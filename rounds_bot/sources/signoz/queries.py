@@ -1,10 +1,9 @@
 """The requests rounds sends to `/api/v5/query_range`: builder queries and ClickHouse SQL.
 
-Aggregation is pushed into SigNoz: where the key may run `clickhouse_sql`, error spans and error
-logs are grouped inside ClickHouse (one row per group with counts and one sample), and exception
-groups get their representative occurrence in batches. Where it may not, builder `raw` queries
-page through individual rows (`builder_queries.py`).
-"""
+Aggregation is pushed into SigNoz: where the key may run `clickhouse_sql`, error spans and error logs are
+grouped inside ClickHouse (one row per group with counts and one sample), and exception groups get their
+representative occurrence in batches. Where it may not, builder `raw` queries page through individual rows
+(`builder_queries.py`)."""
 
 from __future__ import annotations
 
@@ -174,8 +173,7 @@ def finite_numbers(column: str) -> str:
     exporter did before v0.111.14, and SigNoz renders a v5 answer with jsoniter's standard-library
     configuration, which refuses NaN and infinities (pkg/http/render/render.go): one such value in an
     answer fails it with a 500, round after round. Every number map of telemetry that reaches a result is
-    read through this. `mapFilter` does the same, but not every ClickHouse build has it; these array
-    functions every one has."""
+    read through this (array functions: not every ClickHouse build has `mapFilter`)."""
     return (
         f"CAST((arrayFilter((k, v) -> isFinite(v), mapKeys({column}), mapValues({column})), "
         f"arrayFilter(v -> isFinite(v), mapValues({column}))), 'Map(String, Float64)')"
