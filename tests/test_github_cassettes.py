@@ -22,6 +22,7 @@ import vcr
 import yaml
 from fake_github import FakeGitHub
 from fake_github.fixtures import BOT_PERMISSIONS, REPOSITORY, TOKEN, require_description
+from fake_github.state import BOT_LOGIN
 from fake_github.validation import request_violations, response_violations
 
 from rounds_bot.errors import TrackerError
@@ -114,7 +115,7 @@ def exchanges(name: str, prepare=None) -> Iterator[str]:  # type: ignore[no-unty
 
 def _closed_issue(fake: FakeGitHub) -> None:
     issue = fake.state.create_issue(
-        fake.repo, "[api] KeyError: 'user'", draft().body, ["rounds", "service:api"], "x"
+        fake.repo, "[api] KeyError: 'user'", draft().body, ["rounds", "service:api"], BOT_LOGIN
     )
     fake.state.set_state(issue, "closed", "completed")
     for name in ("rounds", "service:api"):

@@ -93,3 +93,15 @@ def test_a_rebuild_with_an_apps_token_reads_the_apps_issues(fake_github: FakeGit
     assert sorted(s.id for s in store.signatures()) == ["sig_a", "sig_b"]
     assert result.not_ours == ["#3"]
     assert (result.requests, len(fake_github.requests("graphql"))) == (2, 1)  # the listing, whose token
+
+
+def test_an_issue_an_outsider_filed_with_a_copied_marker_is_not_the_signatures(fake_github: FakeGitHub):
+    """An issue form labels an outsider's issue, whose body carries a rounds issue's marker: the round's sync
+    leaves it alone, and rounds files the signature's own issue instead of updating the outsider's."""
+    state, repo = fake_github.state, fake_github.repo
+    state.create_issue(repo, "[api] E", draft("Please look").body, ["rounds"], "mallory")
+    tracker = tracker_for(fake_github)
+    assert tracker.find("sig_a") is None
+    assert any("rounds did not open it" in note for note in tracker.notes)
+    ref = tracker.create(draft())
+    assert ref.ref == "#2" and repo.issues[1].body.startswith("Please look")
