@@ -193,13 +193,8 @@ class GitHubTracker:
         if marker is None:
             self._remember_orphan(item)
             return
-        if not self.api.wrote(item):
-            # a marker is text anyone can copy into an issue an issue form labels: only rounds' own issues are
-            # a signature's (`GitHubApi.wrote`), so no update goes to another's issue
-            self.notes.append(
-                f"issue #{item['number']} carries {marker.signature_id}'s marker but rounds did not open it;"
-                " left alone"
-            )
+        if not self.api.wrote(item):  # a copied marker in another's issue (`GitHubApi.wrote`)
+            self.notes.append(f"issue #{item['number']} carries {marker.signature_id}'s marker, not rounds'")
             return
         known = self.journal.issue(marker.signature_id)
         if known is not None and known.number < item["number"]:
