@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fake_github.actions_routes import ActionsFakeGitHub, actions_api_for, running_actions_fake
 from fake_github.fixtures import BOT_PERMISSIONS, TOKEN
-from fake_github.rounds import START, FixedSource, error_event, settings_for, tracker_for
+from fake_github.rounds import START, filed_problems
 from fake_github.state import BOT_LOGIN
 
 from rounds_bot import controls
@@ -25,7 +25,6 @@ from rounds_bot.commands.runner import (
 )
 from rounds_bot.fixing.requests import pending_requests
 from rounds_bot.marker import MarkerState, write_marker
-from rounds_bot.round.run import run_round
 from rounds_bot.store import Store
 
 pytestmark = pytest.mark.github_spec
@@ -39,22 +38,7 @@ def fake() -> Iterator[ActionsFakeGitHub]:
 @pytest.fixture
 def filed(fake: ActionsFakeGitHub, tmp_path: Path) -> dict[int, str]:
     """Three problems filed by a round: issue number -> signature id."""
-    settings = settings_for(tmp_path, fake)
-    store = Store.open(settings.signatures_db_path)
-    tracker = tracker_for(fake, Path(settings.signatures_db_path))
-    try:
-        run_round(
-            settings,
-            FixedSource([error_event(i) for i in range(3)]),
-            tracker,
-            store,
-            now=START + timedelta(minutes=5),
-            reads_whole_history=True,
-        )
-        found = {int(s.issue_ref[1:]): s.id for s in store.signatures() if s.issue_ref}
-    finally:
-        store.close()
-        tracker.journal.close()
+    found = filed_problems(fake, tmp_path)
     fake.repo.collaborators.update({"alice": "write"})
     assert sorted(found) == [1, 2, 3]
     return found

@@ -166,3 +166,15 @@ def round_against(
     finally:
         store.close()
         tracker.journal.close()
+
+
+def filed_problems(fake: FakeGitHub, tmp_path: Path, count: int = 3) -> dict[int, str]:
+    """`count` problems filed on the fake by one round (`round_against`): issue number -> signature id."""
+    from rounds_bot.store import Store
+
+    round_against(fake, tmp_path, [error_event(i) for i in range(count)], 5)
+    store = Store.open(settings_for(tmp_path, fake).signatures_db_path)
+    try:
+        return {int(s.issue_ref[1:]): s.id for s in store.signatures() if s.issue_ref}
+    finally:
+        store.close()
