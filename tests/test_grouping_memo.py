@@ -9,7 +9,7 @@ from test_grouping_corpus import EVENTS
 
 from rounds_bot.grouping import components, exception_chain, frames, memo, stacktrace
 from rounds_bot.grouping.engine import GroupingEngine
-from rounds_bot.grouping.memo import ENGINE_BUDGET, OVERHEAD, BoundedMemo, text_size
+from rounds_bot.grouping.memo import ENGINE_BUDGET, OVERHEAD, BoundedMemo, SharingMemo, text_size
 from rounds_bot.grouping.stacktrace.reading import LINE_MEMO_BUDGET
 from rounds_bot.models import Assignment, ErrorEvent
 
@@ -39,6 +39,50 @@ def test_an_entry_larger_than_the_whole_budget_is_never_kept() -> None:
 def test_text_size_counts_the_text_of_keys_values_and_tuple_keys() -> None:
     assert text_size("abc", "de") == OVERHEAD + 5
     assert text_size(("abc", None, b"xy"), 3) == OVERHEAD + 5
+
+
+class _Part:
+    """An object entries may share."""
+
+
+def _sharing_memo(budget: int = 1 << 20) -> SharingMemo[str, tuple[_Part, ...]]:
+    """A memo charging 10 bytes an entry, and 100 for each part it holds that no entry kept has paid for."""
+    return SharingMemo(
+        100, budget, lambda _, parts, ledger: 10 + sum(ledger.once(part, 100) for part in parts)
+    )
+
+
+def test_a_sharing_memo_charges_an_object_its_entries_share_once() -> None:
+    shared, own = _Part(), _Part()
+    memo = _sharing_memo()
+    memo.put("a", (shared,))
+    memo.put("b", (shared, own, own))
+    assert memo.held == (10 + 100) + (10 + 100)
+
+
+def test_a_cleared_sharing_memo_charges_its_next_entry_for_everything_it_holds() -> None:
+    shared = _Part()
+    memo = _sharing_memo(budget=250)
+    memo.put("a", (shared,))
+    memo.put("b", (_Part(),))
+    memo.put("c", (shared, _Part()))  # 210 more: over the budget, so the memo is cleared, and pays it all
+    assert len(memo) == 1 and memo.held == 210
+
+
+def test_an_entry_a_sharing_memo_does_not_keep_leaves_nothing_paid_for() -> None:
+    shared = _Part()
+    memo = _sharing_memo(budget=150)
+    memo.put("big", (shared, _Part()))  # 210: more than the memo may hold, so not kept
+    memo.put("a", (shared,))
+    assert len(memo) == 1 and memo.held == 110  # the part was not paid for by an entry it does not keep
+
+
+def test_a_sharing_memo_keeps_the_entry_it_holds_under_a_key_given_again() -> None:
+    first, second = (_Part(),), (_Part(),)
+    memo = _sharing_memo()
+    memo.put("a", first)
+    assert memo.put("a", second) is second  # what is given is given back, as `BoundedMemo.put` does
+    assert memo.get("a") is first and memo.held == 110  # what it paid for is what it still holds
 
 
 def _memos_of(*holders: object) -> list[BoundedMemo[object, object]]:

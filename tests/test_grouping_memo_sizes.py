@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import pytest
 from test_grouping_corpus import EVENTS
 
 from rounds_bot.grouping import exception_chain, frames
 from rounds_bot.grouping.engine import GroupingEngine
-from rounds_bot.grouping.memo import BoundedMemo
+from rounds_bot.grouping.memo import BoundedMemo, SharingMemo
 from rounds_bot.models import ErrorEvent
 from tests.deep_size import deep_size
 
@@ -89,30 +88,6 @@ def _with_odd_names(events: list[ErrorEvent], seed: int) -> list[ErrorEvent]:
     ]
 
 
-_Put = tuple[str, object, object, int]
-
-
-@contextmanager
-def _recorded(memos: dict[str, BoundedMemo[object, object]]) -> Iterator[list[_Put]]:
-    """Every entry put in `memos`, with its estimate."""
-    puts: list[_Put] = []
-    originals: dict[str, Callable[[object, object], int]] = {}
-    for name, memo in memos.items():
-        size = originals[name] = memo._size
-
-        def recording(key: object, value: object, name: str = name, size: Callable[..., int] = size) -> int:
-            estimate = size(key, value)
-            puts.append((name, key, value, estimate))
-            return estimate
-
-        memo._size = recording
-    try:
-        yield puts
-    finally:
-        for name, memo in memos.items():
-            memo._size = originals[name]
-
-
 def _memos_holding_frames(engine: GroupingEngine) -> dict[str, BoundedMemo[object, object]]:
     candidates = engine._candidates
     return {
@@ -127,22 +102,48 @@ def _memos_holding_frames(engine: GroupingEngine) -> dict[str, BoundedMemo[objec
     }
 
 
+#: an estimate and the deep size of what it estimates, of a memo named
+_Check = tuple[str, int, int]
+
+
+def _checked_when_fullest(
+    memos: dict[str, BoundedMemo[object, object]], monkeypatch: pytest.MonkeyPatch
+) -> list[_Check]:
+    """Each memo's estimate beside the deep size of all it holds when it is fullest, before each clear
+    (the caller checks them once more at the end: `_fullest`)."""
+    checks: list[_Check] = []
+    names = {id(memo): name for name, memo in memos.items()}
+    for cls in (BoundedMemo, SharingMemo):
+        clear = cls.clear
+
+        def clearing(memo: BoundedMemo[object, object], clear: Callable[..., None] = clear) -> None:
+            name = names.get(id(memo))
+            if name is not None and len(memo):
+                checks.append((name, memo.held, deep_size(memo._data)))
+            clear(memo)
+
+        monkeypatch.setattr(cls, "clear", clearing)
+    return checks
+
+
+def _fullest(memos: dict[str, BoundedMemo[object, object]], checks: list[_Check]) -> list[_Check]:
+    return [*checks, *((name, memo.held, deep_size(memo._data)) for name, memo in memos.items() if len(memo))]
+
+
 @pytest.mark.parametrize("seed", [None, 1, 2])
-def test_each_entry_of_a_memo_holding_frames_is_estimated_at_no_less_than_its_deep_size(
-    seed: int | None,
+def test_each_memo_holding_frames_is_estimated_at_no_less_than_the_deep_size_of_all_it_holds(
+    seed: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     events = EVENTS if seed is None else _with_odd_names(EVENTS, seed)
     for memo in (exception_chain._STACKS, frames._COMPONENTS):
         memo.clear()  # entries of earlier tests would not be put again
     engine = GroupingEngine()
     memos = _memos_holding_frames(engine)
-    with _recorded(memos) as puts:
-        engine.assign_all(events)
-    seen = {name for name, *_ in puts}
-    assert {"stacks", "frame components", "trace candidates", "readings", "parses by content"} <= seen
-    under = [
-        (name, estimate, deep_size((key, value)))
-        for name, key, value, estimate in puts
-        if estimate < deep_size((key, value))
-    ]
+    checks = _checked_when_fullest(memos, monkeypatch)
+    engine.assign_all(events)
+    checks = _fullest(memos, checks)
+    assert {"stacks", "frame components", "trace candidates", "readings", "parses by content"} <= {
+        name for name, *_ in checks
+    }
+    under = [(name, held, deep) for name, held, deep in checks if held < deep]
     assert not under, under[:5]

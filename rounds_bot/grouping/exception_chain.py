@@ -17,7 +17,8 @@ from typing import Literal
 from rounds_bot.grouping.components import Component, leaf, node
 from rounds_bot.grouping.frames import frame_components
 from rounds_bot.grouping.inapp import FrameRole, Role, TraceRoles
-from rounds_bot.grouping.memo import MB, BoundedMemo, frames_size, shared_memo
+from rounds_bot.grouping.memo import MB, Ledger, SharingMemo, shared_sharing_memo
+from rounds_bot.grouping.shared_costs import frames_cost, stack_cost
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 #: whose frames a trace fingerprint hashes: the app's, its tests', or (None) all of them
@@ -32,21 +33,29 @@ _TYPE_SEPARATORS = re.compile(r"::|[./\\]")
 
 #: stack components kept before the memo is cleared (never evicted piecemeal)
 _STACK_MEMO_LIMIT = 4096
-#: what a stack's component holds beyond its frames: the stack's node, its value and hint, the line
-#: numbers' leaf, and the key's roles and tuples (measured: up to about 3.3 KB)
-_STACK_BYTES = 3584
-#: what it holds per frame beyond the frame's text: the frame's components (its module, function,
-#: context and why it does or does not contribute), their tuples and the frame
-_STACK_FRAME_BYTES = 768
+#: what a stack's entry holds of its own beyond its component: the key's tuples (frames, roles, recursion
+#: hints) and the key
+_STACK_KEY_BYTES = 1024
+#: what it holds of its own per frame: the slots of the key's tuples and the frame's role (its object and
+#: reason)
+_STACK_KEY_FRAME_BYTES = 96
 
-_STACKS: BoundedMemo[
-    tuple[
-        str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool, bool
-    ],
-    Component,
-] = shared_memo(
-    _STACK_MEMO_LIMIT, 4 * MB, lambda key, _: _STACK_BYTES + frames_size(key[1], _STACK_FRAME_BYTES)
-)
+
+def _stack_entry_size(key: _StackKey, stack: Component, ledger: Ledger) -> int:
+    """A stack's entry: its key's own objects, and its frames and components not paid for yet."""
+    frames = key[1]
+    return (
+        _STACK_KEY_BYTES
+        + _STACK_KEY_FRAME_BYTES * len(frames)
+        + frames_cost(frames, ledger)
+        + stack_cost(stack, ledger)
+    )
+
+
+_StackKey = tuple[
+    str, tuple[Frame, ...], tuple[FrameRole, ...], Contributing | None, tuple[str | None, ...], bool, bool
+]
+_STACKS: SharingMemo[_StackKey, Component] = shared_sharing_memo(_STACK_MEMO_LIMIT, 4 * MB, _stack_entry_size)
 
 
 #: Go's error types that say nothing of the error: `errors.New`'s, `fmt.Errorf`'s wrapping one error or more

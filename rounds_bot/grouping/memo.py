@@ -3,8 +3,12 @@ bytes, never evicted piecemeal (an answer is either all there or worked out agai
 
 Each memo states what one entry holds (`size`: the bytes of its key's and value's text; a fixed
 `OVERHEAD` stands for the dictionary slot and the objects; an entry holding stack frames counts each
-frame's objects and text, `frames_size`, as they cost far more than their text). The estimates bound the
-entries' real bytes (a test compares them with the deep size of the entries a corpus gives), so the
+frame's objects and text, as they cost far more than their text). Entries that hold the same frames and
+the components made of them (the parse, the reading, the candidate and the stacks of traces that share a
+framework's or a test runner's frames) are kept in a `SharingMemo`, which charges each shared object once
+while it holds it (`Ledger`, `shared_costs`): charged per entry, 4,000 Java traces were estimated at 16 times
+what the memos held, and the memos were cleared a hundred times. The estimates bound the memos' real bytes
+(a test compares each memo's estimate with the deep size of everything it holds, when it is fullest), so the
 budgets bound memory. The budgets below add up to the most the engine's memos hold together, whatever the
 input, about `ENGINE_BUDGET`: a round of a million records keeps no more than a round of a thousand.
 
@@ -31,7 +35,7 @@ OVERHEAD = 200
 MB = 1 << 20
 #: the most the budgets of an engine's memos add up to, the memos all engines share included (a test adds
 #: them up)
-ENGINE_BUDGET = 139 * MB
+ENGINE_BUDGET = 137 * MB
 #: how many times an entry holding frames keeps each character of a frame's text, at most: the frame's
 #: own strings, and the component values, serialized hash input and rendered lines made of them (measured
 #: on parsed traces of several runtimes, of ASCII and wider text)
@@ -62,20 +66,30 @@ def text_size(key: object, value: object = None) -> int:
     return size
 
 
+def text_bytes(text: str | None) -> int:
+    """A string's characters as CPython keeps them: a byte each for ASCII, up to four otherwise (PEP 393)."""
+    if not text:
+        return 0
+    return len(text) if text.isascii() else 4 * len(text)
+
+
+def frame_text(frame: FrameText) -> int:
+    """The bytes of a frame's text."""
+    return (
+        text_bytes(frame.function)
+        + text_bytes(frame.module)
+        + text_bytes(frame.filename)
+        + text_bytes(frame.context_line)
+    )
+
+
 def frames_size(frames: Iterable[FrameText], per_frame: int) -> int:
-    """The bytes an entry holds for `frames`: `per_frame` for the objects each frame's part is made of
-    (measured, per memo: the frame, its components and their tuples), and its text's characters, copied
-    `FRAME_TEXT_COPIES` times. Counting objects rather than characters alone is what makes an estimate bound
-    the memory: a frame of a few characters still holds hundreds of bytes of objects."""
-    size = 0
-    for frame in frames:
-        text = 0
-        for part in (frame.function, frame.module, frame.filename, frame.context_line):
-            if part:
-                # CPython keeps ASCII text in a byte a character, any other in up to four (PEP 393)
-                text += len(part) if part.isascii() else 4 * len(part)
-        size += per_frame + FRAME_TEXT_COPIES * text
-    return size
+    """The bytes an entry holds for `frames` when no other entry holds them (a frame's component, one entry a
+    frame): `per_frame` for the objects each frame's part is made of (measured: the frame, its components and
+    their tuples), and its text's characters, copied `FRAME_TEXT_COPIES` times. Counting objects rather than
+    characters alone is what makes an estimate bound the memory: a frame of a few characters still holds
+    hundreds of bytes of objects. Entries that share frames charge them once (`SharingMemo`)."""
+    return sum(per_frame + FRAME_TEXT_COPIES * frame_text(frame) for frame in frames)
 
 
 class BoundedMemo(Generic[K, V]):
@@ -120,6 +134,73 @@ class BoundedMemo(Generic[K, V]):
         return self._held
 
 
+class Ledger:
+    """The objects a memo's entries share (frames, the components made of them: `shared_costs`), each
+    charged once while the memo holds it. An object charged is held by an entry the memo keeps, so its id
+    names it until the memo is cleared (`SharingMemo` forgets the ids of an entry it does not keep)."""
+
+    __slots__ = ("_charged", "_new")
+
+    def __init__(self) -> None:
+        self._charged: set[int] = set()
+        self._new: list[int] = []
+
+    def once(self, shared: object, cost: int) -> int:
+        """`cost` the first time `shared` is met while the memo holds it, else nothing."""
+        key = id(shared)
+        if key in self._charged:
+            return 0
+        self._charged.add(key)
+        self._new.append(key)
+        return cost
+
+    def keep(self) -> None:
+        """The entry just sized is kept: what it was charged for stays charged."""
+        self._new.clear()
+
+    def forget_new(self) -> None:
+        """The entry just sized is not kept: nothing holds what only it was charged for."""
+        self._charged.difference_update(self._new)
+        self._new.clear()
+
+    def clear(self) -> None:
+        self._charged.clear()
+        self._new.clear()
+
+
+class SharingMemo(BoundedMemo[K, V]):
+    """A `BoundedMemo` whose entries share objects: `size(key, value, ledger)` charges an entry for what it
+    alone holds, and for a shared object through the ledger (only when no entry kept has paid for it)."""
+
+    __slots__ = ("_ledger", "_sized")
+
+    def __init__(self, entries: int, budget: int, size: Callable[[K, V, Ledger], int]) -> None:
+        super().__init__(entries, budget)
+        self._ledger = Ledger()
+        self._sized = size
+
+    def put(self, key: K, value: V) -> V:
+        if key in self._data:
+            # kept as it is: the key object the dict keeps and what the entry holds stay, so what was charged
+            # for them stays true (a replaced entry could free objects the ledger still names)
+            return value
+        size = self._sized(key, value, self._ledger)
+        if len(self._data) >= self._entries or self._held + size > self._budget:
+            self.clear()
+            size = self._sized(key, value, self._ledger)  # nothing is paid for in an empty memo
+        if size <= self._budget:
+            self._data[key] = value
+            self._held += size
+            self._ledger.keep()
+        else:
+            self._ledger.forget_new()
+        return value
+
+    def clear(self) -> None:
+        super().clear()
+        self._ledger.clear()
+
+
 #: the memos kept at module level, which every engine shares (`shared_memo`)
 _SHARED: list[BoundedMemo[Any, Any]] = []
 #: the memos kept at module level as plain dicts, cleared with the shared memos (`shared_dict`)
@@ -128,7 +209,18 @@ _SHARED_DICTS: list[dict[Any, Any]] = []
 
 def shared_memo(entries: int, budget: int, size: Callable[[K, V], int] = text_size) -> BoundedMemo[K, V]:
     """A `BoundedMemo` that every engine shares: cleared once no engine is alive (`shared_while_alive`)."""
-    memo: BoundedMemo[K, V] = BoundedMemo(entries, budget, size)
+    return _shared(BoundedMemo(entries, budget, size))
+
+
+def shared_sharing_memo(entries: int, budget: int, size: Callable[[K, V, Ledger], int]) -> SharingMemo[K, V]:
+    """A `SharingMemo` that every engine shares, as `shared_memo`."""
+    return _shared(SharingMemo(entries, budget, size))
+
+
+M = TypeVar("M", bound=BoundedMemo[Any, Any])
+
+
+def _shared(memo: M) -> M:
     _SHARED.append(memo)
     return memo
 

@@ -31,8 +31,9 @@ import hashlib
 import sys
 from dataclasses import dataclass, field
 
-from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, frames_size
+from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, Ledger, SharingMemo
 from rounds_bot.grouping.normalize import SHAPE_DIGITS, normalize_uncached
+from rounds_bot.grouping.shared_costs import frames_cost
 from rounds_bot.grouping.stacktrace import (
     Frame,
     LineVotes,
@@ -57,9 +58,12 @@ _VARIANTS_PER_SHAPE = 64
 #: frames, roughly (its trace and exception, its values and key)
 _READINGS_PER_CUT = 8
 _READING_SIZE = 3 * OVERHEAD
-#: what a parsed trace holds per frame beyond its text: the frame object and its attributes' dictionary
-#: (measured, with 600 bytes an entry: up to about 750 bytes)
-_TRACE_FRAME_BYTES = 768
+#: what a parsed trace holds of its own: its object, its exceptions' tuple, its notes; and per exception: the
+#: exception's object and its frames' tuple
+_TRACE_BYTES = 3 * OVERHEAD
+_EXCEPTION_BYTES = 2 * OVERHEAD
+#: what a parse kept by content holds beyond its trace: its object, its key and values
+_PARSED_TEXT_BYTES = 2 * OVERHEAD
 
 
 #: what grouping reads of a parsed trace: runtime, notes, each exception's type, relation and
@@ -116,15 +120,17 @@ class TraceMemo:
         #: `_by_text` (None: read such texts whole); an entry keeps up to `_READINGS_PER_CUT` readings. A
         #: repeat placed by its hashes needs none (`cut_digests`), so this holds the texts of the
         #: occurrences being assigned
-        self._cuts: BoundedMemo[str | DumpKey, _CutEntry | None] = BoundedMemo(
-            MEMO_LIMIT, 6 * MB, lambda key, entry: _key_size(key) + _cut_size(entry)
+        self._cuts: SharingMemo[str | DumpKey, _CutEntry | None] = SharingMemo(
+            MEMO_LIMIT, 6 * MB, lambda key, entry, ledger: _key_size(key) + _cut_size(entry, ledger)
         )
         #: texts parsed (whole, or with their message cut out), and readings (or frames) given from a cut text
         self.parses = 0
         self.from_cuts = 0
         #: parses by content: equal parses of different texts share one `ParsedText`
-        self._by_content: BoundedMemo[_Content, ParsedText] = BoundedMemo(
-            MEMO_LIMIT, 8 * MB, lambda _, parsed: _trace_size(parsed.trace)
+        self._by_content: SharingMemo[_Content, ParsedText] = SharingMemo(
+            MEMO_LIMIT,
+            5 * MB,
+            lambda _, parsed, ledger: _PARSED_TEXT_BYTES + _trace_size(parsed.trace, ledger),
         )
 
     def parsed(
@@ -248,16 +254,21 @@ _MISSING = ParsedText("", ParsedTrace("python", ()), [])
 _MISSING_CUT = _CutEntry(ParsedTrace("python", ()), 0, [], (False, None, False))
 
 
-def _trace_size(trace: ParsedTrace) -> int:
-    """What a parsed trace holds, roughly: its frames (shared with other memos more often than not)."""
-    return OVERHEAD * 3 + sum(
-        sys.getsizeof(e.value) + frames_size(e.frames, _TRACE_FRAME_BYTES) for e in trace.exceptions
-    )
+def _trace_size(trace: ParsedTrace, ledger: Ledger) -> int:
+    """What a parsed trace holds: its objects, its exceptions' values, and its frames (shared with other
+    entries more often than not: charged once, `shared_costs`)."""
+    size = _TRACE_BYTES + sum(map(sys.getsizeof, trace.notes))
+    for exception in trace.exceptions:
+        frames = exception.frames
+        size += (
+            _EXCEPTION_BYTES + sys.getsizeof(exception.value) + 8 * len(frames) + frames_cost(frames, ledger)
+        )
+    return size
 
 
-def _cut_size(entry: _CutEntry | None) -> int:
+def _cut_size(entry: _CutEntry | None, ledger: Ledger) -> int:
     """A cut text's entry: its reading, and the readings it may give."""
-    return OVERHEAD if entry is None else _trace_size(entry.trace) + _READINGS_PER_CUT * _READING_SIZE
+    return OVERHEAD if entry is None else _trace_size(entry.trace, ledger) + _READINGS_PER_CUT * _READING_SIZE
 
 
 def _key_size(key: str | DumpKey) -> int:
