@@ -303,8 +303,19 @@ class State:
             "user": self.user(comment.user),
             "created_at": ts(comment.created_at),
             "updated_at": ts(comment.updated_at),
-            "author_association": "NONE",
+            "author_association": self.author_association(repo, comment.user),
         }
+
+    @staticmethod
+    def author_association(repo: Repo, login: str) -> str:
+        """The commenter's relation to the repository, as GitHub gives it in a comment (REST "Issue comments":
+        `OWNER`, `MEMBER`, `COLLABORATOR`, ... `NONE`): the owner, a collaborator, else nobody (this fake has
+        no organizations, so no `MEMBER`, and no commit history, so no `CONTRIBUTOR`)."""
+        if login.lower() == repo.owner.lower():
+            return "OWNER"
+        if login in repo.collaborators:
+            return "COLLABORATOR"
+        return "NONE"
 
     def reaction_json(self, reaction: Reaction) -> dict[str, Any]:
         return {
