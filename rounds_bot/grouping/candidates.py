@@ -41,6 +41,7 @@ from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.skeletons import split_context
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, as_read_before
 from rounds_bot.grouping.stacktrace.browser import typed_by_event
+from rounds_bot.grouping.stacktrace.python_groups import title_parts
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.terms import document_terms
 from rounds_bot.grouping.trace_cut import Cut, cut
@@ -323,7 +324,7 @@ class CandidateReader:
         return Candidate(
             fingerprint,
             view,
-            title_for(error_type, view.normalized_message),
+            title_for(*title_parts(trace, error_type, view.normalized_message, values)),
             trace=collapsed,
             roles=reading.roles,
             crash_site=reading.site.crash_site,

@@ -25,6 +25,7 @@ from rounds_bot.grouping.stacktrace import (
     ocaml,
     php,
     python,
+    python_groups,
     ruby,
     rust,
 )
@@ -61,7 +62,7 @@ _OCAML_FRAME = re.compile(r"^\s*(?:Raised at|Called from|Re-raised at|Raised by 
 _OCAML_WORDS = ("Raised ", "Called ", "Re-raised ")
 
 _PARSERS = {
-    "python": python.parse,
+    "python": python_groups.parse,
     "java": java.parse,
     "node": node.parse_with_fatal_errors,
     "go": go.parse,
@@ -216,7 +217,8 @@ def parse_stacktrace(text: str | None) -> ParsedTrace | None:
 def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     """The trace releases before this one read from the same text, when they read it otherwise (None when
     they read it so): the signatures they made keep receiving it (`fingerprint.looked_up_first`). .NET's
-    after the unhandled-exception prefix (`dotnet.as_read_before`); any runtime's with frames printed in a
+    after the unhandled-exception prefix (`dotnet.as_read_before`); Python's exception groups
+    (`python_groups.as_read_before`); any runtime's with frames printed in a
     syntax they did not read (`Frame.newly_read`), without those frames."""
     if trace.runtime == "dotnet" and (before := dotnet.as_read_before(trace)) is not None:
         return before
@@ -224,6 +226,8 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
         return before  # a stripped binary's `<unknown>` frames, then the app's (`rust.as_read_before`)
     if trace.runtime == "java" and (before := java.as_read_before(trace)) is not None:
         return before  # a Scala closure's number kept in its name (`java.as_read_before`)
+    if trace.runtime == "python" and (before := python_groups.as_read_before(trace)) is not None:
+        return before  # an exception group block by block (`python_groups.as_read_before`)
     if not any(frame.newly_read for exception in trace.exceptions for frame in exception.frames):
         return None
     before = replace(

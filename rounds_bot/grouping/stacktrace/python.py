@@ -10,9 +10,12 @@
     During handling of the above exception, another exception occurred:    (implicit context)
 
 Python prints the oldest exception first and frames oldest first; the parser returns the raised
-(last printed) exception first and frames crash site first. An exception group (`| ` prefixed
-blocks) is the raised exception, followed by its members. A text with no traceback may be a fatal
+(last printed) exception first and frames crash site first. A text with no traceback may be a fatal
 error's dump (`python_fault.py`: `Fatal Python error: Segmentation fault`).
+
+`parse` is also how every release before read an exception group (`| ` prefixed blocks): the group
+first, then every block it prints, in print order, as `inner`. A trace that holds a group is read by
+the errors inside it (`python_groups`), which keeps that reading to look up first.
 """
 
 from __future__ import annotations
@@ -24,14 +27,14 @@ from rounds_bot.grouping.stacktrace import python_fault
 from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace, Relation
 
 HEADER = "Traceback (most recent call last):"
-_GROUP_HEADER = "Exception Group Traceback (most recent call last):"
-_CAUSE = "The above exception was the direct cause of the following exception:"
-_CONTEXT = "During handling of the above exception, another exception occurred:"
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<fn>.{1,512}))?$')
+GROUP_HEADER = "Exception Group Traceback (most recent call last):"
+CAUSE = "The above exception was the direct cause of the following exception:"
+CONTEXT = "During handling of the above exception, another exception occurred:"
+FRAME = re.compile(r'^\s*File "(?P<file>[^"]{1,1024})", line (?P<line>\d{1,9})(?:, in (?P<fn>.{1,512}))?$')
 _GROUP_PREFIX = re.compile(r"^\s{0,16}(?:[|+]\s?)+")
 _GROUP_RULE = re.compile(r"^[-+|\s]*-{4,}.*$")
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,255})(?::\s?(?P<value>.*))?$")
-_CARETS = re.compile(r"^\s*[\^~]+\s*$")
+CARETS = re.compile(r"^\s*[\^~]+\s*$")
 # Installed packages and the standard library: the path after the last such root is the module.
 _LIBRARY_ROOTS = (
     re.compile(r".*(?:site-packages|dist-packages)/(?P<rest>[^<>]+)\.py$"),
@@ -44,7 +47,7 @@ def looks_like_frame(line: str) -> bool:
     return (
         'File "' in line
         and ", line " in line
-        and (_FRAME.match(_strip_group_prefix(line)) is not None or python_fault.looks_like_frame(line))
+        and (FRAME.match(_strip_group_prefix(line)) is not None or python_fault.looks_like_frame(line))
     )
 
 
@@ -54,7 +57,8 @@ def is_frame_line(line: str) -> bool:
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
-    grouped = any(_GROUP_HEADER in line for line in lines[:3])
+    """A traceback's exceptions, raised first (an exception group as releases before read it)."""
+    grouped = any(GROUP_HEADER in line for line in lines[:3])
     reader = _BlockReader()
     for raw in lines:
         reader.read(raw)
@@ -65,7 +69,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     if grouped:
         # An exception group prints itself first, then each member exception.
         exceptions = [
-            _exception("raised" if index == 0 else "inner", frames, tail)
+            exception_of("raised" if index == 0 else "inner", frames, tail)
             for index, (_, frames, tail) in enumerate(blocks)
         ]
         return ParsedTrace("python", tuple(exceptions))
@@ -73,14 +77,14 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     # the last block printed is the exception that was raised.
     links: list[Relation] = [block[0] for block in blocks[1:]] + ["raised"]
     exceptions = [
-        _exception(link, frames, tail)
+        exception_of(link, frames, tail)
         for link, (_, frames, tail) in zip(reversed(links), reversed(blocks), strict=True)
     ]
     return ParsedTrace("python", tuple(exceptions))
 
 
 @dataclass
-class _PendingFrame:
+class PendingFrame:
     """A frame line read, waiting for the source line Python may print under it."""
 
     path: str
@@ -89,7 +93,7 @@ class _PendingFrame:
     context: str | None = None
 
     def frame(self) -> Frame:
-        return _frame(self.path, self.lineno, self.function, self.context)
+        return frame_of(self.path, self.lineno, self.function, self.context)
 
 
 class _BlockReader:
@@ -101,7 +105,7 @@ class _BlockReader:
         self._relation: Relation = "raised"
         self._frames: list[Frame] | None = None  # None: outside a block, between marker and header
         self._tail: list[str] = []
-        self._pending: _PendingFrame | None = None
+        self._pending: PendingFrame | None = None
 
     def read(self, raw: str) -> None:
         line = _strip_group_prefix(raw)
@@ -110,28 +114,28 @@ class _BlockReader:
             self.flush()
             self._frames, self._tail, self._pending = [], [], None
             return
-        if stripped in (_CAUSE, _CONTEXT):
+        if stripped in (CAUSE, CONTEXT):
             self.flush()
             self._frames, self._tail, self._pending = None, [], None
-            self._relation = "cause" if stripped == _CAUSE else "context"
+            self._relation = "cause" if stripped == CAUSE else "context"
             return
         if self._frames is None:
             return
-        match = _FRAME.match(line)
+        match = FRAME.match(line)
         if match:
             if self._pending is not None:
                 self._frames.append(self._pending.frame())
-            self._pending = _PendingFrame(
+            self._pending = PendingFrame(
                 match["file"], int(match["line"]), (match["fn"] or "").strip() or None
             )
             return
         if self._pending is not None and not self._tail and line.startswith("    ") and stripped:
-            if _CARETS.match(line) or stripped.startswith("[Previous line repeated"):
+            if CARETS.match(line) or stripped.startswith("[Previous line repeated"):
                 return
             if self._pending.context is None:
                 self._pending.context = stripped
                 return
-        if stripped.startswith("[Previous line repeated") or not stripped or _CARETS.match(line):
+        if stripped.startswith("[Previous line repeated") or not stripped or CARETS.match(line):
             return
         if _GROUP_RULE.match(raw):
             return
@@ -152,7 +156,7 @@ def _dumped(lines: list[str]) -> ParsedTrace | None:
     dump = python_fault.read_dump(lines)
     if dump is None:
         return None
-    frames = tuple(_frame(path, lineno, function, None) for path, lineno, function in dump.frames)
+    frames = tuple(frame_of(path, lineno, function, None) for path, lineno, function in dump.frames)
     exception = ParsedException(dump.type, dump.value, frames, "raised")
     return ParsedTrace("python", (exception,), notes=(NEWLY_READ,))
 
@@ -166,7 +170,7 @@ def _strip_group_prefix(line: str) -> str:
     return line[match.end() :] if match else line
 
 
-def _exception(relation: Relation, frames: list[Frame], tail: list[str]) -> ParsedException:
+def exception_of(relation: Relation, frames: list[Frame], tail: list[str]) -> ParsedException:
     type_, value = "Exception", ""
     for index, line in enumerate(tail):
         match = _EXCEPTION_LINE.match(line)
@@ -178,7 +182,7 @@ def _exception(relation: Relation, frames: list[Frame], tail: list[str]) -> Pars
     return ParsedException(type_, value, tuple(reversed(frames)), relation)
 
 
-def _frame(path: str, lineno: int, function: str | None, context: str | None) -> Frame:
+def frame_of(path: str, lineno: int, function: str | None, context: str | None) -> Frame:
     normalized = path.replace("\\", "/")
     module = None
     for root in _LIBRARY_ROOTS:
