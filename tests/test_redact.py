@@ -77,6 +77,15 @@ def test_a_token_as_a_urls_user_name_is_redacted_once():
     assert redact("https://john.doe@example.com/x") == "https://john.doe@example.com/x"
 
 
+def test_a_token_given_to_curl_as_its_user_is_redacted_once_and_its_marker_kept_whole():
+    # the `-u user:password` rule read the marker's `[REDACTED` as a user and rewrote the rest of it
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    seen = redact(f"curl -u {token}: https://api.github.com/user")
+    assert seen.startswith("curl -u [REDACTED:github_token]:") and token not in seen
+    assert redact(f"curl --user '{token}:' -X GET") == "curl --user '[REDACTED:github_token]:' -X GET"
+    assert redact("curl -u bob:hunter2hunter2 https://x") == "curl -u bob:[REDACTED:password] https://x"
+
+
 def test_a_figma_personal_access_token_is_redacted_and_the_word_figd_alone_is_not():
     token = "figd_" + "Qx7-Lm2_" * 5
     assert redact(f"figma call with {token} failed") == "figma call with [REDACTED:api_token] failed"

@@ -28,6 +28,7 @@ from rounds_bot.redact.scan import Prefilter
 from rounds_bot.redact.text import _rules
 from tests import security_corpus
 from tests.redact_reference import reference_apply, reference_redact
+from tests.redact_shaped_cases import shaped_cases
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
 from scale_data import lines
@@ -41,6 +42,7 @@ def corpus_texts() -> list[str]:
     texts += [text for text, _ in security_corpus.named_samples()]
     texts += security_corpus.KEPT + security_corpus.injections()
     texts += [text for text, _ in security_corpus.BESIDE_NAMES] + security_corpus.KEPT_BESIDE_NAMES
+    texts += shaped_cases()  # Doppler, password hashes, client ids, addresses, versions
     # every keyword of every rule, alone and inside text: each rule's pre-filter is reached
     for policy in POLICIES:
         for one in _rules(policy):

@@ -7,11 +7,13 @@
     ids.py       what an id is kept as: itself when it has an id's shape and holds nothing, else its hash
     text.py      one text: cut, sanitised, redacted (`redact_text`)
     tokens.py    vendor tokens by format (gitleaks' rule families)
+    hashes.py    password hashes by format (bcrypt, Argon2, crypt's SHA and MD5, yescrypt, Django's)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
     pair_values.py  whether the value a name points at is the secret: not a placeholder, not prose
     keys.py      which names are secret or personal (Sentry's default scrubbing list and more)
     personal.py  e-mail, phone (E.164 and national formats), SSN, UK NI, Aadhaar, CPF, IBAN, card numbers,
                  client IPs, each confirmed before it is replaced
+    versions.py  whether an address-shaped number is a version, by what stands before it
     phrases.py   BIP-39 seed phrases (the word list and the checksum)
     decode.py    what JSON escapes, percent-encoding, base64 and hex hide, judged decoded
     split.py     secrets split across the records of one log stream or trace (`redact_poll`)

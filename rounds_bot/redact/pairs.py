@@ -169,7 +169,7 @@ PAIRS: tuple[Rule, ...] = (
         r"|ldap\w{0,10}\b[^\n]{0,300}?[ \t]-w[ \t]+"
         r"|sshpass[ \t]+-p[ \t]*"
         r"|smbclient\b[^\n]{0,200}?[ \t]-U[ \t]*[^\s%]{1,64}%"
-        r"|(?:curl|wget)\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"']{1,100}:)" + _ARG,
+        r"|(?:curl|wget)\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"'\[]{1,100}:)" + _ARG,
         "mysql",
         "mariadb",
         "redis-cli",

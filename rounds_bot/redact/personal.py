@@ -5,7 +5,8 @@ country in SWIFT's registry, payment card numbers and client IP addresses.
 Each is confirmed before it is replaced, so telemetry keeps its ids and times: a card number passes the Luhn
 check *and* has a card network's prefix and length (an epoch-millisecond timestamp or a snowflake id does
 neither); an IBAN passes its ISO 13616 check digits; `git@github.com:owner/repo` is a git remote, not an
-address; an IP address is a real one (loopback and `0.0.0.0` are kept, and with `public`, private ranges).
+address; an IP address is a real one (loopback and `0.0.0.0` are kept, and with `public`, private ranges)
+and no version (`versions.py`: `version 10.2.3.4`, `Chrome/120.0.0.0`, `Version=4.0.0.0`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from functools import lru_cache
 from typing import Literal
 
 from rounds_bot.redact.rule import Rule, rule
+from rounds_bot.redact.versions import is_version
 
 # libphonenumber's metadata and python-stdnum are imported by the checks that read them, at a candidate's
 # first confirmation: most rounds confirm no phone number, IBAN, Aadhaar or CPF, and importing both costs
@@ -175,6 +177,42 @@ def _not_git_remote(match: re.Match[str]) -> bool:
     )
 
 
+#: Spaces, punctuation and symbols outside ASCII, which end an address in text as ASCII ones do: Latin-1's
+#: (and the C1 controls), the Ogham space, General Punctuation's spaces, quotes and dashes, arrows,
+#: mathematical and technical symbols, box drawing and other symbols, CJK punctuation, the small and
+#: full-width forms' punctuation and symbols, the specials (U+FFF0-U+FFFF)
+_ENDS_ADDRESS = (
+    (0x80, 0xBF), (0xD7, 0xD7), (0xF7, 0xF7), (0x1680, 0x1680), (0x2000, 0x206F), (0x2190, 0x2BFF),
+    (0x2E00, 0x2E7F), (0x3000, 0x303F), (0xFE10, 0xFE1F), (0xFE30, 0xFE6F), (0xFF01, 0xFF0F),
+    (0xFF1A, 0xFF20), (0xFF3B, 0xFF40), (0xFF5B, 0xFF65), (0xFFF0, 0xFFFF),
+)  # fmt: skip
+
+
+def _non_ascii_in_address() -> str:
+    """The class of the characters outside ASCII an address may hold: RFC 6532's UTF8-non-ascii in a local
+    part, an IDNA U-label's letters, marks and digits in a domain; all but `_ENDS_ADDRESS`."""
+    ranges, start = [], 0x80
+    for first, last in _ENDS_ADDRESS:
+        if start < first:
+            ranges.append(f"\\U{start:08x}-\\U{first - 1:08x}")
+        start = last + 1
+    ranges.append(f"\\U{start:08x}-\\U0010ffff")
+    return "".join(ranges)
+
+
+# An e-mail address, ASCII or internationalised (RFC 6531, RFC 6532): a local part of up to 64 characters,
+# labels of up to 63 (IDNA U-labels, or punycode A-labels `xn--...`), dots between them (and the ideographic
+# and full-width full stops IDNA counts as dots, RFC 3490 3.1), a top-level label of letters, an A-label
+# (`xn--p1ai`) or a U-label (`рф`, `广告`)
+_U = _non_ascii_in_address()
+_DOT = "[.\u3002\uff0e\uff61]"
+_EMAIL = (
+    f"(?<![\\w.+%{_U}-])[A-Za-z0-9._%+{_U}-]{{1,64}}@[A-Za-z0-9{_U}-]{{1,63}}"
+    f"(?:{_DOT}[A-Za-z0-9{_U}-]{{1,63}}){{0,6}}{_DOT}"
+    f"(?:[A-Za-z]{{2,24}}|[Xx][Nn]--[A-Za-z0-9-]{{1,59}}|[{_U}][A-Za-z0-9{_U}-]{{0,62}})(?![\\w{_U}-])"
+)
+
+
 def _ip_accepts(policy: IpPolicy) -> tuple[Rule, ...]:
     def accept(match: re.Match[str]) -> bool:
         try:
@@ -183,8 +221,7 @@ def _ip_accepts(policy: IpPolicy) -> tuple[Rule, ...]:
             return False
         if address.is_loopback or address.is_unspecified:
             return False
-        before = match.string[max(match.start() - 12, 0) : match.start()].lower()
-        if re.search(r"(?:version|release|build|ver)[\s:=]*$", before):
+        if is_version(match.string, match.start(1), match.end(1)):
             return False
         return not (
             policy == "public" and any(address in net for net in _PRIVATE if net.version == address.version)
@@ -209,12 +246,7 @@ def _ip_accepts(policy: IpPolicy) -> tuple[Rule, ...]:
 
 
 PERSONAL: tuple[Rule, ...] = (
-    rule(
-        "email",
-        r"(?<![\w.+%-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,6}\.[A-Za-z]{2,24}(?![\w-])",
-        "@",
-        accept=_not_git_remote,
-    ),
+    rule("email", _EMAIL, "@", accept=_not_git_remote),
     rule(
         "iban",
         r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)"

@@ -361,7 +361,10 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"EZ[AT]K[A-Za-z0-9]{54}", "ezak", "eztk"),
     token("api_token", r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}", "duffel_"),
     # developer platforms and observability
-    token("api_token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}", "dp."),
+    # Doppler's every kind (its "Auth Token Formats"); a service token may name its config (`dp.st.dev.`)
+    token(
+        "api_token", r"dp\.(?:pt|ct|sa|said|scim|audit|st(?:\.[a-z0-9_-]{2,35})?)\.[A-Za-z0-9]{40,44}", "dp."
+    ),
     token("api_token", _starting(r"dapi") + r"[a-f0-9]{32}(?:-\d)?", "dapi"),
     token("api_token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", "dt0c01."),
     token("api_token", r"(?:glc_[A-Za-z0-9+/]{32,400}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})", "glc_", "glsa_"),
