@@ -14,6 +14,7 @@ from test_grouping_corpus import EVENTS
 from rounds_bot.grouping import exception_chain, frames
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.memo import BoundedMemo, SharingMemo
+from rounds_bot.grouping.trace_memo import TraceMemo
 from rounds_bot.models import ErrorEvent
 from tests.deep_size import deep_size
 
@@ -145,5 +146,27 @@ def test_each_memo_holding_frames_is_estimated_at_no_less_than_the_deep_size_of_
     assert {"stacks", "frame components", "trace candidates", "readings", "parses by content"} <= {
         name for name, *_ in checks
     }
+    under = [(name, held, deep) for name, held, deep in checks if held < deep]
+    assert not under, under[:5]
+
+
+def test_a_cut_texts_readings_are_charged_as_they_are_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cut text's entry gives a reading per normalised message after it was put (`_CutEntry.given`): each is
+    charged then, so long messages in wide characters (2,000 a message, 8 a trace) cannot make the entries
+    hold more than the memo's estimate (they once held ten times their estimate)."""
+    rng = random.Random(1)
+    memo = TraceMemo()
+    memos: dict[str, BoundedMemo[object, object]] = {
+        "cut readings": memo._cuts,  # type: ignore[dict-item]
+        "parses by content": memo._by_content,  # type: ignore[dict-item]
+    }
+    checks = _checked_when_fullest(memos, monkeypatch)
+    for trace in range(60):
+        for _ in range(8):
+            message = "".join(rng.choice("漢字éü") for _ in range(2000))
+            text = f'Traceback (most recent call last):\n  File "/app/m{trace}.py", line 3, in f\n    g()\n'
+            memo.parsed(f"{text}ValueError: {message}", message)
+    checks = _fullest(memos, checks)
+    assert {name for name, *_ in checks} == set(memos)
     under = [(name, held, deep) for name, held, deep in checks if held < deep]
     assert not under, under[:5]

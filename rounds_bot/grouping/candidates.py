@@ -119,9 +119,8 @@ class CandidateReader:
         self._shapes = shapes
         self._miner = miner
         self._traces = TraceMemo()
-        #: per trace, service, type, message, environment and version. Each candidate has a fingerprint tree
-        #: of its own above the stacks it shares: 4,000 Defects4J traces give 515 candidates, 4.6 MB estimated
-        #: at 11.9; at 10 MB the memo is cleared 16 times in them, and they are read at a third of the rate
+        #: per trace, service, type, message, environment and version: 4,000 Defects4J traces give 515, 4.6 MB
+        #: estimated at 11.9 (at 10 MB the memo is cleared 16 times in them, and they are read 3 times slower)
         self._trace_candidates: SharingMemo[_TraceKey, Candidate | None] = SharingMemo(
             MEMO_LIMIT, 12 * MB, trace_candidate_size
         )

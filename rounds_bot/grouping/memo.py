@@ -196,9 +196,24 @@ class SharingMemo(BoundedMemo[K, V]):
             self._ledger.forget_new()
         return value
 
+    def grew(self, key: K, value: V, size: Callable[[Ledger], int]) -> None:
+        """The entry kept under `key`, `value`, holds more than when it was put (`size` charges what it
+        gained, through the ledger): it is counted, and the memo cleared when that takes it over its budget.
+        An entry the memo no longer holds is not counted."""
+        if self._data.get(key, _ABSENT) is not value:
+            return
+        self._held += size(self._ledger)
+        self._ledger.keep()
+        if self._held > self._budget:
+            self.clear()
+
     def clear(self) -> None:
         super().clear()
         self._ledger.clear()
+
+
+#: no entry (`SharingMemo.grew`: a kept value may be None)
+_ABSENT = object()
 
 
 #: the memos kept at module level, which every engine shares (`shared_memo`)

@@ -54,10 +54,8 @@ TEXT_BUDGET = 6 * MB
 _MAX_MEMO_TEXT = 65_536
 #: distinct frame texts remembered per shape
 _VARIANTS_PER_SHAPE = 64
-#: readings a cut text's entry gives per normalised message, and what each holds beside the entry's
-#: frames, roughly (its trace and exception, its values and key)
+#: readings a cut text's entry gives per normalised message (each charged to the memo as it is given)
 _READINGS_PER_CUT = 8
-_READING_SIZE = 3 * OVERHEAD
 #: what a parsed trace holds of its own: its object, its exceptions' tuple, its notes; and per exception: the
 #: exception's object and its frames' tuple
 _TRACE_BYTES = 3 * OVERHEAD
@@ -117,7 +115,8 @@ class TraceMemo:
             MEMO_LIMIT, TEXT_BUDGET, lambda shape, _: OVERHEAD + len(shape) * 4
         )
         #: readings of texts with their message cut out (`trace_cut`), by text or by dump key as
-        #: `_by_text` (None: read such texts whole); an entry keeps up to `_READINGS_PER_CUT` readings. A
+        #: `_by_text` (None: read such texts whole); an entry keeps up to `_READINGS_PER_CUT` readings (each
+        #: charged as it is given: `SharingMemo.grew`). A
         #: repeat placed by its hashes needs none (`cut_digests`), so this holds the texts of the
         #: occurrences being assigned
         self._cuts: SharingMemo[str | DumpKey, _CutEntry | None] = SharingMemo(
@@ -130,7 +129,7 @@ class TraceMemo:
         self._by_content: SharingMemo[_Content, ParsedText] = SharingMemo(
             MEMO_LIMIT,
             5 * MB,
-            lambda _, parsed, ledger: _PARSED_TEXT_BYTES + _trace_size(parsed.trace, ledger),
+            lambda _, parsed, ledger: _parsed_size(parsed, ledger),
         )
 
     def parsed(
@@ -174,7 +173,7 @@ class TraceMemo:
         """The runtime and the placeholder line's votes of the reading of a text with its message cut out
         (what `Cut.agrees` asks of an occurrence's message, see `_without_message`); None when such a text
         is read whole."""
-        entry = self._cut_entry(found)
+        entry = self._cut_entry(found)[1]
         return None if entry is None else (entry.trace.runtime, entry.votes)
 
     def _without_message(
@@ -186,7 +185,7 @@ class TraceMemo:
         found = found if found is not None else cut(text, message)
         if found is None:
             return None
-        entry = self._cut_entry(found)
+        key, entry = self._cut_entry(found)
         if entry is None or not found.agrees(entry.trace.runtime, entry.votes):
             return None
         self.from_cuts += 1
@@ -204,23 +203,28 @@ class TraceMemo:
             # What grouping reads of this reading (see `_shared`) is the entry's but for the message,
             # which it reads normalised only: every message that normalises alike is given this one.
             entry.given[normalized] = parsed
+            self._cuts.grew(
+                key, entry, lambda ledger: OVERHEAD + sys.getsizeof(normalized) + _parsed_size(parsed, ledger)
+            )
         return parsed
 
-    def _cut_entry(self, found: Cut) -> _CutEntry | None:
-        """The reading of a text with its message cut out: kept per text, or for a Go dump per dump
-        key, as the dumps of one key read alike (`go_key`) and the key keeps the placeholder's line."""
+    def _cut_entry(self, found: Cut) -> tuple[str | DumpKey, _CutEntry | None]:
+        """The reading of a text with its message cut out, with the key it is kept under: per text, or for a
+        Go dump per dump key, as the dumps of one key read alike (`go_key`) and the key keeps the
+        placeholder's line."""
         dump = found.dump
         if dump is not None:
             entry = self._cuts.get(dump, _MISSING_CUT)
             if entry is not _MISSING_CUT:
-                return entry
+                return dump, entry
         entry = self._cuts.get(found.text, _MISSING_CUT)
         if entry is not _MISSING_CUT:
-            return entry
+            return found.text, entry
         self.parses += 1
         trace = parse_stacktrace(found.text)
         entry = _read_cut(found, trace)
-        return self._cuts.put(dump if dump is not None and _read_as_go(trace) else found.text, entry)
+        key = dump if dump is not None and _read_as_go(trace) else found.text
+        return key, self._cuts.put(key, entry)
 
     def _shared(self, parsed: ParsedText | None) -> ParsedText | None:
         """The `ParsedText` already given for the same trace and values, else `parsed`."""
@@ -267,8 +271,22 @@ def _trace_size(trace: ParsedTrace, ledger: Ledger) -> int:
 
 
 def _cut_size(entry: _CutEntry | None, ledger: Ledger) -> int:
-    """A cut text's entry: its reading, and the readings it may give."""
-    return OVERHEAD if entry is None else _trace_size(entry.trace, ledger) + _READINGS_PER_CUT * _READING_SIZE
+    """A cut text's entry as it is put: its reading, values and votes (the readings it gives are charged as
+    they are given)."""
+    if entry is None:
+        return OVERHEAD
+    return 3 * OVERHEAD + sum(map(sys.getsizeof, entry.values)) + _trace_size(entry.trace, ledger)
+
+
+def _given_size(normalized: str, parsed: ParsedText, ledger: Ledger) -> int:
+    """A reading a cut text's entry gives, under its normalised message."""
+    return OVERHEAD + sys.getsizeof(normalized) + _parsed_size(parsed, ledger)
+
+
+def _parsed_size(parsed: ParsedText, ledger: Ledger) -> int:
+    """A parse: its object, key and normalised values, and its trace."""
+    values = sum(map(sys.getsizeof, parsed.values))
+    return _PARSED_TEXT_BYTES + sys.getsizeof(parsed.key) + values + _trace_size(parsed.trace, ledger)
 
 
 def _key_size(key: str | DumpKey) -> int:
