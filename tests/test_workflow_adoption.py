@@ -151,6 +151,8 @@ def test_the_readme_job_with_the_action_installs_rounds_from_the_action_and_runs
         event = repo.comment_event(1, "/rounds ignore for 7d")
         second = repo.run("issue_comment", event)
         assert second.jobs["rounds"].status == "success", failures(second)
+        # what the README's fix jobs read: alice may give commands
+        assert second.jobs["rounds"].outputs == {"authorised": "true"}
         action = second.jobs["rounds"].steps["rounds"]
         assert ran(action.steps) == ["install", "acknowledge", "restore", "commands", "check"]
         assert action.steps["restore"].outputs == {"source": "artifact"}
