@@ -305,7 +305,7 @@ def test_a_proxy_that_answers_404_for_v5_is_read_on_v4(dataset):
 @pytest.mark.parametrize("failing", ["exceptions", "error spans", "error logs"])
 def test_one_failing_stream_is_one_line_and_the_others_are_counted(dataset, failing):
     marker = {
-        "exceptions": "distributed_signoz_error_index_v2\\n  WHERE",  # as JSON writes the newline
+        "exceptions": "AS placed_ns",  # where the exception groups' query places each row
         "error spans": "name AS span_name",  # the spans table is read by the exceptions' query too
         "error logs": ERROR_LOGS_QUERY,
     }[failing]

@@ -99,8 +99,9 @@ class ExceptionSampleReader:
             groups = by_first_seen[index : index + batch]
             ids = [group.group_id for group in groups]
             # each group's sample is its first occurrence in the window, at its firstSeen: read only the
-            # span of this batch's firstSeen (a millisecond more, should a SigNoz round it down)
-            low = max(start_ns, groups[0].first_seen_ns)
+            # span of this batch's firstSeen (a millisecond more, should a SigNoz round it down); a row of
+            # a long span placed at its end (`placed_exceptions.py`) is seen before the window's start
+            low = groups[0].first_seen_ns
             high = min(end_ns, groups[-1].first_seen_ns + NS_PER_MS)
             query = clickhouse_sql(exception_samples_sql(ids, low, high))
             data = self._client.query_range(query_range_request(low, high, "raw", query))

@@ -14,6 +14,7 @@ from rounds_bot.sources.signoz.enclosed import (
     log_beside_an_error_sql,
     status_beside_an_error_sql,
 )
+from rounds_bot.sources.signoz.placed_exceptions import placed_exception_rows_sql
 from rounds_bot.sources.signoz.sql_time import MAX_SPAN_NS, bucket_window, window_ns
 from rounds_bot.sources.signoz.times import NS_PER_S, ms_ceil, ms_floor
 
@@ -366,20 +367,19 @@ def environment_sql(resources: str) -> str:
 
 
 def exception_groups_sql(start_ns: int, end_ns: int, limit: int, offset: int) -> str:
-    """Exception groups of the error index (SigNoz's own groupID) with their minutes (end exclusive), less
-    the rows another row of their trace encloses (`enclosed.py`)."""
-    inner = f"""SELECT groupID AS group_id,
-    serviceName AS service_name,
-    intDiv(toUnixTimestamp64Nano(timestamp), {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
+    """Exception groups of the error index (SigNoz's own groupID) with the minutes their rows are placed in
+    (`placed_exceptions.py`: a long span's at its end; end exclusive), less the rows another row of their
+    trace encloses (`enclosed.py`)."""
+    inner = f"""SELECT groupID AS group_id, serviceName AS service_name,
+    intDiv(placed_ns, {BUCKET_NS}) * {BUCKET_SECONDS} AS bucket,
     {environment_sql("resourceTagsMap")} AS environment,
     {EXCEPTION_IDENTITY} AS n,
     toUnixTimestamp64Nano(min(timestamp)) AS first_ns,
     toUnixTimestamp64Nano(max(timestamp)) AS last_ns,
     any(exceptionType) AS s_exception_type,
     any(exceptionMessage) AS s_exception_message
-  FROM signoz_traces.distributed_signoz_error_index_v2
-  WHERE {window_ns("timestamp", start_ns, end_ns, end_inclusive=False)}
-    AND errorID NOT IN ({enclosed_exceptions_sql(start_ns, end_ns)})
+  FROM ({placed_exception_rows_sql(start_ns, end_ns)})
+  WHERE errorID NOT IN ({enclosed_exceptions_sql(start_ns, end_ns)})
   GROUP BY group_id, service_name, bucket, environment"""
     keys = "group_id, service_name"
     samples = _sample_columns(("exception_type", "exception_message"))
