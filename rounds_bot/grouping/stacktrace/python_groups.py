@@ -17,6 +17,13 @@ An error is a chain of its own (`raise ... from`, notes after its message); a ne
 one level deeper. Past `max_group_width` (15) errors Python prints `+---- ... ----` and `and N more
 exceptions`, past `max_group_depth` (10) levels `... (max_group_depth is 10)`: neither is an error read.
 
+Only a group's print is read so: a node is a group when it opened its chain or followed a chain marker,
+every line of it was printed behind the margin its rules are drawn at, and its value ends as
+`BaseExceptionGroup.__str__` ends it (`(2 sub-exceptions)`). A plain exception's message is printed bare, so
+rules it holds make no group and the trace reads as `python.parse` reads it. A member is read only when
+printed to its end (the next member's rule or a closing line follows it): a text cut short by a length
+limit ends inside a member, whose exception line is then missing or a fragment (`Fi` of `File "`).
+
 Grouping follows Sentry's rule for exception groups (its RFC 0079, "Sentry Issue Grouping", as Sentry's
 `filter_exceptions_for_exception_groups` applies it): a group's *top-level* errors are its members that are
 not groups, a member group's own top-level errors in its place; each counts with the chain it prints (a
@@ -48,6 +55,11 @@ _CLOSE = re.compile(r"^(?P<indent>(?:  ){1,64})\+-{36}$")
 #: a line behind a group's margin: `|`, or `+` on a top-level group's first line
 _MARGIN = re.compile(r"^(?P<indent>(?:  ){1,64})[|+](?: (?P<rest>.*))?$")
 _DEPTH_CUT = re.compile(r"^\.\.\. \(max_group_depth is \d{1,9}\)$")
+#: how a group's value ends: CPython's `BaseExceptionGroup.__str__` (Objects/exceptions.c,
+#: `BaseExceptionGroup_str`: `"%S (%zd sub-exception%s)"`) and the backport's print the count of its errors
+_COUNT = re.compile(r"\(\d{1,9} sub-exceptions?\)$")
+#: an exception line as `python.exception_of` reads one: its type, then its value after `: `, if any
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]{0,255}(?::.*)?$")
 
 #: the note of a trace whose group releases before read otherwise: that reading, as `_encoded` writes it
 READ_BEFORE = "python exception group read before: "
@@ -67,8 +79,8 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     if before is None or not holds_a_group(lines):
         return before
     chain = _chain(_read_tree(lines))
-    if not chain:
-        return before
+    if not any(node.members is not None for _, node in chain):
+        return before  # rules a message holds: the text is a plain traceback's
     exceptions = tuple(_read_chain(chain, "raised"))
     notes: list[str] = []
     raised = chain[0][1]
@@ -116,12 +128,26 @@ class _Node:
     frames: list[Frame] = field(default_factory=list)
     tail: list[str] = field(default_factory=list)
     members: list[_ChainReader] | None = None
+    #: whether it opened its chain or followed a chain marker, and every line of it was read behind the
+    #: margin its members' rules would be drawn at: a plain exception's message is printed bare, and may
+    #: hold anything (`may_be_group`)
+    marginal: bool = True
     #: once a group is read: how many distinct errors it held, and whether it stayed in the reading
     distinct: int = 0
     kept: bool = True
 
     def exception(self, relation: Relation) -> ParsedException:
         return python.exception_of(relation, self.frames, self.tail)
+
+    def may_be_group(self) -> bool:
+        """Whether rules that follow it are its members': printed as a group is, its value a group's."""
+        return self.marginal and any(_COUNT.search(line) for line in self.tail)
+
+    def printed_its_exception(self) -> bool:
+        """Whether its exception line was read (else `python.exception_of` would name it `Exception`)."""
+        return any(
+            _EXCEPTION_LINE.match(line) and not line.startswith(("File ", "Traceback")) for line in self.tail
+        )
 
 
 class _ChainReader:
@@ -133,25 +159,35 @@ class _ChainReader:
         self.nodes: list[_Node] = []
         #: a member past the fifteenth: Python prints how many there are, not them
         self.ignored = ignored
+        #: a member printed to its end: the next member's rule or a group's closing line followed it (a
+        #: text cut short, as an attribute's length limit cuts it, ends inside the member it stops in)
+        self.whole = False
+        #: whether the next exception opens the chain or follows a chain marker, as Python prints each
+        self._chained = True
         #: the group whose members are being read, once its first member's rule is
         self.group: _Node | None = None
         self._marker: Relation = "raised"
         self._open: _Node | None = None
         self._pending: python.PendingFrame | None = None
 
-    def read(self, line: str) -> None:
+    def read(self, line: str, behind_margin: bool = True) -> None:
+        """One line of the chain, `behind_margin` when it was read behind the margin of the group depth it
+        belongs to (a member's always; the trace's own chain's only when it is a top-level group's)."""
         if self.ignored:
             return
         self.group = None  # a line of this chain's own: the group before it has been printed whole
         stripped = line.strip()
         if stripped.endswith(python.HEADER):
             self.close()
-            self._open = _Node(self._marker)
+            self._open = self._opened(behind_margin)
             return
         if stripped in (python.CAUSE, python.CONTEXT):
             self.close()
             self._marker = "cause" if stripped == python.CAUSE else "context"
+            self._chained = True
             return
+        if self._open is not None and not behind_margin:
+            self._open.marginal = False
         frame = python.FRAME.match(line)
         if frame is not None:
             if self._open is not None and not self._open.tail:  # (a frame line is read inside a traceback)
@@ -171,17 +207,23 @@ class _ChainReader:
             return  # a group nested too deep to print: none of its errors is there to read
         self._keep_pending()
         if self._open is None:
-            self._open = _Node(self._marker)  # an exception printed without a traceback
+            self._open = self._opened(behind_margin)  # an exception printed without a traceback
         self._open.tail.append(stripped)
 
+    def _opened(self, behind_margin: bool) -> _Node:
+        node = _Node(self._marker, marginal=behind_margin and self._chained)
+        self._chained = False
+        return node
+
     def take_group(self) -> _Node | None:
-        """The exception just printed, whose members' rules follow: the group they belong to."""
+        """The exception just printed, whose members' rules follow: the group they belong to, if it is one."""
         if self.group is None:
             opened = self._open
+            if opened is None or not opened.may_be_group():
+                return None  # a rule a message holds (`_Node.marginal`): none of a group's
             self.close()
-            if opened is not None:
-                opened.members = []
-                self.group = opened
+            opened.members = []
+            self.group = opened
         return self.group
 
     def close(self) -> None:
@@ -210,12 +252,17 @@ def _read_tree(lines: list[str]) -> _ChainReader:
             owner = root if depth == 1 else open_at.get(depth)
             group = owner.take_group() if owner is not None else None
             if group is not None:
+                if depth + 1 in open_at:
+                    open_at[depth + 1].whole = True  # the member before this one is printed to its end
                 _close_from(open_at, depth + 1)
                 member = open_at[depth + 1] = _ChainReader(ignored=rule["title"] == "...")
                 group.members = [*(group.members or []), member]
-            continue
+                continue
         close = _CLOSE.match(raw) if raw.endswith("-" * 36) else None
-        if close is not None:
+        if close is not None and open_at:
+            # printed after the last member of the innermost group open: every member open is printed whole
+            for member in open_at.values():
+                member.whole = True
             _close_from(open_at, len(close["indent"]) // 2)
             continue
         margin = _MARGIN.match(raw) if "|" in raw[:130] or "+" in raw[:130] else None
@@ -228,14 +275,14 @@ def _read_tree(lines: list[str]) -> _ChainReader:
             root.read(margin["rest"] or "")
         else:
             _close_from(open_at, 2)
-            root.read(raw)
+            root.read(raw, behind_margin=False)
     _close_from(open_at, 2)
     root.close()
     return root
 
 
 def _close_from(open_at: dict[int, _ChainReader], depth: int) -> None:
-    """Members printed at `depth` or deeper are printed whole."""
+    """Members printed at `depth` or deeper are over (printed to their end only if `_ChainReader.whole`)."""
     for level in [level for level in open_at if level >= depth]:
         open_at.pop(level).close()
 
@@ -285,7 +332,11 @@ def _top_level(group: _Node) -> list[list[tuple[Relation, _Node]]]:
         if not chain:
             continue
         raised = chain[0][1]
-        found.extend(_top_level(raised) if raised.members is not None else [chain])
+        if raised.members is not None:
+            found.extend(_top_level(raised))  # its own members say which of them were printed whole
+        elif member.whole and raised.printed_its_exception():
+            # (a member cut short is none: its exception line is missing, or a fragment such as `Fi`)
+            found.append(chain)
     return found
 
 
@@ -308,10 +359,12 @@ def _encoded(before: tuple[ParsedException, ...], now: tuple[ParsedException, ..
     """The reading before as JSON: each exception that this reading holds as it is, by its index and
     relation; any other (the group, a nested group, a repeated error) whole."""
     entries: list[object] = []
+    # each type and frames of this reading, at its first index: one look-up per exception before
+    first: dict[tuple[str, tuple[Frame, ...]], int] = {}
+    for index, exception in enumerate(now):
+        first.setdefault((exception.type, exception.frames), index)
     for exception in before:
-        same = next(
-            (i for i, e in enumerate(now) if (e.type, e.frames) == (exception.type, exception.frames)), None
-        )
+        same = first.get((exception.type, exception.frames))
         if same is not None:
             entries.append([same, exception.relation])
         else:
