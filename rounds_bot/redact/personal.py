@@ -200,16 +200,50 @@ def _non_ascii_in_address() -> str:
     return "".join(ranges)
 
 
+#: The non-ASCII top-level labels an address can end at (U-labels): every IDN top-level domain of IANA's
+#: root zone list (data.iana.org/TLD/tlds-alpha-by-domain.txt, version 2026100300: its 151 `XN--` entries,
+#: decoded; `tests/test_redact_international_email.py` checks them against the copy the test dependencies
+#: carry), IANA's eleven IDN evaluation domains (delegated 2007-2013, still in examples: `.испытание`,
+#: `.δοκιμή`, `.テスト`, ...) and the labels of the internationalised examples documentation and test suites
+#: copy (the `Email address` article's `用户@例子.广告`, `θσερ@εχαμπλε.ψομ`, `二ノ宮@黒川.日本`). A word of
+#: running text after `@` and a full stop is none of them (`错误@支付模块。请重试`): it ends no address.
+_IDN_TLDS = frozenset({
+    # IANA's root zone list
+    "vermögensberater", "vermögensberatung", "ελ", "ευ", "бг", "бел", "дети", "ею", "католик", "ком", "мкд",
+    "мон", "москва", "онлайн", "орг", "рус", "рф", "сайт", "срб", "укр", "қаз", "հայ", "ישראל", "קום",
+    "ابوظبي", "ارامكو", "الاردن", "البحرين", "الجزائر", "السعودية", "العليان", "المغرب", "امارات", "ایران",
+    "بارت", "بازار", "بيتك", "بھارت", "تونس", "سودان", "سورية", "شبكة", "عراق", "عرب", "عمان", "فلسطين",
+    "قطر", "كاثوليك", "كوم", "مصر", "مليسيا", "موريتانيا", "موقع", "همراه", "پاکستان", "ڀارت", "कॉम", "नेट",
+    "भारत", "भारतम्", "भारोत", "संगठन", "বাংলা", "ভারত", "ভাৰত", "ਭਾਰਤ", "ભારત", "ଭାରତ", "இந்தியா",
+    "இலங்கை", "சிங்கப்பூர்", "భారత్", "ಭಾರತ", "ഭാരതം", "ලංකා", "คอม", "ไทย", "ລາວ", "გე", "みんな",
+    "アマゾン", "クラウド", "グーグル", "コム", "ストア", "セール", "ファッション", "ポイント", "世界",
+    "中信", "中国", "中國", "中文网", "亚马逊", "企业", "佛山", "信息", "健康", "八卦", "公司", "公益",
+    "台湾", "台灣", "商城", "商店", "商标", "嘉里", "嘉里大酒店", "在线", "大拿", "天主教", "娱乐", "家電",
+    "广东", "微博", "慈善", "我爱你", "手机", "招聘", "政务", "政府", "新加坡", "新闻", "时尚", "書籍",
+    "机构", "淡马锡", "游戏", "澳門", "点看", "移动", "组织机构", "网址", "网店", "网站", "网络", "联通",
+    "谷歌", "购物", "通販", "集团", "電訊盈科", "飞利浦", "食品", "餐厅", "香格里拉", "香港", "닷넷",
+    "닷컴", "삼성", "한국",
+    # IANA's IDN evaluation domains
+    "إختبار", "آزمایشی", "测试", "測試", "испытание", "परीक्षा", "δοκιμή", "테스트", "טעסט", "テスト",
+    "பரிட்சை",
+    # the examples' labels
+    "广告", "ψομ", "日本",
+})  # fmt: skip
+
 # An e-mail address, ASCII or internationalised (RFC 6531, RFC 6532): a local part of up to 64 characters,
 # labels of up to 63 (IDNA U-labels, or punycode A-labels `xn--...`), dots between them (and the ideographic
 # and full-width full stops IDNA counts as dots, RFC 3490 3.1), a top-level label of letters, an A-label
-# (`xn--p1ai`) or a U-label (`рф`, `广告`)
+# (`xn--p1ai`) or a U-label of `_IDN_TLDS` (`рф`, `广告`, in any case). The top-level label must be a real
+# one because CJK text runs on without spaces and ends its sentences with `。`: any word there would do
+# (`エラー@ログイン処理。再試行してください` was read as one address), and an address the sentence goes on
+# after (`用户@例子.广告。请重试`) ends at its real top-level domain.
 _U = _non_ascii_in_address()
 _DOT = "[.\u3002\uff0e\uff61]"
+_IDN_TLD = "(?i:" + "|".join(sorted(_IDN_TLDS, key=lambda label: (-len(label), label))) + ")"
 _EMAIL = (
     f"(?<![\\w.+%{_U}-])[A-Za-z0-9._%+{_U}-]{{1,64}}@[A-Za-z0-9{_U}-]{{1,63}}"
     f"(?:{_DOT}[A-Za-z0-9{_U}-]{{1,63}}){{0,6}}{_DOT}"
-    f"(?:[A-Za-z]{{2,24}}|[Xx][Nn]--[A-Za-z0-9-]{{1,59}}|[{_U}][A-Za-z0-9{_U}-]{{0,62}})(?![\\w{_U}-])"
+    f"(?:[A-Za-z]{{2,24}}|[Xx][Nn]--[A-Za-z0-9-]{{1,59}}|{_IDN_TLD})(?![\\w{_U}-])"
 )
 
 
