@@ -199,3 +199,14 @@ def poll_window(start_ns: int, end_ns: int, before: PollResult | None = None) ->
 
 def _occurrences(result: PollResult) -> int:
     return sum(event.count for event in result.events) + sum(g.count for g in result.known_group_counts)
+
+
+def counts_by_kind(result: PollResult) -> dict[str, int]:
+    """Occurrences a poll found, by kind of stream: new groups' events and known groups' counts."""
+    counts: dict[str, int] = {}
+    for event in result.events:
+        counts[event.kind] = counts.get(event.kind, 0) + event.count
+    for group in result.known_group_counts:
+        kind = group.source_group_id.split(":")[0]
+        counts[kind] = counts.get(kind, 0) + group.count
+    return counts

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from signoz_emulator import Behaviour, SignozEmulator
 from signoz_fixtures import SECOND, T0_NS, source_for
-from signoz_parity import poll_window
+from signoz_parity import counts_by_kind, poll_window
 from signoz_rows import one_of_each
 
 from rounds_bot.sources.base import PollResult
@@ -17,13 +17,7 @@ MINUTE = 60 * SECOND
 
 def _counts(result: PollResult) -> dict[str, int]:
     assert result.failures == []
-    counts: dict[str, int] = {}
-    for event in result.events:
-        counts[event.kind] = counts.get(event.kind, 0) + event.count
-    for group in result.known_group_counts:
-        kind = group.source_group_id.split(":")[0]
-        counts[kind] = counts.get(kind, 0) + group.count
-    return counts
+    return counts_by_kind(result)
 
 
 def _batch():

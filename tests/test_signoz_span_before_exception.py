@@ -7,6 +7,7 @@ from __future__ import annotations
 from signoz_emulator import Behaviour, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import SECOND, T0_NS, source_for
+from signoz_parity import counts_by_kind
 from signoz_rows import exception_span, otlp_lines
 
 from rounds_bot.sources.base import PollResult, Window
@@ -27,13 +28,7 @@ def _window(start_ns: int, end_ns: int, before: PollResult | None) -> Window:
 
 def _counts(result: PollResult) -> dict[str, int]:
     assert result.failures == []
-    counts: dict[str, int] = {}
-    for event in result.events:
-        counts[event.kind] = counts.get(event.kind, 0) + event.count
-    for group in result.known_group_counts:
-        kind = group.source_group_id.split(":")[0]
-        counts[kind] = counts.get(kind, 0) + group.count
-    return counts
+    return counts_by_kind(result)
 
 
 def test_a_span_read_before_its_exception_row_is_written_is_counted_once_as_the_exception():

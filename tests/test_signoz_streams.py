@@ -12,7 +12,7 @@ import pytest
 from signoz_emulator import Behaviour, Fault, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import ERROR_LOGS_QUERY, SECOND, T0_NS, source_for
-from signoz_parity import both, poll_window
+from signoz_parity import both, counts_by_kind, poll_window
 from signoz_rows import error_log as _error_log
 from signoz_rows import error_span as _error_span
 from signoz_rows import exception_span as _exception_span
@@ -30,13 +30,7 @@ KEY = "test-key"
 
 def _counts(result: PollResult) -> dict[str, int]:
     """Occurrences by kind of stream: new groups' events and known groups' counts."""
-    counts: dict[str, int] = {}
-    for event in result.events:
-        counts[event.kind] = counts.get(event.kind, 0) + event.count
-    for group in result.known_group_counts:
-        kind = group.source_group_id.split(":")[0]
-        counts[kind] = counts.get(kind, 0) + group.count
-    return counts
+    return counts_by_kind(result)
 
 
 def _total(result: PollResult) -> int:
