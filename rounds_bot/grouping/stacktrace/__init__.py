@@ -218,7 +218,9 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     """The trace releases before this one read from the same text, when they read it otherwise (None when
     they read it so): the signatures they made keep receiving it (`fingerprint.looked_up_first`). .NET's
     after the unhandled-exception prefix (`dotnet.as_read_before`); Python's exception groups
-    (`python_groups.as_read_before`); any runtime's with frames printed in a
+    (`python_groups.as_read_before`); PHP's closures with their arguments or line (`php.as_read_before`);
+    Ruby's with a compiled template's numbers (`ruby.as_read_before`); Node's with a logger's `caused by:`
+    (`node.as_read_before`); any runtime's with frames printed in a
     syntax they did not read (`Frame.newly_read`), without those frames."""
     if trace.runtime == "dotnet" and (before := dotnet.as_read_before(trace)) is not None:
         return before
@@ -228,6 +230,12 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
         return before  # a Scala closure's number kept in its name (`java.as_read_before`)
     if trace.runtime == "python" and (before := python_groups.as_read_before(trace)) is not None:
         return before  # an exception group block by block (`python_groups.as_read_before`)
+    if trace.runtime == "php" and (before := php.as_read_before(trace)) is not None:
+        return before  # a closure's arguments or line kept in its name (`php.as_read_before`)
+    if trace.runtime == "ruby" and (before := ruby.as_read_before(trace)) is not None:
+        return before  # a compiled template's numbers kept in its name (`ruby.as_read_before`)
+    if trace.runtime == "node" and (before := node.as_read_before(trace)) is not None:
+        return before  # a logger's `caused by:` cause read into the error before it (`node.as_read_before`)
     if not any(frame.newly_read for exception in trace.exceptions for frame in exception.frames):
         return None
     before = replace(

@@ -27,7 +27,13 @@ import re
 from dataclasses import replace
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace, Relation
-from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace, memoised_by_line
+from rounds_bot.grouping.stacktrace.reading import (
+    OpenException,
+    finish_trace,
+    memoised_by_line,
+    named_before,
+    renamed_note,
+)
 
 _FRAME = re.compile(
     r"^\s*at (?:(?P<loader>[\w.-]{1,128}(?:@[\w.-]{1,64})?)?/{1,2})?(?P<symbol>[^\s()]{1,1024})"
@@ -97,7 +103,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
             if current is None:
                 current = OpenException("java.lang.Throwable", "", "raised")
             if "$anonfun$" in line and (before := _function_read_before(line)) != frame.function:
-                renamed.append(f"{RENAMED}{len(exceptions)} {len(current.frames)} {before}")
+                renamed.append(renamed_note(RENAMED, len(exceptions), len(current.frames), before))
             current.frames.append(frame)
             continue
         if _MORE.match(line):
@@ -123,20 +129,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
 def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     """How releases before read the trace, when they read it otherwise (None for any other trace): each
     frame that lost a Scala closure's number (`RENAMED`) named as they named it, number and all."""
-    noted = [note[len(RENAMED) :].split(" ", 2) for note in trace.notes if note.startswith(RENAMED)]
-    if not noted:
-        return None
-    frames = [list(exception.frames) for exception in trace.exceptions]
-    for exception, at, function in noted:
-        frames[int(exception)][int(at)] = replace(frames[int(exception)][int(at)], function=function)
-    return replace(
-        trace,
-        exceptions=tuple(
-            replace(exception, frames=tuple(read))
-            for exception, read in zip(trace.exceptions, frames, strict=True)
-        ),
-        notes=tuple(note for note in trace.notes if not note.startswith(RENAMED)),
-    )
+    return named_before(trace, RENAMED)
 
 
 def _function_read_before(line: str) -> str | None:

@@ -18,6 +18,14 @@ throws (an Express handler `async (req, res) => ...` over a database client, as 
 show). Releases before read no frame there (`Frame.newly_read`: the trace as they read it is still looked
 up, `stacktrace.as_read_before`).
 
+A logger that prints an error's `cause` after its stack writes `caused by: ` before the cause's own stack:
+pino's error serializers (`pino-std-serializers`, `stackWithCauses`), as VError's `fullStack` and bunyan's
+serializer write `Caused by: `. After a stack, the cause is read as Node's `[cause]:` is, an exception of its
+own, so its frames are no part of the outer error's stack and its crash site is the root cause's (before the
+error's first frame such a line is its message's, as before). Releases before read
+no header there and took its frames as the outer error's (the trace's notes keep what they read:
+`as_read_before`).
+
 The same language's traces from browsers print Firefox's and Safari's frames (`handle@url:1:2`,
 see `browser`), without a header line: they are read here too, a V8 frame first. A text with no such
 frame may be a fatal error's (`node_fatal`: `FATAL ERROR: ... heap out of memory` and V8's native stack).
@@ -37,8 +45,14 @@ _FRAME_WITH_FUNCTION = re.compile(r"^\s*at (?P<fn>.{1,1024}?) \((?P<loc>[^()]{1,
 _FRAME_BARE = re.compile(r"^\s*at (?P<async>async )?(?P<loc>[^\s()]{1,2048}:\d{1,9}(?::\d{1,9})?)$")
 _LOCATION = re.compile(r"^(?P<file>.{1,2048}?)(?::(?P<line>\d{1,9}))?(?::(?P<col>\d{1,9}))?$")
 _HEADER = re.compile(
-    r"^(?P<indent>\s*)(?:\[cause\]:\s*)?(?P<type>[A-Za-z_$][\w$.]{0,255})(?::\s?(?P<value>.*))?$"
+    r"^(?P<indent>\s*)(?:(?P<link>\[cause\]:|[Cc]aused by:)\s*)?"
+    r"(?P<type>[A-Za-z_$][\w$.]{0,255})(?::\s?(?P<value>.*))?$"
 )
+#: the prefixes of a cause's header: Node's own (`util.inspect`), and a logger's (see the module docstring)
+_CAUSE_PREFIXES = ("[cause]:", "caused by:", "Caused by:")
+#: the note of a cause read after a logger's `caused by: ` (see the module docstring), `CAUSED_BY + "<n>"`:
+#: the exception's index in the trace (releases before read no header there)
+CAUSED_BY = "a cause printed after a logger's 'caused by:': "
 # What Node prints after a stack when it inspects an error: `{`, `  code: 'ERR_X',`, `}`.
 _NOISE = re.compile(r"^\s*[{}]\s*$|^\s+\w+: .*$|^\s*\.\.\. \d+ (?:more|lines matching cause stack trace).*$")
 _QUERY = re.compile(r"[?#].*$")
@@ -70,6 +84,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[ParsedException] = []
     current: OpenException | None = None
     v8_frames = False
+    caused_by: list[str] = []
     for line in lines:
         if not line.strip():
             continue
@@ -81,22 +96,46 @@ def parse(lines: list[str]) -> ParsedTrace | None:
             current.frames.append(frame)
             continue
         stripped = line.strip()
-        is_cause = stripped.startswith("[cause]:")
+        # a logger's cause follows a stack: before the error's first frame, its message may say `caused by:`
+        is_cause = stripped.startswith(_CAUSE_PREFIXES[0]) or (
+            stripped.startswith(_CAUSE_PREFIXES[1:]) and current is not None and bool(current.frames)
+        )
         header = _HEADER.match(stripped)
         if header and (is_cause or current is None or current.frames) and not _NOISE.match(line):
             if current is not None:
                 exceptions.append(current.close())
+            if is_cause and header["link"] in _CAUSE_PREFIXES[1:]:
+                caused_by.append(f"{CAUSED_BY}{len(exceptions)}")
             relation: Relation = "cause" if is_cause else ("raised" if not exceptions else "cause")
             current = OpenException(header["type"], (header["value"] or "").strip(), relation)
         elif current is not None and not current.frames and not _NOISE.match(line):
             current.value = (current.value + " " + stripped).strip()
     trace = finish_trace("node", exceptions, current)
+    if trace is not None and caused_by:
+        trace = replace(trace, notes=tuple(caused_by))
     if trace is not None and not v8_frames:  # a browser's stack alone: see `HEADERLESS`
-        return replace(trace, notes=(HEADERLESS,))
+        return replace(trace, notes=(*trace.notes, HEADERLESS))
     if trace is not None and all(frame.newly_read for e in trace.exceptions for frame in e.frames):
         # only `at async <location>` frames: releases before read no trace here, only the message
-        return replace(trace, notes=(NEWLY_READ,))
+        return replace(trace, notes=(*trace.notes, NEWLY_READ))
     return trace
+
+
+def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """How releases before read the trace, when they read it otherwise (None for any other trace): each cause
+    printed after a logger's `caused by: ` (`CAUSED_BY`) read as no exception, its frames as the exception's
+    before it (which has frames: see `parse`)."""
+    noted = {note[len(CAUSED_BY) :] for note in trace.notes if note.startswith(CAUSED_BY)}
+    if not noted:
+        return None
+    read: list[ParsedException] = []
+    for index, exception in enumerate(trace.exceptions):
+        if str(index) in noted and read:
+            read[-1] = replace(read[-1], frames=read[-1].frames + exception.frames)
+        else:
+            read.append(exception)
+    notes = tuple(note for note in trace.notes if not note.startswith(CAUSED_BY))
+    return replace(trace, exceptions=tuple(read), notes=notes)
 
 
 def _frame(line: str) -> Frame | None:

@@ -24,7 +24,17 @@ a text (`NEWLY_READ`: the signature it made of the message keeps receiving it).
 A printed frame `#k file(line): F()` says where F was *called*; F itself ran where frame k-1 was called from
 (the exception's own location for #0), so that is the frame's file and line. `Next X: ...` blocks follow the
 exception they wrap: the last block is the one raised. Namespaces are written with dots in both forms, so the
-same code gives the same frames whichever form it arrives in. Arguments never reach a frame.
+same code gives the same frames whichever form it arrives in. Arguments never reach a frame, a closure's
+(`{closure}(3, 0)`) no more than a function's.
+
+PHP 8.4 names a closure after the function it is written in and the line it starts on
+(`App\\Stats->{closure:App\\Stats::average():8}(3)`), or at a file's top level after the file
+(`{closure:/app/routes/web.php:3}`) (the manual's "Migrating from PHP 8.3.x to PHP 8.4.x", other
+changes): the line moves whenever code above it does, and the file is the frame's own. Such a closure is
+named as PHP 8.3 names it, in its function's namespace (`App\\Stats->App\\{closure}(3)`), so an upgrade of
+PHP or an edit above a closure keeps its frames. Releases before read the arguments of a call that starts
+with its closure, and a PHP 8.4 name, as part of the frame's name (the trace's notes keep what they read:
+`as_read_before`).
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import re
 
 from rounds_bot.grouping.stacktrace import java
 from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace, Relation
+from rounds_bot.grouping.stacktrace.reading import named_before, renamed_note
 
 _UNCAUGHT = re.compile(
     r"^(?:PHP )?(?:Fatal error|Uncaught Error|Warning)?:?\s*(?:Uncaught )?"
@@ -50,6 +61,11 @@ _MAIN = re.compile(r"^#\d{1,6} \{main\}$")
 #: identifier (`UTC`, `Europe/Berlin`) or offset
 _ERROR_LOG_TIME = re.compile(r"^\[\d{2}-[A-Z][a-z]{2}-\d{4} \d{2}:\d{2}:\d{2}(?: [\w/+:-]{1,64})?\] ")
 _OTEL_FILE = re.compile(r"\.php(?::\d+)?$")
+#: PHP 8.4's name of a closure (see the module docstring): what it is written in, a function (`App\Stats::
+#: average()`), a closure of its own named so before, or a file; then the line it starts on
+_CLOSURE_84 = re.compile(r"\{closure:(?P<scope>[^{}]{1,1024}?(?:\{closure\})?):\d{1,9}\}")
+#: the note of a frame releases before named otherwise (see the module docstring, `reading.renamed_note`)
+RENAMED = "a frame's name printed a closure's arguments or line: "
 
 
 def looks_like_php_line(line: str) -> bool:
@@ -99,21 +115,51 @@ def _parse_printed(lines: list[str]) -> ParsedTrace | None:
     if not blocks or not any(block[4] for block in blocks):
         return None
     exceptions = []
+    renamed: list[str] = []
     for index, (type_, value, file, line_number, calls) in enumerate(reversed(blocks)):
         frames: list[Frame] = []
         where: tuple[str | None, int | None] = (file, line_number)
         for called_from_file, called_from_line, called in calls:
             module, function = _split_call(called)
+            if "{closure" in called and (before := _split_call_before(called)) != (module, function):
+                renamed.append(renamed_note(RENAMED, index, len(frames), before[1], before[0]))
             frames.append(Frame(function=function, module=module, filename=where[0], lineno=where[1]))
             where = (called_from_file, called_from_line)
         relation: Relation = "raised" if index == 0 else "cause"
         name = type_.replace("\\", ".").lstrip(".")
         exceptions.append(ParsedException(name, value, tuple(frames), relation))
-    return ParsedTrace("php", tuple(exceptions), notes=(NEWLY_READ,) if logged else ())
+    notes = (NEWLY_READ,) if logged else ()
+    return ParsedTrace("php", tuple(exceptions), notes=(*notes, *renamed))
+
+
+def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """How releases before read the trace, when they read it otherwise (None for any other trace): each
+    closure's frame named as they named it (`RENAMED`), arguments or PHP 8.4's line and all."""
+    return named_before(trace, RENAMED)
 
 
 def _split_call(call: str) -> tuple[str | None, str]:
-    """`App\\Billing\\Charge->capture(Object(App\\Order), 1999)` -> (`App.Billing.Charge`, `capture`)."""
+    """`App\\Billing\\Charge->capture(Object(App\\Order), 1999)` -> (`App.Billing.Charge`, `capture`); a
+    closure's name as PHP 8.3 prints it, without its arguments (`{closure}(3, 0)` -> `{closure}`)."""
+    call = _CLOSURE_84.sub(_closure_before_84, call) if "{closure:" in call else call
+    if call.startswith("{closure}"):
+        return None, "{closure}"
+    return _split_call_before(call)
+
+
+def _closure_before_84(match: re.Match[str]) -> str:
+    """A PHP 8.4 closure's name as PHP 8.3 prints it: `{closure}` in the namespace of the function (or
+    closure) it is written in, none for a file's top level."""
+    scope = match["scope"]
+    if not scope.endswith(("()", "{closure}")):
+        return "{closure}"  # a file
+    owner = scope.split("::", 1)[0] if "::" in scope else scope
+    namespace = owner.rpartition("\\")[0]
+    return f"{namespace}\\{{closure}}" if namespace else "{closure}"
+
+
+def _split_call_before(call: str) -> tuple[str | None, str]:
+    """A call's owner and function as releases before read them (`_split_call`)."""
     name = call.split("(", 1)[0] if not call.startswith("{") else call
     for separator in ("->", "::"):
         if separator in name:

@@ -4,7 +4,7 @@ frames are complete, then the trace."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, shared_memo
@@ -33,6 +33,42 @@ def finish_trace(
     if not any(e.frames for e in exceptions):
         return None
     return ParsedTrace(runtime, tuple(exceptions))
+
+
+#: `renamed_note`'s mark of a frame whose module is kept as it was read
+_SAME_MODULE = object()
+
+
+def renamed_note(
+    prefix: str, exception: int, frame: int, name: str | None, module: object = _SAME_MODULE
+) -> str:
+    """The note of a frame a parser names otherwise than releases before named it (a generated name's
+    number left out): `prefix + "<exception> <frame> <name>"`, their indexes in the trace and that name, and
+    after a new line the module they read when it differs (a frame's text is one line: no name holds one)."""
+    note = f"{prefix}{exception} {frame} {name}"
+    return note if module is _SAME_MODULE else f"{note}\n{module or ''}"
+
+
+def named_before(trace: ParsedTrace, prefix: str) -> ParsedTrace | None:
+    """The trace with each frame noted under `prefix` (`renamed_note`) named as releases before named it, and
+    without those notes; None when none is noted."""
+    noted = [note[len(prefix) :].split(" ", 2) for note in trace.notes if note.startswith(prefix)]
+    if not noted:
+        return None
+    frames = [list(exception.frames) for exception in trace.exceptions]
+    for exception, at, named in noted:
+        function, moved, module = named.partition("\n")
+        read = frames[int(exception)][int(at)]
+        read = replace(read, function=function, module=(module or None) if moved else read.module)
+        frames[int(exception)][int(at)] = read
+    return replace(
+        trace,
+        exceptions=tuple(
+            replace(exception, frames=tuple(read))
+            for exception, read in zip(trace.exceptions, frames, strict=True)
+        ),
+        notes=tuple(note for note in trace.notes if not note.startswith(prefix)),
+    )
 
 
 T = TypeVar("T")

@@ -7,6 +7,13 @@
 
 Ruby 3.4 quotes with '...' and names methods `Cart#total`; both spellings are read. Rails
 writes `NoMethodError (undefined method ...):` followed by bare `app/...:10:in ...` lines.
+
+Action View compiles each template into a method named after its path, the path's `hash` and the template
+object's id (`_app_views_orders_show_html_erb__2841678936012345678_15548`, a negative hash's `-` written
+`_`: `ActionView::Template#method_name`). Ruby seeds `String#hash` afresh in every process, so each worker
+of each deployment names the same template's method otherwise: the numbers are left out, as Sentry's
+grouping leaves them out (`_ruby_erb_func`), and the frame is the template's. Releases before kept them (the
+trace's notes keep the names as printed: `as_read_before`).
 """
 
 from __future__ import annotations
@@ -14,13 +21,19 @@ from __future__ import annotations
 import re
 
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace
-from rounds_bot.grouping.stacktrace.reading import OpenException
+from rounds_bot.grouping.stacktrace.reading import OpenException, named_before, renamed_note
 
 _LOCATION = r"(?P<file>[^\s:][^:]{0,2047}?):(?P<line>\d{1,9})(?::in [`'](?P<fn>[^`']{0,512})')?"
 _RAISE = re.compile(r"^\s*" + _LOCATION + r": (?P<value>.*?) \((?P<type>[A-Z][\w:]{0,255})\)$")
 _FROM = re.compile(r"^\s*(?:from )?" + _LOCATION + r"$")
 _RAILS_HEADER = re.compile(r"^(?P<type>[A-Z][\w:]{0,255}) \((?P<value>.*)\):$")
 _BLOCK = re.compile(r"^(?:block (?:\(\d+ levels\) )?in |rescue in |ensure in )")
+#: a compiled template's numbers (see the module docstring): the path's hash, of 4 digits or more as Sentry
+#: reads it, its sign as an underscore, and the object's id (Ruby 2.7 and later number objects from 8 up)
+_COMPILED_TEMPLATE = re.compile(r"^(_\w+?)___?\d{4,}_\d{1,20}$")
+#: the note of a frame whose name lost a compiled template's numbers, `RENAMED + "<exception> <frame>
+#: <name>"` (their indexes in the trace, the name as releases before read it): they kept the numbers
+RENAMED = "a frame's name printed a compiled template's numbers: "
 
 
 def is_frame_line(line: str) -> bool:
@@ -29,12 +42,14 @@ def is_frame_line(line: str) -> bool:
 
 def parse(lines: list[str]) -> ParsedTrace | None:
     exceptions: list[OpenException] = []
+    renamed: list[str] = []
     for line in lines:
         if not line.strip():
             continue
         raised = _RAISE.match(line)
         if raised:
-            exceptions.append(OpenException(raised["type"], raised["value"], "raised", [_frame(raised)]))
+            exceptions.append(OpenException(raised["type"], raised["value"], "raised"))
+            _add_frame(exceptions, raised, renamed)
             continue
         rails = _RAILS_HEADER.match(line.strip())
         if rails:
@@ -44,7 +59,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         if location and (location["fn"] is not None or line.lstrip().startswith("from ")):
             if not exceptions:
                 exceptions.append(OpenException("RuntimeError", "", "raised"))
-            exceptions[-1].frames.append(_frame(location))
+            _add_frame(exceptions, location, renamed)
     if not any(e.frames for e in exceptions):
         return None
     return ParsedTrace(
@@ -53,12 +68,29 @@ def parse(lines: list[str]) -> ParsedTrace | None:
             ParsedException(e.type, e.value, tuple(e.frames), "raised" if i == 0 else "cause")
             for i, e in enumerate(exceptions)
         ),
+        tuple(renamed),
     )
 
 
-def _frame(match: re.Match[str]) -> Frame:
+def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """How releases before read the trace, when they read it otherwise (None for any other trace): each
+    frame that lost a compiled template's numbers (`RENAMED`) named as they named it, numbers and all."""
+    return named_before(trace, RENAMED)
+
+
+def _add_frame(exceptions: list[OpenException], match: re.Match[str], renamed: list[str]) -> None:
+    """The line's frame, under the last exception; a compiled template's name read before is noted."""
+    before = _function(match)
+    function = _COMPILED_TEMPLATE.sub(r"\1", before) if before and before[0] == "_" else before
+    frames = exceptions[-1].frames
+    if function != before:
+        renamed.append(renamed_note(RENAMED, len(exceptions) - 1, len(frames), before))
+    frames.append(Frame(function=function, filename=match["file"], lineno=int(match["line"])))
+
+
+def _function(match: re.Match[str]) -> str | None:
     function = match["fn"]
     if function:
         function = _BLOCK.sub("", function)
         function = function.rsplit("#", 1)[-1].rsplit(".", 1)[-1] if "#" in function else function
-    return Frame(function=function or None, filename=match["file"], lineno=int(match["line"]))
+    return function or None

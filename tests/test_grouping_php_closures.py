@@ -1,0 +1,131 @@
+"""A closure's frame as PHP prints an uncaught exception: its arguments are no part of its name
+(`{closure}(3, 0)` is `{closure}`), and PHP 8.4's names, which add the function a closure is written in and
+the line it starts on (`{closure:App\\Stats::average():8}`, at a file's top level the file:
+`{closure:/app/routes/web.php:3}`), are read as PHP 8.3 names the closure (`App\\{closure}`, `{closure}`):
+the line moves whenever the code above it does, and the file is the frame's own. A signature an earlier
+release made with the arguments in the name keeps receiving the trace."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from known_states import engine_knowing
+
+from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.stacktrace import as_read_before, parse_stacktrace
+from rounds_bot.models import ErrorEvent
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def _uncaught(call: str) -> str:
+    """A division by zero in a closure `array_map` calls, as PHP prints it uncaught."""
+    return (
+        "PHP Fatal error:  Uncaught DivisionByZeroError: Division by zero in /app/src/Stats.php:9\n"
+        "Stack trace:\n"
+        f"#0 [internal function]: {call}\n"
+        "#1 /app/src/Stats.php(12): array_map(Object(Closure), Array)\n"
+        "#2 /app/public/index.php(5): App\\Stats->average(Array)\n"
+        "#3 {main}\n"
+        "  thrown in /app/src/Stats.php on line 9"
+    )
+
+
+BARE = _uncaught("{closure}(3, 0)")
+#: the hashes the previous release stored for a signature it made from `BARE` (its `GroupingEngine` assigned
+#: `_event(1, BARE)`, and its `state` of the signature held these)
+PREVIOUS_RELEASE_HASHES = (
+    "2f867b6140ecf2d96c2489516cc6f70b580f8c2e5c9d7c92cc9fdd210c089505",
+    "e8c61446c6cc02113fbd819d68ecb33dbfec00bd334ad44630bebbef0324a09a",
+    "bd978e27409a87a52a8b4a6ad80fc548cae7ad6a8bd2bb15a42afad5ff861f30",
+)
+
+
+def _event(n: int, stacktrace: str) -> ErrorEvent:
+    return ErrorEvent(
+        event_id=f"e{n}",
+        timestamp=T0,
+        service="shop",
+        error_type="DivisionByZeroError",
+        message="Division by zero",
+        stacktrace=stacktrace,
+    )
+
+
+def _signatures(texts: list[str]) -> list[str]:
+    found = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
+    return [assignment.signature_id for assignment in found]
+
+
+def _closure_frame(call: str) -> tuple[str | None, str | None]:
+    trace = parse_stacktrace(_uncaught(call))
+    assert trace is not None and trace.runtime == "php"
+    frame = trace.exceptions[0].frames[0]
+    return frame.module, frame.function
+
+
+@pytest.mark.parametrize(
+    ("call", "read"),
+    [
+        ("{closure}(3, 0)", (None, "{closure}")),
+        ("{closure}('abc', Object(App\\Order))", (None, "{closure}")),
+        ("{closure}()", (None, "{closure}")),
+        # PHP 8.4: the function it is written in and its line; at a file's top level, the file
+        ("{closure:/app/src/Stats.php:7}(3, 0)", (None, "{closure}")),
+        ("{closure:App\\Stats::average():8}(3, 0)", ("App", "{closure}")),
+        ("App\\Stats->{closure:App\\Stats::average():8}(3)", ("App.Stats", "App\\{closure}")),
+        ("{closure:App\\Util\\fmt():30}(3)", ("App.Util", "{closure}")),
+        ("{closure:fmt():30}(3)", (None, "{closure}")),
+        # as PHP 8.3 and earlier print them, read as before
+        ("App\\Stats->App\\{closure}(3)", ("App.Stats", "App\\{closure}")),
+        ("App\\{closure}(3, 0)", ("App", "{closure}")),
+        ("App\\Stats->average(Array)", ("App.Stats", "average")),
+        ("Illuminate\\Pipeline\\Pipeline->then(Object(Closure))", ("Illuminate.Pipeline.Pipeline", "then")),
+    ],
+)
+def test_a_closures_frame_is_named_without_its_arguments_or_line(
+    call: str, read: tuple[str | None, str | None]
+) -> None:
+    assert _closure_frame(call) == read
+
+
+def test_a_php_84_closure_is_named_as_php_83_names_it() -> None:
+    assert _closure_frame("App\\Stats->{closure:App\\Stats::average():8}(3)") == _closure_frame(
+        "App\\Stats->App\\{closure}(3)"
+    )
+
+
+def test_one_closures_bug_is_one_signature_whatever_its_arguments_or_line() -> None:
+    texts = [
+        BARE,
+        _uncaught("{closure}(7, 0)"),
+        _uncaught("{closure:/app/src/Stats.php:7}(3, 0)"),
+        _uncaught("{closure:/app/src/Stats.php:11}(5, 0)"),  # lines added above it
+    ]
+    first, other_values, php_84, moved = _signatures(texts)
+    assert first == other_values
+    assert php_84 == moved
+
+
+def test_the_previous_reading_keeps_the_arguments_in_the_name() -> None:
+    trace = parse_stacktrace(BARE)
+    assert trace is not None
+    before = as_read_before(trace)
+    assert before is not None and not before.notes
+    assert before.exceptions[0].frames[0].function == "{closure}(3, 0)"
+    assert before.exceptions[0].frames[1:] == trace.exceptions[0].frames[1:]
+    unchanged = parse_stacktrace(_uncaught("App\\Stats->App\\{closure}(3)"))
+    assert unchanged is not None and as_read_before(unchanged) is None
+
+
+@pytest.mark.parametrize("how", ["given", "looked up"])
+def test_a_signature_the_previous_release_made_keeps_receiving_the_closures_bug(how: str) -> None:
+    engine = engine_knowing(
+        "sig_before", service="shop", title="DivisionByZeroError", hashes=PREVIOUS_RELEASE_HASHES, how=how
+    )
+    found = engine.assign_all([_event(1, BARE)])
+    assert {(a.signature_id, a.tier) for a in found} == {("sig_before", "fingerprint")}
+    # registered under this version's hashes too: other arguments find it by them
+    later = engine.assign_all([_event(2, _uncaught("{closure}(9, 0)"))])
+    assert later[0].signature_id == "sig_before"
