@@ -7,9 +7,11 @@
     ids.py       what an id is kept as: itself when it has an id's shape and holds nothing, else its hash
     text.py      one text: cut, sanitised, redacted (`redact_text`)
     tokens.py    vendor tokens by format (gitleaks' rule families)
+    vendors.py   vendor tokens by format that gitleaks does not know (trufflehog's detectors)
     hashes.py    password hashes by format (bcrypt, Argon2, crypt's SHA and MD5, yescrypt, Django's)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
     pair_values.py  whether the value a name points at is the secret: not a placeholder, not prose
+    foreign.py   a password named in another language (`Passwort:`, `senha=`, `пароль:`, `密码：`)
     keys.py      which names are secret or personal (Sentry's default scrubbing list and more)
     personal.py  e-mail, phone (E.164 and national formats), SSN, UK NI, Aadhaar, CPF, IBAN, card numbers,
                  client IPs, each confirmed before it is replaced

@@ -30,6 +30,7 @@ _SECRET_WORDS = {
     "passwd": "password",
     "passphrase": "password",
     "pwd": "password",
+    "pw": "password",  # `pw='...'`, `db_pw`, `DB_PW`: the short form code often names one with
     "pass": "password",
     "secret": "secret",
     "secrets": "secret",

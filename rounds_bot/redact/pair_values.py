@@ -38,6 +38,9 @@ _PLACEHOLDERS = {
     "invalid",
     "expired",
     "empty",
+    # MySQL's own message says whether one was given: `Access denied for user ... (using password: YES)`
+    "yes",
+    "no",
 }
 
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
@@ -220,10 +223,22 @@ def _accept_named(match: re.Match[str]) -> bool:
     return not _placeholder(match["value"].strip("\"'").strip())
 
 
+#: what a bare value reads of a template whose braces or parentheses end it (`${...}`, `%(...)s`)
+_TEMPLATE_OPENINGS = frozenset({"$", "%", "#"})
+
+
 def _placeholder(bare: str) -> bool:
-    """A value that stands for none (`null`, `***`), a template's (`${TOKEN}`), or one already redacted."""
+    """A value that stands for none (`null`, `***`), a template's (`${TOKEN}`), or one already redacted.
+    A mask is asterisks of any length (`********`); a bare value stops at a brace or a parenthesis, so a
+    template's opening alone (`$` of `${API_KEY}`, `%` of `%(token)s`) is all of the value that is read."""
     lowered = bare.lower()
-    return lowered in _PLACEHOLDERS or bare.startswith(("${", "{{", "%s", "<")) or "[redacted:" in lowered
+    return (
+        lowered in _PLACEHOLDERS
+        or bare.startswith(("${", "{{", "%s", "<"))
+        or "[redacted:" in lowered
+        or bare in _TEMPLATE_OPENINGS
+        or not bare.strip("*")
+    )
 
 
 def _accept_listed(match: re.Match[str]) -> bool:

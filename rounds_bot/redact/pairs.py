@@ -54,7 +54,9 @@ _PAIR = re.compile(r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))""" + _PAIR_BODY)
 #: a pair behind a command line's `-D` (a Java system property) or `--`, or a cookie named with a leading dot
 _PREFIXED_PAIR = re.compile(r"""(?:(?<=[\s"'`\[({<,=;])|\A)(?:-D|--|\.)""" + _PAIR_BODY)
 _FLAG = re.compile(
-    r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token)"""
+    r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token"""
+    # keytool's and jarsigner's store and key passwords (`-storepass`, `-srckeypass`, `-deststorepass`)
+    r"""|(?:src|dest)?(?:store|key)pass)"""
     r"""(?:=|[ \t]{1,3})("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 
@@ -180,6 +182,19 @@ PAIRS: tuple[Rule, ...] = (
         "wget",
         group=1,
     ),
+    # the logins whose password flag is a lone letter, after their command only (`-p` is a port elsewhere):
+    # `docker login -p` (and Podman's, Buildah's, Helm's and ORAS' registry logins), `az login -p`, and
+    # SQL Server's clients' `-P` (`sqlcmd`, `bcp`, `osql`: their `-p` is another option)
+    rule(
+        "password",
+        r"\b(?:(?:(?:docker|podman|buildah|oras|helm[ \t]+registry|az)[ \t]+login)\b[^\n]{0,200}?[ \t]-p"
+        r"|(?:sqlcmd|bcp|osql)\b[^\n]{0,200}?[ \t]-P)[ \t]+" + _ARG,
+        "login",
+        "sqlcmd",
+        "bcp",
+        "osql",
+        group=1,
+    ),
     # Oracle's `user/password@host` (JDBC thin URLs, sqlplus and other clients' connect strings)
     rule(
         "password",
@@ -229,6 +244,14 @@ PAIRS: tuple[Rule, ...] = (
         "password",
         "identified",
         group=1,
+    ),
+    # Oracle quotes a password only when it needs to: `CREATE USER app IDENTIFIED BY s3cret;` (`ALTER ROLE`)
+    rule(
+        "sql_password",
+        r"(?i)\b(?:user|role)[ \t]+[^\s;]{1,128}[ \t]+identified[ \t]+by[ \t]+([^\s'\";,()]{1,200})",
+        "identified",
+        group=1,
+        accept=lambda m: m.group(1).lower() not in {"values", "password"} and not _placeholder(m.group(1)),
     ),
     rule(
         "sql_password",

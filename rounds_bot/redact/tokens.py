@@ -123,7 +123,7 @@ TOKENS: tuple[Rule, ...] = (
     token("api_token", r"gsk_[A-Za-z0-9]{48}", "gsk_"),  # Groq
     token("api_token", r"xai-[A-Za-z0-9]{80}", "xai-"),  # xAI
     token("api_token", r"sk-or(?:-v\d{1,2})?-[a-f0-9]{64}", "sk-or-"),  # OpenRouter
-    token("api_token", _starting("r8_") + r"[A-Za-z0-9]{40}", "r8_"),  # Replicate
+    token("api_token", _starting("r8_") + r"[A-Za-z0-9]{37,40}", "r8_"),  # Replicate: `r8_` and 37
     token("api_token", r"lsv2_(?:pt|sk)_[a-z0-9]{32}_[a-z0-9]{10}", "lsv2_"),  # LangSmith
     token("api_token", r"pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{50,80}", "pcsk_"),  # Pinecone
     token("api_token", r"salad_cloud_[A-Za-z0-9]{1,7}_[A-Za-z0-9]{7,240}", "salad_cloud_"),  # SaladCloud
@@ -334,7 +334,6 @@ TOKENS: tuple[Rule, ...] = (
         grow=True,
     ),
     token("api_token", r"AQE[a-z0-9]{5,40}\.[A-Za-z0-9_=-]{50,80}", "aqe"),  # Adyen API key
-    token("api_token", r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}", "access_token$"),  # Braintree
     rule(  # Braintree tokenization key
         "api_token",
         _W + r"(?:production|sandbox)_[a-z0-9]{8}_[a-z0-9]{16}" + _E,

@@ -1,0 +1,41 @@
+"""Vendor tokens no gitleaks rule knows, recognised by the format the vendor publishes, as trufflehog's
+detectors (github.com/trufflesecurity/trufflehog, `pkg/detectors/*`) read them: each has a prefix of its own,
+so it is redacted wherever it stands, with no name before it (a log line, an exception, a URL).
+
+Also here, a format whose secret gitleaks' proposed rule stops short of: Braintree's access token is
+`access_token$<environment>$<merchant id>$<32 hex digits>`, and the secret is the part after the merchant.
+Kept apart from `tokens.py` (gitleaks' families); applied right after them, before what names a secret.
+"""
+
+from __future__ import annotations
+
+from rounds_bot.redact.rule import Rule, token
+
+#: the token starts a word (trufflehog's `\b`), the literal first so it is searched at C speed
+_B = r"(?<![A-Za-z0-9_-])"
+#: a UUID, as HubSpot's private-app tokens and Tines' webhooks carry one
+_UUID = r"[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{12}"
+
+
+VENDORS: tuple[Rule, ...] = (
+    # Docker Hub: a personal access token, an organisation access token
+    token("api_token", r"dckr_(?:pat_[A-Za-z0-9_-]{27}|oat_[A-Za-z0-9_-]{32})", "dckr_"),
+    token("api_token", r"bkua_[a-z0-9]{40}", "bkua_"),  # Buildkite
+    token("api_token", r"CCIPAT_[A-Za-z0-9]{22}_[A-Fa-f0-9]{40}", "ccipat_"),  # CircleCI personal token
+    token("api_token", r"CFPAT-[A-Za-z0-9_-]{43}", "cfpat-"),  # Contentful personal access token
+    token("api_token", r"phx_[A-Za-z0-9_]{43,48}", "phx_"),  # PostHog personal API key
+    token("api_token", r"pat-(?:na|eu)1-" + _UUID, "pat-na1-", "pat-eu1-"),  # HubSpot private app
+    token("api_token", r"nvapi-[A-Za-z0-9_-]{64}", "nvapi-"),  # NVIDIA
+    token("api_token", r"FLWSECK-[0-9a-z]{32}-X", "flwseck-"),  # Flutterwave live secret key
+    # Atlassian's newer kinds beside gitleaks' `ATATT3`: a cloud admin key; Bitbucket's app passwords
+    token("api_token", r"ATCTT3xFfG[A-Za-z0-9+/=_-]{20,400}=[A-Za-z0-9]{8}", "atctt3xffg"),
+    token("api_token", _B + r"ATBB[A-Za-z0-9]{28,40}(?![A-Za-z0-9_-])", "atbb"),
+    # SonarQube's user, project-analysis and global-analysis tokens (the prefixes gitleaks' `sonar-api-token`
+    # allows after a Sonar name; with them the token needs none)
+    token("api_token", _B + r"sq[upa]_[a-f0-9]{40}(?![A-Za-z0-9_-])", "squ_", "sqp_", "sqa_"),
+    token(
+        "api_token", r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}(?:\$[a-f0-9]{32})?", "access_token$"
+    ),
+    # a Tines webhook's URL is its secret (its path holds the two keys)
+    token("webhook_url", r"[\w-]{1,60}\.tines\.com/webhook/[a-z0-9]{32}/[a-z0-9]{32}", "tines.com/webhook/"),
+)
