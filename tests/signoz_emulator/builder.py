@@ -123,15 +123,29 @@ def _where(spec: dict[str, Any], mapper: FieldMapper, start_ms: int, end_ms: int
     return f"({where_clause(expression, mapper)}) AND {window}" if expression else window
 
 
-def raw_statement(spec: dict[str, Any], mapper: FieldMapper, start_ms: int, end_ms: int) -> Statement:
+def raw_statement(
+    spec: dict[str, Any],
+    mapper: FieldMapper,
+    start_ms: int,
+    end_ms: int,
+    *,
+    log_fields_selectable: bool = True,
+) -> Statement:
+    """`log_fields_selectable`: SigNoz honours a logs query's selectFields (v0.95+); before, its list query
+    selects the default columns whatever is named (pkg/telemetrylogs/statement_builder.go at v0.88.0,
+    buildListQuery: `sb.Select("timestamp, id, trace_id, ...")`)."""
     signal = spec["signal"]
     table = SPANS if signal == "traces" else LOGS
     fields = spec.get("selectFields") or []
     names = [field.get("name", "") for field in fields]
     # a resource field is selected as its resource expression even when no row has it (then NULL)
     contexts = {field.get("name", ""): field.get("fieldContext", "") for field in fields}
+    types = {field.get("name", ""): field.get("fieldDataType", "") for field in fields}
     if signal == "logs":
-        names = names or list(LOG_DEFAULT_FIELDS)
+        # timestamp and id always lead a named selection (buildListQuery: "Select timestamp and id by
+        # default", then each field but those two)
+        named = ["timestamp", "id"] + [name for name in names if name not in ("timestamp", "id")]
+        names = named if names and log_fields_selectable else list(LOG_DEFAULT_FIELDS)
     else:
         names = ["timestamp", "trace_id", "span_id"] + [
             name
@@ -139,8 +153,7 @@ def raw_statement(spec: dict[str, Any], mapper: FieldMapper, start_ms: int, end_
             if name not in ("timestamp", "trace_id", "span_id")
         ]
     selected = [
-        f"{mapper.resource(name) if contexts.get(name) == 'resource' else _select(name, mapper)} AS `{name}`"
-        for name in names
+        f"{_named(name, contexts.get(name, ''), types.get(name, ''), mapper)} AS `{name}`" for name in names
     ]
     order = ", ".join(
         f"{_select(item.get('key', {}).get('name', 'timestamp'), mapper)} {item.get('direction', 'desc')}"
@@ -153,6 +166,26 @@ def raw_statement(spec: dict[str, Any], mapper: FieldMapper, start_ms: int, end_
     if spec.get("offset"):
         sql += f" OFFSET {spec['offset']}"
     return Statement(sql, signal, names)
+
+
+# an attribute named with its type is read from that type's map, whether or not any row has the key
+# (logstelemetryschema/field_mapper.go getColumn: FieldContextAttribute by FieldDataType; FieldFor:
+# `attributes_string['key']`, which is '' where the row lacks it)
+_TYPED_MAPS = {
+    "string": "attributes_string",
+    "int64": "attributes_number",
+    "float64": "attributes_number",
+    "number": "attributes_number",
+    "bool": "attributes_bool",
+}
+
+
+def _named(name: str, context: str, data_type: str, mapper: FieldMapper) -> str:
+    if context == "resource":
+        return mapper.resource(name)
+    if context == "attribute" and data_type in _TYPED_MAPS:
+        return f"{_TYPED_MAPS[data_type]}[{sql_literal(name)}]"
+    return _select(name, mapper)
 
 
 def _select(name: str, mapper: FieldMapper) -> str:

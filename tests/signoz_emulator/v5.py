@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from functools import partial
 from typing import Any
 
 from rounds_bot.sources.signoz.times import NS_PER_MS, format_rfc3339_ns
@@ -31,6 +32,9 @@ from .replies import ApiError, Reply, datetime64_ns, go_float_verb, go_json, go_
 from .v5_request import RequestChecks
 
 TEMPLATE_VARIABLES_SINCE = (0, 88, 0)
+# a logs list query selects the fields it names (pkg/telemetrylogs/statement_builder.go, v0.95.0
+# buildListQuery `if len(query.SelectFields) == 0`); before, always the default columns
+LOG_SELECT_FIELDS_SINCE = (0, 95, 0)
 FILTER_DOCS = (
     "https://signoz.io/docs/userguide/search-troubleshooting/"
     "#q-im-getting-key-fieldname-not-found--why-cant-it-find-my-field"
@@ -161,7 +165,12 @@ class QueryRangeEndpoint(RequestChecks):
         self, spec: dict[str, Any], request_type: str, start_ms: int, end_ms: int, warnings: list[str]
     ) -> Statement:
         mapper = mapper_for(self.engine, spec["signal"])
-        build = scalar_statement if request_type == "scalar" else raw_statement
+        selectable = self.parsed_version >= LOG_SELECT_FIELDS_SINCE
+        build = (
+            scalar_statement
+            if request_type == "scalar"
+            else partial(raw_statement, log_fields_selectable=selectable)
+        )
         try:
             return build(spec, mapper, start_ms, end_ms)
         except KeyNotFound as missing:

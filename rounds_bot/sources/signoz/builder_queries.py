@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rounds_bot.grouping.logged_traces import TRACE_ATTRIBUTES
+from rounds_bot.settings.error_codes import DEFAULT_ERROR_CODE_ATTRIBUTES
 from rounds_bot.sources.signoz.queries import error_severity_filter
 
 
@@ -66,3 +68,57 @@ def error_logs_raw(limit: int, offset: int) -> dict[str, Any]:
             "offset": offset,
         },
     }
+
+
+def _log_field(name: str, context: str, data_type: str) -> dict[str, str]:
+    return {"name": name, "fieldContext": context, "fieldDataType": data_type, "signal": "logs"}
+
+
+# What rounds reads of a log record, named one by one for a record SigNoz cannot answer whole (a NaN or
+# infinite number in its attributes: `row_pages`). An attribute named with its context and type is read
+# from that type's map whether or not SigNoz has seen the key (logstelemetryschema/field_mapper.go getColumn,
+# FieldFor), so naming one no record has costs nothing. SigNoz selects `timestamp` and `id` itself.
+NAMED_LOG_COLUMNS = ("trace_id", "span_id", "severity_text", "severity_number", "body")
+NAMED_LOG_RESOURCES = (
+    "service.name",
+    "service.version",
+    "deployment.environment",
+    "deployment.environment.name",
+)
+NAMED_LOG_ATTRIBUTES = (
+    "exception.type",
+    "exception.message",
+    "exception.stacktrace",
+    "message",
+    *DEFAULT_ERROR_CODE_ATTRIBUTES,
+    *TRACE_ATTRIBUTES,
+)
+NAMED_LOG_FIELDS = (
+    *(_log_field(name, "log", "") for name in NAMED_LOG_COLUMNS),
+    *(_log_field(name, "resource", "string") for name in NAMED_LOG_RESOURCES),
+    *(_log_field(name, "attribute", "string") for name in NAMED_LOG_ATTRIBUTES),
+)
+
+
+def error_logs_named_raw(limit: int, offset: int) -> dict[str, Any]:
+    """`error_logs_raw` naming only the fields rounds reads: the same rows in the same order, without the
+    number and bool maps."""
+    query = error_logs_raw(limit, offset)
+    fields = [{key: value for key, value in field.items() if value} for field in NAMED_LOG_FIELDS]
+    query["spec"]["selectFields"] = fields
+    return query
+
+
+def named_log_row(data: dict[str, Any]) -> dict[str, Any]:
+    """A row of `error_logs_named_raw` in the shape of a whole one (its maps rebuilt from the named keys
+    it holds; a key the record lacks comes back empty or null); a whole row as it is."""
+    if "attributes_string" in data:
+        return data
+    row = {key: value for key, value in data.items() if key not in NAMED_LOG_ATTRIBUTES + NAMED_LOG_RESOURCES}
+    row["attributes_string"] = _present(data, NAMED_LOG_ATTRIBUTES)
+    row["resources_string"] = _present(data, NAMED_LOG_RESOURCES)
+    return row
+
+
+def _present(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: data[name] for name in names if data.get(name) not in (None, "")}

@@ -32,6 +32,7 @@ from rounds_bot.sources.signoz.failures import (
     html_page,
     is_clickhouse_error,
     is_transient_clickhouse_error,
+    is_unrenderable_answer,
     redirect,
     refusal,
     transient_status,
@@ -326,9 +327,8 @@ class SignozClient:
         if status in REDIRECT_STATUSES:
             raise redirect(response, self.base_url, method, path)
         page = html_page(response) if looks_like_html(content_type, text) else None
-        if (
-            status in RETRIED_STATUSES and not is_clickhouse_error(status, text)
-        ) or is_transient_clickhouse_error(status, text):
+        deterministic = is_clickhouse_error(status, text) or is_unrenderable_answer(status, text)
+        if (status in RETRIED_STATUSES and not deterministic) or is_transient_clickhouse_error(status, text):
             raise transient_status(response, method, path, page=page)
         if page is not None:
             message = (

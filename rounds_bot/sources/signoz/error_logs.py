@@ -6,6 +6,7 @@ pages through raw rows, newest first, up to a cap, and groups them itself with t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -16,7 +17,7 @@ from rounds_bot.errors import SignozError
 from rounds_bot.models import MAX_CONTEXT_RECORDS, ContextRecord, ErrorEvent
 from rounds_bot.sources.log_bodies import read_without_exception
 from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, WINDOW_NANOS, context_records
-from rounds_bot.sources.signoz.builder_queries import error_logs_raw
+from rounds_bot.sources.signoz.builder_queries import error_logs_named_raw, error_logs_raw, named_log_row
 from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import (
     Collector,
@@ -208,6 +209,12 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
 
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
         return error_logs_raw(limit, offset)
+
+    def _named_raw_query(self) -> Callable[[int, int], dict[str, Any]]:
+        return error_logs_named_raw
+
+    def _raw_fields(self, data: dict[str, Any]) -> dict[str, Any]:
+        return named_log_row(data)
 
     def _timestamp_ns(self, record: RawLog) -> int:
         return check_unix_ns(record.timestamp, "log timestamp")

@@ -56,6 +56,11 @@ class SignozHTTPError(SignozError):
         self.body = body
 
 
+class UnrenderableAnswer(SignozHTTPError):
+    """SigNoz ran the query but could not write its answer as JSON: a row holds a NaN or infinite number
+    (`is_unrenderable_answer`). The same rows fail the same way, so it is not retried."""
+
+
 class TransientFailure(SignozError):
     """A failure worth another attempt; `retry_after` is the server's own wish, in seconds."""
 
@@ -170,6 +175,15 @@ def refusal(
             "a 422 is not retried: SigNoz's query-service and ClickHouse logs name the failed query; "
             + REPORT_HINT
         )
+    elif is_unrenderable_answer(status, body.message):
+        return UnrenderableAnswer(
+            f"SigNoz could not write its answer to {method} {path}: a row holds a NaN or infinite "
+            f"number (HTTP {status}{said})",
+            status=status,
+            body=body,
+            hint="the collector stores such a number as it is; rounds reads those rows with named "
+            "fields only, or leaves them out where SigNoz cannot select fields",
+        )
     elif is_clickhouse_error(status, body.message):
         message = f"ClickHouse failed the query SigNoz ran for {method} {path} (HTTP {status}{said})"
         hint = (
@@ -212,6 +226,18 @@ def is_transient_clickhouse_error(status: int, text: str) -> bool:
         if (code and int(code) in TRANSIENT_CLICKHOUSE_CODES) or name in _TRANSIENT_CLICKHOUSE_NAMES:
             return True
     return False
+
+
+# SigNoz renders an answer with jsoniter's standard-library configuration (pkg/http/render/render.go),
+# whose float encoder refuses NaN and infinities (json-iterator/go stream_float.go WriteFloat64:
+# `unsupported value: %f`, Go's %f of them being NaN, +Inf, -Inf); render.Error answers it 500
+# internal/unknown, after any field names jsoniter puts before the text.
+_UNRENDERABLE = re.compile(r"unsupported value: (?:NaN|[+-]Inf)\b")
+
+
+def is_unrenderable_answer(status: int, text: str) -> bool:
+    """A 500 saying SigNoz could not write a NaN or infinite number of its answer as JSON."""
+    return status == 500 and _UNRENDERABLE.search(text) is not None
 
 
 def is_clickhouse_error(status: int, text: str) -> bool:

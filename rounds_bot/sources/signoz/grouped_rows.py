@@ -5,7 +5,7 @@ reader shared by error spans and error logs, which groups them in ClickHouse or,
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -16,7 +16,8 @@ from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import Collector, FoundGroup, GroupSpan, RowTally
 from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.links import UiLinks
-from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT, clickhouse_sql, query_range_request
+from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT, clickhouse_sql
+from rounds_bot.sources.signoz.row_pages import PageSplitter, iter_rows, page_reader
 from rounds_bot.sources.signoz.sql_permission import REFUSED_SQL_NOTE, SqlPermission
 from rounds_bot.sources.signoz.times import check_unix_ns
 
@@ -24,34 +25,11 @@ RowT = TypeVar("RowT", bound=BaseModel)
 GroupT = TypeVar("GroupT", bound=BaseModel)
 RawT = TypeVar("RawT", bound=BaseModel)
 GroupKey = tuple[str, ...]
-
-
-def iter_rows(
-    client: SignozClient,
-    start_ns: int,
-    end_ns: int,
-    query_for_page: Callable[[int, int], dict[str, Any]],
-    *,
-    page_size: int,
-    row_cap: int,
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(row number, row data) over offset pages; stops at a short page or at `row_cap` rows.
-
-    Yields at most `row_cap` rows; `capped(...)` below tells whether more were there.
-    """
-    offset = 0
-    while offset < row_cap:
-        limit = min(page_size, row_cap - offset)
-        data = client.query_range(query_range_request(start_ns, end_ns, "raw", query_for_page(limit, offset)))
-        rows = [row for result in data.raw_results() for row in (result.rows or [])]
-        for number, row in enumerate(rows, start=offset):
-            merged = dict(row.data)
-            if row.timestamp is not None:
-                merged.setdefault("__row_timestamp", row.timestamp)
-            yield number, merged
-        if len(rows) < limit:
-            return
-        offset += len(rows)
+UNANSWERABLE = (
+    "not counted: it holds a NaN or infinite number, which SigNoz cannot write in an answer, and this "
+    "SigNoz version answers every field of the row whatever rounds names (from v0.95 a log record's "
+    "named fields only)"
+)
 
 
 def validated(model: type[RowT], data: dict[str, Any], where: str, collector: Collector) -> RowT | None:
@@ -106,14 +84,17 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
     def _read_groups(self, start_ns: int, end_ns: int, collector: Collector) -> None:
         cap = self._limits.sql_group_cap
         rows = iter_rows(
-            self._client,
-            start_ns,
-            end_ns,
-            lambda limit, offset: clickhouse_sql(self._groups_sql(start_ns, end_ns, limit, offset)),
+            page_reader(
+                self._client,
+                start_ns,
+                end_ns,
+                lambda limit, offset: clickhouse_sql(self._groups_sql(start_ns, end_ns, limit, offset)),
+            ),
             page_size=MAX_V5_LIMIT,
             row_cap=cap + 1,
         )
         for number, data in rows:
+            assert data is not None  # only `PageSplitter` reads a row as None
             if number >= cap:
                 collector.note(
                     f"more than {cap} groups of {self.what} in the window; "
@@ -143,18 +124,19 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
         )
         tallies: dict[GroupKey, RowTally] = {}
         seen: set[tuple[object, ...]] = set()
-        rows = iter_rows(
-            self._client,
-            start_ns,
-            end_ns,
-            self._raw_query,
-            page_size=self._limits.raw_page_size,
-            row_cap=cap + 1,
+        named = self._named_raw_query()
+        pages = PageSplitter(
+            page_reader(self._client, start_ns, end_ns, self._raw_query),
+            page_reader(self._client, start_ns, end_ns, named) if named is not None else None,
         )
+        rows = iter_rows(pages.page, page_size=self._limits.raw_page_size, row_cap=cap + 1)
         for number, data in rows:
             if number >= cap:
                 collector.note(f"more than {cap} {self.what} in the window: only the newest {cap} were read")
                 break
+            if data is None:
+                collector.skip(self._where(number), UNANSWERABLE)
+                continue
             record = validated(self.raw_model, self._raw_fields(data), self._where(number), collector)
             if record is None:
                 continue
@@ -172,6 +154,11 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             seen.add(identity)
             tallies.setdefault(key, self._new_tally()).add(
                 timestamp_ns, {"record": record}, self._environment(record)
+            )
+        if pages.named_rows:
+            collector.note(
+                f"{pages.named_rows} {self.what} were read with the fields rounds names only: SigNoz cannot "
+                "write a NaN or infinite number in an answer, and they (or rows beside them) hold one"
             )
         for key, tally in tallies.items():
             row = self._row_from_tally(key, tally)
@@ -195,6 +182,11 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
     @abstractmethod
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
         """One page of raw rows, newest first."""
+
+    def _named_raw_query(self) -> Callable[[int, int], dict[str, Any]] | None:
+        """`_raw_query` naming only the fields rounds reads, for rows SigNoz cannot answer whole; None
+        when `_raw_query` names its fields already."""
+        return None
 
     def _raw_fields(self, data: dict[str, Any]) -> dict[str, Any]:
         """A raw row's data as `raw_model` reads it."""
