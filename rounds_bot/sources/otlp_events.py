@@ -33,6 +33,7 @@ from rounds_bot.sources.otlp_json import (
     Span,
     decode_any_value,
     flatten_attributes,
+    is_exception_event,
     to_text,
 )
 
@@ -87,7 +88,7 @@ def neighbour_of(record: LogRecord) -> tuple[str, int, str, int, str]:
 
 def errors_in_span(span: Span, origin: Origin) -> list[ErrorEvent]:
     exception_events = [
-        (index, event) for index, event in enumerate(span.events) if event.name == "exception"
+        (index, event) for index, event in enumerate(span.events) if is_exception_event(event.name)
     ]
     if not exception_events and span.status.code != STATUS_CODE_ERROR:
         return []

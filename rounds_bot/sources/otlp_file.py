@@ -2,7 +2,8 @@
 file exporter writes them (one ExportTraceServiceRequest or ExportLogsServiceRequest per line).
 
 What counts as an error:
-- a span event named `exception` (kind "exception"), read from its `exception.*` attributes;
+- a span event named `exception` or `<prefix>.exception` (kind "exception", `is_exception_event`), read
+  from its `exception.*` attributes;
 - a span whose status is ERROR (code 2) and that carries no exception event (kind "span_error"),
   with the status message as its message, or the span name when the status says nothing;
 - a log record of severity ERROR or above (severityNumber >= 17; FATAL is 21-24), kind "log",
@@ -16,12 +17,13 @@ silently; but the last few log records below ERROR of each trace and service are
 Event ids are hashes of what identifies the record in OTLP (trace id, span id, event
 index; for logs their times, body and attributes), so reading a file again yields the same ids.
 The file holds history: `poll` returns every error before the window's end, and the round
-counts each event id once.
+counts each event id once. The exporter's rotated backups written to since the window began are read first
+(`otlp_rotation.py`); how damaged or unfinished files are read is `otlp_file_lines.py`, and a line whose
+records are not all readable is read without them (`otlp_salvage.py`).
 """
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,7 +41,9 @@ from rounds_bot.sources.line_memory import (
 from rounds_bot.sources.otlp_events import (
     errors_in_export_line,
 )
+from rounds_bot.sources.otlp_file_lines import UTF8_BOM, Line, NotText, RawLines
 from rounds_bot.sources.otlp_json import (
+    CutShort,
     ExportLine,
     parse_export_line,
 )
@@ -48,6 +52,8 @@ from rounds_bot.sources.otlp_lean import (
     lean_line,
 )
 from rounds_bot.sources.otlp_reading import Built, Reading
+from rounds_bot.sources.otlp_rotation import rotated_backups
+from rounds_bot.sources.otlp_salvage import salvaged
 
 
 class OtlpFileSource:
@@ -82,8 +88,30 @@ class OtlpFileSource:
         reading = Reading(end, start if counted is not None else None, counted, sink)
         memory = LineMemory.restore(window.source_state)
         reading.ask_ahead(memory)
-        with Deferred(self.path, gzipped=self._gzipped()) as deferred:
-            for where, place, line in self._export_lines(skipped, memory):
+        notes: list[str] = []
+        # the exporter's backups the window may hold lines of, then the file: their lines in the order written
+        for path in [*rotated_backups(self.path, since=start), self.path]:
+            self._read_file(path, reading, memory, skipped, notes)
+        return PollResult(
+            events=reading.events,
+            skipped=skipped,
+            notes=notes + _notes(self.path, end, reading.later, reading.repeated),
+            already_counted=reading.counted_count,
+            newest_counted=reading.newest_counted,
+            source_state=memory.state(),
+        )
+
+    def _read_file(
+        self,
+        path: Path,
+        reading: Reading,
+        memory: LineMemory,
+        skipped: list[SkippedRecord],
+        notes: list[str],
+    ) -> None:
+        """Offers the error records of one file to `reading`, line after line."""
+        with Deferred(path, gzipped=RawLines(path).gzipped()) as deferred:
+            for where, place, line in self._export_lines(path, skipped, memory, notes):
                 if isinstance(line, Read):
                     if reading.offer_read(line):
                         # every error record of the line was counted, or is left for later: not decoded
@@ -109,29 +137,29 @@ class OtlpFileSource:
                 # go as soon as it comes (a batch of many lines kept them all alive, at a cost in memory and
                 # time)
                 reading.flush()
-        return PollResult(
-            events=reading.events,
-            skipped=skipped,
-            notes=_notes(self.path, end, reading.later, reading.repeated),
-            already_counted=reading.counted_count,
-            newest_counted=reading.newest_counted,
-            source_state=memory.state(),
-        )
+            if (
+                path != self.path
+            ):  # a backup: the file's error logs may have these lines' records as neighbours
+                for raw in deferred.take():
+                    reading.note_neighbours(raw)
 
     def _export_lines(
-        self, skipped: list[SkippedRecord], memory: LineMemory
+        self, path: Path, skipped: list[SkippedRecord], memory: LineMemory, notes: list[str]
     ) -> Iterator[tuple[str, _Place, LeanLine | ExportLine | Read]]:
         """Each line that is an export request: what an earlier round read of it when it is remembered, else
         the line read lean when it plainly can be, else read with the models; the others are listed as
-        skipped. A file none of whose lines is one is not OTLP/JSON: that is said once (SourceError), not
-        once per line."""
+        skipped, but for a last line without its line end, which the exporter may still be writing: that is
+        noted, and read by a later round. A file none of whose lines is one is not OTLP/JSON: that is said
+        once (SourceError), not once per line."""
         good = 0
-        for number, offset, raw in self._raw_lines():
-            if number == 1 and raw.startswith(UTF8_BOM):
+        lines = RawLines(path)
+        for line in _raw_lines(lines):
+            raw, offset = line.raw, line.offset
+            if line.number == 1 and raw.startswith(UTF8_BOM):
                 raw, offset = raw[len(UTF8_BOM) :], offset + len(UTF8_BOM)
             if not raw.strip():
                 continue
-            where = f"{self.path}:{number}"
+            where = f"{path}:{line.number}"
             place = _Place(raw, offset, digest_of(raw))
             read = memory.recall(place.digest)
             if read is not None:
@@ -144,46 +172,34 @@ class OtlpFileSource:
                 yield where, place, lean
                 continue
             try:
-                line = parse_export_line(raw)
+                parsed = parse_export_line(raw)
             except SourceFormatError as exc:
+                salvage = salvaged(raw)
+                if salvage is not None:  # a record, scope or resource refused alone: the rest is read
+                    parsed, problems = salvage
+                    skipped.extend(SkippedRecord(where=where, reason=problem) for problem in problems)
+                    good += 1
+                    yield where, place, parsed
+                    continue
+                if line.open_end and isinstance(exc, CutShort):
+                    notes.append(
+                        f"{where}, the last line, is not complete yet (no line end): a later round reads it"
+                    )
+                    continue
                 skipped.append(SkippedRecord(where=where, reason=str(exc)))
                 if not good and len(skipped) >= NOT_OTLP_AFTER:
-                    raise _not_otlp(self.path, skipped[0].reason) from None
+                    raise _not_otlp(path, skipped[0].reason) from None
                 continue
             good += 1
-            yield where, place, line
+            yield where, place, parsed
+        if lines.damage is not None:
+            number, why = lines.damage
+            if not good:
+                raise _not_otlp(path, f"it is a damaged gzip file ({why})")
+            reason = f"{why}: the text stops in this line, and what the file holds after it is not read"
+            skipped.append(SkippedRecord(where=f"{path}:{number}", reason=reason))
         if skipped and not good:
-            raise _not_otlp(self.path, skipped[0].reason)
-
-    def _gzipped(self) -> bool:
-        try:
-            with self.path.open("rb") as probe:
-                return probe.read(len(GZIP_MAGIC)) == GZIP_MAGIC
-        except OSError:
-            return False  # `_raw_lines` says what is wrong with the file
-
-    def _raw_lines(self) -> Iterator[tuple[int, int, bytes]]:
-        """Each line with its number and where it begins (in the uncompressed text)."""
-        try:
-            with self.path.open("rb") as probe:
-                head = probe.read(_PROBE_BYTES)
-            gzipped = head.startswith(GZIP_MAGIC)
-            if gzipped:
-                with gzip.open(self.path, "rb") as handle:
-                    head = handle.read(_PROBE_BYTES)
-            if _binary(head):
-                raise _not_otlp(self.path, "it holds binary data (NUL bytes or bytes that are not UTF-8)")
-            # a plain file through a large buffer: an export line is often longer than the default 8 KiB,
-            # and such a line is put together from as many reads (gzip keeps its own buffer)
-            with gzip.open(self.path, "rb") if gzipped else open(self.path, "rb", _READ_BUFFER) as handle:
-                offset = 0
-                for number, raw in enumerate(handle, start=1):
-                    yield number, offset, raw
-                    offset += len(raw)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile):
-                raise _unreadable(self.path, exc) from exc
-            raise _not_otlp(self.path, f"it is a damaged gzip file ({exc})") from exc
+            raise _not_otlp(path, skipped[0].reason)
 
 
 @dataclass(frozen=True)
@@ -199,6 +215,15 @@ class _Place:
         return len(self.raw)
 
 
+def _raw_lines(lines: RawLines) -> Iterator[Line]:
+    try:
+        yield from lines.lines()
+    except NotText as exc:
+        raise _not_otlp(lines.path, str(exc)) from None
+    except OSError as exc:
+        raise _unreadable(lines.path, exc) from exc
+
+
 def _decoded(raw: bytes) -> LeanLine | ExportLine:
     """A line remembered from an earlier round, decoded after all: it was read lean then, and its bytes are
     the same, so it is read lean again."""
@@ -209,22 +234,8 @@ def _has_logs(line: LeanLine | ExportLine) -> bool:
     return bool(line.logs) if isinstance(line, LeanLine) else bool(line.resource_logs)
 
 
-UTF8_BOM = b"\xef\xbb\xbf"
-GZIP_MAGIC = b"\x1f\x8b"
-_PROBE_BYTES = 65_536
-_READ_BUFFER = 1 << 20
 #: This many malformed lines before the first good one: the file is not OTLP/JSON, and that is said once.
 NOT_OTLP_AFTER = 20
-
-
-def _binary(head: bytes) -> bool:
-    if b"\x00" in head:
-        return True
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return error.start < len(head) - 4  # a character cut at the probe's end is not binary
-    return False
 
 
 def _not_otlp(path: Path, why: str) -> SourceError:

@@ -6,7 +6,8 @@ OTLP/JSON is the protobuf JSON mapping with a few rules of its own, all handled 
   printer, are accepted too and turned into hex, so both spellings give the same event ids);
 - enums as integers (`"code": 2`);
 - 64-bit integers (`timeUnixNano`, `intValue`) as decimal strings or as JSON numbers;
-- attribute values as AnyValue objects: `{"stringValue": ..}`, `{"intValue": ..}`, arrays, kvlists.
+- attribute values as AnyValue objects: `{"stringValue": ..}`, `{"intValue": ..}`, arrays, kvlists;
+- `null` for any field, which the mapping reads as the field's default.
 
 Only the fields rounds reads are modelled; unknown fields are ignored, so a newer collector does
 not break reading. A line that does not fit these models raises `SourceFormatError`.
@@ -20,7 +21,7 @@ import json
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from rounds_bot.errors import SourceFormatError
@@ -32,6 +33,15 @@ _HEX = re.compile(r"[0-9a-fA-F]*")
 #: Status.code as the protobuf JSON mapping may also spell it (OTLP/JSON itself writes integers).
 _STATUS_CODE_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 STATUS_CODE_ERROR = 2
+
+
+def is_exception_event(name: str) -> bool:
+    """A span event that records an exception: `exception`, as the semantic conventions name it, or one
+    named `<prefix>.exception`, which the SigNoz collector indexes as an exception too (since v0.144.3); the
+    SigNoz source reads both, so the same spans give the same errors from either source."""
+    return name == "exception" or name.endswith(".exception")
+
+
 #: LogRecord.severityNumber as the mapping may spell it (`logs.proto`'s SeverityNumber: each level's four
 #: numbers, `SEVERITY_NUMBER_ERROR` = 17 to `SEVERITY_NUMBER_ERROR4` = 20)
 SEVERITY_NUMBER_NAMES = {
@@ -160,6 +170,15 @@ SpanId = Annotated[str, BeforeValidator(span_id)]
 class OtlpModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_the_default(cls, data: Any) -> Any:
+        """A field written `null` is left out: the protobuf JSON mapping reads null as the field's default
+        value, and a writer may spell an unset field so."""
+        if isinstance(data, dict) and None in data.values():
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
 
 class AnyValue(OtlpModel):
     """One of the value kinds; an object with none of them set is an empty (null) value."""
@@ -263,12 +282,19 @@ class ExportLine(OtlpModel):
     resource_logs: list[ResourceLogs] | None = None
 
 
+class CutShort(SourceFormatError):
+    """The line is the beginning of a JSON text, which ends too early: more bytes could make it whole."""
+
+
 def parse_export_line(text: str | bytes) -> ExportLine:
-    """One line of OTLP/JSON; raises SourceFormatError saying what is wrong and where in the line."""
+    """One line of OTLP/JSON; raises SourceFormatError saying what is wrong and where in the line (CutShort
+    when the JSON text stops before its end)."""
     try:
         line = ExportLine.model_validate_json(text)
     except ValidationError as exc:
-        raise SourceFormatError(_describe(exc)) from None
+        first = exc.errors(include_url=False)[0]
+        cut = first["type"] == "json_invalid" and "EOF while parsing" in first["msg"]
+        raise (CutShort if cut else SourceFormatError)(describe(exc)) from None
     if line.resource_spans is None and line.resource_logs is None and not _is_other_signal(text):
         raise SourceFormatError("neither resourceSpans nor resourceLogs: not an OTLP/JSON export request")
     return line
@@ -279,14 +305,15 @@ def _is_other_signal(text: str | bytes) -> bool:
     return isinstance(document, dict) and not OTHER_SIGNAL_KEYS.isdisjoint(document)
 
 
-def _describe(error: ValidationError) -> str:
+def describe(error: ValidationError, at: str = "") -> str:
+    """What is wrong, where in the line: `at` is the path to the object validated, when it is not the line."""
     first = error.errors(include_url=False)[0]
     if first["type"] == "json_invalid":
         return f"invalid JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
     message = first["msg"].removeprefix("Value error, ")
-    if not first["loc"]:
+    if not first["loc"] and not at:
         return f"not an OTLP/JSON export request: {message[0].lower()}{message[1:]}"
-    location = ".".join(str(part) for part in first["loc"])
+    location = ".".join(str(part) for part in (*([at] if at else []), *first["loc"]))
     more = error.error_count() - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"{location}: {message}{suffix}"

@@ -17,7 +17,14 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from rounds_bot.models import AttributeValue
 from rounds_bot.sources.otlp_build import SEVERITY_BY_TEXT, SEVERITY_ERROR, LogFacts, SpanFacts
-from rounds_bot.sources.otlp_json import STATUS_CODE_ERROR, OtlpModel, _double, flatten_into, to_text
+from rounds_bot.sources.otlp_json import (
+    STATUS_CODE_ERROR,
+    OtlpModel,
+    _double,
+    flatten_into,
+    is_exception_event,
+    to_text,
+)
 from rounds_bot.sources.otlp_lean_scalars import (
     NotLean,
     lean_bool,
@@ -273,7 +280,7 @@ def _span(span: Plain) -> LeanSpan | None:
         event_name = event.get("name", "")
         if type(event_name) is not str:
             raise NotLean
-        if event_name == "exception":
+        if is_exception_event(event_name):
             exceptions.append((index, at, flat_key_values(event.get("attributes", []))))
             continue
         value = event.get("attributes", _MISSING)
