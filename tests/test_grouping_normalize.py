@@ -13,13 +13,14 @@ from rounds_bot.grouping import normalize
 from rounds_bot.grouping.mask_rules import RULES
 from rounds_bot.grouping.normalize import (
     mask_spans,
+    normalize_before,
     normalize_previous,
     normalize_uncached,
     plain_alternation,
     shape_of,
 )
 from rounds_bot.grouping.shapes import ShapeCache
-from rounds_bot.grouping.skeletons import skeleton
+from rounds_bot.grouping.skeletons import skeleton, skeleton_with_plurals
 
 GOLDEN = Path(__file__).parent / "golden" / "grouping" / "normalize.tsv"
 
@@ -124,11 +125,13 @@ def _eager_reading(message: str, code_test: Callable[[str], bool]) -> tuple[obje
     """What a shape reads of its message, worked out from scratch as soon as it is seen."""
     text = normalize.truncate(message)
     tokens = skeleton(normalize_uncached(message))
+    before: tuple[str, ...] | None = skeleton_with_plurals(normalize_before(text))
+    before = None if before == tokens else before
     previous = None
-    if re.search(r"[\"'{\[]", text):
-        previous = skeleton(normalize_previous(text))
+    if re.search(r"[\"'{\[]", text) or before is not None:
+        previous = skeleton_with_plurals(normalize_previous(text))
         previous = None if previous == tokens else previous
-    return tokens, previous, code_test(text)
+    return tokens, previous, before, code_test(text)
 
 
 def test_what_a_shape_reads_when_first_asked_is_what_its_message_gives_from_scratch() -> None:
@@ -141,7 +144,13 @@ def test_what_a_shape_reads_when_first_asked_is_what_its_message_gives_from_scra
 
     shapes = ShapeCache(max_shapes=8, code_test=code_test)
     rng = random.Random(11)
-    corpus = [*_corpus(), "order ORD-123 failed", "order ORD-9 failed: {'id': 4}"]
+    corpus = [
+        *_corpus(),
+        "order ORD-123 failed",
+        "order ORD-9 failed: {'id': 4}",
+        "2 validation errors for Order",
+        "(3 sub-exceptions) at 3:01:02 PM",
+    ]
     for message in corpus * 2:
         varied = _other_digits(message, rng)
         _, info = shapes.lookup(varied)
@@ -149,9 +158,9 @@ def test_what_a_shape_reads_when_first_asked_is_what_its_message_gives_from_scra
         if asked == 0:
             continue  # never asked: the next message of the shape may be the first to ask
         reading = (
-            (info.skeleton, info.previous, info.may_hold_code)
+            (info.skeleton, info.previous, info.before, info.may_hold_code)
             if asked == 1
-            else tuple(reversed((info.may_hold_code, info.previous, info.skeleton)))
+            else tuple(reversed((info.may_hold_code, info.before, info.previous, info.skeleton)))
         )
         assert reading == _eager_reading(varied, code_test), message
 

@@ -15,7 +15,7 @@ events.
 from __future__ import annotations
 
 from rounds_bot.grouping.candidates import Candidate
-from rounds_bot.grouping.fingerprint import READ_OTHERWISE_BY
+from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, HASH_VERSION, MESSAGE_VERSION_BEFORE
 from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.logged_traces import message_read_before
 from rounds_bot.grouping.placing import RULES, Placing
@@ -25,6 +25,21 @@ from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
 from rounds_bot.grouping.stacktrace.browser import read_by_message_before
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.models import Assignment, ErrorEvent
+
+#: per earlier way of reading a message, the versions that no longer read it so: a template found
+#: by the message read that way is an earlier version's only when its signature's version is none
+#: of them. `previous`: as `normalize_previous` reads it, with no span target (until `rounds-fp:3`);
+#: `earlier`: with the trailing clause of redacted values (`skeletons.skeleton_with_context`, until
+#: `rounds-fp:4`); `before`: with `normalize.BEFORE_RULES` and the plural after a count as printed
+#: (`normalize_before`, `skeletons.skeleton_with_plurals`, until `rounds-fp:5`); `browser`: a Firefox or
+#: Safari stack, which every version read by its message until their frames were read
+#: (`browser.read_by_message_before`)
+READ_OTHERWISE_BY = {
+    "previous": frozenset({HASH_VERSION, MESSAGE_VERSION_BEFORE, FINGERPRINT_VERSION}),
+    "earlier": frozenset({MESSAGE_VERSION_BEFORE, FINGERPRINT_VERSION}),
+    "before": frozenset({FINGERPRINT_VERSION}),
+    "browser": frozenset(),
+}
 
 
 class EarlierReadings(Placing):

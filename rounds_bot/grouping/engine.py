@@ -54,7 +54,7 @@ from rounds_bot.grouping.placement import KeptPlacements, MessageFacts, Placemen
 from rounds_bot.grouping.registry import Registry
 from rounds_bot.grouping.released import EngineReleased, let_go
 from rounds_bot.grouping.routes import Answers, answer_key
-from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo
+from rounds_bot.grouping.shapes import ShapeCache, ShapeInfo, read_otherwise_before
 from rounds_bot.grouping.similarity import SimilarityIndex
 from rounds_bot.grouping.state import SignatureState
 from rounds_bot.grouping.templates import TemplateMiner
@@ -272,9 +272,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
         """A message's placement when its route is known: the signature its template leads to, tier 2, as
         `_assign_message` answers it; None when an earlier version's reading may come first, or no route
         is known."""
-        if self._previous_possible and (
-            target is not None or shape.previous is not None or shape.earlier is not None
-        ):
+        if self._previous_possible and (target is not None or read_otherwise_before(shape)):
             return None
         where = service if target is None else f"{service}\x1e{target}"
         route = self._answers.route(shape, where, error_type)
@@ -357,12 +355,12 @@ class GroupingEngine(EarlierReadings, CountingPass):
         learned to a signature in `settled` gives that signature alone: its assignment would be
         dropped (`place_each`), and nothing the engine keeps depends on building it."""
         where = service if target is None else f"{service}\x1e{target}"
-        if self._previous_possible and (
-            target is not None or shape.previous is not None or shape.earlier is not None
-        ):
+        if self._previous_possible and (target is not None or read_otherwise_before(shape)):
             found = self._previous_template(shape.previous or shape.skeleton, service, error_type)
             if found is None and shape.earlier is not None:
                 found = self._previous_template(shape.earlier, where, error_type, "earlier")
+            if found is None and shape.before is not None:
+                found = self._previous_template(shape.before, where, error_type, "before")
             if found is not None:
                 event = event or event_of_message(message, service, error_type, environment, version)
                 candidate = self._candidates.template_candidate(

@@ -31,7 +31,11 @@ a trace with such a frame also gives, to look up, the app and site hashes each r
 (`skeletons.split_context`). Nothing it hashes is read otherwise, so its hashes are made with the
 `rounds-fp:3` string (`HASH_VERSION`) and a trace finds the signatures `rounds-fp:3` made as it did;
 a message is also read the `rounds-fp:3` way, with the clause, to find the templates that version
-mined (`READ_OTHERWISE_BY`).
+mined (`earlier_readings.READ_OTHERWISE_BY`).
+`rounds-fp:5` masks more of a message (dates with a month's name, 12-hour times, PostgreSQL's row
+values: `normalize.ADDED_IN_FP5`) and reads the noun after a count in the singular
+(`skeletons.singular_after_counts`); nothing it hashes is read otherwise either, and a message is also
+read the `rounds-fp:4` way to find the templates `rounds-fp:3` and `rounds-fp:4` mined.
 Since a bundle's content hash, minified names and a `blob:` URL's UUID are left out of a frame
 (`bundles`), a trace with one also gives, to look up, the frames hashes it gave before (every other
 frame reads as before, so the version string stays).
@@ -61,24 +65,15 @@ from rounds_bot.grouping.inapp import TraceRoles
 from rounds_bot.grouping.site_hash import site_tree, unwrapped
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
-FINGERPRINT_VERSION = "rounds-fp:4"
+FINGERPRINT_VERSION = "rounds-fp:5"
+#: the version before, which read messages as `rounds-fp:3` did but for the trailing clause
+MESSAGE_VERSION_BEFORE = "rounds-fp:4"
 #: the version string every hash is made with: the last version that changed what a hash reads
 HASH_VERSION = "rounds-fp:3"
 #: the version before, whose app and system hashes a trace still gives, to find its signatures
 PREVIOUS_VERSION = "rounds-fp:2"
 #: earlier versions whose all-frames hash (read the `rounds-fp:2` way) a trace still gives
 LEGACY_VERSIONS = ("rounds-fp:1",)
-#: per earlier way of reading a message, the versions that no longer read it so: a template found
-#: by the message read that way is an earlier version's only when its signature's version is none
-#: of them. `previous`: as `normalize_previous` reads it, with no span target (until `rounds-fp:3`);
-#: `earlier`: with the trailing clause of redacted values (`skeletons.skeleton_with_context`, until
-#: `rounds-fp:4`); `browser`: a Firefox or Safari stack, which every version read by its message
-#: until their frames were read (`browser.read_by_message_before`)
-READ_OTHERWISE_BY = {
-    "previous": frozenset({HASH_VERSION, FINGERPRINT_VERSION}),
-    "earlier": frozenset({FINGERPRINT_VERSION}),
-    "browser": frozenset(),
-}
 MAX_TITLE = 120
 CONTEXT_HINT = "a trailing clause that only carries redacted values: context, not the log statement"
 Variant = Literal["error_code", "app", "test", "system", "template"]

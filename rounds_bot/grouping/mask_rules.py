@@ -14,6 +14,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rounds_bot.grouping.mask_fragments import (
+    CLOCK,
+    DAY,
+    HEX_WORD,
+    IN_PARENTHESES,
+    LONG_DAY,
+    MONTH,
+    MONTH_NAME,
+    ORDINAL,
+    SIZE_UNIT,
+    SPELLED_TIME_UNIT,
+    TLD,
+    ZONE,
+)
+
 
 @dataclass(frozen=True)
 class MaskRule:
@@ -40,27 +55,9 @@ CHARACTER_KINDS = {
     "C": ":",
     "Q": "\"'",
     "B": "{\\[",
+    "R": "(",
 }
 
-
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
-_LONG_DAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
-_ZONE = r"(?:[+-]\d{4}|[A-Z]{2,5})"
-_CLOCK = r"\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
-# Top-level domains a hostname may end with. Codes that double as file extensions or English
-# words (py, rs, sh, pl, md, cc, so, ml, id, in, it, is, at, be, no, my, us ...) are left out on
-# purpose: `setup.py` is a file and `mapred.task.id` a setting, not hosts.
-_TLD = (
-    r"(?:com|net|org|edu|gov|mil|io|dev|cloud|ai|info|biz|local|localdomain|internal|lan|corp"
-    r"|arpa|uk|de|fr|jp|cn|ru|br|au|ca|eu|nl|es|se|ch|kr|hk|tw|sg|om|pt|cz|dk|fi|nz|za|mx|ar"
-    r"|il|ie|gr|hu|ro|tr|ua|vn|th|ph)"
-)
-_HEX_WORD = r"[0-9a-f]"
-_SIZE_UNIT = r"(?:[KMGTPE]i?B|kB|B|bytes)"
-_SPELLED_TIME_UNIT = (
-    r"(?:(?:milli|micro|nano)?(?:seconds?|secs?)|minutes?|mins?|hours?|hrs?|days?|msecs?|millis|ms|us|ns)"
-)
 
 RULES: tuple[MaskRule, ...] = (
     MaskRule(
@@ -69,7 +66,7 @@ RULES: tuple[MaskRule, ...] = (
         None,
         # A shortcut, like plain_number below: equivalent to trying every rule (a test checks
         # it), but most positions in a message are the start of such a word.
-        r"(?<!=)(?!" + _DAY + "|" + _MONTH + r")[A-Za-z]{1,64}+(?=[,;:.!?)\]}>\"'|]{0,4}(?:\s|$))",
+        r"(?<!=)(?!" + DAY + "|" + MONTH + r")[A-Za-z]{1,64}+(?=[,;:.!?)\]}>\"'|]{0,4}(?:\s|$))",
         "a word of letters before a space (not a day or month name, not after `=`) masks nothing",
     ),
     MaskRule(
@@ -79,7 +76,7 @@ RULES: tuple[MaskRule, ...] = (
         # Equivalent to the rules below for what it matches (a test checks it), but tried first
         # because most numbers in messages are like this.
         r"(?<![A-Za-z0-9.])-?\d{1,7}(?=[\s,;)\]}>\"'|]|$)"
-        r"(?! ?(?:" + _SIZE_UNIT + "|" + _SPELLED_TIME_UNIT + r")\b)",
+        r"(?! ?(?:" + SIZE_UNIT + "|" + SPELLED_TIME_UNIT + r")\b| " + MONTH_NAME + ")",
         "a plain integer between spaces or closing punctuation: nothing else can start there",
     ),
     MaskRule(
@@ -153,7 +150,7 @@ RULES: tuple[MaskRule, ...] = (
         "hostname",
         "DHLM",
         "hostname",
-        r"(?<![\w.@-])(?:[A-Za-z0-9-]{1,63}+\.){1,10}+" + _TLD + r"(?![\w-]|\.\w)",
+        r"(?<![\w.@-])(?:[A-Za-z0-9-]{1,63}+\.){1,10}+" + TLD + r"(?![\w-]|\.\w)",
         "fully qualified host names (only known top-level domains, so `module.Class` is safe)",
     ),
     MaskRule(
@@ -213,35 +210,35 @@ RULES: tuple[MaskRule, ...] = (
         "date_rfc1123",
         "HL",
         "date",
-        r"\b" + _DAY + r", \d{1,2} " + _MONTH + r" \d{4} " + _CLOCK + " " + _ZONE,
+        r"\b" + DAY + r", \d{1,2} " + MONTH + r" \d{4} " + CLOCK + " " + ZONE,
         "RFC 822 / 1123 dates (HTTP headers, e-mail)",
     ),
     MaskRule(
         "date_rfc850",
         "HL",
         "date",
-        r"\b" + _LONG_DAY + r", \d{2}-" + _MONTH + r"-\d{2} " + _CLOCK + " " + _ZONE,
+        r"\b" + LONG_DAY + r", \d{2}-" + MONTH + r"-\d{2} " + CLOCK + " " + ZONE,
         "RFC 850 dates",
     ),
     MaskRule(
         "date_js",
         "HL",
         "date",
-        r"\b" + _DAY + " " + _MONTH + r" \d{2} \d{4} " + _CLOCK + r"(?: GMT[+-]\d{4})?(?: \([^()]{1,64}\))?",
+        r"\b" + DAY + " " + MONTH + r" \d{2} \d{4} " + CLOCK + r"(?: GMT[+-]\d{4})?(?: \([^()]{1,64}\))?",
         "JavaScript `Date.toString()`",
     ),
     MaskRule(
         "date_ctime",
         "HL",
         "date",
-        r"\b" + _DAY + " " + _MONTH + r" {1,2}\d{1,2} " + _CLOCK + r"(?: " + _ZONE + r")?(?: \d{4})?",
+        r"\b" + DAY + " " + MONTH + r" {1,2}\d{1,2} " + CLOCK + r"(?: " + ZONE + r")?(?: \d{4})?",
         "ctime / date(1) output",
     ),
     MaskRule(
         "date_syslog",
         "HL",
         "date",
-        r"\b" + _MONTH + r" {1,2}\d{1,2} " + _CLOCK,
+        r"\b" + MONTH + r" {1,2}\d{1,2} " + CLOCK,
         "syslog timestamps",
     ),
     MaskRule(
@@ -253,11 +250,28 @@ RULES: tuple[MaskRule, ...] = (
         "Python `datetime.datetime(...)` reprs",
     ),
     MaskRule(
+        "date_month_name",
+        "DHL",
+        "date",
+        r"\b(?:(?:" + LONG_DAY + "|" + DAY + r"),? )?(?:" + MONTH_NAME + r" \d{1,2}" + ORDINAL + r",? \d{4}"
+        r"|\d{1,2}" + ORDINAL + " " + MONTH_NAME + r",? \d{4}|\d{1,2}-(?i:" + MONTH + r")-\d{2}(?:\d{2})?)\b",
+        "dates with the month's name, as people and locales write them: `January 5, 2024`, `5 Jan 2024`, "
+        "`Friday, January 5, 2024`, `05-JAN-24` (Oracle's and Java's `dd-MMM-yy`)",
+    ),
+    MaskRule(
         "date_numeric",
         "D",
         "date",
         r"(?<![\w/.:-])\d{1,4}/\d{1,2}/\d{2,4}(?![\w/])",
         "numeric dates such as 06/10/2013 or 17/06/09",
+    ),
+    MaskRule(
+        "time_12h",
+        "D",
+        "date",
+        r"(?<![\w:.])\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)? ?[AaPp]\.?[Mm]\.?(?![\w:])",
+        "12-hour clock times with their AM or PM (.NET's and JavaScript's en-US `1/5/2024 3:01:02 PM`): "
+        "half of the day is no part of the statement",
     ),
     MaskRule(
         "time",
@@ -271,14 +285,14 @@ RULES: tuple[MaskRule, ...] = (
         "D",
         "duration",
         r"(?<![\w.])(?:(?:\d{1,12}(?:\.\d{1,12})?(?:h|ms|us|µs|ns|m|s)){1,4}(?![\w.]|\.\d)"
-        r"|\d{1,12}(?:\.\d{1,12})? ?" + _SPELLED_TIME_UNIT + r"\b)",
+        r"|\d{1,12}(?:\.\d{1,12})? ?" + SPELLED_TIME_UNIT + r"\b)",
         "durations: 250ms, 1.5s, Go's 1h2m3.5s, and spelled units (`0.57 seconds`, `<1 sec`)",
     ),
     MaskRule(
         "size",
         "D",
         "size",
-        r"(?<![\w.])\d{1,15}(?:\.\d{1,15})? ?" + _SIZE_UNIT + r"\b",
+        r"(?<![\w.])\d{1,15}(?:\.\d{1,15})? ?" + SIZE_UNIT + r"\b",
         "data sizes with their unit, so `93.0 B` and `5.4 KB` are one kind of value",
     ),
     MaskRule(
@@ -286,7 +300,7 @@ RULES: tuple[MaskRule, ...] = (
         "DH",
         "hex",
         r"\b\d[xX][0-9a-fA-F]{1,128}\b"
-        rf"|(?<![\w-])(?=[0-9a-f]{{0,127}}\d)(?={_HEX_WORD}{{0,127}}[a-f]){_HEX_WORD}{{4,128}}(?![\w-])"
+        rf"|(?<![\w-])(?=[0-9a-f]{{0,127}}\d)(?={HEX_WORD}{{0,127}}[a-f]){HEX_WORD}{{4,128}}(?![\w-])"
         r"|(?<![\w-])(?=[0-9A-F]{0,127}\d)(?=[0-9A-F]{0,127}[A-F])[0-9A-F]{4,128}(?![\w-])",
         "0x literals, and runs of 4-128 hex characters of one case mixing digits and letters",
     ),
@@ -338,6 +352,22 @@ RULES: tuple[MaskRule, ...] = (
         'not a request line (`"GET /path HTTP/1.1"`, the Common Log Format\'s `%r`, whose '
         "method is part of the statement), an encoding name (`'utf-8' codec`), the message of "
         "a Rust panic (`panicked at '...'`) or a whole message (a `KeyError`'s is its key)",
+    ),
+    MaskRule(
+        "parenthesised_value",
+        "R",
+        "data",
+        r"(?<==)" + IN_PARENTHESES,
+        "values in brackets after `=`: PostgreSQL's `Key (email)=(bob) already exists.` and `Key "
+        "(user_id)=(42) is not present in table ...` print the row's values so",
+    ),
+    MaskRule(
+        "failing_row",
+        "R",
+        "data",
+        r"(?<=Failing row contains )" + IN_PARENTHESES,
+        "the row PostgreSQL prints when a NOT NULL or CHECK constraint rejects it (`Failing row "
+        "contains (42, null, bob).`) is one value, whatever its columns hold",
     ),
     MaskRule(
         "structured_value",

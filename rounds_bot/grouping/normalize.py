@@ -51,10 +51,15 @@ def plain_alternation(rules: tuple[MaskRule, ...] = ()) -> re.Pattern[str]:
 
 
 _COMBINED, _GROUP_PLACEHOLDER = _combined(RULES)
+#: the rules added in `rounds-fp:5`: dates with a month's name, 12-hour times, PostgreSQL's row values
+ADDED_IN_FP5 = frozenset({"date_month_name", "time_12h", "parenthesised_value", "failing_row"})
+#: the rules `rounds-fp:3` and `rounds-fp:4` masked with
+BEFORE_RULES = tuple(rule for rule in RULES if rule.name not in ADDED_IN_FP5)
+_BEFORE, _BEFORE_PLACEHOLDER = _combined(BEFORE_RULES)
 #: the rules `rounds-fp:2` masked with: quoted strings and printed structures were text then
 PREVIOUS_RULES = tuple(
     rule
-    for rule in RULES
+    for rule in BEFORE_RULES
     if rule.name not in ("quoted_text", "structured_value", "keep_smtp_enhanced_status")
 )
 _PREVIOUS, _PREVIOUS_PLACEHOLDER = _combined(PREVIOUS_RULES)
@@ -117,9 +122,25 @@ def normalize_previous(message: str) -> str:
     """The message as `rounds-fp:2` normalised it (`PREVIOUS_RULES`): to find the templates it
     mined, so a signature it created keeps receiving its messages."""
     text = truncate(message)
+    return apply_spans(text, _spans_by(_PREVIOUS, _PREVIOUS_PLACEHOLDER, text))
+
+
+def normalize_before(message: str) -> str:
+    """The message as `rounds-fp:3` and `rounds-fp:4` normalised it (`BEFORE_RULES`): to find the
+    templates they mined, so a signature they created keeps receiving its messages."""
+    text = truncate(message)
+    return apply_spans(text, mask_spans_before(text))
+
+
+def mask_spans_before(text: str) -> tuple[Span, ...]:
+    """`mask_spans` as `rounds-fp:3` and `rounds-fp:4` found them (`BEFORE_RULES`)."""
+    return _spans_by(_BEFORE, _BEFORE_PLACEHOLDER, text)
+
+
+def _spans_by(pattern: re.Pattern[str], placeholders: list[str | None], text: str) -> tuple[Span, ...]:
     spans = []
-    for match in _PREVIOUS.finditer(text):
-        placeholder = _PREVIOUS_PLACEHOLDER[match.lastindex or 0]
+    for match in pattern.finditer(text):
+        placeholder = placeholders[match.lastindex or 0]
         if placeholder is not None:
             spans.append((match.start(), match.end(), placeholder))
-    return apply_spans(text, tuple(spans))
+    return tuple(spans)

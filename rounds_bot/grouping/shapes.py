@@ -5,8 +5,8 @@ shape (digits zeroed). Masking never depends on digit values (see `normalize`), 
 does the skeleton (any token with a digit is a parameter), so both are computed once per shape
 and reused; only the final text is rebuilt when a masked message still shows a digit.
 
-What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2` and `rounds-fp:3`
-read, whether it may hold an error code) is worked out the first time it is asked for, from the
+What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2`, `rounds-fp:3` and
+`rounds-fp:4` read, whether it may hold an error code) is worked out the first time it is asked for, from the
 first message of the shape, as it would have been when the shape was first seen: a trace's message
 needs none of it.
 """
@@ -24,15 +24,26 @@ from rounds_bot.grouping.normalize import (
     Span,
     apply_spans,
     mask_spans,
+    normalize_before,
     normalize_previous,
     truncate,
 )
 from rounds_bot.grouping.route import Route
-from rounds_bot.grouping.skeletons import REDACTED_MARK, skeleton, skeleton_with_context
+from rounds_bot.grouping.skeletons import (
+    REDACTED_MARK,
+    skeleton,
+    skeleton_with_context,
+    skeleton_with_plurals,
+)
 
 _DIGIT = re.compile(r"[0-9]")
 #: what the rules added in `rounds-fp:3` mask begins with
 _MASKED_SINCE = re.compile(r"[\"'{\[]")
+#: what the rules added in `rounds-fp:5` (`normalize.ADDED_IN_FP5`) mask holds: a month's name, `AM` or
+#: `PM`, `=(` or PostgreSQL's failing row
+_MASKED_IN_FP5 = re.compile(
+    r"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|[AaPp]\.?[Mm]|=\(|Failing row"
+)
 #: shapes kept before the memo is cleared, and the bytes they may hold (as `_shape_size` estimates)
 MAX_SHAPES = 100_000
 SHAPES_BUDGET = 24 * MB
@@ -40,6 +51,7 @@ SHAPES_BUDGET = 24 * MB
 
 class ShapeInfo:
     __slots__ = (
+        "_before",
         "_code_test",
         "_earlier",
         "_may_hold_code",
@@ -68,6 +80,7 @@ class ShapeInfo:
         self._skeleton: tuple[str, ...] | None = None
         self._previous: tuple[str, ...] | None = None
         self._earlier: tuple[str, ...] | None = None
+        self._before: tuple[str, ...] | None = None
         self._may_hold_code: bool | None = None
         #: what the engine worked out for this shape, per service and error type; it is
         #: forgotten with the shape and is only ever a shortcut to an answer that cannot change
@@ -97,6 +110,14 @@ class ShapeInfo:
         return self._earlier
 
     @property
+    def before(self) -> tuple[str, ...] | None:
+        """The skeleton `rounds-fp:4` read (without the rules added since, `normalize_before`, and the
+        nouns after a count as printed, `skeleton_with_plurals`), when it differs from `skeleton`."""
+        if self._skeleton is None:
+            self._read_skeletons()
+        return self._before
+
+    @property
     def may_hold_code(self) -> bool:
         """False when no message of the shape can hold an error code (see ShapeCache)."""
         found = self._may_hold_code
@@ -113,10 +134,16 @@ class ShapeInfo:
         assert text is not None
         normalized = apply_spans(text, self.spans)
         tokens = _interned(skeleton(normalized))
-        if REDACTED_MARK in normalized:
-            earlier = skeleton_with_context(normalized)
+        # (the rules added since match nothing where `_MASKED_IN_FP5` finds nothing, and without a count
+        # nothing is read in the singular)
+        normalized_before = normalize_before(text) if _MASKED_IN_FP5.search(text) else normalized
+        if normalized_before != normalized or "<int> " in normalized:
+            before = skeleton_with_plurals(normalized_before)
+            self._before = None if before == tokens else _interned(before)
+        if REDACTED_MARK in normalized_before:
+            earlier = skeleton_with_context(normalized_before)
             self._earlier = None if earlier == tokens else _interned(earlier)
-        if _MASKED_SINCE.search(text):
+        if _MASKED_SINCE.search(text) or self._before is not None:
             # `rounds-fp:2` kept trailing clauses too
             previous = skeleton_with_context(normalize_previous(text))
             self._previous = None if previous == tokens else _interned(previous)
@@ -127,6 +154,11 @@ class ShapeInfo:
         # the first message is kept only as long as something is still to be read from it
         if self._skeleton is not None and self._may_hold_code is not None:
             self._text = None
+
+
+def read_otherwise_before(shape: ShapeInfo) -> bool:
+    """Whether an earlier version read the shape's messages into another skeleton than this one."""
+    return shape.previous is not None or shape.earlier is not None or shape.before is not None
 
 
 def _interned(tokens: tuple[str, ...]) -> tuple[str, ...]:

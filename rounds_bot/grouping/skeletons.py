@@ -30,6 +30,11 @@ Everything else stays (precision first): a placeholder inside the statement, a l
 word, a clause that also holds text or another value (`(requested <int>)`, `(user bob)`), a clause
 followed by more text, and a message that would keep no word without the clause. Skeletons read
 before the rule (`skeleton_with_context`) still find the templates they made (see `engine`).
+
+A statement that prints a count agrees its noun with it (`1 validation error for Order`, `2 validation
+errors for Order`, as pydantic writes them; Python's `(1 sub-exception)`, `(2 sub-exceptions)`): the two
+words after a count are read in the singular (`singular_after_counts`), so the count's value does not
+split the statement. Skeletons read before that (`skeleton_with_plurals`) still find their templates.
 """
 
 from __future__ import annotations
@@ -84,9 +89,50 @@ _CLAUSE = (
 _TRAILING_CONTEXT = re.compile(rf"(?!(?<=\s)\s)(?:{_CLAUSE})+$")
 
 
+# A count (a token that ends with one: `<int>`, `(<int>`, `<int>,<int>` for `1,024`) and the one or two
+# words after it.
+_COUNTED = re.compile(r"(?<!\S)(\S{0,64}?<int>) ([A-Za-z][A-Za-z-]{2,63})(?: ([A-Za-z][A-Za-z-]{2,63}))?\b")
+# Plural endings English forms with `s` (`errors`, `entries`); not `ss`, `us`, `is` (`class`, `status`,
+# `analysis`), which are singular words, nor the verbs and pronouns that end so.
+_PLURAL = re.compile(r"(?<=[A-Za-z]{2})(?:(?<=[^sui])s|ies)$")
+_NOT_PLURAL = frozenset({"has", "was", "does", "goes", "this", "its", "his", "yes"})
+
+
 def skeleton(normalized: str) -> tuple[str, ...]:
     """The template shape of a normalised message (see the module docstring): its statement's,
-    without a trailing clause that only carries redacted values (`split_context`)."""
+    without a trailing clause that only carries redacted values (`split_context`), its nouns after a
+    count in the singular (`singular_after_counts`)."""
+    if "<int> " in normalized:
+        normalized = singular_after_counts(normalized)
+    return skeleton_with_plurals(normalized)
+
+
+def singular_after_counts(normalized: str) -> str:
+    """The normalised message with the two words after each count in the singular: a statement agrees
+    its noun with the count it prints, so `<int> errors` and `<int> error` are one statement."""
+    return _COUNTED.sub(_singular_words, normalized)
+
+
+def _singular_words(match: re.Match[str]) -> str:
+    """The count's noun in the singular: its first word (`<int> errors`), or, when that is no plural,
+    the second (`<int> validation errors`); a word after the noun (`<int> items has`) is left alone."""
+    count, first, second = match.groups()
+    singular = _singular(first)
+    if singular != first or second is None:
+        return f"{count} {singular}" + (f" {second}" if second is not None else "")
+    return f"{count} {first} {_singular(second)}"
+
+
+def _singular(word: str) -> str:
+    found = _PLURAL.search(word)
+    if found is None or word.lower() in _NOT_PLURAL:
+        return word
+    return word[: found.start()] + ("y" if found[0] == "ies" else "")
+
+
+def skeleton_with_plurals(normalized: str) -> tuple[str, ...]:
+    """The template shape of a normalised message with its nouns after a count as printed: how
+    `rounds-fp:4` and earlier versions read it (their templates are found with it)."""
     if REDACTED_MARK in normalized:
         statement, context = split_context(normalized)
         if context:
