@@ -8,8 +8,10 @@
     text.py      one text: cut, sanitised, redacted (`redact_text`)
     tokens.py    vendor tokens by format (gitleaks' rule families)
     vendors.py   vendor tokens by format that gitleaks does not know (trufflehog's detectors)
+    nearby.py    vendor tokens in a plain format, after the vendor's name nearby (trufflehog's detectors)
     hashes.py    password hashes by format (bcrypt, Argon2, crypt's SHA and MD5, yescrypt, Django's)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
+    wrapped.py   a secret's value a fixed-width wrap broke onto the next line
     pair_values.py  whether the value a name points at is the secret: not a placeholder, not prose
     foreign.py   a password named in another language (`Passwort:`, `senha=`, `пароль:`, `密码：`)
     keys.py      which names are secret or personal (Sentry's default scrubbing list and more)

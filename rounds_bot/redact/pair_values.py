@@ -164,6 +164,23 @@ def _image_digest(name: str, sep: str, value: str) -> bool:
     return length == len(value) and _HEX_RUN.fullmatch(value) is not None
 
 
+#: a .NET assembly's public key token: the last eight bytes of the SHA-1 of its public key, in hex, printed in
+#: every strong name (`Newtonsoft.Json, Version=13.0.0.0, Culture=neutral, PublicKeyToken=30ad4fe6b2a6aeed`)
+_PUBLIC_KEY_TOKEN = re.compile(r"[0-9a-fA-F]{16}")
+
+
+def _public(name: str, value: str) -> bool:
+    """A value its name says is public though the name holds a secret's word: an assembly's public key
+    token, a session's state (`session=active`: a session id is generated, never a word), or a cookie
+    header's one preference (`Cookie: locale=en-US`, which the cookie rule kept)."""
+    if name.lower() == "publickeytoken":
+        return _PUBLIC_KEY_TOKEN.fullmatch(value) is not None
+    category = secret_category(name)
+    if category == "cookie":
+        return "=" in value and _preference(value)
+    return category == "session" and _prose_like(value)
+
+
 def _accept_pair(match: re.Match[str]) -> bool:
     if _image_digest(match["key"], match["sep"], match["value"]):
         return False
@@ -173,6 +190,8 @@ def _accept_pair(match: re.Match[str]) -> bool:
     quoted = value[:1] in "\"'`\\"
     bare = value.strip("\\\"'`").strip()
     if _placeholder(bare) or bare.lower() in _SCHEMES or _DOTTED_NUMBER.fullmatch(bare):
+        return False
+    if _public(match["key"], bare):
         return False
     loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
     return quoted or not loose or not _prose_like(bare)
@@ -281,9 +300,28 @@ def _accept_basic(match: re.Match[str]) -> bool:
     return ":" in decoded and decoded.isprintable()
 
 
+#: the attributes `Set-Cookie` gives a cookie after its value (RFC 6265 4.1.1, and `Priority`, `Partitioned`)
+_COOKIE_ATTRIBUTES = frozenset(
+    {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority", "partitioned"}
+)
+#: a preference's value: a word (`dark`, `true`) or a language tag (BCP 47: `en-US`, `pt-BR`, `zh-Hant`)
+_PREFERENCE = re.compile(r"[a-z]{1,23}|[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){1,2}")
+
+
 def _has_pair(match: re.Match[str]) -> bool:
-    """A cookie header's value is `name=value` pairs; `Cookie: parse error in CookieSerializer` is prose."""
-    return "=" in match.group(1)
+    """A cookie header's value is `name=value` pairs (`Cookie: parse error in CookieSerializer` is prose),
+    and one holds a secret unless every cookie in it is a preference: a word or a language tag under a name
+    that says no secret (`theme=dark`, `locale=en-US`), which a server sets to read back, not to trust."""
+    header = match.group(1)
+    return "=" in header and not all(_preference(item) for item in header.split(";"))
+
+
+def _preference(item: str) -> bool:
+    name, _, value = item.strip().partition("=")
+    if name.lower() in _COOKIE_ATTRIBUTES or not name:
+        return True
+    category = secret_category(name)
+    return (category is None or category == "session") and _PREFERENCE.fullmatch(value.strip('"')) is not None
 
 
 def _code_like(match: re.Match[str]) -> bool:

@@ -138,7 +138,13 @@ PAIRS: tuple[Rule, ...] = (
         group=1,
         accept=_accept_basic,
     ),
-    rule("bearer_token", r"(?i)\bbearer[ \t]+([A-Za-z0-9_\-.~+/]{8,4000}=*)", "bearer", group=1),
+    # RFC 6750's b64token, and only its padding after it: `token_type=Bearer expires_in=3600` names a pair
+    rule(
+        "bearer_token",
+        r"(?i)\bbearer[ \t]+([A-Za-z0-9_\-.~+/]{8,4000}=*)(?![A-Za-z0-9_\-.~+/=])",
+        "bearer",
+        group=1,
+    ),
     rule(
         "bearer_token",
         r"(?i)\btoken[ \t]+([A-Za-z0-9_\-.~+/]{16,4000}=*)",

@@ -6,8 +6,10 @@
 
 Then the seed phrases (`phrases.py`), and what an encoding hid, judged in its decoded form (`decode.py`).
 The order matters: private-key blocks and vendor tokens first (`tokens.py`, `vendors.py`), password hashes
-(`hashes.py`), then what a name or a header marks as secret (`pairs.py`, in other languages `foreign.py`),
-then personal data (`personal.py`), so a token inside `password=...` is counted as the token it is.
+(`hashes.py`), then what a name or a header marks as secret (a value wrapped onto the next line first,
+`wrapped.py`; then `pairs.py`, in other languages `foreign.py`), a vendor's token after the vendor's name
+(`nearby.py`), then personal data (`personal.py`), so a token inside `password=...` is counted as the token
+it is.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rounds_bot.redact.decode import Where, hex_runs_hide_nothing, rejudge
 from rounds_bot.redact.engine import ScanningRuleSet, apply, rule_set
 from rounds_bot.redact.foreign import FOREIGN
 from rounds_bot.redact.hashes import PASSWORD_HASHES
+from rounds_bot.redact.nearby import NEARBY
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
 from rounds_bot.redact.phrases import seed_phrases
@@ -29,6 +32,7 @@ from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.scan import Scan
 from rounds_bot.redact.tokens import TOKENS
 from rounds_bot.redact.vendors import VENDORS
+from rounds_bot.redact.wrapped import WRAPPED
 
 #: How far back from a cap a cut looks for a space, so it does not split a word (or a token) in two.
 _CUT_REACH = 256
@@ -85,7 +89,7 @@ def sanitize(text: str) -> str:
 
 @cache
 def _rules(ips: IpPolicy) -> tuple[Rule, ...]:
-    return TOKENS + VENDORS + PASSWORD_HASHES + PAIRS + FOREIGN + PERSONAL + ip_rules(ips)
+    return TOKENS + VENDORS + PASSWORD_HASHES + WRAPPED + PAIRS + FOREIGN + NEARBY + PERSONAL + ip_rules(ips)
 
 
 def unchanged(text: str, *, ips: IpPolicy = "all") -> bool:

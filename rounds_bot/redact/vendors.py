@@ -2,7 +2,11 @@
 detectors (github.com/trufflesecurity/trufflehog, `pkg/detectors/*`) read them: each has a prefix of its own,
 so it is redacted wherever it stands, with no name before it (a log line, an exception, a URL).
 
-Also here, a format whose secret gitleaks' proposed rule stops short of: Braintree's access token is
+Also here, the formats of gitleaks' families whose detector in trufflehog needs no name before them,
+its keyword being the token's own prefix: LaunchDarkly's keys (`api-`, `sdk-`), Dropbox's short-lived
+tokens (`sl.`), Salesforce's refresh tokens and consumer keys (`5AEP861`, `3MVG9`).
+
+And a format whose secret gitleaks' proposed rule stops short of: Braintree's access token is
 `access_token$<environment>$<merchant id>$<32 hex digits>`, and the secret is the part after the merchant.
 Kept apart from `tokens.py` (gitleaks' families); applied right after them, before what names a secret.
 """
@@ -36,6 +40,18 @@ VENDORS: tuple[Rule, ...] = (
     token(
         "api_token", r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}(?:\$[a-f0-9]{32})?", "access_token$"
     ),
+    # LaunchDarkly's API and SDK keys: `api-` or `sdk-` and a version-4 UUID (the prefix is the keyword)
+    token(
+        "api_token",
+        _B + r"(?:api|sdk)-[a-z0-9]{8}-[a-z0-9]{4}-4[a-z0-9]{3}-[a-z0-9]{4}-[a-z0-9]{12}(?![A-Za-z0-9_-])",
+        "api-",
+        "sdk-",
+    ),
+    # Dropbox's short-lived access token, `sl.` (a user's, `sl.u.`) and 130 or more characters
+    token("api_token", _B + r"sl\.(?:u\.)?[A-Za-z0-9_-]{130,1000}", "sl."),
+    # Salesforce: an OAuth refresh token (`5AEP861`), a connected app's consumer key (`3MVG9`)
+    token("api_token", _B + r"(?i:5AEP861)[A-Za-z0-9._=]{80,1000}", "5aep861"),
+    token("api_token", _B + r"3MVG9[A-Za-z0-9._+/=]{80,251}", "3mvg9"),
     # a Tines webhook's URL is its secret (its path holds the two keys)
     token("webhook_url", r"[\w-]{1,60}\.tines\.com/webhook/[a-z0-9]{32}/[a-z0-9]{32}", "tines.com/webhook/"),
 )

@@ -1,0 +1,108 @@
+"""A secret's value that a log wrapped at a fixed width runs on at the start of the next line: the break
+falls inside the value (no blank on either side of it), so both halves are the secret and both go. A line
+that starts with a word, a blank, a timestamp or a pair of its own is the next record, and stays.
+
+And the encoded forms a log really holds a secret in, which the decoding step already judges decoded: HTTP
+Basic credentials in a header, a curl command line and a dict's repr, tokens in JSON-escaped strings, and
+percent-encoded queries and form bodies."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from rounds_bot.redact import redact
+from rounds_bot.redact.text import _rules
+from tests.test_redact_engine import assert_same
+
+SECRET = "s3cr3tP4ssw0rd2024Zq"
+TOKEN = "Zk3qP9xLm2Rt7vWc8yNb4HsJ"
+#: a record as a log line holds it, before the wrap
+_RECORD = "2024-05-01T10:00:00.123Z ERROR [auth-service] login failed for user=bob "
+LINES = (
+    _RECORD + "password=" + SECRET,
+    _RECORD + "password=" + SECRET + " retry=3",
+    _RECORD + "db_password: " + SECRET + ", retrying",
+    _RECORD + "api_key=" + TOKEN,
+    _RECORD[:40] + "Authorization: Bearer " + TOKEN + " status=401",
+    _RECORD + 'client_secret="' + TOKEN + '" rejected',
+)
+
+
+def _wrap(line: str, secret: str, cut: int) -> str:
+    """`line` broken as a fixed-width wrap breaks it: inside `secret`, `cut` characters into it."""
+    at = line.index(secret) + cut
+    return line[:at] + "\n" + line[at:]
+
+
+WRAPPED = [
+    (_wrap(line, secret, cut), secret, cut)
+    for line in LINES
+    for secret in (SECRET if SECRET in line else TOKEN,)
+    for cut in (4, 11)
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "cut"), WRAPPED)
+def test_both_halves_of_a_value_wrapped_onto_the_next_line_are_redacted(
+    text: str, secret: str, cut: int
+) -> None:
+    out = redact(text)
+    assert secret[:cut] not in out and secret[cut:] not in out, out
+    assert "[REDACTED:" in out
+    assert out.startswith(_RECORD[:40])
+
+
+KEPT = (
+    _RECORD + "password=" + SECRET + "\nConnection refused",  # the next record's words
+    _RECORD + "password=" + SECRET + "\n2024-01-01T00:00:00Z retry",  # a timestamp starts a record
+    _RECORD + "password=" + SECRET + "\n  at com.acme.Db.connect(Db.java:42)",  # an indented frame
+    _RECORD + "password=" + SECRET + "\nexpires_in=3600",  # a pair of its own
+    _RECORD + "password=" + SECRET + "\nERROR",
+    _RECORD + "password=" + SECRET + "\nRetryPolicy",
+    _RECORD + "password=" + SECRET + "\n42",
+    "password=" + SECRET + "\nX9f2kQ7",  # a short line was not cut by a wrap
+    "session=active\nX9f2kQ7",
+)
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_the_next_record_after_a_value_stays(text: str) -> None:
+    out = redact(text)
+    assert SECRET not in out
+    assert out.split("\n", 1)[1] == text.split("\n", 1)[1], out
+
+
+@pytest.mark.parametrize("end", ('"', ";", '" '))
+def test_a_value_that_ends_before_the_line_break_keeps_the_next_line(end: str) -> None:
+    text = _RECORD + 'password="' + SECRET + end + "\nX9f2kQ7"
+    assert redact(text).endswith("\nX9f2kQ7")
+
+
+def test_every_engine_gives_the_reference_text_for_wrapped_values() -> None:
+    texts = [text for text, _, _ in WRAPPED] + list(KEPT)
+    assert assert_same(_rules("all"), texts) == len(texts)
+
+
+_BASIC = base64.b64encode(b"deploy:hunter2").decode()
+ENCODED = (
+    (f"Authorization: Basic {_BASIC}", _BASIC),
+    (f'curl -H "Authorization: Basic {_BASIC}" https://api.example.com', _BASIC),
+    (f"headers={{'Authorization': 'Basic {_BASIC}', 'Accept': 'json'}}", _BASIC),
+    (f'msg="{{\\"Authorization\\":\\"Basic {_BASIC}\\"}}"', _BASIC),
+    (f"basic auth header Basic {_BASIC} rejected", _BASIC),
+    (f'{{\\"token\\":\\"{TOKEN}\\"}}', TOKEN),
+    (f"{{\\u0022token\\u0022:\\u0022{TOKEN}\\u0022}}", TOKEN),
+    ("body=user%3Dbob%26password%3Dhunter2", "hunter2"),
+    ("next=%2Flogin%3Fpassword%253Dhunter2", "hunter2"),
+    (f"grant_type=client_credentials&client_id=app&client_secret={TOKEN}", TOKEN),
+    ("%22password%22%3A%22hunter2%22", "hunter2"),
+)
+
+
+@pytest.mark.parametrize(("text", "secret"), ENCODED)
+def test_a_secret_in_an_encoded_or_escaped_form_is_redacted(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out, out
+    assert "[REDACTED:" in out
