@@ -82,6 +82,15 @@ def hostile_answers() -> dict[str, str]:
         "20,000 fences": "```" * 20_000 + json.dumps(good_answer()),
         "50,000 escaped quotes, unterminated": '{"root_cause": "' + '\\"' * 25_000,
         "30,000 open braces": "{" * 30_000 + "}" * 30_000,
+        "the classification said twice": json.dumps(good_answer()).replace(
+            '"classification": "server_bug"', '"classification": "server_bug", "classification": "unknown"'
+        ),
+        "two fenced answers that disagree": "\n".join(
+            f"```json\n{json.dumps(good_answer(confidence=level))}\n```" for level in ("low", "high")
+        ),
+        "a line number given as true": json.dumps(
+            good_answer(evidence=[{"kind": "file", "path": "shop/pay.py", "line": True, "explanation": "x"}])
+        ),
         "a schema-breaking nested explanation": _with_raw(
             "evidence", '[{"kind": "event", "event_id": "e1", "explanation": ' + "[" * 20 + "]" * 20 + "}]"
         ),

@@ -20,6 +20,7 @@ from rounds_bot.diagnosis.json_answer import (
     json_object,
     nesting_depth,
     parse_json_answer,
+    repeated_key,
     value_problem,
 )
 from rounds_bot.diagnosis.model import (
@@ -68,7 +69,7 @@ def _result_object(text: str) -> dict[str, Any] | None:
 
 def result_problem(stdout_lines: list[str]) -> str | None:
     """Why the CLI's result was not read, when it printed one out of bounds: the model's answer was too
-    long or nested too deep. None when no line looks like a result."""
+    long, nested too deep or repeated a key. None when no line looks like a result."""
     for line in reversed(stdout_lines):
         text = line.strip()
         if not text.startswith("{") or '"result"' not in text[:MAX_RESULT_CHARS]:
@@ -77,6 +78,10 @@ def result_problem(stdout_lines: list[str]) -> str | None:
             return f"the CLI's result is {len(text):,} characters; at most {MAX_RESULT_CHARS:,} are read"
         if nesting_depth(text, _RESULT_DEPTH) > _RESULT_DEPTH:
             return f"the answer nests more than {MAX_ANSWER_DEPTH} levels deep; a diagnosis needs 3"
+        # the CLI writes its own keys once: a key said twice is in the structured output, the model's
+        key = repeated_key(text, max_depth=_RESULT_DEPTH)
+        if key is not None:
+            return f"the answer repeats the key {key!r}"
     return None
 
 

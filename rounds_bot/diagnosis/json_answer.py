@@ -9,6 +9,11 @@ one item). The standard library's parser recurses once per level and raises Recu
 thousand, so depth is measured first, in one linear pass, and nothing deeper is ever parsed. Every
 step is linear in the answer's length, so reading is bounded in time too. `answer_problem` says what
 was wrong, for the diagnosis's status and the round report.
+
+An answer that says two things is read as neither: an object that repeats a key (the standard library
+keeps the last value, other parsers the first; RFC 8259 section 4 leaves it to the parser, I-JSON, RFC 7493
+section 2.3, forbids it), or an answer split across fenced blocks holding different objects (which of them
+rounds took, a reader of the raw answer may not have). One object repeated whole is one answer.
 """
 
 from __future__ import annotations
@@ -58,7 +63,12 @@ def nesting_depth(text: str, stop_above: int = MAX_ANSWER_DEPTH) -> int:
 
 
 def answer_problem(text: str) -> str | None:
-    """Why an answer's text is not read (too long, too deep), or None when it is within bounds."""
+    """Why an answer's text is not read (too long, too deep, saying two things), or None when it is
+    within bounds: an answer without any JSON object in it has no problem here, only no answer."""
+    return read_answer(text)[1]
+
+
+def _bounds_problem(text: str) -> str | None:
     if len(text) > MAX_ANSWER_CHARS:
         return f"the answer is {len(text):,} characters; at most {MAX_ANSWER_CHARS:,} are read"
     depth = nesting_depth(text)
@@ -73,23 +83,40 @@ def value_problem(value: Any) -> str | None:
         text = json.dumps(value, ensure_ascii=False)
     except (RecursionError, ValueError, TypeError):
         return f"the answer nests more than {MAX_ANSWER_DEPTH} levels deep; a diagnosis needs 3"
-    return answer_problem(text)
+    return _bounds_problem(text)
 
 
 def parse_json_answer(text: str) -> dict[str, Any] | None:
     """A JSON object from model text: the whole text, a fenced block, or the outermost braces. None when
-    there is none, or the text is out of bounds (`answer_problem` says which)."""
+    there is none, or the text is out of bounds or says two things (`answer_problem` says which)."""
+    return read_answer(text)[0]
+
+
+def read_answer(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The answer's object, or why it is not read: the whole text when it is one object; else every
+    fenced block's, which must agree; else the text between the outermost braces."""
     text = text.strip()
-    if answer_problem(text) is not None:
-        return None
-    candidates = [text, *_fenced_blocks(text)]
-    if "{" in text and "}" in text:
-        candidates.append(text[text.index("{") : text.rindex("}") + 1])
-    for candidate in candidates:
-        parsed = json_object(candidate)
-        if parsed is not None:
-            return parsed
-    return None
+    problem = _bounds_problem(text)
+    if problem is not None:
+        return None, problem
+    try:
+        whole = _load(text)
+        if whole is not None:
+            return whole, None
+        found: list[dict[str, Any]] = []
+        for block in _fenced_blocks(text):
+            parsed = _load(block)
+            if parsed is not None and parsed not in found:
+                found.append(parsed)
+        if len(found) > 1:
+            return None, f"the answer holds {len(found)} different JSON objects; a diagnosis is one"
+        if found:
+            return found[0], None
+        if "{" in text and "}" in text:
+            return _load(text[text.index("{") : text.rindex("}") + 1]), None
+    except DuplicateKey as error:
+        return None, f"the answer repeats the key {error.key!r}"
+    return None, None
 
 
 def _fenced_blocks(text: str) -> list[str]:
@@ -103,12 +130,49 @@ def _fenced_blocks(text: str) -> list[str]:
     return blocks
 
 
-def json_object(text: str, *, max_depth: int = MAX_ANSWER_DEPTH) -> dict[str, Any] | None:
-    """`text` parsed as JSON when it is one object nested at most `max_depth` deep, else None."""
+class DuplicateKey(ValueError):
+    """A JSON object that names one key twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise DuplicateKey(key)
+        value[key] = item
+    return value
+
+
+def _load(text: str, max_depth: int = MAX_ANSWER_DEPTH) -> dict[str, Any] | None:
+    """`json_object`, but a repeated key raises DuplicateKey instead of reading as None."""
     if not text.startswith("{") or nesting_depth(text, max_depth) > max_depth:
         return None
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKey:
+        raise
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def repeated_key(text: str, *, max_depth: int = MAX_ANSWER_DEPTH) -> str | None:
+    """The key an object of `text` names twice (the first found), when `text` is JSON that does."""
+    try:
+        _load(text, max_depth)
+    except DuplicateKey as error:
+        return error.key
+    return None
+
+
+def json_object(text: str, *, max_depth: int = MAX_ANSWER_DEPTH) -> dict[str, Any] | None:
+    """`text` parsed as JSON when it is one object nested at most `max_depth` deep, naming no key twice,
+    else None."""
+    try:
+        return _load(text, max_depth)
+    except DuplicateKey:
+        return None

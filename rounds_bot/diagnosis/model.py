@@ -46,7 +46,10 @@ class Evidence(Frozen):
     path: RepositoryPath | None = Field(
         default=None, description="for kind=file: path relative to the repository root"
     )
-    line: int | None = Field(default=None, ge=1, description="for kind=file: 1-based line number")
+    # strict: the schema says `integer`; `true` or `"7"` is no line (lax conversion would read `true` as 1)
+    line: int | None = Field(
+        default=None, ge=1, strict=True, description="for kind=file: 1-based line number"
+    )
     log_line: str | None = Field(default=None, description="for kind=log: the log line, verbatim")
     event_id: str | None = Field(default=None, description="for kind=event: the event id")
     explanation: str = Field(description="what this evidence shows, in one sentence")
@@ -81,9 +84,9 @@ class FaultLocation(Frozen):
         min_length=1,
         description="the function or method to change, by its name as written in the file (e.g. parseDate)",
     )
-    start_line: int = Field(ge=1, description="first line of the faulty code, 1-based")
+    start_line: int = Field(ge=1, strict=True, description="first line of the faulty code, 1-based")
     end_line: int | None = Field(
-        default=None, ge=1, description="last line of the faulty code; default start_line"
+        default=None, ge=1, strict=True, description="last line of the faulty code; default start_line"
     )
 
     @property

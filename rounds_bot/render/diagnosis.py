@@ -70,7 +70,7 @@ def render_diagnosis(
     sections += ["### Suggested fix", _text(diagnosis.suggested_fix, PROSE_CHARS) or "_None suggested._"]
     if diagnosis.missing_observability:
         items = diagnosis.missing_observability
-        lines = [f"- {_text(item, ITEM_CHARS)}" for item in items[:MAX_MISSING_ITEMS]]
+        lines = [f"- {_item(item, ITEM_CHARS)}" for item in items[:MAX_MISSING_ITEMS]]
         if len(items) > MAX_MISSING_ITEMS:
             lines.append(f"- _… and {len(items) - MAX_MISSING_ITEMS} more_")
         sections += ["### Missing observability", "\n".join(lines)]
@@ -107,17 +107,17 @@ def _classification(diagnosis: Diagnosis) -> str:
 def _abstention(diagnosis: Diagnosis) -> list[str]:
     lines = ["**Not enough evidence to diagnose.**"]
     if (diagnosis.unknown_reason or "").strip():
-        lines.append(f"Why: {_text(diagnosis.unknown_reason or '', REASON_CHARS)}")
+        lines.append(f"Why: {_item(diagnosis.unknown_reason or '', REASON_CHARS)}")
     missing = [item for item in diagnosis.missing_evidence if item.strip()][:MAX_MISSING_ITEMS]
     if missing:
-        lines.append("What is missing:\n" + "\n".join(f"- {_text(item, ITEM_CHARS)}" for item in missing))
+        lines.append("What is missing:\n" + "\n".join(f"- {_item(item, ITEM_CHARS)}" for item in missing))
     return lines
 
 
 def _where(location: FaultLocation, crash_site: str | None, check: LocationCheck | None) -> str:
     mark = ""
     if check is not None and not check.verified:
-        mark = f" ⚠️ _unverified: {_text(check.reason, REASON_CHARS)}_"
+        mark = f" ⚠️ _unverified: {_item(check.reason, REASON_CHARS)}_"
     pointer = md.code(location.pointer()[:POINTER_CHARS])
     rows = [f"- Fault: {pointer} in {md.code(location.function[:POINTER_CHARS])}{mark}"]
     if crash_site:
@@ -130,7 +130,7 @@ def _evidence_list(evidence: list[Evidence], checks: dict[int, EvidenceCheck]) -
         return "_No evidence given._"
     lines = []
     for index, item in enumerate(evidence[:MAX_EVIDENCE_ITEMS]):
-        explanation = _text(item.explanation, EXPLANATION_CHARS)
+        explanation = _item(item.explanation, EXPLANATION_CHARS)
         lines.append(f"- {_pointer(item)}: {explanation}{_mark(checks.get(index))}")
     if len(evidence) > MAX_EVIDENCE_ITEMS:
         lines.append(f"- _… and {len(evidence) - MAX_EVIDENCE_ITEMS} more items, not shown_")
@@ -141,7 +141,7 @@ def _mark(check: EvidenceCheck | None) -> str:
     if check is None:
         return " ⚠️ _not checked by rounds_"
     if not check.verified:
-        return f" ⚠️ _unverified: {_text(check.reason, ITEM_CHARS)}_"
+        return f" ⚠️ _unverified: {_item(check.reason, ITEM_CHARS)}_"
     return ""
 
 
@@ -156,6 +156,13 @@ def _pointer(item: Evidence) -> str:
 def _cut(text: str, limit: int) -> str:
     """Plain text cut to `limit` characters, before any escaping."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _item(text: str, limit: int) -> str:
+    """Model text that stands in a list item or a sentence of rounds' (an explanation, a missing item, a
+    reason) as one line of escaped Markdown: a blank line in it would end the item, and the rest would read
+    as rounds' own paragraphs with rounds' flag after them, away from the item it flags."""
+    return str(md.escape(text.strip(), limit))
 
 
 def _text(text: str, limit: int) -> str:

@@ -4,7 +4,8 @@ Telemetry (messages, stack traces, service names, versions, environments, attrib
 answer are untrusted. On GitHub, Markdown text can notify people (`@user`, `@org/team`), cross-reference
 issues (`#12`, `owner/repo#12`, `GH-12`), render HTML (`<img>`, `<details>`, `<!--` that hides the rest of a
 body), images and links (`![](//host/x)`, autolinked `https://...`, `www.`), math (`$...$`), tables and
-headings. Nothing of that may come from untrusted text:
+headings. Nothing of that may come from untrusted text, nor a line that a person copying it would send as a
+`/rounds` command:
 
     escape(text)          inline text (a sentence, a table cell): every construct above is neutralised;
                           backtick-quoted parts become inert code spans
@@ -17,7 +18,8 @@ headings. Nothing of that may come from untrusted text:
     title_text(text)      strict: an issue title (plain text, one line, nothing that links or pings)
     label_text(text)      strict: the value part of a label name (letters, digits, `.`, `_`, `-`, `/`)
     one_line(text)        a person's text kept as data: nothing invisible, one line
-    neutralise(text)      the bot's own text: no line of it reads as a `/rounds` command
+    neutralise(text)      the bot's own text: no line of it reads as a `/rounds` command (escaped text
+                          never starts with one either)
 
 Templates render through `environment()`: every `{{ value }}` goes through `escape` unless the renderer built
 it with these functions (they return `Markup`), so a template cannot interpolate raw telemetry by mistake.
@@ -62,6 +64,9 @@ _LINE_STARTERS = ("-", "+", "=", ":", *"0123456789")
 #: a table's delimiter row of one column (GFM's tables extension: hyphens with an optional colon at either
 #: end; the pipes of more columns are always escaped): under any line it makes that line a table's header
 _DELIMITER_ROW = re.compile(r":?-+:?")
+#: a line that starts with rounds' command prefix (`commands.grammar.PREFIX`, any ASCII case) is a command
+#: once a person copies it into a comment: escaped text never starts one (`\/rounds` renders `/rounds`)
+_COMMAND = re.compile(r"/rounds", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _TICKS = re.compile(r"`+")
 _SPACES = re.compile(r"[ \t]+")
@@ -132,7 +137,8 @@ def _escape_line(line: str) -> str:
         pieces.append(code(match.group(1)))
         cursor = match.end()
     pieces.append(_escape_plain(line[cursor:]))
-    return "".join(pieces)
+    escaped = "".join(pieces)
+    return "\\" + escaped if escaped.startswith("/") and _COMMAND.match(escaped) else escaped
 
 
 #: escaped and coded texts remembered at most: issues repeat the same names, versions, routes and labels

@@ -1,0 +1,93 @@
+"""An answer that says two things is not read as either: duplicate keys, several different JSON objects.
+
+A JSON object whose name repeats means what the parser that reads it decides (Python's keeps the last value,
+others the first, RFC 8259 section 4 leaves it open; I-JSON, RFC 7493 section 2.3, forbids it), and an answer
+split across several objects (two fenced blocks) is the same ambiguity one level up: whichever rounds picked,
+a reader of the raw answer, or another parser, may have taken the other. Both are `invalid_answer`, saying
+why, on both diagnosers; one object repeated whole is still one answer. A value of the wrong JSON type is
+not converted into the one the schema asks for.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from diagnosis_samples import make_checkout, sample_request
+from hostile_answers import claude_outcome, claude_result_line, good_answer, openai_outcome
+from pydantic import ValidationError
+
+from rounds_bot.diagnosis.json_answer import answer_problem, parse_json_answer
+from rounds_bot.diagnosis.model import Diagnosis
+
+GOOD = json.dumps(good_answer())
+#: the classification twice: `server_bug` first (what a first-wins reader acts on), `client_misuse` last
+DUPLICATE_KEY = GOOD.replace(
+    '"classification": "server_bug"', '"classification": "server_bug", "classification": "client_misuse"'
+)
+DUPLICATE_IN_EVIDENCE = json.dumps(good_answer()).replace('"line": 1', '"line": 1, "line": 900')
+TWO_FENCED_ANSWERS = (
+    "My first thought:\n```json\n"
+    + json.dumps(good_answer(confidence="low"))
+    + "\n```\nOn reflection:\n```json\n"
+    + json.dumps(good_answer(classification="client_misuse", confidence="high"))
+    + "\n```"
+)
+THE_SAME_ANSWER_TWICE = f"```json\n{GOOD}\n```\nAgain:\n```json\n{GOOD}\n```"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (DUPLICATE_KEY, "the answer repeats the key 'classification'"),
+        (DUPLICATE_IN_EVIDENCE, "the answer repeats the key 'line'"),
+        ("Answer:\n```json\n" + DUPLICATE_KEY + "\n```", "the answer repeats the key 'classification'"),
+        (TWO_FENCED_ANSWERS, "the answer holds 2 different JSON objects; a diagnosis is one"),
+    ],
+)
+def test_an_answer_that_says_two_things_is_not_read_and_says_why(text, reason):
+    assert parse_json_answer(text) is None
+    assert answer_problem(text) == reason
+
+
+def test_one_answer_repeated_whole_is_still_read():
+    assert parse_json_answer(THE_SAME_ANSWER_TWICE) == good_answer()
+    assert answer_problem(THE_SAME_ANSWER_TWICE) is None
+    assert parse_json_answer(GOOD) == good_answer()
+
+
+@pytest.mark.parametrize("text", [DUPLICATE_KEY, TWO_FENCED_ANSWERS])
+def test_both_diagnosers_refuse_an_answer_that_says_two_things(tmp_path, text):
+    request = sample_request(make_checkout(tmp_path / "repo"))
+    claude = claude_outcome(request, claude_result_line(text, structured=False))
+    openai = openai_outcome(request, text)
+    assert (claude.status, openai.status) == ("invalid_answer", "invalid_answer")
+    assert "the answer" in claude.detail and ("repeats" in openai.detail or "different" in openai.detail)
+
+
+def test_a_repeated_key_in_the_structured_output_is_an_invalid_answer_not_an_api_error(tmp_path):
+    """The CLI's result line carries the structured output as JSON: a key repeated there is the answer's."""
+    request = sample_request(make_checkout(tmp_path / "repo"))
+    outcome = claude_outcome(request, claude_result_line(DUPLICATE_KEY, structured=True))
+    assert outcome.status == "invalid_answer"
+    assert "repeats the key 'classification'" in outcome.detail
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("evidence", True), ("evidence", "7"), ("fault_location", False), ("fault_location", "12")],
+)
+def test_a_line_number_is_a_json_integer_not_a_boolean_or_a_string(where, value):
+    """The schema the model answers says `integer`: `true` is no line (read as 1 it would be checked, and
+    verified, as line 1), nor is `"7"`, whatever Python's lax conversions would make of them."""
+    if where == "evidence":
+        answer = good_answer(
+            evidence=[{"kind": "file", "path": "shop/pay.py", "line": value, "explanation": "x"}]
+        )
+    else:
+        answer = good_answer(
+            fault_location={"path": "shop/pay.py", "function": "charge", "start_line": value}
+        )
+    with pytest.raises(ValidationError, match="integer"):
+        Diagnosis.from_answer(answer)
+    assert Diagnosis.from_answer(json.loads(json.dumps(good_answer()))).evidence[0].line == 1
