@@ -18,6 +18,8 @@ KEPT = (
     "session=active",
     "session=expired user=bob",
     "session: closed",
+    "session=idle",
+    "Session=revoked",
     "Set-Cookie: theme=dark; Path=/",
     "Cookie: locale=en-US",
     "Cookie: theme=light; lang=de",
@@ -48,6 +50,51 @@ REDACTED = (
     (f"PublicKeyToken={SECRET}", SECRET),  # not an assembly's eight bytes of hex
 )
 
+#: a session's secret, key or id is no state even when it is a word (Express' `secret: 'keyboard cat'`), and
+#: a session cookie is no preference however it is spelt
+SESSION_SECRETS = (
+    ("SESSION_SECRET=keyboardcat", "keyboardcat"),
+    ('{"session_secret": "tangerinepassphrase"}', "tangerinepassphrase"),
+    ("SESSION_KEY=mysupersecretkey", "mysupersecretkey"),
+    ("SESSION_TOKEN=abcdefghijklmnopqrstuvw", "abcdefghijklmnopqrstuvw"),
+    ("sessionid=KqZvBwMpTrLh", "KqZvBwMpTrLh"),
+    ("session=KqZvBwMpTrLh", "KqZvBwMpTrLh"),
+    ("session=tangerine", "tangerine"),
+    ("Cookie: theme=dark; sid=qwxzkvbnmplrtyhg", "qwxzkvbnmplrtyhg"),
+    ("Set-Cookie: sessionid=qwxzkvbnmplrtyhgfdsa; Path=/; HttpOnly", "qwxzkvbnmplrtyhgfdsa"),
+    ("Cookie: lang=en; csrftoken=qwxzkvbnmplrtyhgfdsa", "qwxzkvbnmplrtyhgfdsa"),
+    ("Cookie: session=active", "active"),
+)
+
+
+@pytest.mark.parametrize(("text", "secret"), SESSION_SECRETS)
+def test_a_session_secret_or_cookie_that_is_a_word_is_redacted(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out, out
+
+
+#: a token with an `=` inside it is no RFC 6750 `b64token`, but it is sent as one: all of it goes
+BEARER_WITH_EQUALS = (
+    ("retrying with bearer abcdEFGH1234=5678ijklmnop", ("abcdEFGH1234", "5678ijklmnop")),
+    ("Authorization: Bearer Zk3qP9xLm2Rt==7vWc8yNb", ("Zk3qP9xLm2Rt", "7vWc8yNb")),
+)
+
+
+@pytest.mark.parametrize(("text", "parts"), BEARER_WITH_EQUALS)
+def test_a_bearer_token_with_an_equals_sign_inside_is_redacted_whole(
+    text: str, parts: tuple[str, ...]
+) -> None:
+    out = redact(text)
+    assert not any(part in out for part in parts), out
+
+
+#: a pair after the word `Bearer` (OAuth's token type) keeps its name, in snake, kebab or camel case
+@pytest.mark.parametrize(
+    "text", ["token_type=Bearer refresh_expires_in=7200", "type: bearer expiresIn=3600", "Bearer max-age=60"]
+)
+def test_a_pair_after_the_token_type_stays(text: str) -> None:
+    assert redact(text) == text
+
 
 @pytest.mark.parametrize(("text", "secret"), REDACTED)
 def test_the_secret_beside_them_is_still_redacted(text: str, secret: str) -> None:
@@ -56,5 +103,5 @@ def test_the_secret_beside_them_is_still_redacted(text: str, secret: str) -> Non
 
 
 def test_every_engine_gives_the_reference_text_for_them() -> None:
-    texts = list(KEPT) + [text for text, _ in REDACTED]
+    texts = list(KEPT) + [text for text, _ in (*REDACTED, *SESSION_SECRETS, *BEARER_WITH_EQUALS)]
     assert assert_same(_rules("all"), texts) == len(texts)

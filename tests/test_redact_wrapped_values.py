@@ -1,6 +1,7 @@
 """A secret's value that a log wrapped at a fixed width runs on at the start of the next line: the break
 falls inside the value (no blank on either side of it), so both halves are the secret and both go. A line
-that starts with a word, a blank, a timestamp or a pair of its own is the next record, and stays.
+that starts with a word, a blank, a timestamp, a date, a version, a level, a trace id or a pair of its own
+is the next record, and stays.
 
 And the encoded forms a log really holds a secret in, which the decoding step already judges decoded: HTTP
 Basic credentials in a header, a curl command line and a dict's repr, tokens in JSON-escaped strings, and
@@ -74,6 +75,39 @@ def test_the_next_record_after_a_value_stays(text: str) -> None:
     assert out.split("\n", 1)[1] == text.split("\n", 1)[1], out
 
 
+#: what a record starts with, each ending at a blank as a value's rest would: a date (Python logging's
+#: asctime, Tomcat's, logcat's), an ISO 8601 basic timestamp, epoch seconds, a version, a level (glog's
+#: `I0501` too), a trace id (W3C trace context's trace-id and parent-id, a UUID, AWS X-Ray's)
+NEXT_RECORDS = (
+    "2024-05-01 12:00:01,456 INFO retrying",
+    "2024/05/01 12:00:01 retrying",
+    "01-May-2024 12:00:01.456 INFO [main] retrying",
+    "05-01 12:00:01.456  1234  1234 I Auth: retrying",
+    "20240501T120001Z retrying",
+    "1714564801.456 retrying",
+    "4bf92f3577b34da6a3ce929d0e0e4736 GET /api/v1/users",
+    "00f067aa0ba902b7 GET /api/v1/users",
+    "0f8fad5b-d9cb-469f-a165-70867728950e GET /api/v1/users",
+    "1-5759e988-bd862e3fe1be46a994272793 GET /api/v1/users",
+    "v1.2.3 deployed",
+    "2.14.0-rc1 deployed",
+    "I0501 12:00:01.456789 1 main.go:42] retrying",
+    "WARN retrying",
+)
+_PAD = "2024-05-01 12:00:00,123 WARNING auth middleware rejected the request from gateway "
+
+
+@pytest.mark.parametrize("head", ["password=hunter2x", "token=abc123def456", "api_key=k1234567890"])
+@pytest.mark.parametrize("line", NEXT_RECORDS)
+def test_a_line_that_starts_with_a_date_a_version_a_level_or_an_id_is_the_next_record(
+    head: str, line: str
+) -> None:
+    text = _PAD + head + "\n" + line
+    out = redact(text)
+    assert out.endswith("\n" + line), out
+    assert head.partition("=")[2] not in out
+
+
 @pytest.mark.parametrize("end", ('"', ";", '" '))
 def test_a_value_that_ends_before_the_line_break_keeps_the_next_line(end: str) -> None:
     text = _RECORD + 'password="' + SECRET + end + "\nX9f2kQ7"
@@ -81,7 +115,8 @@ def test_a_value_that_ends_before_the_line_break_keeps_the_next_line(end: str) -
 
 
 def test_every_engine_gives_the_reference_text_for_wrapped_values() -> None:
-    texts = [text for text, _, _ in WRAPPED] + list(KEPT)
+    records = [_PAD + "token=abc123def456\n" + line for line in NEXT_RECORDS]
+    texts = [text for text, _, _ in WRAPPED] + list(KEPT) + records
     assert assert_same(_rules("all"), texts) == len(texts)
 
 

@@ -169,16 +169,26 @@ def _image_digest(name: str, sep: str, value: str) -> bool:
 _PUBLIC_KEY_TOKEN = re.compile(r"[0-9a-fA-F]{16}")
 
 
+#: the states a log gives a session under its bare name (`session=active`, `session: closed`): a closed list,
+#: since a session's secret may be any word (Express' `secret: 'keyboard cat'`) and its id any letters
+_SESSION_STATES = frozenset({
+    "active", "inactive", "idle", "open", "opened", "closed", "new", "created", "started", "ended", "valid",
+    "expired", "invalid", "revoked", "terminated", "destroyed", "pending", "unknown", "none",
+    "authenticated", "unauthenticated",
+})  # fmt: skip
+
+
 def _public(name: str, value: str) -> bool:
     """A value its name says is public though the name holds a secret's word: an assembly's public key
-    token, a session's state (`session=active`: a session id is generated, never a word), or a cookie
-    header's one preference (`Cookie: locale=en-US`, which the cookie rule kept)."""
+    token, a session's state (`session=active`, under the bare name only: `SESSION_SECRET`, `session_key`,
+    `sessionid` name the secret whatever word it is), or a cookie header's one preference (`Cookie:
+    locale=en-US`, which the cookie rule kept)."""
     if name.lower() == "publickeytoken":
         return _PUBLIC_KEY_TOKEN.fullmatch(value) is not None
     category = secret_category(name)
     if category == "cookie":
         return "=" in value and _preference(value)
-    return category == "session" and _prose_like(value)
+    return name.strip("\"'`").lower() == "session" and value.lower() in _SESSION_STATES
 
 
 def _accept_pair(match: re.Match[str]) -> bool:
@@ -317,11 +327,27 @@ def _has_pair(match: re.Match[str]) -> bool:
 
 
 def _preference(item: str) -> bool:
+    """One cookie that is a preference, or an attribute. A cookie under a session's name (`sid`,
+    `sessionid`, `csrftoken`) is none whatever its value: a session id may be letters alone."""
     name, _, value = item.strip().partition("=")
     if name.lower() in _COOKIE_ATTRIBUTES or not name:
         return True
-    category = secret_category(name)
-    return (category is None or category == "session") and _PREFERENCE.fullmatch(value.strip('"')) is not None
+    return secret_category(name) is None and _PREFERENCE.fullmatch(value.strip('"')) is not None
+
+
+#: a pair's name as code writes it, in words (`expires_in`, `max-age`, `expiresIn`), never a generated run
+_PAIR_NAME = re.compile(r"[a-z]+(?:[_-][a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+")
+
+
+def _accept_bearer(match: re.Match[str]) -> bool:
+    """A bearer token is RFC 6750's `b64token`, `=` only as its padding; a token with an `=` inside is still
+    sent as one (and goes whole), but a pair's name before the `=` is OAuth's token type followed by the
+    next pair (`token_type=Bearer expires_in=3600`)."""
+    token = match.group(1).rstrip("=")
+    name, inside, _ = token.partition("=")
+    if len(token) < 8:
+        return False  # eight characters before the padding at least, as a b64token was always read
+    return not inside or _PAIR_NAME.fullmatch(name) is None
 
 
 def _code_like(match: re.Match[str]) -> bool:

@@ -18,6 +18,7 @@ import re
 from rounds_bot.redact.keys import REFUSED_NAME_ENDINGS, SECRET_NAME_WORDS
 from rounds_bot.redact.pair_values import (
     _accept_basic,
+    _accept_bearer,
     _accept_block,
     _accept_listed,
     _accept_named,
@@ -138,12 +139,14 @@ PAIRS: tuple[Rule, ...] = (
         group=1,
         accept=_accept_basic,
     ),
-    # RFC 6750's b64token, and only its padding after it: `token_type=Bearer expires_in=3600` names a pair
+    # RFC 6750's b64token, read on through an `=` inside it (one no b64token has, but a token sent as one
+    # may): `_accept_bearer` tells the next pair's name (`token_type=Bearer expires_in=3600`) from a token
     rule(
         "bearer_token",
-        r"(?i)\bbearer[ \t]+([A-Za-z0-9_\-.~+/]{8,4000}=*)(?![A-Za-z0-9_\-.~+/=])",
+        r"(?i)\bbearer[ \t]+([A-Za-z0-9_\-.~+/][A-Za-z0-9_\-.~+/=]{7,3999})",
         "bearer",
         group=1,
+        accept=_accept_bearer,
     ),
     rule(
         "bearer_token",

@@ -8,7 +8,9 @@ with more of a value's characters, is one value: both halves are replaced togeth
 is joined again). The rest is taken only when it looks generated (a digit or mixed case, not a word or a
 number) and ends at a blank, a delimiter or the line's end: a line that starts with a word (`Connection
 refused`), a level (`ERROR`), a timestamp, an indented frame or a pair of its own (`expires_in=3600`) is the
-next record. Applied before `pairs.py`, which would take the first half alone.
+next record, and so is one that starts with what a record starts with, whatever its characters: a date
+(`2024-05-01 12:00:01,456 INFO`), a timestamp, a number, a version (`v1.2.3`), glog's level (`I0501`) or
+a trace id. Applied before `pairs.py`, which would take the first half alone.
 """
 
 from __future__ import annotations
@@ -40,10 +42,26 @@ _WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]+")
 _WRAP_WIDTH = 64
 
 
+#: what a record starts with, whole: a value's rest that has one of these shapes is the next record's first
+#: token. A date (ISO 8601's `2024-05-01` as Python's asctime writes it, `2024/05/01`, `05/01/2024`,
+#: Tomcat's `01-May-2024`, logcat's `05-01`), an ISO 8601 basic timestamp (`20240501T120001Z`), a number
+#: (epoch seconds, `1714564801.456`), a version (`v1.2.3`, `2.14.0-rc1`), glog's level and date (`I0501`;
+#: a level in words, `INFO`, is a word), a trace or span id (W3C trace context's 32 and 16 lowercase hex
+#: digits, a UUID, AWS X-Ray's `1-<8 hex>-<24 hex>`). A hex value cut to leave exactly an id's length keeps
+#: that rest: its first half is still redacted, by `pairs.py`.
+_RECORD_START = re.compile(
+    r"\d{4}([-/.])\d{1,2}\1\d{1,2}|\d{1,2}([-/.])\d{1,2}\2\d{2,4}|\d{1,2}-[A-Za-z]{3}-\d{2,4}|\d{2}-\d{2}"
+    r"|\d{8}T\d{2,6}(?:[.,]\d{1,9})?Z?|\d+(?:[.,]\d+)?"
+    r"|[vV]?\d{1,4}(?:\.\d{1,4}){1,3}(?:[-+][\w.-]{1,40})?"
+    r"|[IWEF]\d{4}"
+    r"|[0-9a-f]{32}|[0-9a-f]{16}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|1-[0-9a-f]{8}-[0-9a-f]{24}"
+)
+
+
 def _generated(rest: str) -> bool:
-    """The rest of a value, not the next record's first word or number: a digit, or case that changes
-    inside a word (`HsJkQ`), and no `=` but a base64 value's padding."""
-    if not _REST.fullmatch(rest) or rest.isdigit():
+    """The rest of a value, not the next record's first word, number, date, version, level or id: a digit,
+    or case that changes inside a word (`HsJkQ`), and no `=` but a base64 value's padding."""
+    if not _REST.fullmatch(rest) or _RECORD_START.fullmatch(rest):
         return False
     return any(ch.isdigit() for ch in rest) or not _WORDS.fullmatch(rest.strip("+/_.~%=-"))
 
