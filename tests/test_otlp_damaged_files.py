@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +19,7 @@ import pytest
 from rounds_bot.errors import SourceError
 from rounds_bot.sources.base import PollResult, Window
 from rounds_bot.sources.otlp_file import OtlpFileSource
+from rounds_bot.sources.otlp_file_lines import MAX_LINE, RawLines
 
 EVERYTHING = Window(start=datetime(2000, 1, 1, tzinfo=UTC), end=datetime(2100, 1, 1, tzinfo=UTC))
 T0 = 1_773_480_000_000_000_000  # nanoseconds, 2026-03-14
@@ -188,3 +194,82 @@ def test_a_file_the_exporter_wrote_in_another_format_is_refused_naming_it(
     with pytest.raises(SourceError, match="is not OTLP/JSON") as raised:
         poll(path)
     assert said in str(raised.value)
+
+
+# --- what no line end bounds: a hole, a gzip of NUL bytes, a line longer than any request ------------------
+
+ADDRESS_SPACE = 1 << 30  # for the whole reading process: a hole read as one line takes several times its size
+
+
+def poll_in_a_gibibyte(path: Path) -> str:
+    """The messages read from `path` by a process limited to `ADDRESS_SPACE` bytes, or why it was refused."""
+    code = textwrap.dedent(f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, ({ADDRESS_SPACE}, {ADDRESS_SPACE}))
+        from datetime import UTC, datetime
+        from rounds_bot.errors import SourceError
+        from rounds_bot.sources.base import Window
+        from rounds_bot.sources.otlp_file import OtlpFileSource
+        window = Window(start=datetime(2000, 1, 1, tzinfo=UTC), end=datetime(2100, 1, 1, tzinfo=UTC))
+        try:
+            result = OtlpFileSource({str(path)!r}).poll(window, frozenset())
+        except SourceError as error:
+            print("refused:", error)
+        else:
+            print([event.message for event in result.events], [r.where for r in result.skipped])
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-400:]
+    return done.stdout.strip()
+
+
+def test_a_copytruncate_hole_larger_than_memory_allows_is_passed_over(tmp_path: Path) -> None:
+    path = tmp_path / "otlp.jsonl"
+    with path.open("wb") as file:  # sparse: the offset the writer kept, 512 MiB, then what it wrote next
+        file.seek(512 << 20)
+        file.write(error_line("charge failed") + b"\n" + error_line("refund failed", second=1) + b"\n")
+    assert poll_in_a_gibibyte(path) == "['charge failed', 'refund failed'] []"
+
+
+def test_a_gzip_that_inflates_to_nothing_but_nul_bytes_reads_as_empty(tmp_path: Path) -> None:
+    path = tmp_path / "otlp.jsonl.gz"
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+    with path.open("wb") as file:  # 1 MiB on disk, 512 MiB of NUL bytes inflated
+        for _ in range(512):
+            file.write(deflate.compress(bytes(1 << 20)))
+        file.write(deflate.flush())
+    assert poll_in_a_gibibyte(path) == "[] []"
+
+
+def test_a_line_longer_than_any_export_request_is_skipped_by_its_number_without_being_held(
+    tmp_path: Path,
+) -> None:
+    # a file without line ends (not the exporter's, or damaged): 256 MiB of text in one line, then a request
+    path = tmp_path / "otlp.jsonl.gz"
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+    with path.open("wb") as file:
+        for _ in range(256):
+            file.write(deflate.compress(b"x" * (1 << 20)))
+        file.write(deflate.compress(b"\n" + error_line("charge failed") + b"\n") + deflate.flush())
+    tracemalloc.start()
+    try:
+        result = poll(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert messages(result) == ["charge failed"]
+    assert [record.where for record in result.skipped] == [f"{path}:1"]
+    assert "longer than 64 MiB" in result.skipped[0].reason
+    assert peak < MAX_LINE + (16 << 20)  # at most one line's worth, and the chunks read around it
+
+
+def test_lines_and_holes_across_the_chunks_the_text_is_read_in_keep_their_places(tmp_path: Path) -> None:
+    # a line, then a hole, each across the boundary of the 1 MiB chunks the text is read in
+    path = tmp_path / "otlp.jsonl"
+    filler = b'{"resourceLogs": []}' + b" " * ((1 << 20) - 100) + b"\n"
+    content = filler + error_line("across") + b"\n" + b"\x00" * (3 << 20) + error_line("after") + b"\n"
+    path.write_bytes(content)
+    lines = list(RawLines(path).lines())
+    assert [line.number for line in lines] == [1, 2, 3]
+    assert all(content[line.offset : line.offset + len(line.raw)] == line.raw for line in lines)
+    assert messages(poll(path)) == ["across", "after"]

@@ -41,7 +41,7 @@ from rounds_bot.sources.line_memory import (
 from rounds_bot.sources.otlp_events import (
     errors_in_export_line,
 )
-from rounds_bot.sources.otlp_file_lines import UTF8_BOM, Line, NotText, RawLines
+from rounds_bot.sources.otlp_file_lines import MAX_LINE, UTF8_BOM, Line, NotText, RawLines
 from rounds_bot.sources.otlp_json import (
     CutShort,
     ExportLine,
@@ -157,9 +157,12 @@ class OtlpFileSource:
             raw, offset = line.raw, line.offset
             if line.number == 1 and raw.startswith(UTF8_BOM):
                 raw, offset = raw[len(UTF8_BOM) :], offset + len(UTF8_BOM)
+            where = f"{path}:{line.number}"
+            if line.too_long:  # its bytes were let go as they were read
+                skipped.append(SkippedRecord(where=where, reason=_TOO_LONG))
+                continue
             if not raw.strip():
                 continue
-            where = f"{path}:{line.number}"
             place = _Place(raw, offset, digest_of(raw))
             read = memory.recall(place.digest)
             if read is not None:
@@ -236,6 +239,10 @@ def _has_logs(line: LeanLine | ExportLine) -> bool:
 
 #: This many malformed lines before the first good one: the file is not OTLP/JSON, and that is said once.
 NOT_OTLP_AFTER = 20
+_TOO_LONG = (
+    f"the line is longer than {MAX_LINE >> 20} MiB, more than any export request the collector receives "
+    "(a file without line ends, or damaged): it is not read"
+)
 
 
 def _not_otlp(path: Path, why: str) -> SourceError:
