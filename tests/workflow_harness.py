@@ -12,7 +12,8 @@ Stand-ins for the actions the workflows use:
   (`repository:`) clones it from its local git repository at `ref` into `path`, as the action does;
 - actions/setup-python: with sources, a Python of its own (a new virtual environment) first on PATH; without,
   nothing (the Python running the tests, where rounds is installed);
-- actions/upload-artifact: the files as an artifact of the fake GitHub, of this run (output `artifact-id`); a
+- actions/upload-artifact: the files as an artifact of the fake GitHub, of this run (output `artifact-id`),
+  refused or left out as the action does (`workflow_artifacts`: names, paths, hidden files, retention); a
   name the run (any attempt of it) has already fails the step with GitHub's conflict unless `overwrite: true`;
 - actions/download-artifact: an artifact of this run, by `artifact-ids` or `name`, unpacked into `path`.
 
@@ -38,6 +39,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 
 import pytest
@@ -48,7 +50,9 @@ from fake_github.state import BOT_LOGIN
 from fake_zulip import FakeZulip
 from signoz_emulator import SignozEmulator, build_dataset
 from signoz_fixtures import otlp_lines
+from workflow_artifacts import MAX_RETENTION_DAYS, name_problem, path_problem, uploaded_files
 from workflow_runner import ActionFailed, RunResult, WorkflowRunner
+from workflow_tokens import fake_permissions
 
 from rounds_bot.github.artifacts import extract
 from rounds_bot.store import Store
@@ -282,27 +286,28 @@ class Repository:
             path.write(f"{python / 'bin'}\n")
 
     def upload(self, with_: dict[str, str], env: dict[str, str]) -> None:
-        """actions/upload-artifact v4, into the fake GitHub. An artifact's name is unique within a run, and
+        """actions/upload-artifact v4, into the fake GitHub, with the action's rules on names, paths, hidden
+        files and retention (`workflow_artifacts`). An artifact's name is unique within a run, and
         a re-run's attempts are the same run: a second upload of a name fails the step with the action's
         conflict unless it says `overwrite: true`, which deletes the run's earlier artifact first
         (upload-artifact's README, "Breaking Changes" of v4 and the `overwrite` input)."""
+        if problem := name_problem(with_["name"]):
+            raise ActionFailed(problem)
         self._make_room(with_["name"], overwrite=str(with_.get("overwrite")).lower() == "true")
-        path = Path(with_["path"])
-        files = (
-            sorted(p for p in path.rglob("*") if p.is_file())
-            if path.is_dir()
-            else [path]
-            if path.exists()
-            else []
-        )
+        path = Path(env["GITHUB_WORKSPACE"], with_["path"])  # a relative path is the workspace's
+        hidden = str(with_.get("include-hidden-files")).lower() == "true"
+        files = uploaded_files(path, include_hidden=hidden)
         if not files:
             assert with_.get("if-no-files-found") != "error", f"upload-artifact: nothing at {path}"
             return
-        assert 1 <= int(with_["retention-days"]) <= 90
+        for _, relative in files:
+            if problem := path_problem(relative):
+                raise ActionFailed(problem)
+        assert 1 <= int(with_["retention-days"]) <= MAX_RETENTION_DAYS
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as archive:
-            for file in files:
-                archive.write(file, file.relative_to(path) if path.is_dir() else file.name)
+            for file, relative in files:
+                archive.write(file, relative)
         artifact = self.fake.state.add_artifact(
             self.fake.repo, with_["name"], buffer.getvalue(), run_id=self.runner.run_number
         )
@@ -368,14 +373,16 @@ class Repository:
         self,
         event_name: str,
         payload: dict[str, Any],
-        token: str = TOKEN,
+        token: str | None = None,
         *,
         actor: str = "user",
         secrets: dict[str, str] | None = None,
         tokens: dict[str, str] | None = None,
     ) -> RunResult:
         """A run for an event that `actor` made (see `event_actor`), with the repository's secrets and
-        `secrets` besides; `tokens`: a GITHUB_TOKEN of its own for these jobs."""
+        `secrets` besides. Every job gets a GITHUB_TOKEN of its own on the fake GitHub, with the job's
+        permissions and nothing more, as GitHub mints them (`workflow_tokens`); `tokens`: a token of the
+        test's for these jobs; `token`: this one for every job instead (e.g. one GitHub refuses)."""
         self._last = (event_name, payload, token, actor, secrets, tokens)
         return self._run(event_name, payload, token, actor=actor, secrets=secrets, tokens=tokens)
 
@@ -390,7 +397,7 @@ class Repository:
         self,
         event_name: str,
         payload: dict[str, Any],
-        token: str,
+        token: str | None,
         *,
         actor: str,
         secrets: dict[str, str] | None,
@@ -402,7 +409,7 @@ class Repository:
             payload,
             github={
                 "repository": "octo/app",
-                "token": token,
+                "token": token or TOKEN,
                 "api_url": self.fake.base_url,
                 "server_url": "https://github.com",
                 "ref": "refs/heads/main",
@@ -413,8 +420,14 @@ class Repository:
             vars={"ROUNDS_SETTINGS": self.settings},
             actor=actor,
             tokens=tokens,
+            mint=None if token else self.mint_token,
             rerun=rerun,
         )
+
+    def mint_token(self, job: str, permissions: dict[str, str]) -> str:
+        """The GITHUB_TOKEN of one job: a new token on the fake GitHub with the job's permissions."""
+        token = f"ghs_{job.replace('/', '_')}_{token_hex(8)}"
+        return self.fake.add_token(token, **fake_permissions(permissions))
 
     def saved_database(self, tmp_path: Path) -> Store:
         newest = max(

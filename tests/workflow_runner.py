@@ -51,8 +51,10 @@ What it does like the runner:
   skipped, and its `outputs:`, evaluated from its steps when it ends; a job that calls a workflow has that
   workflow's `on.workflow_call.outputs`, evaluated from the `jobs` context of its jobs' results and
   outputs); a job without `if:` runs only when every job it needs succeeded, as GitHub's implicit
-  success(); with `tokens`, a job has a GITHUB_TOKEN of its own (`github.token` and
-  `secrets.GITHUB_TOKEN`), as GitHub mints one per job;
+  success(); with `mint` (or `tokens`), a job has a GITHUB_TOKEN of its own (`github.token` and
+  `secrets.GITHUB_TOKEN`), as GitHub mints one per job, with exactly the job's permissions
+  (`workflow_tokens`: its own, else its workflow's, else the calling job's, else the repository's default;
+  `JobResult.permissions`), so a step can do on the fake GitHub only what the job's `permissions:` grant;
 
 What it replaces: other `uses:` steps by local stand-ins given by the test
 (`actions={"actions/upload-artifact": ...}`, looked up by the action's name without its ref), called with the
@@ -63,9 +65,8 @@ action would, by raising `ActionFailed` with the action's error message); and st
 the tests come first on PATH: the package under test is already installed there. With `preinstalled=False`
 only PATH additions and `base_env`'s PATH count, so a workflow must install what it runs.
 
-What it does not do: give a token the permissions (the fake GitHub's tokens have the permissions a test
-gives them), run jobs on machines of their own (every job shares the workspace, a stricter setting than
-GitHub's fresh runner per job), concurrency (a job that runs records the group it joins,
+What it does not do: run jobs on machines of their own (every job shares the workspace, a stricter setting
+than GitHub's fresh runner per job), concurrency (a job that runs records the group it joins,
 `JobResult.concurrency_group` and `RunResult.joined`, but nothing waits or is cancelled), timeouts,
 matrices, services, containers, pre and post steps of actions, branch and path filters of triggers, and
 GitHub's other load-time checks (the workflow schema, which contexts an expression may use where, the depth
@@ -86,7 +87,8 @@ from typing import Any
 
 from workflow_expressions import evaluate_condition, interpolate, truthy
 from workflow_files import StepFiles
-from workflow_load import load, passes_inherited_secrets, start_decision
+from workflow_load import Permissions, load, parse_permissions, passes_inherited_secrets, start_decision
+from workflow_tokens import job_permissions, passed_on
 from workflow_uses import (
     CalledWorkflow,
     action_folder,
@@ -102,6 +104,8 @@ class ActionFailed(Exception):
 
 
 ActionStandIn = Callable[[dict[str, str], dict[str, str]], None]
+# mints a job's GITHUB_TOKEN: (job name, the token's permissions) -> the token
+TokenMint = Callable[[str, Permissions], str]
 _NO_SHA = "0" * 40
 
 
@@ -131,6 +135,7 @@ class JobResult:
     env: dict[str, str] = field(default_factory=dict)  # the job's `env:`, interpolated
     outputs: dict[str, str] = field(default_factory=dict)  # the job's `outputs:`, for `needs.<job>.outputs`
     token: str = ""  # the GITHUB_TOKEN the job had
+    permissions: Permissions = field(default_factory=dict)  # what that token may do (`workflow_tokens`)
     concurrency_group: str | None = None  # the group the job joined (it ran, with `concurrency:`), else None
 
 
@@ -175,6 +180,7 @@ class _Run:
     temp: Path
     owner: str  # of the repository whose workflow runs
     tokens: dict[str, str] = field(default_factory=dict)  # job name -> its own GITHUB_TOKEN
+    mint: TokenMint | None = None  # mints each other job's token with the job's permissions
 
 
 @dataclass
@@ -246,12 +252,14 @@ class WorkflowRunner:
         inputs: dict[str, Any] | None = None,
         actor: str = "user",
         tokens: dict[str, str] | None = None,
+        mint: TokenMint | None = None,
         rerun: bool = False,
     ) -> RunResult:
         """Run the workflow for an event, made by `actor`: "user" (a person), "app" (a GitHub App's token) or
         "github-token" (a workflow's GITHUB_TOKEN). Nothing runs when GitHub would start no run, or when the
         workflow does not load (`RunResult.conclusion == "startup_failure"`). `tokens` gives a job (by its
-        name) a GITHUB_TOKEN of its own, as GitHub mints one per job with the job's permissions.
+        name) a GITHUB_TOKEN of its own; `mint` makes every other job's, from the job's permissions, as GitHub
+        mints one per job (without either, every job has `github["token"]`).
 
         With `rerun`, a new attempt of the last run (the Re-run all jobs button): the same run id, and
         `github.run_attempt` / GITHUB_RUN_ATTEMPT one more. A re-run is the same workflow run, so what
@@ -321,8 +329,8 @@ class WorkflowRunner:
             "workflow_ref": workflow_ref,
             "workflow_file_path": workflow_ref.partition("@")[0].removeprefix(f"{github['repository']}/"),
         }
-        run = _Run(runner_env, temp, owner, tokens or {})
-        self._jobs(self.workflow, contexts, identity, run, result, prefix="")
+        run = _Run(runner_env, temp, owner, tokens or {}, mint)
+        self._jobs(self.workflow, contexts, identity, run, result, prefix="", inherited=None, trusted=True)
         return result
 
     def _called_workflow(self, uses: str) -> CalledWorkflow:
@@ -340,8 +348,13 @@ class WorkflowRunner:
         run: _Run,
         result: RunResult,
         prefix: str,
+        inherited: Permissions | None,
+        trusted: bool,
     ) -> dict[str, dict[str, Any]]:
-        """Run the jobs; each job's result and outputs (the `jobs` context of a called workflow's outputs)."""
+        """Run the jobs; each job's result and outputs (the `jobs` context of a called workflow's outputs).
+        `inherited`: the permissions the calling job passes on (None at the top of a run); `trusted`: the
+        workflow is of the owner (or enterprise) of the repository whose workflow runs."""
+        top, _ = parse_permissions(workflow.get("permissions"))
         results: dict[str, str] = {}  # job id -> success | failure | skipped, for `needs`
         outputs: dict[str, dict[str, str]] = {}  # job id -> its outputs
         for job_id, job in workflow["jobs"].items():
@@ -354,27 +367,38 @@ class WorkflowRunner:
                 continue
             with_needs = {**contexts, "needs": needed, "_needs_status": "success" if needs_ok else "failure"}
             if "uses" in job:
-                outputs[job_id] = self._call(name, job, with_needs, run, result)
+                passes = passed_on(job, top, inherited)
+                outputs[job_id] = self._call(name, job, with_needs, run, result, passes)
                 results[job_id] = _called_result(result, name)
             else:
                 job_contexts = {**with_needs, "job": {"status": "success", **identity}}
-                if name in run.tokens:  # the job's own token, in both places it is read from
-                    token = run.tokens[name]
-                    job_contexts["github"] = {**job_contexts["github"], "token": token}
-                    job_contexts["secrets"] = {**job_contexts["secrets"], "GITHUB_TOKEN": token}
-                result.jobs[name] = self._job(name, job, job_contexts, run)
-                result.jobs[name].token = str(job_contexts["github"].get("token", ""))
+                policy = self.default_permissions
+                permissions = job_permissions(job, top, inherited, policy=policy, trusted=trusted)
+                result.jobs[name] = self._job(name, job, job_contexts, run, permissions)
                 results[job_id] = _job_result(result.jobs[name])
                 outputs[job_id] = result.jobs[name].outputs
         return {job_id: {"result": results[job_id], "outputs": outputs.get(job_id, {})} for job_id in results}
 
-    def _job(self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run) -> JobResult:
-        result = JobResult(name=name)
+    def _job(
+        self,
+        name: str,
+        job: dict[str, Any],
+        contexts: dict[str, Any],
+        run: _Run,
+        permissions: Permissions,
+    ) -> JobResult:
+        result = JobResult(name=name, permissions=permissions)
         scope = {**contexts, "steps": {}, "env": {}}
         status = contexts.get("_needs_status", "success")
         if "if" in job and not truthy(evaluate_condition(job["if"], scope, status)):
             result.skipped = True
             return result
+        # the job's own token, minted as it starts, in both places it is read from
+        token = run.tokens.get(name) or (run.mint(name, permissions) if run.mint else None)
+        if token is not None:
+            scope["github"] = {**scope["github"], "token": token}
+            scope["secrets"] = {**scope["secrets"], "GITHUB_TOKEN": token}
+        result.token = str(scope["github"].get("token", ""))
         concurrency = job.get("concurrency")
         if concurrency is not None:  # a string is the group's name
             group = concurrency.get("group") if isinstance(concurrency, dict) else concurrency
@@ -389,7 +413,13 @@ class WorkflowRunner:
         return result
 
     def _call(
-        self, name: str, job: dict[str, Any], contexts: dict[str, Any], run: _Run, result: RunResult
+        self,
+        name: str,
+        job: dict[str, Any],
+        contexts: dict[str, Any],
+        run: _Run,
+        result: RunResult,
+        passes: Permissions | None,
     ) -> dict[str, str]:
         """A job that calls a reusable workflow: the called workflow's jobs, as `name/job`; the job's outputs
         are the called workflow's `on.workflow_call.outputs`, evaluated from its jobs' outputs."""
@@ -409,7 +439,17 @@ class WorkflowRunner:
             "inputs": call_inputs(called.inputs, job.get("with") or {}, contexts, job["uses"]),
             "secrets": {"GITHUB_TOKEN": contexts["secrets"]["GITHUB_TOKEN"], **secrets},
         }
-        jobs = self._jobs(called.workflow, called_contexts, called.identity, run, result, prefix=f"{name}/")
+        trusted = passes_inherited_secrets(run.owner, job["uses"], self.enterprise_owners)
+        jobs = self._jobs(
+            called.workflow,
+            called_contexts,
+            called.identity,
+            run,
+            result,
+            prefix=f"{name}/",
+            inherited=passes,
+            trusted=trusted,
+        )
         trigger = called.workflow.get("on") or {}
         declared = (trigger.get("workflow_call") or {}).get("outputs") if isinstance(trigger, dict) else None
         scope = {**called_contexts, "jobs": jobs}

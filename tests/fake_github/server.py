@@ -19,6 +19,8 @@ Adjustable behaviours, to test what a client does when GitHub misbehaves:
 
 - `search_lag`: seconds before a new or edited issue shows up in search (live: seconds to ~10 minutes);
 - `rate`: the primary rate limit (1,000 an hour like a GITHUB_TOKEN); spent, it answers 403 with headers;
+- `content_limit`: GitHub's secondary limit on content creation (`secondary`: 80 POST/PATCH/PUT a minute,
+  500 an hour); over it, 403 with `retry-after`;
 - `fail(...)`: answer the next matching request(s) with a status (403/429 with `retry-after`, 5xx, 409, 410,
   422, ...), before or after applying it (`applied=True`: the change happens, the answer is lost);
 - pagination like GitHub's (`per_page` up to 100, `Link` headers); conditional requests (`ETag`, 304).
@@ -45,11 +47,17 @@ from werkzeug.routing import Map, Rule
 from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
+from .secondary import MESSAGE as SECONDARY_LIMIT_MESSAGE
+from .secondary import ContentLimit, retry_after
 from .state import BOT_LOGIN, Comment, Label, Pull, Reaction, Repo, State, git_sha, ts
 from .validation import request_violations, response_violations
 
 DOCS = "https://docs.github.com/rest"
 REACTIONS = {"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
+# a collaborator's repository roles, least first ("Repository roles for an organization"), and the legacy
+# base role the collaborator-permission endpoint gives as `permission` for each
+ROLES = ("read", "triage", "write", "maintain", "admin")
+LEGACY_PERMISSIONS = dict(zip(ROLES, ("read", "read", "write", "write", "admin"), strict=True))
 
 # operation id -> (permission, level) a fine-grained token needs
 PERMISSIONS = {
@@ -222,6 +230,8 @@ class FakeGitHub:
         self.repo: Repo = self.state.add_repo(repository)
         self.tokens: dict[str, Token] = {}
         self.rate = RateLimit(reset=int(self._now().timestamp()) + 3600)
+        # the secondary limit on content creation (80 a minute, 500 an hour); None switches it off
+        self.content_limit: ContentLimit | None = ContentLimit()
         self.search_lag = timedelta(0)
         self.faults: list[Fault] = []
         self.exchanges: list[Exchange] = []
@@ -419,6 +429,9 @@ class FakeGitHub:
             if "owner" in arguments:
                 repo = found(self.state.repo(arguments.pop("owner"), arguments.pop("repo")))
             self._authorise(token, operation, request.method)
+            wait = self.content_limit.refusal(request.method, self._now()) if self.content_limit else None
+            if wait is not None:
+                raise ApiError(403, SECONDARY_LIMIT_MESSAGE, retry_after(wait))
             try:
                 payload_in = json.loads(body) if body else None
             except ValueError as exc:
@@ -508,19 +521,26 @@ class FakeGitHub:
     def _op_repos_get_collaborator_permission_level(
         self, request: Request, repo: Repo, token: Token, body: Any, username: str
     ) -> Any:
-        permission = repo.collaborators.get(username)
-        if permission is None:
+        role = repo.collaborators.get(username)
+        if role is None:
             raise ApiError(404, f"{username} is not a user")
+        # GitHub's description of this operation: "The `permission` attribute provides the legacy base roles
+        # of `admin`, `write`, `read`, and `none`, where the `maintain` role is mapped to `write` and the
+        # `triage` role is mapped to `read`. The `role_name` attribute provides the name of the assigned role"
+        permission = LEGACY_PERMISSIONS[role]
+        at_least = ROLES[ROLES.index(role) :]
         user = {
             **self.state.user(username),
-            "role_name": permission,
+            "role_name": role,
             "permissions": {
-                "admin": permission == "admin",
-                "push": permission in ("admin", "write"),
+                "admin": role == "admin",
+                "maintain": "maintain" in at_least,
+                "push": "write" in at_least,
+                "triage": "triage" in at_least,
                 "pull": True,
             },
         }
-        return {"permission": permission, "role_name": permission, "user": user}
+        return {"permission": permission, "role_name": role, "user": user}
 
     # --- operations: issues -------------------------------------------------------------------
     def _issue(self, repo: Repo, number: int) -> Any:

@@ -112,7 +112,7 @@ class Repo:
     pulls: dict[int, Pull] = field(default_factory=dict)
     artifacts: dict[int, Artifact] = field(default_factory=dict)
     expired_artifacts: set[int] = field(default_factory=set)
-    collaborators: dict[str, str] = field(default_factory=dict)  # login -> admin | write | read
+    collaborators: dict[str, str] = field(default_factory=dict)  # login -> role: admin, maintain, write, ...
     # Settings -> Actions -> General -> Workflow permissions, as GET .../actions/permissions/workflow shows
     # them (`actions-get-default-workflow-permissions` in GitHub's REST description). The defaults are those
     # of a new organisation or repository: a read-only GITHUB_TOKEN (GitHub changelog 2023-02-02, "Updating
