@@ -22,6 +22,8 @@ COMMANDS = (
     "az login --service-principal -u 3f2a1b4c-0000-4000-8000-123456789abc -p {v} --tenant acme",
     'sqlcmd -S db.internal -U sa -P {v} -Q "SELECT 1"',
     "bcp dbo.orders out orders.dat -S db -U sa -P {v} -c",
+    # a quoted argument holding a separator is the same command's
+    'sqlcmd -S db -Q "SELECT 1; SELECT 2" -P {v}',
 )
 
 
@@ -40,6 +42,10 @@ KEPT = (
     "sqlcmd -S db -p -Q 'SELECT 1'",
     "mkdir -p /var/lib/app",
     "keytool -list -keystore app.jks",
+    # another command on the login's line: the login's flags end at the shell's separator
+    "docker login -u bob --password-stdin ghcr.io && docker run -p 8080:80 nginx",
+    "docker login -u bob --password-stdin ghcr.io; docker run -p 8080:80 nginx",
+    "echo $T | docker login -u bob --password-stdin ghcr.io | tee log; ssh -p 2222 deploy@host",
 )
 
 

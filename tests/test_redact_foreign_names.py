@@ -1,6 +1,7 @@
 """A password named in another language than English is redacted as `password=` is: `Passwort: ...`,
 `senha=...`, `пароль: ...`, `密码：...`; a sentence that only names the word (`Passwort ist falsch`,
-`密码错误`), a placeholder and, after a colon and a space, a lowercase word stay."""
+`密码错误`), a placeholder, words of a caseless script (`密码：错误`) and, after a colon and a space, the
+first word of a sentence (`Passwort: falsch`, `Пароль: Неверный`, `Passwort: Mindestens 8 Zeichen`) stay."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ NAMED = (
     "パスワード「{v}」",  # no separator: not taken (below), here for the shape's sake
     "비밀번호: {v}",
     "토큰={v}",
+    "ŞİFRE: {v}",  # Turkish upper case: the dotted capital İ folds to no `i`
+    "Passwort: S3cr3t!x{v}",
 )
 PLACES = (
     "{pair}",
@@ -73,6 +76,17 @@ KEPT = (
     "パスワードが間違っています",
     "비밀번호가 틀렸습니다",
     "wachtwoord=********",
+    # an error message after the name: words of a caseless script, with or without a space after the colon
+    "密码：长度不足",
+    "密码：错误",
+    "パスワード：8文字以上必要です",
+    "비밀번호: 일치하지 않습니다",
+    "סיסמה: שגויה",
+    "كلمة المرور: غير صحيحة",
+    "รหัสผ่าน: ไม่ถูกต้อง",
+    # a sentence's capitalised first word, alone or with more words after it
+    "Passwort: Mindestens 8 Zeichen erforderlich",
+    "Пароль: Неверный",
 )
 
 

@@ -18,6 +18,10 @@ REDACTED = (
     "ORA-01935 while running: CREATE USER app IDENTIFIED BY {v};",
     "ALTER USER app IDENTIFIED BY {v} ACCOUNT UNLOCK",
     "alter user system identified by {v}",
+    # the old password a user changing their own gives after REPLACE, bare or quoted
+    "ALTER USER app IDENTIFIED BY N3wPass2025x REPLACE {v}",
+    'ALTER USER app IDENTIFIED BY "N3w#Pass" REPLACE "{v}#x"',
+    "ALTER USER 'bob'@'%' IDENTIFIED BY 'N3wPass' REPLACE '{v}'",
 )
 
 
@@ -32,6 +36,9 @@ KEPT = (
     "ALTER USER app IDENTIFIED BY VALUES",
     "CREATE USER app IDENTIFIED EXTERNALLY",
     "users identified by email",
+    # prose: no CREATE or ALTER statement before it
+    "the user was identified by email",
+    "Connection from user 'bob' identified by key fingerprint SHA256:abcd",
 )
 
 

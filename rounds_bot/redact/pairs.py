@@ -100,6 +100,15 @@ _PROSE = (
 
 #: a value on its own, quoted or bare: what a command line or a connection string gives a password as
 _ARG = r"""('[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s"';]{1,200})"""
+#: the rest of one command, up to a flag of its own: a shell's `&&`, `||`, `;`, `|`, `&` or a line break
+#: begins another command, whose `-p` is not the login's (`docker login ... && docker run -p 8080:80`);
+#: a quoted argument (`-Q "SELECT 1; SELECT 2"`) is read whole
+_SAME_COMMAND = r"""(?:[^\n;|&"']|"[^"\n]{0,200}"|'[^'\n]{0,200}'){0,200}?"""
+#: Oracle's and MySQL's `CREATE USER` / `ALTER USER` (and `ROLE`) statement, up to its `IDENTIFIED BY`:
+#: prose (`the user was identified by email`) names no statement
+_IDENTIFIED = r"(?i)\b(?:create|alter)[ \t]+(?:user|role)[ \t]+[^\s;]{1,128}[ \t]+identified[ \t]+by[ \t]+"
+#: a password as those statements give it: quoted, or bare where Oracle needs no quotes
+_SQL_VALUE = r"""('(?:[^'\\\n]|''|\\.){1,200}'|"(?:[^"\\\n]|\\.){1,200}"|[^\s'";,()]{1,200})"""
 #: the value after a name that ends its line: `password:` / `"api_token":` / `DB_PASSWORD=` / `secret was`
 _NEXT_LINE = (
     r"""(?m)(?::|=>|=|was|is)"""
@@ -196,8 +205,8 @@ PAIRS: tuple[Rule, ...] = (
     # SQL Server's clients' `-P` (`sqlcmd`, `bcp`, `osql`: their `-p` is another option)
     rule(
         "password",
-        r"\b(?:(?:(?:docker|podman|buildah|oras|helm[ \t]+registry|az)[ \t]+login)\b[^\n]{0,200}?[ \t]-p"
-        r"|(?:sqlcmd|bcp|osql)\b[^\n]{0,200}?[ \t]-P)[ \t]+" + _ARG,
+        r"\b(?:(?:(?:docker|podman|buildah|oras|helm[ \t]+registry|az)[ \t]+login)\b"
+        + (_SAME_COMMAND + r"[ \t]-p|(?:sqlcmd|bcp|osql)\b" + _SAME_COMMAND + r"[ \t]-P)[ \t]+" + _ARG),
         "login",
         "sqlcmd",
         "bcp",
@@ -246,6 +255,15 @@ PAIRS: tuple[Rule, ...] = (
         group=1,
         accept=lambda m: not _prose_like(m.group(1)) and not _placeholder(m.group(1)),
     ),
+    # `ALTER USER app IDENTIFIED BY new REPLACE old`: the old password a user changing their own gives
+    # (Oracle, MySQL 8); before the new one is redacted, while the statement still reads as written
+    rule(
+        "sql_password",
+        _IDENTIFIED + _SQL_VALUE + r"[ \t]+replace[ \t]+" + _SQL_VALUE,
+        "replace",
+        group=2,
+        accept=lambda m: not _placeholder(m.group(2).strip("'\"")),
+    ),
     rule(
         "sql_password",
         r"(?i)\b(?:password|identified[ \t]+by)[ \t]+(?:values[ \t]+)?"
@@ -257,7 +275,7 @@ PAIRS: tuple[Rule, ...] = (
     # Oracle quotes a password only when it needs to: `CREATE USER app IDENTIFIED BY s3cret;` (`ALTER ROLE`)
     rule(
         "sql_password",
-        r"(?i)\b(?:user|role)[ \t]+[^\s;]{1,128}[ \t]+identified[ \t]+by[ \t]+([^\s'\";,()]{1,200})",
+        _IDENTIFIED + r"([^\s'\";,()]{1,200})",
         "identified",
         group=1,
         accept=lambda m: m.group(1).lower() not in {"values", "password"} and not _placeholder(m.group(1)),
