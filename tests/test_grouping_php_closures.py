@@ -77,6 +77,11 @@ def _closure_frame(call: str) -> tuple[str | None, str | None]:
         ("App\\Stats->{closure:App\\Stats::average():8}(3)", ("App.Stats", "App\\{closure}")),
         ("{closure:App\\Util\\fmt():30}(3)", ("App.Util", "{closure}")),
         ("{closure:fmt():30}(3)", (None, "{closure}")),
+        # PHP 8.4: a closure written in a closure names that closure's own 8.4 name, to any depth
+        ("{closure:{closure:App\\Stats::average():8}:9}(3, 0)", ("App", "{closure}")),
+        ("{closure:{closure:{closure:App\\Util\\fmt():1}:2}:3}()", ("App.Util", "{closure}")),
+        ("{closure:{closure:/app/routes/web.php:3}:4}(1)", (None, "{closure}")),
+        ("App\\Stats->{closure:{closure:App\\Stats::average():8}:9}(3)", ("App.Stats", "App\\{closure}")),
         # as PHP 8.3 and earlier print them, read as before
         ("App\\Stats->App\\{closure}(3)", ("App.Stats", "App\\{closure}")),
         ("App\\{closure}(3, 0)", ("App", "{closure}")),
@@ -94,6 +99,51 @@ def test_a_php_84_closure_is_named_as_php_83_names_it() -> None:
     assert _closure_frame("App\\Stats->{closure:App\\Stats::average():8}(3)") == _closure_frame(
         "App\\Stats->App\\{closure}(3)"
     )
+
+
+def _pipeline(call: str) -> str:
+    """Laravel's middleware pipeline, whose `carry()` returns a closure that returns the closure each
+    middleware calls next: PHP 8.3 prints that frame `Pipeline->Illuminate\\Pipeline\\{closure}(...)`."""
+    return (
+        "PHP Fatal error:  Uncaught RuntimeException: no tenant in /app/app/Http/Middleware/Tenant.php:14\n"
+        "Stack trace:\n"
+        "#0 /app/vendor/laravel/framework/src/Illuminate/Pipeline/Pipeline.php(209): "
+        "App\\Http\\Middleware\\Tenant->handle(Object(Illuminate\\Http\\Request), Object(Closure))\n"
+        f"#1 /app/app/Http/Middleware/Audit.php(20): Illuminate\\Pipeline\\Pipeline->{call}\n"
+        "#2 /app/vendor/laravel/framework/src/Illuminate/Pipeline/Pipeline.php(209): "
+        "App\\Http\\Middleware\\Audit->handle(Object(Illuminate\\Http\\Request), Object(Closure))\n"
+        "#3 {main}\n"
+        "  thrown in /app/app/Http/Middleware/Tenant.php on line 14"
+    )
+
+
+def _pipeline_84(carry: int) -> str:
+    return _pipeline(
+        f"{{closure:{{closure:Illuminate\\Pipeline\\Pipeline::carry():{carry}}}:{carry + 1}}}"
+        "(Object(Illuminate\\Http\\Request))"
+    )
+
+
+def test_laravels_pipeline_closure_is_named_as_php_83_names_it() -> None:
+    php_83 = parse_stacktrace(_pipeline("Illuminate\\Pipeline\\{closure}(Object(Illuminate\\Http\\Request))"))
+    php_84 = parse_stacktrace(_pipeline_84(194))
+    assert php_83 is not None and php_84 is not None
+    frame = php_84.exceptions[0].frames[1]
+    assert (frame.module, frame.function) == (
+        "Illuminate.Pipeline.Pipeline",
+        "Illuminate\\Pipeline\\{closure}",
+    )
+    assert php_84.exceptions == php_83.exceptions
+
+
+def test_a_nested_closures_bug_is_one_signature_whatever_its_arguments_or_lines() -> None:
+    texts = [
+        _uncaught("{closure:{closure:App\\Stats::average():8}:9}(3, 0)"),
+        _uncaught("{closure:{closure:App\\Stats::average():8}:9}(7, 0)"),
+        _uncaught("{closure:{closure:App\\Stats::average():11}:12}(3, 0)"),  # lines added above both
+        _uncaught("App\\{closure}(3, 0)"),  # as PHP 8.3 prints it
+    ]
+    assert len(set(_signatures(texts))) == 1
 
 
 def test_one_closures_bug_is_one_signature_whatever_its_arguments_or_line() -> None:
@@ -117,6 +167,28 @@ def test_the_previous_reading_keeps_the_arguments_in_the_name() -> None:
     assert before.exceptions[0].frames[1:] == trace.exceptions[0].frames[1:]
     unchanged = parse_stacktrace(_uncaught("App\\Stats->App\\{closure}(3)"))
     assert unchanged is not None and as_read_before(unchanged) is None
+
+
+NESTED = _uncaught("{closure:{closure:App\\Stats::average():8}:9}(3, 0)")
+#: the hashes the previous release stored for a signature it made from `NESTED`, as `PREVIOUS_RELEASE_HASHES`
+NESTED_PREVIOUS_RELEASE_HASHES = (
+    "fe06472f32d3760b4ac461f35e442a4d30f33b9bd6c608059e7014f620c37252",
+    "a508ec3887d6530aa4a0aa692327e1a971506db8827be085428bcb3090607eff",
+    "7997bb84aa5515db013b1b7644b52db0915c7ecc191087862314cd59241fce52",
+)
+
+
+@pytest.mark.parametrize("how", ["given", "looked up"])
+def test_a_signature_the_previous_release_made_keeps_receiving_the_nested_closures_bug(how: str) -> None:
+    engine = engine_knowing(
+        "sig_before",
+        service="shop",
+        title="DivisionByZeroError",
+        hashes=NESTED_PREVIOUS_RELEASE_HASHES,
+        how=how,
+    )
+    found = engine.assign_all([_event(1, NESTED)])
+    assert {(a.signature_id, a.tier) for a in found} == {("sig_before", "fingerprint")}
 
 
 @pytest.mark.parametrize("how", ["given", "looked up"])

@@ -28,13 +28,14 @@ same code gives the same frames whichever form it arrives in. Arguments never re
 (`{closure}(3, 0)`) no more than a function's.
 
 PHP 8.4 names a closure after the function it is written in and the line it starts on
-(`App\\Stats->{closure:App\\Stats::average():8}(3)`), or at a file's top level after the file
-(`{closure:/app/routes/web.php:3}`) (the manual's "Migrating from PHP 8.3.x to PHP 8.4.x", other
-changes): the line moves whenever code above it does, and the file is the frame's own. Such a closure is
-named as PHP 8.3 names it, in its function's namespace (`App\\Stats->App\\{closure}(3)`), so an upgrade of
-PHP or an edit above a closure keeps its frames. Releases before read the arguments of a call that starts
-with its closure, and a PHP 8.4 name, as part of the frame's name (the trace's notes keep what they read:
-`as_read_before`).
+(`App\\Stats->{closure:App\\Stats::average():8}(3)`), at a file's top level after the file
+(`{closure:/app/routes/web.php:3}`), inside a closure after that closure's own name
+(`{closure:{closure:App\\Stats::average():8}:9}`, as in Laravel's pipeline) (the manual's "Migrating from
+PHP 8.3.x to PHP 8.4.x", other changes): the line moves whenever code above it does, and the file is the
+frame's own. Such a closure is named as PHP 8.3 names it, innermost name first, in its function's namespace
+(`App\\Stats->App\\{closure}(3)`), so an upgrade of PHP or an edit above a closure keeps its frames.
+Releases before read the arguments of a call that starts with its closure, and a PHP 8.4 name, as part of
+the frame's name (the trace's notes keep what they read: `as_read_before`).
 """
 
 from __future__ import annotations
@@ -62,8 +63,11 @@ _MAIN = re.compile(r"^#\d{1,6} \{main\}$")
 _ERROR_LOG_TIME = re.compile(r"^\[\d{2}-[A-Z][a-z]{2}-\d{4} \d{2}:\d{2}:\d{2}(?: [\w/+:-]{1,64})?\] ")
 _OTEL_FILE = re.compile(r"\.php(?::\d+)?$")
 #: PHP 8.4's name of a closure (see the module docstring): what it is written in, a function (`App\Stats::
-#: average()`), a closure of its own named so before, or a file; then the line it starts on
-_CLOSURE_84 = re.compile(r"\{closure:(?P<scope>[^{}]{1,1024}?(?:\{closure\})?):\d{1,9}\}")
+#: average()`), a closure (named so by an inner pass), or a file; then the line it starts on. A closure
+#: written in a closure names that closure's 8.4 name (`{closure:{closure:F():8}:9}`), so only the innermost
+#: name matches, and each pass reads one level
+_CLOSURE_84 = re.compile(r"\{closure:(?P<scope>[^{}]{0,1024}?(?:\{closure\})?):\d{1,9}\}")
+_CLOSURE_84_OPENS = "{closure:"
 #: the note of a frame releases before named otherwise (see the module docstring, `reading.renamed_note`)
 RENAMED = "a frame's name printed a closure's arguments or line: "
 
@@ -141,10 +145,33 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
 def _split_call(call: str) -> tuple[str | None, str]:
     """`App\\Billing\\Charge->capture(Object(App\\Order), 1999)` -> (`App.Billing.Charge`, `capture`); a
     closure's name as PHP 8.3 prints it, without its arguments (`{closure}(3, 0)` -> `{closure}`)."""
-    call = _CLOSURE_84.sub(_closure_before_84, call) if "{closure:" in call else call
-    if call.startswith("{closure}"):
-        return None, "{closure}"
-    return _split_call_before(call)
+    return _split_name(_name_of(_read_as_83(call)))
+
+
+def _read_as_83(call: str) -> str:
+    """Every PHP 8.4 closure name in a call as PHP 8.3 prints it, innermost first: a pass reads one level of
+    nesting, so there are at most as many passes as names open (a name left unmatched ends them)."""
+    for _ in range(call.count(_CLOSURE_84_OPENS)):
+        read = _CLOSURE_84.sub(_closure_before_84, call)
+        if read == call:
+            break
+        call = read
+    return call
+
+
+def _name_of(call: str) -> str:
+    """A call without its arguments: up to the first `(` outside braces, so a closure's arguments go wherever
+    it stands (`{closure}(3)`, `App\\Stats->App\\{closure}(3)`), and a name PHP 8.4 wrote keeps its own
+    `()`."""
+    depth = 0
+    for at, char in enumerate(call):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(depth - 1, 0)
+        elif char == "(" and depth == 0:
+            return call[:at]
+    return call
 
 
 def _closure_before_84(match: re.Match[str]) -> str:
@@ -160,7 +187,11 @@ def _closure_before_84(match: re.Match[str]) -> str:
 
 def _split_call_before(call: str) -> tuple[str | None, str]:
     """A call's owner and function as releases before read them (`_split_call`)."""
-    name = call.split("(", 1)[0] if not call.startswith("{") else call
+    return _split_name(call.split("(", 1)[0] if not call.startswith("{") else call)
+
+
+def _split_name(name: str) -> tuple[str | None, str]:
+    """A call's name (no arguments) as its owner, dotted, and its function."""
     for separator in ("->", "::"):
         if separator in name:
             owner, _, function = name.rpartition(separator)
