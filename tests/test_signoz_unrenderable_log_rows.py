@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 from signoz_emulator import Behaviour, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import SECOND, T0_NS, RecordedSleep, source_for
@@ -15,7 +16,7 @@ from signoz_rows import attributes, error_log, otlp_lines
 
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import PollResult, Window
-from rounds_bot.sources.signoz.row_pages import SPLIT_REQUESTS
+from rounds_bot.sources.signoz.row_pages import split_requests
 from rounds_bot.sources.signoz.times import ns_to_datetime
 
 KEY = "test-key"
@@ -107,9 +108,55 @@ def test_one_unrenderable_record_costs_two_requests_a_halving_of_its_page():
 def test_a_window_of_nothing_but_unrenderable_records_costs_a_bounded_number_of_requests():
     extra, result = _requests_beyond_clean([NAN] * 300)
     assert _counts(result) == {"payment declined": 300}
-    # each of the three pages: the failed page, at most SPLIT_REQUESTS halvings, one named read of each
-    # part they leave (a part a halving, and one)
-    assert extra <= 3 * (1 + 2 * SPLIT_REQUESTS + 1)
+    # each of the three pages: the failed page, its split, and one named read of the rest (two queries a
+    # named read: string fields, then the error codes' numbers)
+    assert extra <= 3 * (1 + split_requests(100, 2) + 2)
+
+
+def test_a_page_costs_at_most_the_bound_the_docs_give():
+    at = T0_NS + 5 * SECOND
+    _, _, requests = _poll(_dataset([_declined(at + i * 10_000_000, NAN) for i in range(1000)]))
+    _, _, clean = _poll(_dataset([_declined(at + i * 10_000_000, RETRIES) for i in range(1000)]))
+    # docs/telemetry.md: "at most 4 x ceil(log2 n) + 4 more requests a page of n records" (n = 1,000: 44)
+    assert requests - clean <= split_requests(1000, 2) + 2 == 44
+
+
+@pytest.mark.parametrize("bad", [(10, 500), (0, 999), (1, 998), (250, 750), (998, 999)])
+def test_before_v095_any_two_unrenderable_records_of_a_page_are_skipped_and_the_rest_read(bad):
+    at = T0_NS + 5 * SECOND
+    logs = [_declined(at + i * 10_000_000, NAN if i in bad else RETRIES) for i in range(1000)]
+    result, _, _ = _poll(_dataset(logs), version="v0.90.0")
+    assert result.failures == []
+    assert _counts(result) == {"payment declined": 998}
+    assert len(result.skipped) == 2
+
+
+def _with_code(code: dict[str, Any], *numbers: dict[str, Any]) -> dict[str, Any]:
+    record = {**error_log(T0_NS + 5 * SECOND), "attributes": [*attributes({"order.id": "7"}), code, *numbers]}
+    return record
+
+
+def _only_log(dataset: Dataset, **options: Any) -> ErrorEvent:
+    result, _, _ = _poll(dataset, **options)
+    (event,) = [event for event in _logs(result).values()]
+    return event
+
+
+@pytest.mark.parametrize(
+    ("code", "options"),
+    [
+        ({"key": "error.code", "value": {"intValue": "1205"}}, {}),
+        ({"key": "error.code", "value": {"stringValue": "1205"}}, {}),
+        ({"key": "db.code", "value": {"intValue": "1205"}}, {"error_code_attributes": ("db.code",)}),
+        ({"key": "db.code", "value": {"stringValue": "1205"}}, {"error_code_attributes": ("db.code",)}),
+    ],
+)
+def test_a_record_read_by_name_keeps_its_error_code_whatever_its_type(code, options):
+    whole = _only_log(_dataset([_with_code(code)]), **options)
+    named = _only_log(_dataset([_with_code(code, NAN)]), **options)
+    assert whole.attributes[code["key"]] in (1205, "1205")
+    assert named.attributes[code["key"]] == whole.attributes[code["key"]]
+    assert named.error_code == whole.error_code
 
 
 def test_a_signoz_that_answers_every_column_skips_only_the_unrenderable_record():
@@ -120,3 +167,9 @@ def test_a_signoz_that_answers_every_column_skips_only_the_unrenderable_record()
     assert _logs(result) and _counts(result) == {"payment declined": 1}
     assert len(result.skipped) == 2
     assert all("NaN or infinite" in skipped.reason for skipped in result.skipped)
+
+
+def test_a_record_whose_error_code_itself_is_nan_is_counted_without_a_code():
+    code = {"key": "error.code", "value": {"doubleValue": "NaN"}}
+    named = _only_log(_dataset([_with_code(code)]))
+    assert named.message == "payment declined" and named.error_code is None

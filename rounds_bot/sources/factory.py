@@ -72,6 +72,7 @@ def _signoz(argument: str, settings: Settings | None) -> Source:
         max_window_seconds=settings.signoz_max_window_hours * 3600,
         chunk_seconds=settings.signoz_chunk_minutes * 60,
         ui_url=settings.signoz_ui_url,
+        error_code_attributes=tuple(settings.grouping_config().error_code_attributes),
     )
 
 

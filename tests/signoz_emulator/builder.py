@@ -14,7 +14,7 @@ from typing import Any
 
 from rounds_bot.sources.signoz.times import NS_PER_MS
 
-from .engine import Engine, sql_literal
+from .engine import ClickHouseError, Engine, sql_literal
 from .filters import FieldMapper, where_clause
 
 SPANS = "signoz_traces.distributed_signoz_index_v3"
@@ -141,6 +141,7 @@ def raw_statement(
     # a resource field is selected as its resource expression even when no row has it (then NULL)
     contexts = {field.get("name", ""): field.get("fieldContext", "") for field in fields}
     types = {field.get("name", ""): field.get("fieldDataType", "") for field in fields}
+    _one_expression_an_alias(fields)
     if signal == "logs":
         # timestamp and id always lead a named selection (buildListQuery: "Select timestamp and id by
         # default", then each field but those two)
@@ -166,6 +167,20 @@ def raw_statement(
     if spec.get("offset"):
         sql += f" OFFSET {spec['offset']}"
     return Statement(sql, signal, names)
+
+
+def _one_expression_an_alias(fields: list[dict[str, Any]]) -> None:
+    """SigNoz selects a named field as `<expression> AS name` (telemetrylogs field_mapper
+    ColumnExpressionFor), so one name named with two contexts or types is two expressions under one alias,
+    which ClickHouse refuses (MULTIPLE_EXPRESSIONS_FOR_ALIAS)."""
+    expressions: dict[str, tuple[str, str]] = {}
+    for field in fields:
+        name = field.get("name", "")
+        shape = (field.get("fieldContext", ""), field.get("fieldDataType", ""))
+        if expressions.setdefault(name, shape) != shape:
+            raise ClickHouseError(
+                179, "MULTIPLE_EXPRESSIONS_FOR_ALIAS", f"Different expressions with the same alias {name}"
+            )
 
 
 # an attribute named with its type is read from that type's map, whether or not any row has the key

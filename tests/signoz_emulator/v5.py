@@ -186,6 +186,8 @@ class QueryRangeEndpoint(RequestChecks):
             raise self.invalid_input(str(missing), url=FILTER_DOCS) from missing
         except FilterError as error:
             raise self.invalid_input(f"invalid filter expression: {error}") from error
+        except ClickHouseError as error:
+            raise ApiError(self.clickhouse_failure(error)) from error
 
     def _builder_result(
         self, answer: QueryResult, statement: Statement, spec: dict[str, Any], request_type: str

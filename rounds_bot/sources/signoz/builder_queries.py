@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from rounds_bot.grouping.logged_traces import TRACE_ATTRIBUTES
@@ -70,8 +72,11 @@ def error_logs_raw(limit: int, offset: int) -> dict[str, Any]:
     }
 
 
-def _log_field(name: str, context: str, data_type: str) -> dict[str, str]:
-    return {"name": name, "fieldContext": context, "fieldDataType": data_type, "signal": "logs"}
+def _log_field(name: str, context: str, data_type: str = "") -> dict[str, str]:
+    field = {"name": name, "fieldContext": context, "signal": "logs"}
+    if data_type:
+        field["fieldDataType"] = data_type
+    return field
 
 
 # What rounds reads of a log record, named one by one for a record SigNoz cannot answer whole (a NaN or
@@ -90,35 +95,72 @@ NAMED_LOG_ATTRIBUTES = (
     "exception.message",
     "exception.stacktrace",
     "message",
-    *DEFAULT_ERROR_CODE_ATTRIBUTES,
     *TRACE_ATTRIBUTES,
 )
-NAMED_LOG_FIELDS = (
-    *(_log_field(name, "log", "") for name in NAMED_LOG_COLUMNS),
-    *(_log_field(name, "resource", "string") for name in NAMED_LOG_RESOURCES),
-    *(_log_field(name, "attribute", "string") for name in NAMED_LOG_ATTRIBUTES),
-)
+#: where the number forms of a named read's attributes are joined to its row (`row_pages.named_reader`)
+NUMBERS = "__numbers"
 
 
-def error_logs_named_raw(limit: int, offset: int) -> dict[str, Any]:
-    """`error_logs_raw` naming only the fields rounds reads: the same rows in the same order, without the
-    number and bool maps."""
-    query = error_logs_raw(limit, offset)
-    fields = [{key: value for key, value in field.items() if value} for field in NAMED_LOG_FIELDS]
-    query["spec"]["selectFields"] = fields
-    return query
+def _unique(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
 
 
-def named_log_row(data: dict[str, Any]) -> dict[str, Any]:
-    """A row of `error_logs_named_raw` in the shape of a whole one (its maps rebuilt from the named keys
-    it holds; a key the record lacks comes back empty or null); a whole row as it is."""
-    if "attributes_string" in data:
-        return data
-    row = {key: value for key, value in data.items() if key not in NAMED_LOG_ATTRIBUTES + NAMED_LOG_RESOURCES}
-    row["attributes_string"] = _present(data, NAMED_LOG_ATTRIBUTES)
-    row["resources_string"] = _present(data, NAMED_LOG_RESOURCES)
-    return row
+@dataclass(frozen=True)
+class NamedLogQueries:
+    """The queries that read a log record by name: its string fields, then the number forms of the
+    attributes that hold an error code (`code_attributes`, `ROUNDS_ERROR_CODE_ATTRIBUTES`), which a
+    record may store as either type. SigNoz answers a named field under its name alone
+    (`<expression> AS name`, telemetrylogs field_mapper ColumnExpressionFor), and ClickHouse refuses two
+    expressions with one alias, so the two types of one key need two queries."""
+
+    code_attributes: tuple[str, ...] = DEFAULT_ERROR_CODE_ATTRIBUTES
+
+    @property
+    def strings(self) -> tuple[str, ...]:
+        return _unique((*NAMED_LOG_ATTRIBUTES, *self.code_attributes))
+
+    def string_fields(self, limit: int, offset: int) -> dict[str, Any]:
+        """`error_logs_raw` naming only the string fields rounds reads: the same rows in the same order."""
+        fields = [
+            *(_log_field(name, "log") for name in NAMED_LOG_COLUMNS),
+            *(_log_field(name, "resource", "string") for name in NAMED_LOG_RESOURCES),
+            *(_log_field(name, "attribute", "string") for name in self.strings),
+        ]
+        query = error_logs_raw(limit, offset)
+        query["spec"]["selectFields"] = fields
+        return query
+
+    def number_fields(self, limit: int, offset: int) -> dict[str, Any]:
+        """The same rows with the number form of each error-code attribute (bools are never codes)."""
+        query = error_logs_raw(limit, offset)
+        query["spec"]["selectFields"] = [
+            _log_field(name, "attribute", "number") for name in _unique(self.code_attributes)
+        ]
+        return query
+
+    def queries(self) -> tuple[Callable[[int, int], dict[str, Any]], ...]:
+        if not self.code_attributes:
+            return (self.string_fields,)
+        return (self.string_fields, self.number_fields)
+
+    def row(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A row of the named queries in the shape of a whole one (its maps rebuilt from the named keys it
+        holds; a key the record lacks comes back empty or null); a whole row as it is."""
+        if "attributes_string" in data:
+            return data
+        named = self.strings + NAMED_LOG_RESOURCES
+        row = {key: value for key, value in data.items() if key not in named and key != NUMBERS}
+        row["attributes_string"] = _present(data, self.strings)
+        row["resources_string"] = _present(data, NAMED_LOG_RESOURCES)
+        row["attributes_number"] = _numbers(data.get(NUMBERS) or {}, self.code_attributes)
+        return row
 
 
 def _present(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {name: data[name] for name in names if data.get(name) not in (None, "")}
+
+
+def _numbers(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """A number map's named keys. ClickHouse reads a key a map lacks as the type's default, so a number
+    attribute of 0 is one the record does not have: 0 is no error code."""
+    return {name: data[name] for name in names if isinstance(data.get(name), int | float) and data[name] != 0}

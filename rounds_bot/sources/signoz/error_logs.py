@@ -15,9 +15,10 @@ from pydantic import Field, StrictInt, StrictStr, ValidationError
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import MAX_CONTEXT_RECORDS, ContextRecord, ErrorEvent
+from rounds_bot.settings.error_codes import DEFAULT_ERROR_CODE_ATTRIBUTES
 from rounds_bot.sources.log_bodies import read_without_exception
 from rounds_bot.sources.neighbours import KEPT_BODY_CHARS, WINDOW_NANOS, context_records
-from rounds_bot.sources.signoz.builder_queries import error_logs_named_raw, error_logs_raw, named_log_row
+from rounds_bot.sources.signoz.builder_queries import NUMBERS, NamedLogQueries, error_logs_raw
 from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.collector import (
     Collector,
@@ -133,9 +134,12 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
         limits: RowLimits,
         links: UiLinks | None = None,
         schema: LogsSchema | None = None,
+        code_attributes: tuple[str, ...] = DEFAULT_ERROR_CODE_ATTRIBUTES,
     ):
         super().__init__(client, limits, links)
         self._schema = schema or LogsSchema()
+        # a record read by name keeps what grouping reads of it, its error code included
+        self._named = NamedLogQueries(code_attributes)
         self._pending: list[tuple[LogGroupRow, GroupSpan]] = []  # new groups of the read under way
 
     def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
@@ -210,11 +214,12 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
         return error_logs_raw(limit, offset)
 
-    def _named_raw_query(self) -> Callable[[int, int], dict[str, Any]]:
-        return error_logs_named_raw
+    def _named_raw_queries(self) -> list[tuple[str, Callable[[int, int], dict[str, Any]]]]:
+        strings, *numbers = self._named.queries()
+        return [("", strings), *((NUMBERS, query) for query in numbers)]
 
     def _raw_fields(self, data: dict[str, Any]) -> dict[str, Any]:
-        return named_log_row(data)
+        return self._named.row(data)
 
     def _timestamp_ns(self, record: RawLog) -> int:
         return check_unix_ns(record.timestamp, "log timestamp")

@@ -17,7 +17,7 @@ from rounds_bot.sources.signoz.collector import Collector, FoundGroup, GroupSpan
 from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.links import UiLinks
 from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT, clickhouse_sql
-from rounds_bot.sources.signoz.row_pages import PageSplitter, iter_rows, page_reader
+from rounds_bot.sources.signoz.row_pages import PageSplitter, iter_rows, joined_reader, page_reader
 from rounds_bot.sources.signoz.sql_permission import REFUSED_SQL_NOTE, SqlPermission
 from rounds_bot.sources.signoz.times import check_unix_ns
 
@@ -124,11 +124,15 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
         )
         tallies: dict[GroupKey, RowTally] = {}
         seen: set[tuple[object, ...]] = set()
-        named = self._named_raw_query()
-        pages = PageSplitter(
-            page_reader(self._client, start_ns, end_ns, self._raw_query),
-            page_reader(self._client, start_ns, end_ns, named) if named is not None else None,
-        )
+        pages = PageSplitter(page_reader(self._client, start_ns, end_ns, self._raw_query))
+        named = self._named_raw_queries()
+        if named:
+            (_, first), *joined = named
+            pages.named = page_reader(self._client, start_ns, end_ns, first)
+            for into, query in joined:
+                more = page_reader(self._client, start_ns, end_ns, query)
+                pages.named = joined_reader(pages.named, more, into)
+            pages.named_requests = len(named)
         rows = iter_rows(pages.page, page_size=self._limits.raw_page_size, row_cap=cap + 1)
         for number, data in rows:
             if number >= cap:
@@ -183,10 +187,11 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
     def _raw_query(self, limit: int, offset: int) -> dict[str, Any]:
         """One page of raw rows, newest first."""
 
-    def _named_raw_query(self) -> Callable[[int, int], dict[str, Any]] | None:
-        """`_raw_query` naming only the fields rounds reads, for rows SigNoz cannot answer whole; None
-        when `_raw_query` names its fields already."""
-        return None
+    def _named_raw_queries(self) -> list[tuple[str, Callable[[int, int], dict[str, Any]]]]:
+        """`_raw_query` naming only the fields rounds reads, for rows SigNoz cannot answer whole: the
+        first query's rows, each with the row of every later one under its key (the same record's fields
+        of another type); none when `_raw_query` names its fields already."""
+        return []
 
     def _raw_fields(self, data: dict[str, Any]) -> dict[str, Any]:
         """A raw row's data as `raw_model` reads it."""

@@ -11,6 +11,7 @@ import httpx
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import ErrorEvent
+from rounds_bot.settings.error_codes import DEFAULT_ERROR_CODE_ATTRIBUTES
 from rounds_bot.sources.base import GroupCount, PollResult, SkippedRecord, Window
 from rounds_bot.sources.signoz.client import SignozClient, Traffic, normalise_base_url
 from rounds_bot.sources.signoz.collector import Collector
@@ -64,6 +65,7 @@ class SignozSource:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        error_code_attributes: tuple[str, ...] = DEFAULT_ERROR_CODE_ATTRIBUTES,
     ) -> None:
         self._client = SignozClient(
             url,
@@ -91,6 +93,7 @@ class SignozSource:
         self._max_window_ns = max(int(max_window_seconds * NS_PER_S), NS_PER_MS)
         self._chunk_ns = max(int(chunk_seconds * NS_PER_S), NS_PER_MS)
         self._logs_schema = LogsSchema()
+        self._error_code_attributes = error_code_attributes
         self._links = UiLinks(normalise_base_url(ui_url) if ui_url else self._client.base_url)
 
     @property
@@ -167,7 +170,9 @@ class SignozSource:
         streams = [Stream("exceptions", exceptions.read, by_minute=by_sql)]
         if by_sql:
             spans = ErrorSpansReader(self._client, self._limits, self._links)
-            logs = ErrorLogsReader(self._client, self._limits, self._links, self._logs_schema)
+            logs = ErrorLogsReader(
+                self._client, self._limits, self._links, self._logs_schema, self._error_code_attributes
+            )
             streams.append(Stream("error spans", spans.read, by_minute=True))
             streams.append(Stream("error logs", logs.read, by_minute=True))
         return streams
