@@ -168,15 +168,7 @@ class SignozLookups:
     # ------------------------------------------------------------------ requests
 
     def _raw(self, start: datetime, end: datetime, spec: dict[str, Any]) -> list[dict[str, Any]]:
-        data = self._query(datetime_to_ns(start), datetime_to_ns(end), "raw", spec)
-        rows: list[dict[str, Any]] = []
-        for result in data.raw_results():
-            for row in result.rows or []:
-                merged = dict(row.data)
-                if row.timestamp is not None:
-                    merged.setdefault("__row_timestamp", row.timestamp)
-                rows.append(merged)
-        return rows
+        return self._query(datetime_to_ns(start), datetime_to_ns(end), "raw", spec).raw_rows()
 
     def _sql(self, start_ns: int, end_ns: int, sql: str) -> list[BucketRow]:
         try:

@@ -40,14 +40,7 @@ def page_reader(
 
     def read(limit: int, offset: int) -> list[Row]:
         data = client.query_range(query_range_request(start_ns, end_ns, "raw", query_for_page(limit, offset)))
-        rows: list[Row] = []
-        for result in data.raw_results():
-            for row in result.rows or []:
-                merged = dict(row.data)
-                if row.timestamp is not None:
-                    merged.setdefault("__row_timestamp", row.timestamp)
-                rows.append(merged)
-        return rows
+        return list[Row](data.raw_rows())
 
     return read
 

@@ -98,6 +98,18 @@ class QueryRangeData(Lenient):
     def scalar_results(self) -> list[ScalarResult]:
         return [_result(ScalarResult, result) for result in self.data.results]
 
+    def raw_rows(self) -> list[dict[str, Any]]:
+        """Every raw result's rows, each its data with the row's own timestamp under `__row_timestamp` (kept
+        apart from a `timestamp` field the data may hold: the readers take the data's first)."""
+        rows: list[dict[str, Any]] = []
+        for result in self.raw_results():
+            for row in result.rows or []:
+                merged = dict(row.data)
+                if row.timestamp is not None:
+                    merged.setdefault("__row_timestamp", row.timestamp)
+                rows.append(merged)
+        return rows
+
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
