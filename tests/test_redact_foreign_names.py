@@ -1,7 +1,7 @@
 """A password named in another language than English is redacted as `password=` is: `Passwort: ...`,
 `senha=...`, `пароль: ...`, `密码：...`; a sentence that only names the word (`Passwort ist falsch`,
 `密码错误`), a placeholder, words of a caseless script (`密码：错误`) and, after a colon and a space, the
-first word of a sentence (`Passwort: falsch`, `Пароль: Неверный`, `Passwort: Mindestens 8 Zeichen`) stay."""
+first word of a sentence (`Passwort: falsch`, `Пароль: неверный`, `Passwort: Mindestens 8 Zeichen`) stay."""
 
 from __future__ import annotations
 
@@ -47,6 +47,10 @@ NAMED = (
     "토큰={v}",
     "ŞİFRE: {v}",  # Turkish upper case: the dotted capital İ folds to no `i`
     "Passwort: S3cr3t!x{v}",
+    "Passwort: Geheimnis{v}",  # a capitalised word alone is a value, as after `password: `
+    "contraseña: Dragon{v}",
+    "密码=秘密口令{v}",  # after `=` a caseless script's words are a value
+    "密码：Zx9中q7Lm{v}",  # ASCII letters among them: a generated value
 )
 PLACES = (
     "{pair}",
@@ -84,9 +88,9 @@ KEPT = (
     "סיסמה: שגויה",
     "كلمة المرور: غير صحيحة",
     "รหัสผ่าน: ไม่ถูกต้อง",
-    # a sentence's capitalised first word, alone or with more words after it
+    # a sentence's first word with more words after it, or a lowercase word (as after `password: `)
     "Passwort: Mindestens 8 Zeichen erforderlich",
-    "Пароль: Неверный",
+    "Пароль: неверный",
 )
 
 
@@ -98,3 +102,19 @@ def test_a_sentence_that_names_the_word_stays(text: str) -> None:
 def test_every_engine_gives_the_reference_text_for_foreign_names() -> None:
     texts = [place.format(pair=shape.format(v=SECRET)) for shape in NAMED for place in PLACES] + list(KEPT)
     assert assert_same(_rules("all"), texts) == len(texts)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Passwort: Geheimnis",
+        "senha: Flamengo",
+        "mot de passe: Soleil",
+        "пароль: Секрет",
+        "密码=秘密口令",
+        "密码：Zx9中q7Lm",
+    ],
+)
+def test_a_one_word_value_after_a_foreign_name_is_redacted_as_after_password(text: str) -> None:
+    name, _, _ = text.partition(next(sep for sep in ("：", "=", ": ") if sep in text))
+    assert redact(text).startswith(name) and redact(text).endswith("[REDACTED:key_value_secret]")

@@ -63,7 +63,7 @@ _FOREIGN_PAIR = (
     r"""(?P<value>"[^"\n]{1,200}"|'[^'\n]{1,200}'|「[^」\n]{1,200}」"""
     r"""|[^\s,;"'`<>{}()\[\]|，。、；）」]{1,200})"""
     # a word after the value, on the same line: the value begins a sentence (`Passwort: Mindestens 8 ...`)
-    r"(?=(?P<more>[ \t]{1,3}[^\W\d_])?)"
+    r"(?=(?P<more>[ \t]{1,3}\w)?)"
 )
 
 
@@ -73,26 +73,34 @@ def _caseless(char: str) -> bool:
     return unicodedata.category(char) in {"Lo", "Lm"}
 
 
+def _caseless_words(bare: str) -> bool:
+    """Words of a caseless script after a colon (`密码：长度不足`, `密码：错误`): what an error message says,
+    unless an ASCII letter stands among them (`密码：Zx9中q7Lm` is a generated value). After `=`
+    such words are a value (`密码=秘密口令`)."""
+    ascii_mixed = any(char.isascii() and char.isalpha() for char in bare)
+    return not ascii_mixed and any(_caseless(char) for char in bare)
+
+
 def _prose(bare: str, more: bool) -> bool:
-    """After a colon and a space, the first word of what an error message says, not a secret: a word of
-    letters alone that is lowercase or capitalised, as a sentence's first word is in German or Russian
-    (`Passwort: falsch`, `Пароль: Неверный`), or that more words follow (`Passwort: Mindestens 8 Zeichen
-    erforderlich`)."""
+    """After a colon and a space, the first word of what an error message says, not a secret: a lowercase
+    word, as the English name's rule reads one (`Passwort: falsch`), or a word of letters that more words
+    follow (`Passwort: Mindestens 8 Zeichen erforderlich`). A capitalised word alone is a value, as it is
+    after `password: ` (`Passwort: Geheimnis`)."""
     if _prose_like(bare):
         return True
-    worded = bare.isalpha() and len(bare) < 24
-    return worded and (more or bare[1:].islower())
+    return more and bare.isalpha() and len(bare) < 24
 
 
 def _accept_foreign(match: re.Match[str]) -> bool:
     """As `pair_values._accept_pair` takes a value under a secret's name: not a placeholder, not words of a
-    caseless script (whatever the separator: those scripts put no space after a colon), and after a colon
-    and a space not the first word of a sentence."""
+    caseless script after a colon (those scripts put no space after one), and after a colon and a space not
+    the first word of a sentence."""
     value = match["value"]
     bare = value.strip("\"'「」").strip()
-    if not bare or _placeholder(bare) or any(_caseless(char) for char in bare):
+    colon = match["sep"].strip() in {":", "："}
+    if not bare or _placeholder(bare) or (colon and _caseless_words(bare)):
         return False
-    loose = match["sep"].strip() in {":", "："} and match["sep"][-1:] in {" ", "\t"}
+    loose = colon and match["sep"][-1:] in {" ", "\t"}
     return value[:1] in "\"'「" or not loose or not _prose(bare, bool(match["more"]))
 
 
