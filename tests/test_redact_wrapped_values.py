@@ -141,3 +141,24 @@ def test_a_secret_in_an_encoded_or_escaped_form_is_redacted(text: str, secret: s
     out = redact(text)
     assert secret not in out, out
     assert "[REDACTED:" in out
+
+
+_HEX_KEY = "9f2c4e7a1b3d5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8"
+
+
+@pytest.mark.parametrize("left", [32, 16])
+def test_a_hex_rest_of_a_trace_ids_length_alone_on_its_line_is_the_values(left: int) -> None:
+    line = "2024-05-01 12:00:01 ERROR auth failed api_key=" + _HEX_KEY
+    text = line[:-left] + "\n" + line[-left:]
+    assert _HEX_KEY[-left:] not in redact(text)
+
+
+def test_a_rest_of_a_glog_levels_shape_alone_on_its_line_is_the_values() -> None:
+    text = "2024-05-01 12:00:01 ERROR request failed client_secret=abcdEFGH1234ijklMNOP5678qrstUV\nW9012"
+    assert "W9012" not in redact(text)
+
+
+def test_a_trace_id_that_starts_the_next_record_stays() -> None:
+    line = "2024-05-01 12:00:01 ERROR auth failed api_key=" + _HEX_KEY[:40]
+    text = line + "\n" + _HEX_KEY[:32] + " GET /orders 500"
+    assert redact(text).endswith("\n" + _HEX_KEY[:32] + " GET /orders 500")

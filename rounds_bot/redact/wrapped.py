@@ -47,8 +47,8 @@ _WRAP_WIDTH = 64
 #: Tomcat's `01-May-2024`, logcat's `05-01`), an ISO 8601 basic timestamp (`20240501T120001Z`), a number
 #: (epoch seconds, `1714564801.456`), a version (`v1.2.3`, `2.14.0-rc1`), glog's level and date (`I0501`;
 #: a level in words, `INFO`, is a word), a trace or span id (W3C trace context's 32 and 16 lowercase hex
-#: digits, a UUID, AWS X-Ray's `1-<8 hex>-<24 hex>`). A hex value cut to leave exactly an id's length keeps
-#: that rest: its first half is still redacted, by `pairs.py`.
+#: digits, a UUID, AWS X-Ray's `1-<8 hex>-<24 hex>`). A hex value cut to leave exactly an id's length, or a
+#: glog level's shape, alone on its line is the value's rest (`_ID_LIKE`).
 _RECORD_START = re.compile(
     r"\d{4}([-/.])\d{1,2}\1\d{1,2}|\d{1,2}([-/.])\d{1,2}\2\d{2,4}|\d{1,2}-[A-Za-z]{3}-\d{2,4}|\d{2}-\d{2}"
     r"|\d{8}T\d{2,6}(?:[.,]\d{1,9})?Z?|\d+(?:[.,]\d+)?"
@@ -58,10 +58,18 @@ _RECORD_START = re.compile(
 )
 
 
-def _generated(rest: str) -> bool:
+#: record starts that are also what a cut hex or generated value leaves (an id's length of hex, a capital and
+#: digits): taken as the value's rest when nothing follows them on their line, as a record's would
+_ID_LIKE = re.compile(r"[IWEF]\d{4}|[0-9a-f]{32}|[0-9a-f]{16}")
+
+
+def _generated(rest: str, alone: bool = False) -> bool:
     """The rest of a value, not the next record's first word, number, date, version, level or id: a digit,
-    or case that changes inside a word (`HsJkQ`), and no `=` but a base64 value's padding."""
-    if not _REST.fullmatch(rest) or _RECORD_START.fullmatch(rest):
+    or case that changes inside a word (`HsJkQ`), and no `=` but a base64 value's padding. A rest with an
+    id's or glog's shape is the value's when it stands `alone` on its line (a record goes on after them)."""
+    if not _REST.fullmatch(rest):
+        return False
+    if _RECORD_START.fullmatch(rest) and not (alone and _ID_LIKE.fullmatch(rest)):
         return False
     return any(ch.isdigit() for ch in rest) or not _WORDS.fullmatch(rest.strip("+/_.~%=-"))
 
@@ -72,7 +80,9 @@ def _accept_wrapped(match: re.Match[str]) -> bool:
     head = match["value"].split("\n", 1)[0].rstrip("\r")
     line_start = match.string.rfind("\n", 0, match.start()) + 1
     wide = match.start("rest") - 1 - line_start >= _WRAP_WIDTH
-    return wide and not _placeholder(head) and _generated(match["rest"])
+    after = match.string[match.end("rest") : match.end("rest") + 2].lstrip("\"'")
+    alone = after[:1] in {"", "\n", "\r"}
+    return wide and not _placeholder(head) and _generated(match["rest"], alone)
 
 
 #: every name `secret_category` takes holds one of these (a whole word, `key` after its prefix, or an
