@@ -91,3 +91,38 @@ def test_a_line_number_is_a_json_integer_not_a_boolean_or_a_string(where, value)
     with pytest.raises(ValidationError, match="integer"):
         Diagnosis.from_answer(answer)
     assert Diagnosis.from_answer(json.loads(json.dumps(good_answer()))).evidence[0].line == 1
+
+
+#: the answer in a fenced block, then prose that quotes one evidence item of it in a fence of its own
+ANSWER_THEN_QUOTE = (
+    "```json\n"
+    + json.dumps(good_answer(), indent=2)
+    + "\n```\n\nThe decisive evidence is this item:\n\n```json\n"
+    + json.dumps(good_answer()["evidence"][0])
+    + "\n```\n"
+)
+
+
+def test_an_answer_that_quotes_a_part_of_itself_in_another_block_is_one_answer() -> None:
+    assert answer_problem(ANSWER_THEN_QUOTE) is None
+    assert parse_json_answer(ANSWER_THEN_QUOTE) == good_answer()
+
+
+def test_both_diagnosers_read_an_answer_that_quotes_a_part_of_itself(tmp_path) -> None:
+    request = sample_request(make_checkout(tmp_path / "repo"))
+    claude = claude_outcome(request, claude_result_line(ANSWER_THEN_QUOTE, structured=False))
+    openai = openai_outcome(request, ANSWER_THEN_QUOTE)
+    assert (claude.status, openai.status) == ("ok", "ok"), (claude.detail, openai.detail)
+
+
+def test_a_whole_number_written_with_a_fraction_is_a_line_as_json_schema_counts_it() -> None:
+    evidence = {"kind": "file", "path": "shop/cart.py", "line": 7.0, "explanation": "x"}
+    diagnosis = Diagnosis.from_answer(good_answer(evidence=[evidence]))
+    assert diagnosis.evidence[0].line == 7
+
+
+@pytest.mark.parametrize("line", [7.5, True, "7"])
+def test_a_line_that_is_no_whole_json_number_is_refused(line: object) -> None:
+    evidence = {"kind": "file", "path": "shop/cart.py", "line": line, "explanation": "x"}
+    with pytest.raises(ValidationError):
+        Diagnosis.from_answer(good_answer(evidence=[evidence]))

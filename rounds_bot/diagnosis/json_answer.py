@@ -108,6 +108,8 @@ def read_answer(text: str) -> tuple[dict[str, Any] | None, str | None]:
             parsed = _load(block)
             if parsed is not None and parsed not in found:
                 found.append(parsed)
+        # a block that is a part of another (an evidence item the prose quotes again) is no second answer
+        found = [part for part in found if not any(_holds(other, part) for other in found)]
         if len(found) > 1:
             return None, f"the answer holds {len(found)} different JSON objects; a diagnosis is one"
         if found:
@@ -117,6 +119,13 @@ def read_answer(text: str) -> tuple[dict[str, Any] | None, str | None]:
     except DuplicateKey as error:
         return None, f"the answer repeats the key {error.key!r}"
     return None, None
+
+
+def _holds(whole: object, part: dict[str, Any]) -> bool:
+    """`part` stands somewhere inside `whole` (a value of its objects or an item of its lists), not as
+    `whole` itself."""
+    values = whole.values() if isinstance(whole, dict) else whole if isinstance(whole, list) else ()
+    return any(value == part or _holds(value, part) for value in values)
 
 
 def _fenced_blocks(text: str) -> list[str]:
