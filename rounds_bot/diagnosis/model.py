@@ -22,14 +22,10 @@ from rounds_bot.redact import redact_json
 
 
 def _whole_number(value: object) -> object:
-    """A JSON number that is whole (`7.0`) as the integer JSON Schema counts it as (draft 6 on); anything
-    else as it came, for the strict check after it (`true`, `"7"` and `7.5` are no line)."""
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
+    """`7.0` as the integer JSON Schema (draft 6 on) counts it as; else as it came, for the strict check."""
+    return int(value) if type(value) is float and value.is_integer() else value
 
 
-#: a line number as the schema's `integer` reads it: strictly a JSON integer, `7.0` among them
 JsonInteger = Annotated[int, BeforeValidator(_whole_number)]
 
 Classification = Literal["server_bug", "client_misuse", "documentation_gap", "dependency_failure", "unknown"]
