@@ -115,12 +115,6 @@ def test_both_diagnosers_read_an_answer_that_quotes_a_part_of_itself(tmp_path) -
     assert (claude.status, openai.status) == ("ok", "ok"), (claude.detail, openai.detail)
 
 
-def test_a_whole_number_written_with_a_fraction_is_a_line_as_json_schema_counts_it() -> None:
-    evidence = {"kind": "file", "path": "shop/cart.py", "line": 7.0, "explanation": "x"}
-    diagnosis = Diagnosis.from_answer(good_answer(evidence=[evidence]))
-    assert diagnosis.evidence[0].line == 7
-
-
 @pytest.mark.parametrize("line", [7.5, True, "7"])
 def test_a_line_that_is_no_whole_json_number_is_refused(line: object) -> None:
     evidence = {"kind": "file", "path": "shop/cart.py", "line": line, "explanation": "x"}

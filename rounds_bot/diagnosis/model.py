@@ -11,22 +11,14 @@ from __future__ import annotations
 import copy
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from rounds_bot.diagnosis.paths import RepositoryPath
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.redact import redact_json
-
-
-def _whole_number(value: object) -> object:
-    """`7.0` as the integer JSON Schema (draft 6 on) counts it as; else as it came, for the strict check."""
-    return int(value) if type(value) is float and value.is_integer() else value
-
-
-JsonInteger = Annotated[int, BeforeValidator(_whole_number)]
 
 Classification = Literal["server_bug", "client_misuse", "documentation_gap", "dependency_failure", "unknown"]
 Confidence = Literal["high", "medium", "low"]
@@ -55,7 +47,7 @@ class Evidence(Frozen):
         default=None, description="for kind=file: path relative to the repository root"
     )
     # strict: the schema says `integer`; `true` or `"7"` is no line (lax conversion would read `true` as 1)
-    line: JsonInteger | None = Field(
+    line: int | None = Field(
         default=None, ge=1, strict=True, description="for kind=file: 1-based line number"
     )
     log_line: str | None = Field(default=None, description="for kind=log: the log line, verbatim")
@@ -92,8 +84,8 @@ class FaultLocation(Frozen):
         min_length=1,
         description="the function or method to change, by its name as written in the file (e.g. parseDate)",
     )
-    start_line: JsonInteger = Field(ge=1, strict=True, description="first line of the faulty code, 1-based")
-    end_line: JsonInteger | None = Field(
+    start_line: int = Field(ge=1, strict=True, description="first line of the faulty code, 1-based")
+    end_line: int | None = Field(
         default=None, ge=1, strict=True, description="last line of the faulty code; default start_line"
     )
 
