@@ -20,7 +20,7 @@ from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.stacktrace import parse_stacktrace
 from rounds_bot.grouping.templates import TemplateMiner
 from rounds_bot.grouping.trace_cut import PLACEHOLDER, cut
-from rounds_bot.grouping.trace_memo import TraceMemo
+from rounds_bot.grouping.trace_memo import TraceMemo, grouped_trace
 from rounds_bot.models import ErrorEvent
 
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -138,8 +138,9 @@ def _messages_of(text: str) -> list[str]:
 
 
 def _assert_reads_alike(text: str, message: str) -> bool:
-    """The memo's reading of `text` given `message` is the whole text's; True when it was cut."""
-    whole = parse_stacktrace(text)
+    """The memo's reading of `text` given `message` is the whole text's (as grouping reads it: a traceback cut
+    short is none, `grouped_trace`); True when it was cut."""
+    whole = grouped_trace(text)
     memo = TraceMemo()
     found = memo.parsed(text, message)
     if whole is None:
@@ -158,7 +159,7 @@ def test_a_message_built_to_trip_a_line_test_reads_as_the_whole_text(template: s
     _assert_reads_alike(text, message)
     memo = TraceMemo()  # and after another message of the same trace was read
     memo.parsed(TEMPLATES[template].format(message="cart 17 is empty"), "cart 17 is empty")
-    whole = parse_stacktrace(text)
+    whole = grouped_trace(text)
     found = memo.parsed(text, message)
     assert (found.trace if found is not None else None) == whole
 

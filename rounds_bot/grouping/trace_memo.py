@@ -42,6 +42,7 @@ from rounds_bot.grouping.stacktrace import (
     frame_lines,
     logcat,
     parse_stacktrace,
+    python,
 )
 from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
 from rounds_bot.grouping.stacktrace.model import trace_lines
@@ -221,7 +222,7 @@ class TraceMemo:
         if entry is not _MISSING_CUT:
             return found.text, entry
         self.parses += 1
-        trace = parse_stacktrace(found.text)
+        trace = grouped_trace(found.text)
         entry = _read_cut(found, trace)
         key = dump if dump is not None and _read_as_go(trace) else found.text
         return key, self._cuts.put(key, entry)
@@ -303,6 +304,13 @@ def _read_as_go(read: ParsedText | ParsedTrace | None) -> bool:
     return trace is not None and trace.runtime == "go"
 
 
+def grouped_trace(text: str) -> ParsedTrace | None:
+    """The trace grouping reads in a text: none in a traceback cut short before its exception line, whose
+    frames do not say where it was raised (`python.CUT_SHORT`): its event is read by its type and message."""
+    trace = parse_stacktrace(text)
+    return None if trace is None or python.CUT_SHORT in trace.notes else trace
+
+
 def _read_cut(found: Cut, trace: ParsedTrace | None) -> _CutEntry | None:
     if trace is None:
         return None
@@ -316,7 +324,7 @@ def _read_cut(found: Cut, trace: ParsedTrace | None) -> _CutEntry | None:
 
 
 def _parse(text: str) -> ParsedText | None:
-    trace = parse_stacktrace(text)
+    trace = grouped_trace(text)
     if trace is None:
         return None
     digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()

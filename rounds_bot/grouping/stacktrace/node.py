@@ -85,8 +85,9 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     current: OpenException | None = None
     v8_frames = False
     caused_by: list[str] = []
-    for line in lines:
-        if not line.strip():
+    last = _cut_frame_at(lines)
+    for number, line in enumerate(lines):
+        if not line.strip() or number == last:
             continue
         frame = _frame(line)
         if frame is not None:
@@ -119,6 +120,23 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         # only `at async <location>` frames: releases before read no trace here, only the message
         return replace(trace, notes=(*trace.notes, NEWLY_READ))
     return trace
+
+
+def _cut_frame_at(lines: list[str]) -> int | None:
+    """The number of the last line when it is a frame line cut short after a frame (`    a`, `    at`): a
+    text cut to an attribute length limit (`OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`) ends where the limit falls.
+    Read as a header, it was a cause named `at`, and occurrences whose messages differ in length were two
+    problems. (A signature made from such a text before is not looked up: its cause was a fragment.)"""
+    number = len(lines) - 1
+    while number >= 0 and not lines[number].strip():
+        number -= 1
+    if number < 1:
+        return None
+    line = lines[number]
+    cut = line.strip()
+    if line[:1].isspace() and cut in ("a", "at") and _frame(lines[number - 1]) is not None:
+        return number
+    return None
 
 
 def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
