@@ -18,7 +18,7 @@ from hostile_answers import claude_outcome, claude_result_line, good_answer, ope
 from pydantic import ValidationError
 
 from rounds_bot.diagnosis.json_answer import answer_problem, parse_json_answer
-from rounds_bot.diagnosis.model import Diagnosis
+from rounds_bot.diagnosis.model import Diagnosis, diagnosis_json_schema
 
 GOOD = json.dumps(good_answer())
 #: the classification twice: `server_bug` first (what a first-wins reader acts on), `client_misuse` last
@@ -120,3 +120,44 @@ def test_a_line_that_is_no_whole_json_number_is_refused(line: object) -> None:
     evidence = {"kind": "file", "path": "shop/cart.py", "line": line, "explanation": "x"}
     with pytest.raises(ValidationError):
         Diagnosis.from_answer(good_answer(evidence=[evidence]))
+
+
+@pytest.mark.parametrize("where", ["evidence", "start_line", "end_line"])
+def test_a_whole_number_written_with_a_fraction_is_that_line(where: str) -> None:
+    """JSON Schema counts 7.0 an integer (2020-12 Validation §6.1.1): `"line": 7.0` is a valid answer."""
+    if where == "evidence":
+        answer = good_answer(
+            evidence=[{"kind": "file", "path": "shop/pay.py", "line": 7.0, "explanation": "x"}]
+        )
+        assert Diagnosis.from_answer(answer).evidence[0].line == 7
+    else:
+        location = {"path": "shop/pay.py", "function": "charge", "start_line": 3, where: 7.0}
+        found = Diagnosis.from_answer(good_answer(fault_location=location)).fault_location
+        assert found is not None and getattr(found, where) == 7
+        assert type(getattr(found, where)) is int
+
+
+def test_a_fraction_where_the_schema_says_number_or_string_stays_as_it_was() -> None:
+    """Only what the schema declares an integer is read so: a message quoting `7.0` keeps it."""
+    answer = good_answer(root_cause="retries 7.0 times", missing_observability=["7.0"])
+    read = Diagnosis.from_answer(answer)
+    assert (read.root_cause, read.missing_observability) == ("retries 7.0 times", ["7.0"])
+
+
+def test_reading_whole_numbers_leaves_the_schema_given_to_the_cli_as_it_was() -> None:
+    """The CLI checks the schema strictly: the reading adds no keyword to it (a validator once added `ge`)."""
+    schema = json.dumps(diagnosis_json_schema(), sort_keys=True)
+    Diagnosis.from_answer(
+        good_answer(evidence=[{"kind": "file", "path": "a.py", "line": 7.0, "explanation": "x"}])
+    )
+    assert json.dumps(diagnosis_json_schema(), sort_keys=True) == schema
+    assert '"type": "integer"' in schema and "BeforeValidator" not in schema
+
+
+def test_both_diagnosers_read_a_line_written_as_seven_point_zero(tmp_path) -> None:
+    text = json.dumps(good_answer()).replace('"line": 1', '"line": 1.0')
+    assert '"line": 1.0' in text
+    request = sample_request(make_checkout(tmp_path / "repo"))
+    claude = claude_outcome(request, claude_result_line(text, structured=False))
+    openai = openai_outcome(request, text)
+    assert (claude.status, openai.status) == ("ok", "ok"), (claude.detail, openai.detail)

@@ -9,6 +9,7 @@ was really incurred even when the run failed.
 from __future__ import annotations
 
 import copy
+import functools
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from pydantic import Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from rounds_bot.diagnosis.paths import RepositoryPath
+from rounds_bot.diagnosis.whole_numbers import integers_where_declared
 from rounds_bot.models import ErrorEvent, Frozen
 from rounds_bot.redact import redact_json
 
@@ -167,6 +169,7 @@ class Diagnosis(Frozen):
         and the telemetry, and may quote a secret from either. What rounds records of its own checks is
         dropped from the answer. Raises pydantic's ValidationError."""
         answer = {key: value for key, value in answer.items() if key not in _ROUNDS_OWN}
+        answer = integers_where_declared(answer, _answer_schema())  # a line of 7.0 is 7 (`whole_numbers`)
         return cls.model_validate(redact_json(answer))
 
     def checked(self, checks: list[EvidenceCheck]) -> Diagnosis:
@@ -360,6 +363,11 @@ def diagnosis_json_schema() -> dict[str, Any]:
     schema = Diagnosis.model_json_schema()
     definitions = schema.pop("$defs", {})
     return _without_titles(_inline_refs(schema, definitions))
+
+
+@functools.cache
+def _answer_schema() -> dict[str, Any]:  # made once, for reading answers (never changed)
+    return diagnosis_json_schema()
 
 
 def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
