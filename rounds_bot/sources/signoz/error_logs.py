@@ -6,6 +6,7 @@ pages through raw rows, newest first, up to a cap, and groups them itself with t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -102,6 +103,23 @@ class RawLog(Lenient):
     resources_string: dict[str, str] = Field(default_factory=dict)
 
 
+def record_error_code(strings: dict[str, str], numbers: dict[str, float], names: tuple[str, ...]) -> str:
+    """A raw record's error code for its group key ("" for none): the first of `names` it holds, as a string
+    or as a number (SigNoz keeps an OTLP int as a Float64: a whole one is written as the int, as the event's
+    attributes hold it, `collector.attributes_of`). Read from the string attribute alone, records of one
+    message with the codes 1205 and 1213 set as ints were one group, counted as the first one's code."""
+    for name in names:
+        text = strings.get(name, "")
+        if text.strip():
+            return text
+        number = numbers.get(name)
+        if (
+            number is not None and math.isfinite(number) and number != 0
+        ):  # 0: none (`builder_queries._numbers`)
+            return str(int(number)) if float(number).is_integer() else str(number)
+    return ""
+
+
 @dataclass
 class LogsSchema:
     """What the logs table holds, learned once per source: `body_v2` (JSON bodies) until a query
@@ -140,6 +158,9 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
         self._schema = schema or LogsSchema()
         # a record read by name keeps what grouping reads of it, its error code included
         self._named = NamedLogQueries(code_attributes)
+        # where a record's group key reads its error code, as grouping reads an event's: `error.code`, then
+        # the configured attributes in order (`grouping/error_codes.py`)
+        self._code_names = tuple(dict.fromkeys(("error.code", *code_attributes)))
         self._pending: list[tuple[LogGroupRow, GroupSpan]] = []  # new groups of the read under way
 
     def read(self, start_ns: int, end_ns: int, collector: Collector, sql: SqlPermission) -> None:
@@ -229,7 +250,7 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
             return None  # the raw filter reads a superset; the one severity rule decides
         service = record.resources_string.get("service.name", "")
         exception_type = record.attributes_string.get("exception.type", "")
-        error_code = record.attributes_string.get("error.code", "")
+        error_code = record_error_code(record.attributes_string, record.attributes_number, self._code_names)
         return (service, exception_type, error_code, normalise_message(log_message(record)))
 
     def _identity(self, record: RawLog, timestamp_ns: int) -> tuple[object, ...]:
