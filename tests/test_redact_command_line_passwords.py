@@ -24,6 +24,18 @@ COMMANDS = (
     "bcp dbo.orders out orders.dat -S db -U sa -P {v} -c",
     # a quoted argument holding a separator is the same command's
     'sqlcmd -S db -Q "SELECT 1; SELECT 2" -P {v}',
+    # a lone quote is a character of a word, as a program logging its command line writes it
+    "docker login -u o'brien -p {v} registry.example.com",
+    # the other clients' flags: the same command's, up to a shell's separator
+    "mysql -u root -p{v} orders",
+    '["mysql", "-u", "root", "-p{v}"]',
+    "mysql -e 'select 1; select 2' -p{v}",
+    "redis-cli -h cache -a {v} ping",
+    "ldapsearch -x -D cn=admin,dc=shop -w {v} -b dc=shop",
+    "curl -u admin:{v} https://api.internal/health",
+    "curl https://api.internal/search?a=1&b=2 -u admin:{v}",
+    'curl "https://api.internal/search?a=1&b=2" -u admin:{v}',
+    "smbclient //files/share -U bob%{v}",
 )
 
 
@@ -46,6 +58,11 @@ KEPT = (
     "docker login -u bob --password-stdin ghcr.io && docker run -p 8080:80 nginx",
     "docker login -u bob --password-stdin ghcr.io; docker run -p 8080:80 nginx",
     "echo $T | docker login -u bob --password-stdin ghcr.io | tee log; ssh -p 2222 deploy@host",
+    # a flag of the same letter in the next command is that command's (`ls -a`, `grep -w`, `echo -p`)
+    "mysql -u root orders; echo -p done",
+    "redis-cli -h cache ping; ls -a /tmp",
+    "ldapsearch -x -D cn=admin && grep -w token access.log",
+    "curl https://api.internal/health | grep -u admin:x",
 )
 
 

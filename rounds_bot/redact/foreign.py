@@ -48,8 +48,9 @@ _PASSWORD = (
 
 def _spelled(word: str) -> str:
     """The word's pattern: Turkish upper-cases `i` as a dotted `İ`, which no case-folding makes an `i`
-    (`ŞİFRE`), so it is spelled out."""
-    return re.escape(word).replace("i", "[iİ]")
+    (`ŞİFRE`), so it is spelled out; and lower-cased again it is an `i` with a combining dot above (U+0307:
+    `"ŞİFRE".lower()` is `şi̇fre`, as a system that lower-cases keys writes it)."""
+    return re.escape(word).replace("i", "(?:i\u0307|[iİ])")
 
 
 #: the keywords the rule runs on, matched in the lowercased text: `ŞİFRE` lowercases to `şi̇fre` (an `i`

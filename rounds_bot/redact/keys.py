@@ -94,6 +94,19 @@ _SOURCE_EXTENSIONS = (
 _SUFFIXES = ("token", "secret", "password", "passwd", "pwd", "cookie", "sessid", "apikey")
 # The last word that makes the name about a secret rather than the secret itself.
 _ABOUT = {
+    # a setting or a state of the thing a secret's word names, not its value (`session_state=active`,
+    # `session_backend=memcached`, `token_timeout=30`, `password_status=expired`)
+    "state",
+    "status",
+    "backend",
+    "engine",
+    "driver",
+    "storage",
+    "timeout",
+    "lifetime",
+    "duration",
+    "interval",
+    "age",
     "count",
     "type",
     "length",

@@ -102,11 +102,16 @@ _PROSE = (
 _ARG = r"""('[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s"';]{1,200})"""
 #: the rest of one command, up to a flag of its own: a shell's `&&`, `||`, `;`, `|`, `&` or a line break
 #: begins another command, whose `-p` is not the login's (`docker login ... && docker run -p 8080:80`);
-#: a quoted argument (`-Q "SELECT 1; SELECT 2"`) is read whole
-_SAME_COMMAND = r"""(?:[^\n;|&"']|"[^"\n]{0,200}"|'[^'\n]{0,200}'){0,200}?"""
-#: Oracle's and MySQL's `CREATE USER` / `ALTER USER` (and `ROLE`) statement, up to its `IDENTIFIED BY`:
-#: prose (`the user was identified by email`) names no statement
-_IDENTIFIED = r"(?i)\b(?:create|alter)[ \t]+(?:user|role)[ \t]+[^\s;]{1,128}[ \t]+identified[ \t]+by[ \t]+"
+#: a quoted argument (`-Q "SELECT 1; SELECT 2"`) is read whole, a lone quote is a character (`-u o'brien`,
+#: as a program that logs its command line writes it), and an `&` inside a word is a URL's (`?a=1&b=2`)
+_SAME_COMMAND = r"""(?:[^\n;|&]|&(?![&\s])|"[^"\n]{0,200}"|'[^'\n]{0,200}'){0,300}?"""
+#: Oracle's and MySQL's `CREATE USER` / `ALTER USER` (and `ROLE`) statement, up to its `IDENTIFIED BY`, and
+#: Oracle's `GRANT CONNECT TO scott IDENTIFIED BY tiger` (which creates the user): prose (`the user was
+#: identified by email`) names no statement
+_IDENTIFIED = (
+    r"(?i)\b(?:(?:create|alter)[ \t]+(?:user|role)|grant[ \t]+[^\n;]{1,200}?[ \t]to)[ \t]+[^\s;]{1,128}"
+    r"[ \t]+identified[ \t]+by[ \t]+"
+)
 #: a password as those statements give it: quoted, or bare where Oracle needs no quotes
 _SQL_VALUE = r"""('(?:[^'\\\n]|''|\\.){1,200}'|"(?:[^"\\\n]|\\.){1,200}"|[^\s'";,()]{1,200})"""
 #: the value after a name that ends its line: `password:` / `"api_token":` / `DB_PASSWORD=` / `secret was`
@@ -184,12 +189,16 @@ PAIRS: tuple[Rule, ...] = (
     rule(
         "password",
         r"(?i)\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
-        r"[^\n]{0,200}?[ \t\"',]-p"
-        r"|redis-cli\b[^\n]{0,200}?[ \t]-a[ \t]+"
-        r"|ldap\w{0,10}\b[^\n]{0,300}?[ \t]-w[ \t]+"
+        + _SAME_COMMAND
+        + r"[ \t\"',]-p"
+        r"|redis-cli\b" + _SAME_COMMAND + r"[ \t]-a[ \t]+"
+        r"|ldap\w{0,10}\b" + _SAME_COMMAND + r"[ \t]-w[ \t]+"
         r"|sshpass[ \t]+-p[ \t]*"
-        r"|smbclient\b[^\n]{0,200}?[ \t]-U[ \t]*[^\s%]{1,64}%"
-        r"|(?:curl|wget)\b[^\n]{0,300}?[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"'\[]{1,100}:)" + _ARG,
+        r"|smbclient\b" + _SAME_COMMAND + r"[ \t]-U[ \t]*[^\s%]{1,64}%"
+        r"|(?:curl|wget)\b"
+        + _SAME_COMMAND
+        + r"[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"'\[]{1,100}:)"
+        + _ARG,
         "mysql",
         "mariadb",
         "redis-cli",
@@ -266,7 +275,10 @@ PAIRS: tuple[Rule, ...] = (
     ),
     rule(
         "sql_password",
-        r"(?i)\b(?:password|identified[ \t]+by)[ \t]+(?:values[ \t]+)?"
+        # MySQL names the authentication plugin between: `IDENTIFIED WITH caching_sha2_password BY 'x'`, or
+        # gives its stored string: `... AS '<hash>'` (the password's hash, as secret as the password)
+        r"(?i)\b(?:password|identified[ \t]+(?:with[ \t]+['\"`]?\w{1,64}['\"`]?[ \t]+(?:by|as)|by))"
+        r"[ \t]+(?:values[ \t]+)?"
         r"('(?:[^'\\\n]|''|\\.){1,200}'|\"(?:[^\"\\\n]|\\.){1,200}\")",
         "password",
         "identified",

@@ -1,0 +1,52 @@
+"""Names that hold a secret's word but say a setting or a state of it (`session_state`, `session_backend`,
+`token_timeout`), and values that name where the secret is kept (`$DB_PASSWORD`), are no secrets; a password
+named in Turkish and written in lower case by a system that lower-cases keys (`şi̇fre`) is one."""
+
+from __future__ import annotations
+
+import pytest
+
+from rounds_bot.redact import redact
+from rounds_bot.redact.event import Redactor
+from rounds_bot.redact.text import _rules
+from tests.test_redact_engine import assert_same
+
+KEPT = (
+    "session_state=active user=bob",
+    "session_backend=memcached timeout=30",
+    "session_engine=django.contrib.sessions.backends.db",
+    "session_timeout=3600 session_store=redis",
+    "password_status=expired attempts=3",
+    "token_lifetime=900",
+    "password=$DB_PASSWORD",
+    "api_key=$STRIPE_SECRET_KEY",
+    "DB_PASSWORD=$env:DB_PASSWORD",
+    "token=%API_TOKEN%",
+)
+REDACTED = (
+    ("SESSION_SECRET=keyboardcat42", "keyboardcat42"),
+    ("sessionid=8f7d6a5c4b3a29181716151413121110", "8f7d6a5c4b3a29181716151413121110"),
+    ("password=$ecretP4ss", "$ecretP4ss"),
+    ("şi̇fre: Gizli1234", "Gizli1234"),
+    ("ŞİFRE: Gizli1234", "Gizli1234"),
+)
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_a_setting_or_a_reference_is_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), REDACTED)
+def test_a_secret_under_such_a_name_is_still_redacted(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize(("key", "value"), [("session_state", "active"), ("session.backend", "memcached")])
+def test_an_attribute_naming_a_setting_is_kept(key: str, value: str) -> None:
+    assert Redactor().attributes({key: value}) == {key: value}
+
+
+def test_every_engine_gives_the_reference_text_for_settings() -> None:
+    texts = list(KEPT) + [text for text, _ in REDACTED]
+    assert assert_same(_rules("all"), texts) == len(texts)
