@@ -18,11 +18,12 @@ from rounds_bot.grouping.candidates import Candidate
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, HASH_VERSION, MESSAGE_VERSION_BEFORE
 from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.logged_traces import message_read_before
+from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.routes import Answers
 from rounds_bot.grouping.shapes import ShapeCache
-from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime
-from rounds_bot.grouping.stacktrace.browser import read_by_message_before
+from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime, go, parse_stacktrace
+from rounds_bot.grouping.stacktrace.browser import read_by_message_before, typed_by_event
 from rounds_bot.grouping.stacktrace.model import trace_lines
 from rounds_bot.models import Assignment, ErrorEvent
 
@@ -80,6 +81,25 @@ class EarlierReadings(Placing):
         that template, when one is known."""
         owner = self._previous_message_owner(event, candidate)
         return self._previous_answer(candidate, owner) if owner is not None else None
+
+    def _recorded_stack_group(self, event: ErrorEvent) -> Assignment | None:
+        """A Go stack the OpenTelemetry SDK recorded where the error was reported (`go.RECORDED`), which
+        this reading groups by its message: the signature its frames found before, when one is known, so a
+        signature made so keeps receiving its errors."""
+        trace = parse_stacktrace(event.stacktrace) if event.stacktrace else None
+        if trace is None or go.RECORDED not in trace.notes:
+            return None
+        normalized, _ = self._shapes.lookup(event.message)
+        values = [normalize_uncached(exception.value) for exception in trace.exceptions]
+        before = self._candidates._trace_candidate(
+            event, normalized, typed_by_event(trace, event.error_type), values
+        )
+        if before is None:
+            return None
+        owner = self._known_signatures.owner_of_hashes(
+            tuple(digest for _, digest in before.fingerprint.lookup_keys())
+        )
+        return None if owner is None else self._previous_answer(before, owner)
 
     def _previous_message_owner(self, event: ErrorEvent, candidate: Candidate) -> str | None:
         """The signature `_previous_message_group` assigns the event to, or None."""

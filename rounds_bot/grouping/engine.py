@@ -172,7 +172,7 @@ class GroupingEngine(EarlierReadings, CountingPass):
         known = self._known(candidate)
         if known is not None:
             return self._known_answer(event, candidate, known)
-        previous = self._previous_message_group(event, candidate)
+        previous = self._previous_message_group(event, candidate) or self._recorded_stack_group(event)
         if previous is not None:
             return previous
         # tier 3: similarity, else a new signature

@@ -40,6 +40,7 @@ from rounds_bot.grouping.stacktrace import (
     ParsedTrace,
     Runtime,
     frame_lines,
+    go,
     logcat,
     parse_stacktrace,
     python,
@@ -304,11 +305,16 @@ def _read_as_go(read: ParsedText | ParsedTrace | None) -> bool:
     return trace is not None and trace.runtime == "go"
 
 
+#: the notes of a trace whose frames do not say where its error arose: a traceback cut short before its
+#: exception line (`python.CUT_SHORT`), a Go stack recorded where the error was reported (`go.RECORDED`)
+NOT_WHERE_RAISED = frozenset({python.CUT_SHORT, go.RECORDED})
+
+
 def grouped_trace(text: str) -> ParsedTrace | None:
-    """The trace grouping reads in a text: none in a traceback cut short before its exception line, whose
-    frames do not say where it was raised (`python.CUT_SHORT`): its event is read by its type and message."""
+    """The trace grouping reads in a text: none in a trace whose frames do not say where its error arose
+    (`NOT_WHERE_RAISED`): its event is read by its type and message."""
     trace = parse_stacktrace(text)
-    return None if trace is None or python.CUT_SHORT in trace.notes else trace
+    return None if trace is None or not NOT_WHERE_RAISED.isdisjoint(trace.notes) else trace
 
 
 def _read_cut(found: Cut, trace: ParsedTrace | None) -> _CutEntry | None:

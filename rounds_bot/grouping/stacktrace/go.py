@@ -12,6 +12,14 @@
 The panicking goroutine is the first one printed; other goroutines of a dump are kept as
 separate entries (relation "context") so the explanation can say why they do not contribute.
 Arguments, goroutine ids and `+0x` offsets never reach a frame.
+
+A Go error carries no stack: the OpenTelemetry Go SDK's `span.RecordError(err, trace.WithStackTrace(true))`
+records `runtime/debug.Stack()` where it is called (sdk/trace/span.go, `recordStackTrace`), so its frames say
+where the error was recorded, typically one method's or handler's error path for every error it returns, not
+where the error arose (`RECORDED`): grouping reads such an event by its type and message (`trace_memo`). Read
+by its frames, every error one call site recorded was one problem; a signature made so before keeps
+receiving the errors its frames find (`earlier_readings`). A panic's stack (`span.End` recovering it
+records the panicking goroutine, `panic` among its frames) says where it happened, and is read as one.
 """
 
 from __future__ import annotations
@@ -39,6 +47,11 @@ _FILE = re.compile(
     r"^\s+(?P<file>.{1,2048}?\.(?:go|s|c)):(?P<line>\d{1,9})(?: \+0x[0-9a-f]{1,16})?" + FRAME_POINTERS + "$"
 )
 _SIGNAL = re.compile(r"^\[signal .*\]$")
+#: the note of a stack the OpenTelemetry SDK recorded where `RecordError` was called (module docstring)
+RECORDED = "the stack was recorded where the error was reported, not where it arose"
+_OTEL_SDK_TRACE = "go.opentelemetry.io/otel/sdk/trace"
+#: the runtime's functions a panicking goroutine's stack passes through (`panic(...)` prints as `panic`)
+_PANICKING = frozenset({"panic", "gopanic", "sigpanic", "panicmem", "panicIndex", "throw", "fatalpanic"})
 # A call with one argument prints it in parentheses with no space, which `_FUNCTION` cannot tell from a
 # method's receiver (`pkg.(*T).M`) by the line alone; a receiver is always followed by the method's name,
 # so parentheses that end the symbol are the arguments. Only a heap or stack address is taken off (Go's
@@ -89,7 +102,19 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         return None
     exceptions = [ParsedException(panic_kind, panic_value, tuple(goroutines[0]), "raised")]
     exceptions += [ParsedException("goroutine", "", tuple(g), "context") for g in goroutines[1:]]
-    return ParsedTrace("go", tuple(exceptions))
+    notes = (RECORDED,) if not seen_panic and _recorded_by_the_sdk(goroutines[0]) else ()
+    return ParsedTrace("go", tuple(exceptions), notes=notes)
+
+
+def _recorded_by_the_sdk(frames: list[Frame]) -> bool:
+    """Whether the OpenTelemetry SDK took the stack in `RecordError` (module docstring): its frame is among
+    the first, and no frame panicked."""
+    recorded = any(
+        frame.module == _OTEL_SDK_TRACE and (frame.function or "").endswith(").RecordError")
+        for frame in frames[:6]
+    )
+    panicked = any(frame.module in (None, "runtime") and frame.function in _PANICKING for frame in frames)
+    return recorded and not panicked
 
 
 def split_symbol(symbol: str) -> tuple[str, str]:
