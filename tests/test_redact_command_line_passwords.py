@@ -24,8 +24,6 @@ COMMANDS = (
     "bcp dbo.orders out orders.dat -S db -U sa -P {v} -c",
     # a quoted argument holding a separator is the same command's
     'sqlcmd -S db -Q "SELECT 1; SELECT 2" -P {v}',
-    # a lone quote is a character of a word, as a program logging its command line writes it
-    "docker login -u o'brien -p {v} registry.example.com",
     # the other clients' flags: the same command's, up to a shell's separator
     "mysql -u root -p{v} orders",
     '["mysql", "-u", "root", "-p{v}"]',

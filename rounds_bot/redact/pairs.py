@@ -102,9 +102,10 @@ _PROSE = (
 _ARG = r"""('[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s"';]{1,200})"""
 #: the rest of one command, up to a flag of its own: a shell's `&&`, `||`, `;`, `|`, `&` or a line break
 #: begins another command, whose `-p` is not the login's (`docker login ... && docker run -p 8080:80`);
-#: a quoted argument (`-Q "SELECT 1; SELECT 2"`) is read whole, a lone quote is a character (`-u o'brien`,
-#: as a program that logs its command line writes it), and an `&` inside a word is a URL's (`?a=1&b=2`)
-_SAME_COMMAND = r"""(?:[^\n;|&]|&(?![&\s])|"[^"\n]{0,200}"|'[^'\n]{0,200}'){0,300}?"""
+#: a quoted argument (`-Q "SELECT 1; SELECT 2"`) is read whole, and an `&` inside a word is a URL's
+#: (`?a=1&b=2`). No character may be read two ways (a quote only opens a quoted argument): a line of many
+#: quotes and no flag would take exponential time
+_SAME_COMMAND = r"""(?:[^\n;|&"']|&(?![&\s])|"[^"\n]{0,200}"|'[^'\n]{0,200}'){0,300}?"""
 #: Oracle's and MySQL's `CREATE USER` / `ALTER USER` (and `ROLE`) statement, up to its `IDENTIFIED BY`, and
 #: Oracle's `GRANT CONNECT TO scott IDENTIFIED BY tiger` (which creates the user): prose (`the user was
 #: identified by email`) names no statement
@@ -190,7 +191,8 @@ PAIRS: tuple[Rule, ...] = (
         "password",
         r"(?i)\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
         + _SAME_COMMAND
-        + r"[ \t\"',]-p"
+        # (an argument list's next item: `"-u", "root", "-pSECRET"`)
+        + r"""(?:[ \t"',]|"[ \t]{0,3},[ \t]{0,3}")-p"""
         r"|redis-cli\b" + _SAME_COMMAND + r"[ \t]-a[ \t]+"
         r"|ldap\w{0,10}\b" + _SAME_COMMAND + r"[ \t]-w[ \t]+"
         r"|sshpass[ \t]+-p[ \t]*"
