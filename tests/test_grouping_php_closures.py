@@ -2,8 +2,10 @@
 (`{closure}(3, 0)` is `{closure}`), and PHP 8.4's names, which add the function a closure is written in and
 the line it starts on (`{closure:App\\Stats::average():8}`, at a file's top level the file:
 `{closure:/app/routes/web.php:3}`), are read as PHP 8.3 names the closure (`App\\{closure}`, `{closure}`):
-the line moves whenever the code above it does, and the file is the frame's own. A signature an earlier
-release made with the arguments in the name keeps receiving the trace."""
+the line moves whenever the code above it does, and the file is the frame's own. So are they as
+OpenTelemetry's PHP SDK writes them, with dots (`App.Stats.{closure:App.Stats::average():8}`). A signature an
+earlier release made with the arguments in the name, or from the SDK's lines as it read them, keeps receiving
+the trace."""
 
 from __future__ import annotations
 
@@ -201,3 +203,106 @@ def test_a_signature_the_previous_release_made_keeps_receiving_the_closures_bug(
     # registered under this version's hashes too: other arguments find it by them
     later = engine.assign_all([_event(2, _uncaught("{closure}(9, 0)"))])
     assert later[0].signature_id == "sig_before"
+
+
+def _sdk(closure: str, line: int = 9) -> str:
+    """The same division by zero as OpenTelemetry's PHP SDK writes it (`StackTraceFormatter::format`: Java's
+    layout, namespaces with dots, the class before the function's name)."""
+    return (
+        "DivisionByZeroError: Division by zero\n"
+        f"\tat {closure}(Stats.php:{line})\n"
+        "\tat array_map(Stats.php:12)\n"
+        "\tat App.Stats.average(index.php:5)\n"
+        "\tat {main}(index.php:5)"
+    )
+
+
+SDK_83 = _sdk("App.Stats.App.{closure}")
+
+
+@pytest.mark.parametrize(
+    "closure",
+    [
+        "App.Stats.{closure:App.Stats::average():8}",
+        "App.Stats.{closure:App.Stats::average():21}",  # lines added above it
+        "App.Stats.{closure:{closure:App.Stats::average():8}:9}",
+    ],
+)
+def test_the_sdks_php_84_closure_is_read_as_its_php_83_name(closure: str) -> None:
+    php_83 = parse_stacktrace(SDK_83)
+    php_84 = parse_stacktrace(_sdk(closure))
+    assert php_83 is not None and php_84 is not None and php_84.runtime == "php"
+    assert [(f.module, f.function) for f in php_84.exceptions[0].frames] == [
+        (f.module, f.function) for f in php_83.exceptions[0].frames
+    ]
+    assert php_84.exceptions[0].value == "Division by zero"
+
+
+def test_the_sdks_closure_at_a_files_top_level_is_named_without_its_line() -> None:
+    trace = parse_stacktrace(_sdk("{closure:/app/routes/web.php:3}"))
+    assert trace is not None
+    frame = trace.exceptions[0].frames[0]
+    assert (frame.module, frame.function, frame.lineno) == (None, "{closure}", 9)
+
+
+@pytest.mark.parametrize(
+    "closures",
+    [
+        ["App.Stats.{closure:App.Stats::average():8}", "App.Stats.{closure:App.Stats::average():15}"],
+        ["{closure:/app/routes/web.php:3}", "{closure:/app/routes/web.php:11}"],
+    ],
+)
+def test_the_sdks_closure_moved_by_an_edit_above_it_is_one_signature(closures: list[str]) -> None:
+    first, moved = (_sdk(closure, line) for closure, line in zip(closures, (9, 16), strict=True))
+    assert len(set(_signatures([first, moved]))) == 1
+
+
+def test_the_sdks_closures_of_two_namespaces_functions_are_two_signatures() -> None:
+    texts = [_sdk("{closure:App.Util.fmt():30}"), _sdk("{closure:App.Report.render():30}")]
+    assert len(set(_signatures(texts))) == 2
+
+
+def test_the_previous_reading_of_the_sdks_php_84_closures() -> None:
+    # a closure written in a function: its line was no frame; at a file's top level: named by the file
+    in_function = parse_stacktrace(_sdk("App.Stats.{closure:App.Stats::average():8}"))
+    assert in_function is not None
+    before = as_read_before(in_function)
+    assert before is not None
+    assert before.exceptions[0].frames == in_function.exceptions[0].frames[1:]
+    at_top = parse_stacktrace(_sdk("{closure:/app/routes/web.php:3}"))
+    assert at_top is not None
+    before = as_read_before(at_top)
+    assert before is not None and not before.notes
+    read = before.exceptions[0].frames[0]
+    assert (read.module, read.function) == ("{closure:/app/routes/web", "php:3}")
+    assert as_read_before(parse_stacktrace(SDK_83) or at_top) is None
+
+
+SDK_84 = _sdk("App.Stats.{closure:App.Stats::average():8}")
+SDK_84_AT_TOP = _sdk("{closure:/app/routes/web.php:3}")
+#: the hashes the previous release stored for signatures it made from `SDK_84` and `SDK_84_AT_TOP`, as
+#: `PREVIOUS_RELEASE_HASHES`
+SDK_PREVIOUS_RELEASE_HASHES = {
+    SDK_84: (
+        "aeea0052ac63be52da79a036a8dbf9995def7464df57baef43bcc0362bbda60d",
+        "271d1272be64de99d413a6f84221175a662359e85f3e783e771c7111dd0c940f",
+    ),
+    SDK_84_AT_TOP: (
+        "ee20070a49e884e5c2c88fc9d4764e31306b5c3f7d0fd95920c6b07bd0a321db",
+        "3d183fd8df33ec3702d65a6b0525559b26a83f211bdb76837ebd6022a2c4557e",
+    ),
+}
+
+
+@pytest.mark.parametrize("how", ["given", "looked up"])
+@pytest.mark.parametrize("text", [SDK_84, SDK_84_AT_TOP])
+def test_a_signature_the_previous_release_made_keeps_receiving_the_sdks_closure(how: str, text: str) -> None:
+    engine = engine_knowing(
+        "sig_before",
+        service="shop",
+        title="DivisionByZeroError",
+        hashes=SDK_PREVIOUS_RELEASE_HASHES[text],
+        how=how,
+    )
+    found = engine.assign_all([_event(1, text)])
+    assert {(a.signature_id, a.tier) for a in found} == {("sig_before", "fingerprint")}

@@ -15,6 +15,7 @@ from rounds_bot.grouping.stacktrace import (
     browser,
     dart,
     dotnet,
+    dotnet_aggregate,
     elixir,
     go,
     java,
@@ -56,7 +57,9 @@ __all__ = [
 _HEAD_LINES = 60
 _GO_FILE = re.compile(r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?" + go.FRAME_POINTERS + "$")
 _RUBY_FRAME = re.compile(r"\.rb:\d+:in [`']")
-_ELIXIR_FILES = (".ex:", ".exs:", ".erl:")
+#: (Elixir's frames, and Erlang's as `erl_error` prints them, `x.erl:12` or before OTP 24 `x.erl, line 12`,
+#: and in a term, `{file,"x.erl"}`: `erlang`)
+_ELIXIR_FILES = (".ex:", ".exs:", ".erl:", ".erl, line ", ".ex, line ", '.erl"', '.ex"', '.exs"')
 _OCAML_FRAME = re.compile(r"^\s*(?:Raised at|Called from|Re-raised at|Raised by primitive operation at) ")
 #: the words an OCaml frame line starts with (after its white space)
 _OCAML_WORDS = ("Raised ", "Called ", "Re-raised ")
@@ -66,7 +69,7 @@ _PARSERS = {
     "java": java.parse,
     "node": node.parse_with_fatal_errors,
     "go": go.parse,
-    "dotnet": dotnet.parse,
+    "dotnet": dotnet_aggregate.parse,
     "ruby": ruby.parse,
     "ocaml": ocaml.parse,
     "rust": rust.parse,
@@ -217,11 +220,13 @@ def parse_stacktrace(text: str | None) -> ParsedTrace | None:
 def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     """The trace releases before this one read from the same text, when they read it otherwise (None when
     they read it so): the signatures they made keep receiving it (`fingerprint.looked_up_first`). .NET's
-    after the unhandled-exception prefix (`dotnet.as_read_before`); Python's exception groups
-    (`python_groups.as_read_before`); PHP's closures with their arguments or line (`php.as_read_before`);
-    Ruby's with a compiled template's numbers (`ruby.as_read_before`); Node's with a logger's `caused by:`
-    (`node.as_read_before`); any runtime's with frames printed in a
-    syntax they did not read (`Frame.newly_read`), without those frames."""
+    after the unhandled-exception prefix (`dotnet.as_read_before`), an `AggregateException`'s numbered
+    errors (`dotnet_aggregate.as_read_before`); Python's exception groups (`python_groups.as_read_before`);
+    PHP's closures with their arguments or line (`php.as_read_before`); Ruby's with a compiled template's
+    numbers (`ruby.as_read_before`); Node's with a logger's `caused by:` (`node.as_read_before`); any
+    runtime's with frames printed in a syntax they did not read (`Frame.newly_read`), without those frames."""
+    if trace.runtime == "dotnet" and (before := dotnet_aggregate.as_read_before(trace)) is not None:
+        return before  # an AggregateException's numbered errors read as its frames (`dotnet_aggregate`)
     if trace.runtime == "dotnet" and (before := dotnet.as_read_before(trace)) is not None:
         return before
     if trace.runtime == "rust" and (before := rust.as_read_before(trace)) is not None:

@@ -10,12 +10,16 @@ records them:
 A frame names its OTP application and version, its file and line, and `Module.function/arity`; the arity is
 part of a function's name (two arities are two functions). An anonymous function belongs to the function it is
 written in (`anonymous fn/1 in Shop.Orders.place/1`, or Erlang's `-place/1-fun-0-`).
+
+A text with no such frame may print Erlang's own forms (a `{Reason, Stacktrace}` term, `erl_error`'s
+`in function  m:f/1 (x.erl:12)`): `erlang` reads them.
 """
 
 from __future__ import annotations
 
 import re
 
+from rounds_bot.grouping.stacktrace import erlang
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace
 
 # Elixir's and Erlang/OTP's own applications, and the libraries most services run on (Hex packages)
@@ -42,11 +46,12 @@ _GENERATED = re.compile(r"^-(?P<fn>[^/]+/\d+)-")
 
 
 def looks_like_elixir_frame(line: str) -> bool:
-    return _FRAME.match(line) is not None
+    """A frame as Elixir prints it, or as Erlang does (`erlang`)."""
+    return _FRAME.match(line) is not None or erlang.looks_like_frame(line)
 
 
 def is_frame_line(line: str) -> bool:
-    return _FRAME.match(line) is not None
+    return _FRAME.match(line) is not None or erlang.is_frame_line(line)
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
@@ -61,7 +66,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         if frame:
             frames.append(_frame(frame))
     if not frames:
-        return None
+        return erlang.parse(lines)  # Erlang's own forms
     return ParsedTrace("elixir", (ParsedException(type_, value, tuple(frames), "raised"),))
 
 

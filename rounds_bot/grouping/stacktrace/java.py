@@ -153,6 +153,11 @@ def _frame_of(line: str) -> Frame | None:
     return _frame(match) if match else None
 
 
+def frame_of_line(line: str) -> Frame | None:
+    """The frame a line of this layout prints, if it prints one (other runtimes' SDKs write it too: `php`)."""
+    return _frame_of(line)
+
+
 def _frame(match: re.Match[str]) -> Frame:
     symbol = match["symbol"]
     module, _, function = symbol.rpartition(".")

@@ -36,11 +36,19 @@ frame's own. Such a closure is named as PHP 8.3 names it, innermost name first, 
 (`App\\Stats->App\\{closure}(3)`), so an upgrade of PHP or an edit above a closure keeps its frames.
 Releases before read the arguments of a call that starts with its closure, and a PHP 8.4 name, as part of
 the frame's name (the trace's notes keep what they read: `as_read_before`).
+
+The SDK's layout writes the same names with dots for backslashes (its `StackTraceFormatter::formatName`),
+class first: `at App.Stats.{closure:App.Stats::average():8}(Stats.php:9)`, at a file's top level
+`at {closure:/app/routes/web.php:3}(web.php:4)`. Such a line is read as the SDK writes PHP 8.3's name,
+`at App.Stats.App.{closure}(Stats.php:9)`. Releases before read no frame in a line whose name holds `()` (a
+closure written in a function: `newly_read`), and a file's closure as a frame named by the file and its line
+(`RENAMED`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 from rounds_bot.grouping.stacktrace import java
@@ -77,26 +85,61 @@ def looks_like_php_line(line: str) -> bool:
     stripped = line.strip()
     if _CALL.match(stripped) or _MAIN.match(stripped) or stripped.startswith("PHP Fatal error:  Uncaught "):
         return True
-    frame = java.FRAME.match(line)
+    frame = java.FRAME.match(_sdk_line_as_83(line))
     return frame is not None and bool(_OTEL_FILE.search(frame["location"].strip()))
 
 
 def is_frame_line(line: str) -> bool:
     stripped = line.strip()
-    return bool(_CALL.match(stripped) or _MAIN.match(stripped)) or java.is_frame_line(line)
+    return bool(_CALL.match(stripped) or _MAIN.match(stripped)) or java.is_frame_line(_sdk_line_as_83(line))
 
 
 def parse(lines: list[str]) -> ParsedTrace | None:
     if any(_CALL.match(line.strip()) or _MAIN.match(line.strip()) for line in lines):
         return _parse_printed(lines)
-    trace = java.parse(lines)  # the SDK's Java layout
+    read = [_sdk_line_as_83(line) for line in lines]
+    trace = java.parse(read)  # the SDK's Java layout
     if trace is None:
         return None
     exceptions = tuple(
         dataclasses.replace(e, type=e.type.replace("\\", "."), frames=tuple(_dotted(f) for f in e.frames))
         for e in trace.exceptions
     )
-    return dataclasses.replace(trace, runtime="php", exceptions=exceptions)
+    trace = dataclasses.replace(trace, runtime="php", exceptions=exceptions)
+    return _as_sdk_84_was_read(trace, lines, read) if read != lines else trace
+
+
+def _sdk_line_as_83(line: str) -> str:
+    """A frame line of the SDK's layout with each PHP 8.4 closure name as the SDK writes PHP 8.3's (the
+    module docstring); any other line as it is."""
+    return _read_as_83(line, ".") if _CLOSURE_84_OPENS in line else line
+
+
+def _as_sdk_84_was_read(trace: ParsedTrace, lines: list[str], read: list[str]) -> ParsedTrace:
+    """The trace with each frame a PHP 8.4 closure name was read in marked as releases before read its line:
+    no frame (`Frame.newly_read`), or a frame named otherwise (`RENAMED`). `java.parse` reads a frame for each
+    frame line, in order, so the frame lines and the frames pair up."""
+    frames = [list(exception.frames) for exception in trace.exceptions]
+    at = [
+        (index, position) for index, read_frames in enumerate(frames) for position in range(len(read_frames))
+    ]
+    frame_lines = [(line, as_83) for line, as_83 in zip(lines, read, strict=True) if java.FRAME.match(as_83)]
+    renamed: list[str] = []
+    # (paired by construction; a parser never raises, so a mismatch would only leave frames unmarked)
+    for (index, position), (line, as_83) in zip(at, frame_lines, strict=False):
+        if line == as_83:
+            continue
+        before = java.frame_of_line(line)
+        if before is None:
+            frames[index][position] = dataclasses.replace(frames[index][position], newly_read=True)
+        else:
+            module = before.module.replace("\\", ".") if before.module else None
+            renamed.append(renamed_note(RENAMED, index, position, before.function, module))
+    exceptions = tuple(
+        dataclasses.replace(exception, frames=tuple(read_frames))
+        for exception, read_frames in zip(trace.exceptions, frames, strict=True)
+    )
+    return dataclasses.replace(trace, exceptions=exceptions, notes=(*trace.notes, *renamed))
 
 
 def _parse_printed(lines: list[str]) -> ParsedTrace | None:
@@ -138,8 +181,20 @@ def _parse_printed(lines: list[str]) -> ParsedTrace | None:
 
 def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     """How releases before read the trace, when they read it otherwise (None for any other trace): each
-    closure's frame named as they named it (`RENAMED`), arguments or PHP 8.4's line and all."""
-    return named_before(trace, RENAMED)
+    closure's frame named as they named it (`RENAMED`), arguments or PHP 8.4's line and all, and without the
+    frames they read none of (`Frame.newly_read`: with none left, they read no trace)."""
+    renamed = named_before(trace, RENAMED)
+    named = renamed or trace
+    if not any(frame.newly_read for exception in named.exceptions for frame in exception.frames):
+        return renamed
+    before = dataclasses.replace(
+        named,
+        exceptions=tuple(
+            dataclasses.replace(e, frames=tuple(frame for frame in e.frames if not frame.newly_read))
+            for e in named.exceptions
+        ),
+    )
+    return before if before.frame_count else renamed
 
 
 def _split_call(call: str) -> tuple[str | None, str]:
@@ -148,11 +203,13 @@ def _split_call(call: str) -> tuple[str | None, str]:
     return _split_name(_name_of(_read_as_83(call)))
 
 
-def _read_as_83(call: str) -> str:
+def _read_as_83(call: str, separator: str = "\\") -> str:
     """Every PHP 8.4 closure name in a call as PHP 8.3 prints it, innermost first: a pass reads one level of
-    nesting, so there are at most as many passes as names open (a name left unmatched ends them)."""
+    nesting, so there are at most as many passes as names open (a name left unmatched ends them). Namespaces
+    are written with `separator` (the SDK's layout writes dots)."""
+    before_84 = functools.partial(_closure_before_84, separator=separator)
     for _ in range(call.count(_CLOSURE_84_OPENS)):
-        read = _CLOSURE_84.sub(_closure_before_84, call)
+        read = _CLOSURE_84.sub(before_84, call)
         if read == call:
             break
         call = read
@@ -174,15 +231,15 @@ def _name_of(call: str) -> str:
     return call
 
 
-def _closure_before_84(match: re.Match[str]) -> str:
+def _closure_before_84(match: re.Match[str], separator: str = "\\") -> str:
     """A PHP 8.4 closure's name as PHP 8.3 prints it: `{closure}` in the namespace of the function (or
     closure) it is written in, none for a file's top level."""
     scope = match["scope"]
     if not scope.endswith(("()", "{closure}")):
         return "{closure}"  # a file
     owner = scope.split("::", 1)[0] if "::" in scope else scope
-    namespace = owner.rpartition("\\")[0]
-    return f"{namespace}\\{{closure}}" if namespace else "{closure}"
+    namespace = owner.rpartition(separator)[0]
+    return f"{namespace}{separator}{{closure}}" if namespace else "{closure}"
 
 
 def _split_call_before(call: str) -> tuple[str | None, str]:
