@@ -15,13 +15,18 @@ events.
 from __future__ import annotations
 
 from rounds_bot.grouping.candidates import Candidate
-from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION, HASH_VERSION, MESSAGE_VERSION_BEFORE
+from rounds_bot.grouping.fingerprint import (
+    FINGERPRINT_VERSION,
+    HASH_VERSION,
+    MESSAGE_VERSION_BEFORE,
+    MESSAGE_VERSION_FIFTH,
+)
 from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.logged_traces import message_read_before
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.routes import Answers
-from rounds_bot.grouping.shapes import ShapeCache
+from rounds_bot.grouping.shapes import ReadBefore, ShapeCache
 from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime, go, parse_stacktrace
 from rounds_bot.grouping.stacktrace.browser import read_by_message_before, typed_by_event
 from rounds_bot.grouping.stacktrace.model import trace_lines
@@ -32,13 +37,15 @@ from rounds_bot.models import Assignment, ErrorEvent
 #: of them. `previous`: as `normalize_previous` reads it, with no span target (until `rounds-fp:3`);
 #: `earlier`: with the trailing clause of redacted values (`skeletons.skeleton_with_context`, until
 #: `rounds-fp:4`); `before`: with `normalize.BEFORE_RULES` and the plural after a count as printed
-#: (`normalize_before`, `skeletons.skeleton_with_plurals`, until `rounds-fp:5`); `browser`: a Firefox or
-#: Safari stack, which every version read by its message until their frames were read
+#: (`normalize_before`, `skeletons.skeleton_with_plurals`, until `rounds-fp:5`); `fifth`: without the
+#: literals `rounds-fp:6` masks (`normalize_fifth`, until `rounds-fp:6`; `shapes.ReadBefore`); `browser`:
+#: a Firefox or Safari stack, which every version read by its message until their frames were read
 #: (`browser.read_by_message_before`)
 READ_OTHERWISE_BY = {
-    "previous": frozenset({HASH_VERSION, MESSAGE_VERSION_BEFORE, FINGERPRINT_VERSION}),
-    "earlier": frozenset({MESSAGE_VERSION_BEFORE, FINGERPRINT_VERSION}),
-    "before": frozenset({FINGERPRINT_VERSION}),
+    "previous": frozenset({HASH_VERSION, MESSAGE_VERSION_BEFORE, MESSAGE_VERSION_FIFTH, FINGERPRINT_VERSION}),
+    "earlier": frozenset({MESSAGE_VERSION_BEFORE, MESSAGE_VERSION_FIFTH, FINGERPRINT_VERSION}),
+    "before": frozenset({MESSAGE_VERSION_FIFTH, FINGERPRINT_VERSION}),
+    "fifth": frozenset({FINGERPRINT_VERSION}),
     "browser": frozenset(),
 }
 
@@ -66,7 +73,14 @@ class EarlierReadings(Placing):
         it (`ShapeInfo.previous`, no span target; `ShapeInfo.earlier`, with its trailing clause of
         redacted values), and the signature that version gave it: a stored signature keeps
         receiving its messages. Templates of the versions that read messages otherwise do not count
-        (`READ_OTHERWISE_BY`)."""
+        (`READ_OTHERWISE_BY`). A skeleton `rounds-fp:5` read otherwise than this version and
+        `rounds-fp:4` (`shapes.ReadBefore`, given as the `before` reading) is found that version's way,
+        then as `rounds-fp:4` read it."""
+        if isinstance(tokens, ReadBefore):
+            then = self._previous_template(tuple(tokens), service, error_type, "fifth")
+            if then is None and tokens.fourth is not None:
+                then = self._previous_template(tokens.fourth, service, error_type, "before")
+            return then
         found = self._miner.find(self._candidates.bucket(service or "unknown", error_type), tokens)
         if found is None:
             return None

@@ -29,13 +29,13 @@ a trace with such a frame also gives, to look up, the app and site hashes each r
 (`EarlierReading`): their signatures keep receiving their events.
 `rounds-fp:4` leaves a trailing clause that only carries redacted values out of a message's template
 (`skeletons.split_context`). Nothing it hashes is read otherwise, so its hashes are made with the
-`rounds-fp:3` string (`HASH_VERSION`) and a trace finds the signatures `rounds-fp:3` made as it did;
-a message is also read the `rounds-fp:3` way, with the clause, to find the templates that version
-mined (`earlier_readings.READ_OTHERWISE_BY`).
-`rounds-fp:5` masks more of a message (dates with a month's name, 12-hour times, PostgreSQL's row
-values: `normalize.ADDED_IN_FP5`) and reads the noun after a count in the singular
-(`skeletons.singular_after_counts`); nothing it hashes is read otherwise either, and a message is also
-read the `rounds-fp:4` way to find the templates `rounds-fp:3` and `rounds-fp:4` mined.
+`rounds-fp:3` string (`HASH_VERSION`), a trace finds the signatures `rounds-fp:3` made as it did, a message is
+read the `rounds-fp:3` way too, with the clause, to find the templates it mined (`earlier_readings`).
+`rounds-fp:5` masks more of a message (dates with a month's name, 12-hour times, PostgreSQL's row values:
+`normalize.ADDED_IN_FP5`) and reads the noun after a count in the singular
+(`skeletons.singular_after_counts`); nothing it hashes is read otherwise either, and a message is also read
+the `rounds-fp:4` way to find the templates `rounds-fp:3` and `rounds-fp:4` mined. `rounds-fp:6` masks the
+literals a runtime prints (`mask_literals`); a message is also read the `rounds-fp:5` way, then as before.
 Since a bundle's content hash, minified names and a `blob:` URL's UUID are left out of a frame
 (`bundles`), a trace with one also gives, to look up, the frames hashes it gave before (every other
 frame reads as before, so the version string stays).
@@ -70,9 +70,9 @@ from rounds_bot.grouping.inapp import TraceRoles
 from rounds_bot.grouping.site_hash import site_tree, unwrapped
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
-FINGERPRINT_VERSION = "rounds-fp:5"
-#: the version before, which read messages as `rounds-fp:3` did but for the trailing clause
-MESSAGE_VERSION_BEFORE = "rounds-fp:4"
+FINGERPRINT_VERSION = "rounds-fp:6"
+#: the versions before: without the literals `rounds-fp:6` masks; as `rounds-fp:3` but for the trailing clause
+MESSAGE_VERSION_FIFTH, MESSAGE_VERSION_BEFORE = "rounds-fp:5", "rounds-fp:4"
 #: the version string every hash is made with: the last version that changed what a hash reads
 HASH_VERSION = "rounds-fp:3"
 #: the version before, whose app and system hashes a trace still gives, to find its signatures

@@ -1,8 +1,9 @@
 """The masking rules of message normalisation: which values in a message are masked, and why.
 
-Each rule has a name, the kinds of character its matches can begin with, a placeholder (None for
-a "keep" rule, which shields what it matches from the rules after it), a pattern and the reason it
-exists. Order matters: at any position the earliest rule in RULES wins (`normalize` joins them
+Each rule (`mask_rule.MaskRule`) has a name, the kinds of character its matches can begin with, a
+placeholder (None for a "keep" rule, which shields what it matches from the rules after it), a pattern,
+the reason it exists and, rarely, a start of its match it keeps. The literals `rounds-fp:6` masks are
+in `mask_literals`. Order matters: at any position the earliest rule in RULES wins (`normalize` joins them
 into one expression, and says how).
 
 Every pattern treats digits only through `\\d`, never a particular digit (the `0x` of hex literals
@@ -11,8 +12,6 @@ Patterns use bounded or possessive repetition so no input can make them backtrac
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from rounds_bot.grouping.mask_fragments import (
     CLOCK,
@@ -28,38 +27,14 @@ from rounds_bot.grouping.mask_fragments import (
     TLD,
     ZONE,
 )
+from rounds_bot.grouping.mask_literals import BYTES_LITERAL, QUERY_PATH, QUOTED_ESCAPED, RUBY_OBJECT
+from rounds_bot.grouping.mask_rule import CHARACTER_KINDS, MaskRule
 
-
-@dataclass(frozen=True)
-class MaskRule:
-    name: str
-    #: the kinds of character a match can begin with (see CHARACTER_KINDS)
-    starts: str
-    placeholder: str | None  # None: keep the match as it is
-    pattern: str
-    why: str
-
-
-# Kinds of first character. Each rule declares which kinds its matches can begin with, so at a
-# given position only the rules that can start there are tried, in their list order.
-CHARACTER_KINDS = {
-    "D": "0-9",
-    "H": "a-fA-F",
-    "L": "g-zG-Z",
-    "U": "_",
-    "P": ".",
-    "S": "/",
-    "T": "~",
-    "M": "\\-",
-    "A": "+",
-    "C": ":",
-    "Q": "\"'",
-    "B": "{\\[",
-    "R": "(",
-}
+__all__ = ["CHARACTER_KINDS", "RULES", "MaskRule"]
 
 
 RULES: tuple[MaskRule, ...] = (
+    BYTES_LITERAL,  # before plain_word, which would keep its `b` as a word
     MaskRule(
         "plain_word",
         "HL",
@@ -125,6 +100,7 @@ RULES: tuple[MaskRule, ...] = (
         r"|\b[A-Za-z]:\\(?:[^\\\s:*?\"<>|]{1,255}\\){0,64}[^\\\s:*?\"<>|]{0,255}",
         "file and request paths (two or more segments) name data, not the statement that logged",
     ),
+    QUERY_PATH,
     MaskRule(
         "traceparent",
         "D",
@@ -340,6 +316,7 @@ RULES: tuple[MaskRule, ...] = (
         r"(?<==)(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}')",
         'quoted values after `=` (`name="bob"`): key=value literals',
     ),
+    QUOTED_ESCAPED,
     MaskRule(
         "quoted_text",
         "Q",
@@ -369,6 +346,7 @@ RULES: tuple[MaskRule, ...] = (
         "the row PostgreSQL prints when a NOT NULL or CHECK constraint rejects it (`Failing row "
         "contains (42, null, bob).`) is one value, whatever its columns hold",
     ),
+    RUBY_OBJECT,
     MaskRule(
         "structured_value",
         "B",

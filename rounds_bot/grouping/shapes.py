@@ -5,10 +5,10 @@ shape (digits zeroed). Masking never depends on digit values (see `normalize`), 
 does the skeleton (any token with a digit is a parameter), so both are computed once per shape
 and reused; only the final text is rebuilt when a masked message still shows a digit.
 
-What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2`, `rounds-fp:3` and
-`rounds-fp:4` read, whether it may hold an error code) is worked out the first time it is asked for, from the
-first message of the shape, as it would have been when the shape was first seen: a trace's message
-needs none of it.
+What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2`, `rounds-fp:3`,
+`rounds-fp:4` and `rounds-fp:5` read, whether it may hold an error code) is worked out the first time it
+is asked for, from the first message of the shape, as it would have been when the shape was first seen:
+a trace's message needs none of it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from rounds_bot.grouping.normalize import (
     apply_spans,
     mask_spans,
     normalize_before,
+    normalize_fifth,
     normalize_previous,
     truncate,
 )
@@ -44,6 +45,9 @@ _MASKED_SINCE = re.compile(r"[\"'{\[]")
 _MASKED_IN_FP5 = re.compile(
     r"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|[AaPp]\.?[Mm]|=\(|Failing row"
 )
+#: what the rules added in `rounds-fp:6` (`normalize.ADDED_IN_FP6`) mask holds: a query's `?`, a bytes
+#: literal's `b'` or `b"`, a Ruby object's `#<`, an escape
+_MASKED_IN_FP6 = re.compile(r"\?|b['\"]|#<|\\")
 #: shapes kept before the memo is cleared, and the bytes they may hold (as `_shape_size` estimates)
 MAX_SHAPES = 100_000
 SHAPES_BUDGET = 24 * MB
@@ -112,7 +116,9 @@ class ShapeInfo:
     @property
     def before(self) -> tuple[str, ...] | None:
         """The skeleton `rounds-fp:4` read (without the rules added since, `normalize_before`, and the
-        nouns after a count as printed, `skeleton_with_plurals`), when it differs from `skeleton`."""
+        nouns after a count as printed, `skeleton_with_plurals`), when it differs from `skeleton`; when
+        the one `rounds-fp:5` read differs too (`normalize_fifth`), that one, which says the other
+        (`ReadBefore`)."""
         if self._skeleton is None:
             self._read_skeletons()
         return self._before
@@ -134,12 +140,17 @@ class ShapeInfo:
         assert text is not None
         normalized = apply_spans(text, self.spans)
         tokens = _interned(skeleton(normalized))
-        # (the rules added since match nothing where `_MASKED_IN_FP5` finds nothing, and without a count
-        # nothing is read in the singular)
-        normalized_before = normalize_before(text) if _MASKED_IN_FP5.search(text) else normalized
+        # (the rules added since match nothing where `_MASKED_IN_FP5` and `_MASKED_IN_FP6` find nothing,
+        # and without a count nothing is read in the singular)
+        since_fifth = _MASKED_IN_FP6.search(text) is not None
+        fifth = normalize_fifth(text) if since_fifth else normalized
+        since_fourth = since_fifth or _MASKED_IN_FP5.search(text) is not None
+        normalized_before = normalize_before(text) if since_fourth else normalized
         if normalized_before != normalized or "<int> " in normalized:
             before = skeleton_with_plurals(normalized_before)
             self._before = None if before == tokens else _interned(before)
+        if fifth != normalized:
+            self._before = _read_before(_interned(skeleton(fifth)), tokens, self._before)
         if REDACTED_MARK in normalized_before:
             earlier = skeleton_with_context(normalized_before)
             self._earlier = None if earlier == tokens else _interned(earlier)
@@ -154,6 +165,26 @@ class ShapeInfo:
         # the first message is kept only as long as something is still to be read from it
         if self._skeleton is not None and self._may_hold_code is not None:
             self._text = None
+
+
+class ReadBefore(tuple[str, ...]):
+    """The skeleton `rounds-fp:5` read, where it differs from this version's (`ShapeInfo.before`): found
+    the way that version's (`earlier_readings`), then `fourth`, the one `rounds-fp:4` read, when that
+    differs from it."""
+
+    fourth: tuple[str, ...] | None
+
+
+def _read_before(
+    fifth: tuple[str, ...], tokens: tuple[str, ...], fourth: tuple[str, ...] | None
+) -> tuple[str, ...] | None:
+    """`ShapeInfo.before` of a shape `rounds-fp:5` read into `fifth` (`fourth`: what `rounds-fp:4` read,
+    None when the same as this version's)."""
+    if fifth == tokens:
+        return fourth
+    read = ReadBefore(fifth)
+    read.fourth = None if (fourth or tokens) == fifth else (fourth or tokens)
+    return read
 
 
 def read_otherwise_before(shape: ShapeInfo) -> bool:
