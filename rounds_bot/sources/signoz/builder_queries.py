@@ -99,6 +99,8 @@ NAMED_LOG_ATTRIBUTES = (
 )
 #: where the number forms of a named read's attributes are joined to its row (`row_pages.named_reader`)
 NUMBERS = "__numbers"
+#: set on a row `NamedLogQueries.row` rebuilt from a read by name: its maps hold the named keys only
+READ_BY_NAME = "read_by_name"
 
 
 def _unique(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -153,7 +155,16 @@ class NamedLogQueries:
         row["attributes_string"] = _present(data, self.strings)
         row["resources_string"] = _present(data, NAMED_LOG_RESOURCES)
         row["attributes_number"] = _numbers(data.get(NUMBERS) or {}, self.code_attributes)
+        row[READ_BY_NAME] = True
         return row
+
+    def named_part(
+        self, attributes: dict[str, str], resources: dict[str, str]
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The string attributes and resources a read by name holds of a record, from a whole read's maps
+        (the same keys, an empty value dropped as `row` drops it): a copy read whole and one read by name
+        are compared on these (`record_identity`)."""
+        return _present(attributes, self.strings), _present(resources, NAMED_LOG_RESOURCES)
 
 
 def _present(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from rounds_bot.sources.signoz.queries import (
     log_neighbours_sql,
     query_range_request,
 )
+from rounds_bot.sources.signoz.record_identity import RecordIdentity
 from rounds_bot.sources.signoz.sql_permission import SqlPermission
 from rounds_bot.sources.signoz.times import check_unix_ns, ns_to_datetime
 from rounds_bot.sources.signoz.wire import Lenient
@@ -101,6 +102,7 @@ class RawLog(Lenient):
     attributes_number: dict[str, float] = Field(default_factory=dict)
     attributes_bool: dict[str, bool] = Field(default_factory=dict)
     resources_string: dict[str, str] = Field(default_factory=dict)
+    read_by_name: bool = False  # `builder_queries.READ_BY_NAME`: its maps hold only what rounds names
 
 
 def record_error_code(strings: dict[str, str], numbers: dict[str, float], names: tuple[str, ...]) -> str:
@@ -253,19 +255,22 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
         error_code = record_error_code(record.attributes_string, record.attributes_number, self._code_names)
         return (service, exception_type, error_code, normalise_message(log_message(record)))
 
-    def _identity(self, record: RawLog, timestamp_ns: int) -> tuple[object, ...]:
-        resources = tuple(sorted(record.resources_string.items()))
-        attributes = tuple(sorted(record.attributes_string.items()))
-        message = log_message(record)
-        return (
+    def _identity(self, record: RawLog, timestamp_ns: int) -> RecordIdentity:
+        """`queries.LOG_IDENTITY`: the resources and string attributes are compared whole between whole
+        reads, and on the keys a read by name holds where one copy was read by name."""
+        attributes, resources = self._named.named_part(record.attributes_string, record.resources_string)
+        shared = (
             timestamp_ns,
             record.trace_id,
             record.span_id,
-            resources,
+            _items(resources),
             record.severity_number,
-            message,
-            attributes,
+            log_message(record),
+            _items(attributes),
         )
+        if record.read_by_name:
+            return RecordIdentity(shared, None)
+        return RecordIdentity(shared, (_items(record.resources_string), _items(record.attributes_string)))
 
     def _environment(self, record: RawLog) -> str:
         return environment_of(record.resources_string) or ""
@@ -355,6 +360,10 @@ class ErrorLogsReader(GroupedRowsReader[LogGroupRow, RawLog]):
             count=row.occurrences,
             source_url=self._links.log(row.sample_id, row.last_seen_ns) if row.sample_id else None,
         )
+
+
+def _items(values: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(values.items()))
 
 
 def log_message(record: RawLog) -> str:

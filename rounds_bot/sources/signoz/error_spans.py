@@ -28,6 +28,7 @@ from rounds_bot.sources.signoz.collector import (
 )
 from rounds_bot.sources.signoz.grouped_rows import GroupedRowsReader, GroupKey
 from rounds_bot.sources.signoz.queries import error_span_groups_sql
+from rounds_bot.sources.signoz.record_identity import RecordIdentity
 from rounds_bot.sources.signoz.times import ns_to_datetime, parse_rfc3339_ns
 from rounds_bot.sources.signoz.wire import Lenient, exception_event
 
@@ -102,8 +103,8 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             record.response_status_code,
         )
 
-    def _identity(self, record: RawSpan, timestamp_ns: int) -> tuple[object, ...]:
-        return (record.trace_id, record.span_id)
+    def _identity(self, record: RawSpan, timestamp_ns: int) -> RecordIdentity:
+        return RecordIdentity((record.trace_id, record.span_id))  # a span is always read whole
 
     def _environment(self, record: RawSpan) -> str:
         return record.environment

@@ -17,6 +17,7 @@ from rounds_bot.sources.signoz.collector import Collector, FoundGroup, GroupSpan
 from rounds_bot.sources.signoz.failures import SignozHTTPError
 from rounds_bot.sources.signoz.links import UiLinks
 from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT, clickhouse_sql
+from rounds_bot.sources.signoz.record_identity import RecordIdentity, SeenRecords
 from rounds_bot.sources.signoz.row_pages import PageSplitter, iter_rows, joined_reader, page_reader
 from rounds_bot.sources.signoz.sql_permission import REFUSED_SQL_NOTE, SqlPermission
 from rounds_bot.sources.signoz.times import check_unix_ns
@@ -123,7 +124,7 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             )
         )
         tallies: dict[GroupKey, RowTally] = {}
-        seen: set[tuple[object, ...]] = set()
+        seen = SeenRecords()
         pages = PageSplitter(page_reader(self._client, start_ns, end_ns, self._raw_query))
         named = self._named_raw_queries()
         if named:
@@ -152,10 +153,8 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
             key = self._key(record)
             if key is None:
                 continue
-            identity = self._identity(record, timestamp_ns)
-            if identity in seen:
+            if not seen.first(self._identity(record, timestamp_ns)):
                 continue  # a collector's retried copy of a row read already (`queries.SPAN_IDENTITY`)
-            seen.add(identity)
             tallies.setdefault(key, self._new_tally()).add(
                 timestamp_ns, {"record": record}, self._environment(record)
             )
@@ -206,9 +205,10 @@ class GroupedRowsReader(ABC, Generic[GroupT, RawT]):
         """The group of a raw row, or None to leave the row out."""
 
     @abstractmethod
-    def _identity(self, record: RawT, timestamp_ns: int) -> tuple[object, ...]:
+    def _identity(self, record: RawT, timestamp_ns: int) -> RecordIdentity:
         """What a collector's retried copy of the row shares and two real records never do, as the grouped
-        query's identity (`queries.SPAN_IDENTITY`, `queries.LOG_IDENTITY`) names it."""
+        query's identity (`queries.SPAN_IDENTITY`, `queries.LOG_IDENTITY`) names it; split in what a read by
+        name holds too and what only a whole read does (`record_identity`)."""
 
     def _environment(self, record: RawT) -> str:
         """The environment a raw row ran in ("" when it does not say)."""
