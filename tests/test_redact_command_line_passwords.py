@@ -24,6 +24,12 @@ COMMANDS = (
     "bcp dbo.orders out orders.dat -S db -U sa -P {v} -c",
     # a quoted argument holding a separator is the same command's
     'sqlcmd -S db -Q "SELECT 1; SELECT 2" -P {v}',
+    # an apostrophe inside a name is a character of it, as a program logging its command line writes it,
+    # even when a quoted argument follows
+    "docker login -u o'brien -p {v} registry.example.com",
+    "mysql -u o'brien -p{v} -e 'select 1'",
+    # a quote that nothing closes on its line opens nothing
+    'docker login -u "bob -p {v} registry.example.com',
     # the other clients' flags: the same command's, up to a shell's separator
     "mysql -u root -p{v} orders",
     '["mysql", "-u", "root", "-p{v}"]',
@@ -34,6 +40,25 @@ COMMANDS = (
     "curl https://api.internal/search?a=1&b=2 -u admin:{v}",
     'curl "https://api.internal/search?a=1&b=2" -u admin:{v}',
     "smbclient //files/share -U bob%{v}",
+    # a password a command takes by its place among its arguments: Apache's and Mosquitto's password file
+    # tools in batch mode, RabbitMQ's user commands, Windows' `net use` (before or after `/user:`)
+    "htpasswd -b /etc/nginx/.htpasswd admin {v}",
+    "htpasswd -cbB -C 12 /etc/nginx/.htpasswd admin {v}",
+    "htpasswd -nb admin {v}",
+    "mosquitto_passwd -b /etc/mosquitto/passwd iot {v}",
+    "rabbitmqctl add_user deploy {v}",
+    "rabbitmqctl -n rabbit@mq1 change_password guest {v}",
+    "net use Z: \\\\fileserver\\share {v} /user:ACME\\bob",
+    "net use \\\\fileserver\\share /user:ACME\\bob {v} /persistent:no",
+    # Mosquitto's clients' `-P` (their `-p` is a port)
+    "mosquitto_pub -h broker -p 1883 -u iot -P {v} -t a -m b",
+    "mosquitto_sub -h broker --pw {v} -t a",
+    # a password written to a command that reads it on its standard input
+    "echo '{v}' | sudo -S systemctl restart app",
+    'echo "{v}" | docker login -u bob --password-stdin ghcr.io',
+    "printf '%s' '{v}' | docker login --username bob --password-stdin",
+    "echo 'bob:{v}' | chpasswd",
+    "echo -n {v} | passwd --stdin bob",
 )
 
 
@@ -61,6 +86,21 @@ KEPT = (
     "redis-cli -h cache ping; ls -a /tmp",
     "ldapsearch -x -D cn=admin && grep -w token access.log",
     "curl https://api.internal/health | grep -u admin:x",
+    "docker login -u o'brien --password-stdin ghcr.io; docker run -p 8080:80 nginx",
+    # the same commands with no password on their line: it is asked for, read from a variable or a file
+    "htpasswd -D /etc/nginx/.htpasswd admin",
+    "htpasswd -c /etc/nginx/.htpasswd admin",
+    "htpasswd -bD /etc/nginx/.htpasswd admin",
+    "htpasswd -nb admin $HTPASSWD 2>/dev/null",
+    "rabbitmqctl list_users",
+    "rabbitmqctl delete_user deploy",
+    "mosquitto_sub -h broker -p 1883 -t 'sensors/#' -v",
+    "net use Z: \\\\fileserver\\share /persistent:yes",
+    "net use Z: \\\\fileserver\\share * /user:ACME\\bob",
+    'echo "$REGISTRY_PASSWORD" | docker login -u bob --password-stdin ghcr.io',
+    "echo $SUDO_PASSWORD | sudo -S true",
+    "echo hello | grep -S x",
+    "echo done | tee -a deploy.log",
 )
 
 
@@ -69,6 +109,46 @@ def test_another_option_of_the_same_letter_stays(text: str) -> None:
     assert redact(text) == text
 
 
+#: Redis' password directives, as `redis.conf` writes them, a command line gives them and `CONFIG SET` (and
+#: `MONITOR`'s quoted echo of it) sets them
+REDIS_DIRECTIVES = (
+    "requirepass {v}",
+    "  masterauth {v}",
+    "redis-server /etc/redis.conf --requirepass {v} --port 6380",
+    'CONFIG SET requirepass "{v}"',
+    '1700000000.123456 [0 10.0.0.5:51234] "CONFIG" "SET" "masterauth" "{v}"',
+)
+REDIS_KEPT = (
+    "# requirepass foobared",
+    "WARNING: no requirepass is set, protected mode is on",
+    'CONFIG SET requirepass ""',
+    "CONFIG GET requirepass",
+)
+
+
+@pytest.mark.parametrize("line", REDIS_DIRECTIVES)
+def test_a_password_a_redis_directive_sets_is_redacted(line: str) -> None:
+    out = redact(line.format(v=SECRET))
+    assert SECRET not in out, out
+    assert "[REDACTED:password]" in out
+
+
+@pytest.mark.parametrize("line", REDIS_KEPT)
+def test_a_redis_directive_that_sets_no_password_stays(line: str) -> None:
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ["'a' " * 40, "o'b " * 200, "' " * 300, "'" * 2000, "\"a\" o'b 'c' \" " * 60, "x'y' " * 100],
+)
+def test_a_login_with_many_quotes_and_no_password_flag_is_read_in_linear_time(arguments: str) -> None:
+    # were a quote read two ways (opening a quoted argument, or a character on its own), each quote would
+    # double the ways to read the line: this text would take hours
+    text = f"docker login -u ci {arguments}--password-stdin ghcr.io"
+    assert redact(text) == text
+
+
 def test_every_engine_gives_the_reference_text_for_command_lines() -> None:
-    texts = [command.format(v=SECRET) for command in COMMANDS] + list(KEPT)
+    texts = [command.format(v=SECRET) for command in COMMANDS + REDIS_DIRECTIVES] + list(KEPT + REDIS_KEPT)
     assert assert_same(_rules("all"), texts) == len(texts)

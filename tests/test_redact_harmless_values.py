@@ -96,6 +96,33 @@ def test_a_pair_after_the_token_type_stays(text: str) -> None:
     assert redact(text) == text
 
 
+#: the next pair after a path or a sentence that ends with a secret's name keeps its value, in snake, kebab or
+#: camel case; a value a sentence gives a password is still redacted, an `=` inside it or not
+AFTER_THE_WORD = (
+    "PUT /v1/account/password user_id=42",
+    "POST /api/users/42/password request_id=7f3a9c2e1b duration_ms=31",
+    "reset password request-id=7f3a9c2e1b",
+    "vault kv get secret/app/password version=3",
+    "GET /settings/token requestId=c0ffee42",
+    "secret_name=prod/db/password region=us-east-1",
+)
+PROSE_PASSWORDS = (
+    ("using password Xk9=pq2Lm for user bob", "Xk9=pq2Lm"),
+    ("password was set to Xq7=Lm2pZ9v.", "Xq7=Lm2pZ9v"),
+    ("password is 7f3a9c2e1bQ", "7f3a9c2e1bQ"),
+)
+
+
+@pytest.mark.parametrize("text", AFTER_THE_WORD)
+def test_a_pair_after_a_secret_word_ending_a_path_or_a_sentence_stays(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), PROSE_PASSWORDS)
+def test_a_password_a_sentence_gives_with_an_equals_sign_is_redacted(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
 @pytest.mark.parametrize(("text", "secret"), REDACTED)
 def test_the_secret_beside_them_is_still_redacted(text: str, secret: str) -> None:
     out = redact(text)
@@ -103,5 +130,7 @@ def test_the_secret_beside_them_is_still_redacted(text: str, secret: str) -> Non
 
 
 def test_every_engine_gives_the_reference_text_for_them() -> None:
-    texts = list(KEPT) + [text for text, _ in (*REDACTED, *SESSION_SECRETS, *BEARER_WITH_EQUALS)]
+    texts = list(KEPT + AFTER_THE_WORD) + [
+        text for text, _ in (*REDACTED, *SESSION_SECRETS, *BEARER_WITH_EQUALS, *PROSE_PASSWORDS)
+    ]
     assert assert_same(_rules("all"), texts) == len(texts)

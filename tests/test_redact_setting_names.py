@@ -22,6 +22,15 @@ KEPT = (
     "api_key=$STRIPE_SECRET_KEY",
     "DB_PASSWORD=$env:DB_PASSWORD",
     "token=%API_TOKEN%",
+    # where a secret is kept: a file (the `_FILE` variables of Docker's official images), an AWS ARN
+    "DB_PASSWORD_FILE=/run/secrets/db_password",
+    "MYSQL_ROOT_PASSWORD_FILE=/run/secrets/root",
+    "password_file=/etc/app/pw.txt secret_file=/etc/app/secret",
+    "signing_key_arn=arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    # a policy's setting: how many old passwords are remembered; a feature switched on or off
+    "password_policy=strong password_min_length=12 password_history=5",
+    "keycloak: token_exchange=enabled client_auth_method=client_secret_basic",
+    "password_expiry_warning=disabled",
 )
 REDACTED = (
     ("SESSION_SECRET=keyboardcat42", "keyboardcat42"),
@@ -29,6 +38,8 @@ REDACTED = (
     ("password=$ecretP4ss", "$ecretP4ss"),
     ("şi̇fre: Gizli1234", "Gizli1234"),
     ("ŞİFRE: Gizli1234", "Gizli1234"),
+    ("password_hist=Hist0ry2024x", "Hist0ry2024x"),
+    ("DB_PASSWORD=K8sS3cretPw file=/run/secrets/x", "K8sS3cretPw"),
 )
 
 

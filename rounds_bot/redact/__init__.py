@@ -11,6 +11,8 @@
     nearby.py    vendor tokens in a plain format, after the vendor's name nearby (trufflehog's detectors)
     hashes.py    password hashes by format (bcrypt, Argon2, crypt's SHA and MD5, yescrypt, Django's)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
+    arguments.py passwords a command takes by an argument's place (`htpasswd -b`, `rabbitmqctl add_user`,
+                 `net use`), on its input (`echo ... | sudo -S`), or by Redis' `requirepass`
     wrapped.py   a secret's value a fixed-width wrap broke onto the next line
     pair_values.py  whether the value a name points at is the secret: not a placeholder, not prose
     foreign.py   a password named in another language (`Passwort:`, `senha=`, `пароль:`, `密码：`)

@@ -62,6 +62,7 @@ _SECRET_WORDS = {
     "pin": "password",
     "dsn": "credentials",
     "sas": "signature",
+    "psk": "password",  # a pre-shared key: wpa_supplicant's `psk="..."`, an IPsec peer's
 }
 # Two words that make a secret together: api key, access key, client secret, ...
 _KEY_PREFIXES = {
@@ -149,6 +150,13 @@ _ABOUT = {
     "manager",
     "store",
     "tokens",
+    # where a secret is kept, not the secret: a file holding it (the `_FILE` variables of Docker's official
+    # images, `POSTGRES_PASSWORD_FILE=/run/secrets/db`) and its ARN on AWS (a Secrets Manager secret's, a
+    # KMS key's: `signing_key_arn=arn:aws:kms:...`)
+    "file",
+    "arn",
+    # how many old passwords a policy remembers (`password_history=5`, as Active Directory and PAM name it)
+    "history",
     # a class or module named after a secret is code, not a secret: `PasswordResetController: 404`,
     # `JwtDecoder: kid unknown`, and a file name in a stack frame keeps its line (`SessionImpl.java:42`)
     "controller",

@@ -38,6 +38,9 @@ _PLACEHOLDERS = {
     "invalid",
     "expired",
     "empty",
+    # a feature switched on or off (`token_exchange=enabled`)
+    "enabled",
+    "disabled",
     # MySQL's own message says whether one was given: `Access denied for user ... (using password: YES)`
     "yes",
     "no",
@@ -217,7 +220,13 @@ def _accept_prose(match: re.Match[str]) -> bool:
     `password was changed`, `password for user`), and a word after `password` alone is one too."""
     if not match["verb"] and match["key"].lower() not in _PASSWORD_WORDS:
         return False
-    return password_shaped(match["value"].strip("\"'"))
+    value = match["value"].strip("\"'")
+    name, inside, _ = value.partition("=")
+    if inside and _PAIR_NAME.fullmatch(name):
+        # the next pair after a path or a sentence that ends with the word (`PUT /account/password
+        # user_id=42`, `reset password request_id=...`): its own value is its name's
+        return False
+    return password_shaped(value)
 
 
 #: a version has letters and digits too (`v1.2.3-beta`), and so has a path (`/api/v2/login`)
@@ -258,8 +267,11 @@ _TEMPLATE_OPENINGS = frozenset({"$", "%", "#"})
 
 #: a reference to an environment variable, the value the configuration reads instead of a secret written in
 #: it: a shell's `$DB_PASSWORD` (upper case, as environment variables are named: `$ecretP4ss` is a value),
-#: Windows' `%DB_PASSWORD%`, PowerShell's `$env:DB_PASSWORD` (gitleaks' allowlists pass such references)
-_VARIABLE = re.compile(r"\$[A-Z_][A-Z0-9_]{1,63}|%[A-Za-z_]\w{1,63}%|\$env:[A-Za-z_]\w{1,63}", re.ASCII)
+#: Windows' `%DB_PASSWORD%`, PowerShell's `$env:DB_PASSWORD` (gitleaks' allowlists pass such references),
+#: and Kubernetes' `$(DB_PASSWORD)`, another variable of the container's environment
+_VARIABLE = re.compile(
+    r"\$[A-Z_][A-Z0-9_]{1,63}|%[A-Za-z_]\w{1,63}%|\$env:[A-Za-z_]\w{1,63}|\$\([A-Za-z_]\w{1,63}\)", re.ASCII
+)
 
 
 def _placeholder(bare: str) -> bool:

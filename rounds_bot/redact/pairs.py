@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from rounds_bot.redact.arguments import ARGUMENT, SAME_COMMAND
 from rounds_bot.redact.keys import REFUSED_NAME_ENDINGS, SECRET_NAME_WORDS
 from rounds_bot.redact.pair_values import (
     _accept_basic,
@@ -72,10 +73,14 @@ _ELEMENT = (
 #: `setProperty("API_TOKEN", "...")`, `headers.set('X-Api-Key', '...')`: quoted name, comma, quoted value
 #: the first two arguments of a call or an initialiser, not any two strings of a list
 _CALL = r"""[(\[{][ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60}+)["'][ \t]{0,3},[ \t]{0,3}""" + _QUOTED_VALUE
-#: `<entry name="apiToken" value="..."/>`, `{"name": "api_token", "value": "..."}`, `Name=... Value=...`
+#: `<entry name="apiToken" value="..."/>`, `{"name": "api_token", "value": "..."}`, `Name=... Value=...`,
+#: and a Kubernetes container's environment entry, whose YAML quotes neither (`- name: DB_PASSWORD` and,
+#: on the next line, `value: ...`)
 _NAME_VALUE = (
-    r"""(?i)\b(?:name|key)["']?[ \t]{0,3}[:=][ \t]{0,3}["'](?P<key>[A-Za-z_][\w.-]{0,60})["'][ \t]{0,3},?"""
-    r"""\s{0,40}["']?value["']?[ \t]{0,3}[:=][ \t]{0,3}""" + _QUOTED_VALUE
+    r"""(?i)\b(?:name|key)["']?[ \t]{0,3}[:=][ \t]{0,3}"""
+    r"""["']?(?P<key>[A-Za-z_][\w.-]{0,60}+)["']?[ \t]{0,3},?"""
+    r"""\s{0,40}["']?value["']?[ \t]{0,3}[:=][ \t]{0,3}"""
+    r"""(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}'|[^\s"',;}]{1,500})"""
 )
 #: `apiToken,abc123...,`: a name and a value side by side in a comma-separated row
 #: (read from the comma: the name is read behind it, `_named_behind`, which is faster than trying every word)
@@ -98,14 +103,6 @@ _PROSE = (
 )
 
 
-#: a value on its own, quoted or bare: what a command line or a connection string gives a password as
-_ARG = r"""('[^'\n]{1,200}'|"[^"\n]{1,200}"|[^\s"';]{1,200})"""
-#: the rest of one command, up to a flag of its own: a shell's `&&`, `||`, `;`, `|`, `&` or a line break
-#: begins another command, whose `-p` is not the login's (`docker login ... && docker run -p 8080:80`);
-#: a quoted argument (`-Q "SELECT 1; SELECT 2"`) is read whole, and an `&` inside a word is a URL's
-#: (`?a=1&b=2`). No character may be read two ways (a quote only opens a quoted argument): a line of many
-#: quotes and no flag would take exponential time
-_SAME_COMMAND = r"""(?:[^\n;|&"']|&(?![&\s])|"[^"\n]{0,200}"|'[^'\n]{0,200}'){0,300}?"""
 #: Oracle's and MySQL's `CREATE USER` / `ALTER USER` (and `ROLE`) statement, up to its `IDENTIFIED BY`, and
 #: Oracle's `GRANT CONNECT TO scott IDENTIFIED BY tiger` (which creates the user): prose (`the user was
 #: identified by email`) names no statement
@@ -190,17 +187,17 @@ PAIRS: tuple[Rule, ...] = (
     rule(
         "password",
         r"(?i)\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
-        + _SAME_COMMAND
+        + SAME_COMMAND
         # (an argument list's next item: `"-u", "root", "-pSECRET"`)
         + r"""(?:[ \t"',]|"[ \t]{0,3},[ \t]{0,3}")-p"""
-        r"|redis-cli\b" + _SAME_COMMAND + r"[ \t]-a[ \t]+"
-        r"|ldap\w{0,10}\b" + _SAME_COMMAND + r"[ \t]-w[ \t]+"
+        r"|redis-cli\b" + SAME_COMMAND + r"[ \t]-a[ \t]+"
+        r"|ldap\w{0,10}\b" + SAME_COMMAND + r"[ \t]-w[ \t]+"
         r"|sshpass[ \t]+-p[ \t]*"
-        r"|smbclient\b" + _SAME_COMMAND + r"[ \t]-U[ \t]*[^\s%]{1,64}%"
+        r"|smbclient\b" + SAME_COMMAND + r"[ \t]-U[ \t]*[^\s%]{1,64}%"
         r"|(?:curl|wget)\b"
-        + _SAME_COMMAND
+        + SAME_COMMAND
         + r"[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"'\[]{1,100}:)"
-        + _ARG,
+        + ARGUMENT,
         "mysql",
         "mariadb",
         "redis-cli",
@@ -217,7 +214,7 @@ PAIRS: tuple[Rule, ...] = (
     rule(
         "password",
         r"\b(?:(?:(?:docker|podman|buildah|oras|helm[ \t]+registry|az)[ \t]+login)\b"
-        + (_SAME_COMMAND + r"[ \t]-p|(?:sqlcmd|bcp|osql)\b" + _SAME_COMMAND + r"[ \t]-P)[ \t]+" + _ARG),
+        + (SAME_COMMAND + r"[ \t]-p|(?:sqlcmd|bcp|osql)\b" + SAME_COMMAND + r"[ \t]-P)[ \t]+" + ARGUMENT),
         "login",
         "sqlcmd",
         "bcp",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from rounds_bot.redact import decode, phrases
+from rounds_bot.redact.arguments import ARGUMENTS
 from rounds_bot.redact.decode import Where, hex_runs_hide_nothing, rejudge
 from rounds_bot.redact.engine import ScanningRuleSet, apply, rule_set
 from rounds_bot.redact.foreign import FOREIGN
@@ -89,7 +90,18 @@ def sanitize(text: str) -> str:
 
 @cache
 def _rules(ips: IpPolicy) -> tuple[Rule, ...]:
-    return TOKENS + VENDORS + PASSWORD_HASHES + WRAPPED + PAIRS + FOREIGN + NEARBY + PERSONAL + ip_rules(ips)
+    return (
+        TOKENS
+        + VENDORS
+        + PASSWORD_HASHES
+        + WRAPPED
+        + PAIRS
+        + ARGUMENTS
+        + FOREIGN
+        + NEARBY
+        + PERSONAL
+        + ip_rules(ips)
+    )
 
 
 def unchanged(text: str, *, ips: IpPolicy = "all") -> bool:
