@@ -245,3 +245,87 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_na
     )
     assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
     assert all("an earlier version" in a.explanation.splitlines()[-1] for a in found)
+
+
+def _unsymbolicated(load: int, offset: int = 39620) -> str:
+    """Apple's crash report of an app without its symbols (`image  address  load address + offset`), and a
+    Boost.Stacktrace frame without a symbol (its address `in` the binary): the load address moves with every
+    launch (ASLR)."""
+    return (
+        "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
+        "Thread 0 Crashed:\n"
+        f"0   Shop                          {load + offset:#018x} {load:#x} + {offset}\n"
+        f"1   Shop                          {load + 39896:#018x} {load:#x} + 39896\n"
+        f"2   libdyld.dylib                 0x00000001a1b2c3d4 start + 4\n"
+    )
+
+
+def test_a_frame_named_by_its_address_alone_names_no_function() -> None:
+    boost = f" 0# 0x000055D4C11A2B in ./server\n{BOOST.split(chr(10), 1)[1]}"
+    trace = parse_stacktrace(boost)
+    assert trace is not None
+    assert trace.exceptions[0].frames[0] == Frame(None, module="server")
+    trace = parse_stacktrace(_unsymbolicated(0x100A18000))
+    assert trace is not None
+    assert [(f.module, f.function) for f in trace.exceptions[0].frames] == [
+        ("Shop", None),
+        ("Shop", None),
+        ("libdyld.dylib", "start"),
+    ]
+
+
+def test_an_unsymbolicated_crash_is_one_signature_wherever_its_image_was_loaded() -> None:
+    placed = GroupingEngine().assign_all(
+        [_event(n, _unsymbolicated(load)) for n, load in enumerate((0x100A18000, 0x104C3C000, 0x1028F4000))]
+    )
+    assert len({a.signature_id for a in placed}) == 1
+
+
+def _tombstone(site: str, pid: int, build_id: str) -> str:
+    """Android's debuggerd (a tombstone, as logcat shows it after its `DEBUG` tag): `#00 pc <offset in the
+    image>  <image> (<function>+<offset>) (BuildId: <id>)`, a frame of another thread's stack after it."""
+    app = "/data/app/~~Xy12AbC==/com.example.shop-Qw3Er==/lib/arm64/libshop.so"
+    libc = "/apex/com.android.runtime/lib64/bionic/libc.so"
+    apk = "/data/app/~~Xy12AbC==/com.example.shop-Qw3Er==/base.apk"
+    return f"""*** *** *** *** *** *** *** *** *** *** *** *** *** *** *** ***
+Build fingerprint: 'google/oriole/oriole:14/AP2A.240905.003/12231197:user/release-keys'
+ABI: 'arm64'
+pid: {pid}, tid: {pid + 31}, name: RenderThread  >>> com.example.shop <<<
+signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0000000000000000
+Cause: null pointer dereference
+    x0  0000000000000000  x1  0000007fc{pid:05x}a0  x2  0000000000000010  x3  0000000000000000
+backtrace:
+      #00 pc 00000000000a1b2c  {app} ({site}+44) (BuildId: {build_id})
+      #01 pc 00000000000a0f10  {app} (Renderer::draw(Frame const&)+120) (BuildId: {build_id})
+      #02 pc 0000000000012345  {apk}!libvendor.so (offset 0x1234000) (BuildId: 77aa)
+      #03 pc 00000000000d1234  {libc} (__pthread_start(void*)+196) (BuildId: 0a1b2c3d4e5f60718293a4b5c6d7e8f9)
+
+--- --- --- --- --- --- --- --- --- --- --- --- --- --- --- ---
+pid: {pid}, tid: {pid}, name: com.example.shop  >>> com.example.shop <<<
+backtrace:
+      #00 pc 000000000009c0a8  {libc} (__epoll_pwait+8) (BuildId: 0a1b2c3d4e5f60718293a4b5c6d7e8f9)
+"""
+
+
+def test_an_android_tombstones_crashed_stack_is_read() -> None:
+    trace = parse_stacktrace(_tombstone("Mesh::upload()", 12001, "aa11bb22cc33dd44"))
+    assert trace is not None and trace.runtime == "native"
+    (exception,) = trace.exceptions
+    assert exception.type == "SIGSEGV"
+    assert list(exception.frames) == [
+        Frame("Mesh::upload", module="libshop.so"),
+        Frame("Renderer::draw", module="libshop.so"),
+        Frame(None, module="libvendor.so"),
+        Frame("__pthread_start", module="libc.so"),
+    ]
+
+
+def test_one_tombstones_crash_site_is_one_signature_and_two_are_two() -> None:
+    placed = GroupingEngine().assign_all(
+        [
+            _event(1, _tombstone("Mesh::upload()", 12001, "aa11bb22cc33dd44")),
+            _event(2, _tombstone("Mesh::upload()", 3170, "ee55ff6600778899")),  # another run of another build
+            _event(3, _tombstone("Texture::bind(int)", 12001, "aa11bb22cc33dd44")),
+        ]
+    )
+    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id

@@ -11,6 +11,8 @@ it.
      0# parse_header(char const*) at /src/http.cpp:88                                     (Boost.Stacktrace)
     ./server(parse_header+0x1c) [0x400a3c]                                    (glibc's `backtrace_symbols`)
     1   Shop   0x0000000100a1b2c4 CartView.total() + 120 (CartView.swift:42)     (Apple's crash reports)
+    signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0                           (Android's tombstones)
+          #00 pc 00000000000a1b2c  /data/app/~~Xy==/com.shop-Qw==/lib/arm64/libshop.so (Mesh::upload()+44)
 
 The sanitizers' layout is their default `stack_trace_format` (`#%n %p %F %L`: the frame's number, its address,
 `in` and the function, then `file:line:column` or `(module+offset)`). Only the stack that crashed is read: the
@@ -19,7 +21,14 @@ first one, or the one after Apple's `Thread N Crashed:`. The stacks a report add
 say where memory came from, not where the program failed; a frame numbered 0 again starts one, and ends
 the reading. A function is named without its arguments, return type or a compiler's clone suffixes
 (`.isra.0`, `.constprop.1`, `.part.0`, `.cold`), so the same code compiled again names the same frames.
-Addresses and offsets are never read: they change with each build and each run.
+Addresses and offsets are never read: they change with each build and each run. A frame a report names by
+an address alone (Boost.Stacktrace's `0# 0x000055D4C11A2B in ./server`, Apple's unsymbolicated `0x100a18000 +
+39620`, the image's load address) names no function, only its image: the address moves with every launch.
+Android's debuggerd prints a frame's `pc` as an offset in its image, then the image's path (an app's holds
+per-install random directories; a library inside the APK is `base.apk!libshop.so`, `(offset 0x...)` after
+it), the function with its offset, and the build's id, `(BuildId: 9f1e...)` (AOSP's debuggerd,
+`libdebuggerd/tombstone_proto_to_text.cpp`, and the NDK's "Diagnosing native crashes"): the image's name and
+the function are read.
 """
 
 from __future__ import annotations
@@ -51,9 +60,20 @@ _APPLE = re.compile(
     r"^(?P<n>\d{1,5})\s+(?P<image>\S{1,256})\s+0x[0-9a-fA-F]{1,16}\s+(?P<fn>.{1,2048}?)(?: \+ \d{1,12})?"
     r"(?: \((?P<file>[^():\s]{1,1024}):(?P<line>\d{1,9})\))?$"
 )
+#: Android's debuggerd: `#00 pc <offset>  <image> (offset 0x...) (<function>+<offset>) (BuildId: <id>)`, each
+#: part after the image optional (the function's offset always printed with it)
+_ANDROID = re.compile(
+    r"^\s*#(?P<n>\d{1,5}) pc [0-9a-f]{8,16}\s+(?P<image>[^\s(][^()]{0,1023}?)"
+    r"(?: \(offset 0x[0-9a-f]{1,16}\))?(?: \((?P<fn>.{1,2048}?)\+\d{1,12}\))?"
+    r"(?: \(BuildId: [0-9a-f]{1,128}\))?$"
+)
+#: an address in an image's name (an anonymous mapping's, `<anonymous:79b5a3f000>`): it changes with every run
+_MAPPING_ADDRESS = re.compile(r":[0-9a-f]{1,16}>$")
+#: a function named by its address alone (module docstring)
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
 _APPLE_CRASHED = re.compile(r"^Thread \d{1,5}(?: name: .*)? Crashed")
 #: the header lines that say what failed: a sanitizer's report, a signal gdb caught, Apple's exception type,
-#: Swift's fatal error
+#: Android's signal line, Swift's fatal error
 _SANITIZER = re.compile(
     r"^(?:==\d{1,10}==)?(?:ERROR|WARNING): (?P<tool>\w{1,40}Sanitizer): (?P<kind>[^(]{1,200}?)"
     r"(?: on (?:unknown )?address\b.*| \(pid=\d+\).*|:.*)?$"
@@ -64,6 +84,7 @@ _SIGNAL = re.compile(
     r"(?P<signal>SIG\w{1,20}), (?P<value>.*?)\.?$"
 )
 _APPLE_TYPE = re.compile(r"^Exception Type:\s+(?P<type>\w{1,64})(?: \((?P<value>[^)]{1,128})\))?")
+_ANDROID_SIGNAL = re.compile(r"^signal \d{1,3} \((?P<signal>SIG\w{1,20})\), (?P<value>.{0,2048})$")
 _SWIFT_FATAL = re.compile(r"^(?P<type>Fatal error): (?P<value>.{0,2048})$")
 #: a compiler's clones of a function (GCC's `.isra.0`, `.constprop.1`, `.part.0`, `.cold`; LLVM's `.llvm.123`)
 _CLONE = re.compile(r"(?:\.(?:isra|constprop|part|cold|lto_priv|llvm)(?:\.\d+)?)+$")
@@ -124,6 +145,9 @@ def _header(line: str) -> tuple[str, str] | None:
     apple = _APPLE_TYPE.match(line)
     if apple:
         return apple["type"], apple["value"] or ""
+    android = _ANDROID_SIGNAL.match(line)
+    if android:
+        return android["signal"], android["value"]
     swift = _SWIFT_FATAL.match(line)
     if swift:
         return swift["type"], swift["value"]
@@ -133,6 +157,10 @@ def _header(line: str) -> tuple[str, str] | None:
 def _frame(line: str) -> tuple[int, Frame | None] | None:
     """The frame's number and the frame a line prints (None for gdb's `<signal handler called>`), or None
     when the line prints no native frame."""
+    android = _ANDROID.match(line) if " pc " in line else None
+    if android is not None:
+        image = _MAPPING_ADDRESS.sub(">", android["image"].strip()).rsplit("!", 1)[-1]
+        return int(android["n"]), _made(android["fn"], None, None, image)
     numbered = _NUMBERED.match(line)
     if numbered is not None and (frame := _numbered_frame(numbered["rest"], line)) is not None:
         return int(numbered["n"]), frame if frame.function not in _NOT_A_FUNCTION or frame.filename else None
@@ -197,6 +225,8 @@ def bare_function(name: str) -> str | None:
     """A function's name without its arguments, return type, ABI tags or clone suffixes:
     `std::vector<int>::at(unsigned long) const` -> `std::vector<int>::at`, `parse.isra.0` -> `parse`."""
     name = _ABI_TAG.sub("", name.replace("<null>", "").strip())  # ThreadSanitizer's unknown function
+    if _ADDRESS.match(name):
+        return None  # an address, not a name (module docstring)
     if name.startswith(("-[", "+[")) and name.endswith("]"):
         return name  # an Objective-C method, `-[UIViewController loadViewIfRequired]`, is named whole
     if name.endswith((")", ") const", ") volatile", ") &", ") &&")) and not name.endswith("operator()"):

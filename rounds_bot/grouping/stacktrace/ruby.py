@@ -5,7 +5,10 @@
         from /usr/local/bundle/gems/actionpack-7.1.2/lib/action_controller/metal.rb:227:in `dispatch'
     /app/models/cart.rb:3:in `load': record missing (ArgumentError)       <- the cause (Ruby 3.1+)
 
-Ruby 3.4 quotes with '...' and names methods `Cart#total`; both spellings are read. Rails
+Ruby 3.4 quotes with '...' and names a method with its class, `Cart#total`, and a singleton method (a
+class method) `Pricing.apply` (its NEWS for 3.4.0): the method is read without the class, as earlier
+Ruby prints it (`` `apply' ``), so an upgrade leaves one bug one problem. Releases before kept a singleton
+method's class (the trace's notes keep the names as printed: `as_read_before`). Rails
 writes `NoMethodError (undefined method ...):` followed by bare `app/...:10:in ...` lines.
 
 Action View compiles each template into a method named after its path, the path's `hash` and the template
@@ -31,9 +34,12 @@ _BLOCK = re.compile(r"^(?:block (?:\(\d+ levels\) )?in |rescue in |ensure in )")
 #: a compiled template's numbers (see the module docstring): the path's hash, of 4 digits or more as Sentry
 #: reads it, its sign as an underscore, and the object's id (Ruby 2.7 and later number objects from 8 up)
 _COMPILED_TEMPLATE = re.compile(r"^(_\w+?)___?\d{4,}_\d{1,20}$")
-#: the note of a frame whose name lost a compiled template's numbers, `RENAMED + "<exception> <frame>
-#: <name>"` (their indexes in the trace, the name as releases before read it): they kept the numbers
-RENAMED = "a frame's name printed a compiled template's numbers: "
+#: Ruby 3.4's singleton method, after its class's name (`Pricing.apply`, `Billing::Pricing.apply`)
+_SINGLETON_METHOD = re.compile(r"^[A-Z]\w{0,255}(?:::[A-Z]\w{0,255}){0,32}\.(?P<method>[^.].{0,511})$")
+#: the note of a frame whose name lost a compiled template's numbers or a singleton method's class,
+#: `RENAMED + "<exception> <frame> <name>"` (their indexes in the trace, the name as releases before read
+#: it): they kept both
+RENAMED = "a frame's name printed a compiled template's numbers or a class method's class: "
 
 
 def is_frame_line(line: str) -> bool:
@@ -74,14 +80,17 @@ def parse(lines: list[str]) -> ParsedTrace | None:
 
 def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     """How releases before read the trace, when they read it otherwise (None for any other trace): each
-    frame that lost a compiled template's numbers (`RENAMED`) named as they named it, numbers and all."""
+    frame that lost a compiled template's numbers or a singleton method's class (`RENAMED`) named as they
+    named it, numbers and class and all."""
     return named_before(trace, RENAMED)
 
 
 def _add_frame(exceptions: list[OpenException], match: re.Match[str], renamed: list[str]) -> None:
-    """The line's frame, under the last exception; a compiled template's name read before is noted."""
+    """The line's frame, under the last exception; a name read otherwise before is noted."""
     before = _function(match)
     function = _COMPILED_TEMPLATE.sub(r"\1", before) if before and before[0] == "_" else before
+    singleton = _SINGLETON_METHOD.match(function) if function and "." in function else None
+    function = singleton["method"] if singleton else function
     frames = exceptions[-1].frames
     if function != before:
         renamed.append(renamed_note(RENAMED, len(exceptions) - 1, len(frames), before))
@@ -89,6 +98,8 @@ def _add_frame(exceptions: list[OpenException], match: re.Match[str], renamed: l
 
 
 def _function(match: re.Match[str]) -> str | None:
+    """The frame's method as releases before read it: without a block's words, nor an instance method's
+    class (`Cart#total`)."""
     function = match["fn"]
     if function:
         function = _BLOCK.sub("", function)

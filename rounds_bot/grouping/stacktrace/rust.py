@@ -29,9 +29,18 @@ with overflow` is every such panic's message, so the location is the only eviden
 frame printed `<unknown>` names no code: it is kept in its place, no one's (`in_app=False`), so it is
 never the app's, nor its crash site.
 
+A symbol mangled the v0 way (`-C symbol-mangling-version=v0`) prints, in a full backtrace, each crate with
+its disambiguator (`shop[5e4d3c2b1a098765]::orders::place`: the standard library's backtrace printer,
+backtrace-rs's `print.rs`, writes a symbol's alternate form only in a short backtrace, and rustc-demangle's
+`v0.rs` leaves the disambiguator out of that form alone), a hash of the crate's metadata that Cargo changes
+with its version, features and profile; and a closure with its index among its parent's closures
+(`{closure#0}`), which another closure written above it changes. Both are left out, the closure named as the
+legacy mangling names it (`{{closure}}`): one panic site is one problem in every build, mangled either way.
+
 Releases before this one read no trace in a panic without a frame (its message's template: `NEWLY_READ`),
 never the location (`Frame.newly_read`), a `<unknown>` frame as the app's `unknown::unknown`
-(`as_read_before`), and no header with the thread's id (`_as_read_without_header`): the signatures they
+(`as_read_before`), a v0 symbol with its disambiguators and closure index (`RENAMED`), and no header with
+the thread's id (`_as_read_without_header`): the signatures they
 made keep receiving their events.
 """
 
@@ -41,6 +50,7 @@ import re
 from dataclasses import replace
 
 from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace
+from rounds_bot.grouping.stacktrace.reading import named_before, renamed_note
 
 #: the thread's id, after its name, in newer releases' header
 _PANIC = re.compile(
@@ -55,6 +65,12 @@ _SYMBOL = re.compile(r"^\s{0,16}(?P<index>\d{1,6}):\s+(?:0x[0-9a-f]{1,16} - )?(?
 _AT = re.compile(r"^\s+at (?P<file>.{1,2048}?):(?P<line>\d{1,9})(?::\d{1,9})?$")
 _HASH = re.compile(r"::h[0-9a-f]{16}$")
 _GENERICS = re.compile(r"<[^<>]*>")
+#: a v0 symbol's crate disambiguator (hexadecimal, after the crate's name) and closure index (module doc)
+_DISAMBIGUATOR = re.compile(r"(?<=\w)\[[0-9a-f]{1,16}\]")
+_V0_CLOSURE = re.compile(r"\{closure#\d{1,9}\}")
+#: the note of a frame whose v0 symbol lost its disambiguators or closure index, `RENAMED + "<exception>
+#: <frame> <name>"` and its module (`reading.renamed_note`): releases before kept them
+RENAMED = "a frame's v0 symbol printed a crate's disambiguator or a closure's index: "
 #: what the backtrace prints for a frame it found no symbol for (a stripped binary's)
 UNKNOWN = "<unknown>"
 #: how releases before this one read a `<unknown>` frame: a function `unknown` of a module `unknown`
@@ -91,6 +107,8 @@ def _prints_location(line: str) -> bool:
 def parse(lines: list[str]) -> ParsedTrace | None:
     value_lines: list[str] = []
     frames: list[Frame] = []
+    #: each frame's symbol as printed (the frames the location is put before)
+    symbols: list[str] = []
     location: Frame | None = None
     state = "start"  # start -> message (or old-message) -> backtrace
     pending: str | None = None
@@ -123,6 +141,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         if symbol:
             if pending is not None:
                 frames.append(_frame(pending, None, None))
+                symbols.append(pending)
             if first_path is None and "::" in line:
                 first_path = len(frames)
             pending = symbol["symbol"]
@@ -131,9 +150,11 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         rust_at = rust_at or (at is not None and at["file"].endswith(".rs"))
         if at and pending is not None:
             frames.append(_frame(pending, at["file"], int(at["line"])))
+            symbols.append(pending)
             pending = None
     if pending is not None:
         frames.append(_frame(pending, None, None))
+        symbols.append(pending)
     if with_id:
         frames = _as_read_without_header(frames, first_path if rust_at else None)
     if location is not None and not any(frame.module for frame in frames):
@@ -142,8 +163,20 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     if not frames:
         return None
     value = "\n".join(value_lines).strip()
-    notes = (NEWLY_READ,) if all(frame.newly_read for frame in frames) else ()
+    read_before = (NEWLY_READ,) if all(frame.newly_read for frame in frames) else ()
+    notes = (*read_before, *_renamed_v0_symbols(symbols, len(frames) - len(symbols)))
     return ParsedTrace("rust", (ParsedException("panic", value, tuple(frames), "raised"),), notes)
+
+
+def _renamed_v0_symbols(symbols: list[str], first: int) -> tuple[str, ...]:
+    """The notes (`RENAMED`) of the frames whose v0 symbols lost a disambiguator or a closure's index, with
+    the name and module releases before read (`first`: the index of the first symbol's frame)."""
+    notes = []
+    for index, symbol in enumerate(symbols):
+        if ("[" in symbol or "{closure#" in symbol) and _v0_free(symbol) != symbol:
+            module, function = split_symbol(symbol, v0=True)
+            notes.append(renamed_note(RENAMED, 0, first + index, function or None, module or None))
+    return tuple(notes)
 
 
 def _as_read_without_header(frames: list[Frame], first_read: int | None) -> list[Frame]:
@@ -180,12 +213,17 @@ def location_frame(filename: str, lineno: int) -> Frame:
 
 
 def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
-    """How releases before this one read a trace with a `<unknown>` frame: each such frame the app's
-    `unknown::unknown`, and no panic location (None for any other trace)."""
-    if not any(_is_unknown(frame) for exception in trace.exceptions for frame in exception.frames):
+    """How releases before this one read a trace with a `<unknown>` frame or a v0 symbol they named otherwise
+    (`RENAMED`): each `<unknown>` frame the app's `unknown::unknown`, each v0 symbol with its disambiguators
+    and closure index, and no panic location (None for any other trace)."""
+    renamed = named_before(trace, RENAMED)
+    read = renamed or trace
+    if renamed is None and not any(
+        _is_unknown(frame) for exception in read.exceptions for frame in exception.frames
+    ):
         return None
     before = replace(
-        trace,
+        read,
         exceptions=tuple(
             replace(
                 exception,
@@ -195,7 +233,7 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
                     if not frame.newly_read
                 ),
             )
-            for exception in trace.exceptions
+            for exception in read.exceptions
         ),
     )
     return before if before.frame_count else None  # (none read: the message's template, `NEWLY_READ`)
@@ -205,11 +243,12 @@ def _is_unknown(frame: Frame) -> bool:
     return frame.function == UNKNOWN and frame.module is None and frame.in_app is False
 
 
-def split_symbol(symbol: str) -> tuple[str, str]:
+def split_symbol(symbol: str, v0: bool = False) -> tuple[str, str]:
     """`shop::orders::place::h0123…` -> (`shop::orders`, `place`);
     `<shop::Handler as tower::Service<Req>>::call` -> (`shop::Handler`, `call`): the implementing type owns
-    a trait method."""
-    symbol = _HASH.sub("", symbol.strip())
+    a trait method. A v0 symbol's disambiguators and closure indexes are left out (`v0`: kept, as releases
+    before read them)."""
+    symbol = _HASH.sub("", symbol.strip() if v0 else _v0_free(symbol.strip()))
     if symbol.startswith("<"):
         depth, end = 0, -1
         for index, char in enumerate(symbol):
@@ -230,6 +269,12 @@ def split_symbol(symbol: str) -> tuple[str, str]:
     if len(parts) < 2:
         return "", "::".join(parts + closures[::-1]) or symbol
     return "::".join(parts[:-1]), "::".join([parts[-1], *closures[::-1]])
+
+
+def _v0_free(symbol: str) -> str:
+    """A symbol without a v0 mangling's crate disambiguators, its closures named as the legacy mangling
+    names them."""
+    return _V0_CLOSURE.sub("{{closure}}", _DISAMBIGUATOR.sub("", symbol))
 
 
 def _without_generics(symbol: str) -> str:
