@@ -10,7 +10,6 @@ could see. A comment once opened runs to its `-->` (or the end), across any line
 from __future__ import annotations
 
 import re
-from collections import deque
 
 _OPEN, _CLOSE = "<!--", "-->"
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
@@ -18,15 +17,14 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def without_html_comments(text: str) -> str:
-    """`text` with every HTML comment GitHub reads in it left out (the text around it is kept, joined). Where
-    it cannot be sure a `<!--` is text, it is read as a comment: a command it hides is not obeyed, which is
-    the safe way to be wrong."""
+    """`text` with every HTML comment GitHub reads in it left out (the text around it is kept, joined)."""
     kept: list[str] = []
     fence: str | None = None
-    ticked = False  # a backtick on an earlier line of the paragraph: a code span may cross into this one
-    pending = deque(text.splitlines(keepends=True))
-    while pending:
-        line = pending.popleft()
+    lines = text.splitlines(keepends=True)
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        number += 1
         if fence is not None:
             if re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*\r?\n?", line):
                 fence = None
@@ -34,31 +32,28 @@ def without_html_comments(text: str) -> str:
             continue
         opening = _FENCE.match(line)
         if opening:
-            fence, ticked = opening["fence"], False
+            fence = opening["fence"]
             kept.append(line)
             continue
-        start = _comment_start(line, spans_trusted=not ticked)
-        ticked = bool(line.strip()) and (ticked or "`" in line)
+        start = _comment_start(line)
         if start is None:
             kept.append(line)
             continue
-        # the comment runs to its `-->`, on this line or a later one (`-->` is never split across lines, so
-        # each is looked at alone); what follows it is read again, as the rest of its line
-        kept.append(line[:start])
+        # the comment runs to its `-->`, on this line or a later one; what follows it is read again
         rest = line[start + len(_OPEN) :]
-        while _CLOSE not in rest:
-            if not pending:
-                return "".join(kept)
-            rest = pending.popleft()
-        pending.appendleft(rest[rest.index(_CLOSE) + len(_CLOSE) :])
+        kept.append(line[:start])
+        while _CLOSE not in rest and number < len(lines):
+            rest += lines[number]
+            number += 1
+        if _CLOSE in rest:
+            lines.insert(number, rest[rest.index(_CLOSE) + len(_CLOSE) :])
     return "".join(kept)
 
 
-def _comment_start(line: str, *, spans_trusted: bool) -> int | None:
-    """Where the first `<!--` that is markup starts in a line (None when none is): not escaped, and not in
-    a code span of the line, when the line's spans can be trusted (no backtick before it in its paragraph
-    that could open a span this line closes)."""
-    spans = _code_spans(line) if spans_trusted and "`" in line else []
+def _comment_start(line: str) -> int | None:
+    """Where the first `<!--` that is markup starts in a line (None when none is): not escaped, not in a
+    code span of the line."""
+    spans = _code_spans(line)
     at = line.find(_OPEN)
     while at >= 0:
         escaped = _backslashes_before(line, at) % 2 == 1
