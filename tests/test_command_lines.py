@@ -39,35 +39,3 @@ def test_code_quotes_and_comments_are_never_commands(body):
 )
 def test_a_command_after_code_or_after_a_line_that_is_not_a_fence_is_read(body):
     assert command_lines(body) == ["/rounds status"]
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        "Write `<!--` to start a comment.\n/rounds status\nand `-->` to end it.",
-        "Write ``<!-- x`` and then\n/rounds status\n-->",
-        "An escaped \\<!-- is a plain character.\n/rounds status\n-->",
-        "```html\n<!-- an example\n```\n/rounds status\n-->",
-        "~~~\n<!--\n~~~\n/rounds status",
-    ],
-)
-def test_a_comment_opener_github_shows_as_text_hides_nothing(body):
-    """In a code span, after a backslash or inside a fence `<!--` is text (CommonMark 0.31 §6.1, §2.4, §4.5):
-    the command after it is shown on GitHub, so it is read."""
-    assert command_lines(body) == ["/rounds status"]
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        "text <!-- `\n/rounds pause\n` -->",
-        "\\\\<!--\n/rounds pause\n-->",
-        "`a` <!-- `b`\n/rounds pause\n-->",
-        "``<!--` hidden\n/rounds pause\n-->",
-        "<!-- ```\n/rounds pause\n``` -->",
-    ],
-)
-def test_a_comment_github_hides_still_hides_its_commands(body):
-    """A backtick inside a comment opens no code span, an escaped backslash escapes nothing after it, and a
-    fence inside a comment is the comment's text."""
-    assert command_lines(body) == []

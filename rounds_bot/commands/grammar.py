@@ -47,7 +47,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from rounds_bot.commands.html_comments import without_html_comments
 from rounds_bot.commands.lookalike import looks_like, skeleton, unusual_characters
 from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS
 from rounds_bot.models import Frozen
@@ -106,6 +105,7 @@ _INTERRUPTS = re.compile(
     r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$|`{3,}|~{3,}|<"
     r"|[-+*][ \t]+\S|1[.)][ \t]+\S)"
 )
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _HTML_CODE = re.compile(
     r"<(?P<tag>pre|code|textarea|script|style)\b[^>]{0,1000}>.*?(?:</(?P=tag)\s*>|\Z)",
     re.DOTALL | re.IGNORECASE,
@@ -193,7 +193,7 @@ def command_lines(body: str) -> list[str]:
 def _unquoted_lines(body: str) -> list[str]:
     """The comment's lines that are text of its own: outside code, HTML comments, quotes and the lines a
     quote continues lazily; as written (indentation matters: four spaces make code)."""
-    text = _HTML_CODE.sub("", without_html_comments((body or "")[:MAX_COMMENT_CHARS]))
+    text = _HTML_CODE.sub("", _HTML_COMMENT.sub("", (body or "")[:MAX_COMMENT_CHARS]))
     found: list[str] = []
     fence: str | None = None
     quoted_paragraph = False  # the last line was a quote's paragraph text: the next may continue it
