@@ -1,6 +1,6 @@
 """Names that hold a secret's word but say a setting or a state of it (`session_state`, `session_backend`,
-`token_timeout`), and values that name where the secret is kept (`$DB_PASSWORD`), are no secrets; a password
-named in Turkish and written in lower case by a system that lower-cases keys (`şi̇fre`) is one."""
+`token_timeout`), and a Kubernetes reference to another variable (`$(DB_PASSWORD)`), are no secrets; a
+password named in Turkish and written in lower case by a system that lower-cases keys (`şi̇fre`) is one."""
 
 from __future__ import annotations
 
@@ -18,10 +18,6 @@ KEPT = (
     "session_timeout=3600 session_store=redis",
     "password_status=expired attempts=3",
     "token_lifetime=900",
-    "password=$DB_PASSWORD",
-    "api_key=$STRIPE_SECRET_KEY",
-    "DB_PASSWORD=$env:DB_PASSWORD",
-    "token=%API_TOKEN%",
     # where a secret is kept: a file (the `_FILE` variables of Docker's official images), an AWS ARN
     "DB_PASSWORD_FILE=/run/secrets/db_password",
     "MYSQL_ROOT_PASSWORD_FILE=/run/secrets/root",
@@ -36,6 +32,10 @@ REDACTED = (
     ("SESSION_SECRET=keyboardcat42", "keyboardcat42"),
     ("sessionid=8f7d6a5c4b3a29181716151413121110", "8f7d6a5c4b3a29181716151413121110"),
     ("password=$ecretP4ss", "$ecretP4ss"),
+    # a `$NAME` in telemetry is no reference: the shell expanded those already (this is the password)
+    ("password=$UPERSECRET2024", "$UPERSECRET2024"),
+    ("PGPASSWORD=%Pa55word%", "%Pa55word%"),
+    ("secret=$env:Hunter2x", "$env:Hunter2x"),
     ("şi̇fre: Gizli1234", "Gizli1234"),
     ("ŞİFRE: Gizli1234", "Gizli1234"),
     ("password_hist=Hist0ry2024x", "Hist0ry2024x"),

@@ -42,11 +42,8 @@ frame reads as before, so the version string stays).
 Since .NET's exception is read after the runtime's `Unhandled exception. ` prefix, such a trace also gives,
 to look up first, every hash the text was looked up by before (`looked_up_first`); so does a trace behind a
 framework's wrapper, the site hash it gave before (`site_hash`). Every other text reads as before.
-A text cut short by a length limit is not looked up the way it was read before, as that reading keyed on a
-fragment of a line: a Python traceback cut before its exception line is grouped by its type and message
-(`python.CUT_SHORT`: its fragment was its type, its deepest kept frame its crash site, so two bugs behind
-one view were one problem); a V8 stack ending in a frame line's first letters reads without them (`at` was
-a cause).
+A V8 stack ending in a frame line's first letters (`    at`, cut by a length limit) reads without them (a
+cause named `at` split one error); a signature made from such a text before is not looked up.
 """
 
 from __future__ import annotations

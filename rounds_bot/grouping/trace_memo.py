@@ -43,7 +43,6 @@ from rounds_bot.grouping.stacktrace import (
     go,
     logcat,
     parse_stacktrace,
-    python,
 )
 from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
 from rounds_bot.grouping.stacktrace.model import trace_lines
@@ -305,9 +304,9 @@ def _read_as_go(read: ParsedText | ParsedTrace | None) -> bool:
     return trace is not None and trace.runtime == "go"
 
 
-#: the notes of a trace whose frames do not say where its error arose: a traceback cut short before its
-#: exception line (`python.CUT_SHORT`), a Go stack recorded where the error was reported (`go.RECORDED`)
-NOT_WHERE_RAISED = frozenset({python.CUT_SHORT, go.RECORDED})
+#: the notes of a trace whose frames do not say where its error arose: a Go stack recorded where the error
+#: was reported (`go.RECORDED`)
+NOT_WHERE_RAISED = frozenset({go.RECORDED})
 
 
 def grouped_trace(text: str) -> ParsedTrace | None:

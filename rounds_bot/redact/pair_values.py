@@ -265,17 +265,14 @@ def _accept_named(match: re.Match[str]) -> bool:
 _TEMPLATE_OPENINGS = frozenset({"$", "%", "#"})
 
 
-#: a reference to an environment variable, the value the configuration reads instead of a secret written in
-#: it: a shell's `$DB_PASSWORD` (upper case, as environment variables are named: `$ecretP4ss` is a value),
-#: Windows' `%DB_PASSWORD%`, PowerShell's `$env:DB_PASSWORD` (gitleaks' allowlists pass such references),
-#: and Kubernetes' `$(DB_PASSWORD)`, another variable of the container's environment
-_VARIABLE = re.compile(
-    r"\$[A-Z_][A-Z0-9_]{1,63}|%[A-Za-z_]\w{1,63}%|\$env:[A-Za-z_]\w{1,63}|\$\([A-Za-z_]\w{1,63}\)", re.ASCII
-)
+#: Kubernetes' reference to another variable of the container's environment (`value: $(DB_PASSWORD)`). A
+#: shell's `$NAME`, Windows' `%NAME%` or PowerShell's `$env:NAME` are not taken for references: in telemetry
+#: the shell has expanded them already, and a password may be written so (`$UPERSECRET2024`)
+_VARIABLE = re.compile(r"\$\([A-Za-z_]\w{1,63}\)", re.ASCII)
 
 
 def _placeholder(bare: str) -> bool:
-    """A value that stands for none (`null`, `***`), a template's (`${TOKEN}`), a variable's (`$TOKEN`), or
+    """A value that stands for none (`null`, `***`), a template's (`${TOKEN}`), a variable's (`$(TOKEN)`), or
     one already redacted. A mask is asterisks of any length (`********`); a bare value stops at a brace or a
     parenthesis, so a template's opening alone (`$` of `${API_KEY}`, `%` of `%(token)s`) is all of the value
     that is read."""
@@ -286,7 +283,7 @@ def _placeholder(bare: str) -> bool:
         or "[redacted:" in lowered
         or bare in _TEMPLATE_OPENINGS
         or not bare.strip("*")
-        or (bare[:1] in "$%" and _VARIABLE.fullmatch(bare) is not None)
+        or (bare[:2] == "$(" and _VARIABLE.fullmatch(bare) is not None)
     )
 
 

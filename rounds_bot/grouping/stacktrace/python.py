@@ -13,15 +13,6 @@ Python prints the oldest exception first and frames oldest first; the parser ret
 (last printed) exception first and frames crash site first. A text with no traceback may be a fatal
 error's dump (`python_fault.py`: `Fatal Python error: Segmentation fault`).
 
-A traceback cut short (an SDK's attribute length limit, `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`, or a log
-pipeline's record limit) ends inside its frames: the innermost frames and the exception line are lost.
-Python prints the exception line left of the block's frame lines (`File "..."` is indented under it, however
-a logger indents the whole), so a raised block with no such line was cut short (`CUT_SHORT`): its frames are
-the path every error of a view shares, not where this one was raised, and grouping reads the event by its
-type and message instead (`trace_memo`). Before, the fragment a cut left (`  F` of a `  File` line) was read
-as the type and the deepest frame kept as the crash site: two bugs reached through one view were one
-problem. (A signature made from a cut traceback before is not looked up: it may hold several bugs.)
-
 `parse` is also how every release before read an exception group (`| ` prefixed blocks): the group
 first, then every block it prints, in print order, as `inner`. A trace that holds a group is read by
 the errors inside it (`python_groups`), which keeps that reading to look up first.
@@ -44,8 +35,6 @@ _GROUP_PREFIX = re.compile(r"^\s{0,16}(?:[|+]\s?)+")
 _GROUP_RULE = re.compile(r"^[-+|\s]*-{4,}.*$")
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]{0,255})(?::\s?(?P<value>.*))?$")
 CARETS = re.compile(r"^\s*[\^~]+\s*$")
-#: the note of a traceback cut short before its exception line (module docstring)
-CUT_SHORT = "the traceback was cut short before its exception line"
 # Installed packages and the standard library: the path after the last such root is the module.
 _LIBRARY_ROOTS = (
     re.compile(r".*(?:site-packages|dist-packages)/(?P<rest>[^<>]+)\.py$"),
@@ -77,8 +66,6 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     blocks = reader.blocks
     if not blocks:
         return _dumped(lines)
-    if not grouped and not reader.named[-1] and blocks[-1][1]:
-        return _cut_short(blocks)  # frames, then no exception line: the text was cut short
     if grouped:
         # An exception group prints itself first, then each member exception.
         exceptions = [
@@ -119,11 +106,6 @@ class _BlockReader:
         self._frames: list[Frame] | None = None  # None: outside a block, between marker and header
         self._tail: list[str] = []
         self._pending: PendingFrame | None = None
-        #: for each block, whether its tail holds an exception line left of its frames (`_cut_short`)
-        self.named: list[bool] = []
-        self._named = False
-        self._header_indent = 0  # the block's header's indentation, and its frame lines' (None: none yet)
-        self._frame_indent: int | None = None
 
     def read(self, raw: str) -> None:
         line = _strip_group_prefix(raw)
@@ -131,7 +113,6 @@ class _BlockReader:
         if stripped == HEADER or stripped.endswith("Traceback (most recent call last):"):
             self.flush()
             self._frames, self._tail, self._pending = [], [], None
-            self._named, self._header_indent, self._frame_indent = False, _indent(line), None
             return
         if stripped in (CAUSE, CONTEXT):
             self.flush()
@@ -142,8 +123,6 @@ class _BlockReader:
             return
         match = FRAME.match(line)
         if match:
-            if self._frame_indent is None:
-                self._frame_indent = _indent(line)
             if self._pending is not None:
                 self._frames.append(self._pending.frame())
             self._pending = PendingFrame(
@@ -160,9 +139,6 @@ class _BlockReader:
             return
         if _GROUP_RULE.match(raw):
             return
-        if not self._named:
-            left_of = self._header_indent + 1 if self._frame_indent is None else self._frame_indent
-            self._named = _indent(line) < left_of and _is_exception_line(stripped)
         self._tail.append(stripped)
 
     def flush(self) -> None:
@@ -173,7 +149,6 @@ class _BlockReader:
             self._frames.append(self._pending.frame())
         if self._frames or self._tail:
             self.blocks.append((self._relation, list(self._frames), list(self._tail)))
-            self.named.append(self._named)
 
 
 def _dumped(lines: list[str]) -> ParsedTrace | None:
@@ -184,28 +159,6 @@ def _dumped(lines: list[str]) -> ParsedTrace | None:
     frames = tuple(frame_of(path, lineno, function, None) for path, lineno, function in dump.frames)
     exception = ParsedException(dump.type, dump.value, frames, "raised")
     return ParsedTrace("python", (exception,), notes=(NEWLY_READ,))
-
-
-def _cut_short(blocks: list[tuple[Relation, list[Frame], list[str]]]) -> ParsedTrace:
-    """A traceback whose raised block prints no exception line (module docstring): its frames, named
-    `Exception` with no value (not by a fragment of a line), the blocks before it as `parse` reads them."""
-    *before, (_, frames, _) = blocks
-    links: list[Relation] = [block[0] for block in blocks[1:]]
-    raised = ParsedException("Exception", "", tuple(reversed(frames)), "raised")
-    earlier = [
-        exception_of(link, block_frames, tail)
-        for link, (_, block_frames, tail) in zip(reversed(links), reversed(before), strict=True)
-    ]
-    return ParsedTrace("python", (raised, *earlier), notes=(CUT_SHORT,))
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _is_exception_line(line: str) -> bool:
-    """Whether a stripped line of a block's tail reads as an exception line (`exception_of`'s test)."""
-    return _EXCEPTION_LINE.match(line) is not None and not line.startswith(("File ", "Traceback"))
 
 
 def _strip_group_prefix(line: str) -> str:
