@@ -212,9 +212,17 @@ def shop_request(checkout: Path) -> DiagnosisRequest:
 
 
 @pytest.fixture(scope="module")
-def shop_signoz() -> Iterator[SignozEmulator]:
+def shop_server() -> Iterator[SignozEmulator]:
     with SignozEmulator(shop_dataset(), Behaviour(api_key=API_KEY)) as emulator:
         yield emulator
+
+
+@pytest.fixture
+def shop_signoz(shop_server: SignozEmulator) -> SignozEmulator:
+    # Every emulator of a process shares one ClickHouse engine, and each one started empties it: the
+    # module's server is kept, its rows written again for each test that reads them.
+    shop_server.load()
+    return shop_server
 
 
 @pytest.fixture
@@ -327,9 +335,15 @@ def test_error_counts_of_another_error_type_are_refused(scope, lookups):
 
 
 @pytest.fixture(scope="module")
-def fixture_signoz() -> Iterator[SignozEmulator]:
+def fixture_server() -> Iterator[SignozEmulator]:
     with SignozEmulator(fixture_dataset()) as emulator:
         yield emulator
+
+
+@pytest.fixture
+def fixture_signoz(fixture_server: SignozEmulator) -> SignozEmulator:
+    fixture_server.load()  # as `shop_signoz`: the shared engine may hold another emulator's rows
+    return fixture_server
 
 
 @pytest.mark.parametrize("kind", ["exception", "span_error", "log"])

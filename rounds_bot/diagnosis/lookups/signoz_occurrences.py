@@ -17,7 +17,7 @@ from typing import TypeVar
 from rounds_bot.diagnosis.lookups.scope import MAX_COUNT_POINTS, IncidentScope
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.signoz.collector import normalise_message
-from rounds_bot.sources.signoz.queries import error_severity_sql, normalised, sql_string
+from rounds_bot.sources.signoz.queries import INDEXED_EVENT, error_severity_sql, normalised, sql_string
 from rounds_bot.sources.signoz.times import NS_PER_S
 
 #: SigNoz's exception group ids are md5 hex digests of service, type and message
@@ -106,9 +106,10 @@ def _error_spans(service: str, keys: list[tuple[str, str | None]]) -> Occurrence
         alternatives.append("(" + " AND ".join(parts or ["1 = 1"]) + ")")
     condition = (
         f"serviceName = {sql_string(service)} AND has_error = true"
-        # spans with an exception event are the error index's: counted there, not twice
-        " AND NOT arrayExists(event -> JSONExtractString(event, 'name') = 'exception'"
-        " OR endsWith(JSONExtractString(event, 'name'), '.exception'), events)"
+        # a span with an event the collector indexed is the error index's: counted there, not twice. Which
+        # events it indexes depends on its version (`*.exception` only from v0.144.3), so the source's rule
+        # asks the collector's own mark, not the event's name; the same rule here counts the same spans.
+        f" AND NOT arrayExists(event -> position(event, {sql_string(INDEXED_EVENT)}) > 0, events)"
         f" AND ({' OR '.join(alternatives)})"
     )
     return OccurrenceCondition(
