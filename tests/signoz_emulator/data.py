@@ -37,6 +37,7 @@ from rounds_bot.sources.otlp_json import (
 from rounds_bot.sources.signoz.times import NS_PER_S
 
 from .engine import Engine
+from .span_columns import response_status_code
 from .synthetic import SyntheticExceptions
 
 ERROR_INDEX = "signoz_traces.distributed_signoz_error_index_v2"
@@ -234,7 +235,8 @@ def _span_kind(kind: int | str) -> int:
 def _load_span(span: Span, resource: dict[str, str], dataset: Dataset, shift_ns: int) -> None:
     start = span.start_time_unix_nano + shift_ns
     end = (span.end_time_unix_nano or span.start_time_unix_nano) + shift_ns
-    strings, numbers, bools = split_typed(attributes_of(span.attributes))
+    attributes = attributes_of(span.attributes)
+    strings, numbers, bools = split_typed(attributes)
     if dataset.collector_skips_non_finite_span_numbers:
         numbers = {key: number for key, number in numbers.items() if math.isfinite(number)}
     events = [
@@ -242,14 +244,7 @@ def _load_span(span: Span, resource: dict[str, str], dataset: Dataset, shift_ns:
         for index, event in enumerate(span.events)
     ]
     status_code = span.status.code
-    response_code = next(
-        (
-            strings.get(key) or str(int(numbers[key]))
-            for key in ("http.response.status_code", "http.status_code", "rpc.grpc.status_code")
-            if key in strings or key in numbers
-        ),
-        "",
-    )
+    response_code = response_status_code(attributes)
     # stored at its start, its 30-minute bucket the start's (signoz-otel-collector exporter/
     # clickhousetracesexporter/clickhouse_exporter_v3.go: StartTimeUnixNano, tsBucket of StartTimestamp),
     # though the collector receives it when it ends: a long span's row is written long after its `timestamp`

@@ -7,6 +7,7 @@ they are left out here: the two sets overlap, and this keeps every occurrence co
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import Field, StrictInt, StrictStr
@@ -93,7 +94,7 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
         return parse_rfc3339_ns(record.timestamp)
 
     def _key(self, record: RawSpan) -> GroupKey | None:
-        if exception_event(record.events) is not None:
+        if indexed_by_the_collector(record.events):
             return None  # counted by the exception groups
         return (
             record.service_name,
@@ -202,6 +203,26 @@ class ErrorSpansReader(GroupedRowsReader[SpanGroupRow, RawSpan]):
             count=row.occurrences,
             source_url=self._links.trace(trace_id, row.sample_span_id) if trace_id else None,
         )
+
+
+def indexed_by_the_collector(events: list[Any] | None) -> bool:
+    """Whether the collector wrote an error-index row of one of the span's events, as `queries.INDEXED_EVENT`
+    asks in SQL. Before v0.130 SigNoz answers each event as the JSON the collector stored, whose `isError` is
+    set on exactly the events it indexed (signoz-otel-collector populateEventsV3, clickhouse_exporter_v3.go):
+    the flag decides, for a collector before v0.144.3 indexes `exception` only, not `*.exception`. From v0.130
+    SigNoz parses the events and drops the flag (pkg/types/spantypes/event.go ParseEvents), so the names
+    decide, as the collector those versions ship (v0.144.3 or later) indexes them."""
+    for event in events or []:
+        if isinstance(event, str):
+            try:
+                stored = json.loads(event)
+            except ValueError:
+                continue  # not the collector's JSON: no row of it
+            if isinstance(stored, dict) and stored.get("isError") is True:
+                return True
+        elif exception_event([event]) is not None:
+            return True
+    return False
 
 
 def _flatten_span(data: dict[str, Any]) -> dict[str, Any]:
