@@ -90,6 +90,24 @@ def location(request, **changes) -> tuple[bool, str]:
     return check.verified, check.reason
 
 
+@pytest.mark.parametrize("path", [".git/config", "shop/../.git/config", ".GIT/config", ".git"])
+def test_git_s_own_files_are_not_files_of_the_revision(request_, path):
+    """`.git` holds git's records (its configuration, remotes, hooks), not a file of any commit: git refuses a
+    path with a `.git` component in any case (git's read-cache.c, `verify_path`). An answer citing one is
+    citing something no revision holds."""
+    checkout = request_.checkout
+    (checkout / ".git").mkdir()
+    (checkout / ".git" / "config").write_text("[core]\n\tbare = false\n", encoding="utf-8")
+    (checkout / ".GIT").mkdir(exist_ok=True)  # a case-insensitive file system shows it the same way
+    (checkout / ".GIT" / "config").write_text("[core]\n", encoding="utf-8")
+    if path == ".git":
+        (checkout / ".git").rename(checkout / "gitdir")
+        (checkout / ".git").write_text("gitdir: gitdir\n", encoding="utf-8")  # a worktree's `.git` file
+    [(ok, reason)] = checks_for(request_, {"kind": "file", "path": path, "line": 1, "explanation": "x"})
+    assert (ok, reason) == (False, f"{path} is git's own record, not a file of the repository")
+    assert location(request_, path=path, start_line=1) == (False, reason)
+
+
 def test_fault_location_in_an_existing_function_is_verified(request_):
     assert location(request_) == (True, "shop/cart.py:7 exists and names average_price")
     assert location(request_, function="Cart.average_price()")[0]  # qualified names read as the simple one

@@ -161,3 +161,68 @@ def test_both_diagnosers_read_a_line_written_as_seven_point_zero(tmp_path) -> No
     claude = claude_outcome(request, claude_result_line(text, structured=False))
     openai = openai_outcome(request, text)
     assert (claude.status, openai.status) == ("ok", "ok"), (claude.detail, openai.detail)
+
+
+#: a classic GitHub personal access token (GitHub docs: `ghp_` and 36 characters), as a model could quote it
+TOKEN = "ghp_" + "R7x9Kq2Lm4Np6Tv8Wz1Yb3Cd5Fg7Hj9Kl2Mn"
+
+
+@pytest.mark.parametrize("structured", [True, False])
+def test_a_repeated_key_is_named_redacted_and_cut_in_the_reason(tmp_path, structured) -> None:
+    """The reason goes to the issue and the round report: the key is the model's text, like any other."""
+    text = GOOD.replace('"confidence"', f'"{TOKEN}": 1, "{TOKEN}": 2, "confidence"', 1)
+    assert answer_problem(text) == "the answer repeats the key '[REDACTED:github_token]'"
+    request = sample_request(make_checkout(tmp_path / "repo"))
+    outcome = claude_outcome(request, claude_result_line(text, structured=structured))
+    assert outcome.status == "invalid_answer"
+    assert TOKEN not in outcome.detail and "repeats the key '[REDACTED:github_token]'" in outcome.detail
+    long_key = "k" * 500
+    text = GOOD.replace('"confidence"', f'"{long_key}": 1, "{long_key}": 2, "confidence"', 1)
+    assert answer_problem(text) == f"the answer repeats the key '{'k' * 59}…'"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (
+            f"{GOOD}\n{json.dumps(good_answer(confidence='high'))}",
+            "the answer holds 2 different JSON objects",
+        ),
+        (
+            f"Maybe {GOOD}, or rather {json.dumps(good_answer(confidence='low'))}.",
+            "the answer holds 2 different JSON objects",
+        ),
+        (GOOD[:-1] + ",}", "the answer's JSON does not parse: Expecting property name enclosed in double"),
+        (GOOD.replace('"line": 1', '"line": ' + "9" * 5_000), "the answer's JSON does not parse: Exceeds"),
+    ],
+)
+def test_an_answer_whose_json_does_not_read_says_why_not_that_it_held_none(tmp_path, text, reason) -> None:
+    assert parse_json_answer(text) is None
+    assert (answer_problem(text) or "").startswith(reason)
+    request = sample_request(make_checkout(tmp_path / "repo"))
+    claude = claude_outcome(request, claude_result_line(text, structured=False))
+    openai = openai_outcome(request, text)
+    assert claude.detail.startswith(reason) and openai.detail.startswith(reason)
+
+
+def test_one_answer_printed_twice_in_a_row_is_one_answer() -> None:
+    assert parse_json_answer(f"{GOOD}\n{GOOD}") == good_answer()
+
+
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        (json.dumps([good_answer()]), "the structured output is a JSON list, not an object"),
+        ('"a sentence"', "the structured output is a JSON string, not an object"),
+    ],
+)
+def test_structured_output_that_is_no_object_says_what_it_was(tmp_path, text, detail) -> None:
+    request = sample_request(make_checkout(tmp_path / "repo"))
+    outcome = claude_outcome(request, claude_result_line(text, structured=True))
+    assert (outcome.status, outcome.detail) == ("invalid_answer", detail)
+
+
+def test_an_empty_answer_says_it_was_empty(tmp_path) -> None:
+    request = sample_request(make_checkout(tmp_path / "repo"))
+    outcome = claude_outcome(request, claude_result_line("  ", structured=False))
+    assert (outcome.status, outcome.detail) == ("invalid_answer", "the answer was empty")

@@ -21,6 +21,7 @@ from rounds_bot.diagnosis.json_answer import (
     nesting_depth,
     parse_json_answer,
     repeated_key,
+    repeated_key_problem,
     value_problem,
 )
 from rounds_bot.diagnosis.model import (
@@ -81,7 +82,7 @@ def result_problem(stdout_lines: list[str]) -> str | None:
         # the CLI writes its own keys once: a key said twice is in the structured output, the model's
         key = repeated_key(text, max_depth=_RESULT_DEPTH)
         if key is not None:
-            return f"the answer repeats the key {key!r}"
+            return repeated_key_problem(key)
     return None
 
 
@@ -127,11 +128,7 @@ def outcome_from_result(
     if problem is not None:
         return DiagnosisOutcome(status="invalid_answer", detail=f"{problem} ({source})", **common)
     if answer is None:
-        return DiagnosisOutcome(
-            status="invalid_answer",
-            detail="the answer held no JSON object: " + _excerpt(str(result.get("result") or "")),
-            **common,
-        )
+        return DiagnosisOutcome(status="invalid_answer", detail=_no_object_detail(result), **common)
     try:
         diagnosis = Diagnosis.from_answer(answer)
     except (ValidationError, RecursionError) as error:
@@ -148,6 +145,23 @@ def outcome_from_result(
         location_check=location_check(diagnosis, request),
         **common,
     )
+
+
+#: JSON's names for the types of value a structured output can be, other than an object
+_JSON_TYPES = {list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
+
+
+def _no_object_detail(result: dict[str, Any]) -> str:
+    """Why a result carried no answer object: its structured output was another kind of JSON value, its
+    text was empty, or its text held no object (an excerpt of it, redacted)."""
+    structured = result.get("structured_output")
+    if structured is not None:
+        kind = _JSON_TYPES.get(type(structured), type(structured).__name__)
+        return f"the structured output is a JSON {kind}, not an object"
+    text = str(result.get("result") or "")
+    if not text.strip():
+        return "the answer was empty"
+    return "the answer held no JSON object: " + _excerpt(text)
 
 
 def token_usage(raw: Any) -> TokenUsage:

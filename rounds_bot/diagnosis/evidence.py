@@ -2,11 +2,12 @@
 
 A model can cite a file that is not there, a line past the end of a file, or an event id it made
 up. Each evidence item is checked against what the bot has: the checkout (files and line counts;
-paths may not leave it) and the telemetry given to the model (sample event ids; log lines and
-messages, and what the incident look-ups returned during the diagnosis: a log line the model found
-with `get_logs_around` is as checkable as one in the prompt). Unverifiable evidence is not dropped, it is
-flagged, and the issue says so. The fault location is checked the same way (`check_location`): its file
-and lines must exist at the revision and its function must be found in that file, at or before its lines.
+paths may not leave it, nor name git's own records under `.git`) and the telemetry given to the model
+(sample event ids; log lines and messages, and what the incident look-ups returned during the
+diagnosis: a log line the model found with `get_logs_around` is as checkable as one in the prompt).
+Unverifiable evidence is not dropped, it is flagged, and the issue says so. The fault location is
+checked the same way (`check_location`): its file and lines must exist at the revision and its
+function must be found in that file, at or before its lines.
 """
 
 from __future__ import annotations
@@ -111,12 +112,21 @@ def _check_file_line(checkout: Path, path: str, line: int) -> dict[str, bool | s
     candidate = (root / relative).resolve()
     if not candidate.is_relative_to(root):
         return {"verified": False, "reason": f"{path} is outside the repository"}
+    if _in_git_records(candidate.relative_to(root)):
+        return {"verified": False, "reason": f"{path} is git's own record, not a file of the repository"}
     if not candidate.is_file():
         return {"verified": False, "reason": f"{path} does not exist at this revision"}
     line_count = _count_lines(candidate)
     if line > line_count:
         return {"verified": False, "reason": f"{path} has {line_count} lines, not {line}"}
     return {"verified": True, "reason": f"{path}:{line} exists"}
+
+
+def _in_git_records(relative: Path) -> bool:
+    """Whether a path of the checkout is git's own (its configuration, remotes, hooks under `.git`): no
+    commit holds such a file, as git refuses a path with a `.git` component in any case (git's
+    read-cache.c, `verify_path`), so evidence citing one cites nothing of the revision."""
+    return any(part.lower() == ".git" for part in relative.parts)
 
 
 def _count_lines(path: Path) -> int:

@@ -13,7 +13,9 @@ was wrong, for the diagnosis's status and the round report.
 An answer that says two things is read as neither: an object that repeats a key (the standard library
 keeps the last value, other parsers the first; RFC 8259 section 4 leaves it to the parser, I-JSON, RFC 7493
 section 2.3, forbids it), or an answer split across fenced blocks holding different objects (which of them
-rounds took, a reader of the raw answer may not have). One object repeated whole is one answer.
+rounds took, a reader of the raw answer may not have); so is one of several objects printed one after
+another. One object repeated whole is one answer. What an answer's JSON says is the model's text: a reason
+that quotes it (a repeated key) quotes it redacted and cut, as any excerpt of the answer.
 """
 
 from __future__ import annotations
@@ -22,12 +24,19 @@ import json
 import re
 from typing import Any
 
+from rounds_bot.redact import redact
+
 #: the longest answer read; a diagnosis is a few thousand characters
 MAX_ANSWER_CHARS = 40_000
 #: the deepest nesting read in an answer (a diagnosis is 3 deep, a CLI event about 8 without its answer)
 MAX_ANSWER_DEPTH = 32
 #: fenced blocks looked at in an answer's text, at most
 MAX_FENCED_BLOCKS = 8
+#: objects printed one after another looked at in an answer's text, at most
+MAX_OBJECTS_IN_A_ROW = 8
+#: how much of a repeated key a reason quotes, and of the JSON parser's complaint
+QUOTED_CHARS = 60
+COMPLAINT_CHARS = 120
 
 _TOKENS = re.compile(r'[\\"\[\]{}]')
 _FENCE = "```"
@@ -94,7 +103,8 @@ def parse_json_answer(text: str) -> dict[str, Any] | None:
 
 def read_answer(text: str) -> tuple[dict[str, Any] | None, str | None]:
     """The answer's object, or why it is not read: the whole text when it is one object; else every
-    fenced block's, which must agree; else the text between the outermost braces."""
+    fenced block's, which must agree; else the text between the outermost braces, which must be one
+    object (or the same object repeated)."""
     text = text.strip()
     problem = _bounds_problem(text)
     if problem is not None:
@@ -103,22 +113,82 @@ def read_answer(text: str) -> tuple[dict[str, Any] | None, str | None]:
         whole = _load(text)
         if whole is not None:
             return whole, None
-        found: list[dict[str, Any]] = []
-        for block in _fenced_blocks(text):
-            parsed = _load(block)
-            if parsed is not None and parsed not in found:
-                found.append(parsed)
-        # a block that is a part of another (an evidence item the prose quotes again) is no second answer
-        found = [part for part in found if not any(_holds(other, part) for other in found)]
-        if len(found) > 1:
-            return None, f"the answer holds {len(found)} different JSON objects; a diagnosis is one"
+        found = _one_answer([_load(block) for block in _fenced_blocks(text)])
         if found:
-            return found[0], None
+            return _only(found)
         if "{" in text and "}" in text:
-            return _load(text[text.index("{") : text.rindex("}") + 1]), None
+            return _between_braces(text[text.index("{") : text.rindex("}") + 1])
     except DuplicateKey as error:
-        return None, f"the answer repeats the key {error.key!r}"
+        return None, repeated_key_problem(error.key)
     return None, None
+
+
+def repeated_key_problem(key: str) -> str:
+    """The reason for an answer that names `key` twice: the key is the model's text, so it is shown on one
+    line, cut and redacted (a key can be a token the model read)."""
+    shown = " ".join(key.split())
+    shown = shown if len(shown) <= QUOTED_CHARS else shown[: QUOTED_CHARS - 1] + "…"
+    return f"the answer repeats the key {redact(shown)!r}"
+
+
+def _one_answer(parsed: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The distinct objects of `parsed`, without those that stand inside another (an evidence item the
+    prose quotes again is no second answer)."""
+    found: list[dict[str, Any]] = []
+    for value in parsed:
+        if value is not None and value not in found:
+            found.append(value)
+    return [part for part in found if not any(_holds(other, part) for other in found)]
+
+
+def _only(found: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str | None]:
+    if len(found) > 1:
+        return None, f"the answer holds {len(found)} different JSON objects; a diagnosis is one"
+    return found[0], None
+
+
+def _between_braces(candidate: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The text from the first `{` to the last `}`: one object, else the objects printed in it one after
+    another (the text between them skipped), else why its JSON does not parse, in the parser's words."""
+    whole = _load(candidate)
+    if whole is not None:
+        return whole, None
+    objects, complete = _objects_in_a_row(candidate)
+    found = _one_answer(objects)
+    if len(found) > 1 or (found and complete):
+        return _only(found)  # several different answers; or one, repeated
+    return None, _parse_problem(candidate)
+
+
+def _objects_in_a_row(candidate: str) -> tuple[list[dict[str, Any] | None], bool]:
+    """The JSON values `candidate` holds one after another (None for one that is no object), up to the
+    first that does not parse, and whether they are all of it (the text between them aside)."""
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
+    objects: list[dict[str, Any] | None] = []
+    at = 0
+    while at >= 0 and len(objects) < MAX_OBJECTS_IN_A_ROW:
+        try:
+            value, end = decoder.raw_decode(candidate, at)
+        except DuplicateKey:
+            raise
+        except (ValueError, RecursionError):
+            return objects, False
+        objects.append(value if isinstance(value, dict) else None)
+        at = candidate.find("{", end)
+    return objects, at < 0
+
+
+def _parse_problem(candidate: str) -> str | None:
+    """What the JSON parser says is wrong with `candidate`, cut to a phrase; None when nothing is."""
+    try:
+        json.loads(candidate, object_pairs_hook=_unique_keys)
+    except DuplicateKey:
+        raise
+    except (ValueError, RecursionError) as error:
+        complaint = " ".join(str(error).split())
+        complaint = complaint if len(complaint) <= COMPLAINT_CHARS else complaint[: COMPLAINT_CHARS - 1] + "…"
+        return f"the answer's JSON does not parse: {complaint}"
+    return None
 
 
 def _holds(whole: object, part: dict[str, Any]) -> bool:

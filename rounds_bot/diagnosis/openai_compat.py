@@ -181,14 +181,15 @@ class OpenAICompatDiagnoser:
             "cost_usd": (tokens.input_tokens * self.price.input + tokens.output_tokens * self.price.output)
             / 1_000_000,
         }
+        # an answer cut at max_tokens is broken JSON: the reason says so beside what is broken
+        cut = " (cut at max_tokens)" if choice.get("finish_reason") == "length" else ""
         problem = answer_problem(str(content).strip())
         if problem is not None:
-            return DiagnosisOutcome(status="invalid_answer", detail=problem, **common)
+            return DiagnosisOutcome(status="invalid_answer", detail=problem + cut, **common)
         answer = parse_json_answer(str(content))
         if answer is None:
-            reason = " (cut at max_tokens)" if choice.get("finish_reason") == "length" else ""
             return DiagnosisOutcome(
-                status="invalid_answer", detail=f"the answer held no JSON object{reason}", **common
+                status="invalid_answer", detail=f"the answer held no JSON object{cut}", **common
             )
         try:
             diagnosis = Diagnosis.from_answer(answer)

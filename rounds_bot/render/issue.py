@@ -235,9 +235,34 @@ def listed(values: list[str]) -> list[str]:
 
 
 def body_section(body: str, summary: str) -> str | None:
-    """The fenced text inside `<details><summary>{summary}...</summary>` of a rendered issue body."""
-    pattern = re.compile(
-        r"<summary>" + re.escape(summary) + r"[^<]*</summary>\s*```\n(?P<text>.*?)\n```", re.DOTALL
-    )
-    match = pattern.search(body)
-    return md.unfence(match["text"]) if match else None
+    """The fenced text inside `<details><summary>{summary}...</summary>` of a rendered issue body: the
+    template's own `<details>` line, outside any fenced block, followed by a fenced block. Untrusted text
+    cannot stand for one: escaped text never starts a line with `<` (`markdown.escape`), a fence's content
+    never has a line that closes it (`markdown.fence_safe`), and a code span at a line's start is no fence
+    (CommonMark 0.31 §4.5: a backtick fence's info string holds no backtick)."""
+    lines = body.split("\n")
+    opening = re.compile(r"<details><summary>" + re.escape(summary) + r"[^<]*</summary>")
+    in_fence = False
+    for at, line in enumerate(lines):
+        if _FENCE_LINE.fullmatch(line):
+            in_fence = not in_fence
+        elif not in_fence and opening.fullmatch(line):
+            return _fenced_after(lines, at + 1)
+    return None
+
+
+#: a line that opens or closes a ``` block, as rounds writes them (`markdown.fenced`)
+_FENCE_LINE = re.compile(r"```[^`]*")
+
+
+def _fenced_after(lines: list[str], start: int) -> str | None:
+    """The content of the fenced block that follows `lines[start:]` after blank lines, if one does."""
+    at = start
+    while at < len(lines) and not lines[at].strip():
+        at += 1
+    if at >= len(lines) or not _FENCE_LINE.fullmatch(lines[at]):
+        return None
+    for end in range(at + 1, len(lines)):
+        if _FENCE_LINE.fullmatch(lines[end]):
+            return md.unfence("\n".join(lines[at + 1 : end]))
+    return None
