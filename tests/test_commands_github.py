@@ -369,3 +369,25 @@ def test_the_run_workflow_button_can_ask_for_a_rediagnosis(fake, filed, tmp_path
         store.close()
     unknown = runner.invoke(main, ["command"], env=dispatch_env(fake, tmp_path, "sig_nope"))
     assert unknown.exit_code == 2 and "no signature 'sig_nope'" in unknown.output
+
+
+def test_a_comment_that_waits_is_listed_again_though_an_older_one_was_edited_after_it(fake, filed, tmp_path):
+    """GitHub's repository comment listing filters `since` on `updated_at` but is sorted here by
+    `created_at` (REST "List issue comments for a repository": "since: Only show results that were last
+    updated after the given time"): an older comment edited later comes first, and the watermark a waiting
+    comment leaves must not pass that comment's own `updated_at`, or no later run lists it again."""
+    remark = fake.comment(1, "just a remark", user="alice")
+    waiting = fake.comment(2, "/rounds ignore", user="alice")
+    remark.updated_at = waiting.updated_at + timedelta(minutes=1)  # edited after the command was posted
+    fake.fail(422, "reactions/create-for-issue-comment", message="Validation Failed")
+    ctx = context(fake, tmp_path, minutes=5)
+    try:
+        first = catch_up(ctx)
+        second = catch_up(ctx)
+        state = controls.load_controls(ctx.store)
+    finally:
+        ctx.store.close()
+    assert not [o for o in first if o.status == "handled"] and ctx.warnings
+    handled = [(o.comment_id, o.status) for o in second if o.comment_id == waiting.id]
+    assert handled == [(waiting.id, "handled")]
+    assert filed[2] in state.mutes

@@ -172,10 +172,14 @@ def catch_up(ctx: CommandContext, *, skip: set[int] | None = None) -> list[Outco
             try:
                 outcomes.append(handle_comment(ctx, comment))
             except TrackerError as exc:
-                # listed again next run (`since` is inclusive); the comments after it wait with it
+                # listed again next run (`since` is inclusive); the comments after it wait with it. The
+                # listing is in order of creation and `since` filters on `updated_at` (REST "List issue
+                # comments for a repository"): an older comment edited later may have raised `newest`
+                # past this one, so the watermark stops at this comment's own time.
                 ctx.warnings.append(
                     f"the commands of comment {comment.comment_id} wait for the next run: {exc}"
                 )
+                newest = min(newest, item.get("updated_at") or newest)
                 break
         newest = max(newest, item.get("updated_at") or "")
     with ctx.store.transaction():
