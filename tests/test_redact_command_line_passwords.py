@@ -47,6 +47,8 @@ COMMANDS = (
     "htpasswd -nb admin {v}",
     "mosquitto_passwd -b /etc/mosquitto/passwd iot {v}",
     "rabbitmqctl add_user deploy {v}",
+    # OpenSSL's pre-shared key (s_client and s_server's `-psk`, hex; `-psk_identity` names it)
+    "openssl s_client -connect db:4433 -psk_identity device-42 -psk {v}",
     "rabbitmqctl -n rabbit@mq1 change_password guest {v}",
     "net use Z: \\\\fileserver\\share {v} /user:ACME\\bob",
     "net use \\\\fileserver\\share /user:ACME\\bob {v} /persistent:no",

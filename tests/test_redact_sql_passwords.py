@@ -19,6 +19,12 @@ STATEMENTS = (
     "GRANT CONNECT, RESOURCE TO scott IDENTIFIED BY {v}",
     "GRANT ALL PRIVILEGES ON shop.* TO 'app'@'%' IDENTIFIED BY '{v}'",
     'CREATE USER "Scott" IDENTIFIED BY {v}',
+    # MariaDB writes the plugin after VIA, and the password in `USING PASSWORD(...)`
+    "ALTER USER 'x'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('{v}')",
+    "CREATE USER 'x'@'%' IDENTIFIED WITH unix_socket OR mysql_native_password USING PASSWORD('{v}')",
+    # a plugin of another server's: ClickHouse's, TiDB's
+    "CREATE USER name1 IDENTIFIED WITH plaintext_password BY '{v}'",
+    "ALTER USER app IDENTIFIED WITH 'tidb_sm3_password' BY '{v}'",
 )
 KEPT = (
     "GRANT SELECT ON orders TO reporting",

@@ -58,7 +58,9 @@ _PREFIXED_PAIR = re.compile(r"""(?:(?<=[\s"'`\[({<,=;])|\A)(?:-D|--|\.)""" + _PA
 _FLAG = re.compile(
     r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token"""
     # keytool's and jarsigner's store and key passwords (`-storepass`, `-srckeypass`, `-deststorepass`)
-    r"""|(?:src|dest)?(?:store|key)pass)"""
+    r"""|(?:src|dest)?(?:store|key)pass"""
+    # OpenSSL's pre-shared key, in hex (`openssl s_client -psk`; its `-psk_identity` is the key's name)
+    r"""|psk)"""
     r"""(?:=|[ \t]{1,3})("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 
@@ -110,6 +112,14 @@ _IDENTIFIED = (
     r"(?i)\b(?:(?:create|alter)[ \t]+(?:user|role)|grant[ \t]+[^\n;]{1,200}?[ \t]to)[ \t]+[^\s;]{1,128}"
     r"[ \t]+identified[ \t]+by[ \t]+"
 )
+#: an authentication plugin's name, as MySQL's `IDENTIFIED WITH` and MariaDB's `IDENTIFIED VIA` give it (any
+#: name: ClickHouse's `plaintext_password`, TiDB's `'tidb_sm3_password'` are not MySQL's)
+_PLUGIN = r"['\"`]?\w{1,64}['\"`]?"
+#: an `Authorization:` or `Proxy-Authorization:` header's name, as a header, a pair or a JSON member gives it
+_AUTHORIZATION = r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?"
+#: one of an authentication scheme's parameters (RFC 9110, 11.2: `token BWS "=" BWS ( token / quoted-string
+#: )`), its quotes escaped too when the header is inside a JSON string
+_AUTH_PARAM = r"""[\w-]{1,40}=(?:\\?"[^"\\\n]{0,500}\\?"|[^\s,"\\]{1,500})"""
 #: a password as those statements give it: quoted, or bare where Oracle needs no quotes
 _SQL_VALUE = r"""('(?:[^'\\\n]|''|\\.){1,200}'|"(?:[^"\\\n]|\\.){1,200}"|[^\s'";,()]{1,200})"""
 #: the value after a name that ends its line: `password:` / `"api_token":` / `DB_PASSWORD=` / `secret was`
@@ -135,11 +145,27 @@ PAIRS: tuple[Rule, ...] = (
         group=1,
         accept=_token_like,
     ),
+    # HTTP Digest's credentials (RFC 7616, 3.4) are its auth-params: `response` is a hash of the password that
+    # can be cracked offline, `username` the user's name; up to the header's end, a quote that closes its
+    # value in JSON, or what follows the last parameter
     rule(
         "authorization",
-        r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?"
-        r"(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|sharedaccesssignature|aws4-hmac-sha256)"
+        _AUTHORIZATION
+        + r"digest[ \t]+("
+        + _AUTH_PARAM
+        + r"(?:[ \t]{0,3},[ \t]{0,3}"
+        + _AUTH_PARAM
+        + r"){0,30})",
+        "authorization",
+        group=1,
+    ),
+    rule(
+        "authorization",
+        _AUTHORIZATION
+        + r"(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|sharedaccesssignature|aws4-hmac-sha256)"
         r"[ \t]+)?"
+        # Rails' token scheme names its token (`Token token="..."`: `ActionController::HttpAuthentication`)
+        r"(?:token=\\?[\"']?)?"
         r"([^\s\"',;]{1,2000})",
         "authorization",
         group=1,
@@ -276,8 +302,14 @@ PAIRS: tuple[Rule, ...] = (
         "sql_password",
         # MySQL names the authentication plugin between: `IDENTIFIED WITH caching_sha2_password BY 'x'`, or
         # gives its stored string: `... AS '<hash>'` (the password's hash, as secret as the password)
-        r"(?i)\b(?:password|identified[ \t]+(?:with[ \t]+['\"`]?\w{1,64}['\"`]?[ \t]+(?:by|as)|by))"
-        r"[ \t]+(?:values[ \t]+)?"
+        # (MariaDB: `IDENTIFIED VIA ed25519 USING PASSWORD('x')` or `USING '<hash>'`, one plugin `OR` another)
+        r"(?i)\b(?:password[ \t]+|identified[ \t]+(?:(?:with|via)[ \t]+"
+        + _PLUGIN
+        + r"(?:[ \t]+or[ \t]+"
+        + _PLUGIN
+        + r"){0,3}"
+        r"[ \t]+(?:by|as|using)[ \t]+(?:password[ \t]*\([ \t]*)?|by[ \t]+))"
+        r"(?:values[ \t]+)?"
         r"('(?:[^'\\\n]|''|\\.){1,200}'|\"(?:[^\"\\\n]|\\.){1,200}\")",
         "password",
         "identified",
@@ -304,7 +336,7 @@ PAIRS: tuple[Rule, ...] = (
         "password",
         group=1,
     ),
-    Rule("password", _FLAG, ("pass", "token", "secret", "key"), 1),
+    Rule("password", _FLAG, ("pass", "token", "secret", "key", "psk"), 1),
     # a value a sentence gives a secret's name, only when it looks generated (`password is incorrect` stays)
     rule(
         "key_value_secret",
