@@ -201,3 +201,26 @@ def claude_code_diagnoser(**settings: Any) -> ClaudeCodeDiagnoser:
     cli = {key: value for key, value in settings.items() if key in _CLI_PARAMETERS}
     rest = {key: value for key, value in settings.items() if key not in _CLI_PARAMETERS}
     return ClaudeCodeDiagnoser(ClaudeCli(**cli), **rest)
+
+
+def diagnosis_error_count(checkout: Path, event: ErrorEvent, url: str, api_key: str | None) -> int:
+    """What the diagnosis' error-count look-up over the SigNoz at `url` counts, in five-minute points, of
+    the problem whose one sample is `event` (its count the whole group's)."""
+    from rounds_bot.diagnosis.lookups.scope import SignozBackend, scope_for_request
+    from rounds_bot.diagnosis.lookups.signoz import SignozLookups
+
+    request = sample_request(checkout).model_copy(
+        update={
+            "service": event.service,
+            "error_type": event.error_type,
+            "sample_events": [event],
+            "related_logs": [],
+            "stats": OccurrenceStats(total=event.count, in_window=event.count, services=[event.service]),
+        }
+    )
+    scope = scope_for_request(request, backend=SignozBackend(url=url))
+    with SignozLookups.connect(scope, api_key=api_key) as lookups:
+        points = lookups.error_counts(
+            event.service, event.error_type, scope.window_start, scope.window_end, timedelta(minutes=5)
+        )
+    return sum(point.count for point in points)

@@ -15,7 +15,13 @@ from typing import Any
 
 import anyio
 import pytest
-from diagnosis_samples import fake_api_diagnoser, good_answer, make_checkout, sample_request
+from diagnosis_samples import (
+    diagnosis_error_count,
+    fake_api_diagnoser,
+    good_answer,
+    make_checkout,
+    sample_request,
+)
 from fake_messages_api import FakeMessagesApi, ToolUse, structured_output, turn
 from signoz_emulator import Behaviour, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines, signoz_group_id
@@ -356,21 +362,8 @@ def test_error_counts_agree_with_what_the_signoz_source_counted(fixture_signoz, 
     group = max(totals, key=lambda group_id: totals[group_id])
     event = next(e for e in events if e.source_group_id == group).model_copy(update={"count": totals[group]})
     assert event.count >= 2
-    request = sample_request(make_checkout(tmp_path / "repo")).model_copy(
-        update={
-            "service": event.service,
-            "error_type": event.error_type,
-            "sample_events": [event],
-            "related_logs": [],
-            "stats": OccurrenceStats(total=event.count, in_window=event.count, services=[event.service]),
-        }
-    )
-    scope = scope_for_request(request, backend=SignozBackend(url=fixture_signoz.url))
-    with SignozLookups.connect(scope, api_key=None) as lookups:
-        points = lookups.error_counts(
-            event.service, event.error_type, scope.window_start, scope.window_end, timedelta(minutes=5)
-        )
-    assert sum(point.count for point in points) == event.count
+    checkout = make_checkout(tmp_path / "repo")
+    assert diagnosis_error_count(checkout, event, fixture_signoz.url, None) == event.count
 
 
 def test_error_counts_say_why_they_failed_when_the_key_may_not_run_sql(scope, checkout):

@@ -4,20 +4,16 @@ span when it did not (older collectors index only `exception`)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from diagnosis_samples import make_checkout, sample_request
+from diagnosis_samples import diagnosis_error_count, make_checkout
 from signoz_emulator import Behaviour, SignozEmulator
 from signoz_emulator.data import Dataset, load_otlp_lines
 from signoz_fixtures import SECOND, T0_NS, source_for
 from signoz_parity import poll_window
 from signoz_rows import error_span, exception_span, otlp_lines
 
-from rounds_bot.diagnosis.lookups.scope import SignozBackend, scope_for_request
-from rounds_bot.diagnosis.lookups.signoz import SignozLookups
-from rounds_bot.diagnosis.model import OccurrenceStats
 from rounds_bot.models import ErrorEvent
 
 MINUTE = 60 * SECOND
@@ -58,18 +54,5 @@ def test_error_counts_count_a_suffixed_exception_event_where_the_source_did(
     with SignozEmulator(dataset, Behaviour(api_key=KEY)) as emulator:
         event = _polled(emulator, kind)
         assert event.count == expected
-        request = sample_request(make_checkout(tmp_path / "repo")).model_copy(
-            update={
-                "service": event.service,
-                "error_type": event.error_type,
-                "sample_events": [event],
-                "related_logs": [],
-                "stats": OccurrenceStats(total=event.count, in_window=event.count, services=[event.service]),
-            }
-        )
-        scope = scope_for_request(request, backend=SignozBackend(url=emulator.url))
-        with SignozLookups.connect(scope, api_key=KEY) as lookups:
-            points = lookups.error_counts(
-                event.service, event.error_type, scope.window_start, scope.window_end, timedelta(minutes=5)
-            )
-    assert sum(point.count for point in points) == expected
+        counted = diagnosis_error_count(make_checkout(tmp_path / "repo"), event, emulator.url, KEY)
+    assert counted == expected
