@@ -85,6 +85,26 @@ def test_the_readme_caller_installs_rounds_from_the_pinned_commit_and_runs_it(
     assert len(zulip.messages) == len(fake.issues()) + 1
 
 
+def test_a_caller_that_lists_no_comment_types_runs_nothing_for_an_edited_or_deleted_comment(
+    fake, signoz, sources, workspace
+):
+    # `on: issue_comment` without `types:` starts a run for created, edited and deleted comments alike
+    # (GitHub's "Events that trigger workflows", issue_comment); rounds answers only new comments, so
+    # no runner is spent installing it for the others
+    caller = parse(pinned(readme_workflows()[0], sources))
+    caller["on"]["issue_comment"] = None
+    fake.repo.collaborators["alice"] = "write"
+    with FakeZulip(streams=("ops",)) as zulip:
+        repo = Repository(fake, workspace, zulip, signoz, workflow=caller, sources=sources)
+        number = fake.state.create_issue(fake.repo, "a problem", "", [], "alice").number
+        for action in ("edited", "deleted"):
+            event = repo.comment_event(number, "/rounds pause") | {"action": action}
+            result = repo.run("issue_comment", event)
+            assert result.started, result.reason
+            assert all(job.skipped for job in result.jobs.values()), (action, failures(result))
+            assert fake.reactions_on(event["comment"]["id"]) == []
+
+
 def test_every_job_of_the_workflow_installs_rounds_the_same_way():
     jobs = load(WORKFLOW)["jobs"]
 
