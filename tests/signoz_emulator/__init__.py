@@ -20,7 +20,9 @@ the tables first), so one emulator serves at a time.
 Tests adjust `Behaviour` while the server runs: the version, a required API key, a role that is
 refused, clickhouse_sql refused, and one-shot faults (500, 429 with Retry-After, a hang, an HTML
 page, a body cut short, a body that is not JSON, or any change to the JSON answer; a proxy's error
-page or redirect in front of SigNoz; a query ClickHouse fails, answered as SigNoz's handler does). With
+page or redirect in front of SigNoz; a query ClickHouse fails, answered as SigNoz's handler does), how
+ClickHouse orders rows tied on a list query's ORDER BY (`ties`: differently on each query, from a seed), and
+rows the collector writes late, between two requests (`arrivals`). With
 `report_reads` (`--report-reads`) every answer also says what ClickHouse read for it, in the
 emulator's own headers `X-Emulator-Rows-Read` and `X-Emulator-Bytes-Read` (a SigNoz sends
 neither): the benchmark's ClickHouse-side figures.
@@ -43,9 +45,11 @@ from urllib.parse import parse_qs, urlsplit
 from rounds_bot.sources.signoz.times import NS_PER_S
 
 from .api import EmulatedSignoz
+from .arrivals import LateRows, due
 from .data import Dataset
 from .engine import Engine
 from .replies import ApiError, Reply, go_json
+from .ties import TieOrder
 
 # `query`: the next v1 exceptions-API statement fails in ClickHouse, answered as SigNoz's query-service
 # handlers answer it (`EmulatedSignoz._run`: countErrors RespondError `exec` 422, listErrors HandleError 500)
@@ -99,6 +103,9 @@ class Behaviour:
     #: a logs table from before the collector's schema migration 2001, which added `body_v2`
     logs_without_body_v2: bool = False
     faults: list[Fault] = field(default_factory=list)
+    #: ClickHouse's order of rows tied on a list query's ORDER BY (`ties`); rows the collector writes late
+    tie_order: TieOrder = field(default_factory=TieOrder)
+    late_rows: list[LateRows] = field(default_factory=list)
 
     def take_fault(self, path: str, body: bytes = b"") -> Fault | None:
         for fault in self.faults:
@@ -193,6 +200,7 @@ class SignozEmulator:
             clickhouse_sql_allowed=self.behaviour.clickhouse_sql_allowed,
             now_ns=lambda: int(self._now() * NS_PER_S),
             logs_without_body_v2=self.behaviour.logs_without_body_v2,
+            tie_salt=self.behaviour.tie_order.salt,
         )
 
     def now(self) -> float:
@@ -292,6 +300,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {key.lower(): value for key, value in self.headers.items()}
+        for rows in due(emulator.behaviour.late_rows, parts.path, body):
+            rows.arrive(emulator.engine)
         fault = emulator.behaviour.take_fault(parts.path, body)
         if fault is not None and fault.kind == "hang":
             emulator.record(SeenRequest(method, parts.path, parts.query, body, headers, 0))
@@ -375,6 +385,7 @@ from .by_hand import build_dataset, main  # noqa: E402  (it imports the classes 
 __all__ = [
     "Behaviour",
     "Fault",
+    "LateRows",
     "SeenRequest",
     "SignozEmulator",
     "build_dataset",

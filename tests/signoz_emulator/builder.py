@@ -16,6 +16,7 @@ from rounds_bot.sources.signoz.times import NS_PER_MS
 
 from .engine import ClickHouseError, Engine, sql_literal
 from .filters import FieldMapper, where_clause
+from .ties import order_by
 
 SPANS = "signoz_traces.distributed_signoz_index_v3"
 LOGS = "signoz_logs.distributed_logs_v2"
@@ -130,10 +131,12 @@ def raw_statement(
     end_ms: int,
     *,
     log_fields_selectable: bool = True,
+    tie_salt: int | None = None,
 ) -> Statement:
     """`log_fields_selectable`: SigNoz honours a logs query's selectFields (v0.95+); before, its list query
     selects the default columns whatever is named (pkg/telemetrylogs/statement_builder.go at v0.88.0,
-    buildListQuery: `sb.Select("timestamp, id, trace_id, ...")`)."""
+    buildListQuery: `sb.Select("timestamp, id, trace_id, ...")`). `tie_salt`: how this query orders the rows
+    its ORDER BY leaves tied, as ClickHouse may order them differently on each query (`ties`)."""
     signal = spec["signal"]
     table = SPANS if signal == "traces" else LOGS
     fields = spec.get("selectFields") or []
@@ -161,8 +164,7 @@ def raw_statement(
         for item in spec.get("order") or []
     )
     sql = f"SELECT {', '.join(selected)} FROM {table} WHERE {_where(spec, mapper, start_ms, end_ms)}"
-    if order:
-        sql += f" ORDER BY {order}"
+    sql += order_by(order, signal, tie_salt)
     sql += f" LIMIT {spec.get('limit') or 100}"
     if spec.get("offset"):
         sql += f" OFFSET {spec['offset']}"

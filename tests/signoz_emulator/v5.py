@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -66,6 +67,7 @@ class QueryRangeEndpoint(RequestChecks):
     """`POST /api/v5/query_range` over the engine."""
 
     engine: Engine
+    tie_salt: Callable[[], int | None]
 
     def query_range(self, raw: bytes) -> Reply:
         if self.parsed_version < QUERY_RANGE_V5_SINCE:
@@ -169,7 +171,7 @@ class QueryRangeEndpoint(RequestChecks):
         build = (
             scalar_statement
             if request_type == "scalar"
-            else partial(raw_statement, log_fields_selectable=selectable)
+            else partial(raw_statement, log_fields_selectable=selectable, tie_salt=self.tie_salt())
         )
         try:
             return build(spec, mapper, start_ms, end_ms)

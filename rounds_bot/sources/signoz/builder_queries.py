@@ -36,6 +36,25 @@ ERROR_SPAN_FIELDS = (
 )
 
 
+# The order rounds pages raw rows in by offset. ClickHouse returns rows tied on a query's ORDER BY "in an
+# arbitrary and non-deterministic order" (ClickHouse docs, ORDER BY Clause), a new one for each page's query:
+# with `timestamp` alone, spans sharing a timestamp across a page boundary came on two pages or on none (lost,
+# counted nowhere). So each order ends in what tells two rows apart. A span: its trace and span ids (a
+# collector's retried copy shares both and is the same record, `queries.SPAN_IDENTITY`). SigNoz orders a raw
+# trace list by any key it can map (telemetrytraces statement_builder.go buildListQuery: "`name` direction"
+# in v0.87, the field mapper's ColumnExpressionFor from v0.88, both columns of signoz_index_v3 there), checks
+# no raw order key against the aggregations (querybuildertypesv5 validation.go), and with `timestamp` first
+# still pages the list window by window (pkg/querier/builder_query.go isWindowList). A log record: the id its
+# exporter gives it; SigNoz's window paging of logs asks for exactly `timestamp, id` in one direction. Rows
+# written late (the collector batches) only push the rows after them down: read twice, counted once.
+ERROR_SPAN_ORDER = ("timestamp", "trace_id", "span_id")
+ERROR_LOG_ORDER = ("timestamp", "id")
+
+
+def _newest_first(keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [{"key": {"name": key}, "direction": "desc"} for key in keys]
+
+
 def error_spans_raw(limit: int, offset: int) -> dict[str, Any]:
     """Error spans one by one, newest first, with their events (for the no-SQL fallback)."""
     return {
@@ -46,7 +65,7 @@ def error_spans_raw(limit: int, offset: int) -> dict[str, Any]:
             "disabled": False,
             "filter": {"expression": "has_error = true"},
             "selectFields": [dict(field) for field in ERROR_SPAN_FIELDS],
-            "order": [{"key": {"name": "timestamp"}, "direction": "desc"}],
+            "order": _newest_first(ERROR_SPAN_ORDER),
             "limit": limit,
             "offset": offset,
         },
@@ -62,10 +81,7 @@ def error_logs_raw(limit: int, offset: int) -> dict[str, Any]:
             "signal": "logs",
             "disabled": False,
             "filter": {"expression": error_severity_filter()},
-            "order": [
-                {"key": {"name": "timestamp"}, "direction": "desc"},
-                {"key": {"name": "id"}, "direction": "desc"},
-            ],
+            "order": _newest_first(ERROR_LOG_ORDER),
             "limit": limit,
             "offset": offset,
         },

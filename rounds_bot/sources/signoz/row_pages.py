@@ -64,9 +64,13 @@ def joined_reader(first: PageReader, more: PageReader, into: str) -> PageReader:
 def iter_rows(read_page: PageReader, *, page_size: int, row_cap: int) -> Iterator[tuple[int, Row]]:
     """(row number, row data) over offset pages; stops at a short page or at `row_cap` rows.
 
-    Records written while the query is read (newest first) push the rows below them down, so a row can come
-    back at two offsets: a row with an `id` (SigNoz's, one a stored row) is yielded once. A row read whole
-    and the same row read by name would otherwise be two records to the reader's deduplication."""
+    Each page is a query of its own, so the query's order must tell every two records apart: ClickHouse
+    orders rows tied on it anew on each query, and a tied row could come on two pages or on none (the raw
+    queries end their order in a row's ids, `builder_queries.ERROR_SPAN_ORDER`). The offset moves on by the
+    rows a page holds, so a run of rows sharing a timestamp longer than a page is read page by page, and
+    ends. Records written while the query is read (newest first) push the rows below them down, so a row can
+    come back at two offsets: a row with an `id` (SigNoz's, one a stored row) is yielded once. A row read
+    whole and the same row read by name would otherwise be two records to the reader's deduplication."""
     offset = 0
     seen: set[object] = set()
     while offset < row_cap:
