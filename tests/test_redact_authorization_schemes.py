@@ -24,6 +24,12 @@ HEADERS = (
     (f'Authorization: Token token="{TOKEN}"', TOKEN),
     (f'Authorization: Token token="{TOKEN}", nonce="def"', TOKEN),
     (f"authorization: Token token={TOKEN}", TOKEN),
+    # RFC 7616 3.4.4: a name that is not ASCII is sent extended (`username*=UTF-8''...`, RFC 8187)
+    (DIGEST.replace('username="svc"', "username*=UTF-8''J%C3%A4s%C3%B8n"), RESPONSE),
+    # a Windows domain account: the quoted-string escapes its backslash (RFC 9110 5.6.4's quoted-pair)
+    (DIGEST.replace('username="svc"', 'username="CORP\\\\svc"'), RESPONSE),
+    # a long request URI (a signed URL's query) stands before the response
+    (DIGEST.replace('uri="/dir/index.html"', f'uri="/dir/index.html?{"q=1&" * 300}"'), RESPONSE),
 )
 
 

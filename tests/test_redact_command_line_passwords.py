@@ -154,3 +154,41 @@ def test_a_login_with_many_quotes_and_no_password_flag_is_read_in_linear_time(ar
 def test_every_engine_gives_the_reference_text_for_command_lines() -> None:
     texts = [command.format(v=SECRET) for command in COMMANDS + REDIS_DIRECTIVES] + list(KEPT + REDIS_KEPT)
     assert assert_same(_rules("all"), texts) == len(texts)
+
+
+#: a secret's flag with a qualifier before its name, its value after a space: the AWS CLI's
+#: `aws configure set --secret-access-key`, MinIO's `mc alias set ... --access-key ... --secret-key`,
+#: OAuth clients' `--client-secret`, `--refresh-token`, `--api-secret`
+QUALIFIED_FLAGS = (
+    "aws configure set --secret-access-key {v} --profile prod",
+    "mc alias set prod https://minio:9000 --access-key minioadmin --secret-key {v}",
+    "az storage blob upload --account-name acme --account-key {v} -f x",
+    "oauth2-proxy --client-id web --client-secret {v}",
+    "tool login --refresh-token {v}",
+    "tool deploy --api-secret '{v}'",
+    "tool deploy --db_password {v}",
+)
+QUALIFIED_KEPT = (
+    "psql --no-password --dbname orders",
+    "llm run --max-tokens 4096 --model small",
+    "tool login --token-file /run/secrets/token",
+    "tool login --password-stdin --username bob",
+    "ssh-keygen --private-key-format pem",
+    # a switch that names a secret takes no value: the next argument is another
+    "ansible-playbook --ask-vault-password site.yml",
+    "ansible-playbook site.yml --ask-vault-password -i hosts",
+    "mysqld --allow-empty-password mysql",
+    "kubectl create ingress web --tls-secret my-tls-cert",
+    "helm install app --image-pull-secret regcred",
+)
+
+
+@pytest.mark.parametrize("command", QUALIFIED_FLAGS)
+def test_a_secret_after_a_qualified_flag_and_a_space_is_redacted(command: str) -> None:
+    out = redact(command.format(v=SECRET))
+    assert SECRET not in out, out
+
+
+@pytest.mark.parametrize("command", QUALIFIED_KEPT)
+def test_a_flag_that_only_names_a_secret_keeps_what_follows_it(command: str) -> None:
+    assert redact(command) == command

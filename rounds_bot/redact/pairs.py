@@ -45,18 +45,24 @@ _PAIR_BODY = (
     r"""(?:string|String|str|&str|&'static[ \t]str|\[\]byte|CharSequence|SecureString)\??)?"""
     # assignments of every language and make (`::=`, `.=`, `??=`, `+=`); `%3D` and `%3A`: a pair inside a
     # percent-encoded URL (`?next=%2Fcb%3Fapi_key%3D...`)
-    r"""(?P<sep>[ \t]{0,3}(?:=>|:{1,3}=|\?\?=|\?=|\+=|\.=|=|:|%3[Dd]|%3[Aa])[ \t]{0,3})"""
+    # (Erlang prints a binary as `<<"...">>`: `#{password => <<"...">>}`; the string inside is the value)
+    r"""(?P<sep>[ \t]{0,3}(?:=>|:{1,3}=|\?\?=|\?=|\+=|\.=|=|:|%3[Dd]|%3[Aa])[ \t]{0,3}"""
+    r"""(?:<<(?="[^"\n]{0,500}">>))?)"""
     # the value is read ahead, not consumed: when the pair is not a secret (`"msg": "..."`), the scan goes
     # on inside its value, where a secret's own pair may stand (`"msg": "login password=..."`); a value in
     # escaped quotes (`token=\"...\"`, inside a quoted string) is read whole
     r"""(?=(?P<value>\\"(?:[^"\\\n]){1,500}\\"|\\'(?:[^'\\\n]){1,500}\\'"""
-    r"""|"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|`[^`\n]{1,500}`|[^\s,;&"'`<>{}()\[\]|]{1,500}))"""
+    r"""|"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|`[^`\n]{1,500}`"""
+    r"""|[^\s,;&"'`<>{}()\[\]|]{1,500}))"""
 )
 _PAIR = re.compile(r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))""" + _PAIR_BODY)
 #: a pair behind a command line's `-D` (a Java system property) or `--`, or a cookie named with a leading dot
 _PREFIXED_PAIR = re.compile(r"""(?:(?<=[\s"'`\[({<,=;])|\A)(?:-D|--|\.)""" + _PAIR_BODY)
 _FLAG = re.compile(
     r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token"""
+    # the secrets OAuth clients, the AWS CLI (`configure set aws_secret_access_key`), MinIO's `mc` and Azure's
+    # `az storage` take by name (a named switch, `--ask-vault-password`, takes no value: not read so)
+    r"""|(?:client|api|app|consumer|webhook)[-_]secret|(?:aws[-_])?secret[-_](?:access[-_])?key|account[-_]key"""
     # keytool's and jarsigner's store and key passwords (`-storepass`, `-srckeypass`, `-deststorepass`)
     r"""|(?:src|dest)?(?:store|key)pass"""
     # OpenSSL's pre-shared key, in hex (`openssl s_client -psk`; its `-psk_identity` is the key's name)
@@ -116,10 +122,13 @@ _IDENTIFIED = (
 #: name: ClickHouse's `plaintext_password`, TiDB's `'tidb_sm3_password'` are not MySQL's)
 _PLUGIN = r"['\"`]?\w{1,64}['\"`]?"
 #: an `Authorization:` or `Proxy-Authorization:` header's name, as a header, a pair or a JSON member gives it
-_AUTHORIZATION = r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?"
+#: (or Go's fmt: `map[Authorization:[Bearer ...]]`, an `http.Header` or gRPC's `metadata.MD`)
+_AUTHORIZATION = r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"'\[]?"
 #: one of an authentication scheme's parameters (RFC 9110, 11.2: `token BWS "=" BWS ( token / quoted-string
 #: )`), its quotes escaped too when the header is inside a JSON string
-_AUTH_PARAM = r"""[\w-]{1,40}=(?:\\?"[^"\\\n]{0,500}\\?"|[^\s,"\\]{1,500})"""
+#: ), RFC 8187's extended form (`username*=UTF-8''...`, RFC 7616 3.4.4) and a quoted-pair inside the quotes
+#: (`"CORP\\\\svc"`, RFC 9110 5.6.4)
+_AUTH_PARAM = r"""[\w-]{1,40}\*?=(?:\\?"(?:[^"\\\n]|\\[^"\n]){0,4000}\\?"|[^\s,"\\]{1,4000})"""
 #: a password as those statements give it: quoted, or bare where Oracle needs no quotes
 _SQL_VALUE = r"""('(?:[^'\\\n]|''|\\.){1,200}'|"(?:[^"\\\n]|\\.){1,200}"|[^\s'";,()]{1,200})"""
 #: the value after a name that ends its line: `password:` / `"api_token":` / `DB_PASSWORD=` / `secret was`

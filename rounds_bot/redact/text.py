@@ -29,6 +29,7 @@ from rounds_bot.redact.nearby import NEARBY
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
 from rounds_bot.redact.phrases import seed_phrases
+from rounds_bot.redact.printed_terms import PRINTED_TERMS
 from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.scan import Scan
 from rounds_bot.redact.tokens import TOKENS
@@ -96,6 +97,7 @@ def _rules(ips: IpPolicy) -> tuple[Rule, ...]:
         + PASSWORD_HASHES
         + WRAPPED
         + PAIRS
+        + PRINTED_TERMS
         + ARGUMENTS
         + FOREIGN
         + NEARBY
