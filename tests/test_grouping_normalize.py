@@ -133,9 +133,11 @@ def _eager_reading(message: str, code_test: Callable[[str], bool]) -> tuple[obje
     text = normalize.truncate(message)
     tokens = skeleton(normalize_uncached(message))
     before: tuple[str, ...] | None = skeleton_with_plurals(normalize_before(text))
+    sixth = skeleton(normalize.normalize_sixth(text))
     fifth = skeleton(normalize.normalize_fifth(text))
-    # where `rounds-fp:5` read the message otherwise, `before` is its skeleton (`shapes.ReadBefore`)
-    before = fifth if fifth != tokens else (None if before == tokens else before)
+    # where `rounds-fp:6` or `rounds-fp:5` read the message otherwise, `before` is the newest such
+    # skeleton (`shapes.ReadBefore`)
+    before = sixth if sixth != tokens else fifth if fifth != tokens else None if before == tokens else before
     previous = None
     if re.search(r"[\"'{\[]", text) or before is not None:
         previous = skeleton_with_plurals(normalize_previous(text))

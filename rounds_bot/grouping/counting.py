@@ -59,6 +59,11 @@ class CountingPass:
             ]
         )
 
+    def _noted_by_template(self, event: ErrorEvent | MessageFacts) -> bool:
+        """Whether a line with attributes is placed by its logging library's template, not its body, which is
+        then noted for it (`logged_templates.LoggedTemplates`, mixed in over this class); here, none is."""
+        return False
+
     def _message_line(
         self, event: ErrorEvent | MessageFacts
     ) -> tuple[str, str | None, tuple[str, ...]] | None:
@@ -77,6 +82,8 @@ class CountingPass:
             return event.service, event.error_type, shape.skeleton
         if (event.stacktrace and not event.stacktrace.isspace()) or self._codes.read(event) is not None:
             return None
+        if self._noted_by_template(event):
+            return None  # placed by its logging library's template, not by its body (`logged_templates`)
         target = operation_target(event.attributes) if event.kind == "span_error" else None
         where = event.service if target is None else f"{event.service}\x1e{target}"
         return where, event.error_type, self._shapes.lookup(event.message)[1].skeleton

@@ -20,6 +20,7 @@ from rounds_bot.grouping.fingerprint import (
     HASH_VERSION,
     MESSAGE_VERSION_BEFORE,
     MESSAGE_VERSION_FIFTH,
+    MESSAGE_VERSION_SIXTH,
 )
 from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.logged_traces import message_read_before
@@ -38,14 +39,17 @@ from rounds_bot.models import Assignment, ErrorEvent
 #: `earlier`: with the trailing clause of redacted values (`skeletons.skeleton_with_context`, until
 #: `rounds-fp:4`); `before`: with `normalize.BEFORE_RULES` and the plural after a count as printed
 #: (`normalize_before`, `skeletons.skeleton_with_plurals`, until `rounds-fp:5`); `fifth`: without the
-#: literals `rounds-fp:6` masks (`normalize_fifth`, until `rounds-fp:6`; `shapes.ReadBefore`); `browser`:
-#: a Firefox or Safari stack, which every version read by its message until their frames were read
+#: literals `rounds-fp:6` masks (`normalize_fifth`, until `rounds-fp:6`; `shapes.ReadBefore`); `sixth`: with
+#: the names of code `rounds-fp:7` keeps masked (`normalize_sixth`, until `rounds-fp:7`; `shapes.ReadBefore`);
+#: `browser`: a Firefox or Safari stack, which every version read by its message until their frames were read
 #: (`browser.read_by_message_before`)
+_SINCE_SIXTH = frozenset({MESSAGE_VERSION_SIXTH, FINGERPRINT_VERSION})
 READ_OTHERWISE_BY = {
-    "previous": frozenset({HASH_VERSION, MESSAGE_VERSION_BEFORE, MESSAGE_VERSION_FIFTH, FINGERPRINT_VERSION}),
-    "earlier": frozenset({MESSAGE_VERSION_BEFORE, MESSAGE_VERSION_FIFTH, FINGERPRINT_VERSION}),
-    "before": frozenset({MESSAGE_VERSION_FIFTH, FINGERPRINT_VERSION}),
-    "fifth": frozenset({FINGERPRINT_VERSION}),
+    "previous": frozenset({HASH_VERSION, MESSAGE_VERSION_BEFORE, MESSAGE_VERSION_FIFTH, *_SINCE_SIXTH}),
+    "earlier": frozenset({MESSAGE_VERSION_BEFORE, MESSAGE_VERSION_FIFTH, *_SINCE_SIXTH}),
+    "before": frozenset({MESSAGE_VERSION_FIFTH, *_SINCE_SIXTH}),
+    "fifth": _SINCE_SIXTH,
+    "sixth": frozenset({FINGERPRINT_VERSION}),
     "browser": frozenset(),
 }
 
@@ -73,13 +77,13 @@ class EarlierReadings(Placing):
         it (`ShapeInfo.previous`, no span target; `ShapeInfo.earlier`, with its trailing clause of
         redacted values), and the signature that version gave it: a stored signature keeps
         receiving its messages. Templates of the versions that read messages otherwise do not count
-        (`READ_OTHERWISE_BY`). A skeleton `rounds-fp:5` read otherwise than this version and
-        `rounds-fp:4` (`shapes.ReadBefore`, given as the `before` reading) is found that version's way,
-        then as `rounds-fp:4` read it."""
+        (`READ_OTHERWISE_BY`). A skeleton `rounds-fp:6` or `rounds-fp:5` read otherwise than the version
+        after it (`shapes.ReadBefore`, given as the `before` reading) is found that version's way, then
+        as the versions before it read it, down to `rounds-fp:4`."""
         if isinstance(tokens, ReadBefore):
-            then = self._previous_template(tuple(tokens), service, error_type, "fifth")
-            if then is None and tokens.fourth is not None:
-                then = self._previous_template(tokens.fourth, service, error_type, "before")
+            then = self._previous_template(tuple(tokens), service, error_type, tokens.reading)
+            if then is None and tokens.older is not None:
+                then = self._previous_template(tokens.older, service, error_type, "before")
             return then
         found = self._miner.find(self._candidates.bucket(service or "unknown", error_type), tokens)
         if found is None:

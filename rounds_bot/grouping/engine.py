@@ -26,7 +26,8 @@ This module reads the tiers in order; tier 3, new signatures and the assignments
 rule decided are `placing`'s (mixed in), finding the signatures earlier versions made
 `earlier_readings`' (mixed in over it: such a signature is registered under this version's hashes
 after each batch, `found_earlier`), the counting pass over a batch's log lines `counting`'s
-(mixed in), the known signatures and the keys that lead to them are `registry`'s, an event's
+(mixed in), placing an error log by the template its logging library exported `logged_templates`' (mixed in
+over both), the known signatures and the keys that lead to them are `registry`'s, an event's
 identity (its fingerprint and how it registers) comes from `candidates`, the explanation of each
 assignment from `explanation`. A round, which keeps one assignment per signature, places its events
 with `place_each`: an event of a signature it keeps already, known by its error code, its trace's
@@ -39,14 +40,13 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Sequence
 
 from rounds_bot.grouping.candidates import CandidateReader
-from rounds_bot.grouping.counting import CountingPass
-from rounds_bot.grouping.earlier_readings import EarlierReadings
 from rounds_bot.grouping.error_codes import ErrorCodeReader
 from rounds_bot.grouping.explanation import Explainer
 from rounds_bot.grouping.fingerprint import FINGERPRINT_VERSION
 from rounds_bot.grouping.found_earlier import FoundEarlier
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.known import KnownSignatures
+from rounds_bot.grouping.logged_templates import LoggedTemplates
 from rounds_bot.grouping.logged_traces import message_read_before
 from rounds_bot.grouping.memo import forget_shared, shared_while_alive
 from rounds_bot.grouping.operations import operation_target
@@ -67,7 +67,7 @@ __all__ = ["EngineReleased", "GroupingConfig", "GroupingEngine", "SignatureState
 _NONE_SETTLED: frozenset[str] = frozenset()
 
 
-class GroupingEngine(EarlierReadings, CountingPass):
+class GroupingEngine(LoggedTemplates):
     """Assigns events to signatures, tier by tier; `state` gives what a signature saves."""
 
     def __init__(
@@ -144,6 +144,8 @@ class GroupingEngine(EarlierReadings, CountingPass):
         stacktrace = event.stacktrace
         code = self._codes.read(event)
         if code is None and not (stacktrace and not stacktrace.isspace()):
+            if (logged := self._by_logged_template(event)) is not None:
+                return logged  # its logging library's template, not its body (`logged_templates`)
             found_before = self._found_by_body_before(event)
             if found_before is not None:
                 return found_before
@@ -249,8 +251,8 @@ class GroupingEngine(EarlierReadings, CountingPass):
             owner = self._known_signatures.owner_of_code(f"{event.service or 'unknown'}\x1f{code.code}")
             return self._placed(owner, "error_code") if owner is not None else None
         if not stacktrace or stacktrace.isspace():
-            if message_read_before(event) is not None:
-                return None  # its body's earlier reading comes first (`_found_by_body_before`)
+            if message_read_before(event) is not None or self._statement(event) is not None:
+                return None  # its body's earlier reading, or its logged template, comes first (`_assign`)
             target = operation_target(event.attributes) if event.kind == "span_error" else None
             shape = self._shapes.shape_of(event.message)
             return self._routed(shape, event.service, event.error_type, target)

@@ -3,8 +3,8 @@
 Each rule (`mask_rule.MaskRule`) has a name, the kinds of character its matches can begin with, a
 placeholder (None for a "keep" rule, which shields what it matches from the rules after it), a pattern,
 the reason it exists and, rarely, a start of its match it keeps. The literals `rounds-fp:6` masks are
-in `mask_literals`. Order matters: at any position the earliest rule in RULES wins (`normalize` joins them
-into one expression, and says how).
+in `mask_literals`, the names of code `rounds-fp:7` keeps in `mask_names`. Order matters: at any
+position the earliest rule in RULES wins (`normalize` joins them into one expression, and says how).
 
 Every pattern treats digits only through `\\d`, never a particular digit (the `0x` of hex literals
 is written `\\d[xX]`), so whether and how a message is masked does not depend on digit values.
@@ -28,6 +28,7 @@ from rounds_bot.grouping.mask_fragments import (
     ZONE,
 )
 from rounds_bot.grouping.mask_literals import BYTES_LITERAL, QUERY_PATH, QUOTED_ESCAPED, RUBY_OBJECT
+from rounds_bot.grouping.mask_names import NAME_RULES
 from rounds_bot.grouping.mask_rule import CHARACTER_KINDS, MaskRule
 
 __all__ = ["CHARACTER_KINDS", "RULES", "MaskRule"]
@@ -54,6 +55,7 @@ RULES: tuple[MaskRule, ...] = (
         r"(?! ?(?:" + SIZE_UNIT + "|" + SPELLED_TIME_UNIT + r")\b| " + MONTH_NAME + ")",
         "a plain integer between spaces or closing punctuation: nothing else can start there",
     ),
+    *NAME_RULES,  # before the quoted values and the host names that would mask a name
     MaskRule(
         "keep_encoding",
         "HL",

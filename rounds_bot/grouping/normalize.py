@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from rounds_bot.grouping.mask_names import NAME_RULES
 from rounds_bot.grouping.mask_rules import CHARACTER_KINDS, RULES, MaskRule
 
 #: characters of a message that are normalised at all; the rest never reaches the rules
@@ -60,10 +61,23 @@ def plain_alternation(rules: tuple[MaskRule, ...] = ()) -> re.Pattern[str]:
 
 
 _COMBINED, _GROUP_PLACEHOLDER, _KEPT = _combined(RULES)
+#: the rules added in `rounds-fp:7`: the names a runtime's message gives code, kept (`mask_names`)
+ADDED_IN_FP7 = frozenset(rule.name for rule in NAME_RULES)
+#: the groups of `_COMBINED` that are those rules' (in the order `_combined` makes them)
+_NAME_GROUPS = frozenset(
+    index
+    for index, rule in enumerate(
+        (rule for kind in CHARACTER_KINDS for rule in RULES if kind in rule.starts), start=1
+    )
+    if rule.name in ADDED_IN_FP7
+)
+#: the rules `rounds-fp:6` masked with
+SIXTH_RULES = tuple(rule for rule in RULES if rule.name not in ADDED_IN_FP7)
+_SIXTH = _combined(SIXTH_RULES)
 #: the rules added in `rounds-fp:6`: literals a runtime prints (`mask_literals`)
 ADDED_IN_FP6 = frozenset({"bytes_literal", "query_path", "ruby_object", "quoted_escaped"})
 #: the rules `rounds-fp:5` masked with
-FIFTH_RULES = tuple(rule for rule in RULES if rule.name not in ADDED_IN_FP6)
+FIFTH_RULES = tuple(rule for rule in SIXTH_RULES if rule.name not in ADDED_IN_FP6)
 _FIFTH = _combined(FIFTH_RULES)
 #: the rules added in `rounds-fp:5`: dates with a month's name, 12-hour times, PostgreSQL's row values
 ADDED_IN_FP5 = frozenset({"date_month_name", "time_12h", "parenthesised_value", "failing_row"})
@@ -154,6 +168,23 @@ def normalize_before(message: str) -> str:
 def mask_spans_before(text: str) -> tuple[Span, ...]:
     """`mask_spans` as `rounds-fp:3` and `rounds-fp:4` found them (`BEFORE_RULES`)."""
     return _spans_by(_BEFORE, text)
+
+
+def name_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Where the rules keep a name a runtime's message gives code (`mask_names`), left to right."""
+    return tuple(match.span() for match in _COMBINED.finditer(text) if match.lastindex in _NAME_GROUPS)
+
+
+def mask_spans_sixth(text: str) -> tuple[Span, ...]:
+    """`mask_spans` as `rounds-fp:6` found them (`SIXTH_RULES`)."""
+    return _spans_by(_SIXTH, text)
+
+
+def normalize_sixth(message: str) -> str:
+    """The message as `rounds-fp:6` normalised it (`SIXTH_RULES`, a code's name masked as a quoted value):
+    to find the templates it mined, so a signature it created keeps receiving its messages."""
+    text = truncate(message)
+    return apply_spans(text, mask_spans_sixth(text))
 
 
 def mask_spans_fifth(text: str) -> tuple[Span, ...]:

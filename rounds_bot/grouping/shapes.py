@@ -5,10 +5,11 @@ shape (digits zeroed). Masking never depends on digit values (see `normalize`), 
 does the skeleton (any token with a digit is a parameter), so both are computed once per shape
 and reused; only the final text is rebuilt when a masked message still shows a digit.
 
-What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2`, `rounds-fp:3`,
-`rounds-fp:4` and `rounds-fp:5` read, whether it may hold an error code) is worked out the first time it
-is asked for, from the first message of the shape, as it would have been when the shape was first seen:
-a trace's message needs none of it.
+What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2` to `rounds-fp:6` read,
+whether it may hold an error code) is worked out the first time it is asked for, from the first message of
+the shape, as it would have been when the shape was first seen: a trace's message needs none of it. A
+name a runtime's message gives code (`mask_names`) is a word of the skeleton even when it holds a digit,
+which it reads as zero, as the shape does (`_skeleton_keeping_names`).
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from rounds_bot.grouping.normalize import (
     Span,
     apply_spans,
     mask_spans,
+    name_spans,
     normalize_before,
     normalize_fifth,
     normalize_previous,
+    normalize_sixth,
     truncate,
 )
 from rounds_bot.grouping.route import Route
@@ -48,6 +51,15 @@ _MASKED_IN_FP5 = re.compile(
 #: what the rules added in `rounds-fp:6` (`normalize.ADDED_IN_FP6`) mask holds: a query's `?`, a bytes
 #: literal's `b'` or `b"`, a Ruby object's `#<`, an escape
 _MASKED_IN_FP6 = re.compile(r"\?|b['\"]|#<|\\")
+#: what the wordings whose code names `rounds-fp:7` keeps (`normalize.ADDED_IN_FP7`) hold
+_KEPT_IN_FP7 = re.compile(
+    r"has no attribute |unexpected keyword argument |is not defined|required (?:positional|keyword-only) "
+    r"argument|\(reading |is not a function|undefined method |violates unique constraint |does not exist"
+)
+#: a digit of a kept name, while the skeleton is read: no digit, no letter, no space (a private-use
+#: character), so the name stays one word; it is read back as `0`
+_HIDDEN_DIGIT = "\ue000"
+_HIDE_DIGITS = str.maketrans("0123456789", _HIDDEN_DIGIT * 10)
 #: shapes kept before the memo is cleared, and the bytes they may hold (as `_shape_size` estimates)
 MAX_SHAPES = 100_000
 SHAPES_BUDGET = 24 * MB
@@ -139,18 +151,23 @@ class ShapeInfo:
         text = self._text
         assert text is not None
         normalized = apply_spans(text, self.spans)
-        tokens = _interned(skeleton(normalized))
-        # (the rules added since match nothing where `_MASKED_IN_FP5` and `_MASKED_IN_FP6` find nothing,
-        # and without a count nothing is read in the singular)
+        # (the rules added since match nothing where `_KEPT_IN_FP7`, `_MASKED_IN_FP5` and `_MASKED_IN_FP6`
+        # find nothing, and without a count nothing is read in the singular)
+        named = _KEPT_IN_FP7.search(text) is not None
+        tokens = _interned(_skeleton_keeping_names(text, self.spans) if named else skeleton(normalized))
+        sixth = normalize_sixth(text) if named else normalized
         since_fifth = _MASKED_IN_FP6.search(text) is not None
-        fifth = normalize_fifth(text) if since_fifth else normalized
+        fifth = normalize_fifth(text) if since_fifth else sixth
         since_fourth = since_fifth or _MASKED_IN_FP5.search(text) is not None
-        normalized_before = normalize_before(text) if since_fourth else normalized
-        if normalized_before != normalized or "<int> " in normalized:
+        normalized_before = normalize_before(text) if since_fourth else fifth
+        if named or normalized_before != normalized or "<int> " in normalized:
             before = skeleton_with_plurals(normalized_before)
             self._before = None if before == tokens else _interned(before)
-        if fifth != normalized:
-            self._before = _read_before(_interned(skeleton(fifth)), tokens, self._before)
+        newer: tuple[tuple[str, str], ...] = (("sixth", sixth),) if named else ()
+        newer += (("fifth", fifth),) if fifth != sixth else ()
+        if newer:
+            readings = tuple((reading, _interned(skeleton(read))) for reading, read in newer)
+            self._before = _read_before(readings, tokens, self._before)
         if REDACTED_MARK in normalized_before:
             earlier = skeleton_with_context(normalized_before)
             self._earlier = None if earlier == tokens else _interned(earlier)
@@ -168,23 +185,50 @@ class ShapeInfo:
 
 
 class ReadBefore(tuple[str, ...]):
-    """The skeleton `rounds-fp:5` read, where it differs from this version's (`ShapeInfo.before`): found
-    the way that version's (`earlier_readings`), then `fourth`, the one `rounds-fp:4` read, when that
-    differs from it."""
+    """The skeleton `rounds-fp:6` or `rounds-fp:5` read, where it differs from the one the version after
+    read (`ShapeInfo.before`): found that version's way (`reading`, a key of
+    `earlier_readings.READ_OTHERWISE_BY`), then `older`, what the versions before read, when that differs
+    from it: another `ReadBefore`, or the skeleton `rounds-fp:4` read."""
 
-    fourth: tuple[str, ...] | None
+    reading: str
+    older: tuple[str, ...] | None
 
 
 def _read_before(
-    fifth: tuple[str, ...], tokens: tuple[str, ...], fourth: tuple[str, ...] | None
+    readings: tuple[tuple[str, tuple[str, ...]], ...], tokens: tuple[str, ...], fourth: tuple[str, ...] | None
 ) -> tuple[str, ...] | None:
-    """`ShapeInfo.before` of a shape `rounds-fp:5` read into `fifth` (`fourth`: what `rounds-fp:4` read,
-    None when the same as this version's)."""
-    if fifth == tokens:
-        return fourth
-    read = ReadBefore(fifth)
-    read.fourth = None if (fourth or tokens) == fifth else (fourth or tokens)
-    return read
+    """`ShapeInfo.before` of a shape the versions since `rounds-fp:5` read into `readings` (each with its
+    reading, newest first; `fourth`: what `rounds-fp:4` read, None when the same as this version's). A
+    version that read the shape as the version after it did is not asked: that one's reading finds it."""
+    distinct: list[tuple[str, tuple[str, ...]]] = []
+    last = tokens
+    for reading, read in readings:
+        if read != last:
+            distinct.append((reading, read))
+            last = read
+    older = None if (fourth or tokens) == last else (fourth or tokens)
+    for reading, read in reversed(distinct):
+        found = ReadBefore(read)
+        found.reading, found.older = reading, older
+        older = found
+    return older
+
+
+def _skeleton_keeping_names(text: str, spans: tuple[Span, ...]) -> tuple[str, ...]:
+    """The skeleton of `text` masked at `spans`, where the names a runtime's message gives code
+    (`normalize.name_spans`) stay words though they hold a digit (`loads2`), each digit read as `0`: every
+    message of the shape reads so, whichever came first."""
+    names = name_spans(text)
+    if not any(_DIGIT.search(text, start, end) for start, end in names):
+        return skeleton(apply_spans(text, spans))
+    parts: list[str] = []
+    position = 0
+    for start, end in names:  # (each digit one character: the spans stay where they were)
+        parts += [text[position:start], text[start:end].translate(_HIDE_DIGITS)]
+        position = end
+    parts.append(text[position:])
+    tokens = skeleton(apply_spans("".join(parts), spans))
+    return tuple(token.replace(_HIDDEN_DIGIT, "0") for token in tokens)
 
 
 def read_otherwise_before(shape: ShapeInfo) -> bool:

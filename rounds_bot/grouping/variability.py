@@ -18,14 +18,18 @@ name) over thousands of lines is still one statement, and no code writes a dozen
 differ in one word alone. Such positions may be several in one statement (`order 7 is in state
 paid, expected shipped before refund`), whose lines seldom agree on all but one of them: the
 positions that hold that many words are then opened together (`_JointFrames`). The statement's
-first word never varies this way and at least `MIN_FIXED_WORDS` of its words stay fixed.
+first word never varies this way and at least `MIN_FIXED_WORDS` of its words stay fixed. A name a
+runtime's message gives the code (`mask_names`: `has no attribute 'email'`, `relation "orders" does not
+exist`) is fixed per bug however many of them a batch holds: its position is never opened.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
+from rounds_bot.grouping.mask_names import NAME_RULES
 from rounds_bot.grouping.skeletons import HAS_LETTER, WILDCARD
 
 #: different words a position must hold before it is a parameter
@@ -128,7 +132,29 @@ def _open_positions(tokens: Skeleton) -> list[int]:
 
 
 def _is_open(tokens: Skeleton, index: int) -> bool:
-    return tokens[index] != WILDCARD and HAS_LETTER.search(tokens[index]) is not None
+    token = tokens[index]
+    return token != WILDCARD and HAS_LETTER.search(token) is not None and index not in _named(tokens)
+
+
+#: the names `mask_names` keeps, found again in a skeleton (whose words they stay as written)
+_NAMES = re.compile("|".join(f"(?:{name_rule.pattern})" for name_rule in NAME_RULES))
+
+
+@lru_cache(maxsize=16384)
+def _named(tokens: Skeleton) -> frozenset[int]:
+    """The positions of `tokens` that hold a name a runtime's message gives the code."""
+    text = " ".join(tokens)
+    spans = [match.span() for match in _NAMES.finditer(text)]
+    if not spans:
+        return frozenset()
+    positions: set[int] = set()
+    start = 0
+    for index, token in enumerate(tokens):
+        end = start + len(token)
+        if any(begin < end and start < finish for begin, finish in spans):
+            positions.add(index)
+        start = end + 1
+    return frozenset(positions)
 
 
 def _masked(tokens: Skeleton, positions: frozenset[int]) -> Skeleton:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rounds_bot.grouping.log_template import TEMPLATE_ATTRIBUTES
 from rounds_bot.grouping.logged_traces import TRACE_ATTRIBUTES
 from rounds_bot.settings.error_codes import DEFAULT_ERROR_CODE_ATTRIBUTES
 from rounds_bot.sources.signoz.queries import error_severity_filter
@@ -112,6 +113,7 @@ NAMED_LOG_ATTRIBUTES = (
     "exception.stacktrace",
     "message",
     *TRACE_ATTRIBUTES,
+    *TEMPLATE_ATTRIBUTES,  # the log statement's template: grouping reads it before the body (`log_template`)
 )
 #: where the number forms of a named read's attributes are joined to its row (`row_pages.named_reader`)
 NUMBERS = "__numbers"
