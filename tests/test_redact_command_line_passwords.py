@@ -192,3 +192,27 @@ def test_a_secret_after_a_qualified_flag_and_a_space_is_redacted(command: str) -
 @pytest.mark.parametrize("command", QUALIFIED_KEPT)
 def test_a_flag_that_only_names_a_secret_keeps_what_follows_it(command: str) -> None:
     assert redact(command) == command
+
+
+#: a command's arguments as a list: Python's `subprocess.CalledProcessError` prints its `cmd` list
+#: (`Command '['mysql', ...]' returned non-zero exit status 1.`), JSON gives `["...", "..."]`, Go's `%q` of
+#: an `exec.Cmd`'s `Args` gives `["..." "..."]`
+ARGUMENT_LISTS = (
+    "Command '['mysql', '--password', '{v}']' returned non-zero exit status 1.",
+    "Command '['tool', '--token', '{v}', '--verbose']' returned non-zero exit status 2.",
+    '{{"argv": ["tool", "--client-secret", "{v}"]}}',
+    '["tool","--api-key","{v}"]',
+    'exec: ["/bin/app" "--password" "{v}"]',
+)
+
+
+@pytest.mark.parametrize("listed", ARGUMENT_LISTS)
+def test_a_secret_after_its_flag_in_an_argument_list_is_redacted(listed: str) -> None:
+    out = redact(listed.format(v=SECRET))
+    assert SECRET not in out, out
+    assert "[REDACTED:" in out
+
+
+def test_an_argument_list_without_a_secret_flag_stays() -> None:
+    text = "Command '['git', 'push', '--force', 'origin']' returned non-zero exit status 1."
+    assert redact(text) == text

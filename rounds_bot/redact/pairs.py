@@ -67,7 +67,10 @@ _FLAG = re.compile(
     r"""|(?:src|dest)?(?:store|key)pass"""
     # OpenSSL's pre-shared key, in hex (`openssl s_client -psk`; its `-psk_identity` is the key's name)
     r"""|psk)"""
-    r"""(?:=|[ \t]{1,3})("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
+    # the value after a space, or the next item of an argument list (Python's `subprocess` error prints its
+    # list, `Command '['mysql', '--password', '...']'`; JSON's `"--password","..."`; Go's `%q`, `" "`)
+    r"""(?:=|[ \t]{1,3}|(?<=\w)["'][ \t]{0,3},?[ \t]{0,3}["'])"""
+    r"""("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 
 
