@@ -23,6 +23,12 @@ LEAKING = (
     f'[{{password,"{SECRET}"}},{{user,"bob"}}]',
     f'#{{password => <<"{SECRET}">>, user => <<"bob">>}}',
     f'{{api_key,<<"{SECRET}">>}}',
+    f'#{{<<"password">> => <<"{SECRET}">>}}',
+    f'[{{<<"x-api-key">>,<<"{SECRET}">>}}]',
+    f'{{:password, "{SECRET}"}}',
+    f'{{"X-Api-Key": ["{SECRET}"]}}',
+    f'http.Header{{"Accept":[]string{{"*/*"}}, "X-Api-Key":[]string{{"{SECRET}"}}}}',
+    f'url.Values{{"client_secret":[]string{{"{SECRET}"}}}}',
 )
 KEPT = (
     "map[Accept:[*/*] Content-Type:[application/json] User-Agent:[Go-http-client/1.1]]",
@@ -41,6 +47,11 @@ KEPT = (
     # code: a heredoc's name, a C table of names and their labels
     'my $token = <<"END";',
     '{ password, "Password:" }',
+    '{"token":["Invalid."]}',
+    '{"password":["hunter"]}',
+    '#{<<"user">> => <<"bob">>}',
+    '{:ok, "done"}',
+    'http.Header{"Accept":[]string{"*/*"}}',
 )
 
 
