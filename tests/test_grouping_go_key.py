@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rounds_bot.grouping.stacktrace import parse_stacktrace
+from rounds_bot.grouping.stacktrace import as_read_before, parse_stacktrace
 from rounds_bot.grouping.stacktrace.go_key import dump_key
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, MAX_TRACE_CHARS
 
@@ -63,15 +63,19 @@ def test_only_the_values_the_parser_drops_are_taken_out(changed: dict[str, str],
         assert parse_stacktrace(one) == parse_stacktrace(other)
 
 
-def test_a_lone_argument_after_no_receiver_stays_in_the_key_and_only_an_address_leaves_the_frame() -> None:
-    # the key keeps such a line whole; the parser reads a lone heap or stack address as the call's argument
+def test_a_lone_argument_after_no_receiver_stays_in_the_key_and_leaves_the_frame() -> None:
+    # the key keeps such a line whole; the parser reads a lone argument as the call's, and notes the name
+    # releases before read (an address aside) for `as_read_before`: two such dumps do not read alike
     one, other = dump(args2="0xc000010000"), dump(args2="0xc000020000?")
     assert dump_key(one) != dump_key(other)
     frames = [parse_stacktrace(text).exceptions[0].frames[1].function for text in (one, other)]  # type: ignore[union-attr]
     assert frames == ["handle", "handle"]
-    for kept in ("0x1", "...", "0x7f1e40"):  # constants, an inlined call, a type's address: as read before
-        frame = parse_stacktrace(dump(args2=kept)).exceptions[0].frames[1]  # type: ignore[union-attr]
-        assert frame.function == f"handle({kept})"
+    for kept in ("0x1", "...", "0x7f1e40"):  # constants, an inlined call, a type's address: kept before
+        assert dump_key(dump(args2=kept)) != dump_key(one)
+        trace = parse_stacktrace(dump(args2=kept))
+        assert trace is not None and trace.exceptions[0].frames[1].function == "handle"
+        before = as_read_before(trace)
+        assert before is not None and before.exceptions[0].frames[1].function == f"handle({kept})"
 
 
 @pytest.mark.parametrize(

@@ -393,7 +393,7 @@ def test_a_go_runtime_throw_is_read_with_its_frames_whatever_its_g_m_and_frame_p
     crashed, other = trace.exceptions
     assert [(f.function, f.filename, f.lineno) for f in crashed.frames] == [
         ("fatal", "/usr/local/go/src/runtime/panic.go", 1058),
-        ("store(...)", "/app/main.go", 12),
+        ("store", "/app/main.go", 12),
         ("worker", "/app/main.go", 7),
         ("created by main", "/app/main.go", 20),
     ]

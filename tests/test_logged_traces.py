@@ -48,6 +48,13 @@ GO_PANIC = (
     "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\n"
     "main.handler(...)\n\t/app/main.go:12 +0x1d\nmain.main()\n\t/app/main.go:20 +0x25\nexit status 2"
 )
+#: net/http's log of a handler's panic it recovered (net/http/server.go, `conn.serve`), after the standard
+#: logger's date and time
+GO_SERVED = (
+    "2024/05/01 12:00:00 http: panic serving 10.0.0.1:5123: order 42 not found\ngoroutine 7 [running]:\n"
+    "net/http.(*conn).serve.func1()\n\t/usr/local/go/src/net/http/server.go:1947 +0xbe\n"
+    "main.handler({0x7a1b20?, 0xc0001b6000?}, 0xc0001c4000?)\n\t/app/main.go:12 +0x1d"
+)
 DOTNET_CONSOLE = (  # Microsoft.Extensions.Logging's console formatter, above the exception it logs
     "fail: Microsoft.AspNetCore.Server.Kestrel[13]\n"
     '      Connection id "0HN", Request id "0HN:00000001": '
@@ -82,7 +89,8 @@ NODE_ERROR = (
     [
         (_traceback("c-17"), ("ValueError", "cart c-17 is empty")),
         (JAVA_LOGGED, ("java.lang.IllegalStateException", "card declined")),
-        (GO_PANIC, ("panic", "runtime error: index out of range [3] with length 3")),
+        (GO_PANIC, ("panic (index out of range)", "runtime error: index out of range [3] with length 3")),
+        (GO_SERVED, ("panic (value)", "order 42 not found")),
         (NODE_ERROR, ("TypeError", "Cannot read properties of undefined (reading 'id')")),
         (
             DOTNET_CONSOLE,

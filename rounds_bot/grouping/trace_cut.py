@@ -13,15 +13,18 @@ start and reads the line's prefix first (`Type: `, the same in both texts), and 
 pattern's `.*` after `: `, which takes any single line. `usable` refuses every message that could make a
 line test answer otherwise: one that is not a single line, is not stripped, appears twice, would be cut
 to bounds, or ends the way a line test looks for at the end of a line (`:`, `{`: Go's goroutine and
-signal lines, V8's ` {`); `Cut.agrees` refuses one ending in ` [recovered]` under Go (its panic line's
-pattern leaves that out of the value: the only test of the checked runtimes' parsers that looks for `]` at
-a line's end outside a frame line, which the frame test below answers for, or a line that starts with `[`,
-which a header line never does), and asks every line test that can look at a whole line (the runtime's
-frame line, the runtime votes) the same question of both lines. The reading
-with the placeholder is used only when the placeholder ends up where a message belongs and nowhere
-else: once, at the start of the value of the exception whose type the prefix names, under one of the
-runtimes whose line tests this reasoning was checked against (Python, JVM, V8, Go). Any other trace is
-read whole. Tests compare the two readings over the labelled corpora, the tests' traces and messages
+signal lines, V8's ` {`); `Cut.agrees` refuses one ending in ` [recovered]` or ` [recovered, repanicked]`
+under Go (its panic line's pattern leaves that out of the value: the only test of the checked runtimes'
+parsers that looks for `]` at a line's end outside a frame line, which the frame test below answers for, or
+a line that starts with `[`, which a header line never does), and one that prints a Go runtime error under
+Go (the one value a parser reads more of than as a value: its kind is the panic's type, `go_panics`), and
+asks every line test that can look at a whole line (the runtime's frame line, the runtime votes) the same
+question of both lines. The reading with the placeholder is used only when the placeholder ends up where a
+message belongs and nowhere else: once, at the start of the value of the exception whose type the prefix
+names (a Go panic's by the word its line starts with, `panic`, `go_panics.type_before`: the placeholder is
+no runtime error, so its panic is typed as a program's value, as the message's is when `agrees`), under one
+of the runtimes whose line tests this reasoning was checked against (Python, JVM, V8, Go). Any other trace
+is read whole. Tests compare the two readings over the labelled corpora, the tests' traces and messages
 built to trip each line test.
 """
 
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field, replace
 
 from rounds_bot.grouping.stacktrace import Frame, LineVotes, ParsedTrace, Runtime, line_votes, logcat
 from rounds_bot.grouping.stacktrace.go_key import DumpKey, dump_key
+from rounds_bot.grouping.stacktrace.go_panics import runtime_error_kind, type_before
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS, MAX_TRACE_CHARS
 
 #: what stands in for the message: a private-use character, which no parser looks for
@@ -40,8 +44,9 @@ CHECKED_RUNTIMES: frozenset[Runtime] = frozenset({"python", "java", "node", "go"
 #: a message ending so may complete a line test that looks at the end of a line
 _RISKY_ENDINGS = (":", "{")
 #: per runtime, a message ending so may complete a line test of its parser that looks at the end of a line
-#: (Go's panic line, `panic: <value> [recovered]`): refused under that runtime alone (`Cut.agrees`)
-_RISKY_ENDINGS_OF: dict[Runtime, str] = {"go": " [recovered]"}
+#: (Go's panic line, `panic: <value> [recovered]`, `[recovered, repanicked]` since Go 1.25): refused under
+#: that runtime alone (`Cut.agrees`)
+_RISKY_ENDINGS_OF: dict[Runtime, tuple[str, ...]] = {"go": (" [recovered]", " [recovered, repanicked]")}
 
 
 @dataclass(slots=True)
@@ -96,11 +101,14 @@ class Cut:
 
     def agrees(self, runtime: Runtime, votes: LineVotes) -> bool:
         """Whether the message may stand in the placeholder's place in a trace read as `runtime`: it does not
-        end as a line test of that runtime's parser looks for (`_RISKY_ENDINGS_OF`), and those line tests
-        answer for the message's line as `votes` (the placeholder's)."""
+        end as a line test of that runtime's parser looks for (`_RISKY_ENDINGS_OF`), under Go it prints no
+        runtime error (`go_panics`), and those line tests answer for the message's line as `votes` (the
+        placeholder's)."""
         risky = _RISKY_ENDINGS_OF.get(runtime)
         if risky is not None and self.message.endswith(risky):
             return False
+        if runtime == "go" and runtime_error_kind(self.message) is not None:
+            return False  # its kind types the panic, which the placeholder's reading cannot know
         return line_votes(self.prefix + self.message, runtime) == votes
 
     def holder(self, trace: ParsedTrace) -> int | None:
@@ -115,7 +123,7 @@ class Cut:
                     return None
                 if not exception.value.startswith(PLACEHOLDER):
                     return None
-                if not self.prefix.endswith(exception.type + ": "):
+                if not self.prefix.endswith(_printed(trace.runtime, exception.type) + ": "):
                     return None
                 found = index
         if any(PLACEHOLDER in note for note in trace.notes):
@@ -167,6 +175,12 @@ def usable(message: str) -> bool:
         and not message.endswith(_RISKY_ENDINGS)
         and "Traceback (most recent call last):" not in message
     )
+
+
+def _printed(runtime: Runtime, exception_type: str) -> str:
+    """The type a header line prints before the message: a Go panic's line prints `panic` whatever its type
+    (`go_panics`)."""
+    return type_before(exception_type) if runtime == "go" else exception_type
 
 
 def _in_frame(frame: Frame) -> bool:

@@ -11,7 +11,13 @@
 
 The panicking goroutine is the first one printed; other goroutines of a dump are kept as
 separate entries (relation "context") so the explanation can say why they do not contribute.
-Arguments, goroutine ids and `+0x` offsets never reach a frame.
+Arguments, goroutine ids and `+0x` offsets never reach a frame. A panic that prints a runtime error is typed
+by its kind (`panic (index out of range)`, `go_panics`): two kinds raised in one function are two problems;
+any other panic is typed `panic (value)`, and is one problem per site. A panic net/http's server recovered is
+logged after its line, `http: panic serving <client address>: <value>` (net/http/server.go, `conn.serve`;
+golang.org/x/net/http2's `http2: ` alike), which is read as its panic line. A signature made before any of
+these (one frame's call argument in its name, every panic of a site one problem) keeps receiving them
+(`as_read_before`).
 
 A Go error carries no stack: the OpenTelemetry Go SDK's `span.RecordError(err, trace.WithStackTrace(true))`
 records `runtime/debug.Stack()` where it is called (sdk/trace/span.go, `recordStackTrace`), so its frames say
@@ -25,10 +31,18 @@ records the panicking goroutine, `panic` among its frames) says where it happene
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from rounds_bot.grouping.stacktrace.go_panics import panic_type, type_before
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace
+from rounds_bot.grouping.stacktrace.reading import named_before, renamed_note
 
-_PANIC = re.compile(r"^\s*(?P<kind>panic|fatal error): (?P<value>.*?)(?: \[recovered\])?$")
+# A panic recovered and raised again prints ` [recovered]` after its value, since Go 1.25 ` [recovered,
+# repanicked]` when raised with the same value (runtime/panic.go, `printpanics`; go.dev/issue/71517).
+_PANIC = re.compile(r"^\s*(?P<kind>panic|fatal error): (?P<value>.*?)(?: \[recovered(?:, repanicked)?\])?$")
+#: net/http's (and x/net/http2's) log line above the stack of a handler's panic it recovered, after the
+#: logger's own prefix (the standard logger's date and time): the client's address is no part of it
+_HTTP_PANIC = re.compile(r"^.{0,256}?\bhttp2?: panic serving \S{1,256}: (?P<value>.*)$")
 # When the runtime throws (`fatal error: concurrent map writes`) or GOTRACEBACK is `system` or more, the
 # header names the goroutine's g and m (` gp=0x… m=3 mp=0x…`, or ` m=nil`) and each file line ends with its
 # frame's pointers (` fp=0x… sp=0x…`, and ` pc=0x…` in later releases): runtime/traceback.go,
@@ -54,11 +68,16 @@ _OTEL_SDK_TRACE = "go.opentelemetry.io/otel/sdk/trace"
 _PANICKING = frozenset({"panic", "gopanic", "sigpanic", "panicmem", "panicIndex", "throw", "fatalpanic"})
 # A call with one argument prints it in parentheses with no space, which `_FUNCTION` cannot tell from a
 # method's receiver (`pkg.(*T).M`) by the line alone; a receiver is always followed by the method's name,
-# so parentheses that end the symbol are the arguments. Only a heap or stack address is taken off (Go's
-# arenas on 64-bit platforms start at 0xc000000000, runtime/malloc.go): it changes with every occurrence,
-# so a frame that kept it would split one panic into one group per occurrence. Other single arguments
-# (`(...)` for an inlined call, a small constant) stay in the name, as earlier releases read them.
+# so parentheses that end the symbol are the arguments (runtime/traceback.go, `printArgs`: hexadecimal
+# words, `{`/`}` around a struct's, `?` after a value that may be stale, `...` for an inlined call). They
+# change with every occurrence (a pointer, an id), or with the build (whether the call was inlined), so they
+# are no part of the frame. Releases before took off only a heap or stack address (Go's arenas on 64-bit
+# platforms start at 0xc000000000, runtime/malloc.go) and kept any other (`RENAMED`).
+_ARGUMENT = re.compile(r"\((?:\.\.\.|[0-9a-fx{},.?]{1,64})\)$")
 _ADDRESS_ARGUMENT = re.compile(r"\(0xc[0-9a-f]{9,13}\??\)$")
+#: the note of a frame whose name lost an argument releases before kept, `RENAMED + "<exception> <frame>
+#: <name>"` (`reading.renamed_note`)
+RENAMED = "a frame's name printed its call's argument: "
 
 
 def is_frame_line(line: str) -> bool:
@@ -74,13 +93,20 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     goroutines: list[list[Frame]] = []
     frames: list[Frame] | None = None
     pending: tuple[str, bool] | None = None
-    seen_panic = False
+    seen_panic = served_only = False
+    renamed: list[str] = []
     for line in lines:
         if not line.strip() or _SIGNAL.match(line.strip()):
             continue
         panic = _PANIC.match(line)
-        if panic and not seen_panic:
-            panic_kind, panic_value, seen_panic = panic["kind"], panic["value"].strip(), True
+        # net/http's line, before any goroutine, stands for the panic line until the runtime's own comes
+        served = _HTTP_PANIC.match(line) if panic is None and frames is None and not seen_panic else None
+        if served:
+            panic_kind, panic_value, seen_panic, served_only = "panic", served["value"].strip(), True, True
+            continue
+        if panic and (not seen_panic or served_only):
+            panic_kind = panic.groupdict().get("kind") or "panic"
+            panic_value, seen_panic, served_only = panic["value"].strip(), True, False
             continue
         if _GOROUTINE.match(line.strip()):
             frames = []
@@ -92,7 +118,10 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         file_match = _FILE.match(line)
         if file_match and pending is not None:
             symbol, created = pending
-            frames.append(_frame(symbol, created, file_match["file"], int(file_match["line"])))
+            frame, before = _frame(symbol, created, file_match["file"], int(file_match["line"]))
+            if before != frame:
+                renamed.append(_renamed(len(goroutines) - 1, len(frames), frame, before))
+            frames.append(frame)
             pending = None
             continue
         function = _FUNCTION.match(line.strip()) if not line.startswith((" ", "\t")) else None
@@ -100,10 +129,27 @@ def parse(lines: list[str]) -> ParsedTrace | None:
             pending = (function["symbol"], bool(function["created"]))
     if not goroutines or not any(goroutines):
         return None
-    exceptions = [ParsedException(panic_kind, panic_value, tuple(goroutines[0]), "raised")]
-    exceptions += [ParsedException("goroutine", "", tuple(g), "context") for g in goroutines[1:]]
+    # a dump that printed no panic (a stack taken by `debug.Stack`, a `SIGQUIT` dump) is typed as before
+    typed = panic_type(panic_kind, panic_value) if seen_panic else panic_kind
+    raised = ParsedException(typed, panic_value, tuple(goroutines[0]), "raised")
+    exceptions = [raised, *(ParsedException("goroutine", "", tuple(g), "context") for g in goroutines[1:])]
     notes = (RECORDED,) if not seen_panic and _recorded_by_the_sdk(goroutines[0]) else ()
-    return ParsedTrace("go", tuple(exceptions), notes=notes)
+    return ParsedTrace("go", tuple(exceptions), notes=(*notes, *renamed))
+
+
+def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """How releases before read the trace, when they read it otherwise (None for any other trace): each frame
+    that lost its call's argument (`RENAMED`) named with it, as they named it, and a panic typed `panic`
+    whatever its value (`go_panics.type_before`). No panic is typed so now (`go_panics`), so the hashes of
+    that reading find only the signatures those releases made: on a database that has one, every kind of
+    panic of its site keeps going to it; on a fresh one, kinds are apart."""
+    named = named_before(trace, RENAMED)
+    before = trace if named is None else named
+    raised, *others = before.exceptions
+    typed = type_before(raised.type)
+    if typed != raised.type:
+        before = replace(before, exceptions=(replace(raised, type=typed), *others))
+    return None if before is trace else before
 
 
 def _recorded_by_the_sdk(frames: list[Frame]) -> bool:
@@ -126,14 +172,27 @@ def split_symbol(symbol: str) -> tuple[str, str]:
     return symbol[:dot], symbol[dot + 1 :]
 
 
-def _frame(symbol: str, created: bool, filename: str, lineno: int) -> Frame:
+def _frame(symbol: str, created: bool, filename: str, lineno: int) -> tuple[Frame, Frame]:
+    """The frame, and the frame releases before read (with an argument other than an address in its
+    function's name: `_ARGUMENT`)."""
+    package, function = split_symbol(_ARGUMENT.sub("", symbol))
+    frame = Frame(
+        function=_named(function, created), module=package or None, filename=filename, lineno=lineno
+    )
     package, function = split_symbol(_ADDRESS_ARGUMENT.sub("", symbol))
+    return frame, replace(frame, function=_named(function, created), module=package or None)
+
+
+def _renamed(exception: int, at: int, frame: Frame, before: Frame) -> str:
+    """The note (`RENAMED`) of a frame read otherwise before, with the module then when it differs (a symbol
+    with no package, whose argument's `.` was read as its package's end)."""
+    if before.module == frame.module:
+        return renamed_note(RENAMED, exception, at, before.function)
+    return renamed_note(RENAMED, exception, at, before.function, before.module)
+
+
+def _named(function: str, created: bool) -> str:
     # Closures are numbered by the compiler (`func1`, `func2.3`); keep the name, drop the count.
     function = re.sub(r"\.func\d+(?:\.\d+)*", ".func", function)
     function = re.sub(r"\.gowrap\d+", ".gowrap", function)
-    return Frame(
-        function=("created by " if created else "") + function,
-        module=package or None,
-        filename=filename,
-        lineno=lineno,
-    )
+    return ("created by " if created else "") + function

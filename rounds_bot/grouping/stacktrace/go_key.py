@@ -14,7 +14,8 @@ keeps the rest of the line as printed:
 - a call, `symbol(args)`: the arguments, when they are Go's (hex, `{}`, `,`, `.`, `?`, spaces) and
   the parser does not take them for part of the symbol: after a receiver (`pkg.(*T).m(...)`), or
   when they hold a space, are longer than a receiver may be, or are empty (`pkg.f(0x1)` is read as a
-  function named `f(0x1)`: such a line is kept whole);
+  function named `f`, but with a note of the name releases before read, `f(0x1)`, `go.RENAMED`: such a
+  line is kept whole);
 - a creator line, `created by symbol in goroutine N`: the goroutine id.
 
 A symbol here starts with a word character, holds neither space, quote, colon nor parenthesis but
