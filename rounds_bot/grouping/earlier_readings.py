@@ -27,7 +27,7 @@ from rounds_bot.grouping.logged_traces import message_read_before
 from rounds_bot.grouping.normalize import normalize_uncached
 from rounds_bot.grouping.placing import RULES, Placing
 from rounds_bot.grouping.routes import Answers
-from rounds_bot.grouping.shapes import ReadBefore, ShapeCache
+from rounds_bot.grouping.shapes import ReadBefore, ShapeCache, ShapeInfo
 from rounds_bot.grouping.stacktrace import ParsedTrace, detect_runtime, go, parse_stacktrace
 from rounds_bot.grouping.stacktrace.browser import read_by_message_before, typed_by_event
 from rounds_bot.grouping.stacktrace.model import trace_lines
@@ -69,6 +69,18 @@ class EarlierReadings(Placing):
         trace answers given before may now be found otherwise."""
         if self._found_earlier.register(batch=batch):
             self._answers.forget_traces()
+
+    def _template_read_before(
+        self, shape: ShapeInfo, service: str, where: str, error_type: str | None
+    ) -> tuple[str, str] | None:
+        """The template (and its signature) a message's earlier readings find, the newest reading first
+        (`_previous_template`); `where` is the service, or the service and a span's target."""
+        found = self._previous_template(shape.previous or shape.skeleton, service, error_type)
+        if found is None and shape.earlier is not None:
+            found = self._previous_template(shape.earlier, where, error_type, "earlier")
+        if found is None and shape.before is not None:
+            found = self._previous_template(shape.before, where, error_type, "before")
+        return found
 
     def _previous_template(
         self, tokens: tuple[str, ...], service: str, error_type: str | None, reading: str = "previous"

@@ -358,11 +358,7 @@ class GroupingEngine(LoggedTemplates):
         dropped (`place_each`), and nothing the engine keeps depends on building it."""
         where = service if target is None else f"{service}\x1e{target}"
         if self._previous_possible and (target is not None or read_otherwise_before(shape)):
-            found = self._previous_template(shape.previous or shape.skeleton, service, error_type)
-            if found is None and shape.earlier is not None:
-                found = self._previous_template(shape.earlier, where, error_type, "earlier")
-            if found is None and shape.before is not None:
-                found = self._previous_template(shape.before, where, error_type, "before")
+            found = self._template_read_before(shape, service, where, error_type)
             if found is not None:
                 event = event or event_of_message(message, service, error_type, environment, version)
                 candidate = self._candidates.template_candidate(

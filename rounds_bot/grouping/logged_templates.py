@@ -115,11 +115,7 @@ class LoggedTemplates(EarlierReadings, CountingPass):
         """The signature a body's template leads to, the body read as `engine._assign_message` reads it (the
         ways earlier versions read it first), without mining it; None when no template has one."""
         if read_otherwise_before(shape):
-            found = self._previous_template(shape.previous or shape.skeleton, service, error_type)
-            if found is None and shape.earlier is not None:
-                found = self._previous_template(shape.earlier, service, error_type, "earlier")
-            if found is None and shape.before is not None:
-                found = self._previous_template(shape.before, service, error_type, "before")
+            found = self._template_read_before(shape, service, service, error_type)
             if found is not None:
                 return found[1]
         found = self._previous_template(shape.skeleton, service, error_type, "browser")
