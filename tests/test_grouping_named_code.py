@@ -162,17 +162,20 @@ def read_as_sixth() -> pytest.MonkeyPatch:
     return patch
 
 
-def saved_sixth(messages: list[str]) -> tuple[list[SignatureState], list[str]]:
-    """The signatures `rounds-fp:6` made of `messages`, as a database keeps them, and where each went."""
+def saved_sixth(messages: list[str], *, fifth: bool = False) -> tuple[list[SignatureState], list[str]]:
+    """The signatures `rounds-fp:6` (or, `fifth`, `rounds-fp:5`) made of `messages`, as a database keeps
+    them, and where each went."""
     patch = read_as_sixth()
+    if fifth:
+        patch.setattr(shapes, "mask_spans", mask_spans_fifth)
     try:
         engine = GroupingEngine()
         ids = [engine.assign(event(n, message)).signature_id for n, message in enumerate(messages)]
     finally:
         patch.undo()
+    version = "rounds-fp:5" if fifth else "rounds-fp:6"
     states = [
-        engine.state(sid).model_copy(update={"fingerprint_version": "rounds-fp:6"})
-        for sid in dict.fromkeys(ids)
+        engine.state(sid).model_copy(update={"fingerprint_version": version}) for sid in dict.fromkeys(ids)
     ]
     return states, ids
 
@@ -217,17 +220,7 @@ def test_a_signature_rounds_fp_5_made_is_found_after_the_reading_of_rounds_fp_6(
         "GET /profile?tab=info failed: 'NoneType' object has no attribute 'email'",
         "GET /profile?tab=orders failed: 'NoneType' object has no attribute 'id'",
     ]
-    patch = read_as_sixth()
-    patch.setattr(shapes, "mask_spans", mask_spans_fifth)
-    try:
-        engine = GroupingEngine()
-        before = [engine.assign(event(n, line)).signature_id for n, line in enumerate(lines)]
-    finally:
-        patch.undo()
-    states = [
-        engine.state(sid).model_copy(update={"fingerprint_version": "rounds-fp:5"})
-        for sid in dict.fromkeys(before)
-    ]
+    states, before = saved_sixth(lines, fifth=True)
     after = GroupingEngine(known=states)
     assert [after.assign(event(10 + n, line)).signature_id for n, line in enumerate(lines)] == before
 
