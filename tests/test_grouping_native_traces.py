@@ -312,11 +312,12 @@ def test_an_android_tombstones_crashed_stack_is_read() -> None:
     assert trace is not None and trace.runtime == "native"
     (exception,) = trace.exceptions
     assert exception.type == "SIGSEGV"
-    assert list(exception.frames) == [
-        Frame("Mesh::upload", module="libshop.so"),
-        Frame("Renderer::draw", module="libshop.so"),
-        Frame(None, module="libvendor.so"),
-        Frame("__pthread_start", module="libc.so"),
+    app = "/data/app/~~Xy12AbC==/com.example.shop-Qw3Er==/lib/arm64/libshop.so"
+    assert list(exception.frames) == [  # each image's path is its file: it says whose the image is
+        Frame("Mesh::upload", module="libshop.so", filename=app),
+        Frame("Renderer::draw", module="libshop.so", filename=app),
+        Frame(None, module="libvendor.so", filename=f"{app.rsplit('/', 3)[0]}/base.apk!libvendor.so"),
+        Frame("__pthread_start", module="libc.so", filename="/apex/com.android.runtime/lib64/bionic/libc.so"),
     ]
 
 

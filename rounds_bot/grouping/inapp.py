@@ -7,6 +7,10 @@ Per frame, first answer wins:
 4. installed-package locations (site-packages, node_modules, vendor, go/pkg/mod, gems ...; a Go module's
    `module@version/` path, as a `-trimpath` build names it),
    the runtime's standard library, frameworks, test runners and telemetry SDKs are libraries,
+   and so is Android's code: its platform's, Jetpack's and Google's Android libraries' packages on the JVM
+   (`android.`, `androidx.`, `com.android.`, `dalvik.` ...), and in a native crash the system's images (a
+   tombstone's `/system/`, `/apex/`, `/vendor/` ... paths; `libart.so`, `libhwui.so` by name) and the
+   kernel's vDSO, while the app's own libraries (`/data/app/.../base.apk!libshop.so`) are the app's,
    and so is a frame with neither file nor module: the runtime's own builtin (Node's
    `at Array.map (<anonymous>)`), which no one's checkout holds, and a frame of a browser
    extension (its URL's scheme says so: `chrome-extension://`, `moz-extension://` ...), code the
@@ -34,6 +38,7 @@ from typing import Literal
 
 from rounds_bot.grouping.browser_extensions import is_browser_extension
 from rounds_bot.grouping.library_paths import (
+    ANDROID_MODULES,
     DART_LIBRARIES,
     GO_STDLIB,
     LIBRARY_MODULES,
@@ -41,7 +46,12 @@ from rounds_bot.grouping.library_paths import (
     NODE_INTERNAL_FILES,
 )
 from rounds_bot.grouping.memo import shared_dict
-from rounds_bot.grouping.native_libraries import NATIVE_TEST_FILES, is_native_library
+from rounds_bot.grouping.native_libraries import (
+    NATIVE_TEST_FILES,
+    is_android_library,
+    is_android_system_image,
+    is_native_library,
+)
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, Runtime
 
 Role = Literal["app", "test", "library"]
@@ -76,10 +86,15 @@ EXTENSION = "a browser extension's code"
 #: module cache's `/pkg/mod/` says so
 GO_MODULE = "a Go module's code (its path names module@version)"
 _GO_MODULE_VERSION = re.compile(r"@v\d+\.\d+\.\d+[^/]*/")
+#: the reason Android's code is a library's (`library_paths.ANDROID_MODULES`, `native_libraries`)
+ANDROID = (
+    "Android's code (its platform, Jetpack, Google's Android libraries, the system's images) or the kernel's"
+)
+_NATIVE_SYSTEM = "the system's libraries, the C and C++ runtimes or a sanitizer's"
 #: the library rules this fingerprint version gained after it was first released, by their reasons, oldest
 #: first: a release before one read the frames it names as code of no known owner (the app's, or its tests'
 #: by their names), so a trace with such a frame also gives the hashes those releases gave it (`candidates`)
-ADDED_LIBRARY_RULES = (_BUILTIN, EXTENSION)
+ADDED_LIBRARY_RULES = (_BUILTIN, EXTENSION, ANDROID)
 #: every added rule: how `rounds-fp:2`, before them all, read a trace (`without_rules`)
 EVERY_ADDED_RULE = frozenset(ADDED_LIBRARY_RULES)
 #: the owner rule's answers per (module, owner), cleared whole when full, and with the engines' shared memos
@@ -217,11 +232,15 @@ class InAppRules:
 
 
 def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
+    if runtime == "native" and is_android_system_image(path):
+        return _android_image(module)
     for marker in LIBRARY_PATHS:
         if marker in path:
             return f"installed code ({marker.strip('/')})"
     if module.startswith(LIBRARY_MODULES.get(runtime, ())):
         return "runtime, framework or SDK code"
+    if runtime == "java" and module.startswith(ANDROID_MODULES):
+        return ANDROID
     if runtime == "go" and module.split("/", 1)[0] in GO_STDLIB:
         return "Go standard library"
     if runtime == "go" and "@v" in path and _GO_MODULE_VERSION.search(path):
@@ -231,7 +250,9 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
     if runtime == "node" and path.startswith(NODE_INTERNAL_FILES):
         return "Node.js internals"
     if runtime == "native" and is_native_library(module, path):
-        return "the system's libraries, the C and C++ runtimes or a sanitizer's"
+        return _NATIVE_SYSTEM
+    if runtime == "native" and is_android_library(module):
+        return ANDROID
     if runtime == "dart" and path.startswith(DART_LIBRARIES):
         return "Dart's core libraries, Flutter's or the test runner's"
     if not module and not path:
@@ -239,6 +260,13 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
     if is_browser_extension(path):
         return EXTENSION
     return None
+
+
+def _android_image(image: str) -> str:
+    """Why an image in Android's system partitions (a tombstone's path) is a library's, asked before the
+    installed-package paths (a partition's `/vendor/` is no package manager's folder): the C and C++ runtimes'
+    reason where the image's name gave it before the path was read, else Android's (an added rule)."""
+    return _NATIVE_SYSTEM if is_native_library(image, "") else ANDROID
 
 
 def _before_added_rules(frame: Frame, runtime: Runtime) -> FrameRole:

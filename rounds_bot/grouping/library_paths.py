@@ -66,12 +66,40 @@ LIBRARY_MODULES: dict[str, tuple[str, ...]] = {
     "go": (),
 }
 # fmt: on
+#: Android's code on the JVM: the platform's (`android.`, `dalvik.`, `libcore.`, its core library's internals,
+#: and the platform's own packages under `com.android.`: `internal.`, the bundled OkHttp and Conscrypt),
+#: Jetpack's (`androidx.`) and Google's libraries for Android (Material Components, Play services). Sentry's
+#: Android SDK excludes `android.`, `com.android.`, `androidx.`, `kotlin.` and `dalvik.` from the app's
+#: (`AndroidOptionsInitializer.setDefaultInApp`), after including the app's own package: rounds knows no
+#: app's package, so it names the platform's packages under `com.android.` and `com.google.android.` alone,
+#: and an AOSP app (`com.android.settings`) or one of Google's (`com.google.android.apps.maps`) stays the
+#: app's. `java.`, `kotlin.` and `kotlinx.` are the runtime's above.
+ANDROID_MODULES = (
+    "android.",
+    "androidx.",
+    "dalvik.",
+    "libcore.",
+    "com.android.internal.",
+    "com.android.okhttp.",
+    "com.android.org.conscrypt.",
+    "com.google.android.material.",
+    "com.google.android.gms.",
+)
 NODE_INTERNAL_FILES = ("internal/", "events.js", "timers.js", "_stream_", "net.js")
 #: Flutter's framework and the packages that ship with it, and the test runner's packages
 DART_PACKAGES = (
-    "flutter", "flutter_test", "flutter_driver", "flutter_localizations", "flutter_web_plugins",
-    "integration_test", "test", "test_api", "test_core", "matcher", "stack_trace",
-)  # fmt: skip
+    "flutter",
+    "flutter_test",
+    "flutter_driver",
+    "flutter_localizations",
+    "flutter_web_plugins",
+    "integration_test",
+    "test",
+    "test_api",
+    "test_core",
+    "matcher",
+    "stack_trace",
+)
 #: Dart's core libraries (`dart:async/zone.dart`; `org-dartlang-sdk:` and the web compiler's `dart-sdk/lib/`
 #: where a compiler names the SDK's sources) and those packages, as the VM names them (`package:flutter/`)
 #: and as the web compiler does (`packages/flutter/`)

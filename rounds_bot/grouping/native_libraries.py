@@ -36,6 +36,47 @@ _APPLE_FRAMEWORKS = frozenset(
     {"CoreFoundation", "Foundation", "UIKitCore", "UIKit", "AppKit", "GraphicsServices", "HIToolbox", "dyld"}
 )
 
+#: where Android's own images are: its read-only partitions (AOSP's "Partitions overview": `/system`,
+#: `/system_ext`, `/product`, `/vendor`, `/odm`), the APEX modules mounted under `/apex` (the C library, ART),
+#: and the boot image ART compiles on the device; an app's are under `/data/app/` (Sentry's enhancers class
+#: `/system/**`, `/vendor/**` and `/apex/com.android.*/lib*/**` as the system's, `newstyle@2023-01-11`)
+_ANDROID_PATHS = (
+    "/system/", "/system_ext/", "/product/", "/vendor/", "/odm/", "/apex/", "/data/dalvik-cache/",
+    "/data/misc/apexdata/",
+)  # fmt: skip
+#: the kernel's virtual shared object, as Android's tombstones (`/proc/<pid>/maps`) and glibc name it
+_VDSO = frozenset({"[vdso]", "linux-vdso.so.1", "linux-gate.so.1"})
+#: Android's platform libraries by name, for a report that prints no path (a sanitizer's `(libart.so+0x...)`):
+#: ART, the UI renderer, the framework's native half and its support libraries (Sentry's enhancers:
+#: `**/libart.so`; the graphics stack, `**/libGLES*.so`)
+_ANDROID_IMAGES = frozenset(
+    {
+        "libart.so", "libartbase.so", "libhwui.so", "libandroid_runtime.so", "libbinder.so", "libutils.so",
+        "libbase.so", "libcutils.so", "liblog.so", "libgui.so", "libui.so", "libvulkan.so", "libandroid.so",
+        "libnativeloader.so", "libjavacore.so", "libopenjdk.so", "linker", "linker64",
+    }
+)  # fmt: skip
+_ANDROID_IMAGE_PREFIXES = ("libGLES", "libEGL")
+
+
+#: a source file's endings: a debugger's frame names its source (`at /system/src/parse.c:12`), not an image
+_SOURCE_SUFFIXES = (
+    ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".m", ".mm", ".rs", ".go", ".java", ".kt", ".zig",
+)  # fmt: skip
+
+
+def is_android_system_image(path: str) -> bool:
+    """Whether a native frame's image `path` (a tombstone's) is one of Android's system images or the
+    kernel's; a source file's path under such a folder on another system is none."""
+    if path in _VDSO:
+        return True
+    return path.startswith(_ANDROID_PATHS) and not path.lower().endswith(_SOURCE_SUFFIXES)
+
+
+def is_android_library(image: str) -> bool:
+    """Whether an image of that name is Android's platform library or the kernel's vDSO."""
+    return image in _ANDROID_IMAGES or image in _VDSO or image.startswith(_ANDROID_IMAGE_PREFIXES)
+
 
 def is_native_library(image: str, path: str) -> bool:
     """Whether a native frame in `image` (its name; "" when it names none) at source `path` ("" when none)

@@ -28,7 +28,8 @@ Android's debuggerd prints a frame's `pc` as an offset in its image, then the im
 per-install random directories; a library inside the APK is `base.apk!libshop.so`, `(offset 0x...)` after
 it), the function with its offset, and the build's id, `(BuildId: 9f1e...)` (AOSP's debuggerd,
 `libdebuggerd/tombstone_proto_to_text.cpp`, and the NDK's "Diagnosing native crashes"): the image's name and
-the function are read.
+the function are read, and the image's path as the frame's file (it says whose the image is: the system's
+under `/system/` or `/apex/`, the app's under `/data/app/`).
 """
 
 from __future__ import annotations
@@ -159,8 +160,10 @@ def _frame(line: str) -> tuple[int, Frame | None] | None:
     when the line prints no native frame."""
     android = _ANDROID.match(line) if " pc " in line else None
     if android is not None:
-        image = _MAPPING_ADDRESS.sub(">", android["image"].strip()).rsplit("!", 1)[-1]
-        return int(android["n"]), _made(android["fn"], None, None, image)
+        # the image's path says whose it is (Android's system partitions, or the app's `/data/app/`): kept as
+        # the frame's file, which its key does not read (the module, the image's name, identifies it)
+        path = _MAPPING_ADDRESS.sub(">", android["image"].strip())
+        return int(android["n"]), _made(android["fn"], path, None, path.rsplit("!", 1)[-1])
     numbered = _NUMBERED.match(line)
     if numbered is not None and (frame := _numbered_frame(numbered["rest"], line)) is not None:
         return int(numbered["n"]), frame if frame.function not in _NOT_A_FUNCTION or frame.filename else None
