@@ -216,3 +216,22 @@ def test_a_secret_after_its_flag_in_an_argument_list_is_redacted(listed: str) ->
 def test_an_argument_list_without_a_secret_flag_stays() -> None:
     text = "Command '['git', 'push', '--force', 'origin']' returned non-zero exit status 1."
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "listed",
+    [
+        "Command '['docker', 'login', '-u', 'bob', '-p', '{v}', 'ghcr.io']' returned non-zero exit status 1.",
+        '["docker","login","-u","bob","-p","{v}"]',
+        'exec: ["docker" "login" "-u" "bob" "-p" "{v}"]',
+        "['sqlcmd', '-S', 'db', '-U', 'sa', '-P', '{v}']",
+    ],
+)
+def test_a_logins_lone_letter_flag_in_an_argument_list_is_redacted(listed: str) -> None:
+    out = redact(listed.format(v=SECRET))
+    assert SECRET not in out, out
+
+
+def test_a_port_flag_in_another_commands_argument_list_stays() -> None:
+    text = "Command '['docker', 'run', '-p', '8080:80', 'nginx']' returned non-zero exit status 125."
+    assert redact(text) == text

@@ -44,8 +44,7 @@ _PAIR_BODY = (
     r"""(?:[ \t]{0,3}:?[ \t]{0,3}"""
     r"""(?:string|String|str|&str|&'static[ \t]str|\[\]byte|CharSequence|SecureString)\??)?"""
     # assignments of every language and make (`::=`, `.=`, `??=`, `+=`); `%3D` and `%3A`: a pair inside a
-    # percent-encoded URL (`?next=%2Fcb%3Fapi_key%3D...`)
-    # (Erlang prints a binary as `<<"...">>`: `#{password => <<"...">>}`; the string inside is the value)
+    # percent-encoded URL (`?next=%2Fcb%3Fapi_key%3D...`); Erlang's binary (`=> <<"...">>`): the string inside
     r"""(?P<sep>[ \t]{0,3}(?:=>|:{1,3}=|\?\?=|\?=|\+=|\.=|=|:|%3[Dd]|%3[Aa])[ \t]{0,3}"""
     r"""(?:<<(?="[^"\n]{0,500}">>))?)"""
     # the value is read ahead, not consumed: when the pair is not a secret (`"msg": "..."`), the scan goes
@@ -60,19 +59,21 @@ _PAIR = re.compile(r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))""" + _PAIR_BODY)
 _PREFIXED_PAIR = re.compile(r"""(?:(?<=[\s"'`\[({<,=;])|\A)(?:-D|--|\.)""" + _PAIR_BODY)
 _FLAG = re.compile(
     r"""(?i)(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token"""
-    # the secrets OAuth clients, the AWS CLI (`configure set aws_secret_access_key`), MinIO's `mc` and Azure's
-    # `az storage` take by name (a named switch, `--ask-vault-password`, takes no value: not read so)
+    # OAuth clients', the AWS CLI's, MinIO's and `az storage`'s secrets (not a switch: `--ask-vault-password`)
     r"""|(?:client|api|app|consumer|webhook)[-_]secret|(?:aws[-_])?secret[-_](?:access[-_])?key|account[-_]key"""
     # keytool's and jarsigner's store and key passwords (`-storepass`, `-srckeypass`, `-deststorepass`)
     r"""|(?:src|dest)?(?:store|key)pass"""
     # OpenSSL's pre-shared key, in hex (`openssl s_client -psk`; its `-psk_identity` is the key's name)
     r"""|psk)"""
-    # the value after a space, or the next item of an argument list (Python's `subprocess` error prints its
-    # list, `Command '['mysql', '--password', '...']'`; JSON's `"--password","..."`; Go's `%q`, `" "`)
+    # the value after a space, or an argument list's next item (`Command '['mysql', '--password', '...']'`)
     r"""(?:=|[ \t]{1,3}|(?<=\w)["'][ \t]{0,3},?[ \t]{0,3}["'])"""
     r"""("[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 
+
+#: between a command's words: spaces, or an argument list's quotes and comma (`', '`, `","`, Go's `" "`)
+_ITEM = r"""(?:[ \t]+|["'][ \t]{0,3},?[ \t]{0,3}["'])"""
+_FLAG_ITEM = r"""(?:[ \t]|["']?,?[ \t]{0,3}["'])"""
 
 # Names and values in other shapes than `name=value`. Each names its groups `key` and `value`.
 _QUOTED_VALUE = r"""(?P<value>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
@@ -125,7 +126,7 @@ _IDENTIFIED = (
 #: name: ClickHouse's `plaintext_password`, TiDB's `'tidb_sm3_password'` are not MySQL's)
 _PLUGIN = r"['\"`]?\w{1,64}['\"`]?"
 #: an `Authorization:` or `Proxy-Authorization:` header's name, as a header, a pair or a JSON member gives it
-#: (or Go's fmt: `map[Authorization:[Bearer ...]]`, an `http.Header` or gRPC's `metadata.MD`)
+#: (or Go's fmt of an `http.Header` or gRPC's `metadata.MD`: `map[Authorization:[Bearer ...]]`)
 _AUTHORIZATION = r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"'\[]?"
 #: one of an authentication scheme's parameters (RFC 9110, 11.2: `token BWS "=" BWS ( token / quoted-string
 #: )`), its quotes escaped too when the header is inside a JSON string
@@ -248,11 +249,15 @@ PAIRS: tuple[Rule, ...] = (
     ),
     # the logins whose password flag is a lone letter, after their command only (`-p` is a port elsewhere):
     # `docker login -p` (and Podman's, Buildah's, Helm's and ORAS' registry logins), `az login -p`, and
-    # SQL Server's clients' `-P` (`sqlcmd`, `bcp`, `osql`: their `-p` is another option)
+    # SQL Server's clients' `-P` (`sqlcmd`, `bcp`, `osql`: their `-p` is another option), also in a list
     rule(
         "password",
-        r"\b(?:(?:(?:docker|podman|buildah|oras|helm[ \t]+registry|az)[ \t]+login)\b"
-        + (SAME_COMMAND + r"[ \t]-p|(?:sqlcmd|bcp|osql)\b" + SAME_COMMAND + r"[ \t]-P)[ \t]+" + ARGUMENT),
+        r"\b(?:(?:(?:docker|podman|buildah|oras|helm[ \t]+registry|az)"
+        + _ITEM
+        + r"login)\b"
+        + (SAME_COMMAND + _FLAG_ITEM + r"-p|(?:sqlcmd|bcp|osql)\b" + SAME_COMMAND + _FLAG_ITEM + r"-P)")
+        + _ITEM
+        + ARGUMENT,
         "login",
         "sqlcmd",
         "bcp",
