@@ -77,6 +77,10 @@ all the run reports.
    (https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-syntax#onevent_nametypes);
    branch and path filters are not modelled.
 
+5. GitHub's limits on files and calls (`workflow_limits`, which cites them): the depth of nested calls, how
+   `workflow_call` and `workflow_dispatch` inputs are declared, and (`lint`) schedules at most every 5
+   minutes.
+
 A run that failed to load concludes `startup_failure`: "The workflow run failed during startup."
 (https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-run-statuses).
 """
@@ -88,6 +92,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workflow_expressions import expressions, properties_read
+from workflow_limits import (
+    GITHUB_COM_LEVELS,
+    call_input_errors,
+    dispatch_input_errors,
+    nesting_error,
+    schedule_lint,
+)
 from workflow_uses import CalledWorkflow, owner_of, triggers
 
 # GitHub's order (Permissions.ComparisonKeyMapping), which is the order of its messages
@@ -233,20 +244,25 @@ def load(
     owner: str,
     default_permissions: str = "restricted",
     enterprise_owners: Collection[str] = (),
+    max_levels: int = GITHUB_COM_LEVELS,
 ) -> Loaded:
     """Load `workflow` and every workflow it calls, as GitHub does before it starts a run.
 
     `owner`: the owner of the repository whose workflow runs; `enterprise_owners`: other owners of its
-    enterprise (their workflows are "trusted" too).
+    enterprise (their workflows are "trusted" too); `max_levels`: how many levels of workflows may nest
+    (the caller is the first: 10 on github.com, 4 on GitHub Enterprise Server; `workflow_limits`).
     """
     if default_permissions not in DEFAULT_PERMISSIONS:
         raise ValueError(
             f"default_permissions must be one of {DEFAULT_PERMISSIONS}, not {default_permissions!r}"
         )
-    loader = _Loader(resolve, owner, default_permissions, enterprise_owners)
-    loaded = Loaded(errors=_permission_values(workflow))
+    loader = _Loader(resolve, owner, default_permissions, enterprise_owners, max_levels)
+    # a workflow file GitHub cannot read starts no run (its dispatch inputs); one that runs more often than
+    # GitHub schedules it is actionlint's (`workflow_limits`)
+    loaded = Loaded(errors=dispatch_input_errors(workflow) + _permission_values(workflow))
     if loaded.errors:
         return loaded
+    loader.lint.extend(schedule_lint(workflow))
     top, _ = parse_permissions(workflow.get("permissions"))
     for job_id, job in (workflow.get("jobs") or {}).items():
         if "uses" not in job:
@@ -267,8 +283,10 @@ class _Loader:
         owner: str,
         policy: str,
         enterprise_owners: Collection[str],
+        max_levels: int,
     ) -> None:
         self.resolve = resolve
+        self.max_levels = max_levels
         self.owner = owner
         self.policy = policy
         self.enterprise_owners = enterprise_owners
@@ -282,11 +300,15 @@ class _Loader:
         uses = str(job["uses"])
         if uses in chain:
             return [f"Error calling workflow '{uses}'. Loops in the workflow tree are not permitted."]
+        # the caller is level 1, each workflow on the way one more, this one the last
+        too_deep = nesting_error(uses, len(chain) + 2, self.max_levels)
+        if too_deep:
+            return [too_deep]
         called = self.resolve(uses)
         if uses not in self.linted:
             self.linted.add(uses)
             self.lint.extend(undeclared_reads(called, uses))
-        errors = _permission_values(called.workflow)
+        errors = call_input_errors(uses, called.workflow) + _permission_values(called.workflow)
         if errors:
             return errors
         trusted = passes_inherited_secrets(self.owner, uses, self.enterprise_owners)

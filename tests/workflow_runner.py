@@ -21,7 +21,11 @@ each rule):
   `run.lint_errors`, and with `strict=True` (the default) refuses the run the same way;
 - `secrets: inherit` passes the caller's secrets only to a workflow of the same owner (`owner`, by default
   the owner of `github["repository"]`; `enterprise_owners` for the other organizations of its enterprise):
-  across owners the called workflow's secrets are empty, as on GitHub.
+  across owners the called workflow's secrets are empty, as on GitHub;
+- GitHub's limits (`workflow_limits`): at most 10 levels of workflows (`max_levels=4` for GitHub Enterprise
+  Server), `workflow_call` inputs typed boolean, number or string, at most 25 `workflow_dispatch` inputs of
+  GitHub's five types (else `startup_failure`), and schedules at most every 5 minutes (actionlint's, in
+  `run.lint_errors`).
 
 What it does like the runner:
 - evaluates `if:` of jobs and steps (a step's `if:` without a status function means `success() && (...)`) and
@@ -47,6 +51,12 @@ What it does like the runner:
   (declared defaults interpolated; an undeclared input is an error), `github.action_path` and
   `GITHUB_ACTION_PATH`, a steps context of its own, and sets the action's outputs; its own steps' results are
   in the step result's `steps`;
+- gives each job its own workflow's top-level `env:` under its own `env:`, never a caller's (a called
+  workflow's jobs do not see the caller's workflow-level `env:`);
+- cancels a job that asks for a concurrency group a workflow or calling job above it holds (the caller's
+  top-level `concurrency:`, the calling job's, the called workflow's own), as GitHub does when it detects the
+  deadlock: the job's status is `cancelled`, GitHub's message in `JobResult.annotations`, no step runs, and
+  the run concludes `cancelled`;
 - runs jobs in the file's order with the `needs` context (each needed job's result: success, failure or
   skipped, and its `outputs:`, evaluated from its steps when it ends; a job that calls a workflow has that
   workflow's `on.workflow_call.outputs`, evaluated from the `jobs` context of its jobs' results and
@@ -69,8 +79,8 @@ What it does not do: run jobs on machines of their own (every job shares the wor
 than GitHub's fresh runner per job), concurrency (a job that runs records the group it joins,
 `JobResult.concurrency_group` and `RunResult.joined`, but nothing waits or is cancelled), timeouts,
 matrices, services, containers, pre and post steps of actions, branch and path filters of triggers, and
-GitHub's other load-time checks (the workflow schema, which contexts an expression may use where, the depth
-of nested calls).
+GitHub's other load-time checks (the workflow schema, which contexts an expression may use where, the number
+of distinct workflows a run calls).
 """
 
 from __future__ import annotations
@@ -87,6 +97,7 @@ from typing import Any
 
 from workflow_expressions import evaluate_condition, interpolate, truthy
 from workflow_files import StepFiles
+from workflow_limits import GITHUB_COM_LEVELS, TOP_LEVEL, concurrency_group, deadlock
 from workflow_load import Permissions, load, parse_permissions, passes_inherited_secrets, start_decision
 from workflow_tokens import job_permissions, passed_on
 from workflow_uses import (
@@ -129,9 +140,10 @@ class StepResult:
 class JobResult:
     name: str
     skipped: bool = False
-    status: str = "success"
+    status: str = "success"  # success | failure | cancelled
     steps: dict[str, StepResult] = field(default_factory=dict)
     summary: str = ""
+    annotations: list[str] = field(default_factory=list)  # GitHub's words on a job it cancelled
     env: dict[str, str] = field(default_factory=dict)  # the job's `env:`, interpolated
     outputs: dict[str, str] = field(default_factory=dict)  # the job's `outputs:`, for `needs.<job>.outputs`
     token: str = ""  # the GITHUB_TOKEN the job had
@@ -167,6 +179,8 @@ class RunResult:
             return "startup_failure"
         if any(job.status == "failure" for job in self.jobs.values() if not job.skipped):
             return "failure"
+        if any(job.status == "cancelled" for job in self.jobs.values()):
+            return "cancelled"
         if self.jobs and all(job.skipped for job in self.jobs.values()):
             return "skipped"
         return "success"
@@ -225,6 +239,7 @@ class WorkflowRunner:
         enterprise_owners: Collection[str] = (),
         default_permissions: str = "restricted",
         strict: bool = True,
+        max_levels: int = GITHUB_COM_LEVELS,
     ) -> None:
         self.workflow = workflow
         self.workspace = workspace
@@ -237,6 +252,7 @@ class WorkflowRunner:
         self.enterprise_owners = enterprise_owners
         self.default_permissions = default_permissions  # the repository's default for the GITHUB_TOKEN
         self.strict = strict  # what actionlint rejects (and GitHub runs) refuses the run too
+        self.max_levels = max_levels  # levels of workflows that may nest: 10 on github.com, 4 on GHES
         self.run_number = 0
         self.run_attempt = 0
         self._called: dict[str, CalledWorkflow] = {}
@@ -282,6 +298,7 @@ class WorkflowRunner:
             owner=owner,
             default_permissions=self.default_permissions,
             enterprise_owners=self.enterprise_owners,
+            max_levels=self.max_levels,
         )
         attempt = f"-attempt-{self.run_attempt}" if self.run_attempt > 1 else ""
         temp = self.workspace.parent / f"runner-temp-{self.run_number}{attempt}"
@@ -330,7 +347,11 @@ class WorkflowRunner:
             "workflow_file_path": workflow_ref.partition("@")[0].removeprefix(f"{github['repository']}/"),
         }
         run = _Run(runner_env, temp, owner, tokens or {}, mint)
-        self._jobs(self.workflow, contexts, identity, run, result, prefix="", inherited=None, trusted=True)
+        # the workflow's own group, held for the whole run: a job under it that asks for it deadlocks
+        held = _holding({}, self.workflow.get("concurrency"), contexts, TOP_LEVEL)
+        self._jobs(
+            self.workflow, contexts, identity, run, result, prefix="", inherited=None, trusted=True, held=held
+        )
         return result
 
     def _called_workflow(self, uses: str) -> CalledWorkflow:
@@ -350,11 +371,15 @@ class WorkflowRunner:
         prefix: str,
         inherited: Permissions | None,
         trusted: bool,
+        held: dict[str, str],
     ) -> dict[str, dict[str, Any]]:
         """Run the jobs; each job's result and outputs (the `jobs` context of a called workflow's outputs).
         `inherited`: the permissions the calling job passes on (None at the top of a run); `trusted`: the
-        workflow is of the owner (or enterprise) of the repository whose workflow runs."""
+        workflow is of the owner (or enterprise) of the repository whose workflow runs; `held`: the
+        concurrency groups the workflows and calling jobs above these jobs hold (`workflow_limits`)."""
         top, _ = parse_permissions(workflow.get("permissions"))
+        # this workflow's own top-level `env:`, never its caller's (`workflow_limits`, 5.)
+        workflow_env = {k: interpolate(v, contexts) for k, v in (workflow.get("env") or {}).items()}
         results: dict[str, str] = {}  # job id -> success | failure | skipped, for `needs`
         outputs: dict[str, dict[str, str]] = {}  # job id -> its outputs
         for job_id, job in workflow["jobs"].items():
@@ -368,13 +393,15 @@ class WorkflowRunner:
             with_needs = {**contexts, "needs": needed, "_needs_status": "success" if needs_ok else "failure"}
             if "uses" in job:
                 passes = passed_on(job, top, inherited)
-                outputs[job_id] = self._call(name, job, with_needs, run, result, passes)
+                outputs[job_id] = self._call(name, job, with_needs, run, result, passes, held)
                 results[job_id] = _called_result(result, name)
             else:
                 job_contexts = {**with_needs, "job": {"status": "success", **identity}}
                 policy = self.default_permissions
                 permissions = job_permissions(job, top, inherited, policy=policy, trusted=trusted)
-                result.jobs[name] = self._job(name, job, job_contexts, run, permissions)
+                result.jobs[name] = self._job(
+                    name, job, job_contexts, run, permissions, workflow_env=workflow_env, held=held
+                )
                 results[job_id] = _job_result(result.jobs[name])
                 outputs[job_id] = result.jobs[name].outputs
         return {job_id: {"result": results[job_id], "outputs": outputs.get(job_id, {})} for job_id in results}
@@ -386,12 +413,20 @@ class WorkflowRunner:
         contexts: dict[str, Any],
         run: _Run,
         permissions: Permissions,
+        *,
+        workflow_env: dict[str, str],
+        held: dict[str, str],
     ) -> JobResult:
         result = JobResult(name=name, permissions=permissions)
         scope = {**contexts, "steps": {}, "env": {}}
         status = contexts.get("_needs_status", "success")
         if "if" in job and not truthy(evaluate_condition(job["if"], scope, status)):
             result.skipped = True
+            return result
+        group = concurrency_group(job.get("concurrency"))
+        cancelled = deadlock(str(interpolate(group, scope)), _job_name(job, name), held) if group else ""
+        if cancelled:
+            result.status, result.annotations = "cancelled", [cancelled]
             return result
         # the job's own token, minted as it starts, in both places it is read from
         token = run.tokens.get(name) or (run.mint(name, permissions) if run.mint else None)
@@ -403,7 +438,7 @@ class WorkflowRunner:
         if concurrency is not None:  # a string is the group's name
             group = concurrency.get("group") if isinstance(concurrency, dict) else concurrency
             result.concurrency_group = str(interpolate(group, scope))
-        env = {k: interpolate(v, scope) for k, v in (job.get("env") or {}).items()}
+        env = {**workflow_env, **{k: interpolate(v, scope) for k, v in (job.get("env") or {}).items()}}
         result.env = dict(env)
         state = _Job(name, run.runner_env, run.temp, env)
         result.steps, result.status = self._steps(job["steps"], scope, state, outer_env={})
@@ -420,6 +455,7 @@ class WorkflowRunner:
         run: _Run,
         result: RunResult,
         passes: Permissions | None,
+        held: dict[str, str],
     ) -> dict[str, str]:
         """A job that calls a reusable workflow: the called workflow's jobs, as `name/job`; the job's outputs
         are the called workflow's `on.workflow_call.outputs`, evaluated from its jobs' outputs."""
@@ -440,6 +476,18 @@ class WorkflowRunner:
             "secrets": {"GITHUB_TOKEN": contexts["secrets"]["GITHUB_TOKEN"], **secrets},
         }
         trusted = passes_inherited_secrets(run.owner, job["uses"], self.enterprise_owners)
+        # the calling job's group and the called workflow's own are held by the calling job for its jobs
+        label = _job_name(job, name)
+        for concurrency, scope in (
+            (job.get("concurrency"), contexts),
+            (called.workflow.get("concurrency"), called_contexts),
+        ):
+            group = concurrency_group(concurrency)
+            cancelled = deadlock(str(interpolate(group, scope)), label, held) if group else ""
+            if cancelled:
+                result.jobs[name] = JobResult(name=name, status="cancelled", annotations=[cancelled])
+                return {}
+            held = _holding(held, concurrency, scope, label)
         jobs = self._jobs(
             called.workflow,
             called_contexts,
@@ -449,6 +497,7 @@ class WorkflowRunner:
             prefix=f"{name}/",
             inherited=passes,
             trusted=trusted,
+            held=held,
         )
         trigger = called.workflow.get("on") or {}
         declared = (trigger.get("workflow_call") or {}).get("outputs") if isinstance(trigger, dict) else None
@@ -591,13 +640,28 @@ def _needs(
 
 
 def _job_result(job: JobResult) -> str:
-    return "skipped" if job.skipped else "failure" if job.status == "failure" else "success"
+    return "skipped" if job.skipped else job.status
 
 
 def _called_result(result: RunResult, name: str) -> str:
-    """A calling job's result: failure if a called job failed, skipped if all were, else success."""
+    """A calling job's result: failure if a called job failed, cancelled if one was, skipped if all were,
+    else success."""
     called = [job for key, job in result.jobs.items() if key == name or key.startswith(f"{name}/")]
     outcomes = {_job_result(job) for job in called}
-    if "failure" in outcomes:
-        return "failure"
+    for worst in ("failure", "cancelled"):
+        if worst in outcomes:
+            return worst
     return "skipped" if outcomes <= {"skipped"} else "success"
+
+
+def _job_name(job: dict[str, Any], name: str) -> str:
+    """How GitHub names a job in its messages: its `name:`, else its id (the last part of `name`)."""
+    return str(job.get("name") or name.rsplit("/", 1)[-1])
+
+
+def _holding(held: dict[str, str], concurrency: Any, contexts: dict[str, Any], holder: str) -> dict[str, str]:
+    """`held` with the group of `concurrency` (if any) held by `holder`; names match without case."""
+    group = concurrency_group(concurrency)
+    if not group:
+        return held
+    return {**held, str(interpolate(group, contexts)).lower(): holder}
