@@ -11,6 +11,11 @@ Per frame, first answer wins:
    (`android.`, `androidx.`, `com.android.`, `dalvik.` ...), and in a native crash the system's images (a
    tombstone's `/system/`, `/apex/`, `/vendor/` ... paths; `libart.so`, `libhwui.so` by name) and the
    kernel's vDSO, while the app's own libraries (`/data/app/.../base.apk!libshop.so`) are the app's,
+   and ART's JIT code cache (`/memfd:jit-cache`, `[anon:dalvik-jit-code-cache]`), code the runtime compiled,
+   and Next.js's own files in a build (its webpack runtime `.next/server/webpack-runtime.js`, its chunks
+   of installed packages `.next/server/vendor-chunks/`, and `next/dist/`; a page's `.next/server/app/`
+   module and a numbered chunk `.next/server/chunks/<id>.js`, which holds any module two routes share, are
+   the app's; a tombstone's JIT-compiled Java method is whose its package says, as a JVM frame),
    and so is a frame with neither file nor module: the runtime's own builtin (Node's
    `at Array.map (<anonymous>)`), which no one's checkout holds, and a frame of a browser
    extension (its URL's scheme says so: `chrome-extension://`, `moz-extension://` ...), code the
@@ -43,11 +48,13 @@ from rounds_bot.grouping.library_paths import (
     GO_STDLIB,
     LIBRARY_MODULES,
     LIBRARY_PATHS,
+    NEXTJS_FILES,
     NODE_INTERNAL_FILES,
 )
 from rounds_bot.grouping.memo import shared_dict
 from rounds_bot.grouping.native_libraries import (
     NATIVE_TEST_FILES,
+    is_android_jit,
     is_android_library,
     is_android_system_image,
     is_native_library,
@@ -91,10 +98,15 @@ ANDROID = (
     "Android's code (its platform, Jetpack, Google's Android libraries, the system's images) or the kernel's"
 )
 _NATIVE_SYSTEM = "the system's libraries, the C and C++ runtimes or a sanitizer's"
+#: the reason a native frame of ART's JIT code cache is a library's (`native_libraries.is_android_jit`): code
+#: the runtime compiled this run, not an image of the app's
+ANDROID_JIT = "the Android runtime's JIT-compiled code"
+#: the reason Next.js's own files in a build are a library's (`library_paths.NEXTJS_FILES`)
+NEXTJS = "Next.js's code (a build's webpack runtime and vendored packages' chunks, its package)"
 #: the library rules this fingerprint version gained after it was first released, by their reasons, oldest
 #: first: a release before one read the frames it names as code of no known owner (the app's, or its tests'
 #: by their names), so a trace with such a frame also gives the hashes those releases gave it (`candidates`)
-ADDED_LIBRARY_RULES = (_BUILTIN, EXTENSION, ANDROID)
+ADDED_LIBRARY_RULES = (_BUILTIN, EXTENSION, ANDROID, NEXTJS, ANDROID_JIT)
 #: every added rule: how `rounds-fp:2`, before them all, read a trace (`without_rules`)
 EVERY_ADDED_RULE = frozenset(ADDED_LIBRARY_RULES)
 #: the owner rule's answers per (module, owner), cleared whole when full, and with the engines' shared memos
@@ -249,10 +261,16 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
         return "the C runtime or the panic machinery (a symbol outside any crate)"
     if runtime == "node" and path.startswith(NODE_INTERNAL_FILES):
         return "Node.js internals"
+    if runtime == "node" and ("next" in path and NEXTJS_FILES.search(path)):
+        return NEXTJS
     if runtime == "native" and is_native_library(module, path):
         return _NATIVE_SYSTEM
     if runtime == "native" and is_android_library(module):
         return ANDROID
+    if runtime == "native" and is_android_jit(module):
+        return ANDROID_JIT
+    if runtime == "native" and is_android_jit(path.rsplit("/", 1)[-1]):
+        return _jit_java_reason(module)
     if runtime == "dart" and path.startswith(DART_LIBRARIES):
         return "Dart's core libraries, Flutter's or the test runner's"
     if not module and not path:
@@ -260,6 +278,14 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
     if is_browser_extension(path):
         return EXTENSION
     return None
+
+
+def _jit_java_reason(module: str) -> str | None:
+    """Why a Java method ART compiled just in time (a tombstone's JIT frame, read by its class:
+    `stacktrace.native`) is a library's, by its package as a JVM frame's (None: the app's)."""
+    if module.startswith(LIBRARY_MODULES["java"]):
+        return "runtime, framework or SDK code"
+    return ANDROID if module.startswith(ANDROID_MODULES) else None
 
 
 def _android_image(image: str) -> str:

@@ -3,6 +3,8 @@ runners and telemetry SDKs by module prefix, and the runtimes' own sources (`ina
 
 from __future__ import annotations
 
+import re
+
 # Path fragments of code that was installed, not written here.
 LIBRARY_PATHS = (
     "site-packages/",
@@ -86,6 +88,20 @@ ANDROID_MODULES = (
     "com.google.android.gms.",
 )
 NODE_INTERNAL_FILES = ("internal/", "events.js", "timers.js", "_stream_", "net.js")
+#: Next.js's own code in a build's server output (`next build`'s `.next/server/`, a frame's path): webpack's
+#: runtime (its constants' `DEFAULT_RUNTIME_WEBPACK`, `webpack-runtime.js`, the API routes'
+#: `webpack-api-runtime.js` and `EDGE_RUNTIME_WEBPACK`, `edge-runtime-webpack.js`) and the chunks it splits
+#: the installed packages into (`vendor-chunks/<package>.js`, whose modules are `node_modules`'); and
+#: Next.js's package named from its own folder, `next/dist/...` (as its dev server's ignore-listed frames name
+#: it). A numbered chunk (`chunks/742.js`) is no such file: the server build's `splitChunks`
+#: (`webpack-config.ts`: `chunks: 'all'`, `minChunks: 2`, no `node_modules` test) puts there any module two
+#: routes share, the app's own included, and Turbopack puts all of the app's code in `chunks/ssr/` (a hashed
+#: name that says no package's). So a numbered chunk, like a page's own module
+#: (`.next/server/app/.../page.js`), is the app's.
+NEXTJS_FILES = re.compile(
+    r"(?:^|/)\.next/server/(?:(?:webpack-runtime|webpack-api-runtime|edge-runtime-webpack)\.js$|vendor-chunks/)"
+    r"|^next/dist/"
+)
 #: Flutter's framework and the packages that ship with it, and the test runner's packages
 DART_PACKAGES = (
     "flutter",

@@ -65,6 +65,20 @@ _SOURCE_SUFFIXES = (
 )  # fmt: skip
 
 
+#: ART's JIT code cache, as a tombstone names its mapping (the image's name, after the last `/`): a memfd
+#: since Android 10 (`/memfd:jit-cache (deleted)`, the zygote's `/memfd:jit-zygote-cache`), an anonymous
+#: mapping (`[anon:dalvik-jit-code-cache]`, `[anon_shmem:dalvik-zygote-jit-code-cache]`) or ashmem
+#: (`/dev/ashmem/dalvik-jit-code-cache`) before (AOSP `art/runtime/jit/jit_memory_region.cc` names them)
+_ANDROID_JIT = re.compile(
+    r"^(?:memfd:|\[anon(?:_shmem)?:)?(?:dalvik-)?(?:zygote-)?jit-(?:zygote-)?(?:code-)?cache\]?$"
+)
+
+
+def is_android_jit(image: str) -> bool:
+    """Whether an image of that name is ART's JIT code cache: code the runtime compiled in this process."""
+    return "jit-" in image and _ANDROID_JIT.match(image) is not None
+
+
 def is_android_system_image(path: str) -> bool:
     """Whether a native frame's image `path` (a tombstone's) is one of Android's system images or the
     kernel's; a source file's path under such a folder on another system is none."""

@@ -224,7 +224,8 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     errors (`dotnet_aggregate.as_read_before`); Python's exception groups (`python_groups.as_read_before`);
     PHP's closures with their arguments or line (`php.as_read_before`); Ruby's with a compiled template's
     numbers (`ruby.as_read_before`); Node's with a logger's `caused by:` (`node.as_read_before`); Go's with a
-    call's lone argument in its frame's name and every panic typed `panic` (`go.as_read_before`); any
+    call's lone argument in its frame's name and every panic typed `panic` (`go.as_read_before`); a
+    tombstone's frames of a deleted mapping or of ART's JIT named as printed (`native.as_read_before`); any
     runtime's with frames printed in a syntax they did not read (`Frame.newly_read`), without those frames."""
     if trace.runtime == "dotnet" and (before := dotnet_aggregate.as_read_before(trace)) is not None:
         return before  # an AggregateException's numbered errors read as its frames (`dotnet_aggregate`)
@@ -244,6 +245,8 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
         return before  # a logger's `caused by:` cause read into the error before it (`node.as_read_before`)
     if trace.runtime == "go" and (before := go.as_read_before(trace)) is not None:
         return before  # a call's lone argument in its frame's name, a panic of any kind `panic` (`go`)
+    if trace.runtime == "native" and (before := native.as_read_before(trace)) is not None:
+        return before  # a tombstone's deleted mapping or JIT frame named as printed (`native.as_read_before`)
     if not any(frame.newly_read for exception in trace.exceptions for frame in exception.frames):
         return None
     before = replace(

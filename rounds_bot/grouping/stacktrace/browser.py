@@ -18,6 +18,13 @@ A line is a frame only when its location is one an engine prints: a URL (any sch
 `[native code]`. So an e-mail address or a `user@host:port` in a message is never read as one
 (the function part may not hold white space but in Firefox's async cause, which ends in `*`; the
 location must end in two numbers).
+
+Next.js's dev server bundles each module into a layer (its `WEBPACK_LAYERS_NAMES`: `rsc`, `ssr`,
+`app-pages-browser`, `middleware`, `instrument`, `action-browser` ...) and names it in a frame
+`webpack-internal:///(<layer>)/./<path>` (React's replayed server frames put `rsc://React/<environment>/`
+before it: `Server`, `Prerender`, `Cache`): the path is read without that prefix (`without_bundler_layer`,
+as Next.js's own `formatFrameSourceFile` reads it), so one module is one whichever layer ran it. Releases
+before read the prefix in such a frame's file (the trace's notes keep it: `node.as_read_before`).
 """
 
 from __future__ import annotations
@@ -39,9 +46,23 @@ _FRAME = re.compile(
 _EVAL_LOCATION = re.compile(r"^(?P<file>\S{1,2048}) line (?P<line>\d{1,9}) > (?:eval|Function)\b")
 _LOCATION = re.compile(r"^(?P<file>.{1,2048}?):(?P<line>\d{1,9}):\d{1,9}$")
 _QUERY = re.compile(r"[?#].*$")
+#: Next.js's prefix of a module in a layer (module docstring; its `webpack-module-path.ts` strips any React
+#: environment's `rsc://React/<env>/`, then `webpack-internal:///(layer)/` and `webpack:///(layer)/`,
+#: `webpack://_N_E/(layer)/`)
+_BUNDLER_LAYER = re.compile(
+    r"^(?:rsc://React/[^/]{1,64}/)?(?:webpack-internal:///|webpack:///|webpack://(?:_N_E/)?)\([\w-]{1,64}\)/(?:\./)?"
+)
 #: the note of a trace of Firefox's or Safari's frames alone (no V8 `at` frame): they print no
 #: `Type: message` line, so its type is the event's (`exception.type`), not the `Error` read
 HEADERLESS = "the stack names no exception type"
+
+
+def without_bundler_layer(path: str) -> str:
+    """A module's path without Next.js's layer prefix (`webpack-internal:///(rsc)/./src/x.ts` -> `src/x.ts`);
+    any other path as it is."""
+    if ")/" not in path:
+        return path  # (the cheap test: a layer's name closes its parenthesis before the path)
+    return _BUNDLER_LAYER.sub("", path, count=1)
 
 
 def looks_like_frame(line: str) -> bool:
@@ -49,12 +70,15 @@ def looks_like_frame(line: str) -> bool:
     return _FRAME.match(line) is not None
 
 
-def frame(line: str) -> Frame | None:
-    """The frame a line prints, or None when it prints none."""
+def frame(line: str, *, as_read_before: bool = False) -> Frame | None:
+    """The frame a line prints, or None when it prints none; `as_read_before`: its file as releases before
+    read it (with Next.js's layer prefix, see the module docstring)."""
     match = _FRAME.match(line)
     if match is None:
         return None
     filename, lineno = _location(match["loc"])
+    if filename is not None and not as_read_before:
+        filename = without_bundler_layer(filename)
     return Frame(function=_function(match["fn"]), filename=filename, lineno=lineno)
 
 

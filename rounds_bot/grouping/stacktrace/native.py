@@ -29,14 +29,31 @@ per-install random directories; a library inside the APK is `base.apk!libshop.so
 it), the function with its offset, and the build's id, `(BuildId: 9f1e...)` (AOSP's debuggerd,
 `libdebuggerd/tombstone_proto_to_text.cpp`, and the NDK's "Diagnosing native crashes"): the image's name and
 the function are read, and the image's path as the frame's file (it says whose the image is: the system's
-under `/system/` or `/apex/`, the app's under `/data/app/`).
+under `/system/` or `/apex/`, the app's under `/data/app/`). The image's path is the mapping's name as
+`/proc/<pid>/maps` gives it (libunwindstack's `Unwinder::FormatFrame`, `#%02zu pc %016lx  <map name>` then
+` (offset 0x%lx)`, ` (<function>+<offset>)`): the kernel ends the name of a file deleted since it was mapped
+with ` (deleted)` (proc(5)), as an APK an update replaced under the running app
+(`base.apk (deleted) (offset 0x1000) (Java_com_example_Native_run+88)`), and names ART's JIT code cache
+`/memfd:jit-cache (deleted)` (an anonymous `[anon:dalvik-jit-code-cache]` before Android 10): the mark is no
+part of the image's name. A Java method ART compiled, just in time (a JIT cache's frame) or ahead of time (an
+`.odex` or `.oat` image's), is read as a JVM frame is, its class the module and its method the function
+(`com.example.shop.CartActivity.onCreate` -> `com.example.shop.CartActivity`, `onCreate`): the method is what
+ran, whether and where ART compiled it changes from run to run, so one crash is one whichever compiled it,
+and its package says whose it is (`inapp`). A JIT frame that names no method is the runtime's, with no
+function (`native_libraries.is_android_jit`). Releases before read ` (deleted)` into the function's name, a
+compiled method as a function of its image, and no frame of a deleted mapping that names no function (the
+trace's notes keep what they read: `as_read_before`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from rounds_bot.grouping.native_libraries import is_android_jit
+from rounds_bot.grouping.stacktrace.java import normalize_generated
 from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace
+from rounds_bot.grouping.stacktrace.reading import named_before, renamed_note
 
 #: a frame's number, its address, and the rest (sanitizers, gdb; gdb leaves the address out of frames it has
 #: the source of, `#1  handle_request (...) at src/server.c:142`)
@@ -64,10 +81,23 @@ _APPLE = re.compile(
 #: Android's debuggerd: `#00 pc <offset>  <image> (offset 0x...) (<function>+<offset>) (BuildId: <id>)`, each
 #: part after the image optional (the function's offset always printed with it)
 _ANDROID = re.compile(
+    r"^\s*#(?P<n>\d{1,5}) pc [0-9a-f]{8,16}\s+(?P<image>[^\s(][^()]{0,1023}?)(?P<deleted> \(deleted\))?"
+    r"(?: \(offset 0x[0-9a-f]{1,16}\))?(?: \((?P<fn>.{1,2048}?)\+\d{1,12}\))?"
+    r"(?: \(BuildId: [0-9a-f]{1,128}\))?$"
+)
+#: how releases before read that layout: a deleted mapping's ` (deleted)` not read as its name's end
+_ANDROID_BEFORE = re.compile(
     r"^\s*#(?P<n>\d{1,5}) pc [0-9a-f]{8,16}\s+(?P<image>[^\s(][^()]{0,1023}?)"
     r"(?: \(offset 0x[0-9a-f]{1,16}\))?(?: \((?P<fn>.{1,2048}?)\+\d{1,12}\))?"
     r"(?: \(BuildId: [0-9a-f]{1,128}\))?$"
 )
+#: a Java method as ART names it in a tombstone, `<package>.<Class>.<method>` (module docstring)
+_JAVA_METHOD = re.compile(r"^[\w$]{1,256}(?:\.[\w$]{1,256}){1,64}$")
+#: the images of ART's ahead-of-time compiled Java code: an app's `oat/<isa>/base.odex`, the boot image's
+#: `boot.oat`, `boot-framework.oat` (AOSP's dexopt output)
+_COMPILED_JAVA = (".odex", ".oat")
+#: the note of a frame releases before named otherwise (`reading.renamed_note`; module docstring)
+RENAMED = "a tombstone's frame read otherwise before: "
 #: an address in an image's name (an anonymous mapping's, `<anonymous:79b5a3f000>`): it changes with every run
 _MAPPING_ADDRESS = re.compile(r":[0-9a-f]{1,16}>$")
 #: a function named by its address alone (module docstring)
@@ -108,13 +138,14 @@ is_frame_line = looks_like_frame
 def parse(lines: list[str]) -> ParsedTrace | None:
     error_type, value = CRASH, ""
     frames: list[Frame] = []
+    renamed: list[str] = []
     read_header = False
     for line in lines:
         stripped = line.strip()
         if not stripped:
             continue
         if _APPLE_CRASHED.match(stripped):
-            frames = []  # the threads before the crashed one did not crash
+            frames, renamed = [], []  # the threads before the crashed one did not crash
             continue
         found = _frame(line)
         if found is None:
@@ -125,11 +156,49 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         if number == 0 and frames:
             break  # the next stack: where memory was freed or allocated, another thread
         if frame is not None:
+            if frame.module is not None and " pc " in line and not frame.newly_read:
+                renamed.extend(_renamed(line, frame, len(frames)))
             frames.append(frame)
     if not frames:
         return None
     exception = ParsedException(error_type, value, tuple(frames), "raised")
-    return ParsedTrace("native", (exception,), notes=(NEWLY_READ,))
+    return ParsedTrace("native", (exception,), notes=(NEWLY_READ, *renamed))
+
+
+def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """How releases before read the trace, when they read it otherwise (None for any other trace): a
+    tombstone's frame of a deleted mapping or of the JIT's named as they named it (`RENAMED`), and without the
+    frames they read none of (`Frame.newly_read`). With no frame left, they read no trace: the message's
+    template (`NEWLY_READ`) finds theirs."""
+    named = named_before(trace, RENAMED)
+    before = trace if named is None else named
+    if any(frame.newly_read for frame in before.exceptions[0].frames):
+        kept = tuple(frame for frame in before.exceptions[0].frames if not frame.newly_read)
+        before = replace(before, exceptions=(replace(before.exceptions[0], frames=kept),))
+    if before is trace or not before.frame_count:
+        return None
+    return before
+
+
+def _renamed(line: str, frame: Frame, at: int) -> list[str]:
+    """The note (`RENAMED`) of a tombstone's frame releases before named otherwise (module docstring), if it
+    is one: they read a deleted mapping's mark into its function's name, a JIT frame's function as printed,
+    and a compiled Java method as a function of its image."""
+    image = (frame.filename or "").rsplit("!", 1)[-1]
+    compiled = image.endswith(_COMPILED_JAVA) or is_android_jit(image.rsplit("/", 1)[-1])
+    if " (deleted)" not in line and not compiled:
+        return []
+    before = _ANDROID_BEFORE.match(line)
+    if before is None or not before["fn"]:
+        return []  # (a frame they read with no function reads with none now)
+    read = _made(
+        before["fn"], None, None, _MAPPING_ADDRESS.sub(">", before["image"].strip()).rsplit("!", 1)[-1]
+    )
+    if read.function is None or (read.function, read.module) == (frame.function, frame.module):
+        return []
+    if read.module == frame.module:
+        return [renamed_note(RENAMED, 0, at, read.function)]
+    return [renamed_note(RENAMED, 0, at, read.function, read.module)]
 
 
 def _header(line: str) -> tuple[str, str] | None:
@@ -163,7 +232,14 @@ def _frame(line: str) -> tuple[int, Frame | None] | None:
         # the image's path says whose it is (Android's system partitions, or the app's `/data/app/`): kept as
         # the frame's file, which its key does not read (the module, the image's name, identifies it)
         path = _MAPPING_ADDRESS.sub(">", android["image"].strip())
-        return int(android["n"]), _made(android["fn"], path, None, path.rsplit("!", 1)[-1])
+        image = path.rsplit("!", 1)[-1]
+        jit = is_android_jit(image.rsplit("/", 1)[-1])
+        read = _compiled_java(android["fn"], path, image, jit) or _made(
+            None if jit else android["fn"], path, None, image
+        )
+        if (android["deleted"] or jit) and _ANDROID_BEFORE.match(line) is None:
+            read = replace(read, newly_read=True)  # a deleted mapping with no function: read by none before
+        return int(android["n"]), read
     numbered = _NUMBERED.match(line)
     if numbered is not None and (frame := _numbered_frame(numbered["rest"], line)) is not None:
         return int(numbered["n"]), frame if frame.function not in _NOT_A_FUNCTION or frame.filename else None
@@ -177,6 +253,15 @@ def _frame(line: str) -> tuple[int, Frame | None] | None:
     if apple is not None:
         return int(apple["n"]), _made(apple["fn"], apple["file"], apple["line"], apple["image"])
     return None
+
+
+def _compiled_java(function: str | None, path: str, image: str, jit: bool) -> Frame | None:
+    """A tombstone's frame of a Java method ART compiled, read as a JVM frame (its class and method, see the
+    module docstring); None for any other frame, and for a JIT frame that names no method."""
+    if not function or not (jit or image.endswith(_COMPILED_JAVA)) or _JAVA_METHOD.match(function) is None:
+        return None
+    module, _, method = function.rpartition(".")
+    return Frame(function=normalize_generated(method), module=normalize_generated(module), filename=path)
 
 
 def _numbered_frame(rest: str, line: str) -> Frame | None:

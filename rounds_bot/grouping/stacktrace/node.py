@@ -26,6 +26,12 @@ error's first frame such a line is its message's, as before). Releases before re
 no header there and took its frames as the outer error's (the trace's notes keep what they read:
 `as_read_before`).
 
+A location may name a directory in parentheses: Next.js's route groups (`src/app/(shop)/cart/page.tsx`, in
+a build's output too, `.next/server/app/(shop)/cart/page.js`), and its dev server's layer of a module,
+`webpack-internal:///(rsc)/./src/x.ts` (`browser`), read by the module's path alone (`src/x.ts`). Releases
+before read no V8 frame there (`Frame.newly_read`), and a Firefox or Safari frame's file with the layer's
+prefix (the trace's notes keep it: `as_read_before`).
+
 The same language's traces from browsers print Firefox's and Safari's frames (`handle@url:1:2`,
 see `browser`), without a header line: they are read here too, a V8 frame first. A text with no such
 frame may be a fatal error's (`node_fatal`: `FATAL ERROR: ... heap out of memory` and V8's native stack).
@@ -43,6 +49,15 @@ from rounds_bot.grouping.stacktrace.reading import OpenException, finish_trace
 
 _FRAME_WITH_FUNCTION = re.compile(r"^\s*at (?P<fn>.{1,1024}?) \((?P<loc>[^()]{1,2048}|<anonymous>|native)\)$")
 _FRAME_BARE = re.compile(r"^\s*at (?P<async>async )?(?P<loc>[^\s()]{1,2048}:\d{1,9}(?::\d{1,9})?)$")
+#: a directory named in parentheses, `/(shop)/` (Next.js's route groups and its layers, see the module
+#: docstring), which the patterns above do not read in a location
+_GROUP = r"(?<=/)\([^\s()/]{1,256}\)(?=/)"
+_GROUPED_WITH_FUNCTION = re.compile(
+    rf"^\s*at (?P<fn>.{{1,1024}}?) \((?P<loc>(?:[^()]|{_GROUP}){{1,2048}})\)$"
+)
+_GROUPED_BARE = re.compile(
+    rf"^\s*at (?P<async>async )?(?P<loc>(?:[^\s()]|{_GROUP}){{1,2048}}:\d{{1,9}}(?::\d{{1,9}})?)$"
+)
 _LOCATION = re.compile(r"^(?P<file>.{1,2048}?)(?::(?P<line>\d{1,9}))?(?::(?P<col>\d{1,9}))?$")
 _HEADER = re.compile(
     r"^(?P<indent>\s*)(?:(?P<link>\[cause\]:|[Cc]aused by:)\s*)?"
@@ -56,15 +71,20 @@ CAUSED_BY = "a cause printed after a logger's 'caused by:': "
 # What Node prints after a stack when it inspects an error: `{`, `  code: 'ERR_X',`, `}`.
 _NOISE = re.compile(r"^\s*[{}]\s*$|^\s+\w+: .*$|^\s*\.\.\. \d+ (?:more|lines matching cause stack trace).*$")
 _QUERY = re.compile(r"[?#].*$")
+#: the note of a browser's frame whose file releases before read with Next.js's layer prefix, `LAYERED +
+#: "<exception> <frame> <file>"` (see the module docstring)
+LAYERED = "a browser's frame read with its bundler layer: "
 
 
 def looks_like_v8_frame(line: str) -> bool:
     if line.endswith(" {"):
         line = line[:-2]
     match = _FRAME_WITH_FUNCTION.match(line)
+    if match is None and ")/" in line:
+        match = _GROUPED_WITH_FUNCTION.match(line)
     if match:
         return bool(re.search(r":\d+:\d+$|^node:|^native$|^<anonymous>$|^index \d+$", match["loc"]))
-    return bool(_FRAME_BARE.match(line))
+    return bool(_FRAME_BARE.match(line) or (")/" in line and _GROUPED_BARE.match(line)))
 
 
 def is_frame_line(line: str) -> bool:
@@ -85,6 +105,7 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     current: OpenException | None = None
     v8_frames = False
     caused_by: list[str] = []
+    layered: list[str] = []
     last = _cut_frame_at(lines)
     for number, line in enumerate(lines):
         if not line.strip() or number == last:
@@ -94,6 +115,8 @@ def parse(lines: list[str]) -> ParsedTrace | None:
             v8_frames = v8_frames or line.lstrip().startswith("at ")
             if current is None:
                 current = OpenException("Error", "", "raised")
+            if ")/" in line and "@" in line and not line.lstrip().startswith("at "):  # a browser's frame
+                layered.extend(_layered_note(line, frame, len(exceptions), len(current.frames)))
             current.frames.append(frame)
             continue
         stripped = line.strip()
@@ -112,8 +135,8 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         elif current is not None and not current.frames and not _NOISE.match(line):
             current.value = (current.value + " " + stripped).strip()
     trace = finish_trace("node", exceptions, current)
-    if trace is not None and caused_by:
-        trace = replace(trace, notes=tuple(caused_by))
+    if trace is not None and (caused_by or layered):
+        trace = replace(trace, notes=(*caused_by, *layered))
     if trace is not None and not v8_frames:  # a browser's stack alone: see `HEADERLESS`
         return replace(trace, notes=(*trace.notes, HEADERLESS))
     if trace is not None and all(frame.newly_read for e in trace.exceptions for frame in e.frames):
@@ -139,10 +162,42 @@ def _cut_frame_at(lines: list[str]) -> int | None:
     return None
 
 
+def _layered_note(line: str, frame: Frame, exception: int, at: int) -> list[str]:
+    """The note (`LAYERED`) of a browser's frame whose file releases before read otherwise, if it is one."""
+    before = browser.frame(line, as_read_before=True)
+    if before is None or before.filename == frame.filename:
+        return []
+    return [f"{LAYERED}{exception} {at} {before.filename}"]
+
+
 def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
-    """How releases before read the trace, when they read it otherwise (None for any other trace): each cause
-    printed after a logger's `caused by: ` (`CAUSED_BY`) read as no exception, its frames as the exception's
-    before it (which has frames: see `parse`)."""
+    """How releases before read the trace, when they read it otherwise (None for any other trace): a browser's
+    frame with Next.js's layer prefix in its file (`LAYERED`), and each cause printed after a logger's
+    `caused by: ` (`CAUSED_BY`) read as no exception, its frames as the exception's before it."""
+    files = _files_read_before(trace)
+    causes = _causes_read_before(files or trace)
+    return causes or files
+
+
+def _files_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """The trace with each frame noted under `LAYERED` in the file releases before read, without those notes;
+    None when none is noted."""
+    noted = [note[len(LAYERED) :].split(" ", 2) for note in trace.notes if note.startswith(LAYERED)]
+    if not noted:
+        return None
+    frames = [list(exception.frames) for exception in trace.exceptions]
+    for exception, at, filename in noted:
+        frames[int(exception)][int(at)] = replace(frames[int(exception)][int(at)], filename=filename)
+    return replace(
+        trace,
+        exceptions=tuple(replace(e, frames=tuple(f)) for e, f in zip(trace.exceptions, frames, strict=True)),
+        notes=tuple(note for note in trace.notes if not note.startswith(LAYERED)),
+    )
+
+
+def _causes_read_before(trace: ParsedTrace) -> ParsedTrace | None:
+    """Each cause printed after a logger's `caused by: ` (`CAUSED_BY`) read as no exception, its frames as the
+    exception's before it (which has frames: see `parse`); None when there is none."""
     noted = {note[len(CAUSED_BY) :] for note in trace.notes if note.startswith(CAUSED_BY)}
     if not noted:
         return None
@@ -159,13 +214,25 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
 def _frame(line: str) -> Frame | None:
     if line.endswith(" {"):
         line = line[:-2]  # Node opens the error's own properties after the last frame
-    match = _FRAME_WITH_FUNCTION.match(line)
+    frame = _v8_frame(line, _FRAME_WITH_FUNCTION, _FRAME_BARE)
+    if frame is None and ")/" in line:
+        # a location with a directory in parentheses (module docstring), which no release before read
+        frame = _v8_frame(line, _GROUPED_WITH_FUNCTION, _GROUPED_BARE)
+        if frame is not None:
+            return replace(frame, newly_read=True)
+    if frame is None and "@" in line:
+        return browser.frame(line)
+    return frame
+
+
+def _v8_frame(line: str, with_function: re.Pattern[str], bare_frame: re.Pattern[str]) -> Frame | None:
+    match = with_function.match(line)
     if match:
         function, location = match["fn"], match["loc"]
     else:
-        bare = _FRAME_BARE.match(line)
+        bare = bare_frame.match(line)
         if not bare:
-            return browser.frame(line) if "@" in line else None
+            return None
         if bare["async"]:
             filename, lineno = _location(bare["loc"])
             return Frame(function=None, filename=filename, lineno=lineno, newly_read=True)
@@ -188,5 +255,6 @@ def _location(location: str) -> tuple[str | None, int | None]:
     match = _LOCATION.match(location)
     if not match:
         return location, None
-    filename = _QUERY.sub("", match["file"])
+    # (Next.js's layer prefix, `browser.without_bundler_layer`, is in no location releases before read)
+    filename = browser.without_bundler_layer(_QUERY.sub("", match["file"]))
     return filename, int(match["line"]) if match["line"] else None
