@@ -102,6 +102,9 @@ class Behaviour:
     report_reads: bool = False
     #: a logs table from before the collector's schema migration 2001, which added `body_v2`
     logs_without_body_v2: bool = False
+    #: SigNoz's `use_json_body` flag (experimental, off by default: pkg/flagger/registry.go): a raw log's
+    #: `body` is the JSON `body_v2`, a named `body` its `message` (`builder.raw_statement`)
+    use_json_body: bool = False
     faults: list[Fault] = field(default_factory=list)
     #: ClickHouse's order of rows tied on a list query's ORDER BY (`ties`); rows the collector writes late
     tie_order: TieOrder = field(default_factory=TieOrder)
@@ -200,6 +203,7 @@ class SignozEmulator:
             clickhouse_sql_allowed=self.behaviour.clickhouse_sql_allowed,
             now_ns=lambda: int(self._now() * NS_PER_S),
             logs_without_body_v2=self.behaviour.logs_without_body_v2,
+            use_json_body=self.behaviour.use_json_body,
             tie_salt=self.behaviour.tie_order.salt,
         )
 

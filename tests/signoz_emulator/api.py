@@ -45,6 +45,8 @@ class EmulatedSignoz(OccurrenceEndpoints, QueryRangeEndpoint, QueryRangeV4Endpoi
     failing_code: int = 241
     #: ClickHouse refuses `body_v2` as an unknown identifier (a logs table before migration 2001)
     logs_without_body_v2: bool = False
+    #: SigNoz's `use_json_body` flag: raw logs answer the JSON body (`builder.raw_statement`)
+    use_json_body: bool = False
     #: the salt that orders the next list query's tied rows (`ties`); None: chDB's own order
     tie_salt: Callable[[], int | None] = field(default=lambda: None)
 

@@ -91,7 +91,7 @@ class Statement:
     selected: list[str]
 
 
-def mapper_for(engine: Engine, signal: str) -> FieldMapper:
+def mapper_for(engine: Engine, signal: str, *, unescapes_quoted: bool = True) -> FieldMapper:
     table = SPANS if signal == "traces" else LOGS
     known: dict[str, bool] = {}
 
@@ -107,7 +107,9 @@ def mapper_for(engine: Engine, signal: str) -> FieldMapper:
         return known[key]
 
     intrinsic = SPAN_COLUMNS if signal == "traces" else LOG_COLUMNS
-    return FieldMapper(signal=signal, intrinsic=intrinsic, key_exists=key_exists)
+    return FieldMapper(
+        signal=signal, intrinsic=intrinsic, key_exists=key_exists, unescapes_quoted=unescapes_quoted
+    )
 
 
 def _window(signal: str, start_ms: int, end_ms: int) -> str:
@@ -132,11 +134,15 @@ def raw_statement(
     *,
     log_fields_selectable: bool = True,
     tie_salt: int | None = None,
+    json_body: bool = False,
 ) -> Statement:
     """`log_fields_selectable`: SigNoz honours a logs query's selectFields (v0.95+); before, its list query
     selects the default columns whatever is named (pkg/telemetrylogs/statement_builder.go at v0.88.0,
     buildListQuery: `sb.Select("timestamp, id, trace_id, ...")`). `tie_salt`: how this query orders the rows
-    its ORDER BY leaves tied, as ClickHouse may order them differently on each query (`ties`)."""
+    its ORDER BY leaves tied, as ClickHouse may order them differently on each query (`ties`).
+    `json_body`: SigNoz's `use_json_body` flag: the default columns take `body_v2 as body`
+    (logsstatementbuilder/statement_builder.go bodyAliasExpression) and a named `body` is `body_v2.message`
+    (logstelemetryschema/field_mapper.go getColumn)."""
     signal = spec["signal"]
     table = SPANS if signal == "traces" else LOGS
     fields = spec.get("selectFields") or []
@@ -159,6 +165,9 @@ def raw_statement(
     selected = [
         f"{_named(name, contexts.get(name, ''), types.get(name, ''), mapper)} AS `{name}`" for name in names
     ]
+    if json_body and signal == "logs" and "body" in names:
+        whole = not fields or not log_fields_selectable
+        selected[names.index("body")] = "body_v2 AS `body`" if whole else "body_v2.message AS `body`"
     order = ", ".join(
         f"{_select(item.get('key', {}).get('name', 'timestamp'), mapper)} {item.get('direction', 'desc')}"
         for item in spec.get("order") or []

@@ -49,6 +49,8 @@ class FieldMapper:
     signal: str
     intrinsic: frozenset[str]
     key_exists: Callable[[str], bool]
+    #: how the version reads a quoted value (`unquoted`)
+    unescapes_quoted: bool = True
 
     def column(self, name: str) -> str:
         bare = name.split(":", 1)[0]
@@ -135,7 +137,7 @@ class _Reader:
         kind, text = self.peek()
         self.position += 1
         if kind == "string":
-            return sql_literal(re.sub(r"\\(.)", r"\1", text[1:-1]))
+            return sql_literal(unquoted(text, unescapes=self.mapper.unescapes_quoted))
         if kind == "number":
             return text
         if kind == "word" and text.lower() in ("true", "false"):
@@ -169,6 +171,14 @@ class _Reader:
             raise FilterError(f"expected an operator after {key}, found {self.peek()[1] or 'the end'!r}")
         self.position += 1
         return f"{column} {operator} {self.value()}"
+
+
+def unquoted(text: str, *, unescapes: bool = True) -> str:
+    """A quoted value as SigNoz reads it (pkg/querybuilder/where_clause_visitor.go trimQuotes, which then
+    binds the value as a query argument): the quotes dropped, and from v0.91.0 (`unescapes`) `\\\\` and `\\'`
+    unescaped in that order, every other backslash kept. v0.87.0-v0.90.1 only drop the quotes."""
+    inner = text[1:-1]
+    return inner.replace("\\\\", "\\").replace("\\'", "'") if unescapes else inner
 
 
 def where_clause(expression: str, mapper: FieldMapper) -> str:

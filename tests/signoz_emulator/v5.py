@@ -36,6 +36,8 @@ TEMPLATE_VARIABLES_SINCE = (0, 88, 0)
 # a logs list query selects the fields it names (pkg/telemetrylogs/statement_builder.go, v0.95.0
 # buildListQuery `if len(query.SelectFields) == 0`); before, always the default columns
 LOG_SELECT_FIELDS_SINCE = (0, 95, 0)
+# a filter's quoted value has `\\\\` and `\\'` unescaped from v0.91.0 (where_clause_visitor.go trimQuotes)
+UNESCAPED_QUOTES_SINCE = (0, 91, 0)
 FILTER_DOCS = (
     "https://signoz.io/docs/userguide/search-troubleshooting/"
     "#q-im-getting-key-fieldname-not-found--why-cant-it-find-my-field"
@@ -166,12 +168,18 @@ class QueryRangeEndpoint(RequestChecks):
     def _statement(
         self, spec: dict[str, Any], request_type: str, start_ms: int, end_ms: int, warnings: list[str]
     ) -> Statement:
-        mapper = mapper_for(self.engine, spec["signal"])
+        unescapes = self.parsed_version >= UNESCAPED_QUOTES_SINCE
+        mapper = mapper_for(self.engine, spec["signal"], unescapes_quoted=unescapes)
         selectable = self.parsed_version >= LOG_SELECT_FIELDS_SINCE
         build = (
             scalar_statement
             if request_type == "scalar"
-            else partial(raw_statement, log_fields_selectable=selectable, tie_salt=self.tie_salt())
+            else partial(
+                raw_statement,
+                log_fields_selectable=selectable,
+                tie_salt=self.tie_salt(),
+                json_body=getattr(self, "use_json_body", False),
+            )
         )
         try:
             return build(spec, mapper, start_ms, end_ms)
@@ -206,6 +214,9 @@ class QueryRangeEndpoint(RequestChecks):
             return {"queryName": name, "columns": columns, "data": data}
         types = {column.name: column.type for column in answer.columns}
         rows = [self._raw_row(row, types, statement.signal) for row in answer.rows]
+        if statement.signal == "logs" and getattr(self, "use_json_body", False):
+            for row in rows:
+                _without_empty_message(row["data"])
         cursor = ""
         limit = spec.get("limit") or 100
         if len(rows) == limit and rows:
@@ -235,6 +246,13 @@ class QueryRangeEndpoint(RequestChecks):
                 }
             )
         return parsed
+
+
+def _without_empty_message(data: dict[str, Any]) -> None:
+    """postProcessLogBody (pkg/querier/postprocess.go): a JSON body's empty `message` is dropped."""
+    body = data.get("body")
+    if isinstance(body, dict) and body.get("message") == "":
+        del body["message"]
 
 
 def reserved_variables(start_ms: int, end_ms: int) -> dict[str, str]:

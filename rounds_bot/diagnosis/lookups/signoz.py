@@ -2,7 +2,9 @@
 
     trace(trace_id)          builder `raw` traces with `trace_id = '<id>'`, oldest span first
     logs(service, around)    builder `raw` logs of the service: the newest before the occurrence
-                             and the oldest after it (two requests), the closest kept
+                             and the oldest after it (two requests), the closest kept; the id and
+                             the service quoted as every version reads them where it can
+                             (`builder_queries.filter_string`)
     error_counts(...)        ClickHouse SQL that counts the incident's occurrences per bucket
                              inside SigNoz, one query per kind of sample (`signoz_occurrences`)
 
@@ -47,9 +49,10 @@ from rounds_bot.diagnosis.lookups.signoz_rows import (
     trace_spec,
 )
 from rounds_bot.errors import ConfigError, SignozError
+from rounds_bot.sources.signoz.builder_queries import filter_string
 from rounds_bot.sources.signoz.client import SignozClient
 from rounds_bot.sources.signoz.failures import ROLE_HINT, SignozHTTPError
-from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request, sql_string
+from rounds_bot.sources.signoz.queries import clickhouse_sql, query_range_request
 from rounds_bot.sources.signoz.times import NS_PER_S, datetime_to_ns, ns_to_datetime
 from rounds_bot.sources.signoz.wire import Lenient, QueryRangeData
 
@@ -94,7 +97,7 @@ class SignozLookups:
             raise ScopeViolation(f"trace {trace_id!r} is not one of this incident's traces")
         self._client.begin_round(self._deadline_seconds)
         limit = bounded(limit, MAX_SPANS)
-        spec = trace_spec(f"trace_id = {sql_string(trace_id)}", limit)
+        spec = trace_spec(f"trace_id = {filter_string(trace_id)}", limit)
         rows = self._raw(self._scope.window_start, self._scope.window_end, spec)
         return [span_record(trace_id, data) for data in rows[:limit]]
 
@@ -108,7 +111,7 @@ class SignozLookups:
         # past each end makes both inclusive, and the two ranges may then share a row.
         pivot = self._occurrence_within(service, start, end)
         tick = timedelta(microseconds=1)
-        where = f"service.name = {sql_string(service)}"
+        where = f"service.name = {filter_string(service)}"
         before = self._raw(start, pivot + tick, logs_spec(where, "desc", limit))
         after = self._raw(pivot + tick, end + tick, logs_spec(where, "asc", limit))
         unique = {str(data.get("id") or index): data for index, data in enumerate([*before, *after])}

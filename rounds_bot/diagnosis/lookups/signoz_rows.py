@@ -7,13 +7,14 @@ redacted once, by the look-up tools that answer the model (`tools.one_line`).
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 from rounds_bot.diagnosis.lookups.scope import LogRow, SpanRecord
 from rounds_bot.sources.signoz.queries import MAX_V5_LIMIT
 from rounds_bot.sources.signoz.times import check_unix_ns, datetime_to_ns, ns_to_datetime, parse_rfc3339_ns
-from rounds_bot.sources.signoz.wire import exception_event
+from rounds_bot.sources.signoz.wire import body_message, exception_event
 
 #: the span fields a trace look-up reads (SigNoz adds timestamp, trace_id and span_id itself)
 TRACE_FIELDS = (
@@ -114,7 +115,7 @@ def _exception_attributes(events: Any) -> dict[str, str]:
 def log_record(data: dict[str, Any]) -> LogRow:
     resources = data.get("resources_string") or {}
     attributes = data.get("attributes_string") or {}
-    body = _text(data.get("body"))
+    body = _body(data.get("body"))
     exception = ": ".join(
         str(attributes[key]) for key in ("exception.type", "exception.message") if attributes.get(key)
     )
@@ -127,6 +128,21 @@ def log_record(data: dict[str, Any]) -> LogRow:
         body=body,
         trace_id=_text(data.get("trace_id")) or None,
     )
+
+
+def _body(value: Any) -> str:
+    """A row's body as text: a JSON body's message (`wire.body_message`) then the compact JSON of its other
+    fields, as the model needs the structured fields (an error, an order id) the message leaves out; the
+    JSON alone when it holds no message. Cut to length, message first, where every body is
+    (`tools.one_line`)."""
+    message = body_message(value)
+    if message is None:
+        return _text(value)
+    # a `message` that is not text is not the message: it stays among the fields
+    shown = "message" if isinstance(value.get("message"), str) else None
+    rest = {key: field for key, field in value.items() if key != shown}
+    fields = json.dumps(rest, separators=(",", ":"), ensure_ascii=False, default=str) if rest else ""
+    return " ".join(part for part in (message, fields) if part)
 
 
 def _severity_of(number: Any) -> str | None:

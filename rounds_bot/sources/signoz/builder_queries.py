@@ -14,6 +14,31 @@ from rounds_bot.settings.error_codes import DEFAULT_ERROR_CODE_ATTRIBUTES
 from rounds_bot.sources.signoz.queries import error_severity_filter
 
 
+def filter_string(text: str) -> str:
+    """`text` as a string of a v5 filter expression, read back as `text` by every SigNoz with the v5 API
+    when it can be.
+
+    SigNoz's filter grammar reads `"..."` and `'...'`, in which a backslash takes the next character with it
+    (grammar/FilterQuery.g4 QUOTED_TEXT); pkg/querybuilder/where_clause_visitor.go trimQuotes then drops
+    the quotes and binds the rest as a query argument, from v0.91.0 after unescaping `\\\\` and `\\'`
+    (v0.87.0-v0.90.1 unescape nothing). So a text without `\\\\` or `\\'`, not ending in a backslash, reads
+    back verbatim on every version inside a quote it lacks (single, else double: `o'brien\\shop`).
+    Any other text is escaped, which only v0.91.0+ reads back: before it a name holding both quotes, a
+    `\\\\`, a `\\'` or a trailing backslash is not findable. rounds does not learn the version at a
+    look-up, so it picks the form every version reads whenever there is one.
+
+    Not a ClickHouse literal: its `\\n` or `queries.sql_string`'s template-safe `\\x24` would be searched for
+    as written, and a service named `${OTEL_SERVICE_NAME}` never found. A filter expression is not rendered
+    as a template, and `$name` inside quotes names no variable unless the request defines one (rounds
+    defines none)."""
+    if "\\\\" not in text and "\\'" not in text and not text.endswith("\\"):
+        if "'" not in text:
+            return f"'{text}'"
+        if '"' not in text:
+            return f'"{text}"'
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def _field(name: str, context: str, data_type: str | None = None) -> dict[str, str]:
     field = {"name": name, "fieldContext": context, "signal": "traces"}
     if data_type:

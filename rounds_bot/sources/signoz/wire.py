@@ -21,6 +21,20 @@ class Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
+def body_message(body: Any) -> str | None:
+    """The message of a raw log row's JSON body, "" when it holds none; None when `body` is not one.
+
+    A SigNoz with its `use_json_body` flag on (experimental, off by default: pkg/flagger/registry.go) answers
+    a raw log's default columns with `body_v2 as body` (pkg/statementbuilder/logsstatementbuilder/
+    statement_builder.go bodyAliasExpression): the JSON object the collector wrote, whose `message` is the
+    text (signoz-otel-collector exporter/clickhouselogsexporter/exporter.go processBody), dropped when empty
+    (pkg/querier/postprocess.go postProcessLogBody). The SQL path reads the same `body_v2.message`."""
+    if not isinstance(body, dict):
+        return None
+    message = body.get("message")
+    return message if isinstance(message, str) else ""
+
+
 class VersionInfo(Lenient):
     """`GET /api/v1/version`."""
 
