@@ -107,3 +107,45 @@ def test_a_stack_trace_cannot_forge_the_message_section_and_the_real_sections_st
     assert body_section(body, "Representative stack trace") == trace
     body = _body_with(outcome, message="division by zero in average_price")  # shown when there is no trace
     assert body_section(body, "Representative message") == "division by zero in average_price"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["shop/" + "a" * 300 + ".py", "shop/" + "\u00e9" * 130 + ".py"],
+    ids=["a name of 300 characters", "a name of 130 characters and 260 bytes"],
+)
+def test_evidence_citing_a_path_the_file_system_refuses_is_flagged_not_raised(tmp_path, path):
+    """The file system refuses a name over 255 bytes (ENAMETOOLONG), within the answer's 1,000 characters
+    a path may take: the diagnosis still ends in a status, its evidence and fault location flagged
+    unverified, and the issue is filed."""
+    cited = answer(
+        evidence=[{"kind": "file", "path": path, "line": 1, "explanation": "x"}],
+        fault_location={"path": path, "function": "average_price", "start_line": 1},
+    )
+    request = sample_request(hostile_checkout(tmp_path / "repo"))
+    outcome = claude_outcome(request, claude_result_line(json.dumps(cited), structured=True))
+    assert outcome.status == "ok"
+    assert [check.verified for check in outcome.evidence_checks] == [False]
+    assert "cannot be read" in outcome.evidence_checks[0].reason
+    assert outcome.location_check is not None and not outcome.location_check.verified
+    assert "⚠️ _unverified: " in _body_with(outcome)
+
+
+@pytest.mark.parametrize("path", ["shop/loopa", "shop/loopa/cart.py"])
+def test_evidence_citing_a_symlink_loop_is_flagged_not_raised(tmp_path, path):
+    """A checkout may hold symlinks that point at each other (`loopa -> loopb`, `loopb -> loopa`): resolving
+    a path through them fails (Python 3.11 and 3.12 raise RuntimeError, later ones OSError), and the
+    diagnosis still ends in a status, its evidence flagged unverified."""
+    checkout = hostile_checkout(tmp_path / "repo")
+    (checkout / "shop" / "loopa").symlink_to("loopb")
+    (checkout / "shop" / "loopb").symlink_to("loopa")
+    cited = answer(
+        evidence=[{"kind": "file", "path": path, "line": 1, "explanation": "x"}],
+        fault_location={"path": path, "function": "average_price", "start_line": 1},
+    )
+    outcome = claude_outcome(sample_request(checkout), claude_result_line(json.dumps(cited), structured=True))
+    assert outcome.status == "ok"
+    assert [check.verified for check in outcome.evidence_checks] == [False]
+    assert outcome.evidence_checks[0].reason.startswith(f"{path} cannot be read")
+    assert outcome.location_check is not None and not outcome.location_check.verified
+    assert "⚠️ _unverified: " in _body_with(outcome)

@@ -65,3 +65,48 @@ def test_a_body_that_fits_keeps_every_section() -> None:
     table = "| Attribute | Value |\n|---|---|\n| `http.route` | /cart |"
     body = render_body(view(context_title="Request", context_markdown=table))
     assert LEFT_OUT not in body and "`http.route`" in body
+
+
+def test_a_marker_of_hundreds_of_non_ascii_versions_still_leaves_the_body_within_the_limit() -> None:
+    """The marker writes its state as ASCII JSON, so each character of a Chinese or emoji version takes six
+    or twelve characters there: a hundred remembered values of 200 such characters are 120,000 characters of
+    marker alone. The body still fits GitHub's limit, and its marker still names its signature."""
+    versions = [f"{n}." + "版" * 190 for n in range(300)]
+    environments = [f"e{n}-" + "\U0001f600" * 190 for n in range(300)]
+    marker = _marker(
+        versions=remembered(frozenset(versions)), environments=remembered(frozenset(environments))
+    )
+    body = render_body(view(versions=sorted(versions), environments=sorted(environments), marker=marker))
+    assert len(body) <= MAX_BODY_CHARS
+    read = read_marker(body)
+    assert read is not None and read.signature_id == "sig_5d9824aaacee071a"
+    assert read.service == "checkout"
+
+
+def test_a_long_trace_is_cut_before_the_marker_forgets_any_value() -> None:
+    """A hundred ASCII versions of 194 characters (within what the marker keeps) and a trace of 63,780
+    characters: cutting the trace is enough, so the marker keeps every service, version and environment a
+    database rebuilt from the issue reads back."""
+    versions = [f"1.{n}.0+build." + "a" * 180 for n in range(100)]
+    marker = view().marker.model_copy(
+        update={"services": ["cart", "checkout"], "versions": remembered(frozenset(versions))}
+    )
+    trace = "".join(f'  File "checkout/x{n}.py", line {n}, in f\n' for n in range(1500))
+    body = render_body(view(marker=marker, versions=sorted(versions), stacktrace=trace))
+    assert len(body) <= MAX_BODY_CHARS
+    read = read_marker(body)
+    assert read is not None and read.versions == marker.versions and read.services == ["cart", "checkout"]
+
+
+def test_a_marker_too_large_for_any_body_lets_go_of_its_largest_values_only() -> None:
+    """When every other cut leaves the body over the limit, the marker drops values from the largest
+    written down (a character outside ASCII takes six or twelve in its JSON) and keeps the rest."""
+    emoji = [f"e{n}-" + "\U0001f600" * 190 for n in range(100)]
+    short = [f"1.{n}" for n in range(100)]
+    marker = _marker(services=["cart", "checkout"], versions=remembered(frozenset(short)), environments=emoji)
+    body = render_body(view(marker=marker, versions=short, environments=sorted(emoji)))
+    assert len(body) <= MAX_BODY_CHARS
+    read = read_marker(body)
+    assert read is not None and read.services == ["cart", "checkout"] and read.versions == marker.versions
+    assert 0 < len(read.environments) < len(emoji)
+    assert set(read.environments) <= set(emoji)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import csv
 import re
 
+import cmarkgfm
 import pytest
+from cmarkgfm.cmark import Options
 from security_corpus import corpus
 
 from rounds_bot.redact import sanitize
@@ -38,6 +40,53 @@ ZW = md.BREAK
 )
 def test_escape_neutralises_every_active_construct(text, expected):
     assert md.escape(text) == expected
+
+
+SHA = "a5c3785ed8d6a35868bc169f07e40e889087fd2e"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # GitHub links a commit's SHA, `user@SHA` and `user/repo@SHA` (GitHub docs, "Autolinked references
+        # and URLs"), and resolves a SHA across the repository's forks: shown as code, nothing links it
+        (f"broke in {SHA} today", f"broke in `{SHA}` today"),
+        ("see a5c3785.", "see `a5c3785.`"),
+        (f"acme/shop@{SHA}", f"acme/shop@`{SHA}`"),
+        ("octocat@a5c3785 (x)", "octocat@`a5c3785` (x)"),
+        ("took 1234567 ms", "took `1234567` ms"),
+        ("DEADBEEF1 and deadbeef", "`DEADBEEF1` and `deadbeef`"),
+        (
+            "trace 4bf92f35-77b3-4da6-a3ce-929d0e0e4736 failed",
+            "trace `4bf92f35-77b3-4da6-a3ce-929d0e0e4736` failed",
+        ),
+        ("https://evil.example/a5c3785ed8", "`https://evil.example/a5c3785ed8`"),
+        ("/rounds/a5c3785", "`/rounds/a5c3785`"),
+        # not a SHA: shorter than seven, inside a word, or other letters
+        ("abc123 x_a5c3785ed 1a2b3c4g 123456", "abc123 x_a5c3785ed 1a2b3c4g 123456"),
+    ],
+)
+def test_a_commit_sha_shows_as_code_and_links_nothing(text, expected):
+    assert md.escape(text) == expected
+    assert _live_html(str(md.escape(text))) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "html"),
+    [
+        ("at `pricing.py`:1234567", "<p>at <code>pricing.py:1234567</code></p>"),
+        ("a`b`abc1234", "<p>a<code>babc1234</code></p>"),
+        ("abc1234:`x` ok", "<p><code>abc1234:x</code> ok</p>"),
+        ("`x`abc1234`y`", "<p><code>xabc1234y</code></p>"),
+    ],
+)
+def test_a_sha_touching_a_code_span_shows_with_it_as_one_span_and_no_backtick(text, html):
+    """Two backtick runs side by side are one run to CommonMark, so a SHA's span touching a quoted one would
+    close neither and show their backticks: the SHA's word joins the quoted span, the same characters."""
+    rendered = cmarkgfm.github_flavored_markdown_to_html(
+        str(md.escape(text)), options=Options.CMARK_OPT_UNSAFE
+    )
+    assert rendered.strip() == html
 
 
 @pytest.mark.parametrize(

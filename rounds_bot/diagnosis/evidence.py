@@ -12,6 +12,8 @@ function must be found in that file, at or before its lines.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -107,9 +109,19 @@ def _check_one(
 
 
 def _check_file_line(checkout: Path, path: str, line: int) -> dict[str, bool | str]:
+    try:
+        return _check_existing_line(checkout, path, line)
+    except OSError as error:
+        # the model's path is untrusted: the file system may refuse it (a name over 255 bytes or a path
+        # over 4,096, ENAMETOOLONG; a symlink loop, ELOOP; a file it may not read): it cites nothing
+        # rounds can check, and the diagnosis still ends in a status, never an exception
+        return {"verified": False, "reason": f"{path} cannot be read: {error.strerror or error}"}
+
+
+def _check_existing_line(checkout: Path, path: str, line: int) -> dict[str, bool | str]:
     root = checkout.resolve()
     relative = path.strip().removeprefix("./")
-    candidate = (root / relative).resolve()
+    candidate = _resolved(root / relative)
     if not candidate.is_relative_to(root):
         return {"verified": False, "reason": f"{path} is outside the repository"}
     if _in_git_records(candidate.relative_to(root)):
@@ -120,6 +132,18 @@ def _check_file_line(checkout: Path, path: str, line: int) -> dict[str, bool | s
     if line > line_count:
         return {"verified": False, "reason": f"{path} has {line_count} lines, not {line}"}
     return {"verified": True, "reason": f"{path}:{line} exists"}
+
+
+def _resolved(path: Path) -> Path:
+    """`path.resolve()`, a symlink loop raised as the OSError (ELOOP) it is: Python 3.11 and 3.12 raise
+    RuntimeError("Symlink loop from ...") there (Python docs, `pathlib.Path.resolve`, changed in 3.13), and
+    a checkout may hold links that point at each other."""
+    try:
+        return path.resolve()
+    except RuntimeError as error:
+        if not str(error).startswith("Symlink loop"):
+            raise
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from error
 
 
 def _in_git_records(relative: Path) -> bool:

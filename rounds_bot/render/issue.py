@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 
@@ -113,8 +114,9 @@ def _fence_safe(text: str) -> str:
 def render_body(view: IssueView) -> str:
     """The issue body, within GitHub's limit, the marker always last: an over-long stack trace is cut
     first (down to `KEPT_TRACE_CHARS`), then the sections whose size the telemetry decides are left out
-    when they hold more than that, then an over-long diagnosis is cut, then the stack trace again, and
-    last those sections whatever their size."""
+    when they hold more than that, then an over-long diagnosis is cut, then the stack trace again, then
+    those sections whatever their size, and last the marker lets go of the largest services, versions
+    and environments it remembers, only as many as the limit needs (`_lean`)."""
     stacktrace = _fence_safe(view.stacktrace) if view.stacktrace else None
     body = _render(view, stacktrace, truncated=False)
     if len(body) <= MAX_BODY_CHARS:
@@ -135,8 +137,45 @@ def render_body(view: IssueView) -> str:
         stacktrace = stacktrace[: max(len(stacktrace) - _overflow(body), 0)]
         body = _render(view, stacktrace, truncated=True)
     if len(body) > MAX_BODY_CHARS:
-        body = _render(_without_telemetry_sections(view), stacktrace, truncated=stacktrace is not None)
+        view = _without_telemetry_sections(view)
+        body = _render(view, stacktrace, truncated=stacktrace is not None)
+    while len(body) > MAX_BODY_CHARS and _remembered_values(view.marker):
+        view = view.model_copy(update={"marker": _lean(view.marker, _overflow(body))})
+        body = _render(view, stacktrace, truncated=stacktrace is not None)
     return body
+
+
+#: the marker's lists a database rebuilt from issues reads back (`github/rebuild.py`), and the only part of
+#: it whose size the telemetry decides
+_REMEMBERED_KINDS = ("services", "versions", "environments")
+
+
+def _remembered_values(marker: MarkerState) -> list[tuple[str, str]]:
+    return [(kind, value) for kind in _REMEMBERED_KINDS for value in getattr(marker, kind)]
+
+
+def _lean(marker: MarkerState, excess: int) -> MarkerState:
+    """The marker without its largest remembered values, as written, until `excess` characters are gone;
+    the rest kept in order. It writes its state as ASCII JSON (`json.dumps`), so a character outside
+    ASCII (a phone app's Chinese version name, an emoji) takes six or twelve there: a hundred such values
+    can fill GitHub's whole limit on a body. A rebuilt database lacks the dropped ones until their next
+    occurrence adds them again (`signature.remembered`), as it lacks the values the marker never kept."""
+    by_size = sorted(_remembered_values(marker), key=lambda item: (-_written_size(item[1]), item))
+    dropped: set[tuple[str, str]] = set()
+    for item in by_size:
+        if excess <= 0:
+            break
+        dropped.add(item)
+        excess -= _written_size(item[1])
+    kept = {
+        kind: [v for v in getattr(marker, kind) if (kind, v) not in dropped] for kind in _REMEMBERED_KINDS
+    }
+    return marker.model_copy(update=kept)
+
+
+def _written_size(value: str) -> int:
+    """What a value takes in the marker's JSON: quoted, escaped to ASCII, and its separating comma."""
+    return len(json.dumps(value).replace("--", "-\\u002d")) + 1
 
 
 def _telemetry_sections_size(view: IssueView) -> int:

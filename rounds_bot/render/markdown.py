@@ -2,13 +2,14 @@
 
 Telemetry (messages, stack traces, service names, versions, environments, attribute values) and the model's
 answer are untrusted. On GitHub, Markdown text can notify people (`@user`, `@org/team`), cross-reference
-issues (`#12`, `owner/repo#12`, `GH-12`), render HTML (`<img>`, `<details>`, `<!--` that hides the rest of a
-body), images and links (`![](//host/x)`, autolinked `https://...`, `www.`), math (`$...$`), tables and
-headings. Nothing of that may come from untrusted text, nor a line that a person copying it would send as a
-`/rounds` command:
+issues (`#12`, `owner/repo#12`, `GH-12`) and commits (`a5c3785`), render HTML (`<img>`, `<details>`,
+`<!--` that hides the rest of a body), images and links (`![](//host/x)`, autolinked `https://...`,
+`www.`), math (`$...$`), tables and headings. Nothing of that may come from untrusted text, nor a line
+that a person copying it would send as a `/rounds` command:
 
     escape(text)          inline text (a sentence, a table cell): every construct above is neutralised;
-                          backtick-quoted parts become inert code spans
+                          backtick-quoted parts, and words holding a commit SHA (which GitHub links),
+                          become inert code spans
     escape_block(text)    several lines of prose (the model's root cause): escape() line by line
     cut(markdown, n, ...) rounds' own Markdown cut at a line end, where no span can be left open
                           (untrusted text is cut BEFORE it is escaped: `escape(text, limit)`,
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 import re
 from functools import cache, lru_cache
+from itertools import groupby
+from operator import itemgetter
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -68,6 +71,14 @@ _DELIMITER_ROW = re.compile(r":?-+:?")
 #: once a person copies it into a comment: escaped text never starts one (`\/rounds` renders `/rounds`)
 _COMMAND = re.compile(r"/rounds", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
+#: a commit's SHA or its abbreviation: 7 to 40 hexadecimal digits standing alone. GitHub links a SHA,
+#: `user@SHA` and `user/repo@SHA` outside code (GitHub docs, "Autolinked references and URLs"), resolving
+#: it across the repository's forks, so an answer or a record could make a link to a commit anyone pushed
+#: to a fork. All digits count too: which SHAs GitHub links is not documented beyond that.
+_SHA = re.compile(r"(?<![0-9A-Za-z_])[0-9A-Fa-f]{7,40}(?![0-9A-Za-z_])")
+#: the characters of the word (an id, a path, a URL) a SHA stands in, shown whole as code: none of them
+#: closes a code span or splits a table cell, and in a code span nothing of them links or pings
+_ID_CHARACTERS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.:/+=-")
 _TICKS = re.compile(r"`+")
 _SPACES = re.compile(r"[ \t]+")
 _LABEL_UNSAFE = re.compile(r"[^\w./-]+")
@@ -126,18 +137,43 @@ def _escape_plain(text: str) -> str:
     return _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text)
 
 
+def _sha_words(text: str) -> list[tuple[bool, str]]:
+    """Text outside backticks in pieces (is it code, its text): each word holding a SHA (`_SHA`) is code."""
+    pieces: list[tuple[bool, str]] = []
+    cursor = 0
+    for match in _SHA.finditer(text):
+        if match.start() < cursor:
+            continue  # in the word of a SHA before it, already shown as code
+        start, end = match.start(), match.end()
+        while start > cursor and text[start - 1] in _ID_CHARACTERS:
+            start -= 1
+        while end < len(text) and text[end] in _ID_CHARACTERS:
+            end += 1
+        pieces += [(False, text[cursor:start]), (True, text[start:end])]
+        cursor = end
+    pieces.append((False, text[cursor:]))
+    return pieces
+
+
 def _escape_line(line: str) -> str:
     line = _SPACES.sub(" ", line).strip()
-    pieces: list[str] = []
+    pieces: list[tuple[bool, str]] = []
     cursor = 0
     for match in _CODE_SPAN.finditer(line):
         if "|" in match.group(1):
             continue  # a pipe would split a table cell even inside a code span: shown escaped instead
-        pieces.append(_escape_plain(line[cursor : match.start()]))
-        pieces.append(code(match.group(1)))
+        pieces += _sha_words(line[cursor : match.start()])
+        pieces.append((True, match.group(1)))
         cursor = match.end()
-    pieces.append(_escape_plain(line[cursor:]))
-    escaped = "".join(pieces)
+    pieces += _sha_words(line[cursor:])
+    # code pieces side by side make one span: CommonMark reads backticks side by side as one run, so
+    # `pricing.py` touching `:1234567` would close neither span and show their backticks as text
+    escaped = "".join(
+        str(code("".join(text for _, text in group)))
+        if is_code
+        else _escape_plain("".join(t for _, t in group))
+        for is_code, group in groupby((piece for piece in pieces if piece[1]), key=itemgetter(0))
+    )
     return "\\" + escaped if escaped.startswith("/") and _COMMAND.match(escaped) else escaped
 
 

@@ -48,7 +48,9 @@ def request_rows(event: ErrorEvent) -> list[tuple[str, str]]:
     """The rows of a span error's "Request" table (label, Markdown), empty when the span says nothing."""
     attributes = event.attributes
     rows: list[tuple[str, str]] = []
-    kind = f"{event.span_kind} span" if event.span_kind else "span"
+    # the span's kind is the exporter's word as the backend stored it: untrusted text like any other value,
+    # escaped and cut as long as one
+    kind = f"{md.escape(event.span_kind, VALUE_CHARS)} span" if event.span_kind else "span"
     method = _first(attributes, METHOD)
     status = _first(attributes, STATUS)
     route = _first(attributes, ROUTE)
