@@ -61,6 +61,16 @@ COMMANDS = (
     "printf '%s' '{v}' | docker login --username bob --password-stdin",
     "echo 'bob:{v}' | chpasswd",
     "echo -n {v} | passwd --stdin bob",
+    # MongoDB's shells and database tools: `-p` is the password (`--port` is the port)
+    'mongosh "mongodb://db:27017/admin" -u admin -p {v}',
+    "mongo --host db -u admin -p '{v}' --authenticationDatabase admin",
+    "mongodump --uri mongodb://db -u backup -p {v} --out /backup",
+    # Windows' `net user <user> <password>` (a new account's, `/add`; or a changed one)
+    "net user deploy {v} /add",
+    "net user ACME\\svc {v} /domain",
+    'net user "John Smith" {v} /add',
+    "net user deploy {v}",
+    "C:\\> net user deploy {v} && echo done",
 )
 
 
@@ -103,6 +113,22 @@ KEPT = (
     "echo $SUDO_PASSWORD | sudo -S true",
     "echo hello | grep -S x",
     "echo done | tee -a deploy.log",
+    "mongosh --host db --port 27017 -u admin -p",
+    "mongodump --db app --out /backup; ssh -p 2222 backup@host",
+    "net user deploy * /add",
+    "net user deploy /active:no",
+    "net user",
+    # `mongo` elsewhere in the command (a container's name or image, a file) is not the command itself
+    "docker run --name mongo -p 27017:27017 -d mongo:7",
+    "docker run -d --name my-mongo -p 27017:27017 mongo",
+    "kubectl run mongo --image=mongo -p 27017",
+    "docker-compose -f mongo.yml -p myproject up -d",
+    "cp -r /var/lib/mongo -p /backup",
+    'Error: failed to start container "mongo": port is already allocated (docker run mongo -p 27017:27017)',
+    # `net user` in prose, or given a variable: no password written out
+    "The command net user admin failed: System error 5 has occurred.",
+    "Run net user administrator to check the account",
+    "net user %USER% %PASS% /add",
 )
 
 

@@ -28,6 +28,14 @@ KEPT = (
     "Culture=neutral, PublicKeyToken=30ad4fe6b2a6aeed'",
     "System.Private.CoreLib, Version=8.0.0.0, Culture=neutral, PublicKeyToken=7cec85d7bea7798e",
     "MyCompany.Plugins, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null",
+    # a key's identifier names the key, not its secret (AWS' "access key ID" beside the "secret access key",
+    # a JWK's `kid`): an id under it stays
+    "map[api_key_id:[42] region:[us-east-1]]",
+    "api_key_id=42 scope=read",
+    '{"signing_key_id": "k-2024-06"}',
+    # a moment named after a secret (`*_at`, as Rails and Django name a timestamp's column) is no secret
+    "password_reset_sent_at=2024-01-01 user_id=42",
+    '{"token_expires_at": "2024-06-01T00:00:00Z"}',
 )
 
 
@@ -48,6 +56,10 @@ REDACTED = (
     (f"Set-Cookie: theme=dark; _app_session={SECRET}; Path=/", SECRET),
     ("Cookie: password=hunter; theme=dark", "hunter"),
     (f"PublicKeyToken={SECRET}", SECRET),  # not an assembly's eight bytes of hex
+    (f"api_key_id=42 api_key={SECRET}", SECRET),  # beside its id, the key itself goes
+    # a service account's private key's id goes as the file it is read from does
+    ('"private_key_id": "e1881d38f555e1e9a4148f253b3383926644e475"', "e1881d38f555e1e9a4148f"),
+    (f"password_reset_sent_at=2024-01-01 password={SECRET}", SECRET),
 )
 
 #: a session's secret, key or id is no state even when it is a word (Express' `secret: 'keyboard cat'`), and

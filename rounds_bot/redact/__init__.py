@@ -12,7 +12,12 @@
     hashes.py    password hashes by format (bcrypt, Argon2, crypt's SHA and MD5, yescrypt, Django's)
     pairs.py     secrets by what names them: `password=`, `Authorization:`, `Cookie:`, URL credentials, SQL
     arguments.py passwords a command takes by an argument's place (`htpasswd -b`, `rabbitmqctl add_user`,
-                 `net use`), on its input (`echo ... | sudo -S`), or by Redis' `requirepass`
+                 `net use`, `net user`), by a tool's own flag (`mongosh -p`), on its input (`echo ... |
+                 sudo -S`), or by Redis' `requirepass`
+    calls.py     a password a call takes by its place (`smtp.login(user, "...")`, `SetBasicAuth`,
+                 `getConnection`), or a setter named after it (`setPassword("...")`)
+    layouts.py   passwords in the layouts of credential files and strings: the Go MySQL DSN, XML
+                 elements named by an attribute or a name element, PHP's `var_dump`
     wrapped.py   a secret's value a fixed-width wrap broke onto the next line
     pair_values.py  whether the value a name points at is the secret: not a placeholder, not prose
     foreign.py   a password named in another language (`Passwort:`, `senha=`, `пароль:`, `密码：`)

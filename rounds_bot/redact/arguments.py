@@ -4,6 +4,8 @@ its arguments are.
     htpasswd -b <file> <user> <password>        Apache's `htpasswd` (and `-n`: no file), `mosquitto_passwd -b`
     rabbitmqctl add_user <user> <password>      RabbitMQ's `add_user`, `change_password`, `authenticate_user`
     net use \\\\host\\share <password> /user:<u>  Windows' `net use`, the password before `/user:` or after it
+    net user <user> <password>                  Windows' `net user` (a new account's, `/add`)
+    mongosh -u <user> -p <password>             MongoDB's shells and database tools (their port is `--port`)
     mosquitto_pub -P <password>                 Mosquitto's clients (their `-p` is a port)
     echo <password> | sudo -S                   a password written to a command that reads it on its input
     requirepass <password>                      Redis' directives: `redis.conf`, a command line, `CONFIG SET`
@@ -42,6 +44,12 @@ _POSITIONAL = r"""("[^"\n]{1,200}"|[^\s"'`;|&<>]{1,200})(?![^\s"'`;|&])"""
 _WORD = r"""(?!-)[^\s"'`;|&<>]{1,200}"""
 #: no argument after it (a redirection, `2>/dev/null`, may follow)
 _LAST = r"""(?![ \t]{1,10}[^\s;|&<>'"`0-9])"""
+#: after the last argument, a switch (`/add`, `/domain`, as Windows' `net` help writes them) or the
+#: command's end (a logged command line's closing quote: `Command 'net user ...' returned ...`)
+_SWITCH_OR_END = r"""(?=[ \t]+/|[ \t]*(?:[;|&\n"'`]|\Z))"""
+#: where a command's own word begins: the text's or a line's start, a shell's separator, a prompt (`$`, `>`),
+#: a quote or an argument list's `[` (`["mongosh", "-p", ...]`), maybe blanks, and maybe its path
+_COMMAND_WORD = r"""(?<![^\n;|&(`'"\[$>])[ \t]{0,10}(?:[\w.~-]{0,100}/){0,10}"""
 #: an option with or without its value (`-C 12`, `-H sha512`, `-n rabbit@mq1`)
 _OPTION = r"""[ \t]+-{1,2}[\w-]{1,30}(?:[ \t]+[\w@.-]{1,64})?"""
 
@@ -54,10 +62,19 @@ _EXPANDED = re.compile(r"\$(?:\w{1,64}|\{\w{1,64}\}|\(.{1,200}\))", re.ASCII)
 _FILE_USER_PASSWORD = r"(?:[ \t]+" + _WORD + r")?[ \t]+" + _WORD + r"[ \t]+" + _POSITIONAL + _LAST
 
 
+#: a `cmd` variable's reference (`%PASS%`, and its batch file's arguments `%1`)
+_BATCH_VARIABLE = re.compile(r"%\w{1,64}%|%\d")
+
+
 def _not_a_reference(match: re.Match[str]) -> bool:
     """A password written out, not a variable's reference (`$HTPASSWD`, `"$REGISTRY_PASSWORD"`)."""
     value = match.group(1).strip("\"'")
     return not _placeholder(value) and _EXPANDED.fullmatch(value) is None
+
+
+def _not_a_variable(match: re.Match[str]) -> bool:
+    """Not a shell's reference, nor a Windows batch file's (`%PASS%`, as `cmd` expands it)."""
+    return _not_a_reference(match) and _BATCH_VARIABLE.fullmatch(match.group(1).strip('"')) is None
 
 
 ARGUMENTS: tuple[Rule, ...] = (
@@ -94,6 +111,34 @@ ARGUMENTS: tuple[Rule, ...] = (
         "password",
         r"(?i)\bnet[ \t]+use\b" + SAME_COMMAND + r"[ \t]/user:[^\s\"']{1,200}[ \t]+(?![/*])" + _POSITIONAL,
         "net",
+        group=1,
+        accept=_not_a_reference,
+    ),
+    # `net user <user> <password> [/add]` (Windows' `net user`; `*` asks for it, a `/option` follows a user;
+    # a user name with a blank is quoted): only when a switch or the command's end follows the password, as
+    # prose (`net user admin failed: ...`) goes on in words
+    rule(
+        "password",
+        r"(?i)\bnet[ \t]+user[ \t]+(?:\"[^\"\n]{1,200}\"|"
+        + _WORD
+        + r")[ \t]+(?![/*])"
+        + _POSITIONAL
+        + _SWITCH_OR_END,
+        "net",
+        group=1,
+        accept=_not_a_variable,
+    ),
+    # MongoDB's shells and database tools: `-p password` (their port is `--port`), the tool the command itself
+    # (`docker run --name mongo -p 27017:27017` publishes a port), its arguments after it (a quoted `"mongo":`
+    # is a name)
+    rule(
+        "password",
+        _COMMAND_WORD
+        + r"(?:mongo|mongosh|mongo(?:dump|restore|export|import|stat|top|files))(?=[ \t])"
+        + SAME_COMMAND
+        + r"[ \t]-p[ \t]+(?!-)"
+        + ARGUMENT,
+        "mongo",
         group=1,
         accept=_not_a_reference,
     ),

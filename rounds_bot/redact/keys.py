@@ -157,6 +157,9 @@ _ABOUT = {
     "arn",
     # how many old passwords a policy remembers (`password_history=5`, as Active Directory and PAM name it)
     "history",
+    # when something happened to it: a timestamp's column (`password_reset_sent_at`, `token_expires_at`, as
+    # Rails' and Django's conventions name one)
+    "at",
     # a class or module named after a secret is code, not a secret: `PasswordResetController: 404`,
     # `JwtDecoder: kid unknown`, and a file name in a stack frame keeps its line (`SessionImpl.java:42`)
     "controller",
@@ -348,7 +351,14 @@ def secret_category(name: str) -> str | None:
     for index, part in enumerate(parts):
         if part in _SECRET_WORDS:
             return _SECRET_WORDS[part]
-        if part == "key" and index and parts[index - 1] in _KEY_PREFIXES:
+        # a key's identifier (`api_key_id`, `signing_key_id`: AWS' "access key ID", a JWK's `kid`) names the
+        # key, not its secret; a private key's (a Google service account's `private_key_id`) goes with it
+        if (
+            part == "key"
+            and index
+            and parts[index - 1] in _KEY_PREFIXES
+            and (parts[index + 1 :] != ("id",) or parts[index - 1] == "private")
+        ):
             return "api_key"
         if part.endswith(_SUFFIXES) and part not in ("bypass",):
             return "token" if part.endswith("token") else "password" if "pass" in part else "secret"

@@ -62,6 +62,8 @@ _SCHEMES |= {
     "anonymous",
     "cert",
 }
+#: what follows a label once the secret it labels went: a scheme (RFC 9110 11.1: Okta's `SSWS`), PHP's type
+_LABEL_BEFORE = re.compile(r"[ \t]+\[REDACTED:authorization\]|\(\d{1,9}\)[ \t]\"\[REDACTED:")
 #: a status code or a version under a secret's name (sendmail's `dsn=4.0.0`) is not the secret
 _DOTTED_NUMBER = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
 
@@ -203,6 +205,8 @@ def _accept_pair(match: re.Match[str]) -> bool:
     quoted = value[:1] in "\"'`\\"
     bare = value.strip("\\\"'`").strip()
     if _placeholder(bare) or bare.lower() in _SCHEMES or _DOTTED_NUMBER.fullmatch(bare):
+        return False
+    if _LABEL_BEFORE.match(match.string, match.end("value")):  # `SSWS <token>`, `string(10) "<value>"`
         return False
     if _public(match["key"], bare):
         return False

@@ -43,9 +43,9 @@ _PAIR_BODY = (
     # (Kotlin, Swift, TypeScript), `api_token: &str =` (Rust)
     r"""(?:[ \t]{0,3}:?[ \t]{0,3}"""
     r"""(?:string|String|str|&str|&'static[ \t]str|\[\]byte|CharSequence|SecureString)\??)?"""
-    # assignments of every language and make (`::=`, `.=`, `??=`, `+=`); `%3D` and `%3A`: a pair inside a
-    # percent-encoded URL (`?next=%2Fcb%3Fapi_key%3D...`); Erlang's binary (`=> <<"...">>`): the string inside
-    r"""(?P<sep>[ \t]{0,3}(?:=>|:{1,3}=|\?\?=|\?=|\+=|\.=|=|:|%3[Dd]|%3[Aa])[ \t]{0,3}"""
+    # every language's assignments (`::=`, `.=`, `??=`, `+=`), blanks aligning a column (MySQL's option
+    # files); `%3D`, `%3A`: in a percent-encoded URL; Erlang's binary (`=> <<"...">>`): the string inside
+    r"""(?P<sep>[ \t]{0,40}(?:=>|:{1,3}=|\?\?=|\?=|\+=|\.=|=|:|%3[Dd]|%3[Aa])[ \t]{0,40}"""
     r"""(?:<<(?="[^"\n]{0,500}">>))?)"""
     # the value is read ahead, not consumed: when the pair is not a secret (`"msg": "..."`), the scan goes
     # on inside its value, where a secret's own pair may stand (`"msg": "login password=..."`); a value in
@@ -129,9 +129,8 @@ _PLUGIN = r"['\"`]?\w{1,64}['\"`]?"
 #: (or Go's fmt of an `http.Header` or gRPC's `metadata.MD`: `map[Authorization:[Bearer ...]]`)
 _AUTHORIZATION = r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"'\[]?"
 #: one of an authentication scheme's parameters (RFC 9110, 11.2: `token BWS "=" BWS ( token / quoted-string
-#: )`), its quotes escaped too when the header is inside a JSON string
-#: ), RFC 8187's extended form (`username*=UTF-8''...`, RFC 7616 3.4.4) and a quoted-pair inside the quotes
-#: (`"CORP\\\\svc"`, RFC 9110 5.6.4)
+#: )`; its quotes escaped too inside a JSON string), RFC 8187's extended form (`username*=UTF-8''...`, RFC
+#: 7616 3.4.4) and a quoted-pair inside the quotes (`"CORP\\\\svc"`, RFC 9110 5.6.4)
 _AUTH_PARAM = r"""[\w-]{1,40}\*?=(?:\\?"(?:[^"\\\n]|\\[^"\n]){0,4000}\\?"|[^\s,"\\]{1,4000})"""
 #: a password as those statements give it: quoted, or bare where Oracle needs no quotes
 _SQL_VALUE = r"""('(?:[^'\\\n]|''|\\.){1,200}'|"(?:[^"\\\n]|\\.){1,200}"|[^\s'";,()]{1,200})"""
@@ -176,7 +175,8 @@ PAIRS: tuple[Rule, ...] = (
         "authorization",
         _AUTHORIZATION
         + r"(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|sharedaccesssignature|aws4-hmac-sha256)"
-        r"[ \t]+)?"
+        # or any scheme (RFC 9110 11.1: `SSWS`, `Klaviyo-API-Key`: letters, dash-joined; never a token itself)
+        r"[ \t]+|[a-z]{1,12}(?:-[a-z0-9]{1,12}){0,3}[ \t]+(?=[\w.~+/:-]{16})(?![\w-]{1,40}\*?=))?"
         # Rails' token scheme names its token (`Token token="..."`: `ActionController::HttpAuthentication`)
         r"(?:token=\\?[\"']?)?"
         r"([^\s\"',;]{1,2000})",
@@ -221,8 +221,8 @@ PAIRS: tuple[Rule, ...] = (
         "password",
         group=1,
     ),
-    # client command lines: MySQL's `-pSECRET`, `redis-cli -a`, the OpenLDAP tools' `-w`, `sshpass -p`,
-    # `smbclient -U user%password`, `curl -u user:password`
+    # client command lines: MySQL's `-pSECRET`, `redis-cli -a`, OpenLDAP's `-w`, `sshpass -p`, `smbclient -U
+    # user%password`, `curl -u user:password`
     rule(
         "password",
         r"(?i)\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"

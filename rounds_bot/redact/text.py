@@ -7,9 +7,10 @@
 Then the seed phrases (`phrases.py`), and what an encoding hid, judged in its decoded form (`decode.py`).
 The order matters: private-key blocks and vendor tokens first (`tokens.py`, `vendors.py`), password hashes
 (`hashes.py`), then what a name or a header marks as secret (a value wrapped onto the next line first,
-`wrapped.py`; then `pairs.py`, in other languages `foreign.py`), a vendor's token after the vendor's name
-(`nearby.py`), then personal data (`personal.py`), so a token inside `password=...` is counted as the token
-it is.
+`wrapped.py`; a call's literal argument, `calls.py`, and PHP's `var_dump`, `layouts.DUMPS`, before a pair
+reads the call's name or the dump's `string` as a value; then `pairs.py`, the layouts of credential files,
+`layouts.py`, in other languages `foreign.py`), a vendor's token after the vendor's name (`nearby.py`), then
+personal data (`personal.py`), so a token inside `password=...` is counted as the token it is.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from functools import cache
 
 from rounds_bot.redact import decode, phrases
 from rounds_bot.redact.arguments import ARGUMENTS
+from rounds_bot.redact.calls import CALLS
 from rounds_bot.redact.decode import Where, hex_runs_hide_nothing, rejudge
 from rounds_bot.redact.engine import ScanningRuleSet, apply, rule_set
 from rounds_bot.redact.foreign import FOREIGN
 from rounds_bot.redact.hashes import PASSWORD_HASHES
+from rounds_bot.redact.layouts import DUMPS, LAYOUTS
 from rounds_bot.redact.nearby import NEARBY
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
@@ -96,7 +99,10 @@ def _rules(ips: IpPolicy) -> tuple[Rule, ...]:
         + VENDORS
         + PASSWORD_HASHES
         + WRAPPED
+        + CALLS
+        + DUMPS
         + PAIRS
+        + LAYOUTS
         + PRINTED_TERMS
         + ARGUMENTS
         + FOREIGN
