@@ -3,10 +3,14 @@ pings, references, links or restructures nothing (GitHub's renderer, cmark-gfm, 
 
 from __future__ import annotations
 
+import re
+
 import cmarkgfm
+import pytest
 from cmarkgfm.cmark import Options
 from test_issue_bodies import SERVER_SPAN, occurrence
 
+from rounds_bot.render.issue import _sentence
 from rounds_bot.render.telemetry import VALUE_CHARS, request_rows, table
 
 ZW = "\u200b"
@@ -43,3 +47,17 @@ def test_a_long_span_kind_is_cut_to_the_length_of_any_table_value() -> None:
     )
     shown = dict(request_rows(hostile))["Span"].rsplit(" in ", 1)[0]
     assert shown == "k" * (VALUE_CHARS - 1) + "… span"
+
+
+@pytest.mark.parametrize(
+    ("summary", "shown"),
+    [
+        ("build 1234567:http://reg.example/v2/ failed", "build 1234567: http://reg.example/v2/ failed"),
+        ("abc1234:https://e.x/a failed", "abc1234: https://e.x/a failed"),
+    ],
+)
+def test_a_sha_touching_a_url_in_the_summary_shows_no_backtick(summary: str, shown: str) -> None:
+    # the SHA's word and the URL are each a code span: side by side, their backticks would be one run
+    html = _html(_sentence(summary))
+    assert "`" not in html
+    assert re.sub(r"<[^>]+>", "", html).strip() == shown

@@ -90,6 +90,21 @@ def test_a_sha_touching_a_code_span_shows_with_it_as_one_span_and_no_backtick(te
 
 
 @pytest.mark.parametrize(
+    ("text", "html"),
+    [
+        # MySQL doubles a backtick inside a quoted identifier: two quoted parts side by side stay as they were
+        ("`foo``bar`", "<p><code>foo``bar</code></p>"),
+        ("`my``col` = 1", "<p><code>my``col</code> = 1</p>"),
+    ],
+)
+def test_quoted_parts_side_by_side_keep_the_backticks_between_them(text, html):
+    rendered = cmarkgfm.github_flavored_markdown_to_html(
+        str(md.escape(text)), options=Options.CMARK_OPT_UNSAFE
+    )
+    assert rendered.strip() == html
+
+
+@pytest.mark.parametrize(
     ("start", "expected"),
     [
         ("# heading", "\\# heading"),

@@ -216,7 +216,9 @@ def _sentence(text: str) -> str:
     pieces: list[str] = []
     cursor = 0
     for match in _URL.finditer(text):
-        pieces += [_words(text[cursor : match.start()]), md.code(match.group(0))]
+        words = _words(text[cursor : match.start()])
+        # a word shown as code (a SHA's) touching the URL's span would run into it: one space apart
+        pieces += [words + (" " if words.endswith("`") else ""), md.code(match.group(0))]
         cursor = match.end()
     pieces.append(_words(text[cursor:]))
     return "".join(pieces)

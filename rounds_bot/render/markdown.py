@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 from itertools import groupby
-from operator import itemgetter
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -155,24 +154,36 @@ def _sha_words(text: str) -> list[tuple[bool, str]]:
     return pieces
 
 
+def _code_run(run: list[tuple[bool, str]]) -> str:
+    """Code pieces side by side, as (quoted in the text, text): spans the text quoted side by side are given
+    as they were (`a` then `b`: CommonMark reads `a``b` as one span showing its inner backticks, as the text
+    does); a SHA's word joins the pieces it touches into one span, as backticks side by side are one run and
+    `pricing.py` touching `:1234567` would close neither span and show their backticks as text."""
+    if all(quoted for quoted, _ in run):
+        return "".join(str(code(text)) for _, text in run)
+    return str(code("".join(text for _, text in run)))
+
+
 def _escape_line(line: str) -> str:
     line = _SPACES.sub(" ", line).strip()
     pieces: list[tuple[bool, str]] = []
+    spans: set[int] = set()  # the pieces quoted in backticks in the text (the others that are code: SHAs)
     cursor = 0
     for match in _CODE_SPAN.finditer(line):
         if "|" in match.group(1):
             continue  # a pipe would split a table cell even inside a code span: shown escaped instead
         pieces += _sha_words(line[cursor : match.start()])
+        spans.add(len(pieces))
         pieces.append((True, match.group(1)))
         cursor = match.end()
     pieces += _sha_words(line[cursor:])
-    # code pieces side by side make one span: CommonMark reads backticks side by side as one run, so
-    # `pricing.py` touching `:1234567` would close neither span and show their backticks as text
     escaped = "".join(
-        str(code("".join(text for _, text in group)))
+        _code_run([(index in spans, text) for index, (_, text) in group])
         if is_code
-        else _escape_plain("".join(t for _, t in group))
-        for is_code, group in groupby((piece for piece in pieces if piece[1]), key=itemgetter(0))
+        else _escape_plain("".join(text for _, (_, text) in group))
+        for is_code, group in groupby(
+            ((index, piece) for index, piece in enumerate(pieces) if piece[1]), key=lambda item: item[1][0]
+        )
     )
     return "\\" + escaped if escaped.startswith("/") and _COMMAND.match(escaped) else escaped
 
