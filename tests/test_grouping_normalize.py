@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from rounds_bot.grouping import normalize
+from rounds_bot.grouping import shapes as shapes_module
+from rounds_bot.grouping.mask_numbers import KEPT_DIGITS
 from rounds_bot.grouping.mask_rules import RULES
 from rounds_bot.grouping.normalize import (
     mask_spans,
@@ -89,23 +91,55 @@ def test_dispatching_regex_matches_exactly_like_the_plain_ordered_rule_list() ->
     placeholder = {rule.name: rule.placeholder for rule in RULES}
     # a rule may keep the start of its match (a Ruby object's class): the span begins after it
     kept = {rule.name: re.compile(rule.kept) for rule in RULES if rule.kept is not None}
+    # or it may mask a part of its match only (the address before a port), or none of it
+    masked = {rule.name: re.compile(rule.masked) for rule in RULES if rule.masked is not None}
 
-    def start(match: re.Match[str]) -> int:
+    def masked_part(match: re.Match[str]) -> tuple[int, int] | None:
+        if match.lastgroup in masked:
+            part = masked[match.lastgroup].search(match.string, match.start(), match.end())
+            return None if part is None else part.span()
         head = kept[match.lastgroup].match(match.string, match.start()) if match.lastgroup in kept else None
-        return head.end() if head is not None else match.start()
+        return (head.end() if head is not None else match.start()), match.end()
 
     for message in _corpus():
         expected = tuple(
-            (start(m), m.end(), f"<{placeholder[m.lastgroup]}>")
+            (*part, f"<{placeholder[m.lastgroup]}>")
             for m in plain.finditer(message)
-            if placeholder[m.lastgroup or ""] is not None
+            if placeholder[m.lastgroup or ""] is not None and (part := masked_part(m)) is not None
         )
         assert mask_spans(message) == expected, message
 
 
 def _other_digits(text: str, rng: random.Random) -> str:
-    """The same text with every digit replaced by a random digit."""
-    return re.sub(r"[0-9]", lambda _: str(rng.randrange(10)), text)
+    """The same text with every digit replaced by a random digit, but those a rule may keep (a status code, a
+    remote port: `mask_numbers.KEPT_DIGITS`), which are part of the shape."""
+    kept = {index for m in KEPT_DIGITS.finditer(text) for index in range(*m.span(m.lastindex or 0))}
+    return "".join(
+        str(rng.randrange(10)) if char in "0123456789" and index not in kept else char
+        for index, char in enumerate(text)
+    )
+
+
+def test_a_kept_number_is_part_of_the_shape() -> None:
+    # a 404 and a 500 are read apart, each with its own digits, though the shape memo reads a shape once
+    for first, second in [
+        ("Request failed with status code 404", "Request failed with status code 500"),
+        (
+            "dial tcp 10.0.3.7:5432: connect: connection refused",
+            "dial tcp 10.0.3.7:6379: connect: connection refused",
+        ),
+    ]:
+        assert shape_of(first) != shape_of(second)
+        shapes = ShapeCache()
+        assert shapes.lookup(first)[1].skeleton != shapes.lookup(second)[1].skeleton
+    # the other digits of the message are no part of it: the address; and every port of a read or write on
+    # a connection, whose remote end may be a server's client, on an ephemeral port
+    assert shape_of("dial tcp 10.0.3.7:5432: connect: connection refused") == shape_of(
+        "dial tcp 10.2.9.1:5432: connect: connection refused"
+    )
+    assert shape_of("write tcp 172.17.0.2:8080->172.17.0.1:46854: write: broken pipe") == shape_of(
+        "write tcp 172.17.0.2:8080->172.17.0.1:51234: write: broken pipe"
+    )
 
 
 def test_masking_never_depends_on_digit_values() -> None:
@@ -131,13 +165,18 @@ def test_the_shape_memo_agrees_with_normalising_from_scratch() -> None:
 def _eager_reading(message: str, code_test: Callable[[str], bool]) -> tuple[object, ...]:
     """What a shape reads of its message, worked out from scratch as soon as it is seen."""
     text = normalize.truncate(message)
-    tokens = skeleton(normalize_uncached(message))
+    # (what the rules keep stays a word of the skeleton: `shapes._skeleton_keeping`)
+    tokens = shapes_module._skeleton_keeping(text, mask_spans(text), normalize.kept_pieces(text))
     before: tuple[str, ...] | None = skeleton_with_plurals(normalize_before(text))
+    seventh = shapes_module._skeleton_keeping(
+        text, normalize.mask_spans_seventh(text), normalize.kept_pieces(text, seventh=True)
+    )
     sixth = skeleton(normalize.normalize_sixth(text))
     fifth = skeleton(normalize.normalize_fifth(text))
-    # where `rounds-fp:6` or `rounds-fp:5` read the message otherwise, `before` is the newest such
-    # skeleton (`shapes.ReadBefore`)
-    before = sixth if sixth != tokens else fifth if fifth != tokens else None if before == tokens else before
+    # where `rounds-fp:7`, `rounds-fp:6` or `rounds-fp:5` read the message otherwise, `before` is the newest
+    # such skeleton (`shapes.ReadBefore`)
+    newest = next((read for read in (seventh, sixth, fifth) if read != tokens), None)
+    before = newest if newest is not None else None if before == tokens else before
     previous = None
     if re.search(r"[\"'{\[]", text) or before is not None:
         previous = skeleton_with_plurals(normalize_previous(text))

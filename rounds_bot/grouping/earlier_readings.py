@@ -20,6 +20,7 @@ from rounds_bot.grouping.fingerprint import (
     HASH_VERSION,
     MESSAGE_VERSION_BEFORE,
     MESSAGE_VERSION_FIFTH,
+    MESSAGE_VERSION_SEVENTH,
     MESSAGE_VERSION_SIXTH,
 )
 from rounds_bot.grouping.found_earlier import FoundEarlier
@@ -41,15 +42,18 @@ from rounds_bot.models import Assignment, ErrorEvent
 #: (`normalize_before`, `skeletons.skeleton_with_plurals`, until `rounds-fp:5`); `fifth`: without the
 #: literals `rounds-fp:6` masks (`normalize_fifth`, until `rounds-fp:6`; `shapes.ReadBefore`); `sixth`: with
 #: the names of code `rounds-fp:7` keeps masked (`normalize_sixth`, until `rounds-fp:7`; `shapes.ReadBefore`);
-#: `browser`: a Firefox or Safari stack, which every version read by its message until their frames were read
-#: (`browser.read_by_message_before`)
-_SINCE_SIXTH = frozenset({MESSAGE_VERSION_SIXTH, FINGERPRINT_VERSION})
+#: `seventh`: with the names and numbers `rounds-fp:8` keeps masked (`normalize_seventh`, until `rounds-fp:8`;
+#: `shapes.ReadBefore`); `browser`: a Firefox or Safari stack, which every version read by its message until
+#: their frames were read (`browser.read_by_message_before`)
+_SINCE_SEVENTH = frozenset({MESSAGE_VERSION_SEVENTH, FINGERPRINT_VERSION})
+_SINCE_SIXTH = frozenset({MESSAGE_VERSION_SIXTH, *_SINCE_SEVENTH})
 READ_OTHERWISE_BY = {
     "previous": frozenset({HASH_VERSION, MESSAGE_VERSION_BEFORE, MESSAGE_VERSION_FIFTH, *_SINCE_SIXTH}),
     "earlier": frozenset({MESSAGE_VERSION_BEFORE, MESSAGE_VERSION_FIFTH, *_SINCE_SIXTH}),
     "before": frozenset({MESSAGE_VERSION_FIFTH, *_SINCE_SIXTH}),
     "fifth": _SINCE_SIXTH,
-    "sixth": frozenset({FINGERPRINT_VERSION}),
+    "sixth": _SINCE_SEVENTH,
+    "seventh": frozenset({FINGERPRINT_VERSION}),
     "browser": frozenset(),
 }
 
@@ -89,9 +93,9 @@ class EarlierReadings(Placing):
         it (`ShapeInfo.previous`, no span target; `ShapeInfo.earlier`, with its trailing clause of
         redacted values), and the signature that version gave it: a stored signature keeps
         receiving its messages. Templates of the versions that read messages otherwise do not count
-        (`READ_OTHERWISE_BY`). A skeleton `rounds-fp:6` or `rounds-fp:5` read otherwise than the version
-        after it (`shapes.ReadBefore`, given as the `before` reading) is found that version's way, then
-        as the versions before it read it, down to `rounds-fp:4`."""
+        (`READ_OTHERWISE_BY`). A skeleton `rounds-fp:7`, `rounds-fp:6` or `rounds-fp:5` read otherwise than
+        the version after it (`shapes.ReadBefore`, given as the `before` reading) is found that version's
+        way, then as the versions before it read it, down to `rounds-fp:4`."""
         if isinstance(tokens, ReadBefore):
             then = self._previous_template(tuple(tokens), service, error_type, tokens.reading)
             if then is None and tokens.older is not None:

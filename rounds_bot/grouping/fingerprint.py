@@ -36,7 +36,8 @@ read the `rounds-fp:3` way too, with the clause, to find the templates it mined 
 (`skeletons.singular_after_counts`); nothing it hashes is read otherwise either, and a message is also read
 the `rounds-fp:4` way to find the templates `rounds-fp:3` and `rounds-fp:4` mined. `rounds-fp:6` masks the
 literals a runtime prints (`mask_literals`), `rounds-fp:7` keeps the names a runtime's message gives code
-(`mask_names`); a message is also read the `rounds-fp:6` way, then the `rounds-fp:5` way, then as before.
+(`mask_names`), `rounds-fp:8` more of them and a failure's numbers (`mask_code_names`, `mask_numbers`); a
+message is also read the way of each version since `rounds-fp:4`, the newest first.
 Since a bundle's content hash, minified names and a `blob:` URL's UUID are left out of a frame
 (`bundles`), a trace with one also gives, to look up, the frames hashes it gave before (every other
 frame reads as before, so the version string stays).
@@ -68,10 +69,10 @@ from rounds_bot.grouping.inapp import TraceRoles
 from rounds_bot.grouping.site_hash import site_tree, unwrapped
 from rounds_bot.grouping.stacktrace import ParsedTrace
 
-FINGERPRINT_VERSION = "rounds-fp:7"
-#: the versions before: code's names masked; no literals masked; as `rounds-fp:3` but for the trailing clause
-MESSAGE_VERSION_SIXTH, MESSAGE_VERSION_FIFTH = "rounds-fp:6", "rounds-fp:5"
-MESSAGE_VERSION_BEFORE = "rounds-fp:4"
+FINGERPRINT_VERSION = "rounds-fp:8"
+#: the versions before: fewer names kept; names masked; no literals; `rounds-fp:3` but for the trailing clause
+MESSAGE_VERSION_SEVENTH, MESSAGE_VERSION_SIXTH = "rounds-fp:7", "rounds-fp:6"
+MESSAGE_VERSION_FIFTH, MESSAGE_VERSION_BEFORE = "rounds-fp:5", "rounds-fp:4"
 #: the version string every hash is made with: the last version that changed what a hash reads
 HASH_VERSION = "rounds-fp:3"
 #: the version before, whose app and system hashes a trace still gives, to find its signatures

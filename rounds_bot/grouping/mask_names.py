@@ -1,4 +1,5 @@
-"""Keep rules for the names a runtime's message gives a piece of code, added in `rounds-fp:7`.
+"""Keep rules for the names a runtime's message gives a piece of code, added in `rounds-fp:7` (more of them
+in `rounds-fp:8`: `mask_code_names`).
 
 In these messages the quoted word is a name in the code or the schema, fixed per bug: `'NoneType' object
 has no attribute 'email'` and `... 'id'` are two bugs. Before, the quoted-value rules
@@ -29,6 +30,7 @@ constraints) are one name.
 
 from __future__ import annotations
 
+from rounds_bot.grouping.mask_code_names import CODE_NAME_RULES
 from rounds_bot.grouping.mask_rule import MaskRule
 
 # a Python identifier (the language reference's, which allows any letter)
@@ -100,5 +102,8 @@ SQL_NAME = MaskRule(
     '"users_email_key"`, `relation "orders" does not exist`) is the schema\'s',
 )
 
-#: the keep rules of code names, in the order `mask_rules.RULES` lists them
-NAME_RULES = (PYTHON_NAME, V8_NAME, RUBY_METHOD, SQL_NAME)
+#: the keep rules of code names `rounds-fp:7` added
+SEVENTH_NAME_RULES = (PYTHON_NAME, V8_NAME, RUBY_METHOD, SQL_NAME)
+#: the keep rules of code names, those `rounds-fp:8` added last (`mask_code_names`), in the order
+#: `mask_rules.RULES` lists them
+NAME_RULES = (*SEVENTH_NAME_RULES, *CODE_NAME_RULES)

@@ -16,6 +16,9 @@ class MaskRule:
     #: a pattern for the start of a match that stays as it is, the rest masked: a Ruby object's class
     #: (`#<User `) names what the statement printed, what follows is its value
     kept: str | None = None
+    #: a pattern for the one part of a match that is masked (its first match inside it), the rest kept as it
+    #: is: the address before the port a connection error names, the schema before a table's name
+    masked: str | None = None
 
 
 # Kinds of first character. Each rule declares which kinds its matches can begin with, so at a

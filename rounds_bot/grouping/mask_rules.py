@@ -3,11 +3,13 @@
 Each rule (`mask_rule.MaskRule`) has a name, the kinds of character its matches can begin with, a
 placeholder (None for a "keep" rule, which shields what it matches from the rules after it), a pattern,
 the reason it exists and, rarely, a start of its match it keeps. The literals `rounds-fp:6` masks are
-in `mask_literals`, the names of code `rounds-fp:7` keeps in `mask_names`. Order matters: at any
+in `mask_literals`, the names of code `rounds-fp:7` keeps in `mask_names` (and `rounds-fp:8` in
+`mask_code_names`), the numbers `rounds-fp:8` keeps in `mask_numbers`. Order matters: at any
 position the earliest rule in RULES wins (`normalize` joins them into one expression, and says how).
 
 Every pattern treats digits only through `\\d`, never a particular digit (the `0x` of hex literals
-is written `\\d[xX]`), so whether and how a message is masked does not depend on digit values.
+is written `\\d[xX]`), so whether and how a message is masked does not depend on digit values; but for
+the digits `mask_numbers` keeps, which are part of a message's shape (`normalize.shape_of`).
 Patterns use bounded or possessive repetition so no input can make them backtrack badly.
 """
 
@@ -29,6 +31,7 @@ from rounds_bot.grouping.mask_fragments import (
 )
 from rounds_bot.grouping.mask_literals import BYTES_LITERAL, QUERY_PATH, QUOTED_ESCAPED, RUBY_OBJECT
 from rounds_bot.grouping.mask_names import NAME_RULES
+from rounds_bot.grouping.mask_numbers import NUMBER_RULES
 from rounds_bot.grouping.mask_rule import CHARACTER_KINDS, MaskRule
 
 __all__ = ["CHARACTER_KINDS", "RULES", "MaskRule"]
@@ -45,6 +48,7 @@ RULES: tuple[MaskRule, ...] = (
         r"(?<!=)(?!" + DAY + "|" + MONTH + r")[A-Za-z]{1,64}+(?=[,;:.!?)\]}>\"'|]{0,4}(?:\s|$))",
         "a word of letters before a space (not a day or month name, not after `=`) masks nothing",
     ),
+    *NUMBER_RULES,  # before plain_number, which would mask a status code as any number
     MaskRule(
         "plain_number",
         "DM",

@@ -1,15 +1,17 @@
 """A bounded memo of what a message *shape* normalises to.
 
 Messages that differ only in digit values (`user 12 not found` / `user 907 not found`) share a
-shape (digits zeroed). Masking never depends on digit values (see `normalize`), and neither
-does the skeleton (any token with a digit is a parameter), so both are computed once per shape
-and reused; only the final text is rebuilt when a masked message still shows a digit.
+shape (digits zeroed, but those a rule may keep: `normalize.shape_of`). Masking never depends on the
+other digits' values (see `normalize`), and neither does the skeleton (any token with a digit is a
+parameter), so both are computed once per shape and reused; only the final text is rebuilt when a
+masked message still shows a digit.
 
-What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2` to `rounds-fp:6` read,
+What only a log line's path reads (its skeleton, the skeletons `rounds-fp:2` to `rounds-fp:7` read,
 whether it may hold an error code) is worked out the first time it is asked for, from the first message of
 the shape, as it would have been when the shape was first seen: a trace's message needs none of it. A
 name a runtime's message gives code (`mask_names`) is a word of the skeleton even when it holds a digit,
-which it reads as zero, as the shape does (`_skeleton_keeping_names`).
+which it reads as zero, as the shape does; a number a rule keeps (`mask_numbers`) is one with its digits
+(`_skeleton_keeping`).
 """
 
 from __future__ import annotations
@@ -18,18 +20,24 @@ import re
 import sys
 from collections.abc import Callable
 
+from rounds_bot.grouping.mask_numbers import KEPT_DIGITS
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo
 from rounds_bot.grouping.normalize import (
     MAX_MESSAGE_CHARS,
     SHAPE_DIGITS,
+    Piece,
     Span,
     apply_spans,
+    kept_pieces,
     mask_spans,
-    name_spans,
+    mask_spans_seventh,
+    may_keep_digits,
+    may_keep_pieces,
     normalize_before,
     normalize_fifth,
     normalize_previous,
     normalize_sixth,
+    shape_of,
     truncate,
 )
 from rounds_bot.grouping.route import Route
@@ -60,6 +68,9 @@ _KEPT_IN_FP7 = re.compile(
 #: character), so the name stays one word; it is read back as `0`
 _HIDDEN_DIGIT = "\ue000"
 _HIDE_DIGITS = str.maketrans("0123456789", _HIDDEN_DIGIT * 10)
+#: a digit of a kept number, hidden so too, one character per digit: it is read back as written
+_HIDE_NUMBER = str.maketrans({str(digit): chr(0xE001 + digit) for digit in range(10)})
+_SHOW_DIGITS = str.maketrans({_HIDDEN_DIGIT: "0", **{chr(0xE001 + digit): str(digit) for digit in range(10)}})
 #: shapes kept before the memo is cleared, and the bytes they may hold (as `_shape_size` estimates)
 MAX_SHAPES = 100_000
 SHAPES_BUDGET = 24 * MB
@@ -151,23 +162,36 @@ class ShapeInfo:
         text = self._text
         assert text is not None
         normalized = apply_spans(text, self.spans)
-        # (the rules added since match nothing where `_KEPT_IN_FP7`, `_MASKED_IN_FP5` and `_MASKED_IN_FP6`
-        # find nothing, and without a count nothing is read in the singular)
+        # (the rules added since match nothing where `kept_pieces` finds none of `rounds-fp:8`'s and
+        # `_KEPT_IN_FP7`, `_MASKED_IN_FP5` and `_MASKED_IN_FP6` find nothing, and without a count nothing is
+        # read in the singular)
         named = _KEPT_IN_FP7.search(text) is not None
-        tokens = _interned(_skeleton_keeping_names(text, self.spans) if named else skeleton(normalized))
-        sixth = normalize_sixth(text) if named else normalized
+        pieces = kept_pieces(text) if named or may_keep_pieces(text) else ()
+        since_seventh = any(piece.since_fp8 for piece in pieces)
+        tokens = _interned(_skeleton_keeping(text, self.spans, pieces) if pieces else skeleton(normalized))
+        seventh_spans = mask_spans_seventh(text) if since_seventh else self.spans
+        seventh = apply_spans(text, seventh_spans)
+        sixth = normalize_sixth(text) if named else seventh
         since_fifth = _MASKED_IN_FP6.search(text) is not None
         fifth = normalize_fifth(text) if since_fifth else sixth
         since_fourth = since_fifth or _MASKED_IN_FP5.search(text) is not None
         normalized_before = normalize_before(text) if since_fourth else fifth
-        if named or normalized_before != normalized or "<int> " in normalized:
+        if named or since_seventh or normalized_before != normalized or "<int> " in normalized:
             before = skeleton_with_plurals(normalized_before)
             self._before = None if before == tokens else _interned(before)
-        newer: tuple[tuple[str, str], ...] = (("sixth", sixth),) if named else ()
-        newer += (("fifth", fifth),) if fifth != sixth else ()
-        if newer:
-            readings = tuple((reading, _interned(skeleton(read))) for reading, read in newer)
-            self._before = _read_before(readings, tokens, self._before)
+        readings: list[tuple[str, tuple[str, ...]]] = []
+        if (
+            since_seventh
+        ):  # as `rounds-fp:7` read it: its names kept, the names and numbers added since masked
+            then = kept_pieces(text, seventh=True)
+            readings.append(
+                ("seventh", _skeleton_keeping(text, seventh_spans, then) if then else skeleton(seventh))
+            )
+        readings += [("sixth", skeleton(sixth))] if named else []
+        readings += [("fifth", skeleton(fifth))] if fifth != sixth else []
+        if readings:
+            newer = tuple((reading, _interned(read)) for reading, read in readings)
+            self._before = _read_before(newer, tokens, self._before)
         if REDACTED_MARK in normalized_before:
             earlier = skeleton_with_context(normalized_before)
             self._earlier = None if earlier == tokens else _interned(earlier)
@@ -185,8 +209,8 @@ class ShapeInfo:
 
 
 class ReadBefore(tuple[str, ...]):
-    """The skeleton `rounds-fp:6` or `rounds-fp:5` read, where it differs from the one the version after
-    read (`ShapeInfo.before`): found that version's way (`reading`, a key of
+    """The skeleton `rounds-fp:7`, `rounds-fp:6` or `rounds-fp:5` read, where it differs from the one the
+    version after read (`ShapeInfo.before`): found that version's way (`reading`, a key of
     `earlier_readings.READ_OTHERWISE_BY`), then `older`, what the versions before read, when that differs
     from it: another `ReadBefore`, or the skeleton `rounds-fp:4` read."""
 
@@ -214,21 +238,25 @@ def _read_before(
     return older
 
 
-def _skeleton_keeping_names(text: str, spans: tuple[Span, ...]) -> tuple[str, ...]:
-    """The skeleton of `text` masked at `spans`, where the names a runtime's message gives code
-    (`normalize.name_spans`) stay words though they hold a digit (`loads2`), each digit read as `0`: every
-    message of the shape reads so, whichever came first."""
-    names = name_spans(text)
-    if not any(_DIGIT.search(text, start, end) for start, end in names):
+def _skeleton_keeping(text: str, spans: tuple[Span, ...], pieces: tuple[Piece, ...]) -> tuple[str, ...]:
+    """The skeleton of `text` masked at `spans`, where what the rules keep (`normalize.kept_pieces`) stays a
+    word though it holds a digit: a name's digits read as `0` (`loads2`: every message of the shape reads
+    so, whichever came first), a number's as written (a status code, a port: they are part of the shape).
+    A masked part right before a kept one (the address before a port, a table's qualifier) is a parameter
+    of its own, so the kept part stays a word (`<*> :5432:`, `<*> .orders'`)."""
+    starts = {piece.start for piece in pieces}
+    apart = any(end in starts for _, end, _ in spans)
+    if not apart and not any(_DIGIT.search(text, piece.start, piece.end) for piece in pieces):
         return skeleton(apply_spans(text, spans))
     parts: list[str] = []
     position = 0
-    for start, end in names:  # (each digit one character: the spans stay where they were)
-        parts += [text[position:start], text[start:end].translate(_HIDE_DIGITS)]
-        position = end
+    for piece in pieces:  # (each digit one character: the spans stay where they were)
+        hidden = text[piece.start : piece.end].translate(_HIDE_NUMBER if piece.digits else _HIDE_DIGITS)
+        parts += [text[position : piece.start], hidden]
+        position = piece.end
     parts.append(text[position:])
-    tokens = skeleton(apply_spans("".join(parts), spans))
-    return tuple(token.replace(_HIDDEN_DIGIT, "0") for token in tokens)
+    spaced = tuple((start, end, f"{mask} " if end in starts else mask) for start, end, mask in spans)
+    return tuple(token.translate(_SHOW_DIGITS) for token in skeleton(apply_spans("".join(parts), spaced)))
 
 
 def read_otherwise_before(shape: ShapeInfo) -> bool:
@@ -266,10 +294,27 @@ class ShapeCache:
     def shape_of(self, message: str) -> ShapeInfo:
         """The shape's memo alone: `lookup` without building the normalised text."""
         if len(message) <= MAX_MESSAGE_CHARS and "\n" not in message:
-            info = self._shapes.get(message.strip().encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS))
+            info = self._get(message.strip())
             if info is not None:
                 return info
         return self.lookup(message)[1]
+
+    def _get(self, text: str) -> ShapeInfo | None:
+        """The memo of `text`'s shape (`normalize.shape_of`), if kept. Whether a message holds digits a rule
+        may keep (`KEPT_DIGITS`) is the same for every message whose digits are all zeroed, so that is the
+        key first, and only the messages of a shape that holds such digits are looked for them: the others
+        are keyed without a second look (`_WITH_KEPT_DIGITS`)."""
+        zeroed = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
+        info = self._shapes.get(zeroed)
+        return self._shapes.get(_KEPT_KEY + shape_of(text)) if info is _WITH_KEPT_DIGITS else info
+
+    def _put(self, text: str, info: ShapeInfo) -> None:
+        zeroed = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
+        if not may_keep_digits(text) or KEPT_DIGITS.search(text) is None:
+            self._shapes.put(zeroed, info)
+        else:
+            self._shapes.put(zeroed, _WITH_KEPT_DIGITS)
+            self._shapes.put(_KEPT_KEY + shape_of(text), info)
 
     def lookup(self, message: str) -> tuple[str, ShapeInfo]:
         """The normalised message and its shape's memo."""
@@ -277,8 +322,7 @@ class ShapeCache:
             text = message.strip()  # what `truncate` does, without the call, on the common path
         else:
             text = truncate(message)
-        shape = text.encode("utf-8", "surrogatepass").translate(SHAPE_DIGITS)
-        info = self._shapes.get(shape)
+        info = self._get(text)
         if info is not None:
             return (info.normalized if info.normalized is not None else apply_spans(text, info.spans)), info
         self.misses += 1
@@ -286,5 +330,11 @@ class ShapeCache:
         normalized = apply_spans(text, spans)
         constant = normalized if _DIGIT.search(normalized) is None else None
         info = ShapeInfo(text, spans, constant, self._code_test)
-        self._shapes.put(shape, info)
+        self._put(text, info)
         return normalized, info
+
+
+#: what the memo keeps under a shape whose messages hold digits a rule may keep (`ShapeCache._get`), and
+#: the start of the keys of those messages' own shapes (no UTF-8 text holds the byte 0xFF)
+_WITH_KEPT_DIGITS = ShapeInfo("", (), "", None)
+_KEPT_KEY = b"\xff"
