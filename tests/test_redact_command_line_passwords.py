@@ -65,6 +65,11 @@ COMMANDS = (
     'mongosh "mongodb://db:27017/admin" -u admin -p {v}',
     "mongo --host db -u admin -p '{v}' --authenticationDatabase admin",
     "mongodump --uri mongodb://db -u backup -p {v} --out /backup",
+    # run by another command: `docker exec`, `kubectl exec ... --`, `sudo`
+    "docker exec -it mongo mongosh -u root -p {v}",
+    "docker exec -it -u 0 mongo mongosh -p {v}",
+    "kubectl exec -it mongo-0 -- mongosh -u root -p {v}",
+    "sudo mongodump -u admin -p {v}",
     # Windows' `net user <user> <password>` (a new account's, `/add`; or a changed one)
     "net user deploy {v} /add",
     "net user ACME\\svc {v} /domain",
@@ -114,6 +119,7 @@ KEPT = (
     "echo hello | grep -S x",
     "echo done | tee -a deploy.log",
     "mongosh --host db --port 27017 -u admin -p",
+    "docker exec -it mongo ls -p /data",
     "mongodump --db app --out /backup; ssh -p 2222 backup@host",
     "net user deploy * /add",
     "net user deploy /active:no",

@@ -50,6 +50,11 @@ _SWITCH_OR_END = r"""(?=[ \t]+/|[ \t]*(?:[;|&\n"'`]|\Z))"""
 #: where a command's own word begins: the text's or a line's start, a shell's separator, a prompt (`$`, `>`),
 #: a quote or an argument list's `[` (`["mongosh", "-p", ...]`), maybe blanks, and maybe its path
 _COMMAND_WORD = r"""(?<![^\n;|&(`'"\[$>])[ \t]{0,10}(?:[\w.~-]{0,100}/){0,10}"""
+#: a command run by another, its word after it: `sudo`, `docker exec -it NAME`, `kubectl exec ... --`
+_RUN_BY = (
+    r"(?:\bsudo|\bexec(?:[ \t]+-{1,2}[\w-]{1,30}){0,10}[ \t]+(?!-)[\w.-]{1,100}|[ \t]--)[ \t]+"
+    r"(?:[\w.~-]{0,100}/){0,10}"
+)
 #: an option with or without its value (`-C 12`, `-H sha512`, `-n rabbit@mq1`)
 _OPTION = r"""[ \t]+-{1,2}[\w-]{1,30}(?:[ \t]+[\w@.-]{1,64})?"""
 
@@ -133,7 +138,11 @@ ARGUMENTS: tuple[Rule, ...] = (
     # is a name)
     rule(
         "password",
-        _COMMAND_WORD
+        r"(?:"
+        + _COMMAND_WORD
+        + "|"
+        + _RUN_BY
+        + r")"
         + r"(?:mongo|mongosh|mongo(?:dump|restore|export|import|stat|top|files))(?=[ \t])"
         + SAME_COMMAND
         + r"[ \t]-p[ \t]+(?!-)"

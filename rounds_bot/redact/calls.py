@@ -9,7 +9,8 @@ argument's place in the call's documented signature, or by the setter named afte
     HTTPBasicAuth(username, password)            requests' (`HTTPDigestAuth`, `HTTPProxyAuth`), aiohttp's and
                                                  httpx' `BasicAuth`, pika's `PlainCredentials`, Apache
                                                  HttpClient's `UsernamePasswordCredentials`, `java.net`'s
-                                                 `PasswordAuthentication`; requests' `auth=(user, password)`
+                                                 `PasswordAuthentication`; requests' `auth=(user, password)`,
+                                                 Elasticsearch's `basic_auth=(...)`, `http_auth=(...)`
     getConnection(url, user, password)           `java.sql.DriverManager`
     mysqli_connect(host, user, password, db)     PHP's `mysqli` (`new mysqli`), `new PDO(dsn, user,
                                                  password)`, `ldap_bind(link, dn, password)`; Sequelize's
@@ -38,7 +39,7 @@ _LITERAL = r"""[ \t]{0,10}(?P<q>["'])(?P<value>[^\s"'\\]{1,200})(?P=q)(?=[ \t]{0
 _SECOND = (
     r"(?:\.(?:simple_bind_s|simple_bind|bind_s)|\bSetBasicAuth|\b(?:HTTP(?:Basic|Digest|Proxy)Auth"
     r"|BasicAuth|DigestAuth|PlainCredentials|UsernamePasswordCredentials|PasswordAuthentication)"
-    r"|(?<!\w)auth[ \t]{0,3}=[ \t]{0,3})\("
+    r"|(?<!\w)(?:basic_|http_)?auth[ \t]{0,3}=[ \t]{0,3})\("
 )
 #: a `login` or an `auth` method and its first argument: many take no password second (Django's
 #: `auth.login(request, user)`, Flask-Login's, Passport's `app.auth(strategy, 'google')`)
@@ -76,7 +77,7 @@ CALLS: tuple[Rule, ...] = (
         "password",
         _SECOND + _ARG + _LITERAL,
         *("bind_s(", ".simple_bind(", "setbasicauth(", "auth(", "credentials(", "authentication("),
-        *("auth=", "auth =", "auth\t"),
+        *("auth=", "auth =", "auth  =", "auth   =", "auth\t"),
         group=2,
         accept=_literal,
     ),
