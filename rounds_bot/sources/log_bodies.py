@@ -38,6 +38,10 @@ from rounds_bot.sources.otlp_json import flatten_into
 #: zerolog, winston, logstash-logback-encoder and python-json-logger (`message`); zap, slog, pino, bunyan and
 #: logrus (`msg`); Serilog's compact JSON, its message template first (`@mt`, then `@m`); structlog (`event`)
 MESSAGE_FIELDS = ("message", "msg", "@mt", "@m", "event")
+#: where a record with an empty body keeps its message, in this order: a pipeline's parsed `message`
+#: (the one SigNoz's grouped SQL reads too, `signoz.queries.log_message_sql`), then `msg` (zap, slog,
+#: pino and logrus, their JSON parsed into attributes by the collector's `json_parser`)
+MESSAGE_ATTRIBUTES = ("message", "msg")
 #: a longer body is read as text: parsing it would cost more than it can tell
 MAX_STRUCTURED_BODY = 65_536
 #: what `rounds.message_from` says of a body read without its logcat prefixes (`logcat_body`)
@@ -115,6 +119,18 @@ def read_without_exception(
         return LoggedError(None, text, None)
     note_source(attributes, logged, body)
     return LoggedError(logged.error_type, logged.message, logged.stacktrace)
+
+
+def attribute_message(body: str, own: Mapping[str, AttributeValue]) -> str:
+    """The body, else (when it is empty) the first text attribute of `MESSAGE_ATTRIBUTES`: read as the
+    body alone, every record whose logger put its message in attributes was one group of no message."""
+    if body:
+        return body
+    for name in MESSAGE_ATTRIBUTES:
+        value = own.get(name)
+        if isinstance(value, str) and _is_message(value):
+            return value
+    return ""
 
 
 def _is_message(value: object) -> bool:

@@ -11,17 +11,14 @@ records that were not.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import NamedTuple
 
-import orjson
-
 from rounds_bot.errors import SourceFormatError
 from rounds_bot.models import AttributeValue, ContextRecord, ErrorEvent
-from rounds_bot.sources.log_bodies import read_without_exception
+from rounds_bot.sources.log_bodies import attribute_message, read_without_exception
 from rounds_bot.sources.otlp_assembly import (
     EXCEPTION_GIVEN,
     LOG_GIVEN,
@@ -29,6 +26,7 @@ from rounds_bot.sources.otlp_assembly import (
     SPAN_ERROR_GIVEN,
     in_order,
 )
+from rounds_bot.sources.otlp_identity_json import identity_json
 
 SEVERITY_ERROR = 17
 SEVERITY_FATAL = 21
@@ -106,7 +104,10 @@ class SpanFacts(NamedTuple):
 
 
 class LogFacts(NamedTuple):
-    """What an error event reads of its log record, as the record's model holds it (the body as text)."""
+    """What an error event reads of its log record, as the record's model holds it: the body as text as its
+    id hashes it (`otlp_json.to_text`), and the body as its message reads it, None when that is `body` (a
+    string body) else `otlp_json.message_text`'s: a map body's keys sorted for the message alone, as the
+    release before hashed them in the record's own order, so a record it counted keeps its id."""
 
     trace_id: str
     span_id: str
@@ -117,6 +118,7 @@ class LogFacts(NamedTuple):
     event_name: str
     body: str
     attributes: dict[str, AttributeValue]
+    message_body: str | None = None  # last, with a default: a string body, the usual one, needs none
 
 
 # --- spans ------------------------------------------------------------------------------------
@@ -236,7 +238,8 @@ def log_error(
         return None
     fatal = SEVERITY_FATAL <= severity <= SEVERITY_FATAL_MAX
     own = record.attributes
-    body = record.body
+    # the body as its message reads it (`LogFacts.message_body`); an empty one: its message attribute
+    body = attribute_message(record.body if record.message_body is None else record.message_body, own)
     # each value as `_text_or_none` gives it, written out as `exception_event` writes them: once an event
     kind, message, stack = own.get(EXCEPTION_TYPE), own.get(EXCEPTION_MESSAGE), own.get(EXCEPTION_STACKTRACE)
     exception_message = None if message is None else str(message)
@@ -281,7 +284,8 @@ def log_error(
 
 
 def log_event_id(record: LogFacts, origin: Origin) -> str:
-    """What identifies a log record: everything it says of itself, and where it was logged."""
+    """What identifies a log record: everything it says of itself, and where it was logged; its body as
+    `to_text` spells it (not its `message_body`), as every release before hashed it."""
     return stable_id(
         "log",
         origin.service,
@@ -296,53 +300,6 @@ def log_event_id(record: LogFacts, origin: Origin) -> str:
         record.body,
         identity_json(record.attributes),
     )
-
-
-def identity_json(attributes: dict[str, AttributeValue]) -> str:
-    """`json.dumps(attributes, sort_keys=True, default=str)`, the spelling a log record's id hashes.
-
-    Attributes of ASCII text, integers and booleans, the usual ones, are spelled item by item with orjson,
-    several times quicker over a stack trace than `json`'s escaping: for ASCII text but DEL, orjson escapes
-    exactly as `json` does with `ensure_ascii`, and an integer or a boolean is written alike by both. Any
-    other value (a float, text with other characters) is left to `json` itself."""
-    spelled = []
-    for key, value in sorted(attributes.items()):  # by key: keys are distinct
-        head = _KEY_HEADS.get(key) or _key_head(key)
-        if not head:
-            return _IDENTITY_JSON.encode(attributes)
-        if type(value) is str:
-            if not _plain_text(value):
-                return _IDENTITY_JSON.encode(attributes)
-            spelled.append(head + _dumps(value).decode("ascii"))
-        elif type(value) is bool:
-            spelled.append(head + ("true" if value else "false"))
-        elif type(value) is int:
-            spelled.append(head + int.__repr__(value))  # as `json` writes an integer
-        else:
-            return _IDENTITY_JSON.encode(attributes)
-    return "{" + ", ".join(spelled) + "}"
-
-
-#: a key as `identity_json` spells it before its value (`"key": `), or "" for one it leaves to `json`;
-#: remembered for the few keys a file's records share (at most `_MAX_KEY_HEADS`, then spelled each time)
-_KEY_HEADS: dict[str, str] = {}
-_MAX_KEY_HEADS = 4_096
-
-
-def _key_head(key: str) -> str:
-    head = _dumps(key).decode("ascii") + ": " if _plain_text(key) else ""
-    if len(_KEY_HEADS) < _MAX_KEY_HEADS:
-        _KEY_HEADS[key] = head
-    return head
-
-
-def _plain_text(text: str) -> bool:
-    return text.isascii() and "\x7f" not in text
-
-
-#: the encoder `identity_json` falls back on, made once rather than once a record
-_IDENTITY_JSON = json.JSONEncoder(sort_keys=True, default=str)
-_dumps = orjson.dumps
 
 
 def log_timestamp(record: LogFacts) -> datetime:

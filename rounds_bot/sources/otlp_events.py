@@ -10,6 +10,7 @@ from __future__ import annotations
 from rounds_bot.errors import SourceFormatError
 from rounds_bot.models import ErrorEvent
 from rounds_bot.sources.base import SkippedRecord
+from rounds_bot.sources.log_bodies import attribute_message
 from rounds_bot.sources.neighbours import Neighbours, context_records
 from rounds_bot.sources.otlp_build import (
     SEVERITY_ERROR,
@@ -34,6 +35,7 @@ from rounds_bot.sources.otlp_json import (
     decode_any_value,
     flatten_attributes,
     is_exception_event,
+    message_text,
     to_text,
 )
 
@@ -80,8 +82,12 @@ def errors_in_export_line(
 
 
 def neighbour_of(record: LogRecord) -> tuple[str, int, str, int, str]:
-    """A record below ERROR as `Neighbours.note` keeps it: trace id, time, severity text and number, body."""
-    body = "" if record.body is None else to_text(decode_any_value(record.body))
+    """A record below ERROR as `Neighbours.note` keeps it: trace id, time, severity text and number, body; an
+    empty body reads its message from its attributes, as an error record's (`log_bodies.attribute_message`).
+    """
+    body = "" if record.body is None else message_text(decode_any_value(record.body))
+    if not body:  # (its attributes flattened only then: most records below ERROR have a body)
+        body = attribute_message(body, flatten_attributes(record.attributes))
     moment = record.time_unix_nano or record.observed_time_unix_nano
     return record.trace_id, moment, record.severity_text, record.severity_number, body
 
@@ -128,6 +134,7 @@ def error_in_log_record(record: LogRecord, origin: Origin) -> ErrorEvent | None:
 
 
 def log_facts(record: LogRecord) -> LogFacts:
+    value = None if record.body is None else decode_any_value(record.body)
     return LogFacts(
         trace_id=record.trace_id,
         span_id=record.span_id,
@@ -136,6 +143,7 @@ def log_facts(record: LogRecord) -> LogFacts:
         severity_number=record.severity_number,
         severity_text=record.severity_text,
         event_name=record.event_name,
-        body="" if record.body is None else to_text(decode_any_value(record.body)),
+        body="" if record.body is None else to_text(value),
         attributes=flatten_attributes(record.attributes),
+        message_body=None if record.body is None or isinstance(value, str) else message_text(value),
     )

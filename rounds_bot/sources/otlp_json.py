@@ -369,7 +369,24 @@ def flatten_into(flat: dict[str, AttributeValue], key: str, value: Any) -> None:
 
 
 def to_text(value: Any) -> str:
-    """A decoded value as one line of text: strings as they are, anything else as compact JSON."""
+    """A decoded value as one line of text: strings as they are, anything else as compact JSON, a map's keys
+    in the record's own order. A log record's id hashes its body and attributes so spelled (`otlp_build.
+    log_event_id`): another spelling would give every record an earlier release counted a new id."""
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=True)
+
+
+def message_text(value: Any) -> str:
+    """`to_text`, a map's keys sorted, as the collector writes a map body (go.opentelemetry.io/collector/pdata
+    pcommon Value.AsString marshals it as encoding/json does, keys sorted: signoz-otel-collector exporter/
+    clickhouselogsexporter/exporter.go getStringifiedBody, v0.144.7): the body as its message reads it, the
+    same for one record whatever order its logger wrote. An empty AnyValue (None) is no body: its message is
+    "" (OTLP common.proto: a value with no field set is empty), where its id reads "null" (`to_text`)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=True, sort_keys=True
+    )

@@ -21,16 +21,17 @@ from functools import lru_cache
 
 import orjson
 
+from rounds_bot.sources.log_bodies import attribute_message
 from rounds_bot.sources.otlp_build import SEVERITY_BY_TEXT, SEVERITY_ERROR, LogFacts, Origin
 from rounds_bot.sources.otlp_lean_check import (
     LeanLine,
     LeanScope,
     LeanSpan,
     Plain,
-    body_text,
     checked_document,
     decode_plain,
     flat_key_values,
+    message_of,
 )
 from rounds_bot.sources.otlp_lean_scalars import NotLean, lean_int, lean_severity_number, lean_trace_id
 
@@ -90,9 +91,13 @@ def origin_of(resource: Plain, scope: Plain) -> Origin:
 def log_neighbour(record: Plain, severity: int) -> tuple[str, int, str, int, str]:
     """A record below ERROR as `Neighbours.note` keeps it (trace id, time, severity text and number, body),
     as `otlp_events.neighbour_of` reads it from the models; `severity` is its `log_severity`. Most records are
-    read only for this: a string body, the usual kind, is taken as it is, and a trace's id is decoded once."""
+    read only for this: a string body, the usual kind, is taken as it is, and a trace's id is decoded once. An
+    empty body reads its message from its attributes, as an error record's (`log_bodies.attribute_message`).
+    """
     body = record.get("body")
-    text = "" if body is None else body_text(body)
+    text = "" if body is None else message_of(body)
+    if not text:  # (its attributes read only then: most records below ERROR have a body)
+        text = attribute_message(text, flat_key_values(record.get("attributes", [])))
     trace = record.get("traceId", "")
     return (
         _cached_trace_id(trace) if trace else "",

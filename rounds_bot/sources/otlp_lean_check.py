@@ -23,6 +23,7 @@ from rounds_bot.sources.otlp_json import (
     _double,
     flatten_into,
     is_exception_event,
+    message_text,
     to_text,
 )
 from rounds_bot.sources.otlp_lean_scalars import (
@@ -218,9 +219,17 @@ def decode_plain(value: Plain) -> Any:
 
 
 def body_text(body: Plain) -> str:
-    """A checked log body as the models' reading takes it: its string, or its value as one line of text."""
+    """A checked log body as the models' reading takes it for its id: its string, or its value as one line of
+    text (`otlp_json.to_text`)."""
     string = body.get("stringValue")
     return string if string is not None else to_text(decode_plain(body))
+
+
+def message_of(body: Plain) -> str:
+    """A checked log body as its message reads it: its string, or its value as `otlp_json.message_text`
+    spells it (a map's keys sorted)."""
+    string = body.get("stringValue")
+    return string if string is not None else message_text(decode_plain(body))
 
 
 def _any_value(value: object) -> None:
@@ -349,4 +358,5 @@ def _log_record(record: Plain) -> LogFacts | None:
         event_name,
         "" if body is None else body_text(body),
         flat_key_values(get("attributes", [])),
+        None if body is None or body.get("stringValue") is not None else message_of(body),
     )

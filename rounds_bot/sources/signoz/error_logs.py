@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from pydantic import Field, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic import Field, StrictInt, StrictStr, ValidationError, model_validator
 
 from rounds_bot.errors import SignozError
 from rounds_bot.models import MAX_CONTEXT_RECORDS, ContextRecord, ErrorEvent
@@ -49,7 +49,7 @@ from rounds_bot.sources.signoz.queries import (
 from rounds_bot.sources.signoz.record_identity import RecordIdentity
 from rounds_bot.sources.signoz.sql_permission import SqlPermission
 from rounds_bot.sources.signoz.times import check_unix_ns, ns_to_datetime
-from rounds_bot.sources.signoz.wire import Lenient, body_message
+from rounds_bot.sources.signoz.wire import UNREAD_JSON_BODY, Lenient, body_message, is_unread_json_body
 
 FATAL_SEVERITY_NUMBER = 21
 FATAL_TEXTS = frozenset({"FATAL", "CRITICAL", "EMERGENCY", "ALERT"})
@@ -104,17 +104,26 @@ class RawLog(Lenient):
     resources_string: dict[str, str] = Field(default_factory=dict)
     read_by_name: bool = False  # `builder_queries.READ_BY_NAME`: its maps hold only what rounds names
 
-    @field_validator("body", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _json_body(cls, value: Any) -> Any:
+    def _json_body(cls, data: Any) -> Any:
         """A JSON body (`wire.body_message`) as its message. The grouped SQL (`queries.log_message_sql`)
         reads the `body` column first and `body_v2.message` only when it is empty, so the two differ where
         the collector also keeps the old body (its `body_json_old_body_enabled`: `body` holds the whole
-        JSON text, which the SQL groups on) and for rows written before JSON bodies were on (their
-        `body_v2` is `{}`, read here as no message, so such a row falls back to its `message` attribute
-        or to "", while the SQL reads its text from `body`)."""
-        message = body_message(value)
-        return value if message is None else message
+        JSON text, which the SQL groups on). A row written before JSON bodies were on reads `{}` here
+        while the SQL reads its text from `body`: it falls back to its attributes and is grouped by its
+        exception type, stack or template, else it is skipped (`wire.UNREAD_JSON_BODY`) rather than grouped
+        with every other such row under no message."""
+        if not isinstance(data, dict) or "body" not in data:
+            return data
+        body = data["body"]
+        message = body_message(body)
+        if message is None:
+            return data
+        strings = data.get("attributes_string")
+        if is_unread_json_body(body, strings if isinstance(strings, dict) else {}):
+            raise ValueError(UNREAD_JSON_BODY)
+        return {**data, "body": message}
 
 
 def record_error_code(strings: dict[str, str], numbers: dict[str, float], names: tuple[str, ...]) -> str:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from rounds_bot.errors import SignozError
+from rounds_bot.grouping.log_template import TEMPLATE_ATTRIBUTES
+from rounds_bot.settings.error_codes import DEFAULT_ERROR_CODE_ATTRIBUTES
 
 
 class Lenient(BaseModel):
@@ -33,6 +36,50 @@ def body_message(body: Any) -> str | None:
         return None
     message = body.get("message")
     return message if isinstance(message, str) else ""
+
+
+#: why a raw log row whose JSON body is `{}` and that has nothing else to be grouped by is skipped. A row the
+#: collector wrote before its `body_json_enabled` was on keeps its text in the `body` column and `{}` in
+#: `body_v2` (signoz-otel-collector exporter/clickhouselogsexporter/exporter.go processBody, v0.129.13 to
+#: v0.144.7), and a SigNoz with `use_json_body` answers a raw row's body from `body_v2` alone, naming no way
+#: to select `body` (pkg/statementbuilder/logsstatementbuilder/statement_builder.go bodyAliasExpression and
+#: pkg/telemetryschema/logstelemetryschema/field_mapper.go getColumn, SigNoz v0.138.0). A row written after,
+#: whose map body held an empty `message`, reads `{}` too (pkg/querier/postprocess.go postProcessLogBody
+#: drops it): the two cannot be told apart here, so the reason names both.
+UNREAD_JSON_BODY = (
+    "its body reads as {} from a SigNoz that queries JSON bodies (use_json_body), and it has no exception "
+    "type, stack trace, log template, error code or `exception.message`/`message` attribute to be grouped "
+    "by instead: "
+    "either it was written before the collector's body_json_enabled and keeps its text only in the `body` "
+    "column, which SigNoz's raw rows do not return (they answer `body_v2`), or its JSON body held no "
+    "message; allow rounds' clickhouse_sql (it reads `body`) to group it by its text"
+)
+#: what else a row is grouped by when its message is empty: an exception's type and stack (a bare
+#: `raise ValueError()`: OTel Python sends `exception.message` ""; Java's appender leaves out a null one),
+#: its log template (`grouping.log_template`), an error code in a default code attribute (the first tier
+#: groups by it: a configured one is not known here), and the attributes `queries.log_message_sql` reads a
+#: message from. `msg` is not among them: the grouped SQL and a read by name
+#: (`builder_queries.NAMED_LOG_ATTRIBUTES`) do not read it, so a row grouped by it here would group apart
+#: from its twin read there.
+GROUPED_BY_ATTRIBUTES = (
+    "exception.type",
+    "exception.stacktrace",
+    "exception.message",
+    "message",
+    *TEMPLATE_ATTRIBUTES,
+    *DEFAULT_ERROR_CODE_ATTRIBUTES,
+)
+
+
+def is_unread_json_body(body: Any, strings: Mapping[str, str]) -> bool:
+    """A raw row to skip (`UNREAD_JSON_BODY`): its JSON body is exactly `{}`, the `body_v2` of a row written
+    before JSON bodies, and none of `GROUPED_BY_ATTRIBUTES` holds text. A body `{"message": ""}` is a row
+    written after, with no text in any column: it reads "", as the SQL reads it."""
+    if body != {}:
+        return False
+    return not any(
+        isinstance(strings.get(name), str) and strings[name].strip() for name in GROUPED_BY_ATTRIBUTES
+    )
 
 
 class VersionInfo(Lenient):
