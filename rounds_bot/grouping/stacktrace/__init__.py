@@ -18,17 +18,21 @@ from rounds_bot.grouping.stacktrace import (
     dotnet_aggregate,
     elixir,
     go,
+    hotspot_error,
     java,
     logcat,
     native,
     node,
     node_fatal,
+    node_report,
     ocaml,
     php,
     python,
     python_groups,
     ruby,
     rust,
+    swift_backtrace,
+    valgrind,
 )
 from rounds_bot.grouping.stacktrace.model import (
     NEWLY_READ,
@@ -75,7 +79,7 @@ _PARSERS = {
     "rust": rust.parse,
     "php": php.parse,
     "elixir": elixir.parse,
-    "native": native.parse,
+    "native": swift_backtrace.parse,  # Swift's backtracer's reports, then `native`'s layouts
     "dart": dart.parse,
 }
 
@@ -91,7 +95,9 @@ _FRAME_LINE_TESTS: dict[Runtime, Callable[[str], bool]] = {
     "rust": rust.is_frame_line,
     "php": php.is_frame_line,
     "elixir": elixir.is_frame_line,
-    "native": native.is_frame_line,
+    "native": lambda line: (
+        native.is_frame_line(line) or swift_backtrace.is_frame_line(line) or valgrind.is_frame_line(line)
+    ),
     "dart": dart.is_frame_line,
 }
 #: the same, kept per line: a bug's frame lines recur in every
@@ -178,7 +184,8 @@ def runtime_of_line(line: str) -> Runtime | None:
 
 def _may_be_native(stripped: str) -> bool:
     """Whether a line may print a native frame (`native.py`'s layouts): numbered (`#3 `, `3# `, Apple's
-    `3   image   0x...`), or glibc's `module(function+0x1c) [0x400a3c]`."""
+    `3   image   0x...`), or glibc's `module(function+0x1c) [0x400a3c]`. (Valgrind's lines cast no vote: its
+    report is read only when no runtime's is, `parse_stacktrace`.)"""
     first = stripped[:1]
     return (
         first == "#" or (first.isdigit() and ("# " in stripped[:8] or " 0x" in stripped)) or "[0x" in stripped
@@ -207,11 +214,17 @@ def parse_stacktrace(text: str | None) -> ParsedTrace | None:
     if not text or not text.strip():
         return None
     lines = trace_lines(text)
+    if hotspot_error.is_report(lines) and (fatal := hotspot_error.parse(lines)) is not None:
+        return fatal  # a JVM's fatal error log, whose frames no frame test reads; without one, read as before
+    if (stack := node_report.as_v8_stack(text, lines)) is not None:
+        return node_report.parse(stack)  # Node's stack after `FROM` or in a report's JSON (`node_report`)
     bare = logcat.unprefixed(lines)
     runtime = detect_runtime(bare or lines)
-    if runtime is None:
-        return None
-    trace = _PARSERS[runtime](bare or lines)
+    trace = None if runtime is None else _PARSERS[runtime](bare or lines)
+    if trace is None:
+        # a Valgrind report only when no runtime reads the text: a program's own crash printed among its lines
+        # (a Rust panic, `backtrace_symbols`) was read before, and still is (`valgrind`)
+        return valgrind.parse(bare or lines)
     if bare is not None and trace is not None and NEWLY_READ not in trace.notes:
         return replace(trace, notes=(*trace.notes, NEWLY_READ))
     return trace
@@ -245,6 +258,8 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
         return before  # a logger's `caused by:` cause read into the error before it (`node.as_read_before`)
     if trace.runtime == "go" and (before := go.as_read_before(trace)) is not None:
         return before  # a call's lone argument in its frame's name, a panic of any kind `panic` (`go`)
+    if trace.runtime == "native" and (before := swift_backtrace.as_read_before(trace)) is not None:
+        return before  # Swift's backtracer's report, read before as Apple's frames (`swift_backtrace`)
     if trace.runtime == "native" and (before := native.as_read_before(trace)) is not None:
         return before  # a tombstone's deleted mapping or JIT frame named as printed (`native.as_read_before`)
     if not any(frame.newly_read for exception in trace.exceptions for frame in exception.frames):

@@ -26,6 +26,8 @@ where the error arose (`RECORDED`): grouping reads such an event by its type and
 by its frames, every error one call site recorded was one problem; a signature made so before keeps
 receiving the errors its frames find (`earlier_readings`). A panic's stack (`span.End` recovering it
 records the panicking goroutine, `panic` among its frames) says where it happened, and is read as one.
+
+The race detector's report (`WARNING: DATA RACE`) is read by `go_race`: the access that raced is the site.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from rounds_bot.grouping.stacktrace import go_race
 from rounds_bot.grouping.stacktrace.go_panics import panic_type, type_before
 from rounds_bot.grouping.stacktrace.model import Frame, ParsedException, ParsedTrace
 from rounds_bot.grouping.stacktrace.reading import named_before, renamed_note
@@ -81,8 +84,9 @@ RENAMED = "a frame's name printed its call's argument: "
 
 
 def is_frame_line(line: str) -> bool:
-    """A frame's file line, or the function line above it."""
-    if _FILE.match(line):
+    """A frame's file line, or the function line above it (a panic's, or a race report's indented one:
+    texts that differ in a frame line are no shape of one another, `trace_memo`)."""
+    if _FILE.match(line) or go_race.is_function_line(line):
         return True
     stripped = line.strip()
     return not line.startswith((" ", "\t")) and "(" in stripped and _FUNCTION.match(stripped) is not None
@@ -128,7 +132,9 @@ def parse(lines: list[str]) -> ParsedTrace | None:
         if function:
             pending = (function["symbol"], bool(function["created"]))
     if not goroutines or not any(goroutines):
-        return None
+        # a race report prints no goroutine header (`go_race`): read only when no panic's goroutine is
+        # there, so a text releases before read as a panic is read so still
+        return go_race.parse(lines, _race_frame) if go_race.is_race_report(lines) else None
     # a dump that printed no panic (a stack taken by `debug.Stack`, a `SIGQUIT` dump) is typed as before
     typed = panic_type(panic_kind, panic_value) if seen_panic else panic_kind
     raised = ParsedException(typed, panic_value, tuple(goroutines[0]), "raised")
@@ -150,6 +156,11 @@ def as_read_before(trace: ParsedTrace) -> ParsedTrace | None:
     if typed != raised.type:
         before = replace(before, exceptions=(replace(raised, type=typed), *others))
     return None if before is trace else before
+
+
+def _race_frame(symbol: str, filename: str, lineno: int) -> Frame:
+    """A race report's frame, read as a panic's (`go_race` prints no arguments: there are none to drop)."""
+    return _frame(symbol, False, filename, lineno)[0]
 
 
 def _recorded_by_the_sdk(frames: list[Frame]) -> bool:
