@@ -10,7 +10,7 @@ import string
 import pytest
 
 from rounds_bot.redact import redact
-from rounds_bot.redact.text import _rules
+from rounds_bot.redact.text import _rules, redact_text
 from tests.test_redact_engine import assert_same
 
 _RANDOM = random.Random(20_241_128)
@@ -43,6 +43,10 @@ TOKENS = {
     "bitbucket app password": "ATBB" + _run(32),
     "replicate": "r8_" + _run(37),
     "tines webhook": f"https://acme-1.tines.com/webhook/{_run(32, _LOWER)}/{_run(32, _LOWER)}",
+    # Firebase Cloud Messaging's legacy server key (and a device's registration token, the same shape)
+    "fcm server key": "AAAA" + _run(7, _ALNUM + "_-") + ":APA91b" + _run(134, _ALNUM + "_-"),
+    # a registration token of today's shape: a 22-character instance id before `:APA91b`
+    "fcm registration token": _run(22, _ALNUM + "_-") + ":APA91b" + _run(134, _ALNUM + "_-"),
 }
 PLACES = (
     "request failed using credential {token} (status 401)",
@@ -77,6 +81,49 @@ KEPT = (
 @pytest.mark.parametrize("text", KEPT)
 def test_what_only_begins_like_such_a_token_stays(text: str) -> None:
     assert redact(text) == text
+
+
+def test_fcms_legacy_authorization_header_is_one_marker_after_its_key() -> None:
+    key = TOKENS["fcm server key"]
+    result = redact_text(f"POST /fcm/send Authorization: key={key} failed")
+    assert result.text == "POST /fcm/send Authorization: key=[REDACTED:api_token] failed", result.text
+    assert sum(result.counts.values()) == 1, result.counts
+
+
+def test_a_pair_whose_value_runs_into_another_secret_is_still_redacted() -> None:
+    # only FCM's `Authorization: key=` is a label before a marker; any other value before one is a secret
+    token = "ghp_" + _run(36)
+    out = redact(f"password=S3cr3tPw9x={token}")
+    assert "S3cr3tPw9x" not in out and token not in out, out
+
+
+@pytest.mark.parametrize(
+    "label",
+    (
+        "registrationToken:",
+        "registration_token=",
+        "to: ",
+        # labels of exactly an instance id's or a server key's length (22, 11): a word of letters, or one
+        # that ends in `token(s)`, is a label
+        "deviceToken:",
+        "push_tokens:",
+        "firebaseMessagingToken:",
+        "fcm_registration_token:",
+        '{"deviceToken":"',
+    ),
+)
+def test_a_registration_token_after_its_label_keeps_the_label(label: str) -> None:
+    # a legacy registration id is `APA91b` and its tail alone; an instance id before `:APA91b` is 11 or 22
+    # characters, so a longer word before the colon is the label, not part of the token
+    tail = "APA91b" + _run(134, _ALNUM + "_-")
+    assert redact(f"{label}{tail}") == f"{label}[REDACTED:api_token]"
+
+
+@pytest.mark.parametrize("instance", ("yHnGA3cCcYseu52C5CdYP2", "fX-HnGAcCcYseuCCdYP_Qz", "AAAAhMqBgNj"))
+def test_a_registration_token_with_its_instance_id_is_one_marker(instance: str) -> None:
+    # an instance id is 22 characters of URL-safe base64 (a server key's `AAAA...` 11): it goes with the token
+    tail = "APA91b" + _run(134, _ALNUM + "_-")
+    assert redact(f"Sending to {instance}:{tail} failed") == "Sending to [REDACTED:api_token] failed"
 
 
 def test_every_engine_gives_the_reference_text_for_these_tokens() -> None:

@@ -14,6 +14,13 @@
     arguments.py passwords a command takes by an argument's place (`htpasswd -b`, `rabbitmqctl add_user`,
                  `net use`, `net user`), by a tool's own flag (`mongosh -p`), on its input (`echo ... |
                  sudo -S`), or by Redis' `requirepass`
+    argv.py      a password in a printed argument list, after its tool's flag (`['mongosh', '-p', '...']`)
+    commands.py  which command such a list runs: its first, or what a wrapper runs (`sudo`, `ssh`, `exec`)
+    literals.py  a prefixed Python literal under a secret's name (`password=b'...'`), a client's credential
+                 pair (`auth=('user', '...')`), a tuple or list of secrets (`SECRET_KEY_FALLBACKS = [...]`)
+    described.py a secret property a framework's failure describes (Spring Boot's `Property ... with value`)
+    measures.py  a setting named after a secret that measures it (`TOKEN_EXPIRY_HOURS=24`), kept
+    queries.py   an API key a URL's query names by its service's parameter (OpenWeatherMap's `appid=`)
     calls.py     a password a call takes by its place (`smtp.login(user, "...")`, `SetBasicAuth`,
                  `getConnection`), or a setter named after it (`setPassword("...")`)
     layouts.py   passwords in the layouts of credential files and strings: the Go MySQL DSN, XML

@@ -121,10 +121,11 @@ ARGUMENTS: tuple[Rule, ...] = (
     ),
     # `net user <user> <password> [/add]` (Windows' `net user`; `*` asks for it, a `/option` follows a user;
     # a user name with a blank is quoted): only when a switch or the command's end follows the password, as
-    # prose (`net user admin failed: ...`) goes on in words
+    # prose (`net user admin failed: ...`) goes on in words; a switch may come first (`net user /domain
+    # jsmith`: the user's name, no password), never as the user's name
     rule(
         "password",
-        r"(?i)\bnet[ \t]+user[ \t]+(?:\"[^\"\n]{1,200}\"|"
+        r"(?i)\bnet[ \t]+user[ \t]+(?:/[\w:]{1,40}[ \t]+){0,5}(?!/)(?:\"[^\"\n]{1,200}\"|"
         + _WORD
         + r")[ \t]+(?![/*])"
         + _POSITIONAL

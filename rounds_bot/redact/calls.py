@@ -49,6 +49,12 @@ _LOGIN = (
 )
 #: a word of lower-case letters alone (`'default'`, `'google'`): a backend's or a strategy's name
 _LOWER_WORD = re.compile(r"[a-z]{1,40}")
+#: an authentication mechanism's name, as a driver's `auth(mechanism, name)` takes it: IANA's "SASL
+#: Mechanisms" registry (RFC 4422: `SCRAM-SHA-256`, `PLAIN`, `GSSAPI`) and MongoDB's (`MONGODB-X509`)
+_MECHANISM = re.compile(
+    r"(?:SCRAM-SHA-(?:1|224|256|384|512)(?:-PLUS)?|PLAIN|LOGIN|GSSAPI|GS2-KRB5(?:-PLUS)?|EXTERNAL|ANONYMOUS"
+    r"|CRAM-MD5|DIGEST-MD5|NTLM|OAUTHBEARER|XOAUTH2?|MONGODB-(?:X509|AWS|CR|OIDC))"
+)
 #: the calls whose third argument is the password
 _THIRD = r"(?:\bgetConnection|\bmysqli?_connect|\bldap_bind|\bnew[ \t]+(?:mysqli|PDO|Sequelize))\("
 #: a setter or a builder's method named exactly after what it sets (`setPassword`, `withClientSecret`): a
@@ -65,10 +71,14 @@ def _literal(match: re.Match[str]) -> bool:
 
 
 def _login_password(match: re.Match[str]) -> bool:
-    """Two literals (`smtp.login("me@acme.com", "...")`), or a name then a literal no lower-case word."""
+    """Two literals (`smtp.login("me@acme.com", "...")`), or a name then a literal no lower-case word, nor
+    an authentication mechanism's name (`client.auth(mech, 'SCRAM-SHA-256')`)."""
     first = match.group("first")
     quoted = len(first) > 1 and first[0] in "\"'" and first[-1] == first[0]
-    return _literal(match) and (quoted or _LOWER_WORD.fullmatch(match.group("value")) is None)
+    value = match.group("value")
+    if _MECHANISM.fullmatch(value):
+        return False
+    return _literal(match) and (quoted or _LOWER_WORD.fullmatch(value) is None)
 
 
 CALLS: tuple[Rule, ...] = (

@@ -36,6 +36,7 @@ _SECRET_WORDS = {
     "secrets": "secret",
     "token": "token",
     "apikey": "api_key",
+    "appkey": "api_key",  # `appkey=...`: an application's key, as `app_key` is (`_KEY_PREFIXES`)
     "accesskey": "api_key",
     "secretkey": "api_key",
     "privatekey": "private_key",

@@ -5,7 +5,9 @@ format's own documentation gives it:
     <property name="...password">...</property>  an XML element named by its `name` or `key` attribute:
                                                  Hibernate's configuration, `java.util.Properties` in XML,
                                                  .NET's `<setting><value>` (not Android's `<string>`: text
-                                                 the UI shows)
+                                                 the UI shows; nor its `<dimen>`, `<integer>`, `<bool>`,
+                                                 `<color>`, `<fraction>`, `<item type=...>` holding what
+                                                 their type holds: `16dp`, `true`, `#FF0000`, `@dimen/x`)
     <name>...secret.key</name><value>...</value>  a name element before a value element: Hadoop's
                                                  `*-site.xml`, a servlet's `web.xml` (`<param-name>`)
     ["password"]=> string(12) "..."              PHP's `var_dump` of an array or an object
@@ -30,9 +32,11 @@ _GO_MYSQL = (
 )
 
 #: `<tag ... name="key" ...>value</tag>`, and .NET's `<setting name="key"><value>value</value></setting>`
+#: (not Android's `<string>`: text the UI shows)
 _NAMED_ELEMENT = (
-    r"<(?!string[ \t>])(?P<tag>[A-Za-z][\w:.-]{0,40}+)[ \t][^<>\n]{0,200}?(?<![\w-])(?:name|key)=[\"']"
-    r"(?P<key>[\w.:-]{1,80})[\"'][^<>\n]{0,200}>\s{0,40}(?:<value>\s{0,40})?"
+    r"<(?!string[ \t>])(?P<tag>[A-Za-z][\w:.-]{0,40}+)[ \t](?P<attributes>[^<>\n]{0,200}?)"
+    r"(?<![\w-])(?:name|key)=[\"']"
+    r"(?P<key>[\w.:-]{1,80})[\"'](?P<more>[^<>\n]{0,200})>\s{0,40}(?:<value>\s{0,40})?"
     r"(?P<value>[^\s<>]{1,500})\s{0,40}(?:</value>\s{0,40})?</(?P=tag)>"
 )
 #: `<name>key</name>` then `<value>value</value>` (Hadoop), `<param-name>` then `<param-value>` (`web.xml`)
@@ -53,9 +57,46 @@ _VAR_DUMP = (
 _NOT_A_SECRET = re.compile(r"\d{1,20}|@[\w/+.:-]{1,200}")
 
 
+#: what Android's value resources hold, by their tag (Android's "More resource types": a dimension with its
+#: unit, an integer, a boolean, a colour `#RGB`..`#AARRGGBB`, a fraction `50%`/`50%p`), or a reference to
+#: another resource or to a theme's attribute (`@dimen/...`, `?attr/...`); named after the field they size
+#: or colour (`<dimen name="password_padding">16dp</dimen>`), they are no secret
+_ANDROID_VALUES = {
+    "dimen": re.compile(r"-?\d{1,9}(?:\.\d{1,9})?(?:dp|dip|sp|pt|px|mm|in)"),
+    "integer": re.compile(r"-?\d{1,20}"),
+    "bool": re.compile(r"true|false"),
+    "color": re.compile(r"#(?:[0-9A-Fa-f]{3,4}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})"),
+    "fraction": re.compile(r"-?\d{1,9}(?:\.\d{1,9})?%p?"),
+}
+_RESOURCE_REFERENCE = re.compile(r"[@?](?:[\w.]{1,100}:)?[\w]{1,40}/[\w.]{1,200}")
+#: `<item type="dimen">`: Android's resource of a type its `type` attribute names
+_ITEM_TYPE = re.compile(r"""(?<![\w-])type=["'](?P<type>\w{1,20})["']""")
+
+
+def _android_value(match: re.Match[str]) -> bool:
+    """An Android value resource holding what its type holds (`<dimen>` a dimension, `<item type="bool">`
+    a boolean): `<item>` only with its `type`, and any other value (`<color name="secret">S3cr...`) no
+    such resource's."""
+    tag, value = match.groupdict().get("tag"), match.group("value")  # a Hadoop pair has no tag
+    if tag is None:
+        return False
+    if tag == "item":
+        typed = _ITEM_TYPE.search(match.group("attributes") + " " + match.group("more"))
+        if typed is None:
+            return False
+        tag = typed.group("type")
+    shape = _ANDROID_VALUES.get(tag)
+    if shape is None:
+        return False
+    return shape.fullmatch(value) is not None or _RESOURCE_REFERENCE.fullmatch(value) is not None
+
+
 def _element(match: re.Match[str]) -> bool:
-    """A value named a secret's, not a number nor a resource's reference (`@string/db_password`)."""
-    return _NOT_A_SECRET.fullmatch(match.group("value")) is None and _accept_named(match)
+    """A value named a secret's, not a number nor a resource's reference (`@string/db_password`), nor an
+    Android value resource's value."""
+    if _NOT_A_SECRET.fullmatch(match.group("value")) is not None or _android_value(match):
+        return False
+    return _accept_named(match)
 
 
 #: PHP's `var_dump`, applied before `pairs.py`: on one line a pair rule reads `["password"]=> string` as a
@@ -63,6 +104,6 @@ def _element(match: re.Match[str]) -> bool:
 DUMPS: tuple[Rule, ...] = (rule("key_value_secret", _VAR_DUMP, "]=>", group=2, accept=_accept_named),)
 LAYOUTS: tuple[Rule, ...] = (
     rule("password", _GO_MYSQL, "@tcp(", "@tcp6(", "@unix(", "@udp(", "@cloudsql", group=1),
-    rule("key_value_secret", _NAMED_ELEMENT, "name=", "key=", group=3, accept=_element),
+    rule("key_value_secret", _NAMED_ELEMENT, "name=", "key=", group=5, accept=_element),
     rule("key_value_secret", _NAME_THEN_VALUE, "name>", group=3, accept=_element),
 )

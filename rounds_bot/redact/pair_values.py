@@ -17,6 +17,7 @@ import re
 from collections import Counter
 
 from rounds_bot.redact.keys import maybe_credential_name, secret_category
+from rounds_bot.redact.measures import measured
 
 _PLACEHOLDERS = {
     "",
@@ -49,21 +50,14 @@ _PLACEHOLDERS = {
 _SCHEMES = {"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "sharedaccesssignature"}
 # authentication methods a log names after `auth:` (Hadoop's `auth:SIMPLE`, `auth:KERBEROS`): what tells two
 # errors apart, not a credential
-_SCHEMES |= {
-    "simple",
-    "kerberos",
-    "oauth",
-    "oauth2",
-    "sasl",
-    "plain",
-    "ldap",
-    "saml",
-    "oidc",
-    "anonymous",
-    "cert",
-}
+_SCHEMES |= {"simple", "kerberos", "oauth", "oauth2", "sasl", "plain", "ldap", "saml", "oidc"}
+_SCHEMES |= {"anonymous", "cert"}
 #: what follows a label once the secret it labels went: a scheme (RFC 9110 11.1: Okta's `SSWS`), PHP's type
-_LABEL_BEFORE = re.compile(r"[ \t]+\[REDACTED:authorization\]|\(\d{1,9}\)[ \t]\"\[REDACTED:")
+#: or FCM's legacy header's `key=` before the server key the rules before took (`Authorization: key=[...]`)
+_LABEL_BEFORE = re.compile(
+    r"[ \t]+\[REDACTED:authorization\]|\(\d{1,9}\)[ \t]\"\[REDACTED:"
+    r"|(?i:(?<=authorization: key=)|(?<=authorization:key=))\[REDACTED:"
+)
 #: a status code or a version under a secret's name (sendmail's `dsn=4.0.0`) is not the secret
 _DOTTED_NUMBER = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
 
@@ -208,8 +202,8 @@ def _accept_pair(match: re.Match[str]) -> bool:
         return False
     if _LABEL_BEFORE.match(match.string, match.end("value")):  # `SSWS <token>`, `string(10) "<value>"`
         return False
-    if _public(match["key"], bare):
-        return False
+    if _public(match["key"], bare) or (measured(match["key"], bare) and not password_shaped(bare)):
+        return False  # a public value, or a setting's duration or database (`measures.py`)
     loose = match["sep"].strip() == ":" and match["sep"].endswith((" ", "\t"))
     return quoted or not loose or not _prose_like(bare)
 
@@ -360,14 +354,20 @@ def _preference(item: str) -> bool:
 _PAIR_NAME = re.compile(r"[a-z]+(?:[_-][a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+")
 
 
+#: the words of eight letters or more a sentence puts after `Bearer` (`Bearer authentication is required`):
+#: a fixed list, as a token of lower-case letters alone (`Bearer thisisaverysecretkey`) is still a token
+_BEARER_PROSE = {"authentication", "authorization", "authorisation", "credential", "credentials", "required"}
+_BEARER_PROSE |= {"provided", "expected", "supported", "unsupported", "mechanism", "challenge", "security"}
+
+
 def _accept_bearer(match: re.Match[str]) -> bool:
     """A bearer token is RFC 6750's `b64token`, `=` only as its padding; a token with an `=` inside is still
     sent as one (and goes whole), but a pair's name before the `=` is OAuth's token type followed by the
     next pair (`token_type=Bearer expires_in=3600`)."""
     token = match.group(1).rstrip("=")
     name, inside, _ = token.partition("=")
-    if len(token) < 8:
-        return False  # eight characters before the padding at least, as a b64token was always read
+    if len(token) < 8 or token.lower() in _BEARER_PROSE:
+        return False  # too short for a b64token, or a word a sentence puts after it (`Bearer authentication`)
     return not inside or _PAIR_NAME.fullmatch(name) is None
 
 

@@ -50,9 +50,11 @@ _PAIR_BODY = (
     # the value is read ahead, not consumed: when the pair is not a secret (`"msg": "..."`), the scan goes
     # on inside its value, where a secret's own pair may stand (`"msg": "login password=..."`); a value in
     # escaped quotes (`token=\"...\"`, inside a quoted string) is read whole
+    # (a Python literal's prefix, `b'...'`, is no bare value: `literals.py` reads the literal);
     r"""(?=(?P<value>\\"(?:[^"\\\n]){1,500}\\"|\\'(?:[^'\\\n]){1,500}\\'"""
     r"""|"(?:[^"\\\n]|\\.){1,500}"|'(?:[^'\\\n]|\\.){1,500}'|`[^`\n]{1,500}`"""
-    r"""|[^\s,;&"'`<>{}()\[\]|]{1,500}))"""
+    # nor a compiled pattern (`re.compile(r'password')`, Java's `Pattern.compile`): a call, code
+    r"""|(?!(?i:[rbuf]|br|rb|fr|rf)["'])(?![A-Za-z_][\w.]{0,60}\.compile\()[^\s,;&"'`<>{}()\[\]|]{1,500}))"""
 )
 _PAIR = re.compile(r"""(?:(?<![\w.-])|(?<=%3[Ff])|(?<=%26))""" + _PAIR_BODY)
 #: a pair behind a command line's `-D` (a Java system property) or `--`, or a cookie named with a leading dot
@@ -126,8 +128,9 @@ _IDENTIFIED = (
 #: name: ClickHouse's `plaintext_password`, TiDB's `'tidb_sm3_password'` are not MySQL's)
 _PLUGIN = r"['\"`]?\w{1,64}['\"`]?"
 #: an `Authorization:` or `Proxy-Authorization:` header's name, as a header, a pair or a JSON member gives it
-#: (or Go's fmt of an `http.Header` or gRPC's `metadata.MD`: `map[Authorization:[Bearer ...]]`)
-_AUTHORIZATION = r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"'\[]?"
+#: (or Go's fmt of an `http.Header` or gRPC's `metadata.MD`: `map[Authorization:[Bearer ...]]`; Python's
+#: bytes, `{'Authorization': b'Basic ...'}`)
+_AUTHORIZATION = r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}(?:[bu]?[\"']|\[)?"
 #: one of an authentication scheme's parameters (RFC 9110, 11.2: `token BWS "=" BWS ( token / quoted-string
 #: )`; its quotes escaped too inside a JSON string), RFC 8187's extended form (`username*=UTF-8''...`, RFC
 #: 7616 3.4.4) and a quoted-pair inside the quotes (`"CORP\\\\svc"`, RFC 9110 5.6.4)
@@ -227,8 +230,10 @@ PAIRS: tuple[Rule, ...] = (
         "password",
         r"(?i)\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b"
         + SAME_COMMAND
-        # (an argument list's next item: `"-u", "root", "-pSECRET"`)
-        + r"""(?:[ \t"',]|"[ \t]{0,3},[ \t]{0,3}")-p"""
+        # (an argument list's next item: `"-u", "root", "-pSECRET"`; the password joined to `-p`, as MySQL's
+        # manual has it: after a quoted `'-p'` item, `'-p', 'appdb'` is the database's name, its quotes no
+        # password; a quote after a bare `-p` opens the password, `-p',S3cr3t'`)
+        + r"""(?:[ \t,]-p|(?:["']|"[ \t]{0,3},[ \t]{0,3}")-p(?!["'][ \t]{0,3}[,\]]))"""
         r"|redis-cli\b" + SAME_COMMAND + r"[ \t]-a[ \t]+"
         r"|ldap\w{0,10}\b" + SAME_COMMAND + r"[ \t]-w[ \t]+"
         r"|sshpass[ \t]+-p[ \t]*"
@@ -237,14 +242,7 @@ PAIRS: tuple[Rule, ...] = (
         + SAME_COMMAND
         + r"[ \t](?:-u|--user)(?:=|[ \t]{1,5})[\"']?[^\s:\"'\[]{1,100}:)"
         + ARGUMENT,
-        "mysql",
-        "mariadb",
-        "redis-cli",
-        "ldap",
-        "sshpass",
-        "smbclient",
-        "curl",
-        "wget",
+        *("mysql", "mariadb", "redis-cli", "ldap", "sshpass", "smbclient", "curl", "wget"),
         group=1,
     ),
     # the logins whose password flag is a lone letter, after their command only (`-p` is a port elsewhere):

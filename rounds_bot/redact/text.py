@@ -22,17 +22,21 @@ from functools import cache
 
 from rounds_bot.redact import decode, phrases
 from rounds_bot.redact.arguments import ARGUMENTS
+from rounds_bot.redact.argv import ARGUMENT_LISTS
 from rounds_bot.redact.calls import CALLS
 from rounds_bot.redact.decode import Where, hex_runs_hide_nothing, rejudge
+from rounds_bot.redact.described import DESCRIBED
 from rounds_bot.redact.engine import ScanningRuleSet, apply, rule_set
 from rounds_bot.redact.foreign import FOREIGN
 from rounds_bot.redact.hashes import PASSWORD_HASHES
 from rounds_bot.redact.layouts import DUMPS, LAYOUTS
+from rounds_bot.redact.literals import LITERALS
 from rounds_bot.redact.nearby import NEARBY
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
 from rounds_bot.redact.phrases import seed_phrases
 from rounds_bot.redact.printed_terms import PRINTED_TERMS
+from rounds_bot.redact.queries import QUERIES
 from rounds_bot.redact.rule import Rule
 from rounds_bot.redact.scan import Scan
 from rounds_bot.redact.tokens import TOKENS
@@ -97,14 +101,18 @@ def _rules(ips: IpPolicy) -> tuple[Rule, ...]:
     return (
         TOKENS
         + VENDORS
+        + QUERIES
         + PASSWORD_HASHES
         + WRAPPED
         + CALLS
         + DUMPS
+        + LITERALS
+        + DESCRIBED
         + PAIRS
         + LAYOUTS
         + PRINTED_TERMS
         + ARGUMENTS
+        + ARGUMENT_LISTS
         + FOREIGN
         + NEARBY
         + PERSONAL
