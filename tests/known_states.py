@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pytest
+
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.known import StoredVector, lookup_keys, stored_vector
 from rounds_bot.grouping.lookup_keys import SEPARATOR, service_key
 from rounds_bot.grouping.state import SignatureState
+from rounds_bot.models import ErrorEvent
 
 
 class KnownStates:
@@ -57,3 +60,21 @@ def engine_knowing(
         signature_id=signature_id, service=service, seq=0, title=title, hashes=list(hashes)
     )
     return GroupingEngine(known=[stored]) if how == "given" else GroupingEngine(lookup=KnownStates([stored]))
+
+
+def made_before(
+    monkeypatch: pytest.MonkeyPatch, reader: object, name: str, as_before: object, event: ErrorEvent
+) -> tuple[str, list[SignatureState]]:
+    """The signature an earlier release made of `event`, which read it with `reader.name` as `as_before`
+    (a release that knew no such report), and its saved state; the test's patches are undone after."""
+    monkeypatch.setattr(reader, name, as_before)
+    earlier = GroupingEngine()
+    made = earlier.assign(event)
+    monkeypatch.undo()
+    return made.signature_id, [earlier.state(made.signature_id)]
+
+
+def engines_knowing(saved: list[SignatureState]) -> dict[str, GroupingEngine]:
+    """Engines knowing `saved`: given them, as a round gives its signatures (`given`), and finding them as
+    the store finds them (`looked up`)."""
+    return {"given": GroupingEngine(known=saved), "looked up": GroupingEngine(lookup=KnownStates(saved))}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from known_states import KnownStates
+from known_states import engines_knowing, made_before
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import Frame, frame_lines, go_race, parse_stacktrace
@@ -81,19 +81,21 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_ra
 ) -> None:
     """No release before read these reports: their events went to their message's template, and that
     signature keeps receiving them (it is not split into trace signatures, which would file duplicates)."""
-    monkeypatch.setattr(go_race, "is_race_report", lambda lines: False)  # a release that read no report
-    earlier = GroupingEngine()
-    made = earlier.assign(_event(0, _race("Set", 42, 0xC000120018, 7)))
-    saved = [earlier.state(made.signature_id)]
-    monkeypatch.undo()
-    engine = GroupingEngine(known=saved) if how == "given" else GroupingEngine(lookup=KnownStates(saved))
-    found = engine.assign_all(
+    # a release that read no report
+    made, saved = made_before(
+        monkeypatch,
+        go_race,
+        "is_race_report",
+        lambda lines: False,
+        _event(0, _race("Set", 42, 0xC000120018, 7)),
+    )
+    found = engines_knowing(saved)[how].assign_all(
         [
             _event(1, _race("Set", 42, 0xC000220018, 19, depth=3)),
             _event(2, _race("Delete", 57, 0xC000120018, 7)),
         ]
     )
-    assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
+    assert {(a.signature_id, a.tier) for a in found} == {(made, "fingerprint")}
 
 
 def test_an_access_line_without_an_address_is_read() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from known_states import KnownStates
+from known_states import engines_knowing, made_before
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
@@ -119,19 +119,16 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_fa
 ) -> None:
     """No release before read these logs: their events went to their message's template, and that signature
     keeps receiving them (it is not split into trace signatures, which would file duplicates)."""
-    monkeypatch.setattr(hotspot_error, "is_report", lambda lines: False)  # a release that read no log
-    earlier = GroupingEngine()
-    made = earlier.assign(_event(0, _log("foo_parse", 0x7F1A2B3C4D5E, 12345, 12346)))
-    saved = [earlier.state(made.signature_id)]
-    monkeypatch.undo()
-    engine = GroupingEngine(known=saved) if how == "given" else GroupingEngine(lookup=KnownStates(saved))
-    found = engine.assign_all(
+    first = _event(0, _log("foo_parse", 0x7F1A2B3C4D5E, 12345, 12346))
+    # a release that read no log
+    made, saved = made_before(monkeypatch, hotspot_error, "is_report", lambda lines: False, first)
+    found = engines_knowing(saved)[how].assign_all(
         [
             _event(1, _log("foo_parse", 0x7F9A2B3C4D5E, 23456, 23470, depth=3)),
             _event(2, _log("foo_free", 0x7F1A2B3C4D5E, 12345, 12346)),
         ]
     )
-    assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
+    assert {(a.signature_id, a.tier) for a in found} == {(made, "fingerprint")}
 
 
 def test_a_java_trace_with_a_fatal_error_header_and_no_frame_of_its_own_reads_as_java() -> None:

@@ -9,7 +9,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from known_states import KnownStates
+from known_states import engines_knowing, made_before
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import Frame, node_report, parse_stacktrace
@@ -84,14 +84,13 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_th
     """No release before read these layouts: their events went to their message's template, and that
     signature keeps receiving them (it is not split into trace signatures, which would file duplicates)."""
     make = (lambda s, n, d: _aborted(s, n, d)) if layout == "aborted" else (lambda s, n, d: _report(s, n, d))
-    monkeypatch.setattr(node_report, "as_v8_stack", lambda text, lines: None)  # a release that read neither
-    earlier = GroupingEngine()
-    made = earlier.assign(_event(0, make("getId", 42, 1)))
-    saved = [earlier.state(made.signature_id)]
-    monkeypatch.undo()
-    for engine in (GroupingEngine(known=saved), GroupingEngine(lookup=KnownStates(saved))):
+    # a release that read neither
+    made, saved = made_before(
+        monkeypatch, node_report, "as_v8_stack", lambda text, lines: None, _event(0, make("getId", 42, 1))
+    )
+    for engine in engines_knowing(saved).values():
         found = engine.assign_all([_event(1, make("getId", 42, 3)), _event(2, make("getTotal", 80, 1))])
-        assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
+        assert {(a.signature_id, a.tier) for a in found} == {(made, "fingerprint")}
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from known_states import KnownStates
+from known_states import engines_knowing, made_before
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import Frame, as_read_before, parse_stacktrace, swift_backtrace
@@ -102,21 +102,16 @@ def test_a_signature_an_earlier_release_made_from_a_misread_swift_backtrace_keep
     how: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its frames were misread the same way in every occurrence: the signature they made is not split."""
-    monkeypatch.setattr(
-        swift_backtrace, "frame_parts", lambda line: None
-    )  # a release that knew no backtracer
-    earlier = GroupingEngine()
-    made = earlier.assign(_event(0, _backtrace("Cart.total()", 12, 0x55D4C1A2B3C4)))
-    saved = [earlier.state(made.signature_id)]
-    monkeypatch.undo()
-    engine = GroupingEngine(known=saved) if how == "given" else GroupingEngine(lookup=KnownStates(saved))
-    found = engine.assign_all(
+    first = _event(0, _backtrace("Cart.total()", 12, 0x55D4C1A2B3C4))
+    # a release that knew no backtracer
+    made, saved = made_before(monkeypatch, swift_backtrace, "frame_parts", lambda line: None, first)
+    found = engines_knowing(saved)[how].assign_all(
         [
             _event(1, _backtrace("Cart.total()", 12, 0x56E4C1A2C3C4)),
             _event(2, _backtrace("Cart.total()", 12, 0x57E4C1A2C3C4, depth=2)),
         ]
     )
-    assert {(a.signature_id, a.tier) for a in found} == {(made.signature_id, "fingerprint")}
+    assert {(a.signature_id, a.tier) for a in found} == {(made, "fingerprint")}
 
 
 def _all_threads(site: str, crashed: int) -> str:
