@@ -50,6 +50,7 @@ from rounds_bot.grouping.library_paths import (
     LIBRARY_PATHS,
     NEXTJS_FILES,
     NODE_INTERNAL_FILES,
+    runtime_library_marker,
 )
 from rounds_bot.grouping.memo import shared_dict
 from rounds_bot.grouping.native_libraries import (
@@ -249,6 +250,8 @@ def _library_reason(module: str, path: str, runtime: Runtime) -> str | None:
     for marker in LIBRARY_PATHS:
         if marker in path:
             return f"installed code ({marker.strip('/')})"
+    if (directory := runtime_library_marker(path, runtime)) is not None:
+        return f"installed code ({directory.strip('/')})"
     if module.startswith(LIBRARY_MODULES.get(runtime, ())):
         return "runtime, framework or SDK code"
     if runtime == "java" and module.startswith(ANDROID_MODULES):

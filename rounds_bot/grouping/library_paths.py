@@ -30,6 +30,37 @@ LIBRARY_PATHS = (
     "/.cargo/git/",
 )
 
+#: per runtime, a pattern of its standard library's and installed modules' directories, in paths written
+#: with `/` as the in-app rules read them. Perl's core and CPAN modules (perlvar `@INC`): Debian's
+#: `/usr/share/perl/`, `/usr/share/perl5/`, `/usr/local/share/perl/` and the architecture's
+#: `/usr/lib/<triplet>/perl` and `/usr/local/lib/<triplet>/perl`;
+#: Red Hat's `site_perl`/`vendor_perl`; macOS's `/System/Library/Perl/`;
+#: Strawberry Perl's `Strawberry/perl/`; local::lib's `perl5/` as a whole directory. PowerShell's own and
+#: installed modules (about_PSModulePath: `$PSHOME` under `Program Files/PowerShell/` or
+#: `/opt/microsoft/powershell/`, Windows PowerShell's `System32/WindowsPowerShell/v1.0/`, the user's and all
+#: users' `WindowsPowerShell/Modules`, `.local/share/powershell/Modules`,
+#: `/usr/local/share/powershell/Modules`), Windows paths in any case
+RUNTIME_LIBRARY_PATHS: dict[str, re.Pattern[str]] = {
+    "perl": re.compile(
+        r"/usr/(?:local/)?share/perl5?/|/usr/(?:local/)?lib/[\w.-]{1,64}-linux-gnu/perl|(?:^|/)perl5/"
+        r"|(?:site|vendor)_perl/|/System/Library/Perl/|Strawberry/perl/",
+        re.IGNORECASE,
+    ),
+    "powershell": re.compile(
+        r"/Program Files/PowerShell/|/opt/microsoft/powershell/|/WindowsPowerShell/(?:v1\.0/|Modules/)"
+        r"|/\.local/share/powershell/Modules/|/usr/local/share/powershell/Modules/|/PowerShell/Modules/",
+        re.IGNORECASE,
+    ),
+}
+
+
+def runtime_library_marker(path: str, runtime: str) -> str | None:
+    """The directory of the runtime's own or installed modules the path is in (`RUNTIME_LIBRARY_PATHS`)."""
+    pattern = RUNTIME_LIBRARY_PATHS.get(runtime)
+    found = None if pattern is None else pattern.search(path)
+    return None if found is None else found[0]
+
+
 # Module prefixes of runtimes, frameworks, test runners and telemetry SDKs, per runtime.
 # fmt: off
 LIBRARY_MODULES: dict[str, tuple[str, ...]] = {

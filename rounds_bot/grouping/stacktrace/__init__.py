@@ -26,7 +26,9 @@ from rounds_bot.grouping.stacktrace import (
     node_fatal,
     node_report,
     ocaml,
+    perl,
     php,
+    powershell,
     python,
     python_groups,
     ruby,
@@ -81,6 +83,8 @@ _PARSERS = {
     "elixir": elixir.parse,
     "native": swift_backtrace.parse,  # Swift's backtracer's reports, then `native`'s layouts
     "dart": dart.parse,
+    "perl": perl.parse,
+    "powershell": powershell.parse,
 }
 
 #: per runtime, whether a line prints a frame
@@ -99,6 +103,8 @@ _FRAME_LINE_TESTS: dict[Runtime, Callable[[str], bool]] = {
         native.is_frame_line(line) or swift_backtrace.is_frame_line(line) or valgrind.is_frame_line(line)
     ),
     "dart": dart.is_frame_line,
+    "perl": perl.is_frame_line,
+    "powershell": powershell.is_frame_line,
 }
 #: the same, kept per line: a bug's frame lines recur in every
 #: occurrence's trace)
@@ -109,9 +115,25 @@ def detect_runtime(lines: list[str]) -> Runtime | None:
     """The runtime whose frame syntax the trace's lines use most: its first lines decide when
     they show a frame; otherwise every line is looked at (up to `MAX_TRACE_LINES`), as an
     assertion may print a dump of any length before the first frame."""
-    return _runtime_of_lines(lines[:_HEAD_LINES]) or (
-        _runtime_of_lines(lines[_HEAD_LINES:]) if len(lines) > _HEAD_LINES else None
+    return (
+        _runtime_of_lines(lines[:_HEAD_LINES])
+        or (_runtime_of_lines(lines[_HEAD_LINES:]) if len(lines) > _HEAD_LINES else None)
+        or _script_runtime(lines)
     )
+
+
+def _script_runtime(lines: list[str]) -> Runtime | None:
+    """Perl's or PowerShell's, for a text in which no other runtime's frame is found: their lines are
+    asked last and apart, so a text another runtime's parser read before reads as before (`perl`,
+    `powershell`); never for a Valgrind report, which `valgrind` reads when no runtime does."""
+    if any(valgrind.is_frame_line(line) for line in lines):
+        return None
+    for line in lines:
+        if perl.looks_like_perl_line(line):
+            return "perl"
+        if powershell.looks_like_powershell_line(line):
+            return "powershell"
+    return None
 
 
 def _runtime_of_lines(lines: list[str]) -> Runtime | None:

@@ -9,8 +9,22 @@ from typing import Literal
 #: `native` is C, C++, Objective-C and Swift: code compiled to machine code, read from a sanitizer's, a
 #: debugger's or a crash reporter's backtrace
 #: `dart` is Dart and Flutter, as the Dart VM prints a stack
+#: `perl` and `powershell` are read only from a text no other runtime's lines are found in
 Runtime = Literal[
-    "python", "java", "node", "go", "dotnet", "ruby", "ocaml", "rust", "php", "elixir", "native", "dart"
+    "python",
+    "java",
+    "node",
+    "go",
+    "dotnet",
+    "ruby",
+    "ocaml",
+    "rust",
+    "php",
+    "elixir",
+    "native",
+    "dart",
+    "perl",
+    "powershell",
 ]
 Relation = Literal["raised", "cause", "context", "suppressed", "inner"]
 

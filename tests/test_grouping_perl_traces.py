@@ -1,0 +1,177 @@
+"""Perl's errors as `die` prints them (` at FILE line N.`, perldoc -f die) and as Carp's `confess` and `cluck`
+print them (`\tSUB(ARGS) called at FILE line N`, Carp.pm): one crash site is one signature, two behind one
+message are two, arguments are never part of a frame, core modules are a library's, and a signature an
+earlier release made from the message (it read no frame) keeps receiving them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from known_states import engines_knowing, made_before
+
+from rounds_bot.grouping import stacktrace
+from rounds_bot.grouping.engine import GroupingEngine
+from rounds_bot.grouping.inapp import InAppRules
+from rounds_bot.grouping.stacktrace import Frame, parse_stacktrace
+from rounds_bot.models import ErrorEvent
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+MESSAGE = 'Can\'t call method "id" on an undefined value'
+
+
+def _confessed(module: str, sub: str, line: int, address: int, depth: int = 1) -> str:
+    handler = "/app/lib/Shop/Handler.pm"
+    lines = [f"{MESSAGE} at /app/lib/Shop/{module}.pm line {line}."]
+    lines.append(
+        f"\tShop::{module}::{sub}(Shop::{module}=HASH(0x{address:x}), 3) called at {handler} line 20"
+    )
+    lines += [
+        f"\tShop::Handler::dispatch(Shop::Handler=HASH(0x{address + i:x})) called at {handler} line {30 + i}"
+        for i in range(depth)
+    ]
+    lines.append("\tmain::run() called at /app/bin/shop.pl line 8")
+    return "\n".join(lines) + "\n"
+
+
+def _died(module: str, line: int, handle: str = "") -> str:
+    return f"Died at /app/lib/Shop/{module}.pm line {line}{handle}.\n"
+
+
+def _event(n: int, stacktrace: str, message: str = MESSAGE) -> ErrorEvent:
+    return ErrorEvent(
+        event_id=f"e{n}",
+        timestamp=T0,
+        service="shop",
+        error_type="die",
+        message=message,
+        stacktrace=stacktrace,
+    )
+
+
+def test_a_confessed_trace_is_read_innermost_first_without_its_arguments() -> None:
+    trace = parse_stacktrace(_confessed("Cart", "total", 42, 0x55D4C1A2B3C4))
+    assert trace is not None and trace.runtime == "perl"
+    error = trace.exceptions[0]
+    assert (error.type, error.value) == ("die", MESSAGE)
+    assert error.frames == (
+        Frame("total", module="Shop::Cart", filename="/app/lib/Shop/Cart.pm", lineno=42),
+        Frame("dispatch", module="Shop::Handler", filename="/app/lib/Shop/Handler.pm", lineno=20),
+        Frame("run", module="main", filename="/app/lib/Shop/Handler.pm", lineno=30),
+        Frame(None, filename="/app/bin/shop.pl", lineno=8),
+    )
+
+
+@pytest.mark.parametrize("handle", ["", ", <STDIN> line 5", ", <$fh> chunk 3"])
+def test_a_bare_die_line_is_left_to_its_message(handle: str) -> None:
+    """A `die` or `croak` line names a file and no sub: read as a frame, every bug died in one module
+    would be one problem; left to its message, two messages stay two."""
+    assert parse_stacktrace(_died("Cart", 42, handle)) is None
+
+
+def test_two_bugs_died_in_one_module_are_two_problems() -> None:
+    texts = (
+        f"{MESSAGE} at /app/lib/Shop/Cart.pm line 42.\n",
+        "Not a HASH reference at /app/lib/Shop/Cart.pm line 97.\n",
+    )
+    messages = (MESSAGE, "Not a HASH reference")
+    placed = GroupingEngine().assign_all(
+        [_event(n, text, message) for n, (text, message) in enumerate(zip(texts, messages, strict=True))]
+    )
+    assert placed[0].signature_id != placed[1].signature_id
+
+
+def test_a_valgrind_report_around_a_perl_error_is_read_as_valgrinds() -> None:
+    text = "\n".join(
+        (
+            "==123== Invalid read of size 4",
+            "==123==    at 0x10916C: parse (parser.c:42)",
+            "==123==    by 0x1091A2: main (main.c:5)",
+            f"{MESSAGE} at /app/x.pl line 3.",
+            "\tmain::run() called at /app/x.pl line 8",
+        )
+    )
+    trace = parse_stacktrace(text)
+    assert trace is not None and trace.runtime == "native"
+
+
+def test_a_string_evals_number_is_no_part_of_its_frame() -> None:
+    """`(eval N)` counts the string evals the process ran so far: another N is the same code."""
+    text = f"{MESSAGE} at (eval 1234) line 5.\n\tmain::run() called at /app/x.pl line 8\n"
+    trace = parse_stacktrace(text)
+    assert trace is not None and trace.exceptions[0].frames[0].filename == "(eval)"
+
+
+def test_a_long_text_of_die_lines_is_read_to_its_one_carp_trace() -> None:
+    # (its time, linear since the callers are collected once, is measured by hand, not here)
+    text = "x at /a line 1.\n" * 19_000 + "y at /a.pl line 2.\n\tmain::f(1) called at /app/x.pl line 2\n"
+    text += "a line b at " + "/" * 5000 + "z\n"
+    trace = parse_stacktrace(text)
+    assert trace is not None and trace.exceptions[0].frames[0].lineno == 2
+
+
+def test_prose_ending_in_a_line_number_is_no_perl_error() -> None:
+    assert parse_stacktrace("Meet me at the station line 4.\nthanks") is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/usr/local/share/perl/5.36.0/JSON.pm",
+        "/usr/local/lib/x86_64-linux-gnu/perl/5.36.0/DBI.pm",
+        "/usr/lib/aarch64-linux-gnu/perl/5.36/DBI.pm",
+        "/System/Library/Perl/5.30/Carp.pm",
+        "C:\\Strawberry\\perl\\site\\lib\\DBI.pm",
+        "/app/local/lib/perl5/Mojo/Base.pm",
+    ],
+)
+def test_an_installed_modules_frame_is_a_librarys(path: str) -> None:
+    assert InAppRules().decide(Frame("f", filename=path, lineno=1), "perl")[0] is False
+
+
+def test_a_directory_ending_in_perl5_is_the_apps() -> None:
+    assert InAppRules().decide(Frame("f", filename="/home/deploy/myperl5/lib/Shop.pm", lineno=1), "perl")[0]
+
+
+def test_a_core_modules_frame_is_a_librarys() -> None:
+    frame = Frame("confess", module="Carp", filename="/usr/share/perl/5.36/Carp.pm", lineno=289)
+    assert InAppRules().decide(frame, "perl")[0] is False
+    assert InAppRules().decide(Frame("total", filename="/app/lib/Shop/Cart.pm", lineno=4), "perl")[0] is True
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        (
+            _confessed("Cart", "total", 42, 0x55D4C1A2B3C4),
+            _confessed("Cart", "total", 42, 0x56E4C1A2C3C4, depth=3),
+            _confessed("Order", "discount", 17, 0x55D4C1A2B3C4),
+        ),
+    ],
+)
+def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two(texts: tuple[str, ...]) -> None:
+    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
+    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+
+
+def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No release before read Perl's errors (none recognised their lines): their events went to their
+    message's template, and that signature keeps receiving them (it is not split into trace signatures,
+    which would file duplicates)."""
+    made, saved = made_before(
+        monkeypatch,
+        stacktrace,
+        "_script_runtime",
+        lambda lines: None,
+        _event(0, _confessed("Cart", "total", 42, 0x1)),
+    )
+    for engine in engines_knowing(saved).values():
+        found = engine.assign_all(
+            [
+                _event(1, _confessed("Cart", "total", 42, 0x2, depth=3)),
+                _event(2, _confessed("Order", "discount", 17, 1)),
+            ]
+        )
+        assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
