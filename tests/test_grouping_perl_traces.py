@@ -175,3 +175,30 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_th
             ]
         )
         assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+
+
+def test_an_anonymous_subs_frame_is_named_without_its_arguments_or_where_it_was_defined() -> None:
+    # the debugger's name for an anonymous sub (`$^P & 0x200`), and Carp's `(unknown)`
+    def text(address: int) -> str:
+        return (
+            "oops at /app/x.pl line 3.\n"
+            f"\tmain::__ANON__[/app/x.pl:5](HASH(0x{address:x})) called at /app/x.pl line 9\n"
+            f"\t(unknown)(HASH(0x{address:x})) called at /app/x.pl line 12\n"
+        )
+
+    first, second = (parse_stacktrace(text(address)) for address in (0x55D4C1A2B3C4, 0x77AA11223344))
+    assert first is not None and first == second
+    assert [frame.function for frame in first.exceptions[0].frames] == ["__ANON__", "(unknown)", None]
+
+
+def test_a_later_carp_block_is_another_errors_not_this_traces() -> None:
+    text = (
+        "Deprecated call at /app/lib/A.pm line 5.\n\tA::old() called at /app/x.pl line 3\n"
+        "Can't locate object method at /app/lib/B.pm line 9.\n\tB::run() called at /app/x.pl line 10\n"
+    )
+    trace = parse_stacktrace(text)
+    assert trace is not None
+    assert [(f.function, f.filename, f.lineno) for f in trace.exceptions[0].frames] == [
+        ("old", "/app/lib/A.pm", 5),
+        (None, "/app/x.pl", 3),
+    ]

@@ -172,3 +172,24 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_th
             [_event(1, _record("deploy", 12, 5, "b")), _event(2, _record("backup", 30, 9, "c"))]
         )
         assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+
+
+def test_a_script_stack_printed_by_format_list_keeps_its_innermost_frame() -> None:
+    # `$error[0] | Format-List * -Force` and `Get-Error` print the first line behind the property's name
+    def text(function: str, message: str) -> str:
+        return (
+            f"Exception             : System.Management.Automation.RuntimeException: {message}\n"
+            f"ScriptStackTrace      : at {function}, C:\\app\\deploy.ps1: line 12\n"
+            "                        at <ScriptBlock>, C:\\app\\deploy.ps1: line 30\n"
+        )
+
+    trace = parse_stacktrace(text("Get-Order", "Order not found"))
+    assert trace is not None
+    assert [(f.function, f.lineno) for f in trace.exceptions[0].frames] == [
+        ("Get-Order", 12),
+        ("<ScriptBlock>", 30),
+    ]
+    placed = GroupingEngine().assign_all(
+        [_event(1, text("Get-Order", "Order not found")), _event(2, text("Get-Invoice", "Invoice locked"))]
+    )
+    assert placed[0].signature_id != placed[1].signature_id

@@ -21,6 +21,7 @@ signature made so keeps receiving them (`NEWLY_READ`).
 from __future__ import annotations
 
 import re
+from itertools import takewhile
 
 from rounds_bot.grouping.stacktrace.model import NEWLY_READ, Frame, ParsedException, ParsedTrace
 
@@ -34,8 +35,12 @@ _AT = _FILE + r" line (?P<line>\d{1,9})(?: thread \d{1,9})?(?:, <[^>]{0,256}> (?
 _DIED = re.compile(r"^(?P<value>.*?) at " + _AT + r"\.$")
 _CALLED = re.compile(r"^\s+(?P<call>\S.{0,2047}?) called at " + _AT + r"$")
 #: a sub's name in Carp's line, before its arguments: `Shop::Cart::total(...)`, `main::run()`
-_SUB = re.compile(r"^(?P<name>[A-Za-z_][\w:']{0,511})(?:\(|$)")
+#: an anonymous sub as the debugger names it (`main::__ANON__[/app/x.pl:5]`, when `$^P & 0x200`) keeps its
+#: name and drops where it was defined
+_SUB = re.compile(r"^(?P<name>[A-Za-z_][\w:']{0,511})(?:\[[^\]]{0,1024}\])?(?:\(|$)")
 #: `(eval N)`: N counts the string evals the process ran so far (perlvar `__FILE__`), not the code's identity
+#: what a caller line names before its arguments, when `_SUB` does not read it
+_CALLEE = re.compile(r"\(unknown\)|[^\s(]*")
 _EVAL = re.compile(r"^\(eval \d{1,9}\)$")
 
 
@@ -60,7 +65,9 @@ def parse(lines: list[str]) -> ParsedTrace | None:
     died = _died(lines[first - 1])
     if died is None:
         return None
-    callers = [match for match in called[first:] if match is not None]
+    # the run of caller lines right after the `die` line: a later Carp block (a `cluck` warning, then a fatal
+    # `confess`) is another error's
+    callers = [match for match in takewhile(lambda match: match is not None, called[first:]) if match]
     message = [text.strip() for text in lines[: first - 1] if text.strip()]
     value = " ".join([*message, died["value"]]) if died["value"] else " ".join(message)
     return ParsedTrace("perl", (ParsedException(DIE, value, _frames(died, callers)),), (NEWLY_READ,))
@@ -95,7 +102,8 @@ def _sub(call: str) -> str:
     named = _SUB.match(call)
     if named is not None and named["name"] not in ("eval", "require"):
         return named["name"].replace("'", "::")  # `Foo'bar` is Perl's old package separator
-    return call.split(" ", 1)[0]
+    callee = _CALLEE.match(call)  # matches any text (its second branch may be empty)
+    return callee[0] if callee else call  # never its arguments (`(unknown)(HASH(0x...))` is `(unknown)`)
 
 
 def _is_file(file: str) -> bool:

@@ -44,7 +44,12 @@ _AT = re.compile(
 _CONCISE = re.compile(r"^(?:(?P<kind>[^:]{1,256}): )?(?P<file>\S.{0,1023}?\.ps[dm]?1):(?P<line>\d{1,9})$")
 _CONCISE_LINE = re.compile(r"^\s*\d{1,9} \|")
 _BAR = re.compile(r"^\s*\| ?(?P<text>.*)$")
-_STACK = re.compile(r"^\s*at (?P<fn>[^,]{1,512}), (?P<file><No file>|\S.{0,1023}?): line (?P<line>\d{1,9})$")
+#: a frame line, behind `ScriptStackTrace : ` on the first line when `Format-List`/`Get-Error` prints the
+#: record
+_STACK = re.compile(
+    r"^\s*(?:ScriptStackTrace\s*: )?at (?P<fn>[^,]{1,512}), "
+    r"(?P<file><No file>|\S.{0,1023}?): line (?P<line>\d{1,9})$"
+)
 _FIELD = re.compile(r"^\s+\+ (?P<key>CategoryInfo|FullyQualifiedErrorId)\s*: (?P<value>.*)$")
 #: CategoryInfo's `Category: (target:type) [activity], Reason`, the reason the exception's type
 #: a script named by a GUID, as GitHub Actions writes a step's (`$RUNNER_TEMP\\<guid>.ps1`): another each run
