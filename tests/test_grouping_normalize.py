@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -251,3 +253,49 @@ def test_an_smtp_enhanced_status_code_is_kept_but_rounds_fp_2_read_it_as_a_versi
     message = "failed: (421, b'4.7.0 Service not available')"
     assert normalize_uncached(message) == "failed: (<int>, b'4.7.0 Service not available')"
     assert normalize.normalize_previous(message) == "failed: (<int>, b'<version> Service not available')"
+
+
+_IMPORT_COMPILES = """
+import re, sys
+compiled = []
+real_compile = re.compile
+def recording(pattern, flags=0):
+    compiled.append(pattern)
+    return real_compile(pattern, flags)
+re.compile = recording
+from rounds_bot.grouping import normalize
+at_import = list(compiled)
+earlier = [normalize._combined(rules)[0].pattern for rules in (
+    normalize.SEVENTH_RULES, normalize.SIXTH_RULES, normalize.FIFTH_RULES, normalize.BEFORE_RULES,
+    normalize.PREVIOUS_RULES)]
+today = normalize._combined(normalize.RULES)[0].pattern
+print(sum(pattern in at_import for pattern in earlier), today in at_import)
+"""
+
+
+def test_importing_normalize_joins_todays_rules_alone() -> None:
+    """The earlier versions' joined rules are compiled when first read by, not on import (a fresh
+    interpreter: the test process has imported the module already)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_COMPILES], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["0", "True"]
+
+
+def test_earlier_versions_read_as_their_rules_joined() -> None:
+    """Each earlier version's spans are those of its own rules joined (compiled once, on first use)."""
+    text = "user 42 at 2024-01-02 failed: 'x' (a=1) utf-8 0xdeadbeef"
+    cases = (
+        (normalize.mask_spans_seventh, normalize.SEVENTH_RULES, True),
+        (normalize.mask_spans_sixth, normalize.SIXTH_RULES, False),
+        (normalize.mask_spans_fifth, normalize.FIFTH_RULES, False),
+        (normalize.mask_spans_before, normalize.BEFORE_RULES, False),
+    )
+    for spans_of, rules, keeps in cases:
+        joined = normalize._combined(rules)
+        expected = normalize._spans_by(joined, text) if keeps else normalize._spans_by(joined, text, {})
+        assert spans_of(text) == expected
+    previous = normalize._combined(normalize.PREVIOUS_RULES)
+    truncated = normalize.truncate(text)
+    expected_previous = normalize.apply_spans(truncated, normalize._spans_by(previous, truncated, {}))
+    assert normalize_previous(text) == expected_previous

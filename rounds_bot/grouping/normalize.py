@@ -16,6 +16,7 @@ non-empty lines and MAX_MESSAGE_CHARS before any rule runs.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import NamedTuple
 
 from rounds_bot.grouping.mask_code_names import CODE_NAME_RULES, CODE_NAME_WORDS
@@ -74,29 +75,55 @@ _COMBINED, _GROUP_PLACEHOLDER, _KEPT = _COMBINED_ALL = _combined(RULES)
 ADDED_IN_FP8 = frozenset(rule.name for rule in (*CODE_NAME_RULES, *NUMBER_RULES))
 #: the rules `rounds-fp:7` masked with
 SEVENTH_RULES = tuple(rule for rule in RULES if rule.name not in ADDED_IN_FP8)
-_SEVENTH = _combined(SEVENTH_RULES)
 #: the rules added in `rounds-fp:7`: the names a runtime's message gives code, kept (`mask_names`)
 ADDED_IN_FP7 = frozenset(rule.name for rule in SEVENTH_NAME_RULES)
 #: the rules `rounds-fp:6` masked with
 SIXTH_RULES = tuple(rule for rule in SEVENTH_RULES if rule.name not in ADDED_IN_FP7)
-_SIXTH = _combined(SIXTH_RULES)
 #: the rules added in `rounds-fp:6`: literals a runtime prints (`mask_literals`)
 ADDED_IN_FP6 = frozenset({"bytes_literal", "query_path", "ruby_object", "quoted_escaped"})
 #: the rules `rounds-fp:5` masked with
 FIFTH_RULES = tuple(rule for rule in SIXTH_RULES if rule.name not in ADDED_IN_FP6)
-_FIFTH = _combined(FIFTH_RULES)
 #: the rules added in `rounds-fp:5`: dates with a month's name, 12-hour times, PostgreSQL's row values
 ADDED_IN_FP5 = frozenset({"date_month_name", "time_12h", "parenthesised_value", "failing_row"})
 #: the rules `rounds-fp:3` and `rounds-fp:4` masked with
 BEFORE_RULES = tuple(rule for rule in FIFTH_RULES if rule.name not in ADDED_IN_FP5)
-_BEFORE = _combined(BEFORE_RULES)
 #: the rules `rounds-fp:2` masked with: quoted strings and printed structures were text then
 PREVIOUS_RULES = tuple(
     rule
     for rule in BEFORE_RULES
     if rule.name not in ("quoted_text", "structured_value", "keep_smtp_enhanced_status")
 )
-_PREVIOUS = _combined(PREVIOUS_RULES)
+
+# An earlier version's rules are joined when a message is first read as that version read it, not on import:
+# joining one takes 10-20 ms, and a round reads by few of them, if any (a first round by `PREVIOUS_RULES`
+# alone, for the templates it looks up), where every `rounds` command that groups imports this module.
+
+
+@cache
+def _seventh() -> Combined:
+    return _combined(SEVENTH_RULES)
+
+
+@cache
+def _sixth() -> Combined:
+    return _combined(SIXTH_RULES)
+
+
+@cache
+def _fifth() -> Combined:
+    return _combined(FIFTH_RULES)
+
+
+@cache
+def _before() -> Combined:
+    return _combined(BEFORE_RULES)
+
+
+@cache
+def _previous() -> Combined:
+    return _combined(PREVIOUS_RULES)
+
+
 SHAPE_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _ZEROS = str.maketrans("123456789", "000000000")
 _ADDED_WORDS = (*CODE_NAME_WORDS, *NUMBER_WORDS)
@@ -191,7 +218,7 @@ def normalize_previous(message: str) -> str:
     """The message as `rounds-fp:2` normalised it (`PREVIOUS_RULES`): to find the templates it
     mined, so a signature it created keeps receiving its messages."""
     text = truncate(message)
-    return apply_spans(text, _spans_by_then(_PREVIOUS, text))
+    return apply_spans(text, _spans_by_then(_previous(), text))
 
 
 def normalize_before(message: str) -> str:
@@ -203,7 +230,7 @@ def normalize_before(message: str) -> str:
 
 def mask_spans_before(text: str) -> tuple[Span, ...]:
     """`mask_spans` as `rounds-fp:3` and `rounds-fp:4` found them (`BEFORE_RULES`)."""
-    return _spans_by_then(_BEFORE, text)
+    return _spans_by_then(_before(), text)
 
 
 class Piece(NamedTuple):
@@ -217,7 +244,7 @@ class Piece(NamedTuple):
     since_fp8: bool
 
 
-#: per group of `_COMBINED` and `_SEVENTH` (in the order `_combined` makes them), the rule it matches
+#: per group of `_COMBINED` and `_seventh()` (in the order `_combined` makes them), the rule it matches
 _GROUP_RULES, _SEVENTH_GROUP_RULES = (
     [None, *(rule for kind in CHARACTER_KINDS for rule in rules if kind in rule.starts)]
     for rules in (RULES, SEVENTH_RULES)
@@ -229,7 +256,7 @@ _NUMBERS = frozenset(rule.name for rule in NUMBER_RULES)
 def kept_pieces(text: str, *, seventh: bool = False) -> tuple[Piece, ...]:
     """Where the rules (`seventh`: those of `rounds-fp:7`) keep a name of code or a number, left to right; a
     rule that masks a part of its match (`MaskRule.masked`) keeps what is before and after that part."""
-    rules, group_rules = (_SEVENTH, _SEVENTH_GROUP_RULES) if seventh else (_COMBINED_ALL, _GROUP_RULES)
+    rules, group_rules = (_seventh(), _SEVENTH_GROUP_RULES) if seventh else (_COMBINED_ALL, _GROUP_RULES)
     pieces: list[Piece] = []
     for match in rules[0].finditer(text):
         rule = group_rules[match.lastindex or 0]
@@ -246,7 +273,7 @@ def kept_pieces(text: str, *, seventh: bool = False) -> tuple[Piece, ...]:
 
 def mask_spans_seventh(text: str) -> tuple[Span, ...]:
     """`mask_spans` as `rounds-fp:7` found them (`SEVENTH_RULES`)."""
-    return _spans_by(_SEVENTH, text)
+    return _spans_by(_seventh(), text)
 
 
 def normalize_seventh(message: str) -> str:
@@ -259,7 +286,7 @@ def normalize_seventh(message: str) -> str:
 
 def mask_spans_sixth(text: str) -> tuple[Span, ...]:
     """`mask_spans` as `rounds-fp:6` found them (`SIXTH_RULES`)."""
-    return _spans_by_then(_SIXTH, text)
+    return _spans_by_then(_sixth(), text)
 
 
 def normalize_sixth(message: str) -> str:
@@ -271,7 +298,7 @@ def normalize_sixth(message: str) -> str:
 
 def mask_spans_fifth(text: str) -> tuple[Span, ...]:
     """`mask_spans` as `rounds-fp:5` found them (`FIFTH_RULES`)."""
-    return _spans_by_then(_FIFTH, text)
+    return _spans_by_then(_fifth(), text)
 
 
 def normalize_fifth(message: str) -> str:
