@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rounds_bot.grouping.candidate_sizes import ReadingKey, candidate_size, reading_size, trace_candidate_size
-from rounds_bot.grouping.crash_site import Site, site_of
+from rounds_bot.grouping.crash_site import Site, reading_site, site_of
 from rounds_bot.grouping.cut_digests import MISSING, CutDigests, CutPlace
 from rounds_bot.grouping.error_codes import ErrorCode
 from rounds_bot.grouping.exception_chain import short_type
@@ -33,12 +33,13 @@ from rounds_bot.grouping.fingerprint import (
     trace_fingerprint,
     with_view,
 )
-from rounds_bot.grouping.frames import collapse_recursion
+from rounds_bot.grouping.frames import collapse_recursion, recursion_before
 from rounds_bot.grouping.inapp import EVERY_ADDED_RULE, FrameRole, InAppRules, TraceRoles, readings_before
 from rounds_bot.grouping.memo import MB, BoundedMemo, SharingMemo
 from rounds_bot.grouping.shapes import ShapeCache
 from rounds_bot.grouping.skeletons import render as render_template
 from rounds_bot.grouping.skeletons import split_context
+from rounds_bot.grouping.stack_overflow import reading_roles
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, as_read_before
 from rounds_bot.grouping.stacktrace.browser import typed_by_event
 from rounds_bot.grouping.stacktrace.python_groups import title_parts
@@ -311,7 +312,7 @@ class CandidateReader:
         key = self._reading_key(trace, service)
         reading = self._readings.get(key)
         if reading is None:
-            collapsed = collapse_recursion(trace)
+            collapsed = collapse_recursion(trace, rules=self._rules)
             reading = self._readings.put(key, self._reading(view, trace, collapsed, values))
             fingerprint = reading.fingerprint  # worked out for this very view
         else:
@@ -343,17 +344,17 @@ class CandidateReader:
         self, view: EventView, trace: ParsedTrace, collapsed: ParsedTrace, values: list[str]
     ) -> _Reading:
         """The roles, the site, the fingerprint and the collapsed frames of a trace."""
-        roles = self._rules.roles(collapsed)
+        roles = reading_roles(trace, collapsed, self._rules)
         before = readings_before(roles)
         same = collapsed is trace and not roles.cut and not before
         previous = PreviousReading(
             trace,
             roles if same else self._rules.roles(trace, cut_traces=False, without_rules=EVERY_ADDED_RULE),
         )
-        site = site_of(collapsed, roles)
+        site = reading_site(trace, collapsed, roles, self._rules)
         earlier = []
         for lacked in before:  # found by the hashes this version gave before its added library rules
-            earlier_roles = self._rules.roles(collapsed, without_rules=lacked)
+            earlier_roles = reading_roles(trace, collapsed, self._rules, lacked)
             earlier.append(EarlierReading(earlier_roles, site_of(collapsed, earlier_roles)))
         fingerprint = trace_fingerprint(
             view,
@@ -366,10 +367,9 @@ class CandidateReader:
             earlier=tuple(earlier),
         )
         if collapsed is not trace and fingerprint is not None:
-            as_collapsed_before = collapse_recursion(trace, rotated=False)
+            as_collapsed_before = recursion_before(trace, collapsed)
             if as_collapsed_before != collapsed:
-                # a recursion cut inside its cycle, whose pass releases before kept as the cut left it
-                # (`frames.collapse_leading_cycle`): the signature they made from it keeps receiving it
+                # read otherwise by releases before (`frames.recursion_before`): their signatures keep it
                 found_before = self._reading(view, trace, as_collapsed_before, values).fingerprint
                 fingerprint = looked_up_first(fingerprint, found_before)
         trace_before = as_read_before(trace)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from rounds_bot.grouping.bundles import MINIFIED
 from rounds_bot.grouping.frames import collapse_recursion, frame_key, frame_key_before_bundles
 from rounds_bot.grouping.inapp import InAppRules, TraceRoles
+from rounds_bot.grouping.stack_overflow import reads_an_overflow
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace, parse_stacktrace
 
 _GO_PANIC_FUNCTIONS = frozenset(("panic", "gopanic", "sigpanic"))
@@ -70,8 +71,20 @@ def site_of_text(stacktrace: str | None, rules: InAppRules | None = None) -> Sit
     trace = parse_stacktrace(stacktrace)
     if trace is None:
         return None
-    collapsed = collapse_recursion(trace)
-    return site_of(collapsed, (rules or InAppRules()).roles(collapsed))
+    rules = rules or InAppRules()
+    collapsed = collapse_recursion(trace, rules=rules)
+    return reading_site(trace, collapsed, rules.roles(collapsed), rules)
+
+
+def reading_site(trace: ParsedTrace, collapsed: ParsedTrace, roles: TraceRoles, rules: InAppRules) -> Site:
+    """The site of `trace` read as `collapsed` (`roles`: its roles). A stack overflow read from its app's
+    frames (`stack_overflow`) keeps the site the release before gave it, the innermost app frame of the print
+    with a cycle folded: its frames, sorted, no longer say which one the recursion was in, and the frame that
+    sorts first may be a library's the print does not tell from the app's (a cut print's Guava)."""
+    if collapsed is not trace and reads_an_overflow(trace):
+        before = collapse_recursion(trace, overflow=False)
+        return site_of(before, rules.roles(before))
+    return site_of(collapsed, roles)
 
 
 def crash_site(trace: ParsedTrace, roles: TraceRoles) -> str | None:

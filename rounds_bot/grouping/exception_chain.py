@@ -19,6 +19,7 @@ from rounds_bot.grouping.frames import frame_components
 from rounds_bot.grouping.inapp import FrameRole, Role, TraceRoles
 from rounds_bot.grouping.memo import MB, Ledger, SharingMemo, shared_sharing_memo
 from rounds_bot.grouping.shared_costs import frames_cost, stack_cost
+from rounds_bot.grouping.stack_overflow import OVERFLOW_LEFT_OUT, is_overflow_reading
 from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
 
 #: whose frames a trace fingerprint hashes: the app's, its tests', or (None) all of them
@@ -127,7 +128,9 @@ def chain_tree(
                 leaf(
                     "recursion",
                     _count(collapsed[index], "frame"),
-                    "ignored due to recursion: it repeats a recursion cycle the error was raised in "
+                    OVERFLOW_LEFT_OUT
+                    if is_overflow_reading(trace.runtime, exception, roles.frames[index])
+                    else "ignored due to recursion: it repeats a recursion cycle the error was raised in "
                     "(its outermost pass is kept)",
                 )
                 if collapsed and collapsed[index]

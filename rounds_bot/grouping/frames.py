@@ -14,7 +14,10 @@ both. Traces read before did not (`frame_key_before_bundles`; `fingerprint` look
 A `blob:` URL names an object of one page load (its UUID differs every time): its module is `blob`.
 Recursion is folded: a frame identical to the one before it is ignored, and so is every repeat
 of a cycle of up to MAX_CYCLE frames, so a stack overflow at depth 1,000 and one at depth 5,000
-group together.
+group together. A JVM `StackOverflowError` is read from its app's frames alone, each once, in a fixed
+order (`stack_overflow`): it surfaces in whichever call needed the next frame, and its print holds its
+cycle from any frame on, cut anywhere, so that prints holding a pass of its recursion read alike where they
+agree above and below it (`stack_overflow` names the exceptions).
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from dataclasses import dataclass, replace
 
 from rounds_bot.grouping.bundles import MINIFIED, is_bundle, is_minified_name, without_content_hash
 from rounds_bot.grouping.components import Component, leaf, node
-from rounds_bot.grouping.inapp import FrameRole, Role
+from rounds_bot.grouping.inapp import FrameRole, InAppRules, Role
 from rounds_bot.grouping.memo import MB, OVERHEAD, BoundedMemo, frames_size, shared_memo
-from rounds_bot.grouping.stacktrace import Frame, ParsedTrace
+from rounds_bot.grouping.stack_overflow import overflow_frames, reads_an_overflow
+from rounds_bot.grouping.stacktrace import Frame, ParsedException, ParsedTrace
 
 MAX_CONTEXT_LINE = 120
 MAX_CYCLE = 8
@@ -67,6 +71,8 @@ _COMPONENTS: BoundedMemo[tuple[Frame, str | None, bool], Component] = shared_mem
     lambda key, _: OVERHEAD * 4 + len(key[1] or "") + frames_size(key[:1], _COMPONENT_BYTES),
 )
 _NOT: dict[Role, str] = {"app": "not in-app", "test": "not test code", "library": "not a library"}
+#: whose code a frame is when no engine's rules are given (`collapse_recursion`): the built-in rules alone
+_BUILT_IN_RULES = InAppRules()
 
 
 @dataclass(frozen=True)
@@ -323,14 +329,47 @@ def _canonical_pass(cycle: tuple[Frame, ...]) -> tuple[Frame, ...]:
     return cycle[start:] + cycle[:start]
 
 
-def collapse_recursion(trace: ParsedTrace, *, rotated: bool = True) -> ParsedTrace:
-    """`trace` with each exception's leading recursion cycle collapsed (the same object when no
-    exception starts with one); `rotated=False` collapses it as releases before did (a cut cycle's
-    pass as the cut left it, see `collapse_leading_cycle`)."""
+def collapse_recursion(
+    trace: ParsedTrace, *, rotated: bool = True, rules: InAppRules | None = None, overflow: bool = True
+) -> ParsedTrace:
+    """`trace` with each exception's leading recursion cycle collapsed, and a JVM stack overflow read from
+    its app's frames by `rules` (the built-in ones when None; see `stack_overflow`); the same object when
+    neither changes a frame. `overflow=False` reads a stack overflow as any other error, as the release
+    before did; `rotated=False` also collapses a cycle as releases before that did (a cut cycle's pass as
+    the cut left it, see `collapse_leading_cycle`)."""
+    overflows = overflow and rotated and reads_an_overflow(trace)
+    # whose code each frame is, read on the whole print as grouping reads any trace (the owner rule where
+    # the print shows its entry), before anything is left out of it
+    roles = (rules if rules is not None else _BUILT_IN_RULES).roles(trace).frames if overflows else None
     exceptions = tuple(
-        replace(exception, frames=collapse_leading_cycle(exception.frames, rotated=rotated))
-        for exception in trace.exceptions
+        replace(exception, frames=_collapsed(exception, roles[index] if roles else None, rotated))
+        for index, exception in enumerate(trace.exceptions)
     )
     if all(new.frames is old.frames for new, old in zip(exceptions, trace.exceptions, strict=True)):
         return trace
     return replace(trace, exceptions=exceptions)
+
+
+def _collapsed(
+    exception: ParsedException, roles: tuple[FrameRole, ...] | None, rotated: bool
+) -> tuple[Frame, ...]:
+    """An exception's frames as `collapse_recursion` reads them (`roles`: its frames' roles in the whole
+    trace, by which a stack overflow is read)."""
+    if roles is not None:
+        read = overflow_frames(exception, roles)
+        if read is not exception.frames:
+            return read  # each frame once: no cycle left to collapse
+    return collapse_leading_cycle(exception.frames, rotated=rotated)
+
+
+def recursion_before(trace: ParsedTrace, collapsed: ParsedTrace) -> ParsedTrace:
+    """How the release before the one that read `trace` as `collapsed` collapsed it (`collapsed` itself
+    when no release before read it otherwise). Newest first: a JVM stack overflow read from its app's
+    frames (`stack_overflow`); read by all its frames, a cut cycle's pass rotated (`_canonical_pass`); as
+    the cut left it (`rotated=False`). A reading looks up the signatures the one before made (`candidates`),
+    and that one the one before it, so a signature any of them made keeps receiving its events."""
+    oldest = collapse_recursion(trace, rotated=False)
+    if collapsed == oldest:
+        return collapsed
+    plain = collapse_recursion(trace, overflow=False)
+    return oldest if collapsed == plain else plain
