@@ -39,7 +39,18 @@ LIBRARY_PATHS = (
 #: installed modules (about_PSModulePath: `$PSHOME` under `Program Files/PowerShell/` or
 #: `/opt/microsoft/powershell/`, Windows PowerShell's `System32/WindowsPowerShell/v1.0/`, the user's and all
 #: users' `WindowsPowerShell/Modules`, `.local/share/powershell/Modules`,
-#: `/usr/local/share/powershell/Modules`), Windows paths in any case
+#: `/usr/local/share/powershell/Modules`), Windows paths in any case.
+#: Julia's Base as its stack traces print it, relative to its source (`./array.jl`, base/errorshow.jl; the
+#: REPL's input, `./REPL[1]`, is the app's), the standard library and installed packages under `share/julia/`
+#: and a depot's `.julia/packages/`, or any depot's (`JULIA_DEPOT_PATH=/opt/julia`) `packages/<Name>/<slug>/`,
+#: its slug of 4 or 5 characters (Pkg's depot layout, `DEPOT_PATH`, `Base.version_slug`); a package being
+#: developed, under `dev/`, is the app's. Lua's modules on its default paths (luaconf.h's `LUA_PATH_DEFAULT`:
+#: `/usr/local/share/lua/5.x/`, `/usr/local/lib/lua/5.x/`), Debian's `/usr/share/lua/` and
+#: `/usr/lib/<triplet>/lua/`, any prefix's `share/lua/5.x/` and `lib/lua/5.x/` (Homebrew's
+#: `/opt/homebrew/share/lua/`, a LuaRocks tree's), LuaRocks' trees (`lua_modules/`, `.luarocks/`), OpenResty's
+#: bundled and site libraries (`/usr/local/openresty/lualib/`, `.../site/lualib/`, its LuaJIT's); and a path
+#: Lua shortened to its last 60 characters (lobject.c's `luaO_chunkid`, LUA_IDSIZE:
+#: `...rocks/share/lua/5.1/lapis/db.lua`) when what is left names one of those directories
 RUNTIME_LIBRARY_PATHS: dict[str, re.Pattern[str]] = {
     "perl": re.compile(
         r"/usr/(?:local/)?share/perl5?/|/usr/(?:local/)?lib/[\w.-]{1,64}-linux-gnu/perl|(?:^|/)perl5/"
@@ -50,6 +61,14 @@ RUNTIME_LIBRARY_PATHS: dict[str, re.Pattern[str]] = {
         r"/Program Files/PowerShell/|/opt/microsoft/powershell/|/WindowsPowerShell/(?:v1\.0/|Modules/)"
         r"|/\.local/share/powershell/Modules/|/usr/local/share/powershell/Modules/|/PowerShell/Modules/",
         re.IGNORECASE,
+    ),
+    "julia": re.compile(
+        r"^\./(?!REPL\[)|/share/julia/|(?:^|/)\.julia/packages/|/packages/[A-Za-z_]\w*/\w{4,5}/"
+    ),
+    "lua": re.compile(
+        r"/usr/(?:local/)?(?:share|lib)/lua/|/usr/lib/[\w.-]{1,64}-linux-gnu/lua/|(?:^|/)lua_modules/"
+        r"|/\.luarocks/|/openresty/(?:site/)?(?:lualib|luajit)/|(?:^|/)(?:share|lib)/lua/5\.\d/"
+        r"|^\.\.\.\S{0,2048}?(?:lua/5\.\d/|lualib/|lua_modules/|\.luarocks/|luarocks/)"
     ),
 }
 
@@ -93,6 +112,20 @@ LIBRARY_MODULES: dict[str, tuple[str, ...]] = {
         "Symfony.", "Illuminate.", "Laravel.", "Doctrine.", "GuzzleHttp.", "Monolog.", "Psr.", "Laminas.",
         "OpenTelemetry.", "PHPUnit.", "Composer.", "Twig.", "Predis.", "Carbon.", "React.", "Slim.",
         "Sentry.", "Pest.",
+    ),
+    # GHC's own packages (`base`, `ghc-internal` since 9.10, `ghc-prim`, `ghc-bignum`), as a call stack names
+    # a frame's unit (GHC.Stack's `prettyCallStack`, `PACKAGE:MODULE`)
+    # and, for a unit Stack built, whose id does not tell a snapshot's package from the project's, GHC's boot
+    # packages (GHC's user guide, "Packages": those its installation holds) and the most used of Hackage's
+    # that check their arguments with `HasCallStack`
+    "haskell": (
+        "base:", "ghc-internal:", "ghc-prim:", "ghc-bignum:", "ghc:", "array:", "bytestring:", "containers:",
+        "deepseq:", "directory:", "exceptions:", "filepath:", "mtl:", "parsec:", "process:", "stm:",
+        "template-haskell:", "text:", "time:", "transformers:", "unix:", "binary:", "vector:",
+        "vector-algorithms:", "primitive:", "unordered-containers:", "hashable:", "aeson:", "scientific:",
+        "attoparsec:", "megaparsec:", "random:", "massiv:", "lens:", "microlens:", "async:", "unliftio:",
+        "resourcet:", "conduit:", "http-client:", "warp:", "wai:", "servant-server:", "persistent:",
+        "postgresql-simple:", "yaml:",
     ),
     "node": (),
     "ruby": (),

@@ -18,9 +18,12 @@ from rounds_bot.grouping.stacktrace import (
     dotnet_aggregate,
     elixir,
     go,
+    haskell,
     hotspot_error,
     java,
+    julia,
     logcat,
+    lua,
     native,
     node,
     node_fatal,
@@ -34,6 +37,7 @@ from rounds_bot.grouping.stacktrace import (
     ruby,
     rust,
     swift_backtrace,
+    ubsan,
     valgrind,
 )
 from rounds_bot.grouping.stacktrace.model import (
@@ -85,6 +89,9 @@ _PARSERS = {
     "dart": dart.parse,
     "perl": perl.parse,
     "powershell": powershell.parse,
+    "julia": julia.parse,
+    "haskell": haskell.parse,
+    "lua": lua.parse,
 }
 
 #: per runtime, whether a line prints a frame
@@ -99,12 +106,19 @@ _FRAME_LINE_TESTS: dict[Runtime, Callable[[str], bool]] = {
     "rust": rust.is_frame_line,
     "php": php.is_frame_line,
     "elixir": elixir.is_frame_line,
+    # (a stackless UBSan diagnostic's line is its site: texts differing there must not share a parse)
     "native": lambda line: (
-        native.is_frame_line(line) or swift_backtrace.is_frame_line(line) or valgrind.is_frame_line(line)
+        native.is_frame_line(line)
+        or swift_backtrace.is_frame_line(line)
+        or valgrind.is_frame_line(line)
+        or ubsan.is_diagnostic_line(line)
     ),
     "dart": dart.is_frame_line,
     "perl": perl.is_frame_line,
     "powershell": powershell.is_frame_line,
+    "julia": julia.is_frame_line,
+    "haskell": haskell.is_frame_line,
+    "lua": lua.is_frame_line,
 }
 #: the same, kept per line: a bug's frame lines recur in every
 #: occurrence's trace)
@@ -123,9 +137,10 @@ def detect_runtime(lines: list[str]) -> Runtime | None:
 
 
 def _script_runtime(lines: list[str]) -> Runtime | None:
-    """Perl's or PowerShell's, for a text in which no other runtime's frame is found: their lines are
-    asked last and apart, so a text another runtime's parser read before reads as before (`perl`,
-    `powershell`); never for a Valgrind report, which `valgrind` reads when no runtime does."""
+    """Perl's or PowerShell's, for a text in which no other runtime's frame is found, then Julia's, GHC's or
+    Lua's: their lines are asked last and apart, so a text another runtime's parser read before reads as
+    before (`perl`, `powershell`, and the three newer ones after those two); never for a Valgrind report,
+    which `valgrind` reads when no runtime does."""
     if any(valgrind.is_frame_line(line) for line in lines):
         return None
     for line in lines:
@@ -133,6 +148,17 @@ def _script_runtime(lines: list[str]) -> Runtime | None:
             return "perl"
         if powershell.looks_like_powershell_line(line):
             return "powershell"
+    return next((runtime for line in lines if (runtime := _newer_script_line(line)) is not None), None)
+
+
+def _newer_script_line(line: str) -> Runtime | None:
+    """Julia's, GHC's or Lua's frame line (each tested only when a substring its lines need is there)."""
+    if ("@ " in line or " at " in line) and julia.looks_like_julia_line(line):
+        return "julia"
+    if ", called at " in line and haskell.looks_like_haskell_line(line):
+        return "haskell"
+    if ": in " in line and lua.looks_like_lua_line(line):
+        return "lua"
     return None
 
 
@@ -215,6 +241,8 @@ def _may_be_native(stripped: str) -> bool:
 
 
 _runtime_of_line = memoised_by_line(runtime_of_line)
+#: a UBSan diagnostic printed without its stack, read by its site (`ubsan`)
+_runtime_error_site = ubsan.parse
 
 
 #: what reading a trace decides from one line on its own (see `line_votes`)
@@ -240,13 +268,15 @@ def parse_stacktrace(text: str | None) -> ParsedTrace | None:
         return fatal  # a JVM's fatal error log, whose frames no frame test reads; without one, read as before
     if (stack := node_report.as_v8_stack(text, lines)) is not None:
         return node_report.parse(stack)  # Node's stack after `FROM` or in a report's JSON (`node_report`)
-    bare = logcat.unprefixed(lines)
+    # (logcat's prefixes, or a Julia logger's box: `julia.unboxed`)
+    bare = logcat.unprefixed(lines) or julia.unboxed(lines)
     runtime = detect_runtime(bare or lines)
     trace = None if runtime is None else _PARSERS[runtime](bare or lines)
     if trace is None:
         # a Valgrind report only when no runtime reads the text: a program's own crash printed among its lines
-        # (a Rust panic, `backtrace_symbols`) was read before, and still is (`valgrind`)
-        return valgrind.parse(bare or lines)
+        # (a Rust panic, `backtrace_symbols`) was read before, and still is (`valgrind`); then a UBSan
+        # diagnostic without its stack, by the site it names (`ubsan`)
+        return valgrind.parse(bare or lines) or _runtime_error_site(bare or lines)
     if bare is not None and trace is not None and NEWLY_READ not in trace.notes:
         return replace(trace, notes=(*trace.notes, NEWLY_READ))
     return trace

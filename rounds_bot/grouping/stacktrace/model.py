@@ -9,7 +9,8 @@ from typing import Literal
 #: `native` is C, C++, Objective-C and Swift: code compiled to machine code, read from a sanitizer's, a
 #: debugger's or a crash reporter's backtrace
 #: `dart` is Dart and Flutter, as the Dart VM prints a stack
-#: `perl` and `powershell` are read only from a text no other runtime's lines are found in
+#: `perl` and `powershell` are read only from a text no other runtime's lines are found in; so are `julia`,
+#: `haskell` (GHC's) and `lua` (Lua 5.1 to 5.4, LuaJIT, OpenResty), after those two
 Runtime = Literal[
     "python",
     "java",
@@ -25,6 +26,9 @@ Runtime = Literal[
     "dart",
     "perl",
     "powershell",
+    "julia",
+    "haskell",
+    "lua",
 ]
 Relation = Literal["raised", "cause", "context", "suppressed", "inner"]
 
@@ -86,3 +90,11 @@ def trace_lines(text: str) -> list[str]:
     """The lines of a trace, bounded, with trailing whitespace and carriage returns removed."""
     lines = text[:MAX_TRACE_CHARS].splitlines()[:MAX_TRACE_LINES]
     return [line[:MAX_LINE_CHARS].rstrip() for line in lines]
+
+
+def site_name(line: int, kind: str = "") -> str:
+    """The name of a frame whose runtime names no function (UBSan's site, GHC's outermost call, Lua's main
+    chunk): its line, since a frame's identity is its module and function, never its line, and without it
+    every such error of one file would be one problem. Such a site moves with the lines added above it: the
+    price of telling them apart."""
+    return f"{kind} <line {line}>".lstrip()
