@@ -38,6 +38,7 @@ from rounds_bot.grouping.stacktrace import (
     rust,
     swift_backtrace,
     ubsan,
+    unread_reports,
     valgrind,
 )
 from rounds_bot.grouping.stacktrace.model import (
@@ -275,8 +276,13 @@ def parse_stacktrace(text: str | None) -> ParsedTrace | None:
     if trace is None:
         # a Valgrind report only when no runtime reads the text: a program's own crash printed among its lines
         # (a Rust panic, `backtrace_symbols`) was read before, and still is (`valgrind`); then a UBSan
-        # diagnostic without its stack, by the site it names (`ubsan`)
-        return valgrind.parse(bare or lines) or _runtime_error_site(bare or lines)
+        # diagnostic without its stack, by the site it names (`ubsan`); then the reports no runtime's frame
+        # lines announce (`unread_reports`: PHP's fatal line, the kernel's segfault line, Apple's JSON report)
+        return (
+            valgrind.parse(bare or lines)
+            or _runtime_error_site(bare or lines)
+            or unread_reports.parse(text, lines)
+        )
     if bare is not None and trace is not None and NEWLY_READ not in trace.notes:
         return replace(trace, notes=(*trace.notes, NEWLY_READ))
     return trace
