@@ -7,9 +7,10 @@ them."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from functools import partial
 
 import pytest
+from crash_texts import EventOf, crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 from known_states import engines_knowing, made_before
 
 from rounds_bot.grouping.engine import GroupingEngine
@@ -23,20 +24,11 @@ from rounds_bot.grouping.stacktrace import (
 )
 from rounds_bot.grouping.stacktrace.model import MAX_LINE_CHARS
 from rounds_bot.grouping.stacktrace.native import bare_function
-from rounds_bot.models import ErrorEvent
-
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-def _event(n: int, text: str, error_type: str, message: str) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
-        error_type=error_type,
-        message=message,
-        stacktrace=text,
-    )
+def _events(error_type: str, message: str) -> EventOf:
+    """Events of one case's type and message."""
+    return partial(crash_event, error_type=error_type, message=message)
 
 
 def _ruby_bug(method: str, line: int, address: int) -> str:
@@ -144,10 +136,8 @@ CASES = {
 @pytest.mark.parametrize("case", CASES)
 def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two(case: str) -> None:
     (error_type, message), texts = CASES[case]
-    placed = GroupingEngine().assign_all(
-        [_event(n, text, error_type, message) for n, text in enumerate(texts)]
-    )
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _events(error_type, message))
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_ruby_bug_reports_ruby_frames_are_read_crash_site_first() -> None:
@@ -197,16 +187,11 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_th
     monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
     (error_type, message), texts = CASES[case]
-    made, saved = made_before(
-        monkeypatch,
-        unread_reports,
-        "parse",
-        lambda text, lines: None,
-        _event(0, texts[0], error_type, message),
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, unread_reports, "parse", lambda text, lines: None, texts, _events(error_type, message)
     )
-    for engine in engines_knowing(saved).values():
-        found = engine.assign_all([_event(n, text, error_type, message) for n, text in enumerate(texts[1:])])
-        assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+    for placed in found.values():
+        assert placed == [(made, "fingerprint")] * 2
 
 
 def test_a_signature_an_earlier_release_made_of_a_ruby_bug_report_keeps_receiving_it(
@@ -219,17 +204,17 @@ def test_a_signature_an_earlier_release_made_of_a_ruby_bug_report_keeps_receivin
         ruby,
         "_innermost_first",
         lambda trace, sections: trace,
-        _event(0, texts[0], error_type, message),
+        _events(error_type, message)(0, texts[0]),
     )
     for engine in engines_knowing(saved).values():
-        found = engine.assign(_event(1, texts[1], error_type, message))
+        found = engine.assign(_events(error_type, message)(1, texts[1]))
         assert (found.signature_id, found.tier) == (made, "fingerprint")
 
 
 def test_json_nested_deeper_than_the_decoder_recurses_is_left_to_its_message() -> None:
     """2 KB of brackets: the JSON decoder recurses once a level and gives up past the recursion limit."""
     deep = '{"threads":' + "[" * 1000 + "]" * 1000 + "}"
-    placed = GroupingEngine().assign_all([_event(0, deep, "EXC_BAD_ACCESS", "EXC_BAD_ACCESS (SIGSEGV)")])
+    placed = GroupingEngine().assign_all([_events("EXC_BAD_ACCESS", "EXC_BAD_ACCESS (SIGSEGV)")(0, deep)])
     assert placed[0].tier == "new"
     assert parse_stacktrace(deep) is None
 
@@ -298,8 +283,8 @@ def test_a_ruby_bug_report_behind_a_prefix_is_read_crash_site_first(prefix: str)
     (error_type, message), texts = CASES["ruby [BUG]"]
     prefixed = "\n".join(prefix + line for line in texts[0].splitlines())
     for order in ([texts[0], prefixed], [prefixed, texts[0]]):
-        placed = GroupingEngine().assign_all([_event(n, t, error_type, message) for n, t in enumerate(order)])
-        assert placed[0].signature_id == placed[1].signature_id
+        ids = signatures_of(order, _events(error_type, message))
+        assert ids[0] == ids[1]
 
 
 def test_a_ruby_trace_before_a_bug_report_keeps_its_order() -> None:

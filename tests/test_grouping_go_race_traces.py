@@ -5,17 +5,12 @@ and a signature an earlier release made from the message (it read no frame) keep
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import Frame, frame_lines, go_race, parse_stacktrace
 from rounds_bot.grouping.trace_memo import TraceMemo
 from rounds_bot.models import ErrorEvent
-
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def _race(method: str, line: int, address: int, goroutine: int, depth: int = 1) -> str:
@@ -33,14 +28,7 @@ def _race(method: str, line: int, address: int, goroutine: int, depth: int = 1) 
 
 
 def _event(n: int, stacktrace: str) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
-        error_type="DATA RACE",
-        message="WARNING: DATA RACE",
-        stacktrace=stacktrace,
-    )
+    return crash_event(n, stacktrace, error_type="DATA RACE", message="WARNING: DATA RACE")
 
 
 def test_a_race_report_is_read_to_the_access_that_raced_and_the_one_before_it() -> None:
@@ -57,14 +45,15 @@ def test_a_race_report_is_read_to_the_access_that_raced_and_the_one_before_it() 
 
 
 def test_one_race_site_is_one_signature_and_two_behind_one_message_are_two() -> None:
-    placed = GroupingEngine().assign_all(
+    ids = signatures_of(
         [
-            _event(1, _race("Set", 42, 0xC000120018, 7)),
-            _event(2, _race("Set", 42, 0xC000220018, 19, depth=3)),
-            _event(3, _race("Delete", 57, 0xC000120018, 7)),
-        ]
+            _race("Set", 42, 0xC000120018, 7),
+            _race("Set", 42, 0xC000220018, 19, depth=3),
+            _race("Delete", 57, 0xC000120018, 7),
+        ],
+        _event,
     )
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_panic_printed_after_a_race_is_read_as_the_panic_as_before() -> None:
@@ -82,20 +71,15 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_ra
     """No release before read these reports: their events went to their message's template, and that
     signature keeps receiving them (it is not split into trace signatures, which would file duplicates)."""
     # a release that read no report
-    made, saved = made_before(
-        monkeypatch,
-        go_race,
-        "is_race_report",
-        lambda lines: False,
-        _event(0, _race("Set", 42, 0xC000120018, 7)),
+    texts = [
+        _race("Set", 42, 0xC000120018, 7),
+        _race("Set", 42, 0xC000220018, 19, depth=3),
+        _race("Delete", 57, 0xC000120018, 7),
+    ]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, go_race, "is_race_report", lambda lines: False, texts, _event
     )
-    found = engines_knowing(saved)[how].assign_all(
-        [
-            _event(1, _race("Set", 42, 0xC000220018, 19, depth=3)),
-            _event(2, _race("Delete", 57, 0xC000120018, 7)),
-        ]
-    )
-    assert {(a.signature_id, a.tier) for a in found} == {(made, "fingerprint")}
+    assert set(found[how]) == {(made, "fingerprint")}
 
 
 def test_an_access_line_without_an_address_is_read() -> None:
@@ -122,8 +106,8 @@ def test_race_reports_differing_only_by_a_digit_in_a_function_name_are_two_signa
     read = memo.parsed(second)
     assert read is not None and read.trace == parse_stacktrace(second)
     assert read.trace.exceptions[0].frames[0].function == "(*Cache).Handle_v2"
-    placed = GroupingEngine().assign_all([_event(1, first), _event(2, second)])
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([first, second], _event)
+    assert ids[0] != ids[1]
 
 
 def test_a_race_reports_function_line_is_a_go_frame_line() -> None:

@@ -6,18 +6,14 @@ an earlier release made from the message keeps receiving them."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
 from rounds_bot.grouping import stacktrace
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import Frame, parse_stacktrace
 from rounds_bot.models import ErrorEvent
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 MESSAGE = "user 42 not found"
 
 
@@ -33,14 +29,7 @@ def _haskell(module: str, line: int, user: int = 42, depth: int = 1) -> str:
 
 
 def _event(n: int, text: str, message: str = MESSAGE) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
-        error_type="ErrorCall",
-        message=message,
-        stacktrace=text,
-    )
+    return crash_event(n, text, error_type="ErrorCall", message=message)
 
 
 def test_a_call_stack_is_read_innermost_first_each_site_in_its_caller() -> None:
@@ -100,21 +89,19 @@ def test_the_base_libraries_frames_are_a_librarys(module: str) -> None:
 
 def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two() -> None:
     texts = (_haskell("Lib", 12), _haskell("Lib", 12, user=7, depth=3), _haskell("Orders", 50))
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made, saved = made_before(
-        monkeypatch, stacktrace, "_script_runtime", lambda lines: None, _event(0, _haskell("Lib", 12))
+    texts = [_haskell("Lib", 12), _haskell("Lib", 12, user=3, depth=3), _haskell("Orders", 50)]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, stacktrace, "_script_runtime", lambda lines: None, texts, _event
     )
-    for engine in engines_knowing(saved).values():
-        found = engine.assign_all(
-            [_event(1, _haskell("Lib", 12, user=3, depth=3)), _event(2, _haskell("Orders", 50))]
-        )
-        assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+    for placed in found.values():
+        assert placed == [(made, "fingerprint")] * 2
 
 
 VECTOR = "vector-0.13.1.0-9f1c2a"
@@ -146,10 +133,8 @@ def test_another_packages_frames_are_a_librarys_and_the_apps_frame_is_the_site(a
 
 def test_two_app_sites_below_a_librarys_checks_are_two_problems() -> None:
     texts = (_vector_bounds("Cart", 12), _vector_bounds("Order", 40))
-    placed = GroupingEngine().assign_all(
-        [_event(n, text, "index out of bounds (10,3)") for n, text in enumerate(texts)]
-    )
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of(texts, lambda n, text: _event(n, text, "index out of bounds (10,3)"))
+    assert ids[0] != ids[1]
 
 
 def test_containers_map_lookup_is_a_librarys() -> None:
@@ -192,8 +177,8 @@ def test_a_stack_built_projects_library_is_the_apps_and_its_snapshots_vector_a_l
 
 def test_two_sites_in_a_stack_built_projects_library_are_two_problems() -> None:
     texts = (_stack_project("lookupUser", 12), _stack_project("lookupOrder", 40))
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] != ids[1]
 
 
 def test_a_cabal_store_packages_unit_is_a_librarys() -> None:

@@ -6,17 +6,12 @@ keeps receiving the log."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import Frame, hotspot_error, parse_stacktrace
 from rounds_bot.models import ErrorEvent
-
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def _log(native: str, pc: int, pid: int, tid: int, depth: int = 1) -> str:
@@ -55,13 +50,11 @@ def _log(native: str, pc: int, pid: int, tid: int, depth: int = 1) -> str:
 
 
 def _event(n: int, stacktrace: str) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
+    return crash_event(
+        n,
+        stacktrace,
         error_type="SIGSEGV",
         message="A fatal error has been detected by the Java Runtime Environment",
-        stacktrace=stacktrace,
     )
 
 
@@ -103,14 +96,15 @@ def test_the_problematic_frame_and_the_java_frames_stand_in_for_a_missing_mixed_
 
 
 def test_one_crash_site_is_one_signature_and_two_behind_one_java_call_are_two() -> None:
-    placed = GroupingEngine().assign_all(
+    ids = signatures_of(
         [
-            _event(1, _log("foo_parse", 0x7F1A2B3C4D5E, 12345, 12346)),
-            _event(2, _log("foo_parse", 0x7F9A2B3C4D5E, 23456, 23470, depth=3)),
-            _event(3, _log("foo_free", 0x7F1A2B3C4D5E, 12345, 12346)),
-        ]
+            _log("foo_parse", 0x7F1A2B3C4D5E, 12345, 12346),
+            _log("foo_parse", 0x7F9A2B3C4D5E, 23456, 23470, depth=3),
+            _log("foo_free", 0x7F1A2B3C4D5E, 12345, 12346),
+        ],
+        _event,
     )
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    assert ids[0] == ids[1] != ids[2]
 
 
 @pytest.mark.parametrize("how", ["given", "looked up"])
@@ -119,16 +113,16 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_fa
 ) -> None:
     """No release before read these logs: their events went to their message's template, and that signature
     keeps receiving them (it is not split into trace signatures, which would file duplicates)."""
-    first = _event(0, _log("foo_parse", 0x7F1A2B3C4D5E, 12345, 12346))
+    texts = [
+        _log("foo_parse", 0x7F1A2B3C4D5E, 12345, 12346),
+        _log("foo_parse", 0x7F9A2B3C4D5E, 23456, 23470, depth=3),
+        _log("foo_free", 0x7F1A2B3C4D5E, 12345, 12346),
+    ]
     # a release that read no log
-    made, saved = made_before(monkeypatch, hotspot_error, "is_report", lambda lines: False, first)
-    found = engines_knowing(saved)[how].assign_all(
-        [
-            _event(1, _log("foo_parse", 0x7F9A2B3C4D5E, 23456, 23470, depth=3)),
-            _event(2, _log("foo_free", 0x7F1A2B3C4D5E, 12345, 12346)),
-        ]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, hotspot_error, "is_report", lambda lines: False, texts, _event
     )
-    assert {(a.signature_id, a.tier) for a in found} == {(made, "fingerprint")}
+    assert set(found[how]) == {(made, "fingerprint")}
 
 
 def test_a_java_trace_with_a_fatal_error_header_and_no_frame_of_its_own_reads_as_java() -> None:
@@ -179,8 +173,8 @@ def test_one_native_function_is_one_signature_whatever_its_line_and_stub_address
     )
     assert first.count("(foo.c:42)") == 2  # the problematic frame and the stack's
     second = first.replace("+0x14  (foo.c:42)", "+0x38  (foo.c:47)").replace("4c5a0cc6", "11111cc6")
-    placed = GroupingEngine().assign_all([_event(1, first), _event(2, second)])
-    assert placed[0].signature_id == placed[1].signature_id
+    ids = signatures_of([first, second], _event)
+    assert ids[0] == ids[1]
 
 
 @pytest.mark.parametrize(
@@ -229,10 +223,8 @@ def test_the_java_frames_are_read_below_a_native_stack_that_never_reached_java()
     functions = [f.function for f in trace.exceptions[0].frames]
     assert functions[:2] == [None, None]  # ntdll's and KERNELBASE's frames, which name no function
     assert "registerNativeHook" in functions and "start" in functions
-    placed = GroupingEngine().assign_all(
-        [_event(1, _windows_log("Hooks.start")), _event(2, _windows_log("Keys.listen"))]
-    )
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([_windows_log("Hooks.start"), _windows_log("Keys.listen")], _event)
+    assert ids[0] != ids[1]
 
 
 def test_a_hidden_classs_address_is_masked() -> None:

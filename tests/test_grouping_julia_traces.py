@@ -6,18 +6,14 @@ the message keeps receiving them."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
 from rounds_bot.grouping import stacktrace
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import Frame, parse_stacktrace
 from rounds_bot.models import ErrorEvent
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 MESSAGE = "attempt to access 5-element Vector{Int64} at index [9]"
 
 
@@ -37,14 +33,7 @@ def _julia(function: str, file: str, line: int, index: int = 9, depth: int = 1) 
 
 
 def _event(n: int, text: str, message: str = MESSAGE) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
-        error_type="BoundsError",
-        message=message,
-        stacktrace=text,
-    )
+    return crash_event(n, text, error_type="BoundsError", message=message)
 
 
 def test_a_julia_error_is_read_with_its_frames_innermost_first() -> None:
@@ -134,21 +123,23 @@ def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two() ->
         _julia("total", "cart", 12, index=7, depth=3),
         _julia("tax", "order", 40),
     )
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made, saved = made_before(
-        monkeypatch, stacktrace, "_script_runtime", lambda lines: None, _event(0, _julia("total", "cart", 12))
+    texts = [
+        _julia("total", "cart", 12),
+        _julia("total", "cart", 12, index=4, depth=3),
+        _julia("tax", "order", 40),
+    ]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, stacktrace, "_script_runtime", lambda lines: None, texts, _event
     )
-    for engine in engines_knowing(saved).values():
-        found = engine.assign_all(
-            [_event(1, _julia("total", "cart", 12, index=4, depth=3)), _event(2, _julia("tax", "order", 40))]
-        )
-        assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+    for placed in found.values():
+        assert placed == [(made, "fingerprint")] * 2
 
 
 def _task_failure(function: str, file: str, levels: int = 1) -> str:
@@ -200,10 +191,8 @@ def test_a_failed_tasks_innermost_nested_error_is_the_exception(levels: int) -> 
 
 def test_two_task_bugs_at_two_sites_are_two_problems() -> None:
     texts = (_task_failure("total", "cart"), _task_failure("tax", "order"))
-    placed = GroupingEngine().assign_all(
-        [_event(n, text, "TaskFailedException") for n, text in enumerate(texts)]
-    )
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of(texts, lambda n, text: _event(n, text, "TaskFailedException"))
+    assert ids[0] != ids[1]
 
 
 @pytest.mark.parametrize("parameter", ["Int64", "Float64"])
@@ -293,5 +282,5 @@ def test_an_error_logged_in_the_console_loggers_box_is_read() -> None:
 
 def test_two_logged_errors_at_two_sites_are_two_problems_and_at_one_one() -> None:
     texts = (_logged("total", "cart", 12), _logged("total", "cart", 12, index=9), _logged("tax", "order", 40))
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] == ids[1] != ids[2]

@@ -6,18 +6,14 @@ message keeps receiving them."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
 from rounds_bot.grouping import stacktrace
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import Frame, parse_stacktrace
 from rounds_bot.models import ErrorEvent
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 MESSAGE = "attempt to index a nil value (field 'user')"
 
 
@@ -35,9 +31,7 @@ def _lua(file: str, line: int, depth: int = 1) -> str:
 
 
 def _event(n: int, text: str, message: str = MESSAGE) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}", timestamp=T0, service="shop", error_type="error", message=message, stacktrace=text
-    )
+    return crash_event(n, text, error_type="error", message=message)
 
 
 def test_a_traceback_is_read_innermost_first() -> None:
@@ -117,19 +111,19 @@ def test_a_c_function_is_a_librarys() -> None:
 
 def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two() -> None:
     texts = (_lua("cart", 12), _lua("cart", 12, depth=3), _lua("order", 40))
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made, saved = made_before(
-        monkeypatch, stacktrace, "_script_runtime", lambda lines: None, _event(0, _lua("cart", 12))
+    texts = [_lua("cart", 12), _lua("cart", 12, depth=3), _lua("order", 40)]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, stacktrace, "_script_runtime", lambda lines: None, texts, _event
     )
-    for engine in engines_knowing(saved).values():
-        found = engine.assign_all([_event(1, _lua("cart", 12, depth=3)), _event(2, _lua("order", 40))])
-        assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+    for placed in found.values():
+        assert placed == [(made, "fingerprint")] * 2
 
 
 @pytest.mark.parametrize(
@@ -167,5 +161,5 @@ def test_frames_without_line_information_are_read_and_two_sites_are_two_problems
     trace = parse_stacktrace(text("cart"))
     assert trace is not None
     assert trace.exceptions[0].frames[1] == Frame("cart", filename="/app/cart.lua")
-    placed = GroupingEngine().assign_all([_event(n, text(f), "x") for n, f in enumerate(("cart", "order"))])
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([text("cart"), text("order")], lambda n, t: _event(n, t, "x"))
+    assert ids[0] != ids[1]

@@ -5,14 +5,10 @@ two occurrences at one site, with other values, are one."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from functools import partial
 
 import pytest
-
-from rounds_bot.grouping.engine import GroupingEngine
-from rounds_bot.models import ErrorEvent
-
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
+from crash_texts import crash_event, signatures_of
 
 
 def _ubsan(line: int, value: int) -> str:
@@ -60,18 +56,7 @@ def _lua_anonymous(line: int, value: int) -> str:
     )
 
 
-def _events(texts: list[str]) -> list[ErrorEvent]:
-    return [
-        ErrorEvent(
-            event_id=f"e{n}",
-            timestamp=T0,
-            service="shop",
-            error_type="Error",
-            message="failed",
-            stacktrace=text,
-        )
-        for n, text in enumerate(texts)
-    ]
+_event = partial(crash_event, error_type="Error", message="failed")
 
 
 MAKERS = [_ubsan, _haskell_outermost, _haskell_head, _lua_main_chunk, _lua_anonymous]
@@ -79,11 +64,11 @@ MAKERS = [_ubsan, _haskell_outermost, _haskell_head, _lua_main_chunk, _lua_anony
 
 @pytest.mark.parametrize("make", MAKERS)
 def test_two_nameless_sites_in_one_file_are_two_problems(make: Callable[[int, int], str]) -> None:
-    placed = GroupingEngine().assign_all(_events([make(12, 1), make(40, 1)]))
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([make(12, 1), make(40, 1)], _event)
+    assert ids[0] != ids[1]
 
 
 @pytest.mark.parametrize("make", MAKERS)
 def test_two_occurrences_at_one_nameless_site_are_one_problem(make: Callable[[int, int], str]) -> None:
-    placed = GroupingEngine().assign_all(_events([make(12, 1), make(12, 7)]))
-    assert placed[0].signature_id == placed[1].signature_id
+    ids = signatures_of([make(12, 1), make(12, 7)], _event)
+    assert ids[0] == ids[1]

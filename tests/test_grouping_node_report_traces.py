@@ -6,16 +6,14 @@ message (it read no frame) keeps receiving them."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
 from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import Frame, node_report, parse_stacktrace
 from rounds_bot.models import ErrorEvent
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 MESSAGE = "Cannot read properties of undefined (reading 'id')"
 
 
@@ -42,14 +40,7 @@ def _report(site: str, line: int, pid: int) -> str:
 
 
 def _event(n: int, stacktrace: str) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
-        error_type="TypeError",
-        message=MESSAGE,
-        stacktrace=stacktrace,
-    )
+    return crash_event(n, stacktrace, error_type="TypeError", message=MESSAGE)
 
 
 @pytest.mark.parametrize("text", [_aborted("getId", 42), _report("getId", 42, 1234)])
@@ -69,8 +60,8 @@ def test_the_stack_is_read_as_v8s_with_the_errors_type_and_message(text: str) ->
     ],
 )
 def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two(texts: tuple[str, ...]) -> None:
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_text_with_a_from_line_and_no_frames_after_it_is_not_read_so() -> None:
@@ -85,12 +76,12 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_th
     signature keeps receiving them (it is not split into trace signatures, which would file duplicates)."""
     make = (lambda s, n, d: _aborted(s, n, d)) if layout == "aborted" else (lambda s, n, d: _report(s, n, d))
     # a release that read neither
-    made, saved = made_before(
-        monkeypatch, node_report, "as_v8_stack", lambda text, lines: None, _event(0, make("getId", 42, 1))
+    texts = [make("getId", 42, 1), make("getId", 42, 3), make("getTotal", 80, 1)]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, node_report, "as_v8_stack", lambda text, lines: None, texts, _event
     )
-    for engine in engines_knowing(saved).values():
-        found = engine.assign_all([_event(1, make("getId", 42, 3)), _event(2, make("getTotal", 80, 1))])
-        assert {(a.signature_id, a.tier) for a in found} == {(made, "fingerprint")}
+    for placed in found.values():
+        assert set(placed) == {(made, "fingerprint")}
 
 
 @pytest.mark.parametrize(
@@ -139,8 +130,8 @@ def test_log_lines_before_the_uncaught_exception_are_not_its_type_or_message() -
     trace = parse_stacktrace(text)
     assert trace is not None
     assert (trace.exceptions[0].type, trace.exceptions[0].value) == ("TypeError", MESSAGE)
-    placed = GroupingEngine().assign_all([_event(1, text), _event(2, _aborted("getId", 42))])
-    assert placed[0].signature_id == placed[1].signature_id
+    ids = signatures_of([text, _aborted("getId", 42)], _event)
+    assert ids[0] == ids[1]
 
 
 def test_a_from_line_after_no_uncaught_exception_is_not_that_layout() -> None:

@@ -5,18 +5,14 @@ earlier release made from the message (it read no frame) keeps receiving them.""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
 from rounds_bot.grouping import stacktrace
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import Frame, parse_stacktrace
 from rounds_bot.models import ErrorEvent
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 MESSAGE = 'Can\'t call method "id" on an undefined value'
 
 
@@ -39,14 +35,7 @@ def _died(module: str, line: int, handle: str = "") -> str:
 
 
 def _event(n: int, stacktrace: str, message: str = MESSAGE) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
-        error_type="die",
-        message=message,
-        stacktrace=stacktrace,
-    )
+    return crash_event(n, stacktrace, error_type="die", message=message)
 
 
 def test_a_confessed_trace_is_read_innermost_first_without_its_arguments() -> None:
@@ -75,10 +64,8 @@ def test_two_bugs_died_in_one_module_are_two_problems() -> None:
         "Not a HASH reference at /app/lib/Shop/Cart.pm line 97.\n",
     )
     messages = (MESSAGE, "Not a HASH reference")
-    placed = GroupingEngine().assign_all(
-        [_event(n, text, message) for n, (text, message) in enumerate(zip(texts, messages, strict=True))]
-    )
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of(texts, lambda n, text: _event(n, text, messages[n]))
+    assert ids[0] != ids[1]
 
 
 def test_a_valgrind_report_around_a_perl_error_is_read_as_valgrinds() -> None:
@@ -150,8 +137,8 @@ def test_a_core_modules_frame_is_a_librarys() -> None:
     ],
 )
 def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two(texts: tuple[str, ...]) -> None:
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_them(
@@ -160,21 +147,16 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_th
     """No release before read Perl's errors (none recognised their lines): their events went to their
     message's template, and that signature keeps receiving them (it is not split into trace signatures,
     which would file duplicates)."""
-    made, saved = made_before(
-        monkeypatch,
-        stacktrace,
-        "_script_runtime",
-        lambda lines: None,
-        _event(0, _confessed("Cart", "total", 42, 0x1)),
+    texts = [
+        _confessed("Cart", "total", 42, 0x1),
+        _confessed("Cart", "total", 42, 0x2, depth=3),
+        _confessed("Order", "discount", 17, 1),
+    ]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, stacktrace, "_script_runtime", lambda lines: None, texts, _event
     )
-    for engine in engines_knowing(saved).values():
-        found = engine.assign_all(
-            [
-                _event(1, _confessed("Cart", "total", 42, 0x2, depth=3)),
-                _event(2, _confessed("Order", "discount", 17, 1)),
-            ]
-        )
-        assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+    for placed in found.values():
+        assert placed == [(made, "fingerprint")] * 2
 
 
 def test_an_anonymous_subs_frame_is_named_without_its_arguments_or_where_it_was_defined() -> None:

@@ -5,18 +5,14 @@ release made from the message (it read no frame) keeps receiving them."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
 from rounds_bot.grouping import stacktrace
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.inapp import InAppRules
 from rounds_bot.grouping.stacktrace import Frame, parse_stacktrace
 from rounds_bot.models import ErrorEvent
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 MESSAGE = "You cannot call a method on a null-valued expression."
 
 
@@ -44,14 +40,7 @@ def _stack(script: str, line: int, depth: int = 1) -> str:
 
 
 def _event(n: int, stacktrace: str) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="ops",
-        error_type="RuntimeException",
-        message=MESSAGE,
-        stacktrace=stacktrace,
-    )
+    return crash_event(n, stacktrace, error_type="RuntimeException", message=MESSAGE, service="ops")
 
 
 def test_a_record_is_read_with_its_error_id_and_its_location() -> None:
@@ -151,8 +140,8 @@ def test_an_installed_modules_frame_is_a_librarys() -> None:
     ],
 )
 def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two(texts: tuple[str, ...]) -> None:
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_them(
@@ -160,18 +149,12 @@ def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_th
 ) -> None:
     """No release before read PowerShell's errors (none recognised their lines): their events went to their
     message's template, and that signature keeps receiving them."""
-    made, saved = made_before(
-        monkeypatch,
-        stacktrace,
-        "_script_runtime",
-        lambda lines: None,
-        _event(0, _record("deploy", 12, 5, "a")),
+    texts = [_record("deploy", 12, 5, "a"), _record("deploy", 12, 5, "b"), _record("backup", 30, 9, "c")]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, stacktrace, "_script_runtime", lambda lines: None, texts, _event
     )
-    for engine in engines_knowing(saved).values():
-        found = engine.assign_all(
-            [_event(1, _record("deploy", 12, 5, "b")), _event(2, _record("backup", 30, 9, "c"))]
-        )
-        assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+    for placed in found.values():
+        assert placed == [(made, "fingerprint")] * 2
 
 
 def test_a_script_stack_printed_by_format_list_keeps_its_innermost_frame() -> None:
@@ -189,7 +172,5 @@ def test_a_script_stack_printed_by_format_list_keeps_its_innermost_frame() -> No
         ("Get-Order", 12),
         ("<ScriptBlock>", 30),
     ]
-    placed = GroupingEngine().assign_all(
-        [_event(1, text("Get-Order", "Order not found")), _event(2, text("Get-Invoice", "Invoice locked"))]
-    )
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([text("Get-Order", "Order not found"), text("Get-Invoice", "Invoice locked")], _event)
+    assert ids[0] != ids[1]

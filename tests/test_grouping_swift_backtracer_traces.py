@@ -6,16 +6,12 @@ receiving the crash."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import Frame, as_read_before, parse_stacktrace, swift_backtrace
 from rounds_bot.models import ErrorEvent
-
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def _backtrace(site: str, line: int, address: int, depth: int = 1) -> str:
@@ -43,14 +39,7 @@ def _backtrace(site: str, line: int, address: int, depth: int = 1) -> str:
 
 
 def _event(n: int, stacktrace: str) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
-        error_type="Fatal error",
-        message="Index out of range",
-        stacktrace=stacktrace,
-    )
+    return crash_event(n, stacktrace, error_type="Fatal error", message="Index out of range")
 
 
 def test_a_swift_backtrace_is_read_to_its_functions_images_and_sources() -> None:
@@ -77,14 +66,15 @@ def test_a_crash_without_a_fatal_error_is_typed_by_what_crashed_without_the_addr
 
 
 def test_one_swift_crash_site_is_one_signature_and_two_behind_one_message_are_two() -> None:
-    placed = GroupingEngine().assign_all(
+    ids = signatures_of(
         [
-            _event(1, _backtrace("Cart.total()", 12, 0x55D4C1A2B3C4)),
-            _event(2, _backtrace("Cart.total()", 12, 0x56E4C1A2C3C4, depth=3)),  # another run, deeper
-            _event(3, _backtrace("Cart.discount()", 40, 0x55D4C1A2B3C4)),
-        ]
+            _backtrace("Cart.total()", 12, 0x55D4C1A2B3C4),
+            _backtrace("Cart.total()", 12, 0x56E4C1A2C3C4, depth=3),  # another run, deeper
+            _backtrace("Cart.discount()", 40, 0x55D4C1A2B3C4),
+        ],
+        _event,
     )
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_swift_backtrace_is_also_read_as_releases_before_read_it() -> None:
@@ -102,16 +92,16 @@ def test_a_signature_an_earlier_release_made_from_a_misread_swift_backtrace_keep
     how: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its frames were misread the same way in every occurrence: the signature they made is not split."""
-    first = _event(0, _backtrace("Cart.total()", 12, 0x55D4C1A2B3C4))
+    texts = [
+        _backtrace("Cart.total()", 12, 0x55D4C1A2B3C4),
+        _backtrace("Cart.total()", 12, 0x56E4C1A2C3C4),
+        _backtrace("Cart.total()", 12, 0x57E4C1A2C3C4, depth=2),
+    ]
     # a release that knew no backtracer
-    made, saved = made_before(monkeypatch, swift_backtrace, "frame_parts", lambda line: None, first)
-    found = engines_knowing(saved)[how].assign_all(
-        [
-            _event(1, _backtrace("Cart.total()", 12, 0x56E4C1A2C3C4)),
-            _event(2, _backtrace("Cart.total()", 12, 0x57E4C1A2C3C4, depth=2)),
-        ]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, swift_backtrace, "frame_parts", lambda line: None, texts, _event
     )
-    assert {(a.signature_id, a.tier) for a in found} == {(made, "fingerprint")}
+    assert set(found[how]) == {(made, "fingerprint")}
 
 
 def _all_threads(site: str, crashed: int) -> str:
@@ -139,10 +129,8 @@ def test_the_crashed_thread_is_read_when_the_backtracer_prints_every_thread() ->
     trace = parse_stacktrace(_all_threads("Cart.total()", 2))
     assert trace is not None
     assert [frame.function for frame in trace.exceptions[0].frames] == ["Cart.total"]
-    placed = GroupingEngine().assign_all(
-        [_event(1, _all_threads("Cart.total()", 2)), _event(2, _all_threads("Cart.discount()", 1))]
-    )
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([_all_threads("Cart.total()", 2), _all_threads("Cart.discount()", 1)], _event)
+    assert ids[0] != ids[1]
 
 
 _FRAME = "1 [ra] 0x000055d4c1a2b3c4 Cart.total() + 12 in shop at /src/Sources/shop/Cart.swift:12:5"

@@ -5,18 +5,13 @@ receiving them."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
-from known_states import engines_knowing, made_before
+from crash_texts import crash_event, placed_by_engines_knowing_an_earlier_signature, signatures_of
 
 from rounds_bot.grouping import stacktrace
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.logged_traces import logged_exception
 from rounds_bot.grouping.stacktrace import Frame, parse_stacktrace
 from rounds_bot.models import ErrorEvent
-
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def _ubsan(file: str, line: int, value: int = 2147483647) -> str:
@@ -29,9 +24,7 @@ def _ubsan(file: str, line: int, value: int = 2147483647) -> str:
 
 def _event(n: int, text: str) -> ErrorEvent:
     message = text.split("runtime error: ", 1)[1].splitlines()[0]
-    return ErrorEvent(
-        event_id=f"e{n}", timestamp=T0, service="shop", error_type="UBSan", message=message, stacktrace=text
-    )
+    return crash_event(n, text, error_type="UBSan", message=message)
 
 
 def test_the_site_a_runtime_error_names_is_its_frame() -> None:
@@ -60,19 +53,19 @@ def test_a_line_naming_no_source_is_not_read() -> None:
 
 def test_one_crash_site_is_one_signature_and_two_behind_one_message_are_two() -> None:
     texts = (_ubsan("cart", 12), _ubsan("cart", 12, value=2147483600), _ubsan("order", 40))
-    placed = GroupingEngine().assign_all([_event(n, text) for n, text in enumerate(texts)])
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] == ids[1] != ids[2]
 
 
 def test_a_signature_an_earlier_release_made_from_the_message_keeps_receiving_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    made, saved = made_before(
-        monkeypatch, stacktrace, "_runtime_error_site", lambda lines: None, _event(0, _ubsan("cart", 12))
+    texts = [_ubsan("cart", 12), _ubsan("cart", 12, value=5), _ubsan("order", 40)]
+    made, found = placed_by_engines_knowing_an_earlier_signature(
+        monkeypatch, stacktrace, "_runtime_error_site", lambda lines: None, texts, _event
     )
-    for engine in engines_knowing(saved).values():
-        found = engine.assign_all([_event(1, _ubsan("cart", 12, value=5)), _event(2, _ubsan("order", 40))])
-        assert [(a.signature_id, a.tier) for a in found] == [(made, "fingerprint")] * 2
+    for placed in found.values():
+        assert placed == [(made, "fingerprint")] * 2
 
 
 @pytest.mark.parametrize(
@@ -88,8 +81,8 @@ def test_two_sites_behind_one_unreadable_stack_line_are_two_problems(unreadable:
         )
 
     texts = (text(1, 12), text(2, 40))
-    placed = GroupingEngine().assign_all([_event(n, t) for n, t in enumerate(texts)])
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of(texts, _event)
+    assert ids[0] != ids[1]
 
 
 @pytest.mark.parametrize(

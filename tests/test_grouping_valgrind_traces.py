@@ -4,15 +4,12 @@ depth, and two sites behind one kind of error are two."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
+from crash_texts import crash_event, signatures_of
 
-from rounds_bot.grouping.engine import GroupingEngine
 from rounds_bot.grouping.stacktrace import Frame, parse_stacktrace
 from rounds_bot.models import ErrorEvent
 
-T0 = datetime(2026, 11, 1, tzinfo=UTC)
 PRELOAD = "/usr/lib/x86_64-linux-gnu/valgrind/vgpreload_memcheck-amd64-linux.so"
 
 
@@ -48,25 +45,19 @@ def test_a_memcheck_error_is_read_to_its_first_stack() -> None:
 
 
 def _event(n: int, stacktrace: str) -> ErrorEvent:
-    return ErrorEvent(
-        event_id=f"e{n}",
-        timestamp=T0,
-        service="shop",
-        error_type="Invalid read",
-        message="Invalid read of size 4",
-        stacktrace=stacktrace,
-    )
+    return crash_event(n, stacktrace, error_type="Invalid read", message="Invalid read of size 4")
 
 
 def test_one_memcheck_error_site_is_one_signature_and_two_are_two() -> None:
-    placed = GroupingEngine().assign_all(
+    ids = signatures_of(
         [
-            _event(1, _memcheck("parse", 42, 1234, 0x4A4B044)),
-            _event(2, _memcheck("parse", 42, 5678, 0x4A5C088, depth=3)),
-            _event(3, _memcheck("lex", 17, 1234, 0x4A4B044)),
-        ]
+            _memcheck("parse", 42, 1234, 0x4A4B044),
+            _memcheck("parse", 42, 5678, 0x4A5C088, depth=3),
+            _memcheck("lex", 17, 1234, 0x4A4B044),
+        ],
+        _event,
     )
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    assert ids[0] == ids[1] != ids[2]
 
 
 def _report(pid: int, *lines: str) -> str:
@@ -164,8 +155,8 @@ def test_valgrinds_own_interceptor_frames_are_not_the_site(kind: str) -> None:
     assert trace is not None and trace.exceptions[0].frames[0] == Frame(
         "cache_put", filename="cache.c", lineno=55
     )
-    placed = GroupingEngine().assign_all([_event(1, text("cache_put")), _event(2, text("cache_get"))])
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([text("cache_put"), text("cache_get")], _event)
+    assert ids[0] != ids[1]
 
 
 def test_a_memcheck_type_masks_addresses_and_a_leaks_direct_and_indirect_split() -> None:
@@ -270,17 +261,17 @@ def test_a_crash_is_read_to_the_terminating_signals_stack_not_a_leak_record() ->
 
 
 def test_crashes_memcheck_does_not_list_are_one_signature_per_site() -> None:
-    placed = GroupingEngine().assign_all(
+    ids = signatures_of(
         [
-            _event(1, _jump("on_request", 11)),
-            _event(2, _jump("on_request", 12)),
-            _event(3, _jump("on_close", 11)),
-            _event(4, _stack_overflow("walk", 11, 2)),
-            _event(5, _stack_overflow("walk", 12, 9)),
-            _event(6, _stack_overflow("parse_expr", 11, 2)),
-        ]
+            _jump("on_request", 11),
+            _jump("on_request", 12),
+            _jump("on_close", 11),
+            _stack_overflow("walk", 11, 2),
+            _stack_overflow("walk", 12, 9),
+            _stack_overflow("parse_expr", 11, 2),
+        ],
+        _event,
     )
-    ids = [p.signature_id for p in placed]
     assert ids[0] == ids[1] != ids[2]
     assert ids[3] == ids[4] != ids[5]
     assert len({ids[0], ids[2], ids[3], ids[5]}) == 4
@@ -307,8 +298,8 @@ def test_a_listed_error_before_the_exit_leaks_is_read_not_a_leak(kind: str) -> N
     trace = parse_stacktrace(text("cache_put"))
     assert trace is not None and trace.exceptions[0].value == kind
     assert trace.exceptions[0].frames[0] == Frame("cache_put", filename="cache.c", lineno=55)
-    placed = GroupingEngine().assign_all([_event(1, text("cache_put")), _event(2, text("cache_get"))])
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([text("cache_put"), text("cache_get")], _event)
+    assert ids[0] != ids[1]
 
 
 def test_an_error_of_an_unlisted_kind_leaves_the_report_to_its_message_not_to_a_leak() -> None:
@@ -342,14 +333,15 @@ def _uninitialised_then(pid: int, site: str) -> str:
 
 
 def test_an_invalid_access_is_read_before_the_uninitialised_value_warnings_of_every_run() -> None:
-    placed = GroupingEngine().assign_all(
+    ids = signatures_of(
         [
-            _event(1, _uninitialised_then(11, "parse")),
-            _event(2, _uninitialised_then(12, "parse")),
-            _event(3, _uninitialised_then(11, "lex")),
-        ]
+            _uninitialised_then(11, "parse"),
+            _uninitialised_then(12, "parse"),
+            _uninitialised_then(11, "lex"),
+        ],
+        _event,
     )
-    assert placed[0].signature_id == placed[1].signature_id != placed[2].signature_id
+    assert ids[0] == ids[1] != ids[2]
     trace = parse_stacktrace(_uninitialised_then(11, "parse"))
     assert trace is not None and trace.exceptions[0].frames[0].function == "parse"
 
@@ -382,10 +374,8 @@ def test_a_leak_only_report_is_read_to_its_largest_definite_leak() -> None:
     assert trace is not None
     assert trace.exceptions[0].value == "1,024 bytes in 1 blocks are definitely lost in loss record 3 of 3"
     assert trace.exceptions[0].frames[0].function == "cache_put"
-    placed = GroupingEngine().assign_all(
-        [_event(1, _leaks(11, ("1,024", "cache_put"))), _event(2, _leaks(12, ("2,048", "session_new")))]
-    )
-    assert placed[0].signature_id != placed[1].signature_id
+    ids = signatures_of([_leaks(11, ("1,024", "cache_put")), _leaks(12, ("2,048", "session_new"))], _event)
+    assert ids[0] != ids[1]
 
 
 def test_a_report_of_only_possible_leaks_is_left_to_its_message() -> None:
