@@ -23,6 +23,8 @@
     queries.py   an API key a URL's query names by its service's parameter (OpenWeatherMap's `appid=`)
     calls.py     a password a call takes by its place (`smtp.login(user, "...")`, `SetBasicAuth`,
                  `getConnection`), or a setter named after it (`setPassword("...")`)
+    printed.py   secrets in the shapes programs print objects in (`password: Some("...")`, a value before its
+                 name, Rails' and Laravel's keys, Twilio's token after the SID, a `.pgpass` line)
     layouts.py   passwords in the layouts of credential files and strings: the Go MySQL DSN, XML
                  elements named by an attribute or a name element, PHP's `var_dump`
     wrapped.py   a secret's value a fixed-width wrap broke onto the next line

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from rounds_bot.redact.keys import secret_category
-from rounds_bot.redact.pair_values import _placeholder, password_shaped
+from rounds_bot.redact.pair_values import _placeholder, maybe_credential, password_shaped
 from rounds_bot.redact.rule import Rule, rule
 
 #: a name, maybe quoted (a dict's key: `{'X-Amz-Security-Token': b'...'}`), and `=` or `:` (Python's
@@ -103,7 +103,10 @@ def _tuple_item(match: re.Match[str]) -> bool:
         return place == 1 and match.group("end") == ")"
     if _IMPORT_PATH.fullmatch(value):
         return False
-    return secret_category(name) not in (None, "authorization") and password_shaped(value)
+    if secret_category(name) is None:
+        # a plural of a name that only may be secret (`api_keys = ['...', '...']`): each generated item
+        return maybe_credential(name, value)
+    return secret_category(name) != "authorization" and password_shaped(value)
 
 
 LITERALS: tuple[Rule, ...] = (

@@ -42,7 +42,7 @@ _PAIR_BODY = (
     # a declared type between the name and the value: `var apiToken string = ...` (Go), `apiToken: String =`
     # (Kotlin, Swift, TypeScript), `api_token: &str =` (Rust)
     r"""(?:[ \t]{0,3}:?[ \t]{0,3}"""
-    r"""(?:string|String|str|&str|&'static[ \t]str|\[\]byte|CharSequence|SecureString)\??)?"""
+    r"""(?:string|String|str|bytes|&str|&'static[ \t]str|\[\]byte|CharSequence|SecureString)\??)?"""
     # every language's assignments (`::=`, `.=`, `??=`, `+=`), blanks aligning a column (MySQL's option
     # files); `%3D`, `%3A`: in a percent-encoded URL; Erlang's binary (`=> <<"...">>`): the string inside
     r"""(?P<sep>[ \t]{0,40}(?:=>|:{1,3}=|\?\?=|\?=|\+=|\.=|=|:|%3[Dd]|%3[Aa])[ \t]{0,40}"""

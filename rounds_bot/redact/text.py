@@ -8,7 +8,9 @@ Then the seed phrases (`phrases.py`), and what an encoding hid, judged in its de
 The order matters: private-key blocks and vendor tokens first (`tokens.py`, `vendors.py`), password hashes
 (`hashes.py`), then what a name or a header marks as secret (a value wrapped onto the next line first,
 `wrapped.py`; a call's literal argument, `calls.py`, and PHP's `var_dump`, `layouts.DUMPS`, before a pair
-reads the call's name or the dump's `string` as a value; then `pairs.py`, the layouts of credential files,
+reads the call's name or the dump's `string` as a value; a runtime's wrapper's literal,
+`printed.WRAPPED_VALUES`, before a pair reads the wrapper's name; then `pairs.py`, what programs print
+of their objects and configurations that no pair reads (`printed.py`), the layouts of credential files,
 `layouts.py`, in other languages `foreign.py`), a vendor's token after the vendor's name (`nearby.py`), then
 personal data (`personal.py`), so a token inside `password=...` is counted as the token it is.
 """
@@ -35,6 +37,7 @@ from rounds_bot.redact.nearby import NEARBY
 from rounds_bot.redact.pairs import PAIRS
 from rounds_bot.redact.personal import PERSONAL, IpPolicy, ip_rules
 from rounds_bot.redact.phrases import seed_phrases
+from rounds_bot.redact.printed import PRINTED, WRAPPED_VALUES
 from rounds_bot.redact.printed_terms import PRINTED_TERMS
 from rounds_bot.redact.queries import QUERIES
 from rounds_bot.redact.rule import Rule
@@ -108,7 +111,9 @@ def _rules(ips: IpPolicy) -> tuple[Rule, ...]:
         + DUMPS
         + LITERALS
         + DESCRIBED
+        + WRAPPED_VALUES
         + PAIRS
+        + PRINTED
         + LAYOUTS
         + PRINTED_TERMS
         + ARGUMENTS
