@@ -50,6 +50,7 @@ from pydantic import Field
 from rounds_bot.commands.lookalike import looks_like, skeleton, unusual_characters
 from rounds_bot.fixing.requests import MAX_INSTRUCTIONS_CHARS
 from rounds_bot.models import Frozen
+from rounds_bot.render.hidden import without_hidden
 from rounds_bot.render.markdown import code, one_line, visible
 
 PREFIX = "/rounds"
@@ -104,11 +105,6 @@ _PARAGRAPH = re.compile(r"^ {0,3}\S")
 _INTERRUPTS = re.compile(
     r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$|`{3,}|~{3,}|<"
     r"|[-+*][ \t]+\S|1[.)][ \t]+\S)"
-)
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_HTML_CODE = re.compile(
-    r"<(?P<tag>pre|code|textarea|script|style)\b[^>]{0,1000}>.*?(?:</(?P=tag)\s*>|\Z)",
-    re.DOTALL | re.IGNORECASE,
 )
 _UNITS = {
     "m": 60,
@@ -193,7 +189,8 @@ def command_lines(body: str) -> list[str]:
 def _unquoted_lines(body: str) -> list[str]:
     """The comment's lines that are text of its own: outside code, HTML comments, quotes and the lines a
     quote continues lazily; as written (indentation matters: four spaces make code)."""
-    text = _HTML_CODE.sub("", _HTML_COMMENT.sub("", (body or "")[:MAX_COMMENT_CHARS]))
+    # the same stretches `markdown.neutralise` knows are taken out (`render.hidden`)
+    text = without_hidden((body or "")[:MAX_COMMENT_CHARS])
     found: list[str] = []
     fence: str | None = None
     quoted_paragraph = False  # the last line was a quote's paragraph text: the next may continue it

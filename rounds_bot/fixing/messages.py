@@ -2,7 +2,10 @@
 
 Everything here is composed by rounds from its own state and from git; untrusted text (the diagnosis's prose,
 the test output) goes through `render.markdown` (escaped prose, fenced output). The model's closing note is
-never published. No line of it reads as a `/rounds` command (`neutralise`).
+never published. No line of it reads as a `/rounds` command (`neutralise`): one outside a code block has its
+slash escaped; one inside is shown as written, as rounds reads no command in code, unless an HTML comment or
+code element comes before it (rounds' parser takes those out before it reads fences: `render.hidden`), when
+it is escaped too.
 """
 
 from __future__ import annotations

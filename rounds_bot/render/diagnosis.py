@@ -2,13 +2,16 @@
 
 Every free text field came from a model that read untrusted telemetry (and was redacted when the answer
 was read, `Diagnosis.from_answer`), so it reaches Markdown only through `render.markdown`: escaped prose,
-inert code spans. Each field is cut to its own limit BEFORE it is escaped (cutting escaped Markdown could
+inert code spans, and the prose's own fenced code blocks as blocks nothing in them can close
+(`render.prose`). Each field is cut to its own limit BEFORE it is escaped (cutting escaped Markdown could
 leave a code span open and the rest of the text live), so a diagnosis renders within a known size whatever
 the model wrote. Evidence the bot could not verify, or did not check, is marked as such, and a confidence
 rounds lowered says why.
 """
 
 from __future__ import annotations
+
+import re
 
 from rounds_bot.diagnosis.model import (
     Diagnosis,
@@ -19,6 +22,10 @@ from rounds_bot.diagnosis.model import (
     LocationCheck,
 )
 from rounds_bot.render import markdown as md
+from rounds_bot.render.prose import escape_prose
+
+#: the blank lines (whitespace only) a text starts with
+_BLANK_LINES_BEFORE = re.compile(r"\A(?:[^\S\n]*\n)+")
 
 CLASSIFICATION_LABELS = {
     "server_bug": "Server bug",
@@ -166,6 +173,12 @@ def _item(text: str, limit: int) -> str:
 
 
 def _text(text: str, limit: int) -> str:
-    """Model prose as Markdown that renders as written and pings, references, links and embeds nothing;
-    cut to `limit` characters of text first."""
-    return str(md.escape_block(text.strip(), limit=limit))
+    """Model prose as Markdown that renders as written and pings, references, links and embeds nothing, its
+    fenced code blocks kept as code (`render.prose`); cut to `limit` characters of text first."""
+    # only the blank lines around are taken off: the first line's indentation may be a fence's, which its
+    # code's lines are read against (four spaces or more and it is no fence: `render.prose`). It does not
+    # count toward the limit, as it did not when the text was stripped: prose drops it when it is escaped,
+    # and a fence's is at most three spaces
+    prose = _BLANK_LINES_BEFORE.sub("", text).rstrip()
+    indent = len(prose) - len(prose.lstrip(" \t"))
+    return str(escape_prose(prose, limit=limit + indent))

@@ -12,6 +12,7 @@ from pydantic import Field
 from rounds_bot.headline import trim, unmarked
 from rounds_bot.marker import MarkerState, write_marker
 from rounds_bot.models import Frozen
+from rounds_bot.render import fences
 from rounds_bot.render import markdown as md
 from rounds_bot.render.cascade_section import reference
 
@@ -277,33 +278,41 @@ def listed(values: list[str]) -> list[str]:
 
 def body_section(body: str, summary: str) -> str | None:
     """The fenced text inside `<details><summary>{summary}...</summary>` of a rendered issue body: the
-    template's own `<details>` line, outside any fenced block, followed by a fenced block. Untrusted text
-    cannot stand for one: escaped text never starts a line with `<` (`markdown.escape`), a fence's content
-    never has a line that closes it (`markdown.fence_safe`), and a code span at a line's start is no fence
-    (CommonMark 0.31 §4.5: a backtick fence's info string holds no backtick)."""
+    template's own `<details>` line, outside any fenced block and before the diagnosis heading, followed by
+    a fenced block. Untrusted text cannot stand for one: escaped text never starts a line with `<`
+    (`markdown.escape`), a fence's content never has a line that closes it (`markdown.fence_safe`,
+    `fences.fence_for`), fences are read as CommonMark 0.31 §4.5 reads them (`render.fences`, as the
+    model's code blocks are written), so a line inside a block of four backticks is code, and rounds writes
+    these sections before the model's diagnosis, so nothing after its heading is read."""
     lines = body.split("\n")
     opening = re.compile(r"<details><summary>" + re.escape(summary) + r"[^<]*</summary>")
-    in_fence = False
-    for at, line in enumerate(lines):
-        if _FENCE_LINE.fullmatch(line):
-            in_fence = not in_fence
-        elif not in_fence and opening.fullmatch(line):
+    at = 0
+    while at < len(lines):
+        if lines[at] == DIAGNOSIS_HEADING:
+            return None
+        fence = fences.OPENER.fullmatch(lines[at])
+        if fence is not None:
+            at = fences.closing(lines, at + 1, fence["fence"]) + 1
+        elif opening.fullmatch(lines[at]):
             return _fenced_after(lines, at + 1)
+        else:
+            at += 1
     return None
 
 
-#: a line that opens or closes a ``` block, as rounds writes them (`markdown.fenced`)
-_FENCE_LINE = re.compile(r"```[^`]*")
+#: the heading `templates/issue.md.j2` writes before the model's diagnosis, after every section rounds
+#: reads back (`body_section`)
+DIAGNOSIS_HEADING = "## Diagnosis"
+#: the fence rounds writes around a section's text (`markdown.fenced`)
+_SECTION_FENCE = "```"
 
 
 def _fenced_after(lines: list[str], start: int) -> str | None:
-    """The content of the fenced block that follows `lines[start:]` after blank lines, if one does."""
+    """The content of the ``` block that follows `lines[start:]` after blank lines, if one does and closes."""
     at = start
     while at < len(lines) and not lines[at].strip():
         at += 1
-    if at >= len(lines) or not _FENCE_LINE.fullmatch(lines[at]):
+    if at >= len(lines) or lines[at] != _SECTION_FENCE:
         return None
-    for end in range(at + 1, len(lines)):
-        if _FENCE_LINE.fullmatch(lines[end]):
-            return md.unfence("\n".join(lines[at + 1 : end]))
-    return None
+    end = fences.closing(lines, at + 1, _SECTION_FENCE)
+    return md.unfence("\n".join(lines[at + 1 : end])) if end < len(lines) else None

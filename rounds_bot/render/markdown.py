@@ -37,6 +37,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from rounds_bot.redact import sanitize
+from rounds_bot.render import fences, hidden
 
 #: A zero-width space: breaks `@name`, `#12` and `://` so GitHub neither pings, references nor links.
 BREAK = "\u200b"
@@ -50,6 +51,8 @@ _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 _REFERENCE = re.compile(r"#(?=\d)|(?<![A-Za-z0-9])(GH)-(?=\d)", re.IGNORECASE)
 _AUTOLINK = re.compile(r"(?<=:)//|(?<![A-Za-z0-9])(www)\.", re.IGNORECASE)
 _HEADING = re.compile(r"^#")
+#: a line starting `/rounds`, after indentation and quote marks (`neutralise`)
+_COMMAND_START = re.compile(r"^(\s*(?:>\s*)*)/rounds", re.IGNORECASE)
 # In a title: a URL's scheme (any `word://`) and a host's `www.` are dropped; a mention counts only where
 # GitHub sees one.
 _TITLE_URL = re.compile(r"(?<![A-Za-z0-9+.-])(?:[A-Za-z][A-Za-z0-9+.-]*://(?:www\.)?|www\.)", re.IGNORECASE)
@@ -102,10 +105,15 @@ def one_line(text: str) -> str:
 
 
 def neutralise(text: str) -> str:
-    """No line of the bot's own text may read as a command: `\\/rounds` renders as `/rounds`."""
+    """No line of the bot's own text may read as a command: `\\/rounds` renders as `/rounds`. A line of a
+    top-level fenced code block (`render.fences`) is left as it is, as a backslash there would show, where
+    rounds' parser reads it as code too: before any HTML comment or code element, which the parser takes
+    out before it reads fences (`render.hidden`)."""
+    read = hidden.lines_read_as_written(text)
+    code = {at for at in fences.code_lines(text) if at < read}
     return "\n".join(
-        re.sub(r"^(\s*(?:>\s*)*)/rounds", r"\1\\/rounds", line, flags=re.IGNORECASE)
-        for line in text.split("\n")
+        line if at in code else _COMMAND_START.sub(r"\1\\/rounds", line)
+        for at, line in enumerate(text.split("\n"))
     )
 
 
@@ -271,15 +279,15 @@ def cut(markdown: str, keep: int, note: str) -> Markup:
     `note` (rounds' own words). The cut falls at the end of a line and nowhere else: every line these
     functions produce closes what it opens (a code span, an emphasis, an escape never reach past the line's
     end), so a cut there leaves no span open and nothing after it to run live; a cut inside a word or at a
-    space could end in an open code span and turn the escaped text after it into live Markdown. A ``` fence
-    left open by the cut is closed."""
+    space could end in an open code span and turn the escaped text after it into live Markdown. A fenced
+    block left open by the cut is closed with its own fence (`render.fences`)."""
     if len(markdown) <= keep:
         return Markup(markdown)
     head = markdown[: max(keep, 0)]
     end = head.rfind("\n")
     head = head[:end] if end >= 0 else ""
-    fences = sum(1 for line in head.split("\n") if line.startswith(_FENCE))
-    closing = f"\n{_FENCE}" if fences % 2 else ""
+    fence = fences.open_fence(head)
+    closing = f"\n{fence}" if fence else ""
     return Markup(f"{head.rstrip()}{closing}\n\n{note}\n".lstrip("\n"))
 
 
