@@ -27,6 +27,7 @@ from rounds_bot.sources.otlp_assembly import (
     in_order,
 )
 from rounds_bot.sources.otlp_identity_json import identity_json
+from rounds_bot.sources.otlp_time_units import event_moment, nanos_of, span_nanos
 
 SEVERITY_ERROR = 17
 SEVERITY_FATAL = 21
@@ -134,7 +135,7 @@ def span_identity(trace_id: str, span_id: str, service: str, name: str, start: i
 
 def exception_known(span: SpanFacts, index: int, time_unix_nano: int, origin: Origin) -> Known:
     """The id and time of the span's `exception` event number `index`, of that time."""
-    moment = time_unix_nano or span.end_time_unix_nano or span.start_time_unix_nano
+    moment = event_moment(time_unix_nano, index, span.end_time_unix_nano, span.start_time_unix_nano)
     return (
         stable_id("span-event", *_identity(span, origin), str(index)),
         moment_from_nanos(moment, "exception event"),
@@ -142,7 +143,7 @@ def exception_known(span: SpanFacts, index: int, time_unix_nano: int, origin: Or
 
 
 def span_error_known(span: SpanFacts, origin: Origin) -> Known:
-    moment = span.end_time_unix_nano or span.start_time_unix_nano
+    moment = span_nanos(span.end_time_unix_nano, span.start_time_unix_nano)
     return stable_id("span", *_identity(span, origin)), moment_from_nanos(moment, "span")
 
 
@@ -303,7 +304,9 @@ def log_event_id(record: LogFacts, origin: Origin) -> str:
 
 
 def log_timestamp(record: LogFacts) -> datetime:
-    return moment_from_nanos(record.time_unix_nano or record.observed_time_unix_nano, "log record")
+    time, observed = record.time_unix_nano, record.observed_time_unix_nano
+    moment = nanos_of(time, "timeUnixNano") if time else nanos_of(observed, "observedTimeUnixNano")
+    return moment_from_nanos(moment, "log record")
 
 
 # --- small conversions ------------------------------------------------------------------------

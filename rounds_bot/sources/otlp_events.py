@@ -55,10 +55,13 @@ def errors_in_export_line(
         for scope_spans in resource_spans.scope_spans:
             origin = origin_of(resource_spans.resource, scope_spans.scope)
             for span in scope_spans.spans:
+                refused: list[SourceFormatError] = []
                 try:
-                    events.extend(errors_in_span(span, origin))
+                    events.extend(errors_in_span(span, origin, refused))
                 except SourceFormatError as exc:
-                    skipped.append(SkippedRecord(where=where, reason=f"span {span.span_id or '?'}: {exc}"))
+                    refused.append(exc)
+                span_id = span.span_id or "?"
+                skipped.extend(SkippedRecord(where=where, reason=f"span {span_id}: {exc}") for exc in refused)
     for resource_logs in line.resource_logs or []:
         for scope_logs in resource_logs.scope_logs:
             origin = origin_of(resource_logs.resource, scope_logs.scope)
@@ -92,24 +95,26 @@ def neighbour_of(record: LogRecord) -> tuple[str, int, str, int, str]:
     return record.trace_id, moment, record.severity_text, record.severity_number, body
 
 
-def errors_in_span(span: Span, origin: Origin) -> list[ErrorEvent]:
+def errors_in_span(span: Span, origin: Origin, refused: list[SourceFormatError]) -> list[ErrorEvent]:
+    """The span's errors; an exception event whose time cannot be worked out is refused alone (added to
+    `refused`, in the events' order): it is a record of its own, and its siblings' times may be good."""
     exception_events = [
         (index, event) for index, event in enumerate(span.events) if is_exception_event(event.name)
     ]
     if not exception_events and span.status.code != STATUS_CODE_ERROR:
         return []
     facts = span_facts(span)
-    if exception_events:
-        return [
-            exception_event(
-                facts,
-                flatten_attributes(event.attributes),
-                origin,
-                exception_known(facts, index, event.time_unix_nano, origin),
-            )
-            for index, event in exception_events
-        ]
-    return [span_error_event(facts, origin, span_error_known(facts, origin))]
+    if not exception_events:
+        return [span_error_event(facts, origin, span_error_known(facts, origin))]
+    events: list[ErrorEvent] = []
+    for index, event in exception_events:
+        try:
+            known = exception_known(facts, index, event.time_unix_nano, origin)
+        except SourceFormatError as exc:
+            refused.append(exc)
+            continue
+        events.append(exception_event(facts, flatten_attributes(event.attributes), origin, known))
+    return events
 
 
 def span_facts(span: Span) -> SpanFacts:

@@ -44,6 +44,7 @@ from rounds_bot.sources.otlp_lean import (
     log_severity,
     origin_of,
 )
+from rounds_bot.sources.otlp_time_units import event_moment, span_nanos
 from rounds_bot.sources.spill import EventSpill
 
 #: Candidates asked about in one go at most (a line's are asked about together, and at its end): the counted
@@ -177,17 +178,23 @@ class Reading:
         added to `skipped`). What the line gave, unless it had such a record (that line is read anew)."""
         self._trail = []
         neighbours = False
-        before_skips = len(skipped)
+        # this line's own refusals, counted here rather than by `skipped`'s length: the verdict is the line's
+        refused_here = 0
         for scope in line.spans:
             origin = origin_of(scope.resource, scope.scope)
             for span in scope.read:
                 if span is None:
                     continue  # not an error
+                refused: list[SourceFormatError] = []
                 try:
-                    self._offer_span(span, origin)
+                    self._offer_span(span, origin, refused)
                 except SourceFormatError as exc:
-                    skipped.append(
-                        SkippedRecord(where=where, reason=f"span {span.facts.span_id or '?'}: {exc}")
+                    refused.append(exc)
+                if refused:
+                    refused_here += len(refused)
+                    span_id = span.facts.span_id or "?"
+                    skipped.extend(
+                        SkippedRecord(where=where, reason=f"span {span_id}: {exc}") for exc in refused
                     )
         for logs in line.logs:
             origin = origin_of(logs.resource, logs.scope)
@@ -201,11 +208,13 @@ class Reading:
                     try:  # refused, as the models' reading refuses it
                         error_in_log_record(LogRecord.model_validate(record), origin)
                     except SourceFormatError as exc:
+                        refused_here += 1
                         skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
                     continue
                 try:
                     known = log_known(facts, origin)
                 except SourceFormatError as exc:
+                    refused_here += 1
                     skipped.append(SkippedRecord(where=where, reason=f"log record: {exc}"))
                     continue
                 # the context is taken now: the record may be built later, after more records were noted
@@ -213,7 +222,7 @@ class Reading:
                 build = partial(_log_event, facts, origin, known, before)
                 self.offer(known[0], known[1], moment // 1_000, build)
         trail, self._trail = self._trail, None
-        return Read.of(trail, neighbours) if len(skipped) == before_skips else None
+        return Read.of(trail, neighbours) if not refused_here else None
 
     def note_neighbours(self, raw: bytes) -> None:
         """The records below ERROR of a line whose errors were not read (`offer_read`), noted as reading it
@@ -226,9 +235,11 @@ class Reading:
                 if severity < SEVERITY_ERROR:
                     self.neighbours.note(service, *log_neighbour(record, severity))
 
-    def _offer_span(self, span: LeanSpan, origin: Origin) -> None:
+    def _offer_span(self, span: LeanSpan, origin: Origin, refused: list[SourceFormatError]) -> None:
+        """Offer the span's errors; one that cannot be read raises, but for one of several exception events,
+        which is added to `refused` (each is a record of its own)."""
         facts, exceptions = span
-        late = facts.end_time_unix_nano or facts.start_time_unix_nano
+        end, start = facts.end_time_unix_nano, facts.start_time_unix_nano
         trace_id, span_id = facts.trace_id, facts.span_id
         identity = (
             (trace_id, span_id)
@@ -236,6 +247,7 @@ class Reading:
             else span_identity(trace_id, span_id, origin.service, facts.name, facts.start_time_unix_nano)
         )
         if not exceptions:
+            late = span_nanos(end, start)
             timestamp = moment_from_nanos(late, "span")
             event_id = stable_id("span", *identity)
             known = (event_id, timestamp)
@@ -243,20 +255,26 @@ class Reading:
             return
         if len(exceptions) == 1:  # the usual span: one exception, offered without the lists below
             ((index, at, own),) = exceptions
-            timestamp = moment_from_nanos(at or late, "exception event")
+            at = event_moment(at, index, end, start)
+            timestamp = moment_from_nanos(at, "exception event")
             event_id = stable_id("span-event", *identity, str(index))
             build = partial(exception_event, facts, own, origin, (event_id, timestamp))
-            self.offer(event_id, timestamp, (at or late) // 1_000, build)
+            self.offer(event_id, timestamp, at // 1_000, build)
             return
-        # every error of the span has a time, or the span is read (and refused) as the models read it: all of
-        # them are worked out before any is offered
-        timestamps = [moment_from_nanos(at or late, "exception event") for _, at, _ in exceptions]
+        # an event whose time cannot be worked out is refused alone, in the events' order, as the models'
+        # reading refuses it (`otlp_events.errors_in_span`): its siblings' times may be good
         offer = self.offer
-        # each event built by a partial rather than a closure: one frame fewer when it is built
-        for (index, at, own), timestamp in zip(exceptions, timestamps, strict=True):
+        for index, at, own in exceptions:
+            try:
+                at = event_moment(at, index, end, start)
+                timestamp = moment_from_nanos(at, "exception event")
+            except SourceFormatError as exc:
+                refused.append(exc)
+                continue
             event_id = stable_id("span-event", *identity, str(index))
+            # each event built by a partial rather than a closure: one frame fewer when it is built
             build = partial(exception_event, facts, own, origin, (event_id, timestamp))
-            offer(event_id, timestamp, (at or late) // 1_000, build)
+            offer(event_id, timestamp, at // 1_000, build)
 
 
 def _log_event(record: LogFacts, origin: Origin, known: Known, before: list[Noted]) -> ErrorEvent:
