@@ -20,15 +20,18 @@ import json
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
 from rounds_bot.errors import TrackerError
 from rounds_bot.models import Frozen
+from rounds_bot.tracker.base import IssueRef, StateReason
 
-# pending: announced, maybe sent; deferred: held back by a cap, not sent; done: GitHub has it;
-# abandoned: a create GitHub never received (a fresh listing proved it), superseded by a later round.
+# pending: announced, maybe sent; deferred: not sent yet (held back by a cap, or meant for an issue filed
+# again); done: GitHub has it;
+# abandoned: settled, never sent again: a create GitHub never received (a fresh listing proved it,
+# superseded by a later round), or a comment for an issue confirmed gone or locked (`refusals.py`).
 IntentStatus = Literal["pending", "deferred", "done", "abandoned"]
 # a row as sqlite3 returns it, and the parameters of a statement
 Row = tuple[Any, ...]
@@ -146,6 +149,19 @@ class Journal:
             ],
         )
 
+    def forget(self, signature_id: str, *, number: int | None = None, abandon: str | None = None) -> None:
+        """Drop a signature's issue from the mirror: it is gone from the repository (`refusals.IssueGone`);
+        `number`: only if it is still that issue (not one filed again since); `abandon`: the key of a write
+        meant for it, abandoned with it."""
+        if number is None:
+            self._write("delete from github_issues where signature_id = ?", [signature_id])
+        else:
+            self._write(
+                "delete from github_issues where signature_id = ? and number = ?", [signature_id, number]
+            )
+        if abandon is not None:
+            self.mark(abandon, "abandoned")
+
     # --- intents ------------------------------------------------------------------------------
     def announce(
         self, key: str, kind: str, signature_id: str, *, number: int | None = None, **payload: str
@@ -173,8 +189,8 @@ class Journal:
         return self._intent(row) if row else None
 
     def open_intents(self, kind: str | None = None) -> list[Intent]:
-        """Intents not known to be done, oldest first."""
-        sql = "select * from github_intents where status != 'done'"
+        """Intents not known to be done, oldest first (an abandoned one is settled: never sent again)."""
+        sql = "select * from github_intents where status not in ('done', 'abandoned')"
         args: Params = []
         if kind:
             sql += " and kind = ?"
@@ -283,4 +299,19 @@ def mirrored_issue(item: dict[str, Any], signature_id: str, body: str) -> Mirror
         labels=label_names(item),
         updated_at=item.get("updated_at") or "",
         body_digest=body_digest(body),
+    )
+
+
+_STATE_REASONS: dict[str | None, StateReason] = {reason: reason for reason in get_args(StateReason)}
+
+
+def issue_ref(issue: MirroredIssue) -> IssueRef:
+    """The tracker interface's reference to a mirrored issue."""
+    reason = _STATE_REASONS.get(issue.state_reason)  # (another, such as "duplicate", is not told apart)
+    return IssueRef(
+        signature_id=issue.signature_id,
+        ref=f"#{issue.number}",
+        url=issue.url,
+        state=issue.state,
+        state_reason=reason,
     )

@@ -32,8 +32,11 @@ from rounds_bot.github.answers import (
     validation_details,
 )
 from rounds_bot.github.ratelimit import CallBudget, Waiter, is_rate_limited
+from rounds_bot.github.refusals import IssueAction, issue_refusal, issues_disabled, moved_away
 
 T = TypeVar("T")
+# the issue a call is about, and what it does to it: its refusals are told apart (`refusals.py`)
+_About = tuple[int, IssueAction] | None
 # A JSON object as GitHub answers it (PyGithub hands answers over untyped).
 PER_PAGE = 100
 ISSUES_READ = "issues: read"
@@ -141,9 +144,8 @@ class GitHubApi:
         parameters: dict[str, Any] = {"per_page": PER_PAGE}
         if since:
             parameters["since"] = since
-        return self._list(
-            f"{self._repo.url}/issues/{number}/comments", parameters, None, f"list the comments of #{number}"
-        ).items
+        url, what = f"{self._repo.url}/issues/{number}/comments", f"list the comments of #{number}"
+        return self._list(url, parameters, None, what, issue=(number, "read")).items
 
     def list_labels(self, etag: str | None) -> Listing:
         url = f"{self._repo.url}/labels"
@@ -195,7 +197,12 @@ class GitHubApi:
         if labels is not None:
             fields["labels"] = labels
         issue = self._repo.get_issue(number)  # lazy: no request until edit()
-        self._call(f"edit issue #{number}", lambda: issue.edit(**fields), permission=ISSUES_WRITE)
+        about: _About = (number, "edit")
+        self._call(
+            f"edit issue #{number}", lambda: issue.edit(**fields), permission=ISSUES_WRITE, issue=about
+        )
+        if (moved := moved_away(number, issue.url, self.repository)) is not None:
+            raise moved
         return {
             "number": issue.number,
             "html_url": issue.html_url,
@@ -208,8 +215,12 @@ class GitHubApi:
 
     def create_comment(self, number: int, body: str) -> dict[str, Any]:
         issue = self._repo.get_issue(number)
+        about: _About = (number, "comment")
         comment = self._call(
-            f"comment on issue #{number}", lambda: issue.create_comment(body), permission=ISSUES_WRITE
+            f"comment on issue #{number}",
+            lambda: issue.create_comment(body),
+            permission=ISSUES_WRITE,
+            issue=about,
         )
         return comment.raw_data
 
@@ -227,7 +238,9 @@ class GitHubApi:
         return True
 
     # --- plumbing -----------------------------------------------------------------------------
-    def _list(self, url: str, parameters: dict[str, Any], etag: str | None, what: str) -> Listing:
+    def _list(
+        self, url: str, parameters: dict[str, Any], etag: str | None, what: str, issue: _About = None
+    ) -> Listing:
         requester = self.github.requester
         headers = {"If-None-Match": etag} if etag else {}
         first_headers, data = self._call(
@@ -235,6 +248,7 @@ class GitHubApi:
             lambda: requester.requestJsonAndCheck("GET", url, parameters=parameters, headers=headers),
             permission=ISSUES_READ,
             idempotent=True,
+            issue=issue,
         )
         if data is None:  # 304 Not Modified: the ETag still matches, and it cost no quota
             return Listing([], etag, not_modified=True)
@@ -282,6 +296,7 @@ class GitHubApi:
         idempotent: bool = False,
         missing_ok: bool = False,
         exists_ok: bool = False,
+        issue: _About = None,  # a call about this issue: its refusal (gone, locked) is raised as such
     ) -> T:
         attempt = 0
         while True:
@@ -306,6 +321,8 @@ class GitHubApi:
                     raise _Missing from exc
                 if exists_ok and status == 422 and "already_exists" in str(exc.data):
                     raise _AlreadyExists from exc
+                if issue and (refusal := issue_refusal(status, message, issue[0], self.repository, issue[1])):
+                    raise refusal from exc
                 error = self._translate(status, headers, message, exc.data, what, permission, idempotent)
                 raise error from exc
             except requests.RequestException as exc:
@@ -359,10 +376,7 @@ class GitHubApi:
                 hint="check GITHUB_REPOSITORY (owner/name) and that the token belongs to that repository",
             )
         if status == 410:
-            return TrackerError(
-                f"cannot {what} in {repo}: GitHub answered 410 Gone{said}",
-                hint="issues are probably disabled: enable them in the repository's settings",
-            )
+            return issues_disabled(what, repo, message)
         if status == 422:
             details = validation_details(data)
             return TrackerError(

@@ -19,30 +19,29 @@ nothing when the body and labels did not change.
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime
-from typing import Any, get_args
+from typing import Any
 
 from rounds_bot.errors import ConfigError, TrackerError
+from rounds_bot.github.comments import already_posted, announce_comment
+from rounds_bot.github.gone import comment_settled, gone_for_good
 from rounds_bot.github.journal import (
     Intent,
     Journal,
     MirroredIssue,
     body_digest,
+    issue_ref,
     label_names,
     mirrored_issue,
 )
 from rounds_bot.github.labels import BOT_LABEL, REGRESSION_LABEL, LabelKeeper, without_replaced
 from rounds_bot.github.ratelimit import CallBudget, Waiter
+from rounds_bot.github.refusals import IssueLocked, check_size
 from rounds_bot.github.rest import GitHubApi, OutcomeUnknown, make_github
 from rounds_bot.marker import read_marker
 from rounds_bot.models import Frozen
 from rounds_bot.settings import Settings
-from rounds_bot.tracker.base import IssueDraft, IssueRef, StateReason, TrackerStopped
-
-# GitHub refuses issue and comment bodies over 65,536 characters.
-MAX_BODY_CHARS = 65_536
-_COMMENT_KEY = re.compile(r"<!-- rounds:comment (?P<key>[^ ]+) -->")
+from rounds_bot.tracker.base import IssueDraft, IssueRef, TrackerStopped
 
 
 class GitHubOptions(Frozen):
@@ -71,6 +70,8 @@ class GitHubTracker:
         self._synced = False
         self._started = datetime.now(UTC).isoformat()
         self._commented: set[int] = set()
+        # issues filed this round: GitHub may not answer for them everywhere yet
+        self._filed: set[int] = set()
         self._comments_posted = 0
 
     @property
@@ -82,7 +83,7 @@ class GitHubTracker:
         self.sync()
         mirrored = self.journal.issue(signature_id)
         if mirrored is not None:
-            return _ref(mirrored)
+            return issue_ref(mirrored)
         number = _number(known_ref)
         if number is not None:
             return self._adopt(signature_id, number)
@@ -90,10 +91,10 @@ class GitHubTracker:
 
     def create(self, draft: IssueDraft) -> IssueRef:
         self.sync()
-        _check_size(draft.body, f"the issue body of {draft.signature_id}")
+        check_size(draft.body, f"the issue body of {draft.signature_id}")
         existing = self.journal.issue(draft.signature_id)
         if existing is not None:  # filed meanwhile (or by a crashed run): update it, never file a twin
-            return self.update(_ref(existing), draft)
+            return self.update(issue_ref(existing), draft)
         orphan = self._orphan_titled(draft.title)
         if orphan is not None:
             self.notes.append(
@@ -102,7 +103,7 @@ class GitHubTracker:
             )
             self.journal.remember(orphan.model_copy(update={"signature_id": draft.signature_id}))
             self._forget_orphan(orphan.number)
-            return self.update(_ref(self.journal.issue(draft.signature_id) or orphan), draft)
+            return self.update(issue_ref(self.journal.issue(draft.signature_id) or orphan), draft)
         labels = self.labels.ensure(draft.labels)
         key = f"create:{draft.signature_id}"
         self.journal.announce(key, "create", draft.signature_id, title=draft.title)
@@ -116,7 +117,8 @@ class GitHubTracker:
         mirrored = mirrored_issue(data, draft.signature_id, draft.body)
         self.journal.remember(mirrored)
         self.journal.mark(key, "done", number=mirrored.number)
-        return _ref(mirrored)
+        self._filed.add(mirrored.number)
+        return issue_ref(mirrored)
 
     def update(
         self, issue: IssueRef, draft: IssueDraft, *, comment: str | None = None, reopen: bool = False
@@ -124,7 +126,7 @@ class GitHubTracker:
         number = _number(issue.ref)
         if number is None:
             raise TrackerError(f"{issue.ref!r} is not a GitHub issue reference (expected #123)")
-        _check_size(draft.body, f"the issue body of {draft.signature_id}")
+        check_size(draft.body, f"the issue body of {draft.signature_id}")
         mirrored = self.journal.issue(draft.signature_id)
         current = set(mirrored.labels) if mirrored else set()
         wanted = set(draft.labels) | ({REGRESSION_LABEL} if reopen else set())
@@ -134,18 +136,32 @@ class GitHubTracker:
             self.labels.ensure(sorted(wanted - current))
             labels = sorted(kept | wanted)  # a replacement list: keep the labels humans added
         state = "open" if reopen and (mirrored is None or mirrored.state == "closed") else None
-        intent = self._announce_comment(draft.signature_id, number, comment) if comment else None
+        intent = announce_comment(self.journal, draft.signature_id, number, comment) if comment else None
         unchanged = mirrored is not None and mirrored.body_digest == body_digest(draft.body)
         if unchanged and labels is None and state is None:
             result = mirrored
         else:
-            data = self.api.edit_issue(number, body=draft.body, state=state, labels=labels)
+            try:
+                data = self.api.edit_issue(number, body=draft.body, state=state, labels=labels)
+            except TrackerError as refused:
+                gone = gone_for_good(self.api, refused, number, self.options.bot_label, self._filed)
+                if gone is None:  # a passing or unexplained refusal: stop as before, nothing filed twice
+                    raise
+                return self._file_again(draft, gone, intent)
             result = mirrored_issue(data, draft.signature_id, draft.body)
             self.journal.remember(result)
-        if intent is not None:
-            self._send_comment(intent)
+        # with no edit to send, the comment may be what finds the issue gone: filed again as the edit does
+        if intent is not None and (lost := self._send_comment(intent)) is not None:
+            return self._file_again(draft, lost, intent)
         assert result is not None
-        return _ref(result)
+        return issue_ref(result)
+
+    def _file_again(self, draft: IssueDraft, gone: TrackerError, intent: Intent | None) -> IssueRef:
+        """Gone for good from here: forget it and file it again, once (its comment settled with it)."""
+        self.journal.forget(draft.signature_id, abandon=intent.key if intent else None)
+        filed = self.create(draft)
+        self.notes.append(f"{gone}; {draft.signature_id} is filed again as {filed.ref}")
+        return filed
 
     def finish_round(self) -> list[str]:
         """Post comments that waited (cap reached, or a crash before their answer), close old intents."""
@@ -225,7 +241,7 @@ class GitHubTracker:
         if marker is None:
             mirrored = mirrored.model_copy(update={"body_digest": ""})  # force the edit that restores it
         self.journal.remember(mirrored)
-        return _ref(mirrored)
+        return issue_ref(mirrored)
 
     def _reconcile_create(self, signature_id: str) -> IssueRef | None:
         """A create whose answer was lost: list again; if GitHub has it, adopt it instead of filing again."""
@@ -238,7 +254,7 @@ class GitHubTracker:
             return None
         self.journal.mark(f"create:{signature_id}", "done", number=mirrored.number)
         self.notes.append(f"GitHub's answer to filing #{mirrored.number} was lost; found it by its marker")
-        return _ref(mirrored)
+        return issue_ref(mirrored)
 
     def _close_settled_creates(self) -> None:
         """After a fresh listing, an open create intent is settled: GitHub has the issue or never got it."""
@@ -289,43 +305,40 @@ class GitHubTracker:
             self.journal.set_meta("orphans", json.dumps(orphans, sort_keys=True))
 
     # --- comments -----------------------------------------------------------------------------
-    def _announce_comment(self, signature_id: str, number: int, text: str) -> Intent:
-        key = f"comment:{signature_id}:{body_digest(text)[:12]}"
-        body = f"{text}\n\n<!-- rounds:comment {key} -->"
-        _check_size(body, f"the comment on #{number}")
-        return self.journal.announce(key, "comment", signature_id, number=number, body=body)
-
-    def _send_comment(self, intent: Intent) -> None:
+    def _send_comment(self, intent: Intent) -> TrackerError | None:  # not None: its issue is gone
         number = intent.number
         assert number is not None
         if number in self._commented or self._comments_posted >= self.options.max_comments_per_round:
             self.journal.mark(intent.key, "deferred")
             why = "one comment per issue per round" if number in self._commented else "the comment cap"
             self.notes.append(f"a comment on #{number} waits for the next round ({why})")
-            return
-        if intent.status == "pending" and intent.created_at < self._started and self._already_posted(intent):
-            self.journal.mark(intent.key, "done")
-            return
-        self.journal.mark(intent.key, "pending")
+            return None
         try:
+            unknown = intent.status == "pending" and intent.created_at < self._started
+            if unknown and already_posted(self.api, intent):
+                self.journal.mark(intent.key, "done")
+                return None
+            self.journal.mark(intent.key, "pending")
             self.api.create_comment(number, intent.payload["body"])
         except OutcomeUnknown as exc:
             self.notes.append(f"the comment on #{number} may not have been posted ({exc}); checked later")
-            return
+            return None
+        except TrackerError as refused:
+            settled = comment_settled(self.api, refused, number, self.options.bot_label, self._filed)
+            if settled is None:
+                raise
+            self.journal.mark(intent.key, "abandoned")
+            if isinstance(settled, IssueLocked):
+                self.notes.append(f"{settled}; the comment is dropped")
+                return None
+            # forgotten (unless already filed again), `find` lets a later round's flush, which has no draft
+            # to file, leave it to the round to file again
+            self.journal.forget(intent.signature_id, number=number)
+            return settled
         self.journal.mark(intent.key, "done")
         self._commented.add(number)
         self._comments_posted += 1
-
-    def _already_posted(self, intent: Intent) -> bool:
-        assert intent.number is not None
-        comments = self.api.list_comments(intent.number, since=intent.created_at[:19] + "Z")
-        # only rounds' own comments count: anyone can copy the hidden key into a comment of theirs
-        return any(
-            (match := _COMMENT_KEY.search(c.get("body") or ""))
-            and match["key"] == intent.key
-            and self.api.wrote(c)
-            for c in comments
-        )
+        return None
 
     def _flush_outbox(self) -> None:
         for intent in self.journal.open_intents("comment"):
@@ -333,7 +346,8 @@ class GitHubTracker:
                 continue  # deferred this round: handled next round
             if intent.status == "pending" and intent.created_at >= self._started:
                 continue  # its answer was lost this round: checked next round
-            self._send_comment(intent)
+            if (gone := self._send_comment(intent)) is not None:  # the round files it again via `find`
+                self.notes.append(f"{gone}; the comment is dropped")
 
 
 def github_tracker_from_settings(settings: Settings, options: GitHubOptions | None = None) -> GitHubTracker:
@@ -375,25 +389,3 @@ def _number(ref: str | None) -> int | None:
     if ref and ref.startswith("#") and ref[1:].isdigit():
         return int(ref[1:])
     return None
-
-
-_STATE_REASONS: dict[str | None, StateReason] = {reason: reason for reason in get_args(StateReason)}
-
-
-def _ref(issue: MirroredIssue) -> IssueRef:
-    reason = _STATE_REASONS.get(issue.state_reason)  # (another, such as "duplicate", is not told apart)
-    return IssueRef(
-        signature_id=issue.signature_id,
-        ref=f"#{issue.number}",
-        url=issue.url,
-        state=issue.state,
-        state_reason=reason,
-    )
-
-
-def _check_size(body: str, what: str) -> None:
-    if len(body) > MAX_BODY_CHARS:
-        raise TrackerError(
-            f"{what} is {len(body):,} characters, over GitHub's limit of {MAX_BODY_CHARS:,}",
-            hint="render_body truncates the stack trace to fit; a longer diagnosis must be shortened",
-        )

@@ -158,6 +158,13 @@ def check_body_length(text: str, resource: str) -> None:
 # Who a token belongs to, where GitHub treats them differently: a workflow's GITHUB_TOKEN (`workflow`), a
 # GitHub App's installation token (`app`), a person's token (`user`).
 TokenKind = Literal["workflow", "app", "user"]
+# GitHub's answer to commenting on a locked conversation without write access (probot/stale#25), and to
+# reading a deleted issue (REST "Get an issue" documents the 410, not its message)
+ISSUE_LOCKED = "Unable to create comment because issue is locked."
+LOCKING_DOCS = (
+    "https://docs.github.com/communities/moderating-comments-and-conversations/locking-conversations"
+)
+ISSUE_DELETED = "This issue was deleted"
 # GitHub's answer to a workflow's GITHUB_TOKEN opening a pull request while the repository does not allow it
 # (quoted in peter-evans/create-pull-request#1175 and #3979, googleapis/release-please-action#767).
 ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pull requests."
@@ -543,9 +550,19 @@ class FakeGitHub:
         return {"permission": permission, "role_name": role, "user": user}
 
     # --- operations: issues -------------------------------------------------------------------
-    def _issue(self, repo: Repo, number: int) -> Any:
+    def _issue(self, repo: Repo, number: int, method: str = "GET") -> Any:
         if not repo.has_issues:
             raise ApiError(410, "Issues are disabled for this repo")
+        # REST "Get an issue" / "Update an issue": 410 Gone for an issue deleted from a repository the
+        # token can read; 301 Moved Permanently, with the new location, for one transferred to another
+        # repository (documented for GET and PATCH only; "Create an issue comment" documents 404 and 410)
+        if number in repo.deleted:
+            raise ApiError(410, ISSUE_DELETED)
+        moved = repo.transferred.get(number)
+        if moved is not None:
+            if method in ("GET", "PATCH"):
+                raise ApiError(301, "Moved Permanently", {"Location": moved})
+            raise ApiError(404, "Not Found")
         return found(repo.issues.get(number))
 
     def _op_issues_list_for_repo(self, request: Request, repo: Repo, token: Token, body: Any) -> Any:
@@ -581,12 +598,12 @@ class FakeGitHub:
         return 201, self.state.issue_json(repo, issue), {"Location": location}
 
     def _op_issues_get(self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int) -> Any:
-        return self.state.issue_json(repo, self._issue(repo, issue_number))
+        return self.state.issue_json(repo, self._issue(repo, issue_number, request.method))
 
     def _op_issues_update(
         self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int
     ) -> Any:
-        issue = self._issue(repo, issue_number)
+        issue = self._issue(repo, issue_number, request.method)
         body = body or {}
         if "body" in body:
             text = body["body"] or ""
@@ -620,7 +637,9 @@ class FakeGitHub:
     def _op_issues_create_comment(
         self, request: Request, repo: Repo, token: Token, body: Any, issue_number: int
     ) -> Any:
-        issue = self._issue(repo, issue_number)
+        issue = self._issue(repo, issue_number, request.method)
+        if issue.locked and not self._may_comment_when_locked(repo, token):
+            raise ApiError(403, ISSUE_LOCKED, documentation_url=LOCKING_DOCS)
         text = (body or {}).get("body", "")
         check_body_length(text, "IssueComment")
         now = self.state.now()
@@ -630,6 +649,20 @@ class FakeGitHub:
         self.state.touch(issue)
         location = f"{self.state.repo_url(repo)}/issues/comments/{comment.id}"
         return 201, self.state.comment_json(repo, comment), {"Location": location}
+
+    @staticmethod
+    def _may_comment_when_locked(repo: Repo, token: Token) -> bool:
+        """ "Locking conversations" (GitHub Docs): once locked, "only people with write access and repository
+        owners and admins can add, hide, and delete comments". Apps, a workflow's GITHUB_TOKEN among them, are
+        refused whatever their `issues: write` (the 403 quoted in probot/stale#25, renovatebot/renovate#6215,
+        semantic-release/github#221)."""
+        if token.kind != "user":
+            return False
+        return token.login.lower() == repo.owner.lower() or repo.collaborators.get(token.login) in (
+            "write",
+            "maintain",
+            "admin",
+        )
 
     def _comment(self, repo: Repo, comment_id: int) -> Comment:
         return found(repo.comments.get(comment_id))

@@ -39,6 +39,9 @@ class Issue:
     closed_at: datetime | None = None
     comments: int = 0
     pull: bool = False
+    # a locked conversation (REST "Lock an issue": `lock_reason` off-topic | too heated | resolved | spam)
+    locked: bool = False
+    lock_reason: str | None = None
 
 
 @dataclass
@@ -113,6 +116,12 @@ class Repo:
     artifacts: dict[int, Artifact] = field(default_factory=dict)
     expired_artifacts: set[int] = field(default_factory=set)
     collaborators: dict[str, str] = field(default_factory=dict)  # login -> role: admin, maintain, write, ...
+    # Issues no longer here (REST "Get an issue"): deleted ones answer 410 Gone; transferred ones answer
+    # 301 Moved Permanently with the new location (number -> that issue's API URL, in a repository the
+    # fake does not serve, so following it answers 404 as for "a repository where the authenticated user
+    # lacks read access"). An issue converted to a discussion is gone from the REST API too: `deleted`.
+    deleted: set[int] = field(default_factory=set)
+    transferred: dict[int, str] = field(default_factory=dict)
     # Settings -> Actions -> General -> Workflow permissions, as GET .../actions/permissions/workflow shows
     # them (`actions-get-default-workflow-permissions` in GitHub's REST description). The defaults are those
     # of a new organisation or repository: a read-only GITHUB_TOKEN (GitHub changelog 2023-02-02, "Updating
@@ -139,7 +148,8 @@ class Repo:
         return f"{self.owner}/{self.name}"
 
     def next_number(self) -> int:
-        return max([0, *self.issues, *self.pulls]) + 1
+        # GitHub never hands a number out twice: a deleted or transferred issue's number stays taken
+        return max([0, *self.issues, *self.pulls, *self.deleted, *self.transferred]) + 1
 
 
 class State:
@@ -266,8 +276,8 @@ class State:
             "assignee": None,
             "assignees": [],
             "milestone": None,
-            "locked": False,
-            "active_lock_reason": None,
+            "locked": issue.locked,
+            "active_lock_reason": issue.lock_reason,
             "comments": issue.comments,
             "closed_at": ts(issue.closed_at),
             "created_at": ts(issue.created_at),
