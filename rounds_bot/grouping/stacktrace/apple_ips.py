@@ -34,7 +34,8 @@ from rounds_bot.grouping.stacktrace.native import bare_function
 
 def parse(text: str) -> ParsedTrace | None:
     """The crashed thread's frames of a report, or None when the text is no JSON crash report."""
-    body = _body(text[:MAX_TRACE_CHARS].strip())
+    # the cheap test first (most texts are no JSON), before the text is copied to its cap
+    body = _body(text[:MAX_TRACE_CHARS].strip()) if text.lstrip().startswith("{") else None
     threads = body.get("threads") if body is not None else None
     if body is None or not isinstance(threads, list):
         return None
